@@ -1,0 +1,188 @@
+/**
+ * Every setting of the app comes from the environment and is parsed here, once, by zod.
+ * Logic receives the parsed `Config` object; nothing else reads `process.env`.
+ */
+import { z } from "zod";
+
+const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
+
+const optionalString = z
+  .string()
+  .trim()
+  .transform((v) => (v === "" ? undefined : v))
+  .optional();
+
+const intFrom = (min: number, max: number, fallback: number) =>
+  z
+    .string()
+    .trim()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v === "") return fallback;
+      const n = Number(v);
+      if (!Number.isInteger(n) || n < min || n > max) {
+        ctx.addIssue({ code: "custom", message: `must be a whole number from ${min} to ${max}` });
+        return z.NEVER;
+      }
+      return n;
+    });
+
+const httpUrl = z
+  .string()
+  .trim()
+  .refine((v) => /^https?:\/\//i.test(v) && URL.canParse(v), {
+    message: "must be an http(s) URL",
+  });
+
+/** Settings of the Task Execution Service client (needed by everything that talks to it). */
+const serviceShape = {
+  TASK_API_URL: httpUrl.transform((v) => v.replace(/\/+$/, "")),
+  TASK_API_KEY: z.string().trim().min(1, "is required"),
+  TASK_POLL_TIMEOUT_S: intFrom(0, 600, 30),
+  TASK_STREAM_IDLE_TIMEOUT_S: intFrom(5, 3600, 120),
+};
+
+const slackShape = {
+  SLACK_BOT_TOKEN: z
+    .string()
+    .trim()
+    .regex(/^xoxb-/, "must be a bot token (starts with xoxb-)"),
+  SLACK_SIGNING_SECRET: optionalString,
+  SLACK_APP_TOKEN: optionalString.refine((v) => v === undefined || v.startsWith("xapp-"), {
+    message: "must be an app-level token (starts with xapp-)",
+  }),
+  SLACK_API_URL: httpUrl.optional().or(z.literal("").transform(() => undefined)),
+  SLACK_EDIT_INTERVAL_MS: intFrom(100, 60_000, 1000),
+  REDIS_URL: optionalString.refine((v) => v === undefined || /^rediss?:\/\//.test(v), {
+    message: "must be a redis:// or rediss:// URL",
+  }),
+  DATA_DIR: optionalString,
+  PORT: intFrom(0, 65_535, 3000),
+  LOG_LEVEL: z
+    .string()
+    .trim()
+    .optional()
+    .transform((v) => (v === undefined || v === "" ? "info" : v.toLowerCase()))
+    .pipe(z.enum(LOG_LEVELS)),
+};
+
+export type Env = Readonly<Record<string, string | undefined>>;
+
+export class ConfigError extends Error {
+  readonly problems: readonly string[];
+  constructor(problems: readonly string[]) {
+    super(
+      `Invalid configuration (${problems.length} problem${problems.length === 1 ? "" : "s"}):\n${problems
+        .map((p) => `  - ${p}`)
+        .join("\n")}`,
+    );
+    this.name = "ConfigError";
+    this.problems = problems;
+  }
+}
+
+function parseWith<S extends z.ZodRawShape>(shape: S, env: Env): z.infer<z.ZodObject<S>> {
+  const result = z.object(shape).safeParse(env);
+  if (result.success) return result.data;
+  // One line per variable; zod messages never contain the received value, so secrets stay out.
+  const problems = result.error.issues.map((issue) => {
+    const name = String(issue.path[0] ?? "environment");
+    const missing = issue.code === "invalid_type" && issue.input === undefined;
+    return missing ? `${name} is required but not set` : `${name} ${issue.message}`;
+  });
+  throw new ConfigError([...new Set(problems)]);
+}
+
+export interface ServiceConfig {
+  readonly baseUrl: string;
+  readonly apiKey: string;
+  /** Long-poll `timeout` (seconds) used when following a run without a stream. */
+  readonly pollTimeoutS: number;
+  /** A stream silent for this long (no event, no keep-alive) counts as dropped. */
+  readonly streamIdleTimeoutS: number;
+}
+
+export interface SlackConfig {
+  readonly botToken: string;
+  readonly signingSecret: string | undefined;
+  readonly appToken: string | undefined;
+  readonly apiUrl: string | undefined;
+  /** Minimum interval between two edits of one streaming message. */
+  readonly editIntervalMs: number;
+}
+
+export interface Config {
+  readonly service: ServiceConfig;
+  readonly slack: SlackConfig;
+  readonly redisUrl: string | undefined;
+  readonly dataDir: string;
+  readonly port: number;
+  readonly logLevel: (typeof LOG_LEVELS)[number];
+}
+
+export function parseServiceConfig(env: Env): ServiceConfig {
+  const v = parseWith(serviceShape, env);
+  return {
+    baseUrl: v.TASK_API_URL,
+    apiKey: v.TASK_API_KEY,
+    pollTimeoutS: v.TASK_POLL_TIMEOUT_S,
+    streamIdleTimeoutS: v.TASK_STREAM_IDLE_TIMEOUT_S,
+  };
+}
+
+export function parseConfig(env: Env): Config {
+  const result = (() => {
+    try {
+      return { v: parseWith({ ...serviceShape, ...slackShape }, env) };
+    } catch (err) {
+      return { err: err as ConfigError };
+    }
+  })();
+  const problems = [...(result.err?.problems ?? [])];
+  const v = result.v;
+  if (v && !v.SLACK_APP_TOKEN && !v.SLACK_SIGNING_SECRET) {
+    problems.push(
+      "SLACK_SIGNING_SECRET is required in HTTP mode (or set SLACK_APP_TOKEN to use Socket Mode)",
+    );
+  }
+  if (problems.length > 0 || !v) throw new ConfigError(problems);
+  return {
+    service: {
+      baseUrl: v.TASK_API_URL,
+      apiKey: v.TASK_API_KEY,
+      pollTimeoutS: v.TASK_POLL_TIMEOUT_S,
+      streamIdleTimeoutS: v.TASK_STREAM_IDLE_TIMEOUT_S,
+    },
+    slack: {
+      botToken: v.SLACK_BOT_TOKEN,
+      signingSecret: v.SLACK_SIGNING_SECRET,
+      appToken: v.SLACK_APP_TOKEN,
+      apiUrl: v.SLACK_API_URL,
+      editIntervalMs: v.SLACK_EDIT_INTERVAL_MS,
+    },
+    redisUrl: v.REDIS_URL,
+    dataDir: v.DATA_DIR ?? "data",
+    port: v.PORT,
+    logLevel: v.LOG_LEVEL,
+  };
+}
+
+/** The secret values of a config, for the logger's last-line scrubber. */
+export function secretsOf(config: Partial<Config>): string[] {
+  return [
+    config.service?.apiKey,
+    config.slack?.botToken,
+    config.slack?.signingSecret,
+    config.slack?.appToken,
+    config.redisUrl ? passwordOf(config.redisUrl) : undefined,
+  ].filter((s): s is string => typeof s === "string" && s.length >= 4);
+}
+
+function passwordOf(url: string): string | undefined {
+  try {
+    const p = new URL(url).password;
+    return p ? decodeURIComponent(p) : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,79 @@
+/**
+ * The app's pino logger. Secrets are kept out twice: by path (`redact`) for the fields
+ * where they usually travel, and by value (a last-chance scrubber over every serialized
+ * line) for the secrets this process knows plus anything shaped like a Slack token.
+ */
+import { type DestinationStream, type Logger, pino } from "pino";
+
+export type { Logger };
+
+const REDACT_PATHS = [
+  "apiKey",
+  "token",
+  "botToken",
+  "appToken",
+  "signingSecret",
+  "authorization",
+  "password",
+  "*.apiKey",
+  "*.token",
+  "*.botToken",
+  "*.appToken",
+  "*.signingSecret",
+  "*.authorization",
+  "*.password",
+  'headers["x-api-key"]',
+  "headers.authorization",
+  '*.headers["x-api-key"]',
+  "*.headers.authorization",
+  'req.headers["x-slack-signature"]',
+];
+
+/** Slack tokens (bot, user, app-level, config) and Slack webhook-ish secrets by shape. */
+const TOKEN_SHAPES = /\b(?:xox[abposre]|xapp)-[A-Za-z0-9-]{8,}/g;
+
+const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
+export function makeScrubber(secrets: readonly string[]): (line: string) => string {
+  const known = secrets.filter((s) => s.length >= 4);
+  const re =
+    known.length > 0
+      ? new RegExp(
+          known
+            .sort((a, b) => b.length - a.length)
+            .map((s) => {
+              // A JSON line holds the secret JSON-escaped; match both forms.
+              const json = JSON.stringify(s).slice(1, -1);
+              return json === s ? escapeRe(s) : `${escapeRe(s)}|${escapeRe(json)}`;
+            })
+            .join("|"),
+          "g",
+        )
+      : undefined;
+  return (line) => {
+    let out = line.replace(TOKEN_SHAPES, "[REDACTED]");
+    if (re) out = out.replace(re, "[REDACTED]");
+    return out;
+  };
+}
+
+export interface LoggerOptions {
+  level?: string;
+  secrets?: readonly string[];
+  destination?: DestinationStream;
+  name?: string;
+}
+
+export function createLogger(options: LoggerOptions = {}): Logger {
+  const scrub = makeScrubber(options.secrets ?? []);
+  return pino(
+    {
+      name: options.name ?? "task-bot",
+      level: options.level ?? "info",
+      redact: { paths: REDACT_PATHS, censor: "[REDACTED]" },
+      hooks: { streamWrite: scrub },
+      serializers: { err: pino.stdSerializers.err },
+    },
+    options.destination ?? pino.destination({ fd: 1, sync: false }),
+  );
+}

@@ -1,0 +1,104 @@
+/** Errors of the Task Execution Service boundary: one typed error for everything the client throws. */
+
+export type ServiceErrorKind =
+  | "input" // refused by the client before any request (spec limits)
+  | "bad_request" // 400
+  | "auth" // 401: missing or invalid API key
+  | "credits" // 402: out of credits
+  | "forbidden" // 403: not the owner of the thread
+  | "not_found" // 404: unknown thread / project / file
+  | "validation" // 422
+  | "rate_limited" // 429
+  | "server" // 5xx
+  | "network" // connection refused, reset, DNS, socket closed
+  | "timeout" // no answer in time
+  | "protocol"; // an answer that does not match the contract
+
+export interface ValidationIssue {
+  readonly loc?: readonly (string | number)[];
+  readonly msg: string;
+  readonly type?: string;
+}
+
+export interface ServiceErrorInit {
+  kind: ServiceErrorKind;
+  message: string;
+  status?: number;
+  detail?: string;
+  issues?: readonly ValidationIssue[];
+  retryAfterMs?: number;
+  /** For input errors: which limit was hit, e.g. "prompt_length". */
+  limit?: string;
+  cause?: unknown;
+}
+
+export class TaskServiceError extends Error {
+  readonly kind: ServiceErrorKind;
+  readonly status: number | undefined;
+  /** The service's `detail`, flattened to one readable string. */
+  readonly detail: string | undefined;
+  readonly issues: readonly ValidationIssue[];
+  /** How long to wait before retrying, from `Retry-After` or `X-RateLimit-Reset`. */
+  readonly retryAfterMs: number | undefined;
+  readonly limit: string | undefined;
+
+  constructor(init: ServiceErrorInit) {
+    super(init.message, init.cause === undefined ? undefined : { cause: init.cause });
+    this.name = "TaskServiceError";
+    this.kind = init.kind;
+    this.status = init.status;
+    this.detail = init.detail;
+    this.issues = init.issues ?? [];
+    this.retryAfterMs = init.retryAfterMs;
+    this.limit = init.limit;
+  }
+
+  /** Whether repeating the same idempotent request may succeed. */
+  get transient(): boolean {
+    return (
+      this.kind === "rate_limited" ||
+      this.kind === "server" ||
+      this.kind === "network" ||
+      this.kind === "timeout"
+    );
+  }
+}
+
+export function kindForStatus(status: number): ServiceErrorKind {
+  if (status === 400) return "bad_request";
+  if (status === 401) return "auth";
+  if (status === 402) return "credits";
+  if (status === 403) return "forbidden";
+  if (status === 404) return "not_found";
+  if (status === 422) return "validation";
+  if (status === 429) return "rate_limited";
+  if (status >= 500) return "server";
+  return "bad_request";
+}
+
+/** `Retry-After` (seconds or HTTP date) first, then `X-RateLimit-Reset` (epoch seconds or delta). */
+export function retryAfterFromHeaders(
+  headers: Record<string, string | string[] | undefined>,
+  now = Date.now(),
+): number | undefined {
+  const one = (name: string) => {
+    const v = headers[name];
+    return Array.isArray(v) ? v[0] : v;
+  };
+  const retryAfter = one("retry-after");
+  if (retryAfter !== undefined && retryAfter.trim() !== "") {
+    const secs = Number(retryAfter);
+    if (Number.isFinite(secs) && secs >= 0) return Math.round(secs * 1000);
+    const date = Date.parse(retryAfter);
+    if (!Number.isNaN(date)) return Math.max(0, date - now);
+  }
+  const reset = one("x-ratelimit-reset");
+  if (reset !== undefined && reset.trim() !== "") {
+    const n = Number(reset);
+    if (Number.isFinite(n) && n >= 0) {
+      // Large values are epoch seconds; small ones are a delta in seconds.
+      return n > 1_000_000_000 ? Math.max(0, n * 1000 - now) : Math.round(n * 1000);
+    }
+  }
+  return undefined;
+}

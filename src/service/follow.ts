@@ -1,0 +1,274 @@
+/**
+ * Following a run: one operation that yields, in order, the text deltas and status changes
+ * of an agent run and returns its final state. It streams (`realtime=true`) when it can,
+ * reconnects when a stream drops while the run goes on, falls back to long polling when
+ * streaming is refused or keeps failing, and always ends with the authoritative result
+ * (files and code blocks are not in the stream).
+ */
+import { setTimeout as delay } from "node:timers/promises";
+import type { TaskService, ThreadRef } from "./client.ts";
+import { TaskServiceError } from "./errors.ts";
+import type { CodeBlock, ResultFile, TaskResult } from "./schemas.ts";
+import { isFinalStatus } from "./schemas.ts";
+import type { StreamEvent } from "./stream.ts";
+
+export type RunUpdate =
+  | { readonly type: "delta"; readonly text: string }
+  | { readonly type: "status"; readonly status: string }
+  /** How the run is being followed changed (for logs and metrics, not for users). */
+  | { readonly type: "transport"; readonly mode: "stream" | "poll"; readonly reason: string };
+
+export interface FinalRun {
+  readonly agentRunId: string | undefined;
+  readonly status: string;
+  /** The final, authoritative text (falls back to the streamed text when the result has none). */
+  readonly text: string;
+  /** What was streamed, for comparison and metrics. */
+  readonly streamedText: string;
+  readonly messageId: string | undefined;
+  readonly codeBlocks: readonly CodeBlock[];
+  readonly files: readonly ResultFile[];
+  /** Why a failed run failed, when the service says. */
+  readonly errorMessage: string | undefined;
+}
+
+export interface FollowOptions {
+  signal?: AbortSignal;
+  /** Stream first (default) or poll only. */
+  stream?: boolean;
+  /** Reconnections of a dropped stream before falling back to polling (default 5). */
+  maxReconnects?: number;
+  /** Long-poll `timeout` in seconds while polling (default 30). */
+  pollTimeoutS?: number;
+  /** Backoff before reconnecting, doubled each time (default 250 ms, at most 8 s). */
+  reconnectDelayMs?: number;
+  /** Files per page when fetching the final result (default 100). */
+  filePageSize?: number;
+}
+
+/**
+ * Reconciles the text of successive connections with what was already yielded, so that a
+ * server that replays from the start and one that continues both give each character once.
+ * Numbered chunks (`chunk_id`, `sequence`) are deduplicated by number; otherwise a new
+ * connection is compared with the text already shown until it is clear which it does.
+ */
+export class TextReconciler {
+  #yielded = "";
+  #base = "";
+  #conn = "";
+  #mode: "fresh" | "unknown" | "replay" | "continue" = "fresh";
+  #maxSeq = Number.NEGATIVE_INFINITY;
+
+  get text(): string {
+    return this.#yielded;
+  }
+
+  newConnection(): void {
+    this.#base = this.#yielded;
+    this.#conn = "";
+    this.#mode = this.#yielded === "" ? "fresh" : "unknown";
+  }
+
+  /** Returns the part of `text` that is new, or "" when it was seen already. */
+  delta(text: string, seq?: number): string {
+    if (seq !== undefined) {
+      if (seq <= this.#maxSeq) return "";
+      this.#maxSeq = seq;
+      this.#yielded += text;
+      return text;
+    }
+    this.#conn += text;
+    switch (this.#mode) {
+      case "fresh":
+      case "continue":
+        this.#yielded += text;
+        return text;
+      case "replay":
+        return this.#advanceTo(this.#conn);
+      case "unknown":
+        if (this.#base.startsWith(this.#conn)) return ""; // still replaying, or undecidable yet
+        if (this.#conn.startsWith(this.#base)) {
+          this.#mode = "replay";
+          return this.#advanceTo(this.#conn);
+        }
+        this.#mode = "continue";
+        this.#yielded = this.#base + this.#conn;
+        return this.#conn;
+    }
+  }
+
+  /** A full text (a `complete` event, a polled result): only its new tail counts. */
+  snapshot(full: string): string {
+    return this.#advanceTo(full);
+  }
+
+  #advanceTo(full: string): string {
+    if (full.length <= this.#yielded.length || !full.startsWith(this.#yielded)) return "";
+    const out = full.slice(this.#yielded.length);
+    this.#yielded = full;
+    return out;
+  }
+}
+
+/** Whether a stream error means "streaming is not offered here", not "try again". */
+const isRefusal = (err: unknown) =>
+  err instanceof TaskServiceError &&
+  (err.kind === "bad_request" ||
+    err.kind === "validation" ||
+    err.kind === "protocol" ||
+    err.status === 405 ||
+    err.status === 406 ||
+    err.status === 501);
+
+function errorMessageOf(result: TaskResult): string | undefined {
+  const e = result.error;
+  if (typeof e === "string" && e !== "") return e;
+  if (e && typeof e === "object") {
+    const m = (e as Record<string, unknown>).message ?? (e as Record<string, unknown>).detail;
+    if (typeof m === "string") return m;
+  }
+  return undefined;
+}
+
+export async function* followRun(
+  service: TaskService,
+  ref: ThreadRef & { readonly agentRunId?: string },
+  options: FollowOptions = {},
+): AsyncGenerator<RunUpdate, FinalRun, undefined> {
+  const { signal } = options;
+  const maxReconnects = options.maxReconnects ?? 5;
+  const pollTimeoutS = options.pollTimeoutS ?? 30;
+  const baseDelay = options.reconnectDelayMs ?? 250;
+  const text = new TextReconciler();
+  let status = "running";
+  let mode: "stream" | "poll" = options.stream === false ? "poll" : "stream";
+  let failures = 0;
+
+  function* setStatus(next: string): Generator<RunUpdate> {
+    if (next !== status) {
+      status = next;
+      yield { type: "status", status: next };
+    }
+  }
+
+  while (mode === "stream") {
+    signal?.throwIfAborted();
+    text.newConnection();
+    let ended = false;
+    let received = 0;
+    try {
+      for await (const ev of service.streamTaskResult(
+        ref,
+        signal ? { signal } : {},
+      ) as AsyncIterable<StreamEvent>) {
+        received++;
+        if (ev.type === "delta") {
+          const d = text.delta(ev.text, ev.seq);
+          if (d !== "") yield { type: "delta", text: d };
+        } else if (ev.type === "snapshot") {
+          const d = text.snapshot(ev.text);
+          if (d !== "") yield { type: "delta", text: d };
+        } else if (ev.type === "status") {
+          yield* setStatus(ev.status);
+          if (isFinalStatus(ev.status)) ended = true;
+        } else {
+          ended = true;
+        }
+      }
+    } catch (err) {
+      signal?.throwIfAborted();
+      if (isRefusal(err) && received === 0) {
+        mode = "poll";
+        yield { type: "transport", mode, reason: `stream refused: ${(err as Error).message}` };
+        break;
+      }
+      if (!(err instanceof TaskServiceError) || !err.transient) throw err;
+      // A dropped or broken stream: decide below whether the run is still going.
+    }
+    if (ended) break;
+    // The connection closed without a final status: ask where the run is.
+    const now = await service.getTaskResult(ref, { timeout: 0 }, signal ? { signal } : {});
+    if (now.status !== "running") {
+      const d = text.snapshot(now.response.content);
+      if (d !== "") yield { type: "delta", text: d };
+      yield* setStatus(now.status);
+      break;
+    }
+    failures++;
+    if (failures > maxReconnects) {
+      mode = "poll";
+      yield { type: "transport", mode, reason: `stream dropped ${failures} times` };
+      break;
+    }
+    yield { type: "transport", mode, reason: `stream dropped; reconnecting (${failures})` };
+    await delay(
+      Math.min(baseDelay * 2 ** (failures - 1), 8000),
+      undefined,
+      signal ? { signal } : {},
+    );
+  }
+
+  if (mode === "poll") {
+    for (;;) {
+      const r = await service.getTaskResult(
+        ref,
+        { timeout: pollTimeoutS },
+        signal ? { signal } : {},
+      );
+      const d = text.snapshot(r.response.content);
+      if (d !== "") yield { type: "delta", text: d };
+      yield* setStatus(r.status);
+      if (isFinalStatus(r.status)) break;
+    }
+  }
+
+  return await fetchFinal(service, ref, text.text, options);
+}
+
+/** The authoritative end state: text, code blocks and every page of files with their content. */
+export async function fetchFinal(
+  service: TaskService,
+  ref: ThreadRef & { readonly agentRunId?: string },
+  streamedText: string,
+  options: FollowOptions = {},
+): Promise<FinalRun> {
+  const { signal } = options;
+  const pageSize = options.filePageSize ?? 100;
+  const first = await service.getTaskResult(
+    ref,
+    { timeout: 0, includeFileContent: true, page: 1, pageSize },
+    signal ? { signal } : {},
+  );
+  const files = [...first.files];
+  let page = 1;
+  while (first.pagination?.has_next !== false && hasMore(first, page, files.length)) {
+    page++;
+    const next = await service.getTaskResult(
+      ref,
+      { timeout: 0, includeFileContent: true, page, pageSize },
+      signal ? { signal } : {},
+    );
+    if (next.files.length === 0) break;
+    files.push(...next.files);
+    if (next.pagination?.has_next === false) break;
+  }
+  const content = first.response.content;
+  return {
+    agentRunId: first.agent_run_id ?? ref.agentRunId,
+    status: first.status,
+    text: content !== "" ? content : streamedText,
+    streamedText,
+    messageId: first.response.message_id ?? undefined,
+    codeBlocks: first.code_blocks,
+    files,
+    errorMessage: errorMessageOf(first),
+  };
+}
+
+function hasMore(first: TaskResult, page: number, have: number): boolean {
+  const p = first.pagination;
+  if (!p) return false;
+  if (p.total_pages !== undefined) return page < p.total_pages;
+  if (p.total_items !== undefined) return have < p.total_items;
+  return p.has_next === true;
+}

@@ -1,0 +1,106 @@
+/**
+ * The spec's request limits, checked on the client before any byte is sent, so a user
+ * hears exactly which limit they hit instead of a generic service error.
+ */
+import { extname } from "node:path";
+import { TaskServiceError } from "./errors.ts";
+
+export const LIMITS = {
+  promptMaxChars: 5000,
+  maxFiles: 10,
+  maxFileBytes: 50 * 1024 * 1024,
+  maxTotalBytes: 200 * 1024 * 1024,
+  pollTimeoutMaxS: 600,
+  pageSizeMax: 1000,
+} as const;
+
+export const ALLOWED_EXTENSIONS: ReadonlySet<string> = new Set([
+  // images
+  ".png",
+  ".jpg",
+  ".jpeg",
+  ".gif",
+  ".svg",
+  ".webp",
+  // documents
+  ".pdf",
+  ".docx",
+  ".xlsx",
+  ".pptx",
+  ".csv",
+  // text
+  ".txt",
+  ".json",
+  ".xml",
+  ".md",
+  // audio
+  ".mp3",
+  ".wav",
+  ".flac",
+  ".aac",
+  // archives
+  ".zip",
+  ".rar",
+  ".7z",
+]);
+
+const MB = 1024 * 1024;
+export const formatBytes = (n: number): string =>
+  n >= MB ? `${(n / MB).toFixed(1)} MB` : n >= 1024 ? `${(n / 1024).toFixed(1)} KB` : `${n} B`;
+
+/** Prompt length in characters as the service counts them (Unicode code points). */
+export const promptLength = (prompt: string): number => [...prompt].length;
+
+export interface SizedFile {
+  readonly name: string;
+  readonly size: number;
+}
+
+function refuse(limit: string, message: string): never {
+  throw new TaskServiceError({ kind: "input", limit, message });
+}
+
+export function validateTaskInput(prompt: string | undefined, files: readonly SizedFile[]): void {
+  const hasPrompt = prompt !== undefined && prompt.trim() !== "";
+  if (!hasPrompt && files.length === 0) {
+    refuse("prompt_required", "A prompt is required when no files are attached.");
+  }
+  if (prompt !== undefined && prompt !== "") {
+    const len = promptLength(prompt);
+    if (len > LIMITS.promptMaxChars) {
+      refuse(
+        "prompt_length",
+        `The prompt is ${len.toLocaleString("en-US")} characters long; the limit is ${LIMITS.promptMaxChars.toLocaleString("en-US")}.`,
+      );
+    }
+  }
+  if (files.length > LIMITS.maxFiles) {
+    refuse(
+      "file_count",
+      `${files.length} files attached; at most ${LIMITS.maxFiles} can be sent with one request.`,
+    );
+  }
+  let total = 0;
+  for (const f of files) {
+    const ext = extname(f.name).toLowerCase();
+    if (!ALLOWED_EXTENSIONS.has(ext)) {
+      refuse(
+        "file_type",
+        `"${f.name}" has a file type the service does not accept (${ext || "no extension"}). Accepted: ${[...ALLOWED_EXTENSIONS].join(" ")}.`,
+      );
+    }
+    if (f.size > LIMITS.maxFileBytes) {
+      refuse(
+        "file_size",
+        `"${f.name}" is ${formatBytes(f.size)}; each file may be at most ${formatBytes(LIMITS.maxFileBytes)}.`,
+      );
+    }
+    total += f.size;
+  }
+  if (total > LIMITS.maxTotalBytes) {
+    refuse(
+      "total_size",
+      `The files add up to ${formatBytes(total)}; one request may carry at most ${formatBytes(LIMITS.maxTotalBytes)}.`,
+    );
+  }
+}

@@ -1,0 +1,128 @@
+/**
+ * A streaming multipart/form-data body. Written here rather than using FormData because
+ * FormData only takes Blobs: a file coming from a stream (a Slack download, say) would have
+ * to be buffered whole. This encoder pulls each file's bytes only when undici sends them and
+ * knows the exact Content-Length up front.
+ */
+import { randomBytes } from "node:crypto";
+import { createReadStream } from "node:fs";
+import { stat } from "node:fs/promises";
+import { basename, extname } from "node:path";
+
+export interface UploadFile {
+  readonly name: string;
+  /** Exact size in bytes; the upload fails if the source yields a different number. */
+  readonly size: number;
+  readonly contentType?: string;
+  /** Opens the bytes; called once, when the body is sent. */
+  open(): AsyncIterable<Uint8Array>;
+}
+
+const TYPES: Record<string, string> = {
+  ".png": "image/png",
+  ".jpg": "image/jpeg",
+  ".jpeg": "image/jpeg",
+  ".gif": "image/gif",
+  ".svg": "image/svg+xml",
+  ".webp": "image/webp",
+  ".pdf": "application/pdf",
+  ".docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+  ".xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+  ".pptx": "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+  ".csv": "text/csv",
+  ".txt": "text/plain",
+  ".json": "application/json",
+  ".xml": "application/xml",
+  ".md": "text/markdown",
+  ".mp3": "audio/mpeg",
+  ".wav": "audio/wav",
+  ".flac": "audio/flac",
+  ".aac": "audio/aac",
+  ".zip": "application/zip",
+  ".rar": "application/vnd.rar",
+  ".7z": "application/x-7z-compressed",
+};
+
+export const contentTypeFor = (name: string): string =>
+  TYPES[extname(name).toLowerCase()] ?? "application/octet-stream";
+
+/** A file on disk, streamed when sent. */
+export async function fileFromPath(path: string, name = basename(path)): Promise<UploadFile> {
+  const { size } = await stat(path);
+  return { name, size, open: () => createReadStream(path) };
+}
+
+export function fileFromBytes(name: string, bytes: Uint8Array, contentType?: string): UploadFile {
+  return {
+    name,
+    size: bytes.byteLength,
+    ...(contentType ? { contentType } : {}),
+    async *open() {
+      yield bytes;
+    },
+  };
+}
+
+/** Quote a name for Content-Disposition the way browsers do (HTML's form encoding). */
+const quote = (s: string) => s.replace(/"/g, "%22").replace(/\r/g, "%0D").replace(/\n/g, "%0A");
+
+export interface MultipartBody {
+  readonly contentType: string;
+  readonly length: number;
+  readonly body: AsyncIterable<Uint8Array>;
+}
+
+export function encodeMultipart(
+  fields: ReadonlyArray<readonly [string, string]>,
+  files: ReadonlyArray<readonly [string, UploadFile]>,
+): MultipartBody {
+  const boundary = `----taskbot${randomBytes(12).toString("hex")}`;
+  const enc = new TextEncoder();
+  const CRLF = enc.encode("\r\n");
+  const parts: Array<{ head: Uint8Array; text?: Uint8Array; file?: UploadFile }> = [];
+  for (const [name, value] of fields) {
+    parts.push({
+      head: enc.encode(
+        `--${boundary}\r\nContent-Disposition: form-data; name="${quote(name)}"\r\n\r\n`,
+      ),
+      text: enc.encode(value),
+    });
+  }
+  for (const [name, file] of files) {
+    parts.push({
+      head: enc.encode(
+        `--${boundary}\r\nContent-Disposition: form-data; name="${quote(name)}"; filename="${quote(file.name)}"\r\nContent-Type: ${file.contentType ?? contentTypeFor(file.name)}\r\n\r\n`,
+      ),
+      file,
+    });
+  }
+  const closing = enc.encode(`--${boundary}--\r\n`);
+  const length =
+    parts.reduce(
+      (n, p) => n + p.head.byteLength + (p.text?.byteLength ?? p.file?.size ?? 0) + CRLF.byteLength,
+      0,
+    ) + closing.byteLength;
+
+  async function* body(): AsyncGenerator<Uint8Array> {
+    for (const part of parts) {
+      yield part.head;
+      if (part.text) yield part.text;
+      if (part.file) {
+        let sent = 0;
+        for await (const chunk of part.file.open()) {
+          sent += chunk.byteLength;
+          if (sent > part.file.size) break;
+          yield chunk;
+        }
+        if (sent !== part.file.size) {
+          throw new Error(
+            `"${part.file.name}" changed while uploading (expected ${part.file.size} bytes, read ${sent})`,
+          );
+        }
+      }
+      yield CRLF;
+    }
+    yield closing;
+  }
+  return { contentType: `multipart/form-data; boundary=${boundary}`, length, body: body() };
+}

@@ -1,0 +1,158 @@
+/**
+ * zod schemas of every response of the Task Execution Service. They follow the spec and
+ * stay tolerant of what the deployed service adds (unknown fields are accepted and kept
+ * out of the typed result; optional fields default sensibly).
+ */
+import { z } from "zod";
+
+export const RUN_STATUSES = ["running", "completed", "failed", "stopped", "no_run"] as const;
+/** Known statuses plus whatever new one the service may invent (kept as a string). */
+export const RunStatus = z.string().min(1);
+export type RunStatus = (typeof RUN_STATUSES)[number] | (string & {});
+
+export const isFinalStatus = (s: string): boolean => s !== "running";
+
+const ok = { success: z.boolean().optional() };
+
+export const CreateTaskResponse = z.object({
+  ...ok,
+  project_id: z.string().min(1),
+  thread_id: z.string().min(1),
+  agent_run_id: z.string().min(1),
+  message: z.string().optional(),
+});
+export type CreateTaskResponse = z.infer<typeof CreateTaskResponse>;
+
+export const CodeBlock = z.object({
+  language: z
+    .string()
+    .nullish()
+    .transform((v) => v ?? ""),
+  code: z.string(),
+  file_path: z.string().nullish(),
+});
+export type CodeBlock = z.infer<typeof CodeBlock>;
+
+export const ResultFile = z.object({
+  file_id: z.string().min(1),
+  file_name: z.string().min(1),
+  file_path: z.string().nullish(),
+  file_type: z.string().nullish(),
+  file_size: z.number().int().nonnegative().nullish(),
+  included_inline: z.boolean().nullish(),
+  content: z.string().nullish(),
+  encoding: z.string().nullish(),
+  download_url: z.string().nullish(),
+});
+export type ResultFile = z.infer<typeof ResultFile>;
+
+export const Pagination = z.object({
+  current_page: z.number().int().optional(),
+  page_size: z.number().int().optional(),
+  total_items: z.number().int().optional(),
+  total_pages: z.number().int().optional(),
+  has_next: z.boolean().optional(),
+  has_prev: z.boolean().optional(),
+});
+export type Pagination = z.infer<typeof Pagination>;
+
+export const TaskResult = z.object({
+  ...ok,
+  thread_id: z.string().optional(),
+  project_id: z.string().optional(),
+  agent_run_id: z.string().nullish(),
+  status: RunStatus,
+  response: z
+    .object({
+      role: z.string().optional(),
+      content: z
+        .string()
+        .nullish()
+        .transform((v) => v ?? ""),
+      message_id: z.string().nullish(),
+      created_at: z.string().nullish(),
+    })
+    .nullish()
+    .transform((v) => v ?? { content: "" }),
+  has_code: z.boolean().optional(),
+  has_files: z.boolean().optional(),
+  code_blocks: z
+    .array(CodeBlock)
+    .nullish()
+    .transform((v) => v ?? []),
+  files: z
+    .array(ResultFile)
+    .nullish()
+    .transform((v) => v ?? []),
+  pagination: Pagination.nullish(),
+  waited_seconds: z.number().nullish(),
+  /** Not in the spec; some deployments explain a failed run here. */
+  error: z.unknown().optional(),
+});
+export type TaskResult = z.infer<typeof TaskResult>;
+
+export const ContinueResponse = z.object({
+  ...ok,
+  agent_run_id: z.string().min(1),
+  status: RunStatus.optional(),
+  message: z.string().optional(),
+});
+export type ContinueResponse = z.infer<typeof ContinueResponse>;
+
+export const HistoryMessage = z.object({
+  message_id: z.string().nullish(),
+  role: z.string(),
+  content: z
+    .string()
+    .nullish()
+    .transform((v) => v ?? ""),
+  created_at: z.string().nullish(),
+  has_code: z.boolean().nullish(),
+  has_files: z.boolean().nullish(),
+});
+export type HistoryMessage = z.infer<typeof HistoryMessage>;
+
+export const HistoryResponse = z.object({
+  ...ok,
+  thread_id: z.string().optional(),
+  messages: z.array(HistoryMessage),
+  pagination: Pagination.nullish(),
+});
+export type HistoryResponse = z.infer<typeof HistoryResponse>;
+
+export const StopResponse = z.object({
+  ...ok,
+  agent_run_id: z.string().nullish(),
+  status: RunStatus.optional(),
+});
+export type StopResponse = z.infer<typeof StopResponse>;
+
+export const ThreadFile = z.object({
+  file_id: z.string().min(1),
+  file_name: z.string().min(1),
+  file_size: z.number().int().nonnegative().nullish(),
+  file_type: z.string().nullish(),
+});
+export type ThreadFile = z.infer<typeof ThreadFile>;
+
+export const FileListResponse = z.object({
+  ...ok,
+  files: z.array(ThreadFile),
+  pagination: Pagination.nullish(),
+});
+export type FileListResponse = z.infer<typeof FileListResponse>;
+
+/** `{detail}` error bodies: a string, or FastAPI-style validation issues. */
+export const ErrorBody = z.object({
+  detail: z.union([
+    z.string(),
+    z.array(
+      z.object({
+        loc: z.array(z.union([z.string(), z.number()])).optional(),
+        msg: z.string(),
+        type: z.string().optional(),
+      }),
+    ),
+    z.record(z.string(), z.unknown()),
+  ]),
+});

@@ -1,0 +1,130 @@
+/**
+ * The realtime stream of Get Task Results, as it really arrives: server-sent events
+ * (parsed by eventsource-parser) in any of three JSON shapes. Everything is normalised to
+ * `StreamEvent`; acknowledgements, comments, unknown events and malformed lines are dropped.
+ */
+import { createParser } from "eventsource-parser";
+
+export type StreamEvent =
+  /** A chunk of generated text, to be appended. `seq` when the service numbers chunks. */
+  | { readonly type: "delta"; readonly text: string; readonly seq?: number }
+  /** The whole text so far (agent-style `complete` repeats everything). */
+  | { readonly type: "snapshot"; readonly text: string }
+  | { readonly type: "status"; readonly status: string }
+  /** The stream says the run is over without naming a status (minimal shape's finish). */
+  | { readonly type: "end"; readonly reason?: string };
+
+type Json = Record<string, unknown>;
+
+const isObject = (v: unknown): v is Json =>
+  typeof v === "object" && v !== null && !Array.isArray(v);
+
+function parseJsonObject(text: string): Json | undefined {
+  try {
+    const v: unknown = JSON.parse(text);
+    return isObject(v) ? v : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A field that is either an object or a JSON string of one. */
+function objectField(v: unknown): Json | undefined {
+  if (isObject(v)) return v;
+  if (typeof v === "string" && v.trimStart().startsWith("{")) return parseJsonObject(v);
+  return undefined;
+}
+
+const numeric = (v: unknown): number | undefined =>
+  typeof v === "number" && Number.isFinite(v) ? v : undefined;
+
+/** Normalises one decoded JSON event. Returns nothing for events with no user-visible meaning. */
+export function normalizeObject(obj: Json): StreamEvent[] {
+  const type = typeof obj.type === "string" ? obj.type : undefined;
+
+  // 1. The contract's shape.
+  if (type === "status" && typeof obj.status === "string") {
+    return [{ type: "status", status: obj.status }];
+  }
+  if (type === "content" && typeof obj.content === "string") {
+    const seq = numeric(obj.chunk_id) ?? numeric(obj.sequence);
+    return obj.content === ""
+      ? []
+      : [{ type: "delta", text: obj.content, ...(seq === undefined ? {} : { seq }) }];
+  }
+
+  // 2. Agent-framework shape: content and metadata are JSON strings.
+  if (type === "assistant") {
+    const metadata = objectField(obj.metadata) ?? {};
+    if (metadata.is_acknowledgment === true || metadata.is_acknowledgement === true) return [];
+    const inner = objectField(obj.content);
+    const text =
+      inner !== undefined
+        ? typeof inner.content === "string"
+          ? inner.content
+          : undefined
+        : typeof obj.content === "string"
+          ? obj.content
+          : undefined;
+    if (text === undefined) return [];
+    if (metadata.stream_status === "complete") return [{ type: "snapshot", text }];
+    const seq = numeric(obj.sequence);
+    return text === "" ? [] : [{ type: "delta", text, ...(seq === undefined ? {} : { seq }) }];
+  }
+
+  // 3. Minimal shape.
+  if (type === undefined) {
+    if (obj.role === "assistant" && typeof obj.content === "string") {
+      return obj.content === "" ? [] : [{ type: "delta", text: obj.content }];
+    }
+    if (obj.status_type === "finish" || obj.status_type === "thread_run_end") {
+      const reason = typeof obj.finish_reason === "string" ? obj.finish_reason : obj.status_type;
+      return [{ type: "end", reason }];
+    }
+    if (typeof obj.status === "string" && Object.keys(obj).length <= 3) {
+      return [{ type: "status", status: obj.status }];
+    }
+  }
+  return [];
+}
+
+/** Normalises the `data` of one SSE message; tolerant of several `data:` lines glued together. */
+export function normalizeData(data: string): StreamEvent[] {
+  const trimmed = data.trim();
+  if (trimmed === "" || trimmed === "[DONE]") return [];
+  const obj = parseJsonObject(trimmed);
+  if (obj !== undefined) return normalizeObject(obj);
+  if (!trimmed.includes("\n")) return [];
+  // Some servers omit the blank line between events: each line is then its own JSON object.
+  return trimmed.split("\n").flatMap((line) => {
+    const o = parseJsonObject(line.replace(/^data:\s?/, "").trim());
+    return o === undefined ? [] : normalizeObject(o);
+  });
+}
+
+/**
+ * Parses an SSE byte stream into normalised events. Bytes may be split anywhere (mid-line,
+ * mid-UTF-8 character); CRLF, LF and CR line ends are all accepted. The end of the byte
+ * stream is the end of the event stream; a last event without its blank line still counts.
+ */
+export async function* parseSse(
+  body: AsyncIterable<Uint8Array | string>,
+): AsyncGenerator<StreamEvent, void, undefined> {
+  const pending: StreamEvent[] = [];
+  const parser = createParser({
+    onEvent: (message) => {
+      for (const ev of normalizeData(message.data)) pending.push(ev);
+    },
+  });
+  const decoder = new TextDecoder("utf-8");
+  for await (const chunk of body) {
+    parser.feed(typeof chunk === "string" ? chunk : decoder.decode(chunk, { stream: true }));
+    if (pending.length > 0) yield* pending.splice(0);
+  }
+  const tail = decoder.decode();
+  if (tail !== "") parser.feed(tail);
+  // Flush an event the server closed without terminating with a blank line.
+  parser.feed("\n\n");
+  parser.reset({ consume: true });
+  if (pending.length > 0) yield* pending.splice(0);
+}

@@ -1,0 +1,116 @@
+/**
+ * A Keyv storage adapter on Node's built-in `node:sqlite`: the embedded, persistent store.
+ * Written here because @keyv/sqlite needs the native `sqlite3` build; node:sqlite needs
+ * nothing installed and survives restarts in one file. It also offers the atomic
+ * `setIfAbsent` that claim-once needs.
+ */
+import { EventEmitter } from "node:events";
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import { DatabaseSync, type StatementSync } from "node:sqlite";
+import type { KeyvStoreAdapter, StoredData } from "keyv";
+
+export class SqliteKeyvAdapter extends EventEmitter implements KeyvStoreAdapter {
+  opts: { path: string; dialect: "sqlite" };
+  namespace?: string | undefined;
+  readonly #db: DatabaseSync;
+  readonly #get: StatementSync;
+  readonly #set: StatementSync;
+  readonly #insert: StatementSync;
+  readonly #del: StatementSync;
+  readonly #purgeKey: StatementSync;
+
+  constructor(path: string) {
+    super();
+    if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+    this.opts = { path, dialect: "sqlite" };
+    this.#db = new DatabaseSync(path);
+    this.#db.exec(`
+      PRAGMA journal_mode = WAL;
+      PRAGMA synchronous = NORMAL;
+      PRAGMA busy_timeout = 5000;
+      CREATE TABLE IF NOT EXISTS keyv (key TEXT PRIMARY KEY, value TEXT NOT NULL, expires INTEGER);
+      CREATE INDEX IF NOT EXISTS keyv_expires ON keyv (expires) WHERE expires IS NOT NULL;
+    `);
+    this.#get = this.#db.prepare("SELECT value, expires FROM keyv WHERE key = ?");
+    this.#set = this.#db.prepare(
+      "INSERT INTO keyv (key, value, expires) VALUES (?, ?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value, expires = excluded.expires",
+    );
+    this.#insert = this.#db.prepare(
+      "INSERT INTO keyv (key, value, expires) VALUES (?, ?, ?) ON CONFLICT(key) DO NOTHING",
+    );
+    this.#del = this.#db.prepare("DELETE FROM keyv WHERE key = ?");
+    this.#purgeKey = this.#db.prepare(
+      "DELETE FROM keyv WHERE key = ? AND expires IS NOT NULL AND expires <= ?",
+    );
+  }
+
+  #read(key: string): string | undefined {
+    const row = this.#get.get(key) as { value: string; expires: number | null } | undefined;
+    if (!row) return undefined;
+    if (row.expires !== null && row.expires <= Date.now()) {
+      this.#del.run(key);
+      return undefined;
+    }
+    return row.value;
+  }
+
+  async get<Value>(key: string): Promise<StoredData<Value> | undefined> {
+    return this.#read(key) as StoredData<Value> | undefined;
+  }
+
+  async getMany<Value>(keys: string[]): Promise<Array<StoredData<Value | undefined>>> {
+    return keys.map((k) => this.#read(k) as StoredData<Value | undefined>);
+  }
+
+  async set(key: string, value: unknown, ttl?: number): Promise<boolean> {
+    const expires = typeof ttl === "number" && ttl > 0 ? Date.now() + ttl : null;
+    this.#set.run(key, String(value), expires);
+    return true;
+  }
+
+  /** Stores `value` only if `key` holds nothing live. Atomic: SQLite serialises writers. */
+  async setIfAbsent(key: string, value: string, ttlMs?: number): Promise<boolean> {
+    const now = Date.now();
+    this.#purgeKey.run(key, now);
+    const expires = typeof ttlMs === "number" && ttlMs > 0 ? now + ttlMs : null;
+    return Number(this.#insert.run(key, value, expires).changes) === 1;
+  }
+
+  async delete(key: string): Promise<boolean> {
+    return Number(this.#del.run(key).changes) > 0;
+  }
+
+  async deleteMany(keys: string[]): Promise<boolean> {
+    let any = false;
+    for (const k of keys) any = (await this.delete(k)) || any;
+    return any;
+  }
+
+  async has(key: string): Promise<boolean> {
+    return this.#read(key) !== undefined;
+  }
+
+  async clear(): Promise<void> {
+    if (this.namespace) {
+      this.#db
+        .prepare("DELETE FROM keyv WHERE key LIKE ? ESCAPE '\\'")
+        .run(`${this.namespace.replace(/[\\%_]/g, (c) => `\\${c}`)}:%`);
+    } else {
+      this.#db.exec("DELETE FROM keyv");
+    }
+  }
+
+  /** Removes expired rows (called now and then; reads also drop expired rows lazily). */
+  purgeExpired(): number {
+    return Number(
+      this.#db
+        .prepare("DELETE FROM keyv WHERE expires IS NOT NULL AND expires <= ?")
+        .run(Date.now()).changes,
+    );
+  }
+
+  async disconnect(): Promise<void> {
+    if (this.#db.isOpen) this.#db.close();
+  }
+}
