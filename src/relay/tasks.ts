@@ -1,0 +1,371 @@
+/**
+ * What happens in a task thread, independent of how Slack delivered it: a new task, a
+ * reply that continues the conversation (or waits its turn), and Stop. The coordinator
+ * keeps the store's view of each thread right and hands runs to the relay.
+ */
+import type { Logger } from "pino";
+import type { TaskService, ThreadRef } from "../service/client.ts";
+import { TaskServiceError } from "../service/errors.ts";
+import { validateTaskInput } from "../service/limits.ts";
+import { describeServiceError, describeSlackPostError, slackErrorCode } from "../slack/errors.ts";
+import { renderPrompt, renderRun } from "../slack/render.ts";
+import type { SlackWriter } from "../slack/writer.ts";
+import type { QueuedFollowUp, SlackThreadKey, ThreadRecord, ThreadStore } from "../store/store.ts";
+import type { Relay, RunOutcome } from "./relay.ts";
+
+export interface NewTask {
+  readonly teamId: string;
+  readonly channelId: string;
+  readonly userId: string;
+  readonly prompt: string;
+}
+
+export interface ThreadReply {
+  readonly key: SlackThreadKey;
+  readonly userId: string;
+  readonly text: string;
+  readonly ts: string;
+  readonly hasFiles: boolean;
+}
+
+export interface StopRequest {
+  readonly key: SlackThreadKey;
+  readonly userId: string;
+  readonly runId: string;
+}
+
+export interface CoordinatorOptions {
+  readonly service: TaskService;
+  readonly writer: SlackWriter;
+  readonly store: ThreadStore;
+  readonly relay: Relay;
+  readonly logger: Logger;
+  readonly now?: () => number;
+}
+
+export const QUEUED_REACTION = "hourglass_flowing_sand";
+const STARTING = "starting:";
+const FILES_NOT_SENT =
+  "Your attachments were not sent to the task service (attachments are not supported yet); only your text was.";
+
+/** Tells the person who acted, privately. */
+export type TellUser = (text: string) => Promise<void>;
+
+export class TaskCoordinator {
+  readonly #o: CoordinatorOptions;
+  readonly #now: () => number;
+  /** Threads whose follow-up is being started by this process. */
+  readonly #starting = new Set<string>();
+
+  constructor(options: CoordinatorOptions) {
+    this.#o = options;
+    this.#now = options.now ?? Date.now;
+  }
+
+  /** `/task <prompt>`, after the command was acknowledged and the prompt checked. */
+  async startTask(task: NewTask, tell: TellUser): Promise<void> {
+    const { writer, service, store, logger } = this.#o;
+    const startedAt = this.#now();
+    let threadTs: string;
+    try {
+      threadTs = await writer.post(task.channelId, renderPrompt(task.userId, task.prompt));
+    } catch (err) {
+      const code = slackErrorCode(err) ?? "";
+      const advice = describeSlackPostError(code, task.channelId);
+      logger.warn({ err, code, channel: task.channelId }, "cannot post the task in the channel");
+      await tell(
+        advice ??
+          `I couldn't post in this channel (Slack said \`${code || "error"}\`). Please try again.`,
+      );
+      return;
+    }
+    const key: SlackThreadKey = { teamId: task.teamId, channelId: task.channelId, threadTs };
+    const messageTs = await writer.post(
+      task.channelId,
+      renderRun({ text: "", state: "running", elapsedMs: 0 })[0] ?? {
+        text: "Working…",
+        blocks: [],
+      },
+      threadTs,
+    );
+    let created: Awaited<ReturnType<TaskService["createTask"]>>;
+    try {
+      created = await service.createTask({
+        prompt: task.prompt,
+        metadata: {
+          slack: {
+            team_id: task.teamId,
+            channel_id: task.channelId,
+            user_id: task.userId,
+            thread_ts: threadTs,
+          },
+        },
+      });
+    } catch (err) {
+      logger.warn({ err, kind: (err as TaskServiceError).kind }, "creating the task failed");
+      await this.#showError(key, messageTs, err, startedAt);
+      return;
+    }
+    const record: ThreadRecord = {
+      ...key,
+      projectId: created.project_id,
+      threadId: created.thread_id,
+      ownerUserId: task.userId,
+      activeRunId: created.agent_run_id,
+      activeMessageTs: messageTs,
+      lastRunId: undefined,
+      queue: [],
+      createdAt: startedAt,
+      updatedAt: startedAt,
+    };
+    await store.putThread(record);
+    void this.#o.relay.start({
+      key,
+      ref: { projectId: created.project_id, threadId: created.thread_id },
+      runId: created.agent_run_id,
+      messageTs,
+      startedAt,
+    });
+  }
+
+  /** A person's message in a thread. Returns false when the thread is not a task thread. */
+  async handleReply(reply: ThreadReply): Promise<boolean> {
+    const { store, writer } = this.#o;
+    let record = await store.getThread(reply.key);
+    if (!record) return false;
+    if (reply.text.trim() === "") {
+      if (reply.hasFiles) {
+        await writer.ephemeral(
+          reply.key.channelId,
+          reply.userId,
+          "Attachments can't be sent to the task service yet. Please reply with text to continue the task.",
+          reply.key.threadTs,
+        );
+      }
+      return true;
+    }
+    try {
+      validateTaskInput(reply.text, []);
+    } catch (err) {
+      await writer.ephemeral(
+        reply.key.channelId,
+        reply.userId,
+        describeServiceError(err),
+        reply.key.threadTs,
+      );
+      return true;
+    }
+    record = await this.#reconcile(record);
+    const item: QueuedFollowUp = {
+      userId: reply.userId,
+      text: reply.text,
+      ts: reply.ts,
+      hadFiles: reply.hasFiles,
+    };
+    let decision: "queued" | "start" = "queued";
+    await store.updateThread(reply.key, (rec) => {
+      if (rec.activeRunId !== undefined || rec.queue.length > 0) {
+        decision = "queued";
+        return { ...rec, queue: [...rec.queue, item] };
+      }
+      decision = "start";
+      return { ...rec, activeRunId: `${STARTING}${reply.ts}` };
+    });
+    if (decision === "queued") {
+      await Promise.allSettled([
+        writer.react(reply.key.channelId, reply.ts, QUEUED_REACTION),
+        writer.ephemeral(
+          reply.key.channelId,
+          reply.userId,
+          "A run is still in progress in this thread. Your message is queued and will be sent as soon as it finishes.",
+          reply.key.threadTs,
+        ),
+      ]);
+      // The run may have ended between the check and the queueing.
+      const now = await store.getThread(reply.key);
+      if (now && now.activeRunId === undefined) await this.#drain(reply.key);
+      return true;
+    }
+    await this.#startFollowUp(reply.key, item);
+    return true;
+  }
+
+  /** The Stop button. */
+  async handleStop(req: StopRequest, tell: TellUser): Promise<void> {
+    const { store, writer, relay, service, logger } = this.#o;
+    const record = await store.getThread(req.key);
+    if (!record) {
+      await tell("This task is no longer known to me, so there is nothing to stop.");
+      return;
+    }
+    if (req.userId !== record.ownerUserId) {
+      let admin = false;
+      try {
+        admin = await writer.isAdmin(req.userId);
+      } catch (err) {
+        logger.warn({ err }, "could not check whether the user is an admin");
+      }
+      if (!admin) {
+        await tell(
+          `Only <@${record.ownerUserId}>, who started this task, or a workspace admin can stop it.`,
+        );
+        return;
+      }
+    }
+    if (!(await store.claimOnce(req.key.teamId, `stop:${req.runId}`, 10 * 60_000))) return;
+    const ref: ThreadRef = { projectId: record.projectId, threadId: record.threadId };
+    if (await relay.stop(req.runId, ref, req.userId)) return;
+    if (record.activeRunId !== req.runId) {
+      await tell("This run has already finished.");
+      return;
+    }
+    // Not relayed by this process (e.g. after a restart): stop it on the service anyway.
+    try {
+      await service.stopAgent(ref);
+      await tell("The run was stopped.");
+    } catch (err) {
+      await tell(describeServiceError(err, req.runId));
+    }
+  }
+
+  /** Called by the relay when a run has shown its final state. */
+  async onRunEnded(outcome: RunOutcome): Promise<void> {
+    const runId = outcome.target.runId;
+    await this.#o.store.updateThread(outcome.target.key, (rec) =>
+      rec.activeRunId === runId
+        ? { ...rec, activeRunId: undefined, activeMessageTs: undefined, lastRunId: runId }
+        : undefined,
+    );
+    await this.#drain(outcome.target.key);
+  }
+
+  /** Starts the next queued follow-up, if the thread is idle. */
+  async #drain(key: SlackThreadKey): Promise<void> {
+    let next: QueuedFollowUp | undefined;
+    await this.#o.store.updateThread(key, (rec) => {
+      const [first, ...rest] = rec.queue;
+      if (rec.activeRunId !== undefined || !first) return undefined;
+      next = first;
+      return { ...rec, queue: rest, activeRunId: `${STARTING}${first.ts}` };
+    });
+    const item = next as QueuedFollowUp | undefined;
+    if (!item) return;
+    await this.#o.writer
+      .unreact(key.channelId, item.ts, QUEUED_REACTION)
+      .catch((err: unknown) =>
+        this.#o.logger.debug({ err }, "could not remove the queued reaction"),
+      );
+    await this.#startFollowUp(key, item);
+  }
+
+  async #startFollowUp(key: SlackThreadKey, item: QueuedFollowUp): Promise<void> {
+    const { writer, service, store, logger, relay } = this.#o;
+    const id = `${key.teamId}/${key.channelId}/${key.threadTs}`;
+    this.#starting.add(id);
+    const startedAt = this.#now();
+    let messageTs: string | undefined;
+    try {
+      const record = await store.getThread(key);
+      if (!record) return;
+      const note = item.hadFiles ? FILES_NOT_SENT : undefined;
+      messageTs = await writer.post(
+        key.channelId,
+        renderRun({ text: "", state: "running", elapsedMs: 0, ...(note ? { note } : {}) })[0] ?? {
+          text: "Working…",
+          blocks: [],
+        },
+        key.threadTs,
+      );
+      const ref: ThreadRef = { projectId: record.projectId, threadId: record.threadId };
+      const res = await service.continueConversation(ref, { prompt: item.text });
+      const ts = messageTs;
+      await store.updateThread(key, (rec) => ({
+        ...rec,
+        activeRunId: res.agent_run_id,
+        activeMessageTs: ts,
+      }));
+      void relay.start({
+        key,
+        ref,
+        runId: res.agent_run_id,
+        messageTs: ts,
+        startedAt,
+        ...(note ? { note } : {}),
+      });
+    } catch (err) {
+      logger.warn({ err }, "starting a follow-up failed");
+      if (messageTs) await this.#showError(key, messageTs, err, startedAt);
+      await store.updateThread(key, (rec) =>
+        rec.activeRunId === `${STARTING}${item.ts}`
+          ? { ...rec, activeRunId: undefined, activeMessageTs: undefined }
+          : undefined,
+      );
+      // Nothing typed is lost: the next queued message still gets its turn.
+      await this.#drain(key);
+    } finally {
+      this.#starting.delete(id);
+    }
+  }
+
+  /**
+   * A thread the store says is busy, but nobody here relays its run (this process restarted,
+   * or crashed while starting a follow-up): ask the service and resume or release it.
+   */
+  async #reconcile(record: ThreadRecord): Promise<ThreadRecord> {
+    const active = record.activeRunId;
+    if (active === undefined || this.#o.relay.isActive(active)) return record;
+    const id = `${record.teamId}/${record.channelId}/${record.threadTs}`;
+    if (active.startsWith(STARTING) && this.#starting.has(id)) return record;
+    const ref: ThreadRef = { projectId: record.projectId, threadId: record.threadId };
+    let running = false;
+    if (!active.startsWith(STARTING)) {
+      try {
+        const now = await this.#o.service.getTaskResult(ref, { timeout: 0 });
+        running = now.status === "running" && (now.agent_run_id ?? active) === active;
+      } catch (err) {
+        this.#o.logger.warn({ err }, "could not check a run left over from before a restart");
+      }
+    }
+    if (running && record.activeMessageTs) {
+      void this.#o.relay.start({
+        key: record,
+        ref,
+        runId: active,
+        messageTs: record.activeMessageTs,
+        startedAt: record.updatedAt,
+      });
+      return record;
+    }
+    return (
+      (await this.#o.store.updateThread(record, (rec) =>
+        rec.activeRunId === active
+          ? { ...rec, activeRunId: undefined, activeMessageTs: undefined }
+          : undefined,
+      )) ?? record
+    );
+  }
+
+  async #showError(
+    key: SlackThreadKey,
+    messageTs: string,
+    err: unknown,
+    startedAt: number,
+  ): Promise<void> {
+    const reason = describeServiceError(err);
+    const payload = renderRun({
+      text: "",
+      state: "error",
+      reason,
+      elapsedMs: this.#now() - startedAt,
+    })[0];
+    if (!payload) return;
+    try {
+      await this.#o.writer.update(key.channelId, messageTs, payload);
+    } catch (e) {
+      this.#o.logger.error({ err: e }, "could not show an error in the thread");
+    }
+  }
+}
+
+export const isServiceError = (err: unknown): err is TaskServiceError =>
+  err instanceof TaskServiceError;

@@ -1,0 +1,32 @@
+/** Bolt and the WebClient log through pino, so redaction covers their lines too. */
+import { LogLevel, type Logger as SlackLogger } from "@slack/logger";
+import type { Logger } from "pino";
+
+const toPino: Record<LogLevel, string> = {
+  [LogLevel.ERROR]: "error",
+  [LogLevel.WARN]: "warn",
+  [LogLevel.INFO]: "info",
+  [LogLevel.DEBUG]: "debug",
+};
+
+export function boltLogger(base: Logger): SlackLogger {
+  let logger = base.child({ component: "bolt" });
+  let level = LogLevel.INFO;
+  const line = (msg: unknown[]) =>
+    msg.map((m) => (typeof m === "string" ? m : JSON.stringify(m))).join(" ");
+  return {
+    debug: (...msg: unknown[]) => logger.debug(line(msg)),
+    info: (...msg: unknown[]) => logger.info(line(msg)),
+    warn: (...msg: unknown[]) => logger.warn(line(msg)),
+    error: (...msg: unknown[]) => logger.error(line(msg)),
+    setLevel: (l: LogLevel) => {
+      level = l;
+      // Bolt's INFO is chatty about connections; keep pino's level as the ceiling.
+      if (base.isLevelEnabled(toPino[l])) logger.level = toPino[l];
+    },
+    getLevel: () => level,
+    setName: (name: string) => {
+      logger = base.child({ component: name });
+    },
+  };
+}

@@ -1,0 +1,63 @@
+/** What a person in Slack is told when the task service or Slack says no. Pure. */
+import { TaskServiceError } from "../service/errors.ts";
+
+function seconds(ms: number | undefined): string {
+  if (ms === undefined) return "a minute";
+  const s = Math.max(1, Math.ceil(ms / 1000));
+  return s < 90 ? `${s} second${s === 1 ? "" : "s"}` : `${Math.ceil(s / 60)} minutes`;
+}
+
+/** A specific, actionable sentence for a service failure. Never contains secrets. */
+export function describeServiceError(err: unknown, runId?: string): string {
+  if (!(err instanceof TaskServiceError)) {
+    return `Something went wrong on our side${runId ? ` (run \`${runId}\`)` : ""}. Please try again; if it keeps happening, tell the person who runs this app.`;
+  }
+  const detail = err.detail ? ` (${err.detail})` : "";
+  switch (err.kind) {
+    case "input":
+      return `${err.message} Please shorten or adjust your request and try again.`;
+    case "auth":
+      return "The task service rejected this app's API key. Please ask a workspace admin to check the app's TASK_API_KEY setting.";
+    case "credits":
+      return "The task service account is out of credits. Please ask a workspace admin to add credits, then try again.";
+    case "rate_limited":
+      return `The task service is receiving too many requests right now. Please try again in ${seconds(err.retryAfterMs)}.`;
+    case "validation":
+    case "bad_request":
+      return `The task service refused the request${detail}. Please adjust it and try again.`;
+    case "not_found":
+      return "The task service no longer knows this conversation. Please start a new task with `/task`.";
+    case "forbidden":
+      return "This conversation belongs to another account on the task service. Please start a new task with `/task`.";
+    case "server":
+      return `The task service failed (HTTP ${err.status ?? "5xx"})${runId ? ` while running \`${runId}\`` : ""}. Please try again in a moment.`;
+    case "network":
+    case "timeout":
+      return `The task service could not be reached${runId ? ` while following \`${runId}\`` : ""}. Please try again in a moment.`;
+    case "protocol":
+      return `The task service sent an answer this app does not understand${runId ? ` (run \`${runId}\`)` : ""}. Please try again; if it keeps happening, tell the person who runs this app.`;
+  }
+}
+
+/** Slack error codes that mean the bot cannot post where it was asked to. */
+export function describeSlackPostError(code: string, channelId: string): string | undefined {
+  if (code === "not_in_channel") {
+    return "I'm not a member of this channel, so I can't post the answer here. Invite me with `/invite @Task Agent` and run the command again.";
+  }
+  if (code === "channel_not_found") {
+    return channelId.startsWith("D")
+      ? "I can't post in this conversation. Open a direct message with me (Task Agent in the Apps section) and run `/task` there."
+      : "I can't see this channel (it is probably private). Add me with `/invite @Task Agent` and run the command again.";
+  }
+  if (code === "is_archived") return "This channel is archived, so I can't post here.";
+  if (code === "restricted_action" || code === "ekm_access_denied") {
+    return "This workspace does not allow me to post in this channel. Please ask an admin, or try another channel.";
+  }
+  return undefined;
+}
+
+/** The Slack platform error code of a WebClient error, if it is one. */
+export function slackErrorCode(err: unknown): string | undefined {
+  const data = (err as { data?: { error?: unknown } } | null)?.data;
+  return typeof data?.error === "string" ? data.error : undefined;
+}

@@ -1,0 +1,136 @@
+/**
+ * Pure Markdown helpers for showing an answer in Slack `markdown` blocks: making a
+ * half-written answer render cleanly while it streams, and splitting a long answer into
+ * message-sized parts at sensible boundaries without breaking code blocks.
+ */
+
+const FENCE = /^ {0,3}(`{3,}|~{3,})(.*)$/;
+
+interface FenceState {
+  open: string | undefined; // the fence marker, e.g. "```"
+  info: string;
+}
+
+function scanFences(text: string): FenceState {
+  const state: FenceState = { open: undefined, info: "" };
+  for (const line of text.split("\n")) advanceFence(state, line);
+  return state;
+}
+
+function advanceFence(state: FenceState, line: string): void {
+  const m = FENCE.exec(line);
+  if (!m) return;
+  const marker = m[1] ?? "";
+  if (state.open === undefined) {
+    state.open = marker;
+    state.info = (m[2] ?? "").trim();
+  } else if (marker[0] === state.open[0] && marker.length >= state.open.length && !m[2]?.trim()) {
+    state.open = undefined;
+    state.info = "";
+  }
+}
+
+/**
+ * Closes what a stream left open so that a partial answer renders as it will look when done:
+ * an open code fence is closed; on the last line, an unpaired `**`, `~~` or backtick is
+ * dropped, and a link or image whose target is still being written is cut off.
+ */
+export function repairPartialMarkdown(text: string): string {
+  const state = scanFences(text);
+  if (state.open !== undefined) {
+    return `${text}${text.endsWith("\n") ? "" : "\n"}${state.open}`;
+  }
+  const lastBreak = text.lastIndexOf("\n");
+  const head = text.slice(0, lastBreak + 1);
+  let line = text.slice(lastBreak + 1);
+  // A dangling link: "[label](http://exa" or "[label" with no closing bracket yet.
+  line = line.replace(/!?\[[^\]\n]*\]\([^)\s]*$/, "").replace(/!?\[[^\]\n]*$/, "");
+  // Inline code first: markers inside code spans do not count.
+  if ((line.match(/`/g) ?? []).length % 2 === 1) line = removeLast(line, "`");
+  const outsideCode = line.replace(/`[^`]*`/g, "");
+  for (const marker of ["**", "~~", "__"]) {
+    if (countOf(outsideCode, marker) % 2 === 1) line = removeLast(line, marker);
+  }
+  return head + line;
+}
+
+const countOf = (s: string, sub: string) => s.split(sub).length - 1;
+
+function removeLast(s: string, marker: string): string {
+  const i = s.lastIndexOf(marker);
+  return i < 0 ? s : s.slice(0, i) + s.slice(i + marker.length);
+}
+
+/**
+ * Splits Markdown into parts of at most `limit` characters. It cuts at a blank line where
+ * it can, then at a line end, then at a space; a code block cut in two is closed at the end
+ * of one part and reopened (same language) at the start of the next. Splitting depends only
+ * on the text up to each cut, so parts already shown stay the same while an answer grows.
+ */
+export function splitMarkdown(text: string, limit: number): string[] {
+  if (limit < 200) throw new RangeError("limit too small to split Markdown sensibly");
+  const parts: string[] = [];
+  let rest = text;
+  let reopen = "";
+  while (reopen.length + rest.length > limit) {
+    const budget = limit - reopen.length - 5; // room to close a fence: "\n````"
+    const window = rest.slice(0, budget);
+    const { cut, fence } = chooseCut(reopen, window, budget);
+    let part = reopen + rest.slice(0, cut);
+    let nextReopen = "";
+    if (fence.open !== undefined) {
+      part = `${part.replace(/\n?$/, "\n")}${fence.open}`;
+      nextReopen = `${fence.open}${fence.info}\n`;
+    }
+    parts.push(part.replace(/\s+$/, ""));
+    rest = rest.slice(cut);
+    if (fence.open === undefined) rest = rest.replace(/^\s*\n/, "");
+    else rest = rest.replace(/^\n/, "");
+    reopen = nextReopen;
+  }
+  const last = (reopen + rest).replace(/\s+$/, "");
+  if (last !== "" || parts.length === 0) parts.push(last);
+  return parts;
+}
+
+function chooseCut(
+  reopen: string,
+  window: string,
+  budget: number,
+): { cut: number; fence: FenceState } {
+  // Fence state at each line end of the window.
+  const state: FenceState = { open: undefined, info: "" };
+  if (reopen) advanceFence(state, reopen.replace(/\n$/, ""));
+  const lineEnds: Array<{ at: number; open: string | undefined; info: string; blank: boolean }> =
+    [];
+  let start = 0;
+  for (;;) {
+    const nl = window.indexOf("\n", start);
+    if (nl < 0) break;
+    advanceFence(state, window.slice(start, nl));
+    const nextNl = window.indexOf("\n", nl + 1);
+    const nextLine = window.slice(nl + 1, nextNl < 0 ? undefined : nextNl);
+    lineEnds.push({ at: nl, open: state.open, info: state.info, blank: nextLine.trim() === "" });
+    start = nl + 1;
+  }
+  const min = Math.floor(budget * 0.4);
+  const pick = (pred: (e: (typeof lineEnds)[number]) => boolean) => {
+    for (let i = lineEnds.length - 1; i >= 0; i--) {
+      const e = lineEnds[i];
+      if (e && e.at >= min && pred(e)) return e;
+    }
+    return undefined;
+  };
+  const chosen =
+    pick((e) => e.open === undefined && e.blank) ??
+    pick((e) => e.open === undefined) ??
+    pick(() => true);
+  if (chosen) return { cut: chosen.at + 1, fence: { open: chosen.open, info: chosen.info } };
+  // One very long line: cut at a space, else anywhere that does not split a surrogate pair.
+  const fence = scanFences(reopen + window);
+  const space = window.lastIndexOf(" ");
+  let cut = space >= min ? space + 1 : budget;
+  const code = window.charCodeAt(cut - 1);
+  if (code >= 0xd800 && code <= 0xdbff) cut -= 1;
+  return { cut, fence: { open: fence.open, info: fence.info } };
+}

@@ -1,0 +1,203 @@
+/**
+ * Pure rendering of everything the bot shows in Slack. Answers go into `markdown` blocks
+ * (Slack renders standard Markdown itself: headings, lists, code, links), split across
+ * messages so that no payload comes near Slack's limits; status and controls follow.
+ */
+import type { KnownBlock } from "@slack/types";
+import { formatBytes } from "../service/limits.ts";
+import { repairPartialMarkdown, splitMarkdown } from "./markdown.ts";
+import { neutralizeMentions } from "./sanitize.ts";
+
+/**
+ * Markdown characters per message. Slack allows 12,000 across the markdown blocks of one
+ * payload and has refused payloads of about 12–13k characters of blocks in total, so one
+ * message carries at most 10,000 plus a short status.
+ */
+export const MESSAGE_MARKDOWN_LIMIT = 10_000;
+/** The `text` fallback is only for notifications; keep it short. */
+const FALLBACK_CHARS = 300;
+const MAX_FILE_LINES = 20;
+
+export const STOP_ACTION_ID = "task_stop";
+
+export interface MessagePayload {
+  readonly text: string;
+  readonly blocks: KnownBlock[];
+}
+
+export type RunState = "running" | "completed" | "failed" | "stopped" | "error";
+
+export interface FileNote {
+  readonly name: string;
+  readonly size: number | undefined;
+  /** Attached to the thread, or why not. */
+  readonly attached: boolean;
+  readonly reason?: string;
+  readonly url?: string;
+}
+
+export interface RunView {
+  readonly text: string;
+  readonly state: RunState;
+  readonly elapsedMs: number;
+  /** Who pressed Stop. */
+  readonly stoppedBy?: string;
+  /** Why a run failed or could not start. */
+  readonly reason?: string;
+  /** While running: the Stop button's value. */
+  readonly stopValue?: string;
+  readonly files?: readonly FileNote[];
+  /** A short remark under the answer (e.g. attachments that were not sent). */
+  readonly note?: string;
+}
+
+export interface StopRef {
+  readonly channelId: string;
+  readonly threadTs: string;
+  readonly runId: string;
+}
+
+export const encodeStopValue = (ref: StopRef): string =>
+  JSON.stringify({ c: ref.channelId, t: ref.threadTs, r: ref.runId });
+
+export function decodeStopValue(value: string | undefined): StopRef | undefined {
+  if (!value) return undefined;
+  try {
+    const v = JSON.parse(value) as { c?: unknown; t?: unknown; r?: unknown };
+    if (typeof v.c === "string" && typeof v.t === "string" && typeof v.r === "string") {
+      return { channelId: v.c, threadTs: v.t, runId: v.r };
+    }
+  } catch {
+    // not ours
+  }
+  return undefined;
+}
+
+export function formatDuration(ms: number): string {
+  const s = Math.max(0, Math.round(ms / 1000));
+  if (s < 60) return `${s}s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m}m ${String(s % 60).padStart(2, "0")}s`;
+  return `${Math.floor(m / 60)}h ${String(m % 60).padStart(2, "0")}m`;
+}
+
+/** Escapes text for Slack mrkdwn (section and context blocks) and neutralises mentions. */
+export const mrkdwnText = (s: string): string =>
+  neutralizeMentions(s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;"));
+
+const truncate = (s: string, n: number) => (s.length <= n ? s : `${s.slice(0, n - 1)}…`);
+
+function statusLine(view: RunView): string {
+  const took = formatDuration(view.elapsedMs);
+  switch (view.state) {
+    case "running":
+      return `:hourglass_flowing_sand: Working… ${took}`;
+    case "completed":
+      return `:white_check_mark: Completed in ${took}`;
+    case "failed":
+      return `:x: Failed after ${took}${view.reason ? `: ${mrkdwnText(truncate(view.reason, 500))}` : ""}`;
+    case "stopped":
+      return `:black_square_for_stop: Stopped${view.stoppedBy ? ` by <@${view.stoppedBy}>` : ""} after ${took}`;
+    case "error":
+      return `:warning: ${mrkdwnText(truncate(view.reason ?? "Something went wrong.", 1500))}`;
+  }
+}
+
+function fileLines(files: readonly FileNote[]): string {
+  const lines = files.slice(0, MAX_FILE_LINES).map((f) => {
+    const size = f.size === undefined ? "" : ` (${formatBytes(f.size)})`;
+    const name = `\`${mrkdwnText(truncate(f.name, 120)).replace(/`/g, "'")}\``;
+    if (f.attached) return `• ${name}${size}: attached below`;
+    const link =
+      f.url && /^https:\/\//.test(f.url)
+        ? ` <${f.url.replace(/[|>]/g, encodeURIComponent)}|download>`
+        : "";
+    return `• ${name}${size}: ${mrkdwnText(f.reason ?? "not attached")}${link}`;
+  });
+  if (files.length > MAX_FILE_LINES) lines.push(`…and ${files.length - MAX_FILE_LINES} more`);
+  return `*Files*\n${lines.join("\n")}`;
+}
+
+const markdownBlock = (text: string): KnownBlock => ({ type: "markdown", text });
+
+/** The answer of a run as one or more messages; the last one carries status and controls. */
+export function renderRun(view: RunView, limit = MESSAGE_MARKDOWN_LIMIT): MessagePayload[] {
+  const safe = neutralizeMentions(view.text);
+  const body = view.state === "running" ? repairPartialMarkdown(safe) : safe;
+  const parts = body.trim() === "" ? [] : splitMarkdown(body, limit);
+  const status = statusLine(view);
+  const payloads: MessagePayload[] = parts.map((part, i) => ({
+    text:
+      i === 0 ? truncate(part, FALLBACK_CHARS) : `(continued) ${truncate(part, FALLBACK_CHARS)}`,
+    blocks: [markdownBlock(part)],
+  }));
+  const tail: KnownBlock[] = [];
+  if (view.files && view.files.length > 0) {
+    tail.push({
+      type: "section",
+      text: { type: "mrkdwn", text: truncate(fileLines(view.files), 3000) },
+    });
+  }
+  if (view.note) {
+    tail.push({
+      type: "context",
+      elements: [{ type: "mrkdwn", text: truncate(mrkdwnText(view.note), 2000) }],
+    });
+  }
+  tail.push({ type: "context", elements: [{ type: "mrkdwn", text: status }] });
+  if (view.state === "running" && view.stopValue) {
+    tail.push({
+      type: "actions",
+      block_id: "task_controls",
+      elements: [
+        {
+          type: "button",
+          action_id: STOP_ACTION_ID,
+          text: { type: "plain_text", text: "Stop", emoji: true },
+          style: "danger",
+          value: view.stopValue,
+        },
+      ],
+    });
+  }
+  const last = payloads.at(-1);
+  if (last) {
+    last.blocks.push(...tail);
+  } else {
+    const placeholder =
+      view.state === "running"
+        ? "_Working on it…_"
+        : view.state === "completed" && !(view.files && view.files.length > 0)
+          ? "_The task finished without a text answer._"
+          : undefined;
+    payloads.push({
+      text:
+        view.state === "error"
+          ? truncate(view.reason ?? "Something went wrong.", FALLBACK_CHARS)
+          : status.replace(/^:[a-z_]+: /, ""),
+      blocks: [...(placeholder ? [markdownBlock(placeholder)] : []), ...tail],
+    });
+  }
+  return payloads;
+}
+
+/** The channel message that opens a task thread: who asked, and what. */
+export function renderPrompt(userId: string, prompt: string): MessagePayload {
+  const quoted = neutralizeMentions(prompt)
+    .split("\n")
+    .map((l) => `> ${l}`)
+    .join("\n");
+  return {
+    text: `<@${userId}> asked: ${truncate(neutralizeMentions(prompt), FALLBACK_CHARS)}`,
+    blocks: [
+      { type: "section", text: { type: "mrkdwn", text: `<@${userId}> asked the task agent:` } },
+      markdownBlock(quoted),
+    ],
+  };
+}
+
+export const USAGE = [
+  "*Usage:* `/task <what you want built>`",
+  "For example: `/task Build a landing page for a bakery with a contact form`",
+  "The answer streams into a thread under your request; reply in that thread to continue the conversation, and press *Stop* to stop a run.",
+].join("\n");

@@ -1,0 +1,13 @@
+/**
+ * Model output must never ping anyone: Slack's special mentions (<!channel>, <!here>,
+ * <!everyone>, <!subteam^…>), user and channel mentions (<@U…>, <#C…>) and the bare
+ * @channel/@here/@everyone words are broken with a zero-width space. They still read the
+ * same to a person; Slack no longer resolves them.
+ */
+const ZWSP = "\u200B";
+
+export function neutralizeMentions(text: string): string {
+  return text
+    .replace(/<([!@#])/g, `<${ZWSP}$1`)
+    .replace(/(^|[^\w])@(channel|here|everyone)\b/gi, `$1@${ZWSP}$2`);
+}

@@ -1,0 +1,97 @@
+/**
+ * The Slack side of the relay as an interface: what the relay and the coordinator need to
+ * do in Slack, nothing more. The real implementation is the WebClient; tests run the same
+ * WebClient against a local Slack Web API server.
+ */
+import type { WebClient } from "@slack/web-api";
+import type { MessagePayload } from "./render.ts";
+
+export interface UploadItem {
+  readonly filename: string;
+  readonly bytes: Buffer;
+  readonly title?: string;
+}
+
+export interface SlackWriter {
+  /** Posts a message (into a thread when `threadTs` is set) and returns its ts. */
+  post(channelId: string, payload: MessagePayload, threadTs?: string): Promise<string>;
+  update(channelId: string, ts: string, payload: MessagePayload): Promise<void>;
+  remove(channelId: string, ts: string): Promise<void>;
+  ephemeral(channelId: string, userId: string, text: string, threadTs?: string): Promise<void>;
+  react(channelId: string, ts: string, name: string): Promise<void>;
+  unreact(channelId: string, ts: string, name: string): Promise<void>;
+  /** Uploads files into a thread, several per call. */
+  upload(channelId: string, threadTs: string, files: readonly UploadItem[]): Promise<void>;
+  /** Whether a user is a workspace admin or owner. */
+  isAdmin(userId: string): Promise<boolean>;
+}
+
+const UPLOAD_BATCH = 10;
+
+export function webClientWriter(client: WebClient): SlackWriter {
+  return {
+    async post(channelId, payload, threadTs) {
+      const res = await client.chat.postMessage({
+        channel: channelId,
+        text: payload.text,
+        blocks: payload.blocks,
+        ...(threadTs ? { thread_ts: threadTs } : {}),
+        unfurl_links: false,
+        unfurl_media: false,
+      });
+      if (!res.ts) throw new Error("chat.postMessage returned no ts");
+      return res.ts;
+    },
+    async update(channelId, ts, payload) {
+      await client.chat.update({
+        channel: channelId,
+        ts,
+        text: payload.text,
+        blocks: payload.blocks,
+      });
+    },
+    async remove(channelId, ts) {
+      await client.chat.delete({ channel: channelId, ts });
+    },
+    async ephemeral(channelId, userId, text, threadTs) {
+      await client.chat.postEphemeral({
+        channel: channelId,
+        user: userId,
+        text,
+        ...(threadTs ? { thread_ts: threadTs } : {}),
+      });
+    },
+    async react(channelId, ts, name) {
+      try {
+        await client.reactions.add({ channel: channelId, timestamp: ts, name });
+      } catch (err) {
+        if ((err as { data?: { error?: string } }).data?.error !== "already_reacted") throw err;
+      }
+    },
+    async unreact(channelId, ts, name) {
+      try {
+        await client.reactions.remove({ channel: channelId, timestamp: ts, name });
+      } catch (err) {
+        if ((err as { data?: { error?: string } }).data?.error !== "no_reaction") throw err;
+      }
+    },
+    async upload(channelId, threadTs, files) {
+      for (let i = 0; i < files.length; i += UPLOAD_BATCH) {
+        const batch = files.slice(i, i + UPLOAD_BATCH);
+        await client.filesUploadV2({
+          channel_id: channelId,
+          thread_ts: threadTs,
+          file_uploads: batch.map((f) => ({
+            file: f.bytes,
+            filename: f.filename,
+            title: f.title ?? f.filename,
+          })),
+        });
+      }
+    },
+    async isAdmin(userId) {
+      const res = await client.users.info({ user: userId });
+      return res.user?.is_admin === true || res.user?.is_owner === true;
+    },
+  };
+}
