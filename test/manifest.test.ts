@@ -1,0 +1,147 @@
+/**
+ * manifest.yml is a valid Slack app manifest (slackapi/manifest-schema, vendored in ../shared/vendor so
+ * validation works offline) and declares exactly what the bot needs.
+ *
+ * The vendor folder is resolved relative to the repository: in this workspace and in CI the repo is
+ * cloned with `shared/` beside it, i.e. `<clone>/../shared/vendor/slack-manifest-schema/`.
+ */
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import type { ValidateFunction } from "ajv";
+import { Ajv } from "ajv";
+import { describe, expect, it } from "vitest";
+import { parse } from "yaml";
+
+const VENDOR = new URL("../../shared/vendor/slack-manifest-schema/", import.meta.url);
+const MANIFEST = new URL("../manifest.yml", import.meta.url);
+
+/** The public URLs manifest.schema.json `$ref`s (tag v0.5.0); registered locally under exactly these. */
+const VERSION_SCHEMAS = {
+  "https://raw.githubusercontent.com/slackapi/manifest-schema/v0.5.0/schemas/manifest.schema.1.0.0.json":
+    "schemas/manifest.schema.1.0.0.json",
+  "https://raw.githubusercontent.com/slackapi/manifest-schema/v0.5.0/schemas/manifest.schema.2.0.0.json":
+    "schemas/manifest.schema.2.0.0.json",
+};
+
+const EXPECTED_BOT_SCOPES = [
+  "chat:write",
+  "chat:write.public",
+  "commands",
+  "channels:history",
+  "groups:history",
+  "im:history",
+  "mpim:history",
+  "files:write",
+  "reactions:write",
+  "users:read",
+];
+
+function readJson(relative: string): unknown {
+  const path = fileURLToPath(new URL(relative, VENDOR));
+  return JSON.parse(readFileSync(path, "utf8"));
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** Walks a path of object keys / array indexes; undefined when any step is missing. */
+function at(value: unknown, ...path: (string | number)[]): unknown {
+  let current = value;
+  for (const key of path) {
+    if (typeof key === "number") {
+      if (!Array.isArray(current)) return undefined;
+      current = current[key];
+    } else {
+      if (!isRecord(current)) return undefined;
+      current = current[key];
+    }
+  }
+  return current;
+}
+
+function buildValidator(): ValidateFunction {
+  // strict: false - the vendored schemas use non-standard keywords (e.g. "regex").
+  // validateFormats: false - ajv-formats is not installed; the only format used is "uri" on `$schema`.
+  const ajv = new Ajv({ strict: false, allErrors: true, validateFormats: false });
+  for (const [url, file] of Object.entries(VERSION_SCHEMAS)) {
+    const schema = readJson(file);
+    if (!isRecord(schema)) throw new Error(`${file} is not a JSON schema object`);
+    ajv.addSchema(schema, url);
+  }
+  const entry = readJson("manifest.schema.json");
+  if (!isRecord(entry)) throw new Error("manifest.schema.json is not a JSON schema object");
+  return ajv.compile(entry);
+}
+
+function errorsOf(validate: ValidateFunction): string {
+  return JSON.stringify(validate.errors ?? [], null, 2);
+}
+
+const manifest: unknown = parse(readFileSync(fileURLToPath(MANIFEST), "utf8"));
+
+describe("manifest.yml", () => {
+  const validate = buildValidator();
+
+  it("wires the validator correctly: the schema repo's own examples pass and fail", () => {
+    expect(validate(readJson("example.valid.json")), errorsOf(validate)).toBe(true);
+    expect(validate(readJson("example.invalid.json"))).toBe(false);
+  });
+
+  it("is a valid Slack app manifest", () => {
+    expect(validate(manifest), errorsOf(validate)).toBe(true);
+  });
+
+  it("is named Task Agent, for the app and the bot user", () => {
+    expect(at(manifest, "display_information", "name")).toBe("Task Agent");
+    expect(at(manifest, "features", "bot_user", "display_name")).toBe("Task Agent");
+  });
+
+  it("asks for exactly the bot scopes the app uses", () => {
+    const scopes = at(manifest, "oauth_config", "scopes", "bot");
+    expect(Array.isArray(scopes) ? [...scopes].sort() : scopes).toEqual(
+      [...EXPECTED_BOT_SCOPES].sort(),
+    );
+    expect(at(manifest, "oauth_config", "scopes", "user")).toBeUndefined();
+  });
+
+  it("declares /task", () => {
+    const commands = at(manifest, "features", "slash_commands");
+    expect(Array.isArray(commands)).toBe(true);
+    const task = Array.isArray(commands)
+      ? commands.find((c: unknown) => at(c, "command") === "/task")
+      : undefined;
+    expect(task).toEqual({
+      command: "/task",
+      description: "Run a task on the Task Execution Service",
+      usage_hint: "[what you want built]",
+      should_escape: false,
+    });
+  });
+
+  it("subscribes to messages everywhere the bot is, and enables interactivity and DMs", () => {
+    expect(at(manifest, "settings", "event_subscriptions", "bot_events")).toEqual([
+      "message.channels",
+      "message.groups",
+      "message.im",
+      "message.mpim",
+    ]);
+    expect(at(manifest, "settings", "interactivity", "is_enabled")).toBe(true);
+    expect(at(manifest, "features", "app_home", "messages_tab_enabled")).toBe(true);
+    expect(at(manifest, "features", "app_home", "messages_tab_read_only_enabled")).toBe(false);
+  });
+
+  it("uses Socket Mode, no org-wide deploy and no token rotation", () => {
+    expect(at(manifest, "settings", "socket_mode_enabled")).toBe(true);
+    expect(at(manifest, "settings", "org_deploy_enabled")).toBe(false);
+    expect(at(manifest, "settings", "token_rotation_enabled")).toBe(false);
+  });
+
+  it("rejects a broken variant (the schema is really applied to manifest.yml's shape)", () => {
+    const broken: unknown = structuredClone(manifest);
+    const commands = at(broken, "features", "slash_commands", 0);
+    if (!isRecord(commands)) throw new Error("no slash command in manifest.yml");
+    commands.command = "task"; // must start with "/"
+    expect(validate(broken)).toBe(false);
+  });
+});
