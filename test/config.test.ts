@@ -1,0 +1,63 @@
+import { describe, expect, it } from "vitest";
+import { ConfigError, parseConfig, parseServiceConfig } from "../src/config.ts";
+
+const base = {
+  TASK_API_URL: "https://tasks.example.com/",
+  TASK_API_KEY: "he-secret-value-123",
+  SLACK_BOT_TOKEN: "xoxb-1-secret",
+  SLACK_SIGNING_SECRET: "signing-secret-value",
+};
+
+function problemsOf(env: Record<string, string>): string[] {
+  try {
+    parseConfig(env);
+  } catch (err) {
+    if (err instanceof ConfigError) return [...err.problems];
+    throw err;
+  }
+  throw new Error("expected a ConfigError");
+}
+
+describe("configuration", () => {
+  it("parses a complete HTTP-mode environment with defaults", () => {
+    const c = parseConfig(base);
+    expect(c.service.baseUrl).toBe("https://tasks.example.com");
+    expect(c.port).toBe(3000);
+    expect(c.logLevel).toBe("info");
+    expect(c.slack.appToken).toBeUndefined();
+    expect(c.redisUrl).toBeUndefined();
+    expect(c.slack.editIntervalMs).toBe(1000);
+  });
+
+  it("lists every missing or invalid variable at once, without any secret value", () => {
+    const problems = problemsOf({
+      TASK_API_KEY: "",
+      SLACK_BOT_TOKEN: "xoxp-user-token-secret",
+      PORT: "http",
+      REDIS_URL: "mysql://x",
+      LOG_LEVEL: "loud",
+    });
+    const text = problems.join("\n");
+    expect(text).toContain("TASK_API_URL is required");
+    expect(text).toContain("TASK_API_KEY");
+    expect(text).toContain("SLACK_BOT_TOKEN must be a bot token");
+    expect(text).toContain("PORT must be a whole number");
+    expect(text).toContain("REDIS_URL");
+    expect(text).toContain("LOG_LEVEL");
+    expect(text).not.toContain("xoxp-user-token-secret");
+  });
+
+  it("needs a signing secret in HTTP mode but not in Socket Mode", () => {
+    const { SLACK_SIGNING_SECRET: _, ...noSecret } = base;
+    expect(problemsOf(noSecret).join()).toContain("SLACK_SIGNING_SECRET is required in HTTP mode");
+    expect(parseConfig({ ...noSecret, SLACK_APP_TOKEN: "xapp-1-abc" }).slack.appToken).toBe(
+      "xapp-1-abc",
+    );
+  });
+
+  it("parses the service settings alone for tools that only talk to the service", () => {
+    expect(
+      parseServiceConfig({ TASK_API_URL: "http://127.0.0.1:8787", TASK_API_KEY: "k" }).pollTimeoutS,
+    ).toBe(30);
+  });
+});

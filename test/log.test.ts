@@ -1,0 +1,41 @@
+import { Writable } from "node:stream";
+import { describe, expect, it } from "vitest";
+import { createLogger } from "../src/log.ts";
+
+function capture() {
+  const lines: string[] = [];
+  const destination = new Writable({
+    write(chunk, _enc, done) {
+      lines.push(String(chunk));
+      done();
+    },
+  });
+  return { lines, destination };
+}
+
+describe("logging", () => {
+  it("never writes a secret, whatever field or message carries it", () => {
+    const apiKey = "he-Zq81sEcReTkEy";
+    const botToken = "xoxb-123-456-abcdefSECRET";
+    const signingSecret = "8f14e45fceea167a5a36dedd4bea2543";
+    const { lines, destination } = capture();
+    const log = createLogger({
+      level: "debug",
+      secrets: [apiKey, botToken, signingSecret],
+      destination,
+    });
+    log.info({ headers: { "x-api-key": apiKey } }, "request");
+    log.info({ config: { service: { apiKey } } }, "config");
+    log.error({ err: new Error(`upstream said ${apiKey} is invalid`) }, "failed");
+    log.warn(`token ${botToken} and secret ${signingSecret} in a message`);
+    log.info({ nested: { deeper: { value: `Bearer ${botToken}` } } }, "nested");
+    log.info({ quoted: `"${apiKey}"` }, "json-escaped");
+    log.info({ other: "xapp-1-A0SOMETHINGLONG-123" }, "app token by shape");
+    const all = lines.join("");
+    expect(lines.length).toBe(7);
+    for (const secret of [apiKey, botToken, signingSecret, "xapp-1-A0SOMETHINGLONG-123"]) {
+      expect(all).not.toContain(secret);
+    }
+    expect(all).toContain("[REDACTED]");
+  });
+});
