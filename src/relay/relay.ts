@@ -147,6 +147,13 @@ export class Relay {
     return true;
   }
 
+  /** Resolves once no run is being relayed (follow-ups started meanwhile included). */
+  async idle(): Promise<void> {
+    while (this.#runs.size > 0) {
+      await Promise.allSettled([...this.#runs.values()].map((c) => c.done));
+    }
+  }
+
   /** Aborts every run (shutdown). Their messages are left as they are. */
   async shutdown(): Promise<void> {
     for (const ctl of this.#runs.values()) ctl.abort.abort(new Error("shutting down"));

@@ -1,0 +1,136 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { neutralizeMentions } from "../../src/slack/sanitize.ts";
+import {
+  API_KEY,
+  CHANNEL,
+  comparable,
+  Harness,
+  markdownOf,
+  OWNER,
+  SIGNING_SECRET,
+  statusOf,
+} from "../support/harness.ts";
+
+const redisUrl = process.env.TEST_REDIS_URL;
+const stores: Array<[string, string | undefined]> = [["the embedded store", undefined]];
+if (redisUrl) stores.push(["Redis", redisUrl]);
+
+/** The service's final answer for a run, read straight from the simulator. */
+async function serviceFiles(h: Harness, threadId: string, projectId: string) {
+  const res = await fetch(
+    `${h.sim.url}/api/v1/public/threads/${encodeURIComponent(threadId)}/response?project_id=${projectId}&include_file_content=true&timeout=0`,
+    { headers: { "x-api-key": API_KEY } },
+  );
+  const body = (await res.json()) as {
+    files: Array<{
+      file_name: string;
+      content?: string;
+      encoding?: string;
+      included_inline?: boolean;
+    }>;
+  };
+  return body.files;
+}
+
+describe.each(stores)("/task end to end with %s", (_name, redis) => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await Harness.start({ redisUrl: redis });
+  });
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  it("acknowledges at once, streams the answer into a thread by editing, then shows the final text, status and files", async () => {
+    const prompt =
+      "Build a landing page for a bakery [sim:files=3] [sim:delay=15] [sim:length=2500]";
+    const started = Date.now();
+    const ack = await h.command(prompt);
+    expect(ack.status).toBe(200);
+    expect(Date.now() - started).toBeLessThan(3000);
+
+    const threadTs = await h.waitForTaskThread("landing page for a bakery");
+    const parent = h.slack.message(CHANNEL, threadTs);
+    expect(JSON.stringify(parent?.blocks)).toContain(`<@${OWNER}>`);
+
+    const replies = await h.waitForFinal(threadTs);
+    const run = h.sim.runs().find((r) => r.prompt === prompt);
+    expect(run?.status).toBe("completed");
+    const answer = replies[0];
+    if (!answer || !run) throw new Error("no answer");
+
+    // It streamed: several edits of the same message with growing text, spaced by the throttle.
+    const edits = h.slack.calls.filter(
+      (c) => c.method === "chat.update" && c.args.ts === answer.ts,
+    );
+    expect(edits.length).toBeGreaterThanOrEqual(3);
+    const interim = edits.slice(0, -1);
+    for (let i = 1; i < interim.length; i++) {
+      expect((interim[i]?.at ?? 0) - (interim[i - 1]?.at ?? 0)).toBeGreaterThanOrEqual(200);
+    }
+    const stoppable = edits.filter((c) => JSON.stringify(c.args.blocks).includes('"Stop"'));
+    expect(stoppable.length).toBeGreaterThanOrEqual(1);
+
+    // The final message shows the service's authoritative text and a clear status, no Stop.
+    expect(comparable(replies.map(markdownOf).join("\n"))).toBe(comparable(run.content));
+    expect(statusOf(replies.at(-1) ?? answer)).toMatch(/Completed in \d+s/);
+    expect(JSON.stringify(replies.map((r) => r.blocks))).not.toContain('"Stop"');
+
+    // Files arrive in the same thread with the service's exact bytes.
+    const uploaded = h.slack.files().filter((f) => f.thread_ts === threadTs);
+    const thread = h.sim.thread(run.threadId);
+    const expected = await serviceFiles(h, run.threadId, thread?.projectId ?? "");
+    expect(uploaded.map((f) => f.name).sort()).toEqual(expected.map((f) => f.file_name).sort());
+    for (const f of expected) {
+      const bytes = Buffer.from(f.content ?? "", f.encoding === "base64" ? "base64" : "utf8");
+      expect(uploaded.find((u) => u.name === f.file_name)?.bytes.equals(bytes)).toBe(true);
+    }
+    const uploadCalls = h.slack.calls.filter((c) => c.method === "files.completeUploadExternal");
+    expect(uploadCalls.filter((c) => c.args.thread_ts === threadTs)).toHaveLength(1);
+
+    // The run can be traced back to Slack.
+    expect(run.request.metadata).toEqual({
+      slack: { team_id: "T0001", channel_id: CHANNEL, user_id: OWNER, thread_ts: threadTs },
+    });
+    expect(h.slack.validationErrors).toEqual([]);
+  });
+
+  it("continues the conversation when someone replies in the thread", async () => {
+    await h.command("Write a haiku about bread [sim:length=400]");
+    const threadTs = await h.waitForTaskThread("haiku about bread");
+    await h.waitForFinal(threadTs, 1);
+    await h.reply(threadTs, "Now make it about croissants [sim:length=300]");
+    const replies = await h.waitForFinal(threadTs, 2);
+    const followUp = h.sim.runs().find((r) => r.followUp && r.promptText.includes("croissants"));
+    expect(followUp?.status).toBe("completed");
+    const last = replies.at(-1);
+    expect(last && comparable(markdownOf(last))).toBe(comparable(followUp?.content ?? "x"));
+    expect(h.slack.validationErrors).toEqual([]);
+  });
+
+  it("never pings anyone from model output", async () => {
+    await h.command("Summarise the announcement [sim:mention] [sim:length=600]");
+    const threadTs = await h.waitForTaskThread("Summarise the announcement");
+    const replies = await h.waitForFinal(threadTs);
+    const shown = JSON.stringify(replies.map((r) => [r.text, r.blocks]));
+    expect(shown).not.toMatch(/<[!@#](channel|here|everyone|U12345|C12345|subteam)/);
+    expect(neutralizeMentions("<!channel>")).not.toBe("<!channel>");
+  });
+
+  it("refuses forged and stale requests and does nothing for them", async () => {
+    const before = h.sim.requests.length;
+    const forged = await h.command("Forged task", { forge: true });
+    const stale = await h.command("Stale task", { stale: true });
+    expect(forged.status).toBe(401);
+    expect(stale.status).toBe(401);
+    expect(h.sim.requests.length).toBe(before);
+    expect(JSON.stringify(h.slack.messages(CHANNEL))).not.toMatch(/Forged task|Stale task/);
+  });
+
+  it("keeps every secret out of the logs", () => {
+    const all = h.logLines.join("");
+    expect(all.length).toBeGreaterThan(1000);
+    for (const secret of [API_KEY, h.slack.botToken, SIGNING_SECRET])
+      expect(all).not.toContain(secret);
+  });
+});

@@ -1,0 +1,125 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import {
+  createMemoryStore,
+  createRedisStore,
+  createSqliteStore,
+  type ThreadRecord,
+  type ThreadStore,
+} from "../../src/store/store.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "taskbot-store-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const redisUrl = process.env.TEST_REDIS_URL;
+let n = 0;
+const unique = () => `T${process.pid}x${Date.now()}x${n++}`;
+
+function record(teamId: string, overrides: Partial<ThreadRecord> = {}): ThreadRecord {
+  return {
+    teamId,
+    channelId: "C1",
+    threadTs: "1700000000.000100",
+    projectId: "proj_1",
+    threadId: "thr_1",
+    ownerUserId: "U1",
+    activeRunId: "run_1",
+    activeMessageTs: "1700000000.000200",
+    lastRunId: undefined,
+    queue: [],
+    createdAt: 1,
+    updatedAt: 1,
+    ...overrides,
+  };
+}
+
+const backends: Array<[string, () => ThreadStore]> = [
+  ["memory", () => createMemoryStore()],
+  ["embedded SQLite", () => createSqliteStore(join(dir, "shared.sqlite"))],
+];
+if (redisUrl) backends.push(["Redis", () => createRedisStore(redisUrl)]);
+
+describe.each(backends)("thread store on %s", (_name, make) => {
+  it("stores a thread mapping and reads it back", async () => {
+    const store = make();
+    const teamId = unique();
+    const rec = record(teamId);
+    await store.putThread(rec);
+    expect(await store.getThread(rec)).toMatchObject({ projectId: "proj_1", activeRunId: "run_1" });
+    await store.close();
+  });
+
+  it("keeps workspaces apart: the same channel and ts in another team is another thread", async () => {
+    const store = make();
+    const a = record(unique());
+    await store.putThread(a);
+    expect(await store.getThread({ ...a, teamId: unique() })).toBeUndefined();
+    await store.close();
+  });
+
+  it("serialises concurrent updates of one thread so no queued reply is lost", async () => {
+    const store = make();
+    const rec = record(unique());
+    await store.putThread(rec);
+    await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        store.updateThread(rec, (r) => ({
+          ...r,
+          queue: [...r.queue, { userId: "U2", text: `reply ${i}`, ts: String(i), hadFiles: false }],
+        })),
+      ),
+    );
+    const after = await store.getThread(rec);
+    expect(after?.queue.map((q) => q.text)).toEqual(
+      Array.from({ length: 20 }, (_, i) => `reply ${i}`),
+    );
+    await store.close();
+  });
+
+  it("claims a name once, for everyone, until it expires", async () => {
+    const store = make();
+    const teamId = unique();
+    const results = await Promise.all(
+      Array.from({ length: 10 }, () => store.claimOnce(teamId, "event:Ev1", 60_000)),
+    );
+    expect(results.filter(Boolean)).toHaveLength(1);
+    expect(await store.claimOnce(teamId, "event:Ev2", 60_000)).toBe(true);
+    expect(await store.claimOnce(unique(), "event:Ev1", 60_000)).toBe(true);
+    await store.close();
+  });
+
+  it("answers a health check", async () => {
+    const store = make();
+    expect(await store.ping()).toBe(true);
+    await store.close();
+  });
+});
+
+describe("embedded store", () => {
+  it("survives a restart: a thread written before is read after reopening the file", async () => {
+    const path = join(dir, "restart.sqlite");
+    const first = createSqliteStore(path);
+    const rec = record(unique(), { activeRunId: undefined, lastRunId: "run_9" });
+    await first.putThread(rec);
+    expect(await first.claimOnce(rec.teamId, "event:E", 60_000)).toBe(true);
+    await first.close();
+    const second = createSqliteStore(path);
+    expect(await second.getThread(rec)).toMatchObject({ lastRunId: "run_9", projectId: "proj_1" });
+    expect(await second.claimOnce(rec.teamId, "event:E", 60_000)).toBe(false);
+    await second.close();
+  });
+
+  it("lets a claim lapse after its time to live", async () => {
+    const store = createSqliteStore(join(dir, "ttl.sqlite"));
+    const teamId = unique();
+    expect(await store.claimOnce(teamId, "x", 1)).toBe(true);
+    const until = Date.now() + 5;
+    while (Date.now() < until) {
+      // busy-wait 5 ms: the claim's expiry is a wall-clock fact, not a timer
+    }
+    expect(await store.claimOnce(teamId, "x", 60_000)).toBe(true);
+    await store.close();
+  });
+});

@@ -1,0 +1,288 @@
+/**
+ * End-to-end harness: the real app (Bolt's HTTP receiver, WebClient, relay, store) started
+ * from a parsed environment, against the local Slack Web API double and the task service
+ * simulator. Slack's side is driven with correctly signed HTTP requests, as Slack sends them.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Writable } from "node:stream";
+import { type Running, startApp } from "../../src/bootstrap.ts";
+import { parseConfig } from "../../src/config.ts";
+import { createLogger } from "../../src/log.ts";
+import {
+  type Simulator,
+  type SimulatorOptions,
+  startSimulator,
+} from "../../src/simulator/server.ts";
+import {
+  type LocalSlack,
+  type LocalSlackOptions,
+  type SlackMessage,
+  startLocalSlack,
+} from "./local-slack.ts";
+import {
+  type SignOptions,
+  type SlackHttpResponse,
+  sendBlockAction,
+  sendEvent,
+  sendSlashCommand,
+} from "./slack-requests.ts";
+
+export const TEAM = "T0001";
+export const CHANNEL = "C0GENERAL";
+export const OWNER = "U0OWNER";
+export const OTHER = "U0OTHER";
+export const ADMIN = "U0ADMIN";
+export const SIGNING_SECRET = "e2e-signing-secret-8f14e45fceea167a";
+export const API_KEY = "he-e2eSimulatorKey0123456789";
+
+export interface HarnessOptions {
+  readonly redisUrl?: string | undefined;
+  readonly simulator?: SimulatorOptions;
+  readonly slack?: LocalSlackOptions;
+  readonly editIntervalMs?: number;
+}
+
+let counter = 0;
+
+export class Harness {
+  readonly sim: Simulator;
+  readonly slack: LocalSlack;
+  readonly dataDir: string;
+  readonly logLines: string[] = [];
+  app!: Running;
+  readonly #options: HarnessOptions;
+  #eventSeq = 0;
+
+  private constructor(sim: Simulator, slack: LocalSlack, dataDir: string, options: HarnessOptions) {
+    this.sim = sim;
+    this.slack = slack;
+    this.dataDir = dataDir;
+    this.#options = options;
+  }
+
+  static async start(options: HarnessOptions = {}): Promise<Harness> {
+    const sim = await startSimulator({ apiKeys: [API_KEY], chunkDelayMs: 5, ...options.simulator });
+    const slack = await startLocalSlack({
+      teamId: TEAM,
+      users: [
+        { id: OWNER, name: "owner" },
+        { id: OTHER, name: "other" },
+        { id: ADMIN, name: "admin", is_admin: true },
+      ],
+      ...options.slack,
+    });
+    const h = new Harness(sim, slack, mkdtempSync(join(tmpdir(), "taskbot-e2e-")), options);
+    await h.startApp();
+    return h;
+  }
+
+  /** (Re)starts the app process-equivalent: a fresh Bolt app, relay and store client. */
+  async startApp(): Promise<void> {
+    const config = parseConfig({
+      TASK_API_URL: this.sim.url,
+      TASK_API_KEY: API_KEY,
+      SLACK_BOT_TOKEN: this.slack.botToken,
+      SLACK_SIGNING_SECRET: SIGNING_SECRET,
+      SLACK_API_URL: this.slack.apiUrl,
+      SLACK_EDIT_INTERVAL_MS: String(this.#options.editIntervalMs ?? 250),
+      PORT: "0",
+      DATA_DIR: this.dataDir,
+      LOG_LEVEL: "debug",
+      TASK_POLL_TIMEOUT_S: "5",
+      ...(this.#options.redisUrl ? { REDIS_URL: this.#options.redisUrl } : {}),
+    });
+    const lines = this.logLines;
+    const destination = new Writable({
+      write(chunk, _enc, done) {
+        lines.push(String(chunk));
+        done();
+      },
+    });
+    const logger = createLogger({
+      level: "debug",
+      secrets: [API_KEY, this.slack.botToken, SIGNING_SECRET],
+      destination,
+    });
+    this.app = await startApp(config, logger);
+  }
+
+  async restartApp(): Promise<void> {
+    await this.app.close();
+    await this.startApp();
+  }
+
+  get eventsUrl(): string {
+    return `http://127.0.0.1:${this.app.port}/slack/events`;
+  }
+
+  async close(): Promise<void> {
+    await this.app.close();
+    await this.sim.close();
+    await this.slack.close();
+    rmSync(this.dataDir, { recursive: true, force: true });
+  }
+
+  /** `/task <text>` typed by `user` in `channel`. */
+  command(
+    text: string,
+    opts: { user?: string; channel?: string; triggerId?: string } & SignOptions = {},
+  ): Promise<SlackHttpResponse> {
+    const id = `cmd${++counter}`;
+    const { user, channel, triggerId, ...sign } = opts;
+    return sendSlashCommand(
+      this.eventsUrl,
+      SIGNING_SECRET,
+      {
+        text,
+        team_id: TEAM,
+        user_id: user ?? OWNER,
+        channel_id: channel ?? CHANNEL,
+        response_url: this.slack.responseUrl(id),
+        trigger_id: triggerId ?? `trig.${id}.${Date.now()}`,
+      },
+      sign,
+    );
+  }
+
+  /** A person's reply in a thread, as Slack delivers it (optionally as a retry). */
+  async reply(
+    threadTs: string,
+    text: string,
+    opts: { user?: string; eventId?: string; retryNum?: number; ts?: string; files?: boolean } = {},
+  ): Promise<{ ts: string; eventId: string; response: SlackHttpResponse }> {
+    const user = opts.user ?? OWNER;
+    const ts =
+      opts.ts ?? this.slack.addMessage({ channel: CHANNEL, user, text, thread_ts: threadTs });
+    const eventId = opts.eventId ?? `Ev${++this.#eventSeq}x${Date.now()}`;
+    const event: Record<string, unknown> = {
+      type: "message",
+      channel: CHANNEL,
+      channel_type: "channel",
+      user,
+      text,
+      ts,
+      thread_ts: threadTs,
+      event_ts: ts,
+      team: TEAM,
+      ...(opts.files
+        ? {
+            subtype: "file_share",
+            files: [{ id: "F0USER", name: "brief.pdf", mimetype: "application/pdf" }],
+          }
+        : {}),
+    };
+    const response = await sendEvent(
+      this.eventsUrl,
+      SIGNING_SECRET,
+      { event_id: eventId, team_id: TEAM, event },
+      opts.retryNum === undefined ? {} : { retryNum: opts.retryNum },
+    );
+    return { ts, eventId, response };
+  }
+
+  /** Clicks the Stop button of a bot message. */
+  async clickStop(message: SlackMessage, user: string): Promise<SlackHttpResponse> {
+    const button = stopButton(message);
+    if (!button) throw new Error("the message has no Stop button");
+    return sendBlockAction(this.eventsUrl, SIGNING_SECRET, {
+      team_id: TEAM,
+      user_id: user,
+      channel_id: message.channel,
+      message_ts: message.ts,
+      ...(message.thread_ts ? { thread_ts: message.thread_ts } : {}),
+      action_id: button.action_id,
+      value: button.value,
+      block_id: "task_controls",
+      response_url: this.slack.responseUrl(`action${++counter}`),
+    });
+  }
+
+  /** The channel message that opened the task for `prompt`. */
+  async waitForTaskThread(promptFragment: string): Promise<string> {
+    const parent = await this.slack.waitFor(
+      () =>
+        this.slack
+          .messages(CHANNEL)
+          .find(
+            (m) =>
+              m.user === this.slack.botUserId &&
+              JSON.stringify(m.blocks ?? []).includes(promptFragment),
+          ),
+      { description: `the task message for "${promptFragment}"` },
+    );
+    return parent.ts;
+  }
+
+  /** The bot's answer messages in a thread (current content; file shares left out). */
+  botReplies(threadTs: string): SlackMessage[] {
+    return this.slack
+      .thread(CHANNEL, threadTs)
+      .filter(
+        (m) => m.ts !== threadTs && m.user === this.slack.botUserId && (m.blocks?.length ?? 0) > 0,
+      );
+  }
+
+  /** Waits until `count` runs of the thread have shown a final status; returns the replies. */
+  async waitForFinal(threadTs: string, count = 1, timeoutMs = 20_000): Promise<SlackMessage[]> {
+    await this.slack.waitFor(
+      () => this.botReplies(threadTs).filter((m) => FINAL_STATUS.test(statusOf(m))).length >= count,
+      { timeoutMs, description: `${count} final status message(s) in thread ${threadTs}` },
+    );
+    await this.app.relay.idle();
+    return this.botReplies(threadTs);
+  }
+}
+
+const FINAL_STATUS = /Completed in|Failed after|Stopped|:warning:/;
+
+interface Block {
+  type: string;
+  text?: unknown;
+  elements?: Array<{ type: string; text?: string; action_id?: string; value?: string }>;
+}
+
+const blocksOf = (m: SlackMessage): Block[] => (m.blocks ?? []) as Block[];
+
+/** The status line of a bot message (its last context block), or "". */
+export function statusOf(m: SlackMessage): string {
+  const contexts = blocksOf(m).filter((b) => b.type === "context");
+  return (
+    contexts
+      .at(-1)
+      ?.elements?.map((e) => e.text ?? "")
+      .join(" ") ?? ""
+  );
+}
+
+export function stopButton(m: SlackMessage): { action_id: string; value: string } | undefined {
+  for (const b of blocksOf(m)) {
+    for (const e of b.elements ?? []) {
+      if (e.type === "button" && e.action_id && e.value)
+        return { action_id: e.action_id, value: e.value };
+    }
+  }
+  return undefined;
+}
+
+/** The Markdown an answer message shows. */
+export function markdownOf(m: SlackMessage): string {
+  return blocksOf(m)
+    .filter((b) => b.type === "markdown" && typeof b.text === "string")
+    .map((b) => b.text as string)
+    .join("\n\n");
+}
+
+/**
+ * Text for comparing a split answer with the service's: whitespace and the code-fence
+ * lines the splitter adds when it cuts a code block are dropped, zero-width spaces too.
+ */
+export function comparable(markdown: string): string {
+  return markdown
+    .replace(/\u200B/g, "")
+    .split("\n")
+    .filter((l) => !/^\s*(`{3,}|~{3,})\S*\s*$/.test(l))
+    .join("")
+    .replace(/\s+/g, "");
+}
