@@ -1,0 +1,208 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  ADMIN,
+  CHANNEL,
+  comparable,
+  Harness,
+  markdownOf,
+  OTHER,
+  OWNER,
+  statusOf,
+  stopButton,
+} from "../support/harness.ts";
+
+const redisUrl = process.env.TEST_REDIS_URL;
+const stores: Array<[string, string | undefined]> = [["the embedded store", undefined]];
+if (redisUrl) stores.push(["Redis", redisUrl]);
+
+describe.each(stores)("follow-ups and Stop with %s", (_name, redis) => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await Harness.start({ redisUrl: redis });
+  });
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  /** Waits until the thread's running message shows some streamed text and a Stop button. */
+  async function streaming(threadTs: string) {
+    return h.slack.waitFor(
+      () => h.botReplies(threadTs).find((m) => stopButton(m) && markdownOf(m).length > 40),
+      { description: "a streaming message with a Stop button" },
+    );
+  }
+
+  it("queues replies that arrive during a run, shows they are queued, and sends them in order afterwards", async () => {
+    await h.command("Plan a product launch [sim:delay=20] [sim:length=1500]");
+    const threadTs = await h.waitForTaskThread("Plan a product launch");
+    await streaming(threadTs);
+    const first = await h.reply(threadTs, "First follow-up: add a budget [sim:length=200]");
+    const second = await h.reply(threadTs, "Second follow-up: add a timeline [sim:length=200]", {
+      user: OTHER,
+    });
+    const queuedNote = (user: string) =>
+      h.slack
+        .ephemerals(CHANNEL, user)
+        .some((e) => e.thread_ts === threadTs && /queued/.test(e.text));
+    await h.slack.waitFor(
+      () =>
+        [first.ts, second.ts].every((ts) =>
+          h.slack.reactions(CHANNEL, ts).some((r) => r.name === "hourglass_flowing_sand"),
+        ) &&
+        queuedNote(OWNER) &&
+        queuedNote(OTHER),
+      { description: "both replies marked as queued, and both people told" },
+    );
+
+    const replies = await h.waitForFinal(threadTs, 3);
+    const runs = h.sim
+      .runs()
+      .filter(
+        (r) =>
+          r.threadId ===
+          h.sim.runs().find((x) => x.promptText.includes("product launch"))?.threadId,
+      );
+    expect(runs.map((r) => r.promptText.trim())).toEqual([
+      expect.stringContaining("Plan a product launch"),
+      expect.stringContaining("First follow-up"),
+      expect.stringContaining("Second follow-up"),
+    ]);
+    expect(runs.every((r) => r.status === "completed")).toBe(true);
+    expect(replies.filter((m) => /Completed in/.test(statusOf(m)))).toHaveLength(3);
+    // Once sent, the queued marker is gone.
+    expect(h.slack.reactions(CHANNEL, first.ts)).toEqual([]);
+  });
+
+  it("handles an event Slack delivers three times exactly once", async () => {
+    await h.command("Draft an email [sim:length=300]");
+    const threadTs = await h.waitForTaskThread("Draft an email");
+    await h.waitForFinal(threadTs);
+    const eventId = `EvThrice${Date.now()}`;
+    const sent = await h.reply(threadTs, "Make it shorter [sim:length=100]", {
+      eventId,
+    });
+    await h.reply(threadTs, "Make it shorter [sim:length=100]", {
+      eventId,
+      ts: sent.ts,
+      retryNum: 1,
+    });
+    await h.reply(threadTs, "Make it shorter [sim:length=100]", {
+      eventId,
+      ts: sent.ts,
+      retryNum: 2,
+    });
+    await h.waitForFinal(threadTs, 2);
+    const continues = h.sim.requests.filter(
+      (r) => r.method === "POST" && r.path.endsWith("/response"),
+    );
+    const forThread = h.sim
+      .runs()
+      .filter((r) => r.followUp && r.promptText.includes("Make it shorter"));
+    expect(forThread).toHaveLength(1);
+    expect(continues.length).toBeGreaterThanOrEqual(1);
+    expect(h.botReplies(threadTs)).toHaveLength(2);
+  });
+
+  it("ignores bot messages, edits and deletions in a task thread", async () => {
+    await h.command("Name a bakery [sim:length=100]");
+    const threadTs = await h.waitForTaskThread("Name a bakery");
+    await h.waitForFinal(threadTs);
+    const before = h.sim.runs().length;
+    const base = { type: "message", channel: CHANNEL, thread_ts: threadTs };
+    const { sendEvent } = await import("../support/slack-requests.ts");
+    const { SIGNING_SECRET, TEAM } = await import("../support/harness.ts");
+    for (const [i, event] of [
+      { ...base, subtype: "bot_message", bot_id: "BOTHER", text: "beep", ts: "1.1" },
+      { ...base, subtype: "message_changed", ts: "1.2", message: { text: "edited" } },
+      { ...base, subtype: "message_deleted", ts: "1.3", deleted_ts: "1.0" },
+    ].entries()) {
+      const res = await sendEvent(h.eventsUrl, SIGNING_SECRET, {
+        event_id: `EvIgnored${i}`,
+        team_id: TEAM,
+        event,
+      });
+      expect(res.status).toBe(200);
+    }
+    // A real reply afterwards is still handled, and it is the only new run.
+    await h.reply(threadTs, "One more name please [sim:length=100]");
+    await h.waitForFinal(threadTs, 2);
+    expect(h.sim.runs().length).toBe(before + 1);
+  });
+
+  it("says attachments were not sent when a reply carries files", async () => {
+    await h.command("Review a brief [sim:length=100]");
+    const threadTs = await h.waitForTaskThread("Review a brief");
+    await h.waitForFinal(threadTs);
+    await h.reply(threadTs, "See the attached brief [sim:length=100]", { files: true });
+    const replies = await h.waitForFinal(threadTs, 2);
+    expect(JSON.stringify(replies.at(-1)?.blocks)).toContain("attachments were not sent");
+  });
+
+  it("lets the owner stop a run: the service stops, the message says who stopped it, nothing is appended after", async () => {
+    await h.command("Write a long novel [sim:delay=25] [sim:length=20000]");
+    const threadTs = await h.waitForTaskThread("Write a long novel");
+    const running = await streaming(threadTs);
+    const click = await h.clickStop(running, OWNER);
+    expect(click.status).toBe(200);
+    const replies = await h.waitForFinal(threadTs);
+    const run = h.sim.runs().find((r) => r.promptText.includes("long novel"));
+    expect(run?.status).toBe("stopped");
+    const final = replies.at(-1);
+    if (!final || !run) throw new Error("no final message");
+    expect(statusOf(final)).toMatch(new RegExp(`Stopped by <@${OWNER}>`));
+    expect(stopButton(final)).toBeUndefined();
+    const shown = comparable(replies.map(markdownOf).join(""));
+    expect(comparable(run.content).startsWith(shown)).toBe(true);
+    expect(shown.length).toBeLessThan(comparable(run.content).length + 1);
+    // After the final edit, no further write touched the thread.
+    const lastWrite = h.slack.calls
+      .filter(
+        (c) =>
+          c.args.channel === CHANNEL && (c.args.ts === final.ts || c.args.thread_ts === threadTs),
+      )
+      .at(-1);
+    expect(lastWrite?.method).toBe("chat.update");
+    expect(statusOf(h.slack.message(CHANNEL, final.ts) ?? final)).toMatch(/Stopped/);
+  });
+
+  it("tells anyone else privately that only the owner or an admin can stop, and the run goes on", async () => {
+    await h.command("Design a logo [sim:delay=20] [sim:length=1500]");
+    const threadTs = await h.waitForTaskThread("Design a logo");
+    const running = await streaming(threadTs);
+    await h.clickStop(running, OTHER);
+    const refusal = await h.slack.waitFor(
+      () => h.slack.responseUrlPosts.find((p) => JSON.stringify(p.body).includes("can stop it")),
+      { description: "an ephemeral refusal" },
+    );
+    expect(JSON.stringify(refusal.body)).toContain(`<@${OWNER}>`);
+    expect(JSON.stringify(refusal.body)).toContain("ephemeral");
+    const replies = await h.waitForFinal(threadTs);
+    expect(statusOf(replies.at(-1) ?? running)).toMatch(/Completed in/);
+  });
+
+  it("lets a workspace admin stop someone else's run", async () => {
+    await h.command("Translate a manual [sim:delay=25] [sim:length=20000]");
+    const threadTs = await h.waitForTaskThread("Translate a manual");
+    const running = await streaming(threadTs);
+    await h.clickStop(running, ADMIN);
+    const replies = await h.waitForFinal(threadTs);
+    expect(statusOf(replies.at(-1) ?? running)).toMatch(new RegExp(`Stopped by <@${ADMIN}>`));
+  });
+
+  it("stops once when Stop is clicked twice", async () => {
+    await h.command("Write an essay [sim:delay=25] [sim:length=20000]");
+    const threadTs = await h.waitForTaskThread("Write an essay");
+    const running = await streaming(threadTs);
+    await Promise.all([h.clickStop(running, OWNER), h.clickStop(running, OWNER)]);
+    await h.waitForFinal(threadTs);
+    const stops = h.sim.requests.filter((r) => r.path.endsWith("/agent/stop"));
+    const run = h.sim.runs().find((r) => r.promptText.includes("Write an essay"));
+    expect(
+      stops.filter(
+        (r) =>
+          r.path.includes(encodeURIComponent(run?.threadId ?? "")) ||
+          r.path.includes(run?.threadId ?? ""),
+      ),
+    ).toHaveLength(1);
+  });
+});
