@@ -1,0 +1,155 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CHANNEL, comparable, Harness, markdownOf, statusOf } from "../support/harness.ts";
+
+const redisUrl = process.env.TEST_REDIS_URL;
+const stores: Array<[string, string | undefined]> = [["the embedded store", undefined]];
+if (redisUrl) stores.push(["Redis", redisUrl]);
+
+describe.each(stores)("errors, limits and stream formats with %s", (_name, redis) => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await Harness.start({
+      redisUrl: redis,
+      slack: { notInChannel: ["C0NOTMEMBER"], unknownChannels: ["G0PRIVATE"] },
+    });
+  });
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  it("answers an empty /task with usage help, privately", async () => {
+    const res = await h.command("   ");
+    expect(res.status).toBe(200);
+    expect(res.json).toMatchObject({ response_type: "ephemeral" });
+    expect(JSON.stringify(res.json)).toContain("/task <what you want built>");
+  });
+
+  it("refuses a prompt over 5,000 characters before calling the service", async () => {
+    const before = h.sim.requests.length;
+    const res = await h.command(`Build ${"x".repeat(5000)}`);
+    expect(JSON.stringify(res.json)).toContain("5,006 characters");
+    expect(JSON.stringify(res.json)).toContain("at most 5,000");
+    expect(h.sim.requests.length).toBe(before);
+  });
+
+  it.each([
+    ["C0NOTMEMBER", "/invite @Task Agent"],
+    ["G0PRIVATE", "probably private"],
+  ])("tells the user how to fix it when the bot cannot post in %s", async (channel, advice) => {
+    await h.command("Build something here", { channel });
+    const post = await h.slack.waitFor(
+      () => h.slack.responseUrlPosts.find((p) => JSON.stringify(p.body).includes(advice)),
+      { description: `advice "${advice}"` },
+    );
+    expect(JSON.stringify(post.body)).toContain("ephemeral");
+  });
+
+  it.each([
+    ["401", "API key"],
+    ["402", "out of credits"],
+    ["429", "try again in 7 seconds"],
+    ["422", "refused the request"],
+    ["500", "failed (HTTP 500)"],
+  ])(
+    "shows a specific message in the thread when creating the task fails with %s",
+    async (status, text) => {
+      await h.command(`Error case ${status} [sim:fail_create=${status}]`);
+      const threadTs = await h.waitForTaskThread(`Error case ${status}`);
+      const replies = await h.waitForFinal(threadTs);
+      expect(statusOf(replies[0] ?? { channel: "", ts: "", user: "", text: "" })).toContain(text);
+      expect(JSON.stringify(replies)).not.toContain('"Stop"');
+    },
+  );
+
+  it("tells the user to start a new task when the service no longer knows the thread", async () => {
+    await h.command("Short task [sim:length=100]");
+    const threadTs = await h.waitForTaskThread("Short task");
+    await h.waitForFinal(threadTs);
+    await h.reply(threadTs, "Continue please [sim:fail_continue=404]");
+    const replies = await h.waitForFinal(threadTs, 2);
+    expect(statusOf(replies.at(-1) ?? { channel: "", ts: "", user: "", text: "" })).toContain(
+      "start a new task",
+    );
+  });
+
+  it("shows a failed run with its reason and keeps the partial answer", async () => {
+    await h.command("Failing task [sim:run=fail] [sim:length=800]");
+    const threadTs = await h.waitForTaskThread("Failing task");
+    const replies = await h.waitForFinal(threadTs);
+    const final = replies.at(-1);
+    expect(final && statusOf(final)).toMatch(/Failed after \d+s: .+/);
+    expect(final && markdownOf(final).length).toBeGreaterThan(0);
+  });
+
+  it("shows a server failure while following a run with the run id", async () => {
+    await h.command("Poll failure [sim:fail_poll=500] [sim:norealtime] [sim:length=300]");
+    const threadTs = await h.waitForTaskThread("Poll failure");
+    const replies = await h.waitForFinal(threadTs, 1, 30_000);
+    const run = h.sim.runs().find((r) => r.promptText.includes("Poll failure"));
+    const status = statusOf(replies.at(-1) ?? { channel: "", ts: "", user: "", text: "" });
+    expect(status).toContain("HTTP 500");
+    expect(status).toContain(run?.id ?? "missing run id");
+  });
+
+  it("splits a 60,000-character answer across messages Slack accepts, losing nothing", async () => {
+    await h.command("Write the full handbook [sim:length=60000] [sim:chunk=1500] [sim:delay=5]");
+    const threadTs = await h.waitForTaskThread("Write the full handbook");
+    const replies = await h.waitForFinal(threadTs, 1, 30_000);
+    const run = h.sim.runs().find((r) => r.promptText.includes("full handbook"));
+    expect(run?.content.length).toBeGreaterThanOrEqual(59_000);
+    expect(replies.length).toBeGreaterThanOrEqual(6);
+    for (const m of replies) expect(markdownOf(m).length).toBeLessThanOrEqual(10_000);
+    expect(comparable(replies.map(markdownOf).join("\n"))).toBe(comparable(run?.content ?? ""));
+    expect(statusOf(replies.at(-1) ?? { channel: "", ts: "", user: "", text: "" })).toMatch(
+      /Completed/,
+    );
+    expect(h.slack.validationErrors).toEqual([]);
+    expect(
+      h.slack.calls.filter((c) => c.response.ok === false && c.method.startsWith("chat.")),
+    ).toEqual(
+      h.slack.calls.filter(
+        (c) =>
+          c.response.ok === false && c.method.startsWith("chat.") && c.args.channel !== CHANNEL,
+      ),
+    );
+  });
+
+  it.each([
+    ["contract", ""],
+    ["agent", ""],
+    ["minimal", ""],
+    ["contract", "[sim:drop=4] [sim:reconnect=replay]"],
+    ["agent", "[sim:drops=2] [sim:reconnect=continue]"],
+    ["minimal", "[sim:malformed] [sim:drop=3]"],
+    ["contract", "[sim:norealtime]"],
+    ["contract", "[sim:norealtime=json]"],
+  ])("shows the complete answer with the %s stream format %s", async (format, faults) => {
+    const label = [
+      "Format",
+      format,
+      faults.replace(/\W+/g, " ").trim(),
+      Math.random().toString(36).slice(2, 7),
+    ]
+      .filter(Boolean)
+      .join(" ");
+    await h.command(`${label} [sim:format=${format}] ${faults} [sim:delay=8] [sim:length=1500]`);
+    const threadTs = await h.waitForTaskThread(label);
+    const replies = await h.waitForFinal(threadTs, 1, 30_000);
+    const run = h.sim.runs().find((r) => r.promptText.includes(label));
+    expect(run?.status).toBe("completed");
+    expect(comparable(replies.map(markdownOf).join("\n"))).toBe(
+      comparable(run?.content ?? "missing"),
+    );
+    expect(statusOf(replies.at(-1) ?? { channel: "", ts: "", user: "", text: "" })).toMatch(
+      /Completed/,
+    );
+    // What streamed never contained the acknowledgement or duplicated text.
+    const updates = h.slack.calls.filter(
+      (c) => c.method === "chat.update" && c.args.ts === replies[0]?.ts,
+    );
+    for (const u of updates) {
+      const shown = comparable(JSON.stringify(u.args.blocks ?? "").replace(/\\n/g, "\n"));
+      expect(shown).not.toContain("ACK-SHOULD-NOT-APPEAR");
+    }
+  });
+});
