@@ -58,6 +58,8 @@ export class TextReconciler {
   #conn = "";
   #mode: "fresh" | "unknown" | "replay" | "continue" = "fresh";
   #maxSeq = Number.NEGATIVE_INFINITY;
+  /** Text a snapshot added that numbered chunks of the next connection may repeat. */
+  #overlap = "";
 
   get text(): string {
     return this.#yielded;
@@ -74,8 +76,17 @@ export class TextReconciler {
     if (seq !== undefined) {
       if (seq <= this.#maxSeq) return "";
       this.#maxSeq = seq;
-      this.#yielded += text;
-      return text;
+      let fresh = text;
+      if (this.#overlap !== "") {
+        if (this.#overlap.startsWith(fresh)) {
+          this.#overlap = this.#overlap.slice(fresh.length);
+          return "";
+        }
+        fresh = fresh.startsWith(this.#overlap) ? fresh.slice(this.#overlap.length) : fresh;
+        this.#overlap = "";
+      }
+      this.#yielded += fresh;
+      return fresh;
     }
     this.#conn += text;
     switch (this.#mode) {
@@ -99,7 +110,9 @@ export class TextReconciler {
 
   /** A full text (a `complete` event, a polled result): only its new tail counts. */
   snapshot(full: string): string {
-    return this.#advanceTo(full);
+    const added = this.#advanceTo(full);
+    this.#overlap += added;
+    return added;
   }
 
   #advanceTo(full: string): string {
@@ -194,6 +207,9 @@ export async function* followRun(
       yield* setStatus(now.status);
       break;
     }
+    // Fill what was produced while disconnected: a server that continues will not resend it.
+    const gap = text.snapshot(now.response.content);
+    if (gap !== "") yield { type: "delta", text: gap };
     failures++;
     if (failures > maxReconnects) {
       mode = "poll";

@@ -44,6 +44,42 @@ describe("text reconciliation across reconnections", () => {
     expect(r.text).toBe("abc");
   });
 
+  it("fills the gap of a drop from a polled snapshot without repeating it when numbered chunks replay", () => {
+    const r = new TextReconciler();
+    r.newConnection();
+    r.delta("a", 0);
+    r.delta("b", 1);
+    // Dropped; chunks 2 and 3 were produced meanwhile and the poll shows them.
+    expect(r.snapshot("abcd")).toBe("cd");
+    r.newConnection();
+    for (const [t, i] of [
+      ["a", 0],
+      ["b", 1],
+      ["c", 2],
+      ["d", 3],
+    ] as const)
+      expect(r.delta(t, i)).toBe("");
+    expect(r.delta("e", 4)).toBe("e");
+    expect(r.text).toBe("abcde");
+  });
+
+  it("fills the gap of a drop from a polled snapshot when the server continues", () => {
+    const r = new TextReconciler();
+    r.newConnection();
+    r.delta("Hello ", 0);
+    expect(r.snapshot("Hello big ")).toBe("big ");
+    r.newConnection();
+    expect(r.delta("world", 2)).toBe("world");
+    expect(r.text).toBe("Hello big world");
+    const u = new TextReconciler();
+    u.newConnection();
+    u.delta("Hello ");
+    u.snapshot("Hello big ");
+    u.newConnection();
+    expect(u.delta("world")).toBe("world");
+    expect(u.text).toBe("Hello big world");
+  });
+
   it("takes only the new tail of a snapshot and ignores one that repeats the text", () => {
     const r = new TextReconciler();
     r.newConnection();
