@@ -18,9 +18,11 @@ function scanFences(text: string): FenceState {
 }
 
 function advanceFence(state: FenceState, line: string): void {
-  const m = FENCE.exec(line);
+  const m = FENCE.exec(line.replace(/\r$/, "")); // CRLF answers: "." does not match "\r"
   if (!m) return;
   const marker = m[1] ?? "";
+  // CommonMark: a backtick fence's info string has no backticks ("```npm i``` …" is inline code).
+  if (marker[0] === "`" && m[2]?.includes("`")) return;
   if (state.open === undefined) {
     state.open = marker;
     state.info = (m[2] ?? "").trim();
@@ -42,6 +44,8 @@ export function repairPartialMarkdown(text: string): string {
   }
   const lastBreak = text.lastIndexOf("\n");
   const head = text.slice(0, lastBreak + 1);
+  // The last line just closed a code block: its ``` or ~~~ is no unpaired marker.
+  if (scanFences(head).open !== undefined) return text;
   let line = text.slice(lastBreak + 1);
   // A dangling link: "[label](http://exa" or "[label" with no closing bracket yet.
   line = line.replace(/!?\[[^\]\n]*\]\([^)\s]*$/, "").replace(/!?\[[^\]\n]*$/, "");
@@ -79,10 +83,15 @@ export function splitMarkdown(text: string, limit: number): string[] {
     let part = reopen + rest.slice(0, cut);
     let nextReopen = "";
     if (fence.open !== undefined) {
-      part = `${part.replace(/\n?$/, "\n")}${fence.open}`;
+      const closed = `${part.replace(/\n?$/, "\n")}${fence.open}`;
+      if (closed.length <= limit) part = closed; // a marker longer than 4 may not fit
       nextReopen = `${fence.open}${fence.info}\n`;
+      // A "fence" line that runs on for pages is no language tag: repeating it would leave
+      // the next part no room (and no progress at all once it fills the part).
+      if (nextReopen.length > limit / 4) nextReopen = "";
     }
-    parts.push(part.replace(/\s+$/, ""));
+    const trimmed = part.replace(/\s+$/, "");
+    if (trimmed !== "") parts.push(trimmed); // a long run of spaces is no message
     rest = rest.slice(cut);
     if (fence.open === undefined) rest = rest.replace(/^\s*\n/, "");
     else rest = rest.replace(/^\n/, "");

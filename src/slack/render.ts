@@ -122,8 +122,10 @@ const markdownBlock = (text: string): KnownBlock => ({ type: "markdown", text })
 
 /** The answer of a run as one or more messages; the last one carries status and controls. */
 export function renderRun(view: RunView, limit = MESSAGE_MARKDOWN_LIMIT): MessagePayload[] {
-  const safe = neutralizeMentions(view.text);
-  const body = view.state === "running" ? repairPartialMarkdown(safe) : safe;
+  // Repair first: dropping an unpaired ` or ** could otherwise rebuild "<!channel>".
+  const body = neutralizeMentions(
+    view.state === "running" ? repairPartialMarkdown(view.text) : view.text,
+  );
   const parts = body.trim() === "" ? [] : splitMarkdown(body, limit);
   const status = statusLine(view);
   const payloads: MessagePayload[] = parts.map((part, i) => ({
@@ -144,7 +146,8 @@ export function renderRun(view: RunView, limit = MESSAGE_MARKDOWN_LIMIT): Messag
       elements: [{ type: "mrkdwn", text: truncate(mrkdwnText(view.note), 2000) }],
     });
   }
-  tail.push({ type: "context", elements: [{ type: "mrkdwn", text: status }] });
+  // Escaping can make a reason up to five times longer; a context text holds 3,000.
+  tail.push({ type: "context", elements: [{ type: "mrkdwn", text: truncate(status, 3000) }] });
   if (view.state === "running" && view.stopValue) {
     tail.push({
       type: "actions",
@@ -173,7 +176,7 @@ export function renderRun(view: RunView, limit = MESSAGE_MARKDOWN_LIMIT): Messag
     payloads.push({
       text:
         view.state === "error"
-          ? truncate(view.reason ?? "Something went wrong.", FALLBACK_CHARS)
+          ? truncate(neutralizeMentions(view.reason ?? "Something went wrong."), FALLBACK_CHARS)
           : status.replace(/^:[a-z_]+: /, ""),
       blocks: [...(placeholder ? [markdownBlock(placeholder)] : []), ...tail],
     });

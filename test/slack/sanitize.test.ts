@@ -1,0 +1,110 @@
+/**
+ * Model output and echoed prompts must never ping anyone: every mention form Slack resolves
+ * is broken with a zero-width space, so it reads the same but notifies nobody.
+ */
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { neutralizeMentions } from "../../src/slack/sanitize.ts";
+
+const ZWSP = "\u200B";
+/** A mention Slack would resolve: <!channel>, <!here>, <@U…>, <#C…>, or a bare @here word. */
+const LIVE_MENTION = /<[!@#]|(^|[^\w])@(channel|here|everyone)\b/i;
+
+describe("neutralizeMentions", () => {
+  it.each([
+    ["<!channel>", `<${ZWSP}!channel>`],
+    ["<!here>", `<${ZWSP}!here>`],
+    ["<!everyone>", `<${ZWSP}!everyone>`],
+    ["<!here|here>", `<${ZWSP}!here|here>`],
+    ["<!subteam^S0614TZR7|@engineers>", `<${ZWSP}!subteam^S0614TZR7|@engineers>`],
+    ["<@U024BE7LH>", `<${ZWSP}@U024BE7LH>`],
+    ["<@W0123ABC|alice>", `<${ZWSP}@W0123ABC|alice>`],
+    ["<#C024BE7LR>", `<${ZWSP}#C024BE7LR>`],
+    ["<#C024BE7LR|general>", `<${ZWSP}#C024BE7LR|general>`],
+    ["@channel", `@${ZWSP}channel`],
+    ["@here", `@${ZWSP}here`],
+    ["@everyone", `@${ZWSP}everyone`],
+    ["@CHANNEL", `@${ZWSP}CHANNEL`],
+    ["Hey @here, look", `Hey @${ZWSP}here, look`],
+    ["(@channel)", `(@${ZWSP}channel)`],
+    ["*@everyone*", `*@${ZWSP}everyone*`],
+    ["line one\n@here", `line one\n@${ZWSP}here`],
+  ])("never pings from %j", (input, expected) => {
+    const out = neutralizeMentions(input);
+    expect(out).toBe(expected);
+    expect(out).not.toMatch(LIVE_MENTION);
+  });
+
+  it("breaks every mention in a longer message, not just the first", () => {
+    const out = neutralizeMentions("<!channel> <!channel> @here @here <@U1><@U2> <#C1><#C2>");
+    expect(out).not.toMatch(LIVE_MENTION);
+    expect(out.split(ZWSP)).toHaveLength(9);
+  });
+
+  it.each([
+    "a < b and c > d",
+    "x<y>z",
+    "<https://example.com|the docs>",
+    "<mailto:bob@example.com|Bob>",
+    "write to bob@example.com",
+    "bob@here.com",
+    "@heretic and @channels and @everyoneelse",
+    "3 @ 4",
+    "",
+  ])("leaves ordinary text alone: %j", (text) => {
+    expect(neutralizeMentions(text)).toBe(text);
+  });
+
+  const fragments = fc.array(
+    fc.oneof(
+      fc.constantFrom(
+        "<",
+        "!",
+        "@",
+        "#",
+        ">",
+        "channel",
+        "here",
+        "everyone",
+        "U024",
+        " ",
+        "\n",
+        "_",
+        "*",
+      ),
+      fc.string({ maxLength: 4 }),
+    ),
+    { maxLength: 40 },
+  );
+  const text = fragments.map((f) => f.join(""));
+
+  it("leaves nothing Slack would resolve, whatever the text (property)", () => {
+    fc.assert(
+      fc.property(text, (t) => {
+        expect(neutralizeMentions(t)).not.toMatch(LIVE_MENTION);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it("reads the same to a person: it only adds zero-width spaces (property)", () => {
+    fc.assert(
+      fc.property(text, (t) => {
+        const out = neutralizeMentions(t);
+        expect(out.replaceAll(ZWSP, "")).toBe(t.replaceAll(ZWSP, ""));
+        expect(out.length).toBeGreaterThanOrEqual(t.length);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it("is idempotent, so sanitising twice changes nothing (property)", () => {
+    fc.assert(
+      fc.property(text, (t) => {
+        const once = neutralizeMentions(t);
+        expect(neutralizeMentions(once)).toBe(once);
+      }),
+      { numRuns: 500 },
+    );
+  });
+});
