@@ -277,6 +277,11 @@ export class Relay {
     closed = true;
     if (timer) clearTimeout(timer);
     await inflight;
+    if (ctl.abort.signal.aborted && ctl.stoppedBy === undefined) {
+      // Shutting down: leave the message as it is; the run resumes on the next start.
+      log.info("relay ended by shutdown");
+      return;
+    }
 
     let state: RunState;
     let reason: string | undefined;
