@@ -99,7 +99,7 @@ function statusLine(view: RunView): string {
     case "stopped":
       return `:black_square_for_stop: Stopped${view.stoppedBy ? ` by <@${view.stoppedBy}>` : ""} after ${took}`;
     case "error":
-      return `:warning: ${mrkdwnText(truncate(view.reason ?? "Something went wrong.", 1500))}`;
+      return `:warning: ${mrkdwnText(truncate(view.reason || "Something went wrong.", 1500))}`;
   }
 }
 
@@ -176,7 +176,7 @@ export function renderRun(view: RunView, limit = MESSAGE_MARKDOWN_LIMIT): Messag
     payloads.push({
       text:
         view.state === "error"
-          ? truncate(neutralizeMentions(view.reason ?? "Something went wrong."), FALLBACK_CHARS)
+          ? truncate(neutralizeMentions(view.reason || "Something went wrong."), FALLBACK_CHARS)
           : status.replace(/^:[a-z_]+: /, ""),
       blocks: [...(placeholder ? [markdownBlock(placeholder)] : []), ...tail],
     });
@@ -186,10 +186,14 @@ export function renderRun(view: RunView, limit = MESSAGE_MARKDOWN_LIMIT): Messag
 
 /** The channel message that opens a task thread: who asked, and what. */
 export function renderPrompt(userId: string, prompt: string): MessagePayload {
-  const quoted = neutralizeMentions(prompt)
-    .split("\n")
-    .map((l) => `> ${l}`)
-    .join("\n");
+  // Quoting adds two characters a line; keep a pathological prompt inside one markdown block.
+  const quoted = truncate(
+    neutralizeMentions(prompt)
+      .split("\n")
+      .map((l) => `> ${l}`)
+      .join("\n"),
+    MESSAGE_MARKDOWN_LIMIT,
+  );
   return {
     text: `<@${userId}> asked: ${truncate(neutralizeMentions(prompt), FALLBACK_CHARS)}`,
     blocks: [

@@ -1,0 +1,40 @@
+/**
+ * `npm run dev`: the task service simulator and the bot together, so that someone with only
+ * a Slack workspace can try the whole flow without a service API key. Slack settings come
+ * from the environment as for `npm start`; TASK_API_URL / TASK_API_KEY point at the simulator.
+ */
+import { startApp } from "../src/bootstrap.ts";
+import { ConfigError, parseConfig, secretsOf } from "../src/config.ts";
+import { createLogger } from "../src/log.ts";
+import { startSimulator } from "../src/simulator/server.ts";
+
+const simKey = "he-simulator-key";
+const sim = await startSimulator({
+  port: Number(process.env.SIM_PORT ?? 8787),
+  apiKeys: [simKey],
+  chunkDelayMs: 40,
+});
+process.stdout.write(`Task Execution Service simulator on ${sim.url} (key ${simKey})\n`);
+
+let config: ReturnType<typeof parseConfig>;
+try {
+  config = parseConfig({ ...process.env, TASK_API_URL: sim.url, TASK_API_KEY: simKey });
+} catch (err) {
+  await sim.close();
+  if (err instanceof ConfigError) {
+    process.stderr.write(`${err.message}\nSee README.md ("Try it") for the Slack settings.\n`);
+    process.exit(1);
+  }
+  throw err;
+}
+const logger = createLogger({ level: config.logLevel, secrets: secretsOf(config) });
+process.on("unhandledRejection", (reason) => logger.error({ err: reason }, "unhandled rejection"));
+const running = await startApp(config, logger);
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.once(signal, () => {
+    void running
+      .close()
+      .then(() => sim.close())
+      .finally(() => process.exit(0));
+  });
+}

@@ -1,0 +1,97 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { once } from "node:events";
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Simulator, startSimulator } from "../../src/simulator/server.ts";
+import { API_KEY, CHANNEL, OWNER, SIGNING_SECRET, statusOf, TEAM } from "../support/harness.ts";
+import { type LocalSlack, startLocalSlack } from "../support/local-slack.ts";
+import { sendSlashCommand } from "../support/slack-requests.ts";
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  const address = server.address();
+  server.close();
+  if (!address || typeof address === "string") throw new Error("no port");
+  return address.port;
+}
+
+describe("npm start as a real process", () => {
+  let sim: Simulator;
+  let slack: LocalSlack;
+  let child: ChildProcess;
+  let port: number;
+  const output: string[] = [];
+  const dataDir = mkdtempSync(join(tmpdir(), "taskbot-proc-"));
+
+  beforeAll(async () => {
+    sim = await startSimulator({ apiKeys: [API_KEY], chunkDelayMs: 5 });
+    slack = await startLocalSlack({ teamId: TEAM });
+    port = await freePort();
+    child = spawn(process.execPath, ["src/main.ts"], {
+      env: {
+        PATH: process.env.PATH ?? "",
+        TASK_API_URL: sim.url,
+        TASK_API_KEY: API_KEY,
+        SLACK_BOT_TOKEN: slack.botToken,
+        SLACK_SIGNING_SECRET: SIGNING_SECRET,
+        SLACK_API_URL: slack.apiUrl,
+        PORT: String(port),
+        DATA_DIR: dataDir,
+        LOG_LEVEL: "debug",
+      },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    child.stdout?.on("data", (d: Buffer) => output.push(d.toString()));
+    child.stderr?.on("data", (d: Buffer) => output.push(d.toString()));
+    // Ready when the health check says so.
+    for (;;) {
+      if (child.exitCode !== null) throw new Error(`the app exited: ${output.join("")}`);
+      const ok = await fetch(`http://127.0.0.1:${port}/healthz`)
+        .then((r) => r.ok)
+        .catch(() => false);
+      if (ok) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  });
+
+  afterAll(async () => {
+    if (child.exitCode === null) child.kill("SIGKILL");
+    await sim.close();
+    await slack.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it("answers /task end to end, then exits 0 on SIGTERM with no secret in its output", async () => {
+    const res = await sendSlashCommand(`http://127.0.0.1:${port}/slack/events`, SIGNING_SECRET, {
+      text: "Build a process-level smoke test [sim:length=300]",
+      team_id: TEAM,
+      user_id: OWNER,
+      channel_id: CHANNEL,
+      response_url: slack.responseUrl("proc"),
+      trigger_id: "trig.proc",
+    });
+    expect(res.status).toBe(200);
+    await slack.waitFor(
+      () =>
+        slack
+          .messages(CHANNEL, { includeReplies: true })
+          .some(
+            (m) =>
+              m.thread_ts !== undefined && m.thread_ts !== m.ts && /Completed in/.test(statusOf(m)),
+          ),
+      { timeoutMs: 15_000, description: "a completed answer" },
+    );
+    child.kill("SIGTERM");
+    const [code] = (await once(child, "exit")) as [number | null];
+    expect(code).toBe(0);
+    const all = output.join("");
+    expect(all).toContain("Task bot is running");
+    for (const secret of [API_KEY, slack.botToken, SIGNING_SECRET])
+      expect(all).not.toContain(secret);
+  });
+});
