@@ -1,0 +1,24 @@
+# syntax=docker/dockerfile:1
+# Task Agent Slack app: Node 24 LTS, no build step (Node runs the TypeScript sources directly).
+FROM node:24-bookworm-slim AS deps
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+
+FROM node:24-bookworm-slim
+ENV NODE_ENV=production \
+    DATA_DIR=/data \
+    PORT=3000
+WORKDIR /app
+COPY --from=deps /app/node_modules ./node_modules
+COPY package.json ./
+COPY src ./src
+# The embedded store lives in /data; mount a volume there so threads survive restarts.
+RUN mkdir -p /data && chown node:node /data
+VOLUME ["/data"]
+USER node
+EXPOSE 3000
+HEALTHCHECK --interval=30s --timeout=3s --start-period=20s \
+  CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
+# Node forwards SIGTERM to the app, which drains and exits 0.
+CMD ["node", "src/main.ts"]
