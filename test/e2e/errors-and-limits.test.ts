@@ -1,5 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CHANNEL, comparable, Harness, markdownOf, statusOf } from "../support/harness.ts";
+import {
+  CHANNEL,
+  comparable,
+  Harness,
+  markdownOf,
+  NO_MESSAGE,
+  statusOf,
+} from "../support/harness.ts";
 
 const redisUrl = process.env.TEST_REDIS_URL;
 const stores: Array<[string, string | undefined]> = [["the embedded store", undefined]];
@@ -56,7 +63,7 @@ describe.each(stores)("errors, limits and stream formats with %s", (_name, redis
       await h.command(`Error case ${status} [sim:fail_create=${status}]`);
       const threadTs = await h.waitForTaskThread(`Error case ${status}`);
       const replies = await h.waitForFinal(threadTs);
-      expect(statusOf(replies[0] ?? { channel: "", ts: "", user: "", text: "" })).toContain(text);
+      expect(statusOf(replies[0] ?? NO_MESSAGE)).toContain(text);
       expect(JSON.stringify(replies)).not.toContain('"Stop"');
     },
   );
@@ -67,9 +74,7 @@ describe.each(stores)("errors, limits and stream formats with %s", (_name, redis
     await h.waitForFinal(threadTs);
     await h.reply(threadTs, "Continue please [sim:fail_continue=404]");
     const replies = await h.waitForFinal(threadTs, 2);
-    expect(statusOf(replies.at(-1) ?? { channel: "", ts: "", user: "", text: "" })).toContain(
-      "start a new task",
-    );
+    expect(statusOf(replies.at(-1) ?? NO_MESSAGE)).toContain("start a new task");
   });
 
   it("shows a failed run with its reason and keeps the partial answer", async () => {
@@ -86,7 +91,7 @@ describe.each(stores)("errors, limits and stream formats with %s", (_name, redis
     const threadTs = await h.waitForTaskThread("Poll failure");
     const replies = await h.waitForFinal(threadTs, 1, 30_000);
     const run = h.sim.runs().find((r) => r.promptText.includes("Poll failure"));
-    const status = statusOf(replies.at(-1) ?? { channel: "", ts: "", user: "", text: "" });
+    const status = statusOf(replies.at(-1) ?? NO_MESSAGE);
     expect(status).toContain("HTTP 500");
     expect(status).toContain(run?.id ?? "missing run id");
   });
@@ -100,9 +105,7 @@ describe.each(stores)("errors, limits and stream formats with %s", (_name, redis
     expect(replies.length).toBeGreaterThanOrEqual(6);
     for (const m of replies) expect(markdownOf(m).length).toBeLessThanOrEqual(10_000);
     expect(comparable(replies.map(markdownOf).join("\n"))).toBe(comparable(run?.content ?? ""));
-    expect(statusOf(replies.at(-1) ?? { channel: "", ts: "", user: "", text: "" })).toMatch(
-      /Completed/,
-    );
+    expect(statusOf(replies.at(-1) ?? NO_MESSAGE)).toMatch(/Completed/);
     expect(h.slack.validationErrors).toEqual([]);
     expect(
       h.slack.calls.filter((c) => c.response.ok === false && c.method.startsWith("chat.")),
@@ -140,9 +143,7 @@ describe.each(stores)("errors, limits and stream formats with %s", (_name, redis
     expect(comparable(replies.map(markdownOf).join("\n"))).toBe(
       comparable(run?.content ?? "missing"),
     );
-    expect(statusOf(replies.at(-1) ?? { channel: "", ts: "", user: "", text: "" })).toMatch(
-      /Completed/,
-    );
+    expect(statusOf(replies.at(-1) ?? NO_MESSAGE)).toMatch(/Completed/);
     // What streamed never contained the acknowledgement or duplicated text.
     const updates = h.slack.calls.filter(
       (c) => c.method === "chat.update" && c.args.ts === replies[0]?.ts,

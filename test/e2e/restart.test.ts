@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { comparable, Harness, markdownOf, statusOf } from "../support/harness.ts";
+import { comparable, Harness, markdownOf, NO_MESSAGE, statusOf } from "../support/harness.ts";
 
 describe("restart with the embedded store", () => {
   let h: Harness;
@@ -22,7 +22,7 @@ describe("restart with the embedded store", () => {
       .find((r) => r.followUp && r.promptText.includes("vegetable patch"));
     const first = h.sim.runs().find((r) => r.promptText.includes("Plan a garden"));
     expect(followUp?.threadId).toBe(first?.threadId);
-    expect(comparable(markdownOf(replies.at(-1) ?? replies[0]!))).toBe(
+    expect(comparable(markdownOf(replies.at(-1) ?? NO_MESSAGE))).toBe(
       comparable(followUp?.content ?? "x"),
     );
   });
@@ -40,8 +40,8 @@ describe("restart with the embedded store", () => {
     const replies = await h.waitForFinal(threadTs, 2, 30_000);
     const run = h.sim.runs().find((r) => r.promptText.includes("long report"));
     expect(replies).toHaveLength(2);
-    expect(comparable(markdownOf(replies[0]!))).toBe(comparable(run?.content ?? "x"));
-    expect(statusOf(replies[0]!)).toMatch(/Completed/);
-    expect(statusOf(replies[1]!)).toMatch(/Completed/);
+    expect(comparable(markdownOf(replies[0] ?? NO_MESSAGE))).toBe(comparable(run?.content ?? "x"));
+    expect(statusOf(replies[0] ?? NO_MESSAGE)).toMatch(/Completed/);
+    expect(statusOf(replies[1] ?? NO_MESSAGE)).toMatch(/Completed/);
   });
 });

@@ -235,6 +235,9 @@ export class Harness {
   }
 }
 
+/** Stands in for a message a test expected but did not get, so assertions fail readably. */
+export const NO_MESSAGE: SlackMessage = { channel: "", ts: "", user: "", text: "" };
+
 const FINAL_STATUS = /Completed in|Failed after|Stopped|:warning:/;
 
 interface Block {
