@@ -39,16 +39,15 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
   });
   const slack = createSlackApp({ config, logger, store });
   const writer = webClientWriter(slack.app.client);
-  let coordinator: TaskCoordinator | undefined;
   const relay = new Relay({
     service,
     writer,
     logger,
     editIntervalMs: config.slack.editIntervalMs,
     follow: { pollTimeoutS: config.service.pollTimeoutS },
-    onRunEnded: async (outcome) => coordinator?.onRunEnded(outcome),
+    onRunEnded: async (outcome): Promise<void> => coordinator.onRunEnded(outcome),
   });
-  coordinator = new TaskCoordinator({ service, writer, store, relay, logger });
+  const coordinator = new TaskCoordinator({ service, writer, store, relay, logger });
   slack.listen(coordinator);
   const port = await slack.start();
   logger.info(

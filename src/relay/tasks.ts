@@ -131,7 +131,7 @@ export class TaskCoordinator {
   /** A person's message in a thread. Returns false when the thread is not a task thread. */
   async handleReply(reply: ThreadReply): Promise<boolean> {
     const { store, writer } = this.#o;
-    let record = await store.getThread(reply.key);
+    const record = await store.getThread(reply.key);
     if (!record) return false;
     if (reply.text.trim() === "") {
       if (reply.hasFiles) {
@@ -155,7 +155,7 @@ export class TaskCoordinator {
       );
       return true;
     }
-    record = await this.#reconcile(record);
+    await this.#reconcile(record);
     const item: QueuedFollowUp = {
       userId: reply.userId,
       text: reply.text,
@@ -367,5 +367,3 @@ export class TaskCoordinator {
   }
 }
 
-export const isServiceError = (err: unknown): err is TaskServiceError =>
-  err instanceof TaskServiceError;

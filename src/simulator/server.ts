@@ -88,15 +88,7 @@ const optionsSchema = z.object({
 export type SimulatorOptions = z.input<typeof optionsSchema>;
 
 export type FaultEndpoint =
-  | "create"
-  | "continue"
-  | "result"
-  | "stream"
-  | "history"
-  | "stop"
-  | "files"
-  | "download"
-  | "any";
+  "create" | "continue" | "result" | "stream" | "history" | "stop" | "files" | "download" | "any";
 
 /**
  * A scripted failure for the next matching request(s), applied after the API key check.
