@@ -344,7 +344,7 @@ export function createTaskServiceClient(options: TaskServiceClientOptions): Task
       });
     },
 
-    getTaskResult(ref, query = {}, callOptions = {}) {
+    async getTaskResult(ref, query = {}, callOptions = {}) {
       checkRange("timeout", query.timeout, 0, LIMITS.pollTimeoutMaxS);
       checkRange("page", query.page, 1, Number.MAX_SAFE_INTEGER);
       checkRange("page_size", query.pageSize, 1, LIMITS.pageSizeMax);
@@ -425,7 +425,7 @@ export function createTaskServiceClient(options: TaskServiceClientOptions): Task
       );
     },
 
-    getHistory(ref, query = {}, callOptions = {}) {
+    async getHistory(ref, query = {}, callOptions = {}) {
       checkRange("page", query.page, 1, Number.MAX_SAFE_INTEGER);
       checkRange("page_size", query.pageSize, 1, LIMITS.pageSizeMax);
       const target = url(threadPath(ref, "/history"), {
@@ -443,7 +443,7 @@ export function createTaskServiceClient(options: TaskServiceClientOptions): Task
       );
     },
 
-    stopAgent(ref, callOptions = {}) {
+    async stopAgent(ref, callOptions = {}) {
       const target = url(threadPath(ref, "/agent/stop"), { project_id: ref.projectId });
       // Stopping twice has the same effect as stopping once, so it is safe to retry.
       return read(callOptions.signal, () =>
@@ -451,7 +451,7 @@ export function createTaskServiceClient(options: TaskServiceClientOptions): Task
       );
     },
 
-    listFiles(ref, query = {}, callOptions = {}) {
+    async listFiles(ref, query = {}, callOptions = {}) {
       checkRange("page", query.page, 1, Number.MAX_SAFE_INTEGER);
       checkRange("page_size", query.pageSize, 1, LIMITS.pageSizeMax);
       const target = url(threadPath(ref, "/files"), {

@@ -238,7 +238,10 @@ export async function* followRun(
     }
   }
 
-  return await fetchFinal(service, ref, text.text, options);
+  const final = await fetchFinal(service, ref, text.text, options);
+  // A stream can end without naming a status (minimal shape's finish): report the final one.
+  yield* setStatus(final.status);
+  return final;
 }
 
 /** The authoritative end state: text, code blocks and every page of files with their content. */
