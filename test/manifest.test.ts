@@ -25,7 +25,7 @@ const VERSION_SCHEMAS = {
 
 const EXPECTED_BOT_SCOPES = [
   "chat:write",
-  "chat:write.public",
+  "channels:join",
   "commands",
   "channels:history",
   "groups:history",

@@ -5,7 +5,7 @@
  */
 import type { Logger } from "pino";
 import type { TaskService, ThreadRef } from "../service/client.ts";
-import { TaskServiceError } from "../service/errors.ts";
+import type { TaskServiceError } from "../service/errors.ts";
 import { validateTaskInput } from "../service/limits.ts";
 import { describeServiceError, describeSlackPostError, slackErrorCode } from "../slack/errors.ts";
 import { renderPrompt, renderRun } from "../slack/render.ts";
@@ -67,6 +67,8 @@ export class TaskCoordinator {
     const { writer, service, store, logger } = this.#o;
     const startedAt = this.#now();
     let threadTs: string;
+    // In a public channel, join first: the bot must be a member to hear replies in the thread.
+    if (task.channelId.startsWith("C")) await writer.join(task.channelId);
     try {
       threadTs = await writer.post(task.channelId, renderPrompt(task.userId, task.prompt));
     } catch (err) {
@@ -366,4 +368,3 @@ export class TaskCoordinator {
     }
   }
 }
-

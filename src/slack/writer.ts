@@ -22,6 +22,8 @@ export interface SlackWriter {
   unreact(channelId: string, ts: string, name: string): Promise<void>;
   /** Uploads files into a thread, several per call. */
   upload(channelId: string, threadTs: string, files: readonly UploadItem[]): Promise<void>;
+  /** Joins a public channel so the bot can post there and hear replies; false if it cannot. */
+  join(channelId: string): Promise<boolean>;
   /** Whether a user is a workspace admin or owner. */
   isAdmin(userId: string): Promise<boolean>;
 }
@@ -87,6 +89,15 @@ export function webClientWriter(client: WebClient): SlackWriter {
             title: f.title ?? f.filename,
           })),
         });
+      }
+    },
+    async join(channelId) {
+      try {
+        await client.conversations.join({ channel: channelId });
+        return true;
+      } catch {
+        // Private channels, DMs, restricted workspaces: posting will say what is wrong.
+        return false;
       }
     },
     async isAdmin(userId) {

@@ -19,6 +19,12 @@ describe.each(stores)("errors, limits and stream formats with %s", (_name, redis
       redisUrl: redis,
       slack: { notInChannel: ["C0NOTMEMBER"], unknownChannels: ["G0PRIVATE"] },
     });
+    // A workspace that does not let apps join channels by themselves.
+    h.slack.failWhen((c) =>
+      c.method === "conversations.join" && c.args.channel === "C0NOTMEMBER"
+        ? { error: "restricted_action" }
+        : undefined,
+    );
   });
   afterAll(async () => {
     await h?.close();

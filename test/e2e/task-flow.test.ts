@@ -35,7 +35,8 @@ async function serviceFiles(h: Harness, threadId: string, projectId: string) {
 describe.each(stores)("/task end to end with %s", (_name, redis) => {
   let h: Harness;
   beforeAll(async () => {
-    h = await Harness.start({ redisUrl: redis });
+    // The bot starts outside the channel: it joins on /task, so it can post and hear replies.
+    h = await Harness.start({ redisUrl: redis, slack: { notInChannel: [CHANNEL] } });
   });
   afterAll(async () => {
     await h?.close();
@@ -50,6 +51,9 @@ describe.each(stores)("/task end to end with %s", (_name, redis) => {
     expect(Date.now() - started).toBeLessThan(3000);
 
     const threadTs = await h.waitForTaskThread("landing page for a bakery");
+    expect(
+      h.slack.calls.some((c) => c.method === "conversations.join" && c.args.channel === CHANNEL),
+    ).toBe(true);
     const parent = h.slack.message(CHANNEL, threadTs);
     expect(JSON.stringify(parent?.blocks)).toContain(`<@${OWNER}>`);
 

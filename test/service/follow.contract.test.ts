@@ -172,26 +172,18 @@ describe("following a run", () => {
       },
     );
 
-    // KNOWN BUG (src/service/follow.ts, followRun): after a drop, the follower polls the result
-    // to fill the gap, then waits `reconnectDelayMs` before reconnecting. A server that continues
-    // (sends only chunks produced after the new connection opened) never sends what the run
-    // produced during that wait, so those chunks are missing from the deltas (FinalRun.text is
-    // still right: it comes from the final result). These tests fail today; `it.fails` keeps
-    // the suite green and turns red once the bug is fixed: then make them plain `it`s and add
-    // "continue" to the property test's reconnect modes below.
-    it.fails(
-      "KNOWN BUG: with a server that continues, the text produced during the reconnect backoff is lost",
-      async () => {
-        const { runId, ref } = await start(
-          `Continue ${format} [sim:format=${format}] [sim:reconnect=continue] [sim:length=1500] [sim:drop=4] [sim:drops=2]`,
-        );
-        const f = await follow(client, ref, { reconnectDelayMs: 30 });
-        const content = contentOf(runId);
-        expect(f.final.text, "FinalRun.text").toBe(content);
-        expect(sim.run(runId)?.streamsOpened, "connections").toBe(3);
-        expect(f.text, "the deltas, concatenated").toBe(content);
-      },
-    );
+    // A server that continues sends only chunks produced after the new connection opened:
+    // the follower places the new connection's text in a polled snapshot, filling the gap.
+    it("reconnects to a server that continues without losing what was produced while disconnected", async () => {
+      const { runId, ref } = await start(
+        `Continue ${format} [sim:format=${format}] [sim:reconnect=continue] [sim:length=1500] [sim:drop=4] [sim:drops=2]`,
+      );
+      const f = await follow(client, ref, { reconnectDelayMs: 30 });
+      const content = contentOf(runId);
+      expect(f.final.text, "FinalRun.text").toBe(content);
+      expect(sim.run(runId)?.streamsOpened, "connections").toBe(3);
+      expect(f.text, "the deltas, concatenated").toBe(content);
+    });
   });
 
   it("falls back to polling when streaming is refused, with the complete text", async () => {
@@ -324,9 +316,8 @@ describe("following a run", () => {
     expect(f.final.text).not.toContain('"tool":"str_replace"');
   });
 
-  it("property: any format, drop count and drop point (replaying server): deltas add up to the final content", async () => {
-    // "continue" is left out because of the known bug above.
-    const reconnectModes = ["replay"] as const;
+  it("property: any format, drop count, drop point and reconnect mode: deltas add up to the final content", async () => {
+    const reconnectModes = ["replay", "continue"] as const;
     let n = 0;
     await fc.assert(
       fc.asyncProperty(

@@ -23,13 +23,20 @@ describe("text reconciliation across reconnections", () => {
     expect(r.text).toBe("Hello world!");
   });
 
-  it("appends when the server continues where it left off", () => {
+  it("holds back a continuing connection's text until a snapshot places it, then follows it", () => {
     const r = new TextReconciler();
     r.newConnection();
     r.delta("Hello ");
     r.newConnection();
-    expect(r.delta("world")).toBe("world");
-    expect(r.text).toBe("Hello world");
+    expect(r.delta("world, ")).toBe("");
+    expect(r.needsSnapshot).toBe(false);
+    expect(r.delta("x".repeat(60))).toBe("");
+    expect(r.needsSnapshot).toBe(true);
+    // Meanwhile the service produced "big " (before the reconnection) and "!" (after).
+    expect(r.snapshot(`Hello big world, ${"x".repeat(60)}!`)).toBe(`big world, ${"x".repeat(60)}!`);
+    expect(r.delta("!")).toBe("");
+    expect(r.delta(" More.")).toBe(" More.");
+    expect(r.text).toBe(`Hello big world, ${"x".repeat(60)}! More.`);
   });
 
   it("deduplicates numbered chunks by number", () => {
@@ -63,21 +70,17 @@ describe("text reconciliation across reconnections", () => {
     expect(r.text).toBe("abcde");
   });
 
-  it("fills the gap of a drop from a polled snapshot when the server continues", () => {
+  it("fills the gap of a drop when a numbered server continues, placing the new chunks", () => {
     const r = new TextReconciler();
     r.newConnection();
     r.delta("Hello ", 0);
     expect(r.snapshot("Hello big ")).toBe("big ");
     r.newConnection();
-    expect(r.delta("world", 2)).toBe("world");
-    expect(r.text).toBe("Hello big world");
-    const u = new TextReconciler();
-    u.newConnection();
-    u.delta("Hello ");
-    u.snapshot("Hello big ");
-    u.newConnection();
-    expect(u.delta("world")).toBe("world");
-    expect(u.text).toBe("Hello big world");
+    // Chunk 1 ("big ") was covered by the snapshot; chunk 3 follows a chunk 2 never received.
+    expect(r.delta("wide ", 3)).toBe("");
+    expect(r.snapshot("Hello big new wide ")).toBe("new wide ");
+    expect(r.delta("world", 4)).toBe("world");
+    expect(r.text).toBe("Hello big new wide world");
   });
 
   it("takes only the new tail of a snapshot and ignores one that repeats the text", () => {
@@ -92,31 +95,54 @@ describe("text reconciliation across reconnections", () => {
   it("loses and repeats nothing whatever the server does on reconnect (property)", () => {
     fc.assert(
       fc.property(
-        fc.array(fc.string({ minLength: 1, maxLength: 6 }), { minLength: 2, maxLength: 30 }),
-        fc.array(fc.nat(), { minLength: 1, maxLength: 4 }),
+        fc.array(fc.string({ minLength: 1, maxLength: 8 }), { minLength: 2, maxLength: 40 }),
+        fc.array(fc.tuple(fc.nat(), fc.nat({ max: 3 })), { minLength: 1, maxLength: 4 }),
         fc.boolean(),
-        (chunks, dropPoints, replay) => {
-          // Unique marker per chunk so the heuristic cannot be fooled by repeated text.
-          const marked = chunks.map((c, i) => `${i}:${c}|`);
+        fc.boolean(),
+        (chunks, drops, replay, numbered) => {
+          // Unique marker per chunk so that locating text cannot be fooled by repetition.
+          const marked = chunks.map((c, i) => `<${i}:${c}>`);
           const full = marked.join("");
-          const drops = [...new Set(dropPoints.map((d) => d % marked.length))].sort(
-            (a, b) => a - b,
-          );
+          const producedText = (n: number) => marked.slice(0, n).join("");
+          const points = [
+            ...new Map(drops.map(([at, lost]) => [at % marked.length, lost])).entries(),
+          ].sort((a, b) => a[0] - b[0]);
           const r = new TextReconciler();
           let out = "";
-          let next = 0;
+          let produced = 0;
+          const receive = (i: number) => {
+            out += r.delta(marked[i] ?? "", numbered ? i : undefined);
+            if (r.needsSnapshot) out += r.snapshot(producedText(produced));
+          };
           r.newConnection();
-          for (const drop of drops) {
-            for (; next < drop; next++) out += r.delta(marked[next] ?? "");
+          let next = 0;
+          for (const [at, lost] of points) {
+            for (; next < at; next++) {
+              produced = Math.max(produced, next + 1);
+              receive(next);
+            }
+            // Dropped: the follower polls (and fills what it can), `lost` chunks are produced
+            // before the next connection opens.
+            out += r.snapshot(producedText(produced));
+            produced = Math.min(marked.length, produced + lost);
             r.newConnection();
-            if (replay) for (let i = 0; i < next; i++) out += r.delta(marked[i] ?? "");
+            if (replay) {
+              for (let i = 0; i < produced; i++) receive(i);
+              next = produced;
+            } else {
+              next = produced;
+            }
           }
-          for (; next < marked.length; next++) out += r.delta(marked[next] ?? "");
+          for (; next < marked.length; next++) {
+            produced = Math.max(produced, next + 1);
+            receive(next);
+          }
+          out += r.snapshot(full);
           expect(out).toBe(full);
           expect(r.text).toBe(full);
         },
       ),
-      { numRuns: 300 },
+      { numRuns: 500 },
     );
   });
 });

@@ -3,10 +3,11 @@
  * from a parsed environment, against the local Slack Web API double and the task service
  * simulator. Slack's side is driven with correctly signed HTTP requests, as Slack sends them.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
+import { parse as parseYaml } from "yaml";
 import { type Running, startApp } from "../../src/bootstrap.ts";
 import { parseConfig } from "../../src/config.ts";
 import { createLogger } from "../../src/log.ts";
@@ -46,6 +47,15 @@ export interface HarnessOptions {
 
 let counter = 0;
 
+function manifestScopes(): string[] {
+  const manifest = parseYaml(
+    readFileSync(new URL("../../manifest.yml", import.meta.url), "utf8"),
+  ) as {
+    oauth_config: { scopes: { bot: string[] } };
+  };
+  return manifest.oauth_config.scopes.bot;
+}
+
 export class Harness {
   readonly sim: Simulator;
   readonly slack: LocalSlack;
@@ -66,6 +76,8 @@ export class Harness {
     const sim = await startSimulator({ apiKeys: [API_KEY], chunkDelayMs: 5, ...options.simulator });
     const slack = await startLocalSlack({
       teamId: TEAM,
+      // The app gets exactly the scopes its manifest asks for: a call needing another fails.
+      scopes: manifestScopes(),
       users: [
         { id: OWNER, name: "owner" },
         { id: OTHER, name: "other" },
