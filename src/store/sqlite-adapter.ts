@@ -77,6 +77,42 @@ export class SqliteKeyvAdapter extends EventEmitter implements KeyvStoreAdapter 
     return Number(this.#insert.run(key, value, expires).changes) === 1;
   }
 
+  /** Extends `key`'s expiry if it still holds `value` (a lease renewal). */
+  async renewIfHolds(key: string, value: string, ttlMs: number): Promise<boolean> {
+    const now = Date.now();
+    return (
+      Number(
+        this.#db
+          .prepare(
+            "UPDATE keyv SET expires = ? WHERE key = ? AND value = ? AND (expires IS NULL OR expires > ?)",
+          )
+          .run(now + ttlMs, key, value, now).changes,
+      ) === 1
+    );
+  }
+
+  /** Deletes `key` only if it holds `value` (releasing one's own lease). */
+  async deleteIfHolds(key: string, value: string): Promise<boolean> {
+    return (
+      Number(
+        this.#db.prepare("DELETE FROM keyv WHERE key = ? AND value = ?").run(key, value).changes,
+      ) === 1
+    );
+  }
+
+  /** Live entries whose key starts with `prefix`. */
+  async entries(prefix: string): Promise<Array<[string, string]>> {
+    const rows = this.#db
+      .prepare(
+        "SELECT key, value FROM keyv WHERE key LIKE ? ESCAPE '\\' AND (expires IS NULL OR expires > ?)",
+      )
+      .all(`${prefix.replace(/[\\%_]/g, (c) => `\\${c}`)}%`, Date.now()) as Array<{
+      key: string;
+      value: string;
+    }>;
+    return rows.map((r) => [r.key, r.value]);
+  }
+
   async delete(key: string): Promise<boolean> {
     return Number(this.#del.run(key).changes) > 0;
   }

@@ -36,7 +36,14 @@ function record(teamId: string, overrides: Partial<ThreadRecord> = {}): ThreadRe
 }
 
 const backends: Array<[string, () => ThreadStore]> = [
-  ["memory", () => createMemoryStore()],
+  [
+    "memory",
+    (() => {
+      // One memory store stands for state shared by two handles (its close() is a no-op).
+      const shared = createMemoryStore();
+      return () => shared;
+    })(),
+  ],
   ["embedded SQLite", () => createSqliteStore(join(dir, "shared.sqlite"))],
 ];
 if (redisUrl) backends.push(["Redis", () => createRedisStore(redisUrl)]);
@@ -88,6 +95,59 @@ describe.each(backends)("thread store on %s", (_name, make) => {
     expect(await store.claimOnce(teamId, "event:Ev2", 60_000)).toBe(true);
     expect(await store.claimOnce(unique(), "event:Ev1", 60_000)).toBe(true);
     await store.close();
+  });
+
+  it("grants a lease to one instance at a time, renews it only for its holder, and frees it on release", async () => {
+    const a = make();
+    const b = make();
+    const name = `run:${unique()}`;
+    const results = await Promise.all([
+      a.acquireLease(name, "A", 60_000),
+      b.acquireLease(name, "B", 60_000),
+    ]);
+    expect(results.filter(Boolean)).toHaveLength(1);
+    const [holder, other] = results[0] ? ["A", "B"] : ["B", "A"];
+    expect(await a.renewLease(name, holder, 60_000)).toBe(true);
+    expect(await a.renewLease(name, other, 60_000)).toBe(false);
+    await b.releaseLease(name, other); // not theirs: nothing happens
+    expect(await a.acquireLease(name, other, 60_000)).toBe(false);
+    await b.releaseLease(name, holder);
+    expect(await a.acquireLease(name, other, 60_000)).toBe(true);
+    await a.close();
+    await b.close();
+  });
+
+  it("lets an expired lease be taken over, and the old holder learns it lost it", async () => {
+    const store = make();
+    const name = `run:${unique()}`;
+    expect(await store.acquireLease(name, "A", 30)).toBe(true);
+    await new Promise((r) => setTimeout(r, 60)); // the lease's expiry is wall-clock time
+    expect(await store.acquireLease(name, "B", 60_000)).toBe(true);
+    expect(await store.renewLease(name, "A", 60_000)).toBe(false);
+    await store.close();
+  });
+
+  it("keeps an index of unfinished runs that any instance can read", async () => {
+    const a = make();
+    const b = make();
+    const runId = `run_${unique()}`;
+    const rec = {
+      runId,
+      key: { teamId: "T1", channelId: "C1", threadTs: "1.1" },
+      ref: { projectId: "p", threadId: "t" },
+      messageTs: ["1.2"],
+      shownText: "Hello",
+      startedAt: 1,
+      uploads: "pending" as const,
+    };
+    await a.putRun(rec);
+    expect(await b.getRun(runId)).toEqual(rec);
+    expect((await b.listRuns()).map((r) => r.runId)).toContain(runId);
+    await b.deleteRun(runId);
+    expect(await a.getRun(runId)).toBeUndefined();
+    expect((await a.listRuns()).map((r) => r.runId)).not.toContain(runId);
+    await a.close();
+    await b.close();
   });
 
   it("answers a health check", async () => {
