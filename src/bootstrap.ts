@@ -2,9 +2,12 @@
  * Builds the whole app from a parsed config: store, service client, Slack app, relay and
  * coordinator, wired along the data path. `main.ts` runs it; end-to-end tests run it too.
  */
+import { randomUUID } from "node:crypto";
+import { hostname } from "node:os";
 import type { Logger } from "pino";
 import type { Config } from "./config.ts";
 import { Relay } from "./relay/relay.ts";
+import { Resumer } from "./relay/resumer.ts";
 import { TaskCoordinator } from "./relay/tasks.ts";
 import { createTaskServiceClient, type TaskService } from "./service/client.ts";
 import { createSlackApp, type SlackApp } from "./slack/app.ts";
@@ -21,6 +24,7 @@ export interface Running {
   readonly store: ThreadStore;
   readonly relay: Relay;
   readonly service: TaskService;
+  readonly resumer: Resumer;
   /** The HTTP port (HTTP receiver, or the health server in Socket Mode). */
   readonly port: number | undefined;
   /** Stops taking work, ends relays, closes the store. */
@@ -39,22 +43,37 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
   });
   const slack = createSlackApp({ config, logger, store });
   const writer = webClientWriter(slack.app.client);
+  const instanceId =
+    config.instanceId ?? `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
   const relay = new Relay({
     service,
     writer,
-    logger,
+    store,
+    instanceId,
+    leaseTtlMs: config.runLeaseTtlMs,
+    logger: logger.child({ instance: instanceId }),
     editIntervalMs: config.slack.editIntervalMs,
     follow: { pollTimeoutS: config.service.pollTimeoutS },
     onRunEnded: async (outcome): Promise<void> => coordinator.onRunEnded(outcome),
   });
   const coordinator = new TaskCoordinator({ service, writer, store, relay, logger });
+  const resumer = new Resumer({
+    store,
+    relay,
+    logger,
+    leaseTtlMs: config.runLeaseTtlMs,
+    intervalMs: config.resumeScanIntervalMs,
+  });
   slack.listen(coordinator);
   const port = await slack.start();
+  // Runs left unfinished by a crash or a previous shutdown, and later orphans, are taken over.
+  resumer.start();
   logger.info(
     {
       mode: config.slack.appToken ? "socket" : "http",
       port,
       store: config.redisUrl ? "redis" : "sqlite",
+      instance: instanceId,
     },
     "Task bot is running",
   );
@@ -64,11 +83,14 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
     relay,
     service,
     port,
+    resumer,
     async close() {
+      // Stop taking work, hand every run over (latest text shown, lease released), then go.
       await slack
         .stop()
         .catch((err: unknown) => logger.warn({ err }, "stopping the Slack receiver failed"));
-      await relay.shutdown();
+      await resumer.stop();
+      await relay.handover();
       await store.close();
     },
   };

@@ -57,6 +57,9 @@ const slackShape = {
     message: "must be a redis:// or rediss:// URL",
   }),
   DATA_DIR: optionalString,
+  INSTANCE_ID: optionalString,
+  RUN_LEASE_TTL_MS: intFrom(500, 600_000, 15_000),
+  RESUME_SCAN_INTERVAL_MS: intFrom(100, 600_000, 2000),
   PORT: intFrom(0, 65_535, 3000),
   LOG_LEVEL: z
     .string()
@@ -116,6 +119,12 @@ export interface Config {
   readonly slack: SlackConfig;
   readonly redisUrl: string | undefined;
   readonly dataDir: string;
+  /** This instance's name as the holder of run leases (unique per process). */
+  readonly instanceId: string | undefined;
+  /** A run whose owner stops renewing its lease is taken over after this long. */
+  readonly runLeaseTtlMs: number;
+  /** How often an instance looks for runs nobody relays. */
+  readonly resumeScanIntervalMs: number;
   readonly port: number;
   readonly logLevel: (typeof LOG_LEVELS)[number];
 }
@@ -162,6 +171,9 @@ export function parseConfig(env: Env): Config {
     },
     redisUrl: v.REDIS_URL,
     dataDir: v.DATA_DIR ?? "data",
+    instanceId: v.INSTANCE_ID,
+    runLeaseTtlMs: v.RUN_LEASE_TTL_MS,
+    resumeScanIntervalMs: v.RESUME_SCAN_INTERVAL_MS,
     port: v.PORT,
     logLevel: v.LOG_LEVEL,
   };

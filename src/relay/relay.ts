@@ -3,10 +3,14 @@
  * the run, edits the bot's message as text arrives (coalesced, at most one edit per
  * `editIntervalMs` per run), splits long answers across messages, and always ends the run
  * in a final, visible state with its files uploaded.
+ *
+ * Each relayed run is owned through a lease in the store and recorded in the store's index
+ * of unfinished runs (its messages, the text shown, the upload state). If this instance
+ * dies, another one takes the run over from that record and finishes the same messages;
+ * on shutdown the run is handed over at once.
  */
 import type { Logger } from "pino";
 import type { TaskService, ThreadRef } from "../service/client.ts";
-import { TaskServiceError } from "../service/errors.ts";
 import { type FinalRun, type FollowOptions, followRun } from "../service/follow.ts";
 import type { ResultFile } from "../service/schemas.ts";
 import { describeServiceError, slackErrorCode } from "../slack/errors.ts";
@@ -19,7 +23,7 @@ import {
   renderRun,
 } from "../slack/render.ts";
 import type { SlackWriter, UploadItem } from "../slack/writer.ts";
-import type { SlackThreadKey } from "../store/store.ts";
+import type { RunRecord, SlackThreadKey, ThreadStore } from "../store/store.ts";
 
 export interface RunTarget {
   readonly key: SlackThreadKey;
@@ -42,9 +46,14 @@ export interface RunOutcome {
 export interface RelayOptions {
   readonly service: TaskService;
   readonly writer: SlackWriter;
+  readonly store: ThreadStore;
   readonly logger: Logger;
   readonly editIntervalMs: number;
-  readonly follow?: Omit<FollowOptions, "signal">;
+  /** Who this instance is, as lease holder. */
+  readonly instanceId: string;
+  /** How long a run's lease lasts without renewal (renewed every third of it). */
+  readonly leaseTtlMs?: number;
+  readonly follow?: Omit<FollowOptions, "signal" | "resumeText">;
   /** Called once per run after its final state is shown (queue draining, store updates). */
   readonly onRunEnded?: (outcome: RunOutcome) => Promise<void>;
   /** How long to wait for a stopped run to report its end before giving up on it. */
@@ -54,11 +63,13 @@ export interface RelayOptions {
 interface Control {
   readonly abort: AbortController;
   stoppedBy: string | undefined;
-  frozenText: string | undefined;
+  /** Set when the run is handed to another instance instead of finished here. */
+  handover: boolean;
   done: Promise<void>;
 }
 
 const MIME_TEXT = /^text\/|json|xml|csv|markdown|svg/;
+export const runLease = (runId: string) => `run:${runId}`;
 
 /** Decodes an inline file from the service into the exact bytes it stands for. */
 export function decodeFile(file: ResultFile): Buffer | undefined {
@@ -87,47 +98,103 @@ function stateOf(status: string): RunState {
 export class Relay {
   readonly #o: RelayOptions;
   readonly #runs = new Map<string, Control>();
+  readonly #leaseTtl: number;
 
   constructor(options: RelayOptions) {
     this.#o = options;
+    this.#leaseTtl = options.leaseTtlMs ?? 15_000;
   }
 
   get activeRuns(): number {
     return this.#runs.size;
   }
 
+  get instanceId(): string {
+    return this.#o.instanceId;
+  }
+
   isActive(runId: string): boolean {
     return this.#runs.has(runId);
   }
 
-  /** Follows a run in the background; never throws, never rejects. */
-  start(target: RunTarget): Promise<void> {
-    const existing = this.#runs.get(target.runId);
+  /**
+   * Starts relaying a new run: records it as unfinished, takes its lease, follows it in the
+   * background. Never rejects.
+   */
+  async start(target: RunTarget): Promise<void> {
+    const record: RunRecord = {
+      runId: target.runId,
+      key: target.key,
+      ref: target.ref,
+      messageTs: [target.messageTs],
+      shownText: "",
+      startedAt: target.startedAt,
+      ...(target.note ? { note: target.note } : {}),
+      uploads: "pending",
+    };
+    try {
+      await this.#o.store.putRun(record);
+      if (
+        !(await this.#o.store.acquireLease(
+          runLease(target.runId),
+          this.#o.instanceId,
+          this.#leaseTtl,
+        ))
+      ) {
+        return; // someone else relays it already
+      }
+    } catch (err) {
+      // Without the store the run cannot be handed over, but it can still be shown.
+      this.#o.logger.warn(
+        { err, runId: target.runId },
+        "could not record the run; relaying anyway",
+      );
+    }
+    return this.#launch(record);
+  }
+
+  /** Finishes a run another instance started, from its record; the caller holds its lease. */
+  resume(record: RunRecord): Promise<void> {
+    this.#o.logger.info({ runId: record.runId, shown: record.shownText.length }, "resuming a run");
+    return this.#launch(record);
+  }
+
+  #launch(record: RunRecord): Promise<void> {
+    const existing = this.#runs.get(record.runId);
     if (existing) return existing.done;
     const ctl: Control = {
       abort: new AbortController(),
-      stoppedBy: undefined,
-      frozenText: undefined,
+      stoppedBy: record.stoppedBy,
+      handover: false,
       done: Promise.resolve(),
     };
-    this.#runs.set(target.runId, ctl);
-    ctl.done = this.#relay(target, ctl)
+    this.#runs.set(record.runId, ctl);
+    ctl.done = this.#relay(record, ctl)
       .catch((err: unknown) => {
-        this.#o.logger.error({ err, runId: target.runId }, "relay failed");
+        this.#o.logger.error({ err, runId: record.runId }, "relay failed");
       })
       .finally(() => {
-        this.#runs.delete(target.runId);
+        this.#runs.delete(record.runId);
       });
     return ctl.done;
   }
 
   /**
-   * Stops a run this instance is relaying: asks the service to stop, freezes the shown
-   * text, and ends the message as "stopped by". Returns false when the run is not here.
+   * Stops a run: asks the service to stop and ends the message as "stopped by". When another
+   * instance relays the run, the request is recorded for it. Returns false when the run is
+   * not known as unfinished anywhere.
    */
   async stop(runId: string, ref: ThreadRef, userId: string): Promise<boolean> {
     const ctl = this.#runs.get(runId);
-    if (!ctl) return false;
+    if (!ctl) {
+      const record = await this.#o.store.getRun(runId);
+      if (!record) return false;
+      await this.#o.store.requestStop(runId, userId);
+      await this.#o.service.stopAgent(ref).catch((err: unknown) => {
+        this.#o.logger.warn({ err, runId }, "stop request failed");
+      });
+      return true;
+    }
     if (ctl.stoppedBy === undefined) {
       ctl.stoppedBy = userId;
       try {
@@ -154,19 +221,27 @@ export class Relay {
     }
   }
 
-  /** Aborts every run (shutdown). Their messages are left as they are. */
-  async shutdown(): Promise<void> {
-    for (const ctl of this.#runs.values()) ctl.abort.abort(new Error("shutting down"));
+  /**
+   * Shutdown: every run is handed over at once. Its latest text is shown and recorded, its
+   * lease released, so another instance (or this one after a restart) continues it.
+   */
+  async handover(): Promise<void> {
+    for (const ctl of this.#runs.values()) {
+      ctl.handover = true;
+      ctl.abort.abort(new Error("handing over"));
+    }
     await Promise.allSettled([...this.#runs.values()].map((c) => c.done));
   }
 
-  async #relay(target: RunTarget, ctl: Control): Promise<void> {
-    const { writer, logger } = this.#o;
+  async #relay(initial: RunRecord, ctl: Control): Promise<void> {
+    const { writer, logger, store } = this.#o;
+    const target = initial;
     const channel = target.key.channelId;
     const log = logger.child({ runId: target.runId, channel, thread: target.key.threadTs });
-    const messages: string[] = [target.messageTs];
+    const messages: string[] = [...target.messageTs];
     const sent: string[] = [];
-    let text = "";
+    let record = initial;
+    let text = initial.shownText;
     let dirty = false;
     let timer: NodeJS.Timeout | undefined;
     let inflight: Promise<void> | undefined;
@@ -177,6 +252,46 @@ export class Relay {
       threadTs: target.key.threadTs,
       runId: target.runId,
     });
+
+    /** Keeps the run's record current, so a new owner starts where this one is. */
+    const persist = async (change: Partial<RunRecord>) => {
+      record = { ...record, ...change, messageTs: [...messages], shownText: text };
+      await store
+        .putRun(record)
+        .catch((err: unknown) => log.warn({ err }, "could not record progress"));
+    };
+
+    // The lease: renewed while the run is relayed here. Losing it (another instance took the
+    // run over while this one was stalled) hands the run to that instance.
+    const lease = setInterval(
+      () => {
+        void (async () => {
+          try {
+            const mine =
+              (await store.renewLease(
+                runLease(target.runId),
+                this.#o.instanceId,
+                this.#leaseTtl,
+              )) ||
+              (await store.acquireLease(
+                runLease(target.runId),
+                this.#o.instanceId,
+                this.#leaseTtl,
+              ));
+            if (!mine && !closed) {
+              log.warn("lost the run's lease to another instance; handing over");
+              ctl.handover = true;
+              ctl.abort.abort(new Error("lease lost"));
+            }
+          } catch (err) {
+            // The store is unreachable: keep relaying; nobody else can take the lease meanwhile.
+            log.warn({ err }, "could not renew the run's lease");
+          }
+        })();
+      },
+      Math.max(50, Math.floor(this.#leaseTtl / 3)),
+    );
+    lease.unref();
 
     /** Writes payloads to the run's messages: updates what changed, posts new parts, removes extras. */
     const write = async (payloads: MessagePayload[], final: boolean) => {
@@ -190,7 +305,7 @@ export class Relay {
           messages.push(await writer.post(channel, payload, target.key.threadTs));
         } else {
           try {
-            await writer.update(channel, ts, payload);
+            await writer.update(channel, ts, payload, { final });
           } catch (err) {
             const code = slackErrorCode(err);
             if (
@@ -224,12 +339,16 @@ export class Relay {
       ...extra,
     });
 
+    const interim = async () => {
+      dirty = false;
+      lastEditAt = Date.now();
+      await write(renderRun(view("running")), false);
+      await persist({});
+    };
     const flushInterim = () => {
       timer = undefined;
       if (!dirty || closed || ctl.stoppedBy !== undefined) return;
-      dirty = false;
-      lastEditAt = Date.now();
-      inflight = write(renderRun(view("running")), false)
+      inflight = interim()
         .catch((err: unknown) =>
           log.warn({ err, code: slackErrorCode(err) }, "interim edit failed"),
         )
@@ -250,10 +369,7 @@ export class Relay {
       const updates = followRun(
         this.#o.service,
         { ...target.ref, agentRunId: target.runId },
-        {
-          ...this.#o.follow,
-          signal: ctl.abort.signal,
-        },
+        { ...this.#o.follow, signal: ctl.abort.signal, resumeText: initial.shownText },
       );
       for (;;) {
         const step = await updates.next();
@@ -277,60 +393,84 @@ export class Relay {
     closed = true;
     if (timer) clearTimeout(timer);
     await inflight;
-    if (ctl.abort.signal.aborted && ctl.stoppedBy === undefined) {
-      // Shutting down: leave the message as it is; the run resumes on the next start.
-      log.info("relay ended by shutdown");
-      return;
-    }
-
-    let state: RunState;
-    let reason: string | undefined;
-    let files: FileNote[] = [];
-    if (ctl.stoppedBy !== undefined) {
-      state = "stopped";
-    } else if (final) {
-      state = stateOf(final.status);
-      text = finalText(final);
-      if (state === "failed") {
-        reason =
-          final.errorMessage ??
-          (final.status === "failed" ? undefined : `the run ended with status "${final.status}"`);
-      }
-      files = await this.#uploadFiles(target, final.files, log);
-    } else {
-      state = "error";
-      reason = describeServiceError(failure, target.runId);
-      log.error({ err: failure }, "following the run failed");
-    }
-
-    const payloads = renderRun(
-      view(state, {
-        ...(reason ? { reason } : {}),
-        ...(ctl.stoppedBy ? { stoppedBy: ctl.stoppedBy } : {}),
-        files,
-      }),
-    );
     try {
-      await write(payloads, true);
-    } catch (err) {
-      log.error({ err, code: slackErrorCode(err) }, "final edit failed; posting the answer anew");
-      sent.length = 0;
-      messages.length = 0;
-      await write(payloads, true).catch((e: unknown) =>
-        log.error({ err: e }, "could not show the final answer"),
+      if (ctl.handover && ctl.stoppedBy === undefined) {
+        // Show the latest text, record it, and let the next owner continue from there.
+        if (dirty) await interim().catch((err: unknown) => log.warn({ err }, "last edit failed"));
+        await store
+          .releaseLease(runLease(target.runId), this.#o.instanceId)
+          .catch((err: unknown) => log.warn({ err }, "could not release the run's lease"));
+        log.info({ chars: text.length }, "run handed over");
+        return;
+      }
+
+      // Stopped from another instance: the request is in the store.
+      if (ctl.stoppedBy === undefined && final?.status === "stopped") {
+        ctl.stoppedBy = await store.stopRequester(target.runId).catch(() => undefined);
+      }
+
+      let state: RunState;
+      let reason: string | undefined;
+      let files: FileNote[] = [];
+      if (ctl.stoppedBy !== undefined) {
+        state = "stopped";
+      } else if (final) {
+        state = stateOf(final.status);
+        text = finalText(final);
+        if (state === "failed") {
+          reason =
+            final.errorMessage ??
+            (final.status === "failed" ? undefined : `the run ended with status "${final.status}"`);
+        }
+        files = await this.#uploadFiles(record, final.files, log, persist);
+      } else {
+        state = "error";
+        reason = describeServiceError(failure, target.runId);
+        log.error({ err: failure }, "following the run failed");
+      }
+
+      const payloads = renderRun(
+        view(state, {
+          ...(reason ? { reason } : {}),
+          ...(ctl.stoppedBy ? { stoppedBy: ctl.stoppedBy } : {}),
+          files,
+        }),
       );
+      try {
+        await write(payloads, true);
+      } catch (err) {
+        log.error({ err, code: slackErrorCode(err) }, "final edit failed; posting the answer anew");
+        sent.length = 0;
+        messages.length = 0;
+        await write(payloads, true).catch((e: unknown) =>
+          log.error({ err: e }, "could not show the final answer"),
+        );
+      }
+      log.info(
+        { state, chars: text.length, messages: messages.length, files: files.length },
+        "run ended",
+      );
+      await this.#o.onRunEnded?.({
+        target: { ...target, messageTs: messages[0] ?? initial.messageTs[0] ?? "" },
+        state,
+        text,
+        messageTs: [...messages],
+      });
+      // Finished: nobody needs to resume it.
+      await store
+        .deleteRun(target.runId)
+        .catch((err: unknown) => log.warn({ err }, "could not clear the run"));
+      await store.releaseLease(runLease(target.runId), this.#o.instanceId).catch(() => undefined);
+    } finally {
+      clearInterval(lease);
     }
-    log.info(
-      { state, chars: text.length, messages: messages.length, files: files.length },
-      "run ended",
-    );
-    await this.#o.onRunEnded?.({ target, state, text, messageTs: [...messages] });
   }
 
   async #uploadFiles(
-    target: RunTarget,
+    record: RunRecord,
     files: readonly ResultFile[],
     log: Logger,
+    persist: (change: Partial<RunRecord>) => Promise<void>,
   ): Promise<FileNote[]> {
     const notes: FileNote[] = [];
     const uploads: UploadItem[] = [];
@@ -354,11 +494,22 @@ export class Relay {
         });
       }
     }
-    if (uploads.length === 0) return notes;
+    if (uploads.length === 0 || record.uploads === "done") return notes;
+    const { channelId, threadTs } = record.key;
+    let todo = uploads;
+    if (record.uploads === "started") {
+      // A previous owner died while uploading: upload only what did not reach the thread.
+      const already = await this.#o.writer
+        .sharedFileNames(channelId, threadTs)
+        .catch(() => new Set<string>());
+      todo = uploads.filter((u) => !already.has(u.filename));
+    }
     try {
-      await this.#o.writer.upload(target.key.channelId, target.key.threadTs, uploads);
+      await persist({ uploads: "started" });
+      if (todo.length > 0) await this.#o.writer.upload(channelId, threadTs, todo);
+      await persist({ uploads: "done" });
     } catch (err) {
-      const code = slackErrorCode(err) ?? (err instanceof TaskServiceError ? err.kind : "error");
+      const code = slackErrorCode(err) ?? "error";
       log.error({ err, code }, "file upload failed");
       return notes.map((n) =>
         n.attached ? { ...n, attached: false, reason: `upload to Slack failed (${code})` } : n,

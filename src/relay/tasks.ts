@@ -45,8 +45,12 @@ export interface CoordinatorOptions {
 
 export const QUEUED_REACTION = "hourglass_flowing_sand";
 const STARTING = "starting:";
+/** A follow-up still "starting" after this long was abandoned by a crashed instance. */
+const STARTING_TIMEOUT_MS = 120_000;
 const FILES_NOT_SENT =
   "Your attachments were not sent to the task service (attachments are not supported yet); only your text was.";
+
+const startingMarker = (ts: string, now: number) => `${STARTING}${ts}:${now}`;
 
 /** Tells the person who acted, privately. */
 export type TellUser = (text: string) => Promise<void>;
@@ -171,7 +175,7 @@ export class TaskCoordinator {
         return { ...rec, queue: [...rec.queue, item] };
       }
       decision = "start";
-      return { ...rec, activeRunId: `${STARTING}${reply.ts}` };
+      return { ...rec, activeRunId: startingMarker(reply.ts, this.#now()) };
     });
     if (decision === "queued") {
       await Promise.allSettled([
@@ -248,7 +252,7 @@ export class TaskCoordinator {
       const [first, ...rest] = rec.queue;
       if (rec.activeRunId !== undefined || !first) return undefined;
       next = first;
-      return { ...rec, queue: rest, activeRunId: `${STARTING}${first.ts}` };
+      return { ...rec, queue: rest, activeRunId: startingMarker(first.ts, this.#now()) };
     });
     const item = next as QueuedFollowUp | undefined;
     if (!item) return;
@@ -298,7 +302,7 @@ export class TaskCoordinator {
       logger.warn({ err }, "starting a follow-up failed");
       if (messageTs) await this.#showError(key, messageTs, err, startedAt);
       await store.updateThread(key, (rec) =>
-        rec.activeRunId === `${STARTING}${item.ts}`
+        rec.activeRunId?.startsWith(`${STARTING}${item.ts}:`)
           ? { ...rec, activeRunId: undefined, activeMessageTs: undefined }
           : undefined,
       );
@@ -310,40 +314,34 @@ export class TaskCoordinator {
   }
 
   /**
-   * A thread the store says is busy, but nobody here relays its run (this process restarted,
-   * or crashed while starting a follow-up): ask the service and resume or release it.
+   * A thread the store says is busy but whose run nobody records as unfinished: the bot
+   * crashed before recording it, or while starting a follow-up. Ask the service, and free
+   * the thread when nothing runs. (A recorded run is relayed, or resumed, by some instance.)
    */
-  async #reconcile(record: ThreadRecord): Promise<ThreadRecord> {
+  async #reconcile(record: ThreadRecord): Promise<void> {
     const active = record.activeRunId;
-    if (active === undefined || this.#o.relay.isActive(active)) return record;
+    if (active === undefined || this.#o.relay.isActive(active)) return;
     const id = `${record.teamId}/${record.channelId}/${record.threadTs}`;
-    if (active.startsWith(STARTING) && this.#starting.has(id)) return record;
-    const ref: ThreadRef = { projectId: record.projectId, threadId: record.threadId };
-    let running = false;
-    if (!active.startsWith(STARTING)) {
+    if (active.startsWith(STARTING)) {
+      const since = Number(active.split(":")[2] ?? 0);
+      if (this.#starting.has(id) || this.#now() - since < STARTING_TIMEOUT_MS) return;
+    } else {
+      if (await this.#o.store.getRun(active)) return;
       try {
-        const now = await this.#o.service.getTaskResult(ref, { timeout: 0 });
-        running = now.status === "running" && (now.agent_run_id ?? active) === active;
+        const now = await this.#o.service.getTaskResult(
+          { projectId: record.projectId, threadId: record.threadId },
+          { timeout: 0 },
+        );
+        if (now.status === "running" && (now.agent_run_id ?? active) === active) return;
       } catch (err) {
-        this.#o.logger.warn({ err }, "could not check a run left over from before a restart");
+        this.#o.logger.warn({ err }, "could not check a thread's leftover run");
+        return;
       }
     }
-    if (running && record.activeMessageTs) {
-      void this.#o.relay.start({
-        key: record,
-        ref,
-        runId: active,
-        messageTs: record.activeMessageTs,
-        startedAt: record.updatedAt,
-      });
-      return record;
-    }
-    return (
-      (await this.#o.store.updateThread(record, (rec) =>
-        rec.activeRunId === active
-          ? { ...rec, activeRunId: undefined, activeMessageTs: undefined }
-          : undefined,
-      )) ?? record
+    await this.#o.store.updateThread(record, (rec) =>
+      rec.activeRunId === active
+        ? { ...rec, activeRunId: undefined, activeMessageTs: undefined }
+        : undefined,
     );
   }
 

@@ -44,6 +44,8 @@ export interface FollowOptions {
   reconnectDelayMs?: number;
   /** Files per page when fetching the final result (default 100). */
   filePageSize?: number;
+  /** Text already shown by an earlier follower of this run; only what comes after is yielded. */
+  resumeText?: string;
 }
 
 /**
@@ -82,6 +84,12 @@ export class TextReconciler {
   }
 
   #connections = 0;
+
+  /** `shown`: text a previous follower already showed (resuming another instance's run). */
+  constructor(shown = "") {
+    this.#yielded = shown;
+    if (shown !== "") this.#connections = 1;
+  }
 
   newConnection(): void {
     this.#base = this.#yielded;
@@ -214,7 +222,7 @@ export async function* followRun(
   const maxReconnects = options.maxReconnects ?? 5;
   const pollTimeoutS = options.pollTimeoutS ?? 30;
   const baseDelay = options.reconnectDelayMs ?? 250;
-  const text = new TextReconciler();
+  const text = new TextReconciler(options.resumeText);
   let status = "running";
   let mode: "stream" | "poll" = options.stream === false ? "poll" : "stream";
   let failures = 0;

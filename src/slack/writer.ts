@@ -15,13 +15,21 @@ export interface UploadItem {
 export interface SlackWriter {
   /** Posts a message (into a thread when `threadTs` is set) and returns its ts. */
   post(channelId: string, payload: MessagePayload, threadTs?: string): Promise<string>;
-  update(channelId: string, ts: string, payload: MessagePayload): Promise<void>;
+  /** Edits a message; `final` marks the last edit of a run (a scheduler serves it first). */
+  update(
+    channelId: string,
+    ts: string,
+    payload: MessagePayload,
+    options?: { final?: boolean },
+  ): Promise<void>;
   remove(channelId: string, ts: string): Promise<void>;
   ephemeral(channelId: string, userId: string, text: string, threadTs?: string): Promise<void>;
   react(channelId: string, ts: string, name: string): Promise<void>;
   unreact(channelId: string, ts: string, name: string): Promise<void>;
   /** Uploads files into a thread, several per call. */
   upload(channelId: string, threadTs: string, files: readonly UploadItem[]): Promise<void>;
+  /** Names of the files the bot has already shared in a thread (to upload nothing twice). */
+  sharedFileNames(channelId: string, threadTs: string): Promise<Set<string>>;
   /** Joins a public channel so the bot can post there and hear replies; false if it cannot. */
   join(channelId: string): Promise<boolean>;
   /** Whether a user is a workspace admin or owner. */
@@ -90,6 +98,23 @@ export function webClientWriter(client: WebClient): SlackWriter {
           })),
         });
       }
+    },
+    async sharedFileNames(channelId, threadTs) {
+      const names = new Set<string>();
+      let cursor: string | undefined;
+      do {
+        const res = await client.conversations.replies({
+          channel: channelId,
+          ts: threadTs,
+          limit: 200,
+          ...(cursor ? { cursor } : {}),
+        });
+        for (const m of res.messages ?? []) {
+          for (const f of m.files ?? []) if (f.name) names.add(f.name);
+        }
+        cursor = res.response_metadata?.next_cursor || undefined;
+      } while (cursor);
+      return names;
     },
     async join(channelId) {
       try {

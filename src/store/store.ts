@@ -101,6 +101,9 @@ export interface ThreadStore {
   deleteRun(runId: string): Promise<void>;
   /** Every unfinished run. */
   listRuns(): Promise<RunRecord[]>;
+  /** Records who pressed Stop on a run, for the instance that relays it. */
+  requestStop(runId: string, userId: string): Promise<void>;
+  stopRequester(runId: string): Promise<string | undefined>;
   /** Whether the backing store answers. */
   ping(): Promise<boolean>;
   close(): Promise<void>;
@@ -113,6 +116,7 @@ const NAMESPACE = "taskbot";
 
 const threadKey = (k: SlackThreadKey) => `t:${k.teamId}:thread:${k.channelId}:${k.threadTs}`;
 const RUN_PREFIX = `${NAMESPACE}:run:`;
+const STOP_PREFIX = `${NAMESPACE}:stopreq:`;
 const leaseKey = (name: string) => `${NAMESPACE}:lease:${name}`;
 
 /** What each backend provides beyond keyv's get/set: the atomic operations. */
@@ -232,7 +236,18 @@ class KeyvThreadStore implements ThreadStore {
   }
 
   async deleteRun(runId: string): Promise<void> {
-    await guard(() => this.#p.deleteEntry(RUN_PREFIX + runId));
+    await guard(async () => {
+      await this.#p.deleteEntry(RUN_PREFIX + runId);
+      await this.#p.deleteEntry(STOP_PREFIX + runId);
+    });
+  }
+
+  async requestStop(runId: string, userId: string): Promise<void> {
+    await guard(() => this.#p.putEntry(STOP_PREFIX + runId, userId, RUN_TTL_MS));
+  }
+
+  stopRequester(runId: string): Promise<string | undefined> {
+    return guard(() => this.#p.getEntry(STOP_PREFIX + runId));
   }
 
   async listRuns(): Promise<RunRecord[]> {

@@ -1548,7 +1548,13 @@ export class LocalSlack extends EventEmitter<LocalSlackEvents> {
     if (m.metadata !== undefined) out.metadata = clone(m.metadata);
     if (m.edited !== undefined) out.edited = { ...m.edited };
     if (m.streaming_state !== undefined) out.streaming_state = m.streaming_state;
-    if (m.files !== undefined) out.files = m.files.map((id) => ({ id }));
+    if (m.files !== undefined) {
+      // Like Slack, a shared file comes with its name and title.
+      out.files = m.files.map((id) => {
+        const f = this.#files.get(id);
+        return f ? { id, name: f.name, title: f.title ?? f.name } : { id };
+      });
+    }
     return out;
   }
 

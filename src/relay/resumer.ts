@@ -1,0 +1,74 @@
+/**
+ * Finds unfinished runs that nobody relays (their owner died, or handed them over on
+ * shutdown, or this is the first start after a crash) and takes them over: whoever gets a
+ * run's lease first resumes it, so two instances racing for one run end with one owner.
+ */
+import type { Logger } from "pino";
+import type { ThreadStore } from "../store/store.ts";
+import { type Relay, runLease } from "./relay.ts";
+
+export interface ResumerOptions {
+  readonly store: ThreadStore;
+  readonly relay: Relay;
+  readonly logger: Logger;
+  readonly leaseTtlMs: number;
+  /** How often to look for orphaned runs. */
+  readonly intervalMs: number;
+}
+
+export class Resumer {
+  readonly #o: ResumerOptions;
+  #timer: NodeJS.Timeout | undefined;
+  #scanning: Promise<void> | undefined;
+  #stopped = false;
+
+  constructor(options: ResumerOptions) {
+    this.#o = options;
+  }
+
+  /** Scans at once (runs left over from before a restart), then every interval. */
+  start(): void {
+    this.#stopped = false;
+    void this.scan();
+    this.#timer = setInterval(() => void this.scan(), this.#o.intervalMs);
+    this.#timer.unref();
+  }
+
+  /** One pass; returns the ids of the runs this instance took over. */
+  scan(): Promise<void> {
+    this.#scanning ??= this.#scan().finally(() => {
+      this.#scanning = undefined;
+    });
+    return this.#scanning;
+  }
+
+  async #scan(): Promise<void> {
+    const { store, relay, logger } = this.#o;
+    let runs;
+    try {
+      runs = await store.listRuns();
+    } catch (err) {
+      logger.debug({ err }, "cannot list unfinished runs now");
+      return;
+    }
+    for (const run of runs) {
+      if (this.#stopped) return;
+      if (relay.isActive(run.runId)) continue;
+      try {
+        if (await store.acquireLease(runLease(run.runId), relay.instanceId, this.#o.leaseTtlMs)) {
+          // Read it again under the lease: the previous owner may have written since the list.
+          const fresh = (await store.getRun(run.runId)) ?? run;
+          void relay.resume(fresh);
+        }
+      } catch (err) {
+        logger.debug({ err, runId: run.runId }, "could not take over a run");
+      }
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    if (this.#timer) clearInterval(this.#timer);
+    await this.#scanning;
+  }
+}
