@@ -34,8 +34,8 @@ export interface Running {
 export async function startApp(config: Config, logger: Logger): Promise<Running> {
   const reportStore = (err: unknown) => logger.error({ err }, "store error");
   const store = config.redisUrl
-    ? createRedisStore(config.redisUrl, reportStore)
-    : createSqliteStore(defaultSqlitePath(config.dataDir), reportStore);
+    ? createRedisStore(config.redisUrl, reportStore, config.storeNamespace)
+    : createSqliteStore(defaultSqlitePath(config.dataDir), reportStore, config.storeNamespace);
   const service = createTaskServiceClient({
     baseUrl: config.service.baseUrl,
     apiKey: config.service.apiKey,

@@ -58,6 +58,12 @@ const slackShape = {
   }),
   DATA_DIR: optionalString,
   INSTANCE_ID: optionalString,
+  STORE_NAMESPACE: z
+    .string()
+    .trim()
+    .optional()
+    .transform((v) => (v === undefined || v === "" ? "taskbot" : v))
+    .pipe(z.string().regex(/^[A-Za-z0-9_-]{1,40}$/, "must be 1 to 40 letters, digits, - or _")),
   RUN_LEASE_TTL_MS: intFrom(500, 600_000, 15_000),
   RESUME_SCAN_INTERVAL_MS: intFrom(100, 600_000, 2000),
   PORT: intFrom(0, 65_535, 3000),
@@ -121,6 +127,8 @@ export interface Config {
   readonly dataDir: string;
   /** This instance's name as the holder of run leases (unique per process). */
   readonly instanceId: string | undefined;
+  /** Prefix of every key in the store (several bots may share one Redis). */
+  readonly storeNamespace: string;
   /** A run whose owner stops renewing its lease is taken over after this long. */
   readonly runLeaseTtlMs: number;
   /** How often an instance looks for runs nobody relays. */
@@ -172,6 +180,7 @@ export function parseConfig(env: Env): Config {
     redisUrl: v.REDIS_URL,
     dataDir: v.DATA_DIR ?? "data",
     instanceId: v.INSTANCE_ID,
+    storeNamespace: v.STORE_NAMESPACE,
     runLeaseTtlMs: v.RUN_LEASE_TTL_MS,
     resumeScanIntervalMs: v.RESUME_SCAN_INTERVAL_MS,
     port: v.PORT,

@@ -112,12 +112,10 @@ export interface ThreadStore {
 const THREAD_TTL_MS = 90 * 24 * 3600 * 1000;
 const RUN_TTL_MS = 7 * 24 * 3600 * 1000;
 const LOCK_TTL_MS = 10_000;
-const NAMESPACE = "taskbot";
+/** Default key prefix; several bots (or test suites) can share one Redis with their own. */
+export const DEFAULT_NAMESPACE = "taskbot";
 
 const threadKey = (k: SlackThreadKey) => `t:${k.teamId}:thread:${k.channelId}:${k.threadTs}`;
-const RUN_PREFIX = `${NAMESPACE}:run:`;
-const STOP_PREFIX = `${NAMESPACE}:stopreq:`;
-const leaseKey = (name: string) => `${NAMESPACE}:lease:${name}`;
 
 /** What each backend provides beyond keyv's get/set: the atomic operations. */
 interface Primitives {
@@ -143,11 +141,25 @@ async function guard<T>(op: () => Promise<T>): Promise<T> {
 class KeyvThreadStore implements ThreadStore {
   readonly #keyv: Keyv<ThreadRecord>;
   readonly #p: Primitives;
+  readonly #ns: string;
   readonly #locks = new Map<string, Promise<unknown>>();
 
-  constructor(keyv: Keyv<ThreadRecord>, primitives: Primitives) {
+  constructor(keyv: Keyv<ThreadRecord>, primitives: Primitives, namespace: string) {
     this.#keyv = keyv;
     this.#p = primitives;
+    this.#ns = namespace;
+  }
+
+  #lease(name: string): string {
+    return `${this.#ns}:lease:${name}`;
+  }
+
+  #run(runId: string): string {
+    return `${this.#ns}:run:${runId}`;
+  }
+
+  #stop(runId: string): string {
+    return `${this.#ns}:stopreq:${runId}`;
   }
 
   async getThread(key: SlackThreadKey): Promise<ThreadRecord | undefined> {
@@ -193,7 +205,7 @@ class KeyvThreadStore implements ThreadStore {
   }
 
   async #withLock<T>(name: string, fn: () => Promise<T>): Promise<T> {
-    const key = leaseKey(name);
+    const key = this.#lease(name);
     const token = randomUUID();
     const deadline = Date.now() + LOCK_TTL_MS;
     for (let wait = 5; ; wait = Math.min(wait * 2, 100)) {
@@ -209,49 +221,49 @@ class KeyvThreadStore implements ThreadStore {
   }
 
   claimOnce(teamId: string, name: string, ttlMs: number): Promise<boolean> {
-    return guard(() => this.#p.setIfAbsent(`${NAMESPACE}:claim:t:${teamId}:${name}`, "1", ttlMs));
+    return guard(() => this.#p.setIfAbsent(`${this.#ns}:claim:t:${teamId}:${name}`, "1", ttlMs));
   }
 
   acquireLease(name: string, owner: string, ttlMs: number): Promise<boolean> {
-    return guard(() => this.#p.setIfAbsent(leaseKey(name), owner, ttlMs));
+    return guard(() => this.#p.setIfAbsent(this.#lease(name), owner, ttlMs));
   }
 
   renewLease(name: string, owner: string, ttlMs: number): Promise<boolean> {
-    return guard(() => this.#p.renewIfHolds(leaseKey(name), owner, ttlMs));
+    return guard(() => this.#p.renewIfHolds(this.#lease(name), owner, ttlMs));
   }
 
   async releaseLease(name: string, owner: string): Promise<void> {
-    await guard(() => this.#p.deleteIfHolds(leaseKey(name), owner));
+    await guard(() => this.#p.deleteIfHolds(this.#lease(name), owner));
   }
 
   async putRun(record: RunRecord): Promise<void> {
     await guard(() =>
-      this.#p.putEntry(RUN_PREFIX + record.runId, JSON.stringify(record), RUN_TTL_MS),
+      this.#p.putEntry(this.#run(record.runId), JSON.stringify(record), RUN_TTL_MS),
     );
   }
 
   async getRun(runId: string): Promise<RunRecord | undefined> {
-    const raw = await guard(() => this.#p.getEntry(RUN_PREFIX + runId));
+    const raw = await guard(() => this.#p.getEntry(this.#run(runId)));
     return raw === undefined ? undefined : (JSON.parse(raw) as RunRecord);
   }
 
   async deleteRun(runId: string): Promise<void> {
     await guard(async () => {
-      await this.#p.deleteEntry(RUN_PREFIX + runId);
-      await this.#p.deleteEntry(STOP_PREFIX + runId);
+      await this.#p.deleteEntry(this.#run(runId));
+      await this.#p.deleteEntry(this.#stop(runId));
     });
   }
 
   async requestStop(runId: string, userId: string): Promise<void> {
-    await guard(() => this.#p.putEntry(STOP_PREFIX + runId, userId, RUN_TTL_MS));
+    await guard(() => this.#p.putEntry(this.#stop(runId), userId, RUN_TTL_MS));
   }
 
   stopRequester(runId: string): Promise<string | undefined> {
-    return guard(() => this.#p.getEntry(STOP_PREFIX + runId));
+    return guard(() => this.#p.getEntry(this.#stop(runId)));
   }
 
   async listRuns(): Promise<RunRecord[]> {
-    const values = await guard(() => this.#p.entries(RUN_PREFIX));
+    const values = await guard(() => this.#p.entries(this.#run("")));
     return values.map((v) => JSON.parse(v) as RunRecord);
   }
 
@@ -268,37 +280,42 @@ class KeyvThreadStore implements ThreadStore {
 export function createSqliteStore(
   path: string,
   report: (err: unknown) => void = () => {},
+  namespace = DEFAULT_NAMESPACE,
 ): ThreadStore {
   const adapter = new SqliteKeyvAdapter(path);
   const keyv = new Keyv<ThreadRecord>({
     store: adapter,
-    namespace: NAMESPACE,
+    namespace,
     throwOnErrors: true,
   });
   keyv.on("error", report);
   const sweep = setInterval(() => adapter.purgeExpired(), 10 * 60_000);
   sweep.unref();
-  return new KeyvThreadStore(keyv, {
-    setIfAbsent: (k, v, ttl) => adapter.setIfAbsent(k, v, ttl),
-    renewIfHolds: (k, v, ttl) => adapter.renewIfHolds(k, v, ttl),
-    deleteIfHolds: (k, v) => adapter.deleteIfHolds(k, v),
-    putEntry: async (k, v, ttl) => {
-      await adapter.set(k, v, ttl);
+  return new KeyvThreadStore(
+    keyv,
+    {
+      setIfAbsent: (k, v, ttl) => adapter.setIfAbsent(k, v, ttl),
+      renewIfHolds: (k, v, ttl) => adapter.renewIfHolds(k, v, ttl),
+      deleteIfHolds: (k, v) => adapter.deleteIfHolds(k, v),
+      putEntry: async (k, v, ttl) => {
+        await adapter.set(k, v, ttl);
+      },
+      getEntry: async (k) => (await adapter.get<string>(k)) as string | undefined,
+      deleteEntry: async (k) => {
+        await adapter.delete(k);
+      },
+      entries: async (prefix) => (await adapter.entries(prefix)).map(([, v]) => v),
+      ping: async () => {
+        await adapter.get("__ping__");
+        return true;
+      },
+      close: async () => {
+        clearInterval(sweep);
+        await adapter.disconnect();
+      },
     },
-    getEntry: async (k) => (await adapter.get<string>(k)) as string | undefined,
-    deleteEntry: async (k) => {
-      await adapter.delete(k);
-    },
-    entries: async (prefix) => (await adapter.entries(prefix)).map(([, v]) => v),
-    ping: async () => {
-      await adapter.get("__ping__");
-      return true;
-    },
-    close: async () => {
-      clearInterval(sweep);
-      await adapter.disconnect();
-    },
-  });
+    namespace,
+  );
 }
 
 export const defaultSqlitePath = (dataDir: string) => join(dataDir, "taskbot.sqlite");
@@ -311,6 +328,7 @@ const DELETE_IF_HOLDS = `if redis.call('GET', KEYS[1]) == ARGV[1] then return re
 export function createRedisStore(
   url: string,
   report: (err: unknown) => void = () => {},
+  namespace = DEFAULT_NAMESPACE,
 ): ThreadStore {
   // Fail fast while Redis is unreachable (no offline queue), reconnect in the background.
   const client = createClient({
@@ -330,7 +348,7 @@ export function createRedisStore(
   adapter.on("error", report);
   const keyv = new Keyv<ThreadRecord>({
     store: adapter,
-    namespace: NAMESPACE,
+    namespace,
     throwOnErrors: true,
   });
   keyv.on("error", report);
@@ -356,75 +374,84 @@ export function createRedisStore(
     if (!client.isReady) throw new Error("Redis is not reachable");
     return client;
   };
-  const runsHash = `${NAMESPACE}:runs`;
-  return new KeyvThreadStore(keyv, {
-    setIfAbsent: async (k, v, ttl) =>
-      (await (await connected()).set(k, v, { NX: true, PX: Math.max(1, Math.round(ttl)) })) ===
-      "OK",
-    renewIfHolds: async (k, v, ttl) =>
-      Number(
-        await (
-          await connected()
-        ).eval(RENEW_IF_HOLDS, {
-          keys: [k],
-          arguments: [v, String(Math.max(1, Math.round(ttl)))],
-        }),
-      ) === 1,
-    deleteIfHolds: async (k, v) =>
-      Number(await (await connected()).eval(DELETE_IF_HOLDS, { keys: [k], arguments: [v] })) === 1,
-    // The run index is one hash, so listing it is one command, not a key scan.
-    putEntry: async (k, v) => {
-      await (await connected()).hSet(runsHash, k, v);
+  const runsHash = `${namespace}:runs`;
+  return new KeyvThreadStore(
+    keyv,
+    {
+      setIfAbsent: async (k, v, ttl) =>
+        (await (await connected()).set(k, v, { NX: true, PX: Math.max(1, Math.round(ttl)) })) ===
+        "OK",
+      renewIfHolds: async (k, v, ttl) =>
+        Number(
+          await (
+            await connected()
+          ).eval(RENEW_IF_HOLDS, {
+            keys: [k],
+            arguments: [v, String(Math.max(1, Math.round(ttl)))],
+          }),
+        ) === 1,
+      deleteIfHolds: async (k, v) =>
+        Number(await (await connected()).eval(DELETE_IF_HOLDS, { keys: [k], arguments: [v] })) ===
+        1,
+      // The run index is one hash, so listing it is one command, not a key scan.
+      putEntry: async (k, v) => {
+        await (await connected()).hSet(runsHash, k, v);
+      },
+      getEntry: async (k) => (await (await connected()).hGet(runsHash, k)) ?? undefined,
+      deleteEntry: async (k) => {
+        await (await connected()).hDel(runsHash, k);
+      },
+      entries: async (prefix) =>
+        Object.entries(await (await connected()).hGetAll(runsHash))
+          .filter(([k]) => k.startsWith(prefix))
+          .map(([, v]) => v),
+      ping: async () => (await (await connected()).ping()) === "PONG",
+      close: async () => {
+        if (client.isOpen) await client.close();
+      },
     },
-    getEntry: async (k) => (await (await connected()).hGet(runsHash, k)) ?? undefined,
-    deleteEntry: async (k) => {
-      await (await connected()).hDel(runsHash, k);
-    },
-    entries: async (prefix) =>
-      Object.entries(await (await connected()).hGetAll(runsHash))
-        .filter(([k]) => k.startsWith(prefix))
-        .map(([, v]) => v),
-    ping: async () => (await (await connected()).ping()) === "PONG",
-    close: async () => {
-      if (client.isOpen) await client.close();
-    },
-  });
+    namespace,
+  );
 }
 
 /** The fake: the same store on keyv's in-memory map (no persistence). */
-export function createMemoryStore(): ThreadStore {
-  const keyv = new Keyv<ThreadRecord>({ namespace: NAMESPACE });
+export function createMemoryStore(namespace = DEFAULT_NAMESPACE): ThreadStore {
+  const keyv = new Keyv<ThreadRecord>({ namespace });
   const entries = new Map<string, { value: string; until: number }>();
   const live = (k: string) => {
     const e = entries.get(k);
     if (e && e.until <= Date.now()) entries.delete(k);
     return entries.get(k);
   };
-  return new KeyvThreadStore(keyv, {
-    setIfAbsent: async (k, v, ttl) => {
-      if (live(k)) return false;
-      entries.set(k, { value: v, until: Date.now() + ttl });
-      return true;
+  return new KeyvThreadStore(
+    keyv,
+    {
+      setIfAbsent: async (k, v, ttl) => {
+        if (live(k)) return false;
+        entries.set(k, { value: v, until: Date.now() + ttl });
+        return true;
+      },
+      renewIfHolds: async (k, v, ttl) => {
+        const e = live(k);
+        if (e?.value !== v) return false;
+        e.until = Date.now() + ttl;
+        return true;
+      },
+      deleteIfHolds: async (k, v) => live(k)?.value === v && entries.delete(k),
+      putEntry: async (k, v, ttl) => {
+        entries.set(k, { value: v, until: Date.now() + ttl });
+      },
+      getEntry: async (k) => live(k)?.value,
+      deleteEntry: async (k) => {
+        entries.delete(k);
+      },
+      entries: async (prefix) =>
+        [...entries.keys()]
+          .filter((k) => k.startsWith(prefix) && live(k))
+          .map((k) => live(k)?.value ?? ""),
+      ping: async () => true,
+      close: async () => {},
     },
-    renewIfHolds: async (k, v, ttl) => {
-      const e = live(k);
-      if (e?.value !== v) return false;
-      e.until = Date.now() + ttl;
-      return true;
-    },
-    deleteIfHolds: async (k, v) => live(k)?.value === v && entries.delete(k),
-    putEntry: async (k, v, ttl) => {
-      entries.set(k, { value: v, until: Date.now() + ttl });
-    },
-    getEntry: async (k) => live(k)?.value,
-    deleteEntry: async (k) => {
-      entries.delete(k);
-    },
-    entries: async (prefix) =>
-      [...entries.keys()]
-        .filter((k) => k.startsWith(prefix) && live(k))
-        .map((k) => live(k)?.value ?? ""),
-    ping: async () => true,
-    close: async () => {},
-  });
+    namespace,
+  );
 }
