@@ -56,85 +56,59 @@ function manifestScopes(): string[] {
   return manifest.oauth_config.scopes.bot;
 }
 
-export class Harness {
+/** Starts the two local peers of the app: the service simulator and the Slack double. */
+export async function startPeers(
+  options: Pick<HarnessOptions, "simulator" | "slack"> = {},
+): Promise<{ sim: Simulator; slack: LocalSlack }> {
+  const sim = await startSimulator({ apiKeys: [API_KEY], chunkDelayMs: 5, ...options.simulator });
+  const slack = await startLocalSlack({
+    teamId: TEAM,
+    // The app gets exactly the scopes its manifest asks for: a call needing another fails.
+    scopes: manifestScopes(),
+    users: [
+      { id: OWNER, name: "owner" },
+      { id: OTHER, name: "other" },
+      { id: ADMIN, name: "admin", is_admin: true },
+    ],
+    ...options.slack,
+  });
+  return { sim, slack };
+}
+
+/** The environment an app instance gets to talk to the local peers. */
+export function appEnv(
+  sim: Simulator,
+  slack: LocalSlack,
+  extra: Record<string, string>,
+): Record<string, string> {
+  return {
+    TASK_API_URL: sim.url,
+    TASK_API_KEY: API_KEY,
+    SLACK_BOT_TOKEN: slack.botToken,
+    SLACK_SIGNING_SECRET: SIGNING_SECRET,
+    SLACK_API_URL: slack.apiUrl,
+    SLACK_EDIT_INTERVAL_MS: "250",
+    LOG_LEVEL: "debug",
+    TASK_POLL_TIMEOUT_S: "5",
+    ...extra,
+  };
+}
+
+/** What a test does from Slack's side, against whichever app serves `eventsUrl`. */
+export abstract class SlackScenario {
   readonly sim: Simulator;
   readonly slack: LocalSlack;
-  readonly dataDir: string;
-  readonly logLines: string[] = [];
-  app!: Running;
-  readonly #options: HarnessOptions;
   #eventSeq = 0;
 
-  private constructor(sim: Simulator, slack: LocalSlack, dataDir: string, options: HarnessOptions) {
+  protected constructor(sim: Simulator, slack: LocalSlack) {
     this.sim = sim;
     this.slack = slack;
-    this.dataDir = dataDir;
-    this.#options = options;
   }
 
-  static async start(options: HarnessOptions = {}): Promise<Harness> {
-    const sim = await startSimulator({ apiKeys: [API_KEY], chunkDelayMs: 5, ...options.simulator });
-    const slack = await startLocalSlack({
-      teamId: TEAM,
-      // The app gets exactly the scopes its manifest asks for: a call needing another fails.
-      scopes: manifestScopes(),
-      users: [
-        { id: OWNER, name: "owner" },
-        { id: OTHER, name: "other" },
-        { id: ADMIN, name: "admin", is_admin: true },
-      ],
-      ...options.slack,
-    });
-    const h = new Harness(sim, slack, mkdtempSync(join(tmpdir(), "taskbot-e2e-")), options);
-    await h.startApp();
-    return h;
-  }
+  abstract get eventsUrl(): string;
 
-  /** (Re)starts the app process-equivalent: a fresh Bolt app, relay and store client. */
-  async startApp(): Promise<void> {
-    const config = parseConfig({
-      TASK_API_URL: this.sim.url,
-      TASK_API_KEY: API_KEY,
-      SLACK_BOT_TOKEN: this.slack.botToken,
-      SLACK_SIGNING_SECRET: SIGNING_SECRET,
-      SLACK_API_URL: this.slack.apiUrl,
-      SLACK_EDIT_INTERVAL_MS: String(this.#options.editIntervalMs ?? 250),
-      PORT: "0",
-      DATA_DIR: this.dataDir,
-      LOG_LEVEL: "debug",
-      TASK_POLL_TIMEOUT_S: "5",
-      ...(this.#options.redisUrl ? { REDIS_URL: this.#options.redisUrl } : {}),
-    });
-    const lines = this.logLines;
-    const destination = new Writable({
-      write(chunk, _enc, done) {
-        lines.push(String(chunk));
-        done();
-      },
-    });
-    const logger = createLogger({
-      level: "debug",
-      secrets: [API_KEY, this.slack.botToken, SIGNING_SECRET],
-      destination,
-    });
-    this.app = await startApp(config, logger);
-  }
-
-  async restartApp(): Promise<void> {
-    await this.app.close();
-    await this.startApp();
-  }
-
-  get eventsUrl(): string {
-    return `http://127.0.0.1:${this.app.port}/slack/events`;
-  }
-
-  async close(): Promise<void> {
-    await this.app.close();
-    await this.sim.close();
-    await this.slack.close();
-    rmSync(this.dataDir, { recursive: true, force: true });
-  }
+  /** Resolves once the app has nothing in flight (where that can be known). */
+  protected async settled(): Promise<void> {}
 
   /** `/task <text>` typed by `user` in `channel`. */
   command(
@@ -242,8 +216,77 @@ export class Harness {
       () => this.botReplies(threadTs).filter((m) => FINAL_STATUS.test(statusOf(m))).length >= count,
       { timeoutMs, description: `${count} final status message(s) in thread ${threadTs}` },
     );
-    await this.app.relay.idle();
+    await this.settled();
     return this.botReplies(threadTs);
+  }
+}
+
+/** The real app in this process, as `startApp` builds it for `npm start`. */
+export class Harness extends SlackScenario {
+  readonly dataDir: string;
+  readonly logLines: string[] = [];
+  app!: Running;
+  readonly #options: HarnessOptions;
+  readonly #namespace = `e2e${process.pid}x${Date.now().toString(36)}x${Math.random().toString(36).slice(2, 6)}`;
+
+  private constructor(sim: Simulator, slack: LocalSlack, dataDir: string, options: HarnessOptions) {
+    super(sim, slack);
+    this.dataDir = dataDir;
+    this.#options = options;
+  }
+
+  static async start(options: HarnessOptions = {}): Promise<Harness> {
+    const { sim, slack } = await startPeers(options);
+    const h = new Harness(sim, slack, mkdtempSync(join(tmpdir(), "taskbot-e2e-")), options);
+    await h.startApp();
+    return h;
+  }
+
+  /** (Re)starts the app process-equivalent: a fresh Bolt app, relay and store client. */
+  async startApp(): Promise<void> {
+    const config = parseConfig(
+      appEnv(this.sim, this.slack, {
+        SLACK_EDIT_INTERVAL_MS: String(this.#options.editIntervalMs ?? 250),
+        PORT: "0",
+        DATA_DIR: this.dataDir,
+        // Each suite its own keys: suites share the test Redis and run in parallel.
+        STORE_NAMESPACE: this.#namespace,
+        ...(this.#options.redisUrl ? { REDIS_URL: this.#options.redisUrl } : {}),
+      }),
+    );
+    const lines = this.logLines;
+    const destination = new Writable({
+      write(chunk, _enc, done) {
+        lines.push(String(chunk));
+        done();
+      },
+    });
+    const logger = createLogger({
+      level: "debug",
+      secrets: [API_KEY, this.slack.botToken, SIGNING_SECRET],
+      destination,
+    });
+    this.app = await startApp(config, logger);
+  }
+
+  async restartApp(): Promise<void> {
+    await this.app.close();
+    await this.startApp();
+  }
+
+  get eventsUrl(): string {
+    return `http://127.0.0.1:${this.app.port}/slack/events`;
+  }
+
+  protected override async settled(): Promise<void> {
+    await this.app.relay.idle();
+  }
+
+  async close(): Promise<void> {
+    await this.app.close();
+    await this.sim.close();
+    await this.slack.close();
+    rmSync(this.dataDir, { recursive: true, force: true });
   }
 }
 

@@ -1,0 +1,183 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Cluster } from "../support/cluster.ts";
+import {
+  CHANNEL,
+  comparable,
+  markdownOf,
+  NO_MESSAGE,
+  OWNER,
+  statusOf,
+} from "../support/harness.ts";
+
+const redisUrl = process.env.TEST_REDIS_URL;
+
+describe.skipIf(!redisUrl)("several instances on one Redis", () => {
+  let c: Cluster;
+  beforeAll(async () => {
+    c = await Cluster.start({
+      redisUrl: redisUrl ?? "",
+      instances: 3,
+      leaseTtlMs: 2000,
+      scanIntervalMs: 300,
+    });
+  }, 60_000);
+  afterAll(async () => {
+    await c?.close();
+  });
+
+  /** Runs a task on i1 until `moment`, kills whichever instance owns it, checks the outcome. */
+  async function killOwnerWhen(
+    label: string,
+    prompt: string,
+    moment: (threadTs: string, fromCall: number) => Promise<unknown>,
+  ) {
+    const from = c.slack.calls.length;
+    await c.target("i1").command(`${label} ${prompt}`);
+    const threadTs = await c.waitForTaskThread(label);
+    await moment(threadTs, from);
+    const id = await c.runFor(label);
+    const owner = await c.waitForOwner(id);
+    await c.kill(owner, "SIGKILL");
+    const killedAt = Date.now();
+    const replies = await c.waitForFinal(threadTs, 1, 30_000);
+    const run = c.sim.run(id);
+    // The same message, finished: one answer message, complete text, files once each.
+    expect(replies).toHaveLength(1);
+    expect(comparable(markdownOf(replies[0] ?? NO_MESSAGE))).toBe(comparable(run?.content ?? "x"));
+    expect(statusOf(replies[0] ?? NO_MESSAGE)).toMatch(/Completed in/);
+    const files = c.slack.files().filter((f) => f.thread_ts === threadTs && f.completed);
+    const names = files.map((f) => f.name).sort();
+    expect(names).toEqual([...new Set(names)]);
+    expect(names).toHaveLength(run?.files.length ?? -1);
+    const resumedBy = [...c.instances.keys()].filter((i) =>
+      c.logs(i, "resuming a run").some((l) => l.runId === id),
+    );
+    expect(resumedBy).toHaveLength(1);
+    expect(resumedBy[0]).not.toBe(owner);
+    // Bring the killed instance back for the next scenario.
+    await c.spawn(owner);
+    return { owner, threadTs, killedAt };
+  }
+
+  it("finishes a run in the same message when its owner is killed before the first edit", async () => {
+    const { threadTs, killedAt } = await killOwnerWhen(
+      "Kill before edit",
+      "[sim:delay=400] [sim:length=400] [sim:files=2]",
+      (threadTs) =>
+        c.slack.waitForCall(
+          (call) => call.method === "chat.postMessage" && call.args.thread_ts === threadTs,
+        ),
+    );
+    // It really was before any text was shown.
+    const answerTs = c.botReplies(threadTs)[0]?.ts;
+    const early = c.slack.calls.filter(
+      (call) => call.method === "chat.update" && call.args.ts === answerTs && call.at < killedAt,
+    );
+    expect(early).toEqual([]);
+  });
+
+  it("finishes a run in the same message when its owner is killed mid-stream", async () => {
+    await killOwnerWhen(
+      "Kill mid stream",
+      "[sim:delay=25] [sim:length=3000] [sim:files=2]",
+      (threadTs) =>
+        c.slack.waitFor(() => c.botReplies(threadTs).find((m) => markdownOf(m).length > 400), {
+          description: "some streamed text",
+        }),
+    );
+  });
+
+  it("uploads every file exactly once when the owner is killed during the upload", async () => {
+    await killOwnerWhen(
+      "Kill during upload",
+      "[sim:delay=5] [sim:length=600] [sim:files=4]",
+      (_threadTs, fromIndex) =>
+        c.slack.waitForCall((call) => call.method === "files.getUploadURLExternal", {
+          timeoutMs: 15_000,
+          fromIndex,
+        }),
+    );
+  });
+
+  it("hands a run over at once on SIGTERM, and the stopping instance exits 0", async () => {
+    const label = "Handover on term";
+    await c.target("i2").command(`${label} [sim:delay=25] [sim:length=4000]`);
+    const threadTs = await c.waitForTaskThread(label);
+    await c.slack.waitFor(() => c.botReplies(threadTs).find((m) => markdownOf(m).length > 300), {
+      description: "some streamed text",
+    });
+    const id = c.sim.runs().find((r) => r.promptText.includes(label))?.id ?? "";
+    const owner = (await c.owner(id)) ?? "";
+    const sentAt = Date.now();
+    const exit = await c.kill(owner, "SIGTERM");
+    expect(exit).toBe(0);
+    // Another instance owns it well before the lease (2 s) could have expired.
+    await c.slack.waitFor(
+      () =>
+        [...c.instances.keys()].some(
+          (i) => i !== owner && c.logs(i, "resuming a run").some((l) => l.runId === id),
+        ),
+      { timeoutMs: 10_000, description: "another instance resuming the run" },
+    );
+    expect(Date.now() - sentAt).toBeLessThan(2000);
+    const replies = await c.waitForFinal(threadTs, 1, 30_000);
+    expect(replies).toHaveLength(1);
+    expect(comparable(markdownOf(replies[0] ?? NO_MESSAGE))).toBe(
+      comparable(c.sim.run(id)?.content ?? "x"),
+    );
+    await c.spawn(owner);
+  });
+
+  it("handles an event delivered to three different instances once", async () => {
+    const label = "Thrice delivered";
+    await c.target("i1").command(`${label} [sim:length=200]`);
+    const threadTs = await c.waitForTaskThread(label);
+    await c.waitForFinal(threadTs, 1, 20_000);
+    const eventId = `EvCluster${Date.now()}`;
+    const first = await c
+      .target("i1")
+      .reply(threadTs, "Follow up once [sim:length=100]", { eventId });
+    await Promise.all([
+      c
+        .target("i2")
+        .reply(threadTs, "Follow up once [sim:length=100]", { eventId, ts: first.ts, retryNum: 1 }),
+      c
+        .target("i3")
+        .reply(threadTs, "Follow up once [sim:length=100]", { eventId, ts: first.ts, retryNum: 2 }),
+    ]);
+    await c.waitForFinal(threadTs, 2, 20_000);
+    expect(
+      c.sim.runs().filter((r) => r.followUp && r.promptText.includes("Follow up once")),
+    ).toHaveLength(1);
+    expect(c.botReplies(threadTs)).toHaveLength(2);
+  });
+
+  it("lets Stop pressed on any instance stop a run relayed by another", async () => {
+    const label = "Stop across instances";
+    await c.target("i1").command(`${label} [sim:delay=25] [sim:length=20000]`);
+    const threadTs = await c.waitForTaskThread(label);
+    const running = await c.slack.waitFor(
+      () => c.botReplies(threadTs).find((m) => markdownOf(m).length > 100),
+      { description: "streaming" },
+    );
+    const id = c.sim.runs().find((r) => r.promptText.includes(label))?.id ?? "";
+    const owner = await c.owner(id);
+    const other =
+      [...c.instances.keys()].find((i) => i !== owner && c.instance(i).exitCode === undefined) ??
+      "";
+    await c.target(other).clickStop(running, OWNER);
+    const replies = await c.waitForFinal(threadTs, 1, 20_000);
+    expect(statusOf(replies.at(-1) ?? NO_MESSAGE)).toMatch(new RegExp(`Stopped by <@${OWNER}>`));
+    expect(c.sim.run(id)?.status).toBe("stopped");
+  });
+
+  it("keeps every secret out of every instance's output", () => {
+    for (const i of c.instances.values()) {
+      const out = i.output.join("");
+      expect(out).not.toContain(c.slack.botToken);
+      expect(out).not.toContain("he-e2eSimulatorKey");
+    }
+    expect(c.slack.validationErrors).toEqual([]);
+    expect(CHANNEL).toBeTruthy();
+  });
+});

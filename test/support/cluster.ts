@@ -1,0 +1,194 @@
+/**
+ * Several real app processes (`node src/main.ts`, as `npm start` runs it) sharing one Redis,
+ * against the in-test service simulator and Slack double. Slack's requests can be sent to
+ * any instance; instances can be killed (SIGKILL) or stopped (SIGTERM) at chosen moments.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { once } from "node:events";
+import { createServer } from "node:net";
+import { createClient } from "@keyv/redis";
+import type { Simulator } from "../../src/simulator/server.ts";
+import { appEnv, type HarnessOptions, SlackScenario, startPeers } from "./harness.ts";
+import type { LocalSlack } from "./local-slack.ts";
+
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  const address = server.address();
+  server.close();
+  if (!address || typeof address === "string") throw new Error("no port");
+  return address.port;
+}
+
+export interface Instance {
+  readonly id: string;
+  readonly port: number;
+  readonly process: ChildProcess;
+  readonly output: string[];
+  exitCode: number | null | undefined;
+}
+
+export interface ClusterOptions extends Pick<HarnessOptions, "simulator" | "slack"> {
+  readonly redisUrl: string;
+  readonly instances: number;
+  readonly leaseTtlMs?: number;
+  readonly scanIntervalMs?: number;
+}
+
+export class Cluster extends SlackScenario {
+  readonly instances = new Map<string, Instance>();
+  readonly namespace = `cl${process.pid}x${Date.now().toString(36)}`;
+  readonly #options: ClusterOptions;
+  #target = "";
+  #redisUrl: string;
+
+  private constructor(sim: Simulator, slack: LocalSlack, options: ClusterOptions) {
+    super(sim, slack);
+    this.#options = options;
+    this.#redisUrl = options.redisUrl;
+  }
+
+  static async start(options: ClusterOptions): Promise<Cluster> {
+    const { sim, slack } = await startPeers(options);
+    const c = new Cluster(sim, slack, options);
+    for (let i = 1; i <= options.instances; i++) await c.spawn(`i${i}`);
+    c.target(`i1`);
+    return c;
+  }
+
+  /** Starts an instance and waits until its health check answers. */
+  async spawn(id: string, redisUrl = this.#redisUrl): Promise<Instance> {
+    const port = await freePort();
+    const child = spawn(process.execPath, ["src/main.ts"], {
+      env: {
+        PATH: process.env.PATH ?? "",
+        ...appEnv(this.sim, this.slack, {
+          PORT: String(port),
+          REDIS_URL: redisUrl,
+          STORE_NAMESPACE: this.namespace,
+          INSTANCE_ID: id,
+          RUN_LEASE_TTL_MS: String(this.#options.leaseTtlMs ?? 3000),
+          RESUME_SCAN_INTERVAL_MS: String(this.#options.scanIntervalMs ?? 300),
+        }),
+      },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    const instance: Instance = { id, port, process: child, output: [], exitCode: undefined };
+    child.stdout?.on("data", (d: Buffer) => instance.output.push(d.toString()));
+    child.stderr?.on("data", (d: Buffer) => instance.output.push(d.toString()));
+    child.on("exit", (code) => {
+      instance.exitCode = code;
+    });
+    this.instances.set(id, instance);
+    for (;;) {
+      if (instance.exitCode !== undefined) {
+        throw new Error(`instance ${id} exited: ${instance.output.join("")}`);
+      }
+      const ok = await fetch(`http://127.0.0.1:${port}/healthz`)
+        .then((r) => r.ok)
+        .catch(() => false);
+      if (ok) return instance;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
+  /** Slack's next requests go to this instance. */
+  target(id: string): this {
+    this.#target = id;
+    return this;
+  }
+
+  get eventsUrl(): string {
+    const instance = this.instances.get(this.#target);
+    if (!instance) throw new Error(`no instance ${this.#target}`);
+    return `http://127.0.0.1:${instance.port}/slack/events`;
+  }
+
+  instance(id: string): Instance {
+    const i = this.instances.get(id);
+    if (!i) throw new Error(`no instance ${id}`);
+    return i;
+  }
+
+  /** Sends a signal and waits for the process to end; returns its exit code. */
+  async kill(id: string, signal: NodeJS.Signals): Promise<number | null> {
+    const i = this.instance(id);
+    if (i.exitCode === undefined) {
+      const exited = once(i.process, "exit");
+      i.process.kill(signal);
+      await exited;
+    }
+    return i.exitCode ?? null;
+  }
+
+  /** The instance holding a run's lease, read from Redis. */
+  async owner(runId: string): Promise<string | undefined> {
+    const client = createClient({ url: this.#redisUrl });
+    await client.connect();
+    try {
+      return (await client.get(`${this.namespace}:lease:run:${runId}`)) ?? undefined;
+    } finally {
+      await client.close();
+    }
+  }
+
+  /** The id of the service run whose prompt contains `label`, as soon as it exists. */
+  async runFor(label: string, timeoutMs = 10_000): Promise<string> {
+    const find = () => this.sim.runs().find((r) => r.promptText.includes(label))?.id;
+    const found = find();
+    if (found) return found;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.sim.events.off("run", onRun);
+        reject(new Error(`no run for "${label}"`));
+      }, timeoutMs);
+      const onRun = () => {
+        const id = find();
+        if (!id) return;
+        clearTimeout(timer);
+        this.sim.events.off("run", onRun);
+        resolve(id);
+      };
+      this.sim.events.on("run", onRun);
+    });
+  }
+
+  /** Waits (polling Redis, bounded) until some instance holds the run's lease. */
+  async waitForOwner(runId: string, timeoutMs = 10_000): Promise<string> {
+    const until = Date.now() + timeoutMs;
+    for (;;) {
+      const owner = await this.owner(runId);
+      if (owner) return owner;
+      if (Date.now() > until) throw new Error(`nobody took run ${runId}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+
+  /** Log lines (JSON) of an instance that match `msg`. */
+  logs(id: string, msg: string): Array<Record<string, unknown>> {
+    return this.instance(id)
+      .output.join("")
+      .split("\n")
+      .filter((l) => l.includes(msg))
+      .flatMap((l) => {
+        try {
+          return [JSON.parse(l) as Record<string, unknown>];
+        } catch {
+          return [];
+        }
+      });
+  }
+
+  async close(): Promise<void> {
+    for (const i of this.instances.values()) {
+      if (i.exitCode === undefined) {
+        const exited = once(i.process, "exit");
+        i.process.kill("SIGKILL");
+        await exited;
+      }
+    }
+    await this.sim.close();
+    await this.slack.close();
+  }
+}
