@@ -70,6 +70,10 @@ interface Control {
 
 const MIME_TEXT = /^text\/|json|xml|csv|markdown|svg/;
 export const runLease = (runId: string) => `run:${runId}`;
+/** Run ids of tasks still being created (no service run yet). */
+const PENDING = "pending:";
+const INTERRUPTED =
+  "This task was interrupted while it was being created (the app restarted). Please run `/task` again.";
 
 /** Decodes an inline file from the service into the exact bytes it stands for. */
 export function decodeFile(file: ResultFile): Buffer | undefined {
@@ -118,8 +122,8 @@ export class Relay {
   }
 
   /**
-   * Starts relaying a new run: records it as unfinished, takes its lease, follows it in the
-   * background. Never rejects.
+   * Starts relaying a new run: records it as unfinished and takes its lease, then follows it
+   * in the background. Resolves once the run is recorded; never rejects.
    */
   async start(target: RunTarget): Promise<void> {
     const record: RunRecord = {
@@ -150,7 +154,32 @@ export class Relay {
         "could not record the run; relaying anyway",
       );
     }
-    return this.#launch(record);
+    void this.#launch(record);
+  }
+
+  /**
+   * Records a task that is being created, before the service has answered: if this instance
+   * dies meanwhile, another one ends its "working…" message instead of leaving it spinning.
+   */
+  async reserve(key: SlackThreadKey, messageTs: string, startedAt: number): Promise<string> {
+    const runId = `${PENDING}${key.teamId}:${key.channelId}:${key.threadTs}`;
+    await this.#o.store.putRun({
+      runId,
+      key,
+      ref: { projectId: "", threadId: "" },
+      messageTs: [messageTs],
+      shownText: "",
+      startedAt,
+      uploads: "pending",
+    });
+    await this.#o.store.acquireLease(runLease(runId), this.#o.instanceId, this.#leaseTtl);
+    return runId;
+  }
+
+  /** Drops a reservation once the run is recorded (or the creation failed visibly). */
+  async release(runId: string): Promise<void> {
+    await this.#o.store.deleteRun(runId);
+    await this.#o.store.releaseLease(runLease(runId), this.#o.instanceId);
   }
 
   /** Finishes a run another instance started, from its record; the caller holds its lease. */
@@ -365,30 +394,34 @@ export class Relay {
 
     let final: FinalRun | undefined;
     let failure: unknown;
-    try {
-      const updates = followRun(
-        this.#o.service,
-        { ...target.ref, agentRunId: target.runId },
-        { ...this.#o.follow, signal: ctl.abort.signal, resumeText: initial.shownText },
-      );
-      for (;;) {
-        const step = await updates.next();
-        if (step.done) {
-          final = step.value;
-          break;
+    if (target.runId.startsWith(PENDING)) {
+      // Its creator died before the service answered: nothing to follow, say so.
+      failure = new Error(INTERRUPTED);
+    } else
+      try {
+        const updates = followRun(
+          this.#o.service,
+          { ...target.ref, agentRunId: target.runId },
+          { ...this.#o.follow, signal: ctl.abort.signal, resumeText: initial.shownText },
+        );
+        for (;;) {
+          const step = await updates.next();
+          if (step.done) {
+            final = step.value;
+            break;
+          }
+          const u = step.value;
+          if (u.type === "delta" && ctl.stoppedBy === undefined) {
+            text += u.text;
+            dirty = true;
+            schedule();
+          } else if (u.type === "transport") {
+            log.info({ mode: u.mode, reason: u.reason }, "run transport changed");
+          }
         }
-        const u = step.value;
-        if (u.type === "delta" && ctl.stoppedBy === undefined) {
-          text += u.text;
-          dirty = true;
-          schedule();
-        } else if (u.type === "transport") {
-          log.info({ mode: u.mode, reason: u.reason }, "run transport changed");
-        }
+      } catch (err) {
+        failure = err;
       }
-    } catch (err) {
-      failure = err;
-    }
 
     closed = true;
     if (timer) clearTimeout(timer);
@@ -425,7 +458,10 @@ export class Relay {
         files = await this.#uploadFiles(record, final.files, log, persist);
       } else {
         state = "error";
-        reason = describeServiceError(failure, target.runId);
+        reason =
+          failure instanceof Error && failure.message === INTERRUPTED
+            ? INTERRUPTED
+            : describeServiceError(failure, target.runId);
         log.error({ err: failure }, "following the run failed");
       }
 

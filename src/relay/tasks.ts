@@ -94,6 +94,13 @@ export class TaskCoordinator {
       },
       threadTs,
     );
+    const pending = await this.#o.relay.reserve(key, messageTs, startedAt).catch((err: unknown) => {
+      logger.warn({ err }, "could not record the task being created");
+      return undefined;
+    });
+    const done = async () => {
+      if (pending) await this.#o.relay.release(pending).catch(() => undefined);
+    };
     let created: Awaited<ReturnType<TaskService["createTask"]>>;
     try {
       created = await service.createTask({
@@ -110,6 +117,7 @@ export class TaskCoordinator {
     } catch (err) {
       logger.warn({ err, kind: (err as TaskServiceError).kind }, "creating the task failed");
       await this.#showError(key, messageTs, err, startedAt);
+      await done();
       return;
     }
     const record: ThreadRecord = {
@@ -125,13 +133,15 @@ export class TaskCoordinator {
       updatedAt: startedAt,
     };
     await store.putThread(record);
-    void this.#o.relay.start({
+    // Once the run itself is recorded, the reservation has served its purpose.
+    await this.#o.relay.start({
       key,
       ref: { projectId: created.project_id, threadId: created.thread_id },
       runId: created.agent_run_id,
       messageTs,
       startedAt,
     });
+    await done();
   }
 
   /** A person's message in a thread. Returns false when the thread is not a task thread. */

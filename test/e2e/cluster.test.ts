@@ -99,6 +99,21 @@ describe.skipIf(!redisUrl)("several instances on one Redis", () => {
     );
   });
 
+  it("ends the working message with a clear error when its instance dies while creating the task", async () => {
+    const label = "Killed while creating";
+    c.sim.injectFault({ endpoint: "create", delayMs: 4000 });
+    await c.target("i3").command(`${label} [sim:length=100]`);
+    const threadTs = await c.waitForTaskThread(label);
+    // Killed once the task being created is recorded (the service has not answered yet).
+    await c.waitForRecord(`pending:T0001:${CHANNEL}:${threadTs}`);
+    expect(await c.kill("i3", "SIGKILL")).toBeNull();
+    const replies = await c.waitForFinal(threadTs, 1, 20_000);
+    expect(replies).toHaveLength(1);
+    expect(statusOf(replies[0] ?? NO_MESSAGE)).toContain("interrupted while it was being created");
+    expect(JSON.stringify(replies[0]?.blocks)).not.toContain('"Stop"');
+    await c.spawn("i3");
+  });
+
   it("hands a run over at once on SIGTERM, and the stopping instance exits 0", async () => {
     const label = "Handover on term";
     await c.target("i2").command(`${label} [sim:delay=25] [sim:length=4000]`);

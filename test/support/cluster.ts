@@ -21,6 +21,12 @@ export async function freePort(): Promise<number> {
   return address.port;
 }
 
+/** The few Redis reads the tests make. */
+interface RedisReads {
+  get(key: string): Promise<string | null>;
+  hGet(key: string, field: string): Promise<string | null | undefined>;
+}
+
 export interface Instance {
   readonly id: string;
   readonly port: number;
@@ -124,13 +130,7 @@ export class Cluster extends SlackScenario {
 
   /** The instance holding a run's lease, read from Redis. */
   async owner(runId: string): Promise<string | undefined> {
-    const client = createClient({ url: this.#redisUrl });
-    await client.connect();
-    try {
-      return (await client.get(`${this.namespace}:lease:run:${runId}`)) ?? undefined;
-    } finally {
-      await client.close();
-    }
+    return (await this.#redis((r) => r.get(`${this.namespace}:lease:run:${runId}`))) ?? undefined;
   }
 
   /** The id of the service run whose prompt contains `label`, as soon as it exists. */
@@ -155,13 +155,36 @@ export class Cluster extends SlackScenario {
   }
 
   /** Waits (polling Redis, bounded) until some instance holds the run's lease. */
-  async waitForOwner(runId: string, timeoutMs = 10_000): Promise<string> {
+  waitForOwner(runId: string, timeoutMs = 10_000): Promise<string> {
+    return this.#poll(() => this.owner(runId), timeoutMs, `nobody took run ${runId}`);
+  }
+
+  /** Waits until the store records a run (by id) as unfinished. */
+  waitForRecord(runId: string, timeoutMs = 10_000): Promise<string> {
+    return this.#poll(
+      () => this.#redis((r) => r.hGet(`${this.namespace}:runs`, `${this.namespace}:run:${runId}`)),
+      timeoutMs,
+      `run ${runId} was never recorded`,
+    );
+  }
+
+  async #poll(read: () => Promise<string | null | undefined>, timeoutMs: number, failure: string) {
     const until = Date.now() + timeoutMs;
     for (;;) {
-      const owner = await this.owner(runId);
-      if (owner) return owner;
-      if (Date.now() > until) throw new Error(`nobody took run ${runId}`);
+      const value = await read();
+      if (value) return value;
+      if (Date.now() > until) throw new Error(failure);
       await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+
+  async #redis<T>(fn: (client: RedisReads) => Promise<T>): Promise<T> {
+    const client = createClient({ url: this.#redisUrl });
+    await client.connect();
+    try {
+      return await fn(client);
+    } finally {
+      await client.close();
     }
   }
 

@@ -1,0 +1,65 @@
+/**
+ * A SlackWriter whose every call goes through the workspace's SlackScheduler: edits are
+ * coalesced per message, everything else waits for its method's budget, and 429s pause the
+ * method instead of failing the call. The inner writer should use a WebClient with
+ * `rejectRateLimitedCalls: true`, so that 429s reach the scheduler instead of WebClient's queue.
+ */
+import type { SlackScheduler } from "./scheduler.ts";
+import type { SlackWriter, UploadItem } from "./writer.ts";
+
+/** Files per filesUploadV2 call, as webClientWriter batches them. */
+const UPLOAD_BATCH = 10;
+
+export function scheduledWriter(
+  inner: SlackWriter,
+  scheduler: SlackScheduler,
+  teamId: string,
+): SlackWriter {
+  const run = <T>(method: string, fn: () => Promise<T>, key?: string): Promise<T> =>
+    scheduler.schedule(teamId, method, fn, key === undefined ? {} : { key });
+
+  return {
+    post: (channelId, payload, threadTs) =>
+      run("chat.postMessage", () => inner.post(channelId, payload, threadTs), channelId),
+    async update(channelId, ts, payload, options) {
+      // "superseded" is success too: a newer text of the same message is queued and will be sent.
+      await scheduler.scheduleEdit(
+        teamId,
+        `${channelId}:${ts}`,
+        () => inner.update(channelId, ts, payload, options),
+        { final: options?.final === true },
+      );
+    },
+    remove: (channelId, ts) => run("chat.delete", () => inner.remove(channelId, ts)),
+    ephemeral: (channelId, userId, text, threadTs) =>
+      run("chat.postEphemeral", () => inner.ephemeral(channelId, userId, text, threadTs)),
+    react: (channelId, ts, name) => run("reactions.add", () => inner.react(channelId, ts, name)),
+    unreact: (channelId, ts, name) =>
+      run("reactions.remove", () => inner.unreact(channelId, ts, name)),
+    async upload(channelId, threadTs, files) {
+      for (let i = 0; i < files.length; i += UPLOAD_BATCH) {
+        await uploadBatch(channelId, threadTs, files.slice(i, i + UPLOAD_BATCH));
+      }
+    },
+    // One token for the whole read: threads of more than one page (200 messages) are rare.
+    sharedFileNames: (channelId, threadTs) =>
+      run("conversations.replies", () => inner.sharedFileNames(channelId, threadTs)),
+    join: (channelId) => run("conversations.join", () => inner.join(channelId)),
+    isAdmin: (userId) => run("users.info", () => inner.isAdmin(userId)),
+  };
+
+  /**
+   * filesUploadV2 makes one files.getUploadURLExternal call per file, then one
+   * files.completeUploadExternal: take a token per file first, then run the batch in the
+   * complete budget. A 429 inside the batch pauses (and retries the batch in) the complete
+   * budget; retrying is safe because files that were never completed are not shared.
+   */
+  async function uploadBatch(
+    channelId: string,
+    threadTs: string,
+    batch: readonly UploadItem[],
+  ): Promise<void> {
+    await Promise.all(batch.map(() => run("files.getUploadURLExternal", async () => {})));
+    await run("files.completeUploadExternal", () => inner.upload(channelId, threadTs, batch));
+  }
+}

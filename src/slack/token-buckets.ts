@@ -1,0 +1,193 @@
+/**
+ * Token buckets for the Slack write scheduler: in memory for one instance, in Redis when several
+ * instances share one workspace budget. Both implement the same algorithm; the Redis one runs it
+ * as one Lua script, so a check and a take by two instances can never interleave.
+ */
+import { createHash } from "node:crypto";
+import { createClient } from "@redis/client";
+
+export interface BucketSpec {
+  readonly key: string;
+  /** Tokens added per millisecond. */
+  readonly ratePerMs: number;
+  /** Capacity: how many calls may go out back to back after a quiet spell. */
+  readonly burst: number;
+}
+
+export interface TokenBuckets {
+  /**
+   * Takes one token from every bucket, or from none (all or nothing, so a chat.postMessage refused
+   * by the workspace bucket does not spend its channel's token). Returns 0 when taken, otherwise
+   * how many ms to wait before all of them will have a token (other takers may still come first).
+   */
+  take(buckets: readonly BucketSpec[], now: number): Promise<number>;
+  /** Whether other instances take from the same buckets (then they race for each token). */
+  readonly shared: boolean;
+  close(): Promise<void>;
+}
+
+interface BucketState {
+  tokens: number;
+  at: number;
+}
+
+/** Refills a bucket up to `now` and says how long until it holds a whole token (0 if it does). */
+function refill(spec: BucketSpec, state: BucketState | undefined, now: number) {
+  let tokens = state?.tokens ?? spec.burst;
+  let at = state?.at ?? now;
+  // Another instance with a clock ahead of ours may have stamped the bucket in our future: then
+  // nothing is refilled and the wait counts from its stamp (time never runs backwards here).
+  if (now > at) {
+    tokens = Math.min(spec.burst, tokens + (now - at) * spec.ratePerMs);
+    at = now;
+  }
+  const wait = tokens >= 1 ? 0 : Math.ceil(at - now + (1 - tokens) / spec.ratePerMs);
+  return { tokens, at, wait };
+}
+
+export class MemoryTokenBuckets implements TokenBuckets {
+  readonly shared = false;
+  readonly #state = new Map<string, BucketState & { fullAt: number }>();
+
+  async take(buckets: readonly BucketSpec[], now: number): Promise<number> {
+    return this.takeNow(buckets, now);
+  }
+
+  takeNow(buckets: readonly BucketSpec[], now: number): number {
+    const refilled = buckets.map((b) => refill(b, this.#state.get(b.key), now));
+    const wait = Math.max(0, ...refilled.map((r) => r.wait));
+    if (wait > 0) return wait;
+    buckets.forEach((b, i) => {
+      const r = refilled[i];
+      if (!r) return;
+      const tokens = r.tokens - 1;
+      this.#state.set(b.key, { tokens, at: r.at, fullAt: r.at + (b.burst - tokens) / b.ratePerMs });
+    });
+    if (this.#state.size > 10_000) this.#sweep(now);
+    return 0;
+  }
+
+  /** Forgets full buckets: a missing bucket is a full one. */
+  #sweep(now: number): void {
+    for (const [key, s] of this.#state) if (s.fullAt <= now) this.#state.delete(key);
+  }
+
+  async close(): Promise<void> {}
+}
+
+/**
+ * The same algorithm as `refill` + take, atomic in Redis (numbers kept as exact doubles, so it
+ * answers exactly what MemoryTokenBuckets answers). A bucket is a hash {tokens, at} that
+ * expires once it would be full again (a missing bucket is a full one), so idle keys cost nothing.
+ * KEYS: the buckets. ARGV[1]: now (ms); then per key: rate (tokens/ms), burst.
+ */
+const TAKE_SCRIPT = `
+local now = tonumber(ARGV[1])
+local tokens, stamps = {}, {}
+local wait = 0
+for i, key in ipairs(KEYS) do
+  local rate = tonumber(ARGV[2 * i])
+  local burst = tonumber(ARGV[2 * i + 1])
+  local state = redis.call('HMGET', key, 'tokens', 'at')
+  local t = tonumber(state[1]) or burst
+  local at = tonumber(state[2]) or now
+  if now > at then
+    t = math.min(burst, t + (now - at) * rate)
+    at = now
+  end
+  tokens[i], stamps[i] = t, at
+  if t < 1 then
+    wait = math.max(wait, math.ceil(at - now + (1 - t) / rate))
+  end
+end
+if wait > 0 then return wait end
+for i, key in ipairs(KEYS) do
+  local rate = tonumber(ARGV[2 * i])
+  local burst = tonumber(ARGV[2 * i + 1])
+  local left = tokens[i] - 1
+  redis.call('HSET', key, 'tokens', string.format('%.17g', left), 'at', string.format('%.17g', stamps[i]))
+  redis.call('PEXPIRE', key, math.ceil(stamps[i] - now + (burst - left) / rate) + 1000)
+end
+return 0
+`;
+const TAKE_SHA = createHash("sha1").update(TAKE_SCRIPT).digest("hex");
+
+/** The part of a node-redis client the buckets use (any RESP version, modules or scripts). */
+export interface ScriptClient {
+  evalSha(sha1: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
+  eval(script: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
+  on(event: "error", listener: (err: unknown) => void): unknown;
+  readonly isOpen: boolean;
+  close(): Promise<void>;
+}
+
+export interface RedisBucketsOptions {
+  /** Prepended to every bucket key (tests use a unique one per run). Default "slack-rl:". */
+  readonly prefix?: string;
+  /** Told once per outage when Redis fails; the buckets fall back to memory meanwhile. */
+  readonly onError?: (err: unknown) => void;
+}
+
+export class RedisTokenBuckets implements TokenBuckets {
+  readonly shared = true;
+  readonly #client: ScriptClient;
+  readonly #prefix: string;
+  readonly #onError: (err: unknown) => void;
+  // While Redis is unreachable each instance keeps to a budget of its own rather than stopping
+  // every Slack write: a few 429s (handled by the scheduler) are better than silence.
+  readonly #fallback = new MemoryTokenBuckets();
+  #failing = false;
+
+  constructor(client: ScriptClient, options: RedisBucketsOptions = {}) {
+    this.#client = client;
+    this.#prefix = options.prefix ?? "slack-rl:";
+    this.#onError = options.onError ?? (() => {});
+    // node-redis emits "error" on every failed reconnect attempt; report an outage once.
+    client.on("error", (err: unknown) => this.#report(err));
+  }
+
+  #report(err: unknown): void {
+    if (!this.#failing) this.#onError(err);
+    this.#failing = true;
+  }
+
+  async take(buckets: readonly BucketSpec[], now: number): Promise<number> {
+    const keys = buckets.map((b) => this.#prefix + b.key);
+    const args = [String(now), ...buckets.flatMap((b) => [String(b.ratePerMs), String(b.burst)])];
+    try {
+      const reply = await this.#eval(keys, args);
+      this.#failing = false;
+      return Number(reply);
+    } catch (err) {
+      this.#report(err);
+      return this.#fallback.takeNow(buckets, now);
+    }
+  }
+
+  async #eval(keys: string[], args: string[]): Promise<unknown> {
+    try {
+      return await this.#client.evalSha(TAKE_SHA, { keys, arguments: args });
+    } catch (err) {
+      // The script cache is empty after a Redis restart or on a new server: send it once in full.
+      if (!String(err).includes("NOSCRIPT")) throw err;
+      return await this.#client.eval(TAKE_SCRIPT, { keys, arguments: args });
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.#client.isOpen) await this.#client.close();
+  }
+}
+
+/** Connects to Redis at `url` and returns buckets that own the client (close() closes it). */
+export async function connectRedisBuckets(
+  url: string,
+  options: RedisBucketsOptions = {},
+): Promise<RedisTokenBuckets> {
+  // No offline queue: while disconnected a take fails at once (and falls back to memory) instead
+  // of holding every Slack write until Redis is back.
+  const client = createClient({ url, disableOfflineQueue: true });
+  const buckets = new RedisTokenBuckets(client, options);
+  await client.connect();
+  return buckets;
+}

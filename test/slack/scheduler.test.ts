@@ -1,0 +1,551 @@
+/**
+ * The Slack write scheduler on a fake clock: minutes of simulated traffic run in milliseconds and
+ * every assertion is exact (no sleeps). The Redis part (two instances, one budget) runs when
+ * TEST_REDIS_URL is set.
+ */
+import { randomUUID } from "node:crypto";
+import { WebAPIPlatformError, WebAPIRateLimitedError } from "@slack/web-api";
+import fc from "fast-check";
+import { afterAll, describe, expect, it } from "vitest";
+import {
+  createSlackScheduler,
+  DEFAULT_BUDGETS,
+  type EditResult,
+  rateLimitedRetryAfter,
+  type SchedulerOptions,
+  SlackScheduler,
+} from "../../src/slack/scheduler.ts";
+import { FakeClock } from "../support/fake-clock.ts";
+
+const T0 = 1_700_000_000_000;
+const MINUTE = 60_000;
+
+interface Sent {
+  readonly team: string;
+  readonly method: string;
+  readonly key: string;
+  readonly at: number;
+  readonly payload?: number;
+}
+
+function setup(options: SchedulerOptions = {}) {
+  const clock = new FakeClock(T0);
+  const scheduler = new SlackScheduler({ clock, ...options });
+  const settle = () => scheduler.settled();
+  return {
+    clock,
+    scheduler,
+    advance: (ms: number) => clock.advance(ms, settle),
+    advanceTo: (at: number) => clock.advanceTo(at, settle),
+  };
+}
+
+/** Calls `fn` every `everyMs` on the fake clock until `until` (first call after one period). */
+function every(clock: FakeClock, everyMs: number, until: number, fn: () => void): void {
+  const tick = () => {
+    if (clock.now() > until) return;
+    fn();
+    clock.setTimeout(tick, everyMs);
+  };
+  clock.setTimeout(tick, everyMs);
+}
+
+/** The most calls in any half-open window of `windowMs` (how Slack counts a tier's minute). */
+function maxInWindow(times: readonly number[], windowMs = MINUTE): number {
+  const sorted = [...times].sort((a, b) => a - b);
+  let max = 0;
+  let start = 0;
+  for (let end = 0; end < sorted.length; end++) {
+    while ((sorted[end] ?? 0) - (sorted[start] ?? 0) >= windowMs) start++;
+    max = Math.max(max, end - start + 1);
+  }
+  return max;
+}
+
+function gaps(times: readonly number[]): number[] {
+  return times.slice(1).map((t, i) => t - (times[i] ?? 0));
+}
+
+/** Slack's allowance with the safety margin: what any sliding minute may hold. */
+function allowed(perMinute: number, safety = 0.9): number {
+  return Math.floor(perMinute * safety);
+}
+
+function groupBy<T>(items: readonly T[], key: (item: T) => string): Map<string, T[]> {
+  const out = new Map<string, T[]>();
+  for (const item of items) {
+    const k = key(item);
+    const group = out.get(k);
+    if (group) group.push(item);
+    else out.set(k, [item]);
+  }
+  return out;
+}
+
+describe("SlackScheduler budgets", () => {
+  it("never exceeds any method's budget in any sliding minute, per team, channel and method", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.record({
+          messages: fc.integer({ min: 1, max: 40 }),
+          editEveryMs: fc.integer({ min: 50, max: 3000 }),
+          postEveryMs: fc.integer({ min: 100, max: 3000 }),
+          deleteEveryMs: fc.integer({ min: 100, max: 3000 }),
+          streamEveryMs: fc.integer({ min: 200, max: 5000 }),
+        }),
+        async (load) => {
+          const { clock, scheduler, advanceTo } = setup();
+          const end = T0 + 5 * MINUTE;
+          const sent: Sent[] = [];
+          for (const team of ["T1", "T2"]) {
+            for (let m = 0; m < load.messages; m++) {
+              const key = `C1:${m}`;
+              every(clock, load.editEveryMs, end, () => {
+                void scheduler.scheduleEdit(team, key, async () => {
+                  sent.push({ team, method: "chat.update", key, at: clock.now() });
+                });
+              });
+            }
+            for (const channel of ["C1", "C2", "C3"]) {
+              every(clock, load.postEveryMs, end, () => {
+                void scheduler.schedule(
+                  team,
+                  "chat.postMessage",
+                  async () =>
+                    sent.push({ team, method: "chat.postMessage", key: channel, at: clock.now() }),
+                  { key: channel },
+                );
+              });
+            }
+            for (const method of ["chat.delete", "chat.startStream"]) {
+              every(
+                clock,
+                method === "chat.delete" ? load.deleteEveryMs : load.streamEveryMs,
+                end,
+                () => {
+                  void scheduler.schedule(team, method, async () => {
+                    sent.push({ team, method, key: "", at: clock.now() });
+                  });
+                },
+              );
+            }
+          }
+          await advanceTo(end);
+          // Still queued work is simply dropped with the fake clock.
+
+          for (const [lane, calls] of groupBy(sent, (s) => `${s.team} ${s.method}`)) {
+            const method = lane.split(" ")[1] ?? "";
+            const perMinute = DEFAULT_BUDGETS[method]?.perMinute ?? 0;
+            expect(maxInWindow(calls.map((c) => c.at)), lane).toBeLessThanOrEqual(
+              allowed(perMinute),
+            );
+          }
+          const posts = sent.filter((s) => s.method === "chat.postMessage");
+          for (const [channel, calls] of groupBy(posts, (s) => `${s.team} ${s.key}`)) {
+            expect(maxInWindow(calls.map((c) => c.at)), channel).toBeLessThanOrEqual(allowed(60));
+          }
+          for (const [message, calls] of groupBy(
+            sent.filter((s) => s.method === "chat.update"),
+            (s) => `${s.team} ${s.key}`,
+          )) {
+            for (const gap of gaps(calls.map((c) => c.at))) {
+              expect(gap, message).toBeGreaterThanOrEqual(1000);
+            }
+          }
+          // When demand exceeds the edit budget, the budget is used, not just respected: the
+          // bucket refills 42 a minute (0.9 × 50 − a burst of 3), which is 84 % of Slack's 50.
+          const demandPerMinute = (load.messages * MINUTE) / Math.max(load.editEveryMs, 1000);
+          if (demandPerMinute >= 100) {
+            const edits = sent.filter((s) => s.team === "T1" && s.method === "chat.update");
+            expect(edits.length).toBeGreaterThanOrEqual(5 * 42);
+          }
+        },
+      ),
+      { numRuns: 6 },
+    );
+  });
+
+  it("takes a channel's token and the team's together: a busy channel does not hold others back", async () => {
+    const { clock, scheduler, advance } = setup();
+    const posted: { channel: string; at: number }[] = [];
+    const post = (channel: string) =>
+      scheduler.schedule(
+        "T1",
+        "chat.postMessage",
+        async () => {
+          posted.push({ channel, at: clock.now() });
+          return channel;
+        },
+        { key: channel },
+      );
+    const c1 = Array.from({ length: 10 }, () => post("C1"));
+    const c2 = post("C2");
+    await advance(0);
+    expect(await c2).toBe("C2");
+    // C1: its burst of 3 at once, C2 right away, then C1 at its channel rate (~0.85/s).
+    expect(posted.slice(0, 4).map((p) => p.channel)).toEqual(["C1", "C1", "C1", "C2"]);
+    await advance(MINUTE);
+    await Promise.all(c1);
+    const c1Times = posted.filter((p) => p.channel === "C1").map((p) => p.at);
+    expect(
+      gaps(c1Times)
+        .slice(2)
+        .every((g) => g >= 1000 && g <= 1200),
+    ).toBe(true);
+  });
+
+  it("rejects unknown methods and budgets that cannot hold their safety margin", async () => {
+    const { scheduler } = setup();
+    await expect(scheduler.schedule("T1", "chat.nope", async () => 1)).rejects.toThrow(
+      /no Slack rate budget for chat.nope/,
+    );
+    expect(
+      () => new SlackScheduler({ budgets: { "chat.update": { perMinute: 5, burst: 5 } } }),
+    ).toThrow(/burst/);
+    expect(() => new SlackScheduler({ safety: 1.5 })).toThrow(/safety/);
+  });
+});
+
+describe("SlackScheduler edits", () => {
+  it.each([10, 50])(
+    "serves %i continuously updating messages fairly: all get edits, longest waiting first, bounded gaps",
+    async (n) => {
+      const { clock, scheduler, advanceTo } = setup();
+      const end = T0 + 6 * MINUTE;
+      const pendingSince = new Map<number, number>();
+      const lastSent = new Map<number, number>();
+      const sendTimes = new Map<number, number[]>();
+      const violations: string[] = [];
+      for (let m = 0; m < n; m++) {
+        every(clock, 200, end, () => {
+          if (!pendingSince.has(m)) pendingSince.set(m, clock.now());
+          void scheduler.scheduleEdit("T1", `C1:${m}`, async () => {
+            const now = clock.now();
+            const mine = pendingSince.get(m) ?? now;
+            // Longest waiting first, among the messages whose 1 s interval has passed.
+            for (const [other, since] of pendingSince) {
+              const eligible = now - (lastSent.get(other) ?? -Infinity) >= 1000;
+              if (other !== m && eligible && since < mine) {
+                violations.push(
+                  `${m} (since ${mine - T0}) went before ${other} (since ${since - T0})`,
+                );
+              }
+            }
+            pendingSince.delete(m);
+            lastSent.set(m, now);
+            sendTimes.set(m, [...(sendTimes.get(m) ?? []), now]);
+          });
+        });
+      }
+      await advanceTo(end);
+
+      expect(violations).toEqual([]);
+      expect(sendTimes.size).toBe(n);
+      // Round robin at the refill rate (42/min): a message waits for the n − 1 others and no more.
+      const refillMs = MINUTE / 42;
+      const bound = (n + 1) * refillMs;
+      const all = [...sendTimes.values()];
+      const maxGap = Math.max(...all.flatMap(gaps));
+      expect(maxGap).toBeLessThanOrEqual(bound);
+      const counts = all.map((t) => t.length);
+      expect(Math.max(...counts) - Math.min(...counts)).toBeLessThanOrEqual(1);
+      expect(maxInWindow(all.flat())).toBeLessThanOrEqual(allowed(50));
+    },
+  );
+
+  it("gives each of a few messages an edit every second (the per-message interval), no more", async () => {
+    const { clock, scheduler, advanceTo } = setup({
+      budgets: { "chat.update": { perMinute: 6000, burst: 5 } },
+    });
+    const end = T0 + 10_000;
+    const times = new Map<number, number[]>();
+    for (let m = 0; m < 3; m++) {
+      every(clock, 50, end, () => {
+        void scheduler.scheduleEdit("T1", `C1:${m}`, async () => {
+          times.set(m, [...(times.get(m) ?? []), clock.now()]);
+        });
+      });
+    }
+    await advanceTo(end + 2000);
+    for (const t of times.values()) {
+      expect(t.length).toBeGreaterThanOrEqual(10);
+      for (const gap of gaps(t)) {
+        expect(gap).toBeGreaterThanOrEqual(1000);
+        expect(gap).toBeLessThanOrEqual(1050);
+      }
+    }
+  });
+
+  it("applies the interval per run when edits carry a runId", async () => {
+    const { clock, scheduler, advance } = setup({
+      budgets: { "chat.update": { perMinute: 6000, burst: 5 } },
+    });
+    const times: number[] = [];
+    const send = async () => {
+      times.push(clock.now());
+    };
+    void scheduler.scheduleEdit("T1", "C1:1", send, { runId: "r1" });
+    void scheduler.scheduleEdit("T1", "C1:2", send, { runId: "r1" });
+    void scheduler.scheduleEdit("T1", "C1:3", send, { runId: "r2" });
+    await advance(5000);
+    expect(times.map((t) => t - T0)).toEqual([0, 0, 1000]);
+  });
+
+  it("sends a final edit before interim ones that waited longer, and not held by the interval", async () => {
+    const { clock, scheduler, advance } = setup();
+    const order: string[] = [];
+    const edit = (key: string, final = false) =>
+      scheduler.scheduleEdit(
+        "T1",
+        key,
+        async () => {
+          order.push(`${key}${final ? " final" : ""}@${clock.now() - T0}`);
+        },
+        { final },
+      );
+    for (let m = 0; m < 20; m++) void edit(`C1:${m}`);
+    await advance(0); // the burst of 3 goes at once
+    expect(order).toEqual(["C1:0@0", "C1:1@0", "C1:2@0"]);
+    await advance(100);
+    // C1:1 was edited 100 ms ago; its final does not wait for the 1 s interval, nor for the
+    // 17 interim edits queued before it.
+    const final = edit("C1:1", true);
+    await advance(MINUTE / 42);
+    expect(order[3]).toBe(`C1:1 final@${Math.ceil(MINUTE / 42)}`);
+    expect(await final).toBe("sent");
+    await advance(MINUTE);
+    expect(order.slice(4, 6)).toEqual([
+      `C1:3@${Math.ceil((2 * MINUTE) / 42)}`,
+      `C1:4@${Math.ceil((3 * MINUTE) / 42)}`,
+    ]);
+  });
+
+  it("coalesces: 100 updates to a paused message end in one send of the last text", async () => {
+    const { scheduler, advance } = setup();
+    const sent: number[] = [];
+    let failFirst = true;
+    const edit = (payload: number) =>
+      scheduler.scheduleEdit("T1", "C1:1", async () => {
+        if (failFirst) {
+          failFirst = false;
+          throw new WebAPIRateLimitedError(30);
+        }
+        sent.push(payload);
+      });
+    const results: Promise<EditResult>[] = [edit(0)];
+    await advance(0); // the first send is answered 429: chat.update is paused for 30 s
+    for (let i = 1; i <= 100; i++) {
+      results.push(edit(i));
+      await advance(100);
+    }
+    expect(sent).toEqual([]);
+    await advance(30_000);
+    expect(sent).toEqual([100]);
+    const settled = await Promise.all(results);
+    expect(settled.filter((r) => r === "superseded")).toHaveLength(100);
+    expect(settled.at(-1)).toBe("sent");
+    expect(scheduler.metrics()).toMatchObject({
+      superseded: 100,
+      calls: { "chat.update": 2 },
+      rateLimited: { "chat.update": 1 },
+      queued: 0,
+    });
+    // Queue wait of the delivered text counts from the message's first unsent text.
+    expect(scheduler.metrics().queueWait["chat.update"]?.maxMs).toBe(30_000);
+  });
+
+  it("a 429 pauses that method for that team only; the latest text arrives when the pause ends", async () => {
+    const { clock, scheduler, advance } = setup();
+    const log: Sent[] = [];
+    let limitNext = false;
+    const edit = (team: string, payload: number) =>
+      scheduler.scheduleEdit(team, "C1:1", async () => {
+        if (team === "T1" && limitNext) {
+          limitNext = false;
+          throw new WebAPIRateLimitedError(20);
+        }
+        log.push({ team, method: "chat.update", key: "C1:1", at: clock.now(), payload });
+      });
+    const del = (team: string) =>
+      scheduler.schedule(team, "chat.delete", async () => {
+        log.push({ team, method: "chat.delete", key: "", at: clock.now() });
+      });
+
+    limitNext = true;
+    void edit("T1", 0);
+    await advance(0);
+    const pausedAt = clock.now();
+    for (let i = 1; i <= 10; i++) {
+      void edit("T1", i);
+      void edit("T2", i);
+      void del("T1");
+      await advance(1500);
+    }
+    await advance(20_000);
+    const t1Updates = log.filter((l) => l.team === "T1" && l.method === "chat.update");
+    expect(t1Updates.map((l) => [l.at - pausedAt, l.payload])).toEqual([[20_000, 10]]);
+    // The other team's edits and this team's other methods went on during the pause.
+    const during = (l: Sent) => l.at < pausedAt + 20_000;
+    expect(log.filter((l) => l.team === "T2" && during(l)).length).toBeGreaterThanOrEqual(9);
+    expect(log.filter((l) => l.method === "chat.delete" && during(l))).toHaveLength(10);
+    expect(scheduler.metrics().rateLimited).toEqual({ "chat.update": 1 });
+  });
+
+  it("retries a 429ed call after Retry-After, in its place in line, and resolves with its value", async () => {
+    const { clock, scheduler, advance } = setup();
+    const calls: string[] = [];
+    let limited = false;
+    const post = (name: string) =>
+      scheduler.schedule(
+        "T1",
+        "chat.postMessage",
+        async () => {
+          calls.push(`${name}@${clock.now() - T0}`);
+          if (name === "a" && !limited) {
+            limited = true;
+            throw new WebAPIRateLimitedError(5);
+          }
+          return `ts-${name}`;
+        },
+        { key: "C1" },
+      );
+    const a = post("a");
+    await advance(0);
+    const b = post("b");
+    await advance(10_000);
+    expect(await a).toBe("ts-a");
+    expect(await b).toBe("ts-b");
+    expect(calls).toEqual(["a@0", "a@5000", "b@5000"]);
+  });
+
+  it("gives up after maxRateLimitRetries 429s, and passes other errors on; the rest keeps going", async () => {
+    const { scheduler, advance } = setup({ maxRateLimitRetries: 2 });
+    let attempts = 0;
+    const stuck = scheduler.schedule("T1", "chat.delete", async () => {
+      attempts += 1;
+      throw new WebAPIRateLimitedError(1);
+    });
+    const refused = scheduler.scheduleEdit("T1", "C1:1", async () => {
+      throw new WebAPIPlatformError({ ok: false, error: "message_not_found" });
+    });
+    const fine = scheduler.scheduleEdit("T1", "C1:2", async () => {});
+    const stuckResult = stuck.catch((err: unknown) => err);
+    const refusedResult = refused.catch((err: unknown) => err);
+    await advance(10_000);
+    expect(rateLimitedRetryAfter(await stuckResult)).toBe(1);
+    expect(attempts).toBe(3);
+    expect(await refusedResult).toBeInstanceOf(WebAPIPlatformError);
+    expect(await fine).toBe("sent");
+    expect(scheduler.metrics()).toMatchObject({
+      rateLimited: { "chat.delete": 3 },
+      failed: { "chat.update": 1 },
+    });
+  });
+
+  it("never runs two edits of one message at once: a newer text waits for the one in flight", async () => {
+    const { clock, scheduler } = setup({
+      budgets: { "chat.update": { perMinute: 6000, burst: 5 } },
+    });
+    // The first send hangs until released, so settled() would wait for it: flush only.
+    const advance = (ms: number) => clock.advance(ms, async () => {});
+    const events: string[] = [];
+    let release: (() => void) | undefined;
+    const first = scheduler.scheduleEdit("T1", "C1:1", async () => {
+      events.push(`start 1@${clock.now() - T0}`);
+      await new Promise<void>((resolve) => (release = resolve));
+      events.push("end 1");
+    });
+    await advance(0);
+    const second = scheduler.scheduleEdit("T1", "C1:1", async () => {
+      events.push(`start 2@${clock.now() - T0}`);
+    });
+    await advance(5000);
+    expect(events).toEqual(["start 1@0"]);
+    release?.();
+    await advance(0);
+    expect(events).toEqual(["start 1@0", "end 1", "start 2@5000"]);
+    expect([await first, await second]).toEqual(["sent", "sent"]);
+  });
+
+  it("sends high-priority calls before normal ones that waited longer", async () => {
+    const { scheduler, advance } = setup();
+    const order: string[] = [];
+    const del = (name: string, priority: "high" | "normal") =>
+      scheduler.schedule("T1", "chat.delete", async () => void order.push(name), { priority });
+    for (let i = 0; i < 6; i++) void del(`n${i}`, "normal");
+    await advance(100);
+    void del("h", "high");
+    await advance(MINUTE);
+    expect(order.slice(0, 5)).toEqual(["n0", "n1", "n2", "h", "n3"]);
+  });
+
+  it("close() rejects what is queued and clears its timers", async () => {
+    const { clock, scheduler, advance } = setup();
+    const queued = Array.from({ length: 5 }, (_, i) =>
+      scheduler.scheduleEdit("T1", `C1:${i}`, async () => {}),
+    );
+    await advance(0);
+    await scheduler.close();
+    const results = await Promise.allSettled(queued);
+    expect(results.map((r) => r.status)).toEqual([
+      "fulfilled",
+      "fulfilled",
+      "fulfilled",
+      "rejected",
+      "rejected",
+    ]);
+    expect(clock.pendingTimers).toBe(0);
+    await expect(scheduler.schedule("T1", "chat.delete", async () => 1)).rejects.toThrow(/closed/);
+  });
+});
+
+const redisUrl = process.env.TEST_REDIS_URL;
+
+describe.skipIf(!redisUrl)("SlackScheduler with Redis buckets (two instances, one budget)", () => {
+  const instances: SlackScheduler[] = [];
+  afterAll(async () => {
+    await Promise.all(instances.map((s) => s.close()));
+  });
+
+  it("keeps two instances' edits of one workspace together within the budget", async () => {
+    const redisPrefix = `test-slack-rl:${randomUUID()}:`;
+    const errors: unknown[] = [];
+    const clock = new FakeClock(T0);
+    for (let i = 0; i < 2; i++) {
+      // Two schedulers, two Redis clients, the same bucket keys: two app instances.
+      instances.push(
+        await createSlackScheduler({
+          clock,
+          redisUrl,
+          redisPrefix,
+          onError: (err) => errors.push(err),
+        }),
+      );
+    }
+    const settle = async () => {
+      await Promise.all(instances.map((s) => s.settled()));
+    };
+    const end = T0 + 3 * MINUTE;
+    const sent: { instance: number; at: number }[] = [];
+    instances.forEach((scheduler, instance) => {
+      for (let m = 0; m < 20; m++) {
+        every(clock, 500, end, () => {
+          void scheduler.scheduleEdit("T1", `C${instance}:${m}`, async () => {
+            sent.push({ instance, at: clock.now() });
+          });
+        });
+      }
+    });
+    await clock.advanceTo(end, settle);
+
+    expect(errors).toEqual([]);
+    // Alone, each instance would send up to 45 a minute; together they still send at most 45.
+    expect(maxInWindow(sent.map((s) => s.at))).toBeLessThanOrEqual(allowed(50));
+    // ...and use the shared budget: 3 + 42 a minute over three minutes is 129.
+    expect(sent.length).toBeGreaterThanOrEqual(120);
+    // Both get their turns (contending instances win tokens about equally often).
+    for (const instance of [0, 1]) {
+      expect(sent.filter((s) => s.instance === instance).length).toBeGreaterThanOrEqual(40);
+    }
+  });
+});
