@@ -154,7 +154,7 @@ export class Relay {
         "could not record the run; relaying anyway",
       );
     }
-    void this.#launch(record);
+    void this.#launch(record, false);
   }
 
   /**
@@ -185,10 +185,10 @@ export class Relay {
   /** Finishes a run another instance started, from its record; the caller holds its lease. */
   resume(record: RunRecord): Promise<void> {
     this.#o.logger.info({ runId: record.runId, shown: record.shownText.length }, "resuming a run");
-    return this.#launch(record);
+    return this.#launch(record, true);
   }
 
-  #launch(record: RunRecord): Promise<void> {
+  #launch(record: RunRecord, resumed: boolean): Promise<void> {
     const existing = this.#runs.get(record.runId);
     if (existing) return existing.done;
     const ctl: Control = {
@@ -198,7 +198,7 @@ export class Relay {
       done: Promise.resolve(),
     };
     this.#runs.set(record.runId, ctl);
-    ctl.done = this.#relay(record, ctl)
+    ctl.done = this.#relay(record, ctl, resumed)
       .catch((err: unknown) => {
         this.#o.logger.error({ err, runId: record.runId }, "relay failed");
       })
@@ -262,7 +262,7 @@ export class Relay {
     await Promise.allSettled([...this.#runs.values()].map((c) => c.done));
   }
 
-  async #relay(initial: RunRecord, ctl: Control): Promise<void> {
+  async #relay(initial: RunRecord, ctl: Control, resumed: boolean): Promise<void> {
     const { writer, logger, store } = this.#o;
     const target = initial;
     const channel = target.key.channelId;
@@ -455,7 +455,7 @@ export class Relay {
             final.errorMessage ??
             (final.status === "failed" ? undefined : `the run ended with status "${final.status}"`);
         }
-        files = await this.#uploadFiles(record, final.files, log, persist);
+        files = await this.#uploadFiles(record, final.files, log, persist, resumed);
       } else {
         state = "error";
         reason =
@@ -507,6 +507,7 @@ export class Relay {
     files: readonly ResultFile[],
     log: Logger,
     persist: (change: Partial<RunRecord>) => Promise<void>,
+    resumed: boolean,
   ): Promise<FileNote[]> {
     const notes: FileNote[] = [];
     const uploads: UploadItem[] = [];
@@ -533,8 +534,9 @@ export class Relay {
     if (uploads.length === 0 || record.uploads === "done") return notes;
     const { channelId, threadTs } = record.key;
     let todo = uploads;
-    if (record.uploads === "started") {
-      // A previous owner died while uploading: upload only what did not reach the thread.
+    if (record.uploads === "started" || resumed) {
+      // A previous owner may have uploaded some or all of them (and perhaps could not record
+      // it): upload only what did not reach the thread.
       const already = await this.#o.writer
         .sharedFileNames(channelId, threadTs)
         .catch(() => new Set<string>());

@@ -10,7 +10,7 @@ import { z } from "zod";
 import type { Config } from "../config.ts";
 import type { TaskCoordinator } from "../relay/tasks.ts";
 import { LIMITS, promptLength } from "../service/limits.ts";
-import type { ThreadStore } from "../store/store.ts";
+import { StoreUnavailableError, type ThreadStore } from "../store/store.ts";
 import { boltLogger } from "./bolt-logger.ts";
 import { describeServiceError } from "./errors.ts";
 import { decodeStopValue, STOP_ACTION_ID, USAGE } from "./render.ts";
@@ -246,9 +246,8 @@ export function createSlackApp(options: SlackAppOptions): SlackApp {
 }
 
 function storeOrServiceError(err: unknown): string {
-  const message = err instanceof Error ? err.message : "";
-  if (/redis|sqlite|ECONNREFUSED|store/i.test(message)) {
-    return "The app is temporarily unavailable (its storage is not answering). Please try again in a minute.";
+  if (err instanceof StoreUnavailableError) {
+    return "The app is temporarily unavailable (its storage is not answering). Nothing was started; please try again in a minute.";
   }
   return describeServiceError(err);
 }

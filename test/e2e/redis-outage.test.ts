@@ -1,0 +1,161 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { once } from "node:events";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Cluster, freePort } from "../support/cluster.ts";
+import { comparable, markdownOf, NO_MESSAGE, OWNER, statusOf } from "../support/harness.ts";
+
+// CI installs redis-server and sets TEST_REDIS_URL; this suite runs its own server to stop it.
+const haveRedis = process.env.TEST_REDIS_URL !== undefined;
+const OUTAGE_MS = 30_000;
+
+/** A redis-server of this test's own, persisting to disk so a restart keeps the data. */
+class OwnRedis {
+  readonly dir = mkdtempSync(join(tmpdir(), "taskbot-redis-"));
+  port = 0;
+  #process: ChildProcess | undefined;
+
+  get url(): string {
+    return `redis://127.0.0.1:${this.port}`;
+  }
+
+  async start(): Promise<void> {
+    if (this.port === 0) this.port = await freePort();
+    const child = spawn(
+      "redis-server",
+      [
+        "--port",
+        String(this.port),
+        "--bind",
+        "127.0.0.1",
+        "--dir",
+        this.dir,
+        "--appendonly",
+        "yes",
+        "--save",
+        "",
+      ],
+      { stdio: ["ignore", "pipe", "pipe"] },
+    );
+    this.#process = child;
+    let out = "";
+    child.stdout?.on("data", (d: Buffer) => {
+      out += d.toString();
+    });
+    for (;;) {
+      if (out.includes("Ready to accept connections")) return;
+      if (child.exitCode !== null) throw new Error(`redis-server exited: ${out}`);
+      await once(child.stdout ?? child, "data");
+    }
+  }
+
+  async stop(): Promise<void> {
+    const child = this.#process;
+    if (!child || child.exitCode !== null) return;
+    const exited = once(child, "exit");
+    child.kill("SIGTERM"); // graceful: the append-only file is flushed
+    await exited;
+  }
+
+  async close(): Promise<void> {
+    await this.stop();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+describe.skipIf(!haveRedis)("Redis outage", () => {
+  const redis = new OwnRedis();
+  let c: Cluster;
+
+  beforeAll(async () => {
+    await redis.start();
+    c = await Cluster.start({
+      redisUrl: redis.url,
+      instances: 2,
+      leaseTtlMs: 2000,
+      scanIntervalMs: 300,
+    });
+  }, 60_000);
+
+  afterAll(async () => {
+    await c?.close();
+    await redis.close();
+  });
+
+  const ready = (id: string) =>
+    fetch(`http://127.0.0.1:${c.instance(id).port}/readyz`).then((r) => r.status);
+  const healthy = (id: string) =>
+    fetch(`http://127.0.0.1:${c.instance(id).port}/healthz`).then((r) => r.status);
+
+  it("answers clearly while Redis is down for 30 s, keeps running, and recovers by itself", async () => {
+    // Before: an old thread, and a run streaming when Redis goes away.
+    await c.target("i1").command("Old thread [sim:length=200]");
+    const oldThread = await c.waitForTaskThread("Old thread");
+    await c.waitForFinal(oldThread, 1, 20_000);
+    await c.target("i2").command("Through the outage [sim:delay=100] [sim:length=6000]");
+    const runThread = await c.waitForTaskThread("Through the outage");
+    await c.slack.waitFor(() => c.botReplies(runThread).find((m) => markdownOf(m).length > 200), {
+      description: "streaming before the outage",
+    });
+    expect(await ready("i1")).toBe(200);
+
+    await redis.stop();
+    const downAt = Date.now();
+
+    // Meanwhile: probes tell the truth; people get a clear message, not silence.
+    expect(await healthy("i1")).toBe(200);
+    expect(await ready("i1")).toBe(503);
+    const before = c.sim.requests.length;
+    await c.target("i1").command("During the outage");
+    const refusal = await c.slack.waitFor(
+      () =>
+        c.slack.responseUrlPosts.find((p) =>
+          JSON.stringify(p.body).includes("temporarily unavailable"),
+        ),
+      { timeoutMs: 10_000, description: "an ephemeral 'temporarily unavailable'" },
+    );
+    expect(JSON.stringify(refusal.body)).toContain("ephemeral");
+    expect(c.sim.requests.filter((r) => r.method === "POST").length).toBe(
+      before === 0 ? 0 : c.sim.requests.slice(0, before).filter((r) => r.method === "POST").length,
+    );
+    await c.target("i2").reply(oldThread, "Reply during the outage", { user: OWNER });
+    await c.slack.waitFor(
+      () =>
+        c.slack
+          .ephemerals(undefined, OWNER)
+          .find((e) => e.thread_ts === oldThread && /temporarily unavailable/.test(e.text)),
+      { timeoutMs: 10_000, description: "the reply answered with 'temporarily unavailable'" },
+    );
+    // The instances stay up.
+    expect(c.instance("i1").exitCode).toBeUndefined();
+    expect(c.instance("i2").exitCode).toBeUndefined();
+
+    // Redis comes back after 30 s.
+    await new Promise((r) => setTimeout(r, Math.max(0, OUTAGE_MS - (Date.now() - downAt))));
+    await redis.start();
+
+    // Recovery, with no help: ready again, the run finished in its message, threads work.
+    await c.slack.waitFor(() => false, { timeoutMs: 1 }).catch(() => undefined);
+    for (const id of ["i1", "i2"]) {
+      const until = Date.now() + 15_000;
+      while ((await ready(id)) !== 200) {
+        if (Date.now() > until) throw new Error(`${id} never became ready again`);
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    }
+    const replies = await c.waitForFinal(runThread, 1, 30_000);
+    const run = c.sim.runs().find((r) => r.promptText.includes("Through the outage"));
+    expect(replies).toHaveLength(1);
+    expect(comparable(markdownOf(replies[0] ?? NO_MESSAGE))).toBe(comparable(run?.content ?? "x"));
+    expect(statusOf(replies[0] ?? NO_MESSAGE)).toMatch(/Completed/);
+
+    await c.target("i1").reply(oldThread, "Reply after the outage [sim:length=100]");
+    await c.waitForFinal(oldThread, 2, 20_000);
+    await c.target("i2").command("After the outage [sim:length=100]");
+    const fresh = await c.waitForTaskThread("After the outage");
+    await c.waitForFinal(fresh, 1, 20_000);
+    expect(c.slack.validationErrors).toEqual([]);
+  }, 120_000);
+});
