@@ -241,31 +241,33 @@ export class SlackScheduler {
   ): Promise<EditResult> {
     if (this.#closed) return Promise.reject(new Error("the Slack scheduler is closed"));
     const lane = this.#lane(teamId, EDIT_METHOD);
-    return new Promise<EditResult>((settle, fail) => {
-      let slot = lane.edits.get(messageKey);
-      if (!slot) {
-        slot = { unit: options.runId ?? messageKey, pending: undefined, inflight: false };
-        lane.edits.set(messageKey, slot);
-      }
-      const previous = slot.pending;
-      const final = options.final === true || previous?.rank === 0;
-      // The replacement keeps the message's place in line: fairness is per message, not per text.
-      slot.pending = {
-        send,
-        settle,
-        fail,
-        rank: final ? 0 : 1,
-        since: previous?.since ?? this.#clock.now(),
-        seq: previous?.seq ?? this.#seq++,
-        retries: previous?.retries ?? 0,
-      };
-      if (previous) {
-        this.#metrics.superseded += 1;
-        previous.settle("superseded");
-      }
-      // Replacing a text changes nothing the pump cares about, unless the edit just became final.
-      if (!previous || (final && previous.rank !== 0)) this.#requestPump(lane, false);
-    });
+    return handled(
+      new Promise<EditResult>((settle, fail) => {
+        let slot = lane.edits.get(messageKey);
+        if (!slot) {
+          slot = { unit: options.runId ?? messageKey, pending: undefined, inflight: false };
+          lane.edits.set(messageKey, slot);
+        }
+        const previous = slot.pending;
+        const final = options.final === true || previous?.rank === 0;
+        // The replacement keeps the message's place in line: fairness is per message, not per text.
+        slot.pending = {
+          send,
+          settle,
+          fail,
+          rank: final ? 0 : 1,
+          since: previous?.since ?? this.#clock.now(),
+          seq: previous?.seq ?? this.#seq++,
+          retries: previous?.retries ?? 0,
+        };
+        if (previous) {
+          this.#metrics.superseded += 1;
+          previous.settle("superseded");
+        }
+        // Replacing a text changes nothing the pump cares about, unless the edit just became final.
+        if (!previous || (final && previous.rank !== 0)) this.#requestPump(lane, false);
+      }),
+    );
   }
 
   /** Runs `fn` (one call of `method` for `teamId`) once the budget allows; retries it after a 429. */
@@ -282,19 +284,21 @@ export class SlackScheduler {
     } catch (err) {
       return Promise.reject(err);
     }
-    return new Promise<T>((resolve, reject) => {
-      const key = lane.perKey ? options.key : undefined;
-      lane.jobs.push({
-        key,
-        attempt: async () => resolve(await fn()),
-        fail: reject,
-        rank: options.priority === "high" ? 0 : 1,
-        since: this.#clock.now(),
-        seq: this.#seq++,
-        retries: 0,
-      });
-      this.#requestPump(lane, key !== undefined);
-    });
+    return handled(
+      new Promise<T>((resolve, reject) => {
+        const key = lane.perKey ? options.key : undefined;
+        lane.jobs.push({
+          key,
+          attempt: async () => resolve(await fn()),
+          fail: reject,
+          rank: options.priority === "high" ? 0 : 1,
+          since: this.#clock.now(),
+          seq: this.#seq++,
+          retries: 0,
+        });
+        this.#requestPump(lane, key !== undefined);
+      }),
+    );
   }
 
   metrics(): SchedulerMetrics {
@@ -613,4 +617,13 @@ export async function createSlackScheduler(
     ...(rest.onError ? { onError: rest.onError } : {}),
   });
   return new SlackScheduler({ ...rest, buckets });
+}
+
+/**
+ * A caller may fire and forget (an interim edit nobody awaits); the rejection a closing
+ * scheduler gives such a promise must not surface as an unhandled rejection.
+ */
+function handled<T>(promise: Promise<T>): Promise<T> {
+  promise.catch(() => undefined);
+  return promise;
 }
