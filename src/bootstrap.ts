@@ -11,6 +11,8 @@ import { Resumer } from "./relay/resumer.ts";
 import { TaskCoordinator } from "./relay/tasks.ts";
 import { createTaskServiceClient, type TaskService } from "./service/client.ts";
 import { createSlackApp, type SlackApp } from "./slack/app.ts";
+import { scheduledWriter } from "./slack/scheduled-writer.ts";
+import { createSlackScheduler, DEFAULT_BUDGETS, type MethodBudget } from "./slack/scheduler.ts";
 import { webClientWriter } from "./slack/writer.ts";
 import {
   createRedisStore,
@@ -32,6 +34,8 @@ export interface Running {
 }
 
 export async function startApp(config: Config, logger: Logger): Promise<Running> {
+  const instanceId =
+    config.instanceId ?? `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
   const reportStore = (err: unknown) => logger.error({ err }, "store error");
   const store = config.redisUrl
     ? createRedisStore(config.redisUrl, reportStore, config.storeNamespace)
@@ -41,10 +45,31 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
     apiKey: config.service.apiKey,
     streamIdleTimeoutMs: config.service.streamIdleTimeoutS * 1000,
   });
-  const slack = createSlackApp({ config, logger, store });
-  const writer = webClientWriter(slack.app.client);
-  const instanceId =
-    config.instanceId ?? `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
+  const scheduler = await createSlackScheduler({
+    redisUrl: config.redisUrl,
+    redisPrefix: `${config.storeNamespace}:slack-rl:`,
+    safety: config.slack.rateSafety,
+    budgets: budgetsWith(config.slack.rateLimits),
+    minEditIntervalMs: config.slack.editIntervalMs,
+    onError: (err) => logger.warn({ err }, "Slack scheduler"),
+  });
+  const started = Date.now();
+  const slack = createSlackApp({
+    config,
+    logger,
+    store,
+    metrics: () => ({
+      instance: instanceId,
+      uptimeS: Math.round((Date.now() - started) / 1000),
+      process: { rssBytes: process.memoryUsage().rss, cpu: process.cpuUsage() },
+      slack: scheduler.metrics(),
+      relay: relay.metrics(),
+    }),
+  });
+  // Budgets are per workspace: the bot token's workspace.
+  const auth = await slack.app.client.auth.test();
+  const teamId = auth.team_id ?? "unknown";
+  const writer = scheduledWriter(webClientWriter(slack.app.client), scheduler, teamId);
   const relay = new Relay({
     service,
     writer,
@@ -91,7 +116,23 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
         .catch((err: unknown) => logger.warn({ err }, "stopping the Slack receiver failed"));
       await resumer.stop();
       await relay.handover();
+      await scheduler.close();
       await store.close();
     },
   };
+}
+
+/** The tier defaults with per-method overrides of calls per minute. */
+function budgetsWith(overrides: Readonly<Record<string, number>>): Record<string, MethodBudget> {
+  const budgets: Record<string, MethodBudget> = { ...DEFAULT_BUDGETS };
+  for (const [method, perMinute] of Object.entries(overrides)) {
+    const base = budgets[method] ?? { perMinute, burst: 3 };
+    // For chat.postMessage the per-channel rate moves with it.
+    budgets[method] = {
+      ...base,
+      perMinute,
+      ...(base.perKey ? { perKey: { ...base.perKey, perMinute } } : {}),
+    };
+  }
+  return budgets;
 }

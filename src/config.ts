@@ -53,6 +53,44 @@ const slackShape = {
   }),
   SLACK_API_URL: httpUrl.optional().or(z.literal("").transform(() => undefined)),
   SLACK_EDIT_INTERVAL_MS: intFrom(100, 60_000, 1000),
+  SLACK_STREAMING: z
+    .string()
+    .trim()
+    .optional()
+    .transform((v) => (v === undefined || v === "" ? "edit" : v.toLowerCase()))
+    .pipe(z.enum(["edit", "native"])),
+  SLACK_RATE_SAFETY: z
+    .string()
+    .trim()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v === "") return 0.9;
+      const n = Number(v);
+      if (!Number.isFinite(n) || n <= 0 || n > 1) {
+        ctx.addIssue({ code: "custom", message: "must be a number above 0 and at most 1" });
+        return z.NEVER;
+      }
+      return n;
+    }),
+  SLACK_RATE_LIMITS: z
+    .string()
+    .trim()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v === "") return {};
+      try {
+        const parsed = z
+          .record(z.string().regex(/^[a-z]+\.[A-Za-z.]+$/), z.number().positive())
+          .parse(JSON.parse(v));
+        return parsed;
+      } catch {
+        ctx.addIssue({
+          code: "custom",
+          message: 'must be a JSON object of calls per minute by method, e.g. {"chat.update":50}',
+        });
+        return z.NEVER;
+      }
+    }),
   REDIS_URL: optionalString.refine((v) => v === undefined || /^rediss?:\/\//.test(v), {
     message: "must be a redis:// or rediss:// URL",
   }),
@@ -118,6 +156,12 @@ export interface SlackConfig {
   readonly apiUrl: string | undefined;
   /** Minimum interval between two edits of one streaming message. */
   readonly editIntervalMs: number;
+  /** How answers stream: by editing a message (default) or with Slack's native streaming. */
+  readonly streaming: "edit" | "native";
+  /** Share of each method's rate tier the app allows itself (headroom for other apps' calls). */
+  readonly rateSafety: number;
+  /** Calls per minute by method, overriding the tier defaults. */
+  readonly rateLimits: Readonly<Record<string, number>>;
 }
 
 export interface Config {
@@ -176,6 +220,9 @@ export function parseConfig(env: Env): Config {
       appToken: v.SLACK_APP_TOKEN,
       apiUrl: v.SLACK_API_URL,
       editIntervalMs: v.SLACK_EDIT_INTERVAL_MS,
+      streaming: v.SLACK_STREAMING,
+      rateSafety: v.SLACK_RATE_SAFETY,
+      rateLimits: v.SLACK_RATE_LIMITS,
     },
     redisUrl: v.REDIS_URL,
     dataDir: v.DATA_DIR ?? "data",

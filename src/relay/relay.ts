@@ -70,6 +70,8 @@ interface Control {
 
 const MIME_TEXT = /^text\/|json|xml|csv|markdown|svg/;
 export const runLease = (runId: string) => `run:${runId}`;
+/** How long a hand-over waits to show the latest text before it lets the run go. */
+const HANDOVER_FLUSH_MS = 1000;
 /** Run ids of tasks still being created (no service run yet). */
 const PENDING = "pending:";
 const INTERRUPTED =
@@ -99,10 +101,49 @@ function stateOf(status: string): RunState {
   return "failed";
 }
 
+/** Lag from a delta's arrival to the Slack call that shows it (ms), as a small histogram. */
+const LAG_BUCKETS = [100, 250, 500, 1000, 2000, 5000, 10_000, 30_000] as const;
+
+export interface RelayMetrics {
+  runs: { started: number; resumed: number; handedOver: number; ended: Record<string, number> };
+  deltas: number;
+  edits: number;
+  lagMs: { count: number; sum: number; max: number; le: Record<string, number> };
+}
+
+function emptyMetrics(): RelayMetrics {
+  return {
+    runs: { started: 0, resumed: 0, handedOver: 0, ended: {} },
+    deltas: 0,
+    edits: 0,
+    lagMs: {
+      count: 0,
+      sum: 0,
+      max: 0,
+      le: Object.fromEntries([...LAG_BUCKETS.map((b) => [String(b), 0]), ["+Inf", 0]]),
+    },
+  };
+}
+
 export class Relay {
   readonly #o: RelayOptions;
   readonly #runs = new Map<string, Control>();
   readonly #leaseTtl: number;
+  readonly #metrics = emptyMetrics();
+
+  /** Counters since start, for the metrics endpoint. */
+  metrics(): RelayMetrics {
+    return structuredClone(this.#metrics);
+  }
+
+  #observeLag(ms: number): void {
+    const lag = this.#metrics.lagMs;
+    lag.count++;
+    lag.sum += ms;
+    lag.max = Math.max(lag.max, ms);
+    const bucket = String(LAG_BUCKETS.find((b) => ms <= b) ?? "+Inf");
+    lag.le[bucket] = (lag.le[bucket] ?? 0) + 1;
+  }
 
   constructor(options: RelayOptions) {
     this.#o = options;
@@ -154,6 +195,7 @@ export class Relay {
         "could not record the run; relaying anyway",
       );
     }
+    this.#metrics.runs.started++;
     void this.#launch(record, false);
   }
 
@@ -185,6 +227,7 @@ export class Relay {
   /** Finishes a run another instance started, from its record; the caller holds its lease. */
   resume(record: RunRecord): Promise<void> {
     this.#o.logger.info({ runId: record.runId, shown: record.shownText.length }, "resuming a run");
+    this.#metrics.runs.resumed++;
     return this.#launch(record, true);
   }
 
@@ -368,10 +411,25 @@ export class Relay {
       ...extra,
     });
 
+    // Lag: from the arrival of the oldest delta not yet shown to the call that shows it.
+    let unshownSince: number | undefined;
+    let edits = 0;
+    let runLagMax = 0;
+    let runLagSum = 0;
     const interim = async () => {
       dirty = false;
       lastEditAt = Date.now();
+      const since = unshownSince;
+      unshownSince = undefined;
       await write(renderRun(view("running")), false);
+      edits++;
+      this.#metrics.edits++;
+      if (since !== undefined) {
+        const lag = Date.now() - since;
+        this.#observeLag(lag);
+        runLagMax = Math.max(runLagMax, lag);
+        runLagSum += lag;
+      }
       await persist({});
     };
     const flushInterim = () => {
@@ -413,6 +471,8 @@ export class Relay {
           const u = step.value;
           if (u.type === "delta" && ctl.stoppedBy === undefined) {
             text += u.text;
+            this.#metrics.deltas++;
+            unshownSince ??= Date.now();
             dirty = true;
             schedule();
           } else if (u.type === "transport") {
@@ -429,10 +489,17 @@ export class Relay {
     try {
       if (ctl.handover && ctl.stoppedBy === undefined) {
         // Show the latest text, record it, and let the next owner continue from there.
-        if (dirty) await interim().catch((err: unknown) => log.warn({ err }, "last edit failed"));
+        // Bounded: shutting down must not wait long for the Slack budget.
+        if (dirty) {
+          await Promise.race([
+            interim().catch((err: unknown) => log.warn({ err }, "last edit failed")),
+            new Promise((resolve) => setTimeout(resolve, HANDOVER_FLUSH_MS).unref()),
+          ]);
+        }
         await store
           .releaseLease(runLease(target.runId), this.#o.instanceId)
           .catch((err: unknown) => log.warn({ err }, "could not release the run's lease"));
+        this.#metrics.runs.handedOver++;
         log.info({ chars: text.length }, "run handed over");
         return;
       }
@@ -482,8 +549,17 @@ export class Relay {
           log.error({ err: e }, "could not show the final answer"),
         );
       }
+      this.#metrics.runs.ended[state] = (this.#metrics.runs.ended[state] ?? 0) + 1;
       log.info(
-        { state, chars: text.length, messages: messages.length, files: files.length },
+        {
+          state,
+          chars: text.length,
+          messages: messages.length,
+          files: files.length,
+          edits: edits + 1,
+          lagMsMax: runLagMax,
+          lagMsAvg: edits > 0 ? Math.round(runLagSum / edits) : 0,
+        },
         "run ended",
       );
       await this.#o.onRunEnded?.({

@@ -50,6 +50,8 @@ export interface SlackAppOptions {
   readonly config: Config;
   readonly logger: Logger;
   readonly store: ThreadStore;
+  /** What `GET /metrics` shows (JSON). */
+  readonly metrics?: () => unknown;
 }
 
 export interface SlackApp {
@@ -71,6 +73,14 @@ export function createSlackApp(options: SlackAppOptions): SlackApp {
       handler: (_req, res) => {
         res.writeHead(ready ? 200 : 503, { "content-type": "application/json" });
         res.end(JSON.stringify({ ok: ready }));
+      },
+    },
+    {
+      path: "/metrics",
+      method: ["GET"],
+      handler: (_req, res) => {
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end(JSON.stringify(options.metrics?.() ?? {}));
       },
     },
     {
@@ -108,6 +118,8 @@ export function createSlackApp(options: SlackAppOptions): SlackApp {
     clientOptions: {
       ...(config.slack.apiUrl ? { slackApiUrl: config.slack.apiUrl.replace(/\/?$/, "/") } : {}),
       retryConfig: { retries: 3, factor: 2, minTimeout: 500, maxTimeout: 10_000, randomize: true },
+      // Our scheduler owns the rate budget: a 429 comes back to it instead of pausing a queue.
+      rejectRateLimitedCalls: true,
     },
   });
   app.error(async (err) => {

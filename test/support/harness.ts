@@ -90,6 +90,21 @@ export function appEnv(
     SLACK_EDIT_INTERVAL_MS: "250",
     LOG_LEVEL: "debug",
     TASK_POLL_TIMEOUT_S: "5",
+    // Functional tests are not about Slack's budgets (the scheduler's tests and the benchmark
+    // are): the local Slack does not enforce tiers here, so the app need not either.
+    SLACK_RATE_LIMITS: JSON.stringify(
+      Object.fromEntries(
+        [
+          "chat.update",
+          "chat.postMessage",
+          "chat.delete",
+          "reactions.add",
+          "reactions.remove",
+          "conversations.replies",
+          "conversations.join",
+        ].map((m) => [m, 60_000]),
+      ),
+    ),
     ...extra,
   };
 }
