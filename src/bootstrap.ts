@@ -78,6 +78,7 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
     leaseTtlMs: config.runLeaseTtlMs,
     logger: logger.child({ instance: instanceId }),
     editIntervalMs: config.slack.editIntervalMs,
+    streaming: config.slack.streaming,
     follow: { pollTimeoutS: config.service.pollTimeoutS },
     onRunEnded: async (outcome): Promise<void> => coordinator.onRunEnded(outcome),
   });

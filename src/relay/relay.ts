@@ -14,14 +14,17 @@ import type { TaskService, ThreadRef } from "../service/client.ts";
 import { type FinalRun, type FollowOptions, followRun } from "../service/follow.ts";
 import type { ResultFile } from "../service/schemas.ts";
 import { describeServiceError, slackErrorCode } from "../slack/errors.ts";
+import { streamablePrefix } from "../slack/markdown.ts";
 import {
   encodeStopValue,
+  MESSAGE_MARKDOWN_LIMIT,
   type FileNote,
   type MessagePayload,
   type RunState,
   type RunView,
   renderRun,
 } from "../slack/render.ts";
+import { neutralizeMentions } from "../slack/sanitize.ts";
 import type { SlackWriter, UploadItem } from "../slack/writer.ts";
 import type { RunRecord, SlackThreadKey, ThreadStore } from "../store/store.ts";
 
@@ -34,6 +37,8 @@ export interface RunTarget {
   readonly startedAt: number;
   /** A remark shown under the answer (e.g. attachments that were not sent). */
   readonly note?: string;
+  /** Who asked: native streams are addressed to them. */
+  readonly owner?: string;
 }
 
 export interface RunOutcome {
@@ -49,6 +54,8 @@ export interface RelayOptions {
   readonly store: ThreadStore;
   readonly logger: Logger;
   readonly editIntervalMs: number;
+  /** Edit the message as text arrives (default), or use Slack's native streaming. */
+  readonly streaming?: "edit" | "native";
   /** Who this instance is, as lease holder. */
   readonly instanceId: string;
   /** How long a run's lease lasts without renewal (renewed every third of it). */
@@ -175,6 +182,7 @@ export class Relay {
       shownText: "",
       startedAt: target.startedAt,
       ...(target.note ? { note: target.note } : {}),
+      ...(target.owner ? { owner: target.owner } : {}),
       uploads: "pending",
     };
     try {
@@ -310,7 +318,7 @@ export class Relay {
     const target = initial;
     const channel = target.key.channelId;
     const log = logger.child({ runId: target.runId, channel, thread: target.key.threadTs });
-    const messages: string[] = [...target.messageTs];
+    let messages: string[] = [...target.messageTs];
     const sent: string[] = [];
     let record = initial;
     let text = initial.shownText;
@@ -416,12 +424,54 @@ export class Relay {
     let edits = 0;
     let runLagMax = 0;
     let runLagSum = 0;
+    // Native streaming (a new run only; a resumed one continues by editing): the answer is
+    // appended to a stream message while the "working…" message keeps the Stop button.
+    let nativeOn = this.#o.streaming === "native" && !resumed && initial.owner !== undefined;
+    let streamTs: string | undefined;
+    let streamed = "";
+    const leaveNative = async (why: string) => {
+      nativeOn = false;
+      log.info({ why }, "native streaming ended; editing the message from now on");
+      if (streamTs) {
+        await writer.stopStream(channel, streamTs).catch(() => undefined);
+        sent.length = 0; // the stream message gets the full rendering by the next edit
+      }
+    };
+    const nativeFlush = async () => {
+      const safe = streamablePrefix(text);
+      const add = safe.slice(streamed.length);
+      if (add === "") return;
+      try {
+        if (streamTs === undefined) {
+          const control = messages[0];
+          streamTs = await writer.startStream(
+            channel,
+            target.key.threadTs,
+            { userId: initial.owner ?? "", teamId: target.key.teamId },
+            neutralizeMentions(add),
+          );
+          messages = [streamTs];
+          await persist(control ? { controlTs: control } : {});
+        } else {
+          await writer.appendStream(channel, streamTs, neutralizeMentions(add));
+        }
+        streamed = safe;
+        if (streamed.length > MESSAGE_MARKDOWN_LIMIT)
+          await leaveNative("the answer outgrew one message");
+      } catch (err) {
+        // Expired (message_not_in_streaming_state), stopped by the user, or refused: go on
+        // by editing the same message (or the working message if no stream started).
+        await leaveNative(slackErrorCode(err) ?? String(err));
+      }
+    };
+
     const interim = async () => {
       dirty = false;
       lastEditAt = Date.now();
       const since = unshownSince;
       unshownSince = undefined;
-      await write(renderRun(view("running")), false);
+      if (nativeOn) await nativeFlush();
+      if (!nativeOn) await write(renderRun(view("running")), false);
       edits++;
       this.#metrics.edits++;
       if (since !== undefined) {
@@ -499,6 +549,7 @@ export class Relay {
         await store
           .releaseLease(runLease(target.runId), this.#o.instanceId)
           .catch((err: unknown) => log.warn({ err }, "could not release the run's lease"));
+        if (nativeOn) await leaveNative("handing over");
         this.#metrics.runs.handedOver++;
         log.info({ chars: text.length }, "run handed over");
         return;
@@ -532,6 +583,7 @@ export class Relay {
         log.error({ err: failure }, "following the run failed");
       }
 
+      if (nativeOn) await leaveNative("the run ended");
       const payloads = renderRun(
         view(state, {
           ...(reason ? { reason } : {}),
@@ -562,6 +614,13 @@ export class Relay {
         },
         "run ended",
       );
+      // The answer lives in the stream message now: the "working…" message has done its job.
+      const control = record.controlTs;
+      if (control !== undefined && !messages.includes(control)) {
+        await writer.remove(channel, control).catch((err: unknown) => {
+          log.warn({ err }, "could not remove the working message");
+        });
+      }
       await this.#o.onRunEnded?.({
         target: { ...target, messageTs: messages[0] ?? initial.messageTs[0] ?? "" },
         state,

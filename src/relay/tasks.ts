@@ -140,6 +140,7 @@ export class TaskCoordinator {
       runId: created.agent_run_id,
       messageTs,
       startedAt,
+      owner: task.userId,
     });
     await done();
   }
@@ -306,6 +307,7 @@ export class TaskCoordinator {
         runId: res.agent_run_id,
         messageTs: ts,
         startedAt,
+        owner: item.userId,
         ...(note ? { note } : {}),
       });
     } catch (err) {

@@ -143,3 +143,49 @@ function chooseCut(
   if (code >= 0xd800 && code <= 0xdbff) cut -= 1;
   return { cut, fence: { open: fence.open, info: fence.info } };
 }
+
+/**
+ * The part of a growing answer that will not change any more, for append-only (native)
+ * streaming: whole lines only; a table is held back until a line after it shows it is
+ * complete; a paragraph with an unpaired `**`, `~~` or backtick is held back until it pairs
+ * up or ends. Inside a code block every finished line is final.
+ */
+export function streamablePrefix(text: string): string {
+  const end = text.lastIndexOf("\n") + 1;
+  const state: FenceState = { open: undefined, info: "" };
+  let safe = 0;
+  let offset = 0;
+  let paragraph = "";
+  let inTable = false;
+  for (const line of text.slice(0, end).split("\n").slice(0, -1)) {
+    offset += line.length + 1;
+    const wasOpen = state.open !== undefined;
+    advanceFence(state, line.replace(/\r$/, ""));
+    if (wasOpen || state.open !== undefined) {
+      // In (or opening, or closing) a code block: finished lines are final.
+      paragraph = "";
+      inTable = false;
+      safe = offset;
+      continue;
+    }
+    if (line.trim() === "") {
+      paragraph = "";
+      inTable = false;
+      safe = offset;
+      continue;
+    }
+    if (/^\s*\|/.test(line)) {
+      inTable = true;
+      continue;
+    }
+    inTable = false;
+    paragraph += `${line}\n`;
+    const plain = paragraph.replace(/`[^`\n]*`/g, "");
+    const balanced =
+      (paragraph.match(/`/g) ?? []).length % 2 === 0 &&
+      countOf(plain, "**") % 2 === 0 &&
+      countOf(plain, "~~") % 2 === 0;
+    if (balanced && !inTable) safe = offset;
+  }
+  return text.slice(0, safe);
+}

@@ -41,6 +41,11 @@ export function scheduledWriter(
         await uploadBatch(channelId, threadTs, files.slice(i, i + UPLOAD_BATCH));
       }
     },
+    startStream: (channelId, threadTs, recipient, markdown) =>
+      run("chat.startStream", () => inner.startStream(channelId, threadTs, recipient, markdown)),
+    appendStream: (channelId, ts, markdown) =>
+      run("chat.appendStream", () => inner.appendStream(channelId, ts, markdown)),
+    stopStream: (channelId, ts) => run("chat.stopStream", () => inner.stopStream(channelId, ts)),
     // One token for the whole read: threads of more than one page (200 messages) are rare.
     sharedFileNames: (channelId, threadTs) =>
       run("conversations.replies", () => inner.sharedFileNames(channelId, threadTs)),

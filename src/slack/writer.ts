@@ -28,6 +28,17 @@ export interface SlackWriter {
   unreact(channelId: string, ts: string, name: string): Promise<void>;
   /** Uploads files into a thread, several per call. */
   upload(channelId: string, threadTs: string, files: readonly UploadItem[]): Promise<void>;
+  /** Starts a native Slack stream in a thread (`chat.startStream`); returns the message ts. */
+  startStream(
+    channelId: string,
+    threadTs: string,
+    recipient: { userId: string; teamId: string },
+    markdown: string,
+  ): Promise<string>;
+  /** Appends Markdown to a native stream (`chat.appendStream`). */
+  appendStream(channelId: string, ts: string, markdown: string): Promise<void>;
+  /** Ends a native stream (`chat.stopStream`); the message can then be edited like any other. */
+  stopStream(channelId: string, ts: string): Promise<void>;
   /** Names of the files the bot has already shared in a thread (to upload nothing twice). */
   sharedFileNames(channelId: string, threadTs: string): Promise<Set<string>>;
   /** Joins a public channel so the bot can post there and hear replies; false if it cannot. */
@@ -98,6 +109,23 @@ export function webClientWriter(client: WebClient): SlackWriter {
           })),
         });
       }
+    },
+    async startStream(channelId, threadTs, recipient, markdown) {
+      const res = await client.chat.startStream({
+        channel: channelId,
+        thread_ts: threadTs,
+        recipient_user_id: recipient.userId,
+        recipient_team_id: recipient.teamId,
+        markdown_text: markdown,
+      });
+      if (!res.ts) throw new Error("chat.startStream returned no ts");
+      return res.ts;
+    },
+    async appendStream(channelId, ts, markdown) {
+      await client.chat.appendStream({ channel: channelId, ts, markdown_text: markdown });
+    },
+    async stopStream(channelId, ts) {
+      await client.chat.stopStream({ channel: channelId, ts });
     },
     async sharedFileNames(channelId, threadTs) {
       const names = new Set<string>();

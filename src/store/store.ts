@@ -64,6 +64,10 @@ export interface RunRecord {
   readonly uploads: "pending" | "started" | "done";
   /** Set when someone pressed Stop (on any instance). */
   readonly stoppedBy?: string;
+  /** Who asked (native streams are addressed to them). */
+  readonly owner?: string;
+  /** A native-streaming run's "working…" message, removed once the answer is final. */
+  readonly controlTs?: string;
 }
 
 /** The store could not be reached (Redis down, disk error): answer "temporarily unavailable". */

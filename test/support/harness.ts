@@ -43,6 +43,7 @@ export interface HarnessOptions {
   readonly simulator?: SimulatorOptions;
   readonly slack?: LocalSlackOptions;
   readonly editIntervalMs?: number;
+  readonly streaming?: "edit" | "native";
 }
 
 let counter = 0;
@@ -266,6 +267,7 @@ export class Harness extends SlackScenario {
         DATA_DIR: this.dataDir,
         // Each suite its own keys: suites share the test Redis and run in parallel.
         STORE_NAMESPACE: this.#namespace,
+        ...(this.#options.streaming ? { SLACK_STREAMING: this.#options.streaming } : {}),
         ...(this.#options.redisUrl ? { REDIS_URL: this.#options.redisUrl } : {}),
       }),
     );

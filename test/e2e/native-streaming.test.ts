@@ -1,0 +1,84 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  CHANNEL,
+  comparable,
+  Harness,
+  markdownOf,
+  NO_MESSAGE,
+  OWNER,
+  statusOf,
+} from "../support/harness.ts";
+
+describe("native Slack streaming (SLACK_STREAMING=native)", () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await Harness.start({ streaming: "native" });
+  });
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  const runOf = (label: string) => h.sim.runs().find((r) => r.promptText.includes(label));
+
+  it("streams with start/append/stop to the asker, then shows the final text, status and files in that message", async () => {
+    const from = h.slack.calls.length;
+    await h.command("Native answer [sim:delay=15] [sim:length=2500] [sim:files=2]");
+    const threadTs = await h.waitForTaskThread("Native answer");
+    const replies = await h.waitForFinal(threadTs);
+    const calls = h.slack.calls.slice(from);
+    const start = calls.find((c) => c.method === "chat.startStream");
+    expect(start?.args).toMatchObject({
+      channel: CHANNEL,
+      thread_ts: threadTs,
+      recipient_user_id: OWNER,
+      recipient_team_id: "T0001",
+    });
+    expect(calls.filter((c) => c.method === "chat.appendStream").length).toBeGreaterThanOrEqual(2);
+    expect(calls.filter((c) => c.method === "chat.stopStream")).toHaveLength(1);
+    // One answer message: the stream message, now complete; the working message is gone.
+    expect(replies).toHaveLength(1);
+    expect(replies[0]?.ts).toBe(start?.response.ts);
+    expect(comparable(markdownOf(replies[0] ?? NO_MESSAGE))).toBe(
+      comparable(runOf("Native answer")?.content ?? "x"),
+    );
+    expect(statusOf(replies[0] ?? NO_MESSAGE)).toMatch(/Completed in/);
+    expect(h.slack.files().filter((f) => f.thread_ts === threadTs && f.completed)).toHaveLength(2);
+    // Append-only: every appended piece was whole lines (nothing that would have to change).
+    for (const c of calls.filter((x) => x.method === "chat.appendStream")) {
+      expect(String(c.args.markdown_text).endsWith("\n")).toBe(true);
+    }
+    expect(h.slack.validationErrors).toEqual([]);
+  });
+
+  it("falls back to editing the same message when Slack ends the stream", async () => {
+    await h.command("Expiring stream [sim:delay=20] [sim:length=3000]");
+    const threadTs = await h.waitForTaskThread("Expiring stream");
+    const started = await h.slack.waitForCall(
+      (c) => c.method === "chat.startStream" && c.args.thread_ts === threadTs,
+    );
+    const ts = String(started.response.ts);
+    h.slack.expireStream(CHANNEL, ts);
+    const replies = await h.waitForFinal(threadTs);
+    expect(replies.map((r) => r.ts)).toEqual([ts]);
+    expect(comparable(markdownOf(replies[0] ?? NO_MESSAGE))).toBe(
+      comparable(runOf("Expiring stream")?.content ?? "x"),
+    );
+    const refused = h.slack.calls.filter(
+      (c) => c.method === "chat.appendStream" && c.args.ts === ts && c.response.ok === false,
+    );
+    expect(refused[0]?.response.error).toBe("message_not_in_streaming_state");
+    expect(h.slack.calls.some((c) => c.method === "chat.update" && c.args.ts === ts)).toBe(true);
+  });
+
+  it("falls back to editing the working message when Slack refuses to start a stream", async () => {
+    h.slack.failNext("chat.startStream", { error: "not_allowed_token_type" });
+    await h.command("Refused stream [sim:delay=10] [sim:length=1200]");
+    const threadTs = await h.waitForTaskThread("Refused stream");
+    const replies = await h.waitForFinal(threadTs);
+    expect(replies).toHaveLength(1);
+    expect(comparable(markdownOf(replies[0] ?? NO_MESSAGE))).toBe(
+      comparable(runOf("Refused stream")?.content ?? "x"),
+    );
+    expect(statusOf(replies[0] ?? NO_MESSAGE)).toMatch(/Completed in/);
+  });
+});

@@ -1,0 +1,48 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { streamablePrefix } from "../../src/slack/markdown.ts";
+
+describe("what native streaming may append", () => {
+  it("appends whole lines only", () => {
+    expect(streamablePrefix("Hello wor")).toBe("");
+    expect(streamablePrefix("Hello world\nNext li")).toBe("Hello world\n");
+  });
+
+  it("holds back a table until a line after it shows it is complete", () => {
+    const table = "Intro\n| a | b |\n|---|---|\n| 1 | 2 |\n";
+    expect(streamablePrefix(table)).toBe("Intro\n");
+    expect(streamablePrefix(`${table}After\n`)).toBe(`${table}After\n`);
+  });
+
+  it("holds back a paragraph with an unpaired ** until it pairs up", () => {
+    expect(streamablePrefix("Some **bold\n")).toBe("");
+    expect(streamablePrefix("Some **bold\nstill** bold\n")).toBe("Some **bold\nstill** bold\n");
+  });
+
+  it("appends finished lines of a code block that is still open", () => {
+    expect(streamablePrefix("```ts\nconst a = 1;\nconst b")).toBe("```ts\nconst a = 1;\n");
+  });
+
+  it("only ever grows as the answer grows (property)", () => {
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.constantFrom("text ", "**", "`", "~~", "\n", "\n\n", "| a |", "```ts\n", "```\n", "x"),
+          { maxLength: 80 },
+        ),
+        (pieces) => {
+          let previous = "";
+          let text = "";
+          for (const piece of pieces) {
+            text += piece;
+            const now = streamablePrefix(text);
+            expect(now.startsWith(previous)).toBe(true);
+            expect(text.startsWith(now)).toBe(true);
+            previous = now;
+          }
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+});
