@@ -156,7 +156,6 @@ export function streamablePrefix(text: string): string {
   let safe = 0;
   let offset = 0;
   let paragraph = "";
-  let inTable = false;
   for (const line of text.slice(0, end).split("\n").slice(0, -1)) {
     offset += line.length + 1;
     const wasOpen = state.open !== undefined;
@@ -164,28 +163,23 @@ export function streamablePrefix(text: string): string {
     if (wasOpen || state.open !== undefined) {
       // In (or opening, or closing) a code block: finished lines are final.
       paragraph = "";
-      inTable = false;
       safe = offset;
       continue;
     }
     if (line.trim() === "") {
       paragraph = "";
-      inTable = false;
       safe = offset;
       continue;
     }
-    if (/^\s*\|/.test(line)) {
-      inTable = true;
-      continue;
-    }
-    inTable = false;
+    // A table row: nothing is final until a line after the table.
+    if (/^\s*\|/.test(line)) continue;
     paragraph += `${line}\n`;
     const plain = paragraph.replace(/`[^`\n]*`/g, "");
     const balanced =
       (paragraph.match(/`/g) ?? []).length % 2 === 0 &&
       countOf(plain, "**") % 2 === 0 &&
       countOf(plain, "~~") % 2 === 0;
-    if (balanced && !inTable) safe = offset;
+    if (balanced) safe = offset;
   }
   return text.slice(0, safe);
 }
