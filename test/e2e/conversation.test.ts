@@ -9,11 +9,10 @@ import {
   OWNER,
   statusOf,
   stopButton,
+  storeBackends,
 } from "../support/harness.ts";
 
-const redisUrl = process.env.TEST_REDIS_URL;
-const stores: Array<[string, string | undefined]> = [["the embedded store", undefined]];
-if (redisUrl) stores.push(["Redis", redisUrl]);
+const stores = storeBackends();
 
 describe.each(stores)("follow-ups and Stop with %s", (_name, redis) => {
   let h: Harness;

@@ -6,11 +6,10 @@ import {
   markdownOf,
   NO_MESSAGE,
   statusOf,
+  storeBackends,
 } from "../support/harness.ts";
 
-const redisUrl = process.env.TEST_REDIS_URL;
-const stores: Array<[string, string | undefined]> = [["the embedded store", undefined]];
-if (redisUrl) stores.push(["Redis", redisUrl]);
+const stores = storeBackends();
 
 describe.each(stores)("errors, limits and stream formats with %s", (_name, redis) => {
   let h: Harness;

@@ -9,11 +9,10 @@ import {
   OWNER,
   SIGNING_SECRET,
   statusOf,
+  storeBackends,
 } from "../support/harness.ts";
 
-const redisUrl = process.env.TEST_REDIS_URL;
-const stores: Array<[string, string | undefined]> = [["the embedded store", undefined]];
-if (redisUrl) stores.push(["Redis", redisUrl]);
+const stores = storeBackends();
 
 /** The service's final answer for a run, read straight from the simulator. */
 async function serviceFiles(h: Harness, threadId: string, projectId: string) {
