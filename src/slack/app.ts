@@ -101,7 +101,13 @@ export function createSlackApp(options: SlackAppOptions): SlackApp {
     ? new SocketModeReceiver({
         appToken: config.slack.appToken ?? "",
         customRoutes,
-        installerOptions: { port: config.port },
+        installerOptions: {
+          port: config.port,
+          // The Socket Mode client opens its connection through the Web API too.
+          ...(config.slack.apiUrl
+            ? { clientOptions: { slackApiUrl: config.slack.apiUrl.replace(/\/?$/, "/") } }
+            : {}),
+        },
         logger: slackLogger,
       })
     : new HTTPReceiver({

@@ -800,6 +800,10 @@ function validateChunks(chunks: unknown, codes: LimitErrorCodes): Problem | unde
 
 export class LocalSlack extends EventEmitter<LocalSlackEvents> {
   readonly botToken: string;
+  /** The app-level token (`xapp-…`) that may open Socket Mode connections. */
+  readonly appToken = "xapp-1-A0001-test-app-token";
+  /** Where `apps.connections.open` sends a Socket Mode client (set by the test). */
+  socketModeUrl: string | undefined;
   readonly teamId: string;
   readonly teamName: string;
   readonly appId: string;
@@ -1282,7 +1286,15 @@ export class LocalSlack extends EventEmitter<LocalSlackEvents> {
       handler !== undefined && token === this.botToken && !injected
         ? this.#rateCheck(method, team)
         : undefined;
-    if (handler === undefined) {
+    if (method === "apps.connections.open") {
+      // Socket Mode: the app-level token asks where to connect (see local-socket-mode.ts).
+      response =
+        token !== this.appToken
+          ? { ok: false, error: "invalid_auth" }
+          : this.socketModeUrl === undefined
+            ? { ok: false, error: "internal_error" }
+            : { ok: true, url: this.socketModeUrl };
+    } else if (handler === undefined) {
       response = {
         ok: false,
         error: "unknown_method",
