@@ -6,7 +6,8 @@
  */
 import { randomUUID } from "node:crypto";
 import { once } from "node:events";
-import { WebSocket, WebSocketServer } from "ws";
+import type { WebSocket } from "ws";
+import { WebSocketServer } from "ws";
 
 export interface Ack {
   readonly envelope_id: string;
