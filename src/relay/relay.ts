@@ -82,7 +82,7 @@ const HANDOVER_FLUSH_MS = 1000;
 /** Run ids of tasks still being created (no service run yet). */
 const PENDING = "pending:";
 const INTERRUPTED =
-  "This task was interrupted while it was being created (the app restarted). Please run `/task` again.";
+  "This was interrupted before the task service answered (the app restarted). Please try again: run `/task`, or send your message again.";
 
 /** Decodes an inline file from the service into the exact bytes it stands for. */
 export function decodeFile(file: ResultFile): Buffer | undefined {
@@ -137,6 +137,8 @@ export class Relay {
   readonly #runs = new Map<string, Control>();
   readonly #leaseTtl: number;
   readonly #metrics = emptyMetrics();
+  /** Tasks being created here, with the timer that keeps their lease. */
+  readonly #reserved = new Map<string, NodeJS.Timeout>();
 
   /** Counters since start, for the metrics endpoint. */
   metrics(): RelayMetrics {
@@ -166,7 +168,7 @@ export class Relay {
   }
 
   isActive(runId: string): boolean {
-    return this.#runs.has(runId);
+    return this.#runs.has(runId) || this.#reserved.has(runId);
   }
 
   /**
@@ -212,7 +214,7 @@ export class Relay {
    * dies meanwhile, another one ends its "working…" message instead of leaving it spinning.
    */
   async reserve(key: SlackThreadKey, messageTs: string, startedAt: number): Promise<string> {
-    const runId = `${PENDING}${key.teamId}:${key.channelId}:${key.threadTs}`;
+    const runId = `${PENDING}${key.teamId}:${key.channelId}:${messageTs}`;
     await this.#o.store.putRun({
       runId,
       key,
@@ -223,11 +225,24 @@ export class Relay {
       uploads: "pending",
     });
     await this.#o.store.acquireLease(runLease(runId), this.#o.instanceId, this.#leaseTtl);
+    // Creating a task can take longer than a lease: keep it while this instance lives.
+    const renew = setInterval(
+      () => {
+        void this.#o.store
+          .renewLease(runLease(runId), this.#o.instanceId, this.#leaseTtl)
+          .catch(() => undefined);
+      },
+      Math.max(50, Math.floor(this.#leaseTtl / 3)),
+    );
+    renew.unref();
+    this.#reserved.set(runId, renew);
     return runId;
   }
 
   /** Drops a reservation once the run is recorded (or the creation failed visibly). */
   async release(runId: string): Promise<void> {
+    clearInterval(this.#reserved.get(runId));
+    this.#reserved.delete(runId);
     await this.#o.store.deleteRun(runId);
     await this.#o.store.releaseLease(runLease(runId), this.#o.instanceId);
   }
@@ -343,34 +358,33 @@ export class Relay {
 
     // The lease: renewed while the run is relayed here. Losing it (another instance took the
     // run over while this one was stalled) hands the run to that instance.
-    const lease = setInterval(
-      () => {
-        void (async () => {
-          try {
-            const mine =
-              (await store.renewLease(
-                runLease(target.runId),
-                this.#o.instanceId,
-                this.#leaseTtl,
-              )) ||
-              (await store.acquireLease(
-                runLease(target.runId),
-                this.#o.instanceId,
-                this.#leaseTtl,
-              ));
-            if (!mine && !closed) {
-              log.warn("lost the run's lease to another instance; handing over");
-              ctl.handover = true;
-              ctl.abort.abort(new Error("lease lost"));
-            }
-          } catch (err) {
-            // The store is unreachable: keep relaying; nobody else can take the lease meanwhile.
-            log.warn({ err }, "could not renew the run's lease");
-          }
-        })();
-      },
-      Math.max(50, Math.floor(this.#leaseTtl / 3)),
-    );
+    const leaseName = runLease(target.runId);
+    let renewedAt = Date.now();
+    const letGo = (why: string) => {
+      if (closed) return;
+      log.warn(why);
+      ctl.handover = true;
+      ctl.abort.abort(new Error(why));
+    };
+    const renew = async () => {
+      const me = this.#o.instanceId;
+      try {
+        const mine =
+          (await store.renewLease(leaseName, me, this.#leaseTtl)) ||
+          (await store.acquireLease(leaseName, me, this.#leaseTtl));
+        if (mine) renewedAt = Date.now();
+        else letGo("lost the run's lease to another instance; handing over");
+      } catch (err) {
+        // The store is unreachable. If nobody can reach it, nobody can take the run over, so
+        // keep relaying; but once the lease must have lapsed, an instance that still reaches
+        // the store may own the run: stop here rather than finish it twice.
+        log.warn({ err }, "could not renew the run's lease");
+        if (Date.now() - renewedAt > this.#leaseTtl) {
+          letGo("the run's lease lapsed while the store was unreachable; letting it go");
+        }
+      }
+    };
+    const lease = setInterval(() => void renew(), Math.max(50, Math.floor(this.#leaseTtl / 3)));
     lease.unref();
 
     /** Writes payloads to the run's messages: updates what changed, posts new parts, removes extras. */
@@ -535,7 +549,10 @@ export class Relay {
 
     closed = true;
     if (timer) clearTimeout(timer);
-    await inflight;
+    // A hand-over must not wait long for the Slack budget; a finishing run waits its edit.
+    await (ctl.handover
+      ? Promise.race([inflight, new Promise((r) => setTimeout(r, HANDOVER_FLUSH_MS).unref())])
+      : inflight);
     try {
       if (ctl.handover && ctl.stoppedBy === undefined) {
         // Show the latest text, record it, and let the next owner continue from there.
@@ -621,17 +638,18 @@ export class Relay {
           log.warn({ err }, "could not remove the working message");
         });
       }
+      // Finished: nobody needs to resume it. Forgotten before the queue is drained, so that a
+      // follow-up's run is never mistaken for this one's continuation.
+      await store
+        .deleteRun(target.runId)
+        .catch((err: unknown) => log.warn({ err }, "could not clear the run"));
+      await store.releaseLease(runLease(target.runId), this.#o.instanceId).catch(() => undefined);
       await this.#o.onRunEnded?.({
         target: { ...target, messageTs: messages[0] ?? initial.messageTs[0] ?? "" },
         state,
         text,
         messageTs: [...messages],
       });
-      // Finished: nobody needs to resume it.
-      await store
-        .deleteRun(target.runId)
-        .catch((err: unknown) => log.warn({ err }, "could not clear the run"));
-      await store.releaseLease(runLease(target.runId), this.#o.instanceId).catch(() => undefined);
     } finally {
       clearInterval(lease);
     }
@@ -673,7 +691,7 @@ export class Relay {
       // A previous owner may have uploaded some or all of them (and perhaps could not record
       // it): upload only what did not reach the thread.
       const already = await this.#o.writer
-        .sharedFileNames(channelId, threadTs)
+        .sharedFileNames(channelId, threadTs, record.controlTs ?? record.messageTs[0])
         .catch(() => new Set<string>());
       todo = uploads.filter((u) => !already.has(u.filename));
     }

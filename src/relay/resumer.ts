@@ -56,9 +56,11 @@ export class Resumer {
       if (relay.isActive(run.runId)) continue;
       try {
         if (await store.acquireLease(runLease(run.runId), relay.instanceId, this.#o.leaseTtlMs)) {
-          // Read it again under the lease: the previous owner may have written since the list.
-          const fresh = (await store.getRun(run.runId)) ?? run;
-          void relay.resume(fresh);
+          // Read it again under the lease: the previous owner may have written since the
+          // list, or finished it (record gone) just before letting the lease go.
+          const fresh = await store.getRun(run.runId);
+          if (fresh) void relay.resume(fresh);
+          else await store.releaseLease(runLease(run.runId), relay.instanceId);
         }
       } catch (err) {
         logger.debug({ err, runId: run.runId }, "could not take over a run");

@@ -94,10 +94,28 @@ export class TaskCoordinator {
       },
       threadTs,
     );
-    const pending = await this.#o.relay.reserve(key, messageTs, startedAt).catch((err: unknown) => {
-      logger.warn({ err }, "could not record the task being created");
-      return undefined;
-    });
+    // The thread exists from now on: replies typed while the task is being created are
+    // queued behind it, and another instance can end the message if this one dies.
+    const pending = await Promise.all([
+      store.putThread({
+        ...key,
+        projectId: "",
+        threadId: "",
+        ownerUserId: task.userId,
+        activeRunId: startingMarker(messageTs, startedAt),
+        activeMessageTs: messageTs,
+        lastRunId: undefined,
+        queue: [],
+        createdAt: startedAt,
+        updatedAt: startedAt,
+      }),
+      this.#o.relay.reserve(key, messageTs, startedAt),
+    ])
+      .then(([, id]) => id)
+      .catch((err: unknown) => {
+        logger.warn({ err }, "could not record the task being created");
+        return undefined;
+      });
     const done = async () => {
       if (pending) await this.#o.relay.release(pending).catch(() => undefined);
     };
@@ -118,21 +136,21 @@ export class TaskCoordinator {
       logger.warn({ err, kind: (err as TaskServiceError).kind }, "creating the task failed");
       await this.#showError(key, messageTs, err, startedAt);
       await done();
+      await this.#abandon(
+        key,
+        "The task could not be started, so your message was not sent. Start a new one with `/task`.",
+      );
       return;
     }
-    const record: ThreadRecord = {
-      ...key,
-      projectId: created.project_id,
-      threadId: created.thread_id,
-      ownerUserId: task.userId,
-      activeRunId: created.agent_run_id,
-      activeMessageTs: messageTs,
-      lastRunId: undefined,
-      queue: [],
-      createdAt: startedAt,
-      updatedAt: startedAt,
-    };
-    await store.putThread(record);
+    await store
+      .updateThread(key, (rec) => ({
+        ...rec,
+        projectId: created.project_id,
+        threadId: created.thread_id,
+        activeRunId: created.agent_run_id,
+        activeMessageTs: messageTs,
+      }))
+      .catch((err: unknown) => logger.error({ err }, "could not record the new task"));
     // Once the run itself is recorded, the reservation has served its purpose.
     await this.#o.relay.start({
       key,
@@ -168,6 +186,15 @@ export class TaskCoordinator {
         reply.key.channelId,
         reply.userId,
         describeServiceError(err),
+        reply.key.threadTs,
+      );
+      return true;
+    }
+    if (record.threadId === "" && record.activeRunId === undefined) {
+      await writer.ephemeral(
+        reply.key.channelId,
+        reply.userId,
+        "This task could not be started, so there is nothing to continue. Start a new one with `/task`.",
         reply.key.threadTs,
       );
       return true;
@@ -245,6 +272,20 @@ export class TaskCoordinator {
     }
   }
 
+  /** Tells everyone whose reply waits in a thread that it will not be sent, and clears the queue. */
+  async #abandon(key: SlackThreadKey, why: string): Promise<void> {
+    let dropped: readonly QueuedFollowUp[] = [];
+    await this.#o.store
+      .updateThread(key, (rec) => {
+        dropped = rec.queue;
+        return { ...rec, queue: [], activeRunId: undefined, activeMessageTs: undefined };
+      })
+      .catch((err: unknown) => this.#o.logger.warn({ err }, "could not clear a thread's queue"));
+    await Promise.allSettled(
+      dropped.map((q) => this.#o.writer.ephemeral(key.channelId, q.userId, why, key.threadTs)),
+    );
+  }
+
   /** Called by the relay when a run has shown its final state. */
   async onRunEnded(outcome: RunOutcome): Promise<void> {
     const runId = outcome.target.runId;
@@ -261,7 +302,7 @@ export class TaskCoordinator {
     let next: QueuedFollowUp | undefined;
     await this.#o.store.updateThread(key, (rec) => {
       const [first, ...rest] = rec.queue;
-      if (rec.activeRunId !== undefined || !first) return undefined;
+      if (rec.activeRunId !== undefined || !first || rec.threadId === "") return undefined;
       next = first;
       return { ...rec, queue: rest, activeRunId: startingMarker(first.ts, this.#now()) };
     });
@@ -281,6 +322,7 @@ export class TaskCoordinator {
     this.#starting.add(id);
     const startedAt = this.#now();
     let messageTs: string | undefined;
+    let pending: string | undefined;
     try {
       const record = await store.getThread(key);
       if (!record) return;
@@ -294,14 +336,16 @@ export class TaskCoordinator {
         key.threadTs,
       );
       const ref: ThreadRef = { projectId: record.projectId, threadId: record.threadId };
+      // If this instance dies before the service answers, another one ends the message.
+      pending = await relay.reserve(key, messageTs, startedAt).catch(() => undefined);
       const res = await service.continueConversation(ref, { prompt: item.text });
       const ts = messageTs;
-      await store.updateThread(key, (rec) => ({
-        ...rec,
-        activeRunId: res.agent_run_id,
-        activeMessageTs: ts,
-      }));
-      void relay.start({
+      await store.updateThread(key, (rec) =>
+        rec.activeRunId?.startsWith(`${STARTING}${item.ts}:`)
+          ? { ...rec, activeRunId: res.agent_run_id, activeMessageTs: ts }
+          : undefined,
+      );
+      await relay.start({
         key,
         ref,
         runId: res.agent_run_id,
@@ -321,6 +365,7 @@ export class TaskCoordinator {
       // Nothing typed is lost: the next queued message still gets its turn.
       await this.#drain(key);
     } finally {
+      if (pending) await relay.release(pending).catch(() => undefined);
       this.#starting.delete(id);
     }
   }

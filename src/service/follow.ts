@@ -277,7 +277,7 @@ export async function* followRun(
     if (ended) break;
     // The connection closed without a final status: ask where the run is.
     const now = await service.getTaskResult(ref, { timeout: 0 }, signal ? { signal } : {});
-    if (now.status !== "running") {
+    if (sameRun(ref, now) && isFinalStatus(now.status)) {
       const d = text.snapshot(now.response.content);
       if (d !== "") yield { type: "delta", text: d };
       yield* setStatus(now.status);
@@ -301,12 +301,19 @@ export async function* followRun(
   }
 
   if (mode === "poll") {
+    let mismatches = 0;
     for (;;) {
       const r = await service.getTaskResult(
         ref,
         { timeout: pollTimeoutS },
         signal ? { signal } : {},
       );
+      if (!sameRun(ref, r)) {
+        // Not this run (yet, or any more): fetchFinal sorts out which.
+        if (++mismatches > FINAL_ATTEMPTS) break;
+        await delay(FINAL_RETRY_MS, undefined, signal ? { signal } : {});
+        continue;
+      }
       const d = text.snapshot(r.response.content);
       if (d !== "") yield { type: "delta", text: d };
       yield* setStatus(r.status);
@@ -332,22 +339,58 @@ export async function fetchFinal(
 ): Promise<FinalRun> {
   const { signal } = options;
   const pageSize = options.filePageSize ?? 100;
-  const first = await service.getTaskResult(
+  const call = signal ? { signal } : {};
+  // The result endpoint may lag behind the stream (still "running", or still the previous
+  // run right after a follow-up): wait for this run's final state, within bounds.
+  let first = await service.getTaskResult(
     ref,
     { timeout: 0, includeFileContent: true, page: 1, pageSize },
-    signal ? { signal } : {},
+    call,
   );
+  for (let attempt = 1; attempt <= FINAL_ATTEMPTS; attempt++) {
+    if (sameRun(ref, first) && isFinalStatus(first.status)) break;
+    if (attempt === FINAL_ATTEMPTS) {
+      if (!sameRun(ref, first)) {
+        // Another run has taken the conversation over: this one is over, with what it showed.
+        return {
+          agentRunId: ref.agentRunId,
+          status: "superseded",
+          text: streamedText,
+          streamedText,
+          messageId: undefined,
+          codeBlocks: [],
+          files: [],
+          errorMessage:
+            "another run on the same conversation took over before this one reported its end",
+        };
+      }
+      break;
+    }
+    await delay(FINAL_RETRY_MS, undefined, call);
+    first = await service.getTaskResult(
+      ref,
+      {
+        timeout: Math.min(options.pollTimeoutS ?? 30, 10),
+        includeFileContent: true,
+        page: 1,
+        pageSize,
+      },
+      call,
+    );
+  }
   const files = [...first.files];
-  let page = 1;
-  while (first.pagination?.has_next !== false && hasMore(first, page, files.length)) {
-    page++;
+  const seen = new Set(files.map((f) => f.file_id));
+  // Bounded, and stops when a page adds nothing new (a server that ignores `page`).
+  for (let page = 2; page <= MAX_FILE_PAGES && hasMore(first, page - 1, files.length); page++) {
     const next = await service.getTaskResult(
       ref,
       { timeout: 0, includeFileContent: true, page, pageSize },
-      signal ? { signal } : {},
+      call,
     );
-    if (next.files.length === 0) break;
-    files.push(...next.files);
+    const fresh = next.files.filter((f) => !seen.has(f.file_id));
+    if (fresh.length === 0) break;
+    for (const f of fresh) seen.add(f.file_id);
+    files.push(...fresh);
     if (next.pagination?.has_next === false) break;
   }
   const content = first.response.content;
@@ -362,6 +405,15 @@ export async function fetchFinal(
     errorMessage: errorMessageOf(first),
   };
 }
+
+/** Whether a result is about the run being followed (the endpoint answers for the thread). */
+function sameRun(ref: { readonly agentRunId?: string }, result: TaskResult): boolean {
+  return !ref.agentRunId || !result.agent_run_id || result.agent_run_id === ref.agentRunId;
+}
+
+const FINAL_ATTEMPTS = 6;
+const FINAL_RETRY_MS = 500;
+const MAX_FILE_PAGES = 50;
 
 function hasMore(first: TaskResult, page: number, have: number): boolean {
   const p = first.pagination;

@@ -10,7 +10,18 @@ export const RUN_STATUSES = ["running", "completed", "failed", "stopped", "no_ru
 export const RunStatus = z.string().min(1);
 export type RunStatus = (typeof RUN_STATUSES)[number] | (string & {});
 
-export const isFinalStatus = (s: string): boolean => s !== "running";
+/** Statuses of a run that is not over yet (the documented one, and what deployments add). */
+const ACTIVE_STATUSES = new Set([
+  "running",
+  "queued",
+  "pending",
+  "in_progress",
+  "starting",
+  "created",
+]);
+
+/** Whether a status ends a run. Unknown new statuses count as final only if not "active" words. */
+export const isFinalStatus = (s: string): boolean => !ACTIVE_STATUSES.has(s);
 
 const ok = { success: z.boolean().optional() };
 

@@ -46,6 +46,10 @@ const ActionBody = z.object({
 
 export const SLACK_EVENTS_PATH = "/slack/events";
 
+/** Slack escapes &, < and > in what people type; the service must get what they typed. */
+export const fromSlack = (s: string): string =>
+  s.replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&");
+
 export interface SlackAppOptions {
   readonly config: Config;
   readonly logger: Logger;
@@ -143,7 +147,7 @@ export function createSlackApp(options: SlackAppOptions): SlackApp {
         return;
       }
       const cmd = parsed.data;
-      const prompt = cmd.text.trim();
+      const prompt = fromSlack(cmd.text).trim();
       if (prompt === "") {
         await ack({ response_type: "ephemeral", text: USAGE });
         return;
@@ -197,7 +201,7 @@ export function createSlackApp(options: SlackAppOptions): SlackApp {
         await coordinator.handleReply({
           key,
           userId: msg.user,
-          text: msg.text ?? "",
+          text: fromSlack(msg.text ?? ""),
           ts: msg.ts,
           hasFiles: (msg.files?.length ?? 0) > 0 || msg.subtype === "file_share",
         });

@@ -19,6 +19,21 @@ const FALLBACK_CHARS = 300;
 const MAX_FILE_LINES = 20;
 
 export const STOP_ACTION_ID = "task_stop";
+/** Slack has refused messages of about 12–13k characters of block text in total. */
+const MESSAGE_TOTAL_LIMIT = 11_500;
+
+function blockChars(blocks: readonly KnownBlock[]): number {
+  let n = 0;
+  for (const b of blocks) {
+    if (b.type === "markdown") n += b.text.length;
+    else if (b.type === "section") n += b.text?.text.length ?? 0;
+    else if (b.type === "context") {
+      for (const e of b.elements)
+        n += "text" in e && typeof e.text === "string" ? e.text.length : 0;
+    } else n += 100;
+  }
+  return n;
+}
 
 export interface MessagePayload {
   readonly text: string;
@@ -164,8 +179,12 @@ export function renderRun(view: RunView, limit = MESSAGE_MARKDOWN_LIMIT): Messag
     });
   }
   const last = payloads.at(-1);
-  if (last) {
+  const lastChars = last ? blockChars(last.blocks) : 0;
+  if (last && lastChars + blockChars(tail) <= MESSAGE_TOTAL_LIMIT) {
     last.blocks.push(...tail);
+  } else if (last) {
+    // A full last part plus a long files list would pass Slack's total for one message.
+    payloads.push({ text: statusFallback(view, status), blocks: tail });
   } else {
     const placeholder =
       view.state === "running"
@@ -174,14 +193,18 @@ export function renderRun(view: RunView, limit = MESSAGE_MARKDOWN_LIMIT): Messag
           ? "_The task finished without a text answer._"
           : undefined;
     payloads.push({
-      text:
-        view.state === "error"
-          ? truncate(neutralizeMentions(view.reason || "Something went wrong."), FALLBACK_CHARS)
-          : status.replace(/^:[a-z_]+: /, ""),
+      text: statusFallback(view, status),
       blocks: [...(placeholder ? [markdownBlock(placeholder)] : []), ...tail],
     });
   }
   return payloads;
+}
+
+/** The notification text of a message that carries only status (and files). */
+function statusFallback(view: RunView, status: string): string {
+  return view.state === "error"
+    ? truncate(neutralizeMentions(view.reason || "Something went wrong."), FALLBACK_CHARS)
+    : status.replace(/^:[a-z_]+: /, "");
 }
 
 /** The channel message that opens a task thread: who asked, and what. */

@@ -47,8 +47,8 @@ export function scheduledWriter(
       run("chat.appendStream", () => inner.appendStream(channelId, ts, markdown)),
     stopStream: (channelId, ts) => run("chat.stopStream", () => inner.stopStream(channelId, ts)),
     // One token for the whole read: threads of more than one page (200 messages) are rare.
-    sharedFileNames: (channelId, threadTs) =>
-      run("conversations.replies", () => inner.sharedFileNames(channelId, threadTs)),
+    sharedFileNames: (channelId, threadTs, sinceTs) =>
+      run("conversations.replies", () => inner.sharedFileNames(channelId, threadTs, sinceTs)),
     join: (channelId) => run("conversations.join", () => inner.join(channelId)),
     isAdmin: (userId) => run("users.info", () => inner.isAdmin(userId)),
   };

@@ -39,8 +39,11 @@ export interface SlackWriter {
   appendStream(channelId: string, ts: string, markdown: string): Promise<void>;
   /** Ends a native stream (`chat.stopStream`); the message can then be edited like any other. */
   stopStream(channelId: string, ts: string): Promise<void>;
-  /** Names of the files the bot has already shared in a thread (to upload nothing twice). */
-  sharedFileNames(channelId: string, threadTs: string): Promise<Set<string>>;
+  /**
+   * Names of the files shared in a thread at or after `sinceTs` (a run's first message),
+   * so a resumed run uploads nothing twice.
+   */
+  sharedFileNames(channelId: string, threadTs: string, sinceTs?: string): Promise<Set<string>>;
   /** Joins a public channel so the bot can post there and hear replies; false if it cannot. */
   join(channelId: string): Promise<boolean>;
   /** Whether a user is a workspace admin or owner. */
@@ -127,7 +130,7 @@ export function webClientWriter(client: WebClient): SlackWriter {
     async stopStream(channelId, ts) {
       await client.chat.stopStream({ channel: channelId, ts });
     },
-    async sharedFileNames(channelId, threadTs) {
+    async sharedFileNames(channelId, threadTs, sinceTs) {
       const names = new Set<string>();
       let cursor: string | undefined;
       do {
@@ -138,6 +141,7 @@ export function webClientWriter(client: WebClient): SlackWriter {
           ...(cursor ? { cursor } : {}),
         });
         for (const m of res.messages ?? []) {
+          if (sinceTs && m.ts && compareTs(m.ts, sinceTs) < 0) continue;
           for (const f of m.files ?? []) if (f.name) names.add(f.name);
         }
         cursor = res.response_metadata?.next_cursor || undefined;
@@ -158,4 +162,15 @@ export function webClientWriter(client: WebClient): SlackWriter {
       return res.user?.is_admin === true || res.user?.is_owner === true;
     },
   };
+}
+
+/** Orders two Slack timestamps ("seconds.micros") exactly, without float rounding. */
+export function compareTs(a: string, b: string): number {
+  const [as = "0", af = ""] = a.split(".");
+  const [bs = "0", bf = ""] = b.split(".");
+  const secs = BigInt(as) - BigInt(bs);
+  if (secs !== 0n) return secs < 0n ? -1 : 1;
+  const fa = af.padEnd(6, "0");
+  const fb = bf.padEnd(6, "0");
+  return fa === fb ? 0 : fa < fb ? -1 : 1;
 }

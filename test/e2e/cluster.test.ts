@@ -105,11 +105,16 @@ describe.skipIf(!redisUrl)("several instances on one Redis", () => {
     await c.target("i3").command(`${label} [sim:length=100]`);
     const threadTs = await c.waitForTaskThread(label);
     // Killed once the task being created is recorded (the service has not answered yet).
-    await c.waitForRecord(`pending:T0001:${CHANNEL}:${threadTs}`);
+    const working = await c.slack.waitFor(() => c.botReplies(threadTs)[0], {
+      description: "the working message",
+    });
+    await c.waitForRecord(`pending:T0001:${CHANNEL}:${working.ts}`);
     expect(await c.kill("i3", "SIGKILL")).toBeNull();
     const replies = await c.waitForFinal(threadTs, 1, 20_000);
     expect(replies).toHaveLength(1);
-    expect(statusOf(replies[0] ?? NO_MESSAGE)).toContain("interrupted while it was being created");
+    expect(statusOf(replies[0] ?? NO_MESSAGE)).toContain(
+      "interrupted before the task service answered",
+    );
     expect(JSON.stringify(replies[0]?.blocks)).not.toContain('"Stop"');
     await c.spawn("i3");
   });
