@@ -388,7 +388,11 @@ export class Relay {
     lease.unref();
 
     /** Writes payloads to the run's messages: updates what changed, posts new parts, removes extras. */
-    const write = async (payloads: MessagePayload[], final: boolean) => {
+    const write = async (
+      payloads: MessagePayload[],
+      final: boolean,
+      latest?: () => MessagePayload[],
+    ) => {
       for (let i = 0; i < payloads.length; i++) {
         const payload = payloads[i];
         if (!payload) continue;
@@ -397,9 +401,18 @@ export class Relay {
         const ts = messages[i];
         if (ts === undefined) {
           messages.push(await writer.post(channel, payload, target.key.threadTs));
+          sent[i] = json;
         } else {
+          // An interim edit renders the latest text when it is sent (it may wait for budget).
+          const body = latest
+            ? () => {
+                const now = latest()[i] ?? payload;
+                sent[i] = JSON.stringify(now);
+                return now;
+              }
+            : payload;
           try {
-            await writer.update(channel, ts, payload, { final });
+            await writer.update(channel, ts, body, { final });
           } catch (err) {
             const code = slackErrorCode(err);
             if (
@@ -411,9 +424,10 @@ export class Relay {
             }
             // The message is gone or frozen: carry on in a new one.
             messages[i] = await writer.post(channel, payload, target.key.threadTs);
+            sent[i] = json;
           }
+          if (!latest) sent[i] = json;
         }
-        sent[i] = json;
       }
       if (final) {
         for (const extra of messages.splice(payloads.length)) {
@@ -485,7 +499,10 @@ export class Relay {
       const since = unshownSince;
       unshownSince = undefined;
       if (nativeOn) await nativeFlush();
-      if (!nativeOn) await write(renderRun(view("running")), false);
+      if (!nativeOn) {
+        const render = () => renderRun(view("running"));
+        await write(render(), false, render);
+      }
       edits++;
       this.#metrics.edits++;
       if (since !== undefined) {
@@ -610,6 +627,8 @@ export class Relay {
       );
       try {
         await write(payloads, true);
+        // The final edit shows the last deltas too: count its lag like the others'.
+        if (unshownSince !== undefined) this.#observeLag(Date.now() - unshownSince);
       } catch (err) {
         log.error({ err, code: slackErrorCode(err) }, "final edit failed; posting the answer anew");
         sent.length = 0;

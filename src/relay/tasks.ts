@@ -58,6 +58,8 @@ export type TellUser = (text: string) => Promise<void>;
 export class TaskCoordinator {
   readonly #o: CoordinatorOptions;
   readonly #now: () => number;
+  /** Public channels this process has joined (or found itself in). */
+  readonly #joined = new Set<string>();
   /** Threads whose follow-up is being started by this process. */
   readonly #starting = new Set<string>();
 
@@ -72,11 +74,15 @@ export class TaskCoordinator {
     const startedAt = this.#now();
     let threadTs: string;
     // In a public channel, join first: the bot must be a member to hear replies in the thread.
-    if (task.channelId.startsWith("C")) await writer.join(task.channelId);
+    // Once per channel per process: joining is rate limited like an edit.
+    if (task.channelId.startsWith("C") && !this.#joined.has(task.channelId)) {
+      if (await writer.join(task.channelId)) this.#joined.add(task.channelId);
+    }
     try {
       threadTs = await writer.post(task.channelId, renderPrompt(task.userId, task.prompt));
     } catch (err) {
       const code = slackErrorCode(err) ?? "";
+      if (code === "not_in_channel") this.#joined.delete(task.channelId); // removed since
       const advice = describeSlackPostError(code, task.channelId);
       logger.warn({ err, code, channel: task.channelId }, "cannot post the task in the channel");
       await tell(

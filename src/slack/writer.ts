@@ -15,11 +15,15 @@ export interface UploadItem {
 export interface SlackWriter {
   /** Posts a message (into a thread when `threadTs` is set) and returns its ts. */
   post(channelId: string, payload: MessagePayload, threadTs?: string): Promise<string>;
-  /** Edits a message; `final` marks the last edit of a run (a scheduler serves it first). */
+  /**
+   * Edits a message; `final` marks the last edit of a run (a scheduler serves it first).
+   * A function payload is rendered when the edit is actually sent, so an edit that waited
+   * for the rate budget shows the latest text, not the text of when it was queued.
+   */
   update(
     channelId: string,
     ts: string,
-    payload: MessagePayload,
+    payload: MessagePayload | (() => MessagePayload),
     options?: { final?: boolean },
   ): Promise<void>;
   remove(channelId: string, ts: string): Promise<void>;
@@ -66,7 +70,8 @@ export function webClientWriter(client: WebClient): SlackWriter {
       if (!res.ts) throw new Error("chat.postMessage returned no ts");
       return res.ts;
     },
-    async update(channelId, ts, payload) {
+    async update(channelId, ts, lazy) {
+      const payload = typeof lazy === "function" ? lazy() : lazy;
       await client.chat.update({
         channel: channelId,
         ts,
