@@ -118,7 +118,10 @@ export interface SchedulerMetrics {
 }
 
 const SHARED_JITTER_MS = 100;
-const WAIT_BOUNDS_MS = [100, 250, 500, 1000, 2500, 5000, 10_000, 30_000, 60_000];
+const WAIT_BOUNDS = [100, 250, 500, 1000, 2500, 5000, 10_000, 30_000, 60_000].map((ms) => ({
+  ms,
+  label: String(ms),
+}));
 
 /** Seconds Slack asked to wait when `err` is a 429 (WebClient with rejectRateLimitedCalls). */
 export function rateLimitedRetryAfter(err: unknown): number | undefined {
@@ -135,59 +138,194 @@ interface Place {
   seq: number;
 }
 
-interface Job extends Place {
+/** Where an item sits in its Heap, -1 when in none. */
+interface Indexed {
+  heapIndex: number;
+}
+
+interface Job extends Place, Indexed {
+  readonly kind: "job";
   readonly key: string | undefined;
   readonly attempt: () => Promise<void>;
   readonly fail: (err: unknown) => void;
   retries: number;
 }
 
+/** A message's unsent text. A newer text takes over this object: same place in line, new callbacks. */
 interface PendingEdit extends Place {
-  readonly send: () => Promise<void>;
-  readonly settle: (result: EditResult) => void;
-  readonly fail: (err: unknown) => void;
+  send: () => Promise<void>;
+  settle: (result: EditResult) => void;
+  fail: (err: unknown) => void;
   retries: number;
 }
 
-interface EditSlot {
+interface EditSlot extends Indexed {
+  readonly kind: "edit";
+  readonly messageKey: string;
   /** Whose interval applies: the run, or the message itself. */
   readonly unit: string;
   pending: PendingEdit | undefined;
   /** One edit of a message at a time, so an older text can never land after a newer one. */
   inflight: boolean;
+  /** Set aside in its unit's hold (interim text, interval not over). */
+  parked: boolean;
 }
 
-type Candidate =
-  | { readonly kind: "job"; readonly place: Job; readonly key: string | undefined }
-  | {
-      readonly kind: "edit";
-      readonly place: PendingEdit;
-      readonly key: undefined;
-      readonly messageKey: string;
-    };
+/**
+ * Something that holds calls back until `until`: an empty per-key bucket (its jobs) or a unit's
+ * edit interval (its interim edits). Held calls are parked here, out of the ready heaps, so a pick
+ * never looks at them again before `until`; then they go back in line with their places.
+ */
+interface Hold<T> extends Indexed {
+  readonly name: string;
+  until: number;
+  readonly parked: T[];
+}
 
 interface Lane {
   readonly method: string;
   readonly bucket: BucketSpec;
+  /** [bucket]: what unkeyed calls take from. */
+  readonly teamSpecs: readonly BucketSpec[];
   readonly perKey: Omit<BucketSpec, "key"> | undefined;
-  readonly jobs: Job[];
+  /** Jobs in pick order; those of a held key are moved to its hold when they reach the top. */
+  readonly jobs: Heap<Job>;
+  /** Per-key buckets found empty, by key... */
+  readonly keyHolds: Map<string, Hold<Job>>;
+  /** ...and by when they will have a token. */
+  readonly heldKeys: Heap<Hold<Job>>;
   readonly edits: Map<string, EditSlot>;
-  /** Last interim-or-final edit per unit, kept only while it still holds the unit back. */
-  readonly lastEditAt: Map<string, number>;
+  /** Slots with a pending text, neither in flight nor parked, in pick order. */
+  readonly readyEdits: Heap<EditSlot>;
+  /** Units edited less than the interval ago (`until` = last edit + interval); swept now and then. */
+  readonly units: Map<string, Hold<EditSlot>>;
+  /** Units with parked edits, by end of interval. */
+  readonly heldUnits: Heap<Hold<EditSlot>>;
+  unitsSweepAt: number;
   pausedUntil: number;
-  /** The bucket is empty until then: arrivals need not ask it again (the timer will). */
+  /** The team's bucket is empty until then: no call of the lane can go before (the timer asks again). */
   blockedUntil: number;
+  /** Set by #pick: when the earliest hold ends. */
+  nextAt: number;
   timer: unknown;
   timerAt: number;
+  /** The timer's callback (one per lane, not one per arming). */
+  wake: () => void;
   pumping: boolean;
   again: boolean;
 }
+
+/** Units kept before the first sweep of expired ones; then twice as many as survived the last. */
+const UNITS_SWEEP_MIN = 1024;
 
 function better(a: Place, b: Place | undefined): boolean {
   if (!b) return true;
   if (a.rank !== b.rank) return a.rank < b.rank;
   if (a.since !== b.since) return a.since < b.since;
   return a.seq < b.seq;
+}
+
+function slotBefore(a: EditSlot, b: EditSlot): boolean {
+  return a.pending !== undefined && better(a.pending, b.pending);
+}
+
+function holdBefore<T>(a: Hold<T>, b: Hold<T>): boolean {
+  return a.until < b.until;
+}
+
+/** A binary min-heap whose items know their index: push, pop, remove and re-order in O(log n). */
+class Heap<T extends Indexed> {
+  readonly #items: T[] = [];
+  readonly #before: (a: T, b: T) => boolean;
+
+  constructor(before: (a: T, b: T) => boolean) {
+    this.#before = before;
+  }
+
+  get size(): number {
+    return this.#items.length;
+  }
+
+  peek(): T | undefined {
+    return this.#items[0];
+  }
+
+  push(item: T): void {
+    item.heapIndex = this.#items.length;
+    this.#items.push(item);
+    this.#up(item);
+  }
+
+  pop(): T | undefined {
+    const top = this.#items[0];
+    if (top) this.remove(top);
+    return top;
+  }
+
+  /** Takes `item` out wherever it is; false when it is not in this heap. */
+  remove(item: T): boolean {
+    const i = item.heapIndex;
+    if (this.#items[i] !== item) return false;
+    item.heapIndex = -1;
+    const last = this.#items.pop();
+    if (last && last !== item) {
+      this.#items[i] = last;
+      last.heapIndex = i;
+      this.#up(last);
+      this.#down(last);
+    }
+    return true;
+  }
+
+  /** Restores the order after `item`'s key changed; false when it is not in this heap. */
+  update(item: T): boolean {
+    if (this.#items[item.heapIndex] !== item) return false;
+    this.#up(item);
+    this.#down(item);
+    return true;
+  }
+
+  /** Empties the heap; returns its items, in no particular order. */
+  clear(): T[] {
+    const items = this.#items.splice(0);
+    for (const item of items) item.heapIndex = -1;
+    return items;
+  }
+
+  #up(item: T): void {
+    let i = item.heapIndex;
+    while (i > 0) {
+      const p = (i - 1) >> 1;
+      const parent = this.#items[p];
+      if (!parent || !this.#before(item, parent)) break;
+      this.#items[i] = parent;
+      parent.heapIndex = i;
+      i = p;
+    }
+    this.#items[i] = item;
+    item.heapIndex = i;
+  }
+
+  #down(item: T): void {
+    const n = this.#items.length;
+    let i = item.heapIndex;
+    for (;;) {
+      let c = 2 * i + 1;
+      let child = this.#items[c];
+      if (!child) break;
+      const right = c + 1 < n ? this.#items[c + 1] : undefined;
+      if (right && this.#before(right, child)) {
+        c += 1;
+        child = right;
+      }
+      if (!this.#before(child, item)) break;
+      this.#items[i] = child;
+      child.heapIndex = i;
+      i = c;
+    }
+    this.#items[i] = item;
+    item.heapIndex = i;
+  }
 }
 
 export class SlackScheduler {
@@ -198,7 +336,8 @@ export class SlackScheduler {
   readonly #minInterval: number;
   readonly #maxRetries: number;
   readonly #onError: (err: unknown) => void;
-  readonly #lanes = new Map<string, Lane>();
+  /** By team, then method: no string is built per call to find a lane. */
+  readonly #lanes = new Map<string, Map<string, Lane>>();
   readonly #metrics: SchedulerMetrics = {
     calls: {},
     rateLimited: {},
@@ -237,35 +376,56 @@ export class SlackScheduler {
     teamId: string,
     messageKey: string,
     send: () => Promise<void>,
-    options: EditOptions = {},
+    options?: EditOptions,
   ): Promise<EditResult> {
     if (this.#closed) return Promise.reject(new Error("the Slack scheduler is closed"));
     const lane = this.#lane(teamId, EDIT_METHOD);
     return handled(
       new Promise<EditResult>((settle, fail) => {
+        const final = options?.final === true;
         let slot = lane.edits.get(messageKey);
         if (!slot) {
-          slot = { unit: options.runId ?? messageKey, pending: undefined, inflight: false };
+          slot = {
+            kind: "edit",
+            messageKey,
+            unit: options?.runId ?? messageKey,
+            pending: undefined,
+            inflight: false,
+            parked: false,
+            heapIndex: -1,
+          };
           lane.edits.set(messageKey, slot);
         }
         const previous = slot.pending;
-        const final = options.final === true || previous?.rank === 0;
-        // The replacement keeps the message's place in line: fairness is per message, not per text.
+        if (previous) {
+          // The replacement keeps the message's place in line: fairness is per message, not per
+          // text. Taking over the object keeps its place in the heap too (and allocates nothing).
+          const superseded = previous.settle;
+          previous.send = send;
+          previous.settle = settle;
+          previous.fail = fail;
+          this.#metrics.superseded += 1;
+          superseded("superseded");
+          // Replacing a text changes nothing the pump cares about, unless the edit just became final.
+          if (final && previous.rank !== 0) {
+            previous.rank = 0;
+            this.#promote(lane, slot);
+            this.#requestPump(lane);
+          }
+          return;
+        }
         slot.pending = {
           send,
           settle,
           fail,
           rank: final ? 0 : 1,
-          since: previous?.since ?? this.#clock.now(),
-          seq: previous?.seq ?? this.#seq++,
-          retries: previous?.retries ?? 0,
+          since: this.#clock.now(),
+          seq: this.#seq++,
+          retries: 0,
         };
-        if (previous) {
-          this.#metrics.superseded += 1;
-          previous.settle("superseded");
-        }
-        // Replacing a text changes nothing the pump cares about, unless the edit just became final.
-        if (!previous || (final && previous.rank !== 0)) this.#requestPump(lane, false);
+        // In flight: it joins the line when the current edit of the message is done.
+        if (!slot.inflight) lane.readyEdits.push(slot);
+        this.#requestPump(lane);
       }),
     );
   }
@@ -275,7 +435,7 @@ export class SlackScheduler {
     teamId: string,
     method: string,
     fn: () => Promise<T>,
-    options: ScheduleOptions = {},
+    options?: ScheduleOptions,
   ): Promise<T> {
     if (this.#closed) return Promise.reject(new Error("the Slack scheduler is closed"));
     let lane: Lane;
@@ -286,25 +446,27 @@ export class SlackScheduler {
     }
     return handled(
       new Promise<T>((resolve, reject) => {
-        const key = lane.perKey ? options.key : undefined;
         lane.jobs.push({
-          key,
+          kind: "job",
+          key: lane.perKey ? options?.key : undefined,
           attempt: async () => resolve(await fn()),
           fail: reject,
-          rank: options.priority === "high" ? 0 : 1,
+          rank: options?.priority === "high" ? 0 : 1,
           since: this.#clock.now(),
           seq: this.#seq++,
           retries: 0,
+          heapIndex: -1,
         });
-        this.#requestPump(lane, key !== undefined);
+        this.#requestPump(lane);
       }),
     );
   }
 
   metrics(): SchedulerMetrics {
     let queued = 0;
-    for (const lane of this.#lanes.values()) {
-      queued += lane.jobs.length;
+    for (const lane of this.#allLanes()) {
+      queued += lane.jobs.size;
+      for (const hold of lane.keyHolds.values()) queued += hold.parked.length;
       for (const slot of lane.edits.values()) if (slot.pending) queued += 1;
     }
     return structuredClone({ ...this.#metrics, queued });
@@ -323,11 +485,19 @@ export class SlackScheduler {
   async close(): Promise<void> {
     this.#closed = true;
     const error = new Error("the Slack scheduler is closed");
-    for (const lane of this.#lanes.values()) {
+    for (const lane of this.#allLanes()) {
       if (lane.timer !== undefined) this.#clock.clearTimeout(lane.timer);
       lane.timer = undefined;
-      for (const job of lane.jobs.splice(0)) job.fail(error);
+      const jobs = lane.jobs.clear();
+      for (const hold of lane.heldKeys.clear()) for (const job of hold.parked) jobs.push(job);
+      lane.keyHolds.clear();
+      jobs.sort((a, b) => a.seq - b.seq);
+      for (const job of jobs) job.fail(error);
+      lane.readyEdits.clear();
+      lane.heldUnits.clear();
+      lane.units.clear();
       for (const slot of lane.edits.values()) {
+        slot.parked = false;
         slot.pending?.fail(error);
         slot.pending = undefined;
       }
@@ -351,44 +521,64 @@ export class SlackScheduler {
     return perMs;
   }
 
+  *#allLanes(): Iterable<Lane> {
+    for (const lanes of this.#lanes.values()) yield* lanes.values();
+  }
+
   #lane(teamId: string, method: string): Lane {
-    const id = `${teamId} ${method}`;
-    let lane = this.#lanes.get(id);
-    if (lane) return lane;
+    let lanes = this.#lanes.get(teamId);
+    const existing = lanes?.get(method);
+    if (existing) return existing;
     const budget = this.#budgets[method];
     if (!budget) throw new Error(`no Slack rate budget for ${method}`);
-    lane = {
+    // The {team} hash tag keeps a team's keys in one Redis Cluster slot (one script, many keys).
+    const bucket: BucketSpec = {
+      key: `{${teamId}}:${method}`,
+      ratePerMs: this.#refillPerMs(method),
+      burst: budget.burst,
+    };
+    const lane: Lane = {
       method,
-      // The {team} hash tag keeps a team's keys in one Redis Cluster slot (one script, many keys).
-      bucket: {
-        key: `{${teamId}}:${method}`,
-        ratePerMs: this.#refillPerMs(method),
-        burst: budget.burst,
-      },
+      bucket,
+      teamSpecs: [bucket],
       perKey: budget.perKey && {
         ratePerMs: this.#refillPerMs(method, budget.perKey),
         burst: budget.perKey.burst,
       },
-      jobs: [],
+      jobs: new Heap<Job>(better),
+      keyHolds: new Map(),
+      heldKeys: new Heap<Hold<Job>>(holdBefore),
       edits: new Map(),
-      lastEditAt: new Map(),
+      readyEdits: new Heap<EditSlot>(slotBefore),
+      units: new Map(),
+      heldUnits: new Heap<Hold<EditSlot>>(holdBefore),
+      unitsSweepAt: UNITS_SWEEP_MIN,
       pausedUntil: 0,
       blockedUntil: 0,
+      nextAt: Infinity,
       timer: undefined,
       timerAt: 0,
+      wake: () => {
+        lane.timer = undefined;
+        void this.#pump(lane);
+      },
       pumping: false,
       again: false,
     };
-    this.#lanes.set(id, lane);
+    if (!lanes) {
+      lanes = new Map();
+      this.#lanes.set(teamId, lanes);
+    }
+    lanes.set(method, lane);
     return lane;
   }
 
-  #requestPump(lane: Lane, keyed: boolean): void {
+  #requestPump(lane: Lane): void {
     const now = this.#clock.now();
-    // A timer is armed for the end of a pause or an empty bucket; asking the bucket (perhaps in
-    // Redis) on every arrival meanwhile would only hear "wait". A keyed call may have a
-    // different per-key bucket, so it always asks.
-    if (now < lane.pausedUntil || (!keyed && now < lane.blockedUntil)) return;
+    // A timer is armed for the end of a pause or of an empty team bucket, which every call of the
+    // lane takes from; asking the bucket (perhaps in Redis) on every arrival meanwhile would only
+    // hear "wait".
+    if (now < lane.pausedUntil || now < lane.blockedUntil) return;
     void this.#pump(lane);
   }
 
@@ -414,10 +604,12 @@ export class SlackScheduler {
     }
   }
 
-  /** Sends what the budget allows now, then arms the lane's timer for when more can go. */
+  /**
+   * Sends what the budget allows now, then arms the lane's timer for when more can go. Each round
+   * asks the buckets once: an empty team bucket ends the drain (no other call could go either), an
+   * empty per-key bucket holds that key's calls until it refills while other keys go on.
+   */
   async #drain(lane: Lane): Promise<void> {
-    // Per-key buckets found empty in this round: their calls wait, other keys may still go.
-    const blocked = new Map<string, number>();
     for (;;) {
       if (this.#closed) return;
       const now = this.#clock.now();
@@ -425,66 +617,155 @@ export class SlackScheduler {
         this.#arm(lane, lane.pausedUntil);
         return;
       }
-      const { best, nextAt } = this.#pick(lane, now, blocked);
-      if (!best) {
-        if (nextAt < Infinity) this.#arm(lane, nextAt);
-        return;
-      }
-      const specs = [lane.bucket];
-      if (best.key !== undefined && lane.perKey) {
-        specs.push({ key: `${lane.bucket.key}:${best.key}`, ...lane.perKey });
-      }
-      let wait = await this.#buckets.take(specs, now);
-      // Instances sharing a bucket all wake when its next token is due; whoever asks first wins.
-      // Without jitter the same instance could win every time and starve the others' messages.
-      if (wait > 0 && this.#buckets.shared) wait += Math.floor(Math.random() * SHARED_JITTER_MS);
-      if (wait > 0) {
-        if (best.key !== undefined) {
-          blocked.set(best.key, now + wait);
-          continue;
-        }
-        lane.blockedUntil = now + wait;
+      if (now < lane.blockedUntil) {
         this.#arm(lane, lane.blockedUntil);
         return;
       }
+      const best = this.#pick(lane, now);
+      if (!best) {
+        if (lane.nextAt < Infinity) this.#arm(lane, lane.nextAt);
+        return;
+      }
+      const key = best.kind === "job" ? best.key : undefined;
+      const specs =
+        key === undefined || !lane.perKey
+          ? lane.teamSpecs
+          : [lane.bucket, { key: `${lane.bucket.key}:${key}`, ...lane.perKey }];
+      let wait: number;
+      let teamWait: number;
+      if (this.#buckets.tryTake) {
+        ({ wait, firstWait: teamWait } = await this.#buckets.tryTake(specs, now));
+      } else {
+        // Buckets that cannot say which bucket refused: a keyed refusal holds just that key (still
+        // correct, only one question per queued key instead of one while the team's is empty).
+        wait = await this.#buckets.take(specs, now);
+        teamWait = specs.length === 1 ? wait : 0;
+      }
+      if (wait > 0) {
+        // Instances sharing a bucket all wake when its next token is due; whoever asks first wins.
+        // Without jitter the same instance could win every time and starve the others' messages.
+        const jitter = this.#buckets.shared ? Math.floor(Math.random() * SHARED_JITTER_MS) : 0;
+        if (teamWait > 0 || key === undefined || best.kind !== "job") {
+          // The team's bucket is empty: nothing else in this lane can go before it refills.
+          lane.blockedUntil = now + (teamWait > 0 ? teamWait : wait) + jitter;
+          this.#arm(lane, lane.blockedUntil);
+          return;
+        }
+        this.#holdKey(lane, best, key, now + wait + jitter);
+        continue;
+      }
       // A 429 may have arrived while the bucket answered; the token is lost, the call waits.
       if (this.#clock.now() < lane.pausedUntil || this.#closed) continue;
-      if (best.kind === "job") this.#dispatchJob(lane, best.place);
-      else this.#dispatchEdit(lane, best.messageKey);
+      if (best.kind === "job") this.#dispatchJob(lane, best);
+      else this.#dispatchEdit(lane, best);
     }
   }
 
-  #pick(
-    lane: Lane,
-    now: number,
-    blocked: ReadonlyMap<string, number>,
-  ): { best: Candidate | undefined; nextAt: number } {
-    let best: Candidate | undefined;
-    let nextAt = Infinity;
-    for (const job of lane.jobs) {
-      const until = job.key === undefined ? undefined : blocked.get(job.key);
-      if (until !== undefined) nextAt = Math.min(nextAt, until);
-      else if (better(job, best?.place)) best = { kind: "job", place: job, key: job.key };
+  /**
+   * The next call to send: the best (rank, since, seq) among queued jobs whose key is not held
+   * and pending edits not held by their unit's interval. Held ones are parked on the way, once;
+   * holds that ended are released first. Sets `lane.nextAt` to when the earliest hold ends.
+   */
+  #pick(lane: Lane, now: number): Job | EditSlot | undefined {
+    for (let hold = lane.heldKeys.peek(); hold && hold.until <= now; hold = lane.heldKeys.peek()) {
+      lane.heldKeys.pop();
+      lane.keyHolds.delete(hold.name);
+      for (const job of hold.parked) lane.jobs.push(job);
     }
-    for (const [unit, at] of lane.lastEditAt) {
-      if (at + this.#minInterval <= now) lane.lastEditAt.delete(unit);
+    let job = lane.jobs.peek();
+    while (job && job.key !== undefined) {
+      const hold = lane.keyHolds.get(job.key);
+      if (!hold) break;
+      lane.jobs.pop();
+      hold.parked.push(job);
+      job = lane.jobs.peek();
     }
-    for (const [messageKey, slot] of lane.edits) {
-      const pending = slot.pending;
-      if (!pending || slot.inflight) continue;
-      const last = pending.rank === 0 ? undefined : lane.lastEditAt.get(slot.unit);
-      if (last !== undefined) nextAt = Math.min(nextAt, last + this.#minInterval);
-      else if (better(pending, best?.place)) {
-        best = { kind: "edit", place: pending, key: undefined, messageKey };
+
+    for (
+      let unit = lane.heldUnits.peek();
+      unit && unit.until <= now;
+      unit = lane.heldUnits.peek()
+    ) {
+      lane.heldUnits.pop();
+      lane.units.delete(unit.name);
+      for (const slot of unit.parked) {
+        slot.parked = false;
+        lane.readyEdits.push(slot);
       }
+      unit.parked.length = 0;
     }
-    return { best, nextAt };
+    let slot = lane.readyEdits.peek();
+    // Final edits are not held by the interval.
+    while (slot && slot.pending?.rank === 1) {
+      const unit = lane.units.get(slot.unit);
+      if (!unit || unit.until <= now) break;
+      lane.readyEdits.pop();
+      slot.parked = true;
+      if (unit.parked.push(slot) === 1) lane.heldUnits.push(unit);
+      slot = lane.readyEdits.peek();
+    }
+
+    lane.nextAt = Math.min(
+      lane.heldKeys.peek()?.until ?? Infinity,
+      lane.heldUnits.peek()?.until ?? Infinity,
+    );
+    const edit = slot?.pending;
+    if (slot && edit && (!job || better(edit, job))) return slot;
+    return job;
+  }
+
+  /** Parks `job`, refused by its key's bucket, with the other calls of its key until `until`. */
+  #holdKey(lane: Lane, job: Job, key: string, until: number): void {
+    if (!lane.jobs.remove(job)) return;
+    let hold = lane.keyHolds.get(key);
+    if (hold) {
+      hold.until = until;
+      lane.heldKeys.update(hold);
+    } else {
+      hold = { name: key, until, parked: [], heapIndex: -1 };
+      lane.keyHolds.set(key, hold);
+      lane.heldKeys.push(hold);
+    }
+    hold.parked.push(job);
+  }
+
+  /** A pending edit just became final: the interval no longer holds it. */
+  #promote(lane: Lane, slot: EditSlot): void {
+    if (!slot.parked) {
+      lane.readyEdits.update(slot); // no-op while in flight
+      return;
+    }
+    slot.parked = false;
+    const unit = lane.units.get(slot.unit);
+    if (unit) {
+      const i = unit.parked.indexOf(slot);
+      if (i >= 0) unit.parked.splice(i, 1);
+      if (unit.parked.length === 0) lane.heldUnits.remove(unit);
+    }
+    lane.readyEdits.push(slot);
+  }
+
+  /** A unit was edited at `now`: its interim edits wait for the interval. */
+  #edited(lane: Lane, name: string, now: number): void {
+    const until = now + this.#minInterval;
+    const unit = lane.units.get(name);
+    if (unit) {
+      unit.until = until;
+      lane.heldUnits.update(unit);
+      return;
+    }
+    if (lane.units.size >= lane.unitsSweepAt) {
+      // Units whose interval is over are as good as absent: forget them (amortised O(1)).
+      for (const [n, u] of lane.units) {
+        if (u.until <= now && u.parked.length === 0) lane.units.delete(n);
+      }
+      lane.unitsSweepAt = Math.max(UNITS_SWEEP_MIN, 2 * lane.units.size);
+    }
+    lane.units.set(name, { name, until, parked: [], heapIndex: -1 });
   }
 
   #dispatchJob(lane: Lane, job: Job): void {
-    const index = lane.jobs.indexOf(job);
-    if (index < 0) return;
-    lane.jobs.splice(index, 1);
+    if (!lane.jobs.remove(job)) return;
     this.#started(lane.method, job.since);
     this.#busy += 1;
     Promise.resolve()
@@ -505,13 +786,12 @@ export class SlackScheduler {
       });
   }
 
-  #dispatchEdit(lane: Lane, messageKey: string): void {
-    const slot = lane.edits.get(messageKey);
-    const edit = slot?.pending;
-    if (!slot || !edit) return;
+  #dispatchEdit(lane: Lane, slot: EditSlot): void {
+    const edit = slot.pending;
+    if (!edit || !lane.readyEdits.remove(slot)) return;
     slot.pending = undefined;
     slot.inflight = true;
-    lane.lastEditAt.set(slot.unit, this.#clock.now());
+    this.#edited(lane, slot.unit, this.#clock.now());
     this.#started(lane.method, edit.since);
     this.#busy += 1;
     Promise.resolve()
@@ -538,7 +818,8 @@ export class SlackScheduler {
       )
       .finally(() => {
         slot.inflight = false;
-        if (!slot.pending) lane.edits.delete(messageKey);
+        if (!slot.pending) lane.edits.delete(slot.messageKey);
+        else if (!this.#closed) lane.readyEdits.push(slot);
         void this.#pump(lane);
         this.#done();
       });
@@ -560,13 +841,7 @@ export class SlackScheduler {
       this.#clock.clearTimeout(lane.timer);
     }
     lane.timerAt = at;
-    lane.timer = this.#clock.setTimeout(
-      () => {
-        lane.timer = undefined;
-        void this.#pump(lane);
-      },
-      Math.max(0, at - this.#clock.now()),
-    );
+    lane.timer = this.#clock.setTimeout(lane.wake, Math.max(0, at - this.#clock.now()));
   }
 
   #started(method: string, since: number): void {
@@ -575,15 +850,15 @@ export class SlackScheduler {
     let stats = this.#metrics.queueWait[method];
     if (!stats) {
       stats = { count: 0, sumMs: 0, maxMs: 0, le: {} };
-      for (const bound of WAIT_BOUNDS_MS) stats.le[String(bound)] = 0;
+      for (const bound of WAIT_BOUNDS) stats.le[bound.label] = 0;
       stats.le["+Inf"] = 0;
       this.#metrics.queueWait[method] = stats;
     }
     stats.count += 1;
     stats.sumMs += wait;
     stats.maxMs = Math.max(stats.maxMs, wait);
-    for (const bound of WAIT_BOUNDS_MS)
-      if (wait <= bound) stats.le[String(bound)] = (stats.le[String(bound)] ?? 0) + 1;
+    for (const bound of WAIT_BOUNDS)
+      if (wait <= bound.ms) stats.le[bound.label] = (stats.le[bound.label] ?? 0) + 1;
     stats.le["+Inf"] = (stats.le["+Inf"] ?? 0) + 1;
   }
 
@@ -624,6 +899,8 @@ export async function createSlackScheduler(
  * scheduler gives such a promise must not surface as an unhandled rejection.
  */
 function handled<T>(promise: Promise<T>): Promise<T> {
-  promise.catch(() => undefined);
+  promise.catch(ignore);
   return promise;
 }
+
+function ignore(): void {}

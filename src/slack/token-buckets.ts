@@ -14,6 +14,17 @@ export interface BucketSpec {
   readonly burst: number;
 }
 
+/** What `TokenBuckets.tryTake` answers. */
+export interface TakeAnswer {
+  /** As `take`: 0 when the tokens were taken, otherwise ms until every bucket has a token. */
+  readonly wait: number;
+  /**
+   * Ms until the first bucket alone has a token, 0 when it has one (then another bucket refused).
+   * The scheduler puts the workspace's bucket first: while it is empty no other call can go either.
+   */
+  readonly firstWait: number;
+}
+
 export interface TokenBuckets {
   /**
    * Takes one token from every bucket, or from none (all or nothing, so a chat.postMessage refused
@@ -21,6 +32,8 @@ export interface TokenBuckets {
    * how many ms to wait before all of them will have a token (other takers may still come first).
    */
   take(buckets: readonly BucketSpec[], now: number): Promise<number>;
+  /** As `take`, and says whether the first bucket is (one of) the empty ones. Optional. */
+  tryTake?(buckets: readonly BucketSpec[], now: number): Promise<TakeAnswer>;
   /** Whether other instances take from the same buckets (then they race for each token). */
   readonly shared: boolean;
   close(): Promise<void>;
@@ -49,12 +62,25 @@ export class MemoryTokenBuckets implements TokenBuckets {
   readonly shared = false;
   readonly #state = new Map<string, BucketState & { fullAt: number }>();
 
+  /** Set by takeNow: the first bucket's wait. */
+  #firstWait = 0;
+
   async take(buckets: readonly BucketSpec[], now: number): Promise<number> {
     return this.takeNow(buckets, now);
   }
 
+  async tryTake(buckets: readonly BucketSpec[], now: number): Promise<TakeAnswer> {
+    return this.tryTakeNow(buckets, now);
+  }
+
+  tryTakeNow(buckets: readonly BucketSpec[], now: number): TakeAnswer {
+    const wait = this.takeNow(buckets, now);
+    return { wait, firstWait: this.#firstWait };
+  }
+
   takeNow(buckets: readonly BucketSpec[], now: number): number {
     const refilled = buckets.map((b) => refill(b, this.#state.get(b.key), now));
+    this.#firstWait = refilled[0]?.wait ?? 0;
     const wait = Math.max(0, ...refilled.map((r) => r.wait));
     if (wait > 0) return wait;
     buckets.forEach((b, i) => {
@@ -79,12 +105,13 @@ export class MemoryTokenBuckets implements TokenBuckets {
  * The same algorithm as `refill` + take, atomic in Redis (numbers kept as exact doubles, so it
  * answers exactly what MemoryTokenBuckets answers). A bucket is a hash {tokens, at} that
  * expires once it would be full again (a missing bucket is a full one), so idle keys cost nothing.
- * KEYS: the buckets. ARGV[1]: now (ms); then per key: rate (tokens/ms), burst.
+ * KEYS: the buckets. ARGV[1]: now (ms); then per key: rate (tokens/ms), burst. Returns
+ * {wait, the first bucket's own wait} (see TakeAnswer).
  */
 const TAKE_SCRIPT = `
 local now = tonumber(ARGV[1])
 local tokens, stamps = {}, {}
-local wait = 0
+local wait, first = 0, 0
 for i, key in ipairs(KEYS) do
   local rate = tonumber(ARGV[2 * i])
   local burst = tonumber(ARGV[2 * i + 1])
@@ -97,10 +124,12 @@ for i, key in ipairs(KEYS) do
   end
   tokens[i], stamps[i] = t, at
   if t < 1 then
-    wait = math.max(wait, math.ceil(at - now + (1 - t) / rate))
+    local w = math.ceil(at - now + (1 - t) / rate)
+    wait = math.max(wait, w)
+    if i == 1 then first = w end
   end
 end
-if wait > 0 then return wait end
+if wait > 0 then return {wait, first} end
 for i, key in ipairs(KEYS) do
   local rate = tonumber(ARGV[2 * i])
   local burst = tonumber(ARGV[2 * i + 1])
@@ -108,7 +137,7 @@ for i, key in ipairs(KEYS) do
   redis.call('HSET', key, 'tokens', string.format('%.17g', left), 'at', string.format('%.17g', stamps[i]))
   redis.call('PEXPIRE', key, math.ceil(stamps[i] - now + (burst - left) / rate) + 1000)
 end
-return 0
+return {0, 0}
 `;
 const TAKE_SHA = createHash("sha1").update(TAKE_SCRIPT).digest("hex");
 
@@ -152,15 +181,20 @@ export class RedisTokenBuckets implements TokenBuckets {
   }
 
   async take(buckets: readonly BucketSpec[], now: number): Promise<number> {
+    return (await this.tryTake(buckets, now)).wait;
+  }
+
+  async tryTake(buckets: readonly BucketSpec[], now: number): Promise<TakeAnswer> {
     const keys = buckets.map((b) => this.#prefix + b.key);
     const args = [String(now), ...buckets.flatMap((b) => [String(b.ratePerMs), String(b.burst)])];
     try {
       const reply = await this.#eval(keys, args);
       this.#failing = false;
-      return Number(reply);
+      const answer: readonly unknown[] = Array.isArray(reply) ? reply : [reply, 0];
+      return { wait: Number(answer[0]), firstWait: Number(answer[1]) };
     } catch (err) {
       this.#report(err);
-      return this.#fallback.takeNow(buckets, now);
+      return this.#fallback.tryTakeNow(buckets, now);
     }
   }
 

@@ -15,6 +15,7 @@ import {
   type SchedulerOptions,
   SlackScheduler,
 } from "../../src/slack/scheduler.ts";
+import { MemoryTokenBuckets, type TokenBuckets } from "../../src/slack/token-buckets.ts";
 import { FakeClock } from "../support/fake-clock.ts";
 
 const T0 = 1_700_000_000_000;
@@ -193,6 +194,57 @@ describe("SlackScheduler budgets", () => {
         .every((g) => g >= 1000 && g <= 1200),
     ).toBe(true);
   });
+
+  it.each([true, false])(
+    "asks an empty workspace bucket once per refill, not once per queued channel (detailed answers: %s)",
+    async (detailed) => {
+      const memory = new MemoryTokenBuckets();
+      let questions = 0;
+      // Buckets without tryTake cannot say which bucket refused: slower, same sends.
+      const buckets: TokenBuckets = {
+        shared: false,
+        take: (specs, now) => {
+          questions += 1;
+          return memory.take(specs, now);
+        },
+        ...(detailed && {
+          tryTake: (specs, now) => {
+            questions += 1;
+            return memory.tryTake(specs, now);
+          },
+        }),
+        close: () => memory.close(),
+      };
+      const { clock, scheduler, advance } = setup({ buckets });
+      const posted: string[] = [];
+      for (let c = 0; c < 200; c++) {
+        void scheduler.schedule(
+          "T1",
+          "chat.postMessage",
+          async () => void posted.push(`C${c}@${clock.now() - T0}`),
+          { key: `C${c}` },
+        );
+        await advance(10);
+      }
+      await advance(MINUTE);
+      // In arrival order: the burst of 5, then the workspace's refill, (0.9 × 60 − 5) a minute.
+      expect(posted.length).toBeGreaterThanOrEqual(5 + 49);
+      expect(posted.map((p) => p.split("@")[0])).toEqual(
+        Array.from({ length: posted.length }, (_, i) => `C${i}`),
+      );
+      expect(posted.slice(0, 6).map((p) => Number(p.split("@")[1]))).toEqual([
+        0,
+        10,
+        20,
+        30,
+        40,
+        Math.ceil(MINUTE / 49),
+      ]);
+      // One refused question per refill at most, whatever the queue's length.
+      if (detailed) expect(questions).toBeLessThanOrEqual(2 * posted.length);
+      expect(scheduler.metrics().queued).toBe(200 - posted.length);
+    },
+  );
 
   it("rejects unknown methods and budgets that cannot hold their safety margin", async () => {
     const { scheduler } = setup();
