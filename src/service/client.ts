@@ -127,6 +127,12 @@ function checkRange(name: string, value: number | undefined, min: number, max: n
   }
 }
 
+/** `page` and `page_size` as every paged endpoint takes them. */
+function checkPaging(query: PageQuery): void {
+  checkRange("page", query.page, 1, Number.MAX_SAFE_INTEGER);
+  checkRange("page_size", query.pageSize, 1, LIMITS.pageSizeMax);
+}
+
 function flattenDetail(detail: z.infer<typeof ErrorBody>["detail"]): {
   text: string;
   issues: ValidationIssue[];
@@ -346,8 +352,7 @@ export function createTaskServiceClient(options: TaskServiceClientOptions): Task
 
     async getTaskResult(ref, query = {}, callOptions = {}) {
       checkRange("timeout", query.timeout, 0, LIMITS.pollTimeoutMaxS);
-      checkRange("page", query.page, 1, Number.MAX_SAFE_INTEGER);
-      checkRange("page_size", query.pageSize, 1, LIMITS.pageSizeMax);
+      checkPaging(query);
       const target = url(threadPath(ref, "/response"), {
         project_id: ref.projectId,
         timeout: query.timeout,
@@ -426,8 +431,7 @@ export function createTaskServiceClient(options: TaskServiceClientOptions): Task
     },
 
     async getHistory(ref, query = {}, callOptions = {}) {
-      checkRange("page", query.page, 1, Number.MAX_SAFE_INTEGER);
-      checkRange("page_size", query.pageSize, 1, LIMITS.pageSizeMax);
+      checkPaging(query);
       const target = url(threadPath(ref, "/history"), {
         project_id: ref.projectId,
         page: query.page,
@@ -452,8 +456,7 @@ export function createTaskServiceClient(options: TaskServiceClientOptions): Task
     },
 
     async listFiles(ref, query = {}, callOptions = {}) {
-      checkRange("page", query.page, 1, Number.MAX_SAFE_INTEGER);
-      checkRange("page_size", query.pageSize, 1, LIMITS.pageSizeMax);
+      checkPaging(query);
       const target = url(threadPath(ref, "/files"), {
         project_id: ref.projectId,
         page: query.page,
