@@ -19,6 +19,9 @@ export class SqliteKeyvAdapter extends EventEmitter implements KeyvStoreAdapter 
   readonly #insert: StatementSync;
   readonly #del: StatementSync;
   readonly #purgeKey: StatementSync;
+  readonly #renew: StatementSync;
+  readonly #delIfHolds: StatementSync;
+  readonly #entries: StatementSync;
 
   constructor(path: string) {
     super();
@@ -42,6 +45,14 @@ export class SqliteKeyvAdapter extends EventEmitter implements KeyvStoreAdapter 
     this.#del = this.#db.prepare("DELETE FROM keyv WHERE key = ?");
     this.#purgeKey = this.#db.prepare(
       "DELETE FROM keyv WHERE key = ? AND expires IS NOT NULL AND expires <= ?",
+    );
+    // Prepared once: leases are renewed and released for every run, every few seconds.
+    this.#renew = this.#db.prepare(
+      "UPDATE keyv SET expires = ? WHERE key = ? AND value = ? AND (expires IS NULL OR expires > ?)",
+    );
+    this.#delIfHolds = this.#db.prepare("DELETE FROM keyv WHERE key = ? AND value = ?");
+    this.#entries = this.#db.prepare(
+      "SELECT key, value FROM keyv WHERE key LIKE ? ESCAPE '\\' AND (expires IS NULL OR expires > ?)",
     );
   }
 
@@ -80,33 +91,20 @@ export class SqliteKeyvAdapter extends EventEmitter implements KeyvStoreAdapter 
   /** Extends `key`'s expiry if it still holds `value` (a lease renewal). */
   async renewIfHolds(key: string, value: string, ttlMs: number): Promise<boolean> {
     const now = Date.now();
-    return (
-      Number(
-        this.#db
-          .prepare(
-            "UPDATE keyv SET expires = ? WHERE key = ? AND value = ? AND (expires IS NULL OR expires > ?)",
-          )
-          .run(now + ttlMs, key, value, now).changes,
-      ) === 1
-    );
+    return Number(this.#renew.run(now + ttlMs, key, value, now).changes) === 1;
   }
 
   /** Deletes `key` only if it holds `value` (releasing one's own lease). */
   async deleteIfHolds(key: string, value: string): Promise<boolean> {
-    return (
-      Number(
-        this.#db.prepare("DELETE FROM keyv WHERE key = ? AND value = ?").run(key, value).changes,
-      ) === 1
-    );
+    return Number(this.#delIfHolds.run(key, value).changes) === 1;
   }
 
   /** Live entries whose key starts with `prefix`. */
   async entries(prefix: string): Promise<Array<[string, string]>> {
-    const rows = this.#db
-      .prepare(
-        "SELECT key, value FROM keyv WHERE key LIKE ? ESCAPE '\\' AND (expires IS NULL OR expires > ?)",
-      )
-      .all(`${prefix.replace(/[\\%_]/g, (c) => `\\${c}`)}%`, Date.now()) as Array<{
+    const rows = this.#entries.all(
+      `${prefix.replace(/[\\%_]/g, (c) => `\\${c}`)}%`,
+      Date.now(),
+    ) as Array<{
       key: string;
       value: string;
     }>;
