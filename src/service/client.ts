@@ -16,7 +16,7 @@ import {
   type ValidationIssue,
 } from "./errors.ts";
 import { LIMITS, validateTaskInput } from "./limits.ts";
-import { encodeMultipart, type UploadFile } from "./multipart.ts";
+import { encodeMultipart, type MultipartBody, type UploadFile } from "./multipart.ts";
 import {
   ContinueResponse,
   CreateTaskResponse,
@@ -240,7 +240,7 @@ export function createTaskServiceClient(options: TaskServiceClientOptions): Task
     opts: {
       signal?: AbortSignal | undefined;
       headersTimeoutMs?: number;
-      body?: { contentType: string; length: number; body: AsyncIterable<Uint8Array> };
+      body?: MultipartBody;
     },
   ): Promise<z.infer<S>> {
     let res: Dispatcher.ResponseData;
@@ -258,7 +258,9 @@ export function createTaskServiceClient(options: TaskServiceClientOptions): Task
               "content-length": String(opts.body.length),
             }
           : baseHeaders,
-        body: opts.body ? Readable.from(opts.body.body, { objectMode: false }) : null,
+        body: opts.body
+          ? (opts.body.bytes ?? Readable.from(opts.body.body, { objectMode: false }))
+          : null,
       });
     } catch (err) {
       throw networkError(err, what);

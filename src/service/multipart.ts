@@ -70,6 +70,8 @@ export interface MultipartBody {
   readonly contentType: string;
   readonly length: number;
   readonly body: AsyncIterable<Uint8Array>;
+  /** The whole body, when it has no files (it is small then): sent in one write. */
+  readonly bytes?: Buffer;
 }
 
 export function encodeMultipart(
@@ -103,11 +105,20 @@ export function encodeMultipart(
       0,
     ) + closing.byteLength;
 
+  // Everything held in memory (headers, fields) goes out as one buffer per run of parts, so
+  // a task without files is a single write; only file bytes are streamed as they are read.
   async function* body(): AsyncGenerator<Uint8Array> {
+    let held: Uint8Array[] = [];
+    const flush = () => {
+      const out = Buffer.concat(held);
+      held = [];
+      return out;
+    };
     for (const part of parts) {
-      yield part.head;
-      if (part.text) yield part.text;
+      held.push(part.head);
+      if (part.text) held.push(part.text);
       if (part.file) {
+        yield flush();
         let sent = 0;
         for await (const chunk of part.file.open()) {
           sent += chunk.byteLength;
@@ -120,9 +131,18 @@ export function encodeMultipart(
           );
         }
       }
-      yield CRLF;
+      held.push(CRLF);
     }
-    yield closing;
+    held.push(closing);
+    yield flush();
   }
-  return { contentType: `multipart/form-data; boundary=${boundary}`, length, body: body() };
+  const contentType = `multipart/form-data; boundary=${boundary}`;
+  if (files.length === 0) {
+    const bytes = Buffer.concat([
+      ...parts.flatMap((p) => (p.text ? [p.head, p.text, CRLF] : [p.head, CRLF])),
+      closing,
+    ]);
+    return { contentType, length, body: body(), bytes };
+  }
+  return { contentType, length, body: body() };
 }
