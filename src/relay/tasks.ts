@@ -58,8 +58,6 @@ export type TellUser = (text: string) => Promise<void>;
 export class TaskCoordinator {
   readonly #o: CoordinatorOptions;
   readonly #now: () => number;
-  /** Public channels this process has joined (or found itself in). */
-  readonly #joined = new Set<string>();
   /** Threads whose follow-up is being started by this process. */
   readonly #starting = new Set<string>();
 
@@ -73,16 +71,20 @@ export class TaskCoordinator {
     const { writer, service, store, logger } = this.#o;
     const startedAt = this.#now();
     let threadTs: string;
-    // In a public channel, join first: the bot must be a member to hear replies in the thread.
-    // Once per channel per process: joining is rate limited like an edit.
-    if (task.channelId.startsWith("C") && !this.#joined.has(task.channelId)) {
-      if (await writer.join(task.channelId)) this.#joined.add(task.channelId);
-    }
+    // Post first: without `chat:write.public` (not in the manifest, on purpose) a post that
+    // succeeds proves the bot is a member and will hear replies in the thread. Only when it is
+    // not in a public channel does it join (rate limited like an edit) and post again.
+    const prompt = renderPrompt(task.userId, task.prompt);
     try {
-      threadTs = await writer.post(task.channelId, renderPrompt(task.userId, task.prompt));
+      threadTs = await writer.post(task.channelId, prompt).catch(async (err: unknown) => {
+        if (slackErrorCode(err) !== "not_in_channel" || !task.channelId.startsWith("C")) {
+          throw err;
+        }
+        if (!(await writer.join(task.channelId))) throw err;
+        return writer.post(task.channelId, prompt);
+      });
     } catch (err) {
       const code = slackErrorCode(err) ?? "";
-      if (code === "not_in_channel") this.#joined.delete(task.channelId); // removed since
       const advice = describeSlackPostError(code, task.channelId);
       logger.warn({ err, code, channel: task.channelId }, "cannot post the task in the channel");
       await tell(

@@ -98,6 +98,21 @@ describe.each(stores)("/task end to end with %s", (_name, redis) => {
     expect(h.slack.validationErrors).toEqual([]);
   });
 
+  it("posts without joining again in a channel it is already in", async () => {
+    // The first test made the bot join CHANNEL; a second /task there needs no join call.
+    await h.command("Write a limerick about rye [sim:length=200]");
+    const threadTs = await h.waitForTaskThread("limerick about rye");
+    await h.waitForFinal(threadTs);
+    const joins = h.slack.calls.filter((c) => c.method === "conversations.join");
+    expect(joins).toHaveLength(1);
+    // The one join happened after Slack refused the post (not_in_channel), then it posted.
+    const firstPosts = h.slack.calls.filter(
+      (c) => c.method === "chat.postMessage" && c.args.channel === CHANNEL && !c.args.thread_ts,
+    );
+    expect(firstPosts[0]?.response.error).toBe("not_in_channel");
+    expect(firstPosts[1]?.response.ok).toBe(true);
+  });
+
   it("continues the conversation when someone replies in the thread", async () => {
     await h.command("Write a haiku about bread [sim:length=400]");
     const threadTs = await h.waitForTaskThread("haiku about bread");
