@@ -74,7 +74,9 @@ export async function startAppProcess(
     options.cpuProfileDir === undefined
       ? []
       : ["--cpu-prof", `--cpu-prof-dir=${options.cpuProfileDir}`];
-  const child: ChildProcess = spawn(process.execPath, [...profile, "src/main.ts"], {
+  // BENCH_NODE_ARGS: extra flags for the app's node (e.g. --perf-basic-prof for `perf`).
+  const extra = (process.env.BENCH_NODE_ARGS ?? "").split(" ").filter((a) => a !== "");
+  const child: ChildProcess = spawn(process.execPath, [...extra, ...profile, "src/main.ts"], {
     cwd: options.appDir ?? ROOT,
     env: { PATH: process.env.PATH ?? "", ...env, PORT: String(port), DATA_DIR: dataDir },
     stdio: ["ignore", "pipe", "pipe"],

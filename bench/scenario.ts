@@ -38,6 +38,9 @@ export const SLACK_TIERS: Readonly<Record<string, number>> = {
   "users.info": 100,
   "chat.startStream": 20, // Tier 2
   "chat.stopStream": 20,
+  // Beyond one per second per channel (enforced per channel below), "several hundred
+  // messages per minute" per workspace: the low end of that.
+  "chat.postMessage": 300,
 };
 /** chat.postMessage: about one per second per channel (enforced per channel, see below). */
 export const POST_PER_CHANNEL_PER_MINUTE = 60;

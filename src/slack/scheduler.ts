@@ -43,8 +43,9 @@ export interface MethodBudget extends Rate {
  * small so a quiet bucket never lets a minute's worth out at once.
  */
 export const DEFAULT_BUDGETS: Readonly<Record<string, MethodBudget>> = {
-  // About 1 per second per channel, plus a workspace-wide cap Slack does not publish.
-  "chat.postMessage": { perMinute: 60, burst: 5, perKey: { perMinute: 60, burst: 3 } },
+  // "1 message per second to a specific channel", and a workspace-wide limit of "several
+  // hundred messages per minute" (chat.postMessage's reference page): the low end of that.
+  "chat.postMessage": { perMinute: 300, burst: 10, perKey: { perMinute: 60, burst: 3 } },
   "chat.update": { perMinute: 50, burst: 3 }, // Tier 3
   "chat.delete": { perMinute: 50, burst: 3 }, // Tier 3
   "reactions.add": { perMinute: 50, burst: 3 }, // Tier 3

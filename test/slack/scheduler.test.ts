@@ -215,7 +215,13 @@ describe("SlackScheduler budgets", () => {
         }),
         close: () => memory.close(),
       };
-      const { clock, scheduler, advance } = setup({ buckets });
+      // A workspace cap of 60/min: 200 channels are far more than one minute's budget.
+      const { clock, scheduler, advance } = setup({
+        buckets,
+        budgets: {
+          "chat.postMessage": { perMinute: 60, burst: 5, perKey: { perMinute: 60, burst: 3 } },
+        },
+      });
       const posted: string[] = [];
       for (let c = 0; c < 200; c++) {
         void scheduler.schedule(
