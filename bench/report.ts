@@ -34,7 +34,7 @@ export function table(results: readonly ScenarioResult[]): string {
     "text calls vs baseline",
     "429s",
     "chat.update budget used while ≥ 5 stream",
-    "peak streaming",
+    "peak active",
     "CPU per chunk",
     "peak RSS",
     "complete",
@@ -161,4 +161,24 @@ export function detailsText(results: readonly ScenarioResult[]): string {
     return `  ${r.runs} runs: start spread ${s(r.startSpreadMs)} s; app-reported lag mean ${s(r.appLagMs.mean)} s, max ${s(r.appLagMs.max)} s; scheduler queue wait mean/max (s): ${waits}; superseded edits ${r.superseded}; chunks ${r.chunks.toLocaleString("en-US")}, unseen ${r.lag.unseen}; benchmark process CPU ${Math.round(r.benchCpuShare * 100)} %${r.problems.length > 0 ? `\n    problems: ${r.problems.join(" | ")}` : ""}`;
   });
   return ["Details:", ...lines].join("\n");
+}
+
+/**
+ * Splits the app's CPU time into a cost per run and a cost per chunk, from the same number of
+ * runs with two answer lengths (a straight line through two points): what a run costs whatever
+ * its length (the /task request, posts, edits, task creation, store records) and what each
+ * further chunk adds (reading, parsing and reconciling the stream, showing it).
+ */
+export function cpuSplitText(short: ScenarioResult, long: ScenarioResult): string {
+  if (short.cpuUs === undefined || long.cpuUs === undefined || long.chunks <= short.chunks) {
+    return "CPU split: not measurable (no CPU figures, or no more chunks in the longer pass)";
+  }
+  const perChunk = (long.cpuUs - short.cpuUs) / (long.chunks - short.chunks);
+  const perRun = (short.cpuUs - perChunk * short.chunks) / short.runs;
+  const fmt = (n: number) => n.toLocaleString("en-US");
+  return [
+    `CPU split (${fmt(short.runs)} runs, ${fmt(short.answerLength)}- and ${fmt(long.answerLength)}-char answers):`,
+    `  ${fmt(short.chunks)} chunks: ${(short.cpuUs / 1e6).toFixed(2)} s CPU; ${fmt(long.chunks)} chunks: ${(long.cpuUs / 1e6).toFixed(2)} s CPU`,
+    `  each further chunk: ${perChunk.toFixed(1)} µs; each run, whatever its length: ${(perRun / 1000).toFixed(1)} ms (${Math.round(perRun / (short.chunks / short.runs))} µs per chunk at ${Math.round(short.chunks / short.runs)} chunks per run)`,
+  ].join("\n");
 }

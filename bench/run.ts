@@ -12,7 +12,7 @@
  * `src/main.ts` of another checkout (e.g. `git archive HEAD`, node_modules linked).
  */
 import { parseArgs } from "node:util";
-import { baselineText, detailsText, table, targetsText } from "./report.ts";
+import { baselineText, cpuSplitText, detailsText, table, targetsText } from "./report.ts";
 import { runScenario, type ScenarioResult } from "./scenario.ts";
 
 const { values } = parseArgs({
@@ -23,13 +23,15 @@ const { values } = parseArgs({
     streaming: { type: "string", default: "edit" },
     "cpu-prof": { type: "string" },
     app: { type: "string" },
+    /** Run the largest scenario again with 4× longer answers, to split CPU per run / per chunk. */
+    split: { type: "boolean", default: false },
     help: { type: "boolean", short: "h", default: false },
   },
 });
 
 if (values.help) {
   console.log(
-    "usage: npm run bench -- [--scenarios 1,10,50,1000] [--scale 25] [--length 3000] [--streaming edit|native] [--cpu-prof DIR] [--app CHECKOUT_DIR]",
+    "usage: npm run bench -- [--scenarios 1,10,50,1000] [--scale 25] [--length 3000] [--streaming edit|native] [--cpu-prof DIR] [--app CHECKOUT_DIR] [--split]",
   );
   process.exit(0);
 }
@@ -51,33 +53,45 @@ const progress = (line: string) => process.stderr.write(`${line}\n`);
 const results: ScenarioResult[] = [];
 const started = Date.now();
 let failed = false;
-for (const runs of scenarios) {
+const runOne = async (runs: number, length: number): Promise<ScenarioResult | undefined> => {
   const scale = runs > 50 ? largeScale : 1;
-  progress(`scenario: ${runs} concurrent run(s), budgets ${scale === 1 ? "real" : `×${scale}`}`);
+  progress(
+    `scenario: ${runs} concurrent run(s), budgets ${scale === 1 ? "real" : `×${scale}`}, ${length}-char answers`,
+  );
   try {
     const result = await runScenario({
       runs,
       scale,
-      answerLength,
+      answerLength: length,
       chunkChars: 24,
       delayMs: [40, 60],
       // Generous: runs are started as fast as the budgets allow, then need their final edits.
-      timeoutMs: 60_000 + (runs * 4000) / scale,
+      timeoutMs: 60_000 + (runs * 4000) / scale + (length / 24) * 60,
       sendConcurrency: 50,
       streaming,
       progress,
       cpuProfileDir: values["cpu-prof"],
       appDir: values.app,
     });
-    results.push(result);
     progress(`  done in ${Math.round(result.wallMs / 1000)} s`);
+    return result;
   } catch (err) {
     failed = true;
     progress(
       `  scenario failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`,
     );
+    return undefined;
   }
+};
+for (const runs of scenarios) {
+  const result = await runOne(runs, answerLength);
+  if (result) results.push(result);
 }
+const largest = results.reduce<ScenarioResult | undefined>(
+  (a, b) => (a === undefined || b.runs > a.runs ? b : a),
+  undefined,
+);
+const longer = values.split && largest ? await runOne(largest.runs, answerLength * 4) : undefined;
 
 const scaled = results.find((r) => r.scale !== 1)?.scale;
 console.log("");
@@ -98,6 +112,10 @@ console.log("");
 console.log(baselineText(results));
 console.log("");
 console.log(detailsText(results));
+if (largest && longer) {
+  console.log("");
+  console.log(cpuSplitText(largest, longer));
+}
 console.log("");
 console.log(`Total time: ${Math.round((Date.now() - started) / 1000)} s`);
 process.exit(failed ? 1 : 0);

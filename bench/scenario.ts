@@ -106,6 +106,9 @@ export interface ScenarioResult {
     readonly share: number | undefined;
   };
   readonly cpuUsPerChunk: number | undefined;
+  /** The app's user + system CPU time over the scenario (µs). */
+  readonly cpuUs: number | undefined;
+  readonly answerLength: number;
   readonly peakRssBytes: number | undefined;
   readonly complete: number;
   readonly problems: readonly string[];
@@ -125,6 +128,8 @@ interface RunTrack {
   parentTs: string | undefined;
   readonly visible: VisibleMark[];
   final: boolean;
+  /** When Slack received the call that showed the run as finished. */
+  finalAt: number | undefined;
 }
 
 interface ChunkLog {
@@ -243,6 +248,7 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
     parentTs: undefined,
     visible: [],
     final: false,
+    finalAt: undefined,
   }));
   const byChannel = new Map(tracks.map((t) => [t.channel, t]));
   const simEnded = new Map<string, { at: number; content: string; status: string }>();
@@ -295,6 +301,7 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
         .find((s) => s !== "") ?? "";
     if (!track.final && FINAL_STATUS.test(status)) {
       track.final = true;
+      track.finalAt = call.at;
       if (++finals === o.runs) allFinal();
     }
   };
@@ -435,7 +442,12 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
     }
     chunks += log.marks.length;
     if (log.firstAt !== undefined) {
-      intervals.push([log.firstAt, Math.max(ended.at, log.lastAt ?? ended.at)]);
+      // Active from its first chunk until Slack shows it finished: a run whose stream has ended
+      // but whose final text is not shown yet still needs the edit budget.
+      intervals.push([
+        log.firstAt,
+        Math.max(ended.at, log.lastAt ?? ended.at, track.finalAt ?? ended.at),
+      ]);
       lastFirstChunk = Math.max(lastFirstChunk, log.firstAt);
     }
     if (log.text !== ended.content) problems.push(`run ${track.index}: chunks ≠ service content`);
@@ -499,6 +511,8 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
     rateLimited: { slack: slack.rateLimited + postLimited, app: sum(after?.slack.rateLimited) },
     budget: { windowMs, updates, share },
     cpuUsPerChunk: cpuUs !== undefined && chunks > 0 ? cpuUs / chunks : undefined,
+    cpuUs,
+    answerLength: o.answerLength,
     peakRssBytes: peakRss ?? (rssMax > 0 ? rssMax : undefined),
     complete,
     problems,
