@@ -342,6 +342,8 @@ export class Relay {
     let inflight: Promise<void> | undefined;
     let lastEditAt = 0;
     let closed = false;
+    /** The run is over here (not handed over): interim edits give way to the final one. */
+    let ending = false;
     const stopValue = encodeStopValue({
       channelId: channel,
       threadTs: target.key.threadTs,
@@ -387,13 +389,18 @@ export class Relay {
     const lease = setInterval(() => void renew(), Math.max(50, Math.floor(this.#leaseTtl / 3)));
     lease.unref();
 
-    /** Writes payloads to the run's messages: updates what changed, posts new parts, removes extras. */
+    /**
+     * Writes payloads to the run's messages: updates what changed, posts new parts, removes
+     * extras. Returns whether anything reached Slack (an interim edit may be dropped unsent).
+     */
     const write = async (
       payloads: MessagePayload[],
       final: boolean,
       latest?: () => MessagePayload[],
-    ) => {
+    ): Promise<boolean> => {
+      let wrote = false;
       for (let i = 0; i < payloads.length; i++) {
+        if (ending && !final) return wrote;
         const payload = payloads[i];
         if (!payload) continue;
         const json = JSON.stringify(payload);
@@ -402,12 +409,14 @@ export class Relay {
         if (ts === undefined) {
           messages.push(await writer.post(channel, payload, target.key.threadTs));
           sent[i] = json;
+          wrote = true;
         } else {
           // An interim edit renders the latest text when it is sent (it may wait for budget).
           const body = latest
             ? () => {
                 const now = latest()[i] ?? payload;
                 sent[i] = JSON.stringify(now);
+                wrote = true;
                 return now;
               }
             : payload;
@@ -425,8 +434,12 @@ export class Relay {
             // The message is gone or frozen: carry on in a new one.
             messages[i] = await writer.post(channel, payload, target.key.threadTs);
             sent[i] = json;
+            wrote = true;
           }
-          if (!latest) sent[i] = json;
+          if (!latest) {
+            sent[i] = json;
+            wrote = true;
+          }
         }
       }
       if (final) {
@@ -436,6 +449,7 @@ export class Relay {
             .catch((err: unknown) => log.warn({ err }, "could not remove a surplus message"));
         }
       }
+      return wrote;
     };
 
     const view = (state: RunState, extra: Partial<RunView> = {}): RunView => ({
@@ -501,7 +515,11 @@ export class Relay {
       if (nativeOn) await nativeFlush();
       if (!nativeOn) {
         const render = () => renderRun(view("running"));
-        await write(render(), false, render);
+        if (!(await write(render(), false, render)) && ending) {
+          // Dropped for the final edit, which shows this text and counts its lag.
+          unshownSince = since ?? unshownSince;
+          return;
+        }
       }
       edits++;
       this.#metrics.edits++;
@@ -566,6 +584,12 @@ export class Relay {
 
     closed = true;
     if (timer) clearTimeout(timer);
+    if (!ctl.handover) {
+      // An interim edit still waiting for the budget would only delay the final edit, which
+      // shows everything it would: drop it (one being sent, or a post, is waited for).
+      ending = true;
+      for (const ts of messages) writer.dropPendingEdit(channel, ts);
+    }
     // A hand-over must not wait long for the Slack budget; a finishing run waits its edit.
     await (ctl.handover
       ? Promise.race([inflight, new Promise((r) => setTimeout(r, HANDOVER_FLUSH_MS).unref())])

@@ -51,6 +51,9 @@ export function scheduledWriter(
       run("conversations.replies", () => inner.sharedFileNames(channelId, threadTs, sinceTs)),
     join: (channelId) => run("conversations.join", () => inner.join(channelId)),
     isAdmin: (userId) => run("users.info", () => inner.isAdmin(userId)),
+    dropPendingEdit(channelId, ts) {
+      scheduler.cancelEdit(teamId, `${channelId}:${ts}`);
+    },
   };
 
   /**

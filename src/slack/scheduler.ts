@@ -431,6 +431,35 @@ export class SlackScheduler {
     );
   }
 
+  /**
+   * Drops the text of a message still waiting for its turn (not one being sent): its run has
+   * ended and the final edit will replace it, so it need not spend a call of the budget first.
+   * That edit resolves "superseded". Returns whether there was one.
+   */
+  cancelEdit(teamId: string, messageKey: string): boolean {
+    const lane = this.#lanes.get(teamId)?.get(EDIT_METHOD);
+    const slot = lane?.edits.get(messageKey);
+    const edit = slot?.pending;
+    if (!lane || !slot || !edit) return false;
+    slot.pending = undefined;
+    if (slot.parked) {
+      slot.parked = false;
+      const unit = lane.units.get(slot.unit);
+      if (unit) {
+        const i = unit.parked.indexOf(slot);
+        if (i >= 0) unit.parked.splice(i, 1);
+        if (unit.parked.length === 0) lane.heldUnits.remove(unit);
+      }
+    } else {
+      lane.readyEdits.remove(slot);
+    }
+    // One being sent keeps its slot: it is deleted when that call is done.
+    if (!slot.inflight) lane.edits.delete(messageKey);
+    this.#metrics.superseded += 1;
+    edit.settle("superseded");
+    return true;
+  }
+
   /** Runs `fn` (one call of `method` for `teamId`) once the budget allows; retries it after a 429. */
   schedule<T>(
     teamId: string,

@@ -52,6 +52,11 @@ export interface SlackWriter {
   join(channelId: string): Promise<boolean>;
   /** Whether a user is a workspace admin or owner. */
   isAdmin(userId: string): Promise<boolean>;
+  /**
+   * Forgets an edit of the message still waiting for the rate budget (its `update` resolves
+   * without sending); one being sent goes on. Nothing waits without a scheduler.
+   */
+  dropPendingEdit(channelId: string, ts: string): void;
 }
 
 const UPLOAD_BATCH = 10;
@@ -165,6 +170,9 @@ export function webClientWriter(client: WebClient): SlackWriter {
     async isAdmin(userId) {
       const res = await client.users.info({ user: userId });
       return res.user?.is_admin === true || res.user?.is_owner === true;
+    },
+    dropPendingEdit() {
+      // Calls go out at once: nothing waits here.
     },
   };
 }

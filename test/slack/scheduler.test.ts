@@ -500,6 +500,75 @@ describe("SlackScheduler edits", () => {
     });
   });
 
+  it("drops a waiting edit when its run ends: never sent, resolved superseded, the final goes first", async () => {
+    const { clock, scheduler, advance } = setup();
+    const order: string[] = [];
+    const edit = (key: string, final = false) =>
+      scheduler.scheduleEdit(
+        "T1",
+        key,
+        async () => {
+          order.push(`${key}${final ? " final" : ""}@${clock.now() - T0}`);
+        },
+        { final },
+      );
+    for (let m = 0; m < 10; m++) void edit(`C1:${m}`);
+    await advance(0); // the burst of 3
+    // C1:0 gets a newer interim text (parked by its interval), C1:5 waits for the budget.
+    const parked = edit("C1:0");
+    const waiting = edit("C1:5");
+    expect(scheduler.cancelEdit("T1", "C1:0")).toBe(true);
+    expect(scheduler.cancelEdit("T1", "C1:5")).toBe(true);
+    expect(scheduler.cancelEdit("T1", "C1:5")).toBe(false); // nothing left to drop
+    expect(scheduler.cancelEdit("T1", "C9:9")).toBe(false);
+    expect(await parked).toBe("superseded");
+    expect(await waiting).toBe("superseded");
+    const final = edit("C1:5", true);
+    await advance(MINUTE);
+    expect(await final).toBe("sent");
+    const sent = order.map((o) => o.split("@")[0]);
+    expect(sent.slice(3, 4)).toEqual(["C1:5 final"]);
+    expect(sent.filter((o) => o === "C1:5")).toEqual([]);
+    expect(sent.filter((o) => o === "C1:0")).toEqual(["C1:0"]); // only its first edit
+    // C1:5's first text was replaced by its second (1), then both waiting texts dropped (2).
+    expect(scheduler.metrics()).toMatchObject({
+      queued: 0,
+      superseded: 3,
+      calls: { "chat.update": 10 },
+    });
+  });
+
+  it("does not drop an edit being sent; one queued behind it is dropped", async () => {
+    const { clock, scheduler } = setup({
+      budgets: { "chat.update": { perMinute: 6000, burst: 5 } },
+    });
+    const advance = (ms: number) => clock.advance(ms, async () => {});
+    const events: string[] = [];
+    let release: (() => void) | undefined;
+    const first = scheduler.scheduleEdit("T1", "C1:1", async () => {
+      events.push("start 1");
+      await new Promise<void>((resolve) => (release = resolve));
+    });
+    await advance(0);
+    const second = scheduler.scheduleEdit("T1", "C1:1", async () => {
+      events.push("start 2");
+    });
+    expect(scheduler.cancelEdit("T1", "C1:1")).toBe(true);
+    expect(await second).toBe("superseded");
+    expect(scheduler.cancelEdit("T1", "C1:1")).toBe(false);
+    release?.();
+    await advance(5000);
+    expect(await first).toBe("sent");
+    expect(events).toEqual(["start 1"]);
+    // The message can be edited again afterwards.
+    const third = scheduler.scheduleEdit("T1", "C1:1", async () => {
+      events.push("start 3");
+    });
+    await advance(5000);
+    expect(await third).toBe("sent");
+    expect(events).toEqual(["start 1", "start 3"]);
+  });
+
   it("never runs two edits of one message at once: a newer text waits for the one in flight", async () => {
     const { clock, scheduler } = setup({
       budgets: { "chat.update": { perMinute: 6000, burst: 5 } },

@@ -44,6 +44,8 @@ export interface HarnessOptions {
   readonly slack?: LocalSlackOptions;
   readonly editIntervalMs?: number;
   readonly streaming?: "edit" | "native";
+  /** Budgets (calls per minute) to enforce in the app for these methods, e.g. a scarce chat.update. */
+  readonly rateLimits?: Readonly<Record<string, number>>;
 }
 
 let counter = 0;
@@ -272,8 +274,14 @@ export class Harness extends SlackScenario {
 
   /** (Re)starts the app process-equivalent: a fresh Bolt app, relay and store client. */
   async startApp(): Promise<void> {
+    const env = appEnv(this.sim, this.slack, {});
+    const limits = {
+      ...(JSON.parse(env.SLACK_RATE_LIMITS ?? "{}") as Record<string, number>),
+      ...this.#options.rateLimits,
+    };
     const config = parseConfig(
       appEnv(this.sim, this.slack, {
+        SLACK_RATE_LIMITS: JSON.stringify(limits),
         SLACK_EDIT_INTERVAL_MS: String(this.#options.editIntervalMs ?? 250),
         PORT: "0",
         DATA_DIR: this.dataDir,
