@@ -357,9 +357,9 @@ export function createRedisStore(
   });
   keyv.on("error", report);
   let opening: Promise<unknown> | undefined;
-  /** The client once ready; within 2 s or a StoreUnavailableError (never an endless wait). */
-  const connected = async () => {
-    if (client.isReady) return client;
+  /** One wait for "ready" shared by every call made meanwhile (not one listener per call). */
+  let waiting: Promise<void> | undefined;
+  const waitReady = async () => {
     if (!client.isOpen) {
       opening = client.connect().catch(report);
     }
@@ -375,6 +375,14 @@ export function createRedisStore(
     } finally {
       stop.abort();
     }
+  };
+  /** The client once ready; within 2 s or a StoreUnavailableError (never an endless wait). */
+  const connected = async () => {
+    if (client.isReady) return client;
+    waiting ??= waitReady().finally(() => {
+      waiting = undefined;
+    });
+    await waiting;
     if (!client.isReady) throw new Error("Redis is not reachable");
     return client;
   };
