@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Simulator, startSimulator } from "../../src/simulator/server.ts";
-import { type Api, api, type Created, formOf } from "./helpers.ts";
+import { type Api, api, type Created, formOf, until } from "./helpers.ts";
 
 let sim: Simulator;
 let c: Api;
@@ -19,15 +19,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await sim.close();
 });
-
-/** Waits for a condition the simulator reports (no fixed sleeps). */
-async function until(check: () => boolean, what: string, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 2));
-  }
-}
 
 async function detail(res: Response): Promise<unknown> {
   const body = (await res.json()) as { detail: unknown };

@@ -205,3 +205,12 @@ export function streamOf(api: Api, c: Created, query: Record<string, string> = {
     ...query,
   });
 }
+
+/** Waits for a condition the simulator reports (no fixed sleeps). */
+export async function until(check: () => boolean, what: string, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 2));
+  }
+}

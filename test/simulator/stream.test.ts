@@ -9,6 +9,7 @@ import {
   statusEvents,
   streamOf,
   textOf,
+  until,
 } from "./helpers.ts";
 
 let sim: Simulator;
@@ -28,14 +29,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await sim.close();
 });
-
-async function until(check: () => boolean, what: string, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 2));
-  }
-}
 
 async function finalContent(runId: string): Promise<string> {
   return (await sim.waitForRun(runId)).content;

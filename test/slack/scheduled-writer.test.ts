@@ -4,11 +4,11 @@
  * tier clock and the scheduler's clock 20× faster than real time, so a tier minute takes 3 s.
  * Nothing sleeps: tests wait on conditions (slack.waitFor, the writers' promises).
  */
-import type { Logger } from "@slack/web-api";
-import { LogLevel, WebClient } from "@slack/web-api";
+import { WebClient } from "@slack/web-api";
 import { afterEach, describe, expect, it } from "vitest";
 import type { MessagePayload } from "../../src/slack/render.ts";
 import { scheduledWriter } from "../../src/slack/scheduled-writer.ts";
+import { silentLogger } from "../support/silent-logger.ts";
 import { type Clock, SlackScheduler } from "../../src/slack/scheduler.ts";
 import { type SlackWriter, webClientWriter } from "../../src/slack/writer.ts";
 import {
@@ -18,16 +18,6 @@ import {
 } from "../support/local-slack.ts";
 
 const TEAM = "T0001";
-
-const silentLogger: Logger = {
-  debug: () => {},
-  info: () => {},
-  warn: () => {},
-  error: () => {},
-  setLevel: () => {},
-  getLevel: () => LogLevel.ERROR,
-  setName: () => {},
-};
 
 /** Real time, `factor` times faster: timers fire after ms / factor real milliseconds. */
 function fastClock(factor: number): Clock {

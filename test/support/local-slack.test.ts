@@ -3,9 +3,7 @@
  * and what Slack rejects is rejected here the same way (as WebAPIPlatformError / WebAPIRateLimitedError).
  */
 import { randomBytes } from "node:crypto";
-import type { Logger } from "@slack/web-api";
 import {
-  LogLevel,
   WebAPIHTTPError,
   WebAPIPlatformError,
   WebAPIRateLimitedError,
@@ -14,17 +12,7 @@ import {
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { LocalSlack, LocalSlackOptions } from "./local-slack.ts";
 import { SLACK_LIMITS, startLocalSlack, validateBlocks } from "./local-slack.ts";
-
-/** WebClient logs Slack's `[ERROR]` response_metadata messages; keep expected failures quiet. */
-const silentLogger: Logger = {
-  debug: () => {},
-  info: () => {},
-  warn: () => {},
-  error: () => {},
-  setLevel: () => {},
-  getLevel: () => LogLevel.ERROR,
-  setName: () => {},
-};
+import { silentLogger } from "./silent-logger.ts";
 
 let slack: LocalSlack;
 let client: WebClient;
