@@ -442,17 +442,8 @@ export class SlackScheduler {
     const edit = slot?.pending;
     if (!lane || !slot || !edit) return false;
     slot.pending = undefined;
-    if (slot.parked) {
-      slot.parked = false;
-      const unit = lane.units.get(slot.unit);
-      if (unit) {
-        const i = unit.parked.indexOf(slot);
-        if (i >= 0) unit.parked.splice(i, 1);
-        if (unit.parked.length === 0) lane.heldUnits.remove(unit);
-      }
-    } else {
-      lane.readyEdits.remove(slot);
-    }
+    if (slot.parked) this.#unpark(lane, slot);
+    else lane.readyEdits.remove(slot);
     // One being sent keeps its slot: it is deleted when that call is done.
     if (!slot.inflight) lane.edits.delete(messageKey);
     this.#metrics.superseded += 1;
@@ -765,14 +756,18 @@ export class SlackScheduler {
       lane.readyEdits.update(slot); // no-op while in flight
       return;
     }
+    this.#unpark(lane, slot);
+    lane.readyEdits.push(slot);
+  }
+
+  /** Takes a parked slot out of its unit's hold (the hold leaves the heap once empty). */
+  #unpark(lane: Lane, slot: EditSlot): void {
     slot.parked = false;
     const unit = lane.units.get(slot.unit);
-    if (unit) {
-      const i = unit.parked.indexOf(slot);
-      if (i >= 0) unit.parked.splice(i, 1);
-      if (unit.parked.length === 0) lane.heldUnits.remove(unit);
-    }
-    lane.readyEdits.push(slot);
+    if (!unit) return;
+    const i = unit.parked.indexOf(slot);
+    if (i >= 0) unit.parked.splice(i, 1);
+    if (unit.parked.length === 0) lane.heldUnits.remove(unit);
   }
 
   /** A unit was edited at `now`: its interim edits wait for the interval. */

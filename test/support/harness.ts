@@ -90,6 +90,22 @@ export async function startPeers(
   return { sim, slack };
 }
 
+/**
+ * Functional tests are not about Slack's budgets (the scheduler's tests and the benchmark
+ * are): the local Slack does not enforce tiers here, so the app need not either.
+ */
+const FUNCTIONAL_RATE_LIMITS: Readonly<Record<string, number>> = Object.fromEntries(
+  [
+    "chat.update",
+    "chat.postMessage",
+    "chat.delete",
+    "reactions.add",
+    "reactions.remove",
+    "conversations.replies",
+    "conversations.join",
+  ].map((m) => [m, 60_000]),
+);
+
 /** The environment an app instance gets to talk to the local peers. */
 export function appEnv(
   sim: Simulator,
@@ -105,21 +121,7 @@ export function appEnv(
     SLACK_EDIT_INTERVAL_MS: "250",
     LOG_LEVEL: "debug",
     TASK_POLL_TIMEOUT_S: "5",
-    // Functional tests are not about Slack's budgets (the scheduler's tests and the benchmark
-    // are): the local Slack does not enforce tiers here, so the app need not either.
-    SLACK_RATE_LIMITS: JSON.stringify(
-      Object.fromEntries(
-        [
-          "chat.update",
-          "chat.postMessage",
-          "chat.delete",
-          "reactions.add",
-          "reactions.remove",
-          "conversations.replies",
-          "conversations.join",
-        ].map((m) => [m, 60_000]),
-      ),
-    ),
+    SLACK_RATE_LIMITS: JSON.stringify(FUNCTIONAL_RATE_LIMITS),
     ...extra,
   };
 }
@@ -274,14 +276,12 @@ export class Harness extends SlackScenario {
 
   /** (Re)starts the app process-equivalent: a fresh Bolt app, relay and store client. */
   async startApp(): Promise<void> {
-    const env = appEnv(this.sim, this.slack, {});
-    const limits = {
-      ...(JSON.parse(env.SLACK_RATE_LIMITS ?? "{}") as Record<string, number>),
-      ...this.#options.rateLimits,
-    };
     const config = parseConfig(
       appEnv(this.sim, this.slack, {
-        SLACK_RATE_LIMITS: JSON.stringify(limits),
+        SLACK_RATE_LIMITS: JSON.stringify({
+          ...FUNCTIONAL_RATE_LIMITS,
+          ...this.#options.rateLimits,
+        }),
         SLACK_EDIT_INTERVAL_MS: String(this.#options.editIntervalMs ?? 250),
         PORT: "0",
         DATA_DIR: this.dataDir,
