@@ -1,9 +1,7 @@
 /**
- * manifest.yml is a valid Slack app manifest (slackapi/manifest-schema, vendored in ../shared/vendor so
- * validation works offline) and declares exactly what the bot needs.
- *
- * The vendor folder is resolved relative to the repository: in this workspace and in CI the repo is
- * cloned with `shared/` beside it, i.e. `<clone>/../shared/vendor/slack-manifest-schema/`.
+ * manifest.yml is a valid Slack app manifest (slackapi/manifest-schema v0.5.0, MIT, vendored in
+ * test/fixtures so validation works offline and in any clone) and declares exactly what the bot
+ * needs.
  */
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -12,7 +10,7 @@ import { Ajv } from "ajv";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 
-const VENDOR = new URL("../../shared/vendor/slack-manifest-schema/", import.meta.url);
+const VENDOR = new URL("./fixtures/slack-manifest-schema/", import.meta.url);
 const MANIFEST = new URL("../manifest.yml", import.meta.url);
 
 /** The public URLs manifest.schema.json `$ref`s (tag v0.5.0); registered locally under exactly these. */
