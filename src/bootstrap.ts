@@ -8,18 +8,15 @@ import type { Logger } from "pino";
 import type { Config } from "./config.ts";
 import { Relay } from "./relay/relay.ts";
 import { Resumer } from "./relay/resumer.ts";
-import { TaskCoordinator } from "./relay/tasks.ts";
+import { TaskCoordinator } from "./relay/coordinator.ts";
 import { createTaskServiceClient, type TaskService } from "./service/client.ts";
 import { createSlackApp, type SlackApp } from "./slack/app.ts";
 import { scheduledWriter } from "./slack/scheduled-writer.ts";
 import { createSlackScheduler, DEFAULT_BUDGETS, type MethodBudget } from "./slack/scheduler.ts";
-import { webClientWriter } from "./slack/writer.ts";
-import {
-  createRedisStore,
-  createSqliteStore,
-  defaultSqlitePath,
-  type ThreadStore,
-} from "./store/store.ts";
+import { webClientWriter } from "./slack/web-writer.ts";
+import { createRedisStore } from "./store/redis.ts";
+import { createSqliteStore, defaultSqlitePath } from "./store/sqlite.ts";
+import type { ThreadStore } from "./store/types.ts";
 
 export interface Running {
   readonly slack: SlackApp;

@@ -13,8 +13,8 @@ import type { Logger } from "pino";
 import type { TaskService, ThreadRef } from "../service/client.ts";
 import { type FinalRun, type FollowOptions, followRun } from "../service/follow.ts";
 import type { ResultFile } from "../service/schemas.ts";
-import { describeServiceError, slackErrorCode } from "../slack/errors.ts";
-import { streamablePrefix } from "../slack/markdown.ts";
+import { describeServiceError, slackErrorCode } from "../view/errors.ts";
+import { streamablePrefix } from "../view/markdown.ts";
 import {
   encodeStopValue,
   MESSAGE_MARKDOWN_LIMIT,
@@ -23,10 +23,10 @@ import {
   type RunState,
   type RunView,
   renderRun,
-} from "../slack/render.ts";
-import { neutralizeMentions } from "../slack/sanitize.ts";
-import type { SlackWriter, UploadItem } from "../slack/writer.ts";
-import type { RunRecord, SlackThreadKey, ThreadStore } from "../store/store.ts";
+} from "../view/render.ts";
+import { neutralizeMentions } from "../view/sanitize.ts";
+import type { SlackWriter, ThreadStore, UploadItem } from "./ports.ts";
+import type { RunRecord, SlackThreadKey } from "../store/types.ts";
 
 export interface RunTarget {
   readonly key: SlackThreadKey;

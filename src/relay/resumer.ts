@@ -4,7 +4,7 @@
  * run's lease first resumes it, so two instances racing for one run end with one owner.
  */
 import type { Logger } from "pino";
-import type { ThreadStore } from "../store/store.ts";
+import type { ThreadStore } from "./ports.ts";
 import { type Relay, runLease } from "./relay.ts";
 
 export interface ResumerOptions {

@@ -3,6 +3,7 @@
  * hears exactly which limit they hit instead of a generic service error.
  */
 import { extname } from "node:path";
+import { formatBytes } from "../util/bytes.ts";
 import { TaskServiceError } from "./errors.ts";
 
 export const LIMITS = {
@@ -43,10 +44,6 @@ export const ALLOWED_EXTENSIONS: ReadonlySet<string> = new Set([
   ".rar",
   ".7z",
 ]);
-
-const MB = 1024 * 1024;
-export const formatBytes = (n: number): string =>
-  n >= MB ? `${(n / MB).toFixed(1)} MB` : n >= 1024 ? `${(n / 1024).toFixed(1)} KB` : `${n} B`;
 
 /** Prompt length in characters as the service counts them (Unicode code points). */
 export const promptLength = (prompt: string): number => [...prompt].length;

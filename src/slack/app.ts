@@ -8,12 +8,12 @@ import { App, type CustomRoute, HTTPReceiver, SocketModeReceiver } from "@slack/
 import type { Logger } from "pino";
 import { z } from "zod";
 import type { Config } from "../config.ts";
-import type { TaskCoordinator } from "../relay/tasks.ts";
+import type { TaskCoordinator } from "../relay/coordinator.ts";
 import { LIMITS, promptLength } from "../service/limits.ts";
-import { StoreUnavailableError, type ThreadStore } from "../store/store.ts";
+import { StoreUnavailableError, type ThreadStore } from "../store/types.ts";
 import { boltLogger } from "./bolt-logger.ts";
-import { describeServiceError } from "./errors.ts";
-import { decodeStopValue, STOP_ACTION_ID, USAGE } from "./render.ts";
+import { describeServiceError } from "../view/errors.ts";
+import { decodeStopValue, STOP_ACTION_ID, USAGE } from "../view/render.ts";
 
 const CommandBody = z.object({
   team_id: z.string().min(1),

@@ -11,20 +11,11 @@
  * - A 429 pauses that method for that team only, for Retry-After, then the call is retried (for
  *   an edit, whatever text is latest by then).
  */
+import { type Clock, systemClock } from "../util/clock.ts";
 import { connectRedisBuckets, MemoryTokenBuckets } from "./token-buckets.ts";
 import type { BucketSpec, TokenBuckets } from "./token-buckets.ts";
 
-export interface Clock {
-  now(): number;
-  setTimeout(fn: () => void, ms: number): unknown;
-  clearTimeout(handle: unknown): void;
-}
-
-export const systemClock: Clock = {
-  now: () => Date.now(),
-  setTimeout: (fn, ms) => setTimeout(fn, ms),
-  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
-};
+export type { Clock };
 
 export interface Rate {
   /** Slack's allowance per minute (the tier figure, before `safety`). */
@@ -39,7 +30,7 @@ export interface MethodBudget extends Rate {
 }
 
 /**
- * Tier figures from the Slack docs (see /work/shared/notes/slack-platform-facts.md). Bursts stay
+ * Tier figures from Slack's rate-limits page and each method's reference page. Bursts stay
  * small so a quiet bucket never lets a minute's worth out at once.
  */
 export const DEFAULT_BUDGETS: Readonly<Record<string, MethodBudget>> = {

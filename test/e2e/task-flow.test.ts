@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { neutralizeMentions } from "../../src/slack/sanitize.ts";
+import { neutralizeMentions } from "../../src/view/sanitize.ts";
 import {
   API_KEY,
   CHANNEL,

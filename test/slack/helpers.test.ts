@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { decodeFile } from "../../src/relay/relay.ts";
 import { fromSlack } from "../../src/slack/app.ts";
-import { compareTs } from "../../src/slack/writer.ts";
+import { compareTs } from "../../src/slack/web-writer.ts";
 
 describe("small pieces of the Slack side", () => {
   it("sends the service what the person typed, not Slack's escapes", () => {

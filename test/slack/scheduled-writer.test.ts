@@ -6,11 +6,12 @@
  */
 import { WebClient } from "@slack/web-api";
 import { afterEach, describe, expect, it } from "vitest";
-import type { MessagePayload } from "../../src/slack/render.ts";
+import type { MessagePayload } from "../../src/view/render.ts";
 import { scheduledWriter } from "../../src/slack/scheduled-writer.ts";
 import { silentLogger } from "../support/silent-logger.ts";
 import { type Clock, SlackScheduler } from "../../src/slack/scheduler.ts";
-import { type SlackWriter, webClientWriter } from "../../src/slack/writer.ts";
+import type { SlackWriter } from "../../src/relay/ports.ts";
+import { webClientWriter } from "../../src/slack/web-writer.ts";
 import {
   type LocalSlack,
   type LocalSlackOptions,

@@ -2,13 +2,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import {
-  createMemoryStore,
-  createRedisStore,
-  createSqliteStore,
-  type ThreadRecord,
-  type ThreadStore,
-} from "../../src/store/store.ts";
+import { createMemoryStore } from "../../src/store/memory.ts";
+import { createRedisStore } from "../../src/store/redis.ts";
+import { createSqliteStore } from "../../src/store/sqlite.ts";
+import type { ThreadRecord, ThreadStore } from "../../src/store/types.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "taskbot-store-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -4,7 +4,7 @@
  * messages so that no payload comes near Slack's limits; status and controls follow.
  */
 import type { KnownBlock } from "@slack/types";
-import { formatBytes } from "../service/limits.ts";
+import { formatBytes } from "../util/bytes.ts";
 import { repairPartialMarkdown, splitMarkdown } from "./markdown.ts";
 import { neutralizeMentions } from "./sanitize.ts";
 

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { streamablePrefix } from "../../src/slack/markdown.ts";
+import { streamablePrefix } from "../../src/view/markdown.ts";
 
 describe("what native streaming may append", () => {
   it("appends whole lines only", () => {

@@ -5,8 +5,8 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { repairPartialMarkdown, splitMarkdown } from "../../src/slack/markdown.ts";
-import { MESSAGE_MARKDOWN_LIMIT } from "../../src/slack/render.ts";
+import { repairPartialMarkdown, splitMarkdown } from "../../src/view/markdown.ts";
+import { MESSAGE_MARKDOWN_LIMIT } from "../../src/view/render.ts";
 
 // ---------------------------------------------------------------------------------------
 // Oracles, written from CommonMark rather than from the implementation.

@@ -1,63 +1,9 @@
 /**
- * The Slack side of the relay as an interface: what the relay and the coordinator need to
- * do in Slack, nothing more. The real implementation is the WebClient; tests run the same
- * WebClient against a local Slack Web API server.
+ * The relay's SlackWriter port on Slack's Web API (WebClient). Tests run the same WebClient
+ * against a local Slack Web API server.
  */
 import type { WebClient } from "@slack/web-api";
-import type { MessagePayload } from "./render.ts";
-
-export interface UploadItem {
-  readonly filename: string;
-  readonly bytes: Buffer;
-  readonly title?: string;
-}
-
-export interface SlackWriter {
-  /** Posts a message (into a thread when `threadTs` is set) and returns its ts. */
-  post(channelId: string, payload: MessagePayload, threadTs?: string): Promise<string>;
-  /**
-   * Edits a message; `final` marks the last edit of a run (a scheduler serves it first).
-   * A function payload is rendered when the edit is actually sent, so an edit that waited
-   * for the rate budget shows the latest text, not the text of when it was queued.
-   */
-  update(
-    channelId: string,
-    ts: string,
-    payload: MessagePayload | (() => MessagePayload),
-    options?: { final?: boolean },
-  ): Promise<void>;
-  remove(channelId: string, ts: string): Promise<void>;
-  ephemeral(channelId: string, userId: string, text: string, threadTs?: string): Promise<void>;
-  react(channelId: string, ts: string, name: string): Promise<void>;
-  unreact(channelId: string, ts: string, name: string): Promise<void>;
-  /** Uploads files into a thread, several per call. */
-  upload(channelId: string, threadTs: string, files: readonly UploadItem[]): Promise<void>;
-  /** Starts a native Slack stream in a thread (`chat.startStream`); returns the message ts. */
-  startStream(
-    channelId: string,
-    threadTs: string,
-    recipient: { userId: string; teamId: string },
-    markdown: string,
-  ): Promise<string>;
-  /** Appends Markdown to a native stream (`chat.appendStream`). */
-  appendStream(channelId: string, ts: string, markdown: string): Promise<void>;
-  /** Ends a native stream (`chat.stopStream`); the message can then be edited like any other. */
-  stopStream(channelId: string, ts: string): Promise<void>;
-  /**
-   * Names of the files shared in a thread at or after `sinceTs` (a run's first message),
-   * so a resumed run uploads nothing twice.
-   */
-  sharedFileNames(channelId: string, threadTs: string, sinceTs?: string): Promise<Set<string>>;
-  /** Joins a public channel so the bot can post there and hear replies; false if it cannot. */
-  join(channelId: string): Promise<boolean>;
-  /** Whether a user is a workspace admin or owner. */
-  isAdmin(userId: string): Promise<boolean>;
-  /**
-   * Forgets an edit of the message still waiting for the rate budget (its `update` resolves
-   * without sending); one being sent goes on. Nothing waits without a scheduler.
-   */
-  dropPendingEdit(channelId: string, ts: string): void;
-}
+import type { SlackWriter } from "../relay/ports.ts";
 
 const UPLOAD_BATCH = 10;
 

@@ -19,8 +19,8 @@ import {
   renderRun,
   STOP_ACTION_ID,
   USAGE,
-} from "../../src/slack/render.ts";
-import { neutralizeMentions } from "../../src/slack/sanitize.ts";
+} from "../../src/view/render.ts";
+import { neutralizeMentions } from "../../src/view/sanitize.ts";
 
 const SLACK = {
   blocksPerMessage: 50,

@@ -4,7 +4,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { neutralizeMentions } from "../../src/slack/sanitize.ts";
+import { neutralizeMentions } from "../../src/view/sanitize.ts";
 
 const ZWSP = "\u200B";
 /** A mention Slack would resolve: <!channel>, <!here>, <@U…>, <#C…>, or a bare @here word. */

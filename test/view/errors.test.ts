@@ -12,7 +12,7 @@ import {
   describeServiceError,
   describeSlackPostError,
   slackErrorCode,
-} from "../../src/slack/errors.ts";
+} from "../../src/view/errors.ts";
 
 const SECRET = "sk-live-7f3a9c1e2b4d";
 const err = (kind: ServiceErrorKind, over: Partial<ServiceErrorInit> = {}) =>

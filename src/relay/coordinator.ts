@@ -7,10 +7,10 @@ import type { Logger } from "pino";
 import type { TaskService, ThreadRef } from "../service/client.ts";
 import type { TaskServiceError } from "../service/errors.ts";
 import { validateTaskInput } from "../service/limits.ts";
-import { describeServiceError, describeSlackPostError, slackErrorCode } from "../slack/errors.ts";
-import { renderPrompt, renderRun } from "../slack/render.ts";
-import type { SlackWriter } from "../slack/writer.ts";
-import type { QueuedFollowUp, SlackThreadKey, ThreadRecord, ThreadStore } from "../store/store.ts";
+import { describeServiceError, describeSlackPostError, slackErrorCode } from "../view/errors.ts";
+import { renderPrompt, renderRun } from "../view/render.ts";
+import type { SlackWriter, ThreadStore } from "./ports.ts";
+import type { QueuedFollowUp, SlackThreadKey, ThreadRecord } from "../store/types.ts";
 import type { Relay, RunOutcome } from "./relay.ts";
 
 export interface NewTask {

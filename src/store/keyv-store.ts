@@ -1,0 +1,182 @@
+/**
+ * The store on keyv, whatever the backend: threads as keyv values, everything atomic
+ * (claims, leases, locks, the run index) through each backend's primitives. Every key is
+ * namespaced by Slack team, so workspaces never see each other's threads.
+ */
+import { randomUUID } from "node:crypto";
+import { setTimeout as delay } from "node:timers/promises";
+import type { Keyv } from "keyv";
+import {
+  type RunRecord,
+  type SlackThreadKey,
+  StoreUnavailableError,
+  type ThreadRecord,
+  type ThreadStore,
+} from "./types.ts";
+
+const THREAD_TTL_MS = 90 * 24 * 3600 * 1000;
+const RUN_TTL_MS = 7 * 24 * 3600 * 1000;
+const LOCK_TTL_MS = 10_000;
+/** Default key prefix; several bots (or test suites) can share one Redis with their own. */
+export const DEFAULT_NAMESPACE = "taskbot";
+
+const threadKey = (k: SlackThreadKey) => `t:${k.teamId}:thread:${k.channelId}:${k.threadTs}`;
+
+/** What each backend provides beyond keyv's get/set: the atomic operations. */
+export interface Primitives {
+  setIfAbsent(key: string, value: string, ttlMs: number): Promise<boolean>;
+  renewIfHolds(key: string, value: string, ttlMs: number): Promise<boolean>;
+  deleteIfHolds(key: string, value: string): Promise<boolean>;
+  putEntry(key: string, value: string, ttlMs: number): Promise<void>;
+  getEntry(key: string): Promise<string | undefined>;
+  deleteEntry(key: string): Promise<void>;
+  entries(prefix: string): Promise<string[]>;
+  ping(): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+async function guard<T>(op: () => Promise<T>): Promise<T> {
+  try {
+    return await op();
+  } catch (err) {
+    throw err instanceof StoreUnavailableError ? err : new StoreUnavailableError(err);
+  }
+}
+
+export class KeyvThreadStore implements ThreadStore {
+  readonly #keyv: Keyv<ThreadRecord>;
+  readonly #p: Primitives;
+  readonly #ns: string;
+  readonly #locks = new Map<string, Promise<unknown>>();
+
+  constructor(keyv: Keyv<ThreadRecord>, primitives: Primitives, namespace: string) {
+    this.#keyv = keyv;
+    this.#p = primitives;
+    this.#ns = namespace;
+  }
+
+  #lease(name: string): string {
+    return `${this.#ns}:lease:${name}`;
+  }
+
+  #run(runId: string): string {
+    return `${this.#ns}:run:${runId}`;
+  }
+
+  #stop(runId: string): string {
+    return `${this.#ns}:stopreq:${runId}`;
+  }
+
+  async getThread(key: SlackThreadKey): Promise<ThreadRecord | undefined> {
+    return guard(async () => (await this.#keyv.get(threadKey(key))) ?? undefined);
+  }
+
+  async putThread(record: ThreadRecord): Promise<void> {
+    await guard(async () => {
+      if (!(await this.#keyv.set(threadKey(record), record, THREAD_TTL_MS))) {
+        throw new Error("the store did not accept the write");
+      }
+    });
+  }
+
+  updateThread(
+    key: SlackThreadKey,
+    change: (current: ThreadRecord) => ThreadRecord | undefined,
+  ): Promise<ThreadRecord | undefined> {
+    // In this process, one update of a thread at a time (cheap, keeps order); across
+    // instances, a short lock in the shared store.
+    const k = threadKey(key);
+    const previous = this.#locks.get(k) ?? Promise.resolve();
+    const next = previous
+      .catch(() => undefined)
+      .then(() =>
+        this.#withLock(`lock:${k}`, async () => {
+          const current = await this.getThread(key);
+          if (!current) return undefined;
+          const updated = change(current);
+          if (!updated) return current;
+          const stamped = { ...updated, updatedAt: Date.now() };
+          await this.putThread(stamped);
+          return stamped;
+        }),
+      );
+    this.#locks.set(k, next);
+    void next
+      .catch(() => undefined)
+      .finally(() => {
+        if (this.#locks.get(k) === next) this.#locks.delete(k);
+      });
+    return next;
+  }
+
+  async #withLock<T>(name: string, fn: () => Promise<T>): Promise<T> {
+    const key = this.#lease(name);
+    const token = randomUUID();
+    const deadline = Date.now() + LOCK_TTL_MS;
+    for (let wait = 5; ; wait = Math.min(wait * 2, 100)) {
+      if (await guard(() => this.#p.setIfAbsent(key, token, LOCK_TTL_MS))) break;
+      if (Date.now() > deadline) throw new StoreUnavailableError(new Error(`lock ${name} is busy`));
+      await delay(wait + Math.random() * wait);
+    }
+    try {
+      return await fn();
+    } finally {
+      await this.#p.deleteIfHolds(key, token).catch(() => false);
+    }
+  }
+
+  claimOnce(teamId: string, name: string, ttlMs: number): Promise<boolean> {
+    return guard(() => this.#p.setIfAbsent(`${this.#ns}:claim:t:${teamId}:${name}`, "1", ttlMs));
+  }
+
+  acquireLease(name: string, owner: string, ttlMs: number): Promise<boolean> {
+    return guard(() => this.#p.setIfAbsent(this.#lease(name), owner, ttlMs));
+  }
+
+  renewLease(name: string, owner: string, ttlMs: number): Promise<boolean> {
+    return guard(() => this.#p.renewIfHolds(this.#lease(name), owner, ttlMs));
+  }
+
+  async releaseLease(name: string, owner: string): Promise<void> {
+    await guard(() => this.#p.deleteIfHolds(this.#lease(name), owner));
+  }
+
+  async putRun(record: RunRecord): Promise<void> {
+    await guard(() =>
+      this.#p.putEntry(this.#run(record.runId), JSON.stringify(record), RUN_TTL_MS),
+    );
+  }
+
+  async getRun(runId: string): Promise<RunRecord | undefined> {
+    const raw = await guard(() => this.#p.getEntry(this.#run(runId)));
+    return raw === undefined ? undefined : (JSON.parse(raw) as RunRecord);
+  }
+
+  async deleteRun(runId: string): Promise<void> {
+    await guard(async () => {
+      await this.#p.deleteEntry(this.#run(runId));
+      await this.#p.deleteEntry(this.#stop(runId));
+    });
+  }
+
+  async requestStop(runId: string, userId: string): Promise<void> {
+    await guard(() => this.#p.putEntry(this.#stop(runId), userId, RUN_TTL_MS));
+  }
+
+  stopRequester(runId: string): Promise<string | undefined> {
+    return guard(() => this.#p.getEntry(this.#stop(runId)));
+  }
+
+  async listRuns(): Promise<RunRecord[]> {
+    const values = await guard(() => this.#p.entries(this.#run("")));
+    return values.map((v) => JSON.parse(v) as RunRecord);
+  }
+
+  ping(): Promise<boolean> {
+    return this.#p.ping().catch(() => false);
+  }
+
+  close(): Promise<void> {
+    return this.#p.close();
+  }
+}

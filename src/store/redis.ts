@@ -1,0 +1,109 @@
+/** The shared store for several instances: Redis through @keyv/redis, atomic ops in Lua. */
+import { once } from "node:events";
+import { setTimeout as delay } from "node:timers/promises";
+import KeyvRedis, { createClient } from "@keyv/redis";
+import { Keyv } from "keyv";
+import { DEFAULT_NAMESPACE, KeyvThreadStore } from "./keyv-store.ts";
+import type { ThreadRecord, ThreadStore } from "./types.ts";
+
+// Compare-and-set scripts: a lease is only renewed or released by the instance that holds it.
+const RENEW_IF_HOLDS = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) else return 0 end`;
+const DELETE_IF_HOLDS = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) else return 0 end`;
+
+/** Shared state for several instances: Redis through @keyv/redis. */
+export function createRedisStore(
+  url: string,
+  report: (err: unknown) => void = () => {},
+  namespace = DEFAULT_NAMESPACE,
+): ThreadStore {
+  // Fail fast while Redis is unreachable (no offline queue), reconnect in the background.
+  const client = createClient({
+    url,
+    disableOfflineQueue: true,
+    socket: {
+      connectTimeout: 2000,
+      reconnectStrategy: (retries: number) => Math.min(100 * 2 ** retries, 2000),
+    },
+  });
+  client.on("error", report);
+  const adapter = new KeyvRedis<ThreadRecord>(client, {
+    throwOnConnectError: true,
+    throwOnErrors: true,
+    connectionTimeout: 2000,
+  });
+  adapter.on("error", report);
+  const keyv = new Keyv<ThreadRecord>({
+    store: adapter,
+    namespace,
+    throwOnErrors: true,
+  });
+  keyv.on("error", report);
+  let opening: Promise<unknown> | undefined;
+  /** One wait for "ready" shared by every call made meanwhile (not one listener per call). */
+  let waiting: Promise<void> | undefined;
+  const waitReady = async () => {
+    if (!client.isOpen) {
+      opening = client.connect().catch(report);
+    }
+    const stop = new AbortController();
+    try {
+      await Promise.race([
+        opening,
+        once(client, "ready", { signal: stop.signal }),
+        delay(2000, undefined, { signal: stop.signal }),
+      ]);
+    } catch {
+      // aborted waits
+    } finally {
+      stop.abort();
+    }
+  };
+  /** The client once ready; within 2 s or a StoreUnavailableError (never an endless wait). */
+  const connected = async () => {
+    if (client.isReady) return client;
+    waiting ??= waitReady().finally(() => {
+      waiting = undefined;
+    });
+    await waiting;
+    if (!client.isReady) throw new Error("Redis is not reachable");
+    return client;
+  };
+  const runsHash = `${namespace}:runs`;
+  return new KeyvThreadStore(
+    keyv,
+    {
+      setIfAbsent: async (k, v, ttl) =>
+        (await (await connected()).set(k, v, { NX: true, PX: Math.max(1, Math.round(ttl)) })) ===
+        "OK",
+      renewIfHolds: async (k, v, ttl) =>
+        Number(
+          await (
+            await connected()
+          ).eval(RENEW_IF_HOLDS, {
+            keys: [k],
+            arguments: [v, String(Math.max(1, Math.round(ttl)))],
+          }),
+        ) === 1,
+      deleteIfHolds: async (k, v) =>
+        Number(await (await connected()).eval(DELETE_IF_HOLDS, { keys: [k], arguments: [v] })) ===
+        1,
+      // The run index is one hash, so listing it is one command, not a key scan.
+      putEntry: async (k, v) => {
+        await (await connected()).hSet(runsHash, k, v);
+      },
+      getEntry: async (k) => (await (await connected()).hGet(runsHash, k)) ?? undefined,
+      deleteEntry: async (k) => {
+        await (await connected()).hDel(runsHash, k);
+      },
+      entries: async (prefix) =>
+        Object.entries(await (await connected()).hGetAll(runsHash))
+          .filter(([k]) => k.startsWith(prefix))
+          .map(([, v]) => v),
+      ping: async () => (await (await connected()).ping()) === "PONG",
+      close: async () => {
+        if (client.isOpen) await client.close();
+      },
+    },
+    namespace,
+  );
+}

@@ -1,0 +1,50 @@
+/** The embedded store: one SQLite file (Node's built-in node:sqlite), nothing to install. */
+import { join } from "node:path";
+import { Keyv } from "keyv";
+import { DEFAULT_NAMESPACE, KeyvThreadStore } from "./keyv-store.ts";
+import { SqliteKeyvAdapter } from "./sqlite-adapter.ts";
+import type { ThreadRecord, ThreadStore } from "./types.ts";
+
+/** The embedded store: one SQLite file under `dataDir`, nothing to install. */
+export function createSqliteStore(
+  path: string,
+  report: (err: unknown) => void = () => {},
+  namespace = DEFAULT_NAMESPACE,
+): ThreadStore {
+  const adapter = new SqliteKeyvAdapter(path);
+  const keyv = new Keyv<ThreadRecord>({
+    store: adapter,
+    namespace,
+    throwOnErrors: true,
+  });
+  keyv.on("error", report);
+  const sweep = setInterval(() => adapter.purgeExpired(), 10 * 60_000);
+  sweep.unref();
+  return new KeyvThreadStore(
+    keyv,
+    {
+      setIfAbsent: (k, v, ttl) => adapter.setIfAbsent(k, v, ttl),
+      renewIfHolds: (k, v, ttl) => adapter.renewIfHolds(k, v, ttl),
+      deleteIfHolds: (k, v) => adapter.deleteIfHolds(k, v),
+      putEntry: async (k, v, ttl) => {
+        await adapter.set(k, v, ttl);
+      },
+      getEntry: async (k) => (await adapter.get<string>(k)) as string | undefined,
+      deleteEntry: async (k) => {
+        await adapter.delete(k);
+      },
+      entries: async (prefix) => (await adapter.entries(prefix)).map(([, v]) => v),
+      ping: async () => {
+        await adapter.get("__ping__");
+        return true;
+      },
+      close: async () => {
+        clearInterval(sweep);
+        await adapter.disconnect();
+      },
+    },
+    namespace,
+  );
+}
+
+export const defaultSqlitePath = (dataDir: string) => join(dataDir, "taskbot.sqlite");

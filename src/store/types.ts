@@ -1,0 +1,123 @@
+/**
+ * The store's records and its boundary: the Slack thread → service conversation mappings,
+ * the index of unfinished runs, and the atomic primitives several instances coordinate with.
+ */
+
+/** The service's conversation a Slack thread maps to (the same shape as the client's ThreadRef). */
+export interface ServiceThreadRef {
+  readonly projectId: string;
+  readonly threadId: string;
+}
+
+/** A follow-up typed while a run was in progress, waiting for its turn. */
+export interface QueuedFollowUp {
+  readonly userId: string;
+  readonly text: string;
+  /** The Slack message that carried it. */
+  readonly ts: string;
+  readonly hadFiles: boolean;
+}
+
+export interface ThreadRecord {
+  readonly teamId: string;
+  readonly channelId: string;
+  /** The Slack thread: the ts of the channel message that shows the prompt. */
+  readonly threadTs: string;
+  readonly projectId: string;
+  /** The service's thread id. */
+  readonly threadId: string;
+  /** Who started the task; only they (or an admin) may stop it. */
+  readonly ownerUserId: string;
+  /** The run in progress, if any. */
+  readonly activeRunId: string | undefined;
+  /** The bot message that shows the run in progress. */
+  readonly activeMessageTs: string | undefined;
+  readonly lastRunId: string | undefined;
+  readonly queue: readonly QueuedFollowUp[];
+  readonly createdAt: number;
+  readonly updatedAt: number;
+}
+
+export interface SlackThreadKey {
+  readonly teamId: string;
+  readonly channelId: string;
+  readonly threadTs: string;
+}
+
+/** An unfinished run: everything an instance needs to finish it in the same Slack messages. */
+export interface RunRecord {
+  readonly runId: string;
+  readonly key: SlackThreadKey;
+  readonly ref: ServiceThreadRef;
+  /** The bot messages showing the run, in order (long answers span several). */
+  readonly messageTs: readonly string[];
+  /** The text already shown, so a new owner neither repeats nor loses any. */
+  readonly shownText: string;
+  readonly startedAt: number;
+  readonly note?: string;
+  /** Files: not yet uploaded, upload under way (may have partly happened), or uploaded. */
+  readonly uploads: "pending" | "started" | "done";
+  /** Set when someone pressed Stop (on any instance). */
+  readonly stoppedBy?: string;
+  /** Who asked (native streams are addressed to them). */
+  readonly owner?: string;
+  /** A native-streaming run's "working…" message, removed once the answer is final. */
+  readonly controlTs?: string;
+}
+
+/** The store could not be reached (Redis down, disk error): answer "temporarily unavailable". */
+export class StoreUnavailableError extends Error {
+  constructor(cause: unknown) {
+    super(`the store is unavailable: ${cause instanceof Error ? cause.message : String(cause)}`, {
+      cause,
+    });
+    this.name = "StoreUnavailableError";
+  }
+}
+
+/** The store boundary. */
+export interface ThreadStore {
+  getThread(key: SlackThreadKey): Promise<ThreadRecord | undefined>;
+  putThread(record: ThreadRecord): Promise<void>;
+  /**
+   * Read-modify-write of one thread, atomic across instances (a short lock per thread).
+   * `change` returns the new record, or undefined to leave it as it is.
+   */
+  updateThread(
+    key: SlackThreadKey,
+    change: (current: ThreadRecord) => ThreadRecord | undefined,
+  ): Promise<ThreadRecord | undefined>;
+  /** True for the first caller only, for `ttlMs` (event and command dedupe). */
+  claimOnce(teamId: string, name: string, ttlMs: number): Promise<boolean>;
+  /** Takes a lease if nobody holds it. */
+  acquireLease(name: string, owner: string, ttlMs: number): Promise<boolean>;
+  /** Extends one's own lease; false when it was lost (expired and maybe taken). */
+  renewLease(name: string, owner: string, ttlMs: number): Promise<boolean>;
+  /** Gives up one's own lease at once. */
+  releaseLease(name: string, owner: string): Promise<void>;
+  putRun(record: RunRecord): Promise<void>;
+  getRun(runId: string): Promise<RunRecord | undefined>;
+  deleteRun(runId: string): Promise<void>;
+  /** Every unfinished run. */
+  listRuns(): Promise<RunRecord[]>;
+  /** Records who pressed Stop on a run, for the instance that relays it. */
+  requestStop(runId: string, userId: string): Promise<void>;
+  stopRequester(runId: string): Promise<string | undefined>;
+  /** Whether the backing store answers. */
+  ping(): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+/** The part of the store the relay needs for one run: its record, its lease, Stop requests. */
+export type RunStore = Pick<
+  ThreadStore,
+  | "putRun"
+  | "getRun"
+  | "deleteRun"
+  | "listRuns"
+  | "acquireLease"
+  | "renewLease"
+  | "releaseLease"
+  | "requestStop"
+  | "stopRequester"
+>;
