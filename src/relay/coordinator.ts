@@ -10,7 +10,13 @@ import { validateTaskInput } from "../service/limits.ts";
 import { describeServiceError, describeSlackPostError, slackErrorCode } from "../view/errors.ts";
 import { renderPrompt, renderRun } from "../view/render.ts";
 import type { SlackWriter, ThreadStore } from "./ports.ts";
-import type { QueuedFollowUp, SlackThreadKey, ThreadRecord } from "../store/types.ts";
+import {
+  IDLE,
+  type QueuedFollowUp,
+  type SlackThreadKey,
+  type ThreadActivity,
+  type ThreadRecord,
+} from "../store/types.ts";
 import type { Relay, RunOutcome } from "./relay.ts";
 
 export interface NewTask {
@@ -44,13 +50,14 @@ export interface CoordinatorOptions {
 }
 
 export const QUEUED_REACTION = "hourglass_flowing_sand";
-const STARTING = "starting:";
 /** A follow-up still "starting" after this long was abandoned by a crashed instance. */
 const STARTING_TIMEOUT_MS = 120_000;
 const FILES_NOT_SENT =
   "Your attachments were not sent to the task service (attachments are not supported yet); only your text was.";
 
-const startingMarker = (ts: string, now: number) => `${STARTING}${ts}:${now}`;
+/** Whether a thread is starting the run that answers the reply `replyTs`. */
+const startingFor = (active: ThreadActivity, replyTs: string) =>
+  active.kind === "starting" && active.replyTs === replyTs;
 
 /** Tells the person who acted, privately. */
 export type TellUser = (text: string) => Promise<void>;
@@ -110,8 +117,7 @@ export class TaskCoordinator {
         projectId: "",
         threadId: "",
         ownerUserId: task.userId,
-        activeRunId: startingMarker(messageTs, startedAt),
-        activeMessageTs: messageTs,
+        active: { kind: "starting", since: startedAt, messageTs },
         lastRunId: undefined,
         queue: [],
         createdAt: startedAt,
@@ -155,8 +161,7 @@ export class TaskCoordinator {
         ...rec,
         projectId: created.project_id,
         threadId: created.thread_id,
-        activeRunId: created.agent_run_id,
-        activeMessageTs: messageTs,
+        active: { kind: "running", runId: created.agent_run_id, messageTs },
       }))
       .catch((err: unknown) => logger.error({ err }, "could not record the new task"));
     // Once the run itself is recorded, the reservation has served its purpose.
@@ -198,7 +203,7 @@ export class TaskCoordinator {
       );
       return true;
     }
-    if (record.threadId === "" && record.activeRunId === undefined) {
+    if (record.threadId === "" && record.active.kind === "idle") {
       await writer.ephemeral(
         reply.key.channelId,
         reply.userId,
@@ -216,12 +221,12 @@ export class TaskCoordinator {
     };
     let decision: "queued" | "start" = "queued";
     await store.updateThread(reply.key, (rec) => {
-      if (rec.activeRunId !== undefined || rec.queue.length > 0) {
+      if (rec.active.kind !== "idle" || rec.queue.length > 0) {
         decision = "queued";
         return { ...rec, queue: [...rec.queue, item] };
       }
       decision = "start";
-      return { ...rec, activeRunId: startingMarker(reply.ts, this.#now()) };
+      return { ...rec, active: { kind: "starting", since: this.#now(), replyTs: reply.ts } };
     });
     if (decision === "queued") {
       await Promise.allSettled([
@@ -235,7 +240,7 @@ export class TaskCoordinator {
       ]);
       // The run may have ended between the check and the queueing.
       const now = await store.getThread(reply.key);
-      if (now && now.activeRunId === undefined) await this.#drain(reply.key);
+      if (now && now.active.kind === "idle") await this.#drain(reply.key);
       return true;
     }
     await this.#startFollowUp(reply.key, item);
@@ -267,7 +272,7 @@ export class TaskCoordinator {
     if (!(await store.claimOnce(req.key.teamId, `stop:${req.runId}`, 10 * 60_000))) return;
     const ref: ThreadRef = { projectId: record.projectId, threadId: record.threadId };
     if (await relay.stop(req.runId, ref, req.userId)) return;
-    if (record.activeRunId !== req.runId) {
+    if (record.active.kind !== "running" || record.active.runId !== req.runId) {
       await tell("This run has already finished.");
       return;
     }
@@ -286,7 +291,7 @@ export class TaskCoordinator {
     await this.#o.store
       .updateThread(key, (rec) => {
         dropped = rec.queue;
-        return { ...rec, queue: [], activeRunId: undefined, activeMessageTs: undefined };
+        return { ...rec, queue: [], active: IDLE };
       })
       .catch((err: unknown) => this.#o.logger.warn({ err }, "could not clear a thread's queue"));
     await Promise.allSettled(
@@ -298,8 +303,8 @@ export class TaskCoordinator {
   async onRunEnded(outcome: RunOutcome): Promise<void> {
     const runId = outcome.target.runId;
     await this.#o.store.updateThread(outcome.target.key, (rec) =>
-      rec.activeRunId === runId
-        ? { ...rec, activeRunId: undefined, activeMessageTs: undefined, lastRunId: runId }
+      rec.active.kind === "running" && rec.active.runId === runId
+        ? { ...rec, active: IDLE, lastRunId: runId }
         : undefined,
     );
     await this.#drain(outcome.target.key);
@@ -310,9 +315,13 @@ export class TaskCoordinator {
     let next: QueuedFollowUp | undefined;
     await this.#o.store.updateThread(key, (rec) => {
       const [first, ...rest] = rec.queue;
-      if (rec.activeRunId !== undefined || !first || rec.threadId === "") return undefined;
+      if (rec.active.kind !== "idle" || !first || rec.threadId === "") return undefined;
       next = first;
-      return { ...rec, queue: rest, activeRunId: startingMarker(first.ts, this.#now()) };
+      return {
+        ...rec,
+        queue: rest,
+        active: { kind: "starting", since: this.#now(), replyTs: first.ts },
+      };
     });
     const item = next as QueuedFollowUp | undefined;
     if (!item) return;
@@ -349,8 +358,8 @@ export class TaskCoordinator {
       const res = await service.continueConversation(ref, { prompt: item.text });
       const ts = messageTs;
       await store.updateThread(key, (rec) =>
-        rec.activeRunId?.startsWith(`${STARTING}${item.ts}:`)
-          ? { ...rec, activeRunId: res.agent_run_id, activeMessageTs: ts }
+        startingFor(rec.active, item.ts)
+          ? { ...rec, active: { kind: "running", runId: res.agent_run_id, messageTs: ts } }
           : undefined,
       );
       await relay.start({
@@ -366,9 +375,7 @@ export class TaskCoordinator {
       logger.warn({ err }, "starting a follow-up failed");
       if (messageTs) await this.#showError(key, messageTs, err, startedAt);
       await store.updateThread(key, (rec) =>
-        rec.activeRunId?.startsWith(`${STARTING}${item.ts}:`)
-          ? { ...rec, activeRunId: undefined, activeMessageTs: undefined }
-          : undefined,
+        startingFor(rec.active, item.ts) ? { ...rec, active: IDLE } : undefined,
       );
       // Nothing typed is lost: the next queued message still gets its turn.
       await this.#drain(key);
@@ -384,29 +391,28 @@ export class TaskCoordinator {
    * the thread when nothing runs. (A recorded run is relayed, or resumed, by some instance.)
    */
   async #reconcile(record: ThreadRecord): Promise<void> {
-    const active = record.activeRunId;
-    if (active === undefined || this.#o.relay.isActive(active)) return;
+    const active = record.active;
+    if (active.kind === "idle") return;
+    if (active.kind === "running" && this.#o.relay.isActive(active.runId)) return;
     const id = `${record.teamId}/${record.channelId}/${record.threadTs}`;
-    if (active.startsWith(STARTING)) {
-      const since = Number(active.split(":")[2] ?? 0);
-      if (this.#starting.has(id) || this.#now() - since < STARTING_TIMEOUT_MS) return;
+    if (active.kind === "starting") {
+      if (this.#starting.has(id) || this.#now() - active.since < STARTING_TIMEOUT_MS) return;
     } else {
-      if (await this.#o.store.getRun(active)) return;
+      const runId = active.runId;
+      if (await this.#o.store.getRun(runId)) return;
       try {
         const now = await this.#o.service.getTaskResult(
           { projectId: record.projectId, threadId: record.threadId },
           { timeout: 0 },
         );
-        if (now.status === "running" && (now.agent_run_id ?? active) === active) return;
+        if (now.status === "running" && (now.agent_run_id ?? runId) === runId) return;
       } catch (err) {
         this.#o.logger.warn({ err }, "could not check a thread's leftover run");
         return;
       }
     }
     await this.#o.store.updateThread(record, (rec) =>
-      rec.activeRunId === active
-        ? { ...rec, activeRunId: undefined, activeMessageTs: undefined }
-        : undefined,
+      sameActivity(rec.active, active) ? { ...rec, active: IDLE } : undefined,
     );
   }
 
@@ -430,4 +436,13 @@ export class TaskCoordinator {
       this.#o.logger.error({ err: e }, "could not show an error in the thread");
     }
   }
+}
+
+/** Whether two records show the same start or run (a reconciled leftover is still the one seen). */
+function sameActivity(a: ThreadActivity, b: ThreadActivity): boolean {
+  if (a.kind === "running" && b.kind === "running") return a.runId === b.runId;
+  if (a.kind === "starting" && b.kind === "starting") {
+    return a.since === b.since && a.replyTs === b.replyTs && a.messageTs === b.messageTs;
+  }
+  return a.kind === b.kind;
 }

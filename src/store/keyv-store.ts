@@ -13,6 +13,7 @@ import {
   type ThreadRecord,
   type ThreadStore,
 } from "./types.ts";
+import { fromStored, type StoredThread } from "./thread-record.ts";
 
 const THREAD_TTL_MS = 90 * 24 * 3600 * 1000;
 const RUN_TTL_MS = 7 * 24 * 3600 * 1000;
@@ -44,12 +45,12 @@ async function guard<T>(op: () => Promise<T>): Promise<T> {
 }
 
 export class KeyvThreadStore implements ThreadStore {
-  readonly #keyv: Keyv<ThreadRecord>;
+  readonly #keyv: Keyv<StoredThread>;
   readonly #p: Primitives;
   readonly #ns: string;
   readonly #locks = new Map<string, Promise<unknown>>();
 
-  constructor(keyv: Keyv<ThreadRecord>, primitives: Primitives, namespace: string) {
+  constructor(keyv: Keyv<StoredThread>, primitives: Primitives, namespace: string) {
     this.#keyv = keyv;
     this.#p = primitives;
     this.#ns = namespace;
@@ -68,7 +69,10 @@ export class KeyvThreadStore implements ThreadStore {
   }
 
   async getThread(key: SlackThreadKey): Promise<ThreadRecord | undefined> {
-    return guard(async () => (await this.#keyv.get(threadKey(key))) ?? undefined);
+    return guard(async () => {
+      const stored: StoredThread | undefined = await this.#keyv.get(threadKey(key));
+      return stored ? fromStored(stored) : undefined;
+    });
   }
 
   async putThread(record: ThreadRecord): Promise<void> {

@@ -18,6 +18,30 @@ export interface QueuedFollowUp {
   readonly hadFiles: boolean;
 }
 
+/**
+ * What a task thread is doing. A run id is only ever a run id: the states are spelled out
+ * here instead of being encoded in it.
+ */
+export type ThreadActivity =
+  /** Nothing runs: a reply starts a run at once. */
+  | { readonly kind: "idle" }
+  /**
+   * A run is being created and has no id yet (an instance that dies now leaves this behind;
+   * it is cleared after a while). `replyTs` is the reply the run answers, absent for the task's
+   * first run; `messageTs` is the bot message that will show the run, when already posted.
+   */
+  | {
+      readonly kind: "starting";
+      /** When it began (ms since the epoch). */
+      readonly since: number;
+      readonly replyTs?: string;
+      readonly messageTs?: string;
+    }
+  /** A run is in progress, shown in the bot message `messageTs`. */
+  | { readonly kind: "running"; readonly runId: string; readonly messageTs: string };
+
+export const IDLE: ThreadActivity = { kind: "idle" };
+
 export interface ThreadRecord {
   readonly teamId: string;
   readonly channelId: string;
@@ -28,10 +52,8 @@ export interface ThreadRecord {
   readonly threadId: string;
   /** Who started the task; only they (or an admin) may stop it. */
   readonly ownerUserId: string;
-  /** The run in progress, if any. */
-  readonly activeRunId: string | undefined;
-  /** The bot message that shows the run in progress. */
-  readonly activeMessageTs: string | undefined;
+  /** Whether a run is being started or in progress, and which. */
+  readonly active: ThreadActivity;
   readonly lastRunId: string | undefined;
   readonly queue: readonly QueuedFollowUp[];
   readonly createdAt: number;

@@ -22,8 +22,7 @@ function record(teamId: string, overrides: Partial<ThreadRecord> = {}): ThreadRe
     projectId: "proj_1",
     threadId: "thr_1",
     ownerUserId: "U1",
-    activeRunId: "run_1",
-    activeMessageTs: "1700000000.000200",
+    active: { kind: "running", runId: "run_1", messageTs: "1700000000.000200" },
     lastRunId: undefined,
     queue: [],
     createdAt: 1,
@@ -51,7 +50,10 @@ describe.each(backends)("thread store on %s", (_name, make) => {
     const teamId = unique();
     const rec = record(teamId);
     await store.putThread(rec);
-    expect(await store.getThread(rec)).toMatchObject({ projectId: "proj_1", activeRunId: "run_1" });
+    expect(await store.getThread(rec)).toMatchObject({
+      projectId: "proj_1",
+      active: { kind: "running", runId: "run_1" },
+    });
     await store.close();
   });
 
@@ -147,6 +149,41 @@ describe.each(backends)("thread store on %s", (_name, make) => {
     await b.close();
   });
 
+  it.each([
+    [
+      "a run in progress",
+      { activeRunId: "run_7", activeMessageTs: "1700000000.000200" },
+      { kind: "running", runId: "run_7", messageTs: "1700000000.000200" },
+    ],
+    [
+      "a task's first run being created",
+      {
+        activeRunId: "starting:1700000000.000200:1700000123456",
+        activeMessageTs: "1700000000.000200",
+      },
+      { kind: "starting", since: 1700000123456, messageTs: "1700000000.000200" },
+    ],
+    [
+      "a follow-up's run being created",
+      { activeRunId: "starting:1700000000.000300:1700000123456" },
+      { kind: "starting", since: 1700000123456, replyTs: "1700000000.000300" },
+    ],
+    ["nothing running", {}, { kind: "idle" }],
+  ])("reads a thread the previous version stored with %s", async (_what, legacyFields, active) => {
+    const store = make();
+    const { active: _current, ...rest } = record(unique());
+    // Exactly what the previous version's putThread handed to keyv.
+    const legacy = { ...rest, ...legacyFields };
+    await store.putThread(legacy as unknown as ThreadRecord);
+    const read = await store.getThread(legacy);
+    expect(read?.active).toEqual(active);
+    expect(read).not.toHaveProperty("activeRunId");
+    // Updating it (as the next reply or run end does) keeps what it said.
+    await store.updateThread(legacy, (r) => ({ ...r, lastRunId: "run_6" }));
+    expect(await store.getThread(legacy)).toMatchObject({ active, lastRunId: "run_6" });
+    await store.close();
+  });
+
   it("answers a health check", async () => {
     const store = make();
     expect(await store.ping()).toBe(true);
@@ -158,7 +195,7 @@ describe("embedded store", () => {
   it("survives a restart: a thread written before is read after reopening the file", async () => {
     const path = join(dir, "restart.sqlite");
     const first = createSqliteStore(path);
-    const rec = record(unique(), { activeRunId: undefined, lastRunId: "run_9" });
+    const rec = record(unique(), { active: { kind: "idle" }, lastRunId: "run_9" });
     await first.putThread(rec);
     expect(await first.claimOnce(rec.teamId, "event:E", 60_000)).toBe(true);
     await first.close();
