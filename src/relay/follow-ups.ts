@@ -1,0 +1,232 @@
+/**
+ * Replies in a task thread: each continues the conversation with a new run, or waits in the
+ * thread's queue (in order) while one is starting or running, and is sent when it ends.
+ */
+import type { ThreadRef } from "../service/client.ts";
+import { validateTaskInput } from "../service/limits.ts";
+import {
+  IDLE,
+  type QueuedFollowUp,
+  type SlackThreadKey,
+  type ThreadActivity,
+  type ThreadRecord,
+} from "../store/types.ts";
+import { describeServiceError } from "../view/errors.ts";
+import type { RunOutcome } from "./relay.ts";
+import type { ThreadReply } from "./requests.ts";
+import { type CoordinatorDeps, showStartError, workingMessage } from "./task-context.ts";
+
+export const QUEUED_REACTION = "hourglass_flowing_sand";
+/** A run still "starting" after this long was abandoned by a crashed instance. */
+const STARTING_TIMEOUT_MS = 120_000;
+const FILES_NOT_SENT =
+  "Your attachments were not sent to the task service (attachments are not supported yet); only your text was.";
+const FILES_ONLY =
+  "Attachments can't be sent to the task service yet. Please reply with text to continue the task.";
+const NOTHING_TO_CONTINUE =
+  "This task could not be started, so there is nothing to continue. Start a new one with `/task`.";
+const QUEUED =
+  "A run is still in progress in this thread. Your message is queued and will be sent as soon as it finishes.";
+
+const threadId = (key: SlackThreadKey) => `${key.teamId}/${key.channelId}/${key.threadTs}`;
+
+/** The activity of a thread starting the run that answers the reply `replyTs`. */
+const startingFor = (replyTs: string, now: number): ThreadActivity => ({
+  kind: "starting",
+  since: now,
+  replyTs,
+});
+
+const isStartingFor = (active: ThreadActivity, replyTs: string) =>
+  active.kind === "starting" && active.replyTs === replyTs;
+
+export class FollowUps {
+  readonly #deps: CoordinatorDeps;
+  /** Threads whose follow-up is being started by this process. */
+  readonly #starting = new Set<string>();
+
+  constructor(deps: CoordinatorDeps) {
+    this.#deps = deps;
+  }
+
+  /** A reply in the task thread `record`, told privately in the thread when refused. */
+  async handle(record: ThreadRecord, reply: ThreadReply): Promise<void> {
+    const { writer, store } = this.#deps;
+    const { channelId, threadTs } = reply.key;
+    const tell = (text: string) => writer.ephemeral(channelId, reply.userId, text, threadTs);
+    if (reply.text.trim() === "") {
+      if (reply.hasFiles) await tell(FILES_ONLY);
+      return;
+    }
+    const refusal = replyRefusal(record, reply.text);
+    if (refusal !== undefined) {
+      await tell(refusal);
+      return;
+    }
+    await this.#reconcile(record);
+    const item: QueuedFollowUp = {
+      userId: reply.userId,
+      text: reply.text,
+      ts: reply.ts,
+      hadFiles: reply.hasFiles,
+    };
+    let startNow = false;
+    await store.updateThread(reply.key, (rec) => {
+      startNow = rec.active.kind === "idle" && rec.queue.length === 0;
+      return startNow
+        ? { ...rec, active: startingFor(reply.ts, this.#deps.now()) }
+        : { ...rec, queue: [...rec.queue, item] };
+    });
+    if (startNow) {
+      await this.#start(reply.key, item);
+      return;
+    }
+    await Promise.allSettled([writer.react(channelId, reply.ts, QUEUED_REACTION), tell(QUEUED)]);
+    // The run may have ended between the check and the queueing.
+    const now = await store.getThread(reply.key);
+    if (now && now.active.kind === "idle") await this.#drain(reply.key);
+  }
+
+  /** A run has shown its final state: the thread is free for the next queued reply. */
+  async runEnded(outcome: RunOutcome): Promise<void> {
+    const runId = outcome.target.runId;
+    await this.#deps.store.updateThread(outcome.target.key, (rec) =>
+      rec.active.kind === "running" && rec.active.runId === runId
+        ? { ...rec, active: IDLE, lastRunId: runId }
+        : undefined,
+    );
+    await this.#drain(outcome.target.key);
+  }
+
+  /** Tells everyone whose reply waits in a thread that it will not be sent, and frees it. */
+  async abandon(key: SlackThreadKey, why: string): Promise<void> {
+    const { store, writer, logger } = this.#deps;
+    let dropped: readonly QueuedFollowUp[] = [];
+    await store
+      .updateThread(key, (rec) => {
+        dropped = rec.queue;
+        return { ...rec, queue: [], active: IDLE };
+      })
+      .catch((err: unknown) => logger.warn({ err }, "could not clear a thread's queue"));
+    await Promise.allSettled(
+      dropped.map((q) => writer.ephemeral(key.channelId, q.userId, why, key.threadTs)),
+    );
+  }
+
+  /** Starts the next queued reply, if the thread is idle. */
+  async #drain(key: SlackThreadKey): Promise<void> {
+    let next: QueuedFollowUp | undefined;
+    await this.#deps.store.updateThread(key, (rec) => {
+      const [first, ...rest] = rec.queue;
+      if (rec.active.kind !== "idle" || !first || rec.threadId === "") return undefined;
+      next = first;
+      return { ...rec, queue: rest, active: startingFor(first.ts, this.#deps.now()) };
+    });
+    const item = next as QueuedFollowUp | undefined;
+    if (!item) return;
+    await this.#deps.writer
+      .unreact(key.channelId, item.ts, QUEUED_REACTION)
+      .catch((err: unknown) =>
+        this.#deps.logger.debug({ err }, "could not remove the queued reaction"),
+      );
+    await this.#start(key, item);
+  }
+
+  /** Continues the conversation with `item`, the thread being recorded as starting it. */
+  async #start(key: SlackThreadKey, item: QueuedFollowUp): Promise<void> {
+    const { writer, service, store, logger, relay } = this.#deps;
+    const id = threadId(key);
+    this.#starting.add(id);
+    const startedAt = this.#deps.now();
+    let messageTs: string | undefined;
+    let reservation: string | undefined;
+    try {
+      const record = await store.getThread(key);
+      if (!record) return;
+      const note = item.hadFiles ? FILES_NOT_SENT : undefined;
+      messageTs = await writer.post(key.channelId, workingMessage(note), key.threadTs);
+      const ref: ThreadRef = { projectId: record.projectId, threadId: record.threadId };
+      // If this instance dies before the service answers, another one ends the message.
+      reservation = await relay.reserve(key, messageTs, startedAt).catch(() => undefined);
+      const res = await service.continueConversation(ref, { prompt: item.text });
+      const running: ThreadActivity = { kind: "running", runId: res.agent_run_id, messageTs };
+      await store.updateThread(key, (rec) =>
+        isStartingFor(rec.active, item.ts) ? { ...rec, active: running } : undefined,
+      );
+      await relay.start({
+        key,
+        ref,
+        runId: res.agent_run_id,
+        messageTs,
+        startedAt,
+        owner: item.userId,
+        ...(note ? { note } : {}),
+      });
+    } catch (err) {
+      logger.warn({ err }, "starting a follow-up failed");
+      if (messageTs) await showStartError(this.#deps, key, messageTs, err, startedAt);
+      await store.updateThread(key, (rec) =>
+        isStartingFor(rec.active, item.ts) ? { ...rec, active: IDLE } : undefined,
+      );
+      // Nothing typed is lost: the next queued message still gets its turn.
+      await this.#drain(key);
+    } finally {
+      if (reservation) await relay.release(reservation).catch(() => undefined);
+      this.#starting.delete(id);
+    }
+  }
+
+  /**
+   * A thread the store says is busy but whose run nobody records as unfinished: the bot
+   * crashed before recording it, or while starting a follow-up. Ask the service, and free
+   * the thread when nothing runs. (A recorded run is relayed, or resumed, by some instance.)
+   */
+  async #reconcile(record: ThreadRecord): Promise<void> {
+    const { active } = record;
+    if (active.kind === "idle") return;
+    if (active.kind === "starting") {
+      const recent = this.#deps.now() - active.since < STARTING_TIMEOUT_MS;
+      if (recent || this.#starting.has(threadId(record))) return;
+    } else if (await this.#runGoesOn(record, active.runId)) {
+      return;
+    }
+    await this.#deps.store.updateThread(record, (rec) =>
+      sameActivity(rec.active, active) ? { ...rec, active: IDLE } : undefined,
+    );
+  }
+
+  /** Whether a thread's run is relayed, recorded as unfinished, or (per the service) running. */
+  async #runGoesOn(record: ThreadRecord, runId: string): Promise<boolean> {
+    if (this.#deps.relay.isActive(runId) || (await this.#deps.store.getRun(runId))) return true;
+    try {
+      const now = await this.#deps.service.getTaskResult(
+        { projectId: record.projectId, threadId: record.threadId },
+        { timeout: 0 },
+      );
+      return now.status === "running" && (now.agent_run_id ?? runId) === runId;
+    } catch (err) {
+      this.#deps.logger.warn({ err }, "could not check a thread's leftover run");
+      return true;
+    }
+  }
+}
+
+/** Why a reply cannot continue the task, or undefined when it can. */
+function replyRefusal(record: ThreadRecord, text: string): string | undefined {
+  try {
+    validateTaskInput(text, []);
+  } catch (err) {
+    return describeServiceError(err);
+  }
+  if (record.threadId === "" && record.active.kind === "idle") return NOTHING_TO_CONTINUE;
+  return undefined;
+}
+
+/** Whether two records show the same start or run (a leftover is freed only if still there). */
+function sameActivity(a: ThreadActivity, b: ThreadActivity): boolean {
+  if (a.kind === "running" && b.kind === "running") return a.runId === b.runId;
+  if (a.kind === "starting" && b.kind === "starting") {
+    return a.since === b.since && a.replyTs === b.replyTs && a.messageTs === b.messageTs;
+  }
+  return a.kind === b.kind;
+}

@@ -1,0 +1,78 @@
+/**
+ * The requests the coordinator takes from any Slack surface, and the checks each goes through
+ * whatever surface sent it: the prompt, retried or redelivered deliveries, and failure texts.
+ */
+import { LIMITS, promptLength } from "../service/limits.ts";
+import { type SlackThreadKey, StoreUnavailableError } from "../store/types.ts";
+import { describeServiceError } from "../view/errors.ts";
+import { USAGE } from "../view/render.ts";
+import type { ThreadStore } from "./ports.ts";
+
+/** Tells the person who acted, privately. */
+export type TellUser = (text: string) => Promise<void>;
+
+/**
+ * One delivery of a request by Slack, so that a retried one is handled once: a slash command
+ * (or shortcut) retried by a flaky network carries the same trigger id, and Slack redelivers
+ * an event it thinks was missed with the same event id.
+ */
+export type Delivery =
+  | { readonly kind: "trigger"; readonly id: string }
+  | { readonly kind: "event"; readonly id: string };
+
+export interface NewTask {
+  readonly teamId: string;
+  readonly channelId: string;
+  readonly userId: string;
+  /** As the person typed it (Slack's escapes already decoded). */
+  readonly prompt: string;
+  readonly delivery?: Delivery | undefined;
+}
+
+export interface ThreadReply {
+  readonly key: SlackThreadKey;
+  readonly userId: string;
+  readonly text: string;
+  readonly ts: string;
+  readonly hasFiles: boolean;
+  readonly delivery?: Delivery | undefined;
+}
+
+export interface StopRequest {
+  readonly key: SlackThreadKey;
+  readonly userId: string;
+  readonly runId: string;
+}
+
+/** Why a new task's (trimmed) prompt is refused, or undefined when it can be sent. */
+export function promptRefusal(prompt: string): string | undefined {
+  if (prompt === "") return USAGE;
+  const length = promptLength(prompt);
+  if (length <= LIMITS.promptMaxChars) return undefined;
+  return `Your prompt is ${length.toLocaleString("en-US")} characters long; the task service accepts at most ${LIMITS.promptMaxChars.toLocaleString("en-US")}. Please shorten it and try again.`;
+}
+
+/** How long a delivery is remembered: well past Slack's last retry of either. */
+const CLAIMS = {
+  trigger: { prefix: "cmd", ttlMs: 3_600_000 },
+  event: { prefix: "event", ttlMs: 24 * 3_600_000 },
+} as const;
+
+/** True for the first delivery of a request (and for a request without an id). */
+export function claimDelivery(
+  store: Pick<ThreadStore, "claimOnce">,
+  teamId: string,
+  delivery: Delivery | undefined,
+): Promise<boolean> {
+  if (!delivery) return Promise.resolve(true);
+  const { prefix, ttlMs } = CLAIMS[delivery.kind];
+  return store.claimOnce(teamId, `${prefix}:${delivery.id}`, ttlMs);
+}
+
+/** What to tell the person when handling their request failed. */
+export function describeFailure(err: unknown): string {
+  if (err instanceof StoreUnavailableError) {
+    return "The app is temporarily unavailable (its storage is not answering). Nothing was started; please try again in a minute.";
+  }
+  return describeServiceError(err);
+}

@@ -1,0 +1,52 @@
+/**
+ * The Stop request: only the task's owner or a workspace admin may stop a run, once; the relay
+ * stops a run it relays, and a run nobody relays here is stopped on the service directly.
+ */
+import type { ThreadRef } from "./ports.ts";
+import type { StopRequest, TellUser } from "./requests.ts";
+import type { CoordinatorDeps } from "./task-context.ts";
+import { describeServiceError } from "../view/errors.ts";
+
+/** How long a Stop is remembered, so a double click stops once. */
+const STOP_CLAIM_TTL_MS = 10 * 60_000;
+
+export async function stopRun(
+  deps: CoordinatorDeps,
+  req: StopRequest,
+  tell: TellUser,
+): Promise<void> {
+  const { store, writer, relay, service, logger } = deps;
+  const record = await store.getThread(req.key);
+  if (!record) {
+    await tell("This task is no longer known to me, so there is nothing to stop.");
+    return;
+  }
+  if (req.userId !== record.ownerUserId) {
+    let admin = false;
+    try {
+      admin = await writer.isAdmin(req.userId);
+    } catch (err) {
+      logger.warn({ err }, "could not check whether the user is an admin");
+    }
+    if (!admin) {
+      await tell(
+        `Only <@${record.ownerUserId}>, who started this task, or a workspace admin can stop it.`,
+      );
+      return;
+    }
+  }
+  if (!(await store.claimOnce(req.key.teamId, `stop:${req.runId}`, STOP_CLAIM_TTL_MS))) return;
+  const ref: ThreadRef = { projectId: record.projectId, threadId: record.threadId };
+  if (await relay.stop(req.runId, ref, req.userId)) return;
+  if (record.active.kind !== "running" || record.active.runId !== req.runId) {
+    await tell("This run has already finished.");
+    return;
+  }
+  // Not relayed by this process (e.g. after a restart): stop it on the service anyway.
+  try {
+    await service.stopAgent(ref);
+    await tell("The run was stopped.");
+  } catch (err) {
+    await tell(describeServiceError(err, req.runId));
+  }
+}

@@ -1,0 +1,56 @@
+/**
+ * What the coordinator's parts share: their dependencies, and the bot message that shows a run
+ * being started ("working", or the reason when the start failed).
+ */
+import type { Logger } from "pino";
+import type { SlackThreadKey } from "../store/types.ts";
+import { describeServiceError } from "../view/errors.ts";
+import { type MessagePayload, renderRun } from "../view/render.ts";
+import type { SlackWriter, TaskService, ThreadStore } from "./ports.ts";
+import type { Relay } from "./relay.ts";
+
+/** The part of the relay the coordinator uses. */
+export type RelayControl = Pick<Relay, "start" | "reserve" | "release" | "stop" | "isActive">;
+
+export interface CoordinatorDeps {
+  readonly service: TaskService;
+  readonly writer: SlackWriter;
+  readonly store: ThreadStore;
+  readonly relay: RelayControl;
+  readonly logger: Logger;
+  readonly now: () => number;
+}
+
+/** The message a run shows until its first text arrives. */
+export function workingMessage(note?: string): MessagePayload {
+  const [first] = renderRun({
+    text: "",
+    state: "running",
+    elapsedMs: 0,
+    ...(note ? { note } : {}),
+  });
+  return first ?? { text: "Working…", blocks: [] };
+}
+
+/** Turns a run's message into the reason its start failed. */
+export async function showStartError(
+  deps: CoordinatorDeps,
+  key: SlackThreadKey,
+  messageTs: string,
+  err: unknown,
+  startedAt: number,
+): Promise<void> {
+  const reason = describeServiceError(err);
+  const payload = renderRun({
+    text: "",
+    state: "error",
+    reason,
+    elapsedMs: deps.now() - startedAt,
+  })[0];
+  if (!payload) return;
+  try {
+    await deps.writer.update(key.channelId, messageTs, payload);
+  } catch (e) {
+    deps.logger.error({ err: e }, "could not show an error in the thread");
+  }
+}
