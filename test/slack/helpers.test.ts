@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { decodeFile } from "../../src/relay/relay.ts";
-import { fromSlack } from "../../src/slack/app.ts";
+import { fromSlack } from "../../src/slack/listeners/surface.ts";
 import { compareTs } from "../../src/slack/web-writer.ts";
 
 describe("small pieces of the Slack side", () => {

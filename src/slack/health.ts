@@ -1,0 +1,45 @@
+/**
+ * The HTTP routes beside Slack's: `/healthz` (liveness: the app is up), `/readyz` (it can take
+ * work: the store answers too) and `/metrics` (JSON), served by either receiver.
+ */
+import type { CustomRoute } from "@slack/bolt";
+import type { ServerResponse } from "node:http";
+import type { ThreadStore } from "../store/types.ts";
+
+export interface HealthOptions {
+  /** Whether the app has started and not begun to stop. */
+  readonly ready: () => boolean;
+  readonly store: Pick<ThreadStore, "ping">;
+  /** What `GET /metrics` shows. */
+  readonly metrics?: (() => unknown) | undefined;
+}
+
+function json(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { "content-type": "application/json" });
+  res.end(JSON.stringify(body));
+}
+
+export function healthRoutes({ ready, store, metrics }: HealthOptions): CustomRoute[] {
+  return [
+    {
+      path: "/healthz",
+      method: ["GET"],
+      handler: (_req, res) => json(res, ready() ? 200 : 503, { ok: ready() }),
+    },
+    {
+      path: "/metrics",
+      method: ["GET"],
+      handler: (_req, res) => json(res, 200, metrics?.() ?? {}),
+    },
+    {
+      path: "/readyz",
+      method: ["GET"],
+      handler: (_req, res) => {
+        void store.ping().then((ok) => {
+          const good = ready() && ok;
+          json(res, good ? 200 : 503, { ok: good, store: ok });
+        });
+      },
+    },
+  ];
+}

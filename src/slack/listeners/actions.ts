@@ -1,0 +1,36 @@
+/**
+ * Buttons in the bot's messages (`block_actions`): Stop. Acknowledged at once; the answer,
+ * if any, goes privately through the action's `response_url`.
+ */
+import type { App } from "@slack/bolt";
+import { z } from "zod";
+import { decodeStopValue, STOP_ACTION_ID } from "../../view/render.ts";
+import { type ListenerDeps, tellThrough } from "./surface.ts";
+
+const ActionBody = z.object({
+  user: z.object({ id: z.string().min(1), team_id: z.string().optional() }),
+  team: z.object({ id: z.string().min(1) }).nullish(),
+  actions: z.array(z.object({ action_id: z.string(), value: z.string().optional() })).min(1),
+});
+
+export function register(app: App, { coordinator }: ListenerDeps): void {
+  app.action(STOP_ACTION_ID, async ({ ack, body, respond }) => {
+    await ack();
+    const tell = tellThrough(respond);
+    const parsed = ActionBody.safeParse(body);
+    const ref = parsed.success ? decodeStopValue(parsed.data.actions[0]?.value) : undefined;
+    if (!parsed.success || !ref) {
+      await tell("That Stop button is not valid any more.");
+      return;
+    }
+    const teamId = parsed.data.team?.id ?? parsed.data.user.team_id ?? "";
+    await coordinator.handleStop(
+      {
+        key: { teamId, channelId: ref.channelId, threadTs: ref.threadTs },
+        userId: parsed.data.user.id,
+        runId: ref.runId,
+      },
+      tell,
+    );
+  });
+}

@@ -1,0 +1,44 @@
+/**
+ * The `/task <prompt>` slash command: a new task. A refused prompt is answered in the
+ * acknowledgement itself; everything after it through the command's `response_url`.
+ */
+import type { App } from "@slack/bolt";
+import { z } from "zod";
+import { fromSlack, type ListenerDeps, privately, tellThrough } from "./surface.ts";
+
+const CommandBody = z.object({
+  team_id: z.string().min(1),
+  channel_id: z.string().min(1),
+  user_id: z.string().min(1),
+  text: z.string().default(""),
+  trigger_id: z.string().optional(),
+});
+
+export function register(app: App, { coordinator }: ListenerDeps): void {
+  app.command("/task", async ({ ack, body, respond }) => {
+    const parsed = CommandBody.safeParse(body);
+    if (!parsed.success) {
+      await ack(privately("That request looked malformed; please try again."));
+      return;
+    }
+    const cmd = parsed.data;
+    const prompt = fromSlack(cmd.text);
+    const refusal = coordinator.refuseNewTask(prompt);
+    if (refusal !== undefined) {
+      await ack(privately(refusal));
+      return;
+    }
+    await ack();
+    await coordinator.startTask(
+      {
+        teamId: cmd.team_id,
+        channelId: cmd.channel_id,
+        userId: cmd.user_id,
+        prompt,
+        // A slash command retried by a flaky network carries the same trigger_id.
+        delivery: cmd.trigger_id ? { kind: "trigger", id: cmd.trigger_id } : undefined,
+      },
+      tellThrough(respond),
+    );
+  });
+}

@@ -1,0 +1,12 @@
+/**
+ * Every Slack surface the app listens on, in one list. A new surface (mentions, DMs and
+ * assistant threads, App Home, modals, shortcuts) is one new file here and one line below.
+ */
+import * as actions from "./actions.ts";
+import * as command from "./command.ts";
+import * as message from "./message.ts";
+import type { Surface } from "./surface.ts";
+
+export const SURFACES: readonly Surface[] = [command, message, actions];
+
+export type { ListenerDeps, Surface } from "./surface.ts";
