@@ -1,0 +1,284 @@
+/**
+ * The coordinator with in-process doubles (the end-to-end suites drive it through Slack): the
+ * checks every surface's requests get, and a thread's state across replies, runs and upgrades.
+ */
+import { pino } from "pino";
+import { beforeEach, describe, expect, it } from "vitest";
+import { type TellUser, TaskCoordinator } from "../../src/relay/coordinator.ts";
+import { createMemoryStore } from "../../src/store/memory.ts";
+import {
+  type SlackThreadKey,
+  StoreUnavailableError,
+  type ThreadRecord,
+  type ThreadStore,
+} from "../../src/store/types.ts";
+import { FakeRelay, FakeService, RecordingWriter } from "./fakes.ts";
+
+const TEAM = "T1";
+const CHANNEL = "C1";
+const OWNER = "U1";
+const OTHER = "U2";
+const MINUTE = 60_000;
+
+let store: ThreadStore;
+let writer: RecordingWriter;
+let service: FakeService;
+let relay: FakeRelay;
+let now: number;
+let told: string[];
+let coordinator: TaskCoordinator;
+const tell: TellUser = async (text) => {
+  told.push(text);
+};
+
+function coordinatorWith(s: ThreadStore): TaskCoordinator {
+  return new TaskCoordinator({
+    service,
+    writer,
+    store: s,
+    relay,
+    logger: pino({ level: "silent" }),
+    now: () => now,
+  });
+}
+
+beforeEach(() => {
+  store = createMemoryStore();
+  writer = new RecordingWriter();
+  service = new FakeService();
+  relay = new FakeRelay();
+  now = 1_700_000_000_000;
+  told = [];
+  coordinator = coordinatorWith(store);
+});
+
+const task = (prompt: string, trigger?: string) => ({
+  teamId: TEAM,
+  channelId: CHANNEL,
+  userId: OWNER,
+  prompt,
+  delivery: trigger ? { kind: "trigger" as const, id: trigger } : undefined,
+});
+
+let replies = 0;
+function reply(key: SlackThreadKey, text: string, eventId = `Ev${++replies}`, user = OTHER) {
+  return {
+    key,
+    userId: user,
+    text,
+    ts: `1800000000.${String(++replies).padStart(6, "0")}`,
+    hasFiles: false,
+    delivery: { kind: "event" as const, id: eventId },
+  };
+}
+
+/** The run the relay was last handed. */
+function lastRun() {
+  const run = relay.started.at(-1);
+  if (!run) throw new Error("no run was started");
+  return run;
+}
+
+/** The relay has shown the last run's final state. */
+const endLastRun = () =>
+  coordinator.onRunEnded({ target: lastRun(), state: "completed", text: "", messageTs: [] });
+
+/** Starts a task and returns its thread, with its first run in progress. */
+async function startedTask(prompt = "Build a bakery site"): Promise<SlackThreadKey> {
+  await coordinator.startTask(task(prompt), tell);
+  const run = relay.started.at(-1);
+  if (!run) throw new Error(`the task did not start; told: ${told.join(" / ")}`);
+  return run.key;
+}
+
+describe("the checks every surface's requests go through", () => {
+  it("refuses an empty or too long prompt privately, before anything is posted or created", async () => {
+    expect(coordinator.refuseNewTask("   ")).toContain("/task <what you want built>");
+    expect(coordinator.refuseNewTask("x".repeat(5001))).toContain("5,001 characters");
+    await coordinator.startTask(task("  "), tell);
+    await coordinator.startTask(task("x".repeat(5001)), tell);
+    expect(told).toEqual([
+      expect.stringContaining("/task <what you want built>"),
+      expect.stringContaining("at most 5,000"),
+    ]);
+    expect(writer.messages).toEqual([]);
+    expect(service.prompts).toEqual([]);
+  });
+
+  it("starts a task once when Slack retries the command with the same trigger id", async () => {
+    await Promise.all([
+      coordinator.startTask(task("Build a shop", "Tr1"), tell),
+      coordinator.startTask(task("Build a shop", "Tr1"), tell),
+    ]);
+    await coordinator.startTask(task("Build a shop", "Tr2"), tell);
+    expect(service.prompts).toEqual(["Build a shop", "Build a shop"]);
+    expect(relay.started).toHaveLength(2);
+  });
+
+  it("sends a redelivered reply once", async () => {
+    const key = await startedTask();
+    await endLastRun();
+    const first = reply(key, "Add a menu page", "EvSame");
+    expect(await coordinator.handleReply(first)).toBe(true);
+    expect(await coordinator.handleReply({ ...first })).toBe(true);
+    expect(service.prompts).toEqual(["Build a bakery site", "Add a menu page"]);
+    // Not even queued behind the run it started, nor marked as waiting.
+    expect((await store.getThread(key))?.queue).toEqual([]);
+    expect(writer.ephemerals).toEqual([]);
+    expect(writer.reactions.size).toBe(0);
+  });
+
+  it("leaves a message in a thread that is not a task thread alone, without using up its delivery", async () => {
+    const key = { teamId: TEAM, channelId: CHANNEL, threadTs: "1700000000.999999" };
+    const message = reply(key, "Just chatting", "EvChat");
+    expect(await coordinator.handleReply(message)).toBe(false);
+    expect(writer.ephemerals).toEqual([]);
+    // Had the thread been a task thread after all, the same delivery would still count.
+    await store.putThread({
+      ...key,
+      projectId: "proj_x",
+      threadId: "thr_x",
+      ownerUserId: OWNER,
+      active: { kind: "idle" },
+      lastRunId: "run_x",
+      queue: [],
+      createdAt: now,
+      updatedAt: now,
+    });
+    expect(await coordinator.handleReply(message)).toBe(true);
+    expect(service.prompts).toEqual(["Just chatting"]);
+  });
+
+  it("tells the person privately when the store does not answer, and starts nothing", async () => {
+    const down = new Proxy({} as ThreadStore, {
+      get: () => () => Promise.reject(new StoreUnavailableError(new Error("ECONNREFUSED"))),
+    });
+    const broken = coordinatorWith(down);
+    await broken.startTask(task("Build a shop", "Tr9"), tell);
+    const key = { teamId: TEAM, channelId: CHANNEL, threadTs: "1700000000.000001" };
+    expect(await broken.handleReply(reply(key, "Hello?"))).toBe(true);
+    await broken.handleStop({ key, userId: OWNER, runId: "run_1" }, tell);
+    expect(told).toEqual([
+      expect.stringContaining("temporarily unavailable"),
+      expect.stringContaining("temporarily unavailable"),
+    ]);
+    expect(writer.ephemerals).toEqual([
+      expect.objectContaining({
+        threadTs: key.threadTs,
+        text: expect.stringMatching(
+          /^Your message could not be handled: .*temporarily unavailable/,
+        ),
+      }),
+    ]);
+    expect(writer.messages).toEqual([]);
+    expect(service.prompts).toEqual([]);
+  });
+});
+
+describe("a task thread's state", () => {
+  it("is starting while the task is created, then running its first run", async () => {
+    let whileCreating: unknown;
+    const create = service.createTask;
+    service.createTask = async (input, options) => {
+      const threadTs = writer.messages[0]?.ts ?? "";
+      whileCreating = (await store.getThread({ teamId: TEAM, channelId: CHANNEL, threadTs }))
+        ?.active;
+      expect(relay.reserved.size).toBe(1);
+      return create(input, options);
+    };
+    const key = await startedTask();
+    const working = writer.thread(key.threadTs)[0];
+    expect(working).toMatch(/Working/);
+    expect(whileCreating).toEqual({ kind: "starting", since: now, messageTs: lastRun().messageTs });
+    expect((await store.getThread(key))?.active).toEqual({
+      kind: "running",
+      runId: lastRun().runId,
+      messageTs: lastRun().messageTs,
+    });
+    expect(relay.reserved.size).toBe(0);
+  });
+
+  it("queues replies during a run and sends them in order as runs end", async () => {
+    const key = await startedTask();
+    await coordinator.handleReply(reply(key, "First follow-up"));
+    await coordinator.handleReply(reply(key, "Second follow-up", undefined, OWNER));
+    const queued = await store.getThread(key);
+    expect(queued?.queue.map((q) => q.text)).toEqual(["First follow-up", "Second follow-up"]);
+    expect([...writer.reactions.values()].flat()).toEqual([
+      "hourglass_flowing_sand",
+      "hourglass_flowing_sand",
+    ]);
+    expect(writer.ephemerals.map((e) => e.userId)).toEqual([OTHER, OWNER]);
+
+    for (const expected of [["First follow-up"], ["First follow-up", "Second follow-up"]]) {
+      await endLastRun();
+      expect(service.prompts.slice(1)).toEqual(expected);
+    }
+    const after = await store.getThread(key);
+    expect(after).toMatchObject({
+      queue: [],
+      active: { kind: "running", runId: relay.started.at(-1)?.runId },
+      lastRunId: relay.started.at(-2)?.runId,
+    });
+    expect([...writer.reactions.values()].flat()).toEqual([]);
+  });
+
+  it("frees the thread and shows why when the service refuses a follow-up", async () => {
+    const key = await startedTask();
+    await endLastRun();
+    service.continueConversation = async () => {
+      throw new Error("the service is down");
+    };
+    await coordinator.handleReply(reply(key, "Continue"));
+    expect((await store.getThread(key))?.active).toEqual({ kind: "idle" });
+    expect(writer.thread(key.threadTs).at(-1)).toMatch(/^Something went wrong/);
+  });
+
+  it("after an upgrade, frees a thread the previous version left starting when its instance died", async () => {
+    const key = { teamId: TEAM, channelId: CHANNEL, threadTs: "1700000000.000500" };
+    const since = now - 3 * MINUTE;
+    // What the previous version stored while starting a follow-up, then crashed.
+    const legacy = {
+      ...key,
+      projectId: "proj_old",
+      threadId: "thr_old",
+      ownerUserId: OWNER,
+      activeRunId: `starting:1700000000.000600:${since}`,
+      lastRunId: "run_old",
+      queue: [],
+      createdAt: since,
+      updatedAt: since,
+    };
+    await store.putThread(legacy as unknown as ThreadRecord);
+    await coordinator.handleReply(reply(key, "Are you still there?"));
+    expect(service.prompts).toEqual(["Are you still there?"]);
+    expect((await store.getThread(key))?.active).toMatchObject({
+      kind: "running",
+      runId: relay.started[0]?.runId,
+    });
+  });
+
+  it("after an upgrade, queues a reply behind a run the previous version recorded, while it goes on", async () => {
+    const key = { teamId: TEAM, channelId: CHANNEL, threadTs: "1700000000.000700" };
+    const legacy = {
+      ...key,
+      projectId: "proj_old",
+      threadId: "thr_old",
+      ownerUserId: OWNER,
+      activeRunId: "run_old",
+      activeMessageTs: "1700000000.000800",
+      queue: [],
+      createdAt: now,
+      updatedAt: now,
+    };
+    await store.putThread(legacy as unknown as ThreadRecord);
+    service.status = "running";
+    await coordinator.handleReply(reply(key, "And a logo"));
+    expect(service.prompts).toEqual([]);
+    expect((await store.getThread(key))?.queue.map((q) => q.text)).toEqual(["And a logo"]);
+    // Stop still finds the run the old record names, and stops it on the service.
+    await coordinator.handleStop({ key, userId: OWNER, runId: "run_old" }, tell);
+    expect(service.stopped).toEqual(["thr_old"]);
+    expect(told).toEqual(["The run was stopped."]);
+  });
+});

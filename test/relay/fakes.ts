@@ -1,0 +1,158 @@
+/**
+ * Small in-process doubles for the coordinator's unit tests: a Slack writer that records what
+ * was shown, a task service that answers with fresh ids, and a relay that records its runs.
+ * Calls the coordinator never makes throw, so an unexpected one fails the test.
+ */
+import type { SlackWriter, TaskService } from "../../src/relay/ports.ts";
+import type { RunTarget } from "../../src/relay/relay.ts";
+import type { RelayControl } from "../../src/relay/task-context.ts";
+import type { MessagePayload } from "../../src/view/render.ts";
+
+const unused = (what: string) => () => {
+  throw new Error(`${what} is not used by the coordinator`);
+};
+
+export interface Shown {
+  readonly channelId: string;
+  readonly ts: string;
+  readonly threadTs: string | undefined;
+  text: string;
+}
+
+export class RecordingWriter implements SlackWriter {
+  readonly messages: Shown[] = [];
+  readonly ephemerals: Array<{
+    channelId: string;
+    userId: string;
+    text: string;
+    threadTs?: string;
+  }> = [];
+  readonly reactions = new Map<string, string[]>();
+  readonly admins = new Set<string>();
+  #ts = 1_700_000_000;
+
+  async post(channelId: string, payload: MessagePayload, threadTs?: string): Promise<string> {
+    const ts = `${++this.#ts}.000100`;
+    this.messages.push({ channelId, ts, threadTs, text: payload.text });
+    return ts;
+  }
+
+  async update(
+    channelId: string,
+    ts: string,
+    payload: MessagePayload | (() => MessagePayload),
+  ): Promise<void> {
+    const shown = this.messages.find((m) => m.channelId === channelId && m.ts === ts);
+    if (!shown) throw new Error(`no message ${ts}`);
+    shown.text = (typeof payload === "function" ? payload() : payload).text;
+  }
+
+  async ephemeral(channelId: string, userId: string, text: string, threadTs?: string) {
+    this.ephemerals.push({ channelId, userId, text, ...(threadTs ? { threadTs } : {}) });
+  }
+
+  async react(_channelId: string, ts: string, name: string): Promise<void> {
+    this.reactions.set(ts, [...(this.reactions.get(ts) ?? []), name]);
+  }
+
+  async unreact(_channelId: string, ts: string, name: string): Promise<void> {
+    this.reactions.set(
+      ts,
+      (this.reactions.get(ts) ?? []).filter((n) => n !== name),
+    );
+  }
+
+  async join(): Promise<boolean> {
+    return true;
+  }
+
+  async isAdmin(userId: string): Promise<boolean> {
+    return this.admins.has(userId);
+  }
+
+  remove = unused("remove");
+  upload = unused("upload");
+  startStream = unused("startStream");
+  appendStream = unused("appendStream");
+  stopStream = unused("stopStream");
+  sharedFileNames = unused("sharedFileNames");
+  dropPendingEdit = unused("dropPendingEdit");
+
+  /** What people see in a thread (bot messages), oldest first. */
+  thread(threadTs: string): string[] {
+    return this.messages.filter((m) => m.threadTs === threadTs).map((m) => m.text);
+  }
+}
+
+type Service = Pick<
+  TaskService,
+  "createTask" | "continueConversation" | "getTaskResult" | "stopAgent"
+>;
+
+/** The service: every task and follow-up gets fresh ids; prompts are kept in order. */
+export class FakeService implements TaskService {
+  readonly prompts: string[] = [];
+  readonly stopped: string[] = [];
+  /** What getTaskResult says a thread's run is doing. */
+  status = "completed";
+  #n = 0;
+
+  createTask: Service["createTask"] = async (input) => {
+    this.prompts.push(input.prompt ?? "");
+    const n = ++this.#n;
+    return { project_id: `proj_${n}`, thread_id: `thr_${n}`, agent_run_id: `run_${n}` };
+  };
+
+  continueConversation: Service["continueConversation"] = async (_ref, input) => {
+    this.prompts.push(input.prompt ?? "");
+    return { agent_run_id: `run_${++this.#n}` };
+  };
+
+  getTaskResult: Service["getTaskResult"] = async (ref) => ({
+    thread_id: ref.threadId,
+    status: this.status,
+    response: { content: "" },
+    code_blocks: [],
+    files: [],
+  });
+
+  stopAgent: Service["stopAgent"] = async (ref) => {
+    this.stopped.push(ref.threadId);
+    return { status: "stopped" };
+  };
+
+  streamTaskResult = unused("streamTaskResult");
+  getHistory = unused("getHistory");
+  listFiles = unused("listFiles");
+}
+
+/** The relay: records the runs handed to it; `relayed` are the runs it says it relays. */
+export class FakeRelay implements RelayControl {
+  readonly started: RunTarget[] = [];
+  readonly relayed = new Set<string>();
+  readonly reserved = new Set<string>();
+  #n = 0;
+
+  async start(target: RunTarget): Promise<void> {
+    this.started.push(target);
+    this.relayed.add(target.runId);
+  }
+
+  async reserve(): Promise<string> {
+    const id = `reservation_${++this.#n}`;
+    this.reserved.add(id);
+    return id;
+  }
+
+  async release(id: string): Promise<void> {
+    this.reserved.delete(id);
+  }
+
+  async stop(runId: string): Promise<boolean> {
+    return this.relayed.has(runId);
+  }
+
+  isActive(runId: string): boolean {
+    return this.relayed.has(runId);
+  }
+}
