@@ -21,7 +21,6 @@ import { stopRun } from "./stop.ts";
 import type { CoordinatorDeps, RelayControl } from "./task-context.ts";
 
 export type { Delivery, NewTask, StopRequest, TellUser, ThreadReply } from "./requests.ts";
-export { QUEUED_REACTION } from "./follow-ups.ts";
 
 export interface CoordinatorOptions {
   readonly service: TaskService;

@@ -3,6 +3,7 @@
  * and its first run handed to the relay, with the thread recorded as starting meanwhile.
  */
 import type { TaskServiceError } from "../service/errors.ts";
+import type { CreateTaskResponse } from "../service/schemas.ts";
 import type { SlackThreadKey } from "../store/types.ts";
 import { describeSlackPostError, slackErrorCode } from "../view/errors.ts";
 import { renderPrompt } from "../view/render.ts";
@@ -11,8 +12,6 @@ import { type CoordinatorDeps, showStartError, workingMessage } from "./task-con
 
 const NOT_STARTED =
   "The task could not be started, so your message was not sent. Start a new one with `/task`.";
-
-type Created = Awaited<ReturnType<CoordinatorDeps["service"]["createTask"]>>;
 
 export class NewTasks {
   readonly #deps: CoordinatorDeps;
@@ -36,7 +35,7 @@ export class NewTasks {
     const release = async () => {
       if (reservation) await relay.release(reservation).catch(() => undefined);
     };
-    let created: Created;
+    let created: CreateTaskResponse;
     try {
       created = await this.#create(task, threadTs);
     } catch (err) {
@@ -129,7 +128,7 @@ export class NewTasks {
       });
   }
 
-  #create(task: NewTask, threadTs: string): Promise<Created> {
+  #create(task: NewTask, threadTs: string): Promise<CreateTaskResponse> {
     return this.#deps.service.createTask({
       prompt: task.prompt,
       metadata: {
