@@ -9,10 +9,10 @@ import { NewTasks } from "./new-task.ts";
 import type { SlackWriter, TaskService, ThreadStore } from "./ports.ts";
 import type { RunOutcome } from "./relay.ts";
 import {
+  checkTaskText,
   claimDelivery,
   describeFailure,
   type NewTask,
-  promptRefusal,
   type StopRequest,
   type TellUser,
   type ThreadReply,
@@ -47,20 +47,20 @@ export class TaskCoordinator {
    * acknowledgement (a slash command); `startTask` checks it again anyway.
    */
   refuseNewTask(prompt: string): string | undefined {
-    return promptRefusal(prompt.trim());
+    const checked = checkTaskText(prompt);
+    return "refusal" in checked ? checked.refusal : undefined;
   }
 
   /** A new task, once the request was acknowledged; a retried delivery is ignored. */
   async startTask(task: NewTask, tell: TellUser): Promise<void> {
-    const prompt = task.prompt.trim();
-    const refusal = promptRefusal(prompt);
-    if (refusal !== undefined) {
-      await tell(refusal);
+    const checked = checkTaskText(task.prompt);
+    if ("refusal" in checked) {
+      await tell(checked.refusal);
       return;
     }
     try {
       if (!(await claimDelivery(this.#deps.store, task.teamId, task.delivery))) return;
-      await this.#newTasks.start({ ...task, prompt }, tell);
+      await this.#newTasks.start({ ...task, prompt: checked.prompt }, checked.options, tell);
     } catch (err) {
       this.#deps.logger.error({ err }, "starting a task failed");
       await tell(describeFailure(err)).catch(() => undefined);

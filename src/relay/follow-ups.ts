@@ -12,6 +12,7 @@ import {
   type ThreadRecord,
 } from "../store/types.ts";
 import { describeServiceError } from "../view/errors.ts";
+import { notForFollowUps, parsePrompt } from "./options.ts";
 import type { RunOutcome } from "./relay.ts";
 import type { ThreadReply } from "./requests.ts";
 import { type CoordinatorDeps, showStartError, workingMessage } from "./task-context.ts";
@@ -54,21 +55,28 @@ export class FollowUps {
     const { writer, store } = this.#deps;
     const { channelId, threadTs } = reply.key;
     const tell = (text: string) => writer.ephemeral(channelId, reply.userId, text, threadTs);
-    if (reply.text.trim() === "") {
+    const parsed = parsePrompt(reply.text);
+    if (!parsed.ok) {
+      await tell(parsed.error);
+      return;
+    }
+    if (parsed.prompt === "") {
       if (reply.hasFiles) await tell(FILES_ONLY);
       return;
     }
-    const refusal = replyRefusal(record, reply.text);
+    const refusal = replyRefusal(record, parsed.prompt);
     if (refusal !== undefined) {
       await tell(refusal);
       return;
     }
     await this.#reconcile(record);
+    const ignored = notForFollowUps(parsed.options);
     const item: QueuedFollowUp = {
       userId: reply.userId,
-      text: reply.text,
+      text: parsed.prompt,
       ts: reply.ts,
       hadFiles: reply.hasFiles,
+      ...(ignored.length > 0 ? { ignoredOptions: ignored } : {}),
     };
     let startNow = false;
     await store.updateThread(reply.key, (rec) => {
@@ -143,7 +151,7 @@ export class FollowUps {
     try {
       const record = await store.getThread(key);
       if (!record) return;
-      const note = item.hadFiles ? FILES_NOT_SENT : undefined;
+      const note = followUpNote(item);
       messageTs = await writer.post(key.channelId, workingMessage(note), key.threadTs);
       const ref: ThreadRef = { projectId: record.projectId, threadId: record.threadId };
       // If this instance dies before the service answers, another one ends the message.
@@ -212,6 +220,20 @@ export class FollowUps {
 }
 
 /** Why a reply cannot continue the task, or undefined when it can. */
+/** The remark under a follow-up's answer: what of the reply was not sent, if anything. */
+function followUpNote(item: QueuedFollowUp): string | undefined {
+  const notes: string[] = [];
+  if (item.hadFiles) notes.push(FILES_NOT_SENT);
+  const ignored = item.ignoredOptions ?? [];
+  if (ignored.length > 0) {
+    const names = ignored.map((k) => `\`${k}\``).join(", ");
+    notes.push(
+      `Not applied to this follow-up: ${names} (the task service takes these only when a task starts; start a new task with \`/task\` to use them).`,
+    );
+  }
+  return notes.length > 0 ? notes.join(" ") : undefined;
+}
+
 function replyRefusal(record: ThreadRecord, text: string): string | undefined {
   try {
     validateTaskInput(text, []);

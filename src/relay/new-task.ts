@@ -7,6 +7,7 @@ import type { CreateTaskResponse } from "../service/schemas.ts";
 import type { SlackThreadKey } from "../store/types.ts";
 import { describeSlackPostError, slackErrorCode } from "../view/errors.ts";
 import { renderPrompt } from "../view/render.ts";
+import { type TaskOptions, toCreateInput } from "./options.ts";
 import type { NewTask, TellUser } from "./requests.ts";
 import { type CoordinatorDeps, showStartError, workingMessage } from "./task-context.ts";
 
@@ -24,7 +25,7 @@ export class NewTasks {
   }
 
   /** Starts a task whose prompt was checked; failures to post are told to the user. */
-  async start(task: NewTask, tell: TellUser): Promise<void> {
+  async start(task: NewTask, options: TaskOptions, tell: TellUser): Promise<void> {
     const { writer, store, relay, logger } = this.#deps;
     const startedAt = this.#deps.now();
     const threadTs = await this.#postPrompt(task, tell);
@@ -37,7 +38,7 @@ export class NewTasks {
     };
     let created: CreateTaskResponse;
     try {
-      created = await this.#create(task, threadTs);
+      created = await this.#create(task, options, threadTs);
     } catch (err) {
       logger.warn({ err, kind: (err as TaskServiceError).kind }, "creating the task failed");
       await showStartError(this.#deps, key, messageTs, err, startedAt);
@@ -128,9 +129,10 @@ export class NewTasks {
       });
   }
 
-  #create(task: NewTask, threadTs: string): Promise<CreateTaskResponse> {
+  #create(task: NewTask, options: TaskOptions, threadTs: string): Promise<CreateTaskResponse> {
     return this.#deps.service.createTask({
       prompt: task.prompt,
+      ...toCreateInput(options),
       metadata: {
         slack: {
           team_id: task.teamId,

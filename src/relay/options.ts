@@ -99,7 +99,7 @@ function parseValue(
     const effort = EFFORTS.find((e) => e === value.toLowerCase());
     return effort ?? { error: `\`effort\` is low, medium or high (got \`${value}\`).` };
   }
-  if (value.length > MAX_NAME || /[\u0000-\u001f<>]/.test(value)) {
+  if (value.length > MAX_NAME || [...value].some((c) => c < " " || c === "<" || c === ">")) {
     return { error: `\`${key}\` must be a plain name of at most ${MAX_NAME} characters.` };
   }
   return value;
@@ -166,6 +166,23 @@ export function formatOptions(options: TaskOptions): string {
     parts.push(typeof value === "boolean" ? (value ? key : `${key}=off`) : `${key}=${value}`);
   }
   return parts.length === 0 ? "" : `[${parts.join(", ")}]`;
+}
+
+/** The service's create-call fields for the options given. */
+export function toCreateInput(options: TaskOptions): {
+  modelName?: string;
+  agentId?: string;
+  reasoningEffort?: Effort;
+  enableThinking?: boolean;
+  enableContextManager?: boolean;
+} {
+  return {
+    ...(options.model !== undefined ? { modelName: options.model } : {}),
+    ...(options.agent !== undefined ? { agentId: options.agent } : {}),
+    ...(options.effort !== undefined ? { reasoningEffort: options.effort } : {}),
+    ...(options.thinking !== undefined ? { enableThinking: options.thinking } : {}),
+    ...(options.context !== undefined ? { enableContextManager: options.context } : {}),
+  };
 }
 
 /** The keys given that a follow-up cannot apply (the continue call takes none of them). */

@@ -6,6 +6,7 @@ import { LIMITS, promptLength } from "../service/limits.ts";
 import { type SlackThreadKey, StoreUnavailableError } from "../store/types.ts";
 import { describeServiceError } from "../view/errors.ts";
 import { USAGE } from "../view/render.ts";
+import { parsePrompt, type TaskOptions } from "./options.ts";
 import type { ThreadStore } from "./ports.ts";
 
 /** Tells the person who acted, privately. */
@@ -24,9 +25,15 @@ export interface NewTask {
   readonly teamId: string;
   readonly channelId: string;
   readonly userId: string;
-  /** As the person typed it (Slack's escapes already decoded). */
+  /** As the person typed it (Slack's escapes already decoded), inline options included. */
   readonly prompt: string;
   readonly delivery?: Delivery | undefined;
+}
+
+/** A new task's prompt once its inline options are read off it. */
+export interface CheckedTask {
+  readonly prompt: string;
+  readonly options: TaskOptions;
 }
 
 export interface ThreadReply {
@@ -42,6 +49,17 @@ export interface StopRequest {
   readonly key: SlackThreadKey;
   readonly userId: string;
   readonly runId: string;
+}
+
+/**
+ * Reads a new task's text: its inline options and its prompt, or why it is refused (a bad
+ * option, an empty or too long prompt).
+ */
+export function checkTaskText(text: string): CheckedTask | { readonly refusal: string } {
+  const parsed = parsePrompt(text);
+  if (!parsed.ok) return { refusal: parsed.error };
+  const refusal = promptRefusal(parsed.prompt);
+  return refusal === undefined ? { prompt: parsed.prompt, options: parsed.options } : { refusal };
 }
 
 /** Why a new task's (trimmed) prompt is refused, or undefined when it can be sent. */

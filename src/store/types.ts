@@ -16,6 +16,8 @@ export interface QueuedFollowUp {
   /** The Slack message that carried it. */
   readonly ts: string;
   readonly hadFiles: boolean;
+  /** Inline options the person gave that a continuation cannot apply (named in the run's note). */
+  readonly ignoredOptions?: readonly string[];
 }
 
 /**
