@@ -3,6 +3,7 @@
  * a Slack workspace can try the whole flow without a service API key. Slack settings come
  * from the environment as for `npm start`; TASK_API_URL / TASK_API_KEY point at the simulator.
  */
+import pretty from "pino-pretty";
 import { startApp } from "../src/bootstrap.ts";
 import { ConfigError, parseConfig, secretsOf } from "../src/config.ts";
 import { createLogger } from "../src/log.ts";
@@ -27,7 +28,14 @@ try {
   }
   throw err;
 }
-const logger = createLogger({ level: config.logLevel, secrets: secretsOf(config) });
+// Readable logs in a terminal; JSON lines (as in production) when piped to a file or a tool.
+const logger = createLogger({
+  level: config.logLevel,
+  secrets: secretsOf(config),
+  ...(process.stdout.isTTY
+    ? { destination: pretty({ colorize: true, translateTime: "SYS:HH:MM:ss", sync: true }) }
+    : {}),
+});
 process.on("unhandledRejection", (reason) => logger.error({ err: reason }, "unhandled rejection"));
 const running = await startApp(config, logger);
 for (const signal of ["SIGINT", "SIGTERM"] as const) {

@@ -64,7 +64,10 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
     }),
   });
   // Budgets are per workspace: the bot token's workspace.
-  const auth = await slack.app.client.auth.test();
+  const auth = await slack.app.client.auth.test().catch(async (err: unknown) => {
+    await Promise.allSettled([scheduler.close(), store.close()]);
+    throw new StartupError(slackStartupProblem(err, config.slack.apiUrl));
+  });
   const teamId = auth.team_id ?? "unknown";
   const writer = scheduledWriter(webClientWriter(slack.app.client), scheduler, teamId);
   const relay = new Relay({
@@ -133,4 +136,41 @@ function budgetsWith(overrides: Readonly<Record<string, number>>): Record<string
     };
   }
   return budgets;
+}
+
+/** Start-up failed for a reason one line can tell (printed as it is, with no stack trace). */
+export class StartupError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "StartupError";
+  }
+}
+
+/** Why `auth.test` failed, in words an operator can act on; never the token itself. */
+export function slackStartupProblem(err: unknown, apiUrl: string | undefined): string {
+  const where = apiUrl ?? "https://slack.com/api/";
+  const e = err as { data?: { error?: unknown }; original?: unknown };
+  const platform = typeof e.data?.error === "string" ? e.data.error : undefined;
+  if (platform === "invalid_auth" || platform === "not_authed" || platform === "account_inactive") {
+    return `Slack refused the bot token (${platform}): check SLACK_BOT_TOKEN (Bot User OAuth Token, xoxb-…, from the app's OAuth & Permissions page; reinstall the app if it was revoked).`;
+  }
+  if (platform === "token_revoked" || platform === "token_expired") {
+    return `Slack says the bot token is no longer valid (${platform}): reinstall the app and set the new SLACK_BOT_TOKEN.`;
+  }
+  if (platform !== undefined) return `Slack refused auth.test at start-up (${platform}).`;
+  const cause = networkCode(e.original ?? err);
+  if (cause !== undefined) {
+    return `Cannot reach Slack at ${where} (${cause}): check DNS, the network, HTTPS_PROXY, or SLACK_API_URL.`;
+  }
+  return `Cannot reach Slack at ${where}: ${err instanceof Error ? err.message : String(err)}.`;
+}
+
+/** The system error code (ENOTFOUND, ECONNREFUSED…) somewhere in an error's cause chain. */
+function networkCode(err: unknown): string | undefined {
+  for (let e = err, depth = 0; e && depth < 5; depth++) {
+    const { code, cause } = e as { code?: unknown; cause?: unknown };
+    if (typeof code === "string" && /^E[A-Z_]+$/.test(code)) return code;
+    e = cause;
+  }
+  return undefined;
 }

@@ -115,6 +115,15 @@ const slackShape = {
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
+/** Every environment variable the app reads (deploy files are checked against this list). */
+export const SETTINGS: readonly string[] = [
+  ...Object.keys(serviceShape),
+  ...Object.keys(slackShape),
+];
+
+/** How long a SIGTERM'd instance may take to hand its runs over before it exits anyway. */
+export const SHUTDOWN_DEADLINE_MS = 15_000;
+
 export class ConfigError extends Error {
   readonly problems: readonly string[];
   constructor(problems: readonly string[]) {

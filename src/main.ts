@@ -1,7 +1,7 @@
 /** Entry point: `npm start`. Reads the environment once, starts the app, stops cleanly. */
 
-import { startApp } from "./bootstrap.ts";
-import { ConfigError, parseConfig, secretsOf } from "./config.ts";
+import { StartupError, startApp } from "./bootstrap.ts";
+import { ConfigError, parseConfig, SHUTDOWN_DEADLINE_MS, secretsOf } from "./config.ts";
 import { createLogger } from "./log.ts";
 
 let config: ReturnType<typeof parseConfig>;
@@ -27,6 +27,12 @@ process.on("uncaughtException", (err) => {
 });
 
 const running = await startApp(config, logger).catch((err: unknown) => {
+  if (err instanceof StartupError) {
+    // One line that says what to fix, not a stack trace.
+    process.stderr.write(`Could not start: ${err.message}\n`);
+    logger.flush();
+    process.exit(1);
+  }
   logger.fatal({ err }, "could not start");
   logger.flush();
   process.exit(1);
@@ -38,7 +44,7 @@ for (const signal of ["SIGINT", "SIGTERM"] as const) {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, "shutting down");
-    const deadline = setTimeout(() => process.exit(1), 15_000);
+    const deadline = setTimeout(() => process.exit(1), SHUTDOWN_DEADLINE_MS);
     deadline.unref();
     void running.close().finally(() => {
       logger.flush();

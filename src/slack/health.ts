@@ -6,6 +6,13 @@ import type { CustomRoute } from "@slack/bolt";
 import type { ServerResponse } from "node:http";
 import type { ThreadStore } from "../store/types.ts";
 
+/** The routes' paths (the Dockerfile, compose and Kubernetes probes are checked against them). */
+export const HEALTH_PATHS = {
+  liveness: "/healthz",
+  readiness: "/readyz",
+  metrics: "/metrics",
+} as const;
+
 export interface HealthOptions {
   /** Whether the app has started and not begun to stop. */
   readonly ready: () => boolean;
@@ -22,17 +29,17 @@ function json(res: ServerResponse, status: number, body: unknown): void {
 export function healthRoutes({ ready, store, metrics }: HealthOptions): CustomRoute[] {
   return [
     {
-      path: "/healthz",
+      path: HEALTH_PATHS.liveness,
       method: ["GET"],
       handler: (_req, res) => json(res, ready() ? 200 : 503, { ok: ready() }),
     },
     {
-      path: "/metrics",
+      path: HEALTH_PATHS.metrics,
       method: ["GET"],
       handler: (_req, res) => json(res, 200, metrics?.() ?? {}),
     },
     {
-      path: "/readyz",
+      path: HEALTH_PATHS.readiness,
       method: ["GET"],
       handler: (_req, res) => {
         void store.ping().then((ok) => {

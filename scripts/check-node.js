@@ -1,0 +1,31 @@
+// Preloaded before the app (`node --import ./scripts/check-node.js src/main.ts`): plain
+// JavaScript, so that an old Node says which version it needs instead of failing on `.ts`.
+import { readFileSync } from "node:fs";
+
+/** The lowest version `engines.node` (">=MAJOR.MINOR") allows, as [major, minor]. */
+export function requiredVersion(range) {
+  const m = /^>=\s*(\d+)(?:\.(\d+))?/.exec(range ?? "");
+  return m ? [Number(m[1]), Number(m[2] ?? 0)] : undefined;
+}
+
+/** The sentence to print when `version` is older than `range` allows, or undefined. */
+export function nodeVersionProblem(version, range) {
+  const need = requiredVersion(range);
+  if (!need) return undefined;
+  const [major = 0, minor = 0] = version.replace(/^v/, "").split(".").map(Number);
+  if (major > need[0] || (major === need[0] && minor >= need[1])) return undefined;
+  return (
+    `This app needs Node.js ${need[0]}.${need[1]} or newer (Node 24 LTS recommended); ` +
+    `this is Node ${version.replace(/^v/, "")}. It runs its TypeScript sources with Node's ` +
+    "built-in type stripping, which older versions lack. Install Node 24 from " +
+    "https://nodejs.org, or with a version manager (`nvm install 24`, `fnm use 24`), " +
+    "or `npx node@24 …` for a one-off."
+  );
+}
+
+const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8"));
+const problem = nodeVersionProblem(process.versions.node, pkg.engines?.node);
+if (problem) {
+  process.stderr.write(`${problem}\n`);
+  process.exit(1);
+}

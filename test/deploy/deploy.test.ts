@@ -1,0 +1,113 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { parse, parseAllDocuments } from "yaml";
+import { parseConfig, SETTINGS, SHUTDOWN_DEADLINE_MS } from "../../src/config.ts";
+import { SLACK_EVENTS_PATH } from "../../src/slack/app.ts";
+import { HEALTH_PATHS } from "../../src/slack/health.ts";
+
+const read = (path: string) => readFileSync(new URL(`../../${path}`, import.meta.url), "utf8");
+
+type Doc = Record<string, unknown>;
+const at = (v: unknown, ...path: (string | number)[]): unknown =>
+  path.reduce<unknown>((o, k) => (o as Record<string | number, unknown> | undefined)?.[k], v);
+
+const kube: Doc[] = readdirSync(new URL("../../deploy/kubernetes/", import.meta.url))
+  .filter((f) => f.endsWith(".yaml"))
+  .flatMap((f) => parseAllDocuments(read(`deploy/kubernetes/${f}`)).map((d) => d.toJSON() as Doc));
+const byKind = (kind: string) => kube.find((d) => d.kind === kind);
+
+describe("the Kubernetes example", () => {
+  const deployment = byKind("Deployment");
+  const container = at(deployment, "spec", "template", "spec", "containers", 0) as Doc;
+  const env = (at(container, "env") as { name: string; value?: string }[]) ?? [];
+
+  it("runs two replicas with a grace period longer than the app's shutdown", () => {
+    expect(at(deployment, "spec", "replicas")).toBe(2);
+    const grace = at(deployment, "spec", "template", "spec", "terminationGracePeriodSeconds");
+    expect(Number(grace) * 1000).toBeGreaterThan(SHUTDOWN_DEADLINE_MS);
+  });
+
+  it("probes the app's own liveness and readiness routes on the port it listens on", () => {
+    expect(at(container, "livenessProbe", "httpGet", "path")).toBe(HEALTH_PATHS.liveness);
+    expect(at(container, "readinessProbe", "httpGet", "path")).toBe(HEALTH_PATHS.readiness);
+    const port = at(container, "ports", 0) as { name: string; containerPort: number };
+    expect(at(container, "livenessProbe", "httpGet", "port")).toBe(port.name);
+    expect(String(port.containerPort)).toBe(env.find((e) => e.name === "PORT")?.value);
+    const service = byKind("Service");
+    expect(at(service, "spec", "ports", 0, "targetPort")).toBe(port.name);
+    expect(at(service, "spec", "selector")).toEqual(
+      at(deployment, "spec", "selector", "matchLabels"),
+    );
+  });
+
+  it("sets only settings the app reads, and enough of them to start in HTTP mode", () => {
+    for (const e of env) expect(SETTINGS).toContain(e.name);
+    const secret = byKind("Secret");
+    const secretKeys = Object.keys((at(secret, "stringData") as Doc) ?? {});
+    for (const key of secretKeys) expect(SETTINGS).toContain(key);
+    // What the pod would see, with placeholder secrets: the app's own parser accepts it.
+    const podEnv = Object.fromEntries([
+      ...env.map((e) => [e.name, e.value ?? "from-secret"]),
+      ["SLACK_BOT_TOKEN", "xoxb-placeholder"],
+      ["REDIS_URL", String(at(secret, "stringData", "REDIS_URL"))],
+    ]);
+    const config = parseConfig(podEnv);
+    expect(config.redisUrl).toMatch(/^redis:\/\//); // two replicas need the shared store
+    expect(config.slack.signingSecret).toBeDefined(); // HTTP mode behind the Service
+  });
+
+  it("keeps a replica up during drains", () => {
+    const pdb = byKind("PodDisruptionBudget");
+    expect(at(pdb, "spec", "minAvailable")).toBe(1);
+    expect(at(pdb, "spec", "selector")).toEqual(at(deployment, "spec", "selector"));
+  });
+});
+
+describe("docker-compose.yml", () => {
+  const compose = parse(read("docker-compose.yml")) as Doc;
+  const app = at(compose, "services", "app") as Doc;
+
+  it("gives the app only settings it reads, Redis, and a stop grace above its shutdown", () => {
+    const env = at(app, "environment") as Record<string, string>;
+    for (const name of Object.keys(env)) expect(SETTINGS).toContain(name);
+    expect(env.REDIS_URL).toBe("redis://redis:6379");
+    expect(at(app, "stop_signal")).toBe("SIGTERM");
+    expect(Number(String(at(app, "stop_grace_period")).replace(/s$/, "")) * 1000).toBeGreaterThan(
+      SHUTDOWN_DEADLINE_MS,
+    );
+    expect(at(app, "ports", 0)).toBe(`${env.PORT}:${env.PORT}`);
+  });
+
+  it("runs the simulator only in the demo profile, where the app points by default", () => {
+    const sim = at(compose, "services", "simulator") as Doc;
+    expect(at(sim, "profiles")).toEqual(["demo"]);
+    expect(at(sim, "command")).toEqual(["node", "src/simulator/main.ts"]);
+    const simEnv = at(sim, "environment") as Record<string, string>;
+    const simulatorMain = read("src/simulator/main.ts");
+    for (const name of Object.keys(simEnv)) expect(simulatorMain).toContain(name);
+    const appEnv = at(app, "environment") as Record<string, string>;
+    expect(appEnv.TASK_API_URL).toContain(`http://simulator:${simEnv.SIM_PORT}`);
+    expect(appEnv.TASK_API_KEY).toContain(simEnv.SIM_API_KEY);
+  });
+});
+
+describe("the Dockerfile", () => {
+  const dockerfile = read("Dockerfile");
+
+  it("runs as the non-root node user, stops on SIGTERM and checks the liveness route", () => {
+    expect(dockerfile).toMatch(/^USER node$/m);
+    expect(dockerfile).toMatch(/^STOPSIGNAL SIGTERM$/m);
+    expect(dockerfile).toMatch(new RegExp(`HEALTHCHECK[\\s\\S]*${HEALTH_PATHS.liveness}`));
+    const port = /PORT=(\d+)/.exec(dockerfile)?.[1];
+    expect(dockerfile).toMatch(new RegExp(`^EXPOSE ${port}$`, "m"));
+  });
+
+  it("keeps data, dependencies and tests out of the build context", () => {
+    const ignored = read(".dockerignore").split("\n");
+    for (const entry of ["data", "node_modules", "test"]) expect(ignored).toContain(entry);
+  });
+
+  it("serves Slack on the path the manifest's HTTP mode names", () => {
+    expect(read("manifest.yml")).toContain(SLACK_EVENTS_PATH);
+  });
+});

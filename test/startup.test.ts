@@ -1,0 +1,84 @@
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { nodeVersionProblem, requiredVersion } from "../scripts/check-node.js";
+import { freePort } from "./support/cluster.ts";
+
+const TOKEN = "xoxb-startup-test-1234567890-secret";
+
+/** Runs `npm start`'s command line and collects what it prints and how it exits. */
+async function start(env: Record<string, string>): Promise<{ code: number | null; out: string }> {
+  const child = spawn(process.execPath, ["--import", "./scripts/check-node.js", "src/main.ts"], {
+    env: { PATH: process.env.PATH ?? "", LOG_LEVEL: "info", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  child.stdout.on("data", (d: Buffer) => (out += d.toString()));
+  child.stderr.on("data", (d: Buffer) => (out += d.toString()));
+  const [code] = (await once(child, "exit")) as [number | null];
+  return { code, out };
+}
+
+describe("first contact", () => {
+  it("names the Node version needed and how to get it on an old Node", () => {
+    expect(requiredVersion(">=22.18")).toEqual([22, 18]);
+    const problem = nodeVersionProblem("v20.20.2", ">=22.18");
+    expect(problem).toContain("needs Node.js 22.18 or newer");
+    expect(problem).toContain("this is Node 20.20.2");
+    expect(problem).toContain("nvm install 24");
+    expect(nodeVersionProblem("22.18.0", ">=22.18")).toBeUndefined();
+    expect(nodeVersionProblem("24.1.0", ">=22.18")).toBeUndefined();
+    expect(nodeVersionProblem("22.9.0", ">=22.18")).toContain("22.18");
+  });
+
+  describe("when Slack cannot be reached at start-up", () => {
+    let slack: Server;
+    let slackUrl: string;
+    const base = {
+      TASK_API_URL: "http://127.0.0.1:9",
+      TASK_API_KEY: "he-startup-test-key",
+      SLACK_BOT_TOKEN: TOKEN,
+      SLACK_SIGNING_SECRET: "startup-signing-secret",
+    };
+
+    beforeAll(async () => {
+      // A Slack Web API that refuses the token, as Slack does for a revoked or mistyped one.
+      slack = createServer((_req, res) => {
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end(JSON.stringify({ ok: false, error: "invalid_auth" }));
+      });
+      slack.listen(0, "127.0.0.1");
+      await once(slack, "listening");
+      slackUrl = `http://127.0.0.1:${(slack.address() as AddressInfo).port}/api/`;
+    });
+    afterAll(() => slack.close());
+
+    it("says in one line that the bot token was refused, exits 1, and never prints the token", async () => {
+      const port = await freePort();
+      const { code, out } = await start({ ...base, SLACK_API_URL: slackUrl, PORT: String(port) });
+      expect(code).toBe(1);
+      const line = out.split("\n").find((l) => l.startsWith("Could not start:"));
+      expect(line).toContain("Slack refused the bot token (invalid_auth)");
+      expect(line).toContain("SLACK_BOT_TOKEN");
+      expect(out).not.toContain(TOKEN);
+      expect(out).not.toMatch(/\n\s+at /); // no stack trace
+    }, 30_000);
+
+    it("says it cannot reach Slack (and where) when nothing answers", async () => {
+      const closed = await freePort();
+      const { code, out } = await start({
+        ...base,
+        SLACK_API_URL: `http://127.0.0.1:${closed}/api/`,
+        PORT: String(await freePort()),
+      });
+      expect(code).toBe(1);
+      const line = out.split("\n").find((l) => l.startsWith("Could not start:"));
+      expect(line).toContain(`Cannot reach Slack at http://127.0.0.1:${closed}/api/`);
+      expect(line).toContain("ECONNREFUSED");
+      expect(out).not.toContain(TOKEN);
+      expect(out).not.toMatch(/\n\s+at /);
+    }, 60_000);
+  });
+});
