@@ -10,6 +10,7 @@ import { Relay } from "./relay/relay.ts";
 import { Resumer } from "./relay/resumer.ts";
 import { TaskCoordinator } from "./relay/coordinator.ts";
 import { createTaskServiceClient, type TaskService } from "./service/client.ts";
+import { StreamRefusals } from "./service/follow.ts";
 import { createSlackApp, type SlackApp } from "./slack/app.ts";
 import { scheduledWriter } from "./slack/scheduled-writer.ts";
 import { createSlackScheduler, DEFAULT_BUDGETS, type MethodBudget } from "./slack/scheduler.ts";
@@ -79,7 +80,8 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
     logger: logger.child({ instance: instanceId }),
     editIntervalMs: config.slack.editIntervalMs,
     streaming: config.slack.streaming,
-    follow: { pollTimeoutS: config.service.pollTimeoutS },
+    // A thread whose stream a proxy refused is polled for a while without asking again.
+    follow: { pollTimeoutS: config.service.pollTimeoutS, refusals: new StreamRefusals() },
     onRunEnded: async (outcome): Promise<void> => coordinator.onRunEnded(outcome),
   });
   const coordinator = new TaskCoordinator({ service, writer, store, relay, logger });

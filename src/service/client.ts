@@ -410,6 +410,14 @@ export function createTaskServiceClient(options: TaskServiceClientOptions): Task
           yield { type: "status", status: parsed.data.status };
           return;
         }
+        if (type !== "" && !type.includes("text/event-stream")) {
+          // A proxy's page or another answer that is no event stream: streaming is refused here.
+          throw new TaskServiceError({
+            kind: "protocol",
+            status: res.statusCode,
+            message: `Task service answered the result stream with ${type.split(";")[0]}, not an event stream.`,
+          });
+        }
         yield* parseSse(res.body);
       } catch (err) {
         throw networkError(err, "reading the result stream");

@@ -46,6 +46,44 @@ export interface FollowOptions {
   filePageSize?: number;
   /** Text already shown by an earlier follower of this run; only what comes after is yielded. */
   resumeText?: string;
+  /** Threads whose stream was refused lately: they are polled without asking again. */
+  refusals?: StreamRefusals;
+}
+
+/**
+ * Remembers, per service thread, that its result stream was refused (a deployment or proxy
+ * that does not route the streaming variant), so the next run there polls at once; for a
+ * while only, so a fixed deployment gets streamed again. Bounded: the oldest entry goes first.
+ */
+export class StreamRefusals {
+  readonly #until = new Map<string, number>();
+  readonly #ttlMs: number;
+  readonly #now: () => number;
+  readonly #max: number;
+
+  constructor(options: { ttlMs?: number; now?: () => number; maxThreads?: number } = {}) {
+    this.#ttlMs = options.ttlMs ?? 10 * 60_000;
+    this.#now = options.now ?? Date.now;
+    this.#max = options.maxThreads ?? 10_000;
+  }
+
+  refused(threadId: string): void {
+    this.#until.delete(threadId);
+    this.#until.set(threadId, this.#now() + this.#ttlMs);
+    if (this.#until.size > this.#max) {
+      const oldest = this.#until.keys().next().value;
+      if (oldest !== undefined) this.#until.delete(oldest);
+    }
+  }
+
+  /** Whether the thread's stream was refused within the window. */
+  isRefused(threadId: string): boolean {
+    const until = this.#until.get(threadId);
+    if (until === undefined) return false;
+    if (until > this.#now()) return true;
+    this.#until.delete(threadId);
+    return false;
+  }
 }
 
 /**
@@ -193,15 +231,18 @@ export class TextReconciler {
   }
 }
 
-/** Whether a stream error means "streaming is not offered here", not "try again". */
+/**
+ * Whether an answer to opening the stream means "not this way" (400, 404, 405, 406, 415, 422,
+ * 501, a 200 that is not an event stream…), so polling may still work. Answers about the key,
+ * the credits or access (401, 402, 403) end the run; passing failures (429, 5xx, network) are
+ * retried as drops.
+ */
 const isRefusal = (err: unknown) =>
   err instanceof TaskServiceError &&
-  (err.kind === "bad_request" ||
-    err.kind === "validation" ||
-    err.kind === "protocol" ||
-    err.status === 405 ||
-    err.status === 406 ||
-    err.status === 501);
+  (!err.transient || err.status === 501) &&
+  err.kind !== "auth" &&
+  err.kind !== "credits" &&
+  err.kind !== "forbidden";
 
 function errorMessageOf(result: TaskResult): string | undefined {
   const e = result.error;
@@ -224,7 +265,11 @@ export async function* followRun(
   const baseDelay = options.reconnectDelayMs ?? 250;
   const text = new TextReconciler(options.resumeText);
   let status = "running";
-  let mode: "stream" | "poll" = options.stream === false ? "poll" : "stream";
+  let mode: "stream" | "poll" =
+    options.stream === false || options.refusals?.isRefused(ref.threadId) ? "poll" : "stream";
+  if (mode === "poll" && options.stream !== false) {
+    yield { type: "transport", mode, reason: "the stream was refused lately on this thread" };
+  }
   let failures = 0;
 
   function* setStatus(next: string): Generator<RunUpdate> {
@@ -267,6 +312,7 @@ export async function* followRun(
     } catch (err) {
       signal?.throwIfAborted();
       if (isRefusal(err) && received === 0) {
+        options.refusals?.refused(ref.threadId);
         mode = "poll";
         yield { type: "transport", mode, reason: `stream refused: ${(err as Error).message}` };
         break;
