@@ -13,7 +13,7 @@ const ROOT = new URL("..", import.meta.url).pathname;
 
 const counts = z.record(z.string(), z.number()).catch({});
 
-/** The part of `GET /metrics` the benchmark reads (anything missing reads as empty). */
+/** The part of `GET /metrics.json` the benchmark reads (anything missing reads as empty). */
 const MetricsSchema = z.object({
   process: z.object({
     rssBytes: z.number(),
@@ -145,8 +145,8 @@ export async function startAppProcess(
     output,
     exited: () => exitCode !== undefined,
     async metrics() {
-      const res = await fetch(`${base}/metrics`, { signal: AbortSignal.timeout(10_000) });
-      if (!res.ok) throw new Error(`GET /metrics answered ${res.status}`);
+      const res = await fetch(`${base}/metrics.json`, { signal: AbortSignal.timeout(10_000) });
+      if (!res.ok) throw new Error(`GET /metrics.json answered ${res.status}`);
       return MetricsSchema.parse(await res.json());
     },
     peakRssBytes() {

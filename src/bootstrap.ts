@@ -6,6 +6,7 @@ import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import type { Logger } from "pino";
 import type { Config } from "./config.ts";
+import { createPrometheusMetrics } from "./metrics.ts";
 import { Relay } from "./relay/relay.ts";
 import { Resumer } from "./relay/resumer.ts";
 import { TaskCoordinator } from "./relay/coordinator.ts";
@@ -34,7 +35,11 @@ export interface Running {
 export async function startApp(config: Config, logger: Logger): Promise<Running> {
   const instanceId =
     config.instanceId ?? `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
-  const reportStore = (err: unknown) => logger.error({ err }, "store error");
+  const metrics = createPrometheusMetrics({ activeRuns: () => relay.activeRuns });
+  const reportStore = (err: unknown) => {
+    metrics.storeError();
+    logger.error({ err }, "store error");
+  };
   const store = config.redisUrl
     ? createRedisStore(config.redisUrl, reportStore, config.storeNamespace)
     : createSqliteStore(defaultSqlitePath(config.dataDir), reportStore, config.storeNamespace);
@@ -42,6 +47,7 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
     baseUrl: config.service.baseUrl,
     apiKey: config.service.apiKey,
     streamIdleTimeoutMs: config.service.streamIdleTimeoutS * 1000,
+    onResponse: (info) => metrics.serviceResponse(info),
   });
   const scheduler = await createSlackScheduler({
     redisUrl: config.redisUrl,
@@ -56,7 +62,8 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
     config,
     logger,
     store,
-    metrics: () => ({
+    prometheus: metrics,
+    metricsJson: () => ({
       instance: instanceId,
       uptimeS: Math.round((Date.now() - started) / 1000),
       process: { rssBytes: process.memoryUsage().rss, cpu: process.cpuUsage() },

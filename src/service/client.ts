@@ -109,6 +109,33 @@ export interface TaskServiceClientOptions {
   /** A stream with no bytes (not even a keep-alive) for this long is treated as dropped. */
   streamIdleTimeoutMs?: number;
   userAgent?: string;
+  /** Told about every request once its status is known (or it failed): for metrics. */
+  onResponse?: (response: ServiceResponseInfo) => void;
+}
+
+/** One request to the service, as metrics see it: no ids, only the endpoint and outcome. */
+export interface ServiceResponseInfo {
+  readonly endpoint: ServiceEndpoint;
+  /** The HTTP status, or "error" when no answer came (network, timeout). */
+  readonly status: number | "error";
+  readonly seconds: number;
+}
+
+export type ServiceEndpoint =
+  "create" | "result" | "result_stream" | "continue" | "history" | "stop" | "files" | "other";
+
+/** The endpoint a request goes to, from its method and path (thread ids are not labels). */
+export function endpointOf(method: string, target: URL): ServiceEndpoint {
+  const path = target.pathname;
+  if (path.endsWith("/quick-action")) return "create";
+  if (/\/threads\/[^/]+\/response$/.test(path)) {
+    if (method === "POST") return "continue";
+    return target.searchParams.get("realtime") === "true" ? "result_stream" : "result";
+  }
+  if (path.endsWith("/history")) return "history";
+  if (path.endsWith("/stop")) return "stop";
+  if (path.endsWith("/files")) return "files";
+  return "other";
 }
 
 const API = "/api/v1/public";
@@ -244,6 +271,13 @@ export function createTaskServiceClient(options: TaskServiceClientOptions): Task
     },
   ): Promise<z.infer<S>> {
     let res: Dispatcher.ResponseData;
+    const started = performance.now();
+    const report = (status: number | "error") =>
+      options.onResponse?.({
+        endpoint: endpointOf(method, target),
+        status,
+        seconds: (performance.now() - started) / 1000,
+      });
     try {
       res = await request(target, {
         method,
@@ -263,8 +297,10 @@ export function createTaskServiceClient(options: TaskServiceClientOptions): Task
           : null,
       });
     } catch (err) {
+      report("error");
       throw networkError(err, what);
     }
+    report(res.statusCode);
     if (res.statusCode < 200 || res.statusCode >= 300) throw await failure(res, what);
     let json: unknown;
     try {
@@ -380,6 +416,13 @@ export function createTaskServiceClient(options: TaskServiceClientOptions): Task
         timeout: Math.min(30, Math.round(streamIdleTimeoutMs / 1000)),
       });
       let res: Dispatcher.ResponseData;
+      const started = performance.now();
+      const report = (status: number | "error") =>
+        options.onResponse?.({
+          endpoint: "result_stream",
+          status,
+          seconds: (performance.now() - started) / 1000,
+        });
       try {
         res = await request(target, {
           method: "GET",
@@ -390,8 +433,10 @@ export function createTaskServiceClient(options: TaskServiceClientOptions): Task
           headers: { ...baseHeaders, accept: "text/event-stream, application/json" },
         });
       } catch (err) {
+        report("error");
         throw networkError(err, "opening the result stream");
       }
+      report(res.statusCode);
       if (res.statusCode < 200 || res.statusCode >= 300) {
         throw await failure(res, "opening the result stream");
       }

@@ -9,7 +9,7 @@ import type { Config } from "../config.ts";
 import type { TaskCoordinator } from "../relay/coordinator.ts";
 import type { ThreadStore } from "../store/types.ts";
 import { boltLogger } from "./bolt-logger.ts";
-import { healthRoutes } from "./health.ts";
+import { healthRoutes, type PrometheusText } from "./health.ts";
 import { SURFACES } from "./listeners/index.ts";
 
 export const SLACK_EVENTS_PATH = "/slack/events";
@@ -18,8 +18,10 @@ export interface SlackAppOptions {
   readonly config: Config;
   readonly logger: Logger;
   readonly store: ThreadStore;
-  /** What `GET /metrics` shows (JSON). */
-  readonly metrics?: () => unknown;
+  /** What `GET /metrics` shows (Prometheus text). */
+  readonly prometheus?: PrometheusText;
+  /** What `GET /metrics.json` shows. */
+  readonly metricsJson?: () => unknown;
 }
 
 export interface SlackApp {
@@ -34,7 +36,12 @@ export interface SlackApp {
 export function createSlackApp(options: SlackAppOptions): SlackApp {
   const { config, logger, store } = options;
   let ready = false;
-  const customRoutes = healthRoutes({ ready: () => ready, store, metrics: options.metrics });
+  const customRoutes = healthRoutes({
+    ready: () => ready,
+    store,
+    prometheus: options.prometheus,
+    metricsJson: options.metricsJson,
+  });
   const slackLogger = boltLogger(logger);
   const socketMode = config.slack.appToken !== undefined;
   const receiver = socketMode

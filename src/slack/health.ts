@@ -1,6 +1,7 @@
 /**
  * The HTTP routes beside Slack's: `/healthz` (liveness: the app is up), `/readyz` (it can take
- * work: the store answers too) and `/metrics` (JSON), served by either receiver.
+ * work: the store answers too), `/metrics` (Prometheus text) and `/metrics.json` (the same
+ * counters as JSON, with the scheduler's and relay's own figures), served by either receiver.
  */
 import type { CustomRoute } from "@slack/bolt";
 import type { ServerResponse } from "node:http";
@@ -11,14 +12,23 @@ export const HEALTH_PATHS = {
   liveness: "/healthz",
   readiness: "/readyz",
   metrics: "/metrics",
+  metricsJson: "/metrics.json",
 } as const;
+
+/** What renders the Prometheus text exposition. */
+export interface PrometheusText {
+  render(): Promise<string>;
+  readonly contentType: string;
+}
 
 export interface HealthOptions {
   /** Whether the app has started and not begun to stop. */
   readonly ready: () => boolean;
   readonly store: Pick<ThreadStore, "ping">;
   /** What `GET /metrics` shows. */
-  readonly metrics?: (() => unknown) | undefined;
+  readonly prometheus?: PrometheusText | undefined;
+  /** What `GET /metrics.json` shows. */
+  readonly metricsJson?: (() => unknown) | undefined;
 }
 
 function json(res: ServerResponse, status: number, body: unknown): void {
@@ -26,7 +36,8 @@ function json(res: ServerResponse, status: number, body: unknown): void {
   res.end(JSON.stringify(body));
 }
 
-export function healthRoutes({ ready, store, metrics }: HealthOptions): CustomRoute[] {
+export function healthRoutes(options: HealthOptions): CustomRoute[] {
+  const { ready, store, prometheus, metricsJson } = options;
   return [
     {
       path: HEALTH_PATHS.liveness,
@@ -36,7 +47,24 @@ export function healthRoutes({ ready, store, metrics }: HealthOptions): CustomRo
     {
       path: HEALTH_PATHS.metrics,
       method: ["GET"],
-      handler: (_req, res) => json(res, 200, metrics?.() ?? {}),
+      handler: (_req, res) => {
+        if (!prometheus) {
+          res.writeHead(404).end();
+          return;
+        }
+        prometheus.render().then(
+          (text) => {
+            res.writeHead(200, { "content-type": prometheus.contentType });
+            res.end(text);
+          },
+          () => json(res, 500, { ok: false }),
+        );
+      },
+    },
+    {
+      path: HEALTH_PATHS.metricsJson,
+      method: ["GET"],
+      handler: (_req, res) => json(res, 200, metricsJson?.() ?? {}),
     },
     {
       path: HEALTH_PATHS.readiness,

@@ -42,7 +42,7 @@ describe.each(storeBackends())("edits at the chat.update budget with %s", (_name
     expect(edits.map((c) => c.status)).toEqual([200, 200, 200, 200]);
     expect(JSON.stringify(edits.slice(0, 3).map((c) => c.args))).not.toMatch(/Completed/);
     expect(JSON.stringify(edits[3]?.args)).toMatch(/Completed/);
-    const metrics = (await (await fetch(`http://127.0.0.1:${h.app.port}/metrics`)).json()) as {
+    const metrics = (await (await fetch(`http://127.0.0.1:${h.app.port}/metrics.json`)).json()) as {
       slack: { superseded: number };
     };
     expect(metrics.slack.superseded).toBeGreaterThanOrEqual(1);

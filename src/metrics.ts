@@ -1,0 +1,143 @@
+/**
+ * The app's Prometheus metrics (prom-client): Node's default process metrics plus what the
+ * app does. Labels are methods, endpoints, states and outcomes: never user, channel or thread
+ * ids. Parts of the app report through the small `AppMetrics` interface; a scrape of
+ * `GET /metrics` renders the registry in the text exposition format.
+ */
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+
+export type SlackCallOutcome = "ok" | "rate_limited" | "error";
+
+/** What the app reports; `noMetrics` ignores everything (unit tests, tools). */
+export interface AppMetrics {
+  slackCall(method: string, outcome: SlackCallOutcome): void;
+  /** Time a Slack call waited for its rate budget before it was sent. */
+  slackQueueWait(method: string, seconds: number): void;
+  runStarted(how: "new" | "resumed"): void;
+  runEnded(state: string): void;
+  /** From a chunk's arrival from the service to the Slack call that shows it. */
+  chunkLag(seconds: number): void;
+  serviceResponse(info: {
+    readonly endpoint: string;
+    readonly status: number | "error";
+    readonly seconds: number;
+  }): void;
+  storeError(): void;
+}
+
+export const noMetrics: AppMetrics = {
+  slackCall: () => undefined,
+  slackQueueWait: () => undefined,
+  runStarted: () => undefined,
+  runEnded: () => undefined,
+  chunkLag: () => undefined,
+  serviceResponse: () => undefined,
+  storeError: () => undefined,
+};
+
+const PREFIX = "taskbot_";
+const WAIT_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+const LAG_BUCKETS = [0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60];
+const SERVICE_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 120, 600];
+
+/** The registry with every metric, and the interface the app reports through. */
+export interface PrometheusMetrics extends AppMetrics {
+  readonly registry: Registry;
+  /** The text exposition of every metric (what `GET /metrics` answers). */
+  render(): Promise<string>;
+  readonly contentType: string;
+}
+
+export interface PrometheusOptions {
+  /** Runs being relayed by this instance right now, read at each scrape. */
+  readonly activeRuns?: () => number;
+  /** Node's default process metrics (memory, CPU, event loop, GC). Default true. */
+  readonly defaultMetrics?: boolean;
+}
+
+export function createPrometheusMetrics(options: PrometheusOptions = {}): PrometheusMetrics {
+  const registry = new Registry();
+  if (options.defaultMetrics !== false) collectDefaultMetrics({ register: registry });
+  const registers = [registry];
+  const slackCalls = new Counter({
+    name: `${PREFIX}slack_calls_total`,
+    help: "Slack Web API calls made, by method and outcome (ok, rate_limited, error).",
+    labelNames: ["method", "outcome"] as const,
+    registers,
+  });
+  const slackRateLimited = new Counter({
+    name: `${PREFIX}slack_rate_limited_total`,
+    help: "Slack answers of HTTP 429 (rate limited), by method.",
+    labelNames: ["method"] as const,
+    registers,
+  });
+  const queueWait = new Histogram({
+    name: `${PREFIX}slack_queue_wait_seconds`,
+    help: "Time a Slack call waited for its method's rate budget, by method.",
+    labelNames: ["method"] as const,
+    buckets: WAIT_BUCKETS,
+    registers,
+  });
+  const runsStarted = new Counter({
+    name: `${PREFIX}runs_started_total`,
+    help: "Agent runs this instance started relaying: new ones, or resumed after another instance.",
+    labelNames: ["how"] as const,
+    registers,
+  });
+  const runsEnded = new Counter({
+    name: `${PREFIX}runs_ended_total`,
+    help: "Agent runs whose final state this instance showed, by state.",
+    labelNames: ["state"] as const,
+    registers,
+  });
+  new Gauge({
+    name: `${PREFIX}runs_active`,
+    help: "Agent runs being relayed by this instance now.",
+    registers,
+    collect() {
+      this.set(options.activeRuns?.() ?? 0);
+    },
+  });
+  const lag = new Histogram({
+    name: `${PREFIX}chunk_to_slack_lag_seconds`,
+    help: "Time from a chunk's arrival from the task service to the Slack call that shows it.",
+    buckets: LAG_BUCKETS,
+    registers,
+  });
+  const serviceRequests = new Counter({
+    name: `${PREFIX}service_requests_total`,
+    help: "Requests to the task service, by endpoint and HTTP status (error: no answer).",
+    labelNames: ["endpoint", "status"] as const,
+    registers,
+  });
+  const serviceDuration = new Histogram({
+    name: `${PREFIX}service_request_duration_seconds`,
+    help: "Time to the task service's response headers, by endpoint.",
+    labelNames: ["endpoint"] as const,
+    buckets: SERVICE_BUCKETS,
+    registers,
+  });
+  const storeErrors = new Counter({
+    name: `${PREFIX}store_errors_total`,
+    help: "Errors of the store (Redis or the embedded SQLite file).",
+    registers,
+  });
+  return {
+    registry,
+    contentType: registry.contentType,
+    render: () => registry.metrics(),
+    slackCall(method, outcome) {
+      slackCalls.inc({ method, outcome });
+      if (outcome === "rate_limited") slackRateLimited.inc({ method });
+    },
+    slackQueueWait: (method, seconds) => queueWait.observe({ method }, seconds),
+    runStarted: (how) => runsStarted.inc({ how }),
+    runEnded: (state) => runsEnded.inc({ state }),
+    chunkLag: (seconds) => lag.observe(seconds),
+    serviceResponse({ endpoint, status, seconds }) {
+      serviceRequests.inc({ endpoint, status: String(status) });
+      serviceDuration.observe({ endpoint }, seconds);
+    },
+    storeError: () => storeErrors.inc(),
+  };
+}

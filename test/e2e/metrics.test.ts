@@ -1,0 +1,65 @@
+/**
+ * `GET /metrics` for an operator's Prometheus: the text exposition format, Node's process
+ * metrics, and the app's counters moving when a task runs.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Harness } from "../support/harness.ts";
+
+/** The value of one sample line (`name{labels} value`), or 0 when it is not there. */
+function sample(text: string, name: string, labels = ""): number {
+  const line = text.split("\n").find((l) => l.startsWith(`${name}${labels} `));
+  return line ? Number(line.slice(line.lastIndexOf(" ") + 1)) : 0;
+}
+
+describe("Prometheus metrics", () => {
+  let h: Harness;
+  let base: string;
+  beforeAll(async () => {
+    h = await Harness.start();
+    base = `http://127.0.0.1:${h.app.port}`;
+  });
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  it("answers in the text format with the app's metric families and Node's process metrics", async () => {
+    const res = await fetch(`${base}/metrics`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toMatch(/^text\/plain; version=0\.0\.4/);
+    const text = await res.text();
+    for (const family of [
+      "# TYPE process_resident_memory_bytes gauge",
+      "# TYPE taskbot_slack_calls_total counter",
+      "# TYPE taskbot_slack_queue_wait_seconds histogram",
+      "# TYPE taskbot_runs_active gauge",
+      "# TYPE taskbot_runs_ended_total counter",
+      "# TYPE taskbot_chunk_to_slack_lag_seconds histogram",
+      "# TYPE taskbot_service_requests_total counter",
+      "# TYPE taskbot_service_request_duration_seconds histogram",
+      "# TYPE taskbot_store_errors_total counter",
+    ]) {
+      expect(text).toContain(family);
+    }
+    // No ids as labels: a channel, user or thread would make a series per conversation.
+    expect(text).not.toMatch(/(channel|user|thread|team)=/);
+  });
+
+  it("counts a task's service requests once it has run", async () => {
+    const before = await (await fetch(`${base}/metrics`)).text();
+    await h.command("Build a tiny page");
+    const threadTs = await h.waitForTaskThread("Build a tiny page");
+    await h.waitForFinal(threadTs, 1, 20_000);
+    const after = await (await fetch(`${base}/metrics`)).text();
+    const created = '{endpoint="create",status="200"}';
+    expect(sample(after, "taskbot_service_requests_total", created)).toBe(
+      sample(before, "taskbot_service_requests_total", created) + 1,
+    );
+    expect(
+      sample(after, "taskbot_service_request_duration_seconds_count", '{endpoint="create"}'),
+    ).toBeGreaterThan(0);
+    expect(sample(after, "process_resident_memory_bytes")).toBeGreaterThan(0);
+    // The JSON view stays for tools that read it.
+    const json = (await (await fetch(`${base}/metrics.json`)).json()) as { relay: unknown };
+    expect(json.relay).toBeDefined();
+  }, 30_000);
+});
