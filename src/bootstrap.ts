@@ -11,7 +11,7 @@ import { Relay } from "./relay/relay.ts";
 import { Resumer } from "./relay/resumer.ts";
 import { TaskCoordinator } from "./relay/coordinator.ts";
 import { createTaskServiceClient, type TaskService } from "./service/client.ts";
-import { StreamRefusals } from "./service/follow.ts";
+import { StreamRefusals } from "./service/refusals.ts";
 import { createSlackApp, type SlackApp } from "./slack/app.ts";
 import { scheduledWriter } from "./slack/scheduled-writer.ts";
 import { createSlackScheduler, DEFAULT_BUDGETS, type MethodBudget } from "./slack/scheduler.ts";

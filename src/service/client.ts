@@ -4,23 +4,21 @@
  * `TaskServiceError`. Idempotent reads are retried with jittered backoff (p-retry) on
  * 429 / 5xx / network errors; create and continue are never retried blindly.
  */
-import { Readable } from "node:stream";
-import { setTimeout as delay } from "node:timers/promises";
-import pRetry from "p-retry";
-import { Agent, type Dispatcher, request, errors as undiciErrors } from "undici";
-import type { z } from "zod";
+import type { Dispatcher } from "undici";
+import { TaskServiceError } from "./errors.ts";
 import {
-  kindForStatus,
-  retryAfterFromHeaders,
-  TaskServiceError,
-  type ValidationIssue,
-} from "./errors.ts";
+  checkPaging,
+  checkRange,
+  createHttp,
+  networkError,
+  type PageQuery,
+  type ServiceResponseInfo,
+} from "./http.ts";
 import { LIMITS, validateTaskInput } from "./limits.ts";
-import { encodeMultipart, type MultipartBody, type UploadFile } from "./multipart.ts";
+import type { UploadFile } from "./multipart.ts";
 import {
   ContinueResponse,
   CreateTaskResponse,
-  ErrorBody,
   FileListResponse,
   HistoryResponse,
   StopResponse,
@@ -71,10 +69,8 @@ export interface HistoryQuery {
   compact?: boolean;
 }
 
-export interface PageQuery {
-  page?: number;
-  pageSize?: number;
-}
+export type { PageQuery, ServiceEndpoint, ServiceResponseInfo } from "./http.ts";
+export { endpointOf } from "./http.ts";
 
 export interface CallOptions {
   signal?: AbortSignal;
@@ -113,256 +109,17 @@ export interface TaskServiceClientOptions {
   onResponse?: (response: ServiceResponseInfo) => void;
 }
 
-/** One request to the service, as metrics see it: no ids, only the endpoint and outcome. */
-export interface ServiceResponseInfo {
-  readonly endpoint: ServiceEndpoint;
-  /** The HTTP status, or "error" when no answer came (network, timeout). */
-  readonly status: number | "error";
-  readonly seconds: number;
-}
-
-export type ServiceEndpoint =
-  "create" | "result" | "result_stream" | "continue" | "history" | "stop" | "files" | "other";
-
-/** The endpoint a request goes to, from its method and path (thread ids are not labels). */
-export function endpointOf(method: string, target: URL): ServiceEndpoint {
-  const path = target.pathname;
-  if (path.endsWith("/quick-action")) return "create";
-  if (/\/threads\/[^/]+\/response$/.test(path)) {
-    if (method === "POST") return "continue";
-    return target.searchParams.get("realtime") === "true" ? "result_stream" : "result";
-  }
-  if (path.endsWith("/history")) return "history";
-  if (path.endsWith("/stop")) return "stop";
-  if (path.endsWith("/files")) return "files";
-  return "other";
-}
-
-const API = "/api/v1/public";
-const MAX_ERROR_BODY = 64 * 1024;
-
-type Query = Record<string, string | number | boolean | undefined>;
-
-function checkRange(name: string, value: number | undefined, min: number, max: number): void {
-  if (value === undefined) return;
-  if (!Number.isInteger(value) || value < min || value > max) {
-    throw new TaskServiceError({
-      kind: "input",
-      limit: name,
-      message: `${name} must be a whole number from ${min} to ${max} (got ${value}).`,
-    });
-  }
-}
-
-/** `page` and `page_size` as every paged endpoint takes them. */
-function checkPaging(query: PageQuery): void {
-  checkRange("page", query.page, 1, Number.MAX_SAFE_INTEGER);
-  checkRange("page_size", query.pageSize, 1, LIMITS.pageSizeMax);
-}
-
-function flattenDetail(detail: z.infer<typeof ErrorBody>["detail"]): {
-  text: string;
-  issues: ValidationIssue[];
-} {
-  if (typeof detail === "string") return { text: detail, issues: [] };
-  if (Array.isArray(detail)) {
-    const issues = detail.map((d) => ({
-      msg: d.msg,
-      ...(d.loc ? { loc: d.loc } : {}),
-      ...(d.type ? { type: d.type } : {}),
-    }));
-    const text = issues
-      .map((i) => {
-        const where = (i.loc ?? []).filter((p) => p !== "body" && p !== "query").join(".");
-        return where ? `${where}: ${i.msg}` : i.msg;
-      })
-      .join("; ");
-    return { text, issues };
-  }
-  const msg = detail.message ?? detail.msg ?? detail.error;
-  return { text: typeof msg === "string" ? msg : JSON.stringify(detail), issues: [] };
-}
-
-function isAbort(err: unknown): boolean {
-  return (
-    err instanceof Error &&
-    (err.name === "AbortError" || err instanceof undiciErrors.RequestAbortedError)
-  );
-}
-
-function networkError(err: unknown, what: string): TaskServiceError | unknown {
-  if (isAbort(err) || err instanceof TaskServiceError) return err;
-  const code = (err as { code?: string } | null)?.code ?? "";
-  const timeout =
-    err instanceof undiciErrors.HeadersTimeoutError ||
-    err instanceof undiciErrors.BodyTimeoutError ||
-    err instanceof undiciErrors.ConnectTimeoutError;
-  const message = err instanceof Error ? err.message : String(err);
-  return new TaskServiceError({
-    kind: timeout ? "timeout" : "network",
-    message: timeout
-      ? `The task service did not answer in time (${what}).`
-      : `Could not reach the task service (${what}): ${code || message}`,
-    cause: err,
-  });
-}
-
 export function createTaskServiceClient(options: TaskServiceClientOptions): TaskService {
-  const base = options.baseUrl.replace(/\/+$/, "");
-  const dispatcher =
-    options.dispatcher ??
-    new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 600_000, connections: 256 });
-  const retries = options.retries ?? 4;
-  const requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
-  const streamIdleTimeoutMs = options.streamIdleTimeoutMs ?? 120_000;
-  const baseHeaders = {
-    "x-api-key": options.apiKey,
-    "user-agent": options.userAgent ?? "slack-task-bot/0.1",
-    accept: "application/json",
-  };
-
-  const url = (path: string, query: Query = {}) => {
-    const u = new URL(`${base}${API}${path}`);
-    for (const [k, v] of Object.entries(query)) {
-      if (v !== undefined) u.searchParams.set(k, String(v));
-    }
-    return u;
-  };
-  const threadPath = (ref: ThreadRef, suffix: string) =>
-    `/threads/${encodeURIComponent(ref.threadId)}${suffix}`;
-
-  async function failure(res: Dispatcher.ResponseData, what: string): Promise<TaskServiceError> {
-    let raw = "";
-    for await (const chunk of res.body) {
-      if (raw.length < MAX_ERROR_BODY) raw += Buffer.from(chunk).toString("utf8");
-    }
-    let detail: string | undefined;
-    let issues: ValidationIssue[] = [];
-    try {
-      const parsed = ErrorBody.safeParse(JSON.parse(raw));
-      if (parsed.success) ({ text: detail, issues } = flattenDetail(parsed.data.detail));
-    } catch {
-      // not JSON: fall back to the status line
-    }
-    const kind = kindForStatus(res.statusCode);
-    const retryAfterMs =
-      kind === "rate_limited" || res.statusCode === 503
-        ? retryAfterFromHeaders(res.headers)
-        : undefined;
-    return new TaskServiceError({
-      kind,
-      status: res.statusCode,
-      message: `Task service refused ${what}: HTTP ${res.statusCode}${detail ? ` — ${detail}` : ""}`,
-      ...(detail === undefined ? {} : { detail }),
-      issues,
-      ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
-    });
-  }
-
-  async function send<S extends z.ZodType>(
-    what: string,
-    method: "GET" | "POST",
-    target: URL,
-    schema: S,
-    opts: {
-      signal?: AbortSignal | undefined;
-      headersTimeoutMs?: number;
-      body?: MultipartBody;
-    },
-  ): Promise<z.infer<S>> {
-    let res: Dispatcher.ResponseData;
-    const started = performance.now();
-    const report = (status: number | "error") =>
-      options.onResponse?.({
-        endpoint: endpointOf(method, target),
-        status,
-        seconds: (performance.now() - started) / 1000,
-      });
-    try {
-      res = await request(target, {
-        method,
-        dispatcher,
-        signal: opts.signal,
-        headersTimeout: opts.headersTimeoutMs ?? requestTimeoutMs,
-        bodyTimeout: opts.headersTimeoutMs ?? requestTimeoutMs,
-        headers: opts.body
-          ? {
-              ...baseHeaders,
-              "content-type": opts.body.contentType,
-              "content-length": String(opts.body.length),
-            }
-          : baseHeaders,
-        body: opts.body
-          ? (opts.body.bytes ?? Readable.from(opts.body.body, { objectMode: false }))
-          : null,
-      });
-    } catch (err) {
-      report("error");
-      throw networkError(err, what);
-    }
-    report(res.statusCode);
-    if (res.statusCode < 200 || res.statusCode >= 300) throw await failure(res, what);
-    let json: unknown;
-    try {
-      json = await res.body.json();
-    } catch (err) {
-      if (isAbort(err)) throw err;
-      throw new TaskServiceError({
-        kind: "protocol",
-        status: res.statusCode,
-        message: `Task service sent an unreadable answer to ${what}.`,
-        cause: err,
-      });
-    }
-    const parsed = schema.safeParse(json);
-    if (!parsed.success) {
-      throw new TaskServiceError({
-        kind: "protocol",
-        status: res.statusCode,
-        message: `Task service answer to ${what} does not match the contract: ${parsed.error.issues
-          .slice(0, 3)
-          .map((i) => `${i.path.join(".") || "(root)"} ${i.message}`)
-          .join("; ")}`,
-      });
-    }
-    return parsed.data;
-  }
-
-  /** Idempotent reads: retried on transient failures, honouring Retry-After. */
-  function read<T>(signal: AbortSignal | undefined, fn: () => Promise<T>): Promise<T> {
-    return pRetry(fn, {
-      retries,
-      minTimeout: options.retryMinDelayMs ?? 500,
-      maxTimeout: options.retryMaxDelayMs ?? 15_000,
-      factor: 2,
-      randomize: true,
-      ...(signal ? { signal } : {}),
-      shouldRetry: ({ error }) => error instanceof TaskServiceError && error.transient,
-      onFailedAttempt: async ({ error, retriesLeft, retryDelay }) => {
-        if (
-          retriesLeft > 0 &&
-          error instanceof TaskServiceError &&
-          error.retryAfterMs !== undefined &&
-          error.retryAfterMs > retryDelay
-        ) {
-          const extra = Math.min(error.retryAfterMs - retryDelay, 120_000);
-          await delay(extra, undefined, signal ? { signal } : {});
-        }
-      },
-    });
-  }
-
-  function multipart(
-    fields: Array<[string, string | boolean | undefined]>,
-    files: readonly UploadFile[],
-  ) {
-    const present = fields.filter((f): f is [string, string | boolean] => f[1] !== undefined);
-    return encodeMultipart(
-      present.map(([k, v]) => [k, String(v)] as const),
-      files.map((f) => ["files", f] as const),
-    );
-  }
-
+  const {
+    url,
+    threadPath,
+    send,
+    read,
+    multipart,
+    openStream,
+    requestTimeoutMs,
+    streamIdleTimeoutMs,
+  } = createHttp(options);
   return {
     async createTask(input, callOptions = {}) {
       const files = input.files ?? [];
@@ -415,31 +172,7 @@ export function createTaskServiceClient(options: TaskServiceClientOptions): Task
         // A server that ignores `realtime` answers a long poll instead; keep it short.
         timeout: Math.min(30, Math.round(streamIdleTimeoutMs / 1000)),
       });
-      let res: Dispatcher.ResponseData;
-      const started = performance.now();
-      const report = (status: number | "error") =>
-        options.onResponse?.({
-          endpoint: "result_stream",
-          status,
-          seconds: (performance.now() - started) / 1000,
-        });
-      try {
-        res = await request(target, {
-          method: "GET",
-          dispatcher,
-          signal: callOptions.signal,
-          headersTimeout: Math.max(requestTimeoutMs, 60_000),
-          bodyTimeout: streamIdleTimeoutMs,
-          headers: { ...baseHeaders, accept: "text/event-stream, application/json" },
-        });
-      } catch (err) {
-        report("error");
-        throw networkError(err, "opening the result stream");
-      }
-      report(res.statusCode);
-      if (res.statusCode < 200 || res.statusCode >= 300) {
-        throw await failure(res, "opening the result stream");
-      }
+      const res = await openStream(target, callOptions.signal);
       const type = String(res.headers["content-type"] ?? "");
       try {
         if (type.includes("application/json")) {

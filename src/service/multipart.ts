@@ -7,7 +7,8 @@
 import { randomBytes } from "node:crypto";
 import { createReadStream } from "node:fs";
 import { stat } from "node:fs/promises";
-import { basename, extname } from "node:path";
+import { basename } from "node:path";
+import { lookup } from "mime-types";
 
 export interface UploadFile {
   readonly name: string;
@@ -18,33 +19,9 @@ export interface UploadFile {
   open(): AsyncIterable<Uint8Array>;
 }
 
-const TYPES: Record<string, string> = {
-  ".png": "image/png",
-  ".jpg": "image/jpeg",
-  ".jpeg": "image/jpeg",
-  ".gif": "image/gif",
-  ".svg": "image/svg+xml",
-  ".webp": "image/webp",
-  ".pdf": "application/pdf",
-  ".docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
-  ".xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
-  ".pptx": "application/vnd.openxmlformats-officedocument.presentationml.presentation",
-  ".csv": "text/csv",
-  ".txt": "text/plain",
-  ".json": "application/json",
-  ".xml": "application/xml",
-  ".md": "text/markdown",
-  ".mp3": "audio/mpeg",
-  ".wav": "audio/wav",
-  ".flac": "audio/flac",
-  ".aac": "audio/aac",
-  ".zip": "application/zip",
-  ".rar": "application/vnd.rar",
-  ".7z": "application/x-7z-compressed",
-};
-
+/** The MIME type a file's name implies (the `mime-types` database), or a generic binary one. */
 export const contentTypeFor = (name: string): string =>
-  TYPES[extname(name).toLowerCase()] ?? "application/octet-stream";
+  lookup(name.toLowerCase()) || "application/octet-stream";
 
 /** A file on disk, streamed when sent. */
 export async function fileFromPath(path: string, name = basename(path)): Promise<UploadFile> {

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { TextReconciler } from "../../src/service/follow.ts";
+import { TextReconciler } from "../../src/service/reconciler.ts";
 
 describe("text reconciliation across reconnections", () => {
   it("passes a first connection through", () => {

@@ -10,7 +10,8 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createTaskServiceClient, type TaskService } from "../../src/service/client.ts";
 import { TaskServiceError } from "../../src/service/errors.ts";
-import { followRun, type RunUpdate, StreamRefusals } from "../../src/service/follow.ts";
+import { followRun, type RunUpdate } from "../../src/service/follow.ts";
+import { StreamRefusals } from "../../src/service/refusals.ts";
 
 const KEY = "he-refusal-test-key";
 const ANSWER = "The whole answer, as the poll returns it.";
