@@ -12,6 +12,8 @@ import {
   checkTaskText,
   claimDelivery,
   describeFailure,
+  type IncomingMessage,
+  messageDelivery,
   type NewTask,
   type StopRequest,
   type TellUser,
@@ -20,7 +22,14 @@ import {
 import { stopRun } from "./stop.ts";
 import type { CoordinatorDeps, RelayControl } from "./task-context.ts";
 
-export type { Delivery, NewTask, StopRequest, TellUser, ThreadReply } from "./requests.ts";
+export type {
+  Delivery,
+  IncomingMessage,
+  NewTask,
+  StopRequest,
+  TellUser,
+  ThreadReply,
+} from "./requests.ts";
 
 export interface CoordinatorOptions {
   readonly service: TaskService;
@@ -86,6 +95,36 @@ export class TaskCoordinator {
         .catch(() => undefined);
     }
     return true;
+  }
+
+  /**
+   * A message the bot heard: a reply in a task thread continues it; a mention or a DM
+   * elsewhere starts a task in a thread under it (or in the thread it was posted in).
+   * Slack delivers a mention twice (`app_mention` and `message`): it counts once.
+   */
+  async handleMessage(msg: IncomingMessage): Promise<void> {
+    const delivery = messageDelivery(msg.channelId, msg.ts);
+    if (msg.threadTs !== undefined && msg.threadTs !== msg.ts) {
+      const key = { teamId: msg.teamId, channelId: msg.channelId, threadTs: msg.threadTs };
+      const reply = { key, userId: msg.userId, text: msg.text, ts: msg.ts };
+      if (await this.handleReply({ ...reply, hasFiles: msg.hasFiles, delivery })) return;
+    }
+    if (!msg.startsTask) return;
+    const threadTs = msg.threadTs ?? msg.ts;
+    const { writer } = this.#deps;
+    const tell: TellUser = (text) => writer.ephemeral(msg.channelId, msg.userId, text, threadTs);
+    await this.startTask(
+      {
+        teamId: msg.teamId,
+        channelId: msg.channelId,
+        userId: msg.userId,
+        prompt: msg.text,
+        delivery,
+        threadTs,
+        surface: msg.surface,
+      },
+      tell,
+    );
   }
 
   /** The Stop button (or any other way to stop a run). */

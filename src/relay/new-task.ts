@@ -28,7 +28,8 @@ export class NewTasks {
   async start(task: NewTask, options: TaskOptions, tell: TellUser): Promise<void> {
     const { writer, store, relay, logger } = this.#deps;
     const startedAt = this.#deps.now();
-    const threadTs = await this.#postPrompt(task, tell);
+    // A mention or a DM is its own prompt: the answer goes in a thread under it.
+    const threadTs = task.threadTs ?? (await this.#postPrompt(task, tell));
     if (threadTs === undefined) return;
     const key: SlackThreadKey = { teamId: task.teamId, channelId: task.channelId, threadTs };
     const messageTs = await writer.post(task.channelId, workingMessage(), threadTs);
@@ -114,6 +115,7 @@ export class NewTasks {
         projectId: "",
         threadId: "",
         ownerUserId: task.userId,
+        surface: task.surface ?? "channel",
         active: { kind: "starting", since: startedAt, messageTs },
         lastRunId: undefined,
         queue: [],

@@ -19,7 +19,18 @@ export type TellUser = (text: string) => Promise<void>;
  */
 export type Delivery =
   | { readonly kind: "trigger"; readonly id: string }
-  | { readonly kind: "event"; readonly id: string };
+  | { readonly kind: "event"; readonly id: string }
+  /**
+   * A person's Slack message, by channel and ts: Slack delivers a mention of the bot both as
+   * `app_mention` and as `message` (different event ids), and it must count once.
+   */
+  | { readonly kind: "message"; readonly id: string };
+
+/** The delivery id of a person's message, the same whichever event carried it. */
+export const messageDelivery = (channelId: string, ts: string): Delivery => ({
+  kind: "message",
+  id: `${channelId}:${ts}`,
+});
 
 export interface NewTask {
   readonly teamId: string;
@@ -28,7 +39,17 @@ export interface NewTask {
   /** As the person typed it (Slack's escapes already decoded), inline options included. */
   readonly prompt: string;
   readonly delivery?: Delivery | undefined;
+  /**
+   * Where the answer goes when the request is itself a message (a mention, a DM): a thread
+   * under it (or the thread it was in). Without it the prompt is posted as the thread's root.
+   */
+  readonly threadTs?: string | undefined;
+  /** The Slack surface the task came from (kept with the thread). */
+  readonly surface?: TaskSurface | undefined;
 }
+
+/** Where a task was started: a channel (command, mention) or a direct message / agent view. */
+export type TaskSurface = "channel" | "dm";
 
 /** A new task's prompt once its inline options are read off it. */
 export interface CheckedTask {
@@ -43,6 +64,25 @@ export interface ThreadReply {
   readonly ts: string;
   readonly hasFiles: boolean;
   readonly delivery?: Delivery | undefined;
+}
+
+/**
+ * A person's message the bot heard (a mention, a DM, a reply in a thread): it continues the
+ * task of its thread, or starts one where the surface starts tasks from messages.
+ */
+export interface IncomingMessage {
+  readonly teamId: string;
+  readonly channelId: string;
+  readonly userId: string;
+  /** The text as typed (Slack's escapes decoded, the bot's own mention removed). */
+  readonly text: string;
+  readonly ts: string;
+  /** The thread it was posted in, if any. */
+  readonly threadTs?: string | undefined;
+  readonly hasFiles: boolean;
+  /** Whether this message starts a task when it is not in a task thread (mentions, DMs). */
+  readonly startsTask: boolean;
+  readonly surface: TaskSurface;
 }
 
 export interface StopRequest {
@@ -74,6 +114,7 @@ export function promptRefusal(prompt: string): string | undefined {
 const CLAIMS = {
   trigger: { prefix: "cmd", ttlMs: 3_600_000 },
   event: { prefix: "event", ttlMs: 24 * 3_600_000 },
+  message: { prefix: "msg", ttlMs: 24 * 3_600_000 },
 } as const;
 
 /** True for the first delivery of a request (and for a request without an id). */

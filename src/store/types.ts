@@ -47,6 +47,8 @@ export const IDLE: ThreadActivity = { kind: "idle" };
 export interface ThreadRecord {
   readonly teamId: string;
   readonly channelId: string;
+  /** Where the task started: a channel, or a direct message (where Slack's agent view lives). */
+  readonly surface?: "channel" | "dm";
   /** The Slack thread: the ts of the channel message that shows the prompt. */
   readonly threadTs: string;
   readonly projectId: string;

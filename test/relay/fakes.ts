@@ -92,6 +92,8 @@ type Service = Pick<
 /** The service: every task and follow-up gets fresh ids; prompts are kept in order. */
 export class FakeService implements TaskService {
   readonly prompts: string[] = [];
+  /** Every create call's input, for the options it carried. */
+  readonly created: Parameters<Service["createTask"]>[0][] = [];
   readonly stopped: string[] = [];
   /** What getTaskResult says a thread's run is doing. */
   status = "completed";
@@ -99,6 +101,7 @@ export class FakeService implements TaskService {
 
   createTask: Service["createTask"] = async (input) => {
     this.prompts.push(input.prompt ?? "");
+    this.created.push(input);
     const n = ++this.#n;
     return { project_id: `proj_${n}`, thread_id: `thr_${n}`, agent_run_id: `run_${n}` };
   };

@@ -4,9 +4,10 @@
  */
 import * as actions from "./actions.ts";
 import * as command from "./command.ts";
+import * as mention from "./mention.ts";
 import * as message from "./message.ts";
 import type { Surface } from "./surface.ts";
 
-export const SURFACES: readonly Surface[] = [command, message, actions];
+export const SURFACES: readonly Surface[] = [command, message, mention, actions];
 
 export type { ListenerDeps, Surface } from "./surface.ts";

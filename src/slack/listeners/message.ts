@@ -1,9 +1,11 @@
 /**
- * Messages in task threads (`message` events): a person's reply continues the task. Bolt
- * acknowledges events itself; the coordinator decides whether the thread is a task thread.
+ * People's messages (`message` events): a reply in a task thread continues the task; in a
+ * direct message with the app (and in Slack's agent view, whose threads are DM threads) a
+ * message outside a task thread starts one. Bolt acknowledges events itself.
  */
 import type { App } from "@slack/bolt";
 import { z } from "zod";
+import { withoutMention } from "./mention.ts";
 import { fromSlack, type ListenerDeps } from "./surface.ts";
 
 /** Message subtypes that are a person's input; every other subtype is ignored. */
@@ -19,28 +21,34 @@ const MessageEvent = z.object({
   ts: z.string().min(1),
   thread_ts: z.string().optional(),
   files: z.array(z.unknown()).optional(),
+  channel_type: z.string().optional(),
 });
 
-const Envelope = z.object({ team_id: z.string().min(1), event_id: z.string().min(1) });
+const Envelope = z.object({ team_id: z.string().min(1) });
 
 export function register(app: App, { coordinator }: ListenerDeps): void {
-  app.event("message", async ({ event, body }) => {
+  app.event("message", async ({ event, body, context }) => {
     const parsed = MessageEvent.safeParse(event);
-    if (!parsed.success) return;
-    const msg = parsed.data;
-    if (!INPUT_SUBTYPES.has(msg.subtype) || msg.bot_id || !msg.user) return;
-    if (!msg.thread_ts || msg.thread_ts === msg.ts) return; // only replies in threads
     const envelope = Envelope.safeParse(body);
-    if (!envelope.success) return;
-    const { team_id: teamId, event_id: eventId } = envelope.data;
-    await coordinator.handleReply({
-      key: { teamId, channelId: msg.channel, threadTs: msg.thread_ts },
+    if (!parsed.success || !envelope.success) return;
+    const msg = parsed.data;
+    // Edits, deletions, joins and other bots' messages are not a person's request.
+    if (!INPUT_SUBTYPES.has(msg.subtype) || msg.bot_id || !msg.user) return;
+    if (msg.user === context.botUserId) return;
+    const dm = msg.channel_type === "im" || (!msg.channel_type && msg.channel.startsWith("D"));
+    const inThread = msg.thread_ts !== undefined && msg.thread_ts !== msg.ts;
+    // In channels only replies in threads matter here (mentions have their own event).
+    if (!dm && !inThread) return;
+    await coordinator.handleMessage({
+      teamId: envelope.data.team_id,
+      channelId: msg.channel,
       userId: msg.user,
-      text: fromSlack(msg.text ?? ""),
+      text: fromSlack(withoutMention(msg.text ?? "", context.botUserId)),
       ts: msg.ts,
+      threadTs: msg.thread_ts,
       hasFiles: (msg.files?.length ?? 0) > 0 || msg.subtype === "file_share",
-      // Slack redelivers events (same event_id); only the first delivery counts.
-      delivery: { kind: "event", id: eventId },
+      startsTask: dm,
+      surface: dm ? "dm" : "channel",
     });
   });
 }
