@@ -22,6 +22,7 @@ const VERSION_SCHEMAS = {
 };
 
 const EXPECTED_BOT_SCOPES = [
+  "app_mentions:read",
   "chat:write",
   "channels:join",
   "commands",
@@ -119,6 +120,7 @@ describe("manifest.yml", () => {
 
   it("subscribes to messages everywhere the bot is, and enables interactivity and DMs", () => {
     expect(at(manifest, "settings", "event_subscriptions", "bot_events")).toEqual([
+      "app_mention",
       "message.channels",
       "message.groups",
       "message.im",

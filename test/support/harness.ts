@@ -140,7 +140,7 @@ export abstract class SlackScenario {
   abstract get eventsUrl(): string;
 
   /** Resolves once the app has nothing in flight (where that can be known). */
-  protected async settled(): Promise<void> {}
+  async settled(): Promise<void> {}
 
   /** `/task <text>` typed by `user` in `channel`. */
   command(
@@ -315,7 +315,7 @@ export class Harness extends SlackScenario {
     return `http://127.0.0.1:${this.app.port}/slack/events`;
   }
 
-  protected override async settled(): Promise<void> {
+  override async settled(): Promise<void> {
     await this.app.relay.idle();
   }
 

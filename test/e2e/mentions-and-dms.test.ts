@@ -1,0 +1,164 @@
+/**
+ * Reaching the agent the way people reach one in Slack: by mentioning it in a channel, by
+ * direct message (where Slack's agent view lives), with inline options. Bolt runs unmodified
+ * against the local Slack and the simulator, on the embedded store and on Redis.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { sendEvent } from "../support/slack-requests.ts";
+import {
+  CHANNEL,
+  comparable,
+  Harness,
+  markdownOf,
+  OWNER,
+  SIGNING_SECRET,
+  statusOf,
+  storeBackends,
+  TEAM,
+} from "../support/harness.ts";
+
+const DM = "D0OWNERDM";
+const FINAL = /Completed|Failed|Stopped/;
+let seq = 0;
+
+describe.each(storeBackends())("mentions and DMs with %s", (_name, redis) => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await Harness.start({ redisUrl: redis });
+  });
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  /** A person's message in Slack, delivered as the events Slack sends for it. */
+  async function say(
+    channel: string,
+    text: string,
+    opts: { threadTs?: string; mention?: boolean; message?: boolean; user?: string } = {},
+  ): Promise<string> {
+    const user = opts.user ?? OWNER;
+    const ts = h.slack.addMessage({
+      channel,
+      user,
+      text,
+      ...(opts.threadTs ? { thread_ts: opts.threadTs } : {}),
+    });
+    const base = {
+      channel,
+      user,
+      text,
+      ts,
+      ...(opts.threadTs ? { thread_ts: opts.threadTs } : {}),
+    };
+    const dm = channel.startsWith("D");
+    const deliveries: Record<string, unknown>[] = [];
+    if (opts.message ?? true) {
+      deliveries.push({ type: "message", channel_type: dm ? "im" : "channel", ...base });
+    }
+    if (opts.mention) deliveries.push({ type: "app_mention", ...base });
+    for (const event of deliveries) {
+      const res = await sendEvent(h.eventsUrl, SIGNING_SECRET, {
+        event_id: `EvM${++seq}x${Date.now()}`,
+        team_id: TEAM,
+        event,
+      });
+      expect(res.status).toBe(200);
+    }
+    return ts;
+  }
+
+  /** The bot's answers in a thread, once `count` runs there have ended. */
+  async function finals(channel: string, threadTs: string, count = 1) {
+    const replies = () =>
+      h.slack
+        .thread(channel, threadTs)
+        .filter((m) => m.user === h.slack.botUserId && (m.blocks?.length ?? 0) > 0);
+    await h.slack.waitFor(() => replies().filter((m) => FINAL.test(statusOf(m))).length >= count, {
+      timeoutMs: 20_000,
+      description: `${count} final answer(s) in ${channel}/${threadTs}`,
+    });
+    await h.settled();
+    return replies();
+  }
+
+  it("answers a mention in a thread under it, once, although Slack sends it twice", async () => {
+    const prompt = "Build a landing page for a bakery";
+    const ts = await say(CHANNEL, `<@${h.slack.botUserId}> ${prompt}`, { mention: true });
+    const [answer] = await finals(CHANNEL, ts);
+    const runs = h.sim.runs().filter((r) => r.prompt === prompt);
+    expect(runs).toHaveLength(1);
+    expect(comparable(markdownOf(answer ?? { channel: "", ts: "", user: "", text: "" }))).toBe(
+      comparable(runs[0]?.content ?? "x"),
+    );
+    // The bot did not repeat the prompt as a new channel message: the mention is the thread.
+    const botTopLevel = h.slack
+      .messages(CHANNEL)
+      .filter(
+        (m) => m.user === h.slack.botUserId && JSON.stringify(m.blocks ?? []).includes(prompt),
+      );
+    expect(botTopLevel).toEqual([]);
+  });
+
+  it("takes a mention inside the task's thread as a follow-up", async () => {
+    const root = await say(CHANNEL, `<@${h.slack.botUserId}> Write a haiku about bread`, {
+      mention: true,
+    });
+    await finals(CHANNEL, root);
+    await say(CHANNEL, `<@${h.slack.botUserId}> now one about cheese`, {
+      mention: true,
+      threadTs: root,
+    });
+    await finals(CHANNEL, root, 2);
+    expect(h.sim.runs().some((r) => r.prompt === "now one about cheese")).toBe(true);
+  });
+
+  it("answers a mention with nothing but the bot's name with the usage, privately", async () => {
+    const before = h.slack.calls.length;
+    await say(CHANNEL, `<@${h.slack.botUserId}>`, { mention: true, message: false });
+    const call = await h.slack.waitForCall((c) => c.method === "chat.postEphemeral", {
+      fromIndex: before,
+    });
+    expect(JSON.stringify(call.args)).toContain("Usage");
+  });
+
+  it("starts a task from a direct message and continues it from a reply in its thread", async () => {
+    const ts = await say(DM, "Draft a poster for the summer fair");
+    await finals(DM, ts);
+    await say(DM, "Make the title bigger", { threadTs: ts });
+    const answers = await finals(DM, ts, 2);
+    expect(answers.filter((m) => FINAL.test(statusOf(m)))).toHaveLength(2);
+    const poster = h.sim.runs().find((r) => r.prompt === "Draft a poster for the summer fair");
+    expect(poster?.status).toBe("completed");
+  });
+
+  it("ignores messages from other bots and edits in a DM", async () => {
+    const before = h.sim.runs().length;
+    const ts = h.slack.addMessage({ channel: DM, user: OWNER, text: "edited" });
+    for (const event of [
+      { type: "message", channel: DM, channel_type: "im", bot_id: "B0OTHER", text: "hi", ts },
+      { type: "message", subtype: "message_changed", channel: DM, channel_type: "im", ts },
+    ]) {
+      await sendEvent(h.eventsUrl, SIGNING_SECRET, {
+        event_id: `EvI${++seq}`,
+        team_id: TEAM,
+        event,
+      });
+    }
+    await h.settled();
+    expect(h.sim.runs().length).toBe(before);
+  });
+
+  it("sends inline options with the task, and refuses a misspelled one privately", async () => {
+    await h.command("[model=sim-large, effort=high, thinking] Plan a menu");
+    const threadTs = await h.waitForTaskThread("Plan a menu");
+    await h.waitForFinal(threadTs);
+    const run = h.sim.runs().find((r) => r.prompt === "Plan a menu");
+    expect(run?.request).toMatchObject({
+      modelName: "sim-large",
+      reasoningEffort: "high",
+      enableThinking: true,
+    });
+    const res = await h.command("[modle=x] Plan a menu");
+    expect(JSON.stringify(res.body)).toContain("Did you mean `model`?");
+  });
+});
