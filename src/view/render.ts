@@ -230,4 +230,6 @@ export const USAGE = [
   "*Usage:* `/task <what you want built>`",
   "For example: `/task Build a landing page for a bakery with a contact form`",
   "The answer streams into a thread under your request; reply in that thread to continue the conversation, and press *Stop* to stop a run.",
+  "You can also mention me (`@Task Agent Build a landing page`) or send me a direct message.",
+  "Options go first: `/task [model=NAME, agent=ID, effort=low|medium|high, thinking, context] your prompt`",
 ].join("\n");
