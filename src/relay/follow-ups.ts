@@ -26,6 +26,9 @@ const FILES_ONLY =
   "Attachments can't be sent to the task service yet. Please reply with text to continue the task.";
 const NOTHING_TO_CONTINUE =
   "This task could not be started, so there is nothing to continue. Start a new one with `/task`.";
+/** Replies that may wait in one thread; past it a reply is refused (privately). */
+export const MAX_QUEUED = 20;
+const QUEUE_FULL = `${MAX_QUEUED} messages are already waiting in this thread, so this one was not queued. Please wait for the runs to finish, then send it again.`;
 const QUEUED =
   "A run is still in progress in this thread. Your message is queued and will be sent as soon as it finishes.";
 
@@ -78,14 +81,25 @@ export class FollowUps {
       hadFiles: reply.hasFiles,
       ...(ignored.length > 0 ? { ignoredOptions: ignored } : {}),
     };
-    let startNow = false;
+    let outcome: "start" | "queued" | "full" = "queued";
     await store.updateThread(reply.key, (rec) => {
-      startNow = rec.active.kind === "idle" && rec.queue.length === 0;
-      return startNow
-        ? { ...rec, active: startingFor(reply.ts, this.#deps.now()) }
-        : { ...rec, queue: [...rec.queue, item] };
+      if (rec.active.kind === "idle" && rec.queue.length === 0) {
+        outcome = "start";
+        return { ...rec, active: startingFor(reply.ts, this.#deps.now()) };
+      }
+      // Each queued reply is a run on the service and a record rewritten on every change.
+      if (rec.queue.length >= MAX_QUEUED) {
+        outcome = "full";
+        return undefined;
+      }
+      outcome = "queued";
+      return { ...rec, queue: [...rec.queue, item] };
     });
-    if (startNow) {
+    if ((outcome as string) === "full") {
+      await tell(QUEUE_FULL);
+      return;
+    }
+    if ((outcome as string) === "start") {
       await this.#start(reply.key, item);
       return;
     }

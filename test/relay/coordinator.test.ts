@@ -198,6 +198,20 @@ describe("a task thread's state", () => {
     expect(relay.reserved.size).toBe(0);
   });
 
+  it("refuses a reply privately once 20 are waiting in the thread, and queues nothing more", async () => {
+    const key = await startedTask();
+    for (let i = 1; i <= 20; i++) await coordinator.handleReply(reply(key, `Follow-up ${i}`));
+    writer.ephemerals.length = 0;
+    await coordinator.handleReply(reply(key, "One too many"));
+    expect((await store.getThread(key))?.queue).toHaveLength(20);
+    expect(writer.ephemerals).toEqual([
+      expect.objectContaining({
+        userId: OTHER,
+        text: expect.stringContaining("20 messages are already waiting"),
+      }),
+    ]);
+  });
+
   it("queues replies during a run and sends them in order as runs end", async () => {
     const key = await startedTask();
     await coordinator.handleReply(reply(key, "First follow-up"));
