@@ -9,8 +9,8 @@ import {
   type RecordedCall,
   type SlackMessage,
   startLocalSlack,
-} from "../test/support/local-slack.ts";
-import { sendSlashCommand } from "../test/support/slack-requests.ts";
+} from "../tools/local-slack/index.ts";
+import { sendSlashCommand } from "../tools/local-slack/slack-requests.ts";
 import { type AppMetrics, startAppProcess } from "./app-process.ts";
 import {
   type ChunkMark,

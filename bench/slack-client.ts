@@ -4,7 +4,7 @@
  * What one Slack Web API call costs the app in CPU: `chat.postMessage` with a 3,000-character
  * text through `WebClient` (as the app makes it), against the same request made with
  * `undici.request` and with `fetch` (baselines, ratio in the last column). The local Slack
- * (test/support/local-slack.ts) runs in a child process, so only the client's CPU is counted.
+ * (tools/local-slack/) runs in a child process, so only the client's CPU is counted.
  * Not part of `npm test`.
  */
 import { spawn } from "node:child_process";
@@ -22,7 +22,7 @@ const server = spawn(
   [
     "--input-type=module",
     "-e",
-    `import { startLocalSlack } from ${JSON.stringify(new URL("../test/support/local-slack.ts", import.meta.url).href)};
+    `import { startLocalSlack } from ${JSON.stringify(new URL("../tools/local-slack/index.ts", import.meta.url).href)};
      const slack = await startLocalSlack({ teamId: "T0001" });
      process.stdout.write(JSON.stringify({ url: slack.apiUrl, token: slack.botToken }) + "\\n");
      process.stdin.resume();

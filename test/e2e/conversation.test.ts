@@ -108,7 +108,7 @@ describe.each(stores)("follow-ups and Stop with %s", (_name, redis) => {
     await h.waitForFinal(threadTs);
     const before = h.sim.runs().length;
     const base = { type: "message", channel: CHANNEL, thread_ts: threadTs };
-    const { sendEvent } = await import("../support/slack-requests.ts");
+    const { sendEvent } = await import("../../tools/local-slack/slack-requests.ts");
     const { SIGNING_SECRET, TEAM } = await import("../support/harness.ts");
     for (const [i, event] of [
       { ...base, subtype: "bot_message", bot_id: "BOTHER", text: "beep", ts: "1.1" },

@@ -7,8 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Simulator, startSimulator } from "../../src/simulator/server.ts";
 import { freePort } from "../support/cluster.ts";
 import { API_KEY, CHANNEL, OWNER, SIGNING_SECRET, statusOf, TEAM } from "../support/harness.ts";
-import { type LocalSlack, startLocalSlack } from "../support/local-slack.ts";
-import { sendSlashCommand } from "../support/slack-requests.ts";
+import { type LocalSlack, startLocalSlack } from "../../tools/local-slack/index.ts";
+import { sendSlashCommand } from "../../tools/local-slack/slack-requests.ts";
 
 describe("npm start as a real process", () => {
   let sim: Simulator;

@@ -7,8 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Simulator } from "../../src/simulator/server.ts";
 import { freePort } from "../support/cluster.ts";
 import { appEnv, CHANNEL, OWNER, startPeers, statusOf, TEAM } from "../support/harness.ts";
-import type { LocalSlack } from "../support/local-slack.ts";
-import { LocalSocketMode } from "../support/local-socket-mode.ts";
+import type { LocalSlack } from "../../tools/local-slack/index.ts";
+import { LocalSocketMode } from "../../tools/local-slack/local-socket-mode.ts";
 
 describe("Socket Mode (SLACK_APP_TOKEN set): npm start with no public URL", () => {
   let sim: Simulator;

@@ -16,7 +16,7 @@ import {
   type LocalSlack,
   type LocalSlackOptions,
   startLocalSlack,
-} from "../support/local-slack.ts";
+} from "../../tools/local-slack/index.ts";
 
 const TEAM = "T0001";
 

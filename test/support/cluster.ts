@@ -9,7 +9,7 @@ import { createServer } from "node:net";
 import { createClient } from "@keyv/redis";
 import type { Simulator } from "../../src/simulator/server.ts";
 import { appEnv, type HarnessOptions, SlackScenario, startPeers } from "./harness.ts";
-import type { LocalSlack } from "./local-slack.ts";
+import type { LocalSlack } from "../../tools/local-slack/index.ts";
 
 export async function freePort(): Promise<number> {
   const server = createServer();

@@ -21,14 +21,14 @@ import {
   type LocalSlackOptions,
   type SlackMessage,
   startLocalSlack,
-} from "./local-slack.ts";
+} from "../../tools/local-slack/index.ts";
 import {
   type SignOptions,
   type SlackHttpResponse,
   sendBlockAction,
   sendEvent,
   sendSlashCommand,
-} from "./slack-requests.ts";
+} from "../../tools/local-slack/slack-requests.ts";
 
 export const TEAM = "T0001";
 export const CHANNEL = "C0GENERAL";

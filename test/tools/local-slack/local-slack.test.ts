@@ -10,9 +10,9 @@ import {
   WebClient,
 } from "@slack/web-api";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { LocalSlack, LocalSlackOptions } from "./local-slack.ts";
-import { SLACK_LIMITS, startLocalSlack, validateBlocks } from "./local-slack.ts";
-import { silentLogger } from "./silent-logger.ts";
+import type { LocalSlack, LocalSlackOptions } from "../../../tools/local-slack/index.ts";
+import { SLACK_LIMITS, startLocalSlack, validateBlocks } from "../../../tools/local-slack/index.ts";
+import { silentLogger } from "../../support/silent-logger.ts";
 
 let slack: LocalSlack;
 let client: WebClient;

@@ -5,8 +5,8 @@
 import type { AddressInfo } from "node:net";
 import { App, LogLevel, verifySlackRequest } from "@slack/bolt";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { LocalSlack } from "./local-slack.ts";
-import { startLocalSlack } from "./local-slack.ts";
+import type { LocalSlack } from "../../../tools/local-slack/index.ts";
+import { startLocalSlack } from "../../../tools/local-slack/index.ts";
 import {
   blockActionPayload,
   eventsUrl,
@@ -19,7 +19,7 @@ import {
   signSlackRequest,
   slackSignatureHeaders,
   slashCommandFields,
-} from "./slack-requests.ts";
+} from "../../../tools/local-slack/slack-requests.ts";
 
 const SECRET = "8f742231b10e8888abcd99yyyzzz85a5";
 

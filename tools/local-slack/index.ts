@@ -1,0 +1,36 @@
+/**
+ * An honest local double of the Slack Web API (entry point for test/ and bench/).
+ *
+ * A real `node:http` server on 127.0.0.1 (ephemeral port) that Bolt's `App` and `@slack/web-api`'s
+ * `WebClient` talk to UNMODIFIED via `clientOptions: { slackApiUrl: slack.apiUrl }`. It answers the way
+ * Slack answers (HTTP 200 with `{ ok, ... }` / `{ ok: false, error }`, 429 + `Retry-After` when rate
+ * limited), keeps the resulting workspace state (messages, threads, ephemerals, reactions, files,
+ * streams) and - the point of the double - REJECTS payloads that real Slack would reject (message and
+ * Block Kit limits, markdown_text conflicts, missing stream recipients, channels the bot is not in).
+ *
+ * Limits, error codes and scopes follow Slack's public method pages (docs.slack.dev/reference/methods/
+ * <method>, e.g. chat.postMessage: `text` up to 40,000 characters, at most 50 blocks, `markdown_text`
+ * up to 12,000 characters and not combinable with `text`/`blocks`), the Block Kit reference and the
+ * rate-limits page (docs.slack.dev/apis/web-api/rate-limits). Where Slack's answer is ambiguous the
+ * chosen error code is noted next to the check (the two contested ones are configurable via
+ * `options.errorCodes`). Lengths are counted in UTF-16 code units (`string.length`), which is never
+ * fewer than Slack's character count, so a payload accepted here is not rejected for length by Slack.
+ *
+ * Layout: server.ts (router) → dispatch.ts (token, faults, rate tiers, scopes) → methods/* (one module
+ * per method family, listed in methods/index.ts) over state.ts; inspection.ts backs the test API.
+ *
+ * Usage:
+ *   const slack = await startLocalSlack({ notInChannel: new Set(["C_PRIVATE"]) });
+ *   const app = new App({ token: slack.botToken, signingSecret, clientOptions: { slackApiUrl: slack.apiUrl } });
+ *   ...
+ *   const call = await slack.waitForCall((c) => c.method === "chat.postMessage");
+ *   expect(slack.validationErrors).toEqual([]);
+ *   await slack.close();
+ */
+export { validateBlocks, validateMessageContent } from "./block-kit.ts";
+export type { Problem } from "./errors.ts";
+export type { LimitErrorCodes } from "./limits.ts";
+export { SLACK_LIMITS } from "./limits.ts";
+export { LocalSlack, startLocalSlack } from "./local-slack.ts";
+export type { MethodContext, MethodFamily, SlackMethod } from "./methods/registry.ts";
+export type * from "./types.ts";

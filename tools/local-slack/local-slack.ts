@@ -1,0 +1,390 @@
+// LocalSlack: the local Slack Web API double assembled from its parts (state, method registry, rate
+// tiers, faults, router) plus the test API to configure it, seed it and inspect what the app did.
+import { EventEmitter } from "node:events";
+import type { Server } from "node:http";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { ApiOutcome, Dispatcher } from "./dispatch.ts";
+import { answerApiCall } from "./dispatch.ts";
+import { Faults } from "./faults.ts";
+import { sendJson } from "./http.ts";
+import { describeCalls, waitFor, type WaitSource } from "./inspection.ts";
+import { DEFAULT_ERROR_CODES } from "./limits.ts";
+import { METHOD_FAMILIES } from "./methods/index.ts";
+import { buildRegistry } from "./methods/registry.ts";
+import { RateTiers } from "./rate-tiers.ts";
+import { type RouteHost, route } from "./server.ts";
+import { Workspace } from "./state.ts";
+import type {
+  AssistantStatus,
+  FailNextOptions,
+  FaultPredicate,
+  LocalSlackEvents,
+  LocalSlackOptions,
+  RateTier,
+  RecordedCall,
+  ResponseUrlPost,
+  SlackArgs,
+  SlackEphemeral,
+  SlackFile,
+  SlackMessage,
+  SlackReaction,
+  SlackUser,
+  ValidationFailure,
+  WaitOptions,
+} from "./types.ts";
+import { clone, truncate } from "./util.ts";
+
+export class LocalSlack extends EventEmitter<LocalSlackEvents> {
+  readonly botToken: string;
+  /** The app-level token (`xapp-…`) that may open Socket Mode connections. */
+  readonly appToken: string;
+  readonly teamId: string;
+  readonly teamName: string;
+  readonly appId: string;
+  readonly botUserId: string;
+  readonly botId: string;
+  readonly botName: string;
+  /** Channels the bot is not in (mutable; conversations.join removes). */
+  readonly notInChannel: Set<string>;
+  /** Channels that answer channel_not_found (mutable). */
+  readonly unknownChannels: Set<string>;
+  /** Granted scopes (mutable) or undefined for no scope checks. */
+  readonly scopes: Set<string> | undefined;
+  readonly calls: RecordedCall[] = [];
+  readonly validationErrors: ValidationFailure[] = [];
+  readonly responseUrlPosts: ResponseUrlPost[] = [];
+  readonly assistantStatuses: AssistantStatus[];
+  /** Number of calls answered 429 by tier enforcement. */
+  rateLimited = 0;
+
+  readonly #state: Workspace;
+  readonly #faults = new Faults();
+  readonly #tiers: RateTiers;
+  readonly #dispatcher: Dispatcher;
+  readonly #server: Server;
+  readonly #defaultTimeout: number;
+  readonly #closeListeners = new Set<(error: Error) => void>();
+  #port = 0;
+  #closed = false;
+
+  constructor(options: LocalSlackOptions = {}) {
+    super();
+    this.setMaxListeners(0);
+    const state = new Workspace(options);
+    this.#state = state;
+    this.botToken = state.botToken;
+    this.appToken = state.appToken;
+    this.teamId = state.teamId;
+    this.teamName = state.teamName;
+    this.appId = state.appId;
+    this.botUserId = state.botUserId;
+    this.botId = state.botId;
+    this.botName = state.botName;
+    this.notInChannel = state.notInChannel;
+    this.unknownChannels = state.unknownChannels;
+    this.assistantStatuses = state.assistantStatuses;
+    this.scopes = options.scopes === undefined ? undefined : new Set(options.scopes);
+    const now = options.now ?? Date.now;
+    this.#tiers = new RateTiers(options.tiers ?? {}, now);
+    this.#defaultTimeout = options.defaultWaitTimeoutMs ?? 5_000;
+    this.#dispatcher = {
+      registry: buildRegistry(METHOD_FAMILIES),
+      context: { state, codes: { ...DEFAULT_ERROR_CODES, ...options.errorCodes }, now },
+      faults: this.#faults,
+      tiers: this.#tiers,
+      scopes: this.scopes,
+    };
+    const host = this.#routeHost();
+    this.#server = createServer((req, res) => {
+      route(host, req, res).catch((error: unknown) => {
+        if (!res.headersSent) {
+          sendJson(res, 500, { ok: false, error: "internal_error", detail: String(error) });
+        } else {
+          res.destroy();
+        }
+      });
+    });
+  }
+
+  /** Starts listening on 127.0.0.1:<ephemeral>. Use startLocalSlack() instead. */
+  async listen(): Promise<void> {
+    await new Promise<void>((resolve, reject) => {
+      this.#server.once("error", reject);
+      this.#server.listen(0, "127.0.0.1", () => {
+        this.#server.off("error", reject);
+        resolve();
+      });
+    });
+    this.#port = (this.#server.address() as AddressInfo).port;
+    this.#state.baseUrl = this.url;
+  }
+
+  get port(): number {
+    return this.#port;
+  }
+
+  /** Base URL of the server, with trailing slash: `http://127.0.0.1:PORT/`. */
+  get url(): string {
+    return `http://127.0.0.1:${this.#port}/`;
+  }
+
+  /** What to pass as `slackApiUrl`: `http://127.0.0.1:PORT/api/`. */
+  get apiUrl(): string {
+    return `${this.url}api/`;
+  }
+
+  /** The workspace URL auth.test reports; permalinks are built from it. */
+  get teamUrl(): string {
+    return this.#state.teamUrl;
+  }
+
+  /** Where `apps.connections.open` sends a Socket Mode client (set by the test). */
+  get socketModeUrl(): string | undefined {
+    return this.#state.socketModeUrl;
+  }
+
+  set socketModeUrl(url: string | undefined) {
+    this.#state.socketModeUrl = url;
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    const error = new Error("LocalSlack was closed");
+    for (const listener of [...this.#closeListeners]) listener(error);
+    await new Promise<void>((resolve) => {
+      this.#server.close(() => resolve());
+      this.#server.closeAllConnections();
+    });
+  }
+
+  // Test API: configuration, fault injection and seeding -------------------------------------------
+
+  addUser(user: SlackUser): void {
+    this.#state.addUser(user);
+  }
+
+  /** Make the next `times` calls of `method` fail with `spec` (before any side effect). */
+  failNext(method: string, options: FailNextOptions): void {
+    this.#faults.failNext(method, options);
+  }
+
+  /** Fail every call for which `predicate` returns a fault. Returns a function that removes it. */
+  failWhen(predicate: FaultPredicate): () => void {
+    return this.#faults.failWhen(predicate);
+  }
+
+  /** Sets (or with undefined removes) a rate tier for a method. */
+  setTier(method: string, tier: RateTier | undefined): void {
+    this.#tiers.set(method, tier);
+  }
+
+  /**
+   * Ends a native stream as Slack does after some minutes (or when a person presses stop): the next
+   * chat.appendStream / chat.stopStream fails with `error` (default `message_not_in_streaming_state`;
+   * use "stopped_by_user" for the stop control). chat.update on the same ts keeps working.
+   */
+  expireStream(
+    channel: string,
+    ts: string,
+    error: "message_not_in_streaming_state" | "stopped_by_user" = "message_not_in_streaming_state",
+  ): void {
+    const message = this.#state.messages.get(channel)?.get(ts);
+    if (!message || message.streaming_state === undefined) {
+      throw new Error(`expireStream: no streamed message ${channel}/${ts}`);
+    }
+    message.streaming_state = "ended";
+    message.streamEndError = error;
+    this.emit("change");
+  }
+
+  /** Seeds a message written by a person (e.g. the message that opened a thread). Returns its ts. */
+  addMessage(message: {
+    channel: string;
+    user: string;
+    text: string;
+    thread_ts?: string;
+    ts?: string;
+  }): string {
+    const ts = message.ts ?? this.#state.nextTs();
+    this.#state.store({
+      channel: message.channel,
+      ts,
+      user: message.user,
+      text: message.text,
+      ...(message.thread_ts === undefined ? {} : { thread_ts: message.thread_ts }),
+    });
+    this.emit("change");
+    return ts;
+  }
+
+  /**
+   * Registers a file uploaded by a person, served at `url_private_download` like files.slack.com:
+   * with `Authorization: Bearer <bot token>` it returns the bytes, without (or with a wrong token) it
+   * returns Slack's HTML sign-in page with status 200 - the classic "downloaded the login page" bug.
+   */
+  addUserFile(file: { name: string; bytes: Buffer | string; mimetype?: string }): {
+    id: string;
+    name: string;
+    mimetype: string;
+    size: number;
+    url_private: string;
+    url_private_download: string;
+  } {
+    const id = this.#state.nextFileId();
+    const bytes = Buffer.isBuffer(file.bytes) ? file.bytes : Buffer.from(file.bytes);
+    const mimetype = file.mimetype ?? "application/octet-stream";
+    this.#state.userFiles.set(id, { id, name: file.name, bytes, mimetype });
+    const url = this.#state.filePrivateUrl(id, file.name);
+    const download = `${url}?download=1`;
+    return {
+      id,
+      name: file.name,
+      mimetype,
+      size: bytes.length,
+      url_private: url,
+      url_private_download: download,
+    };
+  }
+
+  /** A response_url served by this server; POSTs to it are recorded in `responseUrlPosts`. */
+  responseUrl(id: string): string {
+    return `${this.url}response-url/${encodeURIComponent(id)}`;
+  }
+
+  // Test API: state ---------------------------------------------------------------------------------
+
+  /**
+   * Messages of a channel in ts order. By default like conversations.history: top-level messages and
+   * broadcast replies only; `{ includeReplies: true }` adds every thread reply.
+   */
+  messages(channel: string, options: { includeReplies?: boolean } = {}): SlackMessage[] {
+    const messages = this.#state.channelMessages(channel, options.includeReplies === true);
+    return messages.map((m) => this.#state.snapshot(m));
+  }
+
+  /** The thread's parent (if known) followed by its replies, in order, with their current content. */
+  thread(channel: string, threadTs: string): SlackMessage[] {
+    return this.#state.threadMessages(channel, threadTs).map((m) => this.#state.snapshot(m));
+  }
+
+  /** One message's current content, or undefined (also when deleted). */
+  message(channel: string, ts: string): SlackMessage | undefined {
+    const m = this.#state.messages.get(channel)?.get(ts);
+    return m && !m.deleted ? this.#state.snapshot(m) : undefined;
+  }
+
+  ephemerals(channel?: string, user?: string): SlackEphemeral[] {
+    return this.#state.ephemerals
+      .filter(
+        (e) =>
+          (channel === undefined || e.channel === channel) &&
+          (user === undefined || e.user === user),
+      )
+      .map((e) => clone(e));
+  }
+
+  /** Files created through files.getUploadURLExternal, in creation order. */
+  files(): SlackFile[] {
+    return [...this.#state.files.values()].map((f) => ({
+      ...f,
+      bytes: Buffer.from(f.bytes),
+      shares: f.shares.map((s) => ({ ...s })),
+    }));
+  }
+
+  reactions(channel: string, ts: string): SlackReaction[] {
+    const byName = this.#state.reactions.get(`${channel}/${ts}`);
+    if (!byName) return [];
+    return [...byName.entries()]
+      .filter(([, users]) => users.size > 0)
+      .map(([name, users]) => ({ name, users: [...users], count: users.size }));
+  }
+
+  /** The current assistant status of a thread ("" or undefined when cleared). */
+  assistantStatus(channel: string, threadTs: string): string | undefined {
+    return this.#state.currentStatus.get(`${channel}/${threadTs}`);
+  }
+
+  // Test API: waiting -------------------------------------------------------------------------------
+
+  /**
+   * Resolves with the first value `check` returns that is not undefined/null/false, re-evaluating after
+   * every recorded call, response_url POST and test-API change. Never polls, never sleeps.
+   */
+  waitFor<T>(check: () => T | undefined | null | false, options: WaitOptions = {}): Promise<T> {
+    const timeoutMs = options.timeoutMs ?? this.#defaultTimeout;
+    return waitFor(this.#waitSource(), check, { ...options, timeoutMs });
+  }
+
+  /** Resolves with the first recorded call (already recorded or future) matching `predicate`. */
+  waitForCall(
+    predicate: (call: RecordedCall) => boolean,
+    options: WaitOptions = {},
+  ): Promise<RecordedCall> {
+    const from = options.fromIndex ?? 0;
+    return this.waitFor(() => this.calls.slice(from).find(predicate), {
+      ...options,
+      description: options.description ?? `waitForCall(${truncate(predicate.toString(), 200)})`,
+    });
+  }
+
+  /** A readable list of the last `n` calls, for assertion messages. */
+  describeRecentCalls(n = 20): string {
+    return describeCalls(this.calls, n);
+  }
+
+  #waitSource(): WaitSource {
+    return {
+      events: this,
+      closeListeners: this.#closeListeners,
+      isClosed: () => this.#closed,
+      describe: () => this.describeRecentCalls(),
+    };
+  }
+
+  #routeHost(): RouteHost {
+    return {
+      state: this.#state,
+      answerApi: (method, request) => answerApiCall(this.#dispatcher, method, request),
+      recordCall: (method, args, at, outcome) => this.#recordCall(method, args, at, outcome),
+      responseUrlUses: (id) =>
+        this.responseUrlPosts.filter((p) => p.id === id && p.status === 200).length,
+      recordResponseUrl: (post) => {
+        this.responseUrlPosts.push(post);
+        this.emit("response_url", post);
+      },
+    };
+  }
+
+  #recordCall(method: string, args: SlackArgs, at: number, outcome: ApiOutcome): void {
+    const { status, response, retryAfter, fault, validation } = outcome;
+    const call: RecordedCall = { seq: this.calls.length, method, args, at, status, response };
+    if (retryAfter !== undefined) call.retryAfter = retryAfter;
+    if (fault !== undefined) call.fault = fault;
+    if (fault === "ratelimited") this.rateLimited += 1;
+    if (validation !== undefined) {
+      call.validationError = validation.error;
+      const failure: ValidationFailure = {
+        seq: call.seq,
+        method,
+        error: validation.error,
+        message: validation.message,
+        args,
+        at,
+      };
+      if (validation.pointer !== undefined) failure.pointer = validation.pointer;
+      this.validationErrors.push(failure);
+    }
+    this.calls.push(call);
+    this.emit("call", call);
+  }
+}
+
+/** Starts a LocalSlack on 127.0.0.1:<ephemeral port>. Remember `await slack.close()`. */
+export async function startLocalSlack(options: LocalSlackOptions = {}): Promise<LocalSlack> {
+  const slack = new LocalSlack(options);
+  await slack.listen();
+  return slack;
+}

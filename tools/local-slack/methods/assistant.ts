@@ -1,0 +1,41 @@
+// assistant.threads.*: the status line ("is thinking…") under an assistant thread.
+import { ApiFailure, invalid } from "../errors.ts";
+import { SLACK_LIMITS } from "../limits.ts";
+import type { AssistantStatus, SlackArgs } from "../types.ts";
+import { clone, nonEmpty, str } from "../util.ts";
+import type { MethodContext, MethodFamily } from "./registry.ts";
+
+function setStatus(args: SlackArgs, { state, now }: MethodContext): Record<string, unknown> {
+  const channel = state.channel(args.channel_id);
+  const threadTs = nonEmpty(args.thread_ts);
+  if (threadTs === undefined) throw new ApiFailure("invalid_thread_ts");
+  const status = str(args.status);
+  if (status === undefined) {
+    throw invalid({
+      error: "invalid_arguments",
+      message: "missing required field: status",
+      pointer: "/status",
+    });
+  }
+  const loading = args.loading_messages;
+  if (loading !== undefined) {
+    if (!Array.isArray(loading) || loading.length > SLACK_LIMITS.loadingMessagesMax) {
+      throw invalid({
+        error: "invalid_arguments",
+        message: `loading_messages must be an array of at most ${SLACK_LIMITS.loadingMessagesMax} items`,
+        pointer: "/loading_messages",
+      });
+    }
+  }
+  const record: AssistantStatus = { channel, thread_ts: threadTs, status, at: now() };
+  if (Array.isArray(loading)) record.loading_messages = clone(loading);
+  state.assistantStatuses.push(record);
+  if (status === "") state.currentStatus.delete(`${channel}/${threadTs}`);
+  else state.currentStatus.set(`${channel}/${threadTs}`, status);
+  return {};
+}
+
+export const assistantMethods: MethodFamily = {
+  // Since 2026-03 either scope is accepted (docs.slack.dev changelog "set status scope update").
+  "assistant.threads.setStatus": { scopes: ["chat:write", "assistant:write"], handle: setStatus },
+};

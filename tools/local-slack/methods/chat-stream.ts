@@ -1,0 +1,117 @@
+// chat.startStream, chat.appendStream, chat.stopStream: Slack's native streamed messages, including
+// the recipient rules outside DMs and streams that Slack ends (expiry, the stop control).
+import { validateBlocks, validateChunks } from "../block-kit.ts";
+import { ApiFailure, check, invalid } from "../errors.ts";
+import type { LimitErrorCodes } from "../limits.ts";
+import { SLACK_LIMITS } from "../limits.ts";
+import type { StoredMessage, Workspace } from "../state.ts";
+import type { SlackArgs } from "../types.ts";
+import { clone, isRecord, nonEmpty, str } from "../util.ts";
+import type { MethodContext, MethodFamily } from "./registry.ts";
+
+const CHAT_WRITE = ["chat:write"];
+
+function validateStreamText(
+  markdownText: string | undefined,
+  chunks: unknown,
+  codes: LimitErrorCodes,
+): void {
+  if (markdownText !== undefined && markdownText.length > SLACK_LIMITS.markdownTextMax) {
+    throw invalid({
+      error: "msg_too_long",
+      message: `markdown_text is ${markdownText.length} characters; at most ${SLACK_LIMITS.markdownTextMax} allowed`,
+    });
+  }
+  check(validateChunks(chunks, codes));
+}
+
+/** The bot's message that is still streaming, or the error Slack gives once the stream ended. */
+function streaming(state: Workspace, channel: string, ts: unknown): StoredMessage {
+  const message = state.ownMessage(channel, ts, "cant_update_message");
+  if (message.streaming_state !== "in_progress") {
+    throw new ApiFailure(message.streamEndError ?? "message_not_in_streaming_state");
+  }
+  return message;
+}
+
+/** Appends markdown_text and chunks to the streamed text, recording every chunk. */
+function applyChunks(
+  message: StoredMessage,
+  markdownText: string | undefined,
+  chunks: unknown,
+): void {
+  message.chunks ??= [];
+  if (markdownText !== undefined) {
+    message.text += markdownText;
+    message.chunks.push({ type: "markdown_text", text: markdownText });
+  }
+  if (Array.isArray(chunks)) {
+    for (const chunk of chunks) {
+      message.chunks.push(clone(chunk));
+      if (isRecord(chunk) && chunk.type === "markdown_text" && typeof chunk.text === "string") {
+        message.text += chunk.text;
+      }
+    }
+  }
+  message.markdown_text = message.text;
+}
+
+function startStream(args: SlackArgs, { state, codes }: MethodContext): Record<string, unknown> {
+  const channel = state.channel(args.channel);
+  state.requireMember(channel);
+  const threadTs = nonEmpty(args.thread_ts);
+  if (threadTs === undefined) {
+    throw invalid({
+      error: "invalid_arguments",
+      message: "missing required field: thread_ts",
+      pointer: "/thread_ts",
+    });
+  }
+  if (!channel.startsWith("D")) {
+    if (nonEmpty(args.recipient_user_id) === undefined) {
+      throw new ApiFailure("missing_recipient_user_id");
+    }
+    if (nonEmpty(args.recipient_team_id) === undefined) {
+      throw new ApiFailure("missing_recipient_team_id");
+    }
+  }
+  const markdownText = str(args.markdown_text);
+  validateStreamText(markdownText, args.chunks, codes);
+  const message = state.storeBotMessage(channel, "");
+  message.thread_ts = threadTs;
+  message.streaming_state = "in_progress";
+  applyChunks(message, markdownText, args.chunks);
+  state.clearStatus(channel, threadTs);
+  return { channel, ts: message.ts };
+}
+
+function appendStream(args: SlackArgs, { state, codes }: MethodContext): Record<string, unknown> {
+  const channel = state.channel(args.channel);
+  const message = streaming(state, channel, args.ts);
+  const markdownText = str(args.markdown_text);
+  if (markdownText === undefined && !Array.isArray(args.chunks)) {
+    throw invalid({ error: "no_text", message: "markdown_text or chunks is required" });
+  }
+  validateStreamText(markdownText, args.chunks, codes);
+  applyChunks(message, markdownText, args.chunks);
+  return { channel, ts: message.ts };
+}
+
+function stopStream(args: SlackArgs, { state, codes }: MethodContext): Record<string, unknown> {
+  const channel = state.channel(args.channel);
+  const message = streaming(state, channel, args.ts);
+  const markdownText = str(args.markdown_text);
+  validateStreamText(markdownText, args.chunks, codes);
+  if (args.blocks !== undefined) check(validateBlocks(args.blocks, "/blocks", codes));
+  applyChunks(message, markdownText, args.chunks);
+  if (Array.isArray(args.blocks)) message.blocks = clone(args.blocks);
+  if (args.metadata !== undefined) message.metadata = clone(args.metadata);
+  message.streaming_state = "completed";
+  return { channel, ts: message.ts, message: state.wire(message) };
+}
+
+export const chatStreamMethods: MethodFamily = {
+  "chat.startStream": { scopes: CHAT_WRITE, handle: startStream },
+  "chat.appendStream": { scopes: CHAT_WRITE, handle: appendStream },
+  "chat.stopStream": { scopes: CHAT_WRITE, handle: stopStream },
+};

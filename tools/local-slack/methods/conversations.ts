@@ -1,0 +1,55 @@
+// conversations.info, .join, .replies, .history: channels, membership and reading threads back.
+import { ApiFailure } from "../errors.ts";
+import type { SlackArgs } from "../types.ts";
+import { channelKind, nonEmpty, str } from "../util.ts";
+import type { MethodFamily } from "./registry.ts";
+
+/** The read/history scope of the conversation type (channels:, groups:, im:). */
+function scopeFor(suffix: "read" | "history"): (args: SlackArgs) => string[] {
+  return (args) => [`${channelKind(str(args.channel) ?? str(args.channel_id) ?? "C")}:${suffix}`];
+}
+
+function lastPage(): Record<string, unknown> {
+  return { has_more: false, response_metadata: { next_cursor: "" } };
+}
+
+export const conversationsMethods: MethodFamily = {
+  "conversations.info": {
+    scopes: scopeFor("read"),
+    handle: (args, { state }) => ({ channel: state.channelObject(state.channel(args.channel)) }),
+  },
+  "conversations.join": {
+    scopes: ["channels:join"],
+    handle: (args, { state }) => {
+      const channel = state.channel(args.channel);
+      if (channelKind(channel) !== "channels") {
+        throw new ApiFailure("method_not_supported_for_channel_type");
+      }
+      const alreadyIn = !state.notInChannel.has(channel);
+      state.notInChannel.delete(channel);
+      return alreadyIn
+        ? { channel: state.channelObject(channel), already_in_channel: true }
+        : { channel: state.channelObject(channel) };
+    },
+  },
+  "conversations.replies": {
+    scopes: scopeFor("history"),
+    handle: (args, { state }) => {
+      const channel = state.channel(args.channel);
+      state.requireMember(channel);
+      const ts = nonEmpty(args.ts);
+      const messages = ts === undefined ? [] : state.threadMessages(channel, ts);
+      if (messages.length === 0) throw new ApiFailure("thread_not_found");
+      return { messages: messages.map((m) => state.wire(m)), ...lastPage() };
+    },
+  },
+  "conversations.history": {
+    scopes: scopeFor("history"),
+    handle: (args, { state }) => {
+      const channel = state.channel(args.channel);
+      state.requireMember(channel);
+      const messages = state.channelMessages(channel, false).reverse();
+      return { messages: messages.map((m) => state.wire(m)), ...lastPage() };
+    },
+  },
+};

@@ -1,0 +1,23 @@
+// Every Web API method family the double implements. Adding a family: write its module, add it here.
+import { appsMethods } from "./apps.ts";
+import { assistantMethods } from "./assistant.ts";
+import { authMethods } from "./auth.ts";
+import { chatStreamMethods } from "./chat-stream.ts";
+import { chatMethods } from "./chat.ts";
+import { conversationsMethods } from "./conversations.ts";
+import { filesMethods } from "./files.ts";
+import { reactionsMethods } from "./reactions.ts";
+import type { MethodFamily } from "./registry.ts";
+import { usersMethods } from "./users.ts";
+
+export const METHOD_FAMILIES: readonly MethodFamily[] = [
+  authMethods,
+  appsMethods,
+  chatMethods,
+  chatStreamMethods,
+  assistantMethods,
+  reactionsMethods,
+  usersMethods,
+  conversationsMethods,
+  filesMethods,
+];
