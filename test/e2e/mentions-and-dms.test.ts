@@ -4,7 +4,7 @@
  * against the local Slack and the simulator, on the embedded store and on Redis.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { sendEvent } from "../support/slack-requests.ts";
+import { sendEvent } from "../../tools/local-slack/slack-requests.ts";
 import {
   CHANNEL,
   comparable,
