@@ -38,7 +38,7 @@ const httpUrl = z
 const serviceShape = {
   TASK_API_URL: httpUrl.transform((v) => v.replace(/\/+$/, "")),
   TASK_API_KEY: z.string().trim().min(1, "is required"),
-  TASK_POLL_TIMEOUT_S: intFrom(0, 600, 30),
+  TASK_POLL_TIMEOUT_S: intFrom(1, 600, 30),
   TASK_STREAM_IDLE_TIMEOUT_S: intFrom(5, 3600, 120),
 };
 

@@ -169,7 +169,9 @@ export async function* followRun(
 
   if (mode === "poll") {
     let mismatches = 0;
+    let quick = 0;
     for (;;) {
+      const asked = Date.now();
       const r = await service.getTaskResult(
         ref,
         { timeout: pollTimeoutS },
@@ -185,6 +187,14 @@ export async function* followRun(
       if (d !== "") yield { type: "delta", text: d };
       yield* setStatus(r.status);
       if (isFinalStatus(r.status)) break;
+      // A service that answers a long poll at once (ignoring `timeout`) must not be asked in a
+      // tight loop: at least a second between polls, backing off to 10 s while it keeps doing so.
+      const waited = Date.now() - asked;
+      quick = waited < MIN_POLL_INTERVAL_MS ? quick + 1 : 0;
+      if (quick > 0) {
+        const pause = Math.min(MIN_POLL_INTERVAL_MS * 2 ** (quick - 1), MAX_POLL_BACKOFF_MS);
+        await delay(pause - Math.min(waited, pause), undefined, signal ? { signal } : {});
+      }
     }
   }
 
@@ -279,6 +289,8 @@ function sameRun(ref: { readonly agentRunId?: string }, result: TaskResult): boo
 }
 
 const FINAL_ATTEMPTS = 6;
+const MIN_POLL_INTERVAL_MS = 1000;
+const MAX_POLL_BACKOFF_MS = 10_000;
 const FINAL_RETRY_MS = 500;
 const MAX_FILE_PAGES = 50;
 
