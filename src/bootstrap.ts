@@ -85,7 +85,7 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
     instanceId,
     leaseTtlMs: config.runLeaseTtlMs,
     logger: logger.child({ instance: instanceId }),
-    editIntervalMs: config.slack.editIntervalMs,
+    metrics,
     streaming: config.slack.streaming,
     // A thread whose stream a proxy refused is polled for a while without asking again.
     follow: { pollTimeoutS: config.service.pollTimeoutS, refusals: new StreamRefusals() },

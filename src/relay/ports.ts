@@ -25,16 +25,21 @@ export interface SlackWriter {
   /** Posts a message (into a thread when `threadTs` is set) and returns its ts. */
   post(channelId: string, payload: MessagePayload, threadTs?: string): Promise<string>;
   /**
-   * Edits a message; `final` marks the last edit of a run (a scheduler serves it first).
-   * A function payload is rendered when the edit is actually sent, so an edit that waited
-   * for the rate budget shows the latest text, not the text of when it was queued.
+   * Edits a message; `final` marks the last edit of a run (served first). The writer, not the
+   * caller, decides when an edit goes out: the relay calls this as often as its text changes,
+   * and the writer keeps only the latest edit of each message while one waits for Slack's
+   * budget (the waiting one resolves unsent), at most one interim edit per message per
+   * interval. A function payload is rendered when the edit is sent, so it shows the latest
+   * text; it returns undefined when there is nothing new to show (no call is made). A writer
+   * without a scheduler must coalesce the same way or it floods Slack with edits.
    */
   update(
     channelId: string,
     ts: string,
-    payload: MessagePayload | (() => MessagePayload),
+    payload: MessagePayload | (() => MessagePayload | undefined),
     options?: { final?: boolean },
   ): Promise<void>;
+  /** Deletes a message; its edits still waiting for the budget are dropped unsent. */
   remove(channelId: string, ts: string): Promise<void>;
   ephemeral(channelId: string, userId: string, text: string, threadTs?: string): Promise<void>;
   react(channelId: string, ts: string, name: string): Promise<void>;
@@ -61,9 +66,4 @@ export interface SlackWriter {
   join(channelId: string): Promise<boolean>;
   /** Whether a user is a workspace admin or owner. */
   isAdmin(userId: string): Promise<boolean>;
-  /**
-   * Forgets an edit of the message still waiting for the rate budget (its `update` resolves
-   * without sending); one being sent goes on. Nothing waits without a scheduler.
-   */
-  dropPendingEdit(channelId: string, ts: string): void;
 }

@@ -5,7 +5,8 @@
  */
 import type { Logger } from "pino";
 import type { ThreadStore } from "./ports.ts";
-import { type Relay, runLease } from "./relay.ts";
+import { runLease } from "./lease-keeper.ts";
+import type { Relay } from "./relay.ts";
 
 export interface ResumerOptions {
   readonly store: ThreadStore;
@@ -17,24 +18,24 @@ export interface ResumerOptions {
 }
 
 export class Resumer {
-  readonly #o: ResumerOptions;
+  readonly #opts: ResumerOptions;
   #timer: NodeJS.Timeout | undefined;
   #scanning: Promise<void> | undefined;
   #stopped = false;
 
   constructor(options: ResumerOptions) {
-    this.#o = options;
+    this.#opts = options;
   }
 
   /** Scans at once (runs left over from before a restart), then every interval. */
   start(): void {
     this.#stopped = false;
     void this.scan();
-    this.#timer = setInterval(() => void this.scan(), this.#o.intervalMs);
+    this.#timer = setInterval(() => void this.scan(), this.#opts.intervalMs);
     this.#timer.unref();
   }
 
-  /** One pass; returns the ids of the runs this instance took over. */
+  /** One pass: takes over every unfinished run nobody holds the lease of (at most one at a time). */
   scan(): Promise<void> {
     this.#scanning ??= this.#scan().finally(() => {
       this.#scanning = undefined;
@@ -43,7 +44,7 @@ export class Resumer {
   }
 
   async #scan(): Promise<void> {
-    const { store, relay, logger } = this.#o;
+    const { store, relay, logger } = this.#opts;
     let runs;
     try {
       runs = await store.listRuns();
@@ -55,7 +56,9 @@ export class Resumer {
       if (this.#stopped) return;
       if (relay.isActive(run.runId)) continue;
       try {
-        if (await store.acquireLease(runLease(run.runId), relay.instanceId, this.#o.leaseTtlMs)) {
+        if (
+          await store.acquireLease(runLease(run.runId), relay.instanceId, this.#opts.leaseTtlMs)
+        ) {
           // Read it again under the lease: the previous owner may have written since the
           // list, or finished it (record gone) just before letting the lease go.
           const fresh = await store.getRun(run.runId);

@@ -30,7 +30,11 @@ export function scheduledWriter(
         { final: options?.final === true },
       );
     },
-    remove: (channelId, ts) => run("chat.delete", () => inner.remove(channelId, ts)),
+    remove(channelId, ts) {
+      // An edit of a message about to be deleted need not spend a call of the budget.
+      scheduler.cancelEdit(teamId, `${channelId}:${ts}`);
+      return run("chat.delete", () => inner.remove(channelId, ts));
+    },
     ephemeral: (channelId, userId, text, threadTs) =>
       run("chat.postEphemeral", () => inner.ephemeral(channelId, userId, text, threadTs)),
     react: (channelId, ts, name) => run("reactions.add", () => inner.react(channelId, ts, name)),
@@ -51,9 +55,6 @@ export function scheduledWriter(
       run("conversations.replies", () => inner.sharedFileNames(channelId, threadTs, sinceTs)),
     join: (channelId) => run("conversations.join", () => inner.join(channelId)),
     isAdmin: (userId) => run("users.info", () => inner.isAdmin(userId)),
-    dropPendingEdit(channelId, ts) {
-      scheduler.cancelEdit(teamId, `${channelId}:${ts}`);
-    },
   };
 
   /**

@@ -23,6 +23,7 @@ export function webClientWriter(client: WebClient): SlackWriter {
     },
     async update(channelId, ts, lazy) {
       const payload = typeof lazy === "function" ? lazy() : lazy;
+      if (payload === undefined) return; // nothing new to show
       await client.chat.update({
         channel: channelId,
         ts,
@@ -116,9 +117,6 @@ export function webClientWriter(client: WebClient): SlackWriter {
     async isAdmin(userId) {
       const res = await client.users.info({ user: userId });
       return res.user?.is_admin === true || res.user?.is_owner === true;
-    },
-    dropPendingEdit() {
-      // Calls go out at once: nothing waits here.
     },
   };
 }

@@ -13,6 +13,16 @@ import {
   type ThreadRecord,
   type ThreadStore,
 } from "./types.ts";
+
+/**
+ * A stored run record whatever version wrote it: the previous one had no `kind` and marked a
+ * task being created by a `pending:` prefix on its id.
+ */
+export function readRunRecord(raw: string): RunRecord {
+  const stored = JSON.parse(raw) as Omit<RunRecord, "kind"> & { kind?: RunRecord["kind"] };
+  if (stored.kind === "creating" || stored.kind === "relaying") return stored as RunRecord;
+  return { ...stored, kind: stored.runId.startsWith("pending:") ? "creating" : "relaying" };
+}
 import { fromStored, type StoredThread } from "./thread-record.ts";
 
 const THREAD_TTL_MS = 90 * 24 * 3600 * 1000;
@@ -153,7 +163,7 @@ export class KeyvThreadStore implements ThreadStore {
 
   async getRun(runId: string): Promise<RunRecord | undefined> {
     const raw = await guard(() => this.#p.getEntry(this.#run(runId)));
-    return raw === undefined ? undefined : (JSON.parse(raw) as RunRecord);
+    return raw === undefined ? undefined : readRunRecord(raw);
   }
 
   async deleteRun(runId: string): Promise<void> {
@@ -173,7 +183,7 @@ export class KeyvThreadStore implements ThreadStore {
 
   async listRuns(): Promise<RunRecord[]> {
     const values = await guard(() => this.#p.entries(this.#run("")));
-    return values.map((v) => JSON.parse(v) as RunRecord);
+    return values.map(readRunRecord);
   }
 
   ping(): Promise<boolean> {

@@ -70,8 +70,15 @@ export interface SlackThreadKey {
   readonly threadTs: string;
 }
 
-/** An unfinished run: everything an instance needs to finish it in the same Slack messages. */
+/**
+ * An unfinished run: everything an instance needs to finish it in the same Slack messages.
+ * `creating`: the task (or follow-up) is being created and the service has not answered yet,
+ * so there is no service run to follow; if its instance dies, another one ends the message
+ * with a clear error. `relaying`: a service run shown in Slack.
+ */
 export interface RunRecord {
+  readonly kind: "creating" | "relaying";
+  /** The service's run id (`relaying`), or the reservation's own id (`creating`). */
   readonly runId: string;
   readonly key: SlackThreadKey;
   readonly ref: ServiceThreadRef;

@@ -108,7 +108,8 @@ describe.skipIf(!redisUrl)("several instances on one Redis", () => {
     const working = await c.slack.waitFor(() => c.botReplies(threadTs)[0], {
       description: "the working message",
     });
-    await c.waitForRecord(`pending:T0001:${CHANNEL}:${working.ts}`);
+    const reservation = await c.waitForRecord(`creating:T0001:${CHANNEL}:${working.ts}`);
+    expect(JSON.parse(reservation)).toMatchObject({ kind: "creating", messageTs: [working.ts] });
     expect(await c.kill("i3", "SIGKILL")).toBeNull();
     const replies = await c.waitForFinal(threadTs, 1, 20_000);
     expect(replies).toHaveLength(1);

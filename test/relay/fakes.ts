@@ -76,7 +76,6 @@ export class RecordingWriter implements SlackWriter {
   appendStream = unused("appendStream");
   stopStream = unused("stopStream");
   sharedFileNames = unused("sharedFileNames");
-  dropPendingEdit = unused("dropPendingEdit");
 
   /** What people see in a thread (bot messages), oldest first. */
   thread(threadTs: string): string[] {

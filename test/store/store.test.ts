@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { createMemoryStore } from "../../src/store/memory.ts";
 import { createRedisStore } from "../../src/store/redis.ts";
 import { createSqliteStore } from "../../src/store/sqlite.ts";
-import type { ThreadRecord, ThreadStore } from "../../src/store/types.ts";
+import type { RunRecord, ThreadRecord, ThreadStore } from "../../src/store/types.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "taskbot-store-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -126,11 +126,37 @@ describe.each(backends)("thread store on %s", (_name, make) => {
     await store.close();
   });
 
+  it("reads a run record of the previous version by its shape: a pending: id was a task being created", async () => {
+    const store = make();
+    const legacy = (runId: string) =>
+      ({
+        runId,
+        key: { teamId: "T1", channelId: "C1", threadTs: "1.1" },
+        ref: { projectId: "", threadId: "" },
+        messageTs: ["1.2"],
+        shownText: "",
+        startedAt: 1,
+        uploads: "pending",
+      }) as unknown as RunRecord;
+    const creating = `pending:T1:C1:${unique()}`;
+    const relaying = `run_${unique()}`;
+    await store.putRun(legacy(creating));
+    await store.putRun(legacy(relaying));
+    expect((await store.getRun(creating))?.kind).toBe("creating");
+    expect((await store.getRun(relaying))?.kind).toBe("relaying");
+    const listed = await store.listRuns();
+    expect(listed.find((r) => r.runId === creating)?.kind).toBe("creating");
+    await store.deleteRun(creating);
+    await store.deleteRun(relaying);
+    await store.close();
+  });
+
   it("keeps an index of unfinished runs that any instance can read", async () => {
     const a = make();
     const b = make();
     const runId = `run_${unique()}`;
     const rec = {
+      kind: "relaying" as const,
       runId,
       key: { teamId: "T1", channelId: "C1", threadTs: "1.1" },
       ref: { projectId: "p", threadId: "t" },

@@ -1,0 +1,94 @@
+/**
+ * A finished run's files in Slack: inline ones uploaded into the thread with their exact
+ * bytes (once, even after a crash mid-upload), the others listed with the reason and a link.
+ */
+import type { Logger } from "pino";
+import type { ResultFile } from "../service/schemas.ts";
+import type { RunRecord } from "../store/types.ts";
+import { slackErrorCode } from "../view/errors.ts";
+import type { FileNote } from "../view/render.ts";
+import type { SlackWriter, UploadItem } from "./ports.ts";
+
+const MIME_TEXT = /^text\/|json|xml|csv|markdown|svg/;
+
+/** Decodes an inline file from the service into the exact bytes it stands for. */
+export function decodeFile(file: ResultFile): Buffer | undefined {
+  if (file.included_inline === false || typeof file.content !== "string") return undefined;
+  const enc = (file.encoding ?? "").toLowerCase();
+  if (enc === "base64") return Buffer.from(file.content, "base64");
+  if (enc === "utf-8" || enc === "utf8" || enc === "" || MIME_TEXT.test(file.file_type ?? "")) {
+    return Buffer.from(file.content, "utf8");
+  }
+  return undefined;
+}
+
+/** What to upload, and what the answer says about each file (each file id once). */
+export function planFiles(files: readonly ResultFile[]): {
+  notes: FileNote[];
+  uploads: UploadItem[];
+} {
+  const notes: FileNote[] = [];
+  const uploads: UploadItem[] = [];
+  const seen = new Set<string>();
+  for (const f of files) {
+    if (seen.has(f.file_id)) continue;
+    seen.add(f.file_id);
+    const bytes = decodeFile(f);
+    const size = f.file_size ?? bytes?.byteLength;
+    if (bytes) {
+      uploads.push({ filename: f.file_name, bytes });
+      notes.push({ name: f.file_name, size, attached: true });
+      continue;
+    }
+    notes.push({
+      name: f.file_name,
+      size,
+      attached: false,
+      reason: f.included_inline === false ? "too large to attach here" : "content not available",
+      ...(f.download_url ? { url: f.download_url } : {}),
+    });
+  }
+  return { notes, uploads };
+}
+
+export interface DeliveryContext {
+  readonly writer: SlackWriter;
+  readonly record: RunRecord;
+  /** Whether this instance took the run over from another one. */
+  readonly resumed: boolean;
+  /** Records the upload state, so a new owner knows whether uploads may have happened. */
+  readonly persist: (change: Partial<RunRecord>) => Promise<void>;
+  readonly log: Logger;
+}
+
+/** Uploads a run's files into its thread; returns the notes the final answer shows. */
+export async function deliverFiles(
+  ctx: DeliveryContext,
+  files: readonly ResultFile[],
+): Promise<FileNote[]> {
+  const { writer, record, resumed, persist, log } = ctx;
+  const { notes, uploads } = planFiles(files);
+  if (uploads.length === 0 || record.uploads === "done") return notes;
+  const { channelId, threadTs } = record.key;
+  let todo = uploads;
+  if (record.uploads === "started" || resumed) {
+    // A previous owner may have uploaded some or all of them (and perhaps could not record
+    // it): upload only what did not reach the thread.
+    const already = await writer
+      .sharedFileNames(channelId, threadTs, record.controlTs ?? record.messageTs[0])
+      .catch(() => new Set<string>());
+    todo = uploads.filter((u) => !already.has(u.filename));
+  }
+  try {
+    await persist({ uploads: "started" });
+    if (todo.length > 0) await writer.upload(channelId, threadTs, todo);
+    await persist({ uploads: "done" });
+  } catch (err) {
+    const code = slackErrorCode(err) ?? "error";
+    log.error({ err, code }, "file upload failed");
+    return notes.map((n) =>
+      n.attached ? { ...n, attached: false, reason: `upload to Slack failed (${code})` } : n,
+    );
+  }
+  return notes;
+}

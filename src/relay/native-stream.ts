@@ -1,0 +1,97 @@
+/**
+ * Slack's native streaming for one run (`chat.startStream` / `appendStream` / `stopStream`):
+ * the answer is appended to a stream message in whole lines (tables and half-open formatting
+ * held back), one append at a time, each sending whatever arrived since the last. When Slack
+ * ends or refuses the stream, the run goes back to editing messages.
+ */
+import type { Logger } from "pino";
+import { slackErrorCode } from "../view/errors.ts";
+import { streamablePrefix } from "../view/markdown.ts";
+import { MESSAGE_MARKDOWN_LIMIT } from "../view/render.ts";
+import { neutralizeMentions } from "../view/sanitize.ts";
+import type { SlackWriter } from "./ports.ts";
+
+export interface NativeStreamOptions {
+  readonly writer: SlackWriter;
+  readonly channelId: string;
+  readonly threadTs: string;
+  /** Streams outside DMs are addressed to a person. */
+  readonly recipient: { readonly userId: string; readonly teamId: string };
+  readonly log: Logger;
+  /** The stream message exists: the run's answer lives there from now on. */
+  readonly onStarted: (streamTs: string) => Promise<void>;
+  /** Streaming ended (expired, stopped, refused, too long): the run edits messages again. */
+  readonly onLeft: () => void;
+}
+
+export class NativeStream {
+  readonly #opts: NativeStreamOptions;
+  #on = true;
+  #streamTs: string | undefined;
+  /** The prefix of the answer already in the stream. */
+  #streamed = "";
+  #appending: Promise<boolean> = Promise.resolve(false);
+
+  constructor(options: NativeStreamOptions) {
+    this.#opts = options;
+  }
+
+  get on(): boolean {
+    return this.#on;
+  }
+
+  /**
+   * Sends what of `latest()` is new and safe to stream, after any append under way (so appends
+   * coalesce while one waits for Slack's budget). Resolves true when this call sent something.
+   */
+  append(latest: () => string): Promise<boolean> {
+    this.#appending = this.#appending.then(
+      () => this.#send(latest()),
+      () => this.#send(latest()),
+    );
+    return this.#appending;
+  }
+
+  /** Ends the stream (if one started); the message can then be edited like any other. */
+  async leave(why: string): Promise<void> {
+    if (!this.#on) return;
+    this.#on = false;
+    await this.#appending.catch(() => false);
+    this.#opts.log.info({ why }, "native streaming ended; editing the message from now on");
+    if (this.#streamTs) {
+      await this.#opts.writer.stopStream(this.#opts.channelId, this.#streamTs).catch(() => undefined);
+    }
+    this.#opts.onLeft();
+  }
+
+  async #send(text: string): Promise<boolean> {
+    if (!this.#on) return false;
+    const safe = streamablePrefix(text);
+    const add = safe.slice(this.#streamed.length);
+    if (add === "") return false;
+    const { writer, channelId, threadTs, recipient } = this.#opts;
+    try {
+      if (this.#streamTs === undefined) {
+        this.#streamTs = await writer.startStream(
+          channelId,
+          threadTs,
+          recipient,
+          neutralizeMentions(add),
+        );
+        await this.#opts.onStarted(this.#streamTs);
+      } else {
+        await writer.appendStream(channelId, this.#streamTs, neutralizeMentions(add));
+      }
+      this.#streamed = safe;
+      if (this.#streamed.length > MESSAGE_MARKDOWN_LIMIT) {
+        void this.leave("the answer outgrew one message");
+      }
+      return true;
+    } catch (err) {
+      // Expired (message_not_in_streaming_state), stopped by the user, or refused: go on by
+      // editing the same message (or the working message if no stream started).
+      void this.leave(slackErrorCode(err) ?? String(err));
+      return false;
+    }
+  }
+}

@@ -1,0 +1,143 @@
+/**
+ * The Slack messages that show one run, in order (a long answer spans several): posts the
+ * parts that are new, edits the one that grows, removes extras at the end. It never decides
+ * when an edit goes out: the writer (the Slack scheduler) does, and asks for the payload only
+ * then, so each sent edit is rendered once, with the latest text.
+ */
+import type { Logger } from "pino";
+import { slackErrorCode } from "../view/errors.ts";
+import type { MessagePayload } from "../view/render.ts";
+import type { SlackWriter } from "./ports.ts";
+
+/** Slack answers these when a message cannot be edited any more: carry on in a new one. */
+const GONE = new Set(["message_not_found", "cant_update_message", "edit_window_closed"]);
+
+export interface RunMessagesOptions {
+  readonly writer: SlackWriter;
+  readonly channelId: string;
+  readonly threadTs: string;
+  /** The messages already showing the run (its "working…" message, or more after a resume). */
+  readonly initial: readonly string[];
+  readonly log: Logger;
+}
+
+export class RunMessages {
+  readonly #writer: SlackWriter;
+  readonly #channel: string;
+  readonly #thread: string;
+  readonly #log: Logger;
+  #ts: string[];
+  /** What each message shows now (its payload as JSON): unchanged ones are not sent again. */
+  #sent: string[] = [];
+  /** Posts of new parts, one at a time and in order. */
+  #posting: Promise<void> = Promise.resolve();
+
+  constructor(options: RunMessagesOptions) {
+    this.#writer = options.writer;
+    this.#channel = options.channelId;
+    this.#thread = options.threadTs;
+    this.#log = options.log;
+    this.#ts = [...options.initial];
+  }
+
+  get ts(): readonly string[] {
+    return this.#ts;
+  }
+
+  /** The run now shows in these messages (its native stream message took over). */
+  replace(ts: readonly string[]): void {
+    this.#ts = [...ts];
+    this.#sent = [];
+  }
+
+  /** Whatever the messages show, the next write sends every part in full. */
+  forgetShown(): void {
+    this.#sent = [];
+  }
+
+  /**
+   * Queues the running answer's latest rendering for the last message (the one that grows);
+   * `render` is called when the edit is sent, and returns every part. A newer call replaces one
+   * still waiting. Resolves true when this call's text reached Slack; false when a newer one
+   * replaced it, or nothing had changed.
+   */
+  async interim(render: () => MessagePayload[] | undefined): Promise<boolean> {
+    const index = this.#ts.length - 1;
+    const ts = this.#ts[index];
+    if (ts === undefined) return false;
+    let wrote = false;
+    let more: MessagePayload[] = [];
+    const payloadNow = () => {
+      const parts = render();
+      if (!parts) return undefined;
+      more = parts.slice(index + 1);
+      const payload = parts[index] ?? parts.at(-1);
+      const json = JSON.stringify(payload);
+      if (payload === undefined || json === this.#sent[index]) return undefined;
+      this.#sent[index] = json;
+      wrote = true;
+      return payload;
+    };
+    try {
+      await this.#writer.update(this.#channel, ts, payloadNow, { final: false });
+    } catch (err) {
+      if (!GONE.has(slackErrorCode(err) ?? "")) throw err;
+      // The message is gone or frozen: the text goes on in a new one.
+      const payload = render()?.[index];
+      if (payload) await this.#repost(index, payload);
+      wrote = payload !== undefined;
+    }
+    if (more.length > 0) await this.#postFrom(index + 1, more);
+    return wrote;
+  }
+
+  /** Shows the final payloads: updates what changed, posts new parts, removes extras. */
+  async final(payloads: readonly MessagePayload[]): Promise<void> {
+    await this.#posting.catch(() => undefined);
+    for (const [i, payload] of payloads.entries()) {
+      const json = JSON.stringify(payload);
+      if (this.#sent[i] === json) continue;
+      const ts = this.#ts[i];
+      if (ts === undefined) {
+        this.#ts.push(await this.#writer.post(this.#channel, payload, this.#thread));
+      } else {
+        try {
+          await this.#writer.update(this.#channel, ts, payload, { final: true });
+        } catch (err) {
+          if (!GONE.has(slackErrorCode(err) ?? "")) throw err;
+          await this.#repost(i, payload);
+        }
+      }
+      this.#sent[i] = json;
+    }
+    for (const extra of this.#ts.splice(payloads.length)) {
+      await this.#writer
+        .remove(this.#channel, extra)
+        .catch((err: unknown) => this.#log.warn({ err }, "could not remove a surplus message"));
+    }
+  }
+
+  /** Forgets every message: the final answer is posted anew (its messages could not be edited). */
+  abandon(): void {
+    this.#ts = [];
+    this.#sent = [];
+  }
+
+  async #repost(index: number, payload: MessagePayload): Promise<void> {
+    this.#ts[index] = await this.#writer.post(this.#channel, payload, this.#thread);
+    this.#sent[index] = JSON.stringify(payload);
+  }
+
+  /** Posts the parts from `first` on that have no message yet, in order. */
+  #postFrom(first: number, parts: readonly MessagePayload[]): Promise<void> {
+    this.#posting = this.#posting.then(async () => {
+      for (const [offset, payload] of parts.entries()) {
+        const i = first + offset;
+        if (this.#ts[i] !== undefined) continue; // posted meanwhile; edits keep it current
+        this.#ts[i] = await this.#writer.post(this.#channel, payload, this.#thread);
+        this.#sent[i] = JSON.stringify(payload);
+      }
+    });
+    return this.#posting;
+  }
+}

@@ -1,0 +1,381 @@
+/**
+ * The life of one relayed run: follow it on the service, show its answer in Slack as it grows
+ * (edits, or Slack's native stream), and end it in a final, visible state with its files; or,
+ * on shutdown or a lost lease, hand it over with the latest text shown and recorded.
+ */
+import type { Logger } from "pino";
+import { type FinalRun, type FollowOptions, followRun } from "../service/follow.ts";
+import type { RunRecord } from "../store/types.ts";
+import { describeServiceError, slackErrorCode } from "../view/errors.ts";
+import {
+  encodeStopValue,
+  type FileNote,
+  type RunState,
+  type RunView,
+  renderRun,
+} from "../view/render.ts";
+import { deliverFiles } from "./file-delivery.ts";
+import { LeaseKeeper } from "./lease-keeper.ts";
+import { NativeStream } from "./native-stream.ts";
+import type { Clock, RunStore, SlackWriter, TaskService } from "./ports.ts";
+import type { RelayCounters } from "./relay-metrics.ts";
+import { RunMessages } from "./run-messages.ts";
+
+/** How a run is steered from outside while it is relayed (Stop, shutdown). */
+export interface RunControl {
+  readonly abort: AbortController;
+  stoppedBy: string | undefined;
+  /** Set when the run is handed to another instance instead of finished here. */
+  handover: boolean;
+}
+
+/** How a run ended here, for the coordinator (queue draining, thread state). */
+export interface RunEnd {
+  readonly record: RunRecord;
+  readonly state: RunState;
+  readonly text: string;
+  readonly messageTs: readonly string[];
+}
+
+export interface RunDeps {
+  readonly service: TaskService;
+  readonly writer: SlackWriter;
+  readonly store: RunStore;
+  readonly clock: Clock;
+  readonly counters: RelayCounters;
+  readonly instanceId: string;
+  readonly leaseTtlMs: number;
+  readonly streaming: "edit" | "native";
+  readonly follow: Omit<FollowOptions, "signal" | "resumeText">;
+  readonly onEnded: (end: RunEnd) => Promise<void>;
+}
+
+/** How long a hand-over waits to show the latest text before it lets the run go. */
+const HANDOVER_FLUSH_MS = 1000;
+export const INTERRUPTED =
+  "This was interrupted before the task service answered (the app restarted). Please try again: run `/task`, or send your message again.";
+
+function finalText(final: FinalRun): string {
+  if (final.text.trim() !== "") return final.text;
+  if (final.codeBlocks.length === 0) return "";
+  return final.codeBlocks
+    .map((b) => `\`\`\`${b.language}\n${b.code.replace(/\n$/, "")}\n\`\`\``)
+    .join("\n\n");
+}
+
+function stateOf(status: string): RunState {
+  if (status === "completed" || status === "failed" || status === "stopped") return status;
+  return "failed";
+}
+
+export class RunRelay {
+  readonly #deps: RunDeps;
+  readonly #ctl: RunControl;
+  readonly #resumed: boolean;
+  readonly #log: Logger;
+  readonly #messages: RunMessages;
+  readonly #lease: LeaseKeeper;
+  readonly #native: NativeStream | undefined;
+  readonly #stopValue: string;
+  #record: RunRecord;
+  #text: string;
+  /** When the oldest delta not yet shown arrived. */
+  #unshownSince: number | undefined;
+  /** The run is over here (not handed over): interim edits give way to the final one. */
+  #ending = false;
+  #edits = 0;
+  #lagMax = 0;
+  #lagSum = 0;
+  #persisting: Promise<void> = Promise.resolve();
+
+  constructor(deps: RunDeps, record: RunRecord, ctl: RunControl, resumed: boolean, log: Logger) {
+    this.#deps = deps;
+    this.#record = record;
+    this.#ctl = ctl;
+    this.#resumed = resumed;
+    this.#text = record.shownText;
+    const { channelId, threadTs, teamId } = record.key;
+    this.#log = log.child({ runId: record.runId, channel: channelId, thread: threadTs });
+    this.#stopValue = encodeStopValue({ channelId, threadTs, runId: record.runId });
+    this.#messages = new RunMessages({
+      writer: deps.writer,
+      channelId,
+      threadTs,
+      initial: record.messageTs,
+      log: this.#log,
+    });
+    this.#lease = new LeaseKeeper({
+      store: deps.store,
+      runId: record.runId,
+      owner: deps.instanceId,
+      ttlMs: deps.leaseTtlMs,
+      clock: deps.clock,
+      log: this.#log,
+      onLost: (why) => this.#letGo(why),
+    });
+    // Native streaming is for a new run only; a resumed one continues by editing.
+    const native = deps.streaming === "native" && !resumed && record.owner !== undefined;
+    this.#native = native
+      ? new NativeStream({
+          writer: deps.writer,
+          channelId,
+          threadTs,
+          recipient: { userId: record.owner ?? "", teamId },
+          log: this.#log,
+          onStarted: async (streamTs) => {
+            const control = this.#messages.ts[0];
+            this.#messages.replace([streamTs]);
+            await this.#persist(control ? { controlTs: control } : {});
+          },
+          onLeft: () => {
+            // The stream message gets the full rendering by the next edit.
+            this.#messages.forgetShown();
+            if (!this.#ending && !this.#ctl.handover) void this.#showInterim();
+          },
+        })
+      : undefined;
+  }
+
+  /** Relays the run to its end here (final state, or hand-over). Never rejects. */
+  async run(): Promise<void> {
+    this.#lease.start();
+    try {
+      const { final, failure } = await this.#follow();
+      if (this.#ctl.handover && this.#ctl.stoppedBy === undefined) await this.#handOver();
+      else await this.#finish(final, failure);
+    } catch (err) {
+      this.#log.error({ err }, "relay failed");
+    } finally {
+      this.#lease.stop();
+    }
+  }
+
+  async #follow(): Promise<{ final?: FinalRun; failure?: unknown }> {
+    // Its creator died before the service answered: nothing to follow, say so.
+    if (this.#record.kind === "creating") return { failure: new Error(INTERRUPTED) };
+    const { service, follow, counters, clock } = this.#deps;
+    try {
+      const updates = followRun(
+        service,
+        { ...this.#record.ref, agentRunId: this.#record.runId },
+        { ...follow, signal: this.#ctl.abort.signal, resumeText: this.#record.shownText },
+      );
+      for (;;) {
+        const step = await updates.next();
+        if (step.done) return { final: step.value };
+        const u = step.value;
+        if (u.type === "delta" && this.#ctl.stoppedBy === undefined) {
+          this.#text += u.text;
+          counters.delta();
+          this.#unshownSince ??= clock.now();
+          void this.#showInterim();
+        } else if (u.type === "transport") {
+          this.#log.info({ mode: u.mode, reason: u.reason }, "run transport changed");
+        }
+      }
+    } catch (err) {
+      return { failure: err };
+    }
+  }
+
+  /** Queues the latest text; the writer sends it when its budget allows. */
+  async #showInterim(): Promise<void> {
+    const since = { at: undefined as number | undefined, text: "" };
+    const take = () => {
+      since.at = this.#unshownSince;
+      since.text = this.#text;
+      this.#unshownSince = undefined;
+    };
+    try {
+      let shown: boolean;
+      if (this.#native?.on) {
+        shown = await this.#native.append(() => {
+          take();
+          return this.#text;
+        });
+      } else {
+        shown = await this.#messages.interim(() => {
+          if (this.#ending || this.#ctl.stoppedBy !== undefined) return undefined;
+          take();
+          return renderRun(this.#view("running"));
+        });
+      }
+      if (shown) await this.#shown(since.at, since.text);
+      else if (since.at !== undefined) this.#unshownSince ??= since.at;
+    } catch (err) {
+      this.#log.warn({ err, code: slackErrorCode(err) }, "interim edit failed");
+    }
+  }
+
+  /** An edit reached Slack: count it, measure its lag, record the text shown. */
+  async #shown(since: number | undefined, text: string): Promise<void> {
+    const { counters, clock } = this.#deps;
+    this.#edits++;
+    counters.edit();
+    if (since !== undefined) {
+      const lag = clock.now() - since;
+      counters.lag(lag);
+      this.#lagMax = Math.max(this.#lagMax, lag);
+      this.#lagSum += lag;
+    }
+    await this.#persist({ shownText: text });
+  }
+
+  #view(state: RunState, extra: Partial<RunView> = {}): RunView {
+    const { note } = this.#record;
+    return {
+      text: this.#text,
+      state,
+      elapsedMs: this.#deps.clock.now() - this.#record.startedAt,
+      stopValue: this.#stopValue,
+      ...(note ? { note } : {}),
+      ...extra,
+    };
+  }
+
+  /** Keeps the run's record current (in order), so a new owner starts where this one is. */
+  #persist(change: Partial<RunRecord>): Promise<void> {
+    this.#record = { ...this.#record, ...change, messageTs: [...this.#messages.ts] };
+    const record = this.#record;
+    this.#persisting = this.#persisting.then(() =>
+      this.#deps.store
+        .putRun(record)
+        .catch((err: unknown) => this.#log.warn({ err }, "could not record progress")),
+    );
+    return this.#persisting;
+  }
+
+  #letGo(why: string): void {
+    if (this.#ending) return;
+    this.#log.warn(why);
+    this.#ctl.handover = true;
+    this.#ctl.abort.abort(new Error(why));
+  }
+
+  /** Shows the latest text (bounded: shutting down must not wait long), lets the run go. */
+  async #handOver(): Promise<void> {
+    if (this.#unshownSince !== undefined) {
+      await Promise.race([
+        this.#showInterim(),
+        new Promise((resolve) =>
+          this.#deps.clock.setTimeout(() => resolve(undefined), HANDOVER_FLUSH_MS),
+        ),
+      ]);
+    }
+    await this.#persist({});
+    await this.#lease.release();
+    await this.#native?.leave("handing over");
+    this.#deps.counters.handedOver();
+    this.#log.info({ chars: this.#text.length }, "run handed over");
+  }
+
+  async #finish(final: FinalRun | undefined, failure: unknown): Promise<void> {
+    this.#ending = true;
+    const { store } = this.#deps;
+    // Stopped from another instance: the request is in the store.
+    if (this.#ctl.stoppedBy === undefined && final?.status === "stopped") {
+      this.#ctl.stoppedBy = await store.stopRequester(this.#record.runId).catch(() => undefined);
+    }
+    const { state, reason, files } = await this.#outcome(final, failure);
+    await this.#native?.leave("the run ended");
+    await this.#showFinal(state, reason, files);
+    this.#deps.counters.ended(state);
+    this.#log.info(
+      {
+        state,
+        chars: this.#text.length,
+        messages: this.#messages.ts.length,
+        files: files.length,
+        edits: this.#edits + 1,
+        lagMsMax: this.#lagMax,
+        lagMsAvg: this.#edits > 0 ? Math.round(this.#lagSum / this.#edits) : 0,
+      },
+      "run ended",
+    );
+    await this.#cleanUp(state);
+  }
+
+  async #outcome(
+    final: FinalRun | undefined,
+    failure: unknown,
+  ): Promise<{ state: RunState; reason?: string; files: FileNote[] }> {
+    if (this.#ctl.stoppedBy !== undefined) return { state: "stopped", files: [] };
+    if (final) {
+      const state = stateOf(final.status);
+      this.#text = finalText(final);
+      const files = await deliverFiles(
+        {
+          writer: this.#deps.writer,
+          record: this.#record,
+          resumed: this.#resumed,
+          persist: (change) => this.#persist(change),
+          log: this.#log,
+        },
+        final.files,
+      );
+      if (state !== "failed") return { state, files };
+      const reason =
+        final.errorMessage ??
+        (final.status === "failed" ? undefined : `the run ended with status "${final.status}"`);
+      return { state, ...(reason ? { reason } : {}), files };
+    }
+    this.#log.error({ err: failure }, "following the run failed");
+    const reason =
+      failure instanceof Error && failure.message === INTERRUPTED
+        ? INTERRUPTED
+        : describeServiceError(failure, this.#record.runId);
+    return { state: "error", reason, files: [] };
+  }
+
+  async #showFinal(state: RunState, reason: string | undefined, files: FileNote[]): Promise<void> {
+    const stoppedBy = this.#ctl.stoppedBy;
+    const payloads = renderRun(
+      this.#view(state, {
+        ...(reason ? { reason } : {}),
+        ...(stoppedBy ? { stoppedBy } : {}),
+        files,
+      }),
+    );
+    try {
+      await this.#messages.final(payloads);
+      // The final edit shows the last deltas too: count its lag like the others'.
+      if (this.#unshownSince !== undefined) {
+        this.#deps.counters.lag(this.#deps.clock.now() - this.#unshownSince);
+      }
+    } catch (err) {
+      this.#log.error(
+        { err, code: slackErrorCode(err) },
+        "final edit failed; posting the answer anew",
+      );
+      this.#messages.abandon();
+      await this.#messages
+        .final(payloads)
+        .catch((e: unknown) => this.#log.error({ err: e }, "could not show the final answer"));
+    }
+  }
+
+  /** After the final state is shown: the working message goes, the run is forgotten. */
+  async #cleanUp(state: RunState): Promise<void> {
+    const { writer, store, onEnded } = this.#deps;
+    const { key, controlTs, runId } = this.#record;
+    // The answer lives in the stream message now: the "working…" message has done its job.
+    if (controlTs !== undefined && !this.#messages.ts.includes(controlTs)) {
+      await writer.remove(key.channelId, controlTs).catch((err: unknown) => {
+        this.#log.warn({ err }, "could not remove the working message");
+      });
+    }
+    // Finished: nobody needs to resume it. Forgotten before the queue is drained, so that a
+    // follow-up's run is never mistaken for this one's continuation.
+    await this.#persisting;
+    await store
+      .deleteRun(runId)
+      .catch((err: unknown) => this.#log.warn({ err }, "could not clear the run"));
+    await this.#lease.release();
+    await onEnded({
+      record: this.#record,
+      state,
+      text: this.#text,
+      messageTs: [...this.#messages.ts],
+    });
+  }
+}

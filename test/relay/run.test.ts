@@ -1,0 +1,123 @@
+/**
+ * One run's life as people see it in the thread, with in-process doubles: the answer grows
+ * by edits of one message (only the latest text is ever sent), a long answer spreads over
+ * several messages, and the run always ends visibly: completed with its files, failed with
+ * the reason, or stopped by whom.
+ */
+import { pino } from "pino";
+import { beforeEach, describe, expect, it } from "vitest";
+import { Relay, type RunOutcome } from "../../src/relay/relay.ts";
+import { TaskServiceError } from "../../src/service/errors.ts";
+import { createMemoryStore } from "../../src/store/memory.ts";
+import type { ThreadStore } from "../../src/store/types.ts";
+import { TranscriptWriter } from "../support/fakes/slack-writer.ts";
+import { ScriptedService } from "../support/fakes/task-service.ts";
+
+const key = { teamId: "T1", channelId: "C1", threadTs: "1700000000.000001" };
+let writer: TranscriptWriter;
+let service: ScriptedService;
+let store: ThreadStore;
+let relay: Relay;
+let ended: RunOutcome[];
+let working: string;
+
+beforeEach(async () => {
+  writer = new TranscriptWriter();
+  service = new ScriptedService();
+  store = createMemoryStore();
+  ended = [];
+  relay = new Relay({
+    service,
+    writer,
+    store,
+    instanceId: "i1",
+    logger: pino({ level: "silent" }),
+    follow: { reconnectDelayMs: 1, pollTimeoutS: 1 },
+    stopGraceMs: 50,
+    onRunEnded: async (o) => {
+      ended.push(o);
+    },
+  });
+  working = await writer.post("C1", { text: "Working…", blocks: [] }, key.threadTs);
+  await relay.start({
+    key,
+    ref: { projectId: "p1", threadId: "t1" },
+    runId: "run_1",
+    messageTs: working,
+    startedAt: Date.now(),
+    owner: "U1",
+  });
+});
+
+const tick = () => new Promise((r) => setImmediate(r));
+const shown = () => JSON.stringify(writer.messages.find((m) => m.ts === working)?.payload);
+
+describe("a relayed run", () => {
+  it("streams the answer by editing one message, sending only the latest text when the budget allows", async () => {
+    service.emit({ type: "delta", text: "Hello" }, { type: "delta", text: ", world" });
+    await tick();
+    service.emit({ type: "delta", text: "! More to come." });
+    await tick();
+    await writer.flush();
+    expect(shown()).toContain("Hello, world! More to come.");
+    // Three deltas, one edit: the waiting ones were replaced, never sent.
+    expect(writer.calls.filter((c) => c === "chat.update")).toHaveLength(1);
+    // The text shown is recorded, so another instance would resume from it.
+    expect((await store.getRun("run_1"))?.shownText).toBe("Hello, world! More to come.");
+
+    service.final = { status: "completed", content: "Hello, world! All done." };
+    service.emit({ type: "status", status: "completed" });
+    service.close();
+    await relay.idle();
+    expect(shown()).toContain("Hello, world! All done.");
+    expect(shown()).toMatch(/Completed/);
+    expect(ended.map((e) => e.state)).toEqual(["completed"]);
+    expect(await store.getRun("run_1")).toBeUndefined();
+  });
+
+  it("spreads a long answer over several messages in the thread", async () => {
+    const paragraph = `${"word ".repeat(199)}end.\n\n`;
+    const content = paragraph.repeat(30); // about 30,000 characters
+    service.final = { status: "completed", content };
+    service.emit({ type: "delta", text: content }, { type: "status", status: "completed" });
+    service.close();
+    await relay.idle();
+    const visible = writer.visible(key.threadTs);
+    expect(visible.length).toBeGreaterThanOrEqual(3);
+    expect(visible.at(-1)).toMatch(/Completed/);
+  });
+
+  it("says who stopped a run, and asks the service to stop it", async () => {
+    service.emit({ type: "delta", text: "Partial answer" });
+    await tick();
+    await relay.stop("run_1", { projectId: "p1", threadId: "t1" }, "U2");
+    expect(service.stopped).toEqual(["t1"]);
+    expect(shown()).toMatch(/Stopped by <@U2>/);
+    expect(ended.map((e) => e.state)).toEqual(["stopped"]);
+  });
+
+  it("says why when the service fails the run", async () => {
+    service.emit(new TaskServiceError({ kind: "credits", status: 402, message: "out of credits" }));
+    await relay.idle();
+    expect(shown()).toContain("out of credits");
+    expect(ended.map((e) => e.state)).toEqual(["error"]);
+  });
+
+  it("uploads the generated files into the thread once, and lists them under the answer", async () => {
+    service.final = {
+      status: "completed",
+      content: "Here is your page.",
+      files: [
+        { file_id: "f1", file_name: "index.html", content: "<h1>Hi</h1>", encoding: "utf-8" },
+        { file_id: "f1", file_name: "index.html", content: "<h1>Hi</h1>", encoding: "utf-8" },
+      ],
+    };
+    service.emit({ type: "status", status: "completed" });
+    service.close();
+    await relay.idle();
+    expect(writer.uploads.map((u) => [u.filename, u.bytes.toString()])).toEqual([
+      ["index.html", "<h1>Hi</h1>"],
+    ]);
+    expect(shown()).toContain("index.html");
+  });
+});
