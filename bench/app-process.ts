@@ -145,7 +145,11 @@ export async function startAppProcess(
     output,
     exited: () => exitCode !== undefined,
     async metrics() {
-      const res = await fetch(`${base}/metrics.json`, { signal: AbortSignal.timeout(10_000) });
+      // Versions before Prometheus metrics served this JSON at /metrics (for --app comparisons).
+      let res = await fetch(`${base}/metrics.json`, { signal: AbortSignal.timeout(10_000) });
+      if (res.status === 404) {
+        res = await fetch(`${base}/metrics`, { signal: AbortSignal.timeout(10_000) });
+      }
       if (!res.ok) throw new Error(`GET /metrics.json answered ${res.status}`);
       return MetricsSchema.parse(await res.json());
     },

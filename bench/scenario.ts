@@ -2,7 +2,7 @@
  * One benchmark scenario: N concurrent `/task` runs in one workspace, against a fresh
  * simulator, a fresh local Slack that enforces the tier budgets, and a fresh app process.
  */
-import { DEFAULT_BUDGETS } from "../src/slack/scheduler.ts";
+import { DEFAULT_BUDGETS } from "../src/slack/scheduler/index.ts";
 import { startSimulator } from "../src/simulator/server.ts";
 import { API_KEY, appEnv, SIGNING_SECRET, TEAM } from "../test/support/harness.ts";
 import {

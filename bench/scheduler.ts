@@ -12,7 +12,7 @@
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
-import type { Clock, SchedulerOptions, SlackScheduler } from "../src/slack/scheduler.ts";
+import type { Clock, SchedulerOptions, SlackScheduler } from "../src/slack/scheduler/index.ts";
 
 type SchedulerClass = new (options: SchedulerOptions) => SlackScheduler;
 
@@ -115,7 +115,7 @@ async function posts(Scheduler: SchedulerClass, n: number): Promise<number> {
 }
 
 async function load(dir: string): Promise<SchedulerClass> {
-  const url = pathToFileURL(resolve(dir, "src/slack/scheduler.ts")).href;
+  const url = pathToFileURL(resolve(dir, "src/slack/scheduler/index.ts")).href;
   const module = (await import(url)) as {
     SlackScheduler: SchedulerClass;
   };

@@ -14,7 +14,11 @@ import { createTaskServiceClient, type TaskService } from "./service/client.ts";
 import { StreamRefusals } from "./service/refusals.ts";
 import { createSlackApp, type SlackApp } from "./slack/app.ts";
 import { scheduledWriter } from "./slack/scheduled-writer.ts";
-import { createSlackScheduler, DEFAULT_BUDGETS, type MethodBudget } from "./slack/scheduler.ts";
+import {
+  createSlackScheduler,
+  DEFAULT_BUDGETS,
+  type MethodBudget,
+} from "./slack/scheduler/index.ts";
 import { webClientWriter } from "./slack/web-writer.ts";
 import { createRedisStore } from "./store/redis.ts";
 import { createSqliteStore, defaultSqlitePath } from "./store/sqlite.ts";

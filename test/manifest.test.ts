@@ -23,6 +23,7 @@ const VERSION_SCHEMAS = {
 
 const EXPECTED_BOT_SCOPES = [
   "app_mentions:read",
+  "assistant:write",
   "chat:write",
   "channels:join",
   "commands",
@@ -120,6 +121,7 @@ describe("manifest.yml", () => {
 
   it("subscribes to messages everywhere the bot is, and enables interactivity and DMs", () => {
     expect(at(manifest, "settings", "event_subscriptions", "bot_events")).toEqual([
+      "agent_session_stopped",
       "app_mention",
       "message.channels",
       "message.groups",

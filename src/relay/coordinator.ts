@@ -4,6 +4,7 @@
  * then done by its part: new-task.ts, follow-ups.ts, stop.ts. Failures are told to the user.
  */
 import type { Logger } from "pino";
+import type { SlackThreadKey } from "../store/types.ts";
 import { FollowUps } from "./follow-ups.ts";
 import { NewTasks } from "./new-task.ts";
 import type { SlackWriter, TaskService, ThreadStore } from "./ports.ts";
@@ -125,6 +126,24 @@ export class TaskCoordinator {
       },
       tell,
     );
+  }
+
+  /**
+   * Slack's own Stop in the agent view (`agent_session_stopped`): stops the thread's running
+   * run exactly like the Stop button (same owner/admin rule, same message at the end).
+   */
+  async handleSessionStopped(
+    stop: { readonly key: SlackThreadKey; readonly userId: string },
+    tell: TellUser,
+  ): Promise<void> {
+    try {
+      const record = await this.#deps.store.getThread(stop.key);
+      if (record?.active.kind !== "running") return; // nothing runs: nothing to stop
+      await this.handleStop({ ...stop, runId: record.active.runId }, tell);
+    } catch (err) {
+      this.#deps.logger.error({ err }, "stopping a session failed");
+      await tell(describeFailure(err)).catch(() => undefined);
+    }
   }
 
   /** The Stop button (or any other way to stop a run). */

@@ -12,6 +12,7 @@ import {
   type ThreadRecord,
 } from "../store/types.ts";
 import { describeServiceError } from "../view/errors.ts";
+import { clearWorking, showWorking } from "./agent-status.ts";
 import { notForFollowUps, parsePrompt } from "./options.ts";
 import type { RunOutcome } from "./relay.ts";
 import type { ThreadReply } from "./requests.ts";
@@ -112,11 +113,12 @@ export class FollowUps {
   /** A run has shown its final state: the thread is free for the next queued reply. */
   async runEnded(outcome: RunOutcome): Promise<void> {
     const runId = outcome.target.runId;
-    await this.#deps.store.updateThread(outcome.target.key, (rec) =>
+    const record = await this.#deps.store.updateThread(outcome.target.key, (rec) =>
       rec.active.kind === "running" && rec.active.runId === runId
         ? { ...rec, active: IDLE, lastRunId: runId }
         : undefined,
     );
+    if (record?.surface === "dm") await clearWorking(this.#deps, outcome.target.key);
     await this.#drain(outcome.target.key);
   }
 
@@ -167,6 +169,7 @@ export class FollowUps {
       if (!record) return;
       const note = followUpNote(item);
       messageTs = await writer.post(key.channelId, workingMessage(note), key.threadTs);
+      if (record.surface === "dm") await showWorking(this.#deps, key);
       const ref: ThreadRef = { projectId: record.projectId, threadId: record.threadId };
       // If this instance dies before the service answers, another one ends the message.
       reservation = await relay.reserve(key, messageTs, startedAt).catch(() => undefined);

@@ -59,7 +59,9 @@ export class NativeStream {
     await this.#appending.catch(() => false);
     this.#opts.log.info({ why }, "native streaming ended; editing the message from now on");
     if (this.#streamTs) {
-      await this.#opts.writer.stopStream(this.#opts.channelId, this.#streamTs).catch(() => undefined);
+      await this.#opts.writer
+        .stopStream(this.#opts.channelId, this.#streamTs)
+        .catch(() => undefined);
     }
     this.#opts.onLeft();
   }

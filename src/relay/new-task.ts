@@ -7,6 +7,7 @@ import type { CreateTaskResponse } from "../service/schemas.ts";
 import type { SlackThreadKey } from "../store/types.ts";
 import { describeSlackPostError, slackErrorCode } from "../view/errors.ts";
 import { renderPrompt } from "../view/render.ts";
+import { showWorking } from "./agent-status.ts";
 import { type TaskOptions, toCreateInput } from "./options.ts";
 import type { NewTask, TellUser } from "./requests.ts";
 import { type CoordinatorDeps, showStartError, workingMessage } from "./task-context.ts";
@@ -33,6 +34,7 @@ export class NewTasks {
     if (threadTs === undefined) return;
     const key: SlackThreadKey = { teamId: task.teamId, channelId: task.channelId, threadTs };
     const messageTs = await writer.post(task.channelId, workingMessage(), threadTs);
+    if (task.surface === "dm") await showWorking(this.#deps, key);
     const reservation = await this.#recordStarting(task, key, messageTs, startedAt);
     const release = async () => {
       if (reservation) await relay.release(reservation).catch(() => undefined);

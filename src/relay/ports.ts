@@ -62,6 +62,16 @@ export interface SlackWriter {
    * so a resumed run uploads nothing twice.
    */
   sharedFileNames(channelId: string, threadTs: string, sinceTs?: string): Promise<Set<string>>;
+  /**
+   * The status line under a thread of Slack's agent view ("is working on it…", with rotating
+   * loading messages); "" clears it. Slack clears it too when the app posts in the thread.
+   */
+  setStatus(
+    channelId: string,
+    threadTs: string,
+    status: string,
+    loadingMessages?: readonly string[],
+  ): Promise<void>;
   /** Joins a public channel so the bot can post there and hear replies; false if it cannot. */
   join(channelId: string): Promise<boolean>;
   /** Whether a user is a workspace admin or owner. */

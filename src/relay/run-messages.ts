@@ -31,6 +31,8 @@ export class RunMessages {
   #sent: string[] = [];
   /** Posts of new parts, one at a time and in order. */
   #posting: Promise<void> = Promise.resolve();
+  /** The interim edit queued and not rendered yet, if any: it will show the latest text anyway. */
+  #queued: object | undefined;
 
   constructor(options: RunMessagesOptions) {
     this.#writer = options.writer;
@@ -58,16 +60,22 @@ export class RunMessages {
   /**
    * Queues the running answer's latest rendering for the last message (the one that grows);
    * `render` is called when the edit is sent, and returns every part. A newer call replaces one
-   * still waiting. Resolves true when this call's text reached Slack; false when a newer one
-   * replaced it, or nothing had changed.
+   * still waiting. Resolves true when this call's text reached Slack; false when a queued one
+   * will show it (no second edit is queued while one waits), or nothing had changed.
    */
   async interim(render: () => MessagePayload[] | undefined): Promise<boolean> {
     const index = this.#ts.length - 1;
     const ts = this.#ts[index];
-    if (ts === undefined) return false;
+    if (ts === undefined || this.#queued) return false;
+    const mine = {};
+    this.#queued = mine;
+    const done = () => {
+      if (this.#queued === mine) this.#queued = undefined;
+    };
     let wrote = false;
     let more: MessagePayload[] = [];
     const payloadNow = () => {
+      done();
       const parts = render();
       if (!parts) return undefined;
       more = parts.slice(index + 1);
@@ -81,12 +89,15 @@ export class RunMessages {
     try {
       await this.#writer.update(this.#channel, ts, payloadNow, { final: false });
     } catch (err) {
+      done();
       if (!GONE.has(slackErrorCode(err) ?? "")) throw err;
       // The message is gone or frozen: the text goes on in a new one.
       const payload = render()?.[index];
       if (payload) await this.#repost(index, payload);
       wrote = payload !== undefined;
     }
+    // Replaced unrendered (by a final edit, or dropped with its message): nothing waits now.
+    done();
     if (more.length > 0) await this.#postFrom(index + 1, more);
     return wrote;
   }

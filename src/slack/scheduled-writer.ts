@@ -4,7 +4,7 @@
  * method instead of failing the call. The inner writer should use a WebClient with
  * `rejectRateLimitedCalls: true`, so that 429s reach the scheduler instead of WebClient's queue.
  */
-import type { SlackScheduler } from "./scheduler.ts";
+import type { SlackScheduler } from "./scheduler/index.ts";
 import type { SlackWriter, UploadItem } from "../relay/ports.ts";
 
 /** Files per filesUploadV2 call, as webClientWriter batches them. */
@@ -53,6 +53,10 @@ export function scheduledWriter(
     // One token for the whole read: threads of more than one page (200 messages) are rare.
     sharedFileNames: (channelId, threadTs, sinceTs) =>
       run("conversations.replies", () => inner.sharedFileNames(channelId, threadTs, sinceTs)),
+    setStatus: (channelId, threadTs, status, loading) =>
+      run("assistant.threads.setStatus", () =>
+        inner.setStatus(channelId, threadTs, status, loading),
+      ),
     join: (channelId) => run("conversations.join", () => inner.join(channelId)),
     isAdmin: (userId) => run("users.info", () => inner.isAdmin(userId)),
   };

@@ -105,6 +105,14 @@ export function webClientWriter(client: WebClient): SlackWriter {
       } while (cursor);
       return names;
     },
+    async setStatus(channelId, threadTs, status, loadingMessages) {
+      await client.assistant.threads.setStatus({
+        channel_id: channelId,
+        thread_ts: threadTs,
+        status,
+        ...(loadingMessages ? { loading_messages: [...loadingMessages] } : {}),
+      });
+    },
     async join(channelId) {
       try {
         await client.conversations.join({ channel: channelId });

@@ -131,6 +131,45 @@ describe.each(storeBackends())("mentions and DMs with %s", (_name, redis) => {
     expect(poster?.status).toBe("completed");
   });
 
+  it("shows the agent view's status while a DM task works, and clears it when it ends", async () => {
+    const ts = await say(DM, "Sketch a poster for the book fair");
+    await finals(DM, ts);
+    const statuses = h.slack.assistantStatuses.filter((st) => st.thread_ts === ts);
+    expect(statuses[0]?.status).toBe("is working on your task…");
+    expect(statuses[0]?.loading_messages?.length).toBeGreaterThan(0);
+    expect(statuses.at(-1)?.status).toBe("");
+  });
+
+  it("stops the run when Slack's own Stop is pressed in the agent view", async () => {
+    const ts = await say(DM, "Write a long story [sim:length=4000] [sim:delay=40]");
+    await h.slack.waitFor(() => h.slack.thread(DM, ts).find((m) => m.user === h.slack.botUserId), {
+      description: "the working message",
+    });
+    await h.slack.waitFor(
+      () => h.sim.runs().find((r) => r.prompt.startsWith("Write a long story")),
+      {
+        description: "the run on the service",
+      },
+    );
+    const res = await sendEvent(h.eventsUrl, SIGNING_SECRET, {
+      event_id: `EvStop${++seq}`,
+      team_id: TEAM,
+      event: {
+        type: "agent_session_stopped",
+        channel: DM,
+        user: OWNER,
+        thread_ts: ts,
+        streaming_message_ts: [],
+        event_ts: ts,
+      },
+    });
+    expect(res.status).toBe(200);
+    const [answer] = await finals(DM, ts);
+    expect(statusOf(answer ?? { channel: "", ts: "", user: "", text: "" })).toMatch(
+      new RegExp(`Stopped by <@${OWNER}>`),
+    );
+  });
+
   it("ignores messages from other bots and edits in a DM", async () => {
     const before = h.sim.runs().length;
     const ts = h.slack.addMessage({ channel: DM, user: OWNER, text: "edited" });

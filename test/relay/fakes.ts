@@ -62,6 +62,13 @@ export class RecordingWriter implements SlackWriter {
     );
   }
 
+  /** The agent-view status of each thread, as last set ("" once cleared). */
+  readonly statuses = new Map<string, string>();
+
+  async setStatus(_channelId: string, threadTs: string, status: string): Promise<void> {
+    this.statuses.set(threadTs, status);
+  }
+
   async join(): Promise<boolean> {
     return true;
   }
@@ -150,8 +157,13 @@ export class FakeRelay implements RelayControl {
     this.reserved.delete(id);
   }
 
-  async stop(runId: string): Promise<boolean> {
-    return this.relayed.has(runId);
+  /** Runs asked to stop, and by whom. */
+  readonly stopped: { runId: string; userId: string }[] = [];
+
+  async stop(runId: string, _ref: unknown, userId: string): Promise<boolean> {
+    if (!this.relayed.has(runId)) return false;
+    this.stopped.push({ runId, userId });
+    return true;
   }
 
   isActive(runId: string): boolean {

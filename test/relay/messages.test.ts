@@ -117,6 +117,32 @@ describe("a direct message to the app", () => {
     expect((await store.getThread(key))?.surface).toBe("dm");
   });
 
+  it("shows a working status under the DM thread while the run works, and clears it at the end", async () => {
+    const dm = message("Draw a logo", { channelId: "D1", surface: "dm" });
+    await coordinator.handleMessage(dm);
+    expect(writer.statuses.get(dm.ts)).toBe("is working on your task…");
+    const target = relay.started[0];
+    if (!target) throw new Error("no run started");
+    await coordinator.onRunEnded({ target, state: "completed", text: "", messageTs: [] });
+    expect(writer.statuses.get(dm.ts)).toBe("");
+  });
+
+  it("stops the thread's run when Slack's own Stop is pressed, like the Stop button", async () => {
+    const dm = message("Draw a logo", { channelId: "D1", surface: "dm" });
+    await coordinator.handleMessage(dm);
+    const key = { teamId: TEAM, channelId: "D1", threadTs: dm.ts };
+    const told: string[] = [];
+    await coordinator.handleSessionStopped({ key, userId: "U9" }, async (t) => {
+      told.push(t);
+    });
+    expect(relay.stopped).toEqual([]);
+    expect(told[0]).toContain("Only <@U1>");
+    await coordinator.handleSessionStopped({ key, userId: "U1" }, async (t) => {
+      told.push(t);
+    });
+    expect(relay.stopped.map((s) => s.runId)).toEqual([relay.started[0]?.runId]);
+  });
+
   it("leaves a channel message that starts nothing alone", async () => {
     await coordinator.handleMessage(message("lunch?", { startsTask: false }));
     expect(service.prompts).toEqual([]);

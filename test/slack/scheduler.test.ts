@@ -14,8 +14,8 @@ import {
   rateLimitedRetryAfter,
   type SchedulerOptions,
   SlackScheduler,
-} from "../../src/slack/scheduler.ts";
-import { MemoryTokenBuckets, type TokenBuckets } from "../../src/slack/token-buckets.ts";
+} from "../../src/slack/scheduler/index.ts";
+import { MemoryTokenBuckets, type TokenBuckets } from "../../src/slack/scheduler/token-buckets.ts";
 import { FakeClock } from "../support/fake-clock.ts";
 
 const T0 = 1_700_000_000_000;

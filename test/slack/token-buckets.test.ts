@@ -12,7 +12,7 @@ import {
   MemoryTokenBuckets,
   RedisTokenBuckets,
   type ScriptClient,
-} from "../../src/slack/token-buckets.ts";
+} from "../../src/slack/scheduler/token-buckets.ts";
 
 const T0 = 1_700_000_000_000;
 /** 1 token per second, 3 at once. */

@@ -3,7 +3,7 @@
  * test advances it, timers fire in order, and after each one the test's `settle` (e.g. the
  * scheduler's `settled()`) is awaited so all the async work it started has finished. No sleeps.
  */
-import type { Clock } from "../../src/slack/scheduler.ts";
+import type { Clock } from "../../src/slack/scheduler/index.ts";
 
 interface Timer {
   readonly at: number;

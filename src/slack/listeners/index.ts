@@ -3,11 +3,12 @@
  * assistant threads, App Home, modals, shortcuts) is one new file here and one line below.
  */
 import * as actions from "./actions.ts";
+import * as agentSession from "./agent-session.ts";
 import * as command from "./command.ts";
 import * as mention from "./mention.ts";
 import * as message from "./message.ts";
 import type { Surface } from "./surface.ts";
 
-export const SURFACES: readonly Surface[] = [command, message, mention, actions];
+export const SURFACES: readonly Surface[] = [command, message, mention, actions, agentSession];
 
 export type { ListenerDeps, Surface } from "./surface.ts";

@@ -91,6 +91,7 @@ export class TranscriptWriter implements SlackWriter {
   react = async () => undefined;
   unreact = async () => undefined;
   join = async () => true;
+  setStatus = async () => undefined;
   isAdmin = async () => false;
   startStream = (): Promise<string> => Promise.reject(new Error("not used"));
   appendStream = (): Promise<void> => Promise.reject(new Error("not used"));

@@ -1,0 +1,59 @@
+/** Slack's rate budgets per method (the tiers), and what a 429 asks for. */
+
+export interface Rate {
+  /** Slack's allowance per minute (the tier figure, before `safety`). */
+  readonly perMinute: number;
+  /** Calls that may go out back to back after a quiet spell. */
+  readonly burst: number;
+}
+
+export interface MethodBudget extends Rate {
+  /** A second budget per key (chat.postMessage: per channel), taken together with the team's. */
+  readonly perKey?: Rate;
+}
+
+/**
+ * Tier figures from Slack's rate-limits page and each method's reference page. Bursts stay
+ * small so a quiet bucket never lets a minute's worth out at once.
+ */
+export const DEFAULT_BUDGETS: Readonly<Record<string, MethodBudget>> = {
+  // "1 message per second to a specific channel", and a workspace-wide limit of "several
+  // hundred messages per minute" (chat.postMessage's reference page): the low end of that.
+  "chat.postMessage": { perMinute: 300, burst: 10, perKey: { perMinute: 60, burst: 3 } },
+  "chat.update": { perMinute: 50, burst: 3 }, // Tier 3
+  "chat.delete": { perMinute: 50, burst: 3 }, // Tier 3
+  "reactions.add": { perMinute: 50, burst: 3 }, // Tier 3
+  "reactions.remove": { perMinute: 50, burst: 3 }, // Tier 3
+  "conversations.join": { perMinute: 50, burst: 3 }, // Tier 3
+  "conversations.replies": { perMinute: 50, burst: 3 }, // Tier 3
+  "chat.postEphemeral": { perMinute: 100, burst: 5 }, // Tier 4
+  "files.getUploadURLExternal": { perMinute: 100, burst: 5 }, // Tier 4
+  "files.completeUploadExternal": { perMinute: 100, burst: 5 }, // Tier 4
+  "chat.appendStream": { perMinute: 100, burst: 5 }, // Tier 4
+  "users.info": { perMinute: 100, burst: 5 }, // Tier 4
+  "assistant.threads.setStatus": { perMinute: 100, burst: 5 }, // Tier 4
+  "chat.startStream": { perMinute: 20, burst: 2 }, // Tier 2
+  "chat.stopStream": { perMinute: 20, burst: 2 }, // Tier 2
+};
+
+export const EDIT_METHOD = "chat.update";
+
+/** Seconds Slack asked to wait when `err` is a 429 (WebClient with rejectRateLimitedCalls). */
+export function rateLimitedRetryAfter(err: unknown): number | undefined {
+  if (typeof err !== "object" || err === null) return undefined;
+  const e = err as { code?: unknown; retryAfter?: unknown };
+  if (e.code !== "slack_webapi_rate_limited_error") return undefined;
+  return typeof e.retryAfter === "number" && e.retryAfter > 0 ? e.retryAfter : 1;
+}
+
+/**
+ * Tokens per ms such that burst + refill × 1 minute ≤ safety × perMinute: the safety margin
+ * holds for every sliding minute, bursts included, not just on average.
+ */
+export function refillPerMs(method: string, r: Rate, safety: number): number {
+  const perMs = (r.perMinute * safety - r.burst) / 60_000;
+  if (!(r.burst >= 1 && perMs > 0)) {
+    throw new Error(`${method}: burst must be ≥ 1 and below safety × perMinute`);
+  }
+  return perMs;
+}

@@ -1,0 +1,101 @@
+/** A binary min-heap whose items know their index, for the scheduler's queues. */
+
+/** Where an item sits in its Heap, -1 when in none. */
+export interface Indexed {
+  heapIndex: number;
+}
+
+/** A binary min-heap whose items know their index: push, pop, remove and re-order in O(log n). */
+export class Heap<T extends Indexed> {
+  readonly #items: T[] = [];
+  readonly #before: (a: T, b: T) => boolean;
+
+  constructor(before: (a: T, b: T) => boolean) {
+    this.#before = before;
+  }
+
+  get size(): number {
+    return this.#items.length;
+  }
+
+  peek(): T | undefined {
+    return this.#items[0];
+  }
+
+  push(item: T): void {
+    item.heapIndex = this.#items.length;
+    this.#items.push(item);
+    this.#up(item);
+  }
+
+  pop(): T | undefined {
+    const top = this.#items[0];
+    if (top) this.remove(top);
+    return top;
+  }
+
+  /** Takes `item` out wherever it is; false when it is not in this heap. */
+  remove(item: T): boolean {
+    const i = item.heapIndex;
+    if (this.#items[i] !== item) return false;
+    item.heapIndex = -1;
+    const last = this.#items.pop();
+    if (last && last !== item) {
+      this.#items[i] = last;
+      last.heapIndex = i;
+      this.#up(last);
+      this.#down(last);
+    }
+    return true;
+  }
+
+  /** Restores the order after `item`'s key changed; false when it is not in this heap. */
+  update(item: T): boolean {
+    if (this.#items[item.heapIndex] !== item) return false;
+    this.#up(item);
+    this.#down(item);
+    return true;
+  }
+
+  /** Empties the heap; returns its items, in no particular order. */
+  clear(): T[] {
+    const items = this.#items.splice(0);
+    for (const item of items) item.heapIndex = -1;
+    return items;
+  }
+
+  #up(item: T): void {
+    let i = item.heapIndex;
+    while (i > 0) {
+      const p = (i - 1) >> 1;
+      const parent = this.#items[p];
+      if (!parent || !this.#before(item, parent)) break;
+      this.#items[i] = parent;
+      parent.heapIndex = i;
+      i = p;
+    }
+    this.#items[i] = item;
+    item.heapIndex = i;
+  }
+
+  #down(item: T): void {
+    const n = this.#items.length;
+    let i = item.heapIndex;
+    for (;;) {
+      let c = 2 * i + 1;
+      let child = this.#items[c];
+      if (!child) break;
+      const right = c + 1 < n ? this.#items[c + 1] : undefined;
+      if (right && this.#before(right, child)) {
+        c += 1;
+        child = right;
+      }
+      if (!this.#before(child, item)) break;
+      this.#items[i] = child;
+      child.heapIndex = i;
+      i = c;
+    }
+    this.#items[i] = item;
+    item.heapIndex = i;
+  }
+}

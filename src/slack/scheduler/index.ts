@@ -1,0 +1,37 @@
+/** The Slack scheduler's entry: a scheduler on Redis buckets (shared) or memory, and its types. */
+import { SlackScheduler } from "./scheduler.ts";
+import type { SchedulerOptions } from "./options.ts";
+import { connectRedisBuckets } from "./token-buckets.ts";
+
+export { DEFAULT_BUDGETS, EDIT_METHOD, rateLimitedRetryAfter } from "./budgets.ts";
+export type { MethodBudget, Rate } from "./budgets.ts";
+export type { SchedulerMetrics, WaitStats } from "./metrics.ts";
+export type { EditOptions, Priority, ScheduleOptions, SchedulerOptions } from "./options.ts";
+export { SlackScheduler } from "./scheduler.ts";
+export type { EditResult } from "./lanes.ts";
+export type { Clock } from "../../util/clock.ts";
+
+/**
+ * A scheduler whose budget lives in Redis when `redisUrl` is set (every instance of the app
+ * shares it), in memory otherwise.
+ */
+export async function createSlackScheduler(
+  options: SchedulerOptions & {
+    readonly redisUrl?: string | undefined;
+    /** Prefix of the bucket keys in Redis (default "slack-rl:"). */
+    readonly redisPrefix?: string;
+  },
+): Promise<SlackScheduler> {
+  const { redisUrl, redisPrefix, ...rest } = options;
+  if (!redisUrl) return new SlackScheduler(rest);
+  const buckets = await connectRedisBuckets(redisUrl, {
+    ...(redisPrefix === undefined ? {} : { prefix: redisPrefix }),
+    ...(rest.onError ? { onError: rest.onError } : {}),
+  });
+  return new SlackScheduler({ ...rest, buckets });
+}
+
+/**
+ * A caller may fire and forget (an interim edit nobody awaits); the rejection a closing
+ * scheduler gives such a promise must not surface as an unhandled rejection.
+ */

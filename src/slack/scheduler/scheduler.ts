@@ -1,0 +1,394 @@
+/**
+ * The scheduler for Slack writes: one budget per workspace (team) and Slack method, shared by
+ * every run, so that ten runs streaming at once stay inside Slack's tiers instead of each
+ * throttling itself and all of them together being rate limited.
+ *
+ * - Every call waits for a token of its method's bucket (and, for chat.postMessage, of its
+ *   channel's bucket too). Buckets live in memory or in Redis (several instances, one budget).
+ * - Message edits are coalesced: only the latest pending text of a message is sent; older ones
+ *   resolve "superseded". Among messages, the one waiting longest goes first, final edits before
+ *   interim ones, and each message gets at most one interim edit per `minEditIntervalMs`.
+ * - A 429 pauses that method for that team only, for Retry-After, then the call is retried (for
+ *   an edit, whatever text is latest by then).
+ */
+import { type Clock, systemClock } from "../../util/clock.ts";
+import {
+  DEFAULT_BUDGETS,
+  EDIT_METHOD,
+  type MethodBudget,
+  rateLimitedRetryAfter,
+  refillPerMs,
+} from "./budgets.ts";
+import {
+  type EditResult,
+  type EditSlot,
+  dropEdit,
+  edited,
+  failAll,
+  newLane,
+  holdKey,
+  type Job,
+  type Lane,
+  pick,
+  queueEdit,
+} from "./lanes.ts";
+import { type SchedulerMetrics, SchedulerStats } from "./metrics.ts";
+import { MemoryTokenBuckets } from "./token-buckets.ts";
+import type { EditOptions, ScheduleOptions, SchedulerOptions } from "./options.ts";
+import type { BucketSpec, TokenBuckets } from "./token-buckets.ts";
+
+export type { EditResult } from "./lanes.ts";
+const SHARED_JITTER_MS = 100;
+
+export class SlackScheduler {
+  readonly #clock: Clock;
+  readonly #buckets: TokenBuckets;
+  readonly #safety: number;
+  readonly #budgets: Readonly<Record<string, MethodBudget>>;
+  readonly #minInterval: number;
+  readonly #maxRetries: number;
+  readonly #onError: (err: unknown) => void;
+  /** By team, then method: no string is built per call to find a lane. */
+  readonly #lanes = new Map<string, Map<string, Lane>>();
+  readonly #stats: SchedulerStats;
+  #seq = 0;
+  #busy = 0;
+  #idleWaiters: (() => void)[] = [];
+  #closed = false;
+
+  constructor(options: SchedulerOptions = {}) {
+    this.#clock = options.clock ?? systemClock;
+    this.#buckets = options.buckets ?? new MemoryTokenBuckets();
+    this.#safety = options.safety ?? 0.9;
+    this.#budgets = { ...DEFAULT_BUDGETS, ...options.budgets };
+    this.#minInterval = options.minEditIntervalMs ?? 1000;
+    this.#maxRetries = options.maxRateLimitRetries ?? 10;
+    this.#onError = options.onError ?? (() => {});
+    this.#stats = new SchedulerStats(options.metrics);
+    if (!(this.#safety > 0 && this.#safety <= 1)) throw new Error("safety must be in (0, 1]");
+    // Fail at start-up, not on the first call, when a budget cannot keep its margin.
+    for (const [method, budget] of Object.entries(this.#budgets)) {
+      refillPerMs(method, budget, this.#safety);
+      if (budget.perKey) refillPerMs(method, budget.perKey, this.#safety);
+    }
+  }
+
+  /**
+   * Queues an edit of one message (`messageKey`, e.g. "C123:1700000000.000100"). Resolves "sent"
+   * once this text reached Slack, "superseded" when a newer text of the message replaced it
+   * before it was sent; rejects when Slack refused it (other than 429).
+   */
+  scheduleEdit(
+    teamId: string,
+    messageKey: string,
+    send: () => Promise<void>,
+    options?: EditOptions,
+  ): Promise<EditResult> {
+    if (this.#closed) return Promise.reject(new Error("the Slack scheduler is closed"));
+    const lane = this.#lane(teamId, EDIT_METHOD);
+    return handled(
+      new Promise<EditResult>((settle, fail) => {
+        const queued = queueEdit(lane, messageKey, { send, settle, fail }, options, () => ({
+          since: this.#clock.now(),
+          seq: this.#seq++,
+        }));
+        if (queued !== "queued") this.#stats.superseded();
+        if (queued !== "replaced") this.#requestPump(lane);
+      }),
+    );
+  }
+
+  /**
+   * Drops the text of a message still waiting for its turn (not one being sent): its run has
+   * ended and the final edit will replace it, so it need not spend a call of the budget first.
+   * That edit resolves "superseded". Returns whether there was one.
+   */
+  cancelEdit(teamId: string, messageKey: string): boolean {
+    const lane = this.#lanes.get(teamId)?.get(EDIT_METHOD);
+    if (!lane || !dropEdit(lane, messageKey)) return false;
+    this.#stats.superseded();
+    return true;
+  }
+
+  /** Runs `fn` (one call of `method` for `teamId`) once the budget allows; retries it after a 429. */
+  schedule<T>(
+    teamId: string,
+    method: string,
+    fn: () => Promise<T>,
+    options?: ScheduleOptions,
+  ): Promise<T> {
+    if (this.#closed) return Promise.reject(new Error("the Slack scheduler is closed"));
+    let lane: Lane;
+    try {
+      lane = this.#lane(teamId, method);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return handled(
+      new Promise<T>((resolve, reject) => {
+        lane.jobs.push({
+          kind: "job",
+          key: lane.perKey ? options?.key : undefined,
+          attempt: async () => resolve(await fn()),
+          fail: reject,
+          rank: options?.priority === "high" ? 0 : 1,
+          since: this.#clock.now(),
+          seq: this.#seq++,
+          retries: 0,
+          heapIndex: -1,
+        });
+        this.#requestPump(lane);
+      }),
+    );
+  }
+
+  metrics(): SchedulerMetrics {
+    let queued = 0;
+    for (const lane of this.#allLanes()) {
+      queued += lane.jobs.size;
+      for (const hold of lane.keyHolds.values()) queued += hold.parked.length;
+      for (const slot of lane.edits.values()) if (slot.pending) queued += 1;
+    }
+    return this.#stats.snapshot(queued);
+  }
+
+  /**
+   * Resolves when no bucket request and no call is in progress. Calls waiting for a timer (budget,
+   * pause, interval) do not count: tests advance a fake clock, then await this.
+   */
+  settled(): Promise<void> {
+    if (this.#busy === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#idleWaiters.push(resolve));
+  }
+
+  /** Stops: clears timers, rejects what is still queued, closes the buckets. Calls in progress finish. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    const error = new Error("the Slack scheduler is closed");
+    for (const lane of this.#allLanes()) {
+      if (lane.timer !== undefined) this.#clock.clearTimeout(lane.timer);
+      lane.timer = undefined;
+      failAll(lane, error);
+    }
+    await this.#buckets.close();
+  }
+
+  // ----------------------------------------------------------------------------------------------
+
+  *#allLanes(): Iterable<Lane> {
+    for (const lanes of this.#lanes.values()) yield* lanes.values();
+  }
+
+  #lane(teamId: string, method: string): Lane {
+    let lanes = this.#lanes.get(teamId);
+    const existing = lanes?.get(method);
+    if (existing) return existing;
+    const budget = this.#budgets[method];
+    if (!budget) throw new Error(`no Slack rate budget for ${method}`);
+    // The {team} hash tag keeps a team's keys in one Redis Cluster slot (one script, many keys).
+    const bucket: BucketSpec = {
+      key: `{${teamId}}:${method}`,
+      ratePerMs: refillPerMs(method, budget, this.#safety),
+      burst: budget.burst,
+    };
+    const perKey = budget.perKey && {
+      ratePerMs: refillPerMs(method, budget.perKey, this.#safety),
+      burst: budget.perKey.burst,
+    };
+    const lane: Lane = newLane(method, bucket, perKey, () => {
+      lane.timer = undefined;
+      void this.#pump(lane);
+    });
+    if (!lanes) {
+      lanes = new Map();
+      this.#lanes.set(teamId, lanes);
+    }
+    lanes.set(method, lane);
+    return lane;
+  }
+
+  #requestPump(lane: Lane): void {
+    const now = this.#clock.now();
+    // A timer is armed for the end of a pause or of an empty team bucket, which every call of the
+    // lane takes from; asking the bucket (perhaps in Redis) on every arrival meanwhile would only
+    // hear "wait".
+    if (now < lane.pausedUntil || now < lane.blockedUntil) return;
+    void this.#pump(lane);
+  }
+
+  /** One pump per lane at a time: a single loop owns the lane's bucket requests and dispatches. */
+  async #pump(lane: Lane): Promise<void> {
+    if (lane.pumping) {
+      lane.again = true;
+      return;
+    }
+    lane.pumping = true;
+    this.#busy += 1;
+    try {
+      do {
+        lane.again = false;
+        await this.#drain(lane);
+      } while (lane.again && !this.#closed);
+    } catch (err) {
+      this.#onError(err);
+      this.#arm(lane, this.#clock.now() + 1000);
+    } finally {
+      lane.pumping = false;
+      this.#done();
+    }
+  }
+
+  /**
+   * Sends what the budget allows now, then arms the lane's timer for when more can go. Each round
+   * asks the buckets once: an empty team bucket ends the drain (no other call could go either), an
+   * empty per-key bucket holds that key's calls until it refills while other keys go on.
+   */
+  async #drain(lane: Lane): Promise<void> {
+    for (;;) {
+      if (this.#closed) return;
+      const now = this.#clock.now();
+      if (now < lane.pausedUntil) {
+        this.#arm(lane, lane.pausedUntil);
+        return;
+      }
+      if (now < lane.blockedUntil) {
+        this.#arm(lane, lane.blockedUntil);
+        return;
+      }
+      const best = pick(lane, now);
+      if (!best) {
+        if (lane.nextAt < Infinity) this.#arm(lane, lane.nextAt);
+        return;
+      }
+      const key = best.kind === "job" ? best.key : undefined;
+      const specs =
+        key === undefined || !lane.perKey
+          ? lane.teamSpecs
+          : [lane.bucket, { key: `${lane.bucket.key}:${key}`, ...lane.perKey }];
+      let wait: number;
+      let teamWait: number;
+      if (this.#buckets.tryTake) {
+        ({ wait, firstWait: teamWait } = await this.#buckets.tryTake(specs, now));
+      } else {
+        // Buckets that cannot say which bucket refused: a keyed refusal holds just that key (still
+        // correct, only one question per queued key instead of one while the team's is empty).
+        wait = await this.#buckets.take(specs, now);
+        teamWait = specs.length === 1 ? wait : 0;
+      }
+      if (wait > 0) {
+        // Instances sharing a bucket all wake when its next token is due; whoever asks first wins.
+        // Without jitter the same instance could win every time and starve the others' messages.
+        const jitter = this.#buckets.shared ? Math.floor(Math.random() * SHARED_JITTER_MS) : 0;
+        if (teamWait > 0 || key === undefined || best.kind !== "job") {
+          // The team's bucket is empty: nothing else in this lane can go before it refills.
+          lane.blockedUntil = now + (teamWait > 0 ? teamWait : wait) + jitter;
+          this.#arm(lane, lane.blockedUntil);
+          return;
+        }
+        holdKey(lane, best, key, now + wait + jitter);
+        continue;
+      }
+      // A 429 may have arrived while the bucket answered; the token is lost, the call waits.
+      if (this.#clock.now() < lane.pausedUntil || this.#closed) continue;
+      if (best.kind === "job") this.#dispatchJob(lane, best);
+      else this.#dispatchEdit(lane, best);
+    }
+  }
+
+  #dispatchJob(lane: Lane, job: Job): void {
+    if (!lane.jobs.remove(job)) return;
+    this.#stats.started(lane.method, this.#clock.now() - job.since);
+    this.#busy += 1;
+    Promise.resolve()
+      .then(job.attempt)
+      .then(() => this.#stats.succeeded(lane.method))
+      .catch((err: unknown) => {
+        if (this.#rateLimited(lane, err) && job.retries < this.#maxRetries && !this.#closed) {
+          // Back in line with its original place: it goes first once the pause ends.
+          job.retries += 1;
+          lane.jobs.push(job);
+        } else {
+          if (rateLimitedRetryAfter(err) === undefined) this.#stats.failed(lane.method);
+          job.fail(err);
+        }
+      })
+      .finally(() => {
+        void this.#pump(lane);
+        this.#done();
+      });
+  }
+
+  #dispatchEdit(lane: Lane, slot: EditSlot): void {
+    const edit = slot.pending;
+    if (!edit || !lane.readyEdits.remove(slot)) return;
+    slot.pending = undefined;
+    slot.inflight = true;
+    edited(lane, slot.unit, this.#clock.now(), this.#minInterval);
+    this.#stats.started(lane.method, this.#clock.now() - edit.since);
+    this.#busy += 1;
+    Promise.resolve()
+      .then(edit.send)
+      .then(
+        () => {
+          this.#stats.succeeded(lane.method);
+          edit.settle("sent");
+        },
+        (err: unknown) => {
+          const limited = this.#rateLimited(lane, err);
+          const newer = slot.pending;
+          if (limited && newer) {
+            // Nothing is lost: the newer text goes once the pause ends, in this text's place.
+            newer.since = Math.min(newer.since, edit.since);
+            newer.seq = Math.min(newer.seq, edit.seq);
+            this.#stats.superseded();
+            edit.settle("superseded");
+          } else if (limited && edit.retries < this.#maxRetries && !this.#closed) {
+            edit.retries += 1;
+            slot.pending = edit;
+          } else {
+            if (!limited) this.#stats.failed(lane.method);
+            edit.fail(err);
+          }
+        },
+      )
+      .finally(() => {
+        slot.inflight = false;
+        if (!slot.pending) lane.edits.delete(slot.messageKey);
+        else if (!this.#closed) lane.readyEdits.push(slot);
+        void this.#pump(lane);
+        this.#done();
+      });
+  }
+
+  /** On a 429: pauses the lane (this team, this method) for Retry-After. */
+  #rateLimited(lane: Lane, err: unknown): boolean {
+    const retryAfter = rateLimitedRetryAfter(err);
+    if (retryAfter === undefined) return false;
+    this.#stats.rateLimited(lane.method);
+    lane.pausedUntil = Math.max(lane.pausedUntil, this.#clock.now() + retryAfter * 1000);
+    return true;
+  }
+
+  #arm(lane: Lane, at: number): void {
+    if (this.#closed) return;
+    if (lane.timer !== undefined) {
+      if (lane.timerAt <= at) return; // an earlier wake-up re-evaluates anyway
+      this.#clock.clearTimeout(lane.timer);
+    }
+    lane.timerAt = at;
+    lane.timer = this.#clock.setTimeout(lane.wake, Math.max(0, at - this.#clock.now()));
+  }
+
+  #done(): void {
+    this.#busy -= 1;
+    if (this.#busy > 0) return;
+    for (const resolve of this.#idleWaiters.splice(0)) resolve();
+  }
+}
+
+function handled<T>(promise: Promise<T>): Promise<T> {
+  promise.catch(ignore);
+  return promise;
+}
+
+function ignore(): void {}
