@@ -1,0 +1,125 @@
+/** The simulator's request handler: the request log, auth, injected faults, then the route. */
+import { type IncomingMessage, type ServerResponse } from "node:http";
+import { type RequestRecord } from "./engine.ts";
+import { errorAnswer } from "./faults.ts";
+import { queryRecord } from "./validation.ts";
+import type { SimContext } from "./context.ts";
+import { baseUrl, lookup, hold, takeFault } from "./context.ts";
+import { create, followUp } from "./routes/create.ts";
+import { result } from "./routes/result.ts";
+import { history } from "./routes/history.ts";
+import { stop } from "./routes/stop.ts";
+import { download, files } from "./routes/files.ts";
+import {
+  gone,
+  sendDetail,
+  sendError,
+  sendJson,
+  DOWNLOAD_PREFIX,
+  SECRET_QUERY,
+  matchRoute,
+} from "./http.ts";
+import type { FaultEndpoint } from "./options.ts";
+
+export async function handle(
+  ctx: SimContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
+  const url = new URL(req.url ?? "/", "http://simulator.invalid");
+  const method = req.method ?? "GET";
+  const query = queryRecord(url.searchParams);
+  for (const key of Object.keys(query)) if (SECRET_QUERY.test(key)) query[key] = "[redacted]";
+  const record: RequestRecord = { method, path: url.pathname, query, at: Date.now() };
+  if (ctx.o.maxRequestLog > 0) {
+    ctx.requests.push(record);
+    if (ctx.requests.length > ctx.o.maxRequestLog + 1000)
+      ctx.requests.splice(0, ctx.requests.length - ctx.o.maxRequestLog);
+  }
+  res.on("close", () => {
+    record.status = res.statusCode;
+    record.durationMs = Date.now() - record.at;
+    ctx.log(`${method} ${url.pathname}${url.search} ${res.statusCode} ${record.durationMs}ms`);
+    ctx.events.emit("request", record);
+  });
+  if (ctx.closing) {
+    sendDetail(res, 503, "Simulator shutting down");
+    return;
+  }
+  if (method === "GET" && url.pathname === "/health") {
+    sendJson(res, 200, { status: "ok" });
+    return;
+  }
+  const isDownload = url.pathname.startsWith(DOWNLOAD_PREFIX);
+  const route = isDownload ? undefined : matchRoute(method, url.pathname);
+  if (route?.kind === "notFound") {
+    sendDetail(res, 404, "Not Found");
+    return;
+  }
+  if (route?.kind === "methodNotAllowed") {
+    sendDetail(res, 405, "Method Not Allowed", { Allow: route.allow });
+    return;
+  }
+  if (route !== undefined) {
+    const key = req.headers["x-api-key"];
+    const given = Array.isArray(key) ? key[0] : key;
+    if (given === undefined || given === "") {
+      sendDetail(res, 401, "Missing API key: send it in the X-API-Key header");
+      return;
+    }
+    if (!ctx.apiKeys.has(given)) {
+      sendDetail(res, 401, "Invalid API key");
+      return;
+    }
+  }
+  const endpoint: FaultEndpoint =
+    route === undefined
+      ? "download"
+      : route.endpoint === "result" &&
+          /^(true|1|yes|on)$/i.test(url.searchParams.get("realtime") ?? "")
+        ? "stream"
+        : route.endpoint;
+  const fault =
+    ctx.faults.length === 0 ? undefined : takeFault(ctx, endpoint, route?.threadId ?? "");
+  if (fault !== undefined) {
+    if (fault.delayMs !== undefined) await hold(ctx, fault.delayMs, res);
+    if (gone(res) || ctx.closing) return;
+    if (fault.reset === true) {
+      req.socket.destroy();
+      return;
+    }
+    if (fault.status !== undefined) {
+      const answer = errorAnswer(fault.status, fault.detail);
+      sendError(res, { ...answer, headers: { ...answer.headers, ...fault.headers } });
+      return;
+    }
+  }
+  if (route === undefined) {
+    if (method !== "GET") sendDetail(res, 405, "Method Not Allowed", { Allow: "GET" });
+    else download(ctx, res, url.pathname);
+    return;
+  }
+  if (route.endpoint === "create") {
+    await create(ctx, req, res);
+    return;
+  }
+  const thread = lookup(ctx, res, url, route.threadId);
+  if (thread === undefined) return;
+  switch (route.endpoint) {
+    case "result":
+      await result(ctx, res, url, thread, baseUrl(ctx, req));
+      return;
+    case "continue":
+      await followUp(ctx, req, res, thread);
+      return;
+    case "history":
+      history(ctx, res, url, thread, baseUrl(ctx, req));
+      return;
+    case "stop":
+      stop(ctx, res, thread);
+      return;
+    case "files":
+      files(ctx, res, url, thread);
+      return;
+  }
+}
