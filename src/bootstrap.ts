@@ -4,6 +4,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
+import { LogLevel, WebClient } from "@slack/web-api";
 import type { Logger } from "pino";
 import type { Config } from "./config.ts";
 import { createPrometheusMetrics } from "./metrics.ts";
@@ -13,6 +14,7 @@ import { TaskCoordinator } from "./relay/coordinator.ts";
 import { createTaskServiceClient, type TaskService } from "./service/client.ts";
 import { StreamRefusals } from "./service/refusals.ts";
 import { createSlackApp, type SlackApp } from "./slack/app.ts";
+import { boltLogger } from "./slack/bolt-logger.ts";
 import { scheduledWriter } from "./slack/scheduled-writer.ts";
 import {
   createSlackScheduler,
@@ -37,6 +39,9 @@ export interface Running {
 }
 
 export async function startApp(config: Config, logger: Logger): Promise<Running> {
+  // Slack first: a refused token or an unreachable Slack is one clear line, before anything
+  // (Bolt included, which checks the token itself) is built.
+  const auth = await verifySlack(config, logger);
   const instanceId =
     config.instanceId ?? `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
   const metrics = createPrometheusMetrics({ activeRuns: () => relay.activeRuns });
@@ -76,10 +81,6 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
     }),
   });
   // Budgets are per workspace: the bot token's workspace.
-  const auth = await slack.app.client.auth.test().catch(async (err: unknown) => {
-    await Promise.allSettled([scheduler.close(), store.close()]);
-    throw new StartupError(slackStartupProblem(err, config.slack.apiUrl));
-  });
   const teamId = auth.team_id ?? "unknown";
   const writer = scheduledWriter(webClientWriter(slack.app.client), scheduler, teamId);
   const relay = new Relay({
@@ -149,6 +150,22 @@ function budgetsWith(overrides: Readonly<Record<string, number>>): Record<string
     };
   }
   return budgets;
+}
+
+/** `auth.test` with a quiet client (two quick retries): the bot token's workspace, or a StartupError. */
+async function verifySlack(config: Config, logger: Logger) {
+  const client = new WebClient(config.slack.botToken, {
+    ...(config.slack.apiUrl ? { slackApiUrl: config.slack.apiUrl.replace(/\/?$/, "/") } : {}),
+    retryConfig: { retries: 2, minTimeout: 300, maxTimeout: 1000 },
+    timeout: 10_000,
+    logger: boltLogger(logger.child({ component: "slack-check" }, { level: "error" })),
+    logLevel: LogLevel.ERROR,
+  });
+  try {
+    return await client.auth.test();
+  } catch (err) {
+    throw new StartupError(slackStartupProblem(err, config.slack.apiUrl));
+  }
 }
 
 /** Start-up failed for a reason one line can tell (printed as it is, with no stack trace). */

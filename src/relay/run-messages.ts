@@ -31,6 +31,8 @@ export class RunMessages {
   #sent: string[] = [];
   /** Posts of new parts, one at a time and in order. */
   #posting: Promise<void> = Promise.resolve();
+  /** The final write has begun: interim edits post nothing more. */
+  #final = false;
   /** The interim edit queued and not rendered yet, if any: it will show the latest text anyway. */
   #queued: object | undefined;
 
@@ -98,12 +100,13 @@ export class RunMessages {
     }
     // Replaced unrendered (by a final edit, or dropped with its message): nothing waits now.
     done();
-    if (more.length > 0) await this.#postFrom(index + 1, more);
+    if (more.length > 0 && !this.#final) await this.#postFrom(index + 1, more);
     return wrote;
   }
 
   /** Shows the final payloads: updates what changed, posts new parts, removes extras. */
   async final(payloads: readonly MessagePayload[]): Promise<void> {
+    this.#final = true;
     await this.#posting.catch(() => undefined);
     for (const [i, payload] of payloads.entries()) {
       const json = JSON.stringify(payload);
@@ -143,6 +146,7 @@ export class RunMessages {
   #postFrom(first: number, parts: readonly MessagePayload[]): Promise<void> {
     this.#posting = this.#posting.then(async () => {
       for (const [offset, payload] of parts.entries()) {
+        if (this.#final) return; // the final write shows every part
         const i = first + offset;
         if (this.#ts[i] !== undefined) continue; // posted meanwhile; edits keep it current
         this.#ts[i] = await this.#writer.post(this.#channel, payload, this.#thread);
