@@ -9,16 +9,15 @@ import {
   type EngineOptions,
   type GeneratedFileInfo,
   newId,
-  type Project,
   type RequestInfo,
   type RunInfo,
-  type Thread,
   type ThreadInfo,
 } from "./types.ts";
-import { Run } from "./run.ts";
+import { type Project, Run, type Thread } from "./run.ts";
 
 export * from "./types.ts";
 export { Run } from "./run.ts";
+export type { Project, Thread } from "./run.ts";
 export { SseStream } from "./sse-stream.ts";
 
 export class Engine {

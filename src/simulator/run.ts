@@ -6,6 +6,7 @@ import type { ServerResponse } from "node:http";
 import { extractCodeBlocks, generateAnswer, hashString, nextRandom } from "./answers.ts";
 import {
   type Directives,
+  type FailSpec,
   mergeSticky,
   type ReconnectMode,
   type StreamFormat,
@@ -27,7 +28,6 @@ import {
   type RequestInfo,
   type RunInfo,
   type RunStatus,
-  type Thread,
 } from "./types.ts";
 import { SseStream } from "./sse-stream.ts";
 
@@ -48,6 +48,24 @@ function chunkEnd(text: string, start: number, r: number, avg: number, limit: nu
     if (code >= 0xd800 && code <= 0xdbff) end++;
   }
   return end;
+}
+
+export interface Project {
+  id: string;
+  threads: Set<string>;
+}
+
+export interface Thread {
+  id: string;
+  project: Project;
+  createdAt: number;
+  runs: Run[];
+  sticky: Directives;
+  files: GeneratedFile[];
+  noRun: boolean;
+  request: RequestInfo;
+  /** `fail_continue` from the task prompt, with the number of follow-ups it already failed. */
+  failContinue: { spec: FailSpec; used: number } | undefined;
 }
 
 /** What a run needs of the engine that holds it (the Engine, structurally). */

@@ -3,12 +3,18 @@ import type { EventEmitter } from "node:events";
 import type { ServerResponse } from "node:http";
 import { data, junk, KEEP_ALIVE, oddlySpelled } from "./sse.ts";
 import { type SimulatorEvents } from "./types.ts";
-import type { Run } from "./run.ts";
+
+/** What a stream needs of the run it shows (a Run, structurally). */
+export interface StreamOwner {
+  readonly id: string;
+  readonly malformed: boolean;
+  readonly streams: Set<SseStream>;
+}
 
 export class SseStream {
   closed = false;
   #res: ServerResponse;
-  #run: Run;
+  #run: StreamOwner;
   #sent = 0;
   #dropAfter: number | undefined;
   #odd = 0;
@@ -18,7 +24,7 @@ export class SseStream {
 
   constructor(
     res: ServerResponse,
-    run: Run,
+    run: StreamOwner,
     dropAfter: number | undefined,
     events: EventEmitter<SimulatorEvents>,
   ) {

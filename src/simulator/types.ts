@@ -1,17 +1,10 @@
-/** The simulator's records: projects, threads, runs and requests as tests and the routes see them. */
+/** The simulator's records: requests, runs and threads as tests and the routes see them. */
 import { randomBytes } from "node:crypto";
 import type { EventEmitter } from "node:events";
 import { performance } from "node:perf_hooks";
-import {
-  type Directives,
-  type FailSpec,
-  type ReconnectMode,
-  type StreamFormat,
-} from "./directives.ts";
-import { type GeneratedFile } from "./files.ts";
+import { type Directives, type ReconnectMode, type StreamFormat } from "./directives.ts";
 import type { UploadedFile } from "./form.ts";
 import { type FinalStatus } from "./sse.ts";
-import type { Run } from "./run.ts";
 
 export type RunStatus = "running" | FinalStatus;
 
@@ -133,24 +126,6 @@ export interface CodeBlockOut {
   language: string;
   code: string;
   file_path?: string;
-}
-
-export interface Project {
-  id: string;
-  threads: Set<string>;
-}
-
-export interface Thread {
-  id: string;
-  project: Project;
-  createdAt: number;
-  runs: Run[];
-  sticky: Directives;
-  files: GeneratedFile[];
-  noRun: boolean;
-  request: RequestInfo;
-  /** `fail_continue` from the task prompt, with the number of follow-ups it already failed. */
-  failContinue: { spec: FailSpec; used: number } | undefined;
 }
 
 export function newId(prefix: string): string {
