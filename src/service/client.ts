@@ -4,15 +4,14 @@
  * `TaskServiceError`. Idempotent reads are retried with jittered backoff (p-retry) on
  * 429 / 5xx / network errors; create and continue are never retried blindly.
  */
-import type { Dispatcher } from "undici";
 import { TaskServiceError } from "./errors.ts";
 import {
   checkPaging,
   checkRange,
   createHttp,
+  type HttpOptions,
   networkError,
   type PageQuery,
-  type ServiceResponseInfo,
 } from "./http.ts";
 import { LIMITS, validateTaskInput } from "./limits.ts";
 import type { UploadFile } from "./multipart.ts";
@@ -92,22 +91,7 @@ export interface TaskService {
   listFiles(ref: ThreadRef, query?: PageQuery, options?: CallOptions): Promise<FileListResponse>;
 }
 
-export interface TaskServiceClientOptions {
-  baseUrl: string;
-  apiKey: string;
-  dispatcher?: Dispatcher;
-  /** Retries of idempotent reads (default 4). */
-  retries?: number;
-  retryMinDelayMs?: number;
-  retryMaxDelayMs?: number;
-  /** Waiting for response headers of an ordinary request (default 30 s; long polls add their timeout). */
-  requestTimeoutMs?: number;
-  /** A stream with no bytes (not even a keep-alive) for this long is treated as dropped. */
-  streamIdleTimeoutMs?: number;
-  userAgent?: string;
-  /** Told about every request once its status is known (or it failed): for metrics. */
-  onResponse?: (response: ServiceResponseInfo) => void;
-}
+export type TaskServiceClientOptions = HttpOptions;
 
 export function createTaskServiceClient(options: TaskServiceClientOptions): TaskService {
   const {

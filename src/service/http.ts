@@ -18,17 +18,21 @@ import { LIMITS } from "./limits.ts";
 import { encodeMultipart, type MultipartBody, type UploadFile } from "./multipart.ts";
 import { ErrorBody } from "./schemas.ts";
 
-/** What the plumbing needs to know (the client's options). */
+/** The client's options: where the service is, its key, timeouts, retries, a response hook. */
 export interface HttpOptions {
   baseUrl: string;
   apiKey: string;
   dispatcher?: Dispatcher;
+  /** Retries of idempotent reads (default 4). */
   retries?: number;
   retryMinDelayMs?: number;
   retryMaxDelayMs?: number;
+  /** Waiting for response headers of an ordinary request (default 30 s; long polls add their timeout). */
   requestTimeoutMs?: number;
+  /** A stream with no bytes (not even a keep-alive) for this long is treated as dropped. */
   streamIdleTimeoutMs?: number;
   userAgent?: string;
+  /** Told about every request once its status is known (or it failed): for metrics. */
   onResponse?: (response: ServiceResponseInfo) => void;
 }
 
