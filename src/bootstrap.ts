@@ -64,6 +64,7 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
     safety: config.slack.rateSafety,
     budgets: budgetsWith(config.slack.rateLimits),
     minEditIntervalMs: config.slack.editIntervalMs,
+    metrics,
     onError: (err) => logger.warn({ err }, "Slack scheduler"),
   });
   const started = Date.now();

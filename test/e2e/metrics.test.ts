@@ -58,6 +58,15 @@ describe("Prometheus metrics", () => {
       sample(after, "taskbot_service_request_duration_seconds_count", '{endpoint="create"}'),
     ).toBeGreaterThan(0);
     expect(sample(after, "process_resident_memory_bytes")).toBeGreaterThan(0);
+    const ended = '{state="completed"}';
+    expect(sample(after, "taskbot_runs_ended_total", ended)).toBe(
+      sample(before, "taskbot_runs_ended_total", ended) + 1,
+    );
+    const posts = '{method="chat.postMessage",outcome="ok"}';
+    expect(sample(after, "taskbot_slack_calls_total", posts)).toBeGreaterThanOrEqual(
+      sample(before, "taskbot_slack_calls_total", posts) + 2,
+    );
+    expect(sample(after, "taskbot_chunk_to_slack_lag_seconds_count")).toBeGreaterThan(0);
     // The JSON view stays for tools that read it.
     const json = (await (await fetch(`${base}/metrics.json`)).json()) as { relay: unknown };
     expect(json.relay).toBeDefined();
