@@ -185,7 +185,11 @@ export function createTaskServiceClient(options: TaskServiceClientOptions): Task
         throw networkError(err, "reading the result stream");
       } finally {
         // Ending early (consumer broke out, abort, error) must free the socket.
-        if (!res.body.destroyed) res.body.destroy();
+        // An unread body emits "aborted" when destroyed: nobody waits for it, so it is expected.
+        if (!res.body.destroyed) {
+          res.body.on("error", () => undefined);
+          res.body.destroy();
+        }
       }
     },
 
