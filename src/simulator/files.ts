@@ -1,5 +1,6 @@
 /** Files a simulated run "generates" in its workspace, deterministic from a seed. */
 import { crc32, deflateSync } from "node:zlib";
+import { lookup } from "mime-types";
 import { seededRandom } from "./answers.ts";
 
 export interface GeneratedFile {
@@ -8,7 +9,7 @@ export interface GeneratedFile {
   name: string;
   /** Absolute path in the run's workspace, e.g. `/workspace/output/report.md`. */
   path: string;
-  /** Media type. */
+  /** Media type, from the extension of `name` (mime-types). */
   type: string;
   /** True when `content` is text (served with encoding utf-8, otherwise base64). */
   text: boolean;
@@ -61,7 +62,6 @@ export function makePng(seed: number, width = 16, height = 16): Buffer {
 interface Kind {
   base: string;
   ext: string;
-  type: string;
   make: (seed: number, title: string) => Buffer;
 }
 
@@ -69,18 +69,16 @@ const KINDS: readonly Kind[] = [
   {
     base: "report",
     ext: "md",
-    type: "text/markdown",
     make: (seed, title) =>
       Buffer.from(
         `# Report: ${title}\n\nSummary for run seed ${seed}: everything went fine ✅.\n\n` +
           "- naïve baseline: 120 ms\n- tuned: 45 ms 🚀\n\n```ts\nexport const ok = true;\n```\n",
       ),
   },
-  { base: "chart", ext: "png", type: "image/png", make: (seed) => makePng(seed) },
+  { base: "chart", ext: "png", make: (seed) => makePng(seed) },
   {
     base: "data",
     ext: "json",
-    type: "application/json",
     make: (seed, title) =>
       Buffer.from(
         `${JSON.stringify(
@@ -100,7 +98,6 @@ const KINDS: readonly Kind[] = [
   {
     base: "table",
     ext: "csv",
-    type: "text/csv",
     make: (seed) => {
       const rnd = seededRandom(seed);
       const lines = ["id,name,score"];
@@ -111,7 +108,6 @@ const KINDS: readonly Kind[] = [
   {
     base: "notes",
     ext: "txt",
-    type: "text/plain",
     make: (_seed, title) =>
       Buffer.from(
         `Notes for "${title}"\n\nNothing surprising; résumé attached. <b>not html</b> & co.\n`,
@@ -133,8 +129,9 @@ export interface FileSpec {
 
 export function generateFiles(spec: FileSpec): GeneratedFile[] {
   const files: GeneratedFile[] = [];
-  const add = (name: string, type: string, content: Buffer) => {
+  const add = (name: string, content: Buffer) => {
     const path = `/workspace/${spec.folder}/${name}`;
+    const type = lookup(name) || "application/octet-stream";
     files.push({
       fileId: `${spec.threadId}:${path}`,
       name,
@@ -150,10 +147,10 @@ export function generateFiles(spec: FileSpec): GeneratedFile[] {
     if (kind === undefined) continue;
     const round = Math.floor(i / KINDS.length);
     const name = round === 0 ? `${kind.base}.${kind.ext}` : `${kind.base}-${round + 1}.${kind.ext}`;
-    add(name, kind.type, kind.make(spec.seed + i, spec.title));
+    add(name, kind.make(spec.seed + i, spec.title));
   }
   if (spec.bigFileBytes !== undefined) {
-    add("dataset-large.csv", "text/csv", bigCsv(spec.bigFileBytes));
+    add("dataset-large.csv", bigCsv(spec.bigFileBytes));
   }
   return files;
 }

@@ -1,190 +1,163 @@
 /**
- * A small streaming `multipart/form-data` parser (RFC 7578): parts are reported as they
- * arrive, so uploads are hashed and measured without being held in memory.
+ * Reads a `multipart/form-data` body with busboy, streamed: uploads are measured and hashed as
+ * they arrive, never held in memory; the form rules of uploads.ts are applied on the way.
  */
+import { createHash } from "node:crypto";
+import type { Readable } from "node:stream";
+import busboy, { type Busboy, type FieldInfo, type FileInfo } from "busboy";
+import {
+  BadBodyError,
+  ClientGoneError,
+  emptyForm,
+  type FormBody,
+  fileIssues,
+  MAX_FIELD_BYTES,
+  type UploadLimits,
+  uploadIssues,
+} from "./uploads.ts";
 
-export class MultipartError extends Error {
-  override name = "MultipartError";
-}
+// busboy (mscdex) rather than its fork @fastify/busboy: the fork drops a `filename*` that
+// follows a quoted `filename` (the form RFC 6266 §4.3 recommends) and skips malformed part
+// headers silently, where busboy prefers `filename*` and rejects them.
 
-export interface PartHeaders {
-  /** Form field name (`name` parameter of Content-Disposition). */
-  name: string;
-  /** Present for file parts; `filename*` (RFC 5987) wins over `filename`. */
-  filename: string | undefined;
-  contentType: string | undefined;
-}
-
-export interface MultipartHandlers {
-  onPartStart(headers: PartHeaders): void;
-  onPartData(data: Buffer): void;
-  onPartEnd(): void;
-}
-
-/** The boundary of a multipart Content-Type header, or undefined when it is not multipart. */
-export function multipartBoundary(contentType: string | undefined): string | undefined {
-  if (contentType === undefined) return undefined;
-  const [type, ...rest] = contentType.split(";");
-  if (type?.trim().toLowerCase() !== "multipart/form-data") return undefined;
-  const params = parseParams(`;${rest.join(";")}`);
-  const boundary = params.get("boundary");
-  return boundary !== undefined && boundary.length > 0 && boundary.length <= 200
-    ? boundary
-    : undefined;
-}
-
-/** Parses `; key=value; key="quoted \" value"` parameter lists (keys lower-cased). */
-export function parseParams(text: string): Map<string, string> {
-  const params = new Map<string, string>();
-  const re = /;\s*([^\s=;]+)\s*=\s*("(?:[^"\\]|\\.)*"|[^;]*)/g;
-  for (const m of text.matchAll(re)) {
-    const key = (m[1] ?? "").toLowerCase();
-    let value = (m[2] ?? "").trim();
-    if (value.startsWith('"')) value = value.slice(1, -1).replace(/\\(.)/g, "$1");
-    params.set(key, value);
-  }
-  return params;
-}
-
-function decodeExtValue(value: string): string | undefined {
-  const m = /^([\w!#$%&+^`{}~-]*)'[^']*'(.*)$/.exec(value);
-  if (m === null) return undefined;
-  try {
-    return decodeURIComponent(m[2] ?? "");
-  } catch {
+/** A parser for a `multipart/form-data` Content-Type, or undefined for any other (or no boundary). */
+export function multipartParser(contentType: string | undefined): Busboy | undefined {
+  if (contentType === undefined || !/^\s*multipart\/form-data\s*(;|$)/i.test(contentType)) {
     return undefined;
   }
-}
-
-const CRLF = Buffer.from("\r\n");
-const HEADER_END = Buffer.from("\r\n\r\n");
-const MAX_HEADER_BYTES = 16 * 1024;
-
-type State = "preamble" | "afterDelimiter" | "headers" | "body" | "done";
-
-export class MultipartParser {
-  #delimiter: Buffer;
-  #handlers: MultipartHandlers;
-  // The body is read as if it started with CRLF, so the first boundary matches the delimiter.
-  #buf: Buffer = Buffer.from(CRLF);
-  #state: State = "preamble";
-
-  constructor(boundary: string, handlers: MultipartHandlers) {
-    this.#delimiter = Buffer.from(`\r\n--${boundary}`, "latin1");
-    this.#handlers = handlers;
-  }
-
-  get done(): boolean {
-    return this.#state === "done";
-  }
-
-  write(data: Buffer): void {
-    if (this.#state === "done") return; // epilogue
-    this.#buf = this.#buf.length === 0 ? data : Buffer.concat([this.#buf, data]);
-    for (;;) {
-      if (!this.#step()) return;
-    }
-  }
-
-  end(): void {
-    if (this.#state !== "done") throw new MultipartError("Unexpected end of multipart body");
-  }
-
-  /** Advances the state machine; false when more input is needed. */
-  #step(): boolean {
-    const buf = this.#buf;
-    const delim = this.#delimiter;
-    switch (this.#state) {
-      case "preamble": {
-        const at = buf.indexOf(delim);
-        if (at < 0) {
-          this.#buf = buf.subarray(Math.max(0, buf.length - delim.length + 1));
-          return false;
-        }
-        this.#buf = buf.subarray(at + delim.length);
-        this.#state = "afterDelimiter";
-        return true;
-      }
-      case "afterDelimiter": {
-        if (buf.length < 2) return false;
-        if (buf[0] === 0x2d && buf[1] === 0x2d) {
-          this.#state = "done";
-          this.#buf = Buffer.alloc(0);
-          return false;
-        }
-        const eol = buf.indexOf(CRLF);
-        if (eol < 0) {
-          if (buf.length > 256) throw new MultipartError("Malformed multipart boundary line");
-          return false;
-        }
-        for (let i = 0; i < eol; i++) {
-          if (buf[i] !== 0x20 && buf[i] !== 0x09) {
-            throw new MultipartError("Malformed multipart boundary line");
-          }
-        }
-        this.#buf = buf.subarray(eol + 2);
-        this.#state = "headers";
-        return true;
-      }
-      case "headers": {
-        if (buf.length >= 2 && buf[0] === 0x0d && buf[1] === 0x0a) {
-          throw new MultipartError("Multipart part without headers");
-        }
-        const end = buf.indexOf(HEADER_END);
-        if (end < 0) {
-          if (buf.length > MAX_HEADER_BYTES)
-            throw new MultipartError("Multipart headers too large");
-          return false;
-        }
-        this.#handlers.onPartStart(parseHeaders(buf.subarray(0, end).toString("utf8")));
-        this.#buf = buf.subarray(end + 4);
-        this.#state = "body";
-        return true;
-      }
-      case "body": {
-        const at = buf.indexOf(delim);
-        if (at >= 0) {
-          if (at > 0) this.#handlers.onPartData(buf.subarray(0, at));
-          this.#handlers.onPartEnd();
-          this.#buf = buf.subarray(at + delim.length);
-          this.#state = "afterDelimiter";
-          return true;
-        }
-        // Keep what could be the start of a delimiter split across reads.
-        const safe = buf.length - delim.length + 1;
-        if (safe > 0) {
-          this.#handlers.onPartData(buf.subarray(0, safe));
-          this.#buf = buf.subarray(safe);
-        }
-        return false;
-      }
-      case "done":
-        return false;
-    }
+  try {
+    return busboy({
+      headers: { "content-type": contentType },
+      defCharset: "utf8",
+      defParamCharset: "utf8", // filenames are sent as raw UTF-8
+      preservePath: true, // record the name as sent
+      // busboy flags a value as truncated once it reaches the limit, so one byte more.
+      limits: { fieldSize: MAX_FIELD_BYTES + 1 },
+    });
+  } catch {
+    return undefined; // "Multipart: Boundary not found"
   }
 }
 
-function parseHeaders(block: string): PartHeaders {
-  let disposition: string | undefined;
-  let contentType: string | undefined;
-  for (const line of block.split("\r\n")) {
-    const colon = line.indexOf(":");
-    if (colon <= 0) throw new MultipartError("Malformed multipart header");
-    const key = line.slice(0, colon).trim().toLowerCase();
-    const value = line.slice(colon + 1).trim();
-    if (key === "content-disposition") disposition = value;
-    else if (key === "content-type") contentType = value;
+/** Counters of the request's `files` parts. */
+interface Tally {
+  count: number;
+  total: number;
+}
+
+/**
+ * Reads the whole body through `parser`. A broken body rejects with BadBodyError, but only once
+ * the body was read to its end (so the answer can go out on the same connection); a client
+ * that goes away first rejects with ClientGoneError.
+ */
+export function readMultipart(
+  body: Readable,
+  parser: Busboy,
+  limits: UploadLimits,
+): Promise<FormBody> {
+  const form = emptyForm();
+  const tally: Tally = { count: 0, total: 0 };
+  return new Promise((resolve, reject) => {
+    let failure: Error | undefined;
+    let ended = false;
+    let parsed = false;
+    const settle = () => {
+      if (!ended) return;
+      if (failure !== undefined) reject(failure);
+      else if (parsed) {
+        form.issues.push(...uploadIssues(tally.count, tally.total, limits));
+        resolve(form);
+      }
+    };
+    const fail = (error: Error) => {
+      if (failure !== undefined) return;
+      failure = error;
+      body.unpipe(parser);
+      body.resume(); // read on to the end, then answer
+      settle();
+    };
+    const failed = () => failure !== undefined;
+    parser.on("field", (name, value, info) => onField(form, name, value, info, failed, fail));
+    parser.on("file", (name, stream, info) =>
+      onFile(form, tally, limits, { name, stream, info }, failed, fail),
+    );
+    parser.on("error", (error: unknown) => {
+      fail(new BadBodyError(error instanceof Error ? error.message : String(error)));
+    });
+    parser.on("close", () => {
+      parsed = true;
+      settle();
+    });
+    body.on("error", () => {}); // the client hung up; "close" follows
+    body.on("end", () => {
+      ended = true;
+      settle();
+    });
+    body.on("close", () => {
+      if (!ended) reject(new ClientGoneError("client went away during the upload"));
+    });
+    body.pipe(parser);
+  });
+}
+
+function onField(
+  form: FormBody,
+  name: string | undefined,
+  value: string,
+  info: FieldInfo,
+  failed: () => boolean,
+  fail: (error: Error) => void,
+): void {
+  if (failed()) return;
+  // busboy reports a part without a name (or with an empty one) with an undefined name.
+  if (!name) fail(new BadBodyError("Multipart part without a name"));
+  else if (info.valueTruncated) fail(new BadBodyError("Form field too large"));
+  else form.fields.set(name, value);
+}
+
+interface FilePart {
+  name: string | undefined;
+  stream: Readable;
+  info: FileInfo;
+}
+
+function onFile(
+  form: FormBody,
+  tally: Tally,
+  limits: UploadLimits,
+  part: FilePart,
+  failed: () => boolean,
+  fail: (error: Error) => void,
+): void {
+  const { name, stream, info } = part;
+  stream.on("error", () => {}); // a body cut mid-file: busboy reports it as its own error
+  const filename = info.filename;
+  if (failed() || name !== "files" || filename === undefined) {
+    stream.resume(); // not recorded: just read through it
+    if (failed()) return;
+    if (!name) fail(new BadBodyError("Multipart part without a name"));
+    // File parts under another name are ignored, like the real service does.
+    else if (name !== "files") form.ignoredFileFields.push(name);
+    // Otherwise no filename: `filename=""` (an empty file input, as browsers send it; busboy
+    // reports no name for it) or an octet-stream part without one (busboy calls it a file).
+    return;
   }
-  if (disposition === undefined)
-    throw new MultipartError("Multipart part without Content-Disposition");
-  const semi = disposition.indexOf(";");
-  const kind = (semi < 0 ? disposition : disposition.slice(0, semi)).trim().toLowerCase();
-  if (kind !== "form-data") throw new MultipartError("Multipart part is not form-data");
-  const params = parseParams(semi < 0 ? "" : disposition.slice(semi));
-  const name = params.get("name");
-  if (name === undefined) throw new MultipartError("Multipart part without a name");
-  const extended = params.get("filename*");
-  const filename =
-    (extended === undefined ? undefined : decodeExtValue(extended)) ?? params.get("filename");
-  return { name, filename, contentType };
+  const index = tally.count++;
+  const hash = createHash("sha256");
+  let size = 0;
+  stream.on("data", (chunk: Buffer) => {
+    size += chunk.length;
+    tally.total += chunk.length;
+    if (size <= limits.maxFileBytes) hash.update(chunk);
+  });
+  stream.on("end", () => {
+    if (failed()) return;
+    form.files.push({
+      name: filename,
+      contentType: info.mimeType,
+      size,
+      sha256: hash.digest("hex"),
+    });
+    form.issues.push(...fileIssues(index, filename, size, limits));
+  });
 }

@@ -3,7 +3,7 @@ import { randomBytes } from "node:crypto";
 import type { EventEmitter } from "node:events";
 import { performance } from "node:perf_hooks";
 import { type Directives, type ReconnectMode, type StreamFormat } from "./directives.ts";
-import type { UploadedFile } from "./form.ts";
+import type { UploadedFile } from "./uploads.ts";
 import { type FinalStatus } from "./sse.ts";
 
 export type RunStatus = "running" | FinalStatus;

@@ -1,14 +1,14 @@
+/** Unit tests of the simulator's pieces: directives, answers, PNG files, multipart reading. */
+import { createHash } from "node:crypto";
+import { Readable } from "node:stream";
 import { inflateSync } from "node:zlib";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { extractCodeBlocks, generateAnswer, hashString } from "../../src/simulator/answers.ts";
 import { parseDirectives } from "../../src/simulator/directives.ts";
 import { makePng } from "../../src/simulator/files.ts";
-import {
-  MultipartError,
-  MultipartParser,
-  multipartBoundary,
-} from "../../src/simulator/multipart.ts";
+import { multipartParser, readMultipart } from "../../src/simulator/multipart.ts";
+import { BadBodyError, DEFAULT_LIMITS, type FormBody } from "../../src/simulator/uploads.ts";
 
 describe("directives", () => {
   it("parses and strips every [sim:...] token", () => {
@@ -103,38 +103,24 @@ interface Part {
   data: Uint8Array;
 }
 
-function parseSplit(body: Uint8Array, boundary: string, cuts: number[]) {
-  const parts: { name: string; filename: string | undefined; data: Buffer }[] = [];
-  let current: { name: string; filename: string | undefined; chunks: Buffer[] } | undefined;
-  const parser = new MultipartParser(boundary, {
-    onPartStart: (h) => {
-      current = { name: h.name, filename: h.filename, chunks: [] };
-    },
-    onPartData: (d) => {
-      current?.chunks.push(Buffer.from(d));
-    },
-    onPartEnd: () => {
-      if (current !== undefined) {
-        parts.push({
-          name: current.name,
-          filename: current.filename,
-          data: Buffer.concat(current.chunks),
-        });
-      }
-    },
-  });
+/** Reads `body` as a multipart form, fed to the reader in pieces cut at `cuts`. */
+function readSplit(body: Uint8Array, contentType: string, cuts: number[] = []): Promise<FormBody> {
+  const parser = multipartParser(contentType);
+  if (parser === undefined) throw new Error(`not a multipart Content-Type: ${contentType}`);
+  const pieces: Buffer[] = [];
   let at = 0;
   for (const cut of cuts.filter((c) => c > 0 && c < body.length).sort((a, b) => a - b)) {
-    parser.write(Buffer.from(body.subarray(at, cut)));
+    pieces.push(Buffer.from(body.subarray(at, cut)));
     at = cut;
   }
-  parser.write(Buffer.from(body.subarray(at)));
-  parser.end();
-  return parts;
+  pieces.push(Buffer.from(body.subarray(at)));
+  return readMultipart(Readable.from(pieces), parser, DEFAULT_LIMITS);
 }
 
-describe("multipart parser", () => {
-  it("parses what fetch's FormData sends, however the bytes are split", async () => {
+const sha256 = (data: Uint8Array) => createHash("sha256").update(data).digest("hex");
+
+describe("multipart reading", () => {
+  it("reads what fetch's FormData sends, however the bytes are split", async () => {
     const part = fc.record({
       name: fc.constantFrom("prompt", "files", "metadata", "x"),
       filename: fc.option(fc.constantFrom("a.txt", "ça va.png", 'we"ird.md', "日本.csv"), {
@@ -153,54 +139,97 @@ describe("multipart parser", () => {
             else form.append(p.name, new Blob([p.data as Uint8Array<ArrayBuffer>]), p.filename);
           }
           const req = new Request("http://x/", { method: "POST", body: form });
-          const boundary = multipartBoundary(req.headers.get("content-type") ?? "");
-          expect(boundary).toBeDefined();
           const body = new Uint8Array(await req.arrayBuffer());
-          const got = parseSplit(body, boundary ?? "", cuts);
-          expect(got.map((p) => p.name)).toEqual(parts.map((p) => p.name));
-          parts.forEach((p, i) => {
-            const g = got[i];
-            if (p.filename === undefined) {
-              expect(g?.data.toString("utf8")).toBe(
-                // FormData serialises line breaks of text fields as CRLF.
-                new TextDecoder().decode(p.data).replace(/\r\n|\r|\n/g, "\r\n"),
-              );
-            } else {
-              expect(g?.filename?.replace(/%22/g, '"')).toBe(p.filename);
-              expect(Buffer.compare(g?.data ?? Buffer.alloc(0), Buffer.from(p.data))).toBe(0);
-            }
-          });
+          const got = await readSplit(body, req.headers.get("content-type") ?? "", cuts);
+          const fields = new Map<string, string>();
+          for (const p of parts.filter((p) => p.filename === undefined)) {
+            // FormData serialises line breaks of text fields as CRLF; the last value wins.
+            fields.set(p.name, new TextDecoder().decode(p.data).replace(/\r\n|\r|\n/g, "\r\n"));
+          }
+          expect(got.fields).toEqual(fields);
+          const files = parts.filter((p) => p.filename !== undefined && p.name === "files");
+          expect(got.files.map((f) => ({ ...f, name: f.name.replace(/%22/g, '"') }))).toEqual(
+            files.map((p) => ({
+              name: p.filename,
+              contentType: "application/octet-stream",
+              size: p.data.length,
+              sha256: sha256(p.data),
+            })),
+          );
+          expect(got.ignoredFileFields).toEqual(
+            parts.filter((p) => p.filename !== undefined && p.name !== "files").map((p) => p.name),
+          );
+          expect(got.issues).toEqual([]);
         },
       ),
       { numRuns: 150 },
     );
   });
 
-  it("rejects a body that ends early", () => {
-    const parser = new MultipartParser("b", {
-      onPartStart: () => {},
-      onPartData: () => {},
-      onPartEnd: () => {},
-    });
-    parser.write(Buffer.from('--b\r\nContent-Disposition: form-data; name="a"\r\n\r\nhello'));
-    expect(() => parser.end()).toThrow(MultipartError);
+  it("rejects a body that ends early, once it was read to its end", async () => {
+    let finished = false;
+    async function* body() {
+      yield Buffer.from('--b\r\nContent-Disposition: form-data; name="a"\r\n\r\nhello');
+      finished = true;
+    }
+    const parser = multipartParser("multipart/form-data; boundary=b");
+    if (parser === undefined) throw new Error("no parser");
+    await expect(readMultipart(Readable.from(body()), parser, DEFAULT_LIMITS)).rejects.toThrow(
+      BadBodyError,
+    );
+    expect(finished).toBe(true);
   });
 
-  it("reads filename* (RFC 5987) and quoted boundaries", () => {
-    expect(multipartBoundary('multipart/form-data; boundary="a b"')).toBe("a b");
-    expect(multipartBoundary("application/json")).toBeUndefined();
-    const names: (string | undefined)[] = [];
-    const parser = new MultipartParser("zz", {
-      onPartStart: (h) => names.push(h.filename),
-      onPartData: () => {},
-      onPartEnd: () => {},
-    });
-    parser.write(
-      Buffer.from(
-        'preamble\r\n--zz\r\nContent-Disposition: form-data; name="files"; filename="x.txt"; filename*=UTF-8\'\'%E2%82%AC.txt\r\n\r\nd\r\n--zz--\r\nepilogue',
-      ),
+  it("reads filename* (RFC 5987) and quoted boundaries; other types are not multipart", async () => {
+    const body = Buffer.from(
+      'preamble\r\n--z z\r\nContent-Disposition: form-data; name="files"; filename="x.txt"; filename*=UTF-8\'\'%E2%82%AC.txt\r\n\r\nd\r\n--z z--\r\nepilogue',
     );
-    parser.end();
-    expect(names).toEqual(["€.txt"]);
+    const got = await readSplit(body, 'multipart/form-data; boundary="z z"');
+    expect(got.files.map((f) => f.name)).toEqual(["€.txt"]);
+    expect(multipartParser("application/json")).toBeUndefined();
+    expect(multipartParser("multipart/form-data")).toBeUndefined(); // no boundary
+  });
+
+  it("keeps the rules: fields up to 1 MiB, parts need a name, headers must parse", async () => {
+    const type = "multipart/form-data; boundary=b";
+    const part = (headers: string, data: string) =>
+      Buffer.from(`--b\r\n${headers}\r\n\r\n${data}\r\n--b--\r\n`);
+    const field = 'Content-Disposition: form-data; name="prompt"';
+    const fits = await readSplit(part(field, "x".repeat(1024 * 1024)), type);
+    expect(fits.fields.get("prompt")).toHaveLength(1024 * 1024);
+    await expect(readSplit(part(field, "x".repeat(1024 * 1024 + 1)), type)).rejects.toThrow(
+      /Form field too large/,
+    );
+    await expect(readSplit(part("Content-Disposition: form-data", "x"), type)).rejects.toThrow(
+      /without a name/,
+    );
+    const nameless = 'Content-Disposition: form-data; filename="a.txt"';
+    await expect(readSplit(part(nameless, "x"), type)).rejects.toThrow(/without a name/);
+    await expect(readSplit(part(`garbage\r\n${field}`, "x"), type)).rejects.toThrow(BadBodyError);
+  });
+
+  it("records file parts as the service sees them: `files` only, empty inputs skipped", async () => {
+    const type = "multipart/form-data; boundary=b";
+    const body = Buffer.from(
+      [
+        '--b\r\nContent-Disposition: form-data; name="files"; filename="dir/a.md"\r\nContent-Type: text/markdown\r\n\r\n# a',
+        '--b\r\nContent-Disposition: form-data; name="files"; filename=""\r\nContent-Type: application/octet-stream\r\n\r\n',
+        '--b\r\nContent-Disposition: form-data; name="attachment"; filename="b.txt"\r\n\r\nb',
+        '--b\r\nContent-Disposition: form-data; name="files"; filename="c.exe"\r\n\r\nMZ',
+        "--b--\r\n",
+      ].join("\r\n"),
+    );
+    const got = await readSplit(body, type);
+    expect(got.files).toEqual([
+      {
+        name: "dir/a.md",
+        contentType: "text/markdown",
+        size: 3,
+        sha256: sha256(Buffer.from("# a")),
+      },
+      { name: "c.exe", contentType: "text/plain", size: 2, sha256: sha256(Buffer.from("MZ")) },
+    ]);
+    expect(got.ignoredFileFields).toEqual(["attachment"]);
+    expect(got.issues).toMatchObject([{ loc: ["body", "files", 1], msg: /not allowed: c.exe/ }]);
   });
 });
