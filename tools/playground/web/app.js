@@ -59,7 +59,7 @@ function renderMessage(m, inThread) {
     .filter(Boolean)
     .map(
       (f) =>
-        `<div class="file">⎘ <a href="/files/${encodeURIComponent(f.id)}" download>${escapeHtml(f.name)}</a> <span class="context">${f.size} bytes</span></div>`,
+        `<div class="file">↓ <a href="/files/${encodeURIComponent(f.id)}" download>${escapeHtml(f.name)}</a> <span class="context">${f.size} bytes</span></div>`,
     )
     .join("");
   const replies = inThread

@@ -1,5 +1,5 @@
 // A tiny Markdown (and Slack mrkdwn) to HTML renderer for the playground page: fenced code,
-// headings, lists, quotes, paragraphs, **bold**, *italic*, `code` and links. Input is escaped first.
+// headings, lists, tables, quotes, rules, paragraphs, **bold**, *italic*, `code` and links. Input is escaped first.
 
 export function escapeHtml(text) {
   return String(text)
@@ -51,6 +51,26 @@ export function renderMarkdown(md) {
     if (/^\s*([-*_])(\s*\1){2,}\s*$/.test(line)) {
       flush();
       out.push("<hr />");
+      continue;
+    }
+    if (/^\s*\|.*\|\s*$/.test(line) && /^\s*\|?[\s:|-]+\|?\s*$/.test(lines[i + 1] ?? "")) {
+      flush();
+      const cells = (row) =>
+        row
+          .trim()
+          .replace(/^\||\|$/g, "")
+          .split("|");
+      const head = cells(line).map((c) => `<th>${inline(c.trim())}</th>`);
+      const rows = [];
+      for (i += 2; i < lines.length && /^\s*\|.*\|\s*$/.test(lines[i]); i++) {
+        rows.push(
+          `<tr>${cells(lines[i])
+            .map((c) => `<td>${inline(c.trim())}</td>`)
+            .join("")}</tr>`,
+        );
+      }
+      i--;
+      out.push(`<table><tr>${head.join("")}</tr>${rows.join("")}</table>`);
       continue;
     }
     const heading = /^(#{1,6})\s+(.*)$/.exec(line);
