@@ -110,6 +110,30 @@ describe.skipIf(!hasChromium)(TITLE, () => {
     await page.screenshot({ path: join(import.meta.dirname, "../../docs/playground.png") });
   }, 40_000);
 
+  it("answers a mention in #general and a DM with an attached file", async () => {
+    await type("@Task Agent Summarize our rivers");
+    const mention = page.locator("#messages .msg", { hasText: "@Task Agent Summarize our rivers" });
+    await mention.locator(".replies").click({ timeout: 15_000 });
+    await thread().locator(".context", { hasText: "Completed in" }).waitFor({ timeout: 20_000 });
+
+    await page.locator("#dms li", { hasText: "Task Agent" }).click();
+    await page.locator("#file").setInputFiles({
+      name: "brief.txt",
+      mimeType: "text/plain",
+      buffer: Buffer.from("Rivers flow downhill."),
+    });
+    await type("Read my brief");
+    const dm = page.locator("#messages .msg", { hasText: "Read my brief" });
+    await dm.locator(".replies").click({ timeout: 15_000 });
+    await thread().locator(".context", { hasText: "Completed in" }).waitFor({ timeout: 20_000 });
+    await dm.locator(".attached", { hasText: "brief.txt" }).waitFor();
+    // The DM reached the service as a task of its own (the app does not forward attachments yet).
+    expect(playground.sim.runs().map((r) => r.promptText)).toContainEqual(
+      expect.stringContaining("Read my brief"),
+    );
+    await page.locator("#channels li", { hasText: "general" }).click();
+  }, 60_000);
+
   it("shows the bot's private answers as only visible to you", async () => {
     await type("/task");
     await page

@@ -32,6 +32,7 @@ const TYPES: Record<string, string> = {
 export interface Playground {
   readonly url: string;
   readonly slack: LocalSlack;
+  readonly sim: Simulator;
   close(): Promise<void>;
 }
 
@@ -94,6 +95,7 @@ export async function startPlayground(
   return {
     url: `http://127.0.0.1:${port}/`,
     slack,
+    sim,
     async close() {
       ui.closeStreams();
       await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -112,6 +114,8 @@ class PlaygroundUi {
   readonly #streams = new Set<ServerResponse>();
   /** Slash command acknowledgements with a body: Slack shows them only to the user. */
   readonly #acks: Array<{ channel: string; text: string; at: number }> = [];
+  /** Names of the files the user attached, by `channel/ts` of their message. */
+  readonly #attached = new Map<string, string>();
   #seq = 0;
   #pending: NodeJS.Timeout | undefined;
 
@@ -170,7 +174,9 @@ class PlaygroundUi {
         { id: GENERAL, name: "general", kind: "channel" },
         { id: DM, name: "Task Agent", kind: "dm" },
       ],
-      messages: [GENERAL, DM].flatMap((c) => slack.messages(c, { includeReplies: true })),
+      messages: [GENERAL, DM]
+        .flatMap((c) => slack.messages(c, { includeReplies: true }))
+        .map((m) => ({ ...m, attached: this.#attached.get(`${m.channel}/${m.ts}`) })),
       ephemerals,
       files,
     };
@@ -223,6 +229,7 @@ class PlaygroundUi {
       ...(body.threadTs ? { thread_ts: body.threadTs } : {}),
     });
     const files = body.file ? [this.#userFile(body.file)] : [];
+    if (body.file) this.#attached.set(`${body.channel}/${ts}`, body.file.name);
     const base = {
       channel: body.channel,
       user: YOU,

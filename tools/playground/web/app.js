@@ -62,6 +62,9 @@ function renderMessage(m, inThread) {
         `<div class="file">↓ <a href="/files/${encodeURIComponent(f.id)}" download>${escapeHtml(f.name)}</a> <span class="context">${f.size} bytes</span></div>`,
     )
     .join("");
+  const attached = m.attached
+    ? `<div class="file attached">⎙ ${escapeHtml(m.attached)} <span class="context">attached</span></div>`
+    : "";
   const replies = inThread
     ? ""
     : state.messages.filter((r) => r.channel === m.channel && r.thread_ts === m.ts && r.ts !== m.ts)
@@ -69,7 +72,7 @@ function renderMessage(m, inThread) {
   const link = replies
     ? `<button type="button" class="replies" data-open="${escapeHtml(m.ts)}">${replies} ${replies === 1 ? "reply" : "replies"}</button>`
     : "";
-  return `<div class="msg" data-ts="${escapeHtml(m.ts)}">${who(m)}<div class="body">${body}</div>${files}${link}</div>`;
+  return `<div class="msg" data-ts="${escapeHtml(m.ts)}">${who(m)}<div class="body">${body}</div>${attached}${files}${link}</div>`;
 }
 
 function renderEphemeral(e) {
