@@ -63,7 +63,7 @@ function renderMessage(m, inThread) {
     )
     .join("");
   const attached = m.attached
-    ? `<div class="file attached">⎙ ${escapeHtml(m.attached)} <span class="context">attached</span></div>`
+    ? `<div class="file attached">↑ ${escapeHtml(m.attached)} <span class="context">attached</span></div>`
     : "";
   const replies = inThread
     ? ""
