@@ -1,0 +1,14 @@
+/** `npm run playground`: starts the local playground and prints the one URL to open. */
+import { startPlayground } from "./server.ts";
+
+const port = process.env.PLAYGROUND_PORT ? Number(process.env.PLAYGROUND_PORT) : 0;
+const playground = await startPlayground({ port });
+process.stdout.write(`Playground ready: ${playground.url}\n`);
+const stop = () => {
+  playground.close().then(
+    () => process.exit(0),
+    () => process.exit(1),
+  );
+};
+process.once("SIGINT", stop);
+process.once("SIGTERM", stop);

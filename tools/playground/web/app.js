@@ -1,0 +1,203 @@
+// The playground page's logic: renders the workspace state and sends what the user does.
+/* global document, fetch, btoa, EventSource */
+import { renderMarkdown, renderMrkdwn, escapeHtml } from "./markdown.js";
+
+let state = null;
+let current = "C0GENERAL";
+let openThread = null;
+
+const $ = (id) => document.getElementById(id);
+
+async function refresh() {
+  state = await (await fetch("/api/state")).json();
+  render();
+}
+
+function who(m) {
+  if (m.user === state.bot.id) return `<span class="who bot">${escapeHtml(state.bot.name)}</span>`;
+  return `<span class="who">${m.user === state.you ? "you" : escapeHtml(m.user)}</span>`;
+}
+
+function showText(text) {
+  const named = text
+    .replaceAll(`<@${state.bot.id}>`, "@Task Agent")
+    .replaceAll(`<@${state.you}>`, "@you");
+  return renderMrkdwn(named);
+}
+
+function renderBlock(m, b) {
+  if (b.type === "markdown") return `<div class="md">${renderMarkdown(b.text)}</div>`;
+  if (b.type === "section" || b.type === "header") {
+    const t = b.text?.text ?? "";
+    return `<div class="section">${b.type === "header" ? `<strong>${escapeHtml(t)}</strong>` : showText(t)}</div>`;
+  }
+  if (b.type === "context") {
+    const parts = (b.elements ?? []).map((e) => (e.text ? showText(e.text) : ""));
+    return `<div class="context">${parts.join(" ")}</div>`;
+  }
+  if (b.type === "actions") {
+    const buttons = (b.elements ?? []).filter((e) => e.type === "button");
+    return `<div class="actions">${buttons
+      .map(
+        (e) =>
+          `<button type="button" class="${e.style === "danger" ? "danger" : ""}" data-ts="${escapeHtml(m.ts)}" data-thread="${escapeHtml(m.thread_ts ?? "")}" data-action="${escapeHtml(e.action_id)}" data-value="${escapeHtml(e.value ?? "")}" data-block="${escapeHtml(b.block_id ?? "")}">${escapeHtml(e.text?.text ?? "button")}</button>`,
+      )
+      .join("")}</div>`;
+  }
+  if (b.type === "divider") return "<hr />";
+  if (b.type === "rich_text") return `<div>${showText(m.text ?? "")}</div>`;
+  return "";
+}
+
+function renderMessage(m, inThread) {
+  const blocks = m.blocks ?? [];
+  const body = blocks.length
+    ? blocks.map((b) => renderBlock(m, b)).join("")
+    : showText(m.text ?? "");
+  const files = (m.files ?? [])
+    .map((id) => state.files.find((f) => f.id === id))
+    .filter(Boolean)
+    .map(
+      (f) =>
+        `<div class="file">↓ <a href="/files/${encodeURIComponent(f.id)}" download>${escapeHtml(f.name)}</a> <span class="context">${f.size} bytes</span></div>`,
+    )
+    .join("");
+  const attached = m.attached
+    ? `<div class="file attached">↑ ${escapeHtml(m.attached)} <span class="context">attached</span></div>`
+    : "";
+  const replies = inThread
+    ? ""
+    : state.messages.filter((r) => r.channel === m.channel && r.thread_ts === m.ts && r.ts !== m.ts)
+        .length;
+  const link = replies
+    ? `<button type="button" class="replies" data-open="${escapeHtml(m.ts)}">${replies} ${replies === 1 ? "reply" : "replies"}</button>`
+    : "";
+  return `<div class="msg" data-ts="${escapeHtml(m.ts)}">${who(m)}<div class="body">${body}</div>${attached}${files}${link}</div>`;
+}
+
+function renderEphemeral(e) {
+  const body = e.blocks.length
+    ? e.blocks.map((b) => renderBlock({ ts: "" }, b)).join("")
+    : showText(e.text);
+  return `<div class="msg ephemeral">${`<span class="who bot">${escapeHtml(state.bot.name)}</span>`}<div class="body">${body}</div><div class="only">Only visible to you</div></div>`;
+}
+
+function render() {
+  const item = (c) =>
+    `<li data-channel="${c.id}" class="${c.id === current ? "active" : ""}">${c.kind === "dm" ? "" : "# "}${escapeHtml(c.name)}</li>`;
+  $("channels").innerHTML = state.channels
+    .filter((c) => c.kind === "channel")
+    .map(item)
+    .join("");
+  $("dms").innerHTML = state.channels
+    .filter((c) => c.kind === "dm")
+    .map(item)
+    .join("");
+  const channel = state.channels.find((c) => c.id === current);
+  $("channel-title").textContent = channel.kind === "dm" ? channel.name : `#${channel.name}`;
+  const top = state.messages.filter(
+    (m) => m.channel === current && (!m.thread_ts || m.thread_ts === m.ts),
+  );
+  const eph = state.ephemerals.filter(
+    (e) => (e.channel === current || e.channel === "") && !e.threadTs,
+  );
+  keepScrolled(
+    $("messages"),
+    top.map((m) => renderMessage(m, false)).join("") + eph.map(renderEphemeral).join(""),
+  );
+  $("thread").hidden = !openThread;
+  if (openThread) {
+    const msgs = state.messages.filter(
+      (m) =>
+        m.channel === openThread.channel &&
+        (m.ts === openThread.ts || m.thread_ts === openThread.ts),
+    );
+    const teph = state.ephemerals.filter(
+      (e) => e.channel === openThread.channel && e.threadTs === openThread.ts,
+    );
+    keepScrolled(
+      $("thread-messages"),
+      msgs.map((m) => renderMessage(m, true)).join("") + teph.map(renderEphemeral).join(""),
+    );
+  }
+}
+
+function keepScrolled(el, html) {
+  if (el.innerHTML === html) return;
+  const atBottom = el.scrollHeight - el.scrollTop - el.clientHeight < 40;
+  el.innerHTML = html;
+  if (atBottom) el.scrollTop = el.scrollHeight;
+}
+
+async function readFile(input) {
+  const file = input.files?.[0];
+  if (!file) return undefined;
+  const bytes = new Uint8Array(await file.arrayBuffer());
+  let binary = "";
+  for (const b of bytes) binary += String.fromCharCode(b);
+  input.value = "";
+  return { name: file.name, mimetype: file.type, base64: btoa(binary) };
+}
+
+async function send(text, fileInput, threadTs) {
+  const file = await readFile(fileInput);
+  if (!text.trim() && !file) return;
+  await fetch("/api/send", {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({
+      channel: threadTs ? openThread.channel : current,
+      text,
+      threadTs,
+      file,
+    }),
+  });
+  await refresh();
+}
+
+$("composer").addEventListener("submit", (ev) => {
+  ev.preventDefault();
+  const text = $("text").value;
+  $("text").value = "";
+  void send(text, $("file"));
+});
+$("thread-composer").addEventListener("submit", (ev) => {
+  ev.preventDefault();
+  const text = $("thread-text").value;
+  $("thread-text").value = "";
+  void send(text, $("thread-file"), openThread.ts);
+});
+$("close-thread").addEventListener("click", () => {
+  openThread = null;
+  render();
+});
+document.body.addEventListener("click", (ev) => {
+  const el = ev.target.closest("[data-channel],[data-open],[data-action]");
+  if (!el) return;
+  if (el.dataset.channel) {
+    current = el.dataset.channel;
+    openThread = null;
+  } else if (el.dataset.open) {
+    openThread = { channel: current, ts: el.dataset.open };
+  } else {
+    const channel = openThread?.channel ?? current;
+    el.disabled = true;
+    void fetch("/api/action", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        channel,
+        ts: el.dataset.ts,
+        threadTs: el.dataset.thread || undefined,
+        actionId: el.dataset.action,
+        value: el.dataset.value,
+        blockId: el.dataset.block || undefined,
+      }),
+    });
+    return;
+  }
+  render();
+});
+
+new EventSource("/api/changes").onmessage = () => void refresh();
+await refresh();
