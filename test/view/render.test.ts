@@ -1,7 +1,8 @@
 /**
  * What a run looks like in Slack: the answer in `markdown` blocks split across messages
  * Slack accepts, a status line, a Stop button while running, the files of the run, and the
- * prompt echo that opens the thread. Limits are Slack's (shared/notes/slack-platform-facts.md).
+ * prompt echo that opens the thread. Limits are Slack's (50 blocks and about 12,000 characters of
+ * markdown per message: Slack's chat.postMessage and Block Kit reference pages).
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
