@@ -21,6 +21,7 @@ import {
   DEFAULT_BUDGETS,
   type MethodBudget,
 } from "./slack/scheduler/index.ts";
+import { fileOrigins, slackFileSource } from "./slack/file-source.ts";
 import { webClientWriter } from "./slack/web-writer.ts";
 import { createRedisStore } from "./store/redis.ts";
 import { createSqliteStore, defaultSqlitePath } from "./store/sqlite.ts";
@@ -97,7 +98,12 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
     follow: { pollTimeoutS: config.service.pollTimeoutS, refusals: new StreamRefusals() },
     onRunEnded: async (outcome): Promise<void> => coordinator.onRunEnded(outcome),
   });
-  const coordinator = new TaskCoordinator({ service, writer, store, relay, logger });
+  const files = slackFileSource({
+    tokenFor: () => config.slack.botToken,
+    client: slack.app.client,
+    allowedOrigins: fileOrigins(config.slack.apiUrl),
+  });
+  const coordinator = new TaskCoordinator({ service, writer, store, relay, files, logger });
   const resumer = new Resumer({
     store,
     relay,

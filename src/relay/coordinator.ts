@@ -7,7 +7,7 @@ import type { Logger } from "pino";
 import type { SlackThreadKey } from "../store/types.ts";
 import { FollowUps } from "./follow-ups.ts";
 import { NewTasks } from "./new-task.ts";
-import type { SlackWriter, TaskService, ThreadStore } from "./ports.ts";
+import type { SlackFileSource, SlackWriter, TaskService, ThreadStore } from "./ports.ts";
 import type { RunOutcome } from "./relay.ts";
 import {
   checkTaskText,
@@ -37,6 +37,8 @@ export interface CoordinatorOptions {
   readonly writer: SlackWriter;
   readonly store: ThreadStore;
   readonly relay: RelayControl;
+  /** Where the files people attach are read from (Slack's file host). */
+  readonly files: SlackFileSource;
   readonly logger: Logger;
   readonly now?: () => number;
 }
@@ -63,7 +65,7 @@ export class TaskCoordinator {
 
   /** A new task, once the request was acknowledged; a retried delivery is ignored. */
   async startTask(task: NewTask, tell: TellUser): Promise<void> {
-    const checked = checkTaskText(task.prompt);
+    const checked = checkTaskText(task.prompt, (task.files?.length ?? 0) > 0);
     if ("refusal" in checked) {
       await tell(checked.refusal);
       return;
@@ -108,7 +110,7 @@ export class TaskCoordinator {
     if (msg.threadTs !== undefined && msg.threadTs !== msg.ts) {
       const key = { teamId: msg.teamId, channelId: msg.channelId, threadTs: msg.threadTs };
       const reply = { key, userId: msg.userId, text: msg.text, ts: msg.ts };
-      if (await this.handleReply({ ...reply, hasFiles: msg.hasFiles, delivery })) return;
+      if (await this.handleReply({ ...reply, files: msg.files, delivery })) return;
     }
     if (!msg.startsTask) return;
     const threadTs = msg.threadTs ?? msg.ts;
@@ -123,6 +125,7 @@ export class TaskCoordinator {
         delivery,
         threadTs,
         surface: msg.surface,
+        files: msg.files,
       },
       tell,
     );

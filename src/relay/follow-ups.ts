@@ -13,6 +13,7 @@ import {
 } from "../store/types.ts";
 import { describeServiceError } from "../view/errors.ts";
 import { clearWorking, showWorking } from "./agent-status.ts";
+import { NO_ATTACHMENTS, readAttachments } from "./attachments.ts";
 import { notForFollowUps, parsePrompt } from "./options.ts";
 import type { RunOutcome } from "./relay.ts";
 import type { ThreadReply } from "./requests.ts";
@@ -21,10 +22,9 @@ import { type CoordinatorDeps, showStartError, workingMessage } from "./task-con
 export const QUEUED_REACTION = "hourglass_flowing_sand";
 /** A run still "starting" after this long was abandoned by a crashed instance. */
 const STARTING_TIMEOUT_MS = 120_000;
-const FILES_NOT_SENT =
-  "Your attachments were not sent to the task service (attachments are not supported yet); only your text was.";
-const FILES_ONLY =
-  "Attachments can't be sent to the task service yet. Please reply with text to continue the task.";
+/** A reply queued by a version of the app that did not send attachments kept no files. */
+const LEGACY_FILES_NOT_SENT =
+  "Your attachments were not sent to the task service (the message was queued before an update of the app); only your text was.";
 const NOTHING_TO_CONTINUE =
   "This task could not be started, so there is nothing to continue. Start a new one with `/task`.";
 /** Replies that may wait in one thread; past it a reply is refused (privately). */
@@ -64,10 +64,8 @@ export class FollowUps {
       await tell(parsed.error);
       return;
     }
-    if (parsed.prompt === "") {
-      if (reply.hasFiles) await tell(FILES_ONLY);
-      return;
-    }
+    // Files alone continue the task too; an empty message is nothing to send.
+    if (parsed.prompt === "" && reply.files.length === 0) return;
     const refusal = replyRefusal(record, parsed.prompt);
     if (refusal !== undefined) {
       await tell(refusal);
@@ -79,7 +77,8 @@ export class FollowUps {
       userId: reply.userId,
       text: parsed.prompt,
       ts: reply.ts,
-      hadFiles: reply.hasFiles,
+      hadFiles: reply.files.length > 0,
+      ...(reply.files.length > 0 ? { files: reply.files } : {}),
       ...(ignored.length > 0 ? { ignoredOptions: ignored } : {}),
     };
     let outcome: "start" | "queued" | "full" = "queued";
@@ -164,16 +163,24 @@ export class FollowUps {
     const startedAt = this.#deps.now();
     let messageTs: string | undefined;
     let reservation: string | undefined;
+    let attachments = NO_ATTACHMENTS;
     try {
       const record = await store.getThread(key);
       if (!record) return;
+      const tell = (text: string) =>
+        writer.ephemeral(key.channelId, item.userId, text, key.threadTs);
+      attachments = await readAttachments(this.#deps, key.teamId, item.files ?? [], tell);
       const note = followUpNote(item);
       messageTs = await writer.post(key.channelId, workingMessage(note), key.threadTs);
       if (record.surface === "dm") await showWorking(this.#deps, key);
       const ref: ThreadRef = { projectId: record.projectId, threadId: record.threadId };
       // If this instance dies before the service answers, another one ends the message.
       reservation = await relay.reserve(key, messageTs, startedAt).catch(() => undefined);
-      const res = await service.continueConversation(ref, { prompt: item.text });
+      const files = attachments.files;
+      const res = await service.continueConversation(ref, {
+        prompt: item.text,
+        ...(files.length > 0 ? { files } : {}),
+      });
       const running: ThreadActivity = { kind: "running", runId: res.agent_run_id, messageTs };
       await store.updateThread(key, (rec) =>
         isStartingFor(rec.active, item.ts) ? { ...rec, active: running } : undefined,
@@ -196,6 +203,7 @@ export class FollowUps {
       // Nothing typed is lost: the next queued message still gets its turn.
       await this.#drain(key);
     } finally {
+      attachments.release();
       if (reservation) await relay.release(reservation).catch(() => undefined);
       this.#starting.delete(id);
     }
@@ -236,11 +244,10 @@ export class FollowUps {
   }
 }
 
-/** Why a reply cannot continue the task, or undefined when it can. */
 /** The remark under a follow-up's answer: what of the reply was not sent, if anything. */
 function followUpNote(item: QueuedFollowUp): string | undefined {
   const notes: string[] = [];
-  if (item.hadFiles) notes.push(FILES_NOT_SENT);
+  if (item.hadFiles && item.files === undefined) notes.push(LEGACY_FILES_NOT_SENT);
   const ignored = item.ignoredOptions ?? [];
   if (ignored.length > 0) {
     const names = ignored.map((k) => `\`${k}\``).join(", ");
@@ -251,9 +258,10 @@ function followUpNote(item: QueuedFollowUp): string | undefined {
   return notes.length > 0 ? notes.join(" ") : undefined;
 }
 
+/** Why a reply cannot continue the task, or undefined when it can. */
 function replyRefusal(record: ThreadRecord, text: string): string | undefined {
   try {
-    validateTaskInput(text, []);
+    if (text !== "") validateTaskInput(text, []);
   } catch (err) {
     return describeServiceError(err);
   }

@@ -3,11 +3,13 @@
  * and its first run handed to the relay, with the thread recorded as starting meanwhile.
  */
 import type { TaskServiceError } from "../service/errors.ts";
+import type { UploadFile } from "../service/multipart.ts";
 import type { CreateTaskResponse } from "../service/schemas.ts";
 import type { SlackThreadKey } from "../store/types.ts";
 import { describeSlackPostError, slackErrorCode } from "../view/errors.ts";
-import { renderPrompt } from "../view/render.ts";
+import { renderPrompt, USAGE } from "../view/render.ts";
 import { showWorking } from "./agent-status.ts";
+import { readAttachments } from "./attachments.ts";
 import { type TaskOptions, toCreateInput } from "./options.ts";
 import type { NewTask, TellUser } from "./requests.ts";
 import { type CoordinatorDeps, showStartError, workingMessage } from "./task-context.ts";
@@ -27,6 +29,25 @@ export class NewTasks {
 
   /** Starts a task whose prompt was checked; failures to post are told to the user. */
   async start(task: NewTask, options: TaskOptions, tell: TellUser): Promise<void> {
+    const attachments = await readAttachments(this.#deps, task.teamId, task.files ?? [], tell);
+    if (task.prompt === "" && attachments.files.length === 0) {
+      // Every file was left out (and named): there is nothing to send.
+      if (attachments.leftOut.length === 0) await tell(USAGE);
+      return;
+    }
+    try {
+      await this.#start(task, options, attachments.files, tell);
+    } finally {
+      attachments.release();
+    }
+  }
+
+  async #start(
+    task: NewTask,
+    options: TaskOptions,
+    files: readonly UploadFile[],
+    tell: TellUser,
+  ): Promise<void> {
     const { writer, store, relay, logger } = this.#deps;
     const startedAt = this.#deps.now();
     // A mention or a DM is its own prompt: the answer goes in a thread under it.
@@ -41,7 +62,7 @@ export class NewTasks {
     };
     let created: CreateTaskResponse;
     try {
-      created = await this.#create(task, options, threadTs);
+      created = await this.#create(task, options, threadTs, files);
     } catch (err) {
       logger.warn({ err, kind: (err as TaskServiceError).kind }, "creating the task failed");
       await showStartError(this.#deps, key, messageTs, err, startedAt);
@@ -133,10 +154,16 @@ export class NewTasks {
       });
   }
 
-  #create(task: NewTask, options: TaskOptions, threadTs: string): Promise<CreateTaskResponse> {
+  #create(
+    task: NewTask,
+    options: TaskOptions,
+    threadTs: string,
+    files: readonly UploadFile[],
+  ): Promise<CreateTaskResponse> {
     return this.#deps.service.createTask({
       prompt: task.prompt,
       ...toCreateInput(options),
+      ...(files.length > 0 ? { files } : {}),
       metadata: {
         slack: {
           team_id: task.teamId,

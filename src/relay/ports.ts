@@ -5,11 +5,11 @@
  * WebClient writer in src/slack/, the service client in src/service/, the stores in src/store/.
  */
 import type { TaskService, ThreadRef } from "../service/client.ts";
-import type { RunStore, ThreadStore } from "../store/types.ts";
+import type { RunStore, SlackFileRef, ThreadStore } from "../store/types.ts";
 import type { MessagePayload } from "../view/render.ts";
 
 export type { TaskService, ThreadRef };
-export type { RunStore, ThreadStore };
+export type { RunStore, SlackFileRef, ThreadStore };
 
 export type { Clock } from "../util/clock.ts";
 export { systemClock } from "../util/clock.ts";
@@ -76,4 +76,29 @@ export interface SlackWriter {
   join(channelId: string): Promise<boolean>;
   /** Whether a user is a workspace admin or owner. */
   isAdmin(userId: string): Promise<boolean>;
+}
+
+/** A file's bytes as Slack's file host started to send them. */
+export interface OpenedFile {
+  /** Exact size in bytes (the response's Content-Length, or Slack's metadata). */
+  readonly size: number;
+  readonly contentType?: string | undefined;
+  /** The bytes, read once, as the upload to the service sends them. */
+  readonly body: AsyncIterable<Uint8Array>;
+  /** Drops the download (when the file is not sent after all). */
+  cancel(): void;
+}
+
+/** Where attached files are read from: Slack's file host, with the workspace's bot token. */
+export interface SlackFileSource {
+  /**
+   * Opens a file's download. Throws `FileUnavailableError` (whose message is the reason shown
+   * to the person) when it cannot be read.
+   */
+  open(teamId: string, file: SlackFileRef): Promise<OpenedFile>;
+}
+
+/** A file that cannot be read from Slack; the message says why, in words for the person. */
+export class FileUnavailableError extends Error {
+  override readonly name = "FileUnavailableError";
 }

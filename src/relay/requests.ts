@@ -3,7 +3,7 @@
  * whatever surface sent it: the prompt, retried or redelivered deliveries, and failure texts.
  */
 import { LIMITS, promptLength } from "../service/limits.ts";
-import { type SlackThreadKey, StoreUnavailableError } from "../store/types.ts";
+import { type SlackFileRef, type SlackThreadKey, StoreUnavailableError } from "../store/types.ts";
 import { describeServiceError } from "../view/errors.ts";
 import { USAGE } from "../view/render.ts";
 import { parsePrompt, type TaskOptions } from "./options.ts";
@@ -46,6 +46,8 @@ export interface NewTask {
   readonly threadTs?: string | undefined;
   /** The Slack surface the task came from (kept with the thread). */
   readonly surface?: TaskSurface | undefined;
+  /** Files attached to the request (a message's, or the modal's file input). */
+  readonly files?: readonly SlackFileRef[] | undefined;
 }
 
 /** Where a task was started: a channel (command, mention) or a direct message / agent view. */
@@ -62,7 +64,8 @@ export interface ThreadReply {
   readonly userId: string;
   readonly text: string;
   readonly ts: string;
-  readonly hasFiles: boolean;
+  /** The files attached to the reply. */
+  readonly files: readonly SlackFileRef[];
   readonly delivery?: Delivery | undefined;
 }
 
@@ -79,7 +82,8 @@ export interface IncomingMessage {
   readonly ts: string;
   /** The thread it was posted in, if any. */
   readonly threadTs?: string | undefined;
-  readonly hasFiles: boolean;
+  /** The files attached to it. */
+  readonly files: readonly SlackFileRef[];
   /** Whether this message starts a task when it is not in a task thread (mentions, DMs). */
   readonly startsTask: boolean;
   readonly surface: TaskSurface;
@@ -95,10 +99,14 @@ export interface StopRequest {
  * Reads a new task's text: its inline options and its prompt, or why it is refused (a bad
  * option, an empty or too long prompt).
  */
-export function checkTaskText(text: string): CheckedTask | { readonly refusal: string } {
+export function checkTaskText(
+  text: string,
+  hasFiles = false,
+): CheckedTask | { readonly refusal: string } {
   const parsed = parsePrompt(text);
   if (!parsed.ok) return { refusal: parsed.error };
-  const refusal = promptRefusal(parsed.prompt);
+  // Files alone are a request too: the service needs a prompt only when none are attached.
+  const refusal = hasFiles && parsed.prompt === "" ? undefined : promptRefusal(parsed.prompt);
   return refusal === undefined ? { prompt: parsed.prompt, options: parsed.options } : { refusal };
 }
 

@@ -6,7 +6,7 @@ import type { Logger } from "pino";
 import type { SlackThreadKey } from "../store/types.ts";
 import { describeServiceError } from "../view/errors.ts";
 import { type MessagePayload, renderRun } from "../view/render.ts";
-import type { SlackWriter, TaskService, ThreadStore } from "./ports.ts";
+import type { SlackFileSource, SlackWriter, TaskService, ThreadStore } from "./ports.ts";
 import type { Relay } from "./relay.ts";
 
 /** The part of the relay the coordinator uses. */
@@ -17,6 +17,8 @@ export interface CoordinatorDeps {
   readonly writer: SlackWriter;
   readonly store: ThreadStore;
   readonly relay: RelayControl;
+  /** Where the files people attach are read from. */
+  readonly files: SlackFileSource;
   readonly logger: Logger;
   readonly now: () => number;
 }

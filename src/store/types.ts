@@ -10,12 +10,28 @@ export interface ServiceThreadRef {
 }
 
 /** A follow-up typed while a run was in progress, waiting for its turn. */
+/** A file a person attached in Slack, as Slack described it (kept while its message waits). */
+export interface SlackFileRef {
+  readonly id: string;
+  readonly name: string;
+  /** Bytes, when Slack said. */
+  readonly size?: number | undefined;
+  readonly mimetype?: string | undefined;
+  /** `url_private_download`: readable with the bot token from Slack's file host only. */
+  readonly url?: string | undefined;
+  /** Slack's file mode (`hosted`, `snippet`, `external`, `tombstone`, `hidden_by_limit`…). */
+  readonly mode?: string | undefined;
+}
+
 export interface QueuedFollowUp {
   readonly userId: string;
   readonly text: string;
   /** The Slack message that carried it. */
   readonly ts: string;
+  /** Whether it had attachments (all a record written before attachments were sent holds). */
   readonly hadFiles: boolean;
+  /** The files it carried, read from Slack when it is sent. */
+  readonly files?: readonly SlackFileRef[];
   /** Inline options the person gave that a continuation cannot apply (named in the run's note). */
   readonly ignoredOptions?: readonly string[];
 }

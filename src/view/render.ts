@@ -233,3 +233,17 @@ export const USAGE = [
   "You can also mention me (`@Task Agent Build a landing page`) or send me a direct message.",
   "Options go first: `/task [model=NAME, agent=ID, effort=low|medium|high, thinking, context] your prompt`",
 ].join("\n");
+
+/** The private note naming the attachments that were not sent, each with its reason. */
+export function renderLeftOutFiles(
+  leftOut: readonly { readonly name: string; readonly reason: string }[],
+  sentAny: boolean,
+): string {
+  const head =
+    leftOut.length === 1
+      ? "This attachment was not sent to the task service:"
+      : `These ${leftOut.length} attachments were not sent to the task service:`;
+  const lines = leftOut.map((f) => `• ${mrkdwnText(f.name)}: ${mrkdwnText(f.reason)}`);
+  const tail = sentAny ? ["The other files went with your message."] : [];
+  return [head, ...lines, ...tail].join("\n");
+}

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   ADMIN,
@@ -128,13 +129,21 @@ describe.each(stores)("follow-ups and Stop with %s", (_name, redis) => {
     expect(h.sim.runs().length).toBe(before + 1);
   });
 
-  it("says attachments were not sent when a reply carries files", async () => {
+  it("sends a reply's attachment with the follow-up, byte for byte", async () => {
     await h.command("Review a brief [sim:length=100]");
     const threadTs = await h.waitForTaskThread("Review a brief");
     await h.waitForFinal(threadTs);
-    await h.reply(threadTs, "See the attached brief [sim:length=100]", { files: true });
-    const replies = await h.waitForFinal(threadTs, 2);
-    expect(JSON.stringify(replies.at(-1)?.blocks)).toContain("attachments were not sent");
+    const brief = h.slack.addUserFile({
+      name: "brief.pdf",
+      bytes: "%PDF-1.7 brief",
+      mimetype: "application/pdf",
+    });
+    await h.reply(threadTs, "See the attached brief [sim:length=100]", { files: [brief] });
+    await h.waitForFinal(threadTs, 2);
+    const followUp = h.sim.runs().find((r) => r.promptText.startsWith("See the attached brief"));
+    expect(followUp?.request.files).toEqual([
+      expect.objectContaining({ name: "brief.pdf", size: 14, sha256: sha256("%PDF-1.7 brief") }),
+    ]);
   });
 
   it("lets the owner stop a run: the service stops, the message says who stopped it, nothing is appended after", async () => {
@@ -205,3 +214,7 @@ describe.each(stores)("follow-ups and Stop with %s", (_name, redis) => {
     ).toHaveLength(1);
   });
 });
+
+function sha256(text: string): string {
+  return createHash("sha256").update(text).digest("hex");
+}

@@ -12,7 +12,7 @@ import {
   type ThreadRecord,
   type ThreadStore,
 } from "../../src/store/types.ts";
-import { FakeRelay, FakeService, RecordingWriter } from "./fakes.ts";
+import { FakeFiles, FakeRelay, FakeService, RecordingWriter } from "./fakes.ts";
 
 const TEAM = "T1";
 const CHANNEL = "C1";
@@ -37,6 +37,7 @@ function coordinatorWith(s: ThreadStore): TaskCoordinator {
     writer,
     store: s,
     relay,
+    files: new FakeFiles(),
     logger: pino({ level: "silent" }),
     now: () => now,
   });
@@ -67,7 +68,7 @@ function reply(key: SlackThreadKey, text: string, eventId = `Ev${++replies}`, us
     userId: user,
     text,
     ts: `1800000000.${String(++replies).padStart(6, "0")}`,
-    hasFiles: false,
+    files: [],
     delivery: { kind: "event" as const, id: eventId },
   };
 }

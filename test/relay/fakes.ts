@@ -3,7 +3,15 @@
  * was shown, a task service that answers with fresh ids, and a relay that records its runs.
  * Calls the coordinator never makes throw, so an unexpected one fails the test.
  */
-import type { SlackWriter, TaskService } from "../../src/relay/ports.ts";
+import {
+  FileUnavailableError,
+  type OpenedFile,
+  type SlackFileRef,
+  type SlackFileSource,
+  type SlackWriter,
+  type TaskService,
+} from "../../src/relay/ports.ts";
+import type { UploadFile } from "../../src/service/multipart.ts";
 import type { RunTarget } from "../../src/relay/relay.ts";
 import type { RelayControl } from "../../src/relay/task-context.ts";
 import type { MessagePayload } from "../../src/view/render.ts";
@@ -101,6 +109,8 @@ export class FakeService implements TaskService {
   /** Every create call's input, for the options it carried. */
   readonly created: Parameters<Service["createTask"]>[0][] = [];
   readonly stopped: string[] = [];
+  /** The files each create or continue call sent, read whole: name → bytes. */
+  readonly uploads: Array<Map<string, Buffer>> = [];
   /** What getTaskResult says a thread's run is doing. */
   status = "completed";
   #n = 0;
@@ -108,12 +118,14 @@ export class FakeService implements TaskService {
   createTask: Service["createTask"] = async (input) => {
     this.prompts.push(input.prompt ?? "");
     this.created.push(input);
+    this.uploads.push(await readAll(input.files ?? []));
     const n = ++this.#n;
     return { project_id: `proj_${n}`, thread_id: `thr_${n}`, agent_run_id: `run_${n}` };
   };
 
   continueConversation: Service["continueConversation"] = async (_ref, input) => {
     this.prompts.push(input.prompt ?? "");
+    this.uploads.push(await readAll(input.files ?? []));
     return { agent_run_id: `run_${++this.#n}` };
   };
 
@@ -168,5 +180,50 @@ export class FakeRelay implements RelayControl {
 
   isActive(runId: string): boolean {
     return this.relayed.has(runId);
+  }
+}
+
+async function readAll(files: readonly UploadFile[]): Promise<Map<string, Buffer>> {
+  const read = new Map<string, Buffer>();
+  for (const f of files) {
+    const chunks: Uint8Array[] = [];
+    for await (const chunk of f.open()) chunks.push(chunk);
+    read.set(f.name, Buffer.concat(chunks));
+  }
+  return read;
+}
+
+/** Slack's file host: files by id, or the reason one cannot be read; records what it opened. */
+export class FakeFiles implements SlackFileSource {
+  readonly #files = new Map<string, Buffer | string>();
+  readonly opened: string[] = [];
+  readonly cancelled: string[] = [];
+  #n = 0;
+
+  /** A file in Slack; `unavailable` makes its download fail with that reason. */
+  add(name: string, content: string | { size: number }, unavailable?: string): SlackFileRef {
+    const id = `F${++this.#n}`;
+    const bytes = typeof content === "string" ? Buffer.from(content) : Buffer.alloc(content.size);
+    this.#files.set(id, unavailable ?? bytes);
+    return {
+      id,
+      name,
+      size: bytes.length,
+      url: `https://files.slack.com/files-pri/T1-${id}/${name}`,
+    };
+  }
+
+  async open(_teamId: string, file: SlackFileRef): Promise<OpenedFile> {
+    const found = this.#files.get(file.id);
+    if (found === undefined) throw new FileUnavailableError("it is no longer in Slack (deleted?)");
+    if (typeof found === "string") throw new FileUnavailableError(found);
+    this.opened.push(file.name);
+    return {
+      size: found.length,
+      body: (async function* () {
+        yield found;
+      })(),
+      cancel: () => this.cancelled.push(file.name),
+    };
   }
 }

@@ -7,7 +7,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { type IncomingMessage, TaskCoordinator } from "../../src/relay/coordinator.ts";
 import { createMemoryStore } from "../../src/store/memory.ts";
 import type { ThreadStore } from "../../src/store/types.ts";
-import { FakeRelay, FakeService, RecordingWriter } from "./fakes.ts";
+import { FakeFiles, FakeRelay, FakeService, RecordingWriter } from "./fakes.ts";
 
 const TEAM = "T1";
 let store: ThreadStore;
@@ -27,6 +27,7 @@ beforeEach(() => {
     writer,
     store,
     relay,
+    files: new FakeFiles(),
     logger: pino({ level: "silent" }),
     now: () => 1_700_000_000_000,
   });
@@ -39,7 +40,7 @@ function message(text: string, extra: Partial<IncomingMessage> = {}): IncomingMe
     userId: "U1",
     text,
     ts: `1800000000.${String(++seq).padStart(6, "0")}`,
-    hasFiles: false,
+    files: [],
     startsTask: true,
     surface: "channel",
     ...extra,

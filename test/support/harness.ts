@@ -168,7 +168,14 @@ export abstract class SlackScenario {
   async reply(
     threadTs: string,
     text: string,
-    opts: { user?: string; eventId?: string; retryNum?: number; ts?: string; files?: boolean } = {},
+    opts: {
+      user?: string;
+      eventId?: string;
+      retryNum?: number;
+      ts?: string;
+      /** Files attached to the reply, as Slack describes them (e.g. `slack.addUserFile`'s). */
+      files?: readonly Record<string, unknown>[];
+    } = {},
   ): Promise<{ ts: string; eventId: string; response: SlackHttpResponse }> {
     const user = opts.user ?? OWNER;
     const ts =
@@ -184,12 +191,7 @@ export abstract class SlackScenario {
       thread_ts: threadTs,
       event_ts: ts,
       team: TEAM,
-      ...(opts.files
-        ? {
-            subtype: "file_share",
-            files: [{ id: "F0USER", name: "brief.pdf", mimetype: "application/pdf" }],
-          }
-        : {}),
+      ...(opts.files ? { subtype: "file_share", files: opts.files } : {}),
     };
     const response = await sendEvent(
       this.eventsUrl,

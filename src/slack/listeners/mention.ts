@@ -4,7 +4,7 @@
  */
 import type { App } from "@slack/bolt";
 import { z } from "zod";
-import { fromSlack, type ListenerDeps } from "./surface.ts";
+import { fileRefs, fromSlack, type ListenerDeps } from "./surface.ts";
 
 const MentionEvent = z.object({
   type: z.literal("app_mention"),
@@ -43,7 +43,7 @@ export function register(app: App, { coordinator }: ListenerDeps): void {
       text: fromSlack(withoutMention(msg.text, context.botUserId)),
       ts: msg.ts,
       threadTs: msg.thread_ts,
-      hasFiles: (msg.files?.length ?? 0) > 0,
+      files: fileRefs(msg.files),
       startsTask: true,
       surface: msg.channel.startsWith("D") ? "dm" : "channel",
     });

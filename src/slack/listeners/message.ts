@@ -6,7 +6,7 @@
 import type { App } from "@slack/bolt";
 import { z } from "zod";
 import { withoutMention } from "./mention.ts";
-import { fromSlack, type ListenerDeps } from "./surface.ts";
+import { fileRefs, fromSlack, type ListenerDeps } from "./surface.ts";
 
 /** Message subtypes that are a person's input; every other subtype is ignored. */
 const INPUT_SUBTYPES = new Set([undefined, "file_share", "thread_broadcast"]);
@@ -46,7 +46,7 @@ export function register(app: App, { coordinator }: ListenerDeps): void {
       text: fromSlack(withoutMention(msg.text ?? "", context.botUserId)),
       ts: msg.ts,
       threadTs: msg.thread_ts,
-      hasFiles: (msg.files?.length ?? 0) > 0 || msg.subtype === "file_share",
+      files: fileRefs(msg.files),
       startsTask: dm,
       surface: dm ? "dm" : "channel",
     });

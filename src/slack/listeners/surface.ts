@@ -4,7 +4,9 @@
  */
 import type { App, RespondFn } from "@slack/bolt";
 import type { Logger } from "pino";
+import { z } from "zod";
 import type { TaskCoordinator, TellUser } from "../../relay/coordinator.ts";
+import type { SlackFileRef } from "../../relay/ports.ts";
 
 /** What a listener gets: listeners parse Slack's payload, acknowledge, and call the coordinator. */
 export interface ListenerDeps {
@@ -30,3 +32,38 @@ export const tellThrough =
   async (text) => {
     await respond({ ...privately(text), replace_original: false });
   };
+
+/**
+ * A file as Slack describes it in a message event or a `file_input`. Some events carry only
+ * the id (`file_access: "check_file_info"`): the rest is then asked for with `files.info`.
+ */
+export const SlackFile = z.object({
+  id: z.string().min(1),
+  name: z.string().nullish(),
+  title: z.string().nullish(),
+  size: z.number().int().nonnegative().nullish(),
+  mimetype: z.string().nullish(),
+  url_private_download: z.string().nullish(),
+  url_private: z.string().nullish(),
+  mode: z.string().nullish(),
+});
+
+/** The files of a payload that Slack described well enough to read (others are skipped). */
+export function fileRefs(files: readonly unknown[] | undefined): SlackFileRef[] {
+  const refs: SlackFileRef[] = [];
+  for (const raw of files ?? []) {
+    const parsed = SlackFile.safeParse(raw);
+    if (!parsed.success) continue;
+    const f = parsed.data;
+    const url = f.url_private_download || f.url_private;
+    refs.push({
+      id: f.id,
+      name: f.name || f.title || f.id,
+      ...(f.size != null ? { size: f.size } : {}),
+      ...(f.mimetype ? { mimetype: f.mimetype } : {}),
+      ...(url ? { url } : {}),
+      ...(f.mode ? { mode: f.mode } : {}),
+    });
+  }
+  return refs;
+}

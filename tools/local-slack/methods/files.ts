@@ -1,5 +1,6 @@
 // files.getUploadURLExternal + files.completeUploadExternal: Slack's external upload flow (the bytes
 // go to the upload URL in between, see server.ts); completing shares the files in a channel or thread.
+// files.info describes a file people attached (events may carry only its id).
 import { validateBlocks } from "../block-kit.ts";
 import { ApiFailure, check, invalid } from "../errors.ts";
 import type { StoredFile, Workspace } from "../state.ts";
@@ -109,7 +110,29 @@ function completeUpload(args: SlackArgs, { state, codes }: MethodContext): Recor
   return { files: files.map((f) => fileObject(state, f, channel)) };
 }
 
+/** files.info for a file a person attached (`LocalSlack.addUserFile`). */
+function fileInfo(args: SlackArgs, { state }: MethodContext): Record<string, unknown> {
+  const id = nonEmpty(args.file);
+  if (id === undefined) throw new ApiFailure("invalid_arguments");
+  const file = state.userFiles.get(id);
+  if (!file) throw new ApiFailure("file_not_found");
+  const url = state.filePrivateUrl(file.id, file.name);
+  return {
+    file: {
+      id: file.id,
+      name: file.name,
+      title: file.name,
+      mimetype: file.mimetype,
+      size: file.bytes.length,
+      mode: "hosted",
+      url_private: url,
+      url_private_download: `${url}?download=1`,
+    },
+  };
+}
+
 export const filesMethods: MethodFamily = {
+  "files.info": { scopes: ["files:read"], handle: fileInfo },
   "files.getUploadURLExternal": { scopes: ["files:write"], handle: getUploadUrl },
   "files.completeUploadExternal": { scopes: ["files:write"], handle: completeUpload },
 };

@@ -1,0 +1,167 @@
+/**
+ * Files people attach in Slack, on their way to the task service: the service's limits are
+ * applied from Slack's own metadata before anything is downloaded, then each file is opened
+ * from Slack's file host, so what cannot go is named with its reason and the rest go.
+ */
+import { extname } from "node:path";
+import type { Logger } from "pino";
+import { ALLOWED_EXTENSIONS, LIMITS } from "../service/limits.ts";
+import type { UploadFile } from "../service/multipart.ts";
+import type { SlackFileRef } from "../store/types.ts";
+import { formatBytes } from "../util/bytes.ts";
+import { renderLeftOutFiles } from "../view/render.ts";
+import { FileUnavailableError, type OpenedFile, type SlackFileSource } from "./ports.ts";
+
+export type { SlackFileRef };
+
+/** A file that does not go to the service, and why. */
+export interface LeftOut {
+  readonly name: string;
+  readonly reason: string;
+}
+
+export interface Attachments {
+  /** The files to send, each streamed from Slack when the request body is written. */
+  readonly files: readonly UploadFile[];
+  readonly leftOut: readonly LeftOut[];
+  /** Drops the downloads not read (the request failed or was never sent). */
+  release(): void;
+}
+
+export const NO_ATTACHMENTS: Attachments = { files: [], leftOut: [], release: () => undefined };
+
+/** Slack's file modes whose bytes are not Slack's to give (links, deleted or hidden files). */
+const UNREADABLE_MODES: Readonly<Record<string, string>> = {
+  external: "it is a link to another service, not a file stored in Slack",
+  tombstone: "it was deleted",
+  hidden_by_limit: "Slack hides it (the workspace is over its file storage limit)",
+};
+
+/**
+ * The files the service may take, in the order they were attached: the first ten that fit
+ * within the size limits. Sizes Slack did not give are checked again once the file is opened.
+ */
+export function selectAttachments(files: readonly SlackFileRef[]): {
+  readonly chosen: readonly SlackFileRef[];
+  readonly leftOut: readonly LeftOut[];
+} {
+  const chosen: SlackFileRef[] = [];
+  const leftOut: LeftOut[] = [];
+  let total = 0;
+  for (const file of files) {
+    const reason = metadataRefusal(file, chosen.length, total);
+    if (reason === undefined) {
+      chosen.push(file);
+      total += file.size ?? 0;
+    } else {
+      leftOut.push({ name: file.name, reason });
+    }
+  }
+  return { chosen, leftOut };
+}
+
+function metadataRefusal(file: SlackFileRef, count: number, total: number): string | undefined {
+  const mode = file.mode !== undefined ? UNREADABLE_MODES[file.mode] : undefined;
+  if (mode !== undefined) return mode;
+  const ext = extname(file.name).toLowerCase();
+  if (!ALLOWED_EXTENSIONS.has(ext)) {
+    return ext === ""
+      ? "the task service only takes files with a known extension (e.g. .pdf, .png, .csv)"
+      : `the task service does not take ${ext} files`;
+  }
+  if (count >= LIMITS.maxFiles) {
+    return `only ${LIMITS.maxFiles} files can go with one message`;
+  }
+  return sizeRefusal(file.size, total);
+}
+
+function sizeRefusal(size: number | undefined, total: number): string | undefined {
+  if (size === undefined) return undefined;
+  if (size > LIMITS.maxFileBytes) {
+    return `it is ${formatBytes(size)}; each file may be at most ${formatBytes(LIMITS.maxFileBytes)}`;
+  }
+  if (total + size > LIMITS.maxTotalBytes) {
+    return `the files of one message may add up to at most ${formatBytes(LIMITS.maxTotalBytes)}`;
+  }
+  return undefined;
+}
+
+/**
+ * Opens the files that may go (in parallel), so a file that cannot be downloaded is named
+ * and the rest still go. Their bytes flow only when the request to the service is written.
+ */
+export async function gatherAttachments(
+  source: SlackFileSource,
+  teamId: string,
+  files: readonly SlackFileRef[],
+): Promise<Attachments> {
+  if (files.length === 0) return NO_ATTACHMENTS;
+  const { chosen, leftOut } = selectAttachments(files);
+  const opened = await Promise.all(
+    chosen.map((file) =>
+      source.open(teamId, file).then(
+        (body) => ({ file, body }) as const,
+        (err: unknown) => ({ file, reason: unavailableReason(err) }) as const,
+      ),
+    ),
+  );
+  const sent: Array<{ file: SlackFileRef; body: OpenedFile }> = [];
+  const notes = [...leftOut];
+  let total = 0;
+  for (const item of opened) {
+    if ("reason" in item) {
+      notes.push({ name: item.file.name, reason: item.reason });
+      continue;
+    }
+    const refusal = sizeRefusal(item.body.size, total);
+    if (refusal !== undefined) {
+      item.body.cancel();
+      notes.push({ name: item.file.name, reason: refusal });
+      continue;
+    }
+    total += item.body.size;
+    sent.push(item);
+  }
+  return {
+    files: sent.map(({ file, body }) => toUpload(file, body)),
+    leftOut: notes,
+    release: () => {
+      for (const { body } of sent) body.cancel();
+    },
+  };
+}
+
+function unavailableReason(err: unknown): string {
+  if (err instanceof FileUnavailableError) return err.message;
+  return "it could not be downloaded from Slack";
+}
+
+function toUpload(file: SlackFileRef, opened: OpenedFile): UploadFile {
+  const contentType = file.mimetype ?? opened.contentType;
+  return {
+    name: file.name,
+    size: opened.size,
+    ...(contentType ? { contentType } : {}),
+    open: () => opened.body,
+  };
+}
+
+/**
+ * A request's attachments, opened; those left out are named to the person (privately) with
+ * the reason. The caller releases them once the request is sent (or not).
+ */
+export async function readAttachments(
+  deps: { readonly files: SlackFileSource; readonly logger: Logger },
+  teamId: string,
+  files: readonly SlackFileRef[],
+  tell: (text: string) => Promise<void>,
+): Promise<Attachments> {
+  const attachments = await gatherAttachments(deps.files, teamId, files);
+  if (attachments.leftOut.length > 0) {
+    deps.logger.info({ leftOut: attachments.leftOut.length }, "attachments left out");
+    await tell(renderLeftOutFiles(attachments.leftOut, attachments.files.length > 0)).catch(
+      (err: unknown) => deps.logger.warn({ err }, "could not name the attachments left out"),
+    );
+  }
+  return attachments;
+}

@@ -1,0 +1,182 @@
+/**
+ * The relay's SlackFileSource port: reads the files people attach from Slack's file host with
+ * the bot token, as a stream, and never sends the token anywhere else.
+ */
+import type { WebClient } from "@slack/web-api";
+import { type Dispatcher, request } from "undici";
+import { z } from "zod";
+import {
+  FileUnavailableError,
+  type OpenedFile,
+  type SlackFileRef,
+  type SlackFileSource,
+} from "../relay/ports.ts";
+
+/** Where Slack serves `url_private_download` (Slack's "Working with files" page). */
+export const SLACK_FILE_HOST = "https://files.slack.com";
+
+export interface FileSourceOptions {
+  /** The workspace's bot token (files:read): sent only to the allowed origins. */
+  readonly tokenFor: (teamId: string) => string | Promise<string>;
+  /** Asks Slack for a file's details when an event carried only its id (`files.info`). */
+  readonly client: Pick<WebClient, "files">;
+  /** Origins whose URLs may carry the token: Slack's file host, and SLACK_API_URL's when set. */
+  readonly allowedOrigins: ReadonlySet<string>;
+  readonly dispatcher?: Dispatcher | undefined;
+  /** How long Slack may take to start sending a file, and between two of its chunks. */
+  readonly timeoutMs?: number | undefined;
+}
+
+/** The origins a download may go to: Slack's file host, plus the origin of `apiUrl` if set. */
+export function fileOrigins(apiUrl: string | undefined): ReadonlySet<string> {
+  const origins = new Set([SLACK_FILE_HOST]);
+  if (apiUrl) origins.add(new URL(apiUrl).origin);
+  return origins;
+}
+
+const FileInfo = z.object({
+  file: z.object({
+    id: z.string(),
+    name: z.string().optional(),
+    title: z.string().optional(),
+    size: z.number().optional(),
+    mimetype: z.string().optional(),
+    url_private_download: z.string().optional(),
+    url_private: z.string().optional(),
+    mode: z.string().optional(),
+  }),
+});
+
+export function slackFileSource(options: FileSourceOptions): SlackFileSource {
+  const timeoutMs = options.timeoutMs ?? 30_000;
+  return {
+    async open(teamId, file) {
+      const ref = file.url === undefined ? await withDetails(options.client, file) : file;
+      const url = allowedUrl(ref.url, options.allowedOrigins);
+      const token = await options.tokenFor(teamId);
+      let res: Dispatcher.ResponseData;
+      try {
+        res = await request(url, {
+          method: "GET",
+          headers: { authorization: `Bearer ${token}` },
+          headersTimeout: timeoutMs,
+          // The body may wait while the files before it are sent; `readWithin` times Slack only.
+          bodyTimeout: 0,
+          ...(options.dispatcher ? { dispatcher: options.dispatcher } : {}),
+        });
+      } catch (err) {
+        throw new FileUnavailableError(
+          `it could not be downloaded from Slack (${networkCause(err)})`,
+        );
+      }
+      const refusal = responseRefusal(res);
+      if (refusal !== undefined) {
+        res.body.destroy();
+        throw new FileUnavailableError(refusal);
+      }
+      const length = Number(res.headers["content-length"] ?? ref.size ?? Number.NaN);
+      if (!Number.isSafeInteger(length) || length < 0) {
+        res.body.destroy();
+        throw new FileUnavailableError("Slack did not say how large it is");
+      }
+      const contentType = header(res.headers["content-type"]);
+      return {
+        size: length,
+        ...(contentType ? { contentType } : {}),
+        body: readWithin(res.body, timeoutMs, ref.name),
+        cancel: () => res.body.destroy(),
+      } satisfies OpenedFile;
+    },
+  };
+}
+
+/** A file's details from `files.info`, when the event carried only its id. */
+async function withDetails(client: FileSourceOptions["client"], file: SlackFileRef) {
+  let info: z.infer<typeof FileInfo>["file"];
+  try {
+    info = FileInfo.parse(await client.files.info({ file: file.id })).file;
+  } catch (err) {
+    const code = (err as { data?: { error?: string } }).data?.error;
+    throw new FileUnavailableError(
+      code === "missing_scope"
+        ? "the app may not read files (it needs the files:read scope: reinstall it)"
+        : `Slack would not describe it (${code ?? "files.info failed"})`,
+    );
+  }
+  return {
+    ...file,
+    name: file.name || info.name || info.title || file.id,
+    size: file.size ?? info.size,
+    mimetype: file.mimetype ?? info.mimetype,
+    url: info.url_private_download ?? info.url_private,
+    mode: file.mode ?? info.mode,
+  } satisfies SlackFileRef;
+}
+
+/** The URL to download from, only if it is on an origin that may see the token. */
+function allowedUrl(raw: string | undefined, origins: ReadonlySet<string>): URL {
+  let url: URL;
+  try {
+    url = new URL(raw ?? "");
+  } catch {
+    throw new FileUnavailableError("Slack gave no address to download it from");
+  }
+  if (!origins.has(url.origin)) {
+    throw new FileUnavailableError("it is not stored on Slack's file host, so it was not read");
+  }
+  return url;
+}
+
+function responseRefusal(res: Dispatcher.ResponseData): string | undefined {
+  const { statusCode } = res;
+  if (statusCode === 404 || statusCode === 410) return "it is no longer in Slack (deleted?)";
+  if (statusCode === 401 || statusCode === 403) {
+    return "the app may not read it (it needs the files:read scope and access to the conversation)";
+  }
+  if (statusCode !== 200) return `Slack did not send it (HTTP ${statusCode})`;
+  // Without a valid token Slack answers 200 with its sign-in page instead of the file.
+  if (header(res.headers["content-type"])?.startsWith("text/html")) {
+    return "Slack sent its sign-in page instead of the file (the app needs the files:read scope: reinstall it)";
+  }
+  return undefined;
+}
+
+const header = (v: string | string[] | undefined): string | undefined =>
+  Array.isArray(v) ? v[0] : v;
+
+const networkCause = (err: unknown): string =>
+  (err as { code?: string }).code === "UND_ERR_HEADERS_TIMEOUT"
+    ? "Slack did not answer in time"
+    : ((err as { code?: string }).code ?? "network error");
+
+/**
+ * The body's chunks, failing when Slack sends nothing for `timeoutMs` while one is awaited
+ * (time spent waiting for the service to take earlier bytes does not count).
+ */
+async function* readWithin(
+  body: AsyncIterable<Uint8Array> & { destroy(err?: Error): unknown },
+  timeoutMs: number,
+  name: string,
+): AsyncGenerator<Uint8Array> {
+  const it = body[Symbol.asyncIterator]();
+  try {
+    for (;;) {
+      let timer: NodeJS.Timeout | undefined;
+      const stalled = new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () => reject(new FileUnavailableError(`Slack stopped sending "${name}"`)),
+          timeoutMs,
+        );
+      });
+      try {
+        const next = await Promise.race([it.next(), stalled]);
+        if (next.done) return;
+        yield next.value;
+      } finally {
+        clearTimeout(timer);
+      }
+    }
+  } finally {
+    body.destroy();
+  }
+}
