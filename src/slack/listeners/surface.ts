@@ -59,7 +59,7 @@ export function fileRefs(files: readonly unknown[] | undefined): SlackFileRef[] 
     refs.push({
       id: f.id,
       name: f.name || f.title || f.id,
-      ...(f.size != null ? { size: f.size } : {}),
+      ...(typeof f.size === "number" ? { size: f.size } : {}),
       ...(f.mimetype ? { mimetype: f.mimetype } : {}),
       ...(url ? { url } : {}),
       ...(f.mode ? { mode: f.mode } : {}),
