@@ -96,7 +96,11 @@ export async function gatherAttachments(
   files: readonly SlackFileRef[],
 ): Promise<Attachments> {
   if (files.length === 0) return NO_ATTACHMENTS;
-  const { chosen, leftOut } = selectAttachments(files);
+  const described = await Promise.all(files.map((file) => withDetails(source, teamId, file)));
+  const unknown = described.flatMap((d) => ("reason" in d ? [d] : []));
+  const { chosen, leftOut } = selectAttachments(
+    described.flatMap((d) => ("reason" in d ? [] : [d])),
+  );
   const opened = await Promise.all(
     chosen.map((file) =>
       source.open(teamId, file).then(
@@ -106,7 +110,7 @@ export async function gatherAttachments(
     ),
   );
   const sent: Array<{ file: SlackFileRef; body: OpenedFile }> = [];
-  const notes = [...leftOut];
+  const notes = [...unknown, ...leftOut];
   let total = 0;
   for (const item of opened) {
     if ("reason" in item) {
@@ -129,6 +133,20 @@ export async function gatherAttachments(
       for (const { body } of sent) body.cancel();
     },
   };
+}
+
+/** The file as Slack describes it, when the event named it only by id. */
+async function withDetails(
+  source: SlackFileSource,
+  teamId: string,
+  file: SlackFileRef,
+): Promise<SlackFileRef | LeftOut> {
+  if (file.url !== undefined) return file;
+  try {
+    return await source.describe(teamId, file);
+  } catch (err) {
+    return { name: file.name || file.id, reason: unavailableReason(err) };
+  }
 }
 
 function unavailableReason(err: unknown): string {

@@ -92,6 +92,11 @@ export interface OpenedFile {
 /** Where attached files are read from: Slack's file host, with the workspace's bot token. */
 export interface SlackFileSource {
   /**
+   * A file with the details an event may leave out (only its id given): its name, size and
+   * download address, from Slack. Throws `FileUnavailableError` when Slack would not say.
+   */
+  describe(teamId: string, file: SlackFileRef): Promise<SlackFileRef>;
+  /**
    * Opens a file's download. Throws `FileUnavailableError` (whose message is the reason shown
    * to the person) when it cannot be read.
    */

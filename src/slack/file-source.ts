@@ -50,6 +50,7 @@ const FileInfo = z.object({
 export function slackFileSource(options: FileSourceOptions): SlackFileSource {
   const timeoutMs = options.timeoutMs ?? 30_000;
   return {
+    describe: (_teamId, file) => withDetails(options.client, file),
     async open(teamId, file) {
       const ref = file.url === undefined ? await withDetails(options.client, file) : file;
       const url = allowedUrl(ref.url, options.allowedOrigins);
@@ -71,12 +72,12 @@ export function slackFileSource(options: FileSourceOptions): SlackFileSource {
       }
       const refusal = responseRefusal(res);
       if (refusal !== undefined) {
-        res.body.destroy();
+        drop(res.body);
         throw new FileUnavailableError(refusal);
       }
       const length = Number(res.headers["content-length"] ?? ref.size ?? Number.NaN);
       if (!Number.isSafeInteger(length) || length < 0) {
-        res.body.destroy();
+        drop(res.body);
         throw new FileUnavailableError("Slack did not say how large it is");
       }
       const contentType = header(res.headers["content-type"]);
@@ -84,7 +85,7 @@ export function slackFileSource(options: FileSourceOptions): SlackFileSource {
         size: length,
         ...(contentType ? { contentType } : {}),
         body: readWithin(res.body, timeoutMs, ref.name),
-        cancel: () => res.body.destroy(),
+        cancel: () => drop(res.body),
       } satisfies OpenedFile;
     },
   };
@@ -105,7 +106,7 @@ async function withDetails(client: FileSourceOptions["client"], file: SlackFileR
   }
   return {
     ...file,
-    name: file.name || info.name || info.title || file.id,
+    name: info.name || info.title || file.name || file.id,
     size: file.size ?? info.size,
     mimetype: file.mimetype ?? info.mimetype,
     url: info.url_private_download ?? info.url_private,
@@ -154,7 +155,7 @@ const networkCause = (err: unknown): string =>
  * (time spent waiting for the service to take earlier bytes does not count).
  */
 async function* readWithin(
-  body: AsyncIterable<Uint8Array> & { destroy(err?: Error): unknown },
+  body: AsyncIterable<Uint8Array> & Parameters<typeof drop>[0],
   timeoutMs: number,
   name: string,
 ): AsyncGenerator<Uint8Array> {
@@ -177,6 +178,15 @@ async function* readWithin(
       }
     }
   } finally {
-    body.destroy();
+    drop(body);
   }
+}
+
+/**
+ * Drops a download. undici's body emits an abort error when destroyed unread: it is expected
+ * here, and without a listener it would be an uncaught exception.
+ */
+function drop(body: { on(event: "error", listener: () => void): unknown; destroy(): unknown }) {
+  body.on("error", () => undefined);
+  body.destroy();
 }

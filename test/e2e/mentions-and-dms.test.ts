@@ -30,61 +30,10 @@ describe.each(storeBackends())("mentions and DMs with %s", (_name, redis) => {
     await h?.close();
   });
 
-  /** A person's message in Slack, delivered as the events Slack sends for it. */
-  async function say(
-    channel: string,
-    text: string,
-    opts: { threadTs?: string; mention?: boolean; message?: boolean; user?: string } = {},
-  ): Promise<string> {
-    const user = opts.user ?? OWNER;
-    const ts = h.slack.addMessage({
-      channel,
-      user,
-      text,
-      ...(opts.threadTs ? { thread_ts: opts.threadTs } : {}),
-    });
-    const base = {
-      channel,
-      user,
-      text,
-      ts,
-      ...(opts.threadTs ? { thread_ts: opts.threadTs } : {}),
-    };
-    const dm = channel.startsWith("D");
-    const deliveries: Record<string, unknown>[] = [];
-    if (opts.message ?? true) {
-      deliveries.push({ type: "message", channel_type: dm ? "im" : "channel", ...base });
-    }
-    if (opts.mention) deliveries.push({ type: "app_mention", ...base });
-    for (const event of deliveries) {
-      const res = await sendEvent(h.eventsUrl, SIGNING_SECRET, {
-        event_id: `EvM${++seq}x${Date.now()}`,
-        team_id: TEAM,
-        event,
-      });
-      expect(res.status).toBe(200);
-    }
-    return ts;
-  }
-
-  /** The bot's answers in a thread, once `count` runs there have ended. */
-  async function finals(channel: string, threadTs: string, count = 1) {
-    const replies = () =>
-      h.slack
-        .thread(channel, threadTs)
-        .filter((m) => m.user === h.slack.botUserId && (m.blocks?.length ?? 0) > 0);
-    await h.slack.waitFor(() => replies().filter((m) => FINAL.test(statusOf(m))).length >= count, {
-      timeoutMs: 20_000,
-      description: `${count} final answer(s) in ${channel}/${threadTs}`,
-    });
-    await h.settled();
-    return replies();
-  }
-
   it("answers a mention in a thread under it, once, although Slack sends it twice", async () => {
     const prompt = "Build a landing page for a bakery";
-    const ts = await say(CHANNEL, `<@${h.slack.botUserId}> ${prompt}`, { mention: true });
-    const [answer] = await finals(CHANNEL, ts);
+    const ts = await h.say(CHANNEL, `<@${h.slack.botUserId}> ${prompt}`, { mention: true });
+    const [answer] = await h.finals(CHANNEL, ts);
     const runs = h.sim.runs().filter((r) => r.prompt === prompt);
     expect(runs).toHaveLength(1);
     expect(comparable(markdownOf(answer ?? { channel: "", ts: "", user: "", text: "" }))).toBe(
@@ -100,21 +49,21 @@ describe.each(storeBackends())("mentions and DMs with %s", (_name, redis) => {
   });
 
   it("takes a mention inside the task's thread as a follow-up", async () => {
-    const root = await say(CHANNEL, `<@${h.slack.botUserId}> Write a haiku about bread`, {
+    const root = await h.say(CHANNEL, `<@${h.slack.botUserId}> Write a haiku about bread`, {
       mention: true,
     });
-    await finals(CHANNEL, root);
-    await say(CHANNEL, `<@${h.slack.botUserId}> now one about cheese`, {
+    await h.finals(CHANNEL, root);
+    await h.say(CHANNEL, `<@${h.slack.botUserId}> now one about cheese`, {
       mention: true,
       threadTs: root,
     });
-    await finals(CHANNEL, root, 2);
+    await h.finals(CHANNEL, root, 2);
     expect(h.sim.runs().some((r) => r.prompt === "now one about cheese")).toBe(true);
   });
 
   it("answers a mention with nothing but the bot's name with the usage, privately", async () => {
     const before = h.slack.calls.length;
-    await say(CHANNEL, `<@${h.slack.botUserId}>`, { mention: true, message: false });
+    await h.say(CHANNEL, `<@${h.slack.botUserId}>`, { mention: true, message: false });
     const call = await h.slack.waitForCall((c) => c.method === "chat.postEphemeral", {
       fromIndex: before,
     });
@@ -122,18 +71,18 @@ describe.each(storeBackends())("mentions and DMs with %s", (_name, redis) => {
   });
 
   it("starts a task from a direct message and continues it from a reply in its thread", async () => {
-    const ts = await say(DM, "Draft a poster for the summer fair");
-    await finals(DM, ts);
-    await say(DM, "Make the title bigger", { threadTs: ts });
-    const answers = await finals(DM, ts, 2);
+    const ts = await h.say(DM, "Draft a poster for the summer fair");
+    await h.finals(DM, ts);
+    await h.say(DM, "Make the title bigger", { threadTs: ts });
+    const answers = await h.finals(DM, ts, 2);
     expect(answers.filter((m) => FINAL.test(statusOf(m)))).toHaveLength(2);
     const poster = h.sim.runs().find((r) => r.prompt === "Draft a poster for the summer fair");
     expect(poster?.status).toBe("completed");
   });
 
   it("shows the agent view's status while a DM task works, and clears it when it ends", async () => {
-    const ts = await say(DM, "Sketch a poster for the book fair");
-    await finals(DM, ts);
+    const ts = await h.say(DM, "Sketch a poster for the book fair");
+    await h.finals(DM, ts);
     const statuses = h.slack.assistantStatuses.filter((st) => st.thread_ts === ts);
     expect(statuses[0]?.status).toBe("is working on your task…");
     expect(statuses[0]?.loading_messages?.length).toBeGreaterThan(0);
@@ -141,7 +90,7 @@ describe.each(storeBackends())("mentions and DMs with %s", (_name, redis) => {
   });
 
   it("stops the run when Slack's own Stop is pressed in the agent view", async () => {
-    const ts = await say(DM, "Write a long story [sim:length=4000] [sim:delay=40]");
+    const ts = await h.say(DM, "Write a long story [sim:length=4000] [sim:delay=40]");
     await h.slack.waitFor(() => h.slack.thread(DM, ts).find((m) => m.user === h.slack.botUserId), {
       description: "the working message",
     });
@@ -164,7 +113,7 @@ describe.each(storeBackends())("mentions and DMs with %s", (_name, redis) => {
       },
     });
     expect(res.status).toBe(200);
-    const [answer] = await finals(DM, ts);
+    const [answer] = await h.finals(DM, ts);
     expect(statusOf(answer ?? { channel: "", ts: "", user: "", text: "" })).toMatch(
       new RegExp(`Stopped by <@${OWNER}>`),
     );

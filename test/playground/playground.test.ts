@@ -127,10 +127,11 @@ describe.skipIf(!hasChromium)(TITLE, () => {
     await dm.locator(".replies").click({ timeout: 15_000 });
     await thread().locator(".context", { hasText: "Completed in" }).waitFor({ timeout: 20_000 });
     await dm.locator(".attached", { hasText: "brief.txt" }).waitFor();
-    // The DM reached the service as a task of its own (the app does not forward attachments yet).
-    expect(playground.sim.runs().map((r) => r.promptText)).toContainEqual(
-      expect.stringContaining("Read my brief"),
-    );
+    // The DM reached the service as a task of its own, with the file attached in the browser.
+    const run = playground.sim.runs().find((r) => r.promptText.includes("Read my brief"));
+    expect(run?.request.files.map((f) => [f.name, f.size])).toEqual([
+      ["brief.txt", "Rivers flow downhill.".length],
+    ]);
     await page.locator("#channels li", { hasText: "general" }).click();
   }, 60_000);
 

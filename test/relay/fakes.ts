@@ -213,6 +213,10 @@ export class FakeFiles implements SlackFileSource {
     };
   }
 
+  async describe(_teamId: string, file: SlackFileRef): Promise<SlackFileRef> {
+    return file;
+  }
+
   async open(_teamId: string, file: SlackFileRef): Promise<OpenedFile> {
     const found = this.#files.get(file.id);
     if (found === undefined) throw new FileUnavailableError("it is no longer in Slack (deleted?)");

@@ -202,6 +202,62 @@ export abstract class SlackScenario {
     return { ts, eventId, response };
   }
 
+  /**
+   * A person's message, delivered as the events Slack sends for it: `message` (unless
+   * `message: false`) and `app_mention` when `mention` is set. Returns its ts.
+   */
+  async say(
+    channel: string,
+    text: string,
+    opts: {
+      threadTs?: string;
+      mention?: boolean;
+      message?: boolean;
+      user?: string;
+      files?: readonly Record<string, unknown>[];
+    } = {},
+  ): Promise<string> {
+    const user = opts.user ?? OWNER;
+    const thread = opts.threadTs ? { thread_ts: opts.threadTs } : {};
+    const ts = this.slack.addMessage({ channel, user, text, ...thread });
+    const files = opts.files ? { files: opts.files } : {};
+    const base = { channel, user, text, ts, ...thread, ...files };
+    const dm = channel.startsWith("D");
+    const deliveries: Record<string, unknown>[] = [];
+    if (opts.message ?? true) {
+      deliveries.push({
+        type: "message",
+        channel_type: dm ? "im" : "channel",
+        ...(opts.files ? { subtype: "file_share" } : {}),
+        ...base,
+      });
+    }
+    if (opts.mention) deliveries.push({ type: "app_mention", ...base });
+    for (const event of deliveries) {
+      const res = await sendEvent(this.eventsUrl, SIGNING_SECRET, {
+        event_id: `EvM${++this.#eventSeq}x${Date.now()}`,
+        team_id: TEAM,
+        event,
+      });
+      if (res.status !== 200) throw new Error(`Slack's event got HTTP ${res.status}`);
+    }
+    return ts;
+  }
+
+  /** The bot's answers in a thread of any channel, once `count` runs there have ended. */
+  async finals(channel: string, threadTs: string, count = 1): Promise<SlackMessage[]> {
+    const replies = () =>
+      this.slack
+        .thread(channel, threadTs)
+        .filter((m) => m.user === this.slack.botUserId && (m.blocks?.length ?? 0) > 0);
+    await this.slack.waitFor(
+      () => replies().filter((m) => FINAL_STATUS.test(statusOf(m))).length >= count,
+      { timeoutMs: 20_000, description: `${count} final answer(s) in ${channel}/${threadTs}` },
+    );
+    await this.settled();
+    return replies();
+  }
+
   /** Clicks the Stop button of a bot message. */
   async clickStop(message: SlackMessage, user: string): Promise<SlackHttpResponse> {
     const button = stopButton(message);

@@ -58,7 +58,8 @@ export function fileRefs(files: readonly unknown[] | undefined): SlackFileRef[] 
     const url = f.url_private_download || f.url_private;
     refs.push({
       id: f.id,
-      name: f.name || f.title || f.id,
+      // Named by `files.info` later when the event gave only the id.
+      name: f.name || f.title || "",
       ...(typeof f.size === "number" ? { size: f.size } : {}),
       ...(f.mimetype ? { mimetype: f.mimetype } : {}),
       ...(url ? { url } : {}),
