@@ -26,9 +26,19 @@ export interface Attachments {
   readonly leftOut: readonly LeftOut[];
   /** Drops the downloads not read (the request failed or was never sent). */
   release(): void;
+  /**
+   * The file whose bytes stopped coming while the request was sent (the request then failed
+   * because of Slack, not the service), if any.
+   */
+  broken(): LeftOut | undefined;
 }
 
-export const NO_ATTACHMENTS: Attachments = { files: [], leftOut: [], release: () => undefined };
+export const NO_ATTACHMENTS: Attachments = {
+  files: [],
+  leftOut: [],
+  release: () => undefined,
+  broken: () => undefined,
+};
 
 /** Slack's file modes whose bytes are not Slack's to give (links, deleted or hidden files). */
 const UNREADABLE_MODES: Readonly<Record<string, string>> = {
@@ -126,12 +136,17 @@ export async function gatherAttachments(
     total += item.body.size;
     sent.push(item);
   }
+  let broken: LeftOut | undefined;
+  const onBroken = (name: string, err: unknown) => {
+    broken ??= { name, reason: unavailableReason(err) };
+  };
   return {
-    files: sent.map(({ file, body }) => toUpload(file, body)),
+    files: sent.map(({ file, body }) => toUpload(file, body, onBroken)),
     leftOut: notes,
     release: () => {
       for (const { body } of sent) body.cancel();
     },
+    broken: () => broken,
   };
 }
 
@@ -154,15 +169,30 @@ function unavailableReason(err: unknown): string {
   return "it could not be downloaded from Slack";
 }
 
-function toUpload(file: SlackFileRef, opened: OpenedFile): UploadFile {
+function toUpload(
+  file: SlackFileRef,
+  opened: OpenedFile,
+  onBroken: (name: string, err: unknown) => void,
+): UploadFile {
   const contentType = file.mimetype ?? opened.contentType;
   return {
     name: file.name,
     size: opened.size,
     ...(contentType ? { contentType } : {}),
-    open: () => opened.body,
+    async *open() {
+      try {
+        yield* opened.body;
+      } catch (err) {
+        onBroken(file.name, err);
+        throw err;
+      }
+    },
   };
 }
+
+/** What a run's message says when a file stopped coming from Slack while it was sent. */
+export const brokenFileReason = (f: LeftOut): string =>
+  `"${f.name}" could not be read from Slack (${f.reason}), so nothing was sent to the task service. Please try again.`;
 
 /**
  * A request's attachments, opened; those left out are named to the person (privately) with

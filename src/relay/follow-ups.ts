@@ -13,7 +13,7 @@ import {
 } from "../store/types.ts";
 import { describeServiceError } from "../view/errors.ts";
 import { clearWorking, showWorking } from "./agent-status.ts";
-import { NO_ATTACHMENTS, readAttachments } from "./attachments.ts";
+import { brokenFileReason, NO_ATTACHMENTS, readAttachments } from "./attachments.ts";
 import { notForFollowUps, parsePrompt } from "./options.ts";
 import type { RunOutcome } from "./relay.ts";
 import type { ThreadReply } from "./requests.ts";
@@ -196,7 +196,9 @@ export class FollowUps {
       });
     } catch (err) {
       logger.warn({ err }, "starting a follow-up failed");
-      if (messageTs) await showStartError(this.#deps, key, messageTs, err, startedAt);
+      const broken = attachments.broken();
+      const why = broken ? brokenFileReason(broken) : undefined;
+      if (messageTs) await showStartError(this.#deps, key, messageTs, err, startedAt, why);
       await store.updateThread(key, (rec) =>
         isStartingFor(rec.active, item.ts) ? { ...rec, active: IDLE } : undefined,
       );

@@ -9,7 +9,7 @@ import type { SlackThreadKey } from "../store/types.ts";
 import { describeSlackPostError, slackErrorCode } from "../view/errors.ts";
 import { renderPrompt, USAGE } from "../view/render.ts";
 import { showWorking } from "./agent-status.ts";
-import { readAttachments } from "./attachments.ts";
+import { type Attachments, brokenFileReason, readAttachments } from "./attachments.ts";
 import { type TaskOptions, toCreateInput } from "./options.ts";
 import type { NewTask, TellUser } from "./requests.ts";
 import { type CoordinatorDeps, showStartError, workingMessage } from "./task-context.ts";
@@ -36,7 +36,7 @@ export class NewTasks {
       return;
     }
     try {
-      await this.#start(task, options, attachments.files, tell);
+      await this.#start(task, options, attachments, tell);
     } finally {
       attachments.release();
     }
@@ -45,7 +45,7 @@ export class NewTasks {
   async #start(
     task: NewTask,
     options: TaskOptions,
-    files: readonly UploadFile[],
+    attachments: Attachments,
     tell: TellUser,
   ): Promise<void> {
     const { writer, store, relay, logger } = this.#deps;
@@ -62,10 +62,12 @@ export class NewTasks {
     };
     let created: CreateTaskResponse;
     try {
-      created = await this.#create(task, options, threadTs, files);
+      created = await this.#create(task, options, threadTs, attachments.files);
     } catch (err) {
       logger.warn({ err, kind: (err as TaskServiceError).kind }, "creating the task failed");
-      await showStartError(this.#deps, key, messageTs, err, startedAt);
+      const broken = attachments.broken();
+      const why = broken ? brokenFileReason(broken) : undefined;
+      await showStartError(this.#deps, key, messageTs, err, startedAt, why);
       await release();
       await this.#abandon(key, NOT_STARTED);
       return;

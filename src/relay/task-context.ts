@@ -41,8 +41,9 @@ export async function showStartError(
   messageTs: string,
   err: unknown,
   startedAt: number,
+  why?: string,
 ): Promise<void> {
-  const reason = describeServiceError(err);
+  const reason = why ?? describeServiceError(err);
   const payload = renderRun({
     text: "",
     state: "error",

@@ -84,7 +84,7 @@ export function slackFileSource(options: FileSourceOptions): SlackFileSource {
       return {
         size: length,
         ...(contentType ? { contentType } : {}),
-        body: readWithin(res.body, timeoutMs, ref.name),
+        body: readWithin(res.body, timeoutMs),
         cancel: () => drop(res.body),
       } satisfies OpenedFile;
     },
@@ -157,7 +157,6 @@ const networkCause = (err: unknown): string =>
 async function* readWithin(
   body: AsyncIterable<Uint8Array> & Parameters<typeof drop>[0],
   timeoutMs: number,
-  name: string,
 ): AsyncGenerator<Uint8Array> {
   const it = body[Symbol.asyncIterator]();
   try {
@@ -165,7 +164,7 @@ async function* readWithin(
       let timer: NodeJS.Timeout | undefined;
       const stalled = new Promise<never>((_, reject) => {
         timer = setTimeout(
-          () => reject(new FileUnavailableError(`Slack stopped sending "${name}"`)),
+          () => reject(new FileUnavailableError("Slack stopped sending it")),
           timeoutMs,
         );
       });

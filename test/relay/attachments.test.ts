@@ -3,10 +3,13 @@
  * order people attached the files, before anything is downloaded.
  */
 import fc from "fast-check";
+import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import { gatherAttachments, selectAttachments } from "../../src/relay/attachments.ts";
+import { TaskCoordinator } from "../../src/relay/coordinator.ts";
+import { createMemoryStore } from "../../src/store/memory.ts";
 import { LIMITS } from "../../src/service/limits.ts";
-import { FakeFiles } from "./fakes.ts";
+import { FakeFiles, FakeRelay, FakeService, RecordingWriter } from "./fakes.ts";
 
 const MB = 2 ** 20;
 const file = (name: string, size?: number) => ({
@@ -85,5 +88,35 @@ describe("opening the attachments", () => {
     expect(got.files).toEqual([]);
     expect(got.leftOut[0]?.reason).toBe("it is 51.0 MB; each file may be at most 50.0 MB");
     expect(slack.cancelled).toEqual(["big.zip"]);
+  });
+});
+
+describe("a file that stops coming from Slack while the task is sent", () => {
+  it("shows in the thread which file broke the request, not a service failure", async () => {
+    const files = new FakeFiles();
+    const writer = new RecordingWriter();
+    const coordinator = new TaskCoordinator({
+      service: new FakeService(),
+      writer,
+      store: createMemoryStore(),
+      relay: new FakeRelay(),
+      files,
+      logger: pino({ level: "silent" }),
+    });
+    const sheet = files.add("sheet.csv", "a,b\n1,2\n");
+    files.breaksHalfway.add("sheet.csv");
+    await coordinator.handleMessage({
+      teamId: "T1",
+      channelId: "D1",
+      userId: "U1",
+      text: "Chart this",
+      ts: "1800000000.000001",
+      files: [sheet],
+      startsTask: true,
+      surface: "dm",
+    });
+    expect(writer.thread("1800000000.000001").at(-1)).toContain(
+      '"sheet.csv" could not be read from Slack (Slack stopped sending it), so nothing was sent to the task service.',
+    );
   });
 });

@@ -198,6 +198,8 @@ export class FakeFiles implements SlackFileSource {
   readonly #files = new Map<string, Buffer | string>();
   readonly opened: string[] = [];
   readonly cancelled: string[] = [];
+  /** Files whose download stops halfway through. */
+  readonly breaksHalfway = new Set<string>();
   #n = 0;
 
   /** A file in Slack; `unavailable` makes its download fail with that reason. */
@@ -222,10 +224,12 @@ export class FakeFiles implements SlackFileSource {
     if (found === undefined) throw new FileUnavailableError("it is no longer in Slack (deleted?)");
     if (typeof found === "string") throw new FileUnavailableError(found);
     this.opened.push(file.name);
+    const breaks = this.breaksHalfway.has(file.name);
     return {
       size: found.length,
       body: (async function* () {
-        yield found;
+        yield found.subarray(0, breaks ? found.length >> 1 : found.length);
+        if (breaks) throw new FileUnavailableError("Slack stopped sending it");
       })(),
       cancel: () => this.cancelled.push(file.name),
     };

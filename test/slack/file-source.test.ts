@@ -119,14 +119,14 @@ describe("reading an attached file from Slack", () => {
     );
   });
 
-  it("fails the read, naming the file, when Slack stops sending halfway", async () => {
+  it("fails the read when Slack stops sending halfway", async () => {
     slack.routes.set("/stalls", (res) => {
       res.writeHead(200, { "content-type": "text/csv", "content-length": "100" });
       res.write("half,");
     });
     const file = { id: "F6", name: "half.csv", url: `${slack.origin}/stalls` };
     const opened = await source(200).open("T1", file);
-    await expect(readAll(opened.body)).rejects.toThrow('Slack stopped sending "half.csv"');
+    await expect(readAll(opened.body)).rejects.toThrow("Slack stopped sending it");
   });
 
   it("asks files.info for a file the event named only by id", async () => {
