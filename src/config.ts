@@ -34,6 +34,24 @@ const httpUrl = z
     message: "must be an http(s) URL",
   });
 
+/** A comma-separated list of names (model or agent ids offered in the New task modal). */
+const nameList = z
+  .string()
+  .optional()
+  .transform((v) => [
+    ...new Set(
+      (v ?? "")
+        .split(",")
+        .map((s) => s.trim())
+        .filter((s) => s !== ""),
+    ),
+  ])
+  .pipe(
+    z
+      .array(z.string().max(150, "has a name longer than 150 characters"))
+      .max(100, "lists more than 100 names (a Slack menu shows at most 100)"),
+  );
+
 /** Settings of the Task Execution Service client (needed by everything that talks to it). */
 const serviceShape = {
   TASK_API_URL: httpUrl.transform((v) => v.replace(/\/+$/, "")),
@@ -91,6 +109,8 @@ const slackShape = {
         return z.NEVER;
       }
     }),
+  TASK_MODELS: nameList,
+  TASK_AGENTS: nameList,
   REDIS_URL: optionalString.refine((v) => v === undefined || /^rediss?:\/\//.test(v), {
     message: "must be a redis:// or rediss:// URL",
   }),
@@ -173,9 +193,16 @@ export interface SlackConfig {
   readonly rateLimits: Readonly<Record<string, number>>;
 }
 
+/** What the New task modal offers; an empty list makes the field free text. */
+export interface TaskChoices {
+  readonly models: readonly string[];
+  readonly agents: readonly string[];
+}
+
 export interface Config {
   readonly service: ServiceConfig;
   readonly slack: SlackConfig;
+  readonly choices: TaskChoices;
   readonly redisUrl: string | undefined;
   readonly dataDir: string;
   /** This instance's name as the holder of run leases (unique per process). */
@@ -233,6 +260,7 @@ export function parseConfig(env: Env): Config {
       rateSafety: v.SLACK_RATE_SAFETY,
       rateLimits: v.SLACK_RATE_LIMITS,
     },
+    choices: { models: v.TASK_MODELS, agents: v.TASK_AGENTS },
     redisUrl: v.REDIS_URL,
     dataDir: v.DATA_DIR ?? "data",
     instanceId: v.INSTANCE_ID,

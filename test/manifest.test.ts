@@ -31,6 +31,8 @@ const EXPECTED_BOT_SCOPES = [
   "groups:history",
   "im:history",
   "mpim:history",
+  // Reading the files people attach (url_private_download with the bot token).
+  "files:read",
   "files:write",
   "reactions:write",
   "users:read",
@@ -103,6 +105,13 @@ describe("manifest.yml", () => {
       [...EXPECTED_BOT_SCOPES].sort(),
     );
     expect(at(manifest, "oauth_config", "scopes", "user")).toBeUndefined();
+  });
+
+  it("declares the New task shortcuts the app listens for", () => {
+    expect(at(manifest, "features", "shortcuts")).toEqual([
+      expect.objectContaining({ type: "global", callback_id: "new_task" }),
+      expect.objectContaining({ type: "message", callback_id: "ask_task_agent" }),
+    ]);
   });
 
   it("declares /task", () => {

@@ -6,6 +6,7 @@
 import type { Logger } from "pino";
 import type { SlackThreadKey } from "../store/types.ts";
 import { FollowUps } from "./follow-ups.ts";
+import { mergeOptions } from "./options.ts";
 import { NewTasks } from "./new-task.ts";
 import type { SlackFileSource, SlackWriter, TaskService, ThreadStore } from "./ports.ts";
 import type { RunOutcome } from "./relay.ts";
@@ -58,8 +59,8 @@ export class TaskCoordinator {
    * Why a new task's prompt would be refused, for a surface that can answer in its
    * acknowledgement (a slash command); `startTask` checks it again anyway.
    */
-  refuseNewTask(prompt: string): string | undefined {
-    const checked = checkTaskText(prompt);
+  refuseNewTask(prompt: string, hasFiles = false): string | undefined {
+    const checked = checkTaskText(prompt, hasFiles);
     return "refusal" in checked ? checked.refusal : undefined;
   }
 
@@ -72,7 +73,9 @@ export class TaskCoordinator {
     }
     try {
       if (!(await claimDelivery(this.#deps.store, task.teamId, task.delivery))) return;
-      await this.#newTasks.start({ ...task, prompt: checked.prompt }, checked.options, tell);
+      // Options typed in the prompt win over those picked in a form.
+      const options = mergeOptions(checked.options, task.options);
+      await this.#newTasks.start({ ...task, prompt: checked.prompt }, options, tell);
     } catch (err) {
       this.#deps.logger.error({ err }, "starting a task failed");
       await tell(describeFailure(err)).catch(() => undefined);

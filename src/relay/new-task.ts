@@ -101,7 +101,8 @@ export class NewTasks {
    */
   async #postPrompt(task: NewTask, tell: TellUser): Promise<string | undefined> {
     const { writer, logger } = this.#deps;
-    const prompt = renderPrompt(task.userId, task.prompt);
+    const names = (task.files ?? []).map((f) => f.name || f.id);
+    const prompt = renderPrompt(task.userId, task.prompt, names);
     try {
       return await writer.post(task.channelId, prompt).catch(async (err: unknown) => {
         if (slackErrorCode(err) !== "not_in_channel" || !task.channelId.startsWith("C")) {

@@ -46,6 +46,8 @@ export interface NewTask {
   readonly threadTs?: string | undefined;
   /** The Slack surface the task came from (kept with the thread). */
   readonly surface?: TaskSurface | undefined;
+  /** Options chosen outside the prompt (the modal's fields); inline ones win. */
+  readonly options?: TaskOptions | undefined;
   /** Files attached to the request (a message's, or the modal's file input). */
   readonly files?: readonly SlackFileRef[] | undefined;
 }

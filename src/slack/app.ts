@@ -80,7 +80,9 @@ export function createSlackApp(options: SlackAppOptions): SlackApp {
   });
 
   function listen(coordinator: TaskCoordinator): void {
-    for (const surface of SURFACES) surface.register(app, { coordinator, logger });
+    for (const surface of SURFACES) {
+      surface.register(app, { coordinator, logger, choices: config.choices });
+    }
   }
 
   return {

@@ -208,7 +208,34 @@ function statusFallback(view: RunView, status: string): string {
 }
 
 /** The channel message that opens a task thread: who asked, and what. */
-export function renderPrompt(userId: string, prompt: string): MessagePayload {
+export function renderPrompt(
+  userId: string,
+  prompt: string,
+  fileNames: readonly string[] = [],
+): MessagePayload {
+  const files =
+    fileNames.length === 0
+      ? []
+      : [
+          {
+            type: "context" as const,
+            elements: [
+              {
+                type: "mrkdwn" as const,
+                text: `:paperclip: ${mrkdwnText(truncate(fileNames.join(", "), 2900))}`,
+              },
+            ],
+          },
+        ];
+  if (prompt === "") {
+    return {
+      text: `<@${userId}> sent the task agent ${fileNames.length} file(s)`,
+      blocks: [
+        { type: "section", text: { type: "mrkdwn", text: `<@${userId}> sent the task agent:` } },
+        ...files,
+      ],
+    };
+  }
   // Quoting adds two characters a line; keep a pathological prompt inside one markdown block.
   const quoted = truncate(
     neutralizeMentions(prompt)
@@ -222,6 +249,7 @@ export function renderPrompt(userId: string, prompt: string): MessagePayload {
     blocks: [
       { type: "section", text: { type: "mrkdwn", text: `<@${userId}> asked the task agent:` } },
       markdownBlock(quoted),
+      ...files,
     ],
   };
 }
@@ -232,6 +260,7 @@ export const USAGE = [
   "The answer streams into a thread under your request; reply in that thread to continue the conversation, and press *Stop* to stop a run.",
   "You can also mention me (`@Task Agent Build a landing page`) or send me a direct message.",
   "Options go first: `/task [model=NAME, agent=ID, effort=low|medium|high, thinking, context] your prompt`",
+  "`/task` alone opens a form with the options and up to 10 files; files attached to a mention, a DM or a reply in a task thread go with it too.",
 ].join("\n");
 
 /** The private note naming the attachments that were not sent, each with its reason. */

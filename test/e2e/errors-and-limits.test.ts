@@ -29,8 +29,8 @@ describe.each(stores)("errors, limits and stream formats with %s", (_name, redis
     await h?.close();
   });
 
-  it("answers an empty /task with usage help, privately", async () => {
-    const res = await h.command("   ");
+  it("answers /task help with usage help, privately", async () => {
+    const res = await h.command(" help ");
     expect(res.status).toBe(200);
     expect(res.json).toMatchObject({ response_type: "ephemeral" });
     expect(JSON.stringify(res.json)).toContain("/task <what you want built>");

@@ -46,6 +46,8 @@ export interface HarnessOptions {
   readonly streaming?: "edit" | "native";
   /** Budgets (calls per minute) to enforce in the app for these methods, e.g. a scarce chat.update. */
   readonly rateLimits?: Readonly<Record<string, number>>;
+  /** More settings of the app's environment (e.g. TASK_MODELS). */
+  readonly env?: Readonly<Record<string, string>>;
 }
 
 let counter = 0;
@@ -347,6 +349,7 @@ export class Harness extends SlackScenario {
         STORE_NAMESPACE: this.#namespace,
         ...(this.#options.streaming ? { SLACK_STREAMING: this.#options.streaming } : {}),
         ...(this.#options.redisUrl ? { REDIS_URL: this.#options.redisUrl } : {}),
+        ...this.#options.env,
       }),
     );
     const lines = this.logLines;

@@ -14,7 +14,7 @@ import { METHOD_FAMILIES } from "./methods/index.ts";
 import { buildRegistry } from "./methods/registry.ts";
 import { RateTiers } from "./rate-tiers.ts";
 import { type RouteHost, route } from "./server.ts";
-import { Workspace } from "./state.ts";
+import { type OpenedView, Workspace } from "./state.ts";
 import type {
   AssistantStatus,
   FailNextOptions,
@@ -283,6 +283,11 @@ export class LocalSlack extends EventEmitter<LocalSlackEvents> {
           (user === undefined || e.user === user),
       )
       .map((e) => clone(e));
+  }
+
+  /** Views the app opened (views.open), oldest first, as Slack answered them. */
+  views(): OpenedView[] {
+    return this.#state.views.map((v) => clone(v));
   }
 
   /** Files created through files.getUploadURLExternal, in creation order. */

@@ -344,3 +344,96 @@ export function sendBlockAction(
   }).toString();
   return sendSignedRequest(url, signingSecret, body, FORM_CONTENT_TYPE, options);
 }
+
+/** Sends an interactivity payload (form body `payload=<json>`), as Slack does. */
+function sendPayload(
+  url: string,
+  signingSecret: string,
+  payload: Record<string, unknown>,
+  options: SignOptions,
+): Promise<SlackHttpResponse> {
+  const body = new URLSearchParams({ payload: JSON.stringify(payload) }).toString();
+  return sendSignedRequest(url, signingSecret, body, FORM_CONTENT_TYPE, options);
+}
+
+export interface ShortcutInput {
+  team_id: string;
+  user_id: string;
+  callback_id: string;
+  trigger_id?: string;
+  /** A message shortcut: the message it was used on. */
+  message?: { channel: string; ts: string; text: string; user: string; thread_ts?: string };
+}
+
+/** A global shortcut (`shortcut`) or, with `message`, a message shortcut (`message_action`). */
+export function shortcutPayload(input: ShortcutInput): Record<string, unknown> {
+  const user = { id: input.user_id, username: input.user_id.toLowerCase(), team_id: input.team_id };
+  const common = {
+    callback_id: input.callback_id,
+    trigger_id: input.trigger_id ?? triggerId(),
+    user,
+    team: { id: input.team_id, domain: "local-slack" },
+    api_app_id: "A0001",
+    token: "legacy-verification-token",
+    is_enterprise_install: false,
+    action_ts: (Date.now() / 1000).toFixed(6),
+  };
+  const m = input.message;
+  if (!m) return { type: "shortcut", ...common };
+  return {
+    type: "message_action",
+    ...common,
+    channel: { id: m.channel, name: m.channel.toLowerCase() },
+    message_ts: m.ts,
+    message: {
+      type: "message",
+      user: m.user,
+      text: m.text,
+      ts: m.ts,
+      ...(m.thread_ts ? { thread_ts: m.thread_ts } : {}),
+    },
+    response_url: `https://hooks.slack.com/app/${input.team_id}/${randomDigits(13)}/${randomBytes(12).toString("hex")}`,
+  };
+}
+
+export function sendShortcut(
+  url: string,
+  signingSecret: string,
+  input: ShortcutInput,
+  options: SignOptions = {},
+): Promise<SlackHttpResponse> {
+  return sendPayload(url, signingSecret, shortcutPayload(input), options);
+}
+
+export interface ViewSubmissionInput {
+  team_id: string;
+  user_id: string;
+  /** The view as views.open answered it (id, callback_id, private_metadata, hash…). */
+  view: Record<string, unknown>;
+  /** `state.values`: block id → action id → the element's value object. */
+  values: Record<string, Record<string, Record<string, unknown>>>;
+}
+
+/** The `view_submission` payload Slack posts when a modal's submit button is pressed. */
+export function viewSubmissionPayload(input: ViewSubmissionInput): Record<string, unknown> {
+  return {
+    type: "view_submission",
+    team: { id: input.team_id, domain: "local-slack" },
+    user: { id: input.user_id, username: input.user_id.toLowerCase(), team_id: input.team_id },
+    api_app_id: "A0001",
+    token: "legacy-verification-token",
+    trigger_id: triggerId(),
+    view: { ...input.view, state: { values: input.values } },
+    response_urls: [],
+    is_enterprise_install: false,
+  };
+}
+
+export function sendViewSubmission(
+  url: string,
+  signingSecret: string,
+  input: ViewSubmissionInput,
+  options: SignOptions = {},
+): Promise<SlackHttpResponse> {
+  return sendPayload(url, signingSecret, viewSubmissionPayload(input), options);
+}

@@ -27,6 +27,16 @@ export interface UserFile {
   mimetype: string;
 }
 
+/** A view the app opened, as Slack keeps it (its id, who sees it, what it shows). */
+export interface OpenedView {
+  id: string;
+  /** The trigger that opened a modal, or the user whose Home tab was published. */
+  trigger?: string;
+  user?: string;
+  view: Record<string, unknown>;
+  at: number;
+}
+
 export class Workspace {
   readonly botToken: string;
   /** The app-level token (`xapp-…`) that may open Socket Mode connections. */
@@ -56,6 +66,10 @@ export class Workspace {
   /** `channel/thread_ts` → current assistant status. */
   readonly currentStatus = new Map<string, string>();
   readonly assistantStatuses: AssistantStatus[] = [];
+  /** Views opened (views.open) or published (views.publish), oldest first. */
+  readonly views: OpenedView[] = [];
+  /** Trigger ids already used to open a view: Slack takes each once. */
+  readonly usedTriggers = new Set<string>();
   #tsCounter: number;
   #fileCounter = 0;
 

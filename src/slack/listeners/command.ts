@@ -1,9 +1,12 @@
 /**
- * The `/task <prompt>` slash command: a new task. A refused prompt is answered in the
- * acknowledgement itself; everything after it through the command's `response_url`.
+ * The `/task <prompt>` slash command: a new task (`/task` alone opens the New task modal). A
+ * refused prompt is answered in the acknowledgement itself; everything after it through the
+ * command's `response_url`.
  */
 import type { App } from "@slack/bolt";
 import { z } from "zod";
+import { USAGE } from "../../view/render.ts";
+import { openNewTaskModal } from "./modal.ts";
 import { fromSlack, type ListenerDeps, privately, tellThrough } from "./surface.ts";
 
 const CommandBody = z.object({
@@ -14,8 +17,9 @@ const CommandBody = z.object({
   trigger_id: z.string().optional(),
 });
 
-export function register(app: App, { coordinator }: ListenerDeps): void {
-  app.command("/task", async ({ ack, body, respond }) => {
+export function register(app: App, deps: ListenerDeps): void {
+  const { coordinator } = deps;
+  app.command("/task", async ({ ack, body, respond, client }) => {
     const parsed = CommandBody.safeParse(body);
     if (!parsed.success) {
       await ack(privately("That request looked malformed; please try again."));
@@ -23,6 +27,19 @@ export function register(app: App, { coordinator }: ListenerDeps): void {
     }
     const cmd = parsed.data;
     const prompt = fromSlack(cmd.text);
+    if (prompt.trim().toLowerCase() === "help") {
+      await ack(privately(USAGE));
+      return;
+    }
+    if (prompt.trim() === "" && cmd.trigger_id) {
+      // `/task` alone opens the New task modal (a trigger id is valid for 3 seconds).
+      await ack();
+      const opened = await openNewTaskModal(client, deps, cmd.trigger_id, {
+        channelId: cmd.channel_id,
+      });
+      if (!opened) await tellThrough(respond)(USAGE);
+      return;
+    }
     const refusal = coordinator.refuseNewTask(prompt);
     if (refusal !== undefined) {
       await ack(privately(refusal));

@@ -7,8 +7,16 @@ import * as agentSession from "./agent-session.ts";
 import * as command from "./command.ts";
 import * as mention from "./mention.ts";
 import * as message from "./message.ts";
+import * as modal from "./modal.ts";
 import type { Surface } from "./surface.ts";
 
-export const SURFACES: readonly Surface[] = [command, message, mention, actions, agentSession];
+export const SURFACES: readonly Surface[] = [
+  command,
+  message,
+  mention,
+  actions,
+  agentSession,
+  modal,
+];
 
 export type { ListenerDeps, Surface } from "./surface.ts";

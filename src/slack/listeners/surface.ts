@@ -7,11 +7,14 @@ import type { Logger } from "pino";
 import { z } from "zod";
 import type { TaskCoordinator, TellUser } from "../../relay/coordinator.ts";
 import type { SlackFileRef } from "../../relay/ports.ts";
+import type { ModalChoices } from "../../view/modal.ts";
 
 /** What a listener gets: listeners parse Slack's payload, acknowledge, and call the coordinator. */
 export interface ListenerDeps {
   readonly coordinator: TaskCoordinator;
   readonly logger: Logger;
+  /** The models and agents the New task modal offers (free text when empty). */
+  readonly choices: ModalChoices;
 }
 
 /** One Slack surface (a slash command, an event, interactive components, …). */

@@ -9,6 +9,7 @@ import { filesMethods } from "./files.ts";
 import { reactionsMethods } from "./reactions.ts";
 import type { MethodFamily } from "./registry.ts";
 import { usersMethods } from "./users.ts";
+import { viewsMethods } from "./views.ts";
 
 export const METHOD_FAMILIES: readonly MethodFamily[] = [
   authMethods,
@@ -20,4 +21,5 @@ export const METHOD_FAMILIES: readonly MethodFamily[] = [
   usersMethods,
   conversationsMethods,
   filesMethods,
+  viewsMethods,
 ];

@@ -1,0 +1,166 @@
+/**
+ * The "New task" modal: opened by the global shortcut, by the message shortcut (the message
+ * quoted in the prompt) and by `/task` with no text (see command.ts); its submission starts
+ * a task, or shows what to fix inside the modal (`response_action: errors`).
+ */
+import type { AllMiddlewareArgs, App } from "@slack/bolt";
+import { z } from "zod";
+import type { TaskOptions } from "../../relay/options.ts";
+import {
+  ASK_SHORTCUT,
+  FIELD,
+  FIELD_ACTION,
+  NEW_TASK_SHORTCUT,
+  NEW_TASK_VIEW,
+  quotePrompt,
+  renderNewTaskModal,
+} from "../../view/modal.ts";
+import { fileRefs, fromSlack, type ListenerDeps } from "./surface.ts";
+
+const Shortcut = z.object({
+  trigger_id: z.string().min(1),
+  user: z.object({ id: z.string().min(1) }),
+  channel: z.object({ id: z.string().min(1) }).nullish(),
+  message: z.object({ text: z.string().optional() }).nullish(),
+});
+
+/** One input's value, whatever its element (text, menu, checkboxes, conversation, files). */
+const Value = z.object({
+  value: z.string().nullish(),
+  selected_option: z.object({ value: z.string() }).nullish(),
+  selected_options: z.array(z.object({ value: z.string() })).nullish(),
+  selected_conversation: z.string().nullish(),
+  files: z.array(z.unknown()).nullish(),
+});
+type Value = z.infer<typeof Value>;
+
+const Submission = z.object({
+  team: z.object({ id: z.string().min(1) }).nullish(),
+  user: z.object({ id: z.string().min(1), team_id: z.string().optional() }),
+  view: z.object({
+    id: z.string().min(1),
+    private_metadata: z.string().optional(),
+    state: z.object({ values: z.record(z.string(), z.record(z.string(), Value)) }),
+  }),
+});
+
+/** Opens the modal for `trigger`; a failure is logged (Slack shows nothing to retry). */
+export async function openNewTaskModal(
+  client: AllMiddlewareArgs["client"],
+  deps: ListenerDeps,
+  trigger: string,
+  seed: { channelId?: string | undefined; prompt?: string | undefined },
+): Promise<boolean> {
+  try {
+    await client.views.open({
+      trigger_id: trigger,
+      view: renderNewTaskModal({ ...seed, choices: deps.choices }) as never,
+    });
+    return true;
+  } catch (err) {
+    deps.logger.warn({ err }, "could not open the New task modal");
+    return false;
+  }
+}
+
+export function register(app: App, deps: ListenerDeps): void {
+  app.shortcut(NEW_TASK_SHORTCUT, async ({ ack, shortcut, client }) => {
+    await ack();
+    const parsed = Shortcut.safeParse(shortcut);
+    if (parsed.success) await openNewTaskModal(client, deps, parsed.data.trigger_id, {});
+  });
+
+  app.shortcut(ASK_SHORTCUT, async ({ ack, shortcut, client }) => {
+    await ack();
+    const parsed = Shortcut.safeParse(shortcut);
+    if (!parsed.success) return;
+    const text = fromSlack(parsed.data.message?.text ?? "");
+    await openNewTaskModal(client, deps, parsed.data.trigger_id, {
+      channelId: parsed.data.channel?.id,
+      prompt: text.trim() === "" ? undefined : quotePrompt(text),
+    });
+  });
+
+  app.view(NEW_TASK_VIEW, async ({ ack, body, client }) => {
+    const parsed = Submission.safeParse(body);
+    if (!parsed.success) {
+      await ack({
+        response_action: "errors",
+        errors: { [FIELD.prompt]: "That form looked malformed; please try again." },
+      });
+      return;
+    }
+    const form = readForm(parsed.data.view.state.values);
+    const errors = formErrors(deps, form);
+    if (Object.keys(errors).length > 0) {
+      await ack({ response_action: "errors", errors });
+      return;
+    }
+    await ack();
+    const { user, view } = parsed.data;
+    const channelId = form.channelId ?? (view.private_metadata || user.id);
+    await deps.coordinator.startTask(
+      {
+        teamId: parsed.data.team?.id ?? user.team_id ?? "",
+        channelId,
+        userId: user.id,
+        prompt: form.prompt,
+        options: form.options,
+        files: form.files,
+        // Slack may deliver a submission twice (a double click, a retry): one view, one task.
+        delivery: { kind: "trigger", id: `view:${view.id}` },
+      },
+      async (text) => {
+        // The person may have picked a conversation the bot cannot post in: then tell them in
+        // their DM with the app, which always works.
+        await client.chat
+          .postEphemeral({ channel: channelId, user: user.id, text })
+          .catch(() => client.chat.postMessage({ channel: user.id, text }));
+      },
+    );
+  });
+}
+
+interface ModalForm {
+  readonly prompt: string;
+  readonly channelId: string | undefined;
+  readonly options: TaskOptions;
+  readonly files: ReturnType<typeof fileRefs>;
+}
+
+function readForm(values: Record<string, Record<string, Value>>): ModalForm {
+  const field = (id: string): Value | undefined => values[id]?.[FIELD_ACTION];
+  const name = (id: string) => {
+    const v = field(id);
+    const picked = (v?.selected_option?.value ?? v?.value ?? "").trim();
+    return picked === "" ? undefined : picked;
+  };
+  const flags = new Set((field(FIELD.flags)?.selected_options ?? []).map((o) => o.value));
+  const effort = name(FIELD.effort);
+  const options: TaskOptions = {
+    ...(name(FIELD.model) ? { model: name(FIELD.model) } : {}),
+    ...(name(FIELD.agent) ? { agent: name(FIELD.agent) } : {}),
+    ...(effort === "low" || effort === "medium" || effort === "high" ? { effort } : {}),
+    ...(flags.has("thinking") ? { thinking: true } : {}),
+    ...(flags.has("context") ? { context: true } : {}),
+  };
+  return {
+    prompt: field(FIELD.prompt)?.value ?? "",
+    channelId: field(FIELD.channel)?.selected_conversation ?? undefined,
+    options,
+    files: fileRefs(field(FIELD.files)?.files ?? []),
+  };
+}
+
+/** What to fix, by block id, shown under each input of the modal. */
+function formErrors(deps: ListenerDeps, form: ModalForm): Record<string, string> {
+  const errors: Record<string, string> = {};
+  if (form.prompt.trim() === "" && form.files.length === 0) {
+    errors[FIELD.prompt] = "Write what the agent should do, or attach a file below.";
+  } else {
+    const refusal = deps.coordinator.refuseNewTask(form.prompt, form.files.length > 0);
+    // A modal shows plain text: drop the Markdown of the chat answer.
+    if (refusal !== undefined) errors[FIELD.prompt] = refusal.replace(/[*`]/g, "").slice(0, 300);
+  }
+  return errors;
+}
