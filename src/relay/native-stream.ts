@@ -9,7 +9,7 @@ import { slackErrorCode } from "../view/errors.ts";
 import { streamablePrefix } from "../view/markdown.ts";
 import { MESSAGE_MARKDOWN_LIMIT } from "../view/render.ts";
 import { neutralizeMentions } from "../view/sanitize.ts";
-import type { SlackWriter } from "./ports.ts";
+import type { SlackWriter, StreamStep } from "./ports.ts";
 
 export interface NativeStreamOptions {
   readonly writer: SlackWriter;
@@ -31,6 +31,12 @@ export class NativeStream {
   /** The prefix of the answer already in the stream. */
   #streamed = "";
   #appending: Promise<boolean> = Promise.resolve(false);
+  /** Steps reported and not in the stream yet; the one before them is still in progress. */
+  #steps: StreamStep[] = [];
+  #stepCount = 0;
+  #lastTitle = "";
+  /** The whole text as last seen, so a step alone appends no text of its own. */
+  #streamedFull = "";
 
   constructor(options: NativeStreamOptions) {
     this.#opts = options;
@@ -52,6 +58,19 @@ export class NativeStream {
     return this.#appending;
   }
 
+  /**
+   * A step of the agent's work: sent with the next append as a task update (the step before
+   * it marked complete), so Slack shows the run's plan above its answer.
+   */
+  step(title: string): Promise<boolean> {
+    const n = ++this.#stepCount;
+    if (n > 1)
+      this.#steps.push({ id: `step-${n - 1}`, title: this.#lastTitle, status: "complete" });
+    this.#steps.push({ id: `step-${n}`, title: neutralizeMentions(title), status: "in_progress" });
+    this.#lastTitle = neutralizeMentions(title);
+    return this.append(() => this.#streamedFull);
+  }
+
   /** Ends the stream (if one started); the message can then be edited like any other. */
   async leave(why: string): Promise<void> {
     if (!this.#on) return;
@@ -68,9 +87,12 @@ export class NativeStream {
 
   async #send(text: string): Promise<boolean> {
     if (!this.#on) return false;
+    this.#streamedFull = text;
     const safe = streamablePrefix(text);
     const add = safe.slice(this.#streamed.length);
-    if (add === "") return false;
+    // Steps wait for the stream to exist (it starts with text).
+    const steps = this.#streamTs === undefined ? [] : this.#steps.splice(0);
+    if (add === "" && steps.length === 0) return false;
     const { writer, channelId, threadTs, recipient } = this.#opts;
     try {
       if (this.#streamTs === undefined) {
@@ -82,7 +104,7 @@ export class NativeStream {
         );
         await this.#opts.onStarted(this.#streamTs);
       } else {
-        await writer.appendStream(channelId, this.#streamTs, neutralizeMentions(add));
+        await writer.appendStream(channelId, this.#streamTs, neutralizeMentions(add), steps);
       }
       this.#streamed = safe;
       if (this.#streamed.length > MESSAGE_MARKDOWN_LIMIT) {

@@ -53,8 +53,16 @@ export interface SlackWriter {
     recipient: { userId: string; teamId: string },
     markdown: string,
   ): Promise<string>;
-  /** Appends Markdown to a native stream (`chat.appendStream`). */
-  appendStream(channelId: string, ts: string, markdown: string): Promise<void>;
+  /**
+   * Appends Markdown to a native stream (`chat.appendStream`), and the agent's steps as Slack
+   * task updates (shown as a collapsible plan above the answer) when given.
+   */
+  appendStream(
+    channelId: string,
+    ts: string,
+    markdown: string,
+    steps?: readonly StreamStep[],
+  ): Promise<void>;
   /** Ends a native stream (`chat.stopStream`); the message can then be edited like any other. */
   stopStream(channelId: string, ts: string): Promise<void>;
   /**
@@ -76,6 +84,13 @@ export interface SlackWriter {
   join(channelId: string): Promise<boolean>;
   /** Whether a user is a workspace admin or owner. */
   isAdmin(userId: string): Promise<boolean>;
+}
+
+/** One step of the agent's work, as a Slack `task_update` stream chunk shows it. */
+export interface StreamStep {
+  readonly id: string;
+  readonly title: string;
+  readonly status: "in_progress" | "complete";
 }
 
 /** A file's bytes as Slack's file host started to send them. */

@@ -81,6 +81,10 @@ export class RunRelay {
   #text: string;
   /** When the oldest delta not yet shown arrived. */
   #unshownSince: number | undefined;
+  /** What the service last said the run is doing (a status event). */
+  #serviceStatus: string | undefined;
+  /** The agent's steps so far (a tool it ran): their count and the latest, for the status line. */
+  #steps: { count: number; last: string } | undefined;
   /** The run is over here (not handed over): interim edits give way to the final one. */
   #ending = false;
   #edits = 0;
@@ -169,6 +173,8 @@ export class RunRelay {
           counters.delta();
           this.#unshownSince ??= clock.now();
           void this.#showInterim();
+        } else if (u.type === "step" || u.type === "status") {
+          this.#progress(u);
         } else if (u.type === "transport") {
           this.#log.info({ mode: u.mode, reason: u.reason }, "run transport changed");
         }
@@ -229,8 +235,21 @@ export class RunRelay {
       elapsedMs: this.#deps.clock.now() - this.#record.startedAt,
       stopValue: this.#stopValue,
       ...(note ? { note } : {}),
+      ...(this.#serviceStatus ? { serviceStatus: this.#serviceStatus } : {}),
+      ...(this.#steps ? { steps: this.#steps } : {}),
       ...extra,
     };
+  }
+
+  /** A step or a status the service reported: shown in the status line (and native plan). */
+  #progress(u: { type: "step"; title: string } | { type: "status"; status: string }): void {
+    if (this.#ctl.stoppedBy !== undefined) return;
+    if (u.type === "status") this.#serviceStatus = u.status;
+    else {
+      this.#steps = { count: (this.#steps?.count ?? 0) + 1, last: u.title };
+      if (this.#native?.on) void this.#native.step(u.title);
+    }
+    void this.#showInterim();
   }
 
   /** Keeps the run's record current (in order), so a new owner starts where this one is. */

@@ -17,6 +17,8 @@ import type { StreamEvent } from "./stream.ts";
 export type RunUpdate =
   | { readonly type: "delta"; readonly text: string }
   | { readonly type: "status"; readonly status: string }
+  /** A step of the agent's work (a tool it ran), for progress: never part of the text. */
+  | { readonly type: "step"; readonly title: string }
   /** How the run is being followed changed (for logs and metrics, not for users). */
   | { readonly type: "transport"; readonly mode: "stream" | "poll"; readonly reason: string };
 
@@ -126,6 +128,8 @@ export async function* followRun(
         } else if (ev.type === "status") {
           yield* setStatus(ev.status);
           if (isFinalStatus(ev.status)) ended = true;
+        } else if (ev.type === "step") {
+          yield ev;
         } else {
           ended = true;
         }

@@ -12,7 +12,12 @@ export type StreamEvent =
   | { readonly type: "snapshot"; readonly text: string }
   | { readonly type: "status"; readonly status: string }
   /** The stream says the run is over without naming a status (minimal shape's finish). */
-  | { readonly type: "end"; readonly reason?: string };
+  | { readonly type: "end"; readonly reason?: string }
+  /**
+   * A step of the agent's work (a tool it ran), seen when raw tool-execution JSON arrives as
+   * content: shown as progress, never as text.
+   */
+  | { readonly type: "step"; readonly title: string };
 
 type Json = Record<string, unknown>;
 
@@ -38,6 +43,40 @@ function objectField(v: unknown): Json | undefined {
 const numeric = (v: unknown): number | undefined =>
   typeof v === "number" && Number.isFinite(v) ? v : undefined;
 
+const TOOL_ARGS = ["args", "arguments", "input", "parameters"] as const;
+const TOOL_TARGETS = ["path", "file_path", "file", "filename", "url", "command", "query"] as const;
+
+/**
+ * The step a chunk of content stands for when it is a tool call's raw JSON
+ * (`{"tool":"str_replace","args":{"path":"/workspace/index.html",…}}`), or undefined.
+ */
+export function toolStep(text: string): string | undefined {
+  const trimmed = text.trim();
+  if (!trimmed.startsWith("{") || !trimmed.endsWith("}")) return undefined;
+  const obj = parseJsonObject(trimmed);
+  if (obj === undefined) return undefined;
+  const args = TOOL_ARGS.map((k) => objectField(obj[k])).find((a) => a !== undefined);
+  const name = [obj.tool, obj.tool_name, args ? obj.name : undefined].find(
+    (n): n is string => typeof n === "string" && n !== "",
+  );
+  if (name === undefined) return undefined;
+  const target = TOOL_TARGETS.map((k) => args?.[k]).find(
+    (t): t is string => typeof t === "string" && t !== "",
+  );
+  const shown =
+    target === undefined ? "" : ` ${target.split("/").filter(Boolean).at(-1) ?? target}`;
+  const title = `${name}${shown}`.replace(/\s+/g, " ");
+  return title.length > 80 ? `${title.slice(0, 79)}…` : title;
+}
+
+/** A content delta, or the step it stands for when it is a tool call's raw JSON. */
+function contentEvent(text: string, seq: number | undefined): StreamEvent[] {
+  if (text === "") return [];
+  const step = toolStep(text);
+  if (step !== undefined) return [{ type: "step", title: step }];
+  return [{ type: "delta", text, ...(seq === undefined ? {} : { seq }) }];
+}
+
 /** Normalises one decoded JSON event. Returns nothing for events with no user-visible meaning. */
 export function normalizeObject(obj: Json): StreamEvent[] {
   const type = typeof obj.type === "string" ? obj.type : undefined;
@@ -47,10 +86,7 @@ export function normalizeObject(obj: Json): StreamEvent[] {
     return [{ type: "status", status: obj.status }];
   }
   if (type === "content" && typeof obj.content === "string") {
-    const seq = numeric(obj.chunk_id) ?? numeric(obj.sequence);
-    return obj.content === ""
-      ? []
-      : [{ type: "delta", text: obj.content, ...(seq === undefined ? {} : { seq }) }];
+    return contentEvent(obj.content, numeric(obj.chunk_id) ?? numeric(obj.sequence));
   }
 
   // 2. Agent-framework shape: content and metadata are JSON strings.
@@ -68,14 +104,13 @@ export function normalizeObject(obj: Json): StreamEvent[] {
           : undefined;
     if (text === undefined) return [];
     if (metadata.stream_status === "complete") return [{ type: "snapshot", text }];
-    const seq = numeric(obj.sequence);
-    return text === "" ? [] : [{ type: "delta", text, ...(seq === undefined ? {} : { seq }) }];
+    return contentEvent(text, numeric(obj.sequence));
   }
 
   // 3. Minimal shape.
   if (type === undefined) {
     if (obj.role === "assistant" && typeof obj.content === "string") {
-      return obj.content === "" ? [] : [{ type: "delta", text: obj.content }];
+      return contentEvent(obj.content, undefined);
     }
     if (obj.status_type === "finish" || obj.status_type === "thread_run_end") {
       const reason = typeof obj.finish_reason === "string" ? obj.finish_reason : obj.status_type;

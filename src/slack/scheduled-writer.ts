@@ -47,8 +47,8 @@ export function scheduledWriter(
     },
     startStream: (channelId, threadTs, recipient, markdown) =>
       run("chat.startStream", () => inner.startStream(channelId, threadTs, recipient, markdown)),
-    appendStream: (channelId, ts, markdown) =>
-      run("chat.appendStream", () => inner.appendStream(channelId, ts, markdown)),
+    appendStream: (channelId, ts, markdown, steps) =>
+      run("chat.appendStream", () => inner.appendStream(channelId, ts, markdown, steps)),
     stopStream: (channelId, ts) => run("chat.stopStream", () => inner.stopStream(channelId, ts)),
     // One token for the whole read: threads of more than one page (200 messages) are rare.
     sharedFileNames: (channelId, threadTs, sinceTs) =>

@@ -81,8 +81,15 @@ export function webClientWriter(client: WebClient): SlackWriter {
       if (!res.ts) throw new Error("chat.startStream returned no ts");
       return res.ts;
     },
-    async appendStream(channelId, ts, markdown) {
-      await client.chat.appendStream({ channel: channelId, ts, markdown_text: markdown });
+    async appendStream(channelId, ts, markdown, steps) {
+      if (!steps || steps.length === 0) {
+        await client.chat.appendStream({ channel: channelId, ts, markdown_text: markdown });
+        return;
+      }
+      // Steps go as chunks, and then the text goes as a chunk too (one or the other per call).
+      const text = markdown === "" ? [] : [{ type: "markdown_text" as const, text: markdown }];
+      const updates = steps.map((s) => ({ type: "task_update" as const, ...s }));
+      await client.chat.appendStream({ channel: channelId, ts, chunks: [...updates, ...text] });
     },
     async stopStream(channelId, ts) {
       await client.chat.stopStream({ channel: channelId, ts });

@@ -64,6 +64,10 @@ export interface RunView {
   readonly files?: readonly FileNote[];
   /** A short remark under the answer (e.g. attachments that were not sent). */
   readonly note?: string;
+  /** While running: what the service says the run is doing (e.g. "queued"). */
+  readonly serviceStatus?: string;
+  /** While running: how many steps the agent took so far, and the latest. */
+  readonly steps?: { readonly count: number; readonly last: string };
 }
 
 export interface StopRef {
@@ -106,7 +110,7 @@ function statusLine(view: RunView): string {
   const took = formatDuration(view.elapsedMs);
   switch (view.state) {
     case "running":
-      return `:hourglass_flowing_sand: Working… ${took}`;
+      return `:hourglass_flowing_sand: ${runningWhat(view)} ${took}${stepsText(view.steps)}`;
     case "completed":
       return `:white_check_mark: Completed in ${took}`;
     case "failed":
@@ -116,6 +120,22 @@ function statusLine(view: RunView): string {
     case "error":
       return `:warning: ${mrkdwnText(truncate(view.reason || "Something went wrong.", 1500))}`;
   }
+}
+
+/** "Working…", or what the service says when it is not simply running ("Queued…"). */
+function runningWhat(view: RunView): string {
+  const status = view.serviceStatus;
+  if (status === undefined || status === "running" || !/^[a-z_]{1,20}$/.test(status)) {
+    return "Working…";
+  }
+  return `${status[0]?.toUpperCase() ?? ""}${status.slice(1).replace(/_/g, " ")}…`;
+}
+
+/** The agent's steps, collapsed to a count and the latest one, so a long run stays short. */
+function stepsText(steps: RunView["steps"]): string {
+  if (steps === undefined) return "";
+  const last = mrkdwnText(truncate(steps.last, 80)).replace(/`/g, "'");
+  return ` · step ${steps.count}: \`${last}\``;
 }
 
 function fileLines(files: readonly FileNote[]): string {

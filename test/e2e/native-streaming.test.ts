@@ -50,6 +50,27 @@ describe("native Slack streaming (SLACK_STREAMING=native)", () => {
     expect(h.slack.validationErrors).toEqual([]);
   });
 
+  it("shows the agent's tool steps as Slack task updates, never as raw JSON", async () => {
+    const from = h.slack.calls.length;
+    await h.command("Native steps [sim:delay=20] [sim:length=2500] [sim:toolnoise]");
+    const threadTs = await h.waitForTaskThread("Native steps");
+    await h.waitForFinal(threadTs);
+    const appends = h.slack.calls.slice(from).filter((c) => c.method === "chat.appendStream");
+    const updates = appends.flatMap((c) =>
+      Array.isArray(c.args.chunks)
+        ? (c.args.chunks as Array<Record<string, unknown>>).filter((k) => k.type === "task_update")
+        : [],
+    );
+    expect(updates).toContainEqual({
+      type: "task_update",
+      id: "step-1",
+      title: "str_replace index.html",
+      status: "in_progress",
+    });
+    expect(JSON.stringify(h.slack.calls.slice(from))).not.toContain('\\"tool\\"');
+    expect(h.slack.validationErrors).toEqual([]);
+  });
+
   it("falls back to editing the same message when Slack ends the stream", async () => {
     await h.command("Expiring stream [sim:delay=20] [sim:length=3000]");
     const threadTs = await h.waitForTaskThread("Expiring stream");

@@ -254,6 +254,30 @@ export function validateMessageContent(
   return undefined;
 }
 
+const TASK_STATUSES = new Set(["pending", "in_progress", "complete", "error"]);
+
+/** A `task_update` chunk: an id, a title and one of Slack's four statuses (TaskUpdateChunk). */
+function validateTaskUpdate(chunk: Record<string, unknown>, at: string): Problem | undefined {
+  for (const field of ["id", "title"] as const) {
+    const value = str(chunk[field]);
+    if (value === undefined || value === "") {
+      return {
+        error: "invalid_chunks",
+        message: `missing required field: ${field}`,
+        pointer: `${at}/${field}`,
+      };
+    }
+  }
+  if (!TASK_STATUSES.has(String(chunk.status))) {
+    return {
+      error: "invalid_chunks",
+      message: "status must be pending, in_progress, complete or error",
+      pointer: `${at}/status`,
+    };
+  }
+  return undefined;
+}
+
 /** Validates the `chunks` argument of chat.startStream / appendStream / stopStream. */
 export function validateChunks(chunks: unknown, codes: LimitErrorCodes): Problem | undefined {
   if (chunks === undefined) return undefined;
@@ -286,6 +310,9 @@ export function validateChunks(chunks: unknown, codes: LimitErrorCodes): Problem
       }
     } else if (chunk.type === "blocks") {
       const problem = validateBlocks(chunk.blocks, `/chunks/${i}/blocks`, codes);
+      if (problem) return problem;
+    } else if (chunk.type === "task_update") {
+      const problem = validateTaskUpdate(chunk, `/chunks/${i}`);
       if (problem) return problem;
     }
   }
