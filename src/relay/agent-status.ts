@@ -1,7 +1,9 @@
 /**
  * The status line Slack's agent view shows under a DM thread while a run works ("is working
- * on your task…" with rotating loading messages), cleared when the run ends. Best effort:
- * a status that cannot be set never stops the task.
+ * on your task…" with rotating loading messages), cleared when the run ends; and, where Slack's
+ * agent sessions API exists, the session's status (processing while a run works, which gives
+ * people Slack's own Stop; active between runs). Best effort: a status that cannot be set
+ * never stops the task.
  */
 import type { SlackThreadKey } from "../store/types.ts";
 import type { CoordinatorDeps } from "./task-context.ts";
@@ -15,14 +17,31 @@ const LOADING = [
   "Checking the result…",
 ] as const;
 
-export async function showWorking(deps: CoordinatorDeps, key: SlackThreadKey): Promise<void> {
-  await deps.writer
-    .setStatus(key.channelId, key.threadTs, WORKING, LOADING)
-    .catch((err: unknown) => deps.logger.debug({ err }, "could not set the thread's status"));
+/** `title` names a new session (the task's prompt); a session that exists keeps its own. */
+export async function showWorking(
+  deps: CoordinatorDeps,
+  key: SlackThreadKey,
+  title?: string,
+): Promise<void> {
+  const { writer, logger } = deps;
+  await Promise.all([
+    writer
+      .setStatus(key.channelId, key.threadTs, WORKING, LOADING)
+      .catch((err: unknown) => logger.debug({ err }, "could not set the thread's status")),
+    writer
+      .setSessionStatus(key.channelId, key.threadTs, "processing", title)
+      .catch((err: unknown) => logger.debug({ err }, "could not set the session's status")),
+  ]);
 }
 
 export async function clearWorking(deps: CoordinatorDeps, key: SlackThreadKey): Promise<void> {
-  await deps.writer
-    .setStatus(key.channelId, key.threadTs, "")
-    .catch((err: unknown) => deps.logger.debug({ err }, "could not clear the thread's status"));
+  const { writer, logger } = deps;
+  await Promise.all([
+    writer
+      .setStatus(key.channelId, key.threadTs, "")
+      .catch((err: unknown) => logger.debug({ err }, "could not clear the thread's status")),
+    writer
+      .setSessionStatus(key.channelId, key.threadTs, "active")
+      .catch((err: unknown) => logger.debug({ err }, "could not set the session's status")),
+  ]);
 }

@@ -55,7 +55,7 @@ export class NewTasks {
     if (threadTs === undefined) return;
     const key: SlackThreadKey = { teamId: task.teamId, channelId: task.channelId, threadTs };
     const messageTs = await writer.post(task.channelId, workingMessage(), threadTs);
-    if (task.surface === "dm") await showWorking(this.#deps, key);
+    if (task.surface === "dm") await showWorking(this.#deps, key, sessionTitle(task));
     const reservation = await this.#recordStarting(task, key, messageTs, startedAt);
     const release = async () => {
       if (reservation) await relay.release(reservation).catch(() => undefined);
@@ -177,4 +177,14 @@ export class NewTasks {
       },
     });
   }
+}
+
+/** A new agent session's title: the prompt's first line (or its files), as Slack lists it. */
+function sessionTitle(task: NewTask): string {
+  const line = task.prompt
+    .split("\n")
+    .find((l) => l.trim() !== "")
+    ?.trim();
+  const title = line ?? (task.files ?? []).map((f) => f.name).join(", ");
+  return title.length > 200 ? `${title.slice(0, 199)}…` : title;
 }

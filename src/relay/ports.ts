@@ -80,6 +80,17 @@ export interface SlackWriter {
     status: string,
     loadingMessages?: readonly string[],
   ): Promise<void>;
+  /**
+   * The agent session of a thread (Slack's agent sessions API): `processing` while a run
+   * works (Slack then shows its own Stop, which sends `agent_session_stopped`), `active`
+   * between runs. A no-op where the workspace does not have the API.
+   */
+  setSessionStatus(
+    channelId: string,
+    threadTs: string,
+    status: "processing" | "active",
+    title?: string,
+  ): Promise<void>;
   /** Joins a public channel so the bot can post there and hear replies; false if it cannot. */
   join(channelId: string): Promise<boolean>;
   /** Whether a user is a workspace admin or owner. */

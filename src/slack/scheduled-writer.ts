@@ -57,6 +57,10 @@ export function scheduledWriter(
       run("assistant.threads.setStatus", () =>
         inner.setStatus(channelId, threadTs, status, loading),
       ),
+    setSessionStatus: (channelId, threadTs, status, title) =>
+      run("agents.sessions.setStatus", () =>
+        inner.setSessionStatus(channelId, threadTs, status, title),
+      ),
     join: (channelId) => run("conversations.join", () => inner.join(channelId)),
     isAdmin: (userId) => run("users.info", () => inner.isAdmin(userId)),
   };

@@ -7,7 +7,17 @@ import type { SlackWriter } from "../relay/ports.ts";
 
 const UPLOAD_BATCH = 10;
 
+/** Answers that mean the agent sessions API is not there for this app (not a passing failure). */
+const SESSIONS_MISSING = new Set([
+  "unknown_method",
+  "not_allowed_token_type",
+  "missing_scope",
+  "feature_not_enabled",
+  "not_enabled",
+]);
+
 export function webClientWriter(client: WebClient): SlackWriter {
+  const sessions = { available: true };
   return {
     async post(channelId, payload, threadTs) {
       const res = await client.chat.postMessage({
@@ -119,6 +129,22 @@ export function webClientWriter(client: WebClient): SlackWriter {
         status,
         ...(loadingMessages ? { loading_messages: [...loadingMessages] } : {}),
       });
+    },
+    async setSessionStatus(channelId, threadTs, status, title) {
+      if (!sessions.available) return;
+      try {
+        await client.agents.sessions.setStatus({
+          channel_id: channelId,
+          thread_ts: threadTs,
+          status,
+          ...(title ? { title: title.slice(0, 200) } : {}),
+        });
+      } catch (err) {
+        // Not in this workspace (or this token): stop asking; the assistant status still shows.
+        const code = (err as { data?: { error?: string } }).data?.error ?? "";
+        if (SESSIONS_MISSING.has(code)) sessions.available = false;
+        throw err;
+      }
     },
     async join(channelId) {
       try {

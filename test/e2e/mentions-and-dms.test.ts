@@ -80,6 +80,27 @@ describe.each(storeBackends())("mentions and DMs with %s", (_name, redis) => {
     expect(poster?.status).toBe("completed");
   });
 
+  it("marks the DM's agent session processing while a run works (Slack's own Stop), then active", async () => {
+    const ts = await h.say(DM, "Plan a picnic for twelve\nwith games");
+    await h.finals(DM, ts);
+    const statuses = h.slack.sessionStatuses().filter((s) => s.thread_ts === ts);
+    expect(statuses.map((s) => s.status)).toEqual(["processing", "active"]);
+    expect(statuses[0]?.title).toBe("Plan a picnic for twelve");
+  });
+
+  it("goes on without agent sessions where Slack does not have them", async () => {
+    h.slack.failNext("agents.sessions.setStatus", { error: "unknown_method", times: 1 });
+    const ts = await h.say(DM, "Name three rivers");
+    const answers = await h.finals(DM, ts);
+    expect(statusOf(answers.at(-1) ?? { channel: "", ts: "", user: "", text: "" })).toMatch(
+      /Completed/,
+    );
+    // Once Slack said the method is unknown, the app stops asking.
+    await h.say(DM, "And three lakes", { threadTs: ts });
+    await h.finals(DM, ts, 2);
+    expect(h.slack.sessionStatuses().filter((s) => s.thread_ts === ts)).toEqual([]);
+  });
+
   it("shows the agent view's status while a DM task works, and clears it when it ends", async () => {
     const ts = await h.say(DM, "Sketch a poster for the book fair");
     await h.finals(DM, ts);

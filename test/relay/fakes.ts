@@ -77,6 +77,13 @@ export class RecordingWriter implements SlackWriter {
     this.statuses.set(threadTs, status);
   }
 
+  /** The agent session status of each thread, as last set. */
+  readonly sessions = new Map<string, string>();
+
+  async setSessionStatus(_channelId: string, threadTs: string, status: string): Promise<void> {
+    this.sessions.set(threadTs, status);
+  }
+
   async join(): Promise<boolean> {
     return true;
   }

@@ -32,7 +32,7 @@ export type { Problem } from "./errors.ts";
 export type { LimitErrorCodes } from "./limits.ts";
 export { SLACK_LIMITS } from "./limits.ts";
 export { LocalSlack, startLocalSlack } from "./local-slack.ts";
-export type { OpenedView } from "./state.ts";
+export type { AgentSession, OpenedView } from "./state.ts";
 export { VIEW_LIMITS, validateView } from "./view-kit.ts";
 export type { MethodContext, MethodFamily, SlackMethod } from "./methods/registry.ts";
 export type * from "./types.ts";

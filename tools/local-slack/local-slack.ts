@@ -14,7 +14,7 @@ import { METHOD_FAMILIES } from "./methods/index.ts";
 import { buildRegistry } from "./methods/registry.ts";
 import { RateTiers } from "./rate-tiers.ts";
 import { type RouteHost, route } from "./server.ts";
-import { type OpenedView, Workspace } from "./state.ts";
+import { type AgentSession, type OpenedView, Workspace } from "./state.ts";
 import type {
   AssistantStatus,
   FailNextOptions,
@@ -283,6 +283,11 @@ export class LocalSlack extends EventEmitter<LocalSlackEvents> {
           (user === undefined || e.user === user),
       )
       .map((e) => clone(e));
+  }
+
+  /** Every agent session status the app set (agents.sessions.setStatus), oldest first. */
+  sessionStatuses(): AgentSession[] {
+    return this.#state.sessionHistory.map((s) => clone(s));
   }
 
   /** Views the app opened (views.open), oldest first, as Slack answered them. */

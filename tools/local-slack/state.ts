@@ -27,6 +27,15 @@ export interface UserFile {
   mimetype: string;
 }
 
+/** An agent session's status as agents.sessions.setStatus set it. */
+export interface AgentSession {
+  channel: string;
+  thread_ts: string;
+  status: string;
+  title: string;
+  at: number;
+}
+
 /** A view the app opened, as Slack keeps it (its id, who sees it, what it shows). */
 export interface OpenedView {
   id: string;
@@ -66,6 +75,9 @@ export class Workspace {
   /** `channel/thread_ts` → current assistant status. */
   readonly currentStatus = new Map<string, string>();
   readonly assistantStatuses: AssistantStatus[] = [];
+  /** Agent sessions by `channel/thread_ts`, and every status set, oldest first. */
+  readonly sessions = new Map<string, AgentSession>();
+  readonly sessionHistory: AgentSession[] = [];
   /** Views opened (views.open) or published (views.publish), oldest first. */
   readonly views: OpenedView[] = [];
   /** Trigger ids already used to open a view: Slack takes each once. */

@@ -92,6 +92,7 @@ export class TranscriptWriter implements SlackWriter {
   unreact = async () => undefined;
   join = async () => true;
   setStatus = async () => undefined;
+  setSessionStatus = async () => undefined;
   isAdmin = async () => false;
   startStream = (): Promise<string> => Promise.reject(new Error("not used"));
   appendStream = (): Promise<void> => Promise.reject(new Error("not used"));

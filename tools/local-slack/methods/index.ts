@@ -1,4 +1,5 @@
 // Every Web API method family the double implements. Adding a family: write its module, add it here.
+import { agentsMethods } from "./agents.ts";
 import { appsMethods } from "./apps.ts";
 import { assistantMethods } from "./assistant.ts";
 import { authMethods } from "./auth.ts";
@@ -17,6 +18,7 @@ export const METHOD_FAMILIES: readonly MethodFamily[] = [
   chatMethods,
   chatStreamMethods,
   assistantMethods,
+  agentsMethods,
   reactionsMethods,
   usersMethods,
   conversationsMethods,
