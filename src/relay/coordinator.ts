@@ -22,6 +22,7 @@ import {
   type ThreadReply,
 } from "./requests.ts";
 import { stopRun } from "./stop.ts";
+import { ThreadViews } from "./thread-views.ts";
 import type { CoordinatorDeps, RelayControl } from "./task-context.ts";
 
 export type {
@@ -48,11 +49,14 @@ export class TaskCoordinator {
   readonly #deps: CoordinatorDeps;
   readonly #newTasks: NewTasks;
   readonly #followUps: FollowUps;
+  /** The History and Files views of task threads, and the Continue form. */
+  readonly threads: ThreadViews;
 
   constructor(options: CoordinatorOptions) {
     this.#deps = { ...options, now: options.now ?? Date.now };
     this.#followUps = new FollowUps(this.#deps);
     this.#newTasks = new NewTasks(this.#deps, (key, why) => this.#followUps.abandon(key, why));
+    this.threads = new ThreadViews(this.#deps, (reply) => this.handleReply(reply));
   }
 
   /**

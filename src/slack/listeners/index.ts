@@ -8,6 +8,7 @@ import * as command from "./command.ts";
 import * as mention from "./mention.ts";
 import * as message from "./message.ts";
 import * as modal from "./modal.ts";
+import * as taskViews from "./task-views.ts";
 import type { Surface } from "./surface.ts";
 
 export const SURFACES: readonly Surface[] = [
@@ -17,6 +18,7 @@ export const SURFACES: readonly Surface[] = [
   actions,
   agentSession,
   modal,
+  taskViews,
 ];
 
 export type { ListenerDeps, Surface } from "./surface.ts";

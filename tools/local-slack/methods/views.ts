@@ -48,6 +48,32 @@ function open(
   return { view: clone(opened) };
 }
 
+// views.update: replaces an open view by id (a stale `hash` is refused like Slack does).
+function update(args: SlackArgs, { state, now }: MethodContext): Record<string, unknown> {
+  const id = nonEmpty(args.view_id);
+  const index = id === undefined ? -1 : state.views.findIndex((v) => v.id === id);
+  const current = state.views[index];
+  if (!current) throw new ApiFailure("not_found");
+  const hash = nonEmpty(args.hash);
+  if (hash !== undefined && hash !== current.view.hash) throw new ApiFailure("hash_conflict");
+  const view = viewArg(args);
+  check(validateView(view));
+  const updated = {
+    ...clone(view),
+    id: current.id,
+    team_id: current.view.team_id,
+    app_id: state.appId,
+    bot_id: state.botId,
+    state: { values: {} },
+    hash: `${Math.floor(now() / 1000)}.${current.id}.${index}.${Math.random().toString(36).slice(2, 8)}`,
+    private_metadata: str(view.private_metadata) ?? "",
+    callback_id: str(view.callback_id) ?? "",
+  };
+  state.views[index] = { ...current, view: updated, at: now() };
+  return { view: clone(updated) };
+}
+
 export const viewsMethods: MethodFamily = {
   "views.open": { handle: open },
+  "views.update": { handle: update },
 };
