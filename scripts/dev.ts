@@ -19,7 +19,16 @@ process.stdout.write(`Task Execution Service simulator on ${sim.url} (key ${simK
 
 let config: ReturnType<typeof parseConfig>;
 try {
-  config = parseConfig({ ...process.env, TASK_API_URL: sim.url, TASK_API_KEY: simKey });
+  // Behind a proxy, the local simulator is still reached directly.
+  const noProxy = [process.env.no_proxy ?? process.env.NO_PROXY, new URL(sim.url).host]
+    .filter((v) => v !== undefined && v !== "")
+    .join(",");
+  config = parseConfig({
+    ...process.env,
+    TASK_API_URL: sim.url,
+    TASK_API_KEY: simKey,
+    no_proxy: noProxy,
+  });
 } catch (err) {
   await sim.close();
   if (err instanceof ConfigError) {
