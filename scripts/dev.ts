@@ -32,7 +32,9 @@ try {
 } catch (err) {
   await sim.close();
   if (err instanceof ConfigError) {
-    process.stderr.write(`${err.message}\nSee README.md ("Connect a real Slack workspace") for the Slack settings.\n`);
+    process.stderr.write(
+      `${err.message}\nSee README.md ("Connect a real Slack workspace") for the Slack settings.\n`,
+    );
     process.exit(1);
   }
   throw err;
