@@ -60,6 +60,26 @@ const serviceShape = {
   TASK_STREAM_IDLE_TIMEOUT_S: intFrom(5, 3600, 120),
 };
 
+/**
+ * A proxy URL as HTTP(S)_PROXY holds it. `proxy.corp:3128` (no scheme, as curl accepts it)
+ * means http://. Only HTTP proxies (http:// or https://) are supported, as undici's.
+ */
+const proxyUrl = optionalString
+  .transform((v) => (v === undefined || /^[a-z][a-z0-9+.-]*:\/\//i.test(v) ? v : `http://${v}`))
+  .refine((v) => v === undefined || (/^https?:\/\//i.test(v) && URL.canParse(v)), {
+    message: "must be an http:// or https:// proxy URL, e.g. http://proxy.example.com:3128",
+  });
+
+/** Outbound proxy settings; lower-case names win over upper-case ones, as in curl and undici. */
+const proxyShape = {
+  HTTPS_PROXY: proxyUrl,
+  https_proxy: proxyUrl,
+  HTTP_PROXY: proxyUrl,
+  http_proxy: proxyUrl,
+  NO_PROXY: optionalString,
+  no_proxy: optionalString,
+};
+
 const slackShape = {
   SLACK_BOT_TOKEN: z
     .string()
@@ -139,6 +159,7 @@ export type Env = Readonly<Record<string, string | undefined>>;
 export const SETTINGS: readonly string[] = [
   ...Object.keys(serviceShape),
   ...Object.keys(slackShape),
+  ...Object.keys(proxyShape),
 ];
 
 /** How long a SIGTERM'd instance may take to hand its runs over before it exits anyway. */
@@ -199,10 +220,20 @@ export interface TaskChoices {
   readonly agents: readonly string[];
 }
 
+/** Where outbound connections go: through these proxies unless NO_PROXY lists the host. */
+export interface ProxyConfig {
+  /** For http:// URLs, and for https:// ones when `httpsProxy` is not set (undici's rule). */
+  readonly httpProxy: string | undefined;
+  readonly httpsProxy: string | undefined;
+  /** Hosts reached directly: `host`, `.domain` or `host:port`, comma- or space-separated; `*` for all. */
+  readonly noProxy: string | undefined;
+}
+
 export interface Config {
   readonly service: ServiceConfig;
   readonly slack: SlackConfig;
   readonly choices: TaskChoices;
+  readonly proxy: ProxyConfig;
   readonly redisUrl: string | undefined;
   readonly dataDir: string;
   /** This instance's name as the holder of run leases (unique per process). */
@@ -230,7 +261,7 @@ export function parseServiceConfig(env: Env): ServiceConfig {
 export function parseConfig(env: Env): Config {
   const result = (() => {
     try {
-      return { v: parseWith({ ...serviceShape, ...slackShape }, env) };
+      return { v: parseWith({ ...serviceShape, ...slackShape, ...proxyShape }, env) };
     } catch (err) {
       return { err: err as ConfigError };
     }
@@ -261,6 +292,11 @@ export function parseConfig(env: Env): Config {
       rateLimits: v.SLACK_RATE_LIMITS,
     },
     choices: { models: v.TASK_MODELS, agents: v.TASK_AGENTS },
+    proxy: {
+      httpProxy: v.http_proxy ?? v.HTTP_PROXY,
+      httpsProxy: v.https_proxy ?? v.HTTPS_PROXY,
+      noProxy: v.no_proxy ?? v.NO_PROXY,
+    },
     redisUrl: v.REDIS_URL,
     dataDir: v.DATA_DIR ?? "data",
     instanceId: v.INSTANCE_ID,
@@ -280,7 +316,19 @@ export function secretsOf(config: Partial<Config>): string[] {
     config.slack?.signingSecret,
     config.slack?.appToken,
     config.redisUrl ? passwordOf(config.redisUrl) : undefined,
+    ...[config.proxy?.httpProxy, config.proxy?.httpsProxy].flatMap((url) =>
+      url ? [passwordOf(url), rawPasswordOf(url)] : [],
+    ),
   ].filter((s): s is string => typeof s === "string" && s.length >= 4);
+}
+
+/** A URL's password as written in it (percent-encoded), as it would appear if the URL were printed. */
+function rawPasswordOf(url: string): string | undefined {
+  try {
+    return new URL(url).password || undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function passwordOf(url: string): string | undefined {

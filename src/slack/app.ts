@@ -8,6 +8,7 @@ import type { Logger } from "pino";
 import type { Config } from "../config.ts";
 import type { TaskCoordinator } from "../relay/coordinator.ts";
 import type { ThreadStore } from "../store/types.ts";
+import type { Outbound } from "../util/proxy.ts";
 import { boltLogger } from "./bolt-logger.ts";
 import { healthRoutes, type PrometheusText } from "./health.ts";
 import { SURFACES } from "./listeners/index.ts";
@@ -18,6 +19,8 @@ export interface SlackAppOptions {
   readonly config: Config;
   readonly logger: Logger;
   readonly store: ThreadStore;
+  /** How Web API calls and the Socket Mode WebSocket reach Slack (a proxy, or the defaults). */
+  readonly outbound?: Pick<Outbound, "slackFetch" | "socketDispatcher">;
   /** What `GET /metrics` shows (Prometheus text). */
   readonly prometheus?: PrometheusText;
   /** What `GET /metrics.json` shows. */
@@ -35,6 +38,8 @@ export interface SlackApp {
 
 export function createSlackApp(options: SlackAppOptions): SlackApp {
   const { config, logger, store } = options;
+  const slackFetch = options.outbound?.slackFetch;
+  const socketDispatcher = options.outbound?.socketDispatcher;
   let ready = false;
   const customRoutes = healthRoutes({
     ready: () => ready,
@@ -47,6 +52,8 @@ export function createSlackApp(options: SlackAppOptions): SlackApp {
   const receiver = socketMode
     ? new SocketModeReceiver({
         appToken: config.slack.appToken ?? "",
+        // The WebSocket and apps.connections.open (wrapped by the client into its fetch).
+        ...(socketDispatcher ? { dispatcher: socketDispatcher } : {}),
         customRoutes,
         installerOptions: {
           port: config.port,
@@ -70,6 +77,7 @@ export function createSlackApp(options: SlackAppOptions): SlackApp {
     logger: slackLogger,
     clientOptions: {
       ...(config.slack.apiUrl ? { slackApiUrl: config.slack.apiUrl.replace(/\/?$/, "/") } : {}),
+      ...(slackFetch ? { fetch: slackFetch } : {}),
       retryConfig: { retries: 3, factor: 2, minTimeout: 500, maxTimeout: 10_000, randomize: true },
       // Our scheduler owns the rate budget: a 429 comes back to it instead of pausing a queue.
       rejectRateLimitedCalls: true,

@@ -60,7 +60,7 @@ function manifestScopes(): string[] {
 }
 
 export async function startPlayground(
-  options: { port?: number; logger?: Logger } = {},
+  options: { port?: number; host?: string; logger?: Logger } = {},
 ): Promise<Playground> {
   const sim: Simulator = await startSimulator({ apiKeys: [API_KEY], chunkDelayMs: 40 });
   const slack = await startLocalSlack({
@@ -90,10 +90,12 @@ export async function startPlayground(
       if (!res.headersSent) res.writeHead(500).end("playground error");
     });
   });
-  await new Promise<void>((resolve) => server.listen(options.port ?? 0, "127.0.0.1", resolve));
+  // 127.0.0.1 unless told otherwise (a container listens on 0.0.0.0 for its published port).
+  const host = options.host ?? "127.0.0.1";
+  await new Promise<void>((resolve) => server.listen(options.port ?? 0, host, resolve));
   const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}/`,
+    url: `http://${host === "0.0.0.0" || host === "::" ? "localhost" : host}:${port}/`,
     slack,
     sim,
     async close() {
