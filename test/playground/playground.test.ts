@@ -143,6 +143,33 @@ describe.skipIf(!hasChromium)(TITLE, () => {
     await page.locator("#channels li", { hasText: "general" }).click();
   }, 60_000);
 
+  it("opens the New task form from /task, shows what to fix, and starts the task it describes", async () => {
+    await page.locator("#channels li", { hasText: "general" }).click();
+    await type("/task");
+    const form = page.locator("#overlay form.modal");
+    await form.waitFor({ timeout: 10_000 });
+    await expect(form.locator("header").textContent()).resolves.toBe("New task");
+    // Nothing written: the app answers inside the form.
+    await form.locator("button[type=submit]").click();
+    await form.locator(".error", { hasText: "Write what the agent should do" }).waitFor();
+    await form.locator("textarea").fill("Draw a lighthouse [sim:length=200]");
+    await form.locator("select[data-block=effort]").selectOption("high");
+    await form.locator("input[type=checkbox][value=thinking]").check();
+    await form.locator("input[type=file]").setInputFiles({
+      name: "sketch.txt",
+      mimeType: "text/plain",
+      buffer: Buffer.from("a tall tower"),
+    });
+    await form.locator("button[type=submit]").click();
+    await page.locator("#overlay").waitFor({ state: "hidden" });
+    const run = await playground.slack.waitFor(
+      () => playground.sim.runs().find((r) => r.promptText === "Draw a lighthouse"),
+      { description: "the form's task on the service" },
+    );
+    expect(run.request).toMatchObject({ reasoningEffort: "high", enableThinking: true });
+    expect(run.request.files.map((f) => f.name)).toEqual(["sketch.txt"]);
+  }, 40_000);
+
   it("shows the bot's private answers as only visible to you", async () => {
     await type("/task help");
     await page

@@ -15,6 +15,7 @@ import { createLogger, type Logger } from "../../src/log.ts";
 import { type Simulator, startSimulator } from "../../src/simulator/server.ts";
 import { type LocalSlack, startLocalSlack } from "../local-slack/index.ts";
 import { sendBlockAction, sendEvent, sendSlashCommand } from "../local-slack/slack-requests.ts";
+import { CloseBody, PlaygroundModals, SubmitBody, ViewActionBody } from "./modals.ts";
 
 const TEAM = "T0PLAY";
 export const YOU = "U0YOU";
@@ -120,10 +121,12 @@ class PlaygroundUi {
   readonly #attached = new Map<string, string>();
   #seq = 0;
   #pending: NodeJS.Timeout | undefined;
+  readonly #modals: PlaygroundModals;
 
   constructor(slack: LocalSlack, eventsUrl: string) {
     this.#slack = slack;
     this.#eventsUrl = eventsUrl;
+    this.#modals = new PlaygroundModals(slack, eventsUrl, SIGNING_SECRET, TEAM, YOU);
     slack.on("change", () => this.#changed());
     slack.on("call", () => this.#changed());
     slack.on("response_url", () => this.#changed());
@@ -152,6 +155,20 @@ class PlaygroundUi {
       return json(res, await this.#send(SendBody.parse(JSON.parse(await readBody(req)))));
     if (req.method === "POST" && url.pathname === "/api/action")
       return json(res, await this.#action(ActionBody.parse(JSON.parse(await readBody(req)))));
+    if (req.method === "POST" && url.pathname === "/api/view/submit") {
+      const body = SubmitBody.parse(JSON.parse(await readBody(req)));
+      return json(res, await this.#modals.submit(body).finally(() => this.#changed()));
+    }
+    if (req.method === "POST" && url.pathname === "/api/view/action")
+      return json(
+        res,
+        await this.#modals.action(ViewActionBody.parse(JSON.parse(await readBody(req)))),
+      );
+    if (req.method === "POST" && url.pathname === "/api/view/close") {
+      const closed = this.#modals.close(CloseBody.parse(JSON.parse(await readBody(req))));
+      this.#changed();
+      return json(res, closed);
+    }
     if (req.method === "GET") return serveStatic(url.pathname, res);
     res.writeHead(405).end();
   }
@@ -181,6 +198,7 @@ class PlaygroundUi {
         .map((m) => ({ ...m, attached: this.#attached.get(`${m.channel}/${m.ts}`) })),
       ephemerals,
       files,
+      modal: this.#modals.current(),
     };
   }
 
