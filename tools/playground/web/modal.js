@@ -1,6 +1,6 @@
 // The playground's modal: renders a Block Kit view the app opened (inputs, sections, buttons)
 // and turns what the person does into Slack's `state.values` or a button press.
-/* global document, fetch, btoa */
+/* global fetch, btoa */
 import { escapeHtml, renderMrkdwn } from "./markdown.js";
 
 const plain = (t) => escapeHtml(t?.text ?? "");
