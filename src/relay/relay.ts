@@ -6,6 +6,7 @@
  */
 import type { Logger } from "pino";
 import type { ThreadRef } from "../service/client.ts";
+import { TaskServiceError } from "../service/errors.ts";
 import type { FollowOptions } from "../service/follow.ts";
 import type { AppMetrics } from "../metrics.ts";
 import type { RunRecord, SlackThreadKey } from "../store/types.ts";
@@ -255,8 +256,12 @@ export class Relay {
       try {
         await service.stopAgent(ref);
       } catch (err) {
-        // The run may have ended on its own meanwhile; the relay still ends it as stopped.
         logger.warn({ err, runId }, "stop request failed");
+        if (!stopNotNeeded(err)) {
+          // The run goes on: it is not shown as stopped, and Stop may be pressed again.
+          relayed.stoppedBy = undefined;
+          throw err;
+        }
       }
       const grace = this.#clock.setTimeout(
         () => relayed.abort.abort(new Error("stopped")),
@@ -286,4 +291,12 @@ export class Relay {
     }
     await Promise.allSettled([...this.#runs.values()].map((c) => c.done));
   }
+}
+
+/**
+ * A Stop the service refused because there is nothing to stop (the run already ended, or the
+ * thread is gone): the run ends as stopped all the same.
+ */
+function stopNotNeeded(err: unknown): boolean {
+  return err instanceof TaskServiceError && err.kind === "not_found";
 }

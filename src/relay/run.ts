@@ -319,7 +319,12 @@ export class RunRelay {
     final: FinalRun | undefined,
     failure: unknown,
   ): Promise<{ state: RunState; reason?: string; files: FileNote[] }> {
-    if (this.#ctl.stoppedBy !== undefined) return { state: "stopped", files: [] };
+    // Stopped, unless the run finished on its own before the stop took: then it keeps its
+    // result and files.
+    const finishedAnyway =
+      final !== undefined && (final.status === "completed" || final.status === "failed");
+    if (this.#ctl.stoppedBy !== undefined && !finishedAnyway)
+      return { state: "stopped", files: [] };
     if (final) {
       const state = stateOf(final.status);
       this.#text = finalText(final);

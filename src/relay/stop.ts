@@ -35,9 +35,23 @@ export async function stopRun(
       return;
     }
   }
-  if (!(await store.claimOnce(req.key.teamId, `stop:${req.runId}`, STOP_CLAIM_TTL_MS))) return;
+  const claim = `stop:${req.runId}`;
+  if (!(await store.claimOnce(req.key.teamId, claim, STOP_CLAIM_TTL_MS))) return;
   const ref: ThreadRef = { projectId: record.projectId, threadId: record.threadId };
-  if (await relay.stop(req.runId, ref, req.userId)) return;
+  // A Stop that failed is told, and forgotten so that Stop can be pressed again.
+  const failed = async (err: unknown) => {
+    logger.warn({ err, runId: req.runId }, "stopping the run failed");
+    await store.releaseClaim(req.key.teamId, claim).catch(() => undefined);
+    await tell(
+      `Stopping the run failed: ${describeServiceError(err, req.runId)} The run goes on; press Stop to try again.`,
+    );
+  };
+  try {
+    if (await relay.stop(req.runId, ref, req.userId)) return;
+  } catch (err) {
+    await failed(err);
+    return;
+  }
   if (record.active.kind !== "running" || record.active.runId !== req.runId) {
     await tell("This run has already finished.");
     return;
@@ -47,6 +61,6 @@ export async function stopRun(
     await service.stopAgent(ref);
     await tell("The run was stopped.");
   } catch (err) {
-    await tell(describeServiceError(err, req.runId));
+    await failed(err);
   }
 }

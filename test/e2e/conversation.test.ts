@@ -197,6 +197,29 @@ describe.each(stores)("follow-ups and Stop with %s", (_name, redis) => {
     expect(statusOf(replies.at(-1) ?? running)).toMatch(new RegExp(`Stopped by <@${ADMIN}>`));
   });
 
+  it("says when stopping failed, keeps the run going, and lets Stop be pressed again", async () => {
+    await h.command("Write a saga [sim:delay=25] [sim:length=12000]");
+    const threadTs = await h.waitForTaskThread("Write a saga");
+    const running = await streaming(threadTs);
+    // A refusal (not a passing failure, which the client retries).
+    h.sim.injectFault({ endpoint: "stop", status: 400, detail: "stop is unavailable" });
+    await h.clickStop(running, OWNER);
+    const refusal = await h.slack.waitFor(
+      () =>
+        h.slack.responseUrlPosts.find((p) =>
+          JSON.stringify(p.body).includes("Stopping the run failed"),
+        ),
+      { description: "the private note that stopping failed" },
+    );
+    expect(JSON.stringify(refusal.body)).toContain("press Stop to try again");
+    // Still running, still with its Stop button; the second press stops it.
+    const still = await streaming(threadTs);
+    expect(statusOf(still)).toMatch(/Working/);
+    await h.clickStop(still, OWNER);
+    const [final] = (await h.waitForFinal(threadTs)).slice(-1);
+    expect(statusOf(final ?? still)).toMatch(new RegExp(`Stopped by <@${OWNER}>`));
+  });
+
   it("stops once when Stop is clicked twice", async () => {
     await h.command("Write an essay [sim:delay=25] [sim:length=20000]");
     const threadTs = await h.waitForTaskThread("Write an essay");
