@@ -145,6 +145,14 @@ const slackShape = {
   RUN_LEASE_TTL_MS: intFrom(500, 600_000, 15_000),
   RESUME_SCAN_INTERVAL_MS: intFrom(100, 600_000, 2000),
   PORT: intFrom(0, 65_535, 3000),
+  ADMIN_PORT: optionalString.pipe(
+    z
+      .string()
+      .regex(/^\d{1,5}$/, "must be a port number (0 to 65535)")
+      .transform(Number)
+      .refine((n) => n <= 65_535, "must be a port number (0 to 65535)")
+      .optional(),
+  ),
   LOG_LEVEL: z
     .string()
     .trim()
@@ -245,6 +253,8 @@ export interface Config {
   /** How often an instance looks for runs nobody relays. */
   readonly resumeScanIntervalMs: number;
   readonly port: number;
+  /** Where health and metrics are served instead of `port`, when set (an internal port). */
+  readonly adminPort: number | undefined;
   readonly logLevel: (typeof LOG_LEVELS)[number];
 }
 
@@ -304,6 +314,7 @@ export function parseConfig(env: Env): Config {
     runLeaseTtlMs: v.RUN_LEASE_TTL_MS,
     resumeScanIntervalMs: v.RESUME_SCAN_INTERVAL_MS,
     port: v.PORT,
+    adminPort: v.ADMIN_PORT,
     logLevel: v.LOG_LEVEL,
   };
 }

@@ -9,6 +9,7 @@ import type { Config } from "../config.ts";
 import type { TaskCoordinator } from "../relay/coordinator.ts";
 import type { ThreadStore } from "../store/types.ts";
 import type { Outbound } from "../util/proxy.ts";
+import { type AdminServer, startAdminServer } from "./admin-server.ts";
 import { boltLogger } from "./bolt-logger.ts";
 import { healthRoutes, type PrometheusText } from "./health.ts";
 import { SURFACES } from "./listeners/index.ts";
@@ -33,6 +34,8 @@ export interface SlackApp {
   listen(coordinator: TaskCoordinator): void;
   /** Starts the receiver; resolves with the HTTP port (HTTP mode or the health server). */
   start(): Promise<number | undefined>;
+  /** The internal port serving health and metrics, once started, when `ADMIN_PORT` is set. */
+  adminPort(): number | undefined;
   stop(): Promise<void>;
 }
 
@@ -47,6 +50,9 @@ export function createSlackApp(options: SlackAppOptions): SlackApp {
     prometheus: options.prometheus,
     metricsJson: options.metricsJson,
   });
+  // With ADMIN_PORT the public receiver serves Slack's requests only.
+  const publicRoutes = config.adminPort === undefined ? customRoutes : [];
+  let admin: AdminServer | undefined;
   const slackLogger = boltLogger(logger);
   const socketMode = config.slack.appToken !== undefined;
   const receiver = socketMode
@@ -54,7 +60,7 @@ export function createSlackApp(options: SlackAppOptions): SlackApp {
         appToken: config.slack.appToken ?? "",
         // The WebSocket and apps.connections.open (wrapped by the client into its fetch).
         ...(socketDispatcher ? { dispatcher: socketDispatcher } : {}),
-        customRoutes,
+        customRoutes: publicRoutes,
         installerOptions: {
           port: config.port,
           // The Socket Mode client opens its connection through the Web API too.
@@ -67,7 +73,7 @@ export function createSlackApp(options: SlackAppOptions): SlackApp {
     : new HTTPReceiver({
         signingSecret: config.slack.signingSecret ?? "",
         endpoints: SLACK_EVENTS_PATH,
-        customRoutes,
+        customRoutes: publicRoutes,
         processBeforeResponse: false,
         logger: slackLogger,
       });
@@ -96,7 +102,11 @@ export function createSlackApp(options: SlackAppOptions): SlackApp {
   return {
     app,
     listen,
+    adminPort: () => admin?.port,
     async start() {
+      if (config.adminPort !== undefined) {
+        admin = await startAdminServer(customRoutes, config.adminPort);
+      }
       const started = (await app.start(config.port)) as unknown;
       ready = true;
       const server = started as Server | undefined;
@@ -110,6 +120,7 @@ export function createSlackApp(options: SlackAppOptions): SlackApp {
     async stop() {
       ready = false;
       await app.stop();
+      await admin?.close();
     },
   };
 }
