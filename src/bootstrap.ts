@@ -105,6 +105,7 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
     logger: logger.child({ instance: instanceId }),
     metrics,
     streaming: config.slack.streaming,
+    maxRunMs: config.service.maxRunS * 1000,
     // A thread whose stream a proxy refused is polled for a while without asking again.
     follow: { pollTimeoutS: config.service.pollTimeoutS, refusals: new StreamRefusals() },
     onRunEnded: async (outcome): Promise<void> => coordinator.onRunEnded(outcome),

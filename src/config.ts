@@ -58,6 +58,7 @@ const serviceShape = {
   TASK_API_KEY: z.string().trim().min(1, "is required"),
   TASK_POLL_TIMEOUT_S: intFrom(1, 600, 30),
   TASK_STREAM_IDLE_TIMEOUT_S: intFrom(5, 3600, 120),
+  TASK_MAX_RUN_S: intFrom(1, 7 * 86_400, 4 * 3600),
 };
 
 /**
@@ -205,6 +206,8 @@ export interface ServiceConfig {
   readonly pollTimeoutS: number;
   /** A stream silent for this long (no event, no keep-alive) counts as dropped. */
   readonly streamIdleTimeoutS: number;
+  /** A run still going after this long is stopped at the service, and the thread says so. */
+  readonly maxRunS: number;
 }
 
 export interface SlackConfig {
@@ -265,6 +268,7 @@ export function parseServiceConfig(env: Env): ServiceConfig {
     apiKey: v.TASK_API_KEY,
     pollTimeoutS: v.TASK_POLL_TIMEOUT_S,
     streamIdleTimeoutS: v.TASK_STREAM_IDLE_TIMEOUT_S,
+    maxRunS: v.TASK_MAX_RUN_S,
   };
 }
 
@@ -290,6 +294,7 @@ export function parseConfig(env: Env): Config {
       apiKey: v.TASK_API_KEY,
       pollTimeoutS: v.TASK_POLL_TIMEOUT_S,
       streamIdleTimeoutS: v.TASK_STREAM_IDLE_TIMEOUT_S,
+      maxRunS: v.TASK_MAX_RUN_S,
     },
     slack: {
       botToken: v.SLACK_BOT_TOKEN,

@@ -25,6 +25,8 @@ import { RunMessages } from "./run-messages.ts";
 export interface RunControl {
   readonly abort: AbortController;
   stoppedBy: string | undefined;
+  /** Why the app itself stopped the run (e.g. its maximum run time), shown with "Stopped". */
+  stopNote?: string | undefined;
   /** Set when the run is handed to another instance instead of finished here. */
   handover: boolean;
 }
@@ -354,9 +356,10 @@ export class RunRelay {
 
   async #showFinal(state: RunState, reason: string | undefined, files: FileNote[]): Promise<void> {
     const stoppedBy = this.#ctl.stoppedBy;
+    const note = state === "stopped" ? this.#ctl.stopNote : undefined;
     const payloads = renderRun(
       this.#view(state, {
-        ...(reason ? { reason } : {}),
+        ...(reason ? { reason } : note ? { reason: note } : {}),
         ...(stoppedBy ? { stoppedBy } : {}),
         files,
       }),

@@ -117,7 +117,7 @@ function statusLine(view: RunView): string {
     case "failed":
       return `:x: Failed after ${took}${view.reason ? `: ${mrkdwnText(truncate(view.reason, 500))}` : ""}`;
     case "stopped":
-      return `:black_square_for_stop: Stopped${view.stoppedBy ? ` by <@${view.stoppedBy}>` : ""} after ${took}`;
+      return `:black_square_for_stop: Stopped${view.stoppedBy ? ` by <@${view.stoppedBy}>` : ""} after ${took}${view.reason ? `: ${mrkdwnText(truncate(view.reason, 500))}` : ""}`;
     case "error":
       return `:warning: ${mrkdwnText(truncate(view.reason || "Something went wrong.", 1500))}`;
   }

@@ -159,3 +159,24 @@ describe.each(stores)("errors, limits and stream formats with %s", (_name, redis
     }
   });
 });
+
+describe("a run past its maximum run time (TASK_MAX_RUN_S)", () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await Harness.start({ env: { TASK_MAX_RUN_S: "2" } });
+  });
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  it("is stopped at the service, and the thread says why", async () => {
+    await h.command("Write an endless epic [sim:delay=25] [sim:length=40000]");
+    const threadTs = await h.waitForTaskThread("Write an endless epic");
+    const final = (await h.waitForFinal(threadTs, 1, 30_000)).at(-1);
+    expect(statusOf(final ?? { channel: "", ts: "", user: "", text: "" })).toMatch(
+      /Stopped after \d+s: it reached the maximum run time of 2s/,
+    );
+    const run = h.sim.runs().find((r) => r.promptText === "Write an endless epic");
+    expect(run?.status).toBe("stopped");
+  });
+});
