@@ -116,7 +116,18 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
     allowedOrigins: fileOrigins(config.slack.apiUrl),
     dispatcher: outbound.slackDispatcher,
   });
-  const coordinator = new TaskCoordinator({ service, writer, store, relay, files, logger });
+  const coordinator = new TaskCoordinator({
+    service,
+    writer,
+    store,
+    relay,
+    files,
+    limits: {
+      perUserPerMinute: config.service.rateUserPerMin,
+      perChannelPerMinute: config.service.rateChannelPerMin,
+    },
+    logger,
+  });
   const resumer = new Resumer({
     store,
     relay,

@@ -59,6 +59,8 @@ const serviceShape = {
   TASK_POLL_TIMEOUT_S: intFrom(1, 600, 30),
   TASK_STREAM_IDLE_TIMEOUT_S: intFrom(5, 3600, 120),
   TASK_MAX_RUN_S: intFrom(1, 7 * 86_400, 4 * 3600),
+  TASK_RATE_USER_PER_MIN: intFrom(0, 1000, 10),
+  TASK_RATE_CHANNEL_PER_MIN: intFrom(0, 10_000, 60),
 };
 
 /**
@@ -208,6 +210,9 @@ export interface ServiceConfig {
   readonly streamIdleTimeoutS: number;
   /** A run still going after this long is stopped at the service, and the thread says so. */
   readonly maxRunS: number;
+  /** Tasks and follow-ups one person, and one channel, may start per minute (0: no limit). */
+  readonly rateUserPerMin: number;
+  readonly rateChannelPerMin: number;
 }
 
 export interface SlackConfig {
@@ -269,6 +274,8 @@ export function parseServiceConfig(env: Env): ServiceConfig {
     pollTimeoutS: v.TASK_POLL_TIMEOUT_S,
     streamIdleTimeoutS: v.TASK_STREAM_IDLE_TIMEOUT_S,
     maxRunS: v.TASK_MAX_RUN_S,
+    rateUserPerMin: v.TASK_RATE_USER_PER_MIN,
+    rateChannelPerMin: v.TASK_RATE_CHANNEL_PER_MIN,
   };
 }
 
@@ -295,6 +302,8 @@ export function parseConfig(env: Env): Config {
       pollTimeoutS: v.TASK_POLL_TIMEOUT_S,
       streamIdleTimeoutS: v.TASK_STREAM_IDLE_TIMEOUT_S,
       maxRunS: v.TASK_MAX_RUN_S,
+      rateUserPerMin: v.TASK_RATE_USER_PER_MIN,
+      rateChannelPerMin: v.TASK_RATE_CHANNEL_PER_MIN,
     },
     slack: {
       botToken: v.SLACK_BOT_TOKEN,

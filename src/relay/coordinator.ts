@@ -7,6 +7,7 @@ import type { Logger } from "pino";
 import type { SlackThreadKey } from "../store/types.ts";
 import { FollowUps } from "./follow-ups.ts";
 import { mergeOptions } from "./options.ts";
+import { NO_RATE_LIMITS, type RateLimits, takeRateSlot } from "./rate-limits.ts";
 import { NewTasks } from "./new-task.ts";
 import type { SlackFileSource, SlackWriter, TaskService, ThreadStore } from "./ports.ts";
 import type { RunOutcome } from "./relay.ts";
@@ -41,6 +42,8 @@ export interface CoordinatorOptions {
   readonly relay: RelayControl;
   /** Where the files people attach are read from (Slack's file host). */
   readonly files: SlackFileSource;
+  /** Per person and per channel; none when not given. */
+  readonly limits?: RateLimits;
   readonly logger: Logger;
   readonly now?: () => number;
 }
@@ -53,7 +56,11 @@ export class TaskCoordinator {
   readonly threads: ThreadViews;
 
   constructor(options: CoordinatorOptions) {
-    this.#deps = { ...options, now: options.now ?? Date.now };
+    this.#deps = {
+      ...options,
+      limits: options.limits ?? NO_RATE_LIMITS,
+      now: options.now ?? Date.now,
+    };
     this.#followUps = new FollowUps(this.#deps);
     this.#newTasks = new NewTasks(this.#deps, (key, why) => this.#followUps.abandon(key, why));
     this.threads = new ThreadViews(this.#deps, (reply) => this.handleReply(reply));
@@ -77,6 +84,16 @@ export class TaskCoordinator {
     }
     try {
       if (!(await claimDelivery(this.#deps.store, task.teamId, task.delivery))) return;
+      const limited = await takeRateSlot(
+        this.#deps.store,
+        this.#deps.limits,
+        task,
+        this.#deps.now(),
+      );
+      if (limited !== undefined) {
+        await tell(limited);
+        return;
+      }
       // Options typed in the prompt win over those picked in a form.
       const options = mergeOptions(checked.options, task.options);
       await this.#newTasks.start({ ...task, prompt: checked.prompt }, options, tell);

@@ -7,6 +7,7 @@ import type { SlackThreadKey } from "../store/types.ts";
 import { describeServiceError } from "../view/errors.ts";
 import { type MessagePayload, renderRun } from "../view/render.ts";
 import type { SlackFileSource, SlackWriter, TaskService, ThreadStore } from "./ports.ts";
+import type { RateLimits } from "./rate-limits.ts";
 import type { Relay } from "./relay.ts";
 
 /** The part of the relay the coordinator uses. */
@@ -19,6 +20,8 @@ export interface CoordinatorDeps {
   readonly relay: RelayControl;
   /** Where the files people attach are read from. */
   readonly files: SlackFileSource;
+  /** How many tasks and follow-ups a person, and a channel, may start per minute. */
+  readonly limits: RateLimits;
   readonly logger: Logger;
   readonly now: () => number;
 }

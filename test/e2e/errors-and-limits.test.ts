@@ -180,3 +180,29 @@ describe("a run past its maximum run time (TASK_MAX_RUN_S)", () => {
     expect(run?.status).toBe("stopped");
   });
 });
+
+describe("per-person limits (TASK_RATE_USER_PER_MIN)", () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await Harness.start({ env: { TASK_RATE_USER_PER_MIN: "2" } });
+  });
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  it("refuses a third task in a minute privately, and a follow-up counts too", async () => {
+    await h.command("First poem [sim:length=100]");
+    const threadTs = await h.waitForTaskThread("First poem");
+    await h.waitForFinal(threadTs);
+    await h.reply(threadTs, "Another verse [sim:length=100]");
+    await h.waitForFinal(threadTs, 2);
+    const before = h.sim.runs().length;
+    const id = h.slack.responseUrlPosts.length;
+    await h.command("Third poem [sim:length=100]");
+    const refusal = await h.slack.waitFor(() => h.slack.responseUrlPosts.slice(id).at(0), {
+      description: "the private refusal",
+    });
+    expect(JSON.stringify(refusal.body)).toContain("the most one person may");
+    expect(h.sim.runs().length).toBe(before);
+  });
+});

@@ -80,6 +80,8 @@ export async function startPlayground(
     SLACK_SIGNING_SECRET: SIGNING_SECRET,
     SLACK_API_URL: slack.apiUrl,
     SLACK_EDIT_INTERVAL_MS: "300",
+    // One person trying everything at once: the per-person limit would only get in the way.
+    TASK_RATE_USER_PER_MIN: "0",
     PORT: "0",
     DATA_DIR: dataDir,
   });
