@@ -126,6 +126,10 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
       perUserPerMinute: config.service.rateUserPerMin,
       perChannelPerMinute: config.service.rateChannelPerMin,
     },
+    people: {
+      allowGuests: config.service.allowGuests,
+      allowExternal: config.service.allowExternal,
+    },
     logger,
   });
   const resumer = new Resumer({

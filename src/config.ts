@@ -34,6 +34,19 @@ const httpUrl = z
     message: "must be an http(s) URL",
   });
 
+/** true/false (also 1/0, yes/no, on/off); unset is false. */
+const flag = z
+  .string()
+  .trim()
+  .toLowerCase()
+  .optional()
+  .transform((v, ctx) => {
+    if (v === undefined || v === "" || ["false", "0", "no", "off"].includes(v)) return false;
+    if (["true", "1", "yes", "on"].includes(v)) return true;
+    ctx.addIssue({ code: "custom", message: "must be true or false" });
+    return z.NEVER;
+  });
+
 /** A comma-separated list of names (model or agent ids offered in the New task modal). */
 const nameList = z
   .string()
@@ -59,6 +72,8 @@ const serviceShape = {
   TASK_POLL_TIMEOUT_S: intFrom(1, 600, 30),
   TASK_STREAM_IDLE_TIMEOUT_S: intFrom(5, 3600, 120),
   TASK_MAX_RUN_S: intFrom(1, 7 * 86_400, 4 * 3600),
+  TASK_ALLOW_GUESTS: flag,
+  TASK_ALLOW_EXTERNAL: flag,
   TASK_RATE_USER_PER_MIN: intFrom(0, 1000, 10),
   TASK_RATE_CHANNEL_PER_MIN: intFrom(0, 10_000, 60),
 };
@@ -213,6 +228,9 @@ export interface ServiceConfig {
   /** Tasks and follow-ups one person, and one channel, may start per minute (0: no limit). */
   readonly rateUserPerMin: number;
   readonly rateChannelPerMin: number;
+  /** Whether guests, and people of other organisations (Slack Connect), may use the app. */
+  readonly allowGuests: boolean;
+  readonly allowExternal: boolean;
 }
 
 export interface SlackConfig {
@@ -276,6 +294,8 @@ export function parseServiceConfig(env: Env): ServiceConfig {
     maxRunS: v.TASK_MAX_RUN_S,
     rateUserPerMin: v.TASK_RATE_USER_PER_MIN,
     rateChannelPerMin: v.TASK_RATE_CHANNEL_PER_MIN,
+    allowGuests: v.TASK_ALLOW_GUESTS,
+    allowExternal: v.TASK_ALLOW_EXTERNAL,
   };
 }
 
@@ -304,6 +324,8 @@ export function parseConfig(env: Env): Config {
       maxRunS: v.TASK_MAX_RUN_S,
       rateUserPerMin: v.TASK_RATE_USER_PER_MIN,
       rateChannelPerMin: v.TASK_RATE_CHANNEL_PER_MIN,
+      allowGuests: v.TASK_ALLOW_GUESTS,
+      allowExternal: v.TASK_ALLOW_EXTERNAL,
     },
     slack: {
       botToken: v.SLACK_BOT_TOKEN,

@@ -7,6 +7,7 @@ import type { Logger } from "pino";
 import type { SlackThreadKey } from "../store/types.ts";
 import { FollowUps } from "./follow-ups.ts";
 import { mergeOptions } from "./options.ts";
+import { MEMBERS_ONLY, type PeoplePolicy, personRefusal } from "./policy.ts";
 import { NO_RATE_LIMITS, type RateLimits, takeRateSlot } from "./rate-limits.ts";
 import { NewTasks } from "./new-task.ts";
 import type { SlackFileSource, SlackWriter, TaskService, ThreadStore } from "./ports.ts";
@@ -44,6 +45,8 @@ export interface CoordinatorOptions {
   readonly files: SlackFileSource;
   /** Per person and per channel; none when not given. */
   readonly limits?: RateLimits;
+  /** Who may start and continue tasks (default: members of the workspace only). */
+  readonly people?: PeoplePolicy;
   readonly logger: Logger;
   readonly now?: () => number;
 }
@@ -59,6 +62,7 @@ export class TaskCoordinator {
     this.#deps = {
       ...options,
       limits: options.limits ?? NO_RATE_LIMITS,
+      people: options.people ?? MEMBERS_ONLY,
       now: options.now ?? Date.now,
     };
     this.#followUps = new FollowUps(this.#deps);
@@ -84,12 +88,9 @@ export class TaskCoordinator {
     }
     try {
       if (!(await claimDelivery(this.#deps.store, task.teamId, task.delivery))) return;
-      const limited = await takeRateSlot(
-        this.#deps.store,
-        this.#deps.limits,
-        task,
-        this.#deps.now(),
-      );
+      const limited =
+        (await personRefusal(this.#deps, this.#deps.people, task.teamId, task.userId)) ??
+        (await takeRateSlot(this.#deps.store, this.#deps.limits, task, this.#deps.now()));
       if (limited !== undefined) {
         await tell(limited);
         return;

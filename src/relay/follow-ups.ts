@@ -14,6 +14,7 @@ import {
 import { describeServiceError } from "../view/errors.ts";
 import { clearWorking, showWorking } from "./agent-status.ts";
 import { brokenFileReason, NO_ATTACHMENTS, readAttachments } from "./attachments.ts";
+import { personRefusal } from "./policy.ts";
 import { takeRateSlot } from "./rate-limits.ts";
 import { notForFollowUps, parsePrompt } from "./options.ts";
 import type { RunOutcome } from "./relay.ts";
@@ -69,6 +70,7 @@ export class FollowUps {
     if (parsed.prompt === "" && reply.files.length === 0) return;
     const refusal =
       replyRefusal(record, parsed.prompt) ??
+      (await personRefusal(this.#deps, this.#deps.people, reply.key.teamId, reply.userId)) ??
       (await takeRateSlot(
         store,
         this.#deps.limits,

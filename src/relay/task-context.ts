@@ -7,6 +7,7 @@ import type { SlackThreadKey } from "../store/types.ts";
 import { describeServiceError } from "../view/errors.ts";
 import { type MessagePayload, renderRun } from "../view/render.ts";
 import type { SlackFileSource, SlackWriter, TaskService, ThreadStore } from "./ports.ts";
+import type { PeoplePolicy } from "./policy.ts";
 import type { RateLimits } from "./rate-limits.ts";
 import type { Relay } from "./relay.ts";
 
@@ -22,6 +23,8 @@ export interface CoordinatorDeps {
   readonly files: SlackFileSource;
   /** How many tasks and follow-ups a person, and a channel, may start per minute. */
   readonly limits: RateLimits;
+  /** Who may start and continue tasks. */
+  readonly people: PeoplePolicy;
   readonly logger: Logger;
   readonly now: () => number;
 }

@@ -206,3 +206,62 @@ describe("per-person limits (TASK_RATE_USER_PER_MIN)", () => {
     expect(h.sim.runs().length).toBe(before);
   });
 });
+
+describe("who may start and continue tasks (guests, Slack Connect)", () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await Harness.start();
+    h.slack.addUser({ id: "U0GUEST", name: "guest", is_restricted: true });
+    h.slack.addUser({ id: "U0EXTERNAL", name: "partner", team_id: "T0PARTNER" });
+  });
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  it("refuses a guest's /task privately, naming the setting that allows it", async () => {
+    const from = h.slack.responseUrlPosts.length;
+    const runs = h.sim.runs().length;
+    await h.command("Build a page [sim:length=100]", { user: "U0GUEST" });
+    const post = await h.slack.waitFor(() => h.slack.responseUrlPosts.slice(from).at(0), {
+      description: "the refusal",
+    });
+    expect(JSON.stringify(post.body)).toContain("TASK_ALLOW_GUESTS");
+    expect(h.sim.runs().length).toBe(runs);
+  });
+
+  it("refuses a reply from another organisation in a task thread, and members go on", async () => {
+    await h.command("Plan a meetup [sim:length=100]");
+    const threadTs = await h.waitForTaskThread("Plan a meetup");
+    await h.waitForFinal(threadTs);
+    const runs = h.sim.runs().length;
+    await h.reply(threadTs, "Add our logo", { user: "U0EXTERNAL" });
+    const note = await h.slack.waitFor(
+      () =>
+        h.slack
+          .ephemerals(CHANNEL, "U0EXTERNAL")
+          .find((e) => e.text.includes("TASK_ALLOW_EXTERNAL")),
+      { description: "the private refusal" },
+    );
+    expect(note.thread_ts).toBe(threadTs);
+    expect(h.sim.runs().length).toBe(runs);
+    await h.reply(threadTs, "Add a map [sim:length=100]");
+    await h.waitForFinal(threadTs, 2);
+  });
+});
+
+describe("guests allowed (TASK_ALLOW_GUESTS=true)", () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await Harness.start({ env: { TASK_ALLOW_GUESTS: "true" } });
+    h.slack.addUser({ id: "U0GUEST", name: "guest", is_ultra_restricted: true });
+  });
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  it("lets a guest start a task", async () => {
+    await h.command("Guest poem [sim:length=100]", { user: "U0GUEST" });
+    const threadTs = await h.waitForTaskThread("Guest poem");
+    await h.waitForFinal(threadTs);
+  });
+});

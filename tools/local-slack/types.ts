@@ -48,6 +48,9 @@ export interface SlackUser {
   team_id?: string;
   is_admin?: boolean;
   is_owner?: boolean;
+  /** A guest: multi-channel (`is_restricted`) or single-channel (`is_ultra_restricted`). */
+  is_restricted?: boolean;
+  is_ultra_restricted?: boolean;
   is_bot?: boolean;
   deleted?: boolean;
   tz?: string;
