@@ -21,10 +21,18 @@ export async function stopRun(
     await tell("This task is no longer known to me, so there is nothing to stop.");
     return;
   }
+  // Only the thread's current run can be stopped (an old button names an old run).
+  if (record.active.kind === "running" && record.active.runId !== req.runId) {
+    await tell("This run has already finished.");
+    return;
+  }
   if (req.userId !== record.ownerUserId) {
     let admin = false;
     try {
-      admin = await writer.isAdmin(req.userId);
+      // An admin of this workspace, whose account is active.
+      const person = await writer.person(req.userId);
+      const sameTeam = person?.teamId === undefined || person.teamId === req.key.teamId;
+      admin = sameTeam && person?.deleted !== true && (await writer.isAdmin(req.userId));
     } catch (err) {
       logger.warn({ err }, "could not check whether the user is an admin");
     }

@@ -8,10 +8,13 @@ import {
   markdownOf,
   OTHER,
   OWNER,
+  SIGNING_SECRET,
   statusOf,
   stopButton,
   storeBackends,
+  TEAM,
 } from "../support/harness.ts";
+import { sendBlockAction } from "../../tools/local-slack/slack-requests.ts";
 
 const stores = storeBackends();
 
@@ -218,6 +221,29 @@ describe.each(stores)("follow-ups and Stop with %s", (_name, redis) => {
     await h.clickStop(still, OWNER);
     const [final] = (await h.waitForFinal(threadTs)).slice(-1);
     expect(statusOf(final ?? still)).toMatch(new RegExp(`Stopped by <@${OWNER}>`));
+  });
+
+  it("ignores a Stop button value replayed from another channel", async () => {
+    await h.command("Write a ballad [sim:delay=25] [sim:length=6000]");
+    const threadTs = await h.waitForTaskThread("Write a ballad");
+    const running = await streaming(threadTs);
+    const button = stopButton(running);
+    const id = `replay${Date.now()}`;
+    await sendBlockAction(h.eventsUrl, SIGNING_SECRET, {
+      team_id: TEAM,
+      user_id: OWNER,
+      channel_id: "C0ELSEWHERE",
+      message_ts: running.ts,
+      action_id: "task_stop",
+      value: button?.value ?? "",
+      response_url: h.slack.responseUrl(id),
+    });
+    const post = await h.slack.waitFor(() => h.slack.responseUrlPosts.find((p) => p.id === id), {
+      description: "the refusal",
+    });
+    expect(JSON.stringify(post.body)).toContain("not valid any more");
+    const [final] = (await h.waitForFinal(threadTs)).slice(-1);
+    expect(statusOf(final ?? running)).toMatch(/Completed in/);
   });
 
   it("stops once when Stop is clicked twice", async () => {
