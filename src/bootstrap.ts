@@ -7,7 +7,7 @@ import { hostname } from "node:os";
 import { LogLevel, WebClient } from "@slack/web-api";
 import type { Logger } from "pino";
 import type { Config } from "./config.ts";
-import { createPrometheusMetrics } from "./metrics.ts";
+import { createPrometheusMetrics, type PrometheusMetrics } from "./metrics.ts";
 import { Relay } from "./relay/relay.ts";
 import { Resumer } from "./relay/resumer.ts";
 import { TaskCoordinator } from "./relay/coordinator.ts";
@@ -20,6 +20,7 @@ import {
   createSlackScheduler,
   DEFAULT_BUDGETS,
   type MethodBudget,
+  type SlackScheduler,
 } from "./slack/scheduler/index.ts";
 import { webClientWriter } from "./slack/web-writer.ts";
 import { createRedisStore } from "./store/redis.ts";
@@ -45,28 +46,14 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
   const instanceId =
     config.instanceId ?? `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
   const metrics = createPrometheusMetrics({ activeRuns: () => relay.activeRuns });
-  const reportStore = (err: unknown) => {
-    metrics.storeError();
-    logger.error({ err }, "store error");
-  };
-  const store = config.redisUrl
-    ? createRedisStore(config.redisUrl, reportStore, config.storeNamespace)
-    : createSqliteStore(defaultSqlitePath(config.dataDir), reportStore, config.storeNamespace);
+  const store = openStore(config, logger, metrics);
   const service = createTaskServiceClient({
     baseUrl: config.service.baseUrl,
     apiKey: config.service.apiKey,
     streamIdleTimeoutMs: config.service.streamIdleTimeoutS * 1000,
     onResponse: (info) => metrics.serviceResponse(info),
   });
-  const scheduler = await createSlackScheduler({
-    redisUrl: config.redisUrl,
-    redisPrefix: `${config.storeNamespace}:slack-rl:`,
-    safety: config.slack.rateSafety,
-    budgets: budgetsWith(config.slack.rateLimits),
-    minEditIntervalMs: config.slack.editIntervalMs,
-    metrics,
-    onError: (err) => logger.warn({ err }, "Slack scheduler"),
-  });
+  const scheduler = await openScheduler(config, logger, metrics);
   const started = Date.now();
   const slack = createSlackApp({
     config,
@@ -109,6 +96,45 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
   const port = await slack.start();
   // Runs left unfinished by a crash or a previous shutdown, and later orphans, are taken over.
   resumer.start();
+  logRunning(config, logger, port, instanceId);
+  const close = (): Promise<void> => closeApp({ slack, resumer, relay, scheduler, store }, logger);
+  return { slack, store, relay, service, port, resumer, close };
+}
+
+/** Redis when configured (shared by every instance), SQLite on disk otherwise. */
+function openStore(config: Config, logger: Logger, metrics: PrometheusMetrics): ThreadStore {
+  const reportStore = (err: unknown) => {
+    metrics.storeError();
+    logger.error({ err }, "store error");
+  };
+  return config.redisUrl
+    ? createRedisStore(config.redisUrl, reportStore, config.storeNamespace)
+    : createSqliteStore(defaultSqlitePath(config.dataDir), reportStore, config.storeNamespace);
+}
+
+/** The Slack rate budget: in Redis beside the store when there is one, in memory otherwise. */
+function openScheduler(
+  config: Config,
+  logger: Logger,
+  metrics: PrometheusMetrics,
+): Promise<SlackScheduler> {
+  return createSlackScheduler({
+    redisUrl: config.redisUrl,
+    redisPrefix: `${config.storeNamespace}:slack-rl:`,
+    safety: config.slack.rateSafety,
+    budgets: budgetsWith(config.slack.rateLimits),
+    minEditIntervalMs: config.slack.editIntervalMs,
+    metrics,
+    onError: (err) => logger.warn({ err }, "Slack scheduler"),
+  });
+}
+
+function logRunning(
+  config: Config,
+  logger: Logger,
+  port: number | undefined,
+  instanceId: string,
+): void {
   logger.info(
     {
       mode: config.slack.appToken ? "socket" : "http",
@@ -118,24 +144,26 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
     },
     "Task bot is running",
   );
-  return {
-    slack,
-    store,
-    relay,
-    service,
-    port,
-    resumer,
-    async close() {
-      // Stop taking work, hand every run over (latest text shown, lease released), then go.
-      await slack
-        .stop()
-        .catch((err: unknown) => logger.warn({ err }, "stopping the Slack receiver failed"));
-      await resumer.stop();
-      await relay.handover();
-      await scheduler.close();
-      await store.close();
-    },
-  };
+}
+
+/** Stop taking work, hand every run over (latest text shown, lease released), then go. */
+async function closeApp(
+  parts: {
+    readonly slack: SlackApp;
+    readonly resumer: Resumer;
+    readonly relay: Relay;
+    readonly scheduler: SlackScheduler;
+    readonly store: ThreadStore;
+  },
+  logger: Logger,
+): Promise<void> {
+  await parts.slack
+    .stop()
+    .catch((err: unknown) => logger.warn({ err }, "stopping the Slack receiver failed"));
+  await parts.resumer.stop();
+  await parts.relay.handover();
+  await parts.scheduler.close();
+  await parts.store.close();
 }
 
 /** The tier defaults with per-method overrides of calls per minute. */
