@@ -3,130 +3,176 @@
  * against a local Slack Web API server.
  */
 import type { WebClient } from "@slack/web-api";
-import type { SlackWriter } from "../relay/ports.ts";
+import type { SlackWriter, UploadItem } from "../relay/ports.ts";
+import type { MessagePayload } from "../view/render.ts";
 
 const UPLOAD_BATCH = 10;
 
 export function webClientWriter(client: WebClient): SlackWriter {
-  return {
-    async post(channelId, payload, threadTs) {
-      const res = await client.chat.postMessage({
-        channel: channelId,
-        text: payload.text,
-        blocks: payload.blocks,
-        ...(threadTs ? { thread_ts: threadTs } : {}),
-        unfurl_links: false,
-        unfurl_media: false,
-      });
-      if (!res.ts) throw new Error("chat.postMessage returned no ts");
-      return res.ts;
-    },
-    async update(channelId, ts, lazy) {
-      const payload = typeof lazy === "function" ? lazy() : lazy;
-      if (payload === undefined) return; // nothing new to show
-      await client.chat.update({
-        channel: channelId,
-        ts,
-        text: payload.text,
-        blocks: payload.blocks,
-      });
-    },
-    async remove(channelId, ts) {
-      await client.chat.delete({ channel: channelId, ts });
-    },
-    async ephemeral(channelId, userId, text, threadTs) {
-      await client.chat.postEphemeral({
-        channel: channelId,
-        user: userId,
-        text,
-        ...(threadTs ? { thread_ts: threadTs } : {}),
-      });
-    },
-    async react(channelId, ts, name) {
-      try {
-        await client.reactions.add({ channel: channelId, timestamp: ts, name });
-      } catch (err) {
-        if ((err as { data?: { error?: string } }).data?.error !== "already_reacted") throw err;
-      }
-    },
-    async unreact(channelId, ts, name) {
-      try {
-        await client.reactions.remove({ channel: channelId, timestamp: ts, name });
-      } catch (err) {
-        if ((err as { data?: { error?: string } }).data?.error !== "no_reaction") throw err;
-      }
-    },
-    async upload(channelId, threadTs, files) {
-      for (let i = 0; i < files.length; i += UPLOAD_BATCH) {
-        const batch = files.slice(i, i + UPLOAD_BATCH);
-        await client.filesUploadV2({
-          channel_id: channelId,
-          thread_ts: threadTs,
-          file_uploads: batch.map((f) => ({
-            file: f.bytes,
-            filename: f.filename,
-            title: f.title ?? f.filename,
-          })),
-        });
-      }
-    },
-    async startStream(channelId, threadTs, recipient, markdown) {
-      const res = await client.chat.startStream({
-        channel: channelId,
-        thread_ts: threadTs,
-        recipient_user_id: recipient.userId,
-        recipient_team_id: recipient.teamId,
-        markdown_text: markdown,
-      });
-      if (!res.ts) throw new Error("chat.startStream returned no ts");
-      return res.ts;
-    },
-    async appendStream(channelId, ts, markdown) {
-      await client.chat.appendStream({ channel: channelId, ts, markdown_text: markdown });
-    },
-    async stopStream(channelId, ts) {
-      await client.chat.stopStream({ channel: channelId, ts });
-    },
-    async sharedFileNames(channelId, threadTs, sinceTs) {
-      const names = new Set<string>();
-      let cursor: string | undefined;
-      do {
-        const res = await client.conversations.replies({
-          channel: channelId,
-          ts: threadTs,
-          limit: 200,
-          ...(cursor ? { cursor } : {}),
-        });
-        for (const m of res.messages ?? []) {
-          if (sinceTs && m.ts && compareTs(m.ts, sinceTs) < 0) continue;
-          for (const f of m.files ?? []) if (f.name) names.add(f.name);
-        }
-        cursor = res.response_metadata?.next_cursor || undefined;
-      } while (cursor);
-      return names;
-    },
-    async setStatus(channelId, threadTs, status, loadingMessages) {
-      await client.assistant.threads.setStatus({
+  return new WebClientWriter(client);
+}
+
+/** Each SlackWriter call is one Web API call (uploads: one per batch of files). */
+class WebClientWriter implements SlackWriter {
+  readonly #client: WebClient;
+
+  constructor(client: WebClient) {
+    this.#client = client;
+  }
+
+  async post(channelId: string, payload: MessagePayload, threadTs?: string): Promise<string> {
+    const res = await this.#client.chat.postMessage({
+      channel: channelId,
+      text: payload.text,
+      blocks: payload.blocks,
+      ...(threadTs ? { thread_ts: threadTs } : {}),
+      unfurl_links: false,
+      unfurl_media: false,
+    });
+    if (!res.ts) throw new Error("chat.postMessage returned no ts");
+    return res.ts;
+  }
+
+  async update(
+    channelId: string,
+    ts: string,
+    lazy: MessagePayload | (() => MessagePayload | undefined),
+  ): Promise<void> {
+    const payload = typeof lazy === "function" ? lazy() : lazy;
+    if (payload === undefined) return; // nothing new to show
+    await this.#client.chat.update({
+      channel: channelId,
+      ts,
+      text: payload.text,
+      blocks: payload.blocks,
+    });
+  }
+
+  async remove(channelId: string, ts: string): Promise<void> {
+    await this.#client.chat.delete({ channel: channelId, ts });
+  }
+
+  async ephemeral(
+    channelId: string,
+    userId: string,
+    text: string,
+    threadTs?: string,
+  ): Promise<void> {
+    await this.#client.chat.postEphemeral({
+      channel: channelId,
+      user: userId,
+      text,
+      ...(threadTs ? { thread_ts: threadTs } : {}),
+    });
+  }
+
+  async react(channelId: string, ts: string, name: string): Promise<void> {
+    try {
+      await this.#client.reactions.add({ channel: channelId, timestamp: ts, name });
+    } catch (err) {
+      if ((err as { data?: { error?: string } }).data?.error !== "already_reacted") throw err;
+    }
+  }
+
+  async unreact(channelId: string, ts: string, name: string): Promise<void> {
+    try {
+      await this.#client.reactions.remove({ channel: channelId, timestamp: ts, name });
+    } catch (err) {
+      if ((err as { data?: { error?: string } }).data?.error !== "no_reaction") throw err;
+    }
+  }
+
+  async upload(channelId: string, threadTs: string, files: readonly UploadItem[]): Promise<void> {
+    for (let i = 0; i < files.length; i += UPLOAD_BATCH) {
+      const batch = files.slice(i, i + UPLOAD_BATCH);
+      await this.#client.filesUploadV2({
         channel_id: channelId,
         thread_ts: threadTs,
-        status,
-        ...(loadingMessages ? { loading_messages: [...loadingMessages] } : {}),
+        file_uploads: batch.map((f) => ({
+          file: f.bytes,
+          filename: f.filename,
+          title: f.title ?? f.filename,
+        })),
       });
-    },
-    async join(channelId) {
-      try {
-        await client.conversations.join({ channel: channelId });
-        return true;
-      } catch {
-        // Private channels, DMs, restricted workspaces: posting will say what is wrong.
-        return false;
+    }
+  }
+
+  async startStream(
+    channelId: string,
+    threadTs: string,
+    recipient: { userId: string; teamId: string },
+    markdown: string,
+  ): Promise<string> {
+    const res = await this.#client.chat.startStream({
+      channel: channelId,
+      thread_ts: threadTs,
+      recipient_user_id: recipient.userId,
+      recipient_team_id: recipient.teamId,
+      markdown_text: markdown,
+    });
+    if (!res.ts) throw new Error("chat.startStream returned no ts");
+    return res.ts;
+  }
+
+  async appendStream(channelId: string, ts: string, markdown: string): Promise<void> {
+    await this.#client.chat.appendStream({ channel: channelId, ts, markdown_text: markdown });
+  }
+
+  async stopStream(channelId: string, ts: string): Promise<void> {
+    await this.#client.chat.stopStream({ channel: channelId, ts });
+  }
+
+  async sharedFileNames(
+    channelId: string,
+    threadTs: string,
+    sinceTs?: string,
+  ): Promise<Set<string>> {
+    const names = new Set<string>();
+    let cursor: string | undefined;
+    do {
+      const res = await this.#client.conversations.replies({
+        channel: channelId,
+        ts: threadTs,
+        limit: 200,
+        ...(cursor ? { cursor } : {}),
+      });
+      for (const m of res.messages ?? []) {
+        if (sinceTs && m.ts && compareTs(m.ts, sinceTs) < 0) continue;
+        for (const f of m.files ?? []) if (f.name) names.add(f.name);
       }
-    },
-    async isAdmin(userId) {
-      const res = await client.users.info({ user: userId });
-      return res.user?.is_admin === true || res.user?.is_owner === true;
-    },
-  };
+      cursor = res.response_metadata?.next_cursor || undefined;
+    } while (cursor);
+    return names;
+  }
+
+  async setStatus(
+    channelId: string,
+    threadTs: string,
+    status: string,
+    loadingMessages?: readonly string[],
+  ): Promise<void> {
+    await this.#client.assistant.threads.setStatus({
+      channel_id: channelId,
+      thread_ts: threadTs,
+      status,
+      ...(loadingMessages ? { loading_messages: [...loadingMessages] } : {}),
+    });
+  }
+
+  async join(channelId: string): Promise<boolean> {
+    try {
+      await this.#client.conversations.join({ channel: channelId });
+      return true;
+    } catch {
+      // Private channels, DMs, restricted workspaces: posting will say what is wrong.
+      return false;
+    }
+  }
+
+  async isAdmin(userId: string): Promise<boolean> {
+    const res = await this.#client.users.info({ user: userId });
+    return res.user?.is_admin === true || res.user?.is_owner === true;
+  }
 }
 
 /** Orders two Slack timestamps ("seconds.micros") exactly, without float rounding. */
