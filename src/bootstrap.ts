@@ -7,10 +7,10 @@ import { hostname } from "node:os";
 import { type FetchFunction, LogLevel, WebClient } from "@slack/web-api";
 import type { Logger } from "pino";
 import type { Config } from "./config.ts";
-import { createPrometheusMetrics } from "./metrics.ts";
-import { Relay } from "./relay/relay.ts";
+import { createPrometheusMetrics, type PrometheusMetrics } from "./metrics.ts";
+import { Relay, type RelayOptions } from "./relay/relay.ts";
 import { Resumer } from "./relay/resumer.ts";
-import { TaskCoordinator } from "./relay/coordinator.ts";
+import { type CoordinatorOptions, TaskCoordinator } from "./relay/coordinator.ts";
 import { createTaskServiceClient, type TaskService } from "./service/client.ts";
 import { SERVICE_POOL } from "./service/http.ts";
 import { StreamRefusals } from "./service/refusals.ts";
@@ -21,13 +21,14 @@ import {
   createSlackScheduler,
   DEFAULT_BUDGETS,
   type MethodBudget,
+  type SlackScheduler,
 } from "./slack/scheduler/index.ts";
 import { fileOrigins, slackFileSource } from "./slack/file-source.ts";
 import { webClientWriter } from "./slack/web-writer.ts";
 import { createRedisStore } from "./store/redis.ts";
 import { createSqliteStore, defaultSqlitePath } from "./store/sqlite.ts";
 import type { ThreadStore } from "./store/types.ts";
-import { createOutbound } from "./util/proxy.ts";
+import { createOutbound, type Outbound } from "./util/proxy.ts";
 
 export interface Running {
   readonly slack: SlackApp;
@@ -55,13 +56,7 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
   const instanceId =
     config.instanceId ?? `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
   const metrics = createPrometheusMetrics({ activeRuns: () => relay.activeRuns });
-  const reportStore = (err: unknown) => {
-    metrics.storeError();
-    logger.error({ err }, "store error");
-  };
-  const store = config.redisUrl
-    ? createRedisStore(config.redisUrl, reportStore, config.storeNamespace)
-    : createSqliteStore(defaultSqlitePath(config.dataDir), reportStore, config.storeNamespace);
+  const store = openStore(config, logger, metrics);
   const service = createTaskServiceClient({
     baseUrl: config.service.baseUrl,
     apiKey: config.service.apiKey,
@@ -69,15 +64,7 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
     onResponse: (info) => metrics.serviceResponse(info),
     ...(outbound.serviceDispatcher ? { dispatcher: outbound.serviceDispatcher } : {}),
   });
-  const scheduler = await createSlackScheduler({
-    redisUrl: config.redisUrl,
-    redisPrefix: `${config.storeNamespace}:slack-rl:`,
-    safety: config.slack.rateSafety,
-    budgets: budgetsWith(config.slack.rateLimits),
-    minEditIntervalMs: config.slack.editIntervalMs,
-    metrics,
-    onError: (err) => logger.warn({ err }, "Slack scheduler"),
-  });
+  const scheduler = await openScheduler(config, logger, metrics);
   const started = Date.now();
   const slack = createSlackApp({
     config,
@@ -96,41 +83,25 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
   // Budgets are per workspace: the bot token's workspace.
   const teamId = auth.team_id ?? "unknown";
   const writer = scheduledWriter(webClientWriter(slack.app.client), scheduler, teamId);
-  const relay = new Relay({
+  const relay = openRelay(config, logger, {
     service,
     writer,
     store,
     instanceId,
-    leaseTtlMs: config.runLeaseTtlMs,
-    logger: logger.child({ instance: instanceId }),
     metrics,
-    streaming: config.slack.streaming,
-    maxRunMs: config.service.maxRunS * 1000,
-    // A thread whose stream a proxy refused is polled for a while without asking again.
-    follow: { pollTimeoutS: config.service.pollTimeoutS, refusals: new StreamRefusals() },
     onRunEnded: async (outcome): Promise<void> => coordinator.onRunEnded(outcome),
   });
-  const files = slackFileSource({
-    tokenFor: () => config.slack.botToken,
-    client: slack.app.client,
-    allowedOrigins: fileOrigins(config.slack.apiUrl),
-    dispatcher: outbound.slackDispatcher,
-  });
-  const coordinator = new TaskCoordinator({
+  const coordinator = openCoordinator(config, logger, {
     service,
     writer,
     store,
     relay,
-    files,
-    limits: {
-      perUserPerMinute: config.service.rateUserPerMin,
-      perChannelPerMinute: config.service.rateChannelPerMin,
-    },
-    people: {
-      allowGuests: config.service.allowGuests,
-      allowExternal: config.service.allowExternal,
-    },
-    logger,
+    files: slackFileSource({
+      tokenFor: () => config.slack.botToken,
+      client: slack.app.client,
+      allowedOrigins: fileOrigins(config.slack.apiUrl),
+      dispatcher: outbound.slackDispatcher,
+    }),
   });
   const resumer = new Resumer({
     store,
@@ -143,35 +114,119 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
   const port = await slack.start();
   // Runs left unfinished by a crash or a previous shutdown, and later orphans, are taken over.
   resumer.start();
+  logRunning(config, logger, port, instanceId, outbound.description);
+  const close = (): Promise<void> =>
+    closeApp({ slack, resumer, relay, scheduler, store, outbound }, logger);
+  return { slack, store, relay, service, port, resumer, close };
+}
+
+/** The relay of runs, with the operator's streaming mode and time limits. */
+function openRelay(
+  config: Config,
+  logger: Logger,
+  parts: Pick<
+    RelayOptions,
+    "service" | "writer" | "store" | "instanceId" | "metrics" | "onRunEnded"
+  >,
+): Relay {
+  return new Relay({
+    ...parts,
+    leaseTtlMs: config.runLeaseTtlMs,
+    logger: logger.child({ instance: parts.instanceId }),
+    streaming: config.slack.streaming,
+    maxRunMs: config.service.maxRunS * 1000,
+    // A thread whose stream a proxy refused is polled for a while without asking again.
+    follow: { pollTimeoutS: config.service.pollTimeoutS, refusals: new StreamRefusals() },
+  });
+}
+
+/** The coordinator with the operator's limits and people policy. */
+function openCoordinator(
+  config: Config,
+  logger: Logger,
+  parts: Pick<CoordinatorOptions, "service" | "writer" | "store" | "relay" | "files">,
+): TaskCoordinator {
+  return new TaskCoordinator({
+    ...parts,
+    limits: {
+      perUserPerMinute: config.service.rateUserPerMin,
+      perChannelPerMinute: config.service.rateChannelPerMin,
+    },
+    people: {
+      allowGuests: config.service.allowGuests,
+      allowExternal: config.service.allowExternal,
+    },
+    logger,
+  });
+}
+
+/** Redis when configured (shared by every instance), SQLite on disk otherwise. */
+function openStore(config: Config, logger: Logger, metrics: PrometheusMetrics): ThreadStore {
+  const reportStore = (err: unknown) => {
+    metrics.storeError();
+    logger.error({ err }, "store error");
+  };
+  return config.redisUrl
+    ? createRedisStore(config.redisUrl, reportStore, config.storeNamespace)
+    : createSqliteStore(defaultSqlitePath(config.dataDir), reportStore, config.storeNamespace);
+}
+
+/** The Slack rate budget: in Redis beside the store when there is one, in memory otherwise. */
+function openScheduler(
+  config: Config,
+  logger: Logger,
+  metrics: PrometheusMetrics,
+): Promise<SlackScheduler> {
+  return createSlackScheduler({
+    redisUrl: config.redisUrl,
+    redisPrefix: `${config.storeNamespace}:slack-rl:`,
+    safety: config.slack.rateSafety,
+    budgets: budgetsWith(config.slack.rateLimits),
+    minEditIntervalMs: config.slack.editIntervalMs,
+    metrics,
+    onError: (err) => logger.warn({ err }, "Slack scheduler"),
+  });
+}
+
+function logRunning(
+  config: Config,
+  logger: Logger,
+  port: number | undefined,
+  instanceId: string,
+  proxy: string,
+): void {
   logger.info(
     {
       mode: config.slack.appToken ? "socket" : "http",
       port,
       store: config.redisUrl ? "redis" : "sqlite",
       instance: instanceId,
-      proxy: outbound.description,
+      proxy,
     },
     "Task bot is running",
   );
-  return {
-    slack,
-    store,
-    relay,
-    service,
-    port,
-    resumer,
-    async close() {
-      // Stop taking work, hand every run over (latest text shown, lease released), then go.
-      await slack
-        .stop()
-        .catch((err: unknown) => logger.warn({ err }, "stopping the Slack receiver failed"));
-      await resumer.stop();
-      await relay.handover();
-      await scheduler.close();
-      await store.close();
-      await outbound.close();
-    },
-  };
+}
+
+/** Stop taking work, hand every run over (latest text shown, lease released), then go. */
+async function closeApp(
+  parts: {
+    readonly slack: SlackApp;
+    readonly resumer: Resumer;
+    readonly relay: Relay;
+    readonly scheduler: SlackScheduler;
+    readonly store: ThreadStore;
+    readonly outbound: Outbound;
+  },
+  logger: Logger,
+): Promise<void> {
+  await parts.slack
+    .stop()
+    .catch((err: unknown) => logger.warn({ err }, "stopping the Slack receiver failed"));
+  await parts.resumer.stop();
+  await parts.relay.handover();
+  await parts.scheduler.close();
+  await parts.store.close();
+  await parts.outbound.close();
 }
 
 /** The tier defaults with per-method overrides of calls per minute. */

@@ -59,32 +59,64 @@ export function createPrometheusMetrics(options: PrometheusOptions = {}): Promet
   const registry = new Registry();
   if (options.defaultMetrics !== false) collectDefaultMetrics({ register: registry });
   const registers = [registry];
-  const slackCalls = new Counter({
-    name: `${PREFIX}slack_calls_total`,
-    help: "Slack Web API calls made, by method and outcome (ok, rate_limited, error).",
-    labelNames: ["method", "outcome"] as const,
-    registers,
-  });
-  const slackRateLimited = new Counter({
-    name: `${PREFIX}slack_rate_limited_total`,
-    help: "Slack answers of HTTP 429 (rate limited), by method.",
-    labelNames: ["method"] as const,
-    registers,
-  });
-  const queueWait = new Histogram({
-    name: `${PREFIX}slack_queue_wait_seconds`,
-    help: "Time a Slack call waited for its method's rate budget, by method.",
-    labelNames: ["method"] as const,
-    buckets: WAIT_BUCKETS,
-    registers,
-  });
-  const runsStarted = new Counter({
+  // Registered in this order, so a scrape lists them in this order.
+  const slack = slackInstruments(registers);
+  const runs = runInstruments(registers, options.activeRuns);
+  const service = serviceInstruments(registers);
+  return {
+    registry,
+    contentType: registry.contentType,
+    render: () => registry.metrics(),
+    slackCall(method, outcome) {
+      slack.calls.inc({ method, outcome });
+      if (outcome === "rate_limited") slack.rateLimited.inc({ method });
+    },
+    slackQueueWait: (method, seconds) => slack.queueWait.observe({ method }, seconds),
+    runStarted: (how) => runs.started.inc({ how }),
+    runEnded: (state) => runs.ended.inc({ state }),
+    chunkLag: (seconds) => runs.lag.observe(seconds),
+    serviceResponse({ endpoint, status, seconds }) {
+      service.requests.inc({ endpoint, status: String(status) });
+      service.duration.observe({ endpoint }, seconds);
+    },
+    storeError: () => service.storeErrors.inc(),
+  };
+}
+
+/** Slack Web API calls: outcomes, rate limits, and the wait for budget. */
+function slackInstruments(registers: Registry[]) {
+  return {
+    calls: new Counter({
+      name: `${PREFIX}slack_calls_total`,
+      help: "Slack Web API calls made, by method and outcome (ok, rate_limited, error).",
+      labelNames: ["method", "outcome"] as const,
+      registers,
+    }),
+    rateLimited: new Counter({
+      name: `${PREFIX}slack_rate_limited_total`,
+      help: "Slack answers of HTTP 429 (rate limited), by method.",
+      labelNames: ["method"] as const,
+      registers,
+    }),
+    queueWait: new Histogram({
+      name: `${PREFIX}slack_queue_wait_seconds`,
+      help: "Time a Slack call waited for its method's rate budget, by method.",
+      labelNames: ["method"] as const,
+      buckets: WAIT_BUCKETS,
+      registers,
+    }),
+  };
+}
+
+/** Agent runs relayed by this instance: started, ended, active now, and chunk lag. */
+function runInstruments(registers: Registry[], activeRuns: (() => number) | undefined) {
+  const started = new Counter({
     name: `${PREFIX}runs_started_total`,
     help: "Agent runs this instance started relaying: new ones, or resumed after another instance.",
     labelNames: ["how"] as const,
     registers,
   });
-  const runsEnded = new Counter({
+  const ended = new Counter({
     name: `${PREFIX}runs_ended_total`,
     help: "Agent runs whose final state this instance showed, by state.",
     labelNames: ["state"] as const,
@@ -95,7 +127,7 @@ export function createPrometheusMetrics(options: PrometheusOptions = {}): Promet
     help: "Agent runs being relayed by this instance now.",
     registers,
     collect() {
-      this.set(options.activeRuns?.() ?? 0);
+      this.set(activeRuns?.() ?? 0);
     },
   });
   const lag = new Histogram({
@@ -104,40 +136,29 @@ export function createPrometheusMetrics(options: PrometheusOptions = {}): Promet
     buckets: LAG_BUCKETS,
     registers,
   });
-  const serviceRequests = new Counter({
-    name: `${PREFIX}service_requests_total`,
-    help: "Requests to the task service, by endpoint and HTTP status (error: no answer).",
-    labelNames: ["endpoint", "status"] as const,
-    registers,
-  });
-  const serviceDuration = new Histogram({
-    name: `${PREFIX}service_request_duration_seconds`,
-    help: "Time to the task service's response headers, by endpoint.",
-    labelNames: ["endpoint"] as const,
-    buckets: SERVICE_BUCKETS,
-    registers,
-  });
-  const storeErrors = new Counter({
-    name: `${PREFIX}store_errors_total`,
-    help: "Errors of the store (Redis or the embedded SQLite file).",
-    registers,
-  });
+  return { started, ended, lag };
+}
+
+/** Requests to the task service, and errors of the store. */
+function serviceInstruments(registers: Registry[]) {
   return {
-    registry,
-    contentType: registry.contentType,
-    render: () => registry.metrics(),
-    slackCall(method, outcome) {
-      slackCalls.inc({ method, outcome });
-      if (outcome === "rate_limited") slackRateLimited.inc({ method });
-    },
-    slackQueueWait: (method, seconds) => queueWait.observe({ method }, seconds),
-    runStarted: (how) => runsStarted.inc({ how }),
-    runEnded: (state) => runsEnded.inc({ state }),
-    chunkLag: (seconds) => lag.observe(seconds),
-    serviceResponse({ endpoint, status, seconds }) {
-      serviceRequests.inc({ endpoint, status: String(status) });
-      serviceDuration.observe({ endpoint }, seconds);
-    },
-    storeError: () => storeErrors.inc(),
+    requests: new Counter({
+      name: `${PREFIX}service_requests_total`,
+      help: "Requests to the task service, by endpoint and HTTP status (error: no answer).",
+      labelNames: ["endpoint", "status"] as const,
+      registers,
+    }),
+    duration: new Histogram({
+      name: `${PREFIX}service_request_duration_seconds`,
+      help: "Time to the task service's response headers, by endpoint.",
+      labelNames: ["endpoint"] as const,
+      buckets: SERVICE_BUCKETS,
+      registers,
+    }),
+    storeErrors: new Counter({
+      name: `${PREFIX}store_errors_total`,
+      help: "Errors of the store (Redis or the embedded SQLite file).",
+      registers,
+    }),
   };
 }

@@ -20,24 +20,9 @@ import { NativeStream } from "./native-stream.ts";
 import type { Clock, RunStore, SlackWriter, TaskService } from "./ports.ts";
 import type { RelayCounters } from "./relay-metrics.ts";
 import { RunMessages } from "./run-messages.ts";
+import { finalText, type RunControl, type RunEnd, stateOf } from "./run-state.ts";
 
-/** How a run is steered from outside while it is relayed (Stop, shutdown). */
-export interface RunControl {
-  readonly abort: AbortController;
-  stoppedBy: string | undefined;
-  /** Why the app itself stopped the run (e.g. its maximum run time), shown with "Stopped". */
-  stopNote?: string | undefined;
-  /** Set when the run is handed to another instance instead of finished here. */
-  handover: boolean;
-}
-
-/** How a run ended here, for the coordinator (queue draining, thread state). */
-export interface RunEnd {
-  readonly record: RunRecord;
-  readonly state: RunState;
-  readonly text: string;
-  readonly messageTs: readonly string[];
-}
+export type { RunControl, RunEnd } from "./run-state.ts";
 
 export interface RunDeps {
   readonly service: TaskService;
@@ -56,19 +41,6 @@ export interface RunDeps {
 const HANDOVER_FLUSH_MS = 1000;
 export const INTERRUPTED =
   "This was interrupted before the task service answered (the app restarted). Please try again: run `/task`, or send your message again.";
-
-function finalText(final: FinalRun): string {
-  if (final.text.trim() !== "") return final.text;
-  if (final.codeBlocks.length === 0) return "";
-  return final.codeBlocks
-    .map((b) => `\`\`\`${b.language}\n${b.code.replace(/\n$/, "")}\n\`\`\``)
-    .join("\n\n");
-}
-
-function stateOf(status: string): RunState {
-  if (status === "completed" || status === "failed" || status === "stopped") return status;
-  return "failed";
-}
 
 export class RunRelay {
   readonly #deps: RunDeps;

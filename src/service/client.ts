@@ -12,6 +12,7 @@ import {
   type HttpOptions,
   networkError,
   type PageQuery,
+  type ServiceHttp,
 } from "./http.ts";
 import { LIMITS, validateTaskInput } from "./limits.ts";
 import type { UploadFile } from "./multipart.ts";
@@ -94,155 +95,192 @@ export interface TaskService {
 export type TaskServiceClientOptions = HttpOptions;
 
 export function createTaskServiceClient(options: TaskServiceClientOptions): TaskService {
-  const {
-    url,
-    threadPath,
-    send,
-    read,
-    multipart,
-    openStream,
-    requestTimeoutMs,
-    streamIdleTimeoutMs,
-  } = createHttp(options);
+  const http = createHttp(options);
   return {
-    async createTask(input, callOptions = {}) {
-      const files = input.files ?? [];
-      validateTaskInput(input.prompt, files);
-      const body = multipart(
-        [
-          ["prompt", input.prompt || undefined],
-          ["agent_id", input.agentId],
-          ["model_name", input.modelName],
-          ["enable_thinking", input.enableThinking],
-          ["reasoning_effort", input.reasoningEffort],
-          ["enable_context_manager", input.enableContextManager],
-          ["source", input.source],
-          ["metadata", input.metadata === undefined ? undefined : JSON.stringify(input.metadata)],
-          ["show_in_recent_tasks", input.showInRecentTasks],
-        ],
-        files,
-      );
-      return send("creating the task", "POST", url("/quick-action"), CreateTaskResponse, {
-        signal: callOptions.signal,
-        body,
-        headersTimeoutMs: Math.max(requestTimeoutMs, 120_000),
-      });
-    },
-
-    async getTaskResult(ref, query = {}, callOptions = {}) {
-      checkRange("timeout", query.timeout, 0, LIMITS.pollTimeoutMaxS);
-      checkPaging(query);
-      const target = url(threadPath(ref, "/response"), {
-        project_id: ref.projectId,
-        timeout: query.timeout,
-        include_file_content: query.includeFileContent,
-        page: query.page,
-        page_size: query.pageSize,
-      });
-      // The server may hold a long poll for `timeout` seconds (300 when unset).
-      const waitMs = (query.timeout ?? 300) * 1000 + requestTimeoutMs;
-      return read(callOptions.signal, () =>
-        send("fetching the task result", "GET", target, TaskResult, {
-          signal: callOptions.signal,
-          headersTimeoutMs: waitMs,
-        }),
-      );
-    },
-
-    async *streamTaskResult(ref, callOptions = {}) {
-      const target = url(threadPath(ref, "/response"), {
-        project_id: ref.projectId,
-        realtime: true,
-        // A server that ignores `realtime` answers a long poll instead; keep it short.
-        timeout: Math.min(30, Math.round(streamIdleTimeoutMs / 1000)),
-      });
-      const res = await openStream(target, callOptions.signal);
-      const type = String(res.headers["content-type"] ?? "");
-      try {
-        if (type.includes("application/json")) {
-          // Streaming not honoured: the answer is a plain result. Present it as a stream.
-          const parsed = TaskResult.safeParse(await res.body.json());
-          if (!parsed.success) {
-            throw new TaskServiceError({
-              kind: "protocol",
-              message: "Task service sent an unreadable answer to the result stream.",
-            });
-          }
-          yield { type: "snapshot", text: parsed.data.response.content };
-          yield { type: "status", status: parsed.data.status };
-          return;
-        }
-        if (type !== "" && !type.includes("text/event-stream")) {
-          // A proxy's page or another answer that is no event stream: streaming is refused here.
-          throw new TaskServiceError({
-            kind: "protocol",
-            status: res.statusCode,
-            message: `Task service answered the result stream with ${type.split(";")[0]}, not an event stream.`,
-          });
-        }
-        yield* parseSse(res.body);
-      } catch (err) {
-        throw networkError(err, "reading the result stream");
-      } finally {
-        // Ending early (consumer broke out, abort, error) must free the socket.
-        // An unread body emits "aborted" when destroyed: nobody waits for it, so it is expected.
-        if (!res.body.destroyed) {
-          res.body.on("error", () => undefined);
-          res.body.destroy();
-        }
-      }
-    },
-
-    async continueConversation(ref, input, callOptions = {}) {
-      const files = input.files ?? [];
-      validateTaskInput(input.prompt, files);
-      const body = multipart([["prompt", input.prompt || undefined]], files);
-      return send(
-        "sending the follow-up",
-        "POST",
-        url(threadPath(ref, "/response"), { project_id: ref.projectId }),
-        ContinueResponse,
-        { signal: callOptions.signal, body, headersTimeoutMs: Math.max(requestTimeoutMs, 120_000) },
-      );
-    },
-
-    async getHistory(ref, query = {}, callOptions = {}) {
-      checkPaging(query);
-      const target = url(threadPath(ref, "/history"), {
-        project_id: ref.projectId,
-        page: query.page,
-        page_size: query.pageSize,
-        include_file_content: query.includeFileContent,
-        include_status_messages: query.includeStatusMessages,
-        compact: query.compact,
-      });
-      return read(callOptions.signal, () =>
-        send("reading the conversation history", "GET", target, HistoryResponse, {
-          signal: callOptions.signal,
-        }),
-      );
-    },
-
-    async stopAgent(ref, callOptions = {}) {
-      const target = url(threadPath(ref, "/agent/stop"), { project_id: ref.projectId });
-      // Stopping twice has the same effect as stopping once, so it is safe to retry.
-      return read(callOptions.signal, () =>
-        send("stopping the task", "POST", target, StopResponse, { signal: callOptions.signal }),
-      );
-    },
-
-    async listFiles(ref, query = {}, callOptions = {}) {
-      checkPaging(query);
-      const target = url(threadPath(ref, "/files"), {
-        project_id: ref.projectId,
-        page: query.page,
-        page_size: query.pageSize,
-      });
-      return read(callOptions.signal, () =>
-        send("listing the thread's files", "GET", target, FileListResponse, {
-          signal: callOptions.signal,
-        }),
-      );
-    },
+    createTask: (input, callOptions = {}) => createTask(http, input, callOptions),
+    getTaskResult: (ref, query = {}, callOptions = {}) =>
+      getTaskResult(http, ref, query, callOptions),
+    streamTaskResult: (ref, callOptions = {}) => streamTaskResult(http, ref, callOptions),
+    continueConversation: (ref, input, callOptions = {}) =>
+      continueConversation(http, ref, input, callOptions),
+    getHistory: (ref, query = {}, callOptions = {}) => getHistory(http, ref, query, callOptions),
+    stopAgent: (ref, callOptions = {}) => stopAgent(http, ref, callOptions),
+    listFiles: (ref, query = {}, callOptions = {}) => listFiles(http, ref, query, callOptions),
   };
+}
+
+async function createTask(
+  http: ServiceHttp,
+  input: CreateTaskInput,
+  callOptions: CallOptions,
+): Promise<CreateTaskResponse> {
+  const files = input.files ?? [];
+  validateTaskInput(input.prompt, files);
+  const body = http.multipart(
+    [
+      ["prompt", input.prompt || undefined],
+      ["agent_id", input.agentId],
+      ["model_name", input.modelName],
+      ["enable_thinking", input.enableThinking],
+      ["reasoning_effort", input.reasoningEffort],
+      ["enable_context_manager", input.enableContextManager],
+      ["source", input.source],
+      ["metadata", input.metadata === undefined ? undefined : JSON.stringify(input.metadata)],
+      ["show_in_recent_tasks", input.showInRecentTasks],
+    ],
+    files,
+  );
+  return http.send("creating the task", "POST", http.url("/quick-action"), CreateTaskResponse, {
+    signal: callOptions.signal,
+    body,
+    headersTimeoutMs: Math.max(http.requestTimeoutMs, 120_000),
+  });
+}
+
+async function getTaskResult(
+  http: ServiceHttp,
+  ref: ThreadRef,
+  query: ResultQuery,
+  callOptions: CallOptions,
+): Promise<TaskResult> {
+  checkRange("timeout", query.timeout, 0, LIMITS.pollTimeoutMaxS);
+  checkPaging(query);
+  const target = http.url(http.threadPath(ref, "/response"), {
+    project_id: ref.projectId,
+    timeout: query.timeout,
+    include_file_content: query.includeFileContent,
+    page: query.page,
+    page_size: query.pageSize,
+  });
+  // The server may hold a long poll for `timeout` seconds (300 when unset).
+  const waitMs = (query.timeout ?? 300) * 1000 + http.requestTimeoutMs;
+  return http.read(callOptions.signal, () =>
+    http.send("fetching the task result", "GET", target, TaskResult, {
+      signal: callOptions.signal,
+      headersTimeoutMs: waitMs,
+    }),
+  );
+}
+
+async function* streamTaskResult(
+  http: ServiceHttp,
+  ref: ThreadRef,
+  callOptions: CallOptions,
+): AsyncGenerator<StreamEvent> {
+  const target = http.url(http.threadPath(ref, "/response"), {
+    project_id: ref.projectId,
+    realtime: true,
+    // A server that ignores `realtime` answers a long poll instead; keep it short.
+    timeout: Math.min(30, Math.round(http.streamIdleTimeoutMs / 1000)),
+  });
+  const res = await http.openStream(target, callOptions.signal);
+  const type = String(res.headers["content-type"] ?? "");
+  try {
+    if (type.includes("application/json")) {
+      // Streaming not honoured: the answer is a plain result. Present it as a stream.
+      const parsed = TaskResult.safeParse(await res.body.json());
+      if (!parsed.success) {
+        throw new TaskServiceError({
+          kind: "protocol",
+          message: "Task service sent an unreadable answer to the result stream.",
+        });
+      }
+      yield { type: "snapshot", text: parsed.data.response.content };
+      yield { type: "status", status: parsed.data.status };
+      return;
+    }
+    if (type !== "" && !type.includes("text/event-stream")) {
+      // A proxy's page or another answer that is no event stream: streaming is refused here.
+      throw new TaskServiceError({
+        kind: "protocol",
+        status: res.statusCode,
+        message: `Task service answered the result stream with ${type.split(";")[0]}, not an event stream.`,
+      });
+    }
+    yield* parseSse(res.body);
+  } catch (err) {
+    throw networkError(err, "reading the result stream");
+  } finally {
+    // Ending early (consumer broke out, abort, error) must free the socket.
+    // An unread body emits "aborted" when destroyed: nobody waits for it, so it is expected.
+    if (!res.body.destroyed) {
+      res.body.on("error", () => undefined);
+      res.body.destroy();
+    }
+  }
+}
+
+async function continueConversation(
+  http: ServiceHttp,
+  ref: ThreadRef,
+  input: ContinueInput,
+  callOptions: CallOptions,
+): Promise<ContinueResponse> {
+  const files = input.files ?? [];
+  validateTaskInput(input.prompt, files);
+  const body = http.multipart([["prompt", input.prompt || undefined]], files);
+  return http.send(
+    "sending the follow-up",
+    "POST",
+    http.url(http.threadPath(ref, "/response"), { project_id: ref.projectId }),
+    ContinueResponse,
+    {
+      signal: callOptions.signal,
+      body,
+      headersTimeoutMs: Math.max(http.requestTimeoutMs, 120_000),
+    },
+  );
+}
+
+async function getHistory(
+  http: ServiceHttp,
+  ref: ThreadRef,
+  query: HistoryQuery,
+  callOptions: CallOptions,
+): Promise<HistoryResponse> {
+  checkPaging(query);
+  const target = http.url(http.threadPath(ref, "/history"), {
+    project_id: ref.projectId,
+    page: query.page,
+    page_size: query.pageSize,
+    include_file_content: query.includeFileContent,
+    include_status_messages: query.includeStatusMessages,
+    compact: query.compact,
+  });
+  return http.read(callOptions.signal, () =>
+    http.send("reading the conversation history", "GET", target, HistoryResponse, {
+      signal: callOptions.signal,
+    }),
+  );
+}
+
+async function stopAgent(
+  http: ServiceHttp,
+  ref: ThreadRef,
+  callOptions: CallOptions,
+): Promise<StopResponse> {
+  const target = http.url(http.threadPath(ref, "/agent/stop"), { project_id: ref.projectId });
+  // Stopping twice has the same effect as stopping once, so it is safe to retry.
+  return http.read(callOptions.signal, () =>
+    http.send("stopping the task", "POST", target, StopResponse, { signal: callOptions.signal }),
+  );
+}
+
+async function listFiles(
+  http: ServiceHttp,
+  ref: ThreadRef,
+  query: PageQuery,
+  callOptions: CallOptions,
+): Promise<FileListResponse> {
+  checkPaging(query);
+  const target = http.url(http.threadPath(ref, "/files"), {
+    project_id: ref.projectId,
+    page: query.page,
+    page_size: query.pageSize,
+  });
+  return http.read(callOptions.signal, () =>
+    http.send("listing the thread's files", "GET", target, FileListResponse, {
+      signal: callOptions.signal,
+    }),
+  );
 }

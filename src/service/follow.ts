@@ -6,7 +6,7 @@
  * (files and code blocks are not in the stream).
  */
 import { setTimeout as delay } from "node:timers/promises";
-import type { TaskService, ThreadRef } from "./client.ts";
+import type { CallOptions, TaskService, ThreadRef } from "./client.ts";
 import { TaskServiceError } from "./errors.ts";
 import type { CodeBlock, ResultFile, TaskResult } from "./schemas.ts";
 import { isFinalStatus } from "./schemas.ts";
@@ -83,132 +83,169 @@ export async function* followRun(
   options: FollowOptions = {},
 ): AsyncGenerator<RunUpdate, FinalRun, undefined> {
   const { signal } = options;
+  const run: Follower = {
+    service,
+    ref,
+    options,
+    call: signal ? { signal } : {},
+    text: new TextReconciler(options.resumeText),
+    status: "running",
+  };
+  const refusedLately = options.stream !== false && options.refusals?.isRefused(ref.threadId);
+  let poll = options.stream === false || refusedLately === true;
+  if (refusedLately) {
+    yield {
+      type: "transport",
+      mode: "poll",
+      reason: "the stream was refused lately on this thread",
+    };
+  }
+  if (!poll) poll = (yield* streamRun(run)) === "poll";
+  if (poll) yield* pollRun(run);
+
+  const final = await fetchFinal(service, ref, run.text.text, options);
+  // Whatever the stream did not show (held back, or never streamed) comes from the result.
+  yield* delta(run.text.snapshot(final.text));
+  // A stream can end without naming a status (minimal shape's finish): report the final one.
+  yield* setStatus(run, final.status);
+  return final;
+}
+
+/** What following one run shares between its phases (streaming, polling, the final result). */
+interface Follower {
+  readonly service: TaskService;
+  readonly ref: ThreadRef & { readonly agentRunId?: string };
+  readonly options: FollowOptions;
+  readonly call: CallOptions;
+  readonly text: TextReconciler;
+  /** The last status reported. */
+  status: string;
+}
+
+function* delta(text: string): Generator<RunUpdate> {
+  if (text !== "") yield { type: "delta", text };
+}
+
+function* setStatus(run: Follower, next: string): Generator<RunUpdate> {
+  if (next !== run.status) {
+    run.status = next;
+    yield { type: "status", status: next };
+  }
+}
+
+/**
+ * Streams, reconnecting after drops while the run goes on. Returns "done" once the run is
+ * over, or "poll" when streaming was refused or kept failing.
+ */
+async function* streamRun(run: Follower): AsyncGenerator<RunUpdate, "done" | "poll", undefined> {
+  const { service, ref, options, text } = run;
   const maxReconnects = options.maxReconnects ?? 5;
-  const pollTimeoutS = options.pollTimeoutS ?? 30;
   const baseDelay = options.reconnectDelayMs ?? 250;
-  const text = new TextReconciler(options.resumeText);
-  let status = "running";
-  let mode: "stream" | "poll" =
-    options.stream === false || options.refusals?.isRefused(ref.threadId) ? "poll" : "stream";
-  if (mode === "poll" && options.stream !== false) {
-    yield { type: "transport", mode, reason: "the stream was refused lately on this thread" };
-  }
   let failures = 0;
-
-  function* setStatus(next: string): Generator<RunUpdate> {
-    if (next !== status) {
-      status = next;
-      yield { type: "status", status: next };
-    }
-  }
-
-  while (mode === "stream") {
-    signal?.throwIfAborted();
-    text.newConnection();
-    let ended = false;
-    let received = 0;
-    try {
-      for await (const ev of service.streamTaskResult(
-        ref,
-        signal ? { signal } : {},
-      ) as AsyncIterable<StreamEvent>) {
-        received++;
-        if (ev.type === "delta") {
-          const d = text.delta(ev.text, ev.seq);
-          if (d !== "") yield { type: "delta", text: d };
-          if (text.needsSnapshot) {
-            // A reconnection skipped what was produced meanwhile: place it using the result so far.
-            const now = await service.getTaskResult(ref, { timeout: 0 }, signal ? { signal } : {});
-            const filled = text.snapshot(now.response.content);
-            if (filled !== "") yield { type: "delta", text: filled };
-          }
-        } else if (ev.type === "snapshot") {
-          const d = text.snapshot(ev.text);
-          if (d !== "") yield { type: "delta", text: d };
-        } else if (ev.type === "status") {
-          yield* setStatus(ev.status);
-          if (isFinalStatus(ev.status)) ended = true;
-        } else if (ev.type === "step") {
-          yield ev;
-        } else {
-          ended = true;
-        }
-      }
-    } catch (err) {
-      signal?.throwIfAborted();
-      if (isRefusal(err) && received === 0) {
-        options.refusals?.refused(ref.threadId);
-        mode = "poll";
-        yield { type: "transport", mode, reason: `stream refused: ${(err as Error).message}` };
-        break;
-      }
-      if (!(err instanceof TaskServiceError) || !err.transient) throw err;
-      // A dropped or broken stream: decide below whether the run is still going.
-    }
-    if (ended) break;
+  for (;;) {
+    options.signal?.throwIfAborted();
+    const outcome = yield* readStream(run);
+    if (outcome === "refused") return "poll";
+    if (outcome === "ended") return "done";
     // The connection closed without a final status: ask where the run is.
-    const now = await service.getTaskResult(ref, { timeout: 0 }, signal ? { signal } : {});
+    const now = await service.getTaskResult(ref, { timeout: 0 }, run.call);
     if (sameRun(ref, now) && isFinalStatus(now.status)) {
-      const d = text.snapshot(now.response.content);
-      if (d !== "") yield { type: "delta", text: d };
-      yield* setStatus(now.status);
-      break;
+      yield* delta(text.snapshot(now.response.content));
+      yield* setStatus(run, now.status);
+      return "done";
     }
     // Fill what was produced while disconnected: a server that continues will not resend it.
-    const gap = text.snapshot(now.response.content);
-    if (gap !== "") yield { type: "delta", text: gap };
+    yield* delta(text.snapshot(now.response.content));
     failures++;
     if (failures > maxReconnects) {
-      mode = "poll";
-      yield { type: "transport", mode, reason: `stream dropped ${failures} times` };
-      break;
+      yield { type: "transport", mode: "poll", reason: `stream dropped ${failures} times` };
+      return "poll";
     }
-    yield { type: "transport", mode, reason: `stream dropped; reconnecting (${failures})` };
-    await delay(
-      Math.min(baseDelay * 2 ** (failures - 1), 8000),
-      undefined,
-      signal ? { signal } : {},
-    );
+    yield {
+      type: "transport",
+      mode: "stream",
+      reason: `stream dropped; reconnecting (${failures})`,
+    };
+    await delay(Math.min(baseDelay * 2 ** (failures - 1), 8000), undefined, run.call);
   }
+}
 
-  if (mode === "poll") {
-    let mismatches = 0;
-    let quick = 0;
-    for (;;) {
-      const asked = Date.now();
-      const r = await service.getTaskResult(
-        ref,
-        { timeout: pollTimeoutS },
-        signal ? { signal } : {},
-      );
-      if (!sameRun(ref, r)) {
-        // Not this run (yet, or any more): fetchFinal sorts out which.
-        if (++mismatches > FINAL_ATTEMPTS) break;
-        await delay(FINAL_RETRY_MS, undefined, signal ? { signal } : {});
-        continue;
-      }
-      const d = text.snapshot(r.response.content);
-      if (d !== "") yield { type: "delta", text: d };
-      yield* setStatus(r.status);
-      if (isFinalStatus(r.status)) break;
-      // A service that answers a long poll at once (ignoring `timeout`) must not be asked in a
-      // tight loop: at least a second between polls, backing off to 10 s while it keeps doing so.
-      const waited = Date.now() - asked;
-      quick = waited < MIN_POLL_INTERVAL_MS ? quick + 1 : 0;
-      if (quick > 0) {
-        const pause = Math.min(MIN_POLL_INTERVAL_MS * 2 ** (quick - 1), MAX_POLL_BACKOFF_MS);
-        await delay(pause - Math.min(waited, pause), undefined, signal ? { signal } : {});
+/**
+ * One connection to the stream: "ended" when it told the run's end, "refused" when streaming
+ * is refused on this thread, "dropped" when it closed or broke with the run still going.
+ */
+async function* readStream(
+  run: Follower,
+): AsyncGenerator<RunUpdate, "ended" | "refused" | "dropped", undefined> {
+  const { service, ref, options, text } = run;
+  text.newConnection();
+  let ended = false;
+  let received = 0;
+  try {
+    for await (const ev of service.streamTaskResult(ref, run.call) as AsyncIterable<StreamEvent>) {
+      received++;
+      if (ev.type === "delta") {
+        yield* delta(text.delta(ev.text, ev.seq));
+        if (text.needsSnapshot) {
+          // A reconnection skipped what was produced meanwhile: place it using the result so far.
+          const now = await service.getTaskResult(ref, { timeout: 0 }, run.call);
+          yield* delta(text.snapshot(now.response.content));
+        }
+      } else if (ev.type === "snapshot") {
+        yield* delta(text.snapshot(ev.text));
+      } else if (ev.type === "status") {
+        yield* setStatus(run, ev.status);
+        if (isFinalStatus(ev.status)) ended = true;
+      } else if (ev.type === "step") {
+        yield ev;
+      } else {
+        ended = true;
       }
     }
+  } catch (err) {
+    options.signal?.throwIfAborted();
+    if (isRefusal(err) && received === 0) {
+      options.refusals?.refused(ref.threadId);
+      yield {
+        type: "transport",
+        mode: "poll",
+        reason: `stream refused: ${(err as Error).message}`,
+      };
+      return "refused";
+    }
+    if (!(err instanceof TaskServiceError) || !err.transient) throw err;
+    // A dropped or broken stream: the caller decides whether the run is still going.
   }
+  return ended ? "ended" : "dropped";
+}
 
-  const final = await fetchFinal(service, ref, text.text, options);
-  // Whatever the stream did not show (held back, or never streamed) comes from the result.
-  const rest = text.snapshot(final.text);
-  if (rest !== "") yield { type: "delta", text: rest };
-  // A stream can end without naming a status (minimal shape's finish): report the final one.
-  yield* setStatus(final.status);
-  return final;
+/** Long polls until the run is over (or the answers keep being about another run). */
+async function* pollRun(run: Follower): AsyncGenerator<RunUpdate, void, undefined> {
+  const { service, ref, options } = run;
+  const pollTimeoutS = options.pollTimeoutS ?? 30;
+  let mismatches = 0;
+  let quick = 0;
+  for (;;) {
+    const asked = Date.now();
+    const r = await service.getTaskResult(ref, { timeout: pollTimeoutS }, run.call);
+    if (!sameRun(ref, r)) {
+      // Not this run (yet, or any more): fetchFinal sorts out which.
+      if (++mismatches > FINAL_ATTEMPTS) break;
+      await delay(FINAL_RETRY_MS, undefined, run.call);
+      continue;
+    }
+    yield* delta(run.text.snapshot(r.response.content));
+    yield* setStatus(run, r.status);
+    if (isFinalStatus(r.status)) break;
+    // A service that answers a long poll at once (ignoring `timeout`) must not be asked in a
+    // tight loop: at least a second between polls, backing off to 10 s while it keeps doing so.
+    const waited = Date.now() - asked;
+    quick = waited < MIN_POLL_INTERVAL_MS ? quick + 1 : 0;
+    if (quick > 0) {
+      const pause = Math.min(MIN_POLL_INTERVAL_MS * 2 ** (quick - 1), MAX_POLL_BACKOFF_MS);
+      await delay(pause - Math.min(waited, pause), undefined, run.call);
+    }
+  }
 }
 
 /** The authoritative end state: text, code blocks and every page of files with their content. */

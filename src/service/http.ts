@@ -148,90 +148,77 @@ export const SERVICE_POOL = {
 };
 
 /** Requests to one service: built once per client. */
-export function createHttp(options: HttpOptions) {
-  const base = options.baseUrl.replace(/\/+$/, "");
-  const dispatcher = options.dispatcher ?? new Agent(SERVICE_POOL);
-  const retries = options.retries ?? 4;
-  const requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
-  const streamIdleTimeoutMs = options.streamIdleTimeoutMs ?? 120_000;
-  const baseHeaders = {
-    "x-api-key": options.apiKey,
-    "user-agent": options.userAgent ?? "slack-task-bot/0.1",
-    accept: "application/json",
-  };
+export function createHttp(options: HttpOptions): ServiceHttp {
+  return new ServiceHttp(options);
+}
 
-  const url = (path: string, query: Query = {}) => {
-    const u = new URL(`${base}${API}${path}`);
+/** What a request sends besides its method and URL. */
+interface SendOptions {
+  signal?: AbortSignal | undefined;
+  headersTimeoutMs?: number;
+  body?: MultipartBody;
+}
+
+/** The plumbing of one service: URLs, requests, reads with retries, the result stream. */
+export class ServiceHttp {
+  readonly requestTimeoutMs: number;
+  readonly streamIdleTimeoutMs: number;
+  readonly #options: HttpOptions;
+  readonly #base: string;
+  readonly #dispatcher: Dispatcher;
+  readonly #retries: number;
+  readonly #baseHeaders: Record<string, string>;
+
+  constructor(options: HttpOptions) {
+    this.#options = options;
+    this.#base = options.baseUrl.replace(/\/+$/, "");
+    this.#dispatcher = options.dispatcher ?? new Agent(SERVICE_POOL);
+    this.#retries = options.retries ?? 4;
+    this.requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
+    this.streamIdleTimeoutMs = options.streamIdleTimeoutMs ?? 120_000;
+    this.#baseHeaders = {
+      "x-api-key": options.apiKey,
+      "user-agent": options.userAgent ?? "slack-task-bot/0.1",
+      accept: "application/json",
+    };
+  }
+
+  url(path: string, query: Query = {}): URL {
+    const u = new URL(`${this.#base}${API}${path}`);
     for (const [k, v] of Object.entries(query)) {
       if (v !== undefined) u.searchParams.set(k, String(v));
     }
     return u;
-  };
-  const threadPath = (ref: { readonly threadId: string }, suffix: string) =>
-    `/threads/${encodeURIComponent(ref.threadId)}${suffix}`;
-
-  async function failure(res: Dispatcher.ResponseData, what: string): Promise<TaskServiceError> {
-    let raw = "";
-    for await (const chunk of res.body) {
-      if (raw.length < MAX_ERROR_BODY) raw += Buffer.from(chunk).toString("utf8");
-    }
-    let detail: string | undefined;
-    let issues: ValidationIssue[] = [];
-    try {
-      const parsed = ErrorBody.safeParse(JSON.parse(raw));
-      if (parsed.success) ({ text: detail, issues } = flattenDetail(parsed.data.detail));
-    } catch {
-      // not JSON: fall back to the status line
-    }
-    const kind = kindForStatus(res.statusCode);
-    const retryAfterMs =
-      kind === "rate_limited" || res.statusCode === 503
-        ? retryAfterFromHeaders(res.headers)
-        : undefined;
-    return new TaskServiceError({
-      kind,
-      status: res.statusCode,
-      message: `Task service refused ${what}: HTTP ${res.statusCode}${detail ? ` — ${detail}` : ""}`,
-      ...(detail === undefined ? {} : { detail }),
-      issues,
-      ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
-    });
   }
 
-  /** Times a request and tells `onResponse` its status (or "error"). */
-  function reporter(endpoint: ServiceEndpoint) {
-    const started = performance.now();
-    return (status: number | "error") =>
-      options.onResponse?.({ endpoint, status, seconds: (performance.now() - started) / 1000 });
+  threadPath(ref: { readonly threadId: string }, suffix: string): string {
+    return `/threads/${encodeURIComponent(ref.threadId)}${suffix}`;
   }
 
-  async function send<S extends z.ZodType>(
+  /** One request whose JSON answer must match `schema`; refusals become TaskServiceErrors. */
+  async send<S extends z.ZodType>(
     what: string,
     method: "GET" | "POST",
     target: URL,
     schema: S,
-    opts: {
-      signal?: AbortSignal | undefined;
-      headersTimeoutMs?: number;
-      body?: MultipartBody;
-    },
+    opts: SendOptions,
   ): Promise<z.infer<S>> {
     let res: Dispatcher.ResponseData;
-    const report = reporter(endpointOf(method, target));
+    const report = this.#reporter(endpointOf(method, target));
     try {
       res = await request(target, {
         method,
-        dispatcher,
+        dispatcher: this.#dispatcher,
         signal: opts.signal,
-        headersTimeout: opts.headersTimeoutMs ?? requestTimeoutMs,
-        bodyTimeout: opts.headersTimeoutMs ?? requestTimeoutMs,
+        headersTimeout: opts.headersTimeoutMs ?? this.requestTimeoutMs,
+        bodyTimeout: opts.headersTimeoutMs ?? this.requestTimeoutMs,
         headers: opts.body
           ? {
-              ...baseHeaders,
+              ...this.#baseHeaders,
               "content-type": opts.body.contentType,
               "content-length": String(opts.body.length),
             }
-          : baseHeaders,
+          : this.#baseHeaders,
         body: opts.body
           ? (opts.body.bytes ?? Readable.from(opts.body.body, { objectMode: false }))
           : null,
@@ -242,38 +229,15 @@ export function createHttp(options: HttpOptions) {
     }
     report(res.statusCode);
     if (res.statusCode < 200 || res.statusCode >= 300) throw await failure(res, what);
-    let json: unknown;
-    try {
-      json = await res.body.json();
-    } catch (err) {
-      if (isAbort(err)) throw err;
-      throw new TaskServiceError({
-        kind: "protocol",
-        status: res.statusCode,
-        message: `Task service sent an unreadable answer to ${what}.`,
-        cause: err,
-      });
-    }
-    const parsed = schema.safeParse(json);
-    if (!parsed.success) {
-      throw new TaskServiceError({
-        kind: "protocol",
-        status: res.statusCode,
-        message: `Task service answer to ${what} does not match the contract: ${parsed.error.issues
-          .slice(0, 3)
-          .map((i) => `${i.path.join(".") || "(root)"} ${i.message}`)
-          .join("; ")}`,
-      });
-    }
-    return parsed.data;
+    return parseAnswer(res, what, schema);
   }
 
   /** Idempotent reads: retried on transient failures, honouring Retry-After. */
-  function read<T>(signal: AbortSignal | undefined, fn: () => Promise<T>): Promise<T> {
+  read<T>(signal: AbortSignal | undefined, fn: () => Promise<T>): Promise<T> {
     return pRetry(fn, {
-      retries,
-      minTimeout: options.retryMinDelayMs ?? 500,
-      maxTimeout: options.retryMaxDelayMs ?? 15_000,
+      retries: this.#retries,
+      minTimeout: this.#options.retryMinDelayMs ?? 500,
+      maxTimeout: this.#options.retryMaxDelayMs ?? 15_000,
       factor: 2,
       randomize: true,
       ...(signal ? { signal } : {}),
@@ -292,10 +256,10 @@ export function createHttp(options: HttpOptions) {
     });
   }
 
-  function multipart(
+  multipart(
     fields: Array<[string, string | boolean | undefined]>,
     files: readonly UploadFile[],
-  ) {
+  ): MultipartBody {
     const present = fields.filter((f): f is [string, string | boolean] => f[1] !== undefined);
     return encodeMultipart(
       present.map(([k, v]) => [k, String(v)] as const),
@@ -304,20 +268,17 @@ export function createHttp(options: HttpOptions) {
   }
 
   /** Opens the realtime result stream; a refusal (not 2xx) is thrown as a TaskServiceError. */
-  async function openStream(
-    target: URL,
-    signal: AbortSignal | undefined,
-  ): Promise<Dispatcher.ResponseData> {
+  async openStream(target: URL, signal: AbortSignal | undefined): Promise<Dispatcher.ResponseData> {
     let res: Dispatcher.ResponseData;
-    const report = reporter("result_stream");
+    const report = this.#reporter("result_stream");
     try {
       res = await request(target, {
         method: "GET",
-        dispatcher,
+        dispatcher: this.#dispatcher,
         signal,
-        headersTimeout: Math.max(requestTimeoutMs, 60_000),
-        bodyTimeout: streamIdleTimeoutMs,
-        headers: { ...baseHeaders, accept: "text/event-stream, application/json" },
+        headersTimeout: Math.max(this.requestTimeoutMs, 60_000),
+        bodyTimeout: this.streamIdleTimeoutMs,
+        headers: { ...this.#baseHeaders, accept: "text/event-stream, application/json" },
       });
     } catch (err) {
       report("error");
@@ -330,14 +291,75 @@ export function createHttp(options: HttpOptions) {
     return res;
   }
 
-  return {
-    url,
-    threadPath,
-    send,
-    read,
-    multipart,
-    openStream,
-    requestTimeoutMs,
-    streamIdleTimeoutMs,
-  };
+  /** Times a request and tells `onResponse` its status (or "error"). */
+  #reporter(endpoint: ServiceEndpoint): (status: number | "error") => void {
+    const started = performance.now();
+    return (status) =>
+      this.#options.onResponse?.({
+        endpoint,
+        status,
+        seconds: (performance.now() - started) / 1000,
+      });
+  }
+}
+
+/** A refusal (not 2xx) as a TaskServiceError: its `{detail}`, kind and Retry-After. */
+async function failure(res: Dispatcher.ResponseData, what: string): Promise<TaskServiceError> {
+  let raw = "";
+  for await (const chunk of res.body) {
+    if (raw.length < MAX_ERROR_BODY) raw += Buffer.from(chunk).toString("utf8");
+  }
+  let detail: string | undefined;
+  let issues: ValidationIssue[] = [];
+  try {
+    const parsed = ErrorBody.safeParse(JSON.parse(raw));
+    if (parsed.success) ({ text: detail, issues } = flattenDetail(parsed.data.detail));
+  } catch {
+    // not JSON: fall back to the status line
+  }
+  const kind = kindForStatus(res.statusCode);
+  const retryAfterMs =
+    kind === "rate_limited" || res.statusCode === 503
+      ? retryAfterFromHeaders(res.headers)
+      : undefined;
+  return new TaskServiceError({
+    kind,
+    status: res.statusCode,
+    message: `Task service refused ${what}: HTTP ${res.statusCode}${detail ? ` — ${detail}` : ""}`,
+    ...(detail === undefined ? {} : { detail }),
+    issues,
+    ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+  });
+}
+
+/** A 2xx answer's JSON checked against the contract; anything else is a protocol error. */
+async function parseAnswer<S extends z.ZodType>(
+  res: Dispatcher.ResponseData,
+  what: string,
+  schema: S,
+): Promise<z.infer<S>> {
+  let json: unknown;
+  try {
+    json = await res.body.json();
+  } catch (err) {
+    if (isAbort(err)) throw err;
+    throw new TaskServiceError({
+      kind: "protocol",
+      status: res.statusCode,
+      message: `Task service sent an unreadable answer to ${what}.`,
+      cause: err,
+    });
+  }
+  const parsed = schema.safeParse(json);
+  if (!parsed.success) {
+    throw new TaskServiceError({
+      kind: "protocol",
+      status: res.statusCode,
+      message: `Task service answer to ${what} does not match the contract: ${parsed.error.issues
+        .slice(0, 3)
+        .map((i) => `${i.path.join(".") || "(root)"} ${i.message}`)
+        .join("; ")}`,
+    });
+  }
+  return parsed.data;
 }

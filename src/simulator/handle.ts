@@ -18,8 +18,11 @@ import {
   DOWNLOAD_PREFIX,
   SECRET_QUERY,
   matchRoute,
+  type Route,
 } from "./http.ts";
 import type { FaultEndpoint } from "./options.ts";
+
+type EndpointRoute = Extract<Route, { kind: "endpoint" }>;
 
 export async function handle(
   ctx: SimContext,
@@ -28,20 +31,7 @@ export async function handle(
 ): Promise<void> {
   const url = new URL(req.url ?? "/", "http://simulator.invalid");
   const method = req.method ?? "GET";
-  const query = queryRecord(url.searchParams);
-  for (const key of Object.keys(query)) if (SECRET_QUERY.test(key)) query[key] = "[redacted]";
-  const record: RequestRecord = { method, path: url.pathname, query, at: Date.now() };
-  if (ctx.o.maxRequestLog > 0) {
-    ctx.requests.push(record);
-    if (ctx.requests.length > ctx.o.maxRequestLog + 1000)
-      ctx.requests.splice(0, ctx.requests.length - ctx.o.maxRequestLog);
-  }
-  res.on("close", () => {
-    record.status = res.statusCode;
-    record.durationMs = Date.now() - record.at;
-    ctx.log(`${method} ${url.pathname}${url.search} ${res.statusCode} ${record.durationMs}ms`);
-    ctx.events.emit("request", record);
-  });
+  logRequest(ctx, res, method, url);
   if (ctx.closing) {
     sendDetail(res, 503, "Simulator shutting down");
     return;
@@ -60,18 +50,57 @@ export async function handle(
     sendDetail(res, 405, "Method Not Allowed", { Allow: route.allow });
     return;
   }
-  if (route !== undefined) {
-    const key = req.headers["x-api-key"];
-    const given = Array.isArray(key) ? key[0] : key;
-    if (given === undefined || given === "") {
-      sendDetail(res, 401, "Missing API key: send it in the X-API-Key header");
-      return;
-    }
-    if (!ctx.apiKeys.has(given)) {
-      sendDetail(res, 401, "Invalid API key");
-      return;
-    }
+  if (route !== undefined && !authorized(ctx, req, res)) return;
+  if (await injectFault(ctx, req, res, url, route)) return;
+  if (route === undefined) {
+    if (method !== "GET") sendDetail(res, 405, "Method Not Allowed", { Allow: "GET" });
+    else download(ctx, res, url.pathname);
+    return;
   }
+  await answer(ctx, req, res, url, route);
+}
+
+/** Records the request (secrets in the query redacted) and logs it once it is answered. */
+function logRequest(ctx: SimContext, res: ServerResponse, method: string, url: URL): void {
+  const query = queryRecord(url.searchParams);
+  for (const key of Object.keys(query)) if (SECRET_QUERY.test(key)) query[key] = "[redacted]";
+  const record: RequestRecord = { method, path: url.pathname, query, at: Date.now() };
+  if (ctx.o.maxRequestLog > 0) {
+    ctx.requests.push(record);
+    if (ctx.requests.length > ctx.o.maxRequestLog + 1000)
+      ctx.requests.splice(0, ctx.requests.length - ctx.o.maxRequestLog);
+  }
+  res.on("close", () => {
+    record.status = res.statusCode;
+    record.durationMs = Date.now() - record.at;
+    ctx.log(`${method} ${url.pathname}${url.search} ${res.statusCode} ${record.durationMs}ms`);
+    ctx.events.emit("request", record);
+  });
+}
+
+/** Whether the request carries a known API key; answers 401 when it does not. */
+function authorized(ctx: SimContext, req: IncomingMessage, res: ServerResponse): boolean {
+  const key = req.headers["x-api-key"];
+  const given = Array.isArray(key) ? key[0] : key;
+  if (given === undefined || given === "") {
+    sendDetail(res, 401, "Missing API key: send it in the X-API-Key header");
+    return false;
+  }
+  if (!ctx.apiKeys.has(given)) {
+    sendDetail(res, 401, "Invalid API key");
+    return false;
+  }
+  return true;
+}
+
+/** Applies the first injected fault that matches; true when it answered (or dropped) the request. */
+async function injectFault(
+  ctx: SimContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  url: URL,
+  route: EndpointRoute | undefined,
+): Promise<boolean> {
   const endpoint: FaultEndpoint =
     route === undefined
       ? "download"
@@ -81,24 +110,29 @@ export async function handle(
         : route.endpoint;
   const fault =
     ctx.faults.length === 0 ? undefined : takeFault(ctx, endpoint, route?.threadId ?? "");
-  if (fault !== undefined) {
-    if (fault.delayMs !== undefined) await hold(ctx, fault.delayMs, res);
-    if (gone(res) || ctx.closing) return;
-    if (fault.reset === true) {
-      req.socket.destroy();
-      return;
-    }
-    if (fault.status !== undefined) {
-      const answer = errorAnswer(fault.status, fault.detail);
-      sendError(res, { ...answer, headers: { ...answer.headers, ...fault.headers } });
-      return;
-    }
+  if (fault === undefined) return false;
+  if (fault.delayMs !== undefined) await hold(ctx, fault.delayMs, res);
+  if (gone(res) || ctx.closing) return true;
+  if (fault.reset === true) {
+    req.socket.destroy();
+    return true;
   }
-  if (route === undefined) {
-    if (method !== "GET") sendDetail(res, 405, "Method Not Allowed", { Allow: "GET" });
-    else download(ctx, res, url.pathname);
-    return;
+  if (fault.status !== undefined) {
+    const refusal = errorAnswer(fault.status, fault.detail);
+    sendError(res, { ...refusal, headers: { ...refusal.headers, ...fault.headers } });
+    return true;
   }
+  return false;
+}
+
+/** The endpoint's own answer. */
+async function answer(
+  ctx: SimContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  url: URL,
+  route: EndpointRoute,
+): Promise<void> {
   if (route.endpoint === "create") {
     await create(ctx, req, res);
     return;

@@ -12,7 +12,7 @@
  * only when injected.
  */
 import { EventEmitter, once } from "node:events";
-import { createServer } from "node:http";
+import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { SimContext } from "./context.ts";
 import {
@@ -65,40 +65,11 @@ export interface Simulator {
 
 export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
   const o = optionsSchema.parse(options);
-  const log = o.logger ?? (() => {});
-  const events = new EventEmitter<SimulatorEvents>();
-  events.setMaxListeners(0);
-  const engine = new Engine({
-    chunkDelayMs: o.chunkDelayMs,
-    chunkChars: o.chunkChars,
-    answerLength: o.answerLength,
-    streamFormat: o.streamFormat,
-    reconnect: o.reconnect,
-    keepAliveMs: o.keepAliveMs,
-    inlineLimitBytes: o.inlineLimitBytes,
-    maxThreads: o.maxThreads,
-    onChunk: o.onChunk,
-    log,
-    events,
-  });
-  const ctx: SimContext = {
-    o,
-    limits: { ...DEFAULT_LIMITS, ...o.limits },
-    log,
-    events,
-    engine,
-    apiKeys: new Set(o.apiKeys),
-    requests: [] as RequestRecord[],
-    faults: [],
-    timers: new Set(),
-    links: new WeakMap(),
-    url: "",
-    closing: false,
-  };
-  const { requests, faults, timers } = ctx;
+  const ctx = createContext(o);
+  const { engine, events, faults } = ctx;
   const server = createServer((req, res) => {
     handle(ctx, req, res).catch((error: unknown) => {
-      log(`internal error on ${req.method} ${req.url}: ${String(error)}`);
+      ctx.log(`internal error on ${req.method} ${req.url}: ${String(error)}`);
       if (!res.headersSent) sendDetail(res, 500, "Internal server error");
       else res.destroy();
     });
@@ -106,20 +77,12 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   server.listen(o.port, o.host);
   await once(server, "listening");
   const address = server.address() as AddressInfo;
-  const host =
-    o.host === "0.0.0.0"
-      ? "127.0.0.1"
-      : o.host === "::"
-        ? "[::1]"
-        : o.host.includes(":")
-          ? `[${o.host}]`
-          : o.host;
 
   const sim: Simulator = {
-    url: `http://${host}:${address.port}`,
+    url: `http://${urlHost(o.host)}:${address.port}`,
     apiKey: o.apiKeys[0] ?? "",
     apiKeys: o.apiKeys,
-    requests,
+    requests: ctx.requests,
     events,
     runs: () => [...engine.runsById.values()].map((r) => engine.runInfo(r)),
     run: (id) => {
@@ -139,36 +102,82 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     clearFaults() {
       faults.length = 0;
     },
-    waitForRun(runId, timeoutMs = 10_000) {
-      const run = engine.runsById.get(runId);
-      if (run === undefined) return Promise.reject(new Error(`unknown run ${runId}`));
-      if (run.status !== "running") return Promise.resolve(engine.runInfo(run));
-      return new Promise((resolve, reject) => {
-        const onEnd = (info: RunInfo) => {
-          if (info.id !== runId) return;
-          clearTimeout(timer);
-          events.off("runEnd", onEnd);
-          resolve(info);
-        };
-        const timer = setTimeout(() => {
-          events.off("runEnd", onEnd);
-          reject(new Error(`run ${runId} still running after ${timeoutMs} ms`));
-        }, timeoutMs);
-        events.on("runEnd", onEnd);
-      });
-    },
-    async close() {
-      if (ctx.closing) return;
-      ctx.closing = true;
-      for (const timer of timers) clearTimeout(timer);
-      timers.clear();
-      engine.shutdown();
-      const closed = once(server, "close");
-      server.close();
-      server.closeAllConnections();
-      await closed;
-    },
+    waitForRun: (runId, timeoutMs = 10_000) => waitForRun(ctx, runId, timeoutMs),
+    close: () => closeSimulator(ctx, server),
   };
   ctx.url = sim.url;
   return sim;
+}
+
+/** The engine and the state every request handler shares (the URL is set once listening). */
+function createContext(o: SimContext["o"]): SimContext {
+  const log = o.logger ?? (() => {});
+  const events = new EventEmitter<SimulatorEvents>();
+  events.setMaxListeners(0);
+  const engine = new Engine({
+    chunkDelayMs: o.chunkDelayMs,
+    chunkChars: o.chunkChars,
+    answerLength: o.answerLength,
+    streamFormat: o.streamFormat,
+    reconnect: o.reconnect,
+    keepAliveMs: o.keepAliveMs,
+    inlineLimitBytes: o.inlineLimitBytes,
+    maxThreads: o.maxThreads,
+    onChunk: o.onChunk,
+    log,
+    events,
+  });
+  return {
+    o,
+    limits: { ...DEFAULT_LIMITS, ...o.limits },
+    log,
+    events,
+    engine,
+    apiKeys: new Set(o.apiKeys),
+    requests: [] as RequestRecord[],
+    faults: [],
+    timers: new Set(),
+    links: new WeakMap(),
+    url: "",
+    closing: false,
+  };
+}
+
+/** The host as a URL names it: a wildcard address becomes loopback, IPv6 goes in brackets. */
+function urlHost(host: string): string {
+  if (host === "0.0.0.0") return "127.0.0.1";
+  if (host === "::") return "[::1]";
+  return host.includes(":") ? `[${host}]` : host;
+}
+
+function waitForRun(ctx: SimContext, runId: string, timeoutMs: number): Promise<RunInfo> {
+  const { engine, events } = ctx;
+  const run = engine.runsById.get(runId);
+  if (run === undefined) return Promise.reject(new Error(`unknown run ${runId}`));
+  if (run.status !== "running") return Promise.resolve(engine.runInfo(run));
+  return new Promise((resolve, reject) => {
+    const onEnd = (info: RunInfo) => {
+      if (info.id !== runId) return;
+      clearTimeout(timer);
+      events.off("runEnd", onEnd);
+      resolve(info);
+    };
+    const timer = setTimeout(() => {
+      events.off("runEnd", onEnd);
+      reject(new Error(`run ${runId} still running after ${timeoutMs} ms`));
+    }, timeoutMs);
+    events.on("runEnd", onEnd);
+  });
+}
+
+async function closeSimulator(ctx: SimContext, server: Server): Promise<void> {
+  if (ctx.closing) return;
+  ctx.closing = true;
+  for (const timer of ctx.timers) clearTimeout(timer);
+  ctx.timers.clear();
+  ctx.engine.shutdown();
+  const closed = once(server, "close");
+  server.close();
+  server.closeAllConnections();
+  await closed;
 }

@@ -3,7 +3,7 @@
  * every Slack surface (src/slack/listeners/), registered once the coordinator exists.
  */
 import type { Server } from "node:http";
-import { App, HTTPReceiver, SocketModeReceiver } from "@slack/bolt";
+import { App, type CustomRoute, HTTPReceiver, SocketModeReceiver } from "@slack/bolt";
 import type { Logger } from "pino";
 import type { Config } from "../config.ts";
 import type { TaskCoordinator } from "../relay/coordinator.ts";
@@ -55,28 +55,7 @@ export function createSlackApp(options: SlackAppOptions): SlackApp {
   let admin: AdminServer | undefined;
   const slackLogger = boltLogger(logger);
   const socketMode = config.slack.appToken !== undefined;
-  const receiver = socketMode
-    ? new SocketModeReceiver({
-        appToken: config.slack.appToken ?? "",
-        // The WebSocket and apps.connections.open (wrapped by the client into its fetch).
-        ...(socketDispatcher ? { dispatcher: socketDispatcher } : {}),
-        customRoutes: publicRoutes,
-        installerOptions: {
-          port: config.port,
-          // The Socket Mode client opens its connection through the Web API too.
-          ...(config.slack.apiUrl
-            ? { clientOptions: { slackApiUrl: config.slack.apiUrl.replace(/\/?$/, "/") } }
-            : {}),
-        },
-        logger: slackLogger,
-      })
-    : new HTTPReceiver({
-        signingSecret: config.slack.signingSecret ?? "",
-        endpoints: SLACK_EVENTS_PATH,
-        customRoutes: publicRoutes,
-        processBeforeResponse: false,
-        logger: slackLogger,
-      });
+  const receiver = createReceiver(config, publicRoutes, slackLogger, socketDispatcher);
   const app = new App({
     token: config.slack.botToken,
     receiver,
@@ -123,4 +102,35 @@ export function createSlackApp(options: SlackAppOptions): SlackApp {
       await admin?.close();
     },
   };
+}
+
+/** Socket Mode when an app-level token is set, Slack's HTTP requests at /slack/events otherwise. */
+function createReceiver(
+  config: Config,
+  publicRoutes: CustomRoute[],
+  slackLogger: ReturnType<typeof boltLogger>,
+  socketDispatcher: Outbound["socketDispatcher"] | undefined,
+): SocketModeReceiver | HTTPReceiver {
+  return config.slack.appToken !== undefined
+    ? new SocketModeReceiver({
+        appToken: config.slack.appToken ?? "",
+        // The WebSocket and apps.connections.open (wrapped by the client into its fetch).
+        ...(socketDispatcher ? { dispatcher: socketDispatcher } : {}),
+        customRoutes: publicRoutes,
+        installerOptions: {
+          port: config.port,
+          // The Socket Mode client opens its connection through the Web API too.
+          ...(config.slack.apiUrl
+            ? { clientOptions: { slackApiUrl: config.slack.apiUrl.replace(/\/?$/, "/") } }
+            : {}),
+        },
+        logger: slackLogger,
+      })
+    : new HTTPReceiver({
+        signingSecret: config.slack.signingSecret ?? "",
+        endpoints: SLACK_EVENTS_PATH,
+        customRoutes: publicRoutes,
+        processBeforeResponse: false,
+        logger: slackLogger,
+      });
 }

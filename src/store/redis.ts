@@ -3,7 +3,7 @@ import { once } from "node:events";
 import { setTimeout as delay } from "node:timers/promises";
 import KeyvRedis, { createClient } from "@keyv/redis";
 import { Keyv } from "keyv";
-import { DEFAULT_NAMESPACE, KeyvThreadStore } from "./keyv-store.ts";
+import { DEFAULT_NAMESPACE, KeyvThreadStore, type Primitives } from "./keyv-store.ts";
 import type { ThreadRecord, ThreadStore } from "./types.ts";
 
 // Compare-and-set scripts: a lease is only renewed or released by the instance that holds it.
@@ -16,15 +16,7 @@ export function createRedisStore(
   report: (err: unknown) => void = () => {},
   namespace = DEFAULT_NAMESPACE,
 ): ThreadStore {
-  // Fail fast while Redis is unreachable (no offline queue), reconnect in the background.
-  const client = createClient({
-    url,
-    disableOfflineQueue: true,
-    socket: {
-      connectTimeout: 2000,
-      reconnectStrategy: (retries: number) => Math.min(100 * 2 ** retries, 2000),
-    },
-  });
+  const client = newClient(url);
   client.on("error", report);
   const adapter = new KeyvRedis<ThreadRecord>(client, {
     throwOnConnectError: true,
@@ -38,17 +30,62 @@ export function createRedisStore(
     throwOnErrors: true,
   });
   keyv.on("error", report);
-  let opening: Promise<unknown> | undefined;
+  const redis = new ReadyClient(client, report);
+  return new KeyvThreadStore(keyv, redisPrimitives(redis, `${namespace}:runs`), namespace);
+}
+
+/** Fails fast while Redis is unreachable (no offline queue), reconnects in the background. */
+function newClient(url: string) {
+  return createClient({
+    url,
+    disableOfflineQueue: true,
+    socket: {
+      connectTimeout: 2000,
+      reconnectStrategy: (retries: number) => Math.min(100 * 2 ** retries, 2000),
+    },
+  });
+}
+
+type RedisClient = ReturnType<typeof newClient>;
+
+/** The client, connected on first use and waited for (briefly) while it reconnects. */
+class ReadyClient {
+  readonly #client: RedisClient;
+  readonly #report: (err: unknown) => void;
+  #opening: Promise<unknown> | undefined;
   /** One wait for "ready" shared by every call made meanwhile (not one listener per call). */
-  let waiting: Promise<void> | undefined;
-  const waitReady = async () => {
+  #waiting: Promise<void> | undefined;
+
+  constructor(client: RedisClient, report: (err: unknown) => void) {
+    this.#client = client;
+    this.#report = report;
+  }
+
+  /** The client once ready; within 2 s or a StoreUnavailableError (never an endless wait). */
+  async connected(): Promise<RedisClient> {
+    const client = this.#client;
+    if (client.isReady) return client;
+    this.#waiting ??= this.#waitReady().finally(() => {
+      this.#waiting = undefined;
+    });
+    await this.#waiting;
+    if (!client.isReady) throw new Error("Redis is not reachable");
+    return client;
+  }
+
+  async close(): Promise<void> {
+    if (this.#client.isOpen) await this.#client.close();
+  }
+
+  async #waitReady(): Promise<void> {
+    const client = this.#client;
     if (!client.isOpen) {
-      opening = client.connect().catch(report);
+      this.#opening = client.connect().catch(this.#report);
     }
     const stop = new AbortController();
     try {
       await Promise.race([
-        opening,
+        this.#opening,
         once(client, "ready", { signal: stop.signal }),
         delay(2000, undefined, { signal: stop.signal }),
       ]);
@@ -57,53 +94,40 @@ export function createRedisStore(
     } finally {
       stop.abort();
     }
-  };
-  /** The client once ready; within 2 s or a StoreUnavailableError (never an endless wait). */
-  const connected = async () => {
-    if (client.isReady) return client;
-    waiting ??= waitReady().finally(() => {
-      waiting = undefined;
-    });
-    await waiting;
-    if (!client.isReady) throw new Error("Redis is not reachable");
-    return client;
-  };
-  const runsHash = `${namespace}:runs`;
-  return new KeyvThreadStore(
-    keyv,
-    {
-      setIfAbsent: async (k, v, ttl) =>
-        (await (await connected()).set(k, v, { NX: true, PX: Math.max(1, Math.round(ttl)) })) ===
-        "OK",
-      renewIfHolds: async (k, v, ttl) =>
-        Number(
-          await (
-            await connected()
-          ).eval(RENEW_IF_HOLDS, {
-            keys: [k],
-            arguments: [v, String(Math.max(1, Math.round(ttl)))],
-          }),
-        ) === 1,
-      deleteIfHolds: async (k, v) =>
-        Number(await (await connected()).eval(DELETE_IF_HOLDS, { keys: [k], arguments: [v] })) ===
-        1,
-      // The run index is one hash, so listing it is one command, not a key scan.
-      putEntry: async (k, v) => {
-        await (await connected()).hSet(runsHash, k, v);
-      },
-      getEntry: async (k) => (await (await connected()).hGet(runsHash, k)) ?? undefined,
-      deleteEntry: async (k) => {
-        await (await connected()).hDel(runsHash, k);
-      },
-      entries: async (prefix) =>
-        Object.entries(await (await connected()).hGetAll(runsHash))
-          .filter(([k]) => k.startsWith(prefix))
-          .map(([, v]) => v),
-      ping: async () => (await (await connected()).ping()) === "PONG",
-      close: async () => {
-        if (client.isOpen) await client.close();
-      },
+  }
+}
+
+/** The store's atomic operations as Redis commands; the run index is the hash `runsHash`. */
+function redisPrimitives(redis: ReadyClient, runsHash: string): Primitives {
+  const connected = () => redis.connected();
+  return {
+    setIfAbsent: async (k, v, ttl) =>
+      (await (await connected()).set(k, v, { NX: true, PX: Math.max(1, Math.round(ttl)) })) ===
+      "OK",
+    renewIfHolds: async (k, v, ttl) =>
+      Number(
+        await (
+          await connected()
+        ).eval(RENEW_IF_HOLDS, {
+          keys: [k],
+          arguments: [v, String(Math.max(1, Math.round(ttl)))],
+        }),
+      ) === 1,
+    deleteIfHolds: async (k, v) =>
+      Number(await (await connected()).eval(DELETE_IF_HOLDS, { keys: [k], arguments: [v] })) === 1,
+    // The run index is one hash, so listing it is one command, not a key scan.
+    putEntry: async (k, v) => {
+      await (await connected()).hSet(runsHash, k, v);
     },
-    namespace,
-  );
+    getEntry: async (k) => (await (await connected()).hGet(runsHash, k)) ?? undefined,
+    deleteEntry: async (k) => {
+      await (await connected()).hDel(runsHash, k);
+    },
+    entries: async (prefix) =>
+      Object.entries(await (await connected()).hGetAll(runsHash))
+        .filter(([k]) => k.startsWith(prefix))
+        .map(([, v]) => v),
+    ping: async () => (await (await connected()).ping()) === "PONG",
+    close: () => redis.close(),
+  };
 }

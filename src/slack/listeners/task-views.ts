@@ -89,6 +89,13 @@ async function fill(
 }
 
 export function register(app: App, deps: ListenerDeps): void {
+  registerButtons(app, deps);
+  registerPaging(app, deps);
+  registerContinue(app, deps);
+}
+
+/** History, Files and Continue… under a finished answer. */
+function registerButtons(app: App, deps: ListenerDeps): void {
   const open = (kind: ViewState["kind"]) =>
     app.action(TASK_ACTION[kind], async ({ ack, body, client, respond }) => {
       await ack();
@@ -126,7 +133,10 @@ export function register(app: App, deps: ListenerDeps): void {
       .open({ trigger_id: parsed.data.trigger_id, view: renderContinueView(ref) as never })
       .catch((err: unknown) => deps.logger.warn({ err }, "could not open the Continue form"));
   });
+}
 
+/** Previous/Next and status messages inside History and Files, and "Get it" on a file. */
+function registerPaging(app: App, deps: ListenerDeps): void {
   const page = async ({
     ack,
     body,
@@ -172,7 +182,10 @@ export function register(app: App, deps: ListenerDeps): void {
       })
       .catch((err: unknown) => deps.logger.warn({ err }, "could not say where the file went"));
   });
+}
 
+/** The Continue form's submission: a follow-up posted in the thread and sent. */
+function registerContinue(app: App, deps: ListenerDeps): void {
   app.view(CONTINUE_VIEW, async ({ ack, body, client }) => {
     const parsed = Submission.safeParse(body);
     const ref = parsed.success ? decodeTaskRef(parsed.data.view.private_metadata) : undefined;

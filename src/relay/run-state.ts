@@ -1,0 +1,38 @@
+/**
+ * What a relayed run shares with its registry: how it is steered from outside (Stop, shutdown)
+ * and how it ended; and how a service result reads as the run's final text and state.
+ */
+import type { FinalRun } from "../service/follow.ts";
+import type { RunRecord } from "../store/types.ts";
+import type { RunState } from "../view/render.ts";
+
+/** How a run is steered from outside while it is relayed (Stop, shutdown). */
+export interface RunControl {
+  readonly abort: AbortController;
+  stoppedBy: string | undefined;
+  /** Why the app itself stopped the run (e.g. its maximum run time), shown with "Stopped". */
+  stopNote?: string | undefined;
+  /** Set when the run is handed to another instance instead of finished here. */
+  handover: boolean;
+}
+
+/** How a run ended here, for the coordinator (queue draining, thread state). */
+export interface RunEnd {
+  readonly record: RunRecord;
+  readonly state: RunState;
+  readonly text: string;
+  readonly messageTs: readonly string[];
+}
+
+export function finalText(final: FinalRun): string {
+  if (final.text.trim() !== "") return final.text;
+  if (final.codeBlocks.length === 0) return "";
+  return final.codeBlocks
+    .map((b) => `\`\`\`${b.language}\n${b.code.replace(/\n$/, "")}\n\`\`\``)
+    .join("\n\n");
+}
+
+export function stateOf(status: string): RunState {
+  if (status === "completed" || status === "failed" || status === "stopped") return status;
+  return "failed";
+}
