@@ -8,7 +8,14 @@ import type { SlackThreadKey } from "../store/types.ts";
 import { FollowUps } from "./follow-ups.ts";
 import { mergeOptions } from "./options.ts";
 import { NewTasks } from "./new-task.ts";
-import type { SlackFileSource, SlackWriter, TaskService, ThreadStore } from "./ports.ts";
+import type {
+  HomeRefresher,
+  SlackFileSource,
+  SlackWriter,
+  TaskService,
+  ThreadStore,
+} from "./ports.ts";
+import { type ChannelDirectory, Preferences } from "./preferences.ts";
 import type { RunOutcome } from "./relay.ts";
 import {
   checkTaskText,
@@ -42,15 +49,30 @@ export interface CoordinatorOptions {
   readonly files: SlackFileSource;
   readonly logger: Logger;
   readonly now?: () => number;
+  /** Who created a channel (its manager for `/task settings`). */
+  readonly directory?: ChannelDirectory;
+  /** Anyone may change a channel's defaults. */
+  readonly settingsAnyone?: boolean;
+  /** Shows a person's App Home again when one of their tasks changed. */
+  readonly home?: HomeRefresher;
 }
 
 export class TaskCoordinator {
+  /** Recent tasks and default options, for App Home and `/task settings`. */
+  readonly preferences: Preferences;
   readonly #deps: CoordinatorDeps;
   readonly #newTasks: NewTasks;
   readonly #followUps: FollowUps;
 
   constructor(options: CoordinatorOptions) {
-    this.#deps = { ...options, now: options.now ?? Date.now };
+    const now = options.now ?? Date.now;
+    this.preferences = new Preferences({ ...options, now });
+    this.#deps = {
+      ...options,
+      now,
+      preferences: this.preferences,
+      home: options.home ?? { taskChanged: () => undefined },
+    };
     this.#followUps = new FollowUps(this.#deps);
     this.#newTasks = new NewTasks(this.#deps, (key, why) => this.#followUps.abandon(key, why));
   }
@@ -73,9 +95,16 @@ export class TaskCoordinator {
     }
     try {
       if (!(await claimDelivery(this.#deps.store, task.teamId, task.delivery))) return;
-      // Options typed in the prompt win over those picked in a form.
-      const options = mergeOptions(checked.options, task.options);
-      await this.#newTasks.start({ ...task, prompt: checked.prompt }, options, tell);
+      // Options typed in the prompt win over those picked in a form, which win over the
+      // person's defaults, which win over the channel's.
+      const explicit = mergeOptions(checked.options, task.options);
+      const used = await this.preferences.forTask(
+        task.teamId,
+        task.userId,
+        task.channelId,
+        explicit,
+      );
+      await this.#newTasks.start({ ...task, prompt: checked.prompt }, used, tell);
     } catch (err) {
       this.#deps.logger.error({ err }, "starting a task failed");
       await tell(describeFailure(err)).catch(() => undefined);

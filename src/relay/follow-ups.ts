@@ -118,6 +118,12 @@ export class FollowUps {
         : undefined,
     );
     if (record?.surface === "dm") await clearWorking(this.#deps, outcome.target.key);
+    if (record) {
+      // The task's owner sees how it ended in their App Home.
+      const { teamId } = outcome.target.key;
+      await this.#deps.preferences.taskState(teamId, record.ownerUserId, record, outcome.state);
+      this.#deps.home.taskChanged(teamId, record.ownerUserId);
+    }
     await this.#drain(outcome.target.key);
   }
 
@@ -185,6 +191,7 @@ export class FollowUps {
       await store.updateThread(key, (rec) =>
         isStartingFor(rec.active, item.ts) ? { ...rec, active: running } : undefined,
       );
+      await this.#deps.preferences.taskState(key.teamId, record.ownerUserId, key, "running");
       await relay.start({
         key,
         ref,

@@ -6,7 +6,14 @@ import type { Logger } from "pino";
 import type { SlackThreadKey } from "../store/types.ts";
 import { describeServiceError } from "../view/errors.ts";
 import { type MessagePayload, renderRun } from "../view/render.ts";
-import type { SlackFileSource, SlackWriter, TaskService, ThreadStore } from "./ports.ts";
+import type {
+  HomeRefresher,
+  SlackFileSource,
+  SlackWriter,
+  TaskService,
+  ThreadStore,
+} from "./ports.ts";
+import type { Preferences } from "./preferences.ts";
 import type { Relay } from "./relay.ts";
 
 /** The part of the relay the coordinator uses. */
@@ -21,6 +28,10 @@ export interface CoordinatorDeps {
   readonly files: SlackFileSource;
   readonly logger: Logger;
   readonly now: () => number;
+  /** Recent tasks and default options. */
+  readonly preferences: Preferences;
+  /** Shows a person's App Home again when one of their tasks changed. */
+  readonly home: HomeRefresher;
 }
 
 /** The message a run shows until its first text arrives. */
