@@ -8,6 +8,7 @@ import { LogLevel, WebClient } from "@slack/web-api";
 import type { Logger } from "pino";
 import type { Config } from "./config.ts";
 import { createPrometheusMetrics } from "./metrics.ts";
+import type { Preferences } from "./relay/preferences.ts";
 import { Relay } from "./relay/relay.ts";
 import { Resumer } from "./relay/resumer.ts";
 import { TaskCoordinator } from "./relay/coordinator.ts";
@@ -21,7 +22,9 @@ import {
   DEFAULT_BUDGETS,
   type MethodBudget,
 } from "./slack/scheduler/index.ts";
+import { slackChannelDirectory } from "./slack/channel-directory.ts";
 import { fileOrigins, slackFileSource } from "./slack/file-source.ts";
+import { HomeTab } from "./slack/home-tab.ts";
 import { webClientWriter } from "./slack/web-writer.ts";
 import { createRedisStore } from "./store/redis.ts";
 import { createSqliteStore, defaultSqlitePath } from "./store/sqlite.ts";
@@ -103,7 +106,23 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
     client: slack.app.client,
     allowedOrigins: fileOrigins(config.slack.apiUrl),
   });
-  const coordinator = new TaskCoordinator({ service, writer, store, relay, files, logger });
+  const home = new HomeTab({
+    client: slack.app.client,
+    preferences: (): Preferences => coordinator.preferences,
+    logger,
+    teamUrl: auth.url,
+  });
+  const coordinator = new TaskCoordinator({
+    service,
+    writer,
+    store,
+    relay,
+    files,
+    logger,
+    directory: slackChannelDirectory(slack.app.client),
+    settingsAnyone: config.settingsAnyone,
+    home,
+  });
   const resumer = new Resumer({
     store,
     relay,
@@ -111,7 +130,7 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
     leaseTtlMs: config.runLeaseTtlMs,
     intervalMs: config.resumeScanIntervalMs,
   });
-  slack.listen(coordinator);
+  slack.listen(coordinator, home);
   const port = await slack.start();
   // Runs left unfinished by a crash or a previous shutdown, and later orphans, are taken over.
   resumer.start();
@@ -137,6 +156,7 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
         .stop()
         .catch((err: unknown) => logger.warn({ err }, "stopping the Slack receiver failed"));
       await resumer.stop();
+      home.close();
       await relay.handover();
       await scheduler.close();
       await store.close();

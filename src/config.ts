@@ -111,6 +111,13 @@ const slackShape = {
     }),
   TASK_MODELS: nameList,
   TASK_AGENTS: nameList,
+  TASK_SETTINGS_ANYONE: z
+    .string()
+    .trim()
+    .optional()
+    .transform((v) => (v === undefined || v === "" ? "false" : v.toLowerCase()))
+    .pipe(z.enum(["true", "false", "1", "0", "yes", "no"], { error: "must be true or false" }))
+    .transform((v) => v === "true" || v === "1" || v === "yes"),
   REDIS_URL: optionalString.refine((v) => v === undefined || /^rediss?:\/\//.test(v), {
     message: "must be a redis:// or rediss:// URL",
   }),
@@ -203,6 +210,8 @@ export interface Config {
   readonly service: ServiceConfig;
   readonly slack: SlackConfig;
   readonly choices: TaskChoices;
+  /** Anyone may change a channel's task defaults (else its creator and workspace admins). */
+  readonly settingsAnyone: boolean;
   readonly redisUrl: string | undefined;
   readonly dataDir: string;
   /** This instance's name as the holder of run leases (unique per process). */
@@ -261,6 +270,7 @@ export function parseConfig(env: Env): Config {
       rateLimits: v.SLACK_RATE_LIMITS,
     },
     choices: { models: v.TASK_MODELS, agents: v.TASK_AGENTS },
+    settingsAnyone: v.TASK_SETTINGS_ANYONE,
     redisUrl: v.REDIS_URL,
     dataDir: v.DATA_DIR ?? "data",
     instanceId: v.INSTANCE_ID,

@@ -10,6 +10,7 @@ import type { TaskCoordinator } from "../relay/coordinator.ts";
 import type { ThreadStore } from "../store/types.ts";
 import { boltLogger } from "./bolt-logger.ts";
 import { healthRoutes, type PrometheusText } from "./health.ts";
+import type { HomeTab } from "./home-tab.ts";
 import { SURFACES } from "./listeners/index.ts";
 
 export const SLACK_EVENTS_PATH = "/slack/events";
@@ -27,7 +28,7 @@ export interface SlackAppOptions {
 export interface SlackApp {
   readonly app: App;
   /** Wires the listeners; call once the coordinator exists. */
-  listen(coordinator: TaskCoordinator): void;
+  listen(coordinator: TaskCoordinator, home: HomeTab): void;
   /** Starts the receiver; resolves with the HTTP port (HTTP mode or the health server). */
   start(): Promise<number | undefined>;
   stop(): Promise<void>;
@@ -79,9 +80,9 @@ export function createSlackApp(options: SlackAppOptions): SlackApp {
     logger.error({ err }, "unhandled error in a Slack listener");
   });
 
-  function listen(coordinator: TaskCoordinator): void {
+  function listen(coordinator: TaskCoordinator, home: HomeTab): void {
     for (const surface of SURFACES) {
-      surface.register(app, { coordinator, logger, choices: config.choices });
+      surface.register(app, { coordinator, logger, choices: config.choices, home });
     }
   }
 
