@@ -143,7 +143,11 @@ export function blameDefaults(err: unknown, used: readonly UsedDefault[]): strin
   const said = [err.detail ?? "", ...err.issues.map((i) => `${(i.loc ?? []).join(".")} ${i.msg}`)]
     .join(" ")
     .toLowerCase();
-  const named = used.filter((d) => said.includes(SERVICE_FIELD[d.key] ?? d.key));
+  const mentions = (d: UsedDefault) =>
+    said.includes(SERVICE_FIELD[d.key] ?? d.key) ||
+    new RegExp(`\\b${d.key}\\b`).test(said) ||
+    (typeof d.value === "string" && said.includes(d.value.toLowerCase()));
+  const named = used.filter(mentions);
   const blamed = named.length > 0 ? named : used;
   const names = blamed.map(
     (d) => `${d.from === "personal" ? "your" : "this channel's"} default ${d.key} ${code(d.value)}`,
