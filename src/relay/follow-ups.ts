@@ -119,10 +119,12 @@ export class FollowUps {
     );
     if (record?.surface === "dm") await clearWorking(this.#deps, outcome.target.key);
     if (record) {
-      // The task's owner sees how it ended in their App Home.
+      // The task's owner sees how it ended in their App Home (the queue does not wait for it).
       const { teamId } = outcome.target.key;
-      await this.#deps.preferences.taskState(teamId, record.ownerUserId, record, outcome.state);
-      this.#deps.home.taskChanged(teamId, record.ownerUserId);
+      const owner = record.ownerUserId;
+      void this.#deps.preferences
+        .taskState(teamId, owner, record, outcome.state)
+        .then(() => this.#deps.home.taskChanged(teamId, owner));
     }
     await this.#drain(outcome.target.key);
   }
@@ -191,7 +193,7 @@ export class FollowUps {
       await store.updateThread(key, (rec) =>
         isStartingFor(rec.active, item.ts) ? { ...rec, active: running } : undefined,
       );
-      await this.#deps.preferences.taskState(key.teamId, record.ownerUserId, key, "running");
+      void this.#deps.preferences.taskState(key.teamId, record.ownerUserId, key, "running");
       await relay.start({
         key,
         ref,

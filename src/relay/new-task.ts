@@ -58,16 +58,15 @@ export class NewTasks {
     const key: SlackThreadKey = { teamId: task.teamId, channelId: task.channelId, threadTs };
     const messageTs = await writer.post(task.channelId, workingMessage(), threadTs);
     if (task.surface === "dm") await showWorking(this.#deps, key, sessionTitle(task));
-    const [reservation] = await Promise.all([
-      this.#recordStarting(task, key, messageTs, startedAt),
-      preferences.taskStarted(task.teamId, task.userId, {
-        channelId: task.channelId,
-        threadTs,
-        prompt: task.prompt || (task.files ?? []).map((f) => f.name).join(", "),
-        startedAt,
-        surface: task.surface ?? "channel",
-      }),
-    ]);
+    // Listed in the person's recent tasks meanwhile (the start does not wait for it).
+    void preferences.taskStarted(task.teamId, task.userId, {
+      channelId: task.channelId,
+      threadTs,
+      prompt: task.prompt || (task.files ?? []).map((f) => f.name).join(", "),
+      startedAt,
+      surface: task.surface ?? "channel",
+    });
+    const reservation = await this.#recordStarting(task, key, messageTs, startedAt);
     const release = async () => {
       if (reservation) await relay.release(reservation).catch(() => undefined);
     };
@@ -83,8 +82,9 @@ export class NewTasks {
         ? brokenFileReason(broken)
         : blamed && `${describeServiceError(err)} ${blamed}`;
       await showStartError(this.#deps, key, messageTs, err, startedAt, why);
-      await preferences.taskState(task.teamId, task.userId, key, "error");
-      home.taskChanged(task.teamId, task.userId);
+      void preferences
+        .taskState(task.teamId, task.userId, key, "error")
+        .then(() => home.taskChanged(task.teamId, task.userId));
       await release();
       await this.#abandon(key, NOT_STARTED);
       return;

@@ -50,6 +50,8 @@ export function asDefaults(options: TaskOptions): TaskDefaults {
 
 export class Preferences {
   readonly #o: PreferencesOptions;
+  /** This process's writes of each person's recent tasks, in order (a start before its end). */
+  readonly #writes = new Map<string, Promise<void>>();
 
   constructor(options: PreferencesOptions) {
     this.#o = options;
@@ -112,37 +114,50 @@ export class Preferences {
     return { options: mergeOptions(explicit, personal, channel), applied };
   }
 
-  /** Lists a new task in its owner's recent tasks, as running; a failure is only logged. */
-  async taskStarted(
+  /**
+   * Lists a new task in its owner's recent tasks, as running. Callers need not wait: nothing
+   * a task does waits for its listing (a lock left by a crashed instance delays only this).
+   */
+  taskStarted(
     teamId: string,
     userId: string,
     task: Omit<RecentTask, "status" | "updatedAt" | "prompt"> & { prompt: string },
   ): Promise<void> {
     const line = task.prompt.replace(/\s+/g, " ").trim();
     const prompt = line.length > PROMPT_EXCERPT ? `${line.slice(0, PROMPT_EXCERPT - 1)}…` : line;
-    await this.#o.store
-      .putRecentTask(teamId, userId, {
-        ...task,
-        prompt,
-        status: "running",
-        updatedAt: task.startedAt,
-      })
-      .catch((err: unknown) => this.#o.logger.warn({ err }, "could not list the recent task"));
+    const listed: RecentTask = { ...task, prompt, status: "running", updatedAt: task.startedAt };
+    return this.#inOrder(teamId, userId, "could not list the recent task", () =>
+      this.#o.store.putRecentTask(teamId, userId, listed),
+    );
   }
 
   /** Records a task's latest state (a run ended, or a follow-up started); only logged if it fails. */
-  async taskState(
+  taskState(
     teamId: string,
     userId: string,
     thread: { readonly channelId: string; readonly threadTs: string },
     status: RecentTaskStatus,
   ): Promise<void> {
-    await this.#o.store
-      .updateRecentTask(teamId, userId, thread, (t) => ({
+    const now = this.#o.now();
+    return this.#inOrder(teamId, userId, "could not update the recent task", () =>
+      this.#o.store.updateRecentTask(teamId, userId, thread, (t) => ({
         ...t,
         status,
-        updatedAt: this.#o.now(),
-      }))
-      .catch((err: unknown) => this.#o.logger.warn({ err }, "could not update the recent task"));
+        updatedAt: now,
+      })),
+    );
+  }
+
+  /** Runs one write of a person's list after this process's earlier ones; never rejects. */
+  #inOrder(teamId: string, userId: string, failed: string, write: () => Promise<void>) {
+    const key = `${teamId}/${userId}`;
+    const next = (this.#writes.get(key) ?? Promise.resolve())
+      .then(write)
+      .catch((err: unknown) => this.#o.logger.warn({ err }, failed));
+    this.#writes.set(key, next);
+    void next.finally(() => {
+      if (this.#writes.get(key) === next) this.#writes.delete(key);
+    });
+    return next;
   }
 }
