@@ -5,6 +5,22 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 
+# The playground (`docker compose --profile demo up`): the local Slack double with its web page,
+# the service simulator and the app in one process, no account needed. It needs the dev tools.
+FROM node:24-bookworm-slim AS playground
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund && npm cache clean --force
+COPY manifest.yml ./
+COPY src ./src
+COPY tools ./tools
+USER node
+ENV PLAYGROUND_HOST=0.0.0.0 \
+    PLAYGROUND_PORT=8080
+EXPOSE 8080
+CMD ["node", "tools/playground/main.ts"]
+
+# The app (the default target: the last stage).
 FROM node:24-bookworm-slim
 ENV NODE_ENV=production \
     DATA_DIR=/data \

@@ -19,11 +19,22 @@ process.stdout.write(`Task Execution Service simulator on ${sim.url} (key ${simK
 
 let config: ReturnType<typeof parseConfig>;
 try {
-  config = parseConfig({ ...process.env, TASK_API_URL: sim.url, TASK_API_KEY: simKey });
+  // Behind a proxy, the local simulator is still reached directly.
+  const noProxy = [process.env.no_proxy ?? process.env.NO_PROXY, new URL(sim.url).host]
+    .filter((v) => v !== undefined && v !== "")
+    .join(",");
+  config = parseConfig({
+    ...process.env,
+    TASK_API_URL: sim.url,
+    TASK_API_KEY: simKey,
+    no_proxy: noProxy,
+  });
 } catch (err) {
   await sim.close();
   if (err instanceof ConfigError) {
-    process.stderr.write(`${err.message}\nSee README.md ("Try it") for the Slack settings.\n`);
+    process.stderr.write(
+      `${err.message}\nSee README.md ("Connect a real Slack workspace") for the Slack settings.\n`,
+    );
     process.exit(1);
   }
   throw err;

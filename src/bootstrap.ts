@@ -4,7 +4,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
-import { LogLevel, WebClient } from "@slack/web-api";
+import { type FetchFunction, LogLevel, WebClient } from "@slack/web-api";
 import type { Logger } from "pino";
 import type { Config } from "./config.ts";
 import { createPrometheusMetrics } from "./metrics.ts";
@@ -13,6 +13,7 @@ import { Relay } from "./relay/relay.ts";
 import { Resumer } from "./relay/resumer.ts";
 import { TaskCoordinator } from "./relay/coordinator.ts";
 import { createTaskServiceClient, type TaskService } from "./service/client.ts";
+import { SERVICE_POOL } from "./service/http.ts";
 import { StreamRefusals } from "./service/refusals.ts";
 import { createSlackApp, type SlackApp } from "./slack/app.ts";
 import { boltLogger } from "./slack/bolt-logger.ts";
@@ -29,6 +30,7 @@ import { webClientWriter } from "./slack/web-writer.ts";
 import { createRedisStore } from "./store/redis.ts";
 import { createSqliteStore, defaultSqlitePath } from "./store/sqlite.ts";
 import type { ThreadStore } from "./store/types.ts";
+import { createOutbound } from "./util/proxy.ts";
 
 export interface Running {
   readonly slack: SlackApp;
@@ -43,9 +45,16 @@ export interface Running {
 }
 
 export async function startApp(config: Config, logger: Logger): Promise<Running> {
+  // Every outbound connection (Slack, its WebSocket, the service) honours HTTP(S)_PROXY/NO_PROXY.
+  const outbound = createOutbound(config.proxy, SERVICE_POOL);
   // Slack first: a refused token or an unreachable Slack is one clear line, before anything
   // (Bolt included, which checks the token itself) is built.
-  const auth = await verifySlack(config, logger);
+  const auth = await verifySlack(config, logger, outbound.slackFetch).catch(
+    async (err: unknown) => {
+      await outbound.close();
+      throw err;
+    },
+  );
   const instanceId =
     config.instanceId ?? `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
   const metrics = createPrometheusMetrics({ activeRuns: () => relay.activeRuns });
@@ -61,6 +70,7 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
     apiKey: config.service.apiKey,
     streamIdleTimeoutMs: config.service.streamIdleTimeoutS * 1000,
     onResponse: (info) => metrics.serviceResponse(info),
+    ...(outbound.serviceDispatcher ? { dispatcher: outbound.serviceDispatcher } : {}),
   });
   const scheduler = await createSlackScheduler({
     redisUrl: config.redisUrl,
@@ -76,6 +86,7 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
     config,
     logger,
     store,
+    outbound,
     prometheus: metrics,
     metricsJson: () => ({
       instance: instanceId,
@@ -97,6 +108,7 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
     logger: logger.child({ instance: instanceId }),
     metrics,
     streaming: config.slack.streaming,
+    maxRunMs: config.service.maxRunS * 1000,
     // A thread whose stream a proxy refused is polled for a while without asking again.
     follow: { pollTimeoutS: config.service.pollTimeoutS, refusals: new StreamRefusals() },
     onRunEnded: async (outcome): Promise<void> => coordinator.onRunEnded(outcome),
@@ -105,6 +117,7 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
     tokenFor: () => config.slack.botToken,
     client: slack.app.client,
     allowedOrigins: fileOrigins(config.slack.apiUrl),
+    dispatcher: outbound.slackDispatcher,
   });
   const home = new HomeTab({
     client: slack.app.client,
@@ -118,10 +131,18 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
     store,
     relay,
     files,
-    logger,
     directory: slackChannelDirectory(slack.app.client),
     settingsAnyone: config.settingsAnyone,
     home,
+    limits: {
+      perUserPerMinute: config.service.rateUserPerMin,
+      perChannelPerMinute: config.service.rateChannelPerMin,
+    },
+    people: {
+      allowGuests: config.service.allowGuests,
+      allowExternal: config.service.allowExternal,
+    },
+    logger,
   });
   const resumer = new Resumer({
     store,
@@ -140,6 +161,7 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
       port,
       store: config.redisUrl ? "redis" : "sqlite",
       instance: instanceId,
+      proxy: outbound.description,
     },
     "Task bot is running",
   );
@@ -160,6 +182,7 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
       await relay.handover();
       await scheduler.close();
       await store.close();
+      await outbound.close();
     },
   };
 }
@@ -180,8 +203,9 @@ function budgetsWith(overrides: Readonly<Record<string, number>>): Record<string
 }
 
 /** `auth.test` with a quiet client (two quick retries): the bot token's workspace, or a StartupError. */
-async function verifySlack(config: Config, logger: Logger) {
+async function verifySlack(config: Config, logger: Logger, fetch: FetchFunction | undefined) {
   const client = new WebClient(config.slack.botToken, {
+    ...(fetch ? { fetch } : {}),
     ...(config.slack.apiUrl ? { slackApiUrl: config.slack.apiUrl.replace(/\/?$/, "/") } : {}),
     retryConfig: { retries: 2, minTimeout: 300, maxTimeout: 1000 },
     timeout: 10_000,
@@ -215,11 +239,28 @@ export function slackStartupProblem(err: unknown, apiUrl: string | undefined): s
     return `Slack says the bot token is no longer valid (${platform}): reinstall the app and set the new SLACK_BOT_TOKEN.`;
   }
   if (platform !== undefined) return `Slack refused auth.test at start-up (${platform}).`;
+  const proxyStatus = proxyRefusal(e.original ?? err);
+  if (proxyStatus !== undefined) {
+    return proxyStatus === 407
+      ? `Cannot reach Slack at ${where}: the proxy asks for credentials (407): check the user and password in HTTPS_PROXY (or HTTP_PROXY).`
+      : `Cannot reach Slack at ${where}: the proxy refused to connect to it (${proxyStatus}): check HTTPS_PROXY, HTTP_PROXY and NO_PROXY.`;
+  }
   const cause = networkCode(e.original ?? err);
   if (cause !== undefined) {
     return `Cannot reach Slack at ${where} (${cause}): check DNS, the network, HTTPS_PROXY, or SLACK_API_URL.`;
   }
   return `Cannot reach Slack at ${where}: ${err instanceof Error ? err.message : String(err)}.`;
+}
+
+/** The status a proxy refused a tunnel with, from undici's error somewhere in the cause chain. */
+function proxyRefusal(err: unknown): number | undefined {
+  for (let e = err, depth = 0; e && depth < 5; depth++) {
+    const { message, cause } = e as { message?: unknown; cause?: unknown };
+    const status = typeof message === "string" ? /Proxy response \((\d{3})\)/.exec(message) : null;
+    if (status) return Number(status[1]);
+    e = cause;
+  }
+  return undefined;
 }
 
 /** The system error code (ENOTFOUND, ECONNREFUSED…) somewhere in an error's cause chain. */

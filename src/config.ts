@@ -34,6 +34,19 @@ const httpUrl = z
     message: "must be an http(s) URL",
   });
 
+/** true/false (also 1/0, yes/no, on/off); unset is false. */
+const flag = z
+  .string()
+  .trim()
+  .toLowerCase()
+  .optional()
+  .transform((v, ctx) => {
+    if (v === undefined || v === "" || ["false", "0", "no", "off"].includes(v)) return false;
+    if (["true", "1", "yes", "on"].includes(v)) return true;
+    ctx.addIssue({ code: "custom", message: "must be true or false" });
+    return z.NEVER;
+  });
+
 /** A comma-separated list of names (model or agent ids offered in the New task modal). */
 const nameList = z
   .string()
@@ -58,6 +71,31 @@ const serviceShape = {
   TASK_API_KEY: z.string().trim().min(1, "is required"),
   TASK_POLL_TIMEOUT_S: intFrom(1, 600, 30),
   TASK_STREAM_IDLE_TIMEOUT_S: intFrom(5, 3600, 120),
+  TASK_MAX_RUN_S: intFrom(1, 7 * 86_400, 4 * 3600),
+  TASK_ALLOW_GUESTS: flag,
+  TASK_ALLOW_EXTERNAL: flag,
+  TASK_RATE_USER_PER_MIN: intFrom(0, 1000, 10),
+  TASK_RATE_CHANNEL_PER_MIN: intFrom(0, 10_000, 60),
+};
+
+/**
+ * A proxy URL as HTTP(S)_PROXY holds it. `proxy.corp:3128` (no scheme, as curl accepts it)
+ * means http://. Only HTTP proxies (http:// or https://) are supported, as undici's.
+ */
+const proxyUrl = optionalString
+  .transform((v) => (v === undefined || /^[a-z][a-z0-9+.-]*:\/\//i.test(v) ? v : `http://${v}`))
+  .refine((v) => v === undefined || (/^https?:\/\//i.test(v) && URL.canParse(v)), {
+    message: "must be an http:// or https:// proxy URL, e.g. http://proxy.example.com:3128",
+  });
+
+/** Outbound proxy settings; lower-case names win over upper-case ones, as in curl and undici. */
+const proxyShape = {
+  HTTPS_PROXY: proxyUrl,
+  https_proxy: proxyUrl,
+  HTTP_PROXY: proxyUrl,
+  http_proxy: proxyUrl,
+  NO_PROXY: optionalString,
+  no_proxy: optionalString,
 };
 
 const slackShape = {
@@ -132,6 +170,14 @@ const slackShape = {
   RUN_LEASE_TTL_MS: intFrom(500, 600_000, 15_000),
   RESUME_SCAN_INTERVAL_MS: intFrom(100, 600_000, 2000),
   PORT: intFrom(0, 65_535, 3000),
+  ADMIN_PORT: optionalString.pipe(
+    z
+      .string()
+      .regex(/^\d{1,5}$/, "must be a port number (0 to 65535)")
+      .transform(Number)
+      .refine((n) => n <= 65_535, "must be a port number (0 to 65535)")
+      .optional(),
+  ),
   LOG_LEVEL: z
     .string()
     .trim()
@@ -146,6 +192,7 @@ export type Env = Readonly<Record<string, string | undefined>>;
 export const SETTINGS: readonly string[] = [
   ...Object.keys(serviceShape),
   ...Object.keys(slackShape),
+  ...Object.keys(proxyShape),
 ];
 
 /** How long a SIGTERM'd instance may take to hand its runs over before it exits anyway. */
@@ -183,6 +230,14 @@ export interface ServiceConfig {
   readonly pollTimeoutS: number;
   /** A stream silent for this long (no event, no keep-alive) counts as dropped. */
   readonly streamIdleTimeoutS: number;
+  /** A run still going after this long is stopped at the service, and the thread says so. */
+  readonly maxRunS: number;
+  /** Tasks and follow-ups one person, and one channel, may start per minute (0: no limit). */
+  readonly rateUserPerMin: number;
+  readonly rateChannelPerMin: number;
+  /** Whether guests, and people of other organisations (Slack Connect), may use the app. */
+  readonly allowGuests: boolean;
+  readonly allowExternal: boolean;
 }
 
 export interface SlackConfig {
@@ -206,12 +261,22 @@ export interface TaskChoices {
   readonly agents: readonly string[];
 }
 
+/** Where outbound connections go: through these proxies unless NO_PROXY lists the host. */
+export interface ProxyConfig {
+  /** For http:// URLs, and for https:// ones when `httpsProxy` is not set (undici's rule). */
+  readonly httpProxy: string | undefined;
+  readonly httpsProxy: string | undefined;
+  /** Hosts reached directly: `host`, `.domain` or `host:port`, comma- or space-separated; `*` for all. */
+  readonly noProxy: string | undefined;
+}
+
 export interface Config {
   readonly service: ServiceConfig;
   readonly slack: SlackConfig;
   readonly choices: TaskChoices;
   /** Anyone may change a channel's task defaults (else its creator and workspace admins). */
   readonly settingsAnyone: boolean;
+  readonly proxy: ProxyConfig;
   readonly redisUrl: string | undefined;
   readonly dataDir: string;
   /** This instance's name as the holder of run leases (unique per process). */
@@ -223,6 +288,8 @@ export interface Config {
   /** How often an instance looks for runs nobody relays. */
   readonly resumeScanIntervalMs: number;
   readonly port: number;
+  /** Where health and metrics are served instead of `port`, when set (an internal port). */
+  readonly adminPort: number | undefined;
   readonly logLevel: (typeof LOG_LEVELS)[number];
 }
 
@@ -233,13 +300,18 @@ export function parseServiceConfig(env: Env): ServiceConfig {
     apiKey: v.TASK_API_KEY,
     pollTimeoutS: v.TASK_POLL_TIMEOUT_S,
     streamIdleTimeoutS: v.TASK_STREAM_IDLE_TIMEOUT_S,
+    maxRunS: v.TASK_MAX_RUN_S,
+    rateUserPerMin: v.TASK_RATE_USER_PER_MIN,
+    rateChannelPerMin: v.TASK_RATE_CHANNEL_PER_MIN,
+    allowGuests: v.TASK_ALLOW_GUESTS,
+    allowExternal: v.TASK_ALLOW_EXTERNAL,
   };
 }
 
 export function parseConfig(env: Env): Config {
   const result = (() => {
     try {
-      return { v: parseWith({ ...serviceShape, ...slackShape }, env) };
+      return { v: parseWith({ ...serviceShape, ...slackShape, ...proxyShape }, env) };
     } catch (err) {
       return { err: err as ConfigError };
     }
@@ -258,6 +330,11 @@ export function parseConfig(env: Env): Config {
       apiKey: v.TASK_API_KEY,
       pollTimeoutS: v.TASK_POLL_TIMEOUT_S,
       streamIdleTimeoutS: v.TASK_STREAM_IDLE_TIMEOUT_S,
+      maxRunS: v.TASK_MAX_RUN_S,
+      rateUserPerMin: v.TASK_RATE_USER_PER_MIN,
+      rateChannelPerMin: v.TASK_RATE_CHANNEL_PER_MIN,
+      allowGuests: v.TASK_ALLOW_GUESTS,
+      allowExternal: v.TASK_ALLOW_EXTERNAL,
     },
     slack: {
       botToken: v.SLACK_BOT_TOKEN,
@@ -271,6 +348,11 @@ export function parseConfig(env: Env): Config {
     },
     choices: { models: v.TASK_MODELS, agents: v.TASK_AGENTS },
     settingsAnyone: v.TASK_SETTINGS_ANYONE,
+    proxy: {
+      httpProxy: v.http_proxy ?? v.HTTP_PROXY,
+      httpsProxy: v.https_proxy ?? v.HTTPS_PROXY,
+      noProxy: v.no_proxy ?? v.NO_PROXY,
+    },
     redisUrl: v.REDIS_URL,
     dataDir: v.DATA_DIR ?? "data",
     instanceId: v.INSTANCE_ID,
@@ -278,6 +360,7 @@ export function parseConfig(env: Env): Config {
     runLeaseTtlMs: v.RUN_LEASE_TTL_MS,
     resumeScanIntervalMs: v.RESUME_SCAN_INTERVAL_MS,
     port: v.PORT,
+    adminPort: v.ADMIN_PORT,
     logLevel: v.LOG_LEVEL,
   };
 }
@@ -290,7 +373,19 @@ export function secretsOf(config: Partial<Config>): string[] {
     config.slack?.signingSecret,
     config.slack?.appToken,
     config.redisUrl ? passwordOf(config.redisUrl) : undefined,
+    ...[config.proxy?.httpProxy, config.proxy?.httpsProxy].flatMap((url) =>
+      url ? [passwordOf(url), rawPasswordOf(url)] : [],
+    ),
   ].filter((s): s is string => typeof s === "string" && s.length >= 4);
+}
+
+/** A URL's password as written in it (percent-encoded), as it would appear if the URL were printed. */
+function rawPasswordOf(url: string): string | undefined {
+  try {
+    return new URL(url).password || undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function passwordOf(url: string): string | undefined {

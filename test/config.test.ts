@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { ConfigError, parseConfig, parseServiceConfig } from "../src/config.ts";
+import { ConfigError, parseConfig, parseServiceConfig, secretsOf } from "../src/config.ts";
+import { describeProxy } from "../src/util/proxy.ts";
 
 const base = {
   TASK_API_URL: "https://tasks.example.com/",
@@ -68,5 +69,49 @@ describe("configuration", () => {
     expect(
       parseServiceConfig({ TASK_API_URL: "http://127.0.0.1:8787", TASK_API_KEY: "k" }).pollTimeoutS,
     ).toBe(30);
+  });
+
+  it("reads the proxy variables in either case, lower case first, as curl and undici do", () => {
+    expect(parseConfig(base).proxy).toEqual({
+      httpProxy: undefined,
+      httpsProxy: undefined,
+      noProxy: undefined,
+    });
+    const c = parseConfig({
+      ...base,
+      HTTPS_PROXY: "http://upper.example.com:3128",
+      https_proxy: "http://lower.example.com:3128",
+      HTTP_PROXY: "proxy.example.com:8080", // no scheme: http://, as curl reads it
+      NO_PROXY: "localhost,.internal.example.com",
+    });
+    expect(c.proxy).toEqual({
+      httpProxy: "http://proxy.example.com:8080",
+      httpsProxy: "http://lower.example.com:3128",
+      noProxy: "localhost,.internal.example.com",
+    });
+  });
+
+  it("refuses a proxy URL it cannot use without printing it", () => {
+    const problems = problemsOf({
+      ...base,
+      HTTPS_PROXY: "socks5://user:hunter2secret@socks.example.com:1080",
+    }).join("\n");
+    expect(problems).toContain("HTTPS_PROXY must be an http:// or https:// proxy URL");
+    expect(problems).not.toContain("hunter2secret");
+  });
+
+  it("keeps a proxy's password out of the logs and describes the proxy without credentials", () => {
+    const c = parseConfig({
+      ...base,
+      HTTPS_PROXY: "http://corp-user:p%40ss-w0rd-1@proxy.example.com:3128",
+      NO_PROXY: "127.0.0.1",
+    });
+    expect(secretsOf(c)).toEqual(expect.arrayContaining(["p@ss-w0rd-1", "p%40ss-w0rd-1"]));
+    const described = describeProxy(c.proxy);
+    expect(described).toBe("https via http://proxy.example.com:3128; direct to 127.0.0.1");
+    expect(describeProxy({ ...c.proxy, httpProxy: "http://u:pw@plain.example.com:80" })).toContain(
+      "http via http://plain.example.com",
+    );
+    expect(describeProxy(parseConfig(base).proxy)).toBe("direct");
   });
 });

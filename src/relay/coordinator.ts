@@ -7,6 +7,8 @@ import type { Logger } from "pino";
 import type { SlackThreadKey } from "../store/types.ts";
 import { FollowUps } from "./follow-ups.ts";
 import { mergeOptions } from "./options.ts";
+import { MEMBERS_ONLY, type PeoplePolicy, personRefusal } from "./policy.ts";
+import { NO_RATE_LIMITS, type RateLimits, takeRateSlot } from "./rate-limits.ts";
 import { NewTasks } from "./new-task.ts";
 import type {
   HomeRefresher,
@@ -29,6 +31,7 @@ import {
   type ThreadReply,
 } from "./requests.ts";
 import { stopRun } from "./stop.ts";
+import { ThreadViews } from "./thread-views.ts";
 import type { CoordinatorDeps, RelayControl } from "./task-context.ts";
 
 export type {
@@ -47,6 +50,10 @@ export interface CoordinatorOptions {
   readonly relay: RelayControl;
   /** Where the files people attach are read from (Slack's file host). */
   readonly files: SlackFileSource;
+  /** Per person and per channel; none when not given. */
+  readonly limits?: RateLimits;
+  /** Who may start and continue tasks (default: members of the workspace only). */
+  readonly people?: PeoplePolicy;
   readonly logger: Logger;
   readonly now?: () => number;
   /** Who created a channel (its manager for `/task settings`). */
@@ -63,18 +70,23 @@ export class TaskCoordinator {
   readonly #deps: CoordinatorDeps;
   readonly #newTasks: NewTasks;
   readonly #followUps: FollowUps;
+  /** The History and Files views of task threads, and the Continue form. */
+  readonly threads: ThreadViews;
 
   constructor(options: CoordinatorOptions) {
     const now = options.now ?? Date.now;
     this.preferences = new Preferences({ ...options, now });
     this.#deps = {
       ...options,
+      limits: options.limits ?? NO_RATE_LIMITS,
+      people: options.people ?? MEMBERS_ONLY,
       now,
       preferences: this.preferences,
       home: options.home ?? { taskChanged: () => undefined },
     };
     this.#followUps = new FollowUps(this.#deps);
     this.#newTasks = new NewTasks(this.#deps, (key, why) => this.#followUps.abandon(key, why));
+    this.threads = new ThreadViews(this.#deps, (reply) => this.handleReply(reply));
   }
 
   /**
@@ -95,6 +107,13 @@ export class TaskCoordinator {
     }
     try {
       if (!(await claimDelivery(this.#deps.store, task.teamId, task.delivery))) return;
+      const limited =
+        (await personRefusal(this.#deps, this.#deps.people, task.teamId, task.userId)) ??
+        (await takeRateSlot(this.#deps.store, this.#deps.limits, task, this.#deps.now()));
+      if (limited !== undefined) {
+        await tell(limited);
+        return;
+      }
       // Options typed in the prompt win over those picked in a form, which win over the
       // person's defaults, which win over the channel's.
       const explicit = mergeOptions(checked.options, task.options);

@@ -11,6 +11,23 @@ import type { SlackWriter, UploadItem } from "./ports.ts";
 
 const MIME_TEXT = /^text\/|json|xml|csv|markdown|svg/;
 
+const NAME_MAX = 200;
+// eslint-disable-next-line no-control-regex -- control characters are what is removed
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g;
+
+/**
+ * A file name from the service made safe to show and upload: its last path segment, without
+ * control characters, at most 200 characters (the extension kept), never empty.
+ */
+export function safeFileName(raw: string): string {
+  const base = (raw.split(/[/\\]/).at(-1) ?? "").replace(CONTROL, "").trim();
+  const name = base === "" || base === "." || base === ".." ? "file" : base;
+  if (name.length <= NAME_MAX) return name;
+  const dot = name.lastIndexOf(".");
+  const ext = dot > 0 && name.length - dot <= 16 ? name.slice(dot) : "";
+  return `${name.slice(0, NAME_MAX - ext.length - 1)}…${ext}`;
+}
+
 /** Decodes an inline file from the service into the exact bytes it stands for. */
 export function decodeFile(file: ResultFile): Buffer | undefined {
   if (file.included_inline === false || typeof file.content !== "string") return undefined;
@@ -36,12 +53,12 @@ export function planFiles(files: readonly ResultFile[]): {
     const bytes = decodeFile(f);
     const size = f.file_size ?? bytes?.byteLength;
     if (bytes) {
-      uploads.push({ filename: f.file_name, bytes });
-      notes.push({ name: f.file_name, size, attached: true });
+      uploads.push({ filename: safeFileName(f.file_name), bytes });
+      notes.push({ name: safeFileName(f.file_name), size, attached: true });
       continue;
     }
     notes.push({
-      name: f.file_name,
+      name: safeFileName(f.file_name),
       size,
       attached: false,
       reason: f.included_inline === false ? "too large to attach here" : "content not available",

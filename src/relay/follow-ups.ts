@@ -14,6 +14,8 @@ import {
 import { describeServiceError } from "../view/errors.ts";
 import { clearWorking, showWorking } from "./agent-status.ts";
 import { brokenFileReason, NO_ATTACHMENTS, readAttachments } from "./attachments.ts";
+import { personRefusal } from "./policy.ts";
+import { takeRateSlot } from "./rate-limits.ts";
 import { notForFollowUps, parsePrompt } from "./options.ts";
 import type { RunOutcome } from "./relay.ts";
 import type { ThreadReply } from "./requests.ts";
@@ -66,7 +68,15 @@ export class FollowUps {
     }
     // Files alone continue the task too; an empty message is nothing to send.
     if (parsed.prompt === "" && reply.files.length === 0) return;
-    const refusal = replyRefusal(record, parsed.prompt);
+    const refusal =
+      replyRefusal(record, parsed.prompt) ??
+      (await personRefusal(this.#deps, this.#deps.people, reply.key.teamId, reply.userId)) ??
+      (await takeRateSlot(
+        store,
+        this.#deps.limits,
+        { teamId: reply.key.teamId, channelId, userId: reply.userId },
+        this.#deps.now(),
+      ));
     if (refusal !== undefined) {
       await tell(refusal);
       return;

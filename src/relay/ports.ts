@@ -100,6 +100,8 @@ export interface SlackWriter {
   join(channelId: string): Promise<boolean>;
   /** Whether a user is a workspace admin or owner. */
   isAdmin(userId: string): Promise<boolean>;
+  /** Who a person is, for the app's policy (undefined when Slack cannot say). */
+  person(userId: string): Promise<Person | undefined>;
 }
 
 /** One step of the agent's work, as a Slack `task_update` stream chunk shows it. */
@@ -137,4 +139,13 @@ export interface SlackFileSource {
 /** A file that cannot be read from Slack; the message says why, in words for the person. */
 export class FileUnavailableError extends Error {
   override readonly name = "FileUnavailableError";
+}
+
+/** What the app's policy needs to know of a person (from `users.info`). */
+export interface Person {
+  /** Their home workspace: another one for a Slack Connect (external) person. */
+  readonly teamId: string | undefined;
+  /** A guest account (`is_restricted` or `is_ultra_restricted`). */
+  readonly guest: boolean;
+  readonly deleted: boolean;
 }

@@ -6,10 +6,11 @@
  */
 import type { Logger } from "pino";
 import type { ThreadRef } from "../service/client.ts";
+import { TaskServiceError } from "../service/errors.ts";
 import type { FollowOptions } from "../service/follow.ts";
 import type { AppMetrics } from "../metrics.ts";
 import type { RunRecord, SlackThreadKey } from "../store/types.ts";
-import type { RunState } from "../view/render.ts";
+import { formatDuration, type RunState } from "../view/render.ts";
 import { LeaseKeeper, runLease } from "./lease-keeper.ts";
 import type { Clock, SlackWriter, TaskService, ThreadStore } from "./ports.ts";
 import { systemClock } from "./ports.ts";
@@ -56,6 +57,8 @@ export interface RelayOptions {
   readonly onRunEnded?: (outcome: RunOutcome) => Promise<void>;
   /** How long to wait for a stopped run to report its end before giving up on it. */
   readonly stopGraceMs?: number;
+  /** A run still going this long after it started is stopped at the service (default: none). */
+  readonly maxRunMs?: number;
   readonly clock?: Clock;
   /** The app's Prometheus metrics. */
   readonly metrics?: AppMetrics;
@@ -209,10 +212,29 @@ export class Relay {
       resumed,
       this.#opts.logger,
     );
+    const limit = this.#timeLimit(record);
     relayed.done = run.run().finally(() => {
+      if (limit) this.#clock.clearTimeout(limit);
       this.#runs.delete(record.runId);
     });
     return relayed.done;
+  }
+
+  /** Stops the run at the service once it has run for `maxRunMs`; the thread says why. */
+  #timeLimit(record: RunRecord): ReturnType<Clock["setTimeout"]> | undefined {
+    const max = this.#opts.maxRunMs;
+    if (max === undefined || record.kind !== "relaying") return undefined;
+    const left = Math.max(0, record.startedAt + max - this.#clock.now());
+    return this.#clock.setTimeout(() => {
+      const note = `it reached the maximum run time of ${formatDuration(max)}`;
+      this.#opts.logger.warn({ runId: record.runId }, "stopping a run at its maximum run time");
+      void this.stop(record.runId, record.ref, "", note).catch((err: unknown) =>
+        this.#opts.logger.warn(
+          { err, runId: record.runId },
+          "could not stop a run at its time limit",
+        ),
+      );
+    }, left);
   }
 
   async #ended(end: RunEnd): Promise<void> {
@@ -238,7 +260,7 @@ export class Relay {
    * instance relays the run, the request is recorded for it. Returns false when the run is
    * not known as unfinished anywhere.
    */
-  async stop(runId: string, ref: ThreadRef, userId: string): Promise<boolean> {
+  async stop(runId: string, ref: ThreadRef, userId: string, note?: string): Promise<boolean> {
     const { store, service, logger } = this.#opts;
     const relayed = this.#runs.get(runId);
     if (!relayed) {
@@ -252,11 +274,17 @@ export class Relay {
     }
     if (relayed.stoppedBy === undefined) {
       relayed.stoppedBy = userId;
+      relayed.stopNote = note;
       try {
         await service.stopAgent(ref);
       } catch (err) {
-        // The run may have ended on its own meanwhile; the relay still ends it as stopped.
         logger.warn({ err, runId }, "stop request failed");
+        if (!stopNotNeeded(err)) {
+          // The run goes on: it is not shown as stopped, and Stop may be pressed again.
+          relayed.stoppedBy = undefined;
+          relayed.stopNote = undefined;
+          throw err;
+        }
       }
       const grace = this.#clock.setTimeout(
         () => relayed.abort.abort(new Error("stopped")),
@@ -286,4 +314,12 @@ export class Relay {
     }
     await Promise.allSettled([...this.#runs.values()].map((c) => c.done));
   }
+}
+
+/**
+ * A Stop the service refused because there is nothing to stop (the run already ended, or the
+ * thread is gone): the run ends as stopped all the same.
+ */
+function stopNotNeeded(err: unknown): boolean {
+  return err instanceof TaskServiceError && err.kind === "not_found";
 }

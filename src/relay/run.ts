@@ -25,6 +25,8 @@ import { RunMessages } from "./run-messages.ts";
 export interface RunControl {
   readonly abort: AbortController;
   stoppedBy: string | undefined;
+  /** Why the app itself stopped the run (e.g. its maximum run time), shown with "Stopped". */
+  stopNote?: string | undefined;
   /** Set when the run is handed to another instance instead of finished here. */
   handover: boolean;
 }
@@ -234,6 +236,7 @@ export class RunRelay {
       state,
       elapsedMs: this.#deps.clock.now() - this.#record.startedAt,
       stopValue: this.#stopValue,
+      thread: { channelId: this.#record.key.channelId, threadTs: this.#record.key.threadTs },
       ...(note ? { note } : {}),
       ...(this.#serviceStatus ? { serviceStatus: this.#serviceStatus } : {}),
       ...(this.#steps ? { steps: this.#steps } : {}),
@@ -318,7 +321,12 @@ export class RunRelay {
     final: FinalRun | undefined,
     failure: unknown,
   ): Promise<{ state: RunState; reason?: string; files: FileNote[] }> {
-    if (this.#ctl.stoppedBy !== undefined) return { state: "stopped", files: [] };
+    // Stopped, unless the run finished on its own before the stop took: then it keeps its
+    // result and files.
+    const finishedAnyway =
+      final !== undefined && (final.status === "completed" || final.status === "failed");
+    if (this.#ctl.stoppedBy !== undefined && !finishedAnyway)
+      return { state: "stopped", files: [] };
     if (final) {
       const state = stateOf(final.status);
       this.#text = finalText(final);
@@ -348,9 +356,10 @@ export class RunRelay {
 
   async #showFinal(state: RunState, reason: string | undefined, files: FileNote[]): Promise<void> {
     const stoppedBy = this.#ctl.stoppedBy;
+    const note = state === "stopped" ? this.#ctl.stopNote : undefined;
     const payloads = renderRun(
       this.#view(state, {
-        ...(reason ? { reason } : {}),
+        ...(reason ? { reason } : note ? { reason: note } : {}),
         ...(stoppedBy ? { stoppedBy } : {}),
         files,
       }),

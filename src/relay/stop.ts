@@ -21,10 +21,18 @@ export async function stopRun(
     await tell("This task is no longer known to me, so there is nothing to stop.");
     return;
   }
+  // Only the thread's current run can be stopped (an old button names an old run).
+  if (record.active.kind === "running" && record.active.runId !== req.runId) {
+    await tell("This run has already finished.");
+    return;
+  }
   if (req.userId !== record.ownerUserId) {
     let admin = false;
     try {
-      admin = await writer.isAdmin(req.userId);
+      // An admin of this workspace, whose account is active.
+      const person = await writer.person(req.userId);
+      const sameTeam = person?.teamId === undefined || person.teamId === req.key.teamId;
+      admin = sameTeam && person?.deleted !== true && (await writer.isAdmin(req.userId));
     } catch (err) {
       logger.warn({ err }, "could not check whether the user is an admin");
     }
@@ -35,9 +43,23 @@ export async function stopRun(
       return;
     }
   }
-  if (!(await store.claimOnce(req.key.teamId, `stop:${req.runId}`, STOP_CLAIM_TTL_MS))) return;
+  const claim = `stop:${req.runId}`;
+  if (!(await store.claimOnce(req.key.teamId, claim, STOP_CLAIM_TTL_MS))) return;
   const ref: ThreadRef = { projectId: record.projectId, threadId: record.threadId };
-  if (await relay.stop(req.runId, ref, req.userId)) return;
+  // A Stop that failed is told, and forgotten so that Stop can be pressed again.
+  const failed = async (err: unknown) => {
+    logger.warn({ err, runId: req.runId }, "stopping the run failed");
+    await store.releaseClaim(req.key.teamId, claim).catch(() => undefined);
+    await tell(
+      `Stopping the run failed: ${describeServiceError(err, req.runId)} The run goes on; press Stop to try again.`,
+    );
+  };
+  try {
+    if (await relay.stop(req.runId, ref, req.userId)) return;
+  } catch (err) {
+    await failed(err);
+    return;
+  }
   if (record.active.kind !== "running" || record.active.runId !== req.runId) {
     await tell("This run has already finished.");
     return;
@@ -47,6 +69,6 @@ export async function stopRun(
     await service.stopAgent(ref);
     await tell("The run was stopped.");
   } catch (err) {
-    await tell(describeServiceError(err, req.runId));
+    await failed(err);
   }
 }

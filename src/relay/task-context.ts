@@ -13,7 +13,9 @@ import type {
   TaskService,
   ThreadStore,
 } from "./ports.ts";
+import type { PeoplePolicy } from "./policy.ts";
 import type { Preferences } from "./preferences.ts";
+import type { RateLimits } from "./rate-limits.ts";
 import type { Relay } from "./relay.ts";
 
 /** The part of the relay the coordinator uses. */
@@ -26,6 +28,10 @@ export interface CoordinatorDeps {
   readonly relay: RelayControl;
   /** Where the files people attach are read from. */
   readonly files: SlackFileSource;
+  /** How many tasks and follow-ups a person, and a channel, may start per minute. */
+  readonly limits: RateLimits;
+  /** Who may start and continue tasks. */
+  readonly people: PeoplePolicy;
   readonly logger: Logger;
   readonly now: () => number;
   /** Recent tasks and default options. */

@@ -140,12 +140,17 @@ export function networkError(err: unknown, what: string): TaskServiceError | unk
   });
 }
 
+/** The connection pool to the service: long-lived keep-alive, room for many concurrent streams. */
+export const SERVICE_POOL = {
+  keepAliveTimeout: 30_000,
+  keepAliveMaxTimeout: 600_000,
+  connections: 256,
+};
+
 /** Requests to one service: built once per client. */
 export function createHttp(options: HttpOptions) {
   const base = options.baseUrl.replace(/\/+$/, "");
-  const dispatcher =
-    options.dispatcher ??
-    new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 600_000, connections: 256 });
+  const dispatcher = options.dispatcher ?? new Agent(SERVICE_POOL);
   const retries = options.retries ?? 4;
   const requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
   const streamIdleTimeoutMs = options.streamIdleTimeoutMs ?? 120_000;

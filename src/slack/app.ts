@@ -8,6 +8,8 @@ import type { Logger } from "pino";
 import type { Config } from "../config.ts";
 import type { TaskCoordinator } from "../relay/coordinator.ts";
 import type { ThreadStore } from "../store/types.ts";
+import type { Outbound } from "../util/proxy.ts";
+import { type AdminServer, startAdminServer } from "./admin-server.ts";
 import { boltLogger } from "./bolt-logger.ts";
 import { healthRoutes, type PrometheusText } from "./health.ts";
 import type { HomeTab } from "./home-tab.ts";
@@ -19,6 +21,8 @@ export interface SlackAppOptions {
   readonly config: Config;
   readonly logger: Logger;
   readonly store: ThreadStore;
+  /** How Web API calls and the Socket Mode WebSocket reach Slack (a proxy, or the defaults). */
+  readonly outbound?: Pick<Outbound, "slackFetch" | "socketDispatcher">;
   /** What `GET /metrics` shows (Prometheus text). */
   readonly prometheus?: PrometheusText;
   /** What `GET /metrics.json` shows. */
@@ -31,11 +35,15 @@ export interface SlackApp {
   listen(coordinator: TaskCoordinator, home: HomeTab): void;
   /** Starts the receiver; resolves with the HTTP port (HTTP mode or the health server). */
   start(): Promise<number | undefined>;
+  /** The internal port serving health and metrics, once started, when `ADMIN_PORT` is set. */
+  adminPort(): number | undefined;
   stop(): Promise<void>;
 }
 
 export function createSlackApp(options: SlackAppOptions): SlackApp {
   const { config, logger, store } = options;
+  const slackFetch = options.outbound?.slackFetch;
+  const socketDispatcher = options.outbound?.socketDispatcher;
   let ready = false;
   const customRoutes = healthRoutes({
     ready: () => ready,
@@ -43,12 +51,17 @@ export function createSlackApp(options: SlackAppOptions): SlackApp {
     prometheus: options.prometheus,
     metricsJson: options.metricsJson,
   });
+  // With ADMIN_PORT the public receiver serves Slack's requests only.
+  const publicRoutes = config.adminPort === undefined ? customRoutes : [];
+  let admin: AdminServer | undefined;
   const slackLogger = boltLogger(logger);
   const socketMode = config.slack.appToken !== undefined;
   const receiver = socketMode
     ? new SocketModeReceiver({
         appToken: config.slack.appToken ?? "",
-        customRoutes,
+        // The WebSocket and apps.connections.open (wrapped by the client into its fetch).
+        ...(socketDispatcher ? { dispatcher: socketDispatcher } : {}),
+        customRoutes: publicRoutes,
         installerOptions: {
           port: config.port,
           // The Socket Mode client opens its connection through the Web API too.
@@ -61,7 +74,7 @@ export function createSlackApp(options: SlackAppOptions): SlackApp {
     : new HTTPReceiver({
         signingSecret: config.slack.signingSecret ?? "",
         endpoints: SLACK_EVENTS_PATH,
-        customRoutes,
+        customRoutes: publicRoutes,
         processBeforeResponse: false,
         logger: slackLogger,
       });
@@ -71,6 +84,7 @@ export function createSlackApp(options: SlackAppOptions): SlackApp {
     logger: slackLogger,
     clientOptions: {
       ...(config.slack.apiUrl ? { slackApiUrl: config.slack.apiUrl.replace(/\/?$/, "/") } : {}),
+      ...(slackFetch ? { fetch: slackFetch } : {}),
       retryConfig: { retries: 3, factor: 2, minTimeout: 500, maxTimeout: 10_000, randomize: true },
       // Our scheduler owns the rate budget: a 429 comes back to it instead of pausing a queue.
       rejectRateLimitedCalls: true,
@@ -89,7 +103,11 @@ export function createSlackApp(options: SlackAppOptions): SlackApp {
   return {
     app,
     listen,
+    adminPort: () => admin?.port,
     async start() {
+      if (config.adminPort !== undefined) {
+        admin = await startAdminServer(customRoutes, config.adminPort);
+      }
       const started = (await app.start(config.port)) as unknown;
       ready = true;
       const server = started as Server | undefined;
@@ -103,6 +121,7 @@ export function createSlackApp(options: SlackAppOptions): SlackApp {
     async stop() {
       ready = false;
       await app.stop();
+      await admin?.close();
     },
   };
 }

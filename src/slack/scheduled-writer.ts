@@ -63,6 +63,8 @@ export function scheduledWriter(
       ),
     join: (channelId) => run("conversations.join", () => inner.join(channelId)),
     isAdmin: (userId) => run("users.info", () => inner.isAdmin(userId)),
+    // Mostly answered from memory: only a lookup takes a token.
+    person: (userId) => inner.person(userId),
   };
 
   /**

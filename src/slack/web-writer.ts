@@ -3,7 +3,11 @@
  * against a local Slack Web API server.
  */
 import type { WebClient } from "@slack/web-api";
-import type { SlackWriter } from "../relay/ports.ts";
+import type { Person, SlackWriter } from "../relay/ports.ts";
+
+/** How long, and for how many people, `person` answers from memory. */
+const PEOPLE_TTL_MS = 10 * 60_000;
+const PEOPLE_MAX = 10_000;
 
 const UPLOAD_BATCH = 10;
 
@@ -18,6 +22,8 @@ const SESSIONS_MISSING = new Set([
 
 export function webClientWriter(client: WebClient): SlackWriter {
   const sessions = { available: true };
+  /** People looked up lately: every task and reply checks its sender. */
+  const people = new Map<string, { person: Person | undefined; until: number }>();
   return {
     async post(channelId, payload, threadTs) {
       const res = await client.chat.postMessage({
@@ -158,6 +164,24 @@ export function webClientWriter(client: WebClient): SlackWriter {
     async isAdmin(userId) {
       const res = await client.users.info({ user: userId });
       return res.user?.is_admin === true || res.user?.is_owner === true;
+    },
+    async person(userId) {
+      const known = people.get(userId);
+      if (known && known.until > Date.now()) return known.person;
+      let person: Person | undefined;
+      try {
+        const { user } = await client.users.info({ user: userId });
+        person = user && {
+          teamId: user.team_id,
+          guest: user.is_restricted === true || user.is_ultra_restricted === true,
+          deleted: user.deleted === true,
+        };
+      } catch {
+        return undefined; // not cached: Slack may answer next time
+      }
+      if (people.size >= PEOPLE_MAX) people.delete(people.keys().next().value ?? "");
+      people.set(userId, { person, until: Date.now() + PEOPLE_TTL_MS });
+      return person;
     },
   };
 }

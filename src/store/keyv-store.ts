@@ -152,6 +152,11 @@ export class KeyvThreadStore implements ThreadStore {
     return guard(() => this.#p.setIfAbsent(`${this.#ns}:claim:t:${teamId}:${name}`, "1", ttlMs));
   }
 
+  async releaseClaim(teamId: string, name: string): Promise<void> {
+    // A claim holds "1" (see claimOnce): deleted like a lease its holder gives up.
+    await guard(() => this.#p.deleteIfHolds(`${this.#ns}:claim:t:${teamId}:${name}`, "1"));
+  }
+
   acquireLease(name: string, owner: string, ttlMs: number): Promise<boolean> {
     return guard(() => this.#p.setIfAbsent(this.#lease(name), owner, ttlMs));
   }

@@ -189,6 +189,8 @@ export interface ThreadStore extends PreferenceStore {
   ): Promise<ThreadRecord | undefined>;
   /** True for the first caller only, for `ttlMs` (event and command dedupe). */
   claimOnce(teamId: string, name: string, ttlMs: number): Promise<boolean>;
+  /** Forgets a claim, so the next `claimOnce` of it wins again (e.g. a Stop that failed). */
+  releaseClaim(teamId: string, name: string): Promise<void>;
   /** Takes a lease if nobody holds it. */
   acquireLease(name: string, owner: string, ttlMs: number): Promise<boolean>;
   /** Extends one's own lease; false when it was lost (expired and maybe taken). */

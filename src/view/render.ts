@@ -6,7 +6,8 @@
 import type { KnownBlock } from "@slack/types";
 import { formatBytes } from "../util/bytes.ts";
 import { repairPartialMarkdown, splitMarkdown } from "./markdown.ts";
-import { neutralizeMentions } from "./sanitize.ts";
+import { mrkdwnText, neutralizeMentions } from "./sanitize.ts";
+import { type TaskRef, taskButtons } from "./task-views.ts";
 
 /**
  * Markdown characters per message. Slack allows 12,000 across the markdown blocks of one
@@ -66,6 +67,8 @@ export interface RunView {
   readonly note?: string;
   /** While running: what the service says the run is doing (e.g. "queued"). */
   readonly serviceStatus?: string;
+  /** Once it ended: the task thread, for the History, Files and Continue buttons. */
+  readonly thread?: TaskRef;
   /** While running: how many steps the agent took so far, and the latest. */
   readonly steps?: { readonly count: number; readonly last: string };
 }
@@ -100,9 +103,7 @@ export function formatDuration(ms: number): string {
   return `${Math.floor(m / 60)}h ${String(m % 60).padStart(2, "0")}m`;
 }
 
-/** Escapes text for Slack mrkdwn (section and context blocks) and neutralises mentions. */
-export const mrkdwnText = (s: string): string =>
-  neutralizeMentions(s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;"));
+export { mrkdwnText };
 
 const truncate = (s: string, n: number) => (s.length <= n ? s : `${s.slice(0, n - 1)}…`);
 
@@ -116,7 +117,7 @@ function statusLine(view: RunView): string {
     case "failed":
       return `:x: Failed after ${took}${view.reason ? `: ${mrkdwnText(truncate(view.reason, 500))}` : ""}`;
     case "stopped":
-      return `:black_square_for_stop: Stopped${view.stoppedBy ? ` by <@${view.stoppedBy}>` : ""} after ${took}`;
+      return `:black_square_for_stop: Stopped${view.stoppedBy ? ` by <@${view.stoppedBy}>` : ""} after ${took}${view.reason ? `: ${mrkdwnText(truncate(view.reason, 500))}` : ""}`;
     case "error":
       return `:warning: ${mrkdwnText(truncate(view.reason || "Something went wrong.", 1500))}`;
   }
@@ -197,6 +198,12 @@ export function renderRun(view: RunView, limit = MESSAGE_MARKDOWN_LIMIT): Messag
         },
       ],
     });
+  }
+  if (
+    view.thread &&
+    (view.state === "completed" || view.state === "failed" || view.state === "stopped")
+  ) {
+    tail.push(taskButtons(view.thread) as unknown as KnownBlock);
   }
   const last = payloads.at(-1);
   const lastChars = last ? blockChars(last.blocks) : 0;

@@ -11,3 +11,7 @@ export function neutralizeMentions(text: string): string {
     .replace(/<([!@#])/g, `<${ZWSP}$1`)
     .replace(/(^|[^\w])@(channel|here|everyone)\b/gi, `$1@${ZWSP}$2`);
 }
+
+/** Escapes text for Slack mrkdwn (section and context blocks) and neutralises mentions. */
+export const mrkdwnText = (s: string): string =>
+  neutralizeMentions(s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;"));

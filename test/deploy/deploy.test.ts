@@ -78,6 +78,38 @@ describe("docker-compose.yml", () => {
     expect(at(app, "ports", 0)).toBe(`${env.PORT}:${env.PORT}`);
   });
 
+  it("needs no account to come up: no variable is required, and the demo profile has the playground", () => {
+    // A `${VAR:?message}` would stop `docker compose --profile demo up` before anything starts.
+    expect(read("docker-compose.yml")).not.toMatch(/\$\{[A-Za-z_]+:?\?/);
+    const playground = at(compose, "services", "playground") as Doc;
+    expect(at(playground, "profiles")).toEqual(["demo"]);
+    // Built from the Dockerfile's playground stage, which runs `npm run playground`'s program.
+    const target = String(at(playground, "build", "target"));
+    const stage = dockerStages(read("Dockerfile")).get(target) ?? "";
+    expect(stage).toMatch(/^CMD \["node", "tools\/playground\/main\.ts"\]$/m);
+    expect(stage).toMatch(/^USER node$/m);
+    for (const copied of ["src", "tools", "manifest.yml"]) {
+      expect(stage).toContain(`COPY ${copied} `);
+      expect(read(".dockerignore").split("\n")).not.toContain(copied);
+    }
+    expect(read("package.json")).toContain(
+      `"playground": "node --import ./scripts/check-node.js tools/playground/main.ts"`,
+    );
+    // It listens on every interface of the container, on the port compose publishes.
+    const env = at(playground, "environment") as Record<string, string>;
+    const main = read("tools/playground/main.ts");
+    for (const name of Object.keys(env)) expect(main).toContain(name);
+    expect(env.PLAYGROUND_HOST).toBe("0.0.0.0");
+    expect(at(playground, "ports", 0)).toBe(`${env.PLAYGROUND_PORT}:${env.PLAYGROUND_PORT}`);
+  });
+
+  it("passes the proxy settings on, with the simulator reached directly", () => {
+    const env = at(app, "environment") as Record<string, string>;
+    for (const name of ["HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY"]) expect(env).toHaveProperty(name);
+    expect(env.TASK_API_URL).toContain("http://simulator:");
+    expect(env.NO_PROXY).toBe("${NO_PROXY:-simulator}");
+  });
+
   it("runs the simulator only in the demo profile, where the app points by default", () => {
     const sim = at(compose, "services", "simulator") as Doc;
     expect(at(sim, "profiles")).toEqual(["demo"]);
@@ -91,15 +123,29 @@ describe("docker-compose.yml", () => {
   });
 });
 
+/** The Dockerfile's build stages, each from its FROM line on, by name (the last one: ""). */
+function dockerStages(dockerfile: string): Map<string, string> {
+  const stages = dockerfile.split(/^(?=FROM )/m).filter((s) => s.startsWith("FROM "));
+  return new Map(
+    stages.map((s, i) => [
+      /^FROM \S+ AS (\S+)/.exec(s)?.[1] ?? (i === stages.length - 1 ? "" : String(i)),
+      s,
+    ]),
+  );
+}
+
 describe("the Dockerfile", () => {
   const dockerfile = read("Dockerfile");
+  // `docker build .` builds the last stage: the app.
+  const app = dockerStages(dockerfile).get("") ?? "";
 
   it("runs as the non-root node user, stops on SIGTERM and checks the liveness route", () => {
-    expect(dockerfile).toMatch(/^USER node$/m);
-    expect(dockerfile).toMatch(/^STOPSIGNAL SIGTERM$/m);
-    expect(dockerfile).toMatch(new RegExp(`HEALTHCHECK[\\s\\S]*${HEALTH_PATHS.liveness}`));
-    const port = /PORT=(\d+)/.exec(dockerfile)?.[1];
-    expect(dockerfile).toMatch(new RegExp(`^EXPOSE ${port}$`, "m"));
+    expect(app).toMatch(/^USER node$/m);
+    expect(app).toMatch(/^STOPSIGNAL SIGTERM$/m);
+    expect(app).toMatch(new RegExp(`HEALTHCHECK[\\s\\S]*${HEALTH_PATHS.liveness}`));
+    const port = /\bPORT=(\d+)/.exec(app)?.[1];
+    expect(app).toMatch(new RegExp(`^EXPOSE ${port}$`, "m"));
+    expect(app).toMatch(/^CMD \["node", "src\/main\.ts"\]$/m);
   });
 
   it("keeps data, dependencies and tests out of the build context", () => {

@@ -8,10 +8,13 @@ import {
   markdownOf,
   OTHER,
   OWNER,
+  SIGNING_SECRET,
   statusOf,
   stopButton,
   storeBackends,
+  TEAM,
 } from "../support/harness.ts";
+import { sendBlockAction } from "../../tools/local-slack/slack-requests.ts";
 
 const stores = storeBackends();
 
@@ -195,6 +198,52 @@ describe.each(stores)("follow-ups and Stop with %s", (_name, redis) => {
     await h.clickStop(running, ADMIN);
     const replies = await h.waitForFinal(threadTs);
     expect(statusOf(replies.at(-1) ?? running)).toMatch(new RegExp(`Stopped by <@${ADMIN}>`));
+  });
+
+  it("says when stopping failed, keeps the run going, and lets Stop be pressed again", async () => {
+    await h.command("Write a saga [sim:delay=25] [sim:length=12000]");
+    const threadTs = await h.waitForTaskThread("Write a saga");
+    const running = await streaming(threadTs);
+    // A refusal (not a passing failure, which the client retries).
+    h.sim.injectFault({ endpoint: "stop", status: 400, detail: "stop is unavailable" });
+    await h.clickStop(running, OWNER);
+    const refusal = await h.slack.waitFor(
+      () =>
+        h.slack.responseUrlPosts.find((p) =>
+          JSON.stringify(p.body).includes("Stopping the run failed"),
+        ),
+      { description: "the private note that stopping failed" },
+    );
+    expect(JSON.stringify(refusal.body)).toContain("press Stop to try again");
+    // Still running, still with its Stop button; the second press stops it.
+    const still = await streaming(threadTs);
+    expect(statusOf(still)).toMatch(/Working/);
+    await h.clickStop(still, OWNER);
+    const [final] = (await h.waitForFinal(threadTs)).slice(-1);
+    expect(statusOf(final ?? still)).toMatch(new RegExp(`Stopped by <@${OWNER}>`));
+  });
+
+  it("ignores a Stop button value replayed from another channel", async () => {
+    await h.command("Write a ballad [sim:delay=25] [sim:length=6000]");
+    const threadTs = await h.waitForTaskThread("Write a ballad");
+    const running = await streaming(threadTs);
+    const button = stopButton(running);
+    const id = `replay${Date.now()}`;
+    await sendBlockAction(h.eventsUrl, SIGNING_SECRET, {
+      team_id: TEAM,
+      user_id: OWNER,
+      channel_id: "C0ELSEWHERE",
+      message_ts: running.ts,
+      action_id: "task_stop",
+      value: button?.value ?? "",
+      response_url: h.slack.responseUrl(id),
+    });
+    const post = await h.slack.waitFor(() => h.slack.responseUrlPosts.find((p) => p.id === id), {
+      description: "the refusal",
+    });
+    expect(JSON.stringify(post.body)).toContain("not valid any more");
+    const [final] = (await h.waitForFinal(threadTs)).slice(-1);
+    expect(statusOf(final ?? running)).toMatch(/Completed in/);
   });
 
   it("stops once when Stop is clicked twice", async () => {

@@ -159,3 +159,109 @@ describe.each(stores)("errors, limits and stream formats with %s", (_name, redis
     }
   });
 });
+
+describe("a run past its maximum run time (TASK_MAX_RUN_S)", () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await Harness.start({ env: { TASK_MAX_RUN_S: "2" } });
+  });
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  it("is stopped at the service, and the thread says why", async () => {
+    await h.command("Write an endless epic [sim:delay=25] [sim:length=40000]");
+    const threadTs = await h.waitForTaskThread("Write an endless epic");
+    const final = (await h.waitForFinal(threadTs, 1, 30_000)).at(-1);
+    expect(statusOf(final ?? { channel: "", ts: "", user: "", text: "" })).toMatch(
+      /Stopped after \d+s: it reached the maximum run time of 2s/,
+    );
+    const run = h.sim.runs().find((r) => r.promptText === "Write an endless epic");
+    expect(run?.status).toBe("stopped");
+  });
+});
+
+describe("per-person limits (TASK_RATE_USER_PER_MIN)", () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await Harness.start({ env: { TASK_RATE_USER_PER_MIN: "2" } });
+  });
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  it("refuses a third task in a minute privately, and a follow-up counts too", async () => {
+    await h.command("First poem [sim:length=100]");
+    const threadTs = await h.waitForTaskThread("First poem");
+    await h.waitForFinal(threadTs);
+    await h.reply(threadTs, "Another verse [sim:length=100]");
+    await h.waitForFinal(threadTs, 2);
+    const before = h.sim.runs().length;
+    const id = h.slack.responseUrlPosts.length;
+    await h.command("Third poem [sim:length=100]");
+    const refusal = await h.slack.waitFor(() => h.slack.responseUrlPosts.slice(id).at(0), {
+      description: "the private refusal",
+    });
+    expect(JSON.stringify(refusal.body)).toContain("the most one person may");
+    expect(h.sim.runs().length).toBe(before);
+  });
+});
+
+describe("who may start and continue tasks (guests, Slack Connect)", () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await Harness.start();
+    h.slack.addUser({ id: "U0GUEST", name: "guest", is_restricted: true });
+    h.slack.addUser({ id: "U0EXTERNAL", name: "partner", team_id: "T0PARTNER" });
+  });
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  it("refuses a guest's /task privately, naming the setting that allows it", async () => {
+    const from = h.slack.responseUrlPosts.length;
+    const runs = h.sim.runs().length;
+    await h.command("Build a page [sim:length=100]", { user: "U0GUEST" });
+    const post = await h.slack.waitFor(() => h.slack.responseUrlPosts.slice(from).at(0), {
+      description: "the refusal",
+    });
+    expect(JSON.stringify(post.body)).toContain("TASK_ALLOW_GUESTS");
+    expect(h.sim.runs().length).toBe(runs);
+  });
+
+  it("refuses a reply from another organisation in a task thread, and members go on", async () => {
+    await h.command("Plan a meetup [sim:length=100]");
+    const threadTs = await h.waitForTaskThread("Plan a meetup");
+    await h.waitForFinal(threadTs);
+    const runs = h.sim.runs().length;
+    await h.reply(threadTs, "Add our logo", { user: "U0EXTERNAL" });
+    const note = await h.slack.waitFor(
+      () =>
+        h.slack
+          .ephemerals(CHANNEL, "U0EXTERNAL")
+          .find((e) => e.text.includes("TASK_ALLOW_EXTERNAL")),
+      { description: "the private refusal" },
+    );
+    expect(note.thread_ts).toBe(threadTs);
+    expect(h.sim.runs().length).toBe(runs);
+    await h.reply(threadTs, "Add a map [sim:length=100]");
+    await h.waitForFinal(threadTs, 2);
+  });
+});
+
+describe("guests allowed (TASK_ALLOW_GUESTS=true)", () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await Harness.start({ env: { TASK_ALLOW_GUESTS: "true" } });
+    h.slack.addUser({ id: "U0GUEST", name: "guest", is_ultra_restricted: true });
+  });
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  it("lets a guest start a task", async () => {
+    await h.command("Guest poem [sim:length=100]", { user: "U0GUEST" });
+    const threadTs = await h.waitForTaskThread("Guest poem");
+    await h.waitForFinal(threadTs);
+  });
+});

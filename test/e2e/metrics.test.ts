@@ -72,3 +72,32 @@ describe("Prometheus metrics", () => {
     expect(json.relay).toBeDefined();
   }, 30_000);
 });
+
+describe("health and metrics on an internal port (ADMIN_PORT)", () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await Harness.start({ env: { ADMIN_PORT: "0" } });
+  });
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  it("serves them on the admin port only, and Slack's endpoint still answers Slack", async () => {
+    const admin = h.app.slack.adminPort();
+    expect(admin).toBeGreaterThan(0);
+    const inside = `http://127.0.0.1:${admin}`;
+    const outside = `http://127.0.0.1:${h.app.port}`;
+    expect((await fetch(`${inside}/healthz`)).status).toBe(200);
+    expect((await fetch(`${inside}/readyz`)).status).toBe(200);
+    expect(await (await fetch(`${inside}/metrics`)).text()).toContain(
+      "# TYPE taskbot_runs_active gauge",
+    );
+    expect((await fetch(`${inside}/slack/events`, { method: "POST" })).status).toBe(404);
+    for (const path of ["/healthz", "/readyz", "/metrics", "/metrics.json"]) {
+      expect((await fetch(`${outside}${path}`)).status).toBe(404);
+    }
+    await h.command("Write a limerick [sim:length=100]");
+    const threadTs = await h.waitForTaskThread("Write a limerick");
+    await h.waitForFinal(threadTs);
+  });
+});

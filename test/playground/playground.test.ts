@@ -2,7 +2,7 @@
  * The playground in a real browser (Debian's chromium driven by playwright-core): a /task streams
  * to completion, Stop stops a run, a thread reply continues, generated files get download links.
  */
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type BrowserContext, chromium, type Page } from "playwright-core";
@@ -12,6 +12,10 @@ import { createLogger } from "../../src/log.ts";
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const hasChromium = existsSync(CHROMIUM);
+/** The README's screenshot is rewritten only when asked, so a test run leaves the tree clean. */
+const UPDATE_SCREENSHOT = process.env.UPDATE_SCREENSHOT === "1";
+const SCREENSHOT = join(import.meta.dirname, "../../docs/playground.png");
+const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 const TITLE = hasChromium
   ? "the playground in a browser"
   : `the playground in a browser (SKIPPED: no chromium binary at ${CHROMIUM}; apt-get install chromium)`;
@@ -107,7 +111,11 @@ describe.skipIf(!hasChromium)(TITLE, () => {
     );
     expect(download.status).toBe(200);
     expect((await download.arrayBuffer()).byteLength).toBeGreaterThan(0);
-    await page.screenshot({ path: join(import.meta.dirname, "../../docs/playground.png") });
+    const png = await page.screenshot();
+    expect(png.subarray(0, 8)).toEqual(PNG_SIGNATURE);
+    // The IHDR chunk holds the image's width and height: the page's viewport.
+    expect([png.readUInt32BE(16), png.readUInt32BE(20)]).toEqual([1280, 800]);
+    if (UPDATE_SCREENSHOT) writeFileSync(SCREENSHOT, png);
   }, 40_000);
 
   it("answers a mention in #general and a DM with an attached file", async () => {
@@ -135,8 +143,35 @@ describe.skipIf(!hasChromium)(TITLE, () => {
     await page.locator("#channels li", { hasText: "general" }).click();
   }, 60_000);
 
-  it("shows the bot's private answers as only visible to you", async () => {
+  it("opens the New task form from /task, shows what to fix, and starts the task it describes", async () => {
+    await page.locator("#channels li", { hasText: "general" }).click();
     await type("/task");
+    const form = page.locator("#overlay form.modal");
+    await form.waitFor({ timeout: 10_000 });
+    await expect(form.locator("header").textContent()).resolves.toBe("New task");
+    // Nothing written: the app answers inside the form.
+    await form.locator("button[type=submit]").click();
+    await form.locator(".error", { hasText: "Write what the agent should do" }).waitFor();
+    await form.locator("textarea").fill("Draw a lighthouse [sim:length=200]");
+    await form.locator("select[data-block=effort]").selectOption("high");
+    await form.locator("input[type=checkbox][value=thinking]").check();
+    await form.locator("input[type=file]").setInputFiles({
+      name: "sketch.txt",
+      mimeType: "text/plain",
+      buffer: Buffer.from("a tall tower"),
+    });
+    await form.locator("button[type=submit]").click();
+    await page.locator("#overlay").waitFor({ state: "hidden" });
+    const run = await playground.slack.waitFor(
+      () => playground.sim.runs().find((r) => r.promptText === "Draw a lighthouse"),
+      { description: "the form's task on the service" },
+    );
+    expect(run.request).toMatchObject({ reasoningEffort: "high", enableThinking: true });
+    expect(run.request.files.map((f) => f.name)).toEqual(["sketch.txt"]);
+  }, 40_000);
+
+  it("shows the bot's private answers as only visible to you", async () => {
+    await type("/task help");
     await page
       .locator("#messages .ephemeral .only", { hasText: "Only visible to you" })
       .first()

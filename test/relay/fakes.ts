@@ -88,6 +88,13 @@ export class RecordingWriter implements SlackWriter {
     return true;
   }
 
+  /** People by id; anyone else is a member of the workspace ("T1"). */
+  readonly people = new Map<string, { teamId: string; guest: boolean; deleted: boolean }>();
+
+  async person(userId: string) {
+    return this.people.get(userId) ?? { teamId: "T1", guest: false, deleted: false };
+  }
+
   async isAdmin(userId: string): Promise<boolean> {
     return this.admins.has(userId);
   }

@@ -102,6 +102,16 @@ describe.each(backends)("thread store on %s", (_name, make) => {
     await store.close();
   });
 
+  it("lets a released claim be claimed again (a Stop that failed)", async () => {
+    const store = make();
+    const teamId = unique();
+    expect(await store.claimOnce(teamId, "stop:run_1", 60_000)).toBe(true);
+    expect(await store.claimOnce(teamId, "stop:run_1", 60_000)).toBe(false);
+    await store.releaseClaim(teamId, "stop:run_1");
+    expect(await store.claimOnce(teamId, "stop:run_1", 60_000)).toBe(true);
+    await store.close();
+  });
+
   it("grants a lease to one instance at a time, renews it only for its holder, and frees it on release", async () => {
     const a = make();
     const b = make();

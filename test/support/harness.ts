@@ -124,6 +124,9 @@ export function appEnv(
     LOG_LEVEL: "debug",
     TASK_POLL_TIMEOUT_S: "5",
     SLACK_RATE_LIMITS: JSON.stringify(FUNCTIONAL_RATE_LIMITS),
+    // Suites fire many tasks from one person in one channel; the limits have their own test.
+    TASK_RATE_USER_PER_MIN: "0",
+    TASK_RATE_CHANNEL_PER_MIN: "0",
     ...extra,
   };
 }
@@ -413,9 +416,17 @@ export function statusOf(m: SlackMessage): string {
 }
 
 export function stopButton(m: SlackMessage): { action_id: string; value: string } | undefined {
+  return buttonOf(m, "task_stop");
+}
+
+/** A button of a message by its action id (Stop, History, Files, Continue…). */
+export function buttonOf(
+  m: SlackMessage,
+  actionId: string,
+): { action_id: string; value: string } | undefined {
   for (const b of blocksOf(m)) {
     for (const e of b.elements ?? []) {
-      if (e.type === "button" && e.action_id && e.value)
+      if (e.type === "button" && e.action_id === actionId && e.value)
         return { action_id: e.action_id, value: e.value };
     }
   }

@@ -67,6 +67,7 @@ export class LocalSlack extends EventEmitter<LocalSlackEvents> {
   readonly #closeListeners = new Set<(error: Error) => void>();
   #port = 0;
   #closed = false;
+  readonly #publicHost: string;
 
   constructor(options: LocalSlackOptions = {}) {
     super();
@@ -88,6 +89,7 @@ export class LocalSlack extends EventEmitter<LocalSlackEvents> {
     const now = options.now ?? Date.now;
     this.#tiers = new RateTiers(options.tiers ?? {}, now);
     this.#defaultTimeout = options.defaultWaitTimeoutMs ?? 5_000;
+    this.#publicHost = options.publicHost ?? "127.0.0.1";
     this.#dispatcher = {
       registry: buildRegistry(METHOD_FAMILIES),
       context: { state, codes: { ...DEFAULT_ERROR_CODES, ...options.errorCodes }, now },
@@ -117,7 +119,7 @@ export class LocalSlack extends EventEmitter<LocalSlackEvents> {
       });
     });
     this.#port = (this.#server.address() as AddressInfo).port;
-    this.#state.baseUrl = this.url;
+    this.#state.baseUrl = this.publicUrl;
   }
 
   get port(): number {
@@ -127,6 +129,11 @@ export class LocalSlack extends EventEmitter<LocalSlackEvents> {
   /** Base URL of the server, with trailing slash: `http://127.0.0.1:PORT/`. */
   get url(): string {
     return `http://127.0.0.1:${this.#port}/`;
+  }
+
+  /** The base URL as clients reach it (`publicHost`), with trailing slash. */
+  get publicUrl(): string {
+    return `http://${this.#publicHost}:${this.#port}/`;
   }
 
   /** What to pass as `slackApiUrl`: `http://127.0.0.1:PORT/api/`. */
@@ -250,7 +257,7 @@ export class LocalSlack extends EventEmitter<LocalSlackEvents> {
 
   /** A response_url served by this server; POSTs to it are recorded in `responseUrlPosts`. */
   responseUrl(id: string): string {
-    return `${this.url}response-url/${encodeURIComponent(id)}`;
+    return `${this.publicUrl}response-url/${encodeURIComponent(id)}`;
   }
 
   // Test API: state ---------------------------------------------------------------------------------

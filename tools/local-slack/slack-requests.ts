@@ -437,3 +437,47 @@ export function sendViewSubmission(
 ): Promise<SlackHttpResponse> {
   return sendPayload(url, signingSecret, viewSubmissionPayload(input), options);
 }
+
+export interface ViewActionInput {
+  team_id: string;
+  user_id: string;
+  /** The view as Slack keeps it (views.open / views.update answered it). */
+  view: Record<string, unknown>;
+  action_id: string;
+  value: string;
+  block_id?: string;
+}
+
+/** The `block_actions` payload of a button pressed inside a modal. */
+export function viewActionPayload(input: ViewActionInput): Record<string, unknown> {
+  const user = { id: input.user_id, username: input.user_id.toLowerCase(), team_id: input.team_id };
+  return {
+    type: "block_actions",
+    user,
+    api_app_id: "A0001",
+    token: "legacy-verification-token",
+    container: { type: "view", view_id: input.view.id },
+    trigger_id: triggerId(),
+    team: { id: input.team_id, domain: "local-slack" },
+    is_enterprise_install: false,
+    view: input.view,
+    actions: [
+      {
+        action_id: input.action_id,
+        block_id: input.block_id ?? "actions",
+        value: input.value,
+        type: "button",
+        action_ts: (Date.now() / 1000).toFixed(6),
+      },
+    ],
+  };
+}
+
+export function sendViewAction(
+  url: string,
+  signingSecret: string,
+  input: ViewActionInput,
+  options: SignOptions = {},
+): Promise<SlackHttpResponse> {
+  return sendPayload(url, signingSecret, viewActionPayload(input), options);
+}

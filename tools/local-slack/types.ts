@@ -48,6 +48,9 @@ export interface SlackUser {
   team_id?: string;
   is_admin?: boolean;
   is_owner?: boolean;
+  /** A guest: multi-channel (`is_restricted`) or single-channel (`is_ultra_restricted`). */
+  is_restricted?: boolean;
+  is_ultra_restricted?: boolean;
   is_bot?: boolean;
   deleted?: boolean;
   tz?: string;
@@ -185,6 +188,11 @@ export interface LocalSlackOptions {
   firstTsMicros?: number;
   /** Default timeout of waitFor/waitForCall. Default 5000 ms. */
   defaultWaitTimeoutMs?: number;
+  /**
+   * The host name clients reach this server by, when not 127.0.0.1 (through a proxy, or from
+   * another container): the URLs it hands out (upload_url, url_private) use it. Default 127.0.0.1.
+   */
+  publicHost?: string;
 }
 
 export interface WaitOptions {

@@ -2,7 +2,9 @@
 import { startPlayground } from "./server.ts";
 
 const port = process.env.PLAYGROUND_PORT ? Number(process.env.PLAYGROUND_PORT) : 0;
-const playground = await startPlayground({ port });
+// PLAYGROUND_HOST=0.0.0.0 in a container (docker-compose.yml's demo profile); 127.0.0.1 otherwise.
+const host = process.env.PLAYGROUND_HOST || undefined;
+const playground = await startPlayground({ port, ...(host ? { host } : {}) });
 process.stdout.write(`Playground ready: ${playground.url}\n`);
 const stop = () => {
   playground.close().then(

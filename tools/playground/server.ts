@@ -15,6 +15,7 @@ import { createLogger, type Logger } from "../../src/log.ts";
 import { type Simulator, startSimulator } from "../../src/simulator/server.ts";
 import { type LocalSlack, startLocalSlack } from "../local-slack/index.ts";
 import { sendBlockAction, sendEvent, sendSlashCommand } from "../local-slack/slack-requests.ts";
+import { CloseBody, PlaygroundModals, SubmitBody, ViewActionBody } from "./modals.ts";
 
 const TEAM = "T0PLAY";
 export const YOU = "U0YOU";
@@ -60,7 +61,7 @@ function manifestScopes(): string[] {
 }
 
 export async function startPlayground(
-  options: { port?: number; logger?: Logger } = {},
+  options: { port?: number; host?: string; logger?: Logger } = {},
 ): Promise<Playground> {
   const sim: Simulator = await startSimulator({ apiKeys: [API_KEY], chunkDelayMs: 40 });
   const slack = await startLocalSlack({
@@ -79,6 +80,8 @@ export async function startPlayground(
     SLACK_SIGNING_SECRET: SIGNING_SECRET,
     SLACK_API_URL: slack.apiUrl,
     SLACK_EDIT_INTERVAL_MS: "300",
+    // One person trying everything at once: the per-person limit would only get in the way.
+    TASK_RATE_USER_PER_MIN: "0",
     PORT: "0",
     DATA_DIR: dataDir,
   });
@@ -90,10 +93,12 @@ export async function startPlayground(
       if (!res.headersSent) res.writeHead(500).end("playground error");
     });
   });
-  await new Promise<void>((resolve) => server.listen(options.port ?? 0, "127.0.0.1", resolve));
+  // 127.0.0.1 unless told otherwise (a container listens on 0.0.0.0 for its published port).
+  const host = options.host ?? "127.0.0.1";
+  await new Promise<void>((resolve) => server.listen(options.port ?? 0, host, resolve));
   const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}/`,
+    url: `http://${host === "0.0.0.0" || host === "::" ? "localhost" : host}:${port}/`,
     slack,
     sim,
     async close() {
@@ -118,10 +123,12 @@ class PlaygroundUi {
   readonly #attached = new Map<string, string>();
   #seq = 0;
   #pending: NodeJS.Timeout | undefined;
+  readonly #modals: PlaygroundModals;
 
   constructor(slack: LocalSlack, eventsUrl: string) {
     this.#slack = slack;
     this.#eventsUrl = eventsUrl;
+    this.#modals = new PlaygroundModals(slack, eventsUrl, SIGNING_SECRET, TEAM, YOU);
     slack.on("change", () => this.#changed());
     slack.on("call", () => this.#changed());
     slack.on("response_url", () => this.#changed());
@@ -150,6 +157,20 @@ class PlaygroundUi {
       return json(res, await this.#send(SendBody.parse(JSON.parse(await readBody(req)))));
     if (req.method === "POST" && url.pathname === "/api/action")
       return json(res, await this.#action(ActionBody.parse(JSON.parse(await readBody(req)))));
+    if (req.method === "POST" && url.pathname === "/api/view/submit") {
+      const body = SubmitBody.parse(JSON.parse(await readBody(req)));
+      return json(res, await this.#modals.submit(body).finally(() => this.#changed()));
+    }
+    if (req.method === "POST" && url.pathname === "/api/view/action")
+      return json(
+        res,
+        await this.#modals.action(ViewActionBody.parse(JSON.parse(await readBody(req)))),
+      );
+    if (req.method === "POST" && url.pathname === "/api/view/close") {
+      const closed = this.#modals.close(CloseBody.parse(JSON.parse(await readBody(req))));
+      this.#changed();
+      return json(res, closed);
+    }
     if (req.method === "GET") return serveStatic(url.pathname, res);
     res.writeHead(405).end();
   }
@@ -179,6 +200,7 @@ class PlaygroundUi {
         .map((m) => ({ ...m, attached: this.#attached.get(`${m.channel}/${m.ts}`) })),
       ephemerals,
       files,
+      modal: this.#modals.current(),
     };
   }
 

@@ -10,6 +10,8 @@ import { type ListenerDeps, tellThrough } from "./surface.ts";
 const ActionBody = z.object({
   user: z.object({ id: z.string().min(1), team_id: z.string().optional() }),
   team: z.object({ id: z.string().min(1) }).nullish(),
+  channel: z.object({ id: z.string() }).nullish(),
+  container: z.object({ channel_id: z.string().optional() }).nullish(),
   actions: z.array(z.object({ action_id: z.string(), value: z.string().optional() })).min(1),
 });
 
@@ -19,7 +21,11 @@ export function register(app: App, { coordinator }: ListenerDeps): void {
     const tell = tellThrough(respond);
     const parsed = ActionBody.safeParse(body);
     const ref = parsed.success ? decodeStopValue(parsed.data.actions[0]?.value) : undefined;
-    if (!parsed.success || !ref) {
+    // The button must be pressed where its run is: a value copied elsewhere stops nothing.
+    const where = parsed.success
+      ? (parsed.data.channel?.id ?? parsed.data.container?.channel_id)
+      : undefined;
+    if (!parsed.success || !ref || (where !== undefined && where !== ref.channelId)) {
       await tell("That Stop button is not valid any more.");
       return;
     }

@@ -10,6 +10,7 @@ import * as mention from "./mention.ts";
 import * as message from "./message.ts";
 import * as modal from "./modal.ts";
 import * as settings from "./settings.ts";
+import * as taskViews from "./task-views.ts";
 import type { Surface } from "./surface.ts";
 
 export const SURFACES: readonly Surface[] = [
@@ -21,6 +22,7 @@ export const SURFACES: readonly Surface[] = [
   modal,
   home,
   settings,
+  taskViews,
 ];
 
 export type { ListenerDeps, Surface } from "./surface.ts";

@@ -94,6 +94,7 @@ export class TranscriptWriter implements SlackWriter {
   setStatus = async () => undefined;
   setSessionStatus = async () => undefined;
   isAdmin = async () => false;
+  person = async () => undefined;
   startStream = (): Promise<string> => Promise.reject(new Error("not used"));
   appendStream = (): Promise<void> => Promise.reject(new Error("not used"));
   stopStream = (): Promise<void> => Promise.reject(new Error("not used"));

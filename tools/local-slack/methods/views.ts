@@ -1,6 +1,6 @@
 // views.open: a modal opened with a trigger id (each trigger opens one view), validated like Slack
 // validates views (view-kit.ts); the opened views are kept for tests and the playground.
-// views.publish (App Home): a person's Home tab, in its own block below.
+// views.update replaces an open modal; views.publish (App Home): a person's Home tab, in its own block below.
 import { ApiFailure, check } from "../errors.ts";
 import type { SlackArgs } from "../types.ts";
 import { clone, isRecord, nonEmpty, str } from "../util.ts";
@@ -49,6 +49,31 @@ function open(
   return { view: clone(opened) };
 }
 
+// views.update: replaces an open view by id (a stale `hash` is refused like Slack does).
+function update(args: SlackArgs, { state, now }: MethodContext): Record<string, unknown> {
+  const id = nonEmpty(args.view_id);
+  const index = id === undefined ? -1 : state.views.findIndex((v) => v.id === id);
+  const current = state.views[index];
+  if (!current) throw new ApiFailure("not_found");
+  const hash = nonEmpty(args.hash);
+  if (hash !== undefined && hash !== current.view.hash) throw new ApiFailure("hash_conflict");
+  const view = viewArg(args);
+  check(validateView(view));
+  const updated = {
+    ...clone(view),
+    id: current.id,
+    team_id: current.view.team_id,
+    app_id: state.appId,
+    bot_id: state.botId,
+    state: { values: {} },
+    hash: `${Math.floor(now() / 1000)}.${current.id}.${index}.${Math.random().toString(36).slice(2, 8)}`,
+    private_metadata: str(view.private_metadata) ?? "",
+    callback_id: str(view.callback_id) ?? "",
+  };
+  state.views[index] = { ...current, view: updated, at: now() };
+  return { view: clone(updated) };
+}
+
 // ---------------------------------------------------------------------------------------------------
 // views.publish: the App Home tab of one person. Each person has one home view whose id stays the
 // same across publishes; a `hash` that is not the current view's answers `hash_conflict`.
@@ -87,5 +112,6 @@ function publish(
 
 export const viewsMethods: MethodFamily = {
   "views.open": { handle: open },
+  "views.update": { handle: update },
   "views.publish": { handle: publish },
 };

@@ -1,6 +1,7 @@
 // The playground page's logic: renders the workspace state and sends what the user does.
 /* global document, fetch, btoa, EventSource */
 import { renderMarkdown, renderMrkdwn, escapeHtml } from "./markdown.js";
+import { renderModal, wireModal } from "./modal.js";
 
 let state = null;
 let current = "C0GENERAL";
@@ -105,6 +106,7 @@ function render() {
     $("messages"),
     top.map((m) => renderMessage(m, false)).join("") + eph.map(renderEphemeral).join(""),
   );
+  renderOverlay();
   $("thread").hidden = !openThread;
   if (openThread) {
     const msgs = state.messages.filter(
@@ -119,6 +121,18 @@ function render() {
       $("thread-messages"),
       msgs.map((m) => renderMessage(m, true)).join("") + teph.map(renderEphemeral).join(""),
     );
+  }
+}
+
+function renderOverlay() {
+  const html = renderModal(state.modal, state.channels);
+  const overlay = $("overlay");
+  overlay.hidden = html === "";
+  // Redraw only when the view changed, so what the person typed stays.
+  const key = state.modal ? JSON.stringify(state.modal) : "";
+  if (overlay.dataset.key !== key) {
+    overlay.dataset.key = key;
+    overlay.innerHTML = html;
   }
 }
 
@@ -173,7 +187,7 @@ $("close-thread").addEventListener("click", () => {
 });
 document.body.addEventListener("click", (ev) => {
   const el = ev.target.closest("[data-channel],[data-open],[data-action]");
-  if (!el) return;
+  if (!el || el.closest("#overlay")) return;
   if (el.dataset.channel) {
     current = el.dataset.channel;
     openThread = null;
@@ -199,5 +213,6 @@ document.body.addEventListener("click", (ev) => {
   render();
 });
 
+wireModal($("overlay"), refresh);
 new EventSource("/api/changes").onmessage = () => void refresh();
 await refresh();

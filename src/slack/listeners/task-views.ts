@@ -1,0 +1,237 @@
+/**
+ * The buttons under a finished answer (History, Files, Continue…) and the views they open:
+ * paging inside History and Files, fetching a file into the thread, and the Continue form's
+ * submission. A view is opened at once with "Loading…" (a trigger lasts 3 seconds) and
+ * filled when the service answers.
+ */
+import type { AllMiddlewareArgs, App } from "@slack/bolt";
+import { z } from "zod";
+import type { SlackThreadKey } from "../../store/types.ts";
+import {
+  CONTINUE_VIEW,
+  decodeTaskRef,
+  decodeViewState,
+  renderContinueView,
+  renderFilesView,
+  renderHistoryView,
+  renderLoadingView,
+  renderViewError,
+  TASK_ACTION,
+  type TaskRef,
+  type ViewState,
+} from "../../view/task-views.ts";
+import { fileRefs, type ListenerDeps, tellThrough } from "./surface.ts";
+
+type Client = AllMiddlewareArgs["client"];
+
+const ActionBody = z.object({
+  trigger_id: z.string().min(1),
+  user: z.object({ id: z.string().min(1), team_id: z.string().optional() }),
+  team: z.object({ id: z.string().min(1) }).nullish(),
+  channel: z.object({ id: z.string() }).nullish(),
+  container: z.object({ channel_id: z.string().optional() }).nullish(),
+  view: z.object({ id: z.string(), private_metadata: z.string().optional() }).nullish(),
+  actions: z.array(z.object({ value: z.string().optional() })).min(1),
+});
+type ActionBody = z.infer<typeof ActionBody>;
+
+const teamOf = (b: { team?: { id: string } | null; user: { team_id?: string | undefined } }) =>
+  b.team?.id ?? b.user.team_id ?? "";
+const keyOf = (teamId: string, ref: TaskRef): SlackThreadKey => ({ teamId, ...ref });
+
+/** The thread a message button is about, only if it was clicked in that thread's channel. */
+function messageTarget(body: ActionBody): TaskRef | undefined {
+  const ref = decodeTaskRef(body.actions[0]?.value);
+  const channel = body.channel?.id ?? body.container?.channel_id;
+  // Slack delivers a click only to people who see the message: the channel is theirs to see.
+  return ref && channel === ref.channelId ? ref : undefined;
+}
+
+/**
+ * The state a button inside a History or Files view asks for. The view's metadata is the
+ * app's own (Slack returns it over a signed request to the person the view belongs to); the
+ * button must be about the same thread.
+ */
+function viewTarget(body: ActionBody): ViewState | undefined {
+  const wanted = decodeViewState(body.actions[0]?.value);
+  const shown = decodeViewState(body.view?.private_metadata);
+  if (!wanted || !shown) return undefined;
+  return wanted.channelId === shown.channelId && wanted.threadTs === shown.threadTs
+    ? wanted
+    : undefined;
+}
+
+async function fill(
+  deps: ListenerDeps,
+  client: Client,
+  viewId: string,
+  state: ViewState,
+  teamId: string,
+) {
+  const key = keyOf(teamId, state);
+  const view =
+    state.kind === "history"
+      ? await deps.coordinator.threads
+          .history(key, state.page, state.status === true)
+          .then((r) =>
+            r.ok
+              ? renderHistoryView(state, r.items, r.paging)
+              : renderViewError("Task history", r.error),
+          )
+      : await deps.coordinator.threads
+          .files(key, state.page)
+          .then((r) =>
+            r.ok
+              ? renderFilesView(state, r.items, r.paging)
+              : renderViewError("Task files", r.error),
+          );
+  await client.views.update({ view_id: viewId, view: view as never });
+}
+
+export function register(app: App, deps: ListenerDeps): void {
+  const open = (kind: ViewState["kind"]) =>
+    app.action(TASK_ACTION[kind], async ({ ack, body, client, respond }) => {
+      await ack();
+      const parsed = ActionBody.safeParse(body);
+      const ref = parsed.success ? messageTarget(parsed.data) : undefined;
+      if (!parsed.success || !ref) {
+        await tellThrough(respond)("That button does not belong to this conversation.");
+        return;
+      }
+      const title = kind === "history" ? "Task history" : "Task files";
+      try {
+        const opened = await client.views.open({
+          trigger_id: parsed.data.trigger_id,
+          view: renderLoadingView(title) as never,
+        });
+        const viewId = opened.view?.id;
+        if (viewId)
+          await fill(deps, client, viewId, { ...ref, kind, page: 1 }, teamOf(parsed.data));
+      } catch (err) {
+        deps.logger.warn({ err, kind }, "could not show a task view");
+      }
+    });
+  open("history");
+  open("files");
+
+  app.action(TASK_ACTION.continue, async ({ ack, body, client, respond }) => {
+    await ack();
+    const parsed = ActionBody.safeParse(body);
+    const ref = parsed.success ? messageTarget(parsed.data) : undefined;
+    if (!parsed.success || !ref) {
+      await tellThrough(respond)("That button does not belong to this conversation.");
+      return;
+    }
+    await client.views
+      .open({ trigger_id: parsed.data.trigger_id, view: renderContinueView(ref) as never })
+      .catch((err: unknown) => deps.logger.warn({ err }, "could not open the Continue form"));
+  });
+
+  const page = async ({
+    ack,
+    body,
+    client,
+  }: {
+    ack: () => Promise<void>;
+    body: unknown;
+    client: Client;
+  }) => {
+    await ack();
+    const parsed = ActionBody.safeParse(body);
+    const state = parsed.success ? viewTarget(parsed.data) : undefined;
+    if (!parsed.success || !state || !parsed.data.view) return;
+    await fill(deps, client, parsed.data.view.id, state, teamOf(parsed.data)).catch(
+      (err: unknown) => deps.logger.warn({ err }, "could not turn a task view's page"),
+    );
+  };
+  app.action(new RegExp(`^${TASK_ACTION.page}_`), page);
+  app.action(TASK_ACTION.statusMessages, page);
+
+  app.action(TASK_ACTION.getFile, async ({ ack, body, client }) => {
+    await ack();
+    const parsed = ActionBody.safeParse(body);
+    if (!parsed.success) return;
+    const shown = decodeViewState(parsed.data.view?.private_metadata);
+    const wanted = FileButton.safeParse(safeJson(parsed.data.actions[0]?.value));
+    if (
+      !shown ||
+      !wanted.success ||
+      wanted.data.c !== shown.channelId ||
+      wanted.data.t !== shown.threadTs
+    ) {
+      return;
+    }
+    const key = keyOf(teamOf(parsed.data), shown);
+    const text = await deps.coordinator.threads.fetchFile(key, wanted.data.f);
+    await client.chat
+      .postEphemeral({
+        channel: key.channelId,
+        thread_ts: key.threadTs,
+        user: parsed.data.user.id,
+        text,
+      })
+      .catch((err: unknown) => deps.logger.warn({ err }, "could not say where the file went"));
+  });
+
+  app.view(CONTINUE_VIEW, async ({ ack, body, client }) => {
+    const parsed = Submission.safeParse(body);
+    const ref = parsed.success ? decodeTaskRef(parsed.data.view.private_metadata) : undefined;
+    if (!parsed.success || !ref) {
+      await ack({
+        response_action: "errors",
+        errors: { prompt: "That form looked malformed; please try again." },
+      });
+      return;
+    }
+    const values = parsed.data.view.state.values;
+    const text = values.prompt?.value?.value ?? "";
+    const files = fileRefs(values.files?.value?.files ?? []);
+    if (text.trim() === "" && files.length === 0) {
+      await ack({
+        response_action: "errors",
+        errors: { prompt: "Write what comes next, or attach a file." },
+      });
+      return;
+    }
+    await ack();
+    const key = keyOf(teamOf(parsed.data), ref);
+    const user = parsed.data.user.id;
+    const refusal = await deps.coordinator.threads
+      .continueTask(key, user, text, files)
+      .catch((err: unknown) => {
+        deps.logger.warn({ err }, "could not continue from the form");
+        return "Your message could not be sent to the task. Please reply in the thread instead.";
+      });
+    if (refusal !== undefined) {
+      await client.chat
+        .postEphemeral({ channel: key.channelId, thread_ts: key.threadTs, user, text: refusal })
+        .catch(() => undefined);
+    }
+  });
+}
+
+const FileButton = z.object({ c: z.string(), t: z.string(), f: z.string().min(1) });
+const Submission = z.object({
+  team: z.object({ id: z.string().min(1) }).nullish(),
+  user: z.object({ id: z.string().min(1), team_id: z.string().optional() }),
+  view: z.object({
+    private_metadata: z.string().optional(),
+    state: z.object({
+      values: z.record(
+        z.string(),
+        z.record(
+          z.string(),
+          z.object({ value: z.string().nullish(), files: z.array(z.unknown()).nullish() }),
+        ),
+      ),
+    }),
+  }),
+});
+
+function safeJson(value: string | undefined): unknown {
+  try {
+    return JSON.parse(value ?? "");
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,94 @@
+/**
+ * Outbound connections through a corporate proxy: undici dispatchers that follow the parsed
+ * HTTP(S)_PROXY / NO_PROXY settings, for the Slack Web API and file downloads, the Socket Mode
+ * WebSocket and the task service. Without a proxy nothing here is used and every client keeps its own defaults.
+ */
+import type { FetchFunction } from "@slack/web-api";
+import { type Agent, type Dispatcher, EnvHttpProxyAgent } from "undici";
+import type { ProxyConfig } from "../config.ts";
+
+/** The transports the app's clients use; each is undefined when no proxy is configured. */
+export interface Outbound {
+  /** WebClient's `fetch` (every Web API call, and the uploads filesUploadV2 PUTs). */
+  readonly slackFetch: FetchFunction | undefined;
+  /** Downloads from Slack's file host (the files people attach), with the Web API's pool. */
+  readonly slackDispatcher: Dispatcher | undefined;
+  /** The Socket Mode client's dispatcher: its WebSocket and `apps.connections.open`. */
+  readonly socketDispatcher: Dispatcher | undefined;
+  /** The task service client's dispatcher (undici `request`). */
+  readonly serviceDispatcher: Dispatcher | undefined;
+  /** Where requests go, for the start-up log: the proxies without their credentials. */
+  readonly description: string;
+  close(): Promise<void>;
+}
+
+/**
+ * Builds the dispatchers once for the whole app. `servicePool` are the task service's
+ * connection-pool settings, applied to its direct and proxied connections alike.
+ */
+export function createOutbound(proxy: ProxyConfig, servicePool: Agent.Options = {}): Outbound {
+  if (proxy.httpProxy === undefined && proxy.httpsProxy === undefined) {
+    return {
+      slackFetch: undefined,
+      slackDispatcher: undefined,
+      socketDispatcher: undefined,
+      serviceDispatcher: undefined,
+      description: "direct",
+      close: async () => {},
+    };
+  }
+  const slack = proxyDispatcher(proxy);
+  // Socket Mode's WebSocket gets a pool of its own, as the client's default dispatcher does.
+  const socket = proxyDispatcher(proxy);
+  const service = proxyDispatcher(proxy, servicePool);
+  return {
+    // Node's own fetch, as WebClient uses by default, given undici's dispatcher (Node documents
+    // the `dispatcher` option). Not undici's fetch: it would not take the global FormData that
+    // WebClient builds for file uploads (it checks FormData by class).
+    slackFetch: (url, init) => fetch(url, { ...init, dispatcher: slack } as RequestInit),
+    slackDispatcher: slack,
+    socketDispatcher: socket,
+    serviceDispatcher: service,
+    description: describeProxy(proxy),
+    async close() {
+      await Promise.all([slack.close(), socket.close(), service.close()]);
+    },
+  };
+}
+
+/**
+ * A dispatcher that sends each request through the proxy its URL's scheme calls for, or
+ * directly when NO_PROXY lists the host (`host`, `.domain`, `host:port`, `*`). Loopback
+ * addresses get no special case: list them in NO_PROXY to reach them directly.
+ */
+export function proxyDispatcher(proxy: ProxyConfig, options: Agent.Options = {}): Dispatcher {
+  // Empty strings rather than undefined: undici would otherwise read process.env itself.
+  return new EnvHttpProxyAgent({
+    ...options,
+    httpProxy: proxy.httpProxy ?? "",
+    httpsProxy: proxy.httpsProxy ?? "",
+    noProxy: proxy.noProxy ?? "",
+  });
+}
+
+/** The proxy settings in words, never with a user name or password. */
+export function describeProxy(proxy: ProxyConfig): string {
+  const parts = [
+    proxy.httpsProxy ? `https via ${withoutCredentials(proxy.httpsProxy)}` : undefined,
+    proxy.httpProxy
+      ? `http${proxy.httpsProxy ? "" : "(s)"} via ${withoutCredentials(proxy.httpProxy)}`
+      : undefined,
+    proxy.noProxy ? `direct to ${proxy.noProxy}` : undefined,
+  ];
+  return parts.filter((p) => p !== undefined).join("; ") || "direct";
+}
+
+/** `scheme://host:port` of a URL: what may be shown of a proxy address. */
+export function withoutCredentials(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.protocol}//${u.host}`;
+  } catch {
+    return "(unparsable URL)";
+  }
+}

@@ -1,0 +1,241 @@
+/**
+ * The views of a task thread, opened from the buttons under a finished answer: its History
+ * (the conversation, paged), its Files (paged, each to fetch into the thread), and the
+ * Continue form. Pure: builds Block Kit views within Slack's limits (100 blocks, 3,000
+ * characters per text, 3,000 of private_metadata).
+ */
+import type { HistoryMessage, ThreadFile } from "../service/schemas.ts";
+import { formatBytes } from "../util/bytes.ts";
+import { MODAL_PROMPT_MAX } from "./modal.ts";
+import { mrkdwnText } from "./sanitize.ts";
+
+export const TASK_ACTION = {
+  history: "task_history",
+  files: "task_files",
+  continue: "task_continue",
+  /** Paging inside the views, and fetching one file. */
+  page: "task_view_page",
+  statusMessages: "task_view_status",
+  getFile: "task_file_get",
+} as const;
+export const CONTINUE_VIEW = "task_continue";
+
+/** Messages of the history per page: each may take a 3,000-character block. */
+export const HISTORY_PAGE_SIZE = 10;
+/** Files per page: a section with a button each, well inside 100 blocks. */
+export const FILES_PAGE_SIZE = 20;
+
+/** Which task thread a button or a view is about (kept in values and private_metadata). */
+export interface TaskRef {
+  readonly channelId: string;
+  readonly threadTs: string;
+}
+
+/** A view's state: the thread, the page, and for History whether status messages show. */
+export interface ViewState extends TaskRef {
+  readonly kind: "history" | "files";
+  readonly page: number;
+  readonly status?: boolean;
+}
+
+export const encodeTaskRef = (ref: TaskRef): string =>
+  JSON.stringify({ c: ref.channelId, t: ref.threadTs });
+
+export function decodeTaskRef(value: string | undefined): TaskRef | undefined {
+  try {
+    const v = JSON.parse(value ?? "") as { c?: unknown; t?: unknown };
+    if (typeof v.c === "string" && typeof v.t === "string" && v.c !== "" && v.t !== "") {
+      return { channelId: v.c, threadTs: v.t };
+    }
+  } catch {
+    // not ours
+  }
+  return undefined;
+}
+
+export const encodeViewState = (s: ViewState): string =>
+  JSON.stringify({ k: s.kind, c: s.channelId, t: s.threadTs, p: s.page, s: s.status === true });
+
+export function decodeViewState(value: string | undefined): ViewState | undefined {
+  try {
+    const v = JSON.parse(value ?? "") as Record<string, unknown>;
+    const ref = decodeTaskRef(JSON.stringify({ c: v.c, t: v.t }));
+    const kind = v.k === "history" || v.k === "files" ? v.k : undefined;
+    const page = typeof v.p === "number" && Number.isInteger(v.p) && v.p >= 1 ? v.p : undefined;
+    if (!ref || !kind || page === undefined) return undefined;
+    return { ...ref, kind, page, status: v.s === true };
+  } catch {
+    return undefined;
+  }
+}
+
+type Block = Record<string, unknown>;
+const plain = (text: string) => ({ type: "plain_text", text, emoji: true });
+const truncate = (s: string, n: number) => (s.length <= n ? s : `${s.slice(0, n - 1)}…`);
+const section = (text: string): Block => ({
+  type: "section",
+  text: { type: "mrkdwn", text: truncate(text, 3000) },
+});
+const context = (text: string): Block => ({
+  type: "context",
+  elements: [{ type: "mrkdwn", text: truncate(text, 3000) }],
+});
+
+function modal(title: string, state: ViewState | undefined, blocks: Block[]): Block {
+  return {
+    type: "modal",
+    title: plain(title),
+    close: plain("Close"),
+    ...(state ? { private_metadata: encodeViewState(state) } : {}),
+    blocks: blocks.slice(0, 100),
+  };
+}
+
+/** Shown at once (a trigger lasts 3 seconds), then replaced by the answer of the service. */
+export function renderLoadingView(title: string): Block {
+  return modal(title, undefined, [section(":hourglass_flowing_sand: Loading…")]);
+}
+
+/** A view that could not be filled: one clear line. */
+export function renderViewError(title: string, text: string): Block {
+  return modal(title, undefined, [section(`:warning: ${mrkdwnText(text)}`)]);
+}
+
+export interface Paging {
+  readonly page: number;
+  readonly hasNext: boolean;
+  readonly totalPages?: number | undefined;
+}
+
+function pager(state: ViewState, paging: Paging, extra: Block[] = []): Block[] {
+  const buttons: Block[] = [];
+  const to = (page: number, text: string) => ({
+    type: "button",
+    action_id: `${TASK_ACTION.page}_${text.toLowerCase()}`,
+    text: plain(text),
+    value: encodeViewState({ ...state, page }),
+  });
+  if (paging.page > 1) buttons.push(to(paging.page - 1, "Previous"));
+  if (paging.hasNext) buttons.push(to(paging.page + 1, "Next"));
+  const of = paging.totalPages ? ` of ${paging.totalPages}` : "";
+  const blocks: Block[] = [context(`Page ${paging.page}${of}`)];
+  if (buttons.length + extra.length > 0) {
+    blocks.push({ type: "actions", block_id: "paging", elements: [...buttons, ...extra] });
+  }
+  return blocks;
+}
+
+const ROLE: Readonly<Record<string, string>> = {
+  user: ":bust_in_silhouette: *You asked*",
+  assistant: ":robot_face: *The agent*",
+  system: ":gear: *Status*",
+};
+
+/** One page of a thread's conversation. */
+export function renderHistoryView(
+  state: ViewState,
+  messages: readonly HistoryMessage[],
+  paging: Paging,
+): Block {
+  const blocks: Block[] = [];
+  if (messages.length === 0) blocks.push(section("_Nothing in this conversation yet._"));
+  for (const m of messages.slice(0, HISTORY_PAGE_SIZE)) {
+    const who = ROLE[m.role] ?? `*${mrkdwnText(truncate(m.role, 40))}*`;
+    const when = m.created_at
+      ? ` · ${mrkdwnText(m.created_at.slice(0, 16).replace("T", " "))}`
+      : "";
+    blocks.push(context(`${who}${when}`));
+    blocks.push(section(mrkdwnText(m.content.trim() === "" ? "(no text)" : m.content)));
+  }
+  const toggle = {
+    type: "button",
+    action_id: TASK_ACTION.statusMessages,
+    text: plain(state.status ? "Hide status messages" : "Show status messages"),
+    value: encodeViewState({ ...state, page: 1, status: !state.status }),
+  };
+  return modal("Task history", state, [
+    ...blocks,
+    { type: "divider" },
+    ...pager(state, paging, [toggle]),
+  ]);
+}
+
+/** One page of a thread's files, each with a button that brings it into the thread. */
+export function renderFilesView(
+  state: ViewState,
+  files: readonly ThreadFile[],
+  paging: Paging,
+): Block {
+  const blocks: Block[] = [];
+  if (files.length === 0) blocks.push(section("_This task has no files._"));
+  for (const f of files.slice(0, FILES_PAGE_SIZE)) {
+    const size = typeof f.file_size === "number" ? ` · ${formatBytes(f.file_size)}` : "";
+    blocks.push({
+      ...section(`\`${mrkdwnText(truncate(f.file_name, 150)).replace(/`/g, "'")}\`${size}`),
+      accessory: {
+        type: "button",
+        action_id: TASK_ACTION.getFile,
+        text: plain("Get it"),
+        value: JSON.stringify({
+          c: state.channelId,
+          t: state.threadTs,
+          f: truncate(f.file_id, 200),
+        }),
+      },
+    });
+  }
+  return modal("Task files", state, [...blocks, { type: "divider" }, ...pager(state, paging)]);
+}
+
+/** The Continue form: a follow-up's prompt and files (the options of a new task do not apply). */
+export function renderContinueView(ref: TaskRef): Block {
+  return {
+    type: "modal",
+    callback_id: CONTINUE_VIEW,
+    title: plain("Continue the task"),
+    submit: plain("Send"),
+    close: plain("Cancel"),
+    private_metadata: encodeTaskRef(ref),
+    blocks: [
+      {
+        type: "input",
+        block_id: "prompt",
+        optional: true,
+        label: plain("What next?"),
+        element: {
+          type: "plain_text_input",
+          action_id: "value",
+          multiline: true,
+          max_length: MODAL_PROMPT_MAX,
+        },
+      },
+      {
+        type: "input",
+        block_id: "files",
+        optional: true,
+        label: plain("Files"),
+        element: { type: "file_input", action_id: "value", max_files: 10 },
+      },
+    ],
+  };
+}
+
+/** The buttons under a finished answer (History, Files, Continue), for its thread. */
+export function taskButtons(ref: TaskRef): Block {
+  const value = encodeTaskRef(ref);
+  const button = (action_id: string, text: string) => ({
+    type: "button",
+    action_id,
+    text: plain(text),
+    value,
+  });
+  return {
+    type: "actions",
+    block_id: "task_views",
+    elements: [
+      button(TASK_ACTION.history, "History"),
+      button(TASK_ACTION.files, "Files"),
+      button(TASK_ACTION.continue, "Continue…"),
+    ],
+  };
+}

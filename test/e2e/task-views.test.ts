@@ -1,0 +1,229 @@
+/**
+ * The buttons under a finished answer: History (the conversation, paged, status messages on
+ * request), Files (paged, each fetched into the thread on request) and Continue… (a follow-up
+ * from a form). Views are validated by the local Slack like Slack validates them.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { OpenedView } from "../../tools/local-slack/index.ts";
+import {
+  sendBlockAction,
+  sendViewAction,
+  sendViewSubmission,
+} from "../../tools/local-slack/slack-requests.ts";
+import {
+  buttonOf,
+  CHANNEL,
+  Harness,
+  OWNER,
+  SIGNING_SECRET,
+  storeBackends,
+  TEAM,
+} from "../support/harness.ts";
+
+describe.each(storeBackends())("task views with %s", (_name, redis) => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await Harness.start({ redisUrl: redis });
+  });
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  /** Runs a task and returns its thread and its final answer message. */
+  async function finishedTask(prompt: string) {
+    await h.command(prompt);
+    const threadTs = await h.waitForTaskThread(prompt.replace(/ \[sim:.*$/, ""));
+    const answer = (await h.waitForFinal(threadTs)).at(-1);
+    if (!answer) throw new Error("no answer");
+    return { threadTs, answer };
+  }
+
+  /** Clicks a button of a message in `channel` and returns the view it opened, once filled. */
+  async function click(
+    message: Parameters<typeof buttonOf>[0],
+    actionId: string,
+    channel = CHANNEL,
+  ) {
+    const button = buttonOf(message, actionId);
+    if (!button) throw new Error(`no ${actionId} button`);
+    const before = h.slack.views().length;
+    const res = await sendBlockAction(h.eventsUrl, SIGNING_SECRET, {
+      team_id: TEAM,
+      user_id: OWNER,
+      channel_id: channel,
+      message_ts: message.ts,
+      action_id: button.action_id,
+      value: button.value,
+      block_id: "task_views",
+      response_url: h.slack.responseUrl(`views${Date.now()}`),
+    });
+    expect(res.status).toBe(200);
+    return before;
+  }
+
+  /** The view at `index` once it no longer says "Loading…". */
+  async function filled(index: number): Promise<OpenedView> {
+    const view = await h.slack.waitFor(
+      () => {
+        const v = h.slack.views()[index];
+        return v && !JSON.stringify(v.view.blocks).includes("Loading…") ? v : undefined;
+      },
+      { description: "the view filled with the service's answer" },
+    );
+    expect(h.slack.validationErrors).toEqual([]);
+    return view;
+  }
+
+  const texts = (view: OpenedView) => JSON.stringify(view.view.blocks);
+
+  const press = (view: OpenedView, actionId: string) => {
+    const blocks = view.view.blocks as Array<{
+      elements?: Array<Record<string, unknown>>;
+      accessory?: Record<string, unknown>;
+    }>;
+    const button = blocks
+      .flatMap((b) => [...(b.elements ?? []), ...(b.accessory ? [b.accessory] : [])])
+      .find((e) => e.action_id === actionId);
+    if (!button) throw new Error(`no ${actionId} in the view`);
+    return sendViewAction(h.eventsUrl, SIGNING_SECRET, {
+      team_id: TEAM,
+      user_id: OWNER,
+      view: view.view,
+      action_id: actionId,
+      value: String(button.value),
+    });
+  };
+
+  it("puts History, Files and Continue under a finished answer, and no Stop", async () => {
+    const { answer } = await finishedTask("Write a short poem [sim:length=200]");
+    expect(buttonOf(answer, "task_history")).toBeDefined();
+    expect(buttonOf(answer, "task_files")).toBeDefined();
+    expect(buttonOf(answer, "task_continue")).toBeDefined();
+    expect(buttonOf(answer, "task_stop")).toBeUndefined();
+  });
+
+  it("shows the conversation in History, paged, with status messages on request", async () => {
+    const { threadTs } = await finishedTask("Tell a long story [sim:length=200]");
+    for (let i = 1; i <= 5; i++) {
+      await h.reply(threadTs, `Chapter ${i} please [sim:length=150]`);
+      await h.waitForFinal(threadTs, i + 1);
+    }
+    const answer = h.botReplies(threadTs).at(-1);
+    if (!answer) throw new Error("no answer");
+    const index = await click(answer, "task_history");
+    const first = await filled(index);
+    expect(first.view.title).toMatchObject({ text: "Task history" });
+    expect(texts(first)).toContain("Tell a long story");
+    expect(texts(first)).toContain("Page 1");
+    const next = await press(first, "task_view_page_next");
+    expect(next.status).toBe(200);
+    const second = await h.slack.waitFor(
+      () =>
+        texts(h.slack.views()[index] ?? first).includes("Page 2")
+          ? h.slack.views()[index]
+          : undefined,
+      { description: "page 2 of the history" },
+    );
+    expect(texts(second)).toContain("Chapter 5 please");
+    await press(second, "task_view_status");
+    await h.slack.waitFor(
+      () =>
+        texts(h.slack.views()[index] ?? first).includes("Hide status messages") ? true : undefined,
+      { description: "the history with status messages" },
+    );
+    expect(h.slack.validationErrors).toEqual([]);
+  });
+
+  it("lists the thread's files in Files, paged, and says when one is already in the thread", async () => {
+    const { threadTs, answer } = await finishedTask(
+      "Make a report [sim:files=21] [sim:length=100]",
+    );
+    const index = await click(answer, "task_files");
+    const view = await filled(index);
+    expect(view.view.title).toMatchObject({ text: "Task files" });
+    const rows = (view.view.blocks as Array<{ accessory?: unknown }>).filter((b) => b.accessory);
+    expect(rows).toHaveLength(20);
+    expect(texts(view)).toContain("task_view_page_next");
+    await press(view, "task_file_get");
+    const note = await h.slack.waitFor(
+      () =>
+        h.slack
+          .ephemerals(CHANNEL, OWNER)
+          .find((e) => e.thread_ts === threadTs && /in the thread/.test(e.text)),
+      { description: "the note about the file" },
+    );
+    expect(note.text).toMatch(/is already in the thread|is now in the thread/);
+  });
+
+  it("continues the task from the Continue form, shown in the thread", async () => {
+    const { threadTs, answer } = await finishedTask("Plan a garden [sim:length=100]");
+    const before = h.slack.views().length;
+    await click(answer, "task_continue");
+    const form = await h.slack.waitFor(() => h.slack.views()[before], {
+      description: "the Continue form",
+    });
+    const res = await sendViewSubmission(h.eventsUrl, SIGNING_SECRET, {
+      team_id: TEAM,
+      user_id: OWNER,
+      view: form.view,
+      values: { prompt: { value: { type: "plain_text_input", value: "Add a pond" } } },
+    });
+    expect(res.status).toBe(200);
+    await h.waitForFinal(threadTs, 2);
+    expect(h.sim.runs().some((r) => r.prompt === "Add a pond" && r.followUp)).toBe(true);
+    const shown = h.slack.thread(CHANNEL, threadTs).map((m) => JSON.stringify(m.blocks ?? m.text));
+    expect(shown.some((t) => t.includes("continued the task") && t.includes("Add a pond"))).toBe(
+      true,
+    );
+  });
+
+  it("refuses a History click that does not come from the task's channel", async () => {
+    const { answer } = await finishedTask("Sketch a map [sim:length=100]");
+    const button = buttonOf(answer, "task_history");
+    const before = h.slack.views().length;
+    const id = `elsewhere${Date.now()}`;
+    await sendBlockAction(h.eventsUrl, SIGNING_SECRET, {
+      team_id: TEAM,
+      user_id: OWNER,
+      channel_id: "C0ELSEWHERE",
+      message_ts: answer.ts,
+      action_id: "task_history",
+      value: button?.value ?? "",
+      response_url: h.slack.responseUrl(id),
+    });
+    const post = await h.slack.waitFor(() => h.slack.responseUrlPosts.find((p) => p.id === id), {
+      description: "the private refusal",
+    });
+    expect(JSON.stringify(post.body)).toContain("does not belong to this conversation");
+    expect(h.slack.views().length).toBe(before);
+  });
+
+  it("says so in the view when the service no longer has the task", async () => {
+    const threadTs = "1799999999.000100";
+    const now = Date.now();
+    await h.app.store.putThread({
+      teamId: TEAM,
+      channelId: CHANNEL,
+      threadTs,
+      projectId: "proj_gone",
+      threadId: "thr_gone",
+      ownerUserId: OWNER,
+      active: { kind: "idle" },
+      lastRunId: undefined,
+      queue: [],
+      createdAt: now,
+      updatedAt: now,
+    });
+    const before = h.slack.views().length;
+    await sendBlockAction(h.eventsUrl, SIGNING_SECRET, {
+      team_id: TEAM,
+      user_id: OWNER,
+      channel_id: CHANNEL,
+      message_ts: threadTs,
+      action_id: "task_history",
+      value: JSON.stringify({ c: CHANNEL, t: threadTs }),
+    });
+    const view = await filled(before);
+    expect(texts(view)).toContain("no longer has this task");
+  });
+});

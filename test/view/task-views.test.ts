@@ -1,0 +1,50 @@
+/**
+ * The History and Files views stay within Slack's view limits whatever the service returns:
+ * a page of a thousand files, messages of any length, names full of Markdown.
+ */
+import { describe, expect, it } from "vitest";
+import {
+  decodeViewState,
+  encodeViewState,
+  renderFilesView,
+  renderHistoryView,
+} from "../../src/view/task-views.ts";
+import { validateView } from "../../tools/local-slack/index.ts";
+
+const state = { kind: "files" as const, channelId: "C1", threadTs: "1.2", page: 1 };
+
+describe("task views within Slack's limits", () => {
+  it("shows one page of files, however many the service returns", () => {
+    const files = Array.from({ length: 1000 }, (_, i) => ({
+      file_id: `file_${i}`,
+      file_name: `${"very-long-name-".repeat(20)}${i}.csv`,
+      file_size: i * 1000,
+    }));
+    const view = renderFilesView(state, files, { page: 1, hasNext: true, totalPages: 50 });
+    expect(validateView(view)).toBeUndefined();
+    expect((view.blocks as unknown[]).length).toBeLessThanOrEqual(100);
+  });
+
+  it("cuts long messages to a block's 3,000 characters and neutralises mentions", () => {
+    const messages = Array.from({ length: 10 }, (_, i) => ({
+      role: i % 2 ? "assistant" : "user",
+      content: `<!channel> ${"word ".repeat(2000)}`,
+      created_at: "2026-11-23T04:00:00Z",
+    }));
+    const view = renderHistoryView({ ...state, kind: "history" }, messages, {
+      page: 2,
+      hasNext: false,
+    });
+    expect(validateView(view)).toBeUndefined();
+    expect(JSON.stringify(view)).not.toContain("<!channel>");
+    expect(JSON.stringify(view)).toContain("task_view_page_previous");
+  });
+
+  it("keeps its paging state within private_metadata and reads back only what it wrote", () => {
+    const encoded = encodeViewState({ ...state, page: 7, status: true });
+    expect(encoded.length).toBeLessThan(3000);
+    expect(decodeViewState(encoded)).toEqual({ ...state, page: 7, status: true });
+    expect(decodeViewState('{"k":"files","c":"C1","t":"1.2","p":0}')).toBeUndefined();
+    expect(decodeViewState("not json")).toBeUndefined();
+  });
+});
