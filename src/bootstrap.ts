@@ -8,6 +8,7 @@ import { type FetchFunction, LogLevel, WebClient } from "@slack/web-api";
 import type { Logger } from "pino";
 import type { Config } from "./config.ts";
 import { createPrometheusMetrics, type PrometheusMetrics } from "./metrics.ts";
+import type { Preferences } from "./relay/preferences.ts";
 import { Relay, type RelayOptions } from "./relay/relay.ts";
 import { Resumer } from "./relay/resumer.ts";
 import { type CoordinatorOptions, TaskCoordinator } from "./relay/coordinator.ts";
@@ -23,7 +24,9 @@ import {
   type MethodBudget,
   type SlackScheduler,
 } from "./slack/scheduler/index.ts";
+import { slackChannelDirectory } from "./slack/channel-directory.ts";
 import { fileOrigins, slackFileSource } from "./slack/file-source.ts";
+import { HomeTab } from "./slack/home-tab.ts";
 import { webClientWriter } from "./slack/web-writer.ts";
 import { createRedisStore } from "./store/redis.ts";
 import { createSqliteStore, defaultSqlitePath } from "./store/sqlite.ts";
@@ -91,17 +94,11 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
     metrics,
     onRunEnded: async (outcome): Promise<void> => coordinator.onRunEnded(outcome),
   });
-  const coordinator = openCoordinator(config, logger, {
-    service,
-    writer,
-    store,
-    relay,
-    files: slackFileSource({
-      tokenFor: () => config.slack.botToken,
-      client: slack.app.client,
-      allowedOrigins: fileOrigins(config.slack.apiUrl),
-      dispatcher: outbound.slackDispatcher,
-    }),
+  const { coordinator, home } = openCoordinator(config, logger, {
+    parts: { service, writer, store, relay },
+    client: slack.app.client,
+    teamUrl: auth.url,
+    dispatcher: outbound.slackDispatcher,
   });
   const resumer = new Resumer({
     store,
@@ -110,13 +107,13 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
     leaseTtlMs: config.runLeaseTtlMs,
     intervalMs: config.resumeScanIntervalMs,
   });
-  slack.listen(coordinator);
+  slack.listen(coordinator, home);
   const port = await slack.start();
   // Runs left unfinished by a crash or a previous shutdown, and later orphans, are taken over.
   resumer.start();
   logRunning(config, logger, port, instanceId, outbound.description);
   const close = (): Promise<void> =>
-    closeApp({ slack, resumer, relay, scheduler, store, outbound }, logger);
+    closeApp({ slack, resumer, relay, scheduler, store, outbound, home }, logger);
   return { slack, store, relay, service, port, resumer, close };
 }
 
@@ -140,14 +137,35 @@ function openRelay(
   });
 }
 
-/** The coordinator with the operator's limits and people policy. */
+/** The coordinator with the operator's limits and people policy, and the Home tab it refreshes. */
 function openCoordinator(
   config: Config,
   logger: Logger,
-  parts: Pick<CoordinatorOptions, "service" | "writer" | "store" | "relay" | "files">,
-): TaskCoordinator {
-  return new TaskCoordinator({
-    ...parts,
+  wiring: {
+    readonly parts: Pick<CoordinatorOptions, "service" | "writer" | "store" | "relay">;
+    readonly client: SlackApp["app"]["client"];
+    readonly teamUrl: string | undefined;
+    readonly dispatcher: Outbound["slackDispatcher"];
+  },
+): { coordinator: TaskCoordinator; home: HomeTab } {
+  const { client } = wiring;
+  const home = new HomeTab({
+    client,
+    preferences: (): Preferences => coordinator.preferences,
+    logger,
+    teamUrl: wiring.teamUrl,
+  });
+  const coordinator = new TaskCoordinator({
+    ...wiring.parts,
+    files: slackFileSource({
+      tokenFor: () => config.slack.botToken,
+      client,
+      allowedOrigins: fileOrigins(config.slack.apiUrl),
+      dispatcher: wiring.dispatcher,
+    }),
+    directory: slackChannelDirectory(client),
+    home,
+    settingsAnyone: config.settingsAnyone,
     limits: {
       perUserPerMinute: config.service.rateUserPerMin,
       perChannelPerMinute: config.service.rateChannelPerMin,
@@ -158,6 +176,7 @@ function openCoordinator(
     },
     logger,
   });
+  return { coordinator, home };
 }
 
 /** Redis when configured (shared by every instance), SQLite on disk otherwise. */
@@ -216,6 +235,7 @@ async function closeApp(
     readonly scheduler: SlackScheduler;
     readonly store: ThreadStore;
     readonly outbound: Outbound;
+    readonly home: HomeTab;
   },
   logger: Logger,
 ): Promise<void> {
@@ -223,6 +243,7 @@ async function closeApp(
     .stop()
     .catch((err: unknown) => logger.warn({ err }, "stopping the Slack receiver failed"));
   await parts.resumer.stop();
+  parts.home.close();
   await parts.relay.handover();
   await parts.scheduler.close();
   await parts.store.close();

@@ -149,6 +149,13 @@ const slackShape = {
     }),
   TASK_MODELS: nameList,
   TASK_AGENTS: nameList,
+  TASK_SETTINGS_ANYONE: z
+    .string()
+    .trim()
+    .optional()
+    .transform((v) => (v === undefined || v === "" ? "false" : v.toLowerCase()))
+    .pipe(z.enum(["true", "false", "1", "0", "yes", "no"], { error: "must be true or false" }))
+    .transform((v) => v === "true" || v === "1" || v === "yes"),
   REDIS_URL: optionalString.refine((v) => v === undefined || /^rediss?:\/\//.test(v), {
     message: "must be a redis:// or rediss:// URL",
   }),
@@ -267,6 +274,8 @@ export interface Config {
   readonly service: ServiceConfig;
   readonly slack: SlackConfig;
   readonly choices: TaskChoices;
+  /** Anyone may change a channel's task defaults (else its creator and workspace admins). */
+  readonly settingsAnyone: boolean;
   readonly proxy: ProxyConfig;
   readonly redisUrl: string | undefined;
   readonly dataDir: string;
@@ -338,6 +347,7 @@ export function parseConfig(env: Env): Config {
       rateLimits: v.SLACK_RATE_LIMITS,
     },
     choices: { models: v.TASK_MODELS, agents: v.TASK_AGENTS },
+    settingsAnyone: v.TASK_SETTINGS_ANYONE,
     proxy: {
       httpProxy: v.http_proxy ?? v.HTTP_PROXY,
       httpsProxy: v.https_proxy ?? v.HTTPS_PROXY,

@@ -48,6 +48,15 @@ describe("configuration", () => {
     expect(text).not.toContain("xoxp-user-token-secret");
   });
 
+  it("lets anyone change channel defaults only when TASK_SETTINGS_ANYONE says so", () => {
+    expect(parseConfig(base).settingsAnyone).toBe(false);
+    expect(parseConfig({ ...base, TASK_SETTINGS_ANYONE: "true" }).settingsAnyone).toBe(true);
+    expect(parseConfig({ ...base, TASK_SETTINGS_ANYONE: "no" }).settingsAnyone).toBe(false);
+    expect(() => parseConfig({ ...base, TASK_SETTINGS_ANYONE: "maybe" })).toThrow(
+      /TASK_SETTINGS_ANYONE must be true or false/,
+    );
+  });
+
   it("needs a signing secret in HTTP mode but not in Socket Mode", () => {
     const { SLACK_SIGNING_SECRET: _, ...noSecret } = base;
     expect(problemsOf(noSecret).join()).toContain("SLACK_SIGNING_SECRET is required in HTTP mode");

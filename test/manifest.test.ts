@@ -29,6 +29,9 @@ const EXPECTED_BOT_SCOPES = [
   "commands",
   "channels:history",
   "groups:history",
+  // conversations.info: a channel's creator may change its defaults (`/task settings`).
+  "channels:read",
+  "groups:read",
   "im:history",
   "mpim:history",
   // Reading the files people attach (url_private_download with the bot token).
@@ -131,6 +134,7 @@ describe("manifest.yml", () => {
   it("subscribes to messages everywhere the bot is, and enables interactivity and DMs", () => {
     expect(at(manifest, "settings", "event_subscriptions", "bot_events")).toEqual([
       "agent_session_stopped",
+      "app_home_opened",
       "app_mention",
       "message.channels",
       "message.groups",
@@ -139,6 +143,8 @@ describe("manifest.yml", () => {
     ]);
     expect(at(manifest, "settings", "interactivity", "is_enabled")).toBe(true);
     expect(at(manifest, "features", "app_home", "messages_tab_enabled")).toBe(true);
+    // App Home: recent tasks, New task and defaults (published on app_home_opened).
+    expect(at(manifest, "features", "app_home", "home_tab_enabled")).toBe(true);
     expect(at(manifest, "features", "app_home", "messages_tab_read_only_enabled")).toBe(false);
   });
 

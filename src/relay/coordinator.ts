@@ -10,7 +10,14 @@ import { mergeOptions } from "./options.ts";
 import { MEMBERS_ONLY, type PeoplePolicy, personRefusal } from "./policy.ts";
 import { NO_RATE_LIMITS, type RateLimits, takeRateSlot } from "./rate-limits.ts";
 import { NewTasks } from "./new-task.ts";
-import type { SlackFileSource, SlackWriter, TaskService, ThreadStore } from "./ports.ts";
+import type {
+  HomeRefresher,
+  SlackFileSource,
+  SlackWriter,
+  TaskService,
+  ThreadStore,
+} from "./ports.ts";
+import { type ChannelDirectory, Preferences } from "./preferences.ts";
 import type { RunOutcome } from "./relay.ts";
 import {
   checkTaskText,
@@ -49,9 +56,17 @@ export interface CoordinatorOptions {
   readonly people?: PeoplePolicy;
   readonly logger: Logger;
   readonly now?: () => number;
+  /** Who created a channel (its manager for `/task settings`). */
+  readonly directory?: ChannelDirectory;
+  /** Anyone may change a channel's defaults. */
+  readonly settingsAnyone?: boolean;
+  /** Shows a person's App Home again when one of their tasks changed. */
+  readonly home?: HomeRefresher;
 }
 
 export class TaskCoordinator {
+  /** Recent tasks and default options, for App Home and `/task settings`. */
+  readonly preferences: Preferences;
   readonly #deps: CoordinatorDeps;
   readonly #newTasks: NewTasks;
   readonly #followUps: FollowUps;
@@ -59,11 +74,15 @@ export class TaskCoordinator {
   readonly threads: ThreadViews;
 
   constructor(options: CoordinatorOptions) {
+    const now = options.now ?? Date.now;
+    this.preferences = new Preferences({ ...options, now });
     this.#deps = {
       ...options,
       limits: options.limits ?? NO_RATE_LIMITS,
       people: options.people ?? MEMBERS_ONLY,
-      now: options.now ?? Date.now,
+      now,
+      preferences: this.preferences,
+      home: options.home ?? { taskChanged: () => undefined },
     };
     this.#followUps = new FollowUps(this.#deps);
     this.#newTasks = new NewTasks(this.#deps, (key, why) => this.#followUps.abandon(key, why));
@@ -95,9 +114,16 @@ export class TaskCoordinator {
         await tell(limited);
         return;
       }
-      // Options typed in the prompt win over those picked in a form.
-      const options = mergeOptions(checked.options, task.options);
-      await this.#newTasks.start({ ...task, prompt: checked.prompt }, options, tell);
+      // Options typed in the prompt win over those picked in a form, which win over the
+      // person's defaults, which win over the channel's.
+      const explicit = mergeOptions(checked.options, task.options);
+      const used = await this.preferences.forTask(
+        task.teamId,
+        task.userId,
+        task.channelId,
+        explicit,
+      );
+      await this.#newTasks.start({ ...task, prompt: checked.prompt }, used, tell);
     } catch (err) {
       this.#deps.logger.error({ err }, "starting a task failed");
       await tell(describeFailure(err)).catch(() => undefined);

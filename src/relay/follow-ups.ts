@@ -128,6 +128,14 @@ export class FollowUps {
         : undefined,
     );
     if (record?.surface === "dm") await clearWorking(this.#deps, outcome.target.key);
+    if (record) {
+      // The task's owner sees how it ended in their App Home (the queue does not wait for it).
+      const { teamId } = outcome.target.key;
+      const owner = record.ownerUserId;
+      void this.#deps.preferences
+        .taskState(teamId, owner, record, outcome.state)
+        .then(() => this.#deps.home.taskChanged(teamId, owner));
+    }
     await this.#drain(outcome.target.key);
   }
 
@@ -195,6 +203,7 @@ export class FollowUps {
       await store.updateThread(key, (rec) =>
         isStartingFor(rec.active, item.ts) ? { ...rec, active: running } : undefined,
       );
+      void this.#deps.preferences.taskState(key.teamId, record.ownerUserId, key, "running");
       await relay.start({
         key,
         ref,

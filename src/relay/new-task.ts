@@ -6,11 +6,13 @@ import type { TaskServiceError } from "../service/errors.ts";
 import type { UploadFile } from "../service/multipart.ts";
 import type { CreateTaskResponse } from "../service/schemas.ts";
 import type { SlackThreadKey } from "../store/types.ts";
-import { describeSlackPostError, slackErrorCode } from "../view/errors.ts";
+import { blameDefaults } from "../view/defaults.ts";
+import { describeServiceError, describeSlackPostError, slackErrorCode } from "../view/errors.ts";
 import { renderPrompt, USAGE } from "../view/render.ts";
 import { showWorking } from "./agent-status.ts";
 import { type Attachments, brokenFileReason, readAttachments } from "./attachments.ts";
 import { type TaskOptions, toCreateInput } from "./options.ts";
+import type { TaskDefaultsUsed } from "./preferences.ts";
 import type { NewTask, TellUser } from "./requests.ts";
 import { type CoordinatorDeps, showStartError, workingMessage } from "./task-context.ts";
 
@@ -28,7 +30,7 @@ export class NewTasks {
   }
 
   /** Starts a task whose prompt was checked; failures to post are told to the user. */
-  async start(task: NewTask, options: TaskOptions, tell: TellUser): Promise<void> {
+  async start(task: NewTask, used: TaskDefaultsUsed, tell: TellUser): Promise<void> {
     const attachments = await readAttachments(this.#deps, task.teamId, task.files ?? [], tell);
     if (task.prompt === "" && attachments.files.length === 0) {
       // Every file was left out (and named): there is nothing to send.
@@ -36,7 +38,7 @@ export class NewTasks {
       return;
     }
     try {
-      await this.#start(task, options, attachments, tell);
+      await this.#start(task, used, attachments, tell);
     } finally {
       attachments.release();
     }
@@ -44,11 +46,11 @@ export class NewTasks {
 
   async #start(
     task: NewTask,
-    options: TaskOptions,
+    used: TaskDefaultsUsed,
     attachments: Attachments,
     tell: TellUser,
   ): Promise<void> {
-    const { writer, store, relay, logger } = this.#deps;
+    const { writer, store, relay, logger, preferences, home } = this.#deps;
     const startedAt = this.#deps.now();
     // A mention or a DM is its own prompt: the answer goes in a thread under it.
     const threadTs = task.threadTs ?? (await this.#postPrompt(task, tell));
@@ -56,18 +58,33 @@ export class NewTasks {
     const key: SlackThreadKey = { teamId: task.teamId, channelId: task.channelId, threadTs };
     const messageTs = await writer.post(task.channelId, workingMessage(), threadTs);
     if (task.surface === "dm") await showWorking(this.#deps, key, sessionTitle(task));
+    // Listed in the person's recent tasks meanwhile (the start does not wait for it).
+    void preferences.taskStarted(task.teamId, task.userId, {
+      channelId: task.channelId,
+      threadTs,
+      prompt: task.prompt || (task.files ?? []).map((f) => f.name).join(", "),
+      startedAt,
+      surface: task.surface ?? "channel",
+    });
     const reservation = await this.#recordStarting(task, key, messageTs, startedAt);
     const release = async () => {
       if (reservation) await relay.release(reservation).catch(() => undefined);
     };
     let created: CreateTaskResponse;
     try {
-      created = await this.#create(task, options, threadTs, attachments.files);
+      created = await this.#create(task, used.options, threadTs, attachments.files);
     } catch (err) {
       logger.warn({ err, kind: (err as TaskServiceError).kind }, "creating the task failed");
       const broken = attachments.broken();
-      const why = broken ? brokenFileReason(broken) : undefined;
+      // A refusal that a default may have caused names it, so the person can change it.
+      const blamed = blameDefaults(err, used.applied);
+      const why = broken
+        ? brokenFileReason(broken)
+        : blamed && `${describeServiceError(err)} ${blamed}`;
       await showStartError(this.#deps, key, messageTs, err, startedAt, why);
+      void preferences
+        .taskState(task.teamId, task.userId, key, "error")
+        .then(() => home.taskChanged(task.teamId, task.userId));
       await release();
       await this.#abandon(key, NOT_STARTED);
       return;

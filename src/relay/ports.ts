@@ -5,11 +5,16 @@
  * WebClient writer in src/slack/, the service client in src/service/, the stores in src/store/.
  */
 import type { TaskService, ThreadRef } from "../service/client.ts";
-import type { RunStore, SlackFileRef, ThreadStore } from "../store/types.ts";
+import type { PreferenceStore, RunStore, SlackFileRef, ThreadStore } from "../store/types.ts";
 import type { MessagePayload } from "../view/render.ts";
 
 export type { TaskService, ThreadRef };
-export type { RunStore, SlackFileRef, ThreadStore };
+export type { PreferenceStore, RunStore, SlackFileRef, ThreadStore };
+
+/** Shows a person their tasks again (App Home) after one changed; may wait and coalesce. */
+export interface HomeRefresher {
+  taskChanged(teamId: string, userId: string): void;
+}
 
 export type { Clock } from "../util/clock.ts";
 export { systemClock } from "../util/clock.ts";

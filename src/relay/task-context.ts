@@ -6,8 +6,15 @@ import type { Logger } from "pino";
 import type { SlackThreadKey } from "../store/types.ts";
 import { describeServiceError } from "../view/errors.ts";
 import { type MessagePayload, renderRun } from "../view/render.ts";
-import type { SlackFileSource, SlackWriter, TaskService, ThreadStore } from "./ports.ts";
+import type {
+  HomeRefresher,
+  SlackFileSource,
+  SlackWriter,
+  TaskService,
+  ThreadStore,
+} from "./ports.ts";
 import type { PeoplePolicy } from "./policy.ts";
+import type { Preferences } from "./preferences.ts";
 import type { RateLimits } from "./rate-limits.ts";
 import type { Relay } from "./relay.ts";
 
@@ -27,6 +34,10 @@ export interface CoordinatorDeps {
   readonly people: PeoplePolicy;
   readonly logger: Logger;
   readonly now: () => number;
+  /** Recent tasks and default options. */
+  readonly preferences: Preferences;
+  /** Shows a person's App Home again when one of their tasks changed. */
+  readonly home: HomeRefresher;
 }
 
 /** The message a run shows until its first text arrives. */

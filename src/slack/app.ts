@@ -12,6 +12,7 @@ import type { Outbound } from "../util/proxy.ts";
 import { type AdminServer, startAdminServer } from "./admin-server.ts";
 import { boltLogger } from "./bolt-logger.ts";
 import { healthRoutes, type PrometheusText } from "./health.ts";
+import type { HomeTab } from "./home-tab.ts";
 import { SURFACES } from "./listeners/index.ts";
 
 export const SLACK_EVENTS_PATH = "/slack/events";
@@ -31,7 +32,7 @@ export interface SlackAppOptions {
 export interface SlackApp {
   readonly app: App;
   /** Wires the listeners; call once the coordinator exists. */
-  listen(coordinator: TaskCoordinator): void;
+  listen(coordinator: TaskCoordinator, home: HomeTab): void;
   /** Starts the receiver; resolves with the HTTP port (HTTP mode or the health server). */
   start(): Promise<number | undefined>;
   /** The internal port serving health and metrics, once started, when `ADMIN_PORT` is set. */
@@ -72,9 +73,9 @@ export function createSlackApp(options: SlackAppOptions): SlackApp {
     logger.error({ err }, "unhandled error in a Slack listener");
   });
 
-  function listen(coordinator: TaskCoordinator): void {
+  function listen(coordinator: TaskCoordinator, home: HomeTab): void {
     for (const surface of SURFACES) {
-      surface.register(app, { coordinator, logger, choices: config.choices });
+      surface.register(app, { coordinator, logger, choices: config.choices, home });
     }
   }
 

@@ -7,9 +7,13 @@ import { randomUUID } from "node:crypto";
 import { setTimeout as delay } from "node:timers/promises";
 import type { Keyv } from "keyv";
 import {
+  type DefaultsScope,
+  RECENT_TASKS_KEPT,
+  type RecentTask,
   type RunRecord,
   type SlackThreadKey,
   StoreUnavailableError,
+  type TaskDefaults,
   type ThreadRecord,
   type ThreadStore,
 } from "./types.ts";
@@ -32,6 +36,11 @@ const LOCK_TTL_MS = 10_000;
 export const DEFAULT_NAMESPACE = "taskbot";
 
 const threadKey = (k: SlackThreadKey) => `t:${k.teamId}:thread:${k.channelId}:${k.threadTs}`;
+const recentKey = (teamId: string, userId: string) => `t:${teamId}:recent:${userId}`;
+const defaultsKey = (teamId: string, scope: DefaultsScope) =>
+  `t:${teamId}:defaults:${scope.kind === "user" ? `user:${scope.userId}` : `channel:${scope.channelId}`}`;
+/** A person's recent tasks outlive their threads' records a little (read only while listed). */
+const RECENT_TTL_MS = THREAD_TTL_MS;
 
 /** What each backend provides beyond keyv's get/set: the atomic operations. */
 export interface Primitives {
@@ -189,6 +198,66 @@ export class KeyvThreadStore implements ThreadStore {
   async listRuns(): Promise<RunRecord[]> {
     const values = await guard(() => this.#p.entries(this.#run("")));
     return values.map(readRunRecord);
+  }
+
+  async recentTasks(teamId: string, userId: string, limit: number): Promise<RecentTask[]> {
+    const list = await guard(() => this.#keyv.get<RecentTask[]>(recentKey(teamId, userId)));
+    return Array.isArray(list) ? list.slice(0, limit) : [];
+  }
+
+  putRecentTask(teamId: string, userId: string, task: RecentTask): Promise<void> {
+    return this.#changeRecent(teamId, userId, (list) => {
+      const others = list.filter(
+        (t) => t.channelId !== task.channelId || t.threadTs !== task.threadTs,
+      );
+      return [task, ...others].sort((a, b) => b.startedAt - a.startedAt);
+    });
+  }
+
+  updateRecentTask(
+    teamId: string,
+    userId: string,
+    thread: { readonly channelId: string; readonly threadTs: string },
+    change: (task: RecentTask) => RecentTask,
+  ): Promise<void> {
+    return this.#changeRecent(teamId, userId, (list) => {
+      const at = list.findIndex(
+        (t) => t.channelId === thread.channelId && t.threadTs === thread.threadTs,
+      );
+      const found = list[at];
+      if (!found) return undefined;
+      return list.map((t, i) => (i === at ? change(found) : t));
+    });
+  }
+
+  /** One person's list rewritten under a lock shared by every instance, kept bounded. */
+  async #changeRecent(
+    teamId: string,
+    userId: string,
+    change: (list: RecentTask[]) => RecentTask[] | undefined,
+  ): Promise<void> {
+    const key = recentKey(teamId, userId);
+    await this.#withLock(`lock:${key}`, async () => {
+      const list = await this.recentTasks(teamId, userId, RECENT_TASKS_KEPT);
+      const next = change(list);
+      if (!next) return;
+      await guard(() => this.#keyv.set(key, next.slice(0, RECENT_TASKS_KEPT), RECENT_TTL_MS));
+    });
+  }
+
+  async getDefaults(teamId: string, scope: DefaultsScope): Promise<TaskDefaults | undefined> {
+    const stored = await guard(() => this.#keyv.get<TaskDefaults>(defaultsKey(teamId, scope)));
+    return stored && typeof stored === "object" ? stored : undefined;
+  }
+
+  async putDefaults(teamId: string, scope: DefaultsScope, defaults: TaskDefaults): Promise<void> {
+    const key = defaultsKey(teamId, scope);
+    const set = Object.fromEntries(Object.entries(defaults).filter(([, v]) => v !== undefined));
+    await guard(async () => {
+      if (Object.keys(set).length === 0) await this.#keyv.delete(key);
+      else if (!(await this.#keyv.set(key, set)))
+        throw new Error("the store did not accept the write");
+    });
   }
 
   ping(): Promise<boolean> {

@@ -1,6 +1,7 @@
 /**
  * The store's records and its boundary: the Slack thread → service conversation mappings,
- * the index of unfinished runs, and the atomic primitives several instances coordinate with.
+ * the index of unfinished runs, the atomic primitives several instances coordinate with, and
+ * people's recent tasks and default options.
  */
 
 /** The service's conversation a Slack thread maps to (the same shape as the client's ThreadRef). */
@@ -124,8 +125,58 @@ export class StoreUnavailableError extends Error {
   }
 }
 
+/** What a person's recent task shows: how it ended, or that it is running. */
+export type RecentTaskStatus = "running" | "completed" | "failed" | "stopped" | "error";
+
+/** One task in a person's recent tasks (their App Home lists the latest). */
+export interface RecentTask {
+  readonly channelId: string;
+  /** The task's Slack thread. */
+  readonly threadTs: string;
+  /** The start of the prompt (a short excerpt, as typed). */
+  readonly prompt: string;
+  readonly status: RecentTaskStatus;
+  readonly startedAt: number;
+  readonly updatedAt: number;
+  readonly surface?: "channel" | "dm";
+}
+
+/** Default task options (a person's own, or a channel's); the same fields as inline options. */
+export interface TaskDefaults {
+  readonly model?: string;
+  readonly agent?: string;
+  readonly effort?: "low" | "medium" | "high";
+  readonly thinking?: boolean;
+}
+
+/** Whose defaults: a person's, or a channel's. */
+export type DefaultsScope =
+  | { readonly kind: "user"; readonly userId: string }
+  | { readonly kind: "channel"; readonly channelId: string };
+
+/** At most this many recent tasks are kept per person (the oldest are dropped). */
+export const RECENT_TASKS_KEPT = 50;
+
+/** People's recent tasks and default options, per workspace. */
+export interface PreferenceStore {
+  /** Adds a task to its owner's recent tasks (replacing the same thread's), newest first. */
+  putRecentTask(teamId: string, userId: string, task: RecentTask): Promise<void>;
+  /** Changes one of a person's recent tasks; nothing when it is not (or no longer) there. */
+  updateRecentTask(
+    teamId: string,
+    userId: string,
+    thread: { readonly channelId: string; readonly threadTs: string },
+    change: (task: RecentTask) => RecentTask,
+  ): Promise<void>;
+  /** A person's latest tasks, newest first. */
+  recentTasks(teamId: string, userId: string, limit: number): Promise<RecentTask[]>;
+  getDefaults(teamId: string, scope: DefaultsScope): Promise<TaskDefaults | undefined>;
+  /** Replaces the defaults; empty defaults are removed. */
+  putDefaults(teamId: string, scope: DefaultsScope, defaults: TaskDefaults): Promise<void>;
+}
+
 /** The store boundary. */
-export interface ThreadStore {
+export interface ThreadStore extends PreferenceStore {
   getThread(key: SlackThreadKey): Promise<ThreadRecord | undefined>;
   putThread(record: ThreadRecord): Promise<void>;
   /**

@@ -5,7 +5,13 @@ import { afterAll, describe, expect, it } from "vitest";
 import { createMemoryStore } from "../../src/store/memory.ts";
 import { createRedisStore } from "../../src/store/redis.ts";
 import { createSqliteStore } from "../../src/store/sqlite.ts";
-import type { RunRecord, ThreadRecord, ThreadStore } from "../../src/store/types.ts";
+import {
+  RECENT_TASKS_KEPT,
+  type RecentTask,
+  type RunRecord,
+  type ThreadRecord,
+  type ThreadStore,
+} from "../../src/store/types.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "taskbot-store-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -217,6 +223,69 @@ describe.each(backends)("thread store on %s", (_name, make) => {
     // Updating it (as the next reply or run end does) keeps what it said.
     await store.updateThread(legacy, (r) => ({ ...r, lastRunId: "run_6" }));
     expect(await store.getThread(legacy)).toMatchObject({ active, lastRunId: "run_6" });
+    await store.close();
+  });
+
+  it("keeps a person's recent tasks newest first, bounded, updated in place, per workspace", async () => {
+    const store = make();
+    const teamId = unique();
+    const task = (i: number): RecentTask => ({
+      channelId: "C1",
+      threadTs: `17000000${String(i).padStart(2, "0")}.000100`,
+      prompt: `task ${i}`,
+      status: "running",
+      startedAt: 1000 + i,
+      updatedAt: 1000 + i,
+    });
+    // Concurrent starts (as two instances would) all land: the list is rewritten under a lock.
+    await Promise.all(
+      Array.from({ length: RECENT_TASKS_KEPT + 5 }, (_, i) =>
+        store.putRecentTask(teamId, "U1", task(i)),
+      ),
+    );
+    const all = await store.recentTasks(teamId, "U1", 100);
+    expect(all).toHaveLength(RECENT_TASKS_KEPT);
+    expect(all[0]?.prompt).toBe(`task ${RECENT_TASKS_KEPT + 4}`);
+    expect(all.at(-1)?.prompt).toBe("task 5");
+    expect((await store.recentTasks(teamId, "U1", 20)).map((t) => t.prompt)).toEqual(
+      all.slice(0, 20).map((t) => t.prompt),
+    );
+    await store.updateRecentTask(teamId, "U1", task(50), (t) => ({ ...t, status: "completed" }));
+    // A task no longer listed is not brought back.
+    await store.updateRecentTask(teamId, "U1", task(0), (t) => ({ ...t, status: "failed" }));
+    const after = await store.recentTasks(teamId, "U1", 100);
+    expect(after.find((t) => t.prompt === "task 50")?.status).toBe("completed");
+    expect(after.some((t) => t.prompt === "task 0")).toBe(false);
+    // The same thread again replaces its entry.
+    await store.putRecentTask(teamId, "U1", { ...task(50), prompt: "task 50 again" });
+    expect(
+      (await store.recentTasks(teamId, "U1", 100)).filter((t) => t.threadTs === task(50).threadTs),
+    ).toHaveLength(1);
+    expect(await store.recentTasks(unique(), "U1", 20)).toEqual([]);
+    expect(await store.recentTasks(teamId, "U2", 20)).toEqual([]);
+    await store.close();
+  });
+
+  it("keeps personal and channel defaults apart, per workspace; empty defaults are removed", async () => {
+    const store = make();
+    const teamId = unique();
+    await store.putDefaults(
+      teamId,
+      { kind: "user", userId: "U1" },
+      { model: "m1", thinking: false },
+    );
+    await store.putDefaults(teamId, { kind: "channel", channelId: "C1" }, { effort: "high" });
+    expect(await store.getDefaults(teamId, { kind: "user", userId: "U1" })).toEqual({
+      model: "m1",
+      thinking: false,
+    });
+    expect(await store.getDefaults(teamId, { kind: "channel", channelId: "C1" })).toEqual({
+      effort: "high",
+    });
+    expect(await store.getDefaults(teamId, { kind: "user", userId: "C1" })).toBeUndefined();
+    expect(await store.getDefaults(unique(), { kind: "user", userId: "U1" })).toBeUndefined();
+    await store.putDefaults(teamId, { kind: "user", userId: "U1" }, {});
+    expect(await store.getDefaults(teamId, { kind: "user", userId: "U1" })).toBeUndefined();
     await store.close();
   });
 

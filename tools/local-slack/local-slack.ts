@@ -302,6 +302,11 @@ export class LocalSlack extends EventEmitter<LocalSlackEvents> {
     return this.#state.views.map((v) => clone(v));
   }
 
+  /** Every App Home tab the app published for `user` (views.publish), oldest first. */
+  homeTabs(user: string): OpenedView[] {
+    return this.#state.homePublishes.filter((v) => v.user === user).map((v) => clone(v));
+  }
+
   /** Files created through files.getUploadURLExternal, in creation order. */
   files(): SlackFile[] {
     return [...this.#state.files.values()].map((f) => ({

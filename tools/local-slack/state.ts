@@ -80,6 +80,11 @@ export class Workspace {
   readonly sessionHistory: AgentSession[] = [];
   /** Views opened (views.open) or published (views.publish), oldest first. */
   readonly views: OpenedView[] = [];
+  /** Home tabs published (views.publish): each person's current one, and every publish in order. */
+  readonly homeTabs = new Map<string, OpenedView>();
+  readonly homePublishes: OpenedView[] = [];
+  /** Who created each channel (conversations.info `creator`). */
+  readonly channelCreators = new Map<string, string>();
   /** Trigger ids already used to open a view: Slack takes each once. */
   readonly usedTriggers = new Set<string>();
   #tsCounter: number;
@@ -98,6 +103,9 @@ export class Workspace {
     this.#tsCounter = (options.firstTsMicros ?? 1_700_000_000_000_100) - 100;
     for (const [id, name] of Object.entries(options.channelNames ?? {})) {
       this.channelNames.set(id, name);
+    }
+    for (const [id, user] of Object.entries(options.channelCreators ?? {})) {
+      this.channelCreators.set(id, user);
     }
     this.addUser({
       id: this.botUserId,
@@ -241,6 +249,7 @@ export class Workspace {
       is_archived: false,
       is_member: !this.notInChannel.has(id),
       context_team_id: this.teamId,
+      ...(this.channelCreators.has(id) ? { creator: this.channelCreators.get(id) } : {}),
     };
   }
 

@@ -172,6 +172,8 @@ export interface LocalSlackOptions {
   unknownChannels?: Iterable<string>;
   /** Channel names for conversations.info. */
   channelNames?: Record<string, string>;
+  /** Who created each channel: conversations.info's `creator`. */
+  channelCreators?: Record<string, string>;
   /**
    * Granted bot scopes. When set, methods whose scope is missing answer `missing_scope` (with
    * `needed`/`provided`) - e.g. feed it the scopes of manifest.yml. Undefined = no scope checks.

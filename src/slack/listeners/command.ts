@@ -1,5 +1,6 @@
 /**
- * The `/task <prompt>` slash command: a new task (`/task` alone opens the New task modal). A
+ * The `/task <prompt>` slash command: a new task (`/task` alone opens the New task modal,
+ * `/task settings` the channel's defaults). A
  * refused prompt is answered in the acknowledgement itself; everything after it through the
  * command's `response_url`.
  */
@@ -7,6 +8,7 @@ import type { App } from "@slack/bolt";
 import { z } from "zod";
 import { USAGE } from "../../view/render.ts";
 import { openNewTaskModal } from "./modal.ts";
+import { openChannelSettings } from "./settings.ts";
 import { fromSlack, type ListenerDeps, privately, tellThrough } from "./surface.ts";
 
 const CommandBody = z.object({
@@ -29,6 +31,14 @@ export function register(app: App, deps: ListenerDeps): void {
     const prompt = fromSlack(cmd.text);
     if (prompt.trim().toLowerCase() === "help") {
       await ack(privately(USAGE));
+      return;
+    }
+    if (prompt.trim().toLowerCase() === "settings" && cmd.trigger_id) {
+      await ack();
+      const { team_id: teamId, channel_id: channelId, user_id: userId } = cmd;
+      const trigger = cmd.trigger_id;
+      const target = { teamId, channelId, userId, trigger };
+      await openChannelSettings(client, deps, target, tellThrough(respond));
       return;
     }
     if (prompt.trim() === "" && cmd.trigger_id) {

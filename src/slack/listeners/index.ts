@@ -5,9 +5,11 @@
 import * as actions from "./actions.ts";
 import * as agentSession from "./agent-session.ts";
 import * as command from "./command.ts";
+import * as home from "./home.ts";
 import * as mention from "./mention.ts";
 import * as message from "./message.ts";
 import * as modal from "./modal.ts";
+import * as settings from "./settings.ts";
 import * as taskViews from "./task-views.ts";
 import type { Surface } from "./surface.ts";
 
@@ -18,6 +20,8 @@ export const SURFACES: readonly Surface[] = [
   actions,
   agentSession,
   modal,
+  home,
+  settings,
   taskViews,
 ];
 

@@ -8,6 +8,7 @@ import { z } from "zod";
 import type { TaskCoordinator, TellUser } from "../../relay/coordinator.ts";
 import type { SlackFileRef } from "../../relay/ports.ts";
 import type { ModalChoices } from "../../view/modal.ts";
+import type { HomeTab } from "../home-tab.ts";
 
 /** What a listener gets: listeners parse Slack's payload, acknowledge, and call the coordinator. */
 export interface ListenerDeps {
@@ -15,6 +16,8 @@ export interface ListenerDeps {
   readonly logger: Logger;
   /** The models and agents the New task modal offers (free text when empty). */
   readonly choices: ModalChoices;
+  /** Publishes people's App Home tabs. */
+  readonly home: HomeTab;
 }
 
 /** One Slack surface (a slash command, an event, interactive components, …). */

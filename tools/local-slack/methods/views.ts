@@ -1,5 +1,6 @@
 // views.open: a modal opened with a trigger id (each trigger opens one view), validated like Slack
 // validates views (view-kit.ts); the opened views are kept for tests and the playground.
+// views.update replaces an open modal; views.publish (App Home): a person's Home tab, in its own block below.
 import { ApiFailure, check } from "../errors.ts";
 import type { SlackArgs } from "../types.ts";
 import { clone, isRecord, nonEmpty, str } from "../util.ts";
@@ -73,7 +74,44 @@ function update(args: SlackArgs, { state, now }: MethodContext): Record<string, 
   return { view: clone(updated) };
 }
 
+// ---------------------------------------------------------------------------------------------------
+// views.publish: the App Home tab of one person. Each person has one home view whose id stays the
+// same across publishes; a `hash` that is not the current view's answers `hash_conflict`.
+// ---------------------------------------------------------------------------------------------------
+
+function publish(
+  args: SlackArgs,
+  { state, now }: MethodContext,
+  team: string,
+): Record<string, unknown> {
+  const user = nonEmpty(args.user_id);
+  if (user === undefined || !state.users.has(user)) throw new ApiFailure("user_not_found");
+  const view = viewArg(args);
+  if (view.type !== "home") throw new ApiFailure("invalid_arguments");
+  check(validateView(view));
+  const current = state.homeTabs.get(user);
+  const hash = nonEmpty(args.hash);
+  if (hash !== undefined && hash !== str(current?.view.hash)) throw new ApiFailure("hash_conflict");
+  const id = current?.id ?? `VH${String(state.homeTabs.size + 1).padStart(9, "0")}`;
+  const published = {
+    ...clone(view),
+    id,
+    team_id: team,
+    app_id: state.appId,
+    bot_id: state.botId,
+    state: { values: {} },
+    hash: `${Math.floor(now() / 1000)}.${id}.${state.homePublishes.length + 1}`,
+    private_metadata: str(view.private_metadata) ?? "",
+    callback_id: str(view.callback_id) ?? "",
+  };
+  const entry = { id, user, view: published, at: now() };
+  state.homeTabs.set(user, entry);
+  state.homePublishes.push(entry);
+  return { view: clone(published) };
+}
+
 export const viewsMethods: MethodFamily = {
   "views.open": { handle: open },
   "views.update": { handle: update },
+  "views.publish": { handle: publish },
 };

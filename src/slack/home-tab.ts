@@ -1,0 +1,93 @@
+/**
+ * Publishes a person's App Home tab (`views.publish`): at once when they open it or change their
+ * defaults, and after one of their tasks changed at most once per interval per person (changes
+ * meanwhile are coalesced into one publish at the end of the interval).
+ */
+import type { WebClient } from "@slack/web-api";
+import type { Logger } from "pino";
+import type { HomeRefresher } from "../relay/ports.ts";
+import type { Preferences } from "../relay/preferences.ts";
+import { type Clock, systemClock } from "../util/clock.ts";
+import { renderHome } from "../view/home.ts";
+
+/** At most one background refresh of a person's Home tab per this long. */
+export const HOME_REFRESH_INTERVAL_MS = 10_000;
+
+export interface HomeTabOptions {
+  readonly client: Pick<WebClient, "views">;
+  readonly preferences: () => Preferences;
+  readonly logger: Logger;
+  /** The workspace's URL, for links to threads. */
+  readonly teamUrl?: string | undefined;
+  readonly clock?: Clock;
+  readonly intervalMs?: number;
+}
+
+interface Pending {
+  /** When the last background refresh was published. */
+  last: number;
+  timer?: unknown;
+}
+
+export class HomeTab implements HomeRefresher {
+  readonly #o: HomeTabOptions;
+  readonly #clock: Clock;
+  readonly #interval: number;
+  readonly #users = new Map<string, Pending>();
+  #closed = false;
+
+  constructor(options: HomeTabOptions) {
+    this.#o = options;
+    this.#clock = options.clock ?? systemClock;
+    this.#interval = options.intervalMs ?? HOME_REFRESH_INTERVAL_MS;
+  }
+
+  /** Publishes the person's Home tab now; a failure is logged. */
+  async publish(teamId: string, userId: string): Promise<void> {
+    try {
+      const preferences = this.#o.preferences();
+      const [tasks, defaults] = await Promise.all([
+        preferences.recentTasks(teamId, userId),
+        preferences.defaults(teamId, { kind: "user", userId }),
+      ]);
+      const view = renderHome({ tasks, defaults, teamUrl: this.#o.teamUrl });
+      await this.#o.client.views.publish({ user_id: userId, view: view as never });
+    } catch (err) {
+      this.#o.logger.warn({ err }, "could not publish the App Home tab");
+    }
+  }
+
+  /** One of the person's tasks changed: publish now, or once the interval since the last is over. */
+  taskChanged(teamId: string, userId: string): void {
+    if (this.#closed) return;
+    const key = `${teamId}/${userId}`;
+    const pending = this.#users.get(key) ?? { last: Number.NEGATIVE_INFINITY };
+    this.#users.set(key, pending);
+    if (pending.timer !== undefined) return; // coalesced into the publish already planned
+    const wait = pending.last + this.#interval - this.#clock.now();
+    const go = () => {
+      pending.timer = undefined;
+      pending.last = this.#clock.now();
+      void this.publish(teamId, userId).finally(() => this.#forget(key, pending));
+    };
+    if (wait <= 0) go();
+    else pending.timer = this.#clock.setTimeout(go, wait);
+  }
+
+  /** Drops a person's entry once its interval is over and nothing is planned (bounded memory). */
+  #forget(key: string, pending: Pending): void {
+    const timer = this.#clock.setTimeout(() => {
+      if (pending.timer === undefined && this.#users.get(key) === pending) this.#users.delete(key);
+    }, this.#interval);
+    void timer;
+  }
+
+  /** Cancels the planned refreshes (shutdown). */
+  close(): void {
+    this.#closed = true;
+    for (const pending of this.#users.values()) {
+      if (pending.timer !== undefined) this.#clock.clearTimeout(pending.timer);
+    }
+    this.#users.clear();
+  }
+}

@@ -1,0 +1,90 @@
+/**
+ * Channel defaults: `/task settings` in a channel opens their form for the channel's managers
+ * (its creator, workspace admins, or anyone when TASK_SETTINGS_ANYONE is set); saving checks
+ * again who submits, and tells the channel's defaults privately.
+ */
+import type { AllMiddlewareArgs, App } from "@slack/bolt";
+import type { TellUser } from "../../relay/coordinator.ts";
+import { CHANNEL_SETTINGS_VIEW, summarizeDefaults } from "../../view/defaults.ts";
+import { DefaultsSubmission, openDefaultsModal, readDefaults, teamOf } from "./defaults-form.ts";
+import type { ListenerDeps } from "./surface.ts";
+
+const NOT_IN_DM =
+  "Channel defaults are set in a channel: type `/task settings` there. Your own defaults are in my Home tab.";
+const NOT_ALLOWED =
+  "Only this channel's manager or a workspace admin can change its defaults. Your own defaults are in my Home tab.";
+
+/** `/task settings`: the channel's defaults form, or why not (told privately). */
+export async function openChannelSettings(
+  client: AllMiddlewareArgs["client"],
+  deps: ListenerDeps,
+  cmd: { teamId: string; channelId: string; userId: string; trigger: string },
+  tell: TellUser,
+): Promise<void> {
+  const { preferences } = deps.coordinator;
+  if (!/^[CG]/.test(cmd.channelId)) {
+    await tell(NOT_IN_DM);
+    return;
+  }
+  try {
+    if (!(await preferences.mayChangeChannel(cmd.channelId, cmd.userId))) {
+      await tell(NOT_ALLOWED);
+      return;
+    }
+    const current = await preferences.defaults(cmd.teamId, {
+      kind: "channel",
+      channelId: cmd.channelId,
+    });
+    const scope = { kind: "channel" as const, channelId: cmd.channelId };
+    if (!(await openDefaultsModal(client, deps, cmd.trigger, scope, current))) {
+      await tell("The settings form could not be opened; please try again.");
+    }
+  } catch (err) {
+    deps.logger.warn({ err }, "could not open the channel settings");
+    await tell("The channel's settings are unavailable right now; please try again in a minute.");
+  }
+}
+
+export function register(app: App, deps: ListenerDeps): void {
+  app.view(CHANNEL_SETTINGS_VIEW, async ({ ack, body, client }) => {
+    const parsed = DefaultsSubmission.safeParse(body);
+    const channelId = parsed.success ? (parsed.data.view.private_metadata ?? "") : "";
+    if (!parsed.success || !/^[CG][A-Z0-9]+$/.test(channelId)) {
+      await ack({ response_action: "errors", errors: { model: "That form looked malformed." } });
+      return;
+    }
+    const read = readDefaults(parsed.data.view.state.values);
+    if ("errors" in read) {
+      await ack({ response_action: "errors", errors: read.errors });
+      return;
+    }
+    const { preferences } = deps.coordinator;
+    const userId = parsed.data.user.id;
+    // The form names the channel; whoever submits it must still be allowed to change it.
+    const problem = await preferences
+      .mayChangeChannel(channelId, userId)
+      .then((ok) => (ok ? undefined : NOT_ALLOWED.replace(/ Your own.*$/, "")))
+      .catch(() => "Could not check who may change this channel's defaults; please try again.");
+    const saved =
+      problem ??
+      (await preferences
+        .saveDefaults(teamOf(parsed.data), { kind: "channel", channelId }, read.defaults)
+        .then(() => undefined)
+        .catch((err: unknown) => {
+          deps.logger.warn({ err }, "could not save the channel defaults");
+          return "The defaults could not be saved right now; please try again.";
+        }));
+    if (saved !== undefined) {
+      await ack({ response_action: "errors", errors: { model: saved } });
+      return;
+    }
+    await ack();
+    const summary = summarizeDefaults(read.defaults);
+    const text = summary
+      ? `Tasks started in <#${channelId}> now default to ${summary}.`
+      : `<#${channelId}> has no defaults now: the service's own apply.`;
+    await client.chat
+      .postEphemeral({ channel: channelId, user: userId, text })
+      .catch((err: unknown) => deps.logger.debug({ err }, "could not confirm the settings"));
+  });
+}

@@ -1,0 +1,161 @@
+/**
+ * Default task options in words and in Block Kit: the modal that edits a person's or a channel's
+ * defaults, their one-line summary, and the sentence naming a default the service refused. Pure.
+ */
+import { TaskServiceError } from "../service/errors.ts";
+import type { TaskDefaults } from "../store/types.ts";
+import type { ModalChoices } from "./modal.ts";
+
+/** Callback ids of the two defaults modals. */
+export const PERSONAL_DEFAULTS_VIEW = "task_defaults";
+export const CHANNEL_SETTINGS_VIEW = "channel_settings";
+/** Block ids of the defaults form; each input's element has the action id `value`. */
+export const DEFAULTS_FIELD = {
+  model: "model",
+  agent: "agent",
+  effort: "effort",
+  thinking: "thinking",
+} as const;
+/** The menu value that means "no default: the service's own". */
+export const NO_DEFAULT = "__service_default__";
+
+type Block = Record<string, unknown>;
+const plain = (text: string) => ({ type: "plain_text", text, emoji: true });
+const truncate = (s: string, n: number) => (s.length <= n ? s : `${s.slice(0, n - 1)}…`);
+const code = (v: string | boolean) =>
+  typeof v === "boolean" ? (v ? "on" : "off") : `\`${truncate(v.replace(/`/g, "'"), 100)}\``;
+
+/** "model `x` · effort `high`", or undefined when nothing is set. */
+export function summarizeDefaults(defaults: TaskDefaults): string | undefined {
+  const parts: string[] = [];
+  if (defaults.model !== undefined) parts.push(`model ${code(defaults.model)}`);
+  if (defaults.agent !== undefined) parts.push(`agent ${code(defaults.agent)}`);
+  if (defaults.effort !== undefined) parts.push(`effort ${code(defaults.effort)}`);
+  if (defaults.thinking !== undefined) parts.push(`thinking ${code(defaults.thinking)}`);
+  return parts.length === 0 ? undefined : parts.join(" · ");
+}
+
+export interface DefaultsModalSeed {
+  /** A person's own defaults (App Home), or a channel's (`/task settings`). */
+  readonly scope:
+    { readonly kind: "user" } | { readonly kind: "channel"; readonly channelId: string };
+  readonly current: TaskDefaults;
+  readonly choices: ModalChoices;
+}
+
+/** The modal editing defaults, for `views.open`; the channel's id rides in `private_metadata`. */
+export function renderDefaultsModal(seed: DefaultsModalSeed): Record<string, unknown> {
+  const channel = seed.scope.kind === "channel" ? seed.scope.channelId : undefined;
+  const intro = channel
+    ? `Defaults for tasks started in <#${channel}>. A person's own defaults and the options they type win over these.`
+    : "Your defaults for every task you start. Options you type (or pick in the New task form) win over these; these win over a channel's.";
+  const { current, choices } = seed;
+  return {
+    type: "modal",
+    callback_id: channel ? CHANNEL_SETTINGS_VIEW : PERSONAL_DEFAULTS_VIEW,
+    title: plain(channel ? "Channel defaults" : "Your defaults"),
+    submit: plain("Save"),
+    close: plain("Cancel"),
+    private_metadata: channel ?? "",
+    blocks: [
+      { type: "section", text: { type: "mrkdwn", text: intro } },
+      nameInput(DEFAULTS_FIELD.model, "Model", choices.models, current.model),
+      nameInput(DEFAULTS_FIELD.agent, "Agent", choices.agents, current.agent),
+      menuInput(
+        DEFAULTS_FIELD.effort,
+        "Reasoning effort",
+        ["low", "medium", "high"],
+        current.effort,
+      ),
+      menuInput(
+        DEFAULTS_FIELD.thinking,
+        "Extended thinking",
+        ["on", "off"],
+        current.thinking === undefined ? undefined : current.thinking ? "on" : "off",
+      ),
+    ],
+  };
+}
+
+const serviceDefault = { text: plain("The service's default"), value: NO_DEFAULT };
+const option = (v: string) => ({ text: plain(truncate(v, 75)), value: v });
+
+/** A menu of the configured names (with "the service's default"), or free text. */
+function nameInput(id: string, label: string, names: readonly string[], current?: string): Block {
+  const listed = current === undefined || names.includes(current) ? names : [current, ...names];
+  const element =
+    names.length > 0
+      ? {
+          type: "static_select",
+          action_id: "value",
+          options: [serviceDefault, ...listed.slice(0, 99).map(option)],
+          initial_option: current === undefined ? serviceDefault : option(current),
+        }
+      : {
+          type: "plain_text_input",
+          action_id: "value",
+          max_length: 150,
+          placeholder: plain("Empty: the service's default"),
+          ...(current ? { initial_value: current.slice(0, 150) } : {}),
+        };
+  return { type: "input", block_id: id, optional: true, label: plain(label), element };
+}
+
+function menuInput(id: string, label: string, values: readonly string[], current?: string): Block {
+  return {
+    type: "input",
+    block_id: id,
+    optional: true,
+    label: plain(label),
+    element: {
+      type: "static_select",
+      action_id: "value",
+      options: [serviceDefault, ...values.map(option)],
+      initial_option: current === undefined ? serviceDefault : option(current),
+    },
+  };
+}
+
+/** A default a task used (the same shape as the relay's). */
+export interface UsedDefault {
+  readonly key: string;
+  readonly value: string | boolean;
+  readonly from: "personal" | "channel";
+}
+
+/** What each option is called in the service's create call (its refusals name these). */
+const SERVICE_FIELD: Readonly<Record<string, string>> = {
+  model: "model_name",
+  agent: "agent_id",
+  effort: "reasoning_effort",
+  thinking: "enable_thinking",
+  context: "enable_context_manager",
+};
+
+/**
+ * When the service refused a task (400/422) that used defaults: the sentence naming the
+ * default(s) that caused it (those the refusal mentions, else every one used), and where to
+ * change them. Undefined for other failures, or when no default was used.
+ */
+export function blameDefaults(err: unknown, used: readonly UsedDefault[]): string | undefined {
+  if (used.length === 0 || !(err instanceof TaskServiceError)) return undefined;
+  if (err.kind !== "validation" && err.kind !== "bad_request") return undefined;
+  const said = [err.detail ?? "", ...err.issues.map((i) => `${(i.loc ?? []).join(".")} ${i.msg}`)]
+    .join(" ")
+    .toLowerCase();
+  const mentions = (d: UsedDefault) =>
+    said.includes(SERVICE_FIELD[d.key] ?? d.key) ||
+    new RegExp(`\\b${d.key}\\b`).test(said) ||
+    (typeof d.value === "string" && said.includes(d.value.toLowerCase()));
+  const named = used.filter(mentions);
+  const blamed = named.length > 0 ? named : used;
+  const names = blamed.map(
+    (d) => `${d.from === "personal" ? "your" : "this channel's"} default ${d.key} ${code(d.value)}`,
+  );
+  const where = [
+    blamed.some((d) => d.from === "personal") ? "your defaults in the app's Home tab" : undefined,
+    blamed.some((d) => d.from === "channel") ? "`/task settings` in this channel" : undefined,
+  ].filter((w) => w !== undefined);
+  const lead = named.length > 0 ? "It was caused by" : "It may come from";
+  return `${lead} ${names.join(" and ")} (change it with ${where.join(" or ")}, or override it with an inline option).`;
+}
