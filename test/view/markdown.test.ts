@@ -259,6 +259,9 @@ describe("repairPartialMarkdown: a half-streamed answer renders cleanly", () => 
     expect(repairPartialMarkdown("an odd ** on an earlier line\nand the **last")).toBe(
       "an odd ** on an earlier line\nand the last",
     );
+    // Finished lines stay as posted: an earlier unfinished link or _ does not reach past them.
+    expect(repairPartialMarkdown("a [b](https://x\n\nnext")).toBe("a [b](https://x\n\nnext");
+    expect(repairPartialMarkdown("_x\n\n")).toBe("_x\n\n");
   });
 
   it("cuts a link or image whose target is still being written", () => {
