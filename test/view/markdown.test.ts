@@ -501,6 +501,9 @@ describe("splitMarkdown: long answers become messages Slack accepts", () => {
           (text, limit, at) => {
             const cut = text.lastIndexOf("\n", Math.floor(text.length * at));
             const prefix = text.slice(0, cut + 1);
+            // A code block still open gets its closing fence while it streams: those added
+            // characters may move the last cut (the example below shows it).
+            fc.pre(repairPartialMarkdown(prefix).length <= prefix.length);
             const whole = splitMarkdown(text, limit);
             const early = splitMarkdown(repairPartialMarkdown(prefix), limit);
             expect(early.slice(0, -1)).toEqual(whole.slice(0, early.length - 1));
@@ -508,6 +511,15 @@ describe("splitMarkdown: long answers become messages Slack accepts", () => {
         ),
         { numRuns: 150 },
       );
+    });
+
+    it("can re-cut the last finished message while a code block is open", () => {
+      // The repair closes the open block; its fence does not fit the message any more, so
+      // the block moves to a message of its own until the answer goes on.
+      const text = `${"x".repeat(180)}\n\n\`\`\`shell session\n`;
+      const streamed = splitMarkdown(repairPartialMarkdown(text), 200);
+      expect(streamed).toEqual(["x".repeat(180), "```shell session\n```"]);
+      expect(splitMarkdown(text, 200)).toEqual([`${"x".repeat(180)}\n\n\`\`\`shell session`]);
     });
 
     it("can re-cut the last finished message while a line is half-written", () => {
