@@ -288,6 +288,7 @@ export const USAGE = [
   "You can also mention me (`@Task Agent Build a landing page`) or send me a direct message.",
   "Options go first: `/task [model=NAME, agent=ID, effort=low|medium|high, thinking, context] your prompt`",
   "`/task` alone opens a form with the options and up to 10 files; files attached to a mention, a DM or a reply in a task thread go with it too.",
+  "`/task history` and `/task files` show your latest task here; `/task settings` sets this channel's default options; your own defaults are in the app's Home tab.",
 ].join("\n");
 
 /** The private note naming the attachments that were not sent, each with its reason. */

@@ -177,6 +177,27 @@ describe.each(storeBackends())("task views with %s", (_name, redis) => {
     );
   });
 
+  it("opens your latest task's History and Files from /task history and /task files", async () => {
+    await finishedTask("Name a bakery [sim:length=100]");
+    const before = h.slack.views().length;
+    await h.command("history");
+    const history = await filled(before);
+    expect(texts(history)).toContain("Name a bakery");
+    await h.command("files");
+    const files = await filled(before + 1);
+    expect(files.view.title).toMatchObject({ text: "Task files" });
+  });
+
+  it("says how to reach a task's views when you have none in the channel", async () => {
+    const res = await h.command("history", { user: "U0NOBODY", channel: "C0QUIET" });
+    expect(res.status).toBe(200);
+    const post = await h.slack.waitFor(
+      () => h.slack.responseUrlPosts.find((p) => JSON.stringify(p.body).includes("no recent task")),
+      { description: "the private answer" },
+    );
+    expect(JSON.stringify(post.body)).toContain("History");
+  });
+
   it("refuses a History click that does not come from the task's channel", async () => {
     const { answer } = await finishedTask("Sketch a map [sim:length=100]");
     const button = buttonOf(answer, "task_history");

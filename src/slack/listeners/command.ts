@@ -1,6 +1,7 @@
 /**
  * The `/task <prompt>` slash command: a new task (`/task` alone opens the New task modal,
- * `/task settings` the channel's defaults). A
+ * `/task settings` the channel's defaults, `/task history` and `/task files` the views of
+ * your latest task in the channel, `/task help` the usage). A
  * refused prompt is answered in the acknowledgement itself; everything after it through the
  * command's `response_url`.
  */
@@ -9,6 +10,7 @@ import { z } from "zod";
 import { USAGE } from "../../view/render.ts";
 import { openNewTaskModal } from "./modal.ts";
 import { openChannelSettings } from "./settings.ts";
+import { openTaskView } from "./task-views.ts";
 import { fromSlack, type ListenerDeps, privately, tellThrough } from "./surface.ts";
 
 const CommandBody = z.object({
@@ -39,6 +41,23 @@ export function register(app: App, deps: ListenerDeps): void {
       const trigger = cmd.trigger_id;
       const target = { teamId, channelId, userId, trigger };
       await openChannelSettings(client, deps, target, tellThrough(respond));
+      return;
+    }
+    const word = prompt.trim().toLowerCase();
+    if ((word === "history" || word === "files") && cmd.trigger_id) {
+      // The person's latest task in this channel (the buttons under an answer reach any other).
+      await ack();
+      const { team_id: teamId, channel_id: channelId, user_id: userId } = cmd;
+      const recent = await coordinator.preferences.recentTasks(teamId, userId).catch(() => []);
+      const task = recent.find((t) => t.channelId === channelId);
+      if (!task) {
+        await tellThrough(respond)(
+          `You have no recent task in this channel. Use the *History* and *Files* buttons under a task's answer, or start one with \`/task\`.`,
+        );
+        return;
+      }
+      const key = { teamId, channelId, threadTs: task.threadTs };
+      await openTaskView(client, deps, cmd.trigger_id, word, key);
       return;
     }
     if (prompt.trim() === "" && cmd.trigger_id) {

@@ -88,6 +88,28 @@ async function fill(
   await client.views.update({ view_id: viewId, view: view as never });
 }
 
+/** Opens History or Files of a task thread: "Loading…" at once, then the service's answer. */
+export async function openTaskView(
+  client: Client,
+  deps: ListenerDeps,
+  trigger: string,
+  kind: ViewState["kind"],
+  key: SlackThreadKey,
+): Promise<void> {
+  const title = kind === "history" ? "Task history" : "Task files";
+  try {
+    const opened = await client.views.open({
+      trigger_id: trigger,
+      view: renderLoadingView(title) as never,
+    });
+    const viewId = opened.view?.id;
+    const state = { channelId: key.channelId, threadTs: key.threadTs, kind, page: 1 };
+    if (viewId) await fill(deps, client, viewId, state, key.teamId);
+  } catch (err) {
+    deps.logger.warn({ err, kind }, "could not show a task view");
+  }
+}
+
 export function register(app: App, deps: ListenerDeps): void {
   registerButtons(app, deps);
   registerPaging(app, deps);
@@ -105,18 +127,10 @@ function registerButtons(app: App, deps: ListenerDeps): void {
         await tellThrough(respond)("That button does not belong to this conversation.");
         return;
       }
-      const title = kind === "history" ? "Task history" : "Task files";
-      try {
-        const opened = await client.views.open({
-          trigger_id: parsed.data.trigger_id,
-          view: renderLoadingView(title) as never,
-        });
-        const viewId = opened.view?.id;
-        if (viewId)
-          await fill(deps, client, viewId, { ...ref, kind, page: 1 }, teamOf(parsed.data));
-      } catch (err) {
-        deps.logger.warn({ err, kind }, "could not show a task view");
-      }
+      await openTaskView(client, deps, parsed.data.trigger_id, kind, {
+        teamId: teamOf(parsed.data),
+        ...ref,
+      });
     });
   open("history");
   open("files");
