@@ -31,6 +31,11 @@ export async function showWorking(
     writer
       .setSessionStatus(key.channelId, key.threadTs, "processing", title)
       .catch((err: unknown) => logger.debug({ err }, "could not set the session's status")),
+    title
+      ? writer
+          .setTitle(key.channelId, key.threadTs, title)
+          .catch((err: unknown) => logger.debug({ err }, "could not title the thread"))
+      : undefined,
   ]);
 }
 

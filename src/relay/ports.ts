@@ -85,6 +85,8 @@ export interface SlackWriter {
     status: string,
     loadingMessages?: readonly string[],
   ): Promise<void>;
+  /** The title of a DM thread in Slack's agent view (its history lists threads by title). */
+  setTitle(channelId: string, threadTs: string, title: string): Promise<void>;
   /**
    * The agent session of a thread (Slack's agent sessions API): `processing` while a run
    * works (Slack then shows its own Stop, which sends `agent_session_stopped`), `active`

@@ -57,6 +57,8 @@ export function scheduledWriter(
       run("assistant.threads.setStatus", () =>
         inner.setStatus(channelId, threadTs, status, loading),
       ),
+    setTitle: (channelId, threadTs, title) =>
+      run("assistant.threads.setTitle", () => inner.setTitle(channelId, threadTs, title)),
     setSessionStatus: (channelId, threadTs, status, title) =>
       run("agents.sessions.setStatus", () =>
         inner.setSessionStatus(channelId, threadTs, status, title),

@@ -188,6 +188,14 @@ class WebClientWriter implements SlackWriter {
     });
   }
 
+  async setTitle(channelId: string, threadTs: string, title: string): Promise<void> {
+    await this.#client.assistant.threads.setTitle({
+      channel_id: channelId,
+      thread_ts: threadTs,
+      title,
+    });
+  }
+
   async setSessionStatus(
     channelId: string,
     threadTs: string,

@@ -86,6 +86,7 @@ describe.each(storeBackends())("mentions and DMs with %s", (_name, redis) => {
     const statuses = h.slack.sessionStatuses().filter((s) => s.thread_ts === ts);
     expect(statuses.map((s) => s.status)).toEqual(["processing", "active"]);
     expect(statuses[0]?.title).toBe("Plan a picnic for twelve");
+    expect(h.slack.threadTitle(DM, ts)).toBe("Plan a picnic for twelve");
   });
 
   it("goes on without agent sessions where Slack does not have them", async () => {

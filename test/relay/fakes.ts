@@ -77,6 +77,13 @@ export class RecordingWriter implements SlackWriter {
     this.statuses.set(threadTs, status);
   }
 
+  /** The agent-view title of each thread. */
+  readonly titles = new Map<string, string>();
+
+  async setTitle(_channelId: string, threadTs: string, title: string): Promise<void> {
+    this.titles.set(threadTs, title);
+  }
+
   /** The agent session status of each thread, as last set. */
   readonly sessions = new Map<string, string>();
 

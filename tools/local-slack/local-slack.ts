@@ -292,6 +292,11 @@ export class LocalSlack extends EventEmitter<LocalSlackEvents> {
       .map((e) => clone(e));
   }
 
+  /** The agent-view title of a thread (assistant.threads.setTitle), if set. */
+  threadTitle(channel: string, threadTs: string): string | undefined {
+    return this.#state.threadTitles.get(`${channel}/${threadTs}`);
+  }
+
   /** Every agent session status the app set (agents.sessions.setStatus), oldest first. */
   sessionStatuses(): AgentSession[] {
     return this.#state.sessionHistory.map((s) => clone(s));

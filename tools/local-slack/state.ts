@@ -75,6 +75,8 @@ export class Workspace {
   /** `channel/thread_ts` → current assistant status. */
   readonly currentStatus = new Map<string, string>();
   readonly assistantStatuses: AssistantStatus[] = [];
+  /** Agent-view thread titles by `channel/thread_ts` (assistant.threads.setTitle). */
+  readonly threadTitles = new Map<string, string>();
   /** Agent sessions by `channel/thread_ts`, and every status set, oldest first. */
   readonly sessions = new Map<string, AgentSession>();
   readonly sessionHistory: AgentSession[] = [];

@@ -32,6 +32,7 @@ export const DEFAULT_BUDGETS: Readonly<Record<string, MethodBudget>> = {
   "chat.appendStream": { perMinute: 100, burst: 5 }, // Tier 4
   "users.info": { perMinute: 100, burst: 5 }, // Tier 4
   "assistant.threads.setStatus": { perMinute: 100, burst: 5 }, // Tier 4
+  "assistant.threads.setTitle": { perMinute: 100, burst: 5 }, // Tier 4
   // Not on the rate-limits page yet: treated like the assistant status it goes with.
   "agents.sessions.setStatus": { perMinute: 100, burst: 5 },
   "chat.startStream": { perMinute: 20, burst: 2 }, // Tier 2

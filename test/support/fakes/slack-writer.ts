@@ -93,6 +93,7 @@ export class TranscriptWriter implements SlackWriter {
   join = async () => true;
   setStatus = async () => undefined;
   setSessionStatus = async () => undefined;
+  setTitle = async () => undefined;
   isAdmin = async () => false;
   person = async () => undefined;
   startStream = (): Promise<string> => Promise.reject(new Error("not used"));

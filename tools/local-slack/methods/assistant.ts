@@ -35,7 +35,25 @@ function setStatus(args: SlackArgs, { state, now }: MethodContext): Record<strin
   return {};
 }
 
+/** assistant.threads.setTitle: the title the agent view lists a thread by. */
+function setTitle(args: SlackArgs, { state }: MethodContext): Record<string, unknown> {
+  const channel = state.channel(args.channel_id);
+  const threadTs = nonEmpty(args.thread_ts);
+  if (threadTs === undefined) throw new ApiFailure("invalid_thread_ts");
+  const title = str(args.title);
+  if (title === undefined || title === "") {
+    throw invalid({
+      error: "invalid_arguments",
+      message: "missing required field: title",
+      pointer: "/title",
+    });
+  }
+  state.threadTitles.set(`${channel}/${threadTs}`, title);
+  return {};
+}
+
 export const assistantMethods: MethodFamily = {
+  "assistant.threads.setTitle": { scopes: ["assistant:write"], handle: setTitle },
   // Since 2026-03 either scope is accepted (docs.slack.dev changelog "set status scope update").
   "assistant.threads.setStatus": { scopes: ["chat:write", "assistant:write"], handle: setStatus },
 };
