@@ -13,7 +13,7 @@ import { Relay, type RelayOptions } from "./relay/relay.ts";
 import { Resumer } from "./relay/resumer.ts";
 import { type CoordinatorOptions, TaskCoordinator } from "./relay/coordinator.ts";
 import { createTaskServiceClient, type TaskService } from "./service/client.ts";
-import { SERVICE_POOL } from "./service/http.ts";
+import { CONTROL_POOL, SERVICE_POOL } from "./service/http.ts";
 import { StreamRefusals } from "./service/refusals.ts";
 import { createSlackApp, type SlackApp } from "./slack/app.ts";
 import { boltLogger } from "./slack/bolt-logger.ts";
@@ -47,7 +47,7 @@ export interface Running {
 
 export async function startApp(config: Config, logger: Logger): Promise<Running> {
   // Every outbound connection (Slack, its WebSocket, the service) honours HTTP(S)_PROXY/NO_PROXY.
-  const outbound = createOutbound(config.proxy, SERVICE_POOL);
+  const outbound = createOutbound(config.proxy, SERVICE_POOL, CONTROL_POOL);
   // Slack first: a refused token or an unreachable Slack is one clear line, before anything
   // (Bolt included, which checks the token itself) is built.
   const auth = await verifySlack(config, logger, outbound.slackFetch).catch(
@@ -66,6 +66,9 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
     streamIdleTimeoutMs: config.service.streamIdleTimeoutS * 1000,
     onResponse: (info) => metrics.serviceResponse(info),
     ...(outbound.serviceDispatcher ? { dispatcher: outbound.serviceDispatcher } : {}),
+    ...(outbound.serviceControlDispatcher
+      ? { controlDispatcher: outbound.serviceControlDispatcher }
+      : {}),
   });
   const scheduler = await openScheduler(config, logger, metrics);
   const started = Date.now();

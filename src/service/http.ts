@@ -22,7 +22,13 @@ import { ErrorBody } from "./schemas.ts";
 export interface HttpOptions {
   baseUrl: string;
   apiKey: string;
+  /** Streams, long polls and reads. */
   dispatcher?: Dispatcher;
+  /**
+   * Create, continue and stop (POSTs): a pool of their own, so hundreds of open streams and
+   * long polls can never make a new task or a Stop wait for a connection.
+   */
+  controlDispatcher?: Dispatcher;
   /** Retries of idempotent reads (default 4). */
   retries?: number;
   retryMinDelayMs?: number;
@@ -147,6 +153,13 @@ export const SERVICE_POOL = {
   connections: 256,
 };
 
+/** The pool for create, continue and stop: few, short requests that must never queue. */
+export const CONTROL_POOL = {
+  keepAliveTimeout: 30_000,
+  keepAliveMaxTimeout: 600_000,
+  connections: 32,
+};
+
 /** Requests to one service: built once per client. */
 export function createHttp(options: HttpOptions): ServiceHttp {
   return new ServiceHttp(options);
@@ -166,6 +179,7 @@ export class ServiceHttp {
   readonly #options: HttpOptions;
   readonly #base: string;
   readonly #dispatcher: Dispatcher;
+  readonly #control: Dispatcher;
   readonly #retries: number;
   readonly #baseHeaders: Record<string, string>;
 
@@ -173,6 +187,7 @@ export class ServiceHttp {
     this.#options = options;
     this.#base = options.baseUrl.replace(/\/+$/, "");
     this.#dispatcher = options.dispatcher ?? new Agent(SERVICE_POOL);
+    this.#control = options.controlDispatcher ?? new Agent(CONTROL_POOL);
     this.#retries = options.retries ?? 4;
     this.requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
     this.streamIdleTimeoutMs = options.streamIdleTimeoutMs ?? 120_000;
@@ -208,7 +223,7 @@ export class ServiceHttp {
     try {
       res = await request(target, {
         method,
-        dispatcher: this.#dispatcher,
+        dispatcher: method === "POST" ? this.#control : this.#dispatcher,
         signal: opts.signal,
         headersTimeout: opts.headersTimeoutMs ?? this.requestTimeoutMs,
         bodyTimeout: opts.headersTimeoutMs ?? this.requestTimeoutMs,

@@ -17,6 +17,8 @@ export interface Outbound {
   readonly socketDispatcher: Dispatcher | undefined;
   /** The task service client's dispatcher (undici `request`). */
   readonly serviceDispatcher: Dispatcher | undefined;
+  /** …and its pool for create, continue and stop. */
+  readonly serviceControlDispatcher: Dispatcher | undefined;
   /** Where requests go, for the start-up log: the proxies without their credentials. */
   readonly description: string;
   close(): Promise<void>;
@@ -26,13 +28,18 @@ export interface Outbound {
  * Builds the dispatchers once for the whole app. `servicePool` are the task service's
  * connection-pool settings, applied to its direct and proxied connections alike.
  */
-export function createOutbound(proxy: ProxyConfig, servicePool: Agent.Options = {}): Outbound {
+export function createOutbound(
+  proxy: ProxyConfig,
+  servicePool: Agent.Options = {},
+  controlPool: Agent.Options = {},
+): Outbound {
   if (proxy.httpProxy === undefined && proxy.httpsProxy === undefined) {
     return {
       slackFetch: undefined,
       slackDispatcher: undefined,
       socketDispatcher: undefined,
       serviceDispatcher: undefined,
+      serviceControlDispatcher: undefined,
       description: "direct",
       close: async () => {},
     };
@@ -41,6 +48,7 @@ export function createOutbound(proxy: ProxyConfig, servicePool: Agent.Options = 
   // Socket Mode's WebSocket gets a pool of its own, as the client's default dispatcher does.
   const socket = proxyDispatcher(proxy);
   const service = proxyDispatcher(proxy, servicePool);
+  const control = proxyDispatcher(proxy, controlPool);
   return {
     // Node's own fetch, as WebClient uses by default, given undici's dispatcher (Node documents
     // the `dispatcher` option). Not undici's fetch: it would not take the global FormData that
@@ -49,9 +57,10 @@ export function createOutbound(proxy: ProxyConfig, servicePool: Agent.Options = 
     slackDispatcher: slack,
     socketDispatcher: socket,
     serviceDispatcher: service,
+    serviceControlDispatcher: control,
     description: describeProxy(proxy),
     async close() {
-      await Promise.all([slack.close(), socket.close(), service.close()]);
+      await Promise.all([slack.close(), socket.close(), service.close(), control.close()]);
     },
   };
 }

@@ -236,7 +236,8 @@ describe("Task Execution Service client: requests and answers", () => {
           return dispatch(opts, handler);
         },
     );
-    const c = clientFor(sim, { dispatcher: recording });
+    // One recorder for both pools (streams and reads; create, continue and stop).
+    const c = clientFor(sim, { dispatcher: recording, controlDispatcher: recording });
     const created = await c.createTask({ prompt: "Key check" });
     const ref = { threadId: created.thread_id, projectId: created.project_id };
     for await (const _ of c.streamTaskResult(ref)) {
