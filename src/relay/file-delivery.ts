@@ -12,6 +12,8 @@ import type { SlackWriter, UploadItem } from "./ports.ts";
 const MIME_TEXT = /^text\/|json|xml|csv|markdown|svg/;
 
 const NAME_MAX = 200;
+/** Files uploaded into the thread per run; the others are listed (and reachable from Files). */
+export const MAX_UPLOADS_PER_RUN = 20;
 // eslint-disable-next-line no-control-regex -- control characters are what is removed
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g;
 
@@ -52,6 +54,16 @@ export function planFiles(files: readonly ResultFile[]): {
     seen.add(f.file_id);
     const bytes = decodeFile(f);
     const size = f.file_size ?? bytes?.byteLength;
+    if (bytes && uploads.length >= MAX_UPLOADS_PER_RUN) {
+      notes.push({
+        name: safeFileName(f.file_name),
+        size,
+        attached: false,
+        reason: `more than ${MAX_UPLOADS_PER_RUN} files: get it from Files under the answer`,
+        ...(f.download_url ? { url: f.download_url } : {}),
+      });
+      continue;
+    }
     if (bytes) {
       uploads.push({ filename: safeFileName(f.file_name), bytes });
       notes.push({ name: safeFileName(f.file_name), size, attached: true });

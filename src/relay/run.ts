@@ -20,7 +20,14 @@ import { NativeStream } from "./native-stream.ts";
 import type { Clock, RunStore, SlackWriter, TaskService } from "./ports.ts";
 import type { RelayCounters } from "./relay-metrics.ts";
 import { RunMessages } from "./run-messages.ts";
-import { finalText, type RunControl, type RunEnd, stateOf } from "./run-state.ts";
+import {
+  capAnswer,
+  finalText,
+  MAX_ANSWER_CHARS,
+  type RunControl,
+  type RunEnd,
+  stateOf,
+} from "./run-state.ts";
 
 export type { RunControl, RunEnd } from "./run-state.ts";
 
@@ -143,7 +150,8 @@ export class RunRelay {
         if (step.done) return { final: step.value };
         const u = step.value;
         if (u.type === "delta" && this.#ctl.stoppedBy === undefined) {
-          this.#text += u.text;
+          // Past the cap the answer keeps its head; the final text says where the rest is.
+          if (this.#text.length < MAX_ANSWER_CHARS) this.#text += u.text;
           counters.delta();
           this.#unshownSince ??= clock.now();
           void this.#showInterim();
@@ -301,7 +309,7 @@ export class RunRelay {
       return { state: "stopped", files: [] };
     if (final) {
       const state = stateOf(final.status);
-      this.#text = finalText(final);
+      this.#text = capAnswer(finalText(final));
       const files = await deliverFiles(
         {
           writer: this.#deps.writer,

@@ -14,6 +14,7 @@ import {
   TaskServiceError,
   type ValidationIssue,
 } from "./errors.ts";
+import { formatBytes } from "../util/bytes.ts";
 import { LIMITS } from "./limits.ts";
 import { encodeMultipart, type MultipartBody, type UploadFile } from "./multipart.ts";
 import { ErrorBody } from "./schemas.ts";
@@ -29,6 +30,8 @@ export interface HttpOptions {
    * long polls can never make a new task or a Stop wait for a connection.
    */
   controlDispatcher?: Dispatcher;
+  /** The largest JSON answer read (default `MAX_ANSWER_BYTES`). */
+  maxAnswerBytes?: number;
   /** Retries of idempotent reads (default 4). */
   retries?: number;
   retryMinDelayMs?: number;
@@ -244,7 +247,7 @@ export class ServiceHttp {
     }
     report(res.statusCode);
     if (res.statusCode < 200 || res.statusCode >= 300) throw await failure(res, what);
-    return parseAnswer(res, what, schema);
+    return parseAnswer(res, what, schema, this.#options.maxAnswerBytes ?? MAX_ANSWER_BYTES);
   }
 
   /** Idempotent reads: retried on transient failures, honouring Retry-After. */
@@ -348,16 +351,45 @@ async function failure(res: Dispatcher.ResponseData, what: string): Promise<Task
 }
 
 /** A 2xx answer's JSON checked against the contract; anything else is a protocol error. */
+/**
+ * The largest JSON answer read, so a misbehaving service cannot exhaust the process's memory
+ * (a result carries its files inline; larger ones come as download links). Past it the answer
+ * is dropped, not buffered, and the request fails with a protocol error.
+ */
+export const MAX_ANSWER_BYTES = 256 * 1024 * 1024;
+
+async function readCapped(
+  body: Dispatcher.ResponseData["body"],
+  max: number,
+  what: string,
+): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += (chunk as Buffer).length;
+    if (size > max) {
+      // Leaving the loop closes the body (the async iterator destroys it).
+      throw new TaskServiceError({
+        kind: "protocol",
+        message: `Task service's answer to ${what} is larger than ${formatBytes(max)}; it was not read.`,
+      });
+    }
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
+
 async function parseAnswer<S extends z.ZodType>(
   res: Dispatcher.ResponseData,
   what: string,
   schema: S,
+  maxBytes: number,
 ): Promise<z.infer<S>> {
   let json: unknown;
   try {
-    json = await res.body.json();
+    json = JSON.parse(await readCapped(res.body, maxBytes, what));
   } catch (err) {
-    if (isAbort(err)) throw err;
+    if (isAbort(err) || err instanceof TaskServiceError) throw err;
     throw new TaskServiceError({
       kind: "protocol",
       status: res.statusCode,

@@ -4,6 +4,7 @@
  * `StreamEvent`; acknowledgements, comments, unknown events and malformed lines are dropped.
  */
 import { createParser } from "eventsource-parser";
+import { TaskServiceError } from "./errors.ts";
 
 export type StreamEvent =
   /** A chunk of generated text, to be appended. `seq` when the service numbers chunks. */
@@ -137,6 +138,17 @@ export function normalizeData(data: string): StreamEvent[] {
   });
 }
 
+/** The largest event the stream may carry (a chunk of text is a few hundred characters). */
+export const MAX_EVENT_CHARS = 1024 * 1024;
+
+/** A stream event past `MAX_EVENT_CHARS`: like a dropped connection, it is followed anew. */
+function eventTooLarge(max: number): TaskServiceError {
+  return new TaskServiceError({
+    kind: "network",
+    message: `A result stream event grew past ${max.toLocaleString("en-US")} characters; the stream was dropped.`,
+  });
+}
+
 /**
  * Parses an SSE byte stream into normalised events. Bytes may be split anywhere (mid-line,
  * mid-UTF-8 character); CRLF, LF and CR line ends are all accepted. The end of the byte
@@ -144,16 +156,29 @@ export function normalizeData(data: string): StreamEvent[] {
  */
 export async function* parseSse(
   body: AsyncIterable<Uint8Array | string>,
+  maxEventChars = MAX_EVENT_CHARS,
 ): AsyncGenerator<StreamEvent, void, undefined> {
   const pending: StreamEvent[] = [];
+  /** Characters received since the last event or comment: one event may not grow forever. */
+  let open = 0;
+  /** Events and comments seen so far (one more ends what was open). */
+  let seen = 0;
   const parser = createParser({
     onEvent: (message) => {
+      seen++;
       for (const ev of normalizeData(message.data)) pending.push(ev);
+    },
+    onComment: () => {
+      seen++;
     },
   });
   const decoder = new TextDecoder("utf-8");
   for await (const chunk of body) {
-    parser.feed(typeof chunk === "string" ? chunk : decoder.decode(chunk, { stream: true }));
+    const text = typeof chunk === "string" ? chunk : decoder.decode(chunk, { stream: true });
+    const before = seen;
+    parser.feed(text);
+    open = seen > before ? 0 : open + text.length;
+    if (open > maxEventChars) throw eventTooLarge(maxEventChars);
     if (pending.length > 0) yield* pending.splice(0);
   }
   const tail = decoder.decode();
