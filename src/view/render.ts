@@ -146,7 +146,7 @@ function fileLines(files: readonly FileNote[]): string {
     if (f.attached) return `• ${name}${size}: attached below`;
     const link =
       f.url && /^https:\/\//.test(f.url)
-        ? ` <${f.url.replace(/[|>]/g, encodeURIComponent)}|download>`
+        ? ` <${f.url.replace(/[|<>]/g, encodeURIComponent)}|download>`
         : "";
     return `• ${name}${size}: ${mrkdwnText(f.reason ?? "not attached")}${link}`;
   });

@@ -295,6 +295,17 @@ describe("renderRun: files of a run", () => {
     ]);
   });
 
+  it("keeps a download link from carrying a mention (found by fuzzing)", () => {
+    const files: FileNote[] = [
+      { name: "a.txt", size: 1, attached: false, url: "https://files.example/<!channel>|x>" },
+    ];
+    const [p] = renderRun(run({ text: "Done", files }));
+    const section = blocksOf(p as MessagePayload).find((b) => b.type === "section");
+    expect(textOf(section?.text)).toContain(
+      "<https://files.example/%3C!channel%3E%7Cx%3E|download>",
+    );
+  });
+
   it("shows at most 20 files and counts the rest", () => {
     const files = Array.from({ length: 27 }, (_, i) => ({
       name: `f${i}.txt`,
