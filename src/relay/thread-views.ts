@@ -95,7 +95,7 @@ export class ThreadViews {
       return `\`${name}\` is now in the thread.`;
     }
     if (file.download_url && /^https:\/\//.test(file.download_url)) {
-      return `\`${name}\` is too large to attach here: <${file.download_url.replace(/[|>]/g, encodeURIComponent)}|download it>.`;
+      return `\`${name}\` is too large to attach here: <${file.download_url.replace(/[|<>]/g, encodeURIComponent)}|download it>.`;
     }
     return `\`${name}\` has no content the service can give.`;
   }
