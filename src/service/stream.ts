@@ -67,7 +67,8 @@ export function toolStep(text: string): string | undefined {
   const shown =
     target === undefined ? "" : ` ${target.split("/").filter(Boolean).at(-1) ?? target}`;
   const title = `${name}${shown}`.replace(/\s+/g, " ");
-  return title.length > 80 ? `${title.slice(0, 79)}…` : title;
+  // Never cut between the halves of an emoji.
+  return title.length > 80 ? `${title.slice(0, 79).replace(/[\uD800-\uDBFF]$/, "")}…` : title;
 }
 
 /** A content delta, or the step it stands for when it is a tool call's raw JSON. */

@@ -5,6 +5,7 @@
 import { TaskServiceError } from "../service/errors.ts";
 import type { TaskDefaults } from "../store/types.ts";
 import type { ModalChoices } from "./modal.ts";
+import { truncate } from "./sanitize.ts";
 
 /** Callback ids of the two defaults modals. */
 export const PERSONAL_DEFAULTS_VIEW = "task_defaults";
@@ -21,7 +22,6 @@ export const NO_DEFAULT = "__service_default__";
 
 type Block = Record<string, unknown>;
 const plain = (text: string) => ({ type: "plain_text", text, emoji: true });
-const truncate = (s: string, n: number) => (s.length <= n ? s : `${s.slice(0, n - 1)}…`);
 const code = (v: string | boolean) =>
   typeof v === "boolean" ? (v ? "on" : "off") : `\`${truncate(v.replace(/`/g, "'"), 100)}\``;
 

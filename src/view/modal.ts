@@ -3,6 +3,7 @@
  * prompt, the channel, the task options and up to ten files. Pure: builds the view only.
  */
 import { ALLOWED_EXTENSIONS, LIMITS } from "../service/limits.ts";
+import { truncate } from "./sanitize.ts";
 
 /** The modal's `callback_id`, and the ids of the shortcuts that open it. */
 export const NEW_TASK_VIEW = "new_task";
@@ -174,5 +175,3 @@ function filesInput(): Block {
     },
   };
 }
-
-const truncate = (s: string, n: number) => (s.length <= n ? s : `${s.slice(0, n - 1)}…`);

@@ -6,7 +6,7 @@
 import type { KnownBlock } from "@slack/types";
 import { formatBytes } from "../util/bytes.ts";
 import { repairPartialMarkdown, splitMarkdown } from "./markdown.ts";
-import { mrkdwnText, neutralizeMentions } from "./sanitize.ts";
+import { mrkdwnText, neutralizeMentions, truncate } from "./sanitize.ts";
 import { type TaskRef, taskButtons } from "./task-views.ts";
 
 /**
@@ -104,8 +104,6 @@ export function formatDuration(ms: number): string {
 }
 
 export { mrkdwnText };
-
-const truncate = (s: string, n: number) => (s.length <= n ? s : `${s.slice(0, n - 1)}…`);
 
 function statusLine(view: RunView): string {
   const took = formatDuration(view.elapsedMs);

@@ -15,3 +15,16 @@ export function neutralizeMentions(text: string): string {
 /** Escapes text for Slack mrkdwn (section and context blocks) and neutralises mentions. */
 export const mrkdwnText = (s: string): string =>
   neutralizeMentions(s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;"));
+
+/**
+ * Cuts a text to `n` characters with "…": never between the halves of an emoji (a lone
+ * surrogate is not text: RFC 8259 §8.2), nor right after "@here" of a longer word, which the
+ * "…" would leave as a bare mention. (Found by fuzzing the renderers.)
+ */
+export const truncate = (s: string, n: number): string =>
+  s.length <= n
+    ? s
+    : `${s
+        .slice(0, n - 1)
+        .replace(/[\uD800-\uDBFF]$/, "")
+        .replace(/@(?:channel|here|everyone)$/i, "@")}…`;

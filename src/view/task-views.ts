@@ -7,7 +7,7 @@
 import type { HistoryMessage, ThreadFile } from "../service/schemas.ts";
 import { formatBytes } from "../util/bytes.ts";
 import { MODAL_PROMPT_MAX } from "./modal.ts";
-import { mrkdwnText } from "./sanitize.ts";
+import { mrkdwnText, truncate } from "./sanitize.ts";
 
 export const TASK_ACTION = {
   history: "task_history",
@@ -71,7 +71,6 @@ export function decodeViewState(value: string | undefined): ViewState | undefine
 
 type Block = Record<string, unknown>;
 const plain = (text: string) => ({ type: "plain_text", text, emoji: true });
-const truncate = (s: string, n: number) => (s.length <= n ? s : `${s.slice(0, n - 1)}…`);
 const section = (text: string): Block => ({
   type: "section",
   text: { type: "mrkdwn", text: truncate(text, 3000) },

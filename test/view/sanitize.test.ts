@@ -4,7 +4,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { neutralizeMentions } from "../../src/view/sanitize.ts";
+import { neutralizeMentions, truncate } from "../../src/view/sanitize.ts";
 
 const ZWSP = "\u200B";
 /** A mention Slack would resolve: <!channel>, <!here>, <@U…>, <#C…>, or a bare @here word. */
@@ -106,5 +106,14 @@ describe("neutralizeMentions", () => {
       }),
       { numRuns: 500 },
     );
+  });
+});
+
+describe("cutting a text short", () => {
+  it("never splits an emoji nor leaves a bare @here behind the ellipsis", () => {
+    const cut = truncate(`${"a".repeat(8)}😀 tail`, 10);
+    expect(cut).toBe(`${"a".repeat(8)}…`);
+    expect(truncate("say @heretics are", 10)).toBe("say @…");
+    expect(truncate("short", 10)).toBe("short");
   });
 });
