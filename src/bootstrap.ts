@@ -13,7 +13,7 @@ import { Relay, type RelayOptions } from "./relay/relay.ts";
 import { Resumer } from "./relay/resumer.ts";
 import { type CoordinatorOptions, TaskCoordinator } from "./relay/coordinator.ts";
 import { createTaskServiceClient, type TaskService } from "./service/client.ts";
-import { CONTROL_POOL, SERVICE_POOL } from "./service/http.ts";
+import { CONTROL_POOL, SERVICE_POOL } from "./service/pools.ts";
 import { StreamRefusals } from "./service/refusals.ts";
 import { createSlackApp, type SlackApp } from "./slack/app.ts";
 import { boltLogger } from "./slack/bolt-logger.ts";

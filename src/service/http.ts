@@ -16,6 +16,7 @@ import {
 } from "./errors.ts";
 import { formatBytes } from "../util/bytes.ts";
 import { LIMITS } from "./limits.ts";
+import { CONTROL_POOL, SERVICE_POOL } from "./pools.ts";
 import { encodeMultipart, type MultipartBody, type UploadFile } from "./multipart.ts";
 import { ErrorBody } from "./schemas.ts";
 
@@ -148,20 +149,6 @@ export function networkError(err: unknown, what: string): TaskServiceError | unk
     cause: err,
   });
 }
-
-/** The connection pool to the service: long-lived keep-alive, room for many concurrent streams. */
-export const SERVICE_POOL = {
-  keepAliveTimeout: 30_000,
-  keepAliveMaxTimeout: 600_000,
-  connections: 256,
-};
-
-/** The pool for create, continue and stop: few, short requests that must never queue. */
-export const CONTROL_POOL = {
-  keepAliveTimeout: 30_000,
-  keepAliveMaxTimeout: 600_000,
-  connections: 32,
-};
 
 /** Requests to one service: built once per client. */
 export function createHttp(options: HttpOptions): ServiceHttp {

@@ -1,0 +1,18 @@
+/**
+ * The task service client's two connection pools: one for streams, long polls and reads, and
+ * one of its own for create, continue and stop, so that open streams never delay them.
+ */
+
+/** Streams, long polls and reads: long-lived keep-alive, room for many concurrent streams. */
+export const SERVICE_POOL = {
+  keepAliveTimeout: 30_000,
+  keepAliveMaxTimeout: 600_000,
+  connections: 256,
+};
+
+/** Create, continue and stop: few, short requests that must never queue. */
+export const CONTROL_POOL = {
+  keepAliveTimeout: 30_000,
+  keepAliveMaxTimeout: 600_000,
+  connections: 32,
+};
