@@ -5,8 +5,15 @@
  * people Slack's own Stop; active between runs). Best effort: a status that cannot be set
  * never stops the task.
  */
+import type { Logger } from "pino";
 import type { SlackThreadKey } from "../store/types.ts";
-import type { CoordinatorDeps } from "./task-context.ts";
+import type { SlackWriter } from "./ports.ts";
+
+/** What setting a thread's status needs. */
+interface StatusDeps {
+  readonly writer: SlackWriter;
+  readonly logger: Logger;
+}
 
 const WORKING = "is working on your task…";
 /** At most 10, each at most 50 characters (assistant.threads.setStatus). */
@@ -19,7 +26,7 @@ const LOADING = [
 
 /** `title` names a new session (the task's prompt); a session that exists keeps its own. */
 export async function showWorking(
-  deps: CoordinatorDeps,
+  deps: StatusDeps,
   key: SlackThreadKey,
   title?: string,
 ): Promise<void> {
@@ -39,7 +46,7 @@ export async function showWorking(
   ]);
 }
 
-export async function clearWorking(deps: CoordinatorDeps, key: SlackThreadKey): Promise<void> {
+export async function clearWorking(deps: StatusDeps, key: SlackThreadKey): Promise<void> {
   const { writer, logger } = deps;
   await Promise.all([
     writer

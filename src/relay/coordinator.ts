@@ -99,7 +99,9 @@ export class TaskCoordinator {
   }
 
   /** A new task, once the request was acknowledged; a retried delivery is ignored. */
-  async startTask(task: NewTask, tell: TellUser): Promise<void> {
+  async startTask(request: NewTask, tell: TellUser): Promise<void> {
+    // First come, first served: the task keeps the place of its arrival, whatever the checks.
+    const task = { ...request, receivedAt: request.receivedAt ?? this.#deps.now() };
     const checked = checkTaskText(task.prompt, (task.files?.length ?? 0) > 0);
     if ("refusal" in checked) {
       await tell(checked.refusal);

@@ -7,19 +7,21 @@ import { validateTaskInput } from "../service/limits.ts";
 import {
   IDLE,
   type QueuedFollowUp,
+  type RunOpening,
   type SlackThreadKey,
   type ThreadActivity,
   type ThreadRecord,
 } from "../store/types.ts";
 import { describeServiceError } from "../view/errors.ts";
-import { clearWorking, showWorking } from "./agent-status.ts";
+import { clearWorking } from "./agent-status.ts";
 import { brokenFileReason, NO_ATTACHMENTS, readAttachments } from "./attachments.ts";
 import { personRefusal } from "./policy.ts";
 import { takeRateSlot } from "./rate-limits.ts";
 import { notForFollowUps, parsePrompt } from "./options.ts";
 import type { RunOutcome } from "./relay.ts";
 import type { ThreadReply } from "./requests.ts";
-import { type CoordinatorDeps, showStartError, workingMessage } from "./task-context.ts";
+import { openRun, recordRunning } from "./opening.ts";
+import { type CoordinatorDeps, noteReservation, showStartError } from "./task-context.ts";
 
 export const QUEUED_REACTION = "hourglass_flowing_sand";
 /** A run still "starting" after this long was abandoned by a crashed instance. */
@@ -32,6 +34,8 @@ const NOTHING_TO_CONTINUE =
 /** Replies that may wait in one thread; past it a reply is refused (privately). */
 export const MAX_QUEUED = 20;
 const QUEUE_FULL = `${MAX_QUEUED} messages are already waiting in this thread, so this one was not queued. Please wait for the runs to finish, then send it again.`;
+const NOT_SHOWN =
+  "I couldn't post the answer's message in this thread, so your message was not sent. Please try again.";
 const QUEUED =
   "A run is still in progress in this thread. Your message is queued and will be sent as soon as it finishes.";
 
@@ -173,9 +177,12 @@ export class FollowUps {
     await this.#start(key, item);
   }
 
-  /** Continues the conversation with `item`, the thread being recorded as starting it. */
+  /**
+   * Continues the conversation with `item`, the thread being recorded as starting it. The
+   * service gets it at once; the run's message is posted meanwhile, as the budget allows.
+   */
   async #start(key: SlackThreadKey, item: QueuedFollowUp): Promise<void> {
-    const { writer, service, store, logger, relay } = this.#deps;
+    const { service, store, logger, relay } = this.#deps;
     const id = threadId(key);
     this.#starting.add(id);
     const startedAt = this.#deps.now();
@@ -186,32 +193,39 @@ export class FollowUps {
       const record = await store.getThread(key);
       if (!record) return;
       const tell = (text: string) =>
-        writer.ephemeral(key.channelId, item.userId, text, key.threadTs);
+        this.#deps.writer.ephemeral(key.channelId, item.userId, text, key.threadTs);
       attachments = await readAttachments(this.#deps, key.teamId, item.files ?? [], tell);
-      const note = followUpNote(item);
-      messageTs = await writer.post(key.channelId, workingMessage(note), key.threadTs);
-      if (record.surface === "dm") await showWorking(this.#deps, key);
+      const plan = openingOf(record, item, startedAt);
       const ref: ThreadRef = { projectId: record.projectId, threadId: record.threadId };
-      // If this instance dies before the service answers, another one ends the message.
-      reservation = await relay.reserve(key, messageTs, startedAt).catch(() => undefined);
+      // If this instance dies from now on, another one shows (or ends) the run.
+      reservation = await relay.reserve(key, startedAt, plan).catch(() => undefined);
+      const note = noteReservation(this.#deps, reservation);
       const files = attachments.files;
-      const res = await service.continueConversation(ref, {
-        prompt: item.text,
-        ...(files.length > 0 ? { files } : {}),
-      });
-      const running: ThreadActivity = { kind: "running", runId: res.agent_run_id, messageTs };
-      await store.updateThread(key, (rec) =>
-        isStartingFor(rec.active, item.ts) ? { ...rec, active: running } : undefined,
-      );
+      const continuing = service
+        .continueConversation(ref, { prompt: item.text, ...(files.length > 0 ? { files } : {}) })
+        .then(async (res) => {
+          await note({ created: { ref, runId: res.agent_run_id } });
+          return res;
+        });
+      const opening = openRun(this.#deps, key, plan, note);
+      const [opened, continued] = await Promise.allSettled([opening, continuing]);
+      if (opened.status === "rejected") {
+        await this.#notShown(ref, continued, tell);
+        throw opened.reason;
+      }
+      messageTs = opened.value.messageTs;
+      if (continued.status === "rejected") throw continued.reason;
+      const run = { ref, runId: continued.value.agent_run_id };
+      await recordRunning(store, key, plan, run, messageTs, this.#deps.now());
       void this.#deps.preferences.taskState(key.teamId, record.ownerUserId, key, "running");
       await relay.start({
         key,
         ref,
-        runId: res.agent_run_id,
+        runId: run.runId,
         messageTs,
         startedAt,
         owner: item.userId,
-        ...(note ? { note } : {}),
+        ...(plan.note ? { note: plan.note } : {}),
       });
     } catch (err) {
       logger.warn({ err }, "starting a follow-up failed");
@@ -227,6 +241,20 @@ export class FollowUps {
       attachments.release();
       if (reservation) await relay.release(reservation).catch(() => undefined);
       this.#starting.delete(id);
+    }
+  }
+
+  /** The run's message could not be posted: say so, and stop the run nobody can see. */
+  async #notShown(
+    ref: ThreadRef,
+    continued: PromiseSettledResult<unknown>,
+    tell: (text: string) => Promise<void>,
+  ): Promise<void> {
+    await tell(NOT_SHOWN).catch(() => undefined);
+    if (continued.status === "fulfilled") {
+      await this.#deps.service
+        .stopAgent(ref)
+        .catch((err: unknown) => this.#deps.logger.warn({ err }, "could not stop a hidden run"));
     }
   }
 
@@ -263,6 +291,20 @@ export class FollowUps {
       return true;
     }
   }
+}
+
+/** What a follow-up's start posts: its run's working message, with the remark under it. */
+function openingOf(record: ThreadRecord, item: QueuedFollowUp, startedAt: number): RunOpening {
+  const note = followUpNote(item);
+  // A reply keeps the place of its message in line (it may have waited in the queue).
+  const sent = Math.round(Number(item.ts) * 1000);
+  return {
+    userId: item.userId,
+    surface: record.surface ?? "channel",
+    since: Number.isFinite(sent) && sent > 0 ? Math.min(sent, startedAt) : startedAt,
+    replyTs: item.ts,
+    ...(note ? { note } : {}),
+  };
 }
 
 /** The remark under a follow-up's answer: what of the reply was not sent, if anything. */

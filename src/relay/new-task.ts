@@ -1,20 +1,21 @@
 /**
- * A new task: its prompt posted in the channel (the thread), the task created on the service,
- * and its first run handed to the relay, with the thread recorded as starting meanwhile.
+ * A new task: created on the service at once, while its prompt (the thread) and working
+ * message are posted as Slack's budget allows, in the order the requests arrived; then its
+ * first run is handed to the relay. The start is recorded so another instance can finish it.
  */
 import type { TaskServiceError } from "../service/errors.ts";
 import type { UploadFile } from "../service/multipart.ts";
 import type { CreateTaskResponse } from "../service/schemas.ts";
-import type { SlackThreadKey } from "../store/types.ts";
+import type { RunOpening, SlackThreadKey } from "../store/types.ts";
 import { blameDefaults } from "../view/defaults.ts";
-import { describeServiceError, describeSlackPostError, slackErrorCode } from "../view/errors.ts";
-import { renderPrompt, USAGE } from "../view/render.ts";
-import { showWorking } from "./agent-status.ts";
+import { describeServiceError } from "../view/errors.ts";
+import { USAGE } from "../view/render.ts";
 import { type Attachments, brokenFileReason, readAttachments } from "./attachments.ts";
+import { openRun, PromptNotPosted, recordRunning } from "./opening.ts";
 import { type TaskOptions, toCreateInput } from "./options.ts";
 import type { TaskDefaultsUsed } from "./preferences.ts";
 import type { NewTask, TellUser } from "./requests.ts";
-import { type CoordinatorDeps, showStartError, workingMessage } from "./task-context.ts";
+import { type CoordinatorDeps, noteReservation, showStartError } from "./task-context.ts";
 
 const NOT_STARTED =
   "The task could not be started, so your message was not sent. Start a new one with `/task`.";
@@ -50,59 +51,56 @@ export class NewTasks {
     attachments: Attachments,
     tell: TellUser,
   ): Promise<void> {
-    const { writer, store, relay, logger, preferences, home } = this.#deps;
+    const { relay, logger, store } = this.#deps;
     const startedAt = this.#deps.now();
-    // A mention or a DM is its own prompt: the answer goes in a thread under it.
-    const threadTs = task.threadTs ?? (await this.#postPrompt(task, tell));
-    if (threadTs === undefined) return;
-    const key: SlackThreadKey = { teamId: task.teamId, channelId: task.channelId, threadTs };
-    const messageTs = await writer.post(task.channelId, workingMessage(), threadTs);
-    if (task.surface === "dm") await showWorking(this.#deps, key, sessionTitle(task));
-    // Listed in the person's recent tasks meanwhile (the start does not wait for it).
-    void preferences.taskStarted(task.teamId, task.userId, {
-      channelId: task.channelId,
-      threadTs,
-      prompt: task.prompt || (task.files ?? []).map((f) => f.name).join(", "),
-      startedAt,
-      surface: task.surface ?? "channel",
+    const plan = openingOf(task, startedAt);
+    const first = { teamId: task.teamId, channelId: task.channelId, threadTs: task.threadTs ?? "" };
+    // Recorded first: should this instance die from now on, another one finishes the start.
+    const reservation = await relay.reserve(first, startedAt, plan).catch((err: unknown) => {
+      logger.warn({ err }, "could not record the task being created");
+      return undefined;
     });
-    const reservation = await this.#recordStarting(task, key, messageTs, startedAt);
-    const release = async () => {
-      if (reservation) await relay.release(reservation).catch(() => undefined);
-    };
-    let created: CreateTaskResponse;
-    try {
-      created = await this.#create(task, used.options, threadTs, attachments.files);
-    } catch (err) {
-      logger.warn({ err, kind: (err as TaskServiceError).kind }, "creating the task failed");
-      const broken = attachments.broken();
-      // A refusal that a default may have caused names it, so the person can change it.
-      const blamed = blameDefaults(err, used.applied);
-      const why = broken
-        ? brokenFileReason(broken)
-        : blamed && `${describeServiceError(err)} ${blamed}`;
-      await showStartError(this.#deps, key, messageTs, err, startedAt, why);
-      void preferences
-        .taskState(task.teamId, task.userId, key, "error")
-        .then(() => home.taskChanged(task.teamId, task.userId));
+    const note = noteReservation(this.#deps, reservation);
+    // The work starts at once; the messages follow as Slack's budget allows, in arrival order.
+    const creating = this.#create(task, used.options, attachments.files).then(async (made) => {
+      await note({ created: createdRun(made) });
+      return made;
+    });
+    let thread: SlackThreadKey | undefined;
+    const opening = openRun(this.#deps, first, plan, async (p) => {
+      if (!thread) {
+        thread = { ...first, threadTs: p.threadTs };
+        // From now on replies in the thread wait for the run instead of starting their own.
+        await this.#recordStarting(task, thread, startedAt);
+      }
+      await note(p);
+    });
+    const [opened, created] = await Promise.allSettled([opening, creating]);
+    const release = () =>
+      reservation === undefined ? Promise.resolve() : relay.release(reservation).catch(() => {});
+    if (opened.status === "rejected") {
+      await this.#notShown(task, opened.reason, created, tell);
       await release();
-      await this.#abandon(key, NOT_STARTED);
+      if (thread) await this.#abandon(thread, NOT_STARTED);
       return;
     }
-    const runId = created.agent_run_id;
-    await store
-      .updateThread(key, (rec) => ({
-        ...rec,
-        projectId: created.project_id,
-        threadId: created.thread_id,
-        active: { kind: "running", runId, messageTs },
-      }))
-      .catch((err: unknown) => logger.error({ err }, "could not record the new task"));
+    const { threadTs, messageTs } = opened.value;
+    const key: SlackThreadKey = { ...first, threadTs };
+    this.#listed(task, key, startedAt);
+    if (created.status === "rejected") {
+      await this.#failed(task, key, messageTs, created.reason, used, attachments, startedAt);
+      await release();
+      return;
+    }
+    const run = createdRun(created.value);
+    await recordRunning(store, key, plan, run, messageTs, this.#deps.now()).catch((err: unknown) =>
+      logger.error({ err }, "could not record the new task"),
+    );
     // Once the run itself is recorded, the reservation has served its purpose.
     await relay.start({
       key,
-      ref: { projectId: created.project_id, threadId: created.thread_id },
-      runId,
+      ref: run.ref,
+      runId: run.runId,
       messageTs,
       startedAt,
       owner: task.userId,
@@ -110,74 +108,87 @@ export class NewTasks {
     await release();
   }
 
-  /**
-   * Posts the prompt; its ts is the thread's. Posting first matters: without
-   * `chat:write.public` (not in the manifest, on purpose) a post that succeeds proves the bot
-   * is a member and will hear replies in the thread. Only when it is not in a public channel
-   * does it join (rate limited like an edit) and post again.
-   */
-  async #postPrompt(task: NewTask, tell: TellUser): Promise<string | undefined> {
-    const { writer, logger } = this.#deps;
-    const names = (task.files ?? []).map((f) => f.name || f.id);
-    const prompt = renderPrompt(task.userId, task.prompt, names);
-    try {
-      return await writer.post(task.channelId, prompt).catch(async (err: unknown) => {
-        if (slackErrorCode(err) !== "not_in_channel" || !task.channelId.startsWith("C")) {
-          throw err;
-        }
-        if (!(await writer.join(task.channelId))) throw err;
-        return writer.post(task.channelId, prompt);
-      });
-    } catch (err) {
-      const code = slackErrorCode(err) ?? "";
-      const advice = describeSlackPostError(code, task.channelId);
-      logger.warn({ err, code, channel: task.channelId }, "cannot post the task in the channel");
-      await tell(
-        advice ??
-          `I couldn't post in this channel (Slack said \`${code || "error"}\`). Please try again.`,
-      );
-      return undefined;
-    }
+  /** Listed in the person's recent tasks meanwhile (the start does not wait for it). */
+  #listed(task: NewTask, key: SlackThreadKey, startedAt: number): void {
+    void this.#deps.preferences.taskStarted(task.teamId, task.userId, {
+      channelId: task.channelId,
+      threadTs: key.threadTs,
+      prompt: task.prompt || (task.files ?? []).map((f) => f.name).join(", "),
+      startedAt,
+      surface: task.surface ?? "channel",
+    });
   }
 
-  /**
-   * The thread exists from now on: replies typed while the task is being created are queued
-   * behind it, and another instance can end the message if this one dies (the relay's
-   * reservation, whose id is returned).
-   */
-  async #recordStarting(
+  /** The service refused or failed the create: the run's message says why. */
+  async #failed(
     task: NewTask,
     key: SlackThreadKey,
     messageTs: string,
+    err: unknown,
+    used: TaskDefaultsUsed,
+    attachments: Attachments,
     startedAt: number,
-  ): Promise<string | undefined> {
-    const { store, relay, logger } = this.#deps;
-    return Promise.all([
-      store.putThread({
+  ): Promise<void> {
+    const { logger, preferences, home } = this.#deps;
+    logger.warn({ err, kind: (err as TaskServiceError).kind }, "creating the task failed");
+    const broken = attachments.broken();
+    // A refusal that a default may have caused names it, so the person can change it.
+    const blamed = blameDefaults(err, used.applied);
+    const why = broken
+      ? brokenFileReason(broken)
+      : blamed && `${describeServiceError(err)} ${blamed}`;
+    await showStartError(this.#deps, key, messageTs, err, startedAt, why);
+    void preferences
+      .taskState(task.teamId, task.userId, key, "error")
+      .then(() => home.taskChanged(task.teamId, task.userId));
+    await this.#abandon(key, NOT_STARTED);
+  }
+
+  /**
+   * The task's messages could not be posted: the person is told why, privately, and the run
+   * the service started (which nobody could see) is stopped.
+   */
+  async #notShown(
+    task: NewTask,
+    err: unknown,
+    created: PromiseSettledResult<CreateTaskResponse>,
+    tell: TellUser,
+  ): Promise<void> {
+    const { logger, service } = this.#deps;
+    if (!(err instanceof PromptNotPosted)) logger.warn({ err }, "could not show the new task");
+    await tell(
+      err instanceof PromptNotPosted
+        ? err.advice
+        : "I couldn't post the task's messages in this channel, so it was not started. Please try again.",
+    );
+    if (created.status === "fulfilled") {
+      await service
+        .stopAgent(createdRun(created.value).ref)
+        .catch((e: unknown) => logger.warn({ err: e }, "could not stop a task nobody sees"));
+    }
+  }
+
+  /** The thread exists from now on: replies typed while the task is being created queue. */
+  async #recordStarting(task: NewTask, key: SlackThreadKey, startedAt: number): Promise<void> {
+    await this.#deps.store
+      .putThread({
         ...key,
         projectId: "",
         threadId: "",
         ownerUserId: task.userId,
         surface: task.surface ?? "channel",
-        active: { kind: "starting", since: startedAt, messageTs },
+        active: { kind: "starting", since: startedAt },
         lastRunId: undefined,
         queue: [],
         createdAt: startedAt,
         updatedAt: startedAt,
-      }),
-      relay.reserve(key, messageTs, startedAt),
-    ])
-      .then(([, id]) => id)
-      .catch((err: unknown) => {
-        logger.warn({ err }, "could not record the task being created");
-        return undefined;
-      });
+      })
+      .catch((err: unknown) => this.#deps.logger.warn({ err }, "could not record the new thread"));
   }
 
   #create(
     task: NewTask,
     options: TaskOptions,
-    threadTs: string,
     files: readonly UploadFile[],
   ): Promise<CreateTaskResponse> {
     return this.#deps.service.createTask({
@@ -189,11 +200,32 @@ export class NewTasks {
           team_id: task.teamId,
           channel_id: task.channelId,
           user_id: task.userId,
-          thread_ts: threadTs,
+          // A command's thread does not exist yet: the work does not wait for Slack.
+          ...(task.threadTs === undefined ? {} : { thread_ts: task.threadTs }),
         },
       },
     });
   }
+}
+
+/** What the new task's start posts: its prompt (for a command), its working message. */
+function openingOf(task: NewTask, startedAt: number): RunOpening {
+  const names = (task.files ?? []).map((f) => f.name || f.id);
+  return {
+    userId: task.userId,
+    surface: task.surface ?? "channel",
+    since: task.receivedAt ?? startedAt,
+    ...(task.threadTs === undefined ? { prompt: { text: task.prompt, fileNames: names } } : {}),
+    ...(task.surface === "dm" ? { title: sessionTitle(task) } : {}),
+  };
+}
+
+/** The service's run, from its answer to a create. */
+function createdRun(made: CreateTaskResponse) {
+  return {
+    ref: { projectId: made.project_id, threadId: made.thread_id },
+    runId: made.agent_run_id,
+  };
 }
 
 /** A new agent session's title: the prompt's first line (or its files), as Slack lists it. */

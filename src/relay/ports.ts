@@ -26,9 +26,24 @@ export interface UploadItem {
   readonly title?: string;
 }
 
+/** Where a post goes in the queue of posts waiting for Slack's budget. */
+export interface PostOrder {
+  /** When the request it answers arrived (ms since the epoch): earlier goes first. */
+  readonly since: number;
+}
+
 export interface SlackWriter {
-  /** Posts a message (into a thread when `threadTs` is set) and returns its ts. */
-  post(channelId: string, payload: MessagePayload, threadTs?: string): Promise<string>;
+  /**
+   * Posts a message (into a thread when `threadTs` is set) and returns its ts. `order.since`
+   * places it in the posting queue as if it had waited since then (a task's messages keep the
+   * place of the command that asked for them: first come, first served).
+   */
+  post(
+    channelId: string,
+    payload: MessagePayload,
+    threadTs?: string,
+    order?: PostOrder,
+  ): Promise<string>;
   /**
    * Edits a message; `final` marks the last edit of a run (served first). The writer, not the
    * caller, decides when an edit goes out: the relay calls this as often as its text changes,

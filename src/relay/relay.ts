@@ -9,17 +9,20 @@ import type { ThreadRef } from "../service/client.ts";
 import { TaskServiceError } from "../service/errors.ts";
 import type { FollowOptions } from "../service/follow.ts";
 import type { AppMetrics } from "../metrics.ts";
-import type { RunRecord, SlackThreadKey } from "../store/types.ts";
+import type { RunOpening, RunRecord, SlackThreadKey } from "../store/types.ts";
 import { formatDuration, type RunState } from "../view/render.ts";
-import { LeaseKeeper, runLease } from "./lease-keeper.ts";
+import { adoptOpening, needsAdopting } from "./adopt.ts";
+import { runLease } from "./lease-keeper.ts";
 import type { Clock, SlackWriter, TaskService, ThreadStore } from "./ports.ts";
 import { systemClock } from "./ports.ts";
 import { RelayCounters, type RelayMetrics } from "./relay-metrics.ts";
+import { type ReservationNote, Reservations } from "./reservations.ts";
 import { type RunControl, type RunEnd, RunRelay } from "./run.ts";
 
 export { decodeFile } from "./file-delivery.ts";
 export { runLease } from "./lease-keeper.ts";
 export type { RelayMetrics } from "./relay-metrics.ts";
+export type { ReservationNote } from "./reservations.ts";
 
 export interface RunTarget {
   readonly key: SlackThreadKey;
@@ -74,14 +77,21 @@ export class Relay {
   readonly #leaseTtl: number;
   readonly #clock: Clock;
   readonly #counters: RelayCounters;
-  /** Tasks being created here, with the keeper of their lease. */
-  readonly #reserved = new Map<string, LeaseKeeper>();
+  /** Tasks being created here. */
+  readonly #reserved: Reservations;
 
   constructor(options: RelayOptions) {
     this.#opts = options;
     this.#leaseTtl = options.leaseTtlMs ?? 15_000;
     this.#clock = options.clock ?? systemClock;
     this.#counters = new RelayCounters(options.metrics);
+    this.#reserved = new Reservations({
+      store: options.store,
+      instanceId: options.instanceId,
+      leaseTtlMs: this.#leaseTtl,
+      clock: this.#clock,
+      logger: options.logger,
+    });
   }
 
   /** Counters since start, for the metrics endpoint. */
@@ -98,7 +108,7 @@ export class Relay {
   }
 
   isActive(runId: string): boolean {
-    return this.#runs.has(runId) || this.#reserved.has(runId);
+    return this.#runs.has(runId) || this.#reserved.holds(runId);
   }
 
   /**
@@ -133,55 +143,74 @@ export class Relay {
   }
 
   /**
-   * Records a task that is being created, before the service has answered: if this instance
-   * dies meanwhile, another one ends its "working…" message instead of leaving it spinning.
-   * Returns the reservation's id, for `release`.
+   * Records a task (or follow-up) being created, before the service answered and before its
+   * messages may exist: if this instance dies meanwhile, another one posts what is missing
+   * and follows the service's run, or ends the message with a clear error when the service
+   * never answered. Returns the reservation's id, for `note` and `release`.
    */
-  async reserve(key: SlackThreadKey, messageTs: string, startedAt: number): Promise<string> {
-    const { store, instanceId, logger } = this.#opts;
-    const id = `creating:${key.teamId}:${key.channelId}:${messageTs}`;
-    await store.putRun({
-      kind: "creating",
-      runId: id,
-      key,
-      ref: { projectId: "", threadId: "" },
-      messageTs: [messageTs],
-      shownText: "",
-      startedAt,
-      uploads: "pending",
-    });
-    await store.acquireLease(runLease(id), instanceId, this.#leaseTtl);
-    // Creating a task can take longer than a lease: keep it while this instance lives.
-    const keeper = new LeaseKeeper({
-      store,
-      runId: id,
-      owner: instanceId,
-      ttlMs: this.#leaseTtl,
-      clock: this.#clock,
-      log: logger,
-      onLost: () => undefined,
-    });
-    keeper.start();
-    this.#reserved.set(id, keeper);
-    return id;
+  reserve(
+    key: SlackThreadKey,
+    startedAt: number,
+    opening: RunOpening,
+    messageTs?: string,
+  ): Promise<string> {
+    return this.#reserved.reserve(key, startedAt, opening, messageTs);
+  }
+
+  /** Records what a reservation learnt: its thread, its message, the service's run. */
+  note(id: string, change: ReservationNote): Promise<void> {
+    return this.#reserved.note(id, change);
   }
 
   /** Drops a reservation once the run is recorded (or the creation failed visibly). */
-  async release(id: string): Promise<void> {
-    this.#reserved.get(id)?.stop();
-    this.#reserved.delete(id);
-    await this.#opts.store.deleteRun(id);
-    await this.#opts.store.releaseLease(runLease(id), this.#opts.instanceId);
+  release(id: string): Promise<void> {
+    return this.#reserved.release(id);
   }
 
   /** Finishes a run another instance started, from its record; the caller holds its lease. */
   resume(record: RunRecord): Promise<void> {
+    if (needsAdopting(record)) return this.#adopt(record);
     this.#opts.logger.info(
       { runId: record.runId, shown: record.shownText.length },
       "resuming a run",
     );
     this.#counters.resumed();
     return this.#launch(record, true);
+  }
+
+  /** A run whose instance died before it was shown: posts what is missing, then relays it. */
+  async #adopt(record: RunRecord & { readonly opening: RunOpening }): Promise<void> {
+    const { store, service, writer, logger, instanceId } = this.#opts;
+    logger.info({ id: record.runId }, "finishing the start of a run whose instance stopped");
+    await this.#reserved.hold(record);
+    let next: RunRecord | undefined;
+    try {
+      const deps = { writer, store, service, logger, now: () => this.#clock.now() };
+      next = await adoptOpening(deps, record);
+      if (next?.kind === "relaying") {
+        // Another instance may have recorded the run already: its record (and text) wins.
+        if (!(await store.acquireLease(runLease(next.runId), instanceId, this.#leaseTtl))) {
+          next = undefined;
+        } else {
+          const known = await store.getRun(next.runId);
+          if (known) next = known;
+          else await store.putRun(next);
+        }
+      }
+    } catch (err) {
+      logger.warn({ err, id: record.runId }, "could not finish a run's start");
+    }
+    if (next?.kind === "creating") {
+      // The service never answered: its message ends as interrupted, then the record goes.
+      this.#reserved.forget(record.runId);
+      this.#counters.resumed();
+      return this.#launch(next, true);
+    }
+    await this.release(record.runId).catch(() => undefined);
+    if (next) {
+      this.#counters.resumed();
+      await this.#launch(next, true);
+    }
   }
 
   #launch(record: RunRecord, resumed: boolean): Promise<void> {

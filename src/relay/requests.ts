@@ -50,6 +50,8 @@ export interface NewTask {
   readonly options?: TaskOptions | undefined;
   /** Files attached to the request (a message's, or the modal's file input). */
   readonly files?: readonly SlackFileRef[] | undefined;
+  /** When the request arrived (ms since the epoch): its messages keep that place in line. */
+  readonly receivedAt?: number | undefined;
 }
 
 /** Where a task was started: a channel (command, mention) or a direct message / agent view. */

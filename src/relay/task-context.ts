@@ -5,7 +5,7 @@
 import type { Logger } from "pino";
 import type { SlackThreadKey } from "../store/types.ts";
 import { describeServiceError } from "../view/errors.ts";
-import { type MessagePayload, renderRun } from "../view/render.ts";
+import { renderRun } from "../view/render.ts";
 import type {
   HomeRefresher,
   SlackFileSource,
@@ -16,10 +16,13 @@ import type {
 import type { PeoplePolicy } from "./policy.ts";
 import type { Preferences } from "./preferences.ts";
 import type { RateLimits } from "./rate-limits.ts";
-import type { Relay } from "./relay.ts";
+import type { Relay, ReservationNote } from "./relay.ts";
 
 /** The part of the relay the coordinator uses. */
-export type RelayControl = Pick<Relay, "start" | "reserve" | "release" | "stop" | "isActive">;
+export type RelayControl = Pick<
+  Relay,
+  "start" | "reserve" | "note" | "release" | "stop" | "isActive"
+>;
 
 export interface CoordinatorDeps {
   readonly service: TaskService;
@@ -38,17 +41,6 @@ export interface CoordinatorDeps {
   readonly preferences: Preferences;
   /** Shows a person's App Home again when one of their tasks changed. */
   readonly home: HomeRefresher;
-}
-
-/** The message a run shows until its first text arrives. */
-export function workingMessage(note?: string): MessagePayload {
-  const [first] = renderRun({
-    text: "",
-    state: "running",
-    elapsedMs: 0,
-    ...(note ? { note } : {}),
-  });
-  return first ?? { text: "Working…", blocks: [] };
 }
 
 /** Turns a run's message into the reason its start failed. */
@@ -73,4 +65,17 @@ export async function showStartError(
   } catch (e) {
     deps.logger.error({ err: e }, "could not show an error in the thread");
   }
+}
+
+/** Records what a start learnt in its reservation (none when it could not be recorded). */
+export function noteReservation(
+  deps: Pick<CoordinatorDeps, "relay" | "logger">,
+  reservation: string | undefined,
+): (change: ReservationNote) => Promise<void> {
+  return (change) =>
+    reservation === undefined
+      ? Promise.resolve()
+      : deps.relay
+          .note(reservation, change)
+          .catch((err: unknown) => deps.logger.warn({ err }, "could not record a start"));
 }

@@ -19,8 +19,17 @@ export function scheduledWriter(
     scheduler.schedule(teamId, method, fn, key === undefined ? {} : { key });
 
   return {
-    post: (channelId, payload, threadTs) =>
-      run("chat.postMessage", () => inner.post(channelId, payload, threadTs), channelId),
+    // A task's posts keep its command's place in the channel's queue (first come, first served).
+    post: (channelId, payload, threadTs, order) =>
+      scheduler.schedule(
+        teamId,
+        "chat.postMessage",
+        () => inner.post(channelId, payload, threadTs),
+        {
+          key: channelId,
+          ...(order ? { since: order.since } : {}),
+        },
+      ),
     async update(channelId, ts, payload, options) {
       // "superseded" is success too: a newer text of the same message is queued and will be sent.
       await scheduler.scheduleEdit(

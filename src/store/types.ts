@@ -88,6 +88,26 @@ export interface SlackThreadKey {
 }
 
 /**
+ * The Slack messages that open a run, posted while the service already works on it: enough
+ * for another instance to post what is missing if the one posting them dies.
+ */
+export interface RunOpening {
+  /** Who asked. */
+  readonly userId: string;
+  /** A task started by a command: its prompt, posted as the thread's parent. */
+  readonly prompt?: { readonly text: string; readonly fileNames: readonly string[] };
+  /** The remark under the answer (what of a follow-up was not sent). */
+  readonly note?: string;
+  readonly surface: "channel" | "dm";
+  /** A direct-message task's title in Slack's agent view. */
+  readonly title?: string;
+  /** When the request arrived (ms since the epoch): its messages keep that place in line. */
+  readonly since: number;
+  /** A follow-up: the reply the run answers. */
+  readonly replyTs?: string;
+}
+
+/**
  * An unfinished run: everything an instance needs to finish it in the same Slack messages.
  * `creating`: the task (or follow-up) is being created and the service has not answered yet,
  * so there is no service run to follow; if its instance dies, another one ends the message
@@ -113,6 +133,12 @@ export interface RunRecord {
   readonly owner?: string;
   /** A native-streaming run's "working…" message, removed once the answer is final. */
   readonly controlTs?: string;
+  /**
+   * `creating`: the messages to post (the thread's `threadTs` is "" and `messageTs` empty
+   * until they exist), and the service's run once it answered, so that it is not lost.
+   */
+  readonly opening?: RunOpening;
+  readonly created?: { readonly ref: ServiceThreadRef; readonly runId: string };
 }
 
 /** The store could not be reached (Redis down, disk error): answer "temporarily unavailable". */

@@ -108,8 +108,14 @@ describe.skipIf(!redisUrl)("several instances on one Redis", () => {
     const working = await c.slack.waitFor(() => c.botReplies(threadTs)[0], {
       description: "the working message",
     });
-    const reservation = await c.waitForRecord(`creating:T0001:${CHANNEL}:${working.ts}`);
-    expect(JSON.parse(reservation)).toMatchObject({ kind: "creating", messageTs: [working.ts] });
+    const reservation = await c.waitForRecordWhere(
+      (r) => r.kind === "creating" && JSON.stringify(r.messageTs) === JSON.stringify([working.ts]),
+    );
+    expect(JSON.parse(reservation)).toMatchObject({
+      kind: "creating",
+      key: { threadTs },
+      messageTs: [working.ts],
+    });
     expect(await c.kill("i3", "SIGKILL")).toBeNull();
     const replies = await c.waitForFinal(threadTs, 1, 20_000);
     expect(replies).toHaveLength(1);
@@ -118,6 +124,47 @@ describe.skipIf(!redisUrl)("several instances on one Redis", () => {
     );
     expect(JSON.stringify(replies[0]?.blocks)).not.toContain('"Stop"');
     await c.spawn("i3");
+  });
+
+  it("shows and finishes a task whose instance died after the service answered but before anything was posted", async () => {
+    const label = "Killed before posting";
+    // Slack's posting budget is spent for this task's messages: the work goes ahead anyway.
+    const stopRefusing = c.slack.failWhen(({ method, args }) =>
+      method === "chat.postMessage" && JSON.stringify(args).includes(label)
+        ? { error: "ratelimited", retryAfter: 30 }
+        : undefined,
+    );
+    await c.target("i2").command(`${label} [sim:delay=20] [sim:length=600] [sim:files=1]`);
+    const id = await c.runFor(label);
+    // The service's run is recorded with the task's start before any message exists.
+    const reservation = JSON.parse(
+      await c.waitForRecordWhere(
+        (r) =>
+          r.kind === "creating" && JSON.stringify(r).includes(label) && r.created !== undefined,
+      ),
+    ) as { created: { runId: string }; messageTs: string[]; key: { threadTs: string } };
+    expect(reservation.created.runId).toBe(id);
+    expect(reservation.messageTs).toEqual([]);
+    expect(reservation.key.threadTs).toBe("");
+    expect(await c.kill("i2", "SIGKILL")).toBeNull();
+    stopRefusing();
+    // Another instance posts the prompt and the answer, and follows the same run to its end.
+    const threadTs = await c.waitForTaskThread(label);
+    const replies = await c.waitForFinal(threadTs, 1, 30_000);
+    expect(replies).toHaveLength(1);
+    expect(comparable(markdownOf(replies[0] ?? NO_MESSAGE))).toBe(
+      comparable(c.sim.run(id)?.content ?? "x"),
+    );
+    expect(statusOf(replies[0] ?? NO_MESSAGE)).toMatch(/Completed in/);
+    expect(c.sim.runs().filter((r) => r.promptText.includes(label))).toHaveLength(1);
+    const prompts = c.slack.calls.filter(
+      (call) =>
+        call.method === "chat.postMessage" &&
+        call.response.ok &&
+        JSON.stringify(call.args).includes(label),
+    );
+    expect(prompts).toHaveLength(1);
+    await c.spawn("i2");
   });
 
   it("hands a run over at once on SIGTERM, and the stopping instance exits 0", async () => {

@@ -177,25 +177,57 @@ describe("the checks every surface's requests go through", () => {
 });
 
 describe("a task thread's state", () => {
-  it("is starting while the task is created, then running its first run", async () => {
-    let whileCreating: unknown;
+  it("asks the service before posting anything; the thread is starting until the service answers", async () => {
+    let postedWhenAsked = -1;
+    let answer = () => {};
+    const answered = new Promise<void>((resolve) => (answer = resolve));
     const create = service.createTask;
     service.createTask = async (input, options) => {
-      const threadTs = writer.messages[0]?.ts ?? "";
-      whileCreating = (await store.getThread({ teamId: TEAM, channelId: CHANNEL, threadTs }))
-        ?.active;
-      expect(relay.reserved.size).toBe(1);
+      postedWhenAsked = writer.messages.length;
+      await answered;
       return create(input, options);
     };
-    const key = await startedTask();
-    const working = writer.thread(key.threadTs)[0];
-    expect(working).toMatch(/Working/);
-    expect(whileCreating).toEqual({ kind: "starting", since: now, messageTs: lastRun().messageTs });
+    const starting = coordinator.startTask(task("Build a landing page"), tell);
+    // The prompt and the working message are posted while the service works.
+    await expect.poll(() => writer.messages.length).toBe(2);
+    expect(postedWhenAsked).toBe(0);
+    const threadTs = writer.messages[0]?.ts ?? "";
+    const key = { teamId: TEAM, channelId: CHANNEL, threadTs };
+    expect((await store.getThread(key))?.active).toEqual({ kind: "starting", since: now });
+    // Recorded meanwhile, so another instance could finish the start: thread and message.
+    expect(relay.reserved.size).toBe(1);
+    const [notes] = [...relay.notes.values()];
+    expect(notes).toEqual([{ threadTs }, { threadTs, messageTs: writer.messages[1]?.ts }]);
+    answer();
+    await starting;
     expect((await store.getThread(key))?.active).toEqual({
       kind: "running",
       runId: lastRun().runId,
       messageTs: lastRun().messageTs,
     });
+    expect(relay.reserved.size).toBe(0);
+  });
+
+  it("records the service's run as soon as it answers, before the messages exist", async () => {
+    writer.holdPosts();
+    const starting = coordinator.startTask(task("Build a landing page"), tell);
+    await expect.poll(() => [...relay.notes.values()][0]?.length ?? 0).toBe(1);
+    const [notes] = [...relay.notes.values()];
+    expect(notes?.[0]).toEqual({
+      created: { ref: expect.objectContaining({}), runId: expect.any(String) },
+    });
+    expect(writer.messages).toHaveLength(0);
+    writer.releasePosts();
+    await starting;
+    expect(lastRun().runId).toBe(notes?.[0]?.created?.runId);
+  });
+
+  it("stops the run and says why privately when the task cannot be posted in the channel", async () => {
+    writer.failPosts("channel_not_found");
+    await coordinator.startTask(task("Build a landing page"), tell);
+    expect(told).toEqual([expect.stringContaining("channel")]);
+    expect(service.stopped).toHaveLength(1);
+    expect(relay.started).toHaveLength(0);
     expect(relay.reserved.size).toBe(0);
   });
 

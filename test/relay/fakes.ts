@@ -12,7 +12,7 @@ import {
   type TaskService,
 } from "../../src/relay/ports.ts";
 import type { UploadFile } from "../../src/service/multipart.ts";
-import type { RunTarget } from "../../src/relay/relay.ts";
+import type { ReservationNote, RunTarget } from "../../src/relay/relay.ts";
 import type { RelayControl } from "../../src/relay/task-context.ts";
 import type { MessagePayload } from "../../src/view/render.ts";
 
@@ -39,7 +39,29 @@ export class RecordingWriter implements SlackWriter {
   readonly admins = new Set<string>();
   #ts = 1_700_000_000;
 
+  #held: Promise<void> | undefined;
+  #releaseHeld = () => {};
+  #postError: string | undefined;
+
+  /** Posts wait (Slack's budget is spent) until `releasePosts`. */
+  holdPosts(): void {
+    this.#held = new Promise((resolve) => (this.#releaseHeld = resolve));
+  }
+
+  releasePosts(): void {
+    this.#releaseHeld();
+    this.#held = undefined;
+  }
+
+  /** Every post fails with this Slack error code from now on. */
+  failPosts(code: string): void {
+    this.#postError = code;
+  }
+
   async post(channelId: string, payload: MessagePayload, threadTs?: string): Promise<string> {
+    await this.#held;
+    if (this.#postError)
+      throw Object.assign(new Error(this.#postError), { data: { error: this.#postError } });
     const ts = `${++this.#ts}.000100`;
     this.messages.push({ channelId, ts, threadTs, text: payload.text });
     return ts;
@@ -184,6 +206,13 @@ export class FakeRelay implements RelayControl {
     const id = `reservation_${++this.#n}`;
     this.reserved.add(id);
     return id;
+  }
+
+  /** What each reservation learnt (its thread, message and service run), by id. */
+  readonly notes = new Map<string, ReservationNote[]>();
+
+  async note(id: string, change: ReservationNote): Promise<void> {
+    this.notes.set(id, [...(this.notes.get(id) ?? []), change]);
   }
 
   async release(id: string): Promise<void> {

@@ -25,6 +25,7 @@ export async function freePort(): Promise<number> {
 interface RedisReads {
   get(key: string): Promise<string | null>;
   hGet(key: string, field: string): Promise<string | null | undefined>;
+  hVals(key: string): Promise<string[]>;
 }
 
 export interface Instance {
@@ -165,6 +166,21 @@ export class Cluster extends SlackScenario {
       () => this.#redis((r) => r.hGet(`${this.namespace}:runs`, `${this.namespace}:run:${runId}`)),
       timeoutMs,
       `run ${runId} was never recorded`,
+    );
+  }
+
+  /** The first unfinished-run record (as stored, JSON) that `matches`, as soon as there is one. */
+  waitForRecordWhere(
+    matches: (record: Record<string, unknown>) => boolean,
+    timeoutMs = 10_000,
+  ): Promise<string> {
+    return this.#poll(
+      async () => {
+        const all = await this.#redis((r) => r.hVals(`${this.namespace}:runs`));
+        return all.find((raw) => matches(JSON.parse(raw) as Record<string, unknown>));
+      },
+      timeoutMs,
+      "no such run was recorded",
     );
   }
 

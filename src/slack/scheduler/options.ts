@@ -17,6 +17,8 @@ export interface ScheduleOptions {
   /** The per-key bucket to take from as well (chat.postMessage: the channel). */
   readonly key?: string;
   readonly priority?: Priority;
+  /** Waiting since then (default: now); calls of one rank go oldest first. */
+  readonly since?: number;
 }
 
 export interface SchedulerOptions {

@@ -132,7 +132,7 @@ export class SlackScheduler {
           attempt: async () => resolve(await fn()),
           fail: reject,
           rank: options?.priority === "high" ? 0 : 1,
-          since: this.#clock.now(),
+          since: Math.min(options?.since ?? Infinity, this.#clock.now()),
           seq: this.#seq++,
           retries: 0,
           heapIndex: -1,

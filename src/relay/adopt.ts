@@ -1,0 +1,102 @@
+/**
+ * Finishing the start of a run whose instance died between asking the service and showing
+ * the run in Slack: the messages still missing are posted, and the run the service made is
+ * followed; or, when the service never answered, the message says the start was interrupted.
+ */
+import type { Logger } from "pino";
+import type { RunOpening, RunRecord } from "../store/types.ts";
+import { openRun, PromptNotPosted, recordRunning } from "./opening.ts";
+import type { SlackWriter, TaskService, ThreadStore } from "./ports.ts";
+
+export interface AdoptDeps {
+  readonly writer: SlackWriter;
+  readonly store: ThreadStore;
+  readonly service: Pick<TaskService, "stopAgent">;
+  readonly logger: Logger;
+  readonly now: () => number;
+}
+
+/** A reservation left with messages to post, or with a service run nobody follows. */
+export function needsAdopting(
+  record: RunRecord,
+): record is RunRecord & { readonly opening: RunOpening } {
+  return (
+    record.kind === "creating" &&
+    record.opening !== undefined &&
+    (record.created !== undefined || record.messageTs.length === 0)
+  );
+}
+
+/**
+ * Posts what the run's start left unposted (each step recorded in the reservation) and
+ * returns what to relay: the service's run, or the reservation itself to end its message as
+ * interrupted. Undefined when nothing can be shown (the person was told privately, and the
+ * service's run, invisible to anyone, was stopped).
+ */
+export async function adoptOpening(
+  deps: AdoptDeps,
+  record: RunRecord & { readonly opening: RunOpening },
+): Promise<RunRecord | undefined> {
+  const { store, logger } = deps;
+  const plan = record.opening;
+  let current: RunRecord = record;
+  let opened;
+  try {
+    opened = await openRun(
+      deps,
+      {
+        teamId: record.key.teamId,
+        channelId: record.key.channelId,
+        threadTs: record.key.threadTs,
+        messageTs: record.messageTs[0],
+      },
+      plan,
+      async (p) => {
+        current = {
+          ...current,
+          key: { ...current.key, threadTs: p.threadTs },
+          messageTs: p.messageTs === undefined ? current.messageTs : [p.messageTs],
+        };
+        await store.putRun(current);
+      },
+    );
+  } catch (err) {
+    await giveUp(deps, record, err);
+    return undefined;
+  }
+  const key = { ...record.key, threadTs: opened.threadTs };
+  const created = record.created;
+  if (!created) return { ...current, key, messageTs: [opened.messageTs] };
+  await recordRunning(store, key, plan, created, opened.messageTs, deps.now()).catch(
+    (err: unknown) => logger.warn({ err }, "could not record the thread's run"),
+  );
+  return {
+    kind: "relaying",
+    runId: created.runId,
+    key,
+    ref: created.ref,
+    messageTs: [opened.messageTs],
+    shownText: "",
+    startedAt: record.startedAt,
+    uploads: "pending",
+    owner: plan.userId,
+    ...(plan.note ? { note: plan.note } : {}),
+  };
+}
+
+/** Nothing shows the run: tell whoever asked, and stop the run nobody can see. */
+async function giveUp(deps: AdoptDeps, record: RunRecord, err: unknown): Promise<void> {
+  const { writer, service, logger } = deps;
+  logger.warn({ err, id: record.runId }, "could not post the messages of a run's start");
+  const plan = record.opening;
+  if (plan && err instanceof PromptNotPosted) {
+    await writer
+      .ephemeral(record.key.channelId, plan.userId, err.advice)
+      .catch((e: unknown) => logger.debug({ err: e }, "could not tell why"));
+  }
+  if (record.created) {
+    await service
+      .stopAgent(record.created.ref)
+      .catch((e: unknown) => logger.warn({ err: e }, "could not stop a run nobody sees"));
+  }
+}

@@ -1,0 +1,145 @@
+/**
+ * The Slack messages that open a run: a new task's prompt (the thread's parent) and the run's
+ * "working…" message. They are posted while the service already works (the work never waits
+ * for Slack's posting budget), in the order the requests arrived, and each step is recorded
+ * so that another instance can post what is missing if this one dies.
+ */
+import type { Logger } from "pino";
+import type { RunOpening, ServiceThreadRef, SlackThreadKey, ThreadStore } from "../store/types.ts";
+import { describeSlackPostError, slackErrorCode } from "../view/errors.ts";
+import { type MessagePayload, renderPrompt, renderRun } from "../view/render.ts";
+import { showWorking } from "./agent-status.ts";
+import type { SlackWriter } from "./ports.ts";
+
+export interface OpeningDeps {
+  readonly writer: SlackWriter;
+  readonly logger: Logger;
+}
+
+/** Where a run's messages are, once posted. */
+export interface Opened {
+  readonly threadTs: string;
+  readonly messageTs: string;
+}
+
+/** What exists already: the thread (a reply, a mention, a DM) and maybe the run's message. */
+export interface OpeningPlace {
+  readonly teamId: string;
+  readonly channelId: string;
+  readonly threadTs?: string | undefined;
+  readonly messageTs?: string | undefined;
+}
+
+/** The prompt could not be posted: nothing shows the task, and the person is told why. */
+export class PromptNotPosted extends Error {
+  /** What to tell the person who asked. */
+  readonly advice: string;
+
+  constructor(code: string, advice: string, cause: unknown) {
+    super(`could not post the prompt: ${code || "error"}`, { cause });
+    this.name = "PromptNotPosted";
+    this.advice = advice;
+  }
+}
+
+/** The message a run shows until its first text arrives. */
+export function workingMessage(note?: string): MessagePayload {
+  const [first] = renderRun({
+    text: "",
+    state: "running",
+    elapsedMs: 0,
+    ...(note ? { note } : {}),
+  });
+  return first ?? { text: "Working…", blocks: [] };
+}
+
+/**
+ * Posts what `place` lacks of the run's messages, telling `progress` after each post (the
+ * caller records it). Rejects with PromptNotPosted when the prompt cannot be posted, or with
+ * Slack's error when the working message cannot.
+ */
+export async function openRun(
+  deps: OpeningDeps,
+  place: OpeningPlace,
+  plan: RunOpening,
+  progress: (opened: { threadTs: string; messageTs?: string }) => Promise<void>,
+): Promise<Opened> {
+  const order = { since: plan.since };
+  let threadTs = place.threadTs;
+  if (threadTs === undefined || threadTs === "") {
+    threadTs = await postPrompt(deps, place.channelId, plan);
+    await progress({ threadTs });
+  }
+  let messageTs = place.messageTs;
+  if (messageTs === undefined) {
+    messageTs = await deps.writer.post(place.channelId, workingMessage(plan.note), threadTs, order);
+    await progress({ threadTs, messageTs });
+    if (plan.surface === "dm") {
+      const key = { teamId: place.teamId, channelId: place.channelId, threadTs };
+      await showWorking(deps, key, plan.title);
+    }
+  }
+  return { threadTs, messageTs };
+}
+
+/**
+ * Posts the prompt; its ts is the thread's. Posting first matters: without
+ * `chat:write.public` (not in the manifest, on purpose) a post that succeeds proves the bot
+ * is a member and will hear replies in the thread. Only when it is not in a public channel
+ * does it join and post again.
+ */
+async function postPrompt(deps: OpeningDeps, channelId: string, plan: RunOpening): Promise<string> {
+  const { writer, logger } = deps;
+  const payload = renderPrompt(plan.userId, plan.prompt?.text ?? "", plan.prompt?.fileNames);
+  const order = { since: plan.since };
+  try {
+    return await writer.post(channelId, payload, undefined, order).catch(async (err: unknown) => {
+      if (slackErrorCode(err) !== "not_in_channel" || !channelId.startsWith("C")) throw err;
+      if (!(await writer.join(channelId))) throw err;
+      return writer.post(channelId, payload, undefined, order);
+    });
+  } catch (err) {
+    const code = slackErrorCode(err) ?? "";
+    logger.warn({ err, code, channel: channelId }, "cannot post the task in the channel");
+    const advice =
+      describeSlackPostError(code, channelId) ??
+      `I couldn't post in this channel (Slack said \`${code || "error"}\`). Please try again.`;
+    throw new PromptNotPosted(code, advice, err);
+  }
+}
+
+/**
+ * Records a thread as running the service's run `created`, shown in `messageTs`: a new task's
+ * thread gets its conversation (and is written if the prompt's instance died before it was);
+ * a follow-up's thread only while it still waits for that run.
+ */
+export async function recordRunning(
+  store: Pick<ThreadStore, "updateThread" | "putThread">,
+  key: SlackThreadKey,
+  plan: RunOpening,
+  created: { readonly ref: ServiceThreadRef; readonly runId: string },
+  messageTs: string,
+  now: number,
+): Promise<void> {
+  const active = { kind: "running", runId: created.runId, messageTs } as const;
+  const updated = await store.updateThread(key, (rec) => {
+    if (plan.replyTs !== undefined) {
+      const waits = rec.active.kind === "starting" && rec.active.replyTs === plan.replyTs;
+      return waits ? { ...rec, active } : undefined;
+    }
+    return { ...rec, projectId: created.ref.projectId, threadId: created.ref.threadId, active };
+  });
+  if (updated || plan.replyTs !== undefined) return;
+  await store.putThread({
+    ...key,
+    projectId: created.ref.projectId,
+    threadId: created.ref.threadId,
+    ownerUserId: plan.userId,
+    surface: plan.surface,
+    active,
+    lastRunId: undefined,
+    queue: [],
+    createdAt: now,
+    updatedAt: now,
+  });
+}
