@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --scenarios 1,10,50,1000] [--scale 25] [--length 3000]`
+ * `npm run bench [-- --scenarios 1,10,50,1000] [--scale 25] [--length 3000] [--bursts …]`
  *
  * Starts the task service simulator and a local Slack Web API that enforces Slack's tier
  * budgets (429 + Retry-After), spawns the app (`node src/main.ts`, HTTP mode) per scenario,
@@ -8,16 +8,22 @@
  * factor (`--scale`, default 25): the same shape, that many times faster (Slack's real
  * chat.update tier could not even carry 1,000 final edits within minutes).
  *
+ * `--bursts 50x1,50x5,50x1m` (default) then sends N tasks at once into C channels (`m`: by
+ * mentions instead of `/task`) and prints the burst figures with PASS/FAIL; `--bursts none`
+ * skips them.
+ *
  * `--cpu-prof DIR` writes a V8 CPU profile of each app process; `--app DIR` runs the
  * `src/main.ts` of another checkout (e.g. `git archive HEAD`, node_modules linked).
  */
 import { parseArgs } from "node:util";
 import { baselineText, cpuSplitText, detailsText, table, targetsText } from "./report.ts";
+import { type BurstResult, burstReport, runBurst } from "./burst.ts";
 import { runScenario, type ScenarioResult } from "./scenario.ts";
 
 const { values } = parseArgs({
   options: {
     scenarios: { type: "string", default: "1,10,50,1000" },
+    bursts: { type: "string", default: "50x1,50x5,50x1m" },
     scale: { type: "string", default: "25" },
     length: { type: "string", default: "3000" },
     streaming: { type: "string", default: "edit" },
@@ -31,21 +37,29 @@ const { values } = parseArgs({
 
 if (values.help) {
   console.log(
-    "usage: npm run bench -- [--scenarios 1,10,50,1000] [--scale 25] [--length 3000] [--streaming edit|native] [--cpu-prof DIR] [--app CHECKOUT_DIR] [--split]",
+    "usage: npm run bench -- [--scenarios 1,10,50,1000|none] [--bursts 50x1,50x5,50x1m|none] [--scale 25] [--length 3000] [--streaming edit|native] [--cpu-prof DIR] [--app CHECKOUT_DIR] [--split]",
   );
   process.exit(0);
 }
 
-const scenarios = values.scenarios.split(",").map((v) => Number(v.trim()));
+const scenarios =
+  values.scenarios === "none" ? [] : values.scenarios.split(",").map((v) => Number(v.trim()));
+const bursts = (values.bursts === "none" ? [] : values.bursts.split(",")).map((spec) => {
+  const m = /^(\d+)x(\d+)(m?)$/.exec(spec.trim());
+  return m ? { tasks: Number(m[1]), channels: Number(m[2]), mention: m[3] === "m" } : undefined;
+});
 const largeScale = Number(values.scale);
 const answerLength = Number(values.length);
 const streaming = values.streaming === "native" ? "native" : "edit";
 if (
   scenarios.some((n) => !Number.isInteger(n) || n < 1 || n > 5000) ||
+  bursts.some((b) => b === undefined || b.tasks < 1 || b.channels < 1 || b.channels > b.tasks) ||
   !(largeScale >= 1) ||
   !(answerLength >= 100)
 ) {
-  console.error("bad arguments: --scenarios takes run counts 1..5000, --scale ≥ 1, --length ≥ 100");
+  console.error(
+    "bad arguments: --scenarios takes run counts 1..5000, --bursts TASKSxCHANNELS[m], --scale ≥ 1, --length ≥ 100",
+  );
   process.exit(2);
 }
 
@@ -93,6 +107,30 @@ const largest = results.reduce<ScenarioResult | undefined>(
 );
 const longer = values.split && largest ? await runOne(largest.runs, answerLength * 4) : undefined;
 
+const burstResults: BurstResult[] = [];
+for (const b of bursts) {
+  if (!b) continue;
+  const via = b.mention ? "mention" : "command";
+  progress(`burst: ${b.tasks} tasks by ${via} in ${b.channels} channel(s), real budgets`);
+  try {
+    const r = await runBurst({
+      tasks: b.tasks,
+      channels: b.channels,
+      via,
+      answerLength: 600,
+      // Two posts per task at about one per second per channel, then the final edits.
+      timeoutMs: 120_000 + ((b.tasks * 2) / b.channels) * 1500,
+      progress,
+      appDir: values.app,
+    });
+    progress(`  done in ${Math.round(r.wallMs / 1000)} s`);
+    burstResults.push(r);
+  } catch (err) {
+    failed = true;
+    progress(`  burst failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+  }
+}
+
 const scaled = results.find((r) => r.scale !== 1)?.scale;
 console.log("");
 console.log(
@@ -104,17 +142,23 @@ if (scaled !== undefined) {
     `Runs > 50: budgets ×${scaled} (local Slack's tiers and the app's SLACK_RATE_LIMITS alike): same shape, ${scaled}× faster; chunk timing unchanged.`,
   );
 }
-console.log("");
-console.log(table(results));
-console.log("");
-console.log(targetsText(results));
-console.log("");
-console.log(baselineText(results));
-console.log("");
-console.log(detailsText(results));
+if (results.length > 0) {
+  console.log("");
+  console.log(table(results));
+  console.log("");
+  console.log(targetsText(results));
+  console.log("");
+  console.log(baselineText(results));
+  console.log("");
+  console.log(detailsText(results));
+}
 if (largest && longer) {
   console.log("");
   console.log(cpuSplitText(largest, longer));
+}
+if (burstResults.length > 0) {
+  console.log("");
+  console.log(burstReport(burstResults));
 }
 console.log("");
 console.log(`Total time: ${Math.round((Date.now() - started) / 1000)} s`);

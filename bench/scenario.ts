@@ -6,6 +6,7 @@ import { DEFAULT_BUDGETS } from "../src/slack/scheduler/index.ts";
 import { startSimulator } from "../src/simulator/server.ts";
 import { API_KEY, appEnv, SIGNING_SECRET, TEAM } from "../test/support/harness.ts";
 import {
+  type LocalSlack,
   type RecordedCall,
   type SlackMessage,
   startLocalSlack,
@@ -153,7 +154,7 @@ function blocksOf(m: SlackMessage): Block[] {
 const PLACEHOLDER = /^_[^_\n]+_$/;
 
 /** The answer Markdown a bot message shows: its markdown blocks, or the streamed text. */
-function shownMarkdown(m: SlackMessage): string {
+export function shownMarkdown(m: SlackMessage): string {
   const parts = blocksOf(m)
     .filter((b) => b.type === "markdown" && typeof b.text === "string")
     .map((b) => b.text as string)
@@ -163,7 +164,7 @@ function shownMarkdown(m: SlackMessage): string {
 }
 
 /** The text of a message's last context block (the run's status line), or "". */
-function statusOf(m: SlackMessage): string {
+export function statusOf(m: SlackMessage): string {
   const context = blocksOf(m)
     .filter((b) => b.type === "context" && Array.isArray(b.elements))
     .at(-1);
@@ -180,6 +181,33 @@ function statusOf(m: SlackMessage): string {
 const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
 const channelOf = (index: number) => `CB${String(index).padStart(5, "0")}`;
 const LABEL = /bench-run-(\d+)\b/;
+
+/**
+ * The double's tiers are per method and workspace; chat.postMessage's limit is per channel:
+ * a sliding minute per channel is enforced here. Returns the count of posts it refused.
+ */
+export function limitPostsPerChannel(slack: LocalSlack, perMinute: number): () => number {
+  const postsByChannel = new Map<string, number[]>();
+  let refused = 0;
+  slack.failWhen(({ method, args }) => {
+    if (method !== "chat.postMessage") return undefined;
+    const channel = str(args.channel) ?? "";
+    const now = Date.now();
+    const window = (postsByChannel.get(channel) ?? []).filter((t) => t > now - 60_000);
+    postsByChannel.set(channel, window);
+    if (window.length >= perMinute) {
+      refused++;
+      const oldest = window[0] ?? now;
+      return {
+        error: "ratelimited",
+        retryAfter: Math.max(1, Math.ceil((oldest + 60_000 - now) / 1000)),
+      };
+    }
+    window.push(now);
+    return undefined;
+  });
+  return () => refused;
+}
 
 /** Runs `fn` over `items` with at most `limit` at once. */
 async function pool<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>) {
@@ -219,27 +247,7 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
     Object.entries(SLACK_TIERS).map(([m, perMinute]) => [m, { perMinute: perMinute * o.scale }]),
   );
   const slack = await startLocalSlack({ teamId: TEAM, tiers, defaultWaitTimeoutMs: 60_000 });
-  // The double's tiers are per method and workspace; chat.postMessage's limit is per channel.
-  // Each run has a channel of its own, and a sliding minute per channel is enforced here.
-  const postsByChannel = new Map<string, number[]>();
-  let postLimited = 0;
-  slack.failWhen(({ method, args }) => {
-    if (method !== "chat.postMessage") return undefined;
-    const channel = str(args.channel) ?? "";
-    const now = Date.now();
-    const window = (postsByChannel.get(channel) ?? []).filter((t) => t > now - 60_000);
-    postsByChannel.set(channel, window);
-    if (window.length >= POST_PER_CHANNEL_PER_MINUTE * o.scale) {
-      postLimited++;
-      const oldest = window[0] ?? now;
-      return {
-        error: "ratelimited",
-        retryAfter: Math.max(1, Math.ceil((oldest + 60_000 - now) / 1000)),
-      };
-    }
-    window.push(now);
-    return undefined;
-  });
+  const postLimited = limitPostsPerChannel(slack, POST_PER_CHANNEL_PER_MINUTE * o.scale);
 
   const tracks: RunTrack[] = Array.from({ length: o.runs }, (_, index) => ({
     index,
@@ -359,7 +367,7 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
         for (const [id, log] of chunkLogs)
           if (log.firstAt !== undefined && !simEnded.has(id)) streaming++;
         o.progress(
-          `  ${o.runs} runs, ${Math.round((now - scenarioStart) / 1000)} s: ${started} started, ${streaming} streaming, ${finals} final, ${slack.rateLimited + postLimited} × 429`,
+          `  ${o.runs} runs, ${Math.round((now - scenarioStart) / 1000)} s: ${started} started, ${streaming} streaming, ${finals} final, ${slack.rateLimited + postLimited()} × 429`,
         );
       }
     }, 5000);
@@ -508,7 +516,7 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
     callsPerRun,
     textCalls,
     baselineCalls: chunks,
-    rateLimited: { slack: slack.rateLimited + postLimited, app: sum(after?.slack.rateLimited) },
+    rateLimited: { slack: slack.rateLimited + postLimited(), app: sum(after?.slack.rateLimited) },
     budget: { windowMs, updates, share },
     cpuUsPerChunk: cpuUs !== undefined && chunks > 0 ? cpuUs / chunks : undefined,
     cpuUs,

@@ -16,6 +16,12 @@ export interface AdoptDeps {
   readonly now: () => number;
 }
 
+/** What to relay, and who asked to stop it while it was starting. */
+export interface Adopted {
+  readonly record: RunRecord;
+  readonly stopBy?: string | undefined;
+}
+
 /** A reservation left with messages to post, or with a service run nobody follows. */
 export function needsAdopting(
   record: RunRecord,
@@ -29,14 +35,14 @@ export function needsAdopting(
 
 /**
  * Posts what the run's start left unposted (each step recorded in the reservation) and
- * returns what to relay: the service's run, or the reservation itself to end its message as
- * interrupted. Undefined when nothing can be shown (the person was told privately, and the
+ * returns what to relay: the service's run (and who pressed Stop meanwhile), or the
+ * reservation itself to end its message as interrupted. Undefined when nothing can be shown (the person was told privately, and the
  * service's run, invisible to anyone, was stopped).
  */
 export async function adoptOpening(
   deps: AdoptDeps,
   record: RunRecord & { readonly opening: RunOpening },
-): Promise<RunRecord | undefined> {
+): Promise<Adopted | undefined> {
   const { store, logger } = deps;
   const plan = record.opening;
   let current: RunRecord = record;
@@ -66,11 +72,14 @@ export async function adoptOpening(
   }
   const key = { ...record.key, threadTs: opened.threadTs };
   const created = record.created;
-  if (!created) return { ...current, key, messageTs: [opened.messageTs] };
-  await recordRunning(store, key, plan, created, opened.messageTs, deps.now()).catch(
-    (err: unknown) => logger.warn({ err }, "could not record the thread's run"),
+  if (!created) return { record: { ...current, key, messageTs: [opened.messageTs] } };
+  const stopBy = await recordRunning(store, key, plan, created, opened.messageTs, deps.now()).catch(
+    (err: unknown) => {
+      logger.warn({ err }, "could not record the thread's run");
+      return undefined;
+    },
   );
-  return {
+  const relayed: RunRecord = {
     kind: "relaying",
     runId: created.runId,
     key,
@@ -82,6 +91,7 @@ export async function adoptOpening(
     owner: plan.userId,
     ...(plan.note ? { note: plan.note } : {}),
   };
+  return { record: relayed, stopBy };
 }
 
 /** Nothing shows the run: tell whoever asked, and stop the run nobody can see. */

@@ -30,7 +30,7 @@ import {
   type TellUser,
   type ThreadReply,
 } from "./requests.ts";
-import { stopRun } from "./stop.ts";
+import { stopRun, stopWhenStarted } from "./stop.ts";
 import { ThreadViews } from "./thread-views.ts";
 import type { CoordinatorDeps, RelayControl } from "./task-context.ts";
 
@@ -194,6 +194,10 @@ export class TaskCoordinator {
   ): Promise<void> {
     try {
       const record = await this.#deps.store.getThread(stop.key);
+      if (record?.active.kind === "starting") {
+        await stopWhenStarted(this.#deps, record, stop, tell);
+        return;
+      }
       if (record?.active.kind !== "running") return; // nothing runs: nothing to stop
       await this.handleStop({ ...stop, runId: record.active.runId }, tell);
     } catch (err) {

@@ -21,6 +21,7 @@ import { notForFollowUps, parsePrompt } from "./options.ts";
 import type { RunOutcome } from "./relay.ts";
 import type { ThreadReply } from "./requests.ts";
 import { openRun, recordRunning } from "./opening.ts";
+import { stopStarted } from "./stop.ts";
 import { type CoordinatorDeps, noteReservation, showStartError } from "./task-context.ts";
 
 export const QUEUED_REACTION = "hourglass_flowing_sand";
@@ -216,7 +217,7 @@ export class FollowUps {
       messageTs = opened.value.messageTs;
       if (continued.status === "rejected") throw continued.reason;
       const run = { ref, runId: continued.value.agent_run_id };
-      await recordRunning(store, key, plan, run, messageTs, this.#deps.now());
+      const stopBy = await recordRunning(store, key, plan, run, messageTs, this.#deps.now());
       void this.#deps.preferences.taskState(key.teamId, record.ownerUserId, key, "running");
       await relay.start({
         key,
@@ -227,6 +228,7 @@ export class FollowUps {
         owner: item.userId,
         ...(plan.note ? { note: plan.note } : {}),
       });
+      if (stopBy !== undefined) stopStarted(this.#deps, key, run, stopBy);
     } catch (err) {
       logger.warn({ err }, "starting a follow-up failed");
       const broken = attachments.broken();

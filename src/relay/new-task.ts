@@ -15,6 +15,7 @@ import { openRun, PromptNotPosted, recordRunning } from "./opening.ts";
 import { type TaskOptions, toCreateInput } from "./options.ts";
 import type { TaskDefaultsUsed } from "./preferences.ts";
 import type { NewTask, TellUser } from "./requests.ts";
+import { stopStarted } from "./stop.ts";
 import { type CoordinatorDeps, noteReservation, showStartError } from "./task-context.ts";
 
 const NOT_STARTED =
@@ -93,8 +94,11 @@ export class NewTasks {
       return;
     }
     const run = createdRun(created.value);
-    await recordRunning(store, key, plan, run, messageTs, this.#deps.now()).catch((err: unknown) =>
-      logger.error({ err }, "could not record the new task"),
+    const stopBy = await recordRunning(store, key, plan, run, messageTs, this.#deps.now()).catch(
+      (err: unknown) => {
+        logger.error({ err }, "could not record the new task");
+        return undefined;
+      },
     );
     // Once the run itself is recorded, the reservation has served its purpose.
     await relay.start({
@@ -105,6 +109,7 @@ export class NewTasks {
       startedAt,
       owner: task.userId,
     });
+    if (stopBy !== undefined) stopStarted(this.#deps, key, run, stopBy);
     await release();
   }
 

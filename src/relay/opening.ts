@@ -111,7 +111,8 @@ async function postPrompt(deps: OpeningDeps, channelId: string, plan: RunOpening
 /**
  * Records a thread as running the service's run `created`, shown in `messageTs`: a new task's
  * thread gets its conversation (and is written if the prompt's instance died before it was);
- * a follow-up's thread only while it still waits for that run.
+ * a follow-up's thread only while it still waits for that run. Returns who asked to stop the
+ * run while it was starting, if anyone did.
  */
 export async function recordRunning(
   store: Pick<ThreadStore, "updateThread" | "putThread">,
@@ -120,16 +121,17 @@ export async function recordRunning(
   created: { readonly ref: ServiceThreadRef; readonly runId: string },
   messageTs: string,
   now: number,
-): Promise<void> {
+): Promise<string | undefined> {
   const active = { kind: "running", runId: created.runId, messageTs } as const;
+  let stopBy: string | undefined;
   const updated = await store.updateThread(key, (rec) => {
-    if (plan.replyTs !== undefined) {
-      const waits = rec.active.kind === "starting" && rec.active.replyTs === plan.replyTs;
-      return waits ? { ...rec, active } : undefined;
-    }
+    const starting = rec.active.kind === "starting" ? rec.active : undefined;
+    if (plan.replyTs !== undefined && starting?.replyTs !== plan.replyTs) return undefined;
+    stopBy = starting?.stopBy;
+    if (plan.replyTs !== undefined) return { ...rec, active };
     return { ...rec, projectId: created.ref.projectId, threadId: created.ref.threadId, active };
   });
-  if (updated || plan.replyTs !== undefined) return;
+  if (updated || plan.replyTs !== undefined) return stopBy;
   await store.putThread({
     ...key,
     projectId: created.ref.projectId,
@@ -142,4 +144,5 @@ export async function recordRunning(
     createdAt: now,
     updatedAt: now,
   });
+  return undefined;
 }

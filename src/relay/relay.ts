@@ -184,9 +184,12 @@ export class Relay {
     logger.info({ id: record.runId }, "finishing the start of a run whose instance stopped");
     await this.#reserved.hold(record);
     let next: RunRecord | undefined;
+    let stopBy: string | undefined;
     try {
       const deps = { writer, store, service, logger, now: () => this.#clock.now() };
-      next = await adoptOpening(deps, record);
+      const adopted = await adoptOpening(deps, record);
+      next = adopted?.record;
+      stopBy = adopted?.stopBy;
       if (next?.kind === "relaying") {
         // Another instance may have recorded the run already: its record (and text) wins.
         if (!(await store.acquireLease(runLease(next.runId), instanceId, this.#leaseTtl))) {
@@ -207,10 +210,17 @@ export class Relay {
       return this.#launch(next, true);
     }
     await this.release(record.runId).catch(() => undefined);
-    if (next) {
-      this.#counters.resumed();
-      await this.#launch(next, true);
+    if (!next) return;
+    this.#counters.resumed();
+    const done = this.#launch(next, true);
+    // Stop was pressed while it started: it is stopped now that it is known.
+    if (stopBy !== undefined) {
+      const { runId, ref } = next;
+      void this.stop(runId, ref, stopBy).catch((err: unknown) =>
+        logger.warn({ err, runId }, "could not stop a run asked to stop while starting"),
+      );
     }
+    await done;
   }
 
   #launch(record: RunRecord, resumed: boolean): Promise<void> {

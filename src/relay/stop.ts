@@ -2,6 +2,7 @@
  * The Stop request: only the task's owner or a workspace admin may stop a run, once; the relay
  * stops a run it relays, and a run nobody relays here is stopped on the service directly.
  */
+import type { SlackThreadKey, ThreadRecord } from "../store/types.ts";
 import type { ThreadRef } from "./ports.ts";
 import type { StopRequest, TellUser } from "./requests.ts";
 import type { CoordinatorDeps } from "./task-context.ts";
@@ -26,22 +27,11 @@ export async function stopRun(
     await tell("This run has already finished.");
     return;
   }
-  if (req.userId !== record.ownerUserId) {
-    let admin = false;
-    try {
-      // An admin of this workspace, whose account is active.
-      const person = await writer.person(req.userId);
-      const sameTeam = person?.teamId === undefined || person.teamId === req.key.teamId;
-      admin = sameTeam && person?.deleted !== true && (await writer.isAdmin(req.userId));
-    } catch (err) {
-      logger.warn({ err }, "could not check whether the user is an admin");
-    }
-    if (!admin) {
-      await tell(
-        `Only <@${record.ownerUserId}>, who started this task, or a workspace admin can stop it.`,
-      );
-      return;
-    }
+  if (!(await mayStop(deps, record, req))) {
+    await tell(
+      `Only <@${record.ownerUserId}>, who started this task, or a workspace admin can stop it.`,
+    );
+    return;
   }
   const claim = `stop:${req.runId}`;
   if (!(await store.claimOnce(req.key.teamId, claim, STOP_CLAIM_TTL_MS))) return;
@@ -71,4 +61,67 @@ export async function stopRun(
   } catch (err) {
     await failed(err);
   }
+}
+
+/** The task's owner, or an active admin of the same workspace. */
+async function mayStop(
+  deps: CoordinatorDeps,
+  record: ThreadRecord,
+  req: { readonly key: SlackThreadKey; readonly userId: string },
+): Promise<boolean> {
+  if (req.userId === record.ownerUserId) return true;
+  try {
+    const person = await deps.writer.person(req.userId);
+    const sameTeam = person?.teamId === undefined || person.teamId === req.key.teamId;
+    return sameTeam && person?.deleted !== true && (await deps.writer.isAdmin(req.userId));
+  } catch (err) {
+    deps.logger.warn({ err }, "could not check whether the user is an admin");
+    return false;
+  }
+}
+
+/**
+ * Stop pressed (Slack's own, in the agent view) while the run is still being started: it is
+ * remembered in the thread, and the run is stopped as soon as it is known.
+ */
+export async function stopWhenStarted(
+  deps: CoordinatorDeps,
+  record: ThreadRecord,
+  req: { readonly key: SlackThreadKey; readonly userId: string },
+  tell: TellUser,
+): Promise<void> {
+  if (!(await mayStop(deps, record, req))) {
+    await tell(
+      `Only <@${record.ownerUserId}>, who started this task, or a workspace admin can stop it.`,
+    );
+    return;
+  }
+  await deps.store.updateThread(req.key, (rec) =>
+    rec.active.kind === "starting"
+      ? { ...rec, active: { ...rec.active, stopBy: req.userId } }
+      : undefined,
+  );
+}
+
+/** Stops a run that someone asked to stop while it was starting (the run goes on if it fails). */
+export function stopStarted(
+  deps: Pick<CoordinatorDeps, "relay" | "writer" | "logger">,
+  key: SlackThreadKey,
+  run: { readonly ref: ThreadRef; readonly runId: string },
+  userId: string,
+): void {
+  void deps.relay.stop(run.runId, run.ref, userId).catch(async (err: unknown) => {
+    deps.logger.warn(
+      { err, runId: run.runId },
+      "stopping a run asked to stop while starting failed",
+    );
+    await deps.writer
+      .ephemeral(
+        key.channelId,
+        userId,
+        `Stopping the run failed: ${describeServiceError(err, run.runId)} The run goes on; press Stop to try again.`,
+        key.threadTs,
+      )
+      .catch(() => undefined);
+  });
 }

@@ -12,6 +12,7 @@ const Activity = z.discriminatedUnion("kind", [
     since: z.number(),
     replyTs: z.string().optional(),
     messageTs: z.string().optional(),
+    stopBy: z.string().optional(),
   }),
   z.object({ kind: z.literal("running"), runId: z.string().min(1), messageTs: z.string() }),
 ]);

@@ -55,6 +55,8 @@ export type ThreadActivity =
       readonly since: number;
       readonly replyTs?: string;
       readonly messageTs?: string;
+      /** Who asked to stop it meanwhile (Slack's own Stop): it is stopped once it runs. */
+      readonly stopBy?: string;
     }
   /** A run is in progress, shown in the bot message `messageTs`. */
   | { readonly kind: "running"; readonly runId: string; readonly messageTs: string };

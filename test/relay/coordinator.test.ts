@@ -222,6 +222,26 @@ describe("a task thread's state", () => {
     expect(lastRun().runId).toBe(notes?.[0]?.created?.runId);
   });
 
+  it("stops the run as soon as it is known when Slack's own Stop was pressed while it started", async () => {
+    let answer = () => {};
+    const answered = new Promise<void>((resolve) => (answer = resolve));
+    const create = service.createTask;
+    service.createTask = async (input, options) => {
+      await answered;
+      return create(input, options);
+    };
+    const starting = coordinator.startTask(task("Build a landing page"), tell);
+    await expect.poll(() => writer.messages.length).toBe(2);
+    const key = { teamId: TEAM, channelId: CHANNEL, threadTs: writer.messages[0]?.ts ?? "" };
+    await coordinator.handleSessionStopped({ key, userId: OWNER }, tell);
+    // Nobody else may: a stranger's Stop is refused privately and changes nothing.
+    await coordinator.handleSessionStopped({ key, userId: OTHER }, async () => {});
+    answer();
+    await starting;
+    expect(relay.stopped).toEqual([{ runId: lastRun().runId, userId: OWNER }]);
+    expect(told).toEqual([]);
+  });
+
   it("stops the run and says why privately when the task cannot be posted in the channel", async () => {
     writer.failPosts("channel_not_found");
     await coordinator.startTask(task("Build a landing page"), tell);
