@@ -16,7 +16,7 @@ export async function stopRun(
   req: StopRequest,
   tell: TellUser,
 ): Promise<void> {
-  const { store, writer, relay, service, logger } = deps;
+  const { store, relay, service, logger } = deps;
   const record = await store.getThread(req.key);
   if (!record) {
     await tell("This task is no longer known to me, so there is nothing to stop.");
