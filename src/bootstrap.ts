@@ -116,7 +116,7 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
   resumer.start();
   logRunning(config, logger, port, instanceId, outbound.description);
   const close = (): Promise<void> =>
-    closeApp({ slack, resumer, relay, scheduler, store, outbound, home }, logger);
+    closeApp({ slack, coordinator, resumer, relay, scheduler, store, outbound, home }, logger);
   return { slack, store, relay, service, port, resumer, close };
 }
 
@@ -229,10 +229,14 @@ function logRunning(
   );
 }
 
+/** How long shutdown waits for the tasks being created (a container gets 30 s in all). */
+const SETTLE_MS = 10_000;
+
 /** Stop taking work, hand every run over (latest text shown, lease released), then go. */
 async function closeApp(
   parts: {
     readonly slack: SlackApp;
+    readonly coordinator: TaskCoordinator;
     readonly resumer: Resumer;
     readonly relay: Relay;
     readonly scheduler: SlackScheduler;
@@ -246,6 +250,8 @@ async function closeApp(
     .stop()
     .catch((err: unknown) => logger.warn({ err }, "stopping the Slack receiver failed"));
   await parts.resumer.stop();
+  // Tasks being created are shown first (then handed over with the other runs).
+  await parts.coordinator.settle(SETTLE_MS);
   parts.home.close();
   await parts.relay.handover();
   await parts.scheduler.close();

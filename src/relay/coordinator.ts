@@ -70,6 +70,8 @@ export class TaskCoordinator {
   readonly #deps: CoordinatorDeps;
   readonly #newTasks: NewTasks;
   readonly #followUps: FollowUps;
+  /** Requests being handled: shutdown waits for them. */
+  readonly #inFlight = new Set<Promise<unknown>>();
   /** The History and Files views of task threads, and the Continue form. */
   readonly threads: ThreadViews;
 
@@ -98,8 +100,37 @@ export class TaskCoordinator {
     return "refusal" in checked ? checked.refusal : undefined;
   }
 
+  /**
+   * Shutdown: resolves once the requests being handled (creates, continues and their first
+   * messages) are done, or after `timeoutMs`; whatever is left is finished by another
+   * instance from its record.
+   */
+  async settle(timeoutMs: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, timeoutMs);
+      timer.unref();
+    });
+    while (this.#inFlight.size > 0) {
+      const all = Promise.allSettled([...this.#inFlight]).then(() => "done" as const);
+      if ((await Promise.race([all, late.then(() => "late" as const)])) === "late") break;
+    }
+    clearTimeout(timer);
+  }
+
+  /** Keeps `work` in the requests being handled until it ends. */
+  #tracked<T>(work: Promise<T>): Promise<T> {
+    this.#inFlight.add(work);
+    void work.finally(() => this.#inFlight.delete(work)).catch(() => undefined);
+    return work;
+  }
+
   /** A new task, once the request was acknowledged; a retried delivery is ignored. */
-  async startTask(request: NewTask, tell: TellUser): Promise<void> {
+  startTask(request: NewTask, tell: TellUser): Promise<void> {
+    return this.#tracked(this.#startTask(request, tell));
+  }
+
+  async #startTask(request: NewTask, tell: TellUser): Promise<void> {
     // First come, first served: the task keeps the place of its arrival, whatever the checks.
     const task = { ...request, receivedAt: request.receivedAt ?? this.#deps.now() };
     const checked = checkTaskText(task.prompt, (task.files?.length ?? 0) > 0);
@@ -136,7 +167,11 @@ export class TaskCoordinator {
    * A person's message in a thread, told privately in the thread when refused or failed.
    * Returns false when the thread is not a task thread (and the delivery was not claimed).
    */
-  async handleReply(reply: ThreadReply): Promise<boolean> {
+  handleReply(reply: ThreadReply): Promise<boolean> {
+    return this.#tracked(this.#handleReply(reply));
+  }
+
+  async #handleReply(reply: ThreadReply): Promise<boolean> {
     const { store, writer, logger } = this.#deps;
     try {
       const record = await store.getThread(reply.key);
@@ -218,6 +253,6 @@ export class TaskCoordinator {
 
   /** Called by the relay when a run has shown its final state. */
   onRunEnded(outcome: RunOutcome): Promise<void> {
-    return this.#followUps.runEnded(outcome);
+    return this.#tracked(this.#followUps.runEnded(outcome));
   }
 }

@@ -242,6 +242,35 @@ describe("a task thread's state", () => {
     expect(told).toEqual([]);
   });
 
+  it("on shutdown, waits for a task being created to be shown and handed to the relay", async () => {
+    let answer = () => {};
+    const answered = new Promise<void>((resolve) => (answer = resolve));
+    const create = service.createTask;
+    service.createTask = async (input, options) => {
+      await answered;
+      return create(input, options);
+    };
+    const starting = coordinator.startTask(task("Build a landing page"), tell);
+    let settled = false;
+    const settling = coordinator.settle(60_000).then(() => (settled = true));
+    await expect.poll(() => writer.messages.length).toBe(2);
+    expect(settled).toBe(false);
+    answer();
+    await settling;
+    expect(relay.started).toHaveLength(1);
+    await starting;
+  });
+
+  it("on shutdown, stops waiting for a create the service never answers after the time given", async () => {
+    service.createTask = () => new Promise(() => {});
+    void coordinator.startTask(task("Build a landing page"), tell);
+    await expect.poll(() => writer.messages.length).toBe(2);
+    await coordinator.settle(20);
+    // The start stays recorded: another instance ends its message from the record.
+    expect(relay.reserved.size).toBe(1);
+    expect(relay.started).toHaveLength(0);
+  });
+
   it("stops the run and says why privately when the task cannot be posted in the channel", async () => {
     writer.failPosts("channel_not_found");
     await coordinator.startTask(task("Build a landing page"), tell);
