@@ -349,6 +349,31 @@ describe("SlackScheduler edits", () => {
     expect(times.map((t) => t - T0)).toEqual([0, 0, 1000]);
   });
 
+  it("lets no edit starve: one that waited over 30 s goes before a newer final edit", async () => {
+    const { clock, scheduler, advance } = setup();
+    const order: string[] = [];
+    const edit = (key: string, final = false) =>
+      scheduler.scheduleEdit(
+        "T1",
+        key,
+        async () => {
+          order.push(`${key}${final ? " final" : ""}`);
+        },
+        { final },
+      );
+    // A minute of interim edits queued at once (the tier is 50 a minute, 45 with the margin).
+    for (let m = 0; m < 60; m++) void edit(`C1:${m}`);
+    await advance(40_000);
+    for (let m = 0; m < 10; m++) void edit(`C2:${m}`);
+    // A final edit now: the interim edits that have waited 40 s go first; newer ones wait.
+    void edit("C9:1", true);
+    await advance(2 * MINUTE);
+    const at = order.indexOf("C9:1 final");
+    expect(order.slice(0, at).filter((k) => k.startsWith("C1:"))).toHaveLength(60);
+    expect(order.slice(0, at).filter((k) => k.startsWith("C2:"))).toHaveLength(0);
+    expect(order.slice(at + 1)).toHaveLength(10);
+  });
+
   it("sends a final edit before interim ones that waited longer, and not held by the interval", async () => {
     const { clock, scheduler, advance } = setup();
     const order: string[] = [];

@@ -1,14 +1,14 @@
 /**
  * The scheduler's queues for one team and one Slack method (a lane): jobs, edit slots, holds,
- * and the order in which calls are picked (priority, then waiting longest, then arrival).
+ * and the order in which calls are picked (waiting longest, priority a head start, then arrival).
  */
 import type { BucketSpec } from "./token-buckets.ts";
 import { Heap, type Indexed } from "./heap.ts";
 
-/** What the pick order compares: priority rank, then waiting since, then arrival. */
 /** How an edit ended: sent, or replaced by a newer text before it was. */
 export type EditResult = "sent" | "superseded";
 
+/** What the pick order compares: waiting since (priority counts as a head start), then arrival. */
 export interface Place {
   rank: 0 | 1;
   since: number;
@@ -90,10 +90,20 @@ export interface Lane {
 /** Units kept before the first sweep of expired ones; then twice as many as survived the last. */
 export const UNITS_SWEEP_MIN = 1024;
 
+/**
+ * How far ahead priority puts a call (a run's final edit): it goes before calls queued up to
+ * this long before it, not before older ones. No call waits behind later ones for longer,
+ * whatever their priority: nobody starves.
+ */
+export const PRIORITY_HEADSTART_MS = 30_000;
+
+const placeOf = (p: Place) => p.since - (p.rank === 0 ? PRIORITY_HEADSTART_MS : 0);
+
 export function better(a: Place, b: Place | undefined): boolean {
   if (!b) return true;
+  const [pa, pb] = [placeOf(a), placeOf(b)];
+  if (pa !== pb) return pa < pb;
   if (a.rank !== b.rank) return a.rank < b.rank;
-  if (a.since !== b.since) return a.since < b.since;
   return a.seq < b.seq;
 }
 
