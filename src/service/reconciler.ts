@@ -69,7 +69,15 @@ export class TextReconciler {
           this.#overlap = this.#overlap.slice(fresh.length);
           return "";
         }
-        fresh = fresh.startsWith(this.#overlap) ? fresh.slice(this.#overlap.length) : fresh;
+        if (!fresh.startsWith(this.#overlap)) {
+          // The chunk repeats only part of what the snapshot added (the snapshot was taken
+          // in the middle of it, or of an earlier one): guessing where it starts could repeat
+          // or drop text, so it is placed with the next snapshot, like a gap.
+          this.#overlap = "";
+          this.#mode = "aligning";
+          return this.#onConn(text);
+        }
+        fresh = fresh.slice(this.#overlap.length);
         this.#overlap = "";
       }
       if (this.#mode === "unknown") this.#mode = "continue";

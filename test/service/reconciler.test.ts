@@ -83,6 +83,22 @@ describe("text reconciliation across reconnections", () => {
     expect(r.text).toBe("Hello big new wide world");
   });
 
+  it("places a chunk that repeats only the end of what a snapshot added, without repeating it", () => {
+    const r = new TextReconciler();
+    r.newConnection();
+    r.delta("Keep it simple: fewer 3 ", 0);
+    // The poll after a drop shows text beyond chunk 0, cut inside what chunk 1 carries.
+    expect(r.snapshot("Keep it simple: fewer 3 a.m. pages. T")).toBe("a.m. pages. T");
+    r.newConnection();
+    // Chunk 1 starts inside the snapshot's addition: it is held, then placed by the next one.
+    expect(r.delta(".m. pages. The queue ", 1)).toBe("");
+    expect(r.snapshot("Keep it simple: fewer 3 a.m. pages. The queue is faster")).toBe(
+      "he queue is faster",
+    );
+    expect(r.delta("is faster, but", 2)).toBe(", but");
+    expect(r.text).toBe("Keep it simple: fewer 3 a.m. pages. The queue is faster, but");
+  });
+
   it("takes only the new tail of a snapshot and ignores one that repeats the text", () => {
     const r = new TextReconciler();
     r.newConnection();
