@@ -32,6 +32,8 @@ class WebClientWriter implements SlackWriter {
   #sessions = true;
   /** People looked up lately: every task and reply checks its sender. */
   readonly #people = new Map<string, { person: Person | undefined; until: number }>();
+  /** Lookups under way, by person. */
+  readonly #lookups = new Map<string, Promise<Person | undefined>>();
 
   constructor(client: WebClient) {
     this.#client = client;
@@ -233,9 +235,19 @@ class WebClientWriter implements SlackWriter {
     return res.user?.is_admin === true || res.user?.is_owner === true;
   }
 
-  async person(userId: string): Promise<Person | undefined> {
+  person(userId: string): Promise<Person | undefined> {
     const known = this.#people.get(userId);
-    if (known && known.until > Date.now()) return known.person;
+    if (known && known.until > Date.now()) return Promise.resolve(known.person);
+    // Requests that arrive together (a burst from one person) share one lookup.
+    let lookup = this.#lookups.get(userId);
+    if (!lookup) {
+      lookup = this.#lookUp(userId).finally(() => this.#lookups.delete(userId));
+      this.#lookups.set(userId, lookup);
+    }
+    return lookup;
+  }
+
+  async #lookUp(userId: string): Promise<Person | undefined> {
     let person: Person | undefined;
     try {
       const { user } = await this.#client.users.info({ user: userId });

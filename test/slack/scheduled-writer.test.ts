@@ -130,6 +130,15 @@ describe("scheduledWriter against the local Slack with tier enforcement", () => 
     });
   });
 
+  it("looks a person up once when several of their requests arrive together, then from memory", async () => {
+    const { slack: s, writer } = await start({});
+    s.addUser({ id: "U0BURST", name: "burst", team_id: TEAM, is_restricted: true });
+    const people = await Promise.all(Array.from({ length: 10 }, () => writer.person("U0BURST")));
+    expect(people.every((p) => p?.guest === true && p.teamId === TEAM)).toBe(true);
+    expect(await writer.person("U0BURST")).toEqual(people[0]);
+    expect(s.calls.filter((c) => c.method === "users.info")).toHaveLength(1);
+  });
+
   it("routes every writer method through its method's budget", async () => {
     // 20× time: the 12 file tokens need a few seconds of refill otherwise.
     const s = await start({ users: [{ id: "U1", name: "ada", is_admin: true }] }, fastClock(20));
