@@ -139,7 +139,9 @@ export function renderHistoryView(
   const blocks: Block[] = [];
   if (messages.length === 0) blocks.push(section("_Nothing in this conversation yet._"));
   for (const m of messages.slice(0, HISTORY_PAGE_SIZE)) {
-    const who = ROLE[m.role] ?? `*${mrkdwnText(truncate(m.role, 40))}*`;
+    // Own keys only: a role of "constructor" or "__proto__" is no entry of this table.
+    const known = Object.hasOwn(ROLE, m.role) ? ROLE[m.role] : undefined;
+    const who = known ?? `*${mrkdwnText(truncate(m.role, 40))}*`;
     const when = m.created_at
       ? ` · ${mrkdwnText(m.created_at.slice(0, 16).replace("T", " "))}`
       : "";

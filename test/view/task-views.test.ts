@@ -40,6 +40,20 @@ describe("task views within Slack's limits", () => {
     expect(JSON.stringify(view)).toContain("task_view_page_previous");
   });
 
+  it("names any role the service sends as it is, even one that is a JavaScript property name", () => {
+    // Found by fuzzing: ROLE["constructor"] was Object's constructor, shown as its source text.
+    const roles = ["__proto__", "constructor", "toString", "hasOwnProperty"];
+    const messages = roles.map((role) => ({ role, content: "hi", created_at: null }));
+    const view = renderHistoryView({ ...state, kind: "history" }, messages, {
+      page: 1,
+      hasNext: false,
+    });
+    expect(validateView(view)).toBeUndefined();
+    const shown = JSON.stringify(view);
+    for (const role of roles) expect(shown).toContain(`*${role}*`);
+    expect(shown).not.toMatch(/\[object |\[native code\]|function /);
+  });
+
   it("keeps its paging state within private_metadata and reads back only what it wrote", () => {
     const encoded = encodeViewState({ ...state, page: 7, status: true });
     expect(encoded.length).toBeLessThan(3000);
