@@ -9,6 +9,7 @@ import type { SlackThreadKey } from "../store/types.ts";
 import { blameDefaults } from "../view/defaults.ts";
 import { describeServiceError, describeSlackPostError, slackErrorCode } from "../view/errors.ts";
 import { renderPrompt, USAGE } from "../view/render.ts";
+import { truncate } from "../view/sanitize.ts";
 import { showWorking } from "./agent-status.ts";
 import { type Attachments, brokenFileReason, readAttachments } from "./attachments.ts";
 import { type TaskOptions, toCreateInput } from "./options.ts";
@@ -203,5 +204,5 @@ function sessionTitle(task: NewTask): string {
     .find((l) => l.trim() !== "")
     ?.trim();
   const title = line ?? (task.files ?? []).map((f) => f.name).join(", ");
-  return title.length > 200 ? `${title.slice(0, 199)}…` : title;
+  return truncate(title, 200); // never inside an emoji
 }
