@@ -290,10 +290,9 @@ export function renderContinued(
     ...(text.trim() === "" ? [] : [`> ${mrkdwnText(text).split("\n").join("\n> ")}`]),
     ...(fileNames.length > 0 ? [`:paperclip: ${mrkdwnText(fileNames.join(", "))}`] : []),
   ].join("\n");
-  return {
-    text: shown.slice(0, 3000),
-    blocks: [{ type: "section", text: { type: "mrkdwn", text: shown.slice(0, 3000) } }],
-  };
+  // A section holds 3,000 characters (escaping makes the text up to five times longer).
+  const cut = truncate(shown, 3000);
+  return { text: cut, blocks: [{ type: "section", text: { type: "mrkdwn", text: cut } }] };
 }
 
 export const USAGE = [
