@@ -89,6 +89,12 @@ export class NativeStream {
     if (!this.#on) return false;
     this.#streamedFull = text;
     const safe = streamablePrefix(text);
+    // One message holds MESSAGE_MARKDOWN_LIMIT characters; past that the run edits messages
+    // (in parts). Sending first would not do: a big piece is more than Slack takes at once.
+    if (safe.length > MESSAGE_MARKDOWN_LIMIT) {
+      void this.leave("the answer outgrew one message");
+      return false;
+    }
     const add = safe.slice(this.#streamed.length);
     // Steps wait for the stream to exist (it starts with text).
     const steps = this.#streamTs === undefined ? [] : this.#steps.splice(0);
@@ -107,9 +113,6 @@ export class NativeStream {
         await writer.appendStream(channelId, this.#streamTs, neutralizeMentions(add), steps);
       }
       this.#streamed = safe;
-      if (this.#streamed.length > MESSAGE_MARKDOWN_LIMIT) {
-        void this.leave("the answer outgrew one message");
-      }
       return true;
     } catch (err) {
       // Expired (message_not_in_streaming_state), stopped by the user, or refused: go on by

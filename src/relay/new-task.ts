@@ -10,6 +10,7 @@ import type { RunOpening, SlackThreadKey } from "../store/types.ts";
 import { blameDefaults } from "../view/defaults.ts";
 import { describeServiceError } from "../view/errors.ts";
 import { USAGE } from "../view/render.ts";
+import { truncate } from "../view/sanitize.ts";
 import { type Attachments, brokenFileReason, readAttachments } from "./attachments.ts";
 import { openRun, PromptNotPosted, recordRunning } from "./opening.ts";
 import { type TaskOptions, toCreateInput } from "./options.ts";
@@ -240,5 +241,5 @@ function sessionTitle(task: NewTask): string {
     .find((l) => l.trim() !== "")
     ?.trim();
   const title = line ?? (task.files ?? []).map((f) => f.name).join(", ");
-  return title.length > 200 ? `${title.slice(0, 199)}…` : title;
+  return truncate(title, 200); // never inside an emoji
 }

@@ -4,6 +4,7 @@
  */
 import type { Logger } from "pino";
 import type { DefaultsScope, RecentTask, RecentTaskStatus, TaskDefaults } from "../store/types.ts";
+import { truncate } from "../view/sanitize.ts";
 import { mergeOptions, OPTION_KEYS, type OptionKey, type TaskOptions } from "./options.ts";
 import type { PreferenceStore, SlackWriter } from "./ports.ts";
 
@@ -124,7 +125,7 @@ export class Preferences {
     task: Omit<RecentTask, "status" | "updatedAt" | "prompt"> & { prompt: string },
   ): Promise<void> {
     const line = task.prompt.replace(/\s+/g, " ").trim();
-    const prompt = line.length > PROMPT_EXCERPT ? `${line.slice(0, PROMPT_EXCERPT - 1)}…` : line;
+    const prompt = truncate(line, PROMPT_EXCERPT); // never inside an emoji
     const listed: RecentTask = { ...task, prompt, status: "running", updatedAt: task.startedAt };
     return this.#inOrder(teamId, userId, "could not list the recent task", () =>
       this.#o.store.putRecentTask(teamId, userId, listed),

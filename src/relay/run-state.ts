@@ -43,5 +43,6 @@ export const MAX_ANSWER_CHARS = 60_000;
 /** What past `MAX_ANSWER_CHARS` becomes: the head, and a line saying where the rest is. */
 export function capAnswer(text: string): string {
   if (text.length <= MAX_ANSWER_CHARS) return text;
-  return `${text.slice(0, MAX_ANSWER_CHARS)}\n\n_The answer is longer than ${MAX_ANSWER_CHARS.toLocaleString("en-US")} characters; the rest is kept by the task service: open History under the answer._`;
+  const head = text.slice(0, MAX_ANSWER_CHARS).replace(/[\uD800-\uDBFF]$/, ""); // no half emoji
+  return `${head}\n\n_The answer is longer than ${MAX_ANSWER_CHARS.toLocaleString("en-US")} characters; the rest is kept by the task service: open History under the answer._`;
 }

@@ -7,6 +7,7 @@ import { TaskServiceError } from "../service/errors.ts";
 import type { HistoryMessage, ResultFile, ThreadFile } from "../service/schemas.ts";
 import type { SlackFileRef, SlackThreadKey } from "../store/types.ts";
 import { describeServiceError } from "../view/errors.ts";
+import { renderContinued } from "../view/render.ts";
 import { mrkdwnText } from "../view/sanitize.ts";
 import { FILES_PAGE_SIZE, HISTORY_PAGE_SIZE, type Paging } from "../view/task-views.ts";
 import { decodeFile } from "./file-delivery.ts";
@@ -112,19 +113,8 @@ export class ThreadViews {
   ): Promise<string | undefined> {
     if (!(await this.ref(key))) return NOT_A_TASK;
     const names = files.map((f) => f.name).filter((n) => n !== "");
-    const shown = [
-      `<@${userId}> continued the task:`,
-      ...(text.trim() === "" ? [] : [`> ${mrkdwnText(text).split("\n").join("\n> ")}`]),
-      ...(names.length > 0 ? [`:paperclip: ${mrkdwnText(names.join(", "))}`] : []),
-    ].join("\n");
-    const ts = await this.#deps.writer.post(
-      key.channelId,
-      {
-        text: shown.slice(0, 3000),
-        blocks: [{ type: "section", text: { type: "mrkdwn", text: shown.slice(0, 3000) } }],
-      },
-      key.threadTs,
-    );
+    const payload = renderContinued(userId, text, names);
+    const ts = await this.#deps.writer.post(key.channelId, payload, key.threadTs);
     await this.#reply({ key, userId, text, ts, files });
     return undefined;
   }

@@ -70,8 +70,8 @@ export function quotePrompt(text: string): string {
     .split("\n")
     .map((l) => `> ${l}`)
     .join("\n");
-  const room = MODAL_PROMPT_MAX - 2;
-  return `${quoted.length > room ? `${quoted.slice(0, room - 1)}…` : quoted}\n\n`;
+  // truncate: a long message of emoji is not cut between the halves of one.
+  return `${truncate(quoted, MODAL_PROMPT_MAX - 2)}\n\n`;
 }
 
 function promptInput(initial: string | undefined): Block {

@@ -279,6 +279,22 @@ export function renderPrompt(
   };
 }
 
+/** A follow-up from the Continue form, posted in its thread: who asked, what, and which files. */
+export function renderContinued(
+  userId: string,
+  text: string,
+  fileNames: readonly string[],
+): MessagePayload {
+  const shown = [
+    `<@${userId}> continued the task:`,
+    ...(text.trim() === "" ? [] : [`> ${mrkdwnText(text).split("\n").join("\n> ")}`]),
+    ...(fileNames.length > 0 ? [`:paperclip: ${mrkdwnText(fileNames.join(", "))}`] : []),
+  ].join("\n");
+  // A section holds 3,000 characters (escaping makes the text up to five times longer).
+  const cut = truncate(shown, 3000);
+  return { text: cut, blocks: [{ type: "section", text: { type: "mrkdwn", text: cut } }] };
+}
+
 export const USAGE = [
   "*Usage:* `/task <what you want built>`",
   "For example: `/task Build a landing page for a bakery with a contact form`",

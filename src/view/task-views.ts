@@ -130,6 +130,13 @@ const ROLE: Readonly<Record<string, string>> = {
   system: ":gear: *Status*",
 };
 
+/** "2026-11-23 04:05"; a time that is no ISO date is not cut inside an emoji either. */
+const toTheMinute = (at: string): string =>
+  at
+    .slice(0, 16)
+    .replace(/[\uD800-\uDBFF]$/, "")
+    .replace("T", " ");
+
 /** One page of a thread's conversation. */
 export function renderHistoryView(
   state: ViewState,
@@ -139,10 +146,10 @@ export function renderHistoryView(
   const blocks: Block[] = [];
   if (messages.length === 0) blocks.push(section("_Nothing in this conversation yet._"));
   for (const m of messages.slice(0, HISTORY_PAGE_SIZE)) {
-    const who = ROLE[m.role] ?? `*${mrkdwnText(truncate(m.role, 40))}*`;
-    const when = m.created_at
-      ? ` · ${mrkdwnText(m.created_at.slice(0, 16).replace("T", " "))}`
-      : "";
+    // Own keys only: a role of "constructor" or "__proto__" is no entry of this table.
+    const known = Object.hasOwn(ROLE, m.role) ? ROLE[m.role] : undefined;
+    const who = known ?? `*${mrkdwnText(truncate(m.role, 40))}*`;
+    const when = m.created_at ? ` · ${mrkdwnText(toTheMinute(m.created_at))}` : "";
     blocks.push(context(`${who}${when}`));
     blocks.push(section(mrkdwnText(m.content.trim() === "" ? "(no text)" : m.content)));
   }

@@ -176,6 +176,16 @@ describe("the checks every surface's requests go through", () => {
   });
 });
 
+describe("a task in a direct message", () => {
+  it("titles its thread by the prompt's first line, cut between two emoji", async () => {
+    // Found while tracing what the app sends Slack: the 199th character could be half an emoji.
+    const threadTs = "1700000000.000100";
+    const dm = { ...task(`\n Draw: ${"🎨".repeat(150)}\nin blue`), channelId: "D1", threadTs };
+    await coordinator.startTask({ ...dm, surface: "dm" }, tell);
+    expect(writer.titles.get(threadTs)).toBe(`Draw: ${"🎨".repeat(96)}…`);
+  });
+});
+
 describe("a task thread's state", () => {
   it("asks the service before posting anything; the thread is starting until the service answers", async () => {
     let postedWhenAsked = -1;

@@ -47,6 +47,15 @@ describe("caps on what the service sends", () => {
     expect(capAnswer("short")).toBe("short");
   });
 
+  it("keeps the head of an answer of emoji whole, without half of one at the cap", () => {
+    // Found by fuzzing: the 60,000th character could be the first half of an emoji.
+    const kept = capAnswer(`:${"😀".repeat(MAX_ANSWER_CHARS)}`);
+    expect(
+      kept.startsWith(`:${"😀".repeat(MAX_ANSWER_CHARS / 2 - 1)}\n\n_The answer is longer`),
+    ).toBe(true);
+    expect(kept.isWellFormed()).toBe(true);
+  });
+
   it("uploads at most 20 files of a run and lists the others", () => {
     const files = Array.from({ length: 25 }, (_, i) => ({
       file_id: `f${i}`,

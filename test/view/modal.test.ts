@@ -26,6 +26,14 @@ describe("the New task modal", () => {
     const view = renderNewTaskModal({ prompt, choices: { models: [], agents: [] } });
     expect(validateView(view)).toBeUndefined();
   });
+
+  it("cuts a long quoted message of emoji between two emoji, never inside one", () => {
+    // Found by fuzzing: "> " and 1,497 emoji put the cut after the first half of one.
+    const prompt = quotePrompt("😀".repeat(2000));
+    expect(prompt.length).toBeLessThanOrEqual(3000);
+    expect(prompt.isWellFormed()).toBe(true);
+    expect(prompt).toMatch(/^> (😀)+…\n\n$/);
+  });
 });
 
 describe("the local Slack's view rules", () => {

@@ -16,6 +16,7 @@ import {
   mrkdwnText,
   type RunState,
   type RunView,
+  renderContinued,
   renderPrompt,
   renderRun,
   STOP_ACTION_ID,
@@ -627,5 +628,22 @@ describe("USAGE", () => {
     expect(USAGE).toContain("/task");
     expect(USAGE).toContain("thread");
     expect(USAGE).toContain("*Stop*");
+  });
+});
+
+describe("renderContinued: a follow-up from the Continue form, in its thread", () => {
+  it("says who continued, quotes what they asked, and names the files", () => {
+    const p = renderContinued("U024BE7LH", "Make it blue\n<!channel> too", ["a&b.png"]);
+    expect(p.text).toBe(
+      "<@U024BE7LH> continued the task:\n> Make it blue\n> &lt;!channel&gt; too\n:paperclip: a&amp;b.png",
+    );
+    expect(p.blocks).toEqual([{ type: "section", text: { type: "mrkdwn", text: p.text } }]);
+  });
+
+  it("cuts a long follow-up to a section's 3,000 characters with …, never inside an emoji", () => {
+    // Found by fuzzing: the 3,000th character could be the first half of an emoji.
+    const p = renderContinued("U024BE7LH", `:${"😀".repeat(2000)}`, []);
+    expect(p.text).toBe(`<@U024BE7LH> continued the task:\n> :${"😀".repeat(1481)}…`);
+    expect(p.text.isWellFormed()).toBe(true);
   });
 });

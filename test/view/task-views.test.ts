@@ -40,6 +40,34 @@ describe("task views within Slack's limits", () => {
     expect(JSON.stringify(view)).toContain("task_view_page_previous");
   });
 
+  it("names any role the service sends as it is, even one that is a JavaScript property name", () => {
+    // Found by fuzzing: ROLE["constructor"] was Object's constructor, shown as its source text.
+    const roles = ["__proto__", "constructor", "toString", "hasOwnProperty"];
+    const messages = roles.map((role) => ({ role, content: "hi", created_at: null }));
+    const view = renderHistoryView({ ...state, kind: "history" }, messages, {
+      page: 1,
+      hasNext: false,
+    });
+    expect(validateView(view)).toBeUndefined();
+    const shown = JSON.stringify(view);
+    for (const role of roles) expect(shown).toContain(`*${role}*`);
+    expect(shown).not.toMatch(/\[object |\[native code\]|function /);
+  });
+
+  it("shows a message's time to the minute, and a time that is no date without half an emoji", () => {
+    // Found by fuzzing: the 16 characters of a date could end in the first half of an emoji.
+    const at = (created_at: string) => ({ role: "user", content: "hi", created_at });
+    const view = renderHistoryView(
+      { ...state, kind: "history" },
+      [at("2026-11-23T04:05:06Z"), at("today, 😀😀😀😀😀")],
+      { page: 1, hasNext: false },
+    );
+    const shown = JSON.stringify(view);
+    expect(shown).toContain("*You asked* · 2026-11-23 04:05");
+    expect(shown).toContain('*You asked* · today, 😀😀😀😀"');
+    expect(shown.isWellFormed()).toBe(true);
+  });
+
   it("keeps its paging state within private_metadata and reads back only what it wrote", () => {
     const encoded = encodeViewState({ ...state, page: 7, status: true });
     expect(encoded.length).toBeLessThan(3000);

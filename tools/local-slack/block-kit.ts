@@ -318,3 +318,21 @@ export function validateChunks(chunks: unknown, codes: LimitErrorCodes): Problem
   }
   return undefined;
 }
+
+/**
+ * Validates the text arguments of chat.startStream / appendStream / stopStream: `markdown_text`
+ * (at most 12,000 characters) and `chunks`. Exported for tests of what the app streams.
+ */
+export function validateStreamContent(
+  args: SlackArgs,
+  codes: LimitErrorCodes = DEFAULT_ERROR_CODES,
+): Problem | undefined {
+  const markdownText = str(args.markdown_text);
+  if (markdownText !== undefined && markdownText.length > SLACK_LIMITS.markdownTextMax) {
+    return {
+      error: "msg_too_long",
+      message: `markdown_text is ${markdownText.length} characters; at most ${SLACK_LIMITS.markdownTextMax} allowed`,
+    };
+  }
+  return validateChunks(args.chunks, codes);
+}

@@ -1,29 +1,13 @@
 // chat.startStream, chat.appendStream, chat.stopStream: Slack's native streamed messages, including
 // the recipient rules outside DMs and streams that Slack ends (expiry, the stop control).
-import { validateBlocks, validateChunks } from "../block-kit.ts";
+import { validateBlocks, validateStreamContent } from "../block-kit.ts";
 import { ApiFailure, check, invalid } from "../errors.ts";
-import type { LimitErrorCodes } from "../limits.ts";
-import { SLACK_LIMITS } from "../limits.ts";
 import type { StoredMessage, Workspace } from "../state.ts";
 import type { SlackArgs } from "../types.ts";
 import { clone, isRecord, nonEmpty, str } from "../util.ts";
 import type { MethodContext, MethodFamily } from "./registry.ts";
 
 const CHAT_WRITE = ["chat:write"];
-
-function validateStreamText(
-  markdownText: string | undefined,
-  chunks: unknown,
-  codes: LimitErrorCodes,
-): void {
-  if (markdownText !== undefined && markdownText.length > SLACK_LIMITS.markdownTextMax) {
-    throw invalid({
-      error: "msg_too_long",
-      message: `markdown_text is ${markdownText.length} characters; at most ${SLACK_LIMITS.markdownTextMax} allowed`,
-    });
-  }
-  check(validateChunks(chunks, codes));
-}
 
 /** The bot's message that is still streaming, or the error Slack gives once the stream ended. */
 function streaming(state: Workspace, channel: string, ts: unknown): StoredMessage {
@@ -76,7 +60,7 @@ function startStream(args: SlackArgs, { state, codes }: MethodContext): Record<s
     }
   }
   const markdownText = str(args.markdown_text);
-  validateStreamText(markdownText, args.chunks, codes);
+  check(validateStreamContent(args, codes));
   const message = state.storeBotMessage(channel, "");
   message.thread_ts = threadTs;
   message.streaming_state = "in_progress";
@@ -92,7 +76,7 @@ function appendStream(args: SlackArgs, { state, codes }: MethodContext): Record<
   if (markdownText === undefined && !Array.isArray(args.chunks)) {
     throw invalid({ error: "no_text", message: "markdown_text or chunks is required" });
   }
-  validateStreamText(markdownText, args.chunks, codes);
+  check(validateStreamContent(args, codes));
   applyChunks(message, markdownText, args.chunks);
   return { channel, ts: message.ts };
 }
@@ -101,7 +85,7 @@ function stopStream(args: SlackArgs, { state, codes }: MethodContext): Record<st
   const channel = state.channel(args.channel);
   const message = streaming(state, channel, args.ts);
   const markdownText = str(args.markdown_text);
-  validateStreamText(markdownText, args.chunks, codes);
+  check(validateStreamContent(args, codes));
   if (args.blocks !== undefined) check(validateBlocks(args.blocks, "/blocks", codes));
   applyChunks(message, markdownText, args.chunks);
   if (Array.isArray(args.blocks)) message.blocks = clone(args.blocks);
