@@ -29,6 +29,7 @@ import { fileOrigins, slackFileSource } from "./slack/file-source.ts";
 import { HomeTab } from "./slack/home-tab.ts";
 import { webClientWriter } from "./slack/web-writer.ts";
 import { createRedisStore } from "./store/redis.ts";
+import { runIndexTtlMs } from "./store/run-index.ts";
 import { createSqliteStore, defaultSqlitePath } from "./store/sqlite.ts";
 import type { ThreadStore } from "./store/types.ts";
 import { createOutbound, type Outbound } from "./util/proxy.ts";
@@ -188,9 +189,14 @@ function openStore(config: Config, logger: Logger, metrics: PrometheusMetrics): 
     metrics.storeError();
     logger.error({ err }, "store error");
   };
+  // An unfinished run nobody wrote for its maximum run time and a day is no longer listed.
+  const options = {
+    namespace: config.storeNamespace,
+    runTtlMs: runIndexTtlMs(config.service.maxRunS * 1000),
+  };
   return config.redisUrl
-    ? createRedisStore(config.redisUrl, reportStore, config.storeNamespace)
-    : createSqliteStore(defaultSqlitePath(config.dataDir), reportStore, config.storeNamespace);
+    ? createRedisStore(config.redisUrl, reportStore, options)
+    : createSqliteStore(defaultSqlitePath(config.dataDir), reportStore, options);
 }
 
 /** The Slack rate budget: in Redis beside the store when there is one, in memory otherwise. */

@@ -3,19 +3,31 @@ import { once } from "node:events";
 import { setTimeout as delay } from "node:timers/promises";
 import KeyvRedis, { createClient } from "@keyv/redis";
 import { Keyv } from "keyv";
-import { DEFAULT_NAMESPACE, KeyvThreadStore, type Primitives } from "./keyv-store.ts";
+import {
+  DEFAULT_NAMESPACE,
+  KeyvThreadStore,
+  type Primitives,
+  type StoreOptions,
+} from "./keyv-store.ts";
 import type { ThreadRecord, ThreadStore } from "./types.ts";
 
 // Compare-and-set scripts: a lease is only renewed or released by the instance that holds it.
 const RENEW_IF_HOLDS = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) else return 0 end`;
 const DELETE_IF_HOLDS = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) else return 0 end`;
+// The same for fields of the run index: an entry (and fields that go with it) is removed only
+// if nobody rewrote it since it was read.
+const HDEL_IF_SAME = `if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then return redis.call('HDEL', KEYS[1], ARGV[1], unpack(ARGV, 3)) else return 0 end`;
 
-/** Shared state for several instances: Redis through @keyv/redis. */
+/**
+ * Shared state for several instances: Redis through @keyv/redis. It connects on first use
+ * and reconnects by itself.
+ */
 export function createRedisStore(
   url: string,
   report: (err: unknown) => void = () => {},
-  namespace = DEFAULT_NAMESPACE,
+  options: StoreOptions = {},
 ): ThreadStore {
+  const namespace = options.namespace ?? DEFAULT_NAMESPACE;
   const client = newClient(url);
   client.on("error", report);
   const adapter = new KeyvRedis<ThreadRecord>(client, {
@@ -31,7 +43,8 @@ export function createRedisStore(
   });
   keyv.on("error", report);
   const redis = new ReadyClient(client, report);
-  return new KeyvThreadStore(keyv, redisPrimitives(redis, `${namespace}:runs`), namespace);
+  const primitives = redisPrimitives(redis, `${namespace}:runs`);
+  return new KeyvThreadStore(keyv, primitives, { ...options, namespace });
 }
 
 /** Fails fast while Redis is unreachable (no offline queue), reconnects in the background. */
@@ -123,10 +136,16 @@ function redisPrimitives(redis: ReadyClient, runsHash: string): Primitives {
     deleteEntry: async (k) => {
       await (await connected()).hDel(runsHash, k);
     },
+    deleteEntryIfSame: async (k, v, also) =>
+      Number(
+        await (
+          await connected()
+        ).eval(HDEL_IF_SAME, { keys: [runsHash], arguments: [k, v, ...also] }),
+      ) > 0,
     entries: async (prefix) =>
-      Object.entries(await (await connected()).hGetAll(runsHash))
-        .filter(([k]) => k.startsWith(prefix))
-        .map(([, v]) => v),
+      Object.entries(await (await connected()).hGetAll(runsHash)).filter(([k]) =>
+        k.startsWith(prefix),
+      ),
     ping: async () => (await (await connected()).ping()) === "PONG",
     close: () => redis.close(),
   };
