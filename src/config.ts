@@ -159,6 +159,7 @@ const slackShape = {
   REDIS_URL: optionalString.refine((v) => v === undefined || /^rediss?:\/\//.test(v), {
     message: "must be a redis:// or rediss:// URL",
   }),
+  REDIS_CONNECT_TIMEOUT_MS: intFrom(100, 600_000, 10_000),
   DATA_DIR: optionalString,
   INSTANCE_ID: optionalString,
   STORE_NAMESPACE: z
@@ -278,6 +279,8 @@ export interface Config {
   readonly settingsAnyone: boolean;
   readonly proxy: ProxyConfig;
   readonly redisUrl: string | undefined;
+  /** Start-up gives up when Redis has not answered within this long. */
+  readonly redisConnectTimeoutMs: number;
   readonly dataDir: string;
   /** This instance's name as the holder of run leases (unique per process). */
   readonly instanceId: string | undefined;
@@ -354,6 +357,7 @@ export function parseConfig(env: Env): Config {
       noProxy: v.no_proxy ?? v.NO_PROXY,
     },
     redisUrl: v.REDIS_URL,
+    redisConnectTimeoutMs: v.REDIS_CONNECT_TIMEOUT_MS,
     dataDir: v.DATA_DIR ?? "data",
     instanceId: v.INSTANCE_ID,
     storeNamespace: v.STORE_NAMESPACE,

@@ -65,6 +65,16 @@ describe("configuration", () => {
     );
   });
 
+  it("waits 10 s for Redis at start-up unless REDIS_CONNECT_TIMEOUT_MS says otherwise", () => {
+    expect(parseConfig(base).redisConnectTimeoutMs).toBe(10_000);
+    expect(parseConfig({ ...base, REDIS_CONNECT_TIMEOUT_MS: "2500" }).redisConnectTimeoutMs).toBe(
+      2500,
+    );
+    expect(problemsOf({ ...base, REDIS_CONNECT_TIMEOUT_MS: "0" })).toEqual([
+      "REDIS_CONNECT_TIMEOUT_MS must be a whole number from 100 to 600000",
+    ]);
+  });
+
   it("parses the service settings alone for tools that only talk to the service", () => {
     expect(
       parseServiceConfig({ TASK_API_URL: "http://127.0.0.1:8787", TASK_API_KEY: "k" }).pollTimeoutS,
