@@ -34,6 +34,21 @@ describe("first contact", () => {
     expect(nodeVersionProblem("22.9.0", ">=22.18")).toContain("22.18");
   });
 
+  it("refuses a plain http:// service URL on another machine before connecting anywhere", async () => {
+    const { code, out } = await start({
+      TASK_API_URL: "http://tasks.example.com",
+      TASK_API_KEY: "he-startup-test-key",
+      SLACK_BOT_TOKEN: TOKEN,
+      SLACK_SIGNING_SECRET: "startup-signing-secret",
+    });
+    expect(code).toBe(1);
+    expect(out).toContain("Invalid configuration (1 problem):");
+    expect(out).toContain(
+      "TASK_API_URL uses plain http:// to tasks.example.com, so the service API key and your prompts would cross the network unencrypted: use https://, or set ALLOW_INSECURE_HTTP=true",
+    );
+    expect(out).not.toContain(TOKEN);
+  }, 30_000);
+
   describe("when Slack cannot be reached at start-up", () => {
     let slack: Server;
     let slackUrl: string;
