@@ -1,5 +1,8 @@
 import { spawn } from "node:child_process";
 import { once } from "node:events";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { createServer, type Server } from "node:http";
 import { type AddressInfo, createServer as createTcpServer, type Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -159,6 +162,47 @@ describe("first contact", () => {
       expect(line).toContain("it accepted the connection but never answered");
       expect(out).not.toContain(REDIS_PASSWORD);
       expect(out).not.toMatch(/\n\s+at /); // no stack trace
+    }, 30_000);
+  });
+
+  describe("on a fatal error", () => {
+    let slack: LocalSlack;
+    let busy: ReturnType<typeof createTcpServer>;
+    const dataDir = mkdtempSync(join(tmpdir(), "taskbot-fatal-"));
+    beforeAll(async () => {
+      slack = await startLocalSlack({ teamId: "T0FATAL" });
+      busy = createTcpServer();
+      busy.listen(0, "127.0.0.1");
+      await once(busy, "listening");
+    });
+    afterAll(async () => {
+      busy.close();
+      await slack.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    });
+
+    it("writes the fatal log line before it exits: a PORT already in use", async () => {
+      const port = (busy.address() as AddressInfo).port;
+      const { code, out } = await start({
+        TASK_API_URL: "http://127.0.0.1:9",
+        TASK_API_KEY: "he-startup-test-key",
+        SLACK_BOT_TOKEN: slack.botToken,
+        SLACK_SIGNING_SECRET: "startup-signing-secret",
+        SLACK_API_URL: slack.apiUrl,
+        PORT: String(port),
+        DATA_DIR: dataDir,
+        LOG_LEVEL: "debug", // plenty of lines before it, still being written
+      });
+      expect(code).toBe(1);
+      const fatal = out
+        .split("\n")
+        .filter((l) => l.startsWith("{"))
+        .map((l) => JSON.parse(l) as { level: number; msg: string; err?: { message?: string } })
+        .filter((l) => l.level === 60);
+      expect(fatal).toHaveLength(1);
+      expect(fatal[0]?.msg).toBe("could not start");
+      expect(fatal[0]?.err?.message).toContain("EADDRINUSE");
+      expect(out).not.toContain(slack.botToken);
     }, 30_000);
   });
 });
