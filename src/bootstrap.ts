@@ -28,9 +28,11 @@ import { slackChannelDirectory } from "./slack/channel-directory.ts";
 import { fileOrigins, slackFileSource } from "./slack/file-source.ts";
 import { HomeTab } from "./slack/home-tab.ts";
 import { webClientWriter } from "./slack/web-writer.ts";
-import { createRedisStore } from "./store/redis.ts";
+import { openRedisStore, RedisUnreachableError, redisUnreachable } from "./store/redis.ts";
+import { runIndexTtlMs } from "./store/run-index.ts";
 import { createSqliteStore, defaultSqlitePath } from "./store/sqlite.ts";
 import type { ThreadStore } from "./store/types.ts";
+import { withDeadline } from "./util/deadline.ts";
 import { createOutbound, type Outbound } from "./util/proxy.ts";
 
 export interface Running {
@@ -59,7 +61,12 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
   const instanceId =
     config.instanceId ?? `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
   const metrics = createPrometheusMetrics({ activeRuns: () => relay.activeRuns });
-  const store = openStore(config, logger, metrics);
+  const { store, scheduler } = await openShared(config, logger, metrics).catch(
+    async (err: unknown) => {
+      await outbound.close();
+      throw err;
+    },
+  );
   const service = createTaskServiceClient({
     baseUrl: config.service.baseUrl,
     apiKey: config.service.apiKey,
@@ -70,7 +77,6 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
       ? { controlDispatcher: outbound.serviceControlDispatcher }
       : {}),
   });
-  const scheduler = await openScheduler(config, logger, metrics);
   const started = Date.now();
   const slack = createSlackApp({
     config,
@@ -182,15 +188,61 @@ function openCoordinator(
   return { coordinator, home };
 }
 
+/**
+ * The store and the Slack rate budget, once Redis (when configured) has answered: a URL
+ * pointing nowhere fails start-up within REDIS_CONNECT_TIMEOUT_MS instead of hanging.
+ */
+async function openShared(
+  config: Config,
+  logger: Logger,
+  metrics: PrometheusMetrics,
+): Promise<{ store: ThreadStore; scheduler: SlackScheduler }> {
+  const store = await openStore(config, logger, metrics).catch((err: unknown) => {
+    throw err instanceof RedisUnreachableError ? new StartupError(err.message) : err;
+  });
+  try {
+    // The scheduler connects a client of its own: Redis answered the store just now, but the
+    // wait is bounded all the same.
+    const scheduler = await withDeadline(
+      openScheduler(config, logger, metrics),
+      config.redisConnectTimeoutMs,
+      () =>
+        new StartupError(
+          redisUnreachable(
+            config.redisUrl ?? "",
+            config.redisConnectTimeoutMs,
+            "no answer for the Slack rate budget",
+          ),
+        ),
+    );
+    return { store, scheduler };
+  } catch (err) {
+    await store.close().catch(() => undefined);
+    throw err;
+  }
+}
+
 /** Redis when configured (shared by every instance), SQLite on disk otherwise. */
-function openStore(config: Config, logger: Logger, metrics: PrometheusMetrics): ThreadStore {
+function openStore(
+  config: Config,
+  logger: Logger,
+  metrics: PrometheusMetrics,
+): Promise<ThreadStore> {
   const reportStore = (err: unknown) => {
     metrics.storeError();
     logger.error({ err }, "store error");
   };
+  // An unfinished run nobody wrote for its maximum run time and a day is no longer listed.
+  const options = {
+    namespace: config.storeNamespace,
+    runTtlMs: runIndexTtlMs(config.service.maxRunS * 1000),
+  };
   return config.redisUrl
-    ? createRedisStore(config.redisUrl, reportStore, config.storeNamespace)
-    : createSqliteStore(defaultSqlitePath(config.dataDir), reportStore, config.storeNamespace);
+    ? openRedisStore(config.redisUrl, reportStore, {
+        ...options,
+        connectTimeoutMs: config.redisConnectTimeoutMs,
+      })
+    : Promise.resolve(createSqliteStore(defaultSqlitePath(config.dataDir), reportStore, options));
 }
 
 /** The Slack rate budget: in Redis beside the store when there is one, in memory otherwise. */

@@ -3,6 +3,7 @@
  * Logic receives the parsed `Config` object; nothing else reads `process.env`.
  */
 import { z } from "zod";
+import { plainHttpProblems, urlPassword } from "./util/urls.ts";
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 
@@ -33,6 +34,22 @@ const httpUrl = z
   .refine((v) => /^https?:\/\//i.test(v) && URL.canParse(v), {
     message: "must be an http(s) URL",
   });
+
+/**
+ * Plain http:// to another machine is refused unless ALLOW_INSECURE_HTTP says so. Proxies are
+ * not checked: an http:// proxy is the norm, and https:// traffic crosses it encrypted.
+ */
+type UrlSettings = { TASK_API_URL: string; SLACK_API_URL?: string | undefined };
+const insecureUrls = (v: UrlSettings & { ALLOW_INSECURE_HTTP: boolean }): string[] =>
+  v.ALLOW_INSECURE_HTTP
+    ? []
+    : plainHttpProblems(
+        {
+          TASK_API_URL: [v.TASK_API_URL, "the service API key and your prompts"],
+          SLACK_API_URL: [v.SLACK_API_URL, "the Slack bot token"],
+        },
+        "ALLOW_INSECURE_HTTP=true",
+      );
 
 /** true/false (also 1/0, yes/no, on/off); unset is false. */
 const flag = z
@@ -76,6 +93,8 @@ const serviceShape = {
   TASK_ALLOW_EXTERNAL: flag,
   TASK_RATE_USER_PER_MIN: intFrom(0, 1000, 10),
   TASK_RATE_CHANNEL_PER_MIN: intFrom(0, 10_000, 60),
+  /** Lets TASK_API_URL and SLACK_API_URL use plain http:// to hosts other than this one. */
+  ALLOW_INSECURE_HTTP: flag,
 };
 
 /**
@@ -159,6 +178,7 @@ const slackShape = {
   REDIS_URL: optionalString.refine((v) => v === undefined || /^rediss?:\/\//.test(v), {
     message: "must be a redis:// or rediss:// URL",
   }),
+  REDIS_CONNECT_TIMEOUT_MS: intFrom(100, 600_000, 10_000),
   DATA_DIR: optionalString,
   INSTANCE_ID: optionalString,
   STORE_NAMESPACE: z
@@ -278,6 +298,8 @@ export interface Config {
   readonly settingsAnyone: boolean;
   readonly proxy: ProxyConfig;
   readonly redisUrl: string | undefined;
+  /** Start-up gives up when Redis has not answered within this long. */
+  readonly redisConnectTimeoutMs: number;
   readonly dataDir: string;
   /** This instance's name as the holder of run leases (unique per process). */
   readonly instanceId: string | undefined;
@@ -295,6 +317,12 @@ export interface Config {
 
 export function parseServiceConfig(env: Env): ServiceConfig {
   const v = parseWith(serviceShape, env);
+  const insecure = insecureUrls(v);
+  if (insecure.length > 0) throw new ConfigError(insecure);
+  return serviceFrom(v);
+}
+
+function serviceFrom(v: z.infer<z.ZodObject<typeof serviceShape>>): ServiceConfig {
   return {
     baseUrl: v.TASK_API_URL,
     apiKey: v.TASK_API_KEY,
@@ -323,19 +351,10 @@ export function parseConfig(env: Env): Config {
       "SLACK_SIGNING_SECRET is required in HTTP mode (or set SLACK_APP_TOKEN to use Socket Mode)",
     );
   }
+  if (v) problems.push(...insecureUrls(v));
   if (problems.length > 0 || !v) throw new ConfigError(problems);
   return {
-    service: {
-      baseUrl: v.TASK_API_URL,
-      apiKey: v.TASK_API_KEY,
-      pollTimeoutS: v.TASK_POLL_TIMEOUT_S,
-      streamIdleTimeoutS: v.TASK_STREAM_IDLE_TIMEOUT_S,
-      maxRunS: v.TASK_MAX_RUN_S,
-      rateUserPerMin: v.TASK_RATE_USER_PER_MIN,
-      rateChannelPerMin: v.TASK_RATE_CHANNEL_PER_MIN,
-      allowGuests: v.TASK_ALLOW_GUESTS,
-      allowExternal: v.TASK_ALLOW_EXTERNAL,
-    },
+    service: serviceFrom(v),
     slack: {
       botToken: v.SLACK_BOT_TOKEN,
       signingSecret: v.SLACK_SIGNING_SECRET,
@@ -354,6 +373,7 @@ export function parseConfig(env: Env): Config {
       noProxy: v.no_proxy ?? v.NO_PROXY,
     },
     redisUrl: v.REDIS_URL,
+    redisConnectTimeoutMs: v.REDIS_CONNECT_TIMEOUT_MS,
     dataDir: v.DATA_DIR ?? "data",
     instanceId: v.INSTANCE_ID,
     storeNamespace: v.STORE_NAMESPACE,
@@ -372,27 +392,9 @@ export function secretsOf(config: Partial<Config>): string[] {
     config.slack?.botToken,
     config.slack?.signingSecret,
     config.slack?.appToken,
-    config.redisUrl ? passwordOf(config.redisUrl) : undefined,
+    config.redisUrl ? urlPassword(config.redisUrl) : undefined,
     ...[config.proxy?.httpProxy, config.proxy?.httpsProxy].flatMap((url) =>
-      url ? [passwordOf(url), rawPasswordOf(url)] : [],
+      url ? [urlPassword(url), urlPassword(url, { raw: true })] : [],
     ),
   ].filter((s): s is string => typeof s === "string" && s.length >= 4);
-}
-
-/** A URL's password as written in it (percent-encoded), as it would appear if the URL were printed. */
-function rawPasswordOf(url: string): string | undefined {
-  try {
-    return new URL(url).password || undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-function passwordOf(url: string): string | undefined {
-  try {
-    const p = new URL(url).password;
-    return p ? decodeURIComponent(p) : undefined;
-  } catch {
-    return undefined;
-  }
 }

@@ -74,6 +74,23 @@ export function createLogger(options: LoggerOptions = {}): Logger {
       hooks: { streamWrite: scrub },
       serializers: { err: pino.stdSerializers.err },
     },
-    options.destination ?? pino.destination({ fd: 1, sync: false }),
+    options.destination ?? stdoutDestination(),
   );
+}
+
+/** The app's usual output: stdout, written asynchronously (logging never blocks the app). */
+export function stdoutDestination() {
+  return pino.destination({ fd: 1, sync: false });
+}
+
+/**
+ * A logger whose lines are written before each call returns (a blocking write to `fd`,
+ * stdout by default), with the same redaction: for the last line before the process exits.
+ * pino.final is gone since pino 7; the app's own logger writes asynchronously, and neither
+ * `fatal`'s flushSync nor `logger.flush()` waits for a write already under way, which
+ * `process.exit` can cut short.
+ */
+export function createFinalLogger(options: Omit<LoggerOptions, "destination"> & { fd?: number }) {
+  const { fd, ...rest } = options;
+  return createLogger({ ...rest, destination: pino.destination({ fd: fd ?? 1, sync: true }) });
 }

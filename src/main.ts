@@ -2,7 +2,7 @@
 
 import { StartupError, startApp } from "./bootstrap.ts";
 import { ConfigError, parseConfig, SHUTDOWN_DEADLINE_MS, secretsOf } from "./config.ts";
-import { createLogger } from "./log.ts";
+import { createFinalLogger, createLogger, stdoutDestination } from "./log.ts";
 
 let config: ReturnType<typeof parseConfig>;
 try {
@@ -15,16 +15,28 @@ try {
   throw err;
 }
 
-const logger = createLogger({ level: config.logLevel, secrets: secretsOf(config) });
+const logOptions = { level: config.logLevel, secrets: secretsOf(config) };
+const output = stdoutDestination();
+const logger = createLogger({ ...logOptions, destination: output });
+
+/** The fatal line, written before the process ends (synchronously), then exit 1. */
+function exitWithFatal(err: unknown, msg: string): never {
+  try {
+    output.flushSync(); // the lines still waiting go first
+  } catch {
+    // none, or stdout is gone
+  }
+  try {
+    createFinalLogger(logOptions).fatal({ err }, msg);
+  } finally {
+    process.exit(1); // even when stdout is gone (EPIPE)
+  }
+}
 
 process.on("unhandledRejection", (reason) => {
   logger.error({ err: reason }, "unhandled promise rejection (kept running)");
 });
-process.on("uncaughtException", (err) => {
-  logger.fatal({ err }, "uncaught exception");
-  logger.flush();
-  process.exit(1);
-});
+process.on("uncaughtException", (err) => exitWithFatal(err, "uncaught exception"));
 
 const running = await startApp(config, logger).catch((err: unknown) => {
   if (err instanceof StartupError) {
@@ -33,9 +45,7 @@ const running = await startApp(config, logger).catch((err: unknown) => {
     logger.flush();
     process.exit(1);
   }
-  logger.fatal({ err }, "could not start");
-  logger.flush();
-  process.exit(1);
+  exitWithFatal(err, "could not start");
 });
 
 let stopping = false;

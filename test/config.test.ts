@@ -65,6 +65,79 @@ describe("configuration", () => {
     );
   });
 
+  it("waits 10 s for Redis at start-up unless REDIS_CONNECT_TIMEOUT_MS says otherwise", () => {
+    expect(parseConfig(base).redisConnectTimeoutMs).toBe(10_000);
+    expect(parseConfig({ ...base, REDIS_CONNECT_TIMEOUT_MS: "2500" }).redisConnectTimeoutMs).toBe(
+      2500,
+    );
+    expect(problemsOf({ ...base, REDIS_CONNECT_TIMEOUT_MS: "0" })).toEqual([
+      "REDIS_CONNECT_TIMEOUT_MS must be a whole number from 100 to 600000",
+    ]);
+  });
+
+  describe("plain http:// (refused beyond this machine unless ALLOW_INSECURE_HTTP=true)", () => {
+    it.each([
+      ["TASK_API_URL", "http://tasks.example.com", "tasks.example.com", "the service API key"],
+      ["SLACK_API_URL", "http://slack.internal:8080/api/", "slack.internal", "the Slack bot token"],
+      ["TASK_API_URL", "HTTP://10.0.0.7:8787", "10.0.0.7", "the service API key"],
+      // Names that only look local.
+      ["TASK_API_URL", "http://localhost.example.com", "localhost.example.com", "API key"],
+      ["TASK_API_URL", "http://127.0.0.1.nip.io", "127.0.0.1.nip.io", "API key"],
+      ["SLACK_API_URL", "http://0.0.0.0:3000/api/", "0.0.0.0", "bot token"],
+    ])("refuses %s=%s, saying why and what to do", (name, url, host, carries) => {
+      const problems = problemsOf({ ...base, [name]: url });
+      expect(problems).toHaveLength(1);
+      expect(problems[0]).toMatch(
+        new RegExp(`^${name} uses plain http:// to ${host.replace(/\./g, "\\.")}`),
+      );
+      expect(problems[0]).toContain(carries);
+      expect(problems[0]).toContain("use https://, or set ALLOW_INSECURE_HTTP=true");
+      // The service-only parser holds the service URL to the same rule.
+      if (name === "TASK_API_URL") {
+        expect(() => parseServiceConfig({ TASK_API_URL: url, TASK_API_KEY: "k" })).toThrow(
+          /TASK_API_URL uses plain http:\/\//,
+        );
+      }
+    });
+
+    it.each([
+      "http://localhost:8787",
+      "http://LOCALHOST:8787/",
+      "http://127.0.0.1:8787",
+      "http://127.255.3.9",
+      "http://127.1:8787", // 127.0.0.1, as URLs read it
+      "http://[::1]:8787",
+      "http://[0:0:0:0:0:0:0:1]:8787",
+      "http://user@127.0.0.1:8787",
+      "https://tasks.example.com",
+    ])("accepts %s", (url) => {
+      expect(parseConfig({ ...base, TASK_API_URL: url, SLACK_API_URL: url }).service.baseUrl).toBe(
+        url.replace(/\/+$/, ""),
+      );
+    });
+
+    it("accepts http:// anywhere with ALLOW_INSECURE_HTTP=true, and only true or false", () => {
+      const env = {
+        ...base,
+        TASK_API_URL: "http://simulator:8787",
+        SLACK_API_URL: "http://slack.invalid:3000/api/",
+      };
+      expect(problemsOf(env)).toHaveLength(2);
+      const c = parseConfig({ ...env, ALLOW_INSECURE_HTTP: "true" });
+      expect(c.service.baseUrl).toBe("http://simulator:8787");
+      expect(c.slack.apiUrl).toBe("http://slack.invalid:3000/api/");
+      expect(problemsOf({ ...env, ALLOW_INSECURE_HTTP: "false" })).toHaveLength(2);
+      expect(problemsOf({ ...base, ALLOW_INSECURE_HTTP: "maybe" })).toEqual([
+        "ALLOW_INSECURE_HTTP must be true or false",
+      ]);
+    });
+
+    it("leaves http:// proxies alone: https:// traffic crosses them encrypted", () => {
+      const c = parseConfig({ ...base, HTTPS_PROXY: "http://proxy.corp.example:3128" });
+      expect(c.proxy.httpsProxy).toBe("http://proxy.corp.example:3128");
+    });
+  });
+
   it("parses the service settings alone for tools that only talk to the service", () => {
     expect(
       parseServiceConfig({ TASK_API_URL: "http://127.0.0.1:8787", TASK_API_KEY: "k" }).pollTimeoutS,

@@ -1,6 +1,9 @@
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { createLogger } from "../src/log.ts";
+import { createFinalLogger, createLogger } from "../src/log.ts";
 
 function capture() {
   const lines: string[] = [];
@@ -37,5 +40,24 @@ describe("logging", () => {
       expect(all).not.toContain(secret);
     }
     expect(all).toContain("[REDACTED]");
+  });
+
+  it("writes the last line before the call returns, scrubbed like every other", () => {
+    const dir = mkdtempSync(join(tmpdir(), "taskbot-log-"));
+    const path = join(dir, "out.log");
+    const fd = openSync(path, "a");
+    try {
+      const secret = "he-FinalLineSecret42";
+      const final = createFinalLogger({ level: "info", secrets: [secret], fd });
+      final.fatal({ err: new Error(`boom with ${secret}`) }, "uncaught exception");
+      // No tick has passed: an asynchronous destination would not have written it yet.
+      const written = readFileSync(path, "utf8");
+      const line = JSON.parse(written.trim()) as { level: number; msg: string; err: object };
+      expect(line).toMatchObject({ level: 60, msg: "uncaught exception" });
+      expect(written).not.toContain(secret);
+    } finally {
+      closeSync(fd);
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -1,9 +1,13 @@
 import { spawn } from "node:child_process";
 import { once } from "node:events";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import { type AddressInfo, createServer as createTcpServer, type Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { nodeVersionProblem, requiredVersion } from "../scripts/check-node.js";
+import { type LocalSlack, startLocalSlack } from "../tools/local-slack/index.ts";
 import { freePort } from "./support/cluster.ts";
 
 const TOKEN = "xoxb-startup-test-1234567890-secret";
@@ -32,6 +36,21 @@ describe("first contact", () => {
     expect(nodeVersionProblem("24.1.0", ">=22.18")).toBeUndefined();
     expect(nodeVersionProblem("22.9.0", ">=22.18")).toContain("22.18");
   });
+
+  it("refuses a plain http:// service URL on another machine before connecting anywhere", async () => {
+    const { code, out } = await start({
+      TASK_API_URL: "http://tasks.example.com",
+      TASK_API_KEY: "he-startup-test-key",
+      SLACK_BOT_TOKEN: TOKEN,
+      SLACK_SIGNING_SECRET: "startup-signing-secret",
+    });
+    expect(code).toBe(1);
+    expect(out).toContain("Invalid configuration (1 problem):");
+    expect(out).toContain(
+      "TASK_API_URL uses plain http:// to tasks.example.com, so the service API key and your prompts would cross the network unencrypted: use https://, or set ALLOW_INSECURE_HTTP=true",
+    );
+    expect(out).not.toContain(TOKEN);
+  }, 30_000);
 
   describe("when Slack cannot be reached at start-up", () => {
     let slack: Server;
@@ -80,5 +99,110 @@ describe("first contact", () => {
       expect(out).not.toContain(TOKEN);
       expect(out).not.toMatch(/\n\s+at /);
     }, 60_000);
+  });
+
+  describe("when Redis cannot be reached at start-up", () => {
+    const REDIS_PASSWORD = "redis-secret-in-the-url";
+    let slack: LocalSlack;
+    let silent: ReturnType<typeof createTcpServer>;
+    const sockets = new Set<Socket>();
+    const base = () => ({
+      TASK_API_URL: "http://127.0.0.1:9",
+      TASK_API_KEY: "he-startup-test-key",
+      SLACK_BOT_TOKEN: slack.botToken,
+      SLACK_SIGNING_SECRET: "startup-signing-secret",
+      SLACK_API_URL: slack.apiUrl,
+      REDIS_CONNECT_TIMEOUT_MS: "1500",
+    });
+
+    beforeAll(async () => {
+      slack = await startLocalSlack({ teamId: "T0STARTUP" });
+      // A server that accepts connections and never says a word (a wrong port, a firewall).
+      silent = createTcpServer((socket) => {
+        socket.resume();
+        sockets.add(socket);
+        socket.on("close", () => sockets.delete(socket));
+      });
+      silent.listen(0, "127.0.0.1");
+      await once(silent, "listening");
+    });
+    afterAll(async () => {
+      for (const socket of sockets) socket.destroy();
+      silent.close();
+      await slack.close();
+    });
+
+    it("says in one line that nothing answers at Redis' address, within REDIS_CONNECT_TIMEOUT_MS", async () => {
+      const closed = await freePort();
+      const started = performance.now();
+      const { code, out } = await start({
+        ...base(),
+        REDIS_URL: `redis://:${REDIS_PASSWORD}@127.0.0.1:${closed}`,
+        PORT: String(await freePort()),
+      });
+      expect(code).toBe(1);
+      expect(performance.now() - started).toBeLessThan(15_000);
+      const line = out.split("\n").find((l) => l.startsWith("Could not start:"));
+      expect(line).toContain(`Cannot connect to Redis at 127.0.0.1:${closed} within 1500 ms`);
+      expect(line).toContain("ECONNREFUSED");
+      expect(line).toContain("REDIS_URL");
+      expect(out).not.toContain(REDIS_PASSWORD);
+    }, 30_000);
+
+    it("gives up on a server that accepts the connection and never answers", async () => {
+      const port = (silent.address() as AddressInfo).port;
+      const { code, out } = await start({
+        ...base(),
+        REDIS_URL: `redis://default:${REDIS_PASSWORD}@127.0.0.1:${port}`,
+        PORT: String(await freePort()),
+      });
+      expect(code).toBe(1);
+      const line = out.split("\n").find((l) => l.startsWith("Could not start:"));
+      expect(line).toContain(`Cannot connect to Redis at 127.0.0.1:${port} within 1500 ms`);
+      expect(line).toContain("it accepted the connection but never answered");
+      expect(out).not.toContain(REDIS_PASSWORD);
+      expect(out).not.toMatch(/\n\s+at /); // no stack trace
+    }, 30_000);
+  });
+
+  describe("on a fatal error", () => {
+    let slack: LocalSlack;
+    let busy: ReturnType<typeof createTcpServer>;
+    const dataDir = mkdtempSync(join(tmpdir(), "taskbot-fatal-"));
+    beforeAll(async () => {
+      slack = await startLocalSlack({ teamId: "T0FATAL" });
+      busy = createTcpServer();
+      busy.listen(0, "127.0.0.1");
+      await once(busy, "listening");
+    });
+    afterAll(async () => {
+      busy.close();
+      await slack.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    });
+
+    it("writes the fatal log line before it exits: a PORT already in use", async () => {
+      const port = (busy.address() as AddressInfo).port;
+      const { code, out } = await start({
+        TASK_API_URL: "http://127.0.0.1:9",
+        TASK_API_KEY: "he-startup-test-key",
+        SLACK_BOT_TOKEN: slack.botToken,
+        SLACK_SIGNING_SECRET: "startup-signing-secret",
+        SLACK_API_URL: slack.apiUrl,
+        PORT: String(port),
+        DATA_DIR: dataDir,
+        LOG_LEVEL: "debug", // plenty of lines before it, still being written
+      });
+      expect(code).toBe(1);
+      const fatal = out
+        .split("\n")
+        .filter((l) => l.startsWith("{"))
+        .map((l) => JSON.parse(l) as { level: number; msg: string; err?: { message?: string } })
+        .filter((l) => l.level === 60);
+      expect(fatal).toHaveLength(1);
+      expect(fatal[0]?.msg).toBe("could not start");
+      expect(fatal[0]?.err?.message).toContain("EADDRINUSE");
+      expect(out).not.toContain(slack.botToken);
+    }, 30_000);
   });
 });

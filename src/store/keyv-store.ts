@@ -18,19 +18,10 @@ import {
   type ThreadStore,
 } from "./types.ts";
 
-/**
- * A stored run record whatever version wrote it: the previous one had no `kind` and marked a
- * task being created by a `pending:` prefix on its id.
- */
-export function readRunRecord(raw: string): RunRecord {
-  const stored = JSON.parse(raw) as Omit<RunRecord, "kind"> & { kind?: RunRecord["kind"] };
-  if (stored.kind === "creating" || stored.kind === "relaying") return stored as RunRecord;
-  return { ...stored, kind: stored.runId.startsWith("pending:") ? "creating" : "relaying" };
-}
+import { decodeRunEntry, DEFAULT_RUN_TTL_MS, encodeRunEntry } from "./run-index.ts";
 import { fromStored, type StoredThread } from "./thread-record.ts";
 
 const THREAD_TTL_MS = 90 * 24 * 3600 * 1000;
-const RUN_TTL_MS = 7 * 24 * 3600 * 1000;
 const LOCK_TTL_MS = 10_000;
 /** Default key prefix; several bots (or test suites) can share one Redis with their own. */
 export const DEFAULT_NAMESPACE = "taskbot";
@@ -50,7 +41,10 @@ export interface Primitives {
   putEntry(key: string, value: string, ttlMs: number): Promise<void>;
   getEntry(key: string): Promise<string | undefined>;
   deleteEntry(key: string): Promise<void>;
-  entries(prefix: string): Promise<string[]>;
+  /** Deletes `key`, and the `also` keys with it, only while `key` still holds `value`. */
+  deleteEntryIfSame(key: string, value: string, also: readonly string[]): Promise<boolean>;
+  /** Every live `[key, value]` whose key starts with `prefix`. */
+  entries(prefix: string): Promise<Array<[string, string]>>;
   ping(): Promise<boolean>;
   close(): Promise<void>;
 }
@@ -63,16 +57,33 @@ async function guard<T>(op: () => Promise<T>): Promise<T> {
   }
 }
 
+/** What every backend's store is opened with. */
+export interface StoreOptions {
+  /** Prefix of every key (default `taskbot`). */
+  readonly namespace?: string;
+  /**
+   * How long an entry of the run index lives after the run last wrote it (see
+   * `runIndexTtlMs`: the maximum run time plus a day); 7 days when not given.
+   */
+  readonly runTtlMs?: number;
+  /** The time, for the run index's expiry (tests pass a fake one). */
+  readonly now?: () => number;
+}
+
 export class KeyvThreadStore implements ThreadStore {
   readonly #keyv: Keyv<StoredThread>;
   readonly #p: Primitives;
   readonly #ns: string;
+  readonly #runTtlMs: number;
+  readonly #now: () => number;
   readonly #locks = new Map<string, Promise<unknown>>();
 
-  constructor(keyv: Keyv<StoredThread>, primitives: Primitives, namespace: string) {
+  constructor(keyv: Keyv<StoredThread>, primitives: Primitives, options: StoreOptions = {}) {
     this.#keyv = keyv;
     this.#p = primitives;
-    this.#ns = namespace;
+    this.#ns = options.namespace ?? DEFAULT_NAMESPACE;
+    this.#runTtlMs = options.runTtlMs ?? DEFAULT_RUN_TTL_MS;
+    this.#now = options.now ?? Date.now;
   }
 
   #lease(name: string): string {
@@ -170,14 +181,14 @@ export class KeyvThreadStore implements ThreadStore {
   }
 
   async putRun(record: RunRecord): Promise<void> {
-    await guard(() =>
-      this.#p.putEntry(this.#run(record.runId), JSON.stringify(record), RUN_TTL_MS),
-    );
+    const entry = encodeRunEntry(record, this.#now(), this.#runTtlMs);
+    await guard(() => this.#p.putEntry(this.#run(record.runId), entry, this.#runTtlMs));
   }
 
   async getRun(runId: string): Promise<RunRecord | undefined> {
-    const raw = await guard(() => this.#p.getEntry(this.#run(runId)));
-    return raw === undefined ? undefined : readRunRecord(raw);
+    const key = this.#run(runId);
+    const raw = await guard(() => this.#p.getEntry(key));
+    return raw === undefined ? undefined : this.#live(key, raw);
   }
 
   async deleteRun(runId: string): Promise<void> {
@@ -188,7 +199,15 @@ export class KeyvThreadStore implements ThreadStore {
   }
 
   async requestStop(runId: string, userId: string): Promise<void> {
-    await guard(() => this.#p.putEntry(this.#stop(runId), userId, RUN_TTL_MS));
+    await guard(async () => {
+      await this.#p.putEntry(this.#stop(runId), userId, this.#runTtlMs);
+      // The run may have ended (and its entries been deleted) since the caller looked: then
+      // this request would outlive it, so it goes too. Either this sees the run gone, or
+      // the run's deleteRun comes after the request and deletes it.
+      if ((await this.#p.getEntry(this.#run(runId))) === undefined) {
+        await this.#p.deleteEntryIfSame(this.#stop(runId), userId, []);
+      }
+    });
   }
 
   stopRequester(runId: string): Promise<string | undefined> {
@@ -196,8 +215,27 @@ export class KeyvThreadStore implements ThreadStore {
   }
 
   async listRuns(): Promise<RunRecord[]> {
-    const values = await guard(() => this.#p.entries(this.#run("")));
-    return values.map(readRunRecord);
+    const entries = await guard(() => this.#p.entries(this.#run("")));
+    const runs = await Promise.all(entries.map(([key, raw]) => this.#live(key, raw)));
+    return runs.filter((run): run is RunRecord => run !== undefined);
+  }
+
+  /**
+   * The record of a live index entry. An entry past its expiry (a run nobody wrote for a
+   * long time) is removed with its Stop request, unless it was rewritten meanwhile; an
+   * entry that cannot be read is skipped, so it cannot keep every other run from resuming.
+   */
+  async #live(key: string, raw: string): Promise<RunRecord | undefined> {
+    let entry;
+    try {
+      entry = decodeRunEntry(raw, this.#runTtlMs);
+    } catch {
+      return undefined;
+    }
+    if (entry.expiresAt > this.#now()) return entry.record;
+    const stop = this.#stop(entry.record.runId);
+    await guard(() => this.#p.deleteEntryIfSame(key, raw, [stop]));
+    return undefined;
   }
 
   async recentTasks(teamId: string, userId: string, limit: number): Promise<RecentTask[]> {

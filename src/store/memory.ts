@@ -1,11 +1,11 @@
 /** The in-memory store for unit tests: the same store on keyv's map, nothing persisted. */
 import { Keyv } from "keyv";
-import { DEFAULT_NAMESPACE, KeyvThreadStore } from "./keyv-store.ts";
+import { DEFAULT_NAMESPACE, KeyvThreadStore, type StoreOptions } from "./keyv-store.ts";
 import type { ThreadRecord, ThreadStore } from "./types.ts";
 
 /** The fake: the same store on keyv's in-memory map (no persistence). */
-export function createMemoryStore(namespace = DEFAULT_NAMESPACE): ThreadStore {
-  const keyv = new Keyv<ThreadRecord>({ namespace });
+export function createMemoryStore(options: StoreOptions = {}): ThreadStore {
+  const keyv = new Keyv<ThreadRecord>({ namespace: options.namespace ?? DEFAULT_NAMESPACE });
   const entries = new Map<string, { value: string; until: number }>();
   const live = (k: string) => {
     const e = entries.get(k);
@@ -34,13 +34,19 @@ export function createMemoryStore(namespace = DEFAULT_NAMESPACE): ThreadStore {
       deleteEntry: async (k) => {
         entries.delete(k);
       },
+      deleteEntryIfSame: async (k, v, also) => {
+        if (live(k)?.value !== v) return false;
+        for (const key of [k, ...also]) entries.delete(key);
+        return true;
+      },
       entries: async (prefix) =>
-        [...entries.keys()]
-          .filter((k) => k.startsWith(prefix) && live(k))
-          .map((k) => live(k)?.value ?? ""),
+        [...entries.keys()].flatMap((k): Array<[string, string]> => {
+          const e = k.startsWith(prefix) ? live(k) : undefined;
+          return e ? [[k, e.value]] : [];
+        }),
       ping: async () => true,
       close: async () => {},
     },
-    namespace,
+    options,
   );
 }

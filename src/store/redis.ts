@@ -3,19 +3,72 @@ import { once } from "node:events";
 import { setTimeout as delay } from "node:timers/promises";
 import KeyvRedis, { createClient } from "@keyv/redis";
 import { Keyv } from "keyv";
-import { DEFAULT_NAMESPACE, KeyvThreadStore, type Primitives } from "./keyv-store.ts";
+import {
+  DEFAULT_NAMESPACE,
+  KeyvThreadStore,
+  type Primitives,
+  type StoreOptions,
+} from "./keyv-store.ts";
 import type { ThreadRecord, ThreadStore } from "./types.ts";
 
 // Compare-and-set scripts: a lease is only renewed or released by the instance that holds it.
 const RENEW_IF_HOLDS = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) else return 0 end`;
 const DELETE_IF_HOLDS = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) else return 0 end`;
+// The same for fields of the run index: an entry (and fields that go with it) is removed only
+// if nobody rewrote it since it was read.
+const HDEL_IF_SAME = `if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then return redis.call('HDEL', KEYS[1], ARGV[1], unpack(ARGV, 3)) else return 0 end`;
 
-/** Shared state for several instances: Redis through @keyv/redis. */
+/** How long start-up waits for Redis by default (REDIS_CONNECT_TIMEOUT_MS). */
+export const DEFAULT_REDIS_CONNECT_TIMEOUT_MS = 10_000;
+
+/** Redis did not answer in time at start-up; the message names what to check, never the URL's credentials. */
+export class RedisUnreachableError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "RedisUnreachableError";
+  }
+}
+
+/**
+ * Shared state for several instances: Redis through @keyv/redis. It connects on first use
+ * and reconnects by itself; `openRedisStore` waits for the first connection instead.
+ */
 export function createRedisStore(
   url: string,
   report: (err: unknown) => void = () => {},
-  namespace = DEFAULT_NAMESPACE,
+  options: StoreOptions = {},
 ): ThreadStore {
+  return redisStore(url, report, options).store;
+}
+
+/**
+ * The Redis store once Redis has answered, for start-up: a URL pointing nowhere, or at a
+ * server that never answers, fails within `connectTimeoutMs` with a RedisUnreachableError.
+ */
+export async function openRedisStore(
+  url: string,
+  report: (err: unknown) => void = () => {},
+  options: StoreOptions & { readonly connectTimeoutMs?: number } = {},
+): Promise<ThreadStore> {
+  const { store, redis } = redisStore(url, report, options);
+  const timeoutMs = options.connectTimeoutMs ?? DEFAULT_REDIS_CONNECT_TIMEOUT_MS;
+  const failure = await redis.open(timeoutMs);
+  if (failure === undefined) return store;
+  await redis.destroy();
+  throw new RedisUnreachableError(redisUnreachable(url, timeoutMs, failure));
+}
+
+/** What start-up says when Redis did not answer: where (host and port only) and what to check. */
+export function redisUnreachable(url: string, timeoutMs: number, why: string): string {
+  return `Cannot connect to Redis at ${redisHost(url)} within ${formatSeconds(timeoutMs)} (${why}): check REDIS_URL, that Redis runs and is reachable from here, and its password.`;
+}
+
+function redisStore(
+  url: string,
+  report: (err: unknown) => void,
+  options: StoreOptions,
+): { store: ThreadStore; redis: ReadyClient } {
+  const namespace = options.namespace ?? DEFAULT_NAMESPACE;
   const client = newClient(url);
   client.on("error", report);
   const adapter = new KeyvRedis<ThreadRecord>(client, {
@@ -31,8 +84,20 @@ export function createRedisStore(
   });
   keyv.on("error", report);
   const redis = new ReadyClient(client, report);
-  return new KeyvThreadStore(keyv, redisPrimitives(redis, `${namespace}:runs`), namespace);
+  const primitives = redisPrimitives(redis, `${namespace}:runs`);
+  return { store: new KeyvThreadStore(keyv, primitives, { ...options, namespace }), redis };
 }
+
+/** Where a Redis URL points (host and port), without its user name or password. */
+function redisHost(url: string): string {
+  try {
+    return new URL(url).host || "(no host)";
+  } catch {
+    return "(an unreadable REDIS_URL)";
+  }
+}
+
+const formatSeconds = (ms: number) => (ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`);
 
 /** Fails fast while Redis is unreachable (no offline queue), reconnects in the background. */
 function newClient(url: string) {
@@ -73,8 +138,43 @@ class ReadyClient {
     return client;
   }
 
+  /**
+   * Connects and waits until Redis answers, at most `timeoutMs`: undefined once it did, else
+   * why not in a few words (a system error code, Redis' error prefix, or silence).
+   */
+  async open(timeoutMs: number): Promise<string | undefined> {
+    const client = this.#client;
+    let lastError: unknown;
+    let accepted = false;
+    const onError = (err: unknown) => (lastError = err);
+    const onConnect = () => (accepted = true);
+    // Not events.once: it gives up at the first failed attempt, and Redis may still be starting.
+    let onReady = () => {};
+    const ready = new Promise<void>((resolve) => (onReady = resolve));
+    client.on("error", onError).on("connect", onConnect).on("ready", onReady);
+    const stop = new AbortController();
+    try {
+      if (!client.isOpen) this.#opening = client.connect().catch(this.#report);
+      if (!client.isReady) {
+        await Promise.race([ready, delay(timeoutMs, undefined, { signal: stop.signal })]);
+      }
+    } finally {
+      stop.abort();
+      client.off("error", onError).off("connect", onConnect).off("ready", onReady);
+    }
+    if (client.isReady) return undefined;
+    if (lastError !== undefined) return errorName(lastError);
+    return accepted ? "it accepted the connection but never answered" : "no connection";
+  }
+
   async close(): Promise<void> {
     if (this.#client.isOpen) await this.#client.close();
+  }
+
+  /** Drops the connection at once and stops reconnecting (nothing is waiting for an answer). */
+  async destroy(): Promise<void> {
+    if (this.#client.isOpen) this.#client.destroy();
+    await this.#opening;
   }
 
   async #waitReady(): Promise<void> {
@@ -95,6 +195,14 @@ class ReadyClient {
       stop.abort();
     }
   }
+}
+
+/** A system error code (ECONNREFUSED…) or Redis' error prefix (WRONGPASS…): never the message, which could echo input. */
+function errorName(err: unknown): string {
+  const { code, message } = err as { code?: unknown; message?: unknown };
+  if (typeof code === "string" && /^E[A-Z_]+$/.test(code)) return code;
+  const prefix = typeof message === "string" ? /^[A-Z]{3,}\b/.exec(message)?.[0] : undefined;
+  return prefix ?? "an error";
 }
 
 /** The store's atomic operations as Redis commands; the run index is the hash `runsHash`. */
@@ -123,10 +231,16 @@ function redisPrimitives(redis: ReadyClient, runsHash: string): Primitives {
     deleteEntry: async (k) => {
       await (await connected()).hDel(runsHash, k);
     },
+    deleteEntryIfSame: async (k, v, also) =>
+      Number(
+        await (
+          await connected()
+        ).eval(HDEL_IF_SAME, { keys: [runsHash], arguments: [k, v, ...also] }),
+      ) > 0,
     entries: async (prefix) =>
-      Object.entries(await (await connected()).hGetAll(runsHash))
-        .filter(([k]) => k.startsWith(prefix))
-        .map(([, v]) => v),
+      Object.entries(await (await connected()).hGetAll(runsHash)).filter(([k]) =>
+        k.startsWith(prefix),
+      ),
     ping: async () => (await (await connected()).ping()) === "PONG",
     close: () => redis.close(),
   };

@@ -1,7 +1,7 @@
 /** The embedded store: one SQLite file (Node's built-in node:sqlite), nothing to install. */
 import { join } from "node:path";
 import { Keyv } from "keyv";
-import { DEFAULT_NAMESPACE, KeyvThreadStore } from "./keyv-store.ts";
+import { DEFAULT_NAMESPACE, KeyvThreadStore, type StoreOptions } from "./keyv-store.ts";
 import { SqliteKeyvAdapter } from "./sqlite-adapter.ts";
 import type { ThreadRecord, ThreadStore } from "./types.ts";
 
@@ -9,12 +9,12 @@ import type { ThreadRecord, ThreadStore } from "./types.ts";
 export function createSqliteStore(
   path: string,
   report: (err: unknown) => void = () => {},
-  namespace = DEFAULT_NAMESPACE,
+  options: StoreOptions = {},
 ): ThreadStore {
   const adapter = new SqliteKeyvAdapter(path);
   const keyv = new Keyv<ThreadRecord>({
     store: adapter,
-    namespace,
+    namespace: options.namespace ?? DEFAULT_NAMESPACE,
     throwOnErrors: true,
   });
   keyv.on("error", report);
@@ -33,7 +33,12 @@ export function createSqliteStore(
       deleteEntry: async (k) => {
         await adapter.delete(k);
       },
-      entries: async (prefix) => (await adapter.entries(prefix)).map(([, v]) => v),
+      deleteEntryIfSame: async (k, v, also) => {
+        if (!(await adapter.deleteIfHolds(k, v))) return false;
+        await adapter.deleteMany([...also]);
+        return true;
+      },
+      entries: (prefix) => adapter.entries(prefix),
       ping: async () => {
         await adapter.get("__ping__");
         return true;
@@ -43,7 +48,7 @@ export function createSqliteStore(
         await adapter.disconnect();
       },
     },
-    namespace,
+    options,
   );
 }
 

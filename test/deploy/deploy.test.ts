@@ -110,6 +110,20 @@ describe("docker-compose.yml", () => {
     expect(env.NO_PROXY).toBe("${NO_PROXY:-simulator}");
   });
 
+  it("starts with its own defaults: the demo simulator's plain http:// is allowed by name", () => {
+    const env = at(app, "environment") as Record<string, string>;
+    // What the container gets when nothing is set: each `${VAR:-default}` is its default.
+    const defaults = Object.fromEntries(
+      Object.entries(env).map(([k, v]) => [k, v.replace(/\$\{[A-Za-z_]+:-([^}]*)\}/g, "$1")]),
+    );
+    const tokens = { SLACK_BOT_TOKEN: "xoxb-placeholder", SLACK_SIGNING_SECRET: "placeholder" };
+    expect(env.ALLOW_INSECURE_HTTP).toBe("${ALLOW_INSECURE_HTTP:-true}");
+    expect(parseConfig({ ...defaults, ...tokens }).service.baseUrl).toBe("http://simulator:8787");
+    expect(() => parseConfig({ ...defaults, ...tokens, ALLOW_INSECURE_HTTP: "false" })).toThrow(
+      /TASK_API_URL uses plain http:\/\/ to simulator/,
+    );
+  });
+
   it("runs the simulator only in the demo profile, where the app points by default", () => {
     const sim = at(compose, "services", "simulator") as Doc;
     expect(at(sim, "profiles")).toEqual(["demo"]);
