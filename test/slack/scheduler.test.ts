@@ -350,7 +350,7 @@ describe("SlackScheduler edits", () => {
   });
 
   it("lets no edit starve: one that waited over 30 s goes before a newer final edit", async () => {
-    const { clock, scheduler, advance } = setup();
+    const { scheduler, advance } = setup();
     const order: string[] = [];
     const edit = (key: string, final = false) =>
       scheduler.scheduleEdit(
