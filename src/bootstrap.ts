@@ -28,8 +28,6 @@ import { slackChannelDirectory } from "./slack/channel-directory.ts";
 import { fileOrigins, slackFileSource } from "./slack/file-source.ts";
 import { HomeTab } from "./slack/home-tab.ts";
 import { webClientWriter } from "./slack/web-writer.ts";
-import { createRedisStore } from "./store/redis.ts";
-import { createSqliteStore, defaultSqlitePath } from "./store/sqlite.ts";
 import type { ThreadStore } from "./store/types.ts";
 import { createOutbound, type Outbound } from "./util/proxy.ts";
 
@@ -59,7 +57,7 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
   const instanceId =
     config.instanceId ?? `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
   const metrics = createPrometheusMetrics({ activeRuns: () => relay.activeRuns });
-  const store = openStore(config, logger, metrics);
+  const store = await openStore(config, logger, metrics);
   const service = createTaskServiceClient({
     baseUrl: config.service.baseUrl,
     apiKey: config.service.apiKey,
@@ -182,15 +180,25 @@ function openCoordinator(
   return { coordinator, home };
 }
 
-/** Redis when configured (shared by every instance), SQLite on disk otherwise. */
-function openStore(config: Config, logger: Logger, metrics: PrometheusMetrics): ThreadStore {
+/**
+ * Redis when configured (shared by every instance), SQLite on disk otherwise. Only the store in
+ * use is loaded: the other one's modules (and their clients' code) stay out of memory.
+ */
+async function openStore(
+  config: Config,
+  logger: Logger,
+  metrics: PrometheusMetrics,
+): Promise<ThreadStore> {
   const reportStore = (err: unknown) => {
     metrics.storeError();
     logger.error({ err }, "store error");
   };
-  return config.redisUrl
-    ? createRedisStore(config.redisUrl, reportStore, config.storeNamespace)
-    : createSqliteStore(defaultSqlitePath(config.dataDir), reportStore, config.storeNamespace);
+  if (config.redisUrl) {
+    const { createRedisStore } = await import("./store/redis.ts");
+    return createRedisStore(config.redisUrl, reportStore, config.storeNamespace);
+  }
+  const { createSqliteStore, defaultSqlitePath } = await import("./store/sqlite.ts");
+  return createSqliteStore(defaultSqlitePath(config.dataDir), reportStore, config.storeNamespace);
 }
 
 /** The Slack rate budget: in Redis beside the store when there is one, in memory otherwise. */
