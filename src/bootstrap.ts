@@ -18,19 +18,13 @@ import { StreamRefusals } from "./service/refusals.ts";
 import { createSlackApp, type SlackApp } from "./slack/app.ts";
 import { boltLogger } from "./slack/bolt-logger.ts";
 import { scheduledWriter } from "./slack/scheduled-writer.ts";
-import {
-  createSlackScheduler,
-  DEFAULT_BUDGETS,
-  type MethodBudget,
-  type SlackScheduler,
-} from "./slack/scheduler/index.ts";
+import { budgetsWith, createSlackScheduler, type SlackScheduler } from "./slack/scheduler/index.ts";
 import { slackChannelDirectory } from "./slack/channel-directory.ts";
 import { fileOrigins, slackFileSource } from "./slack/file-source.ts";
 import { HomeTab } from "./slack/home-tab.ts";
 import { webClientWriter } from "./slack/web-writer.ts";
-import { openRedisStore, RedisUnreachableError, redisUnreachable } from "./store/redis.ts";
 import { runIndexTtlMs } from "./store/run-index.ts";
-import { createSqliteStore, defaultSqlitePath } from "./store/sqlite.ts";
+import type * as RedisStoreModule from "./store/redis.ts";
 import type { ThreadStore } from "./store/types.ts";
 import { withDeadline } from "./util/deadline.ts";
 import { createOutbound, type Outbound } from "./util/proxy.ts";
@@ -197,8 +191,10 @@ async function openShared(
   logger: Logger,
   metrics: PrometheusMetrics,
 ): Promise<{ store: ThreadStore; scheduler: SlackScheduler }> {
-  const store = await openStore(config, logger, metrics).catch((err: unknown) => {
-    throw err instanceof RedisUnreachableError ? new StartupError(err.message) : err;
+  // Only the store in use is loaded (an instance on SQLite never loads the Redis client).
+  const redis = config.redisUrl === undefined ? undefined : await import("./store/redis.ts");
+  const store = await openStore(config, logger, metrics, redis).catch((err: unknown) => {
+    throw redis && err instanceof redis.RedisUnreachableError ? new StartupError(err.message) : err;
   });
   try {
     // The scheduler connects a client of its own: Redis answered the store just now, but the
@@ -208,11 +204,13 @@ async function openShared(
       config.redisConnectTimeoutMs,
       () =>
         new StartupError(
-          redisUnreachable(
-            config.redisUrl ?? "",
-            config.redisConnectTimeoutMs,
-            "no answer for the Slack rate budget",
-          ),
+          redis
+            ? redis.redisUnreachable(
+                config.redisUrl ?? "",
+                config.redisConnectTimeoutMs,
+                "no answer for the Slack rate budget",
+              )
+            : "The Slack rate budget could not be set up in time.",
         ),
     );
     return { store, scheduler };
@@ -223,10 +221,11 @@ async function openShared(
 }
 
 /** Redis when configured (shared by every instance), SQLite on disk otherwise. */
-function openStore(
+async function openStore(
   config: Config,
   logger: Logger,
   metrics: PrometheusMetrics,
+  redis: typeof RedisStoreModule | undefined,
 ): Promise<ThreadStore> {
   const reportStore = (err: unknown) => {
     metrics.storeError();
@@ -237,12 +236,14 @@ function openStore(
     namespace: config.storeNamespace,
     runTtlMs: runIndexTtlMs(config.service.maxRunS * 1000),
   };
-  return config.redisUrl
-    ? openRedisStore(config.redisUrl, reportStore, {
-        ...options,
-        connectTimeoutMs: config.redisConnectTimeoutMs,
-      })
-    : Promise.resolve(createSqliteStore(defaultSqlitePath(config.dataDir), reportStore, options));
+  if (redis && config.redisUrl) {
+    return redis.openRedisStore(config.redisUrl, reportStore, {
+      ...options,
+      connectTimeoutMs: config.redisConnectTimeoutMs,
+    });
+  }
+  const sqlite = await import("./store/sqlite.ts");
+  return sqlite.createSqliteStore(sqlite.defaultSqlitePath(config.dataDir), reportStore, options);
 }
 
 /** The Slack rate budget: in Redis beside the store when there is one, in memory otherwise. */
@@ -309,21 +310,6 @@ async function closeApp(
   await parts.scheduler.close();
   await parts.store.close();
   await parts.outbound.close();
-}
-
-/** The tier defaults with per-method overrides of calls per minute. */
-function budgetsWith(overrides: Readonly<Record<string, number>>): Record<string, MethodBudget> {
-  const budgets: Record<string, MethodBudget> = { ...DEFAULT_BUDGETS };
-  for (const [method, perMinute] of Object.entries(overrides)) {
-    const base = budgets[method] ?? { perMinute, burst: 3 };
-    // For chat.postMessage the per-channel rate moves with it.
-    budgets[method] = {
-      ...base,
-      perMinute,
-      ...(base.perKey ? { perKey: { ...base.perKey, perMinute } } : {}),
-    };
-  }
-  return budgets;
 }
 
 /** `auth.test` with a quiet client (two quick retries): the bot token's workspace, or a StartupError. */

@@ -60,3 +60,20 @@ export function refillPerMs(method: string, r: Rate, safety: number): number {
   }
   return perMs;
 }
+
+/** The tier defaults with per-method overrides of calls per minute. */
+export function budgetsWith(
+  overrides: Readonly<Record<string, number>>,
+): Record<string, MethodBudget> {
+  const budgets: Record<string, MethodBudget> = { ...DEFAULT_BUDGETS };
+  for (const [method, perMinute] of Object.entries(overrides)) {
+    const base = budgets[method] ?? { perMinute, burst: 3 };
+    // For chat.postMessage the per-channel rate moves with it.
+    budgets[method] = {
+      ...base,
+      perMinute,
+      ...(base.perKey ? { perKey: { ...base.perKey, perMinute } } : {}),
+    };
+  }
+  return budgets;
+}

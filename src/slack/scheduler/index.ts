@@ -3,7 +3,7 @@ import { SlackScheduler } from "./scheduler.ts";
 import type { SchedulerOptions } from "./options.ts";
 import { connectRedisBuckets } from "./token-buckets.ts";
 
-export { DEFAULT_BUDGETS, EDIT_METHOD, rateLimitedRetryAfter } from "./budgets.ts";
+export { budgetsWith, DEFAULT_BUDGETS, EDIT_METHOD, rateLimitedRetryAfter } from "./budgets.ts";
 export type { MethodBudget, Rate } from "./budgets.ts";
 export type { SchedulerMetrics, WaitStats } from "./metrics.ts";
 export type { EditOptions, Priority, ScheduleOptions, SchedulerOptions } from "./options.ts";

@@ -4,7 +4,7 @@
  * as one Lua script, so a check and a take by two instances can never interleave.
  */
 import { createHash } from "node:crypto";
-import { createClient } from "@redis/client";
+import type { createClient } from "@redis/client";
 
 export interface BucketSpec {
   readonly key: string;
@@ -220,7 +220,12 @@ export async function connectRedisBuckets(
 ): Promise<RedisTokenBuckets> {
   // No offline queue: while disconnected a take fails at once (and falls back to memory) instead
   // of holding every Slack write until Redis is back.
-  const client = createClient({ url, disableOfflineQueue: true });
+  // Loaded only when Redis is used: an instance on the embedded store never needs the client.
+  const redis = await import("@redis/client");
+  const client: ReturnType<typeof createClient> = redis.createClient({
+    url,
+    disableOfflineQueue: true,
+  });
   const buckets = new RedisTokenBuckets(client, options);
   await client.connect();
   return buckets;
