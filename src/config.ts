@@ -3,6 +3,7 @@
  * Logic receives the parsed `Config` object; nothing else reads `process.env`.
  */
 import { z } from "zod";
+import type { ProxyConfig } from "./util/proxy.ts";
 import { plainHttpProblems, urlPassword } from "./util/urls.ts";
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
@@ -282,13 +283,7 @@ export interface TaskChoices {
 }
 
 /** Where outbound connections go: through these proxies unless NO_PROXY lists the host. */
-export interface ProxyConfig {
-  /** For http:// URLs, and for https:// ones when `httpsProxy` is not set (undici's rule). */
-  readonly httpProxy: string | undefined;
-  readonly httpsProxy: string | undefined;
-  /** Hosts reached directly: `host`, `.domain` or `host:port`, comma- or space-separated; `*` for all. */
-  readonly noProxy: string | undefined;
-}
+export type { ProxyConfig } from "./util/proxy.ts";
 
 export interface Config {
   readonly service: ServiceConfig;

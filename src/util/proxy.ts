@@ -5,7 +5,15 @@
  */
 import type { FetchFunction } from "@slack/web-api";
 import { type Agent, type Dispatcher, EnvHttpProxyAgent } from "undici";
-import type { ProxyConfig } from "../config.ts";
+
+/** The proxy settings (HTTP_PROXY, HTTPS_PROXY, NO_PROXY), as the config parsed them. */
+export interface ProxyConfig {
+  /** For http:// URLs, and for https:// ones when `httpsProxy` is not set (undici's rule). */
+  readonly httpProxy: string | undefined;
+  readonly httpsProxy: string | undefined;
+  /** Hosts reached directly: `host`, `.domain` or `host:port`, comma- or space-separated; `*` for all. */
+  readonly noProxy: string | undefined;
+}
 
 /** The transports the app's clients use; each is undefined when no proxy is configured. */
 export interface Outbound {
