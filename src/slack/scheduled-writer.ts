@@ -4,7 +4,7 @@
  * method instead of failing the call. The inner writer should use a WebClient with
  * `rejectRateLimitedCalls: true`, so that 429s reach the scheduler instead of WebClient's queue.
  */
-import type { SlackScheduler } from "./scheduler/index.ts";
+import type { ScheduleOptions, SlackScheduler } from "./scheduler/index.ts";
 import type { SlackWriter, UploadItem } from "../relay/ports.ts";
 
 /** Files per filesUploadV2 call, as webClientWriter batches them. */
@@ -15,21 +15,16 @@ export function scheduledWriter(
   scheduler: SlackScheduler,
   teamId: string,
 ): SlackWriter {
-  const run = <T>(method: string, fn: () => Promise<T>, key?: string): Promise<T> =>
-    scheduler.schedule(teamId, method, fn, key === undefined ? {} : { key });
+  const run = <T>(method: string, fn: () => Promise<T>, options: ScheduleOptions = {}) =>
+    scheduler.schedule(teamId, method, fn, options);
 
   return {
     // A task's posts keep its command's place in the channel's queue (first come, first served).
     post: (channelId, payload, threadTs, order) =>
-      scheduler.schedule(
-        teamId,
-        "chat.postMessage",
-        () => inner.post(channelId, payload, threadTs),
-        {
-          key: channelId,
-          ...(order ? { since: order.since } : {}),
-        },
-      ),
+      run("chat.postMessage", () => inner.post(channelId, payload, threadTs), {
+        key: channelId,
+        ...(order ? { since: order.since } : {}),
+      }),
     async update(channelId, ts, payload, options) {
       // "superseded" is success too: a newer text of the same message is queued and will be sent.
       await scheduler.scheduleEdit(
