@@ -73,6 +73,22 @@ function reply(key: SlackThreadKey, text: string, eventId = `Ev${++replies}`, us
   };
 }
 
+/**
+ * The service takes its time: creates wait until the returned function is called (`onAsked`
+ * runs as each arrives).
+ */
+function holdCreates(onAsked: () => void = () => {}): () => void {
+  let answer = () => {};
+  const answered = new Promise<void>((resolve) => (answer = resolve));
+  const create = service.createTask;
+  service.createTask = async (input, options) => {
+    onAsked();
+    await answered;
+    return create(input, options);
+  };
+  return () => answer();
+}
+
 /** The run the relay was last handed. */
 function lastRun() {
   const run = relay.started.at(-1);
@@ -189,14 +205,7 @@ describe("a task in a direct message", () => {
 describe("a task thread's state", () => {
   it("asks the service before posting anything; the thread is starting until the service answers", async () => {
     let postedWhenAsked = -1;
-    let answer = () => {};
-    const answered = new Promise<void>((resolve) => (answer = resolve));
-    const create = service.createTask;
-    service.createTask = async (input, options) => {
-      postedWhenAsked = writer.messages.length;
-      await answered;
-      return create(input, options);
-    };
+    const answer = holdCreates(() => (postedWhenAsked = writer.messages.length));
     const starting = coordinator.startTask(task("Build a landing page"), tell);
     // The prompt and the working message are posted while the service works.
     await expect.poll(() => writer.messages.length).toBe(2);
@@ -233,13 +242,7 @@ describe("a task thread's state", () => {
   });
 
   it("stops the run as soon as it is known when Slack's own Stop was pressed while it started", async () => {
-    let answer = () => {};
-    const answered = new Promise<void>((resolve) => (answer = resolve));
-    const create = service.createTask;
-    service.createTask = async (input, options) => {
-      await answered;
-      return create(input, options);
-    };
+    const answer = holdCreates();
     const starting = coordinator.startTask(task("Build a landing page"), tell);
     await expect.poll(() => writer.messages.length).toBe(2);
     const key = { teamId: TEAM, channelId: CHANNEL, threadTs: writer.messages[0]?.ts ?? "" };
@@ -253,13 +256,7 @@ describe("a task thread's state", () => {
   });
 
   it("on shutdown, waits for a task being created to be shown and handed to the relay", async () => {
-    let answer = () => {};
-    const answered = new Promise<void>((resolve) => (answer = resolve));
-    const create = service.createTask;
-    service.createTask = async (input, options) => {
-      await answered;
-      return create(input, options);
-    };
+    const answer = holdCreates();
     const starting = coordinator.startTask(task("Build a landing page"), tell);
     let settled = false;
     const settling = coordinator.settle(60_000).then(() => (settled = true));
