@@ -41,6 +41,21 @@ function setup(options: SchedulerOptions = {}) {
   };
 }
 
+/** Edits of team T1 that record, in `order`, each text as it is sent ("C1:3 final@1200"). */
+function orderedEdits(scheduler: SlackScheduler, stamp: () => string = () => "") {
+  const order: string[] = [];
+  const edit = (key: string, final = false) =>
+    scheduler.scheduleEdit(
+      "T1",
+      key,
+      async () => {
+        order.push(`${key}${final ? " final" : ""}${stamp()}`);
+      },
+      { final },
+    );
+  return { order, edit };
+}
+
 /** Calls `fn` every `everyMs` on the fake clock until `until` (first call after one period). */
 function every(clock: FakeClock, everyMs: number, until: number, fn: () => void): void {
   const tick = () => {
@@ -351,16 +366,7 @@ describe("SlackScheduler edits", () => {
 
   it("lets no edit starve: one that waited over 30 s goes before a newer final edit", async () => {
     const { scheduler, advance } = setup();
-    const order: string[] = [];
-    const edit = (key: string, final = false) =>
-      scheduler.scheduleEdit(
-        "T1",
-        key,
-        async () => {
-          order.push(`${key}${final ? " final" : ""}`);
-        },
-        { final },
-      );
+    const { order, edit } = orderedEdits(scheduler);
     // A minute of interim edits queued at once (the tier is 50 a minute, 45 with the margin).
     for (let m = 0; m < 60; m++) void edit(`C1:${m}`);
     await advance(40_000);
@@ -376,16 +382,7 @@ describe("SlackScheduler edits", () => {
 
   it("sends a final edit before interim ones that waited longer, and not held by the interval", async () => {
     const { clock, scheduler, advance } = setup();
-    const order: string[] = [];
-    const edit = (key: string, final = false) =>
-      scheduler.scheduleEdit(
-        "T1",
-        key,
-        async () => {
-          order.push(`${key}${final ? " final" : ""}@${clock.now() - T0}`);
-        },
-        { final },
-      );
+    const { order, edit } = orderedEdits(scheduler, () => `@${clock.now() - T0}`);
     for (let m = 0; m < 20; m++) void edit(`C1:${m}`);
     await advance(0); // the burst of 3 goes at once
     expect(order).toEqual(["C1:0@0", "C1:1@0", "C1:2@0"]);
@@ -527,16 +524,7 @@ describe("SlackScheduler edits", () => {
 
   it("drops a waiting edit when its run ends: never sent, resolved superseded, the final goes first", async () => {
     const { clock, scheduler, advance } = setup();
-    const order: string[] = [];
-    const edit = (key: string, final = false) =>
-      scheduler.scheduleEdit(
-        "T1",
-        key,
-        async () => {
-          order.push(`${key}${final ? " final" : ""}@${clock.now() - T0}`);
-        },
-        { final },
-      );
+    const { order, edit } = orderedEdits(scheduler, () => `@${clock.now() - T0}`);
     for (let m = 0; m < 10; m++) void edit(`C1:${m}`);
     await advance(0); // the burst of 3
     // C1:0 gets a newer interim text (parked by its interval), C1:5 waits for the budget.
