@@ -3,6 +3,9 @@
  * Logic receives the parsed `Config` object; nothing else reads `process.env`.
  */
 import { z } from "zod";
+import { type Workspaces, workspacesFrom, workspacesShape } from "./config-workspaces.ts";
+
+export type { SlackOAuthConfig } from "./config-workspaces.ts";
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 
@@ -99,10 +102,6 @@ const proxyShape = {
 };
 
 const slackShape = {
-  SLACK_BOT_TOKEN: z
-    .string()
-    .trim()
-    .regex(/^xoxb-/, "must be a bot token (starts with xoxb-)"),
   SLACK_SIGNING_SECRET: optionalString,
   SLACK_APP_TOKEN: optionalString.refine((v) => v === undefined || v.startsWith("xapp-"), {
     message: "must be an app-level token (starts with xapp-)",
@@ -192,6 +191,7 @@ export type Env = Readonly<Record<string, string | undefined>>;
 export const SETTINGS: readonly string[] = [
   ...Object.keys(serviceShape),
   ...Object.keys(slackShape),
+  ...Object.keys(workspacesShape),
   ...Object.keys(proxyShape),
 ];
 
@@ -240,8 +240,8 @@ export interface ServiceConfig {
   readonly allowExternal: boolean;
 }
 
-export interface SlackConfig {
-  readonly botToken: string;
+/** One workspace (`botToken`) or many installed through OAuth (`oauth`): exactly one is set. */
+export interface SlackConfig extends Workspaces {
   readonly signingSecret: string | undefined;
   readonly appToken: string | undefined;
   readonly apiUrl: string | undefined;
@@ -294,7 +294,10 @@ export interface Config {
 }
 
 export function parseServiceConfig(env: Env): ServiceConfig {
-  const v = parseWith(serviceShape, env);
+  return serviceFrom(parseWith(serviceShape, env));
+}
+
+function serviceFrom(v: z.infer<z.ZodObject<typeof serviceShape>>): ServiceConfig {
   return {
     baseUrl: v.TASK_API_URL,
     apiKey: v.TASK_API_KEY,
@@ -308,36 +311,33 @@ export function parseServiceConfig(env: Env): ServiceConfig {
   };
 }
 
+/** Parses one part of the environment: its value, or its problems instead of a throw. */
+function attempt<T>(parse: () => T): { readonly value?: T; readonly problems: readonly string[] } {
+  try {
+    return { value: parse(), problems: [] };
+  } catch (err) {
+    if (err instanceof ConfigError) return { problems: err.problems };
+    throw err;
+  }
+}
+
 export function parseConfig(env: Env): Config {
-  const result = (() => {
-    try {
-      return { v: parseWith({ ...serviceShape, ...slackShape, ...proxyShape }, env) };
-    } catch (err) {
-      return { err: err as ConfigError };
-    }
-  })();
-  const problems = [...(result.err?.problems ?? [])];
-  const v = result.v;
+  const main = attempt(() => parseWith({ ...serviceShape, ...slackShape, ...proxyShape }, env));
+  const auth = attempt(() => parseWith(workspacesShape, env));
+  const v = main.value;
+  const chosen = auth.value ? workspacesFrom(auth.value, v?.SLACK_API_URL) : undefined;
+  const problems = [...main.problems, ...auth.problems, ...(chosen?.problems ?? [])];
   if (v && !v.SLACK_APP_TOKEN && !v.SLACK_SIGNING_SECRET) {
     problems.push(
       "SLACK_SIGNING_SECRET is required in HTTP mode (or set SLACK_APP_TOKEN to use Socket Mode)",
     );
   }
-  if (problems.length > 0 || !v) throw new ConfigError(problems);
+  const workspaces = chosen?.workspaces;
+  if (problems.length > 0 || !v || !workspaces) throw new ConfigError(problems);
   return {
-    service: {
-      baseUrl: v.TASK_API_URL,
-      apiKey: v.TASK_API_KEY,
-      pollTimeoutS: v.TASK_POLL_TIMEOUT_S,
-      streamIdleTimeoutS: v.TASK_STREAM_IDLE_TIMEOUT_S,
-      maxRunS: v.TASK_MAX_RUN_S,
-      rateUserPerMin: v.TASK_RATE_USER_PER_MIN,
-      rateChannelPerMin: v.TASK_RATE_CHANNEL_PER_MIN,
-      allowGuests: v.TASK_ALLOW_GUESTS,
-      allowExternal: v.TASK_ALLOW_EXTERNAL,
-    },
+    service: serviceFrom(v),
     slack: {
-      botToken: v.SLACK_BOT_TOKEN,
+      ...workspaces,
       signingSecret: v.SLACK_SIGNING_SECRET,
       appToken: v.SLACK_APP_TOKEN,
       apiUrl: v.SLACK_API_URL,
@@ -370,6 +370,8 @@ export function secretsOf(config: Partial<Config>): string[] {
   return [
     config.service?.apiKey,
     config.slack?.botToken,
+    config.slack?.oauth?.clientSecret,
+    config.slack?.oauth?.stateSecret,
     config.slack?.signingSecret,
     config.slack?.appToken,
     config.redisUrl ? passwordOf(config.redisUrl) : undefined,
