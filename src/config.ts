@@ -1,11 +1,10 @@
 /**
- * Every setting of the app comes from the environment and is parsed here, once, by zod.
- * Logic receives the parsed `Config` object; nothing else reads `process.env`.
+ * Every setting of the app comes from the environment and is parsed here (and, for which Slack
+ * workspaces it serves, in config-workspaces.ts), once, by zod. Logic receives the parsed
+ * `Config` object; nothing else reads `process.env`.
  */
 import { z } from "zod";
 import { type Workspaces, workspacesFrom, workspacesShape } from "./config-workspaces.ts";
-
-export type { SlackOAuthConfig } from "./config-workspaces.ts";
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 
