@@ -45,13 +45,18 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
   // Every outbound connection (Slack, its WebSocket, the service) honours HTTP(S)_PROXY/NO_PROXY.
   const outbound = createOutbound(config.proxy, SERVICE_POOL, CONTROL_POOL);
   // Slack first: a refused token or an unreachable Slack is one clear line, before anything
-  // (Bolt included, which checks the token itself) is built.
-  const auth = await verifySlack(config, logger, outbound.slackFetch).catch(
-    async (err: unknown) => {
-      await outbound.close();
-      throw err;
-    },
-  );
+  // (Bolt included, which checks the token itself) is built. With OAuth (many workspaces)
+  // there is no token to check: each workspace's comes from its installation.
+  const botToken = config.slack.botToken;
+  const auth =
+    botToken === undefined
+      ? undefined
+      : await verifySlack(config, botToken, logger, outbound.slackFetch).catch(
+          async (err: unknown) => {
+            await outbound.close();
+            throw err;
+          },
+        );
   const instanceId =
     config.instanceId ?? `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
   const metrics = createPrometheusMetrics({ activeRuns: () => relay.activeRuns });
@@ -87,7 +92,7 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
     }),
   });
   // Budgets are per workspace: the bot token's workspace.
-  const teamId = auth.team_id ?? "unknown";
+  const teamId = auth?.team_id ?? "unknown";
   const writer = scheduledWriter(webClientWriter(slack.app.client), scheduler, teamId);
   const relay = openRelay(config, logger, {
     service,
@@ -100,7 +105,7 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
   const { coordinator, home } = openCoordinator(config, logger, {
     parts: { service, writer, store, relay },
     client: slack.app.client,
-    teamUrl: auth.url,
+    teamUrl: auth?.url,
     dispatcher: outbound.slackDispatcher,
   });
   const resumer = new Resumer({
@@ -161,7 +166,10 @@ function openCoordinator(
   const coordinator = new TaskCoordinator({
     ...wiring.parts,
     files: slackFileSource({
-      tokenFor: () => config.slack.botToken,
+      tokenFor: (team) => {
+        if (config.slack.botToken !== undefined) return config.slack.botToken;
+        throw new Error(`attachments are not read yet with many workspaces (workspace ${team})`);
+      },
       client,
       allowedOrigins: fileOrigins(config.slack.apiUrl),
       dispatcher: wiring.dispatcher,
@@ -273,6 +281,7 @@ function logRunning(
   logger.info(
     {
       mode: config.slack.appToken ? "socket" : "http",
+      workspaces: config.slack.oauth ? "many (OAuth)" : "one",
       port,
       store: config.redisUrl ? "redis" : "sqlite",
       instance: instanceId,
@@ -313,8 +322,13 @@ async function closeApp(
 }
 
 /** `auth.test` with a quiet client (two quick retries): the bot token's workspace, or a StartupError. */
-async function verifySlack(config: Config, logger: Logger, fetch: FetchFunction | undefined) {
-  const client = new WebClient(config.slack.botToken, {
+async function verifySlack(
+  config: Config,
+  token: string,
+  logger: Logger,
+  fetch: FetchFunction | undefined,
+) {
+  const client = new WebClient(token, {
     ...(fetch ? { fetch } : {}),
     ...(config.slack.apiUrl ? { slackApiUrl: config.slack.apiUrl.replace(/\/?$/, "/") } : {}),
     retryConfig: { retries: 2, minTimeout: 300, maxTimeout: 1000 },

@@ -1,10 +1,12 @@
 /**
- * Every setting of the app comes from the environment and is parsed here, once, by zod.
- * Logic receives the parsed `Config` object; nothing else reads `process.env`.
+ * Every setting of the app comes from the environment and is parsed here (and, for which Slack
+ * workspaces it serves, in config-workspaces.ts), once, by zod. Logic receives the parsed
+ * `Config` object; nothing else reads `process.env`.
  */
 import { z } from "zod";
 import type { ProxyConfig } from "./util/proxy.ts";
 import { plainHttpProblems, urlPassword } from "./util/urls.ts";
+import { type Workspaces, workspacesFrom, workspacesShape } from "./config-workspaces.ts";
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 
@@ -119,10 +121,6 @@ const proxyShape = {
 };
 
 const slackShape = {
-  SLACK_BOT_TOKEN: z
-    .string()
-    .trim()
-    .regex(/^xoxb-/, "must be a bot token (starts with xoxb-)"),
   SLACK_SIGNING_SECRET: optionalString,
   SLACK_APP_TOKEN: optionalString.refine((v) => v === undefined || v.startsWith("xapp-"), {
     message: "must be an app-level token (starts with xapp-)",
@@ -213,6 +211,7 @@ export type Env = Readonly<Record<string, string | undefined>>;
 export const SETTINGS: readonly string[] = [
   ...Object.keys(serviceShape),
   ...Object.keys(slackShape),
+  ...Object.keys(workspacesShape),
   ...Object.keys(proxyShape),
 ];
 
@@ -261,8 +260,8 @@ export interface ServiceConfig {
   readonly allowExternal: boolean;
 }
 
-export interface SlackConfig {
-  readonly botToken: string;
+/** One workspace (`botToken`) or many installed through OAuth (`oauth`): exactly one is set. */
+export interface SlackConfig extends Workspaces {
   readonly signingSecret: string | undefined;
   readonly appToken: string | undefined;
   readonly apiUrl: string | undefined;
@@ -282,15 +281,13 @@ export interface TaskChoices {
   readonly agents: readonly string[];
 }
 
-/** Where outbound connections go: through these proxies unless NO_PROXY lists the host. */
-export type { ProxyConfig } from "./util/proxy.ts";
-
 export interface Config {
   readonly service: ServiceConfig;
   readonly slack: SlackConfig;
   readonly choices: TaskChoices;
   /** Anyone may change a channel's task defaults (else its creator and workspace admins). */
   readonly settingsAnyone: boolean;
+  /** Where outbound connections go: through these proxies unless NO_PROXY lists the host. */
   readonly proxy: ProxyConfig;
   readonly redisUrl: string | undefined;
   /** Start-up gives up when Redis has not answered within this long. */
@@ -331,27 +328,34 @@ function serviceFrom(v: z.infer<z.ZodObject<typeof serviceShape>>): ServiceConfi
   };
 }
 
+/** Parses one part of the environment: its value, or its problems instead of a throw. */
+function attempt<T>(parse: () => T): { readonly value?: T; readonly problems: readonly string[] } {
+  try {
+    return { value: parse(), problems: [] };
+  } catch (err) {
+    if (err instanceof ConfigError) return { problems: err.problems };
+    throw err;
+  }
+}
+
 export function parseConfig(env: Env): Config {
-  const result = (() => {
-    try {
-      return { v: parseWith({ ...serviceShape, ...slackShape, ...proxyShape }, env) };
-    } catch (err) {
-      return { err: err as ConfigError };
-    }
-  })();
-  const problems = [...(result.err?.problems ?? [])];
-  const v = result.v;
+  const main = attempt(() => parseWith({ ...serviceShape, ...slackShape, ...proxyShape }, env));
+  const auth = attempt(() => parseWith(workspacesShape, env));
+  const v = main.value;
+  const chosen = auth.value ? workspacesFrom(auth.value, v?.SLACK_API_URL) : undefined;
+  const problems = [...main.problems, ...auth.problems, ...(chosen?.problems ?? [])];
   if (v && !v.SLACK_APP_TOKEN && !v.SLACK_SIGNING_SECRET) {
     problems.push(
       "SLACK_SIGNING_SECRET is required in HTTP mode (or set SLACK_APP_TOKEN to use Socket Mode)",
     );
   }
   if (v) problems.push(...insecureUrls(v));
-  if (problems.length > 0 || !v) throw new ConfigError(problems);
+  const workspaces = chosen?.workspaces;
+  if (problems.length > 0 || !v || !workspaces) throw new ConfigError(problems);
   return {
     service: serviceFrom(v),
     slack: {
-      botToken: v.SLACK_BOT_TOKEN,
+      ...workspaces,
       signingSecret: v.SLACK_SIGNING_SECRET,
       appToken: v.SLACK_APP_TOKEN,
       apiUrl: v.SLACK_API_URL,
@@ -385,6 +389,8 @@ export function secretsOf(config: Partial<Config>): string[] {
   return [
     config.service?.apiKey,
     config.slack?.botToken,
+    config.slack?.oauth?.clientSecret,
+    config.slack?.oauth?.stateSecret,
     config.slack?.signingSecret,
     config.slack?.appToken,
     config.redisUrl ? urlPassword(config.redisUrl) : undefined,

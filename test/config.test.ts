@@ -187,4 +187,73 @@ describe("configuration", () => {
     );
     expect(describeProxy(parseConfig(base).proxy)).toBe("direct");
   });
+
+  describe("many workspaces (OAuth)", () => {
+    const { SLACK_BOT_TOKEN: _token, ...noToken } = base;
+    const oauth = {
+      ...noToken,
+      SLACK_CLIENT_ID: "1234.5678",
+      SLACK_CLIENT_SECRET: "client-secret-value-abc",
+      SLACK_STATE_SECRET: "state-secret-of-my-own-0123",
+    };
+
+    it("switches on with the client id, client secret and state secret, no bot token needed", () => {
+      const c = parseConfig(oauth);
+      expect(c.slack.botToken).toBeUndefined();
+      expect(c.slack.oauth).toEqual({
+        clientId: "1234.5678",
+        clientSecret: "client-secret-value-abc",
+        stateSecret: "state-secret-of-my-own-0123",
+        redirectUri: undefined,
+        authorizeUrl: "https://slack.com/oauth/v2/authorize",
+      });
+      expect(secretsOf(c)).toEqual(
+        expect.arrayContaining(["client-secret-value-abc", "state-secret-of-my-own-0123"]),
+      );
+    });
+
+    it("sends people to the consent screen of the Slack that SLACK_API_URL names", () => {
+      const c = parseConfig({ ...oauth, SLACK_API_URL: "http://127.0.0.1:4567/api/" });
+      expect(c.slack.oauth?.authorizeUrl).toBe("http://127.0.0.1:4567/oauth/v2/authorize");
+    });
+
+    it("takes a redirect URL only if it ends in /slack/oauth_redirect", () => {
+      const uri = "https://bot.example.com/slack/oauth_redirect";
+      expect(parseConfig({ ...oauth, SLACK_REDIRECT_URI: uri }).slack.oauth?.redirectUri).toBe(uri);
+      expect(problemsOf({ ...oauth, SLACK_REDIRECT_URI: "https://bot.example.com/cb" })).toEqual([
+        "SLACK_REDIRECT_URI must be the app's public URL ending in /slack/oauth_redirect",
+      ]);
+    });
+
+    it("names what is missing when only some of the three are set, never a value", () => {
+      const { SLACK_STATE_SECRET: _s, SLACK_CLIENT_SECRET: _c, ...partial } = oauth;
+      const problems = problemsOf(partial);
+      expect(problems).toHaveLength(1);
+      expect(problems[0]).toMatch(/^SLACK_CLIENT_SECRET and SLACK_STATE_SECRET are not set/);
+      expect(problems[0]).toContain("SLACK_CLIENT_ID, SLACK_CLIENT_SECRET, SLACK_STATE_SECRET");
+      const { SLACK_CLIENT_ID: _i, ...noId } = oauth;
+      expect(problemsOf(noId).join()).toMatch(/^SLACK_CLIENT_ID is not set/);
+      expect(problemsOf(noId).join()).not.toContain("client-secret-value-abc");
+    });
+
+    it("refuses a bot token beside them, and a short state secret", () => {
+      expect(problemsOf({ ...oauth, SLACK_BOT_TOKEN: "xoxb-1-secret" }).join()).toContain(
+        "SLACK_BOT_TOKEN cannot be set with SLACK_CLIENT_ID, SLACK_CLIENT_SECRET, SLACK_STATE_SECRET",
+      );
+      expect(problemsOf({ ...oauth, SLACK_STATE_SECRET: "short" })).toEqual([
+        "SLACK_STATE_SECRET must be at least 16 characters (a random secret of your own)",
+      ]);
+    });
+
+    it("still needs a bot token when none of them is set, listed with every other problem", () => {
+      const { TASK_API_URL: _url, ...rest } = noToken;
+      const problems = problemsOf(rest).join("\n");
+      expect(problems).toContain("TASK_API_URL is required");
+      expect(problems).toContain("SLACK_BOT_TOKEN is required but not set");
+      // An empty value (docker compose's `${SLACK_BOT_TOKEN:-}`) is not set either.
+      expect(problemsOf({ ...noToken, SLACK_BOT_TOKEN: "" }).join()).toContain(
+        "SLACK_BOT_TOKEN is required but not set",
+      );
+    });
+  });
 });

@@ -9,6 +9,7 @@ import type { ValidateFunction } from "ajv";
 import { Ajv } from "ajv";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
+import { BOT_SCOPES } from "../src/slack/scopes.ts";
 
 const VENDOR = new URL("./fixtures/slack-manifest-schema/", import.meta.url);
 const MANIFEST = new URL("../manifest.yml", import.meta.url);
@@ -108,6 +109,11 @@ describe("manifest.yml", () => {
       [...EXPECTED_BOT_SCOPES].sort(),
     );
     expect(at(manifest, "oauth_config", "scopes", "user")).toBeUndefined();
+  });
+
+  it("asks for the same bot scopes when installed through OAuth (many workspaces)", () => {
+    expect([...BOT_SCOPES].sort()).toEqual([...EXPECTED_BOT_SCOPES].sort());
+    expect(new Set(BOT_SCOPES).size).toBe(BOT_SCOPES.length);
   });
 
   it("declares the New task shortcuts the app listens for", () => {

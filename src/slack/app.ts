@@ -14,6 +14,12 @@ import { boltLogger } from "./bolt-logger.ts";
 import { healthRoutes, type PrometheusText } from "./health.ts";
 import type { HomeTab } from "./home-tab.ts";
 import { SURFACES } from "./listeners/index.ts";
+import {
+  missingInstallation,
+  type OAuthReceiverOptions,
+  oauthReceiverOptions,
+  UninstalledWorkspaces,
+} from "./oauth.ts";
 
 export const SLACK_EVENTS_PATH = "/slack/events";
 
@@ -56,21 +62,38 @@ export function createSlackApp(options: SlackAppOptions): SlackApp {
   let admin: AdminServer | undefined;
   const slackLogger = boltLogger(logger);
   const socketMode = config.slack.appToken !== undefined;
-  const receiver = createReceiver(config, publicRoutes, slackLogger, socketDispatcher);
+  const apiUrl = config.slack.apiUrl?.replace(/\/?$/, "/");
+  // Many workspaces: Bolt serves the install flow and authorizes each event from the store.
+  const oauth = config.slack.oauth
+    ? oauthReceiverOptions(config.slack.oauth, {
+        store,
+        logger,
+        clientOptions: {
+          ...(apiUrl ? { slackApiUrl: apiUrl } : {}),
+          ...(slackFetch ? { fetch: slackFetch } : {}),
+        },
+      })
+    : undefined;
+  const receiver = createReceiver(config, { publicRoutes, slackLogger, socketDispatcher, oauth });
   const app = new App({
-    token: config.slack.botToken,
+    ...(oauth ? {} : { token: config.slack.botToken }),
     receiver,
     logger: slackLogger,
     clientOptions: {
-      ...(config.slack.apiUrl ? { slackApiUrl: config.slack.apiUrl.replace(/\/?$/, "/") } : {}),
+      ...(apiUrl ? { slackApiUrl: apiUrl } : {}),
       ...(slackFetch ? { fetch: slackFetch } : {}),
       retryConfig: { retries: 3, factor: 2, minTimeout: 500, maxTimeout: 10_000, randomize: true },
       // Our scheduler owns the rate budget: a 429 comes back to it instead of pausing a queue.
       rejectRateLimitedCalls: true,
     },
+    // The handler gets the failed event too (whose workspace was not authorized).
+    extendedErrorHandler: true,
   });
-  app.error(async (err) => {
-    logger.error({ err }, "unhandled error in a Slack listener");
+  const uninstalled = new UninstalledWorkspaces(logger);
+  app.error(async ({ error }: { readonly error: Error }) => {
+    const notInstalled = oauth ? missingInstallation(error) : undefined;
+    if (notInstalled) uninstalled.report(notInstalled);
+    else logger.error({ err: error }, "unhandled error in a Slack listener");
   });
 
   function listen(coordinator: TaskCoordinator, home: HomeTab): void {
@@ -105,33 +128,49 @@ export function createSlackApp(options: SlackAppOptions): SlackApp {
   };
 }
 
-/** Socket Mode when an app-level token is set, Slack's HTTP requests at /slack/events otherwise. */
+/**
+ * Socket Mode when an app-level token is set, Slack's HTTP requests at /slack/events otherwise.
+ * With OAuth, both serve the install flow: the HTTP receiver on its port, Socket Mode on the
+ * HTTP server it opens on `installerOptions.port` (beside the health routes).
+ */
 function createReceiver(
   config: Config,
-  publicRoutes: CustomRoute[],
-  slackLogger: ReturnType<typeof boltLogger>,
-  socketDispatcher: Outbound["socketDispatcher"] | undefined,
+  parts: {
+    readonly publicRoutes: CustomRoute[];
+    readonly slackLogger: ReturnType<typeof boltLogger>;
+    readonly socketDispatcher: Outbound["socketDispatcher"] | undefined;
+    readonly oauth: OAuthReceiverOptions | undefined;
+  },
 ): SocketModeReceiver | HTTPReceiver {
-  return config.slack.appToken !== undefined
-    ? new SocketModeReceiver({
-        appToken: config.slack.appToken ?? "",
-        // The WebSocket and apps.connections.open (wrapped by the client into its fetch).
-        ...(socketDispatcher ? { dispatcher: socketDispatcher } : {}),
-        customRoutes: publicRoutes,
-        installerOptions: {
-          port: config.port,
-          // The Socket Mode client opens its connection through the Web API too.
-          ...(config.slack.apiUrl
-            ? { clientOptions: { slackApiUrl: config.slack.apiUrl.replace(/\/?$/, "/") } }
+  const { publicRoutes, slackLogger, socketDispatcher, oauth } = parts;
+  if (config.slack.appToken !== undefined) {
+    const apiUrl = config.slack.apiUrl?.replace(/\/?$/, "/");
+    return new SocketModeReceiver({
+      ...oauth,
+      appToken: config.slack.appToken,
+      // The WebSocket and apps.connections.open (wrapped by the client into its fetch).
+      ...(socketDispatcher ? { dispatcher: socketDispatcher } : {}),
+      customRoutes: publicRoutes,
+      installerOptions: {
+        ...oauth?.installerOptions,
+        port: config.port,
+        // The Socket Mode client opens its connection through the Web API too (and, with
+        // OAuth, the installer exchanges codes and refreshes tokens through it).
+        ...(oauth
+          ? { clientOptions: oauth.installerOptions.clientOptions }
+          : apiUrl
+            ? { clientOptions: { slackApiUrl: apiUrl } }
             : {}),
-        },
-        logger: slackLogger,
-      })
-    : new HTTPReceiver({
-        signingSecret: config.slack.signingSecret ?? "",
-        endpoints: SLACK_EVENTS_PATH,
-        customRoutes: publicRoutes,
-        processBeforeResponse: false,
-        logger: slackLogger,
-      });
+      },
+      logger: slackLogger,
+    });
+  }
+  return new HTTPReceiver({
+    ...oauth,
+    signingSecret: config.slack.signingSecret ?? "",
+    endpoints: SLACK_EVENTS_PATH,
+    customRoutes: publicRoutes,
+    processBeforeResponse: false,
+    logger: slackLogger,
+  });
 }

@@ -9,6 +9,12 @@ const toPino: Record<LogLevel, string> = {
   [LogLevel.DEBUG]: "debug",
 };
 
+/**
+ * Bolt's warning when an event could not be authorized, without saying which workspace: the
+ * app's error handler reports each of those itself (once per uninstalled workspace).
+ */
+const AUTHORIZATION_NOTICE = "Authorization of incoming event did not succeed.";
+
 export function boltLogger(base: Logger): SlackLogger {
   let logger = base.child({ component: "bolt" });
   let level = LogLevel.INFO;
@@ -17,7 +23,10 @@ export function boltLogger(base: Logger): SlackLogger {
   return {
     debug: (...msg: unknown[]) => logger.debug(line(msg)),
     info: (...msg: unknown[]) => logger.info(line(msg)),
-    warn: (...msg: unknown[]) => logger.warn(line(msg)),
+    warn: (...msg: unknown[]) => {
+      const text = line(msg);
+      if (!text.startsWith(AUTHORIZATION_NOTICE)) logger.warn(text);
+    },
     error: (...msg: unknown[]) => logger.error(line(msg)),
     setLevel: (l: LogLevel) => {
       level = l;

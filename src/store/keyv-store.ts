@@ -298,6 +298,21 @@ export class KeyvThreadStore implements ThreadStore {
     });
   }
 
+  getRecord(key: string): Promise<unknown> {
+    return guard(() => this.#keyv.get<unknown>(key));
+  }
+
+  async putRecord(key: string, value: unknown): Promise<void> {
+    await guard(async () => {
+      if (!(await this.#keyv.set(key, value)))
+        throw new Error("the store did not accept the write");
+    });
+  }
+
+  async deleteRecord(key: string): Promise<void> {
+    await guard(() => this.#keyv.delete(key));
+  }
+
   ping(): Promise<boolean> {
     return this.#p.ping().catch(() => false);
   }

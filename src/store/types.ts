@@ -203,8 +203,19 @@ export interface PreferenceStore {
   putDefaults(teamId: string, scope: DefaultsScope, defaults: TaskDefaults): Promise<void>;
 }
 
+/**
+ * Plain JSON records by key beside the threads, on the same backend (a workspace's Slack
+ * installation…). Keys start with `t:<team id>:` for a workspace's records, like the threads'.
+ */
+export interface RecordStore {
+  getRecord(key: string): Promise<unknown>;
+  /** Kept until deleted. */
+  putRecord(key: string, value: unknown): Promise<void>;
+  deleteRecord(key: string): Promise<void>;
+}
+
 /** The store boundary. */
-export interface ThreadStore extends PreferenceStore {
+export interface ThreadStore extends PreferenceStore, RecordStore {
   getThread(key: SlackThreadKey): Promise<ThreadRecord | undefined>;
   putThread(record: ThreadRecord): Promise<void>;
   /**

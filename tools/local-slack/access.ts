@@ -1,25 +1,30 @@
-// Token and scope checks: which token a method needs and whether the granted scopes allow the call,
-// answered as Slack does (not_authed, invalid_auth, missing_scope with needed/provided).
+// Token and scope checks: which token a method needs, whose it is, and whether the granted scopes
+// allow the call, answered as Slack does (not_authed, invalid_auth, token_expired, missing_scope
+// with needed/provided).
 import type { SlackMethod } from "./methods/registry.ts";
+import type { Caller, Tenancy } from "./tenancy.ts";
 import type { SlackArgs, SlackResponseBody } from "./types.ts";
 
-export interface Tokens {
-  readonly botToken: string;
-  readonly appToken: string;
-}
-
-/** The failure for a wrong or missing token, or undefined when the token fits the method. */
-export function tokenFailure(
+/**
+ * Who the token speaks for when it fits the method, or the failure Slack answers: `not_authed`
+ * without a token, `invalid_auth` for one it never issued, `token_expired` for a rotated one
+ * past its time. App-level methods take the app token; token-less ones (OAuth) take none.
+ */
+export function authenticate(
   method: SlackMethod,
   token: string | undefined,
-  tokens: Tokens,
-): SlackResponseBody | undefined {
+  appToken: string,
+  tenancy: Tenancy,
+): { readonly caller?: Caller; readonly failure?: SlackResponseBody } {
+  if (method.token === "none") return {};
   if (method.token === "app") {
-    return token === tokens.appToken ? undefined : { ok: false, error: "invalid_auth" };
+    return token === appToken ? {} : { failure: { ok: false, error: "invalid_auth" } };
   }
-  if (token === undefined) return { ok: false, error: "not_authed" };
-  if (token !== tokens.botToken) return { ok: false, error: "invalid_auth" };
-  return undefined;
+  if (token === undefined) return { failure: { ok: false, error: "not_authed" } };
+  const caller = tenancy.identify(token);
+  if (caller === "expired") return { failure: { ok: false, error: "token_expired" } };
+  if (!caller) return { failure: { ok: false, error: "invalid_auth" } };
+  return { caller };
 }
 
 /** `missing_scope` when scope checks are on and none of the method's scopes is granted. */

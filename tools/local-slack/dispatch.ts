@@ -1,12 +1,13 @@
 // Answers one Web API call in Slack's order: unknown method, token, injected fault, rate tier,
 // scope, unparsable body, then the method's handler.
-import { scopeFailure, tokenFailure } from "./access.ts";
+import { authenticate, scopeFailure } from "./access.ts";
 import type { Problem } from "./errors.ts";
 import { ApiFailure, invalid } from "./errors.ts";
 import type { Faults } from "./faults.ts";
 import type { ApiRequest } from "./http.ts";
 import type { MethodContext, SlackMethod } from "./methods/registry.ts";
 import type { RateTiers } from "./rate-tiers.ts";
+import type { Caller } from "./tenancy.ts";
 import type { FaultSpec, RecordedCall, SlackArgs, SlackResponseBody } from "./types.ts";
 import { str } from "./util.ts";
 
@@ -16,6 +17,8 @@ export interface ApiOutcome {
   retryAfter?: number;
   fault?: RecordedCall["fault"];
   validation?: Problem;
+  /** Who the call's bot token speaks for, once authenticated. */
+  caller?: Caller;
 }
 
 export interface Dispatcher {
@@ -23,7 +26,7 @@ export interface Dispatcher {
   readonly context: MethodContext;
   readonly faults: Faults;
   readonly tiers: RateTiers;
-  /** Granted scopes, or undefined for no scope checks. */
+  /** Granted scopes of the double's own token, or undefined for no scope checks. */
   readonly scopes: ReadonlySet<string> | undefined;
 }
 
@@ -54,9 +57,15 @@ function injectedOutcome(injected: FaultSpec): ApiOutcome {
   return outcome;
 }
 
-function run(method: SlackMethod, args: SlackArgs, ctx: MethodContext, team: string): ApiOutcome {
+function run(
+  method: SlackMethod,
+  args: SlackArgs,
+  ctx: MethodContext,
+  team: string,
+  caller: Caller | undefined,
+): ApiOutcome {
   try {
-    return { status: 200, response: { ok: true, ...method.handle(args, ctx, team) } };
+    return { status: 200, response: { ok: true, ...method.handle(args, ctx, team, caller) } };
   } catch (error) {
     if (!(error instanceof ApiFailure)) throw error;
     const outcome: ApiOutcome = {
@@ -69,28 +78,48 @@ function run(method: SlackMethod, args: SlackArgs, ctx: MethodContext, team: str
 }
 
 export function answerApiCall(d: Dispatcher, name: string, request: ApiRequest): ApiOutcome {
-  const { args, token, problem } = request;
   const method = d.registry.get(name);
   if (method === undefined) return unknownMethod(name);
   const state = d.context.state;
-  const tokenProblem = tokenFailure(method, token, state);
-  if (tokenProblem) return { status: 200, response: tokenProblem };
-  const team = str(args.team_id) ?? state.teamId;
+  const { caller, failure } = authenticate(
+    method,
+    request.token,
+    state.appToken,
+    d.context.tenancy,
+  );
+  if (failure) return { status: 200, response: failure };
+  const outcome = answerAuthenticated(d, name, method, request, caller);
+  return caller ? { ...outcome, caller } : outcome;
+}
+
+function answerAuthenticated(
+  d: Dispatcher,
+  name: string,
+  method: SlackMethod,
+  request: ApiRequest,
+  caller: Caller | undefined,
+): ApiOutcome {
+  const { args, problem } = request;
+  // Rate tiers and views count per workspace: the one named, else the token's.
+  const team =
+    str(args.team_id) ?? caller?.teamId ?? caller?.enterpriseId ?? d.context.state.teamId;
   // App-level methods (Socket Mode) take no bot faults, tiers or scopes.
-  if (method.token === "app") return run(method, args, d.context, team);
+  if (method.token === "app") return run(method, args, d.context, team, caller);
   const injected = d.faults.take(name, args);
   if (injected) return injectedOutcome(injected);
+  if (method.token === "none") return run(method, args, d.context, team, caller);
   // Tier windows only count calls that got past authentication and injected faults.
   const retryAfter = d.tiers.check(name, team);
   if (retryAfter !== undefined) {
     const response = { ok: false, error: "ratelimited" };
     return { status: 429, retryAfter, fault: "ratelimited", response };
   }
-  const scopeProblem = scopeFailure(method, args, d.scopes);
+  // A token installed through OAuth has the scopes asked for then; the double's own, the option's.
+  const scopeProblem = scopeFailure(method, args, caller?.scopes ?? d.scopes);
   if (scopeProblem) return { status: 200, response: scopeProblem };
   if (problem) {
     const response = { ok: false, error: problem.error, ...invalid(problem).extra };
     return { status: 200, validation: problem, response };
   }
-  return run(method, args, d.context, team);
+  return run(method, args, d.context, team, caller);
 }

@@ -93,6 +93,12 @@ export function parseApiRequest(req: IncomingMessage, body: Buffer, url: URL): A
   else if (text !== "") problem = parseFormBody(text, args);
   const auth = req.headers.authorization;
   let token = auth?.startsWith("Bearer ") ? auth.slice("Bearer ".length) : undefined;
+  // oauth.v2.access: the client id and secret in HTTP Basic, as Slack prefers, or as arguments.
+  if (auth?.startsWith("Basic ")) {
+    const [id, ...rest] = Buffer.from(auth.slice("Basic ".length), "base64").toString().split(":");
+    args.client_id ??= id;
+    args.client_secret ??= rest.join(":");
+  }
   if (token === undefined && typeof args.token === "string") token = args.token;
   delete args.token;
   return problem ? { args, token, problem } : { args, token };

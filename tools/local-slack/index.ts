@@ -18,6 +18,9 @@
  *
  * Layout: server.ts (router) → dispatch.ts (token, faults, rate tiers, scopes) → methods/* (one module
  * per method family, listed in methods/index.ts) over state.ts; inspection.ts backs the test API.
+ * Several workspaces: tenancy.ts (each with its own bot and bot token; auth.test answers per token,
+ * every recorded call names its token's team) and oauth.ts (the consent screen at
+ * /oauth/v2/authorize and oauth.v2.access, with token rotation).
  *
  * Usage:
  *   const slack = await startLocalSlack({ notInChannel: new Set(["C_PRIVATE"]) });
@@ -32,6 +35,14 @@ export type { Problem } from "./errors.ts";
 export type { LimitErrorCodes } from "./limits.ts";
 export { SLACK_LIMITS } from "./limits.ts";
 export { LocalSlack, startLocalSlack } from "./local-slack.ts";
+export { type OAuthAppOptions, SESSION_COOKIE, sessionCookie } from "./oauth.ts";
+export type {
+  BotIdentity,
+  EnterpriseOptions,
+  LocalEnterprise,
+  LocalTeam,
+  TeamOptions,
+} from "./tenancy.ts";
 export type { AgentSession, OpenedView } from "./state.ts";
 export { VIEW_LIMITS, validateView } from "./view-kit.ts";
 export type { MethodContext, MethodFamily, SlackMethod } from "./methods/registry.ts";

@@ -10,11 +10,20 @@ import { Faults } from "./faults.ts";
 import { sendJson } from "./http.ts";
 import { describeCalls, waitFor, type WaitSource } from "./inspection.ts";
 import { DEFAULT_ERROR_CODES } from "./limits.ts";
+import type { ApiRequest } from "./http.ts";
 import { METHOD_FAMILIES } from "./methods/index.ts";
 import { buildRegistry } from "./methods/registry.ts";
+import { LocalOAuth } from "./oauth.ts";
 import { RateTiers } from "./rate-tiers.ts";
 import { type RouteHost, route } from "./server.ts";
 import { type AgentSession, type OpenedView, Workspace } from "./state.ts";
+import {
+  type EnterpriseOptions,
+  type LocalEnterprise,
+  type LocalTeam,
+  type TeamOptions,
+  Tenancy,
+} from "./tenancy.ts";
 import type {
   AssistantStatus,
   FailNextOptions,
@@ -24,7 +33,6 @@ import type {
   RateTier,
   RecordedCall,
   ResponseUrlPost,
-  SlackArgs,
   SlackEphemeral,
   SlackFile,
   SlackMessage,
@@ -58,7 +66,14 @@ export class LocalSlack extends EventEmitter<LocalSlackEvents> {
   /** Number of calls answered 429 by tier enforcement. */
   rateLimited = 0;
 
+  /**
+   * The app's OAuth settings (client id and secret, redirect URLs, token rotation), mutable:
+   * installs go through GET /oauth/v2/authorize and oauth.v2.access.
+   */
+  readonly oauth: LocalOAuth;
+
   readonly #state: Workspace;
+  readonly #tenancy: Tenancy;
   readonly #faults = new Faults();
   readonly #tiers: RateTiers;
   readonly #dispatcher: Dispatcher;
@@ -87,12 +102,20 @@ export class LocalSlack extends EventEmitter<LocalSlackEvents> {
     this.assistantStatuses = state.assistantStatuses;
     this.scopes = options.scopes === undefined ? undefined : new Set(options.scopes);
     const now = options.now ?? Date.now;
+    this.#tenancy = new Tenancy(state, now);
+    this.oauth = new LocalOAuth(this.#tenancy, state.appId, now, options.oauth);
     this.#tiers = new RateTiers(options.tiers ?? {}, now);
     this.#defaultTimeout = options.defaultWaitTimeoutMs ?? 5_000;
     this.#publicHost = options.publicHost ?? "127.0.0.1";
     this.#dispatcher = {
       registry: buildRegistry(METHOD_FAMILIES),
-      context: { state, codes: { ...DEFAULT_ERROR_CODES, ...options.errorCodes }, now },
+      context: {
+        state,
+        tenancy: this.#tenancy,
+        oauth: this.oauth,
+        codes: { ...DEFAULT_ERROR_CODES, ...options.errorCodes },
+        now,
+      },
       faults: this.#faults,
       tiers: this.#tiers,
       scopes: this.scopes,
@@ -170,6 +193,32 @@ export class LocalSlack extends EventEmitter<LocalSlackEvents> {
 
   addUser(user: SlackUser): void {
     this.#state.addUser(user);
+  }
+
+  /**
+   * Another workspace, with its own bot user and bot token. Its token works once the app is
+   * installed there through OAuth (or at once with `installed: true`). Channels, messages and
+   * users stay one shared space (Slack's ids are unique across workspaces).
+   */
+  addTeam(team: TeamOptions): LocalTeam {
+    return this.#tenancy.addTeam(team);
+  }
+
+  /** An Enterprise Grid organisation, where the app can be installed org-wide. */
+  addEnterprise(enterprise: EnterpriseOptions): LocalEnterprise {
+    return this.#tenancy.addEnterprise(enterprise);
+  }
+
+  /** A workspace the double knows (its own, or one added), with its bot and bot token. */
+  team(id: string): LocalTeam {
+    const team = this.#tenancy.teams.get(id);
+    if (!team) throw new Error(`local-slack: no workspace ${id}`);
+    return team;
+  }
+
+  /** The bot tokens that work for a workspace (or organisation), in the order they were issued. */
+  tokensOf(teamOrEnterpriseId: string): string[] {
+    return this.#tenancy.tokensOf(teamOrEnterpriseId);
   }
 
   /** Make the next `times` calls of `method` fail with `spec` (before any side effect). */
@@ -374,8 +423,11 @@ export class LocalSlack extends EventEmitter<LocalSlackEvents> {
   #routeHost(): RouteHost {
     return {
       state: this.#state,
+      tenancy: this.#tenancy,
+      oauth: this.oauth,
+      notify: () => this.emit("change"),
       answerApi: (method, request) => answerApiCall(this.#dispatcher, method, request),
-      recordCall: (method, args, at, outcome) => this.#recordCall(method, args, at, outcome),
+      recordCall: (method, request, at, outcome) => this.#recordCall(method, request, at, outcome),
       responseUrlUses: (id) =>
         this.responseUrlPosts.filter((p) => p.id === id && p.status === 200).length,
       recordResponseUrl: (post) => {
@@ -385,9 +437,18 @@ export class LocalSlack extends EventEmitter<LocalSlackEvents> {
     };
   }
 
-  #recordCall(method: string, args: SlackArgs, at: number, outcome: ApiOutcome): void {
-    const { status, response, retryAfter, fault, validation } = outcome;
+  #recordCall(
+    method: string,
+    request: Pick<ApiRequest, "args" | "token">,
+    at: number,
+    outcome: ApiOutcome,
+  ): void {
+    const { status, response, retryAfter, fault, validation, caller } = outcome;
+    const { args, token } = request;
     const call: RecordedCall = { seq: this.calls.length, method, args, at, status, response };
+    if (token !== undefined) call.token = token;
+    if (caller?.teamId !== undefined) call.team = caller.teamId;
+    if (caller?.enterpriseId !== undefined) call.enterprise = caller.enterpriseId;
     if (retryAfter !== undefined) call.retryAfter = retryAfter;
     if (fault !== undefined) call.fault = fault;
     if (fault === "ratelimited") this.rateLimited += 1;

@@ -1,21 +1,33 @@
 // The HTTP router: /api/<method> (the Web API), /upload/v1/<file> (external upload URLs),
-// /response-url/<id> (interaction response_urls) and /files-pri/… (files.slack.com downloads).
+// /response-url/<id> (interaction response_urls), /files-pri/… (files.slack.com downloads) and
+// /oauth/v2/authorize (Slack's consent screen in an OAuth install).
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { ApiOutcome } from "./dispatch.ts";
 import type { ApiRequest } from "./http.ts";
 import { parseApiRequest, readBody, sendJson } from "./http.ts";
+import type { LocalOAuth } from "./oauth.ts";
 import type { Workspace } from "./state.ts";
-import type { ResponseUrlPost, SlackArgs } from "./types.ts";
+import type { Tenancy } from "./tenancy.ts";
+import type { ResponseUrlPost } from "./types.ts";
 
 /** What the routes need from the double: its state, the API dispatcher and the recorders. */
 export interface RouteHost {
   readonly state: Workspace;
+  readonly tenancy: Tenancy;
+  readonly oauth: LocalOAuth;
   answerApi(method: string, request: ApiRequest): ApiOutcome;
   /** Records a call that arrived at `at` (in `calls`, and in `validationErrors` if it failed validation) and notifies waiters. */
-  recordCall(method: string, args: SlackArgs, at: number, outcome: ApiOutcome): void;
+  recordCall(
+    method: string,
+    request: Pick<ApiRequest, "args" | "token">,
+    at: number,
+    outcome: ApiOutcome,
+  ): void;
   /** How many earlier POSTs to this response_url were accepted. */
   responseUrlUses(id: string): number;
   recordResponseUrl(post: ResponseUrlPost): void;
+  /** Wakes the waiters (an install went through the consent screen). */
+  notify(): void;
 }
 
 export async function route(
@@ -35,7 +47,7 @@ export async function route(
     const headers: Record<string, string> =
       outcome.retryAfter === undefined ? {} : { "retry-after": String(outcome.retryAfter) };
     // Recorded in the same tick as the answer is sent: a waiter never sees an unanswered call.
-    host.recordCall(method, request.args, at, outcome);
+    host.recordCall(method, request, at, outcome);
     sendJson(res, outcome.status, outcome.response, headers);
     return;
   }
@@ -48,7 +60,11 @@ export async function route(
     return;
   }
   if (path.startsWith("/files-pri/") && req.method === "GET") {
-    handleUserFileDownload(host.state, path, req, res);
+    handleUserFileDownload(host, path, req, res);
+    return;
+  }
+  if (path === "/oauth/v2/authorize" && req.method === "GET") {
+    handleAuthorize(host, url, req, res);
     return;
   }
   res.writeHead(404, { "content-type": "text/plain" });
@@ -104,7 +120,7 @@ async function handleUpload(
   };
   const response = status === 200 ? { ok: true } : { ok: false, error: text };
   res.writeHead(status, { "content-type": "text/plain" });
-  host.recordCall("upload_url", args, at, { status, response });
+  host.recordCall("upload_url", { args, token: undefined }, at, { status, response });
   res.end(text);
 }
 
@@ -137,19 +153,21 @@ function handleResponseUrl(
 }
 
 function handleUserFileDownload(
-  state: Workspace,
+  host: RouteHost,
   path: string,
   req: IncomingMessage,
   res: ServerResponse,
 ): void {
   const match = /^\/files-pri\/[^/-]+-([^/]+)\//.exec(path);
-  const file = match?.[1] ? state.userFiles.get(match[1]) : undefined;
+  const file = match?.[1] ? host.state.userFiles.get(match[1]) : undefined;
   if (!file) {
     res.writeHead(404, { "content-type": "text/plain" });
     res.end("file_not_found");
     return;
   }
-  if (req.headers.authorization !== `Bearer ${state.botToken}`) {
+  const auth = req.headers.authorization;
+  const caller = auth?.startsWith("Bearer ") ? host.tenancy.identify(auth.slice(7)) : undefined;
+  if (caller === undefined || caller === "expired") {
     res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
     res.end(
       "<!DOCTYPE html><html><head><title>Slack</title></head><body>Sign in to Slack</body></html>",
@@ -158,4 +176,24 @@ function handleUserFileDownload(
   }
   res.writeHead(200, { "content-type": file.mimetype, "content-length": file.bytes.length });
   res.end(file.bytes);
+}
+
+/** Slack's consent screen, consenting at once: back to the app with a code, or an error page. */
+function handleAuthorize(
+  host: RouteHost,
+  url: URL,
+  req: IncomingMessage,
+  res: ServerResponse,
+): void {
+  const outcome = host.oauth.authorize(url, req.headers.cookie);
+  if (outcome.status === 302) {
+    res.writeHead(302, { location: outcome.location });
+    res.end();
+  } else {
+    res.writeHead(400, { "content-type": "text/html; charset=utf-8" });
+    res.end(
+      `<!DOCTYPE html><html><body><h1>Something went wrong</h1><p>${outcome.error}</p></body></html>`,
+    );
+  }
+  host.notify();
 }

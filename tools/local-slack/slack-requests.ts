@@ -131,6 +131,8 @@ export interface SlashCommandInput {
   /** Enterprise Grid only. */
   enterprise_id?: string;
   enterprise_name?: string;
+  /** The app is installed org-wide on the Grid organisation (sent as "true"/"false"). */
+  is_enterprise_install?: boolean;
 }
 
 /** The form fields Slack posts for a slash command. */
@@ -152,7 +154,7 @@ export function slashCommandFields(input: SlashCommandInput): Record<string, str
     command: input.command ?? "/task",
     text: input.text,
     api_app_id: input.api_app_id ?? "A0001",
-    is_enterprise_install: "false",
+    is_enterprise_install: String(input.is_enterprise_install ?? false),
     response_url:
       input.response_url ??
       `https://hooks.slack.com/commands/${input.team_id}/${randomDigits(13)}/${randomBytes(12).toString("hex")}`,

@@ -1,5 +1,6 @@
 // Public types of the local Slack double: recorded calls, workspace state snapshots, options.
 import type { LimitErrorCodes } from "./limits.ts";
+import type { OAuthAppOptions } from "./oauth.ts";
 
 export type SlackArgs = Record<string, unknown>;
 
@@ -24,6 +25,11 @@ export interface RecordedCall {
   fault?: "injected" | "ratelimited";
   /** Set when the call failed payload validation (also listed in `validationErrors`). */
   validationError?: string;
+  /** The token the call presented (Bearer header or `token` argument), if any. */
+  token?: string;
+  /** The workspace (and organisation) that token belongs to, once authenticated. */
+  team?: string;
+  enterprise?: string;
 }
 
 export interface FaultSpec {
@@ -193,6 +199,8 @@ export interface LocalSlackOptions {
    * another container): the URLs it hands out (upload_url, url_private) use it. Default 127.0.0.1.
    */
   publicHost?: string;
+  /** The app's OAuth settings (client id and secret, redirect URLs, token rotation). */
+  oauth?: OAuthAppOptions;
 }
 
 export interface WaitOptions {

@@ -8,12 +8,14 @@ import { chatMethods } from "./chat.ts";
 import { conversationsMethods } from "./conversations.ts";
 import { filesMethods } from "./files.ts";
 import { reactionsMethods } from "./reactions.ts";
+import { oauthMethods } from "./oauth.ts";
 import type { MethodFamily } from "./registry.ts";
 import { usersMethods } from "./users.ts";
 import { viewsMethods } from "./views.ts";
 
 export const METHOD_FAMILIES: readonly MethodFamily[] = [
   authMethods,
+  oauthMethods,
   appsMethods,
   chatMethods,
   chatStreamMethods,

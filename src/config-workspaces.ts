@@ -1,0 +1,111 @@
+/**
+ * Which Slack workspaces the app serves: one, with its bot token (SLACK_BOT_TOKEN), or many,
+ * installed through Slack's OAuth flow (SLACK_CLIENT_ID, SLACK_CLIENT_SECRET, SLACK_STATE_SECRET).
+ */
+import { z } from "zod";
+
+/** Where Bolt serves the install page and Slack's redirect back (Bolt's default paths). */
+export const OAUTH_INSTALL_PATH = "/slack/install";
+export const OAUTH_REDIRECT_PATH = "/slack/oauth_redirect";
+
+/** Slack's authorize page (the consent screen), unless SLACK_API_URL points elsewhere. */
+const SLACK_AUTHORIZE_URL = "https://slack.com/oauth/v2/authorize";
+
+const optionalString = z
+  .string()
+  .trim()
+  .transform((v) => (v === "" ? undefined : v))
+  .optional();
+
+/** The variables this part reads (zod shape, merged into the config's). */
+export const workspacesShape = {
+  SLACK_BOT_TOKEN: optionalString.refine((v) => v === undefined || v.startsWith("xoxb-"), {
+    message: "must be a bot token (starts with xoxb-)",
+  }),
+  SLACK_CLIENT_ID: optionalString,
+  SLACK_CLIENT_SECRET: optionalString,
+  SLACK_STATE_SECRET: optionalString.refine((v) => v === undefined || v.length >= 16, {
+    message: "must be at least 16 characters (a random secret of your own)",
+  }),
+  SLACK_REDIRECT_URI: optionalString.refine(
+    (v) =>
+      v === undefined ||
+      (/^https?:\/\//i.test(v) && URL.canParse(v) && new URL(v).pathname === OAUTH_REDIRECT_PATH),
+    { message: `must be the app's public URL ending in ${OAUTH_REDIRECT_PATH}` },
+  ),
+};
+
+type WorkspacesValues = {
+  readonly [K in keyof typeof workspacesShape]?: string | undefined;
+};
+
+/** Many workspaces: what Bolt's OAuth support needs. */
+export interface SlackOAuthConfig {
+  readonly clientId: string;
+  readonly clientSecret: string;
+  /** Signs the OAuth `state` parameter. */
+  readonly stateSecret: string;
+  /** The redirect URL to name in the authorize request; Slack's configured one when unset. */
+  readonly redirectUri: string | undefined;
+  /** Slack's consent screen: slack.com's, or the same origin as SLACK_API_URL's. */
+  readonly authorizeUrl: string;
+}
+
+/** Exactly one of the two is set. */
+export interface Workspaces {
+  /** One workspace: its bot token. */
+  readonly botToken: string | undefined;
+  /** Many workspaces: installed through OAuth, each with its own token. */
+  readonly oauth: SlackOAuthConfig | undefined;
+}
+
+const OAUTH_VARIABLES = ["SLACK_CLIENT_ID", "SLACK_CLIENT_SECRET", "SLACK_STATE_SECRET"] as const;
+
+/** The mode the variables choose, or the problems (never a value) when they choose none or both. */
+export function workspacesFrom(
+  v: WorkspacesValues,
+  apiUrl: string | undefined,
+): { readonly workspaces?: Workspaces; readonly problems: string[] } {
+  const set = OAUTH_VARIABLES.filter((name) => v[name] !== undefined);
+  const missing = OAUTH_VARIABLES.filter((name) => v[name] === undefined);
+  if (set.length === 0) {
+    if (v.SLACK_BOT_TOKEN === undefined) {
+      return {
+        problems: [
+          `SLACK_BOT_TOKEN is required but not set (or, to install the app in many workspaces, set ${OAUTH_VARIABLES.join(", ")})`,
+        ],
+      };
+    }
+    return { workspaces: { botToken: v.SLACK_BOT_TOKEN, oauth: undefined }, problems: [] };
+  }
+  const problems: string[] = [];
+  if (missing.length > 0) {
+    problems.push(
+      `${missing.join(" and ")} ${missing.length === 1 ? "is" : "are"} not set: many workspaces (OAuth) need ${OAUTH_VARIABLES.join(", ")} together (or none of them, and SLACK_BOT_TOKEN for one workspace)`,
+    );
+  }
+  if (v.SLACK_BOT_TOKEN !== undefined) {
+    problems.push(
+      `SLACK_BOT_TOKEN cannot be set with ${set.join(", ")}: with OAuth each workspace's token comes from its installation (unset one or the other)`,
+    );
+  }
+  const { SLACK_CLIENT_ID: clientId, SLACK_CLIENT_SECRET: clientSecret } = v;
+  const stateSecret = v.SLACK_STATE_SECRET;
+  if (problems.length > 0 || !clientId || !clientSecret || !stateSecret) return { problems };
+  const authorizeUrl = apiUrl
+    ? `${new URL(apiUrl).origin}/oauth/v2/authorize`
+    : SLACK_AUTHORIZE_URL;
+  return {
+    workspaces: {
+      botToken: undefined,
+      oauth: {
+        clientId,
+        clientSecret,
+        stateSecret,
+        redirectUri: v.SLACK_REDIRECT_URI,
+        authorizeUrl,
+      },
+    },
+    problems: [],
+  };
+}

@@ -1,0 +1,174 @@
+/**
+ * Many workspaces: the options that turn on Bolt's built-in OAuth install flow (`/slack/install`,
+ * `/slack/oauth_redirect`), with installations in the project's store and an OAuth `state` that
+ * works once, and the report of events from workspaces where the app is not installed.
+ */
+import { createHash } from "node:crypto";
+import type { InstallationStore } from "@slack/bolt";
+import {
+  type CallbackOptions,
+  ClearStateStore,
+  defaultCallbackFailure,
+  defaultCallbackSuccess,
+  InvalidStateError,
+  type StateStore,
+} from "@slack/oauth";
+import type { WebClientOptions } from "@slack/web-api";
+import type { Logger } from "pino";
+import {
+  OAUTH_INSTALL_PATH,
+  OAUTH_REDIRECT_PATH,
+  type SlackOAuthConfig,
+} from "../config-workspaces.ts";
+import {
+  createInstallationStore,
+  type InstallationKey,
+  InstallationNotFoundError,
+} from "../store/installations.ts";
+import type { ThreadStore } from "../store/types.ts";
+import { BOT_SCOPES } from "./scopes.ts";
+
+/** How long an install may take between the install page and Slack's redirect back. */
+export const STATE_TTL_S = 600;
+
+/** Claims of used `state` values are kept under this pseudo-team (a team id starts with T). */
+const STATE_CLAIMS = "_oauth";
+
+/**
+ * Bolt's signed `state` (a JWT with SLACK_STATE_SECRET, valid 10 minutes, checked against the
+ * browser's cookie), made single-use: a state already redeemed is refused, on any instance.
+ */
+export function singleUseStateStore(
+  secret: string,
+  claims: Pick<ThreadStore, "claimOnce">,
+): StateStore {
+  const signed = new ClearStateStore(secret, STATE_TTL_S);
+  return {
+    generateStateParam: (options, now) => signed.generateStateParam(options, now),
+    async verifyStateParam(now, state) {
+      // Forged, altered or expired states fail here, before the store is asked anything.
+      const options = await signed.verifyStateParam(now, state);
+      const digest = createHash("sha256").update(state).digest("base64url");
+      if (!(await claims.claimOnce(STATE_CLAIMS, `state:${digest}`, STATE_TTL_S * 1000))) {
+        throw new InvalidStateError("The state parameter was already used.");
+      }
+      return options;
+    },
+  };
+}
+
+/** What both receivers take to serve the OAuth flow (Bolt's receiver options). */
+export interface OAuthReceiverOptions {
+  readonly clientId: string;
+  readonly clientSecret: string;
+  readonly stateSecret: string;
+  readonly scopes: string[];
+  readonly installationStore: InstallationStore;
+  readonly redirectUri?: string;
+  readonly installerOptions: {
+    readonly stateStore: StateStore;
+    readonly installPath: string;
+    readonly redirectUriPath: string;
+    readonly authorizationUrl: string;
+    readonly callbackOptions: CallbackOptions;
+    /** The client of `oauth.v2.access` and `auth.test` during an install, and of token refreshes. */
+    readonly clientOptions: Omit<WebClientOptions, "logger" | "logLevel">;
+  };
+}
+
+export function oauthReceiverOptions(
+  oauth: SlackOAuthConfig,
+  deps: {
+    readonly store: ThreadStore;
+    readonly logger: Logger;
+    readonly clientOptions: Omit<WebClientOptions, "logger" | "logLevel">;
+  },
+): OAuthReceiverOptions {
+  const { logger } = deps;
+  return {
+    clientId: oauth.clientId,
+    clientSecret: oauth.clientSecret,
+    stateSecret: oauth.stateSecret,
+    scopes: [...BOT_SCOPES],
+    installationStore: createInstallationStore(deps.store),
+    ...(oauth.redirectUri ? { redirectUri: oauth.redirectUri } : {}),
+    installerOptions: {
+      stateStore: singleUseStateStore(oauth.stateSecret, deps.store),
+      installPath: OAUTH_INSTALL_PATH,
+      redirectUriPath: OAUTH_REDIRECT_PATH,
+      authorizationUrl: oauth.authorizeUrl,
+      clientOptions: deps.clientOptions,
+      callbackOptions: {
+        success(installation, options, req, res) {
+          logger.info(
+            {
+              team: installation.team?.id,
+              enterprise: installation.enterprise?.id,
+              orgWide: installation.isEnterpriseInstall === true,
+              by: installation.user.id,
+            },
+            "installed in a workspace",
+          );
+          defaultCallbackSuccess(installation, options, req, res);
+        },
+        failure(error, options, req, res) {
+          // Bolt's page says only the error's code; the log says why (never a token or code).
+          logger.warn({ reason: error.code, detail: error.message }, "an install failed");
+          defaultCallbackFailure(error, options, req, res);
+        },
+      },
+    },
+  };
+}
+
+/** The installation Bolt looked for when authorizing an event failed because there is none. */
+export function missingInstallation(err: unknown): InstallationKey | undefined {
+  // Bolt wraps the store's error twice (@slack/oauth's, then Bolt's AuthorizationError).
+  for (let e = err, depth = 0; e && depth < 5; depth++) {
+    if (e instanceof InstallationNotFoundError) return e.key;
+    const { original, cause } = e as { original?: unknown; cause?: unknown };
+    e = original ?? cause;
+  }
+  return undefined;
+}
+
+/** How often the same uninstalled workspace is reported again while its events keep coming. */
+const REPORT_AGAIN_MS = 3600_000;
+const REMEMBERED = 1000;
+
+/**
+ * Events from a workspace where the app is not installed are ignored (Bolt acknowledges them
+ * and calls no listener); each such workspace is logged once, and again only an hour later.
+ */
+export class UninstalledWorkspaces {
+  readonly #logger: Logger;
+  readonly #now: () => number;
+  readonly #reported = new Map<string, number>();
+
+  constructor(logger: Logger, now: () => number = Date.now) {
+    this.#logger = logger;
+    this.#now = now;
+  }
+
+  report(key: InstallationKey): void {
+    const name = `${key.enterpriseId ?? "-"}:${key.isEnterpriseInstall ? "*" : (key.teamId ?? "-")}`;
+    const now = this.#now();
+    const last = this.#reported.get(name);
+    if (last !== undefined && now - last < REPORT_AGAIN_MS) return;
+    this.#reported.delete(name);
+    this.#reported.set(name, now);
+    // Oldest first in a Map: forget the longest-reported beyond the cap.
+    for (const old of this.#reported.keys()) {
+      if (this.#reported.size <= REMEMBERED) break;
+      this.#reported.delete(old);
+    }
+    this.#logger.warn(
+      {
+        team: key.teamId,
+        enterprise: key.enterpriseId,
+        orgWide: key.isEnterpriseInstall,
+      },
+      `ignored an event from a workspace where the app is not installed (install it from ${OAUTH_INSTALL_PATH})`,
+    );
+  }
+}

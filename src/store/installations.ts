@@ -1,0 +1,127 @@
+/**
+ * Slack installations (Bolt's InstallationStore) on the project's store: one record per
+ * workspace, or per organisation for an org-wide install on Enterprise Grid. The bot tokens in
+ * them are secrets: nothing here logs a record or puts one in an error.
+ */
+import type { Installation, InstallationQuery, InstallationStore } from "@slack/bolt";
+import { z } from "zod";
+import type { RecordStore } from "./types.ts";
+
+/** Which installation a query or an installation names (no secret in it). */
+export interface InstallationKey {
+  readonly teamId: string | undefined;
+  readonly enterpriseId: string | undefined;
+  readonly isEnterpriseInstall: boolean;
+}
+
+/** No installation for this workspace (or organisation): the app is not installed there. */
+export class InstallationNotFoundError extends Error {
+  readonly key: InstallationKey;
+  constructor(key: InstallationKey) {
+    super(`the app is not installed in ${describeKey(key)}`);
+    this.name = "InstallationNotFoundError";
+    this.key = key;
+  }
+}
+
+const Named = z.looseObject({ id: z.string().min(1), name: z.string().optional() });
+
+/** What Bolt reads back from a stored installation; the rest of the record is kept as it is. */
+const StoredInstallation = z.looseObject({
+  team: Named.optional(),
+  enterprise: Named.optional(),
+  user: z.looseObject({ id: z.string(), token: z.string().optional() }),
+  bot: z
+    .looseObject({
+      token: z.string().min(1),
+      id: z.string(),
+      userId: z.string(),
+      scopes: z.array(z.string()),
+      refreshToken: z.string().optional(),
+      expiresAt: z.number().optional(),
+    })
+    .optional(),
+  isEnterpriseInstall: z.boolean().optional(),
+  authVersion: z.enum(["v1", "v2"]).optional(),
+});
+
+/**
+ * A workspace's installation lives with its other records (`t:<team>:installation`); an
+ * org-wide one under its organisation (`e:<enterprise>:installation`).
+ */
+function recordKey(key: InstallationKey): string | undefined {
+  if (key.isEnterpriseInstall) {
+    return key.enterpriseId ? `e:${key.enterpriseId}:installation` : undefined;
+  }
+  return key.teamId ? `t:${key.teamId}:installation` : undefined;
+}
+
+function describeKey(key: InstallationKey): string {
+  if (key.isEnterpriseInstall) return `organisation ${key.enterpriseId ?? "(none)"} (org-wide)`;
+  const grid = key.enterpriseId ? ` of organisation ${key.enterpriseId}` : "";
+  return `workspace ${key.teamId ?? "(none)"}${grid}`;
+}
+
+const keyOfQuery = (q: InstallationQuery<boolean>): InstallationKey => ({
+  teamId: q.teamId,
+  enterpriseId: q.enterpriseId,
+  isEnterpriseInstall: q.isEnterpriseInstall,
+});
+
+const keyOfInstallation = (i: Installation): InstallationKey => ({
+  teamId: i.team?.id,
+  enterpriseId: i.enterprise?.id,
+  isEnterpriseInstall: i.isEnterpriseInstall === true,
+});
+
+/** Bolt's InstallationStore on the project's store (embedded SQLite or Redis). */
+export function createInstallationStore(records: RecordStore): InstallationStore {
+  const read = async (key: InstallationKey) => {
+    const at = recordKey(key);
+    const raw = at === undefined ? undefined : await records.getRecord(at);
+    if (raw === undefined || raw === null) return undefined;
+    const parsed = StoredInstallation.safeParse(raw);
+    // zod's messages name fields, never values: no token reaches the error.
+    if (!parsed.success)
+      throw new Error(`the stored installation of ${describeKey(key)} is unreadable`);
+    const stored = parsed.data;
+    // A workspace of one organisation is never answered with another's installation.
+    const enterprise = stored.enterprise?.id;
+    if (key.enterpriseId && enterprise && key.enterpriseId !== enterprise) return undefined;
+    return { at: at as string, installation: stored as unknown as Installation };
+  };
+
+  return {
+    async storeInstallation(installation) {
+      const key = keyOfInstallation(installation);
+      const at = recordKey(key);
+      if (at === undefined) {
+        throw new Error("an installation that names neither its workspace nor its organisation");
+      }
+      await records.putRecord(at, installation);
+    },
+
+    async fetchInstallation(query) {
+      const key = keyOfQuery(query);
+      const found = await read(key);
+      if (!found) throw new InstallationNotFoundError(key);
+      return found.installation;
+    },
+
+    async deleteInstallation(query) {
+      const key = keyOfQuery(query);
+      const found = await read(key);
+      if (!found) return;
+      const { installation, at } = found;
+      if (query.userId === undefined) {
+        await records.deleteRecord(at);
+        return;
+      }
+      // One person's token revoked: the workspace's installation (the bot) stays.
+      if (installation.user.id === query.userId) {
+        const { id } = installation.user;
+        await records.putRecord(at, { ...installation, user: { id } });
+      }
+    },
+  };
+}

@@ -1,0 +1,428 @@
+/**
+ * Installing the app in many workspaces through Slack's OAuth flow, end to end: the install page
+ * and its state cookie, Slack's consent screen (the local double's), the redirect back with a
+ * code, the installation kept in the store (embedded and Redis); then each workspace's requests
+ * authorized with its own bot token, and every bad input refused with an error page.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Writable } from "node:stream";
+import type { InstallationQuery, InstallationStore } from "@slack/bolt";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { type Running, startApp } from "../../src/bootstrap.ts";
+import { parseConfig, secretsOf } from "../../src/config.ts";
+import { createLogger } from "../../src/log.ts";
+import type { Simulator } from "../../src/simulator/server.ts";
+import { BOT_SCOPES } from "../../src/slack/scopes.ts";
+import {
+  createInstallationStore,
+  InstallationNotFoundError,
+} from "../../src/store/installations.ts";
+import { type LocalSlack, sessionCookie } from "../../tools/local-slack/index.ts";
+import { LocalSocketMode } from "../../tools/local-slack/local-socket-mode.ts";
+import { sendEvent, sendSlashCommand } from "../../tools/local-slack/slack-requests.ts";
+import { addToSlackLink, Browser, type Page } from "../support/browser.ts";
+import { freePort } from "../support/cluster.ts";
+import { appEnv, CHANNEL, SIGNING_SECRET, startPeers, storeBackends } from "../support/harness.ts";
+
+const STATE_SECRET = "e2e-state-secret-0123456789abcdef";
+const STATE_COOKIE = "slack-app-oauth-state";
+let seq = 0;
+
+/** The app in many-workspace mode, started as `npm start` starts it, with its log captured. */
+class MultiWorkspaceApp {
+  readonly sim: Simulator;
+  readonly slack: LocalSlack;
+  readonly running: Running;
+  readonly baseUrl: string;
+  readonly logLines: string[];
+  readonly installations: InstallationStore;
+  readonly #dataDir: string;
+
+  private constructor(
+    parts: Pick<MultiWorkspaceApp, "sim" | "slack" | "running" | "baseUrl" | "logLines">,
+    dataDir: string,
+  ) {
+    this.sim = parts.sim;
+    this.slack = parts.slack;
+    this.running = parts.running;
+    this.baseUrl = parts.baseUrl;
+    this.logLines = parts.logLines;
+    this.#dataDir = dataDir;
+    this.installations = createInstallationStore(parts.running.store);
+  }
+
+  static async start(
+    options: { redisUrl?: string | undefined; socket?: LocalSocketMode } = {},
+  ): Promise<MultiWorkspaceApp> {
+    const { sim, slack } = await startPeers();
+    const dataDir = mkdtempSync(join(tmpdir(), "taskbot-oauth-"));
+    const port = options.socket ? await freePort() : 0;
+    if (options.socket) slack.socketModeUrl = options.socket.url;
+    const env = appEnv(sim, slack, {
+      SLACK_BOT_TOKEN: "",
+      SLACK_CLIENT_ID: slack.oauth.clientId,
+      SLACK_CLIENT_SECRET: slack.oauth.clientSecret,
+      SLACK_STATE_SECRET: STATE_SECRET,
+      PORT: String(port),
+      DATA_DIR: dataDir,
+      STORE_NAMESPACE: `oauth${process.pid}x${Date.now().toString(36)}x${++seq}`,
+      ...(options.redisUrl ? { REDIS_URL: options.redisUrl } : {}),
+      ...(options.socket ? { SLACK_APP_TOKEN: slack.appToken, SLACK_SIGNING_SECRET: "" } : {}),
+    });
+    const config = parseConfig(env);
+    const lines: string[] = [];
+    const destination = new Writable({
+      write(chunk, _enc, done) {
+        lines.push(String(chunk));
+        done();
+      },
+    });
+    // As main.ts builds it: the config's own secrets are scrubbed, nothing else is added.
+    const logger = createLogger({ level: "debug", secrets: secretsOf(config), destination });
+    const running = await startApp(config, logger);
+    const baseUrl = `http://127.0.0.1:${running.port ?? port}`;
+    // The app's Redirect URL, as configured on Slack's OAuth & Permissions page.
+    slack.oauth.redirectUrls = [`${baseUrl}/slack/oauth_redirect`];
+    return new MultiWorkspaceApp({ sim, slack, running, baseUrl, logLines: lines }, dataDir);
+  }
+
+  /** Opens the install page: the browser gets the state cookie, and the Add to Slack link. */
+  async installPage(browser: Browser): Promise<{ page: Page; authorizeUrl: URL }> {
+    const page = await browser.get(`${this.baseUrl}/slack/install`);
+    expect(page.status).toBe(200);
+    return { page, authorizeUrl: new URL(addToSlackLink(page.body)) };
+  }
+
+  /** Slack's consent screen, signed in to `team` as `user`: where it sends the browser back. */
+  async consent(browser: Browser, authorizeUrl: URL, team: string, user: string): Promise<string> {
+    browser.setCookie(sessionCookie(team, user));
+    const page = await browser.get(authorizeUrl.toString());
+    expect(page.status, page.body).toBe(302);
+    return page.location ?? "";
+  }
+
+  /** The whole flow in one browser: install page → Slack → back to the app with a code. */
+  async install(team: string, user = "U0INSTALLER"): Promise<Page> {
+    const browser = new Browser();
+    const { authorizeUrl } = await this.installPage(browser);
+    return browser.get(await this.consent(browser, authorizeUrl, team, user));
+  }
+
+  installation(teamId: string, enterpriseId?: string, orgWide = false) {
+    const query = { teamId, enterpriseId, isEnterpriseInstall: orgWide };
+    return this.installations.fetchInstallation(query as InstallationQuery<boolean>);
+  }
+
+  /** `/task` alone typed in `team`: opens the New task form with the token Bolt resolved. */
+  async openForm(team: string, grid?: { enterpriseId: string; orgWide: boolean }) {
+    const trigger = `trig.oauth.${++seq}.${Date.now()}`;
+    const res = await sendSlashCommand(`${this.baseUrl}/slack/events`, SIGNING_SECRET, {
+      text: "",
+      team_id: team,
+      user_id: "U0SOMEONE",
+      channel_id: CHANNEL,
+      response_url: this.slack.responseUrl(`oauth${seq}`),
+      trigger_id: trigger,
+      ...(grid ? { enterprise_id: grid.enterpriseId, is_enterprise_install: grid.orgWide } : {}),
+    });
+    return { res, trigger };
+  }
+
+  openedWith(trigger: string) {
+    return this.slack.waitForCall(
+      (c) => c.method === "views.open" && c.args.trigger_id === trigger,
+      {
+        description: `views.open for ${trigger}`,
+      },
+    );
+  }
+
+  log(): string {
+    return this.logLines.join("");
+  }
+
+  async close(): Promise<void> {
+    await this.running.close();
+    await this.sim.close();
+    await this.slack.close();
+    rmSync(this.#dataDir, { recursive: true, force: true });
+  }
+}
+
+const notInstalled = (p: Promise<unknown>) =>
+  expect(p).rejects.toBeInstanceOf(InstallationNotFoundError);
+
+describe.each(storeBackends())("installing in many workspaces with %s", (_name, redisUrl) => {
+  let app: MultiWorkspaceApp;
+  let slack: LocalSlack;
+
+  beforeAll(async () => {
+    app = await MultiWorkspaceApp.start({ redisUrl });
+    slack = app.slack;
+  });
+  afterEach(() => {
+    slack.oauth.tokenRotation = false;
+  });
+  afterAll(async () => {
+    await app.close();
+  });
+
+  it("installs two workspaces through the install page, Slack's consent and the redirect", async () => {
+    const alpha = slack.addTeam({ id: "T0ALPHA", name: "Alpha" });
+    const beta = slack.addTeam({ id: "T0BETA", name: "Beta" });
+
+    const browser = new Browser();
+    const { page, authorizeUrl } = await app.installPage(browser);
+    expect(page.setCookies.some((c) => c.startsWith(`${STATE_COOKIE}=`))).toBe(true);
+    // Slack is asked for exactly the manifest's scopes, with this app's client id and a state.
+    expect(authorizeUrl.origin + authorizeUrl.pathname).toBe(`${slack.url}oauth/v2/authorize`);
+    expect(authorizeUrl.searchParams.get("scope")).toBe(BOT_SCOPES.join(","));
+    expect(authorizeUrl.searchParams.get("client_id")).toBe(slack.oauth.clientId);
+    const state = authorizeUrl.searchParams.get("state");
+    expect(browser.cookies.get(STATE_COOKIE)).toBe(state);
+    const back = await app.consent(browser, authorizeUrl, "T0ALPHA", "U0ALICE");
+    expect(back).toContain("/slack/oauth_redirect?code=");
+    const done = await browser.get(back);
+    expect(done.status).toBe(200);
+    expect(done.body).toContain("Thank you!");
+    expect(browser.cookies.has(STATE_COOKIE)).toBe(false);
+
+    expect((await app.install("T0BETA", "U0BOB")).body).toContain("Thank you!");
+
+    expect(await app.installation("T0ALPHA")).toMatchObject({
+      team: { id: "T0ALPHA", name: "Alpha" },
+      user: { id: "U0ALICE" },
+      bot: {
+        token: alpha.botToken,
+        userId: alpha.bot.userId,
+        id: alpha.bot.id,
+        scopes: BOT_SCOPES,
+      },
+      isEnterpriseInstall: false,
+      appId: "A0001",
+      authVersion: "v2",
+    });
+    expect(await app.installation("T0BETA")).toMatchObject({
+      team: { id: "T0BETA" },
+      user: { id: "U0BOB" },
+      bot: { token: beta.botToken, userId: beta.bot.userId },
+    });
+    expect(app.log()).toContain('"team":"T0ALPHA"');
+    expect(app.log()).toContain("installed in a workspace");
+  });
+
+  it("authorizes each workspace's requests with that workspace's own bot token", async () => {
+    const alpha = slack.team("T0ALPHA");
+    const beta = slack.team("T0BETA");
+    const [a, b] = await Promise.all([app.openForm("T0ALPHA"), app.openForm("T0BETA")]);
+    expect([a.res.status, b.res.status]).toEqual([200, 200]);
+    const [openedA, openedB] = await Promise.all([
+      app.openedWith(a.trigger),
+      app.openedWith(b.trigger),
+    ]);
+    expect([openedA.token, openedA.team, openedA.response.ok]).toEqual([
+      alpha.botToken,
+      "T0ALPHA",
+      true,
+    ]);
+    expect([openedB.token, openedB.team, openedB.response.ok]).toEqual([
+      beta.botToken,
+      "T0BETA",
+      true,
+    ]);
+  });
+
+  it("refuses a callback whose state is not the browser's, or not signed by the app: nothing stored", async () => {
+    slack.addTeam({ id: "T0GAMMA" });
+    const from = slack.calls.length;
+    const victim = new Browser();
+    const { authorizeUrl } = await app.installPage(victim);
+    const back = await app.consent(victim, authorizeUrl, "T0GAMMA", "U0GAMMA");
+
+    // Someone else's browser (no state cookie, as in a forged link) opens the redirect.
+    const forged = await new Browser().get(back);
+    expect(forged.status).toBe(400);
+    expect(forged.body).toContain("slack_oauth_invalid_state");
+
+    // A state altered with the cookie set to match: its signature fails.
+    const altered = new URL(back);
+    const state = altered.searchParams.get("state") ?? "";
+    const tampered = `${state.slice(0, -3)}${state.endsWith("AAA") ? "BBB" : "AAA"}`;
+    altered.searchParams.set("state", tampered);
+    const attacker = new Browser();
+    attacker.setCookie(`${STATE_COOKIE}=${tampered}`);
+    const refused = await attacker.get(altered.toString());
+    expect(refused.status).toBe(400);
+    expect(refused.body).toContain("slack_oauth_invalid_state");
+
+    // Neither reached Slack, nor stored anything.
+    expect(slack.calls.slice(from).some((c) => c.method === "oauth.v2.access")).toBe(false);
+    await notInstalled(app.installation("T0GAMMA"));
+    expect(app.log()).toContain('"reason":"slack_oauth_invalid_state"');
+  });
+
+  it("refuses a state used once already, even with a fresh code for another workspace", async () => {
+    slack.addTeam({ id: "T0DELTA" });
+    slack.addTeam({ id: "T0EPSILON" });
+    const browser = new Browser();
+    const { authorizeUrl } = await app.installPage(browser);
+    const cookie = browser.cookies.get(STATE_COOKIE) ?? "";
+    const first = await browser.get(await app.consent(browser, authorizeUrl, "T0DELTA", "U0D"));
+    expect(first.status).toBe(200);
+
+    // The same state (and its cookie) replayed, with a code Slack issued for another workspace.
+    const replay = new Browser();
+    replay.setCookie(`${STATE_COOKIE}=${cookie}`);
+    const fresh = await app.consent(replay, authorizeUrl, "T0EPSILON", "U0E");
+    const from = slack.calls.length;
+    const refused = await replay.get(fresh);
+    expect(refused.status).toBe(400);
+    expect(refused.body).toContain("slack_oauth_invalid_state");
+    expect(slack.calls.slice(from).some((c) => c.method === "oauth.v2.access")).toBe(false);
+    await notInstalled(app.installation("T0EPSILON"));
+    expect((await app.installation("T0DELTA")).bot?.token).toBe(slack.team("T0DELTA").botToken);
+  });
+
+  it("shows an error page and stores nothing when Slack refuses the code exchange", async () => {
+    slack.addTeam({ id: "T0ZETA" });
+    slack.failNext("oauth.v2.access", { error: "invalid_code" });
+    const page = await app.install("T0ZETA");
+    expect(page.status).toBe(500);
+    expect(page.body).toContain("Oops, Something Went Wrong!");
+    const exchange = slack.calls.findLast((c) => c.method === "oauth.v2.access");
+    expect(exchange?.response).toEqual({ ok: false, error: "invalid_code" });
+    await notInstalled(app.installation("T0ZETA"));
+    expect(app.log()).toContain("an install failed");
+  });
+
+  it("ignores requests from a workspace where the app is not installed, and logs it once", async () => {
+    const from = slack.calls.length;
+    const first = await app.openForm("T0NOPE");
+    const second = await app.openForm("T0NOPE");
+    const mention = await sendEvent(`${app.baseUrl}/slack/events`, SIGNING_SECRET, {
+      event_id: `EvNope${Date.now()}`,
+      team_id: "T0NOPE",
+      event: {
+        type: "app_mention",
+        channel: CHANNEL,
+        user: "U0X",
+        text: "<@UBOT> hi",
+        ts: "1.000100",
+      },
+    });
+    // Acknowledged (Slack does not retry them), and no listener ran.
+    expect([first.res.status, second.res.status, mention.status]).toEqual([200, 200, 200]);
+    expect(slack.calls.slice(from).filter((c) => c.method !== "auth.test")).toEqual([]);
+    const reports = app.logLines.filter((l) => l.includes("where the app is not installed"));
+    expect(reports).toHaveLength(1);
+    expect(reports[0]).toContain('"team":"T0NOPE"');
+    expect(app.log()).not.toContain("Authorization of incoming event did not succeed");
+    expect(app.log()).not.toContain("unhandled error in a Slack listener");
+  });
+
+  it("installs org-wide on an Enterprise Grid organisation: its workspaces use the org's token", async () => {
+    const grid = slack.addEnterprise({ id: "E0GRID", name: "Grid Co" });
+    slack.addTeam({ id: "T0GRIDWS", enterpriseId: "E0GRID" });
+    const page = await app.install("E0GRID", "U0ORGADMIN");
+    expect(page.status).toBe(200);
+    expect(await app.installation("T0GRIDWS", "E0GRID", true)).toMatchObject({
+      enterprise: { id: "E0GRID", name: "Grid Co" },
+      isEnterpriseInstall: true,
+      bot: { token: grid.botToken, userId: grid.bot.userId },
+    });
+    // Not a workspace install of its own.
+    await notInstalled(app.installation("T0GRIDWS", "E0GRID", false));
+    const { res, trigger } = await app.openForm("T0GRIDWS", {
+      enterpriseId: "E0GRID",
+      orgWide: true,
+    });
+    expect(res.status).toBe(200);
+    const opened = await app.openedWith(trigger);
+    expect([opened.token, opened.enterprise, opened.response.ok]).toEqual([
+      grid.botToken,
+      "E0GRID",
+      true,
+    ]);
+  });
+
+  it("rotates a workspace's token when Slack's token rotation is on: refreshed and stored", async () => {
+    slack.oauth.tokenRotation = true;
+    // Shorter than the two hours within which Bolt refreshes a token before it expires.
+    slack.oauth.tokenLifetimeS = 3600;
+    slack.addTeam({ id: "T0ROTATE" });
+    expect((await app.install("T0ROTATE")).status).toBe(200);
+    const installed = await app.installation("T0ROTATE");
+    expect(installed.bot?.token).toMatch(/^xoxe\.xoxb-1-/);
+    expect(installed.bot?.refreshToken).toMatch(/^xoxe-1-/);
+    const expiresAt = installed.bot?.expiresAt ?? 0;
+    expect(expiresAt - Date.now() / 1000).toBeGreaterThan(3500);
+
+    const { trigger } = await app.openForm("T0ROTATE");
+    const opened = await app.openedWith(trigger);
+    const refresh = slack.calls.findLast(
+      (c) => c.method === "oauth.v2.access" && c.args.grant_type === "refresh_token",
+    );
+    expect(refresh?.response.ok).toBe(true);
+    expect(opened.token).not.toBe(installed.bot?.token);
+    expect(opened.token).toBe(refresh?.response.access_token);
+    expect(opened.team).toBe("T0ROTATE");
+    const stored = await app.installation("T0ROTATE");
+    expect(stored.bot).toMatchObject({
+      token: opened.token,
+      refreshToken: installed.bot?.refreshToken,
+    });
+    expect(stored.bot?.expiresAt ?? 0).toBeGreaterThanOrEqual(expiresAt);
+  });
+
+  it("never logs a token or the app's secrets", () => {
+    const log = app.log();
+    const tokens = ["T0ALPHA", "T0BETA", "T0DELTA", "T0ROTATE", "E0GRID"].flatMap((t) =>
+      slack.tokensOf(t),
+    );
+    expect(tokens.length).toBeGreaterThan(5);
+    for (const secret of [...tokens, slack.oauth.clientSecret, STATE_SECRET]) {
+      expect(log).not.toContain(secret);
+    }
+    expect(log).not.toMatch(/xoxe-1-[0-9a-f]{8}/);
+  });
+});
+
+describe("installing in many workspaces over Socket Mode", () => {
+  let socket: LocalSocketMode;
+  let app: MultiWorkspaceApp;
+
+  beforeAll(async () => {
+    socket = await LocalSocketMode.start();
+    app = await MultiWorkspaceApp.start({ socket });
+    await socket.connected();
+  });
+  afterAll(async () => {
+    await app.close();
+    await socket.close();
+  });
+
+  it("serves the install flow beside the health routes, and authorizes socket requests per workspace", async () => {
+    const team = app.slack.addTeam({ id: "T0SOCKET" });
+    expect((await fetch(`${app.baseUrl}/healthz`)).status).toBe(200);
+    const page = await app.install("T0SOCKET", "U0SOCK");
+    expect(page.status).toBe(200);
+    expect((await app.installation("T0SOCKET")).bot?.token).toBe(team.botToken);
+
+    const trigger = `trig.socket.oauth.${Date.now()}`;
+    const ack = await socket.send("slash_commands", {
+      command: "/task",
+      text: "",
+      team_id: "T0SOCKET",
+      user_id: "U0SOCK",
+      channel_id: CHANNEL,
+      response_url: app.slack.responseUrl("socket-oauth"),
+      trigger_id: trigger,
+      is_enterprise_install: "false",
+    });
+    expect(ack.envelope_id).toBeTruthy();
+    const opened = await app.openedWith(trigger);
+    expect([opened.token, opened.team]).toEqual([team.botToken, "T0SOCKET"]);
+  });
+});

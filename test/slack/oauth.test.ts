@@ -1,0 +1,92 @@
+/**
+ * The pieces of the OAuth install flow the app adds to Bolt's: a `state` that works once (on
+ * any instance), and one log line per workspace where the app is not installed.
+ */
+import { Writable } from "node:stream";
+import { InvalidStateError } from "@slack/oauth";
+import { describe, expect, it } from "vitest";
+import { createLogger } from "../../src/log.ts";
+import {
+  missingInstallation,
+  singleUseStateStore,
+  UninstalledWorkspaces,
+} from "../../src/slack/oauth.ts";
+import { InstallationNotFoundError } from "../../src/store/installations.ts";
+import { createMemoryStore } from "../../src/store/memory.ts";
+
+const SECRET = "state-secret-of-my-own-0123";
+const options = { scopes: ["chat:write", "commands"] };
+
+function capture() {
+  const lines: Record<string, unknown>[] = [];
+  const destination = new Writable({
+    write(chunk, _enc, done) {
+      lines.push(JSON.parse(String(chunk)) as Record<string, unknown>);
+      done();
+    },
+  });
+  return { lines, logger: createLogger({ level: "info", destination }) };
+}
+
+describe("the OAuth state", () => {
+  it("is redeemed once, whichever instance gets it back", async () => {
+    const shared = createMemoryStore();
+    const one = singleUseStateStore(SECRET, shared);
+    const other = singleUseStateStore(SECRET, shared);
+    const state = await one.generateStateParam(options, new Date());
+    expect(await other.verifyStateParam(new Date(), state)).toEqual(options);
+    await expect(one.verifyStateParam(new Date(), state)).rejects.toBeInstanceOf(InvalidStateError);
+  });
+
+  it("refuses a state it did not sign, one altered, and one older than ten minutes", async () => {
+    const store = singleUseStateStore(SECRET, createMemoryStore());
+    const foreign = await singleUseStateStore(
+      "another-secret-entirely-0123",
+      createMemoryStore(),
+    ).generateStateParam(options, new Date());
+    await expect(store.verifyStateParam(new Date(), foreign)).rejects.toBeInstanceOf(
+      InvalidStateError,
+    );
+    const state = await store.generateStateParam(options, new Date());
+    const altered = `${state.slice(0, -2)}${state.endsWith("A") ? "B" : "A"}${state.slice(-1)}`;
+    await expect(store.verifyStateParam(new Date(), altered)).rejects.toBeInstanceOf(
+      InvalidStateError,
+    );
+    const later = new Date(Date.now() + 601_000);
+    await expect(store.verifyStateParam(later, state)).rejects.toBeInstanceOf(InvalidStateError);
+    // Refusals spend nothing: the genuine state still works once.
+    expect(await store.verifyStateParam(new Date(), state)).toEqual(options);
+  });
+});
+
+describe("events from a workspace where the app is not installed", () => {
+  const key = { teamId: "T0NOTHERE", enterpriseId: undefined, isEnterpriseInstall: false };
+
+  it("are recognised through Bolt's wrapping of the store's error", () => {
+    const fromStore = new InstallationNotFoundError(key);
+    // @slack/oauth's AuthorizationError, then Bolt's, each keeping the previous as `original`.
+    const wrapped = Object.assign(new Error("Authorization of incoming event did not succeed."), {
+      code: "slack_bolt_authorization_error",
+      original: Object.assign(new Error(fromStore.message), { original: fromStore }),
+    });
+    expect(missingInstallation(wrapped)).toEqual(key);
+    expect(missingInstallation(new Error("Redis is not reachable"))).toBeUndefined();
+  });
+
+  it("are logged once per workspace, and again only an hour later", () => {
+    const { lines, logger } = capture();
+    let now = 1_000_000;
+    const uninstalled = new UninstalledWorkspaces(logger, () => now);
+    uninstalled.report(key);
+    now += 59 * 60_000;
+    uninstalled.report(key);
+    uninstalled.report({ ...key, teamId: "T0ALSONOT" });
+    expect(lines.map((l) => l.team)).toEqual(["T0NOTHERE", "T0ALSONOT"]);
+    expect(lines[0]?.msg).toBe(
+      "ignored an event from a workspace where the app is not installed (install it from /slack/install)",
+    );
+    now += 2 * 60_000;
+    uninstalled.report(key);
+    expect(lines.map((l) => l.team)).toEqual(["T0NOTHERE", "T0ALSONOT", "T0NOTHERE"]);
+  });
+});
