@@ -17,6 +17,7 @@ import { CONTROL_POOL, SERVICE_POOL } from "./service/pools.ts";
 import { StreamRefusals } from "./service/refusals.ts";
 import { createSlackApp, type SlackApp } from "./slack/app.ts";
 import { boltLogger } from "./slack/bolt-logger.ts";
+import { slackStartupProblem, StartupError } from "./startup-problems.ts";
 import { scheduledWriter } from "./slack/scheduled-writer.ts";
 import { budgetsWith, createSlackScheduler, type SlackScheduler } from "./slack/scheduler/index.ts";
 import { slackChannelDirectory } from "./slack/channel-directory.ts";
@@ -26,6 +27,9 @@ import { webClientWriter } from "./slack/web-writer.ts";
 import { runIndexTtlMs } from "./store/run-index.ts";
 import type * as RedisStoreModule from "./store/redis.ts";
 import type { ThreadStore } from "./store/types.ts";
+import { serviceKeyStoreFor } from "./store/service-keys.ts";
+import { keySupplier } from "./relay/service-key.ts";
+import { isWorkspaceAdmin } from "./slack/listeners/workspace-settings.ts";
 import { withDeadline } from "./util/deadline.ts";
 import { createOutbound, type Outbound } from "./util/proxy.ts";
 
@@ -40,6 +44,8 @@ export interface Running {
   /** Stops taking work, ends relays, closes the store. */
   close(): Promise<void>;
 }
+
+export { slackStartupProblem, StartupError } from "./startup-problems.ts";
 
 export async function startApp(config: Config, logger: Logger): Promise<Running> {
   // Every outbound connection (Slack, its WebSocket, the service) honours HTTP(S)_PROXY/NO_PROXY.
@@ -66,9 +72,12 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
       throw err;
     },
   );
+  const serviceKeys = serviceKeyStoreFor(store, config.encryptionKeys);
   const service = createTaskServiceClient({
     baseUrl: config.service.baseUrl,
-    apiKey: config.service.apiKey,
+    // One workspace: its own key once an admin set one, else TASK_API_KEY. (Many: TASK_API_KEY
+    // until each workspace's requests are sent with that workspace's supplier.)
+    apiKey: keySupplier(auth ? serviceKeys : undefined, auth?.team_id ?? "", config.service.apiKey),
     streamIdleTimeoutMs: config.service.streamIdleTimeoutS * 1000,
     onResponse: (info) => metrics.serviceResponse(info),
     ...(outbound.serviceDispatcher ? { dispatcher: outbound.serviceDispatcher } : {}),
@@ -90,6 +99,11 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
       slack: scheduler.metrics(),
       relay: relay.metrics(),
     }),
+    workspaceKeys: serviceKeys && {
+      store: serviceKeys,
+      checker: service,
+      fallback: config.service.apiKey !== undefined,
+    },
   });
   // Budgets are per workspace: the bot token's workspace.
   const teamId = auth?.team_id ?? "unknown";
@@ -107,6 +121,7 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
     client: slack.app.client,
     teamUrl: auth?.url,
     dispatcher: outbound.slackDispatcher,
+    adminButton: serviceKeys !== undefined,
   });
   const resumer = new Resumer({
     store,
@@ -154,6 +169,8 @@ function openCoordinator(
     readonly client: SlackApp["app"]["client"];
     readonly teamUrl: string | undefined;
     readonly dispatcher: Outbound["slackDispatcher"];
+    /** Whether admins get the Workspace settings button in App Home. */
+    readonly adminButton: boolean;
   },
 ): { coordinator: TaskCoordinator; home: HomeTab } {
   const { client } = wiring;
@@ -162,6 +179,9 @@ function openCoordinator(
     preferences: (): Preferences => coordinator.preferences,
     logger,
     teamUrl: wiring.teamUrl,
+    isAdmin: wiring.adminButton
+      ? (_team, user) => isWorkspaceAdmin(client, { logger }, user)
+      : undefined,
   });
   const coordinator = new TaskCoordinator({
     ...wiring.parts,
@@ -341,58 +361,4 @@ async function verifySlack(
   } catch (err) {
     throw new StartupError(slackStartupProblem(err, config.slack.apiUrl));
   }
-}
-
-/** Start-up failed for a reason one line can tell (printed as it is, with no stack trace). */
-export class StartupError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "StartupError";
-  }
-}
-
-/** Why `auth.test` failed, in words an operator can act on; never the token itself. */
-export function slackStartupProblem(err: unknown, apiUrl: string | undefined): string {
-  const where = apiUrl ?? "https://slack.com/api/";
-  const e = err as { data?: { error?: unknown }; original?: unknown };
-  const platform = typeof e.data?.error === "string" ? e.data.error : undefined;
-  if (platform === "invalid_auth" || platform === "not_authed" || platform === "account_inactive") {
-    return `Slack refused the bot token (${platform}): check SLACK_BOT_TOKEN (Bot User OAuth Token, xoxb-…, from the app's OAuth & Permissions page; reinstall the app if it was revoked).`;
-  }
-  if (platform === "token_revoked" || platform === "token_expired") {
-    return `Slack says the bot token is no longer valid (${platform}): reinstall the app and set the new SLACK_BOT_TOKEN.`;
-  }
-  if (platform !== undefined) return `Slack refused auth.test at start-up (${platform}).`;
-  const proxyStatus = proxyRefusal(e.original ?? err);
-  if (proxyStatus !== undefined) {
-    return proxyStatus === 407
-      ? `Cannot reach Slack at ${where}: the proxy asks for credentials (407): check the user and password in HTTPS_PROXY (or HTTP_PROXY).`
-      : `Cannot reach Slack at ${where}: the proxy refused to connect to it (${proxyStatus}): check HTTPS_PROXY, HTTP_PROXY and NO_PROXY.`;
-  }
-  const cause = networkCode(e.original ?? err);
-  if (cause !== undefined) {
-    return `Cannot reach Slack at ${where} (${cause}): check DNS, the network, HTTPS_PROXY, or SLACK_API_URL.`;
-  }
-  return `Cannot reach Slack at ${where}: ${err instanceof Error ? err.message : String(err)}.`;
-}
-
-/** The status a proxy refused a tunnel with, from undici's error somewhere in the cause chain. */
-function proxyRefusal(err: unknown): number | undefined {
-  for (let e = err, depth = 0; e && depth < 5; depth++) {
-    const { message, cause } = e as { message?: unknown; cause?: unknown };
-    const status = typeof message === "string" ? /Proxy response \((\d{3})\)/.exec(message) : null;
-    if (status) return Number(status[1]);
-    e = cause;
-  }
-  return undefined;
-}
-
-/** The system error code (ENOTFOUND, ECONNREFUSED…) somewhere in an error's cause chain. */
-function networkCode(err: unknown): string | undefined {
-  for (let e = err, depth = 0; e && depth < 5; depth++) {
-    const { code, cause } = e as { code?: unknown; cause?: unknown };
-    if (typeof code === "string" && /^E[A-Z_]+$/.test(code)) return code;
-    e = cause;
-  }
-  return undefined;
 }

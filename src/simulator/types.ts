@@ -33,6 +33,11 @@ export interface RequestRecord {
   /** HTTP status answered (set when the response is over). */
   status?: number;
   durationMs?: number;
+  /**
+   * Which accepted key it carried: its position in `apiKeys` (the key itself is never kept);
+   * undefined for a request with no key or an unknown one.
+   */
+  keyIndex?: number;
 }
 
 /** Events of `Simulator.events`. */

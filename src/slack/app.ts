@@ -13,7 +13,7 @@ import { type AdminServer, startAdminServer } from "./admin-server.ts";
 import { boltLogger } from "./bolt-logger.ts";
 import { healthRoutes, type PrometheusText } from "./health.ts";
 import type { HomeTab } from "./home-tab.ts";
-import { SURFACES } from "./listeners/index.ts";
+import { SURFACES, type WorkspaceKeys } from "./listeners/index.ts";
 import {
   missingInstallation,
   type OAuthReceiverOptions,
@@ -33,6 +33,8 @@ export interface SlackAppOptions {
   readonly prometheus?: PrometheusText;
   /** What `GET /metrics.json` shows. */
   readonly metricsJson?: () => unknown;
+  /** Each workspace's own service key (Workspace settings), when ENCRYPTION_KEY is set. */
+  readonly workspaceKeys?: WorkspaceKeys | undefined;
 }
 
 export interface SlackApp {
@@ -98,7 +100,8 @@ export function createSlackApp(options: SlackAppOptions): SlackApp {
 
   function listen(coordinator: TaskCoordinator, home: HomeTab): void {
     for (const surface of SURFACES) {
-      surface.register(app, { coordinator, logger, choices: config.choices, home });
+      const { workspaceKeys } = options;
+      surface.register(app, { coordinator, logger, choices: config.choices, home, workspaceKeys });
     }
   }
 

@@ -21,6 +21,8 @@ export interface HomeTabOptions {
   readonly teamUrl?: string | undefined;
   readonly clock?: Clock;
   readonly intervalMs?: number;
+  /** When given, workspace admins and owners get the Workspace settings button. */
+  readonly isAdmin?: ((teamId: string, userId: string) => Promise<boolean>) | undefined;
 }
 
 interface Pending {
@@ -46,11 +48,12 @@ export class HomeTab implements HomeRefresher {
   async publish(teamId: string, userId: string): Promise<void> {
     try {
       const preferences = this.#o.preferences();
-      const [tasks, defaults] = await Promise.all([
+      const [tasks, defaults, admin] = await Promise.all([
         preferences.recentTasks(teamId, userId),
         preferences.defaults(teamId, { kind: "user", userId }),
+        this.#o.isAdmin?.(teamId, userId) ?? false,
       ]);
-      const view = renderHome({ tasks, defaults, teamUrl: this.#o.teamUrl });
+      const view = renderHome({ tasks, defaults, teamUrl: this.#o.teamUrl, admin });
       await this.#o.client.views.publish({ user_id: userId, view: view as never });
     } catch (err) {
       this.#o.logger.warn({ err }, "could not publish the App Home tab");

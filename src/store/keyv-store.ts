@@ -45,8 +45,23 @@ export interface Primitives {
   deleteEntryIfSame(key: string, value: string, also: readonly string[]): Promise<boolean>;
   /** Every live `[key, value]` whose key starts with `prefix`. */
   entries(prefix: string): Promise<Array<[string, string]>>;
+  /** The keys (as keyv names them, without the namespace) of the records starting with `prefix`. */
+  recordKeys(prefix: string): Promise<string[]>;
   ping(): Promise<boolean>;
   close(): Promise<void>;
+}
+
+/**
+ * Record keys through keyv's own iterator (the in-memory map; Redis, where it scans only keyv's
+ * values with SCAN, never the atomic entries beside them), filtered by prefix.
+ */
+export async function iteratedKeys(keyv: Keyv<unknown>, prefix: string): Promise<string[]> {
+  if (!keyv.iterator) throw new Error("this store cannot list its records");
+  const keys: string[] = [];
+  for await (const [key] of keyv.iterator(undefined)) {
+    if (typeof key === "string" && key.startsWith(prefix)) keys.push(key);
+  }
+  return keys;
 }
 
 async function guard<T>(op: () => Promise<T>): Promise<T> {
@@ -311,6 +326,10 @@ export class KeyvThreadStore implements ThreadStore {
 
   async deleteRecord(key: string): Promise<void> {
     await guard(() => this.#keyv.delete(key));
+  }
+
+  recordKeys(prefix: string): Promise<string[]> {
+    return guard(() => this.#p.recordKeys(prefix));
   }
 
   ping(): Promise<boolean> {

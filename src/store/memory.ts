@@ -1,6 +1,11 @@
 /** The in-memory store for unit tests: the same store on keyv's map, nothing persisted. */
 import { Keyv } from "keyv";
-import { DEFAULT_NAMESPACE, KeyvThreadStore, type StoreOptions } from "./keyv-store.ts";
+import {
+  DEFAULT_NAMESPACE,
+  iteratedKeys,
+  KeyvThreadStore,
+  type StoreOptions,
+} from "./keyv-store.ts";
 import type { ThreadRecord, ThreadStore } from "./types.ts";
 
 /** The fake: the same store on keyv's in-memory map (no persistence). */
@@ -44,6 +49,7 @@ export function createMemoryStore(options: StoreOptions = {}): ThreadStore {
           const e = k.startsWith(prefix) ? live(k) : undefined;
           return e ? [[k, e.value]] : [];
         }),
+      recordKeys: (prefix) => iteratedKeys(keyv, prefix),
       ping: async () => true,
       close: async () => {},
     },

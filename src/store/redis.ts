@@ -5,6 +5,7 @@ import KeyvRedis, { createClient } from "@keyv/redis";
 import { Keyv } from "keyv";
 import {
   DEFAULT_NAMESPACE,
+  iteratedKeys,
   KeyvThreadStore,
   type Primitives,
   type StoreOptions,
@@ -84,7 +85,10 @@ function redisStore(
   });
   keyv.on("error", report);
   const redis = new ReadyClient(client, report);
-  const primitives = redisPrimitives(redis, `${namespace}:runs`);
+  const primitives = {
+    ...redisPrimitives(redis, `${namespace}:runs`),
+    recordKeys: (prefix: string) => iteratedKeys(keyv, prefix),
+  };
   return { store: new KeyvThreadStore(keyv, primitives, { ...options, namespace }), redis };
 }
 
@@ -206,7 +210,7 @@ function errorName(err: unknown): string {
 }
 
 /** The store's atomic operations as Redis commands; the run index is the hash `runsHash`. */
-function redisPrimitives(redis: ReadyClient, runsHash: string): Primitives {
+function redisPrimitives(redis: ReadyClient, runsHash: string): Omit<Primitives, "recordKeys"> {
   const connected = () => redis.connected();
   return {
     setIfAbsent: async (k, v, ttl) =>

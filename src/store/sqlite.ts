@@ -39,6 +39,11 @@ export function createSqliteStore(
         return true;
       },
       entries: (prefix) => adapter.entries(prefix),
+      // keyv names a record `<namespace>:<key>` in the table (the atomic entries use other prefixes).
+      recordKeys: async (prefix) => {
+        const ns = `${options.namespace ?? DEFAULT_NAMESPACE}:`;
+        return (await adapter.entries(`${ns}${prefix}`)).map(([key]) => key.slice(ns.length));
+      },
       ping: async () => {
         await adapter.get("__ping__");
         return true;

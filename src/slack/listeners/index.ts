@@ -11,6 +11,7 @@ import * as message from "./message.ts";
 import * as modal from "./modal.ts";
 import * as settings from "./settings.ts";
 import * as taskViews from "./task-views.ts";
+import * as workspaceSettings from "./workspace-settings.ts";
 import type { Surface } from "./surface.ts";
 
 export const SURFACES: readonly Surface[] = [
@@ -23,6 +24,7 @@ export const SURFACES: readonly Surface[] = [
   home,
   settings,
   taskViews,
+  workspaceSettings,
 ];
 
-export type { ListenerDeps, Surface } from "./surface.ts";
+export type { ListenerDeps, Surface, WorkspaceKeys } from "./surface.ts";
