@@ -17,16 +17,16 @@ import { CONTROL_POOL, SERVICE_POOL } from "./service/pools.ts";
 import { StreamRefusals } from "./service/refusals.ts";
 import { createSlackApp, type SlackApp } from "./slack/app.ts";
 import { boltLogger } from "./slack/bolt-logger.ts";
-import { scheduledWriter } from "./slack/scheduled-writer.ts";
 import { budgetsWith, createSlackScheduler, type SlackScheduler } from "./slack/scheduler/index.ts";
 import { slackChannelDirectory } from "./slack/channel-directory.ts";
 import { fileOrigins, slackFileSource } from "./slack/file-source.ts";
 import { HomeTab } from "./slack/home-tab.ts";
-import { webClientWriter } from "./slack/web-writer.ts";
+import { workspaceUrls } from "./slack/workspace-tokens.ts";
 import { runIndexTtlMs } from "./store/run-index.ts";
 import type * as RedisStoreModule from "./store/redis.ts";
 import type { ThreadStore } from "./store/types.ts";
 import { withDeadline } from "./util/deadline.ts";
+import { openWorkspaces } from "./workspaces.ts";
 import { createOutbound, type Outbound } from "./util/proxy.ts";
 
 export interface Running {
@@ -48,15 +48,12 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
   // (Bolt included, which checks the token itself) is built. With OAuth (many workspaces)
   // there is no token to check: each workspace's comes from its installation.
   const botToken = config.slack.botToken;
-  const auth =
-    botToken === undefined
-      ? undefined
-      : await verifySlack(config, botToken, logger, outbound.slackFetch).catch(
-          async (err: unknown) => {
-            await outbound.close();
-            throw err;
-          },
-        );
+  if (botToken !== undefined) {
+    await verifySlack(config, botToken, logger, outbound.slackFetch).catch(async (err: unknown) => {
+      await outbound.close();
+      throw err;
+    });
+  }
   const instanceId =
     config.instanceId ?? `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
   const metrics = createPrometheusMetrics({ activeRuns: () => relay.activeRuns });
@@ -91,21 +88,24 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
       relay: relay.metrics(),
     }),
   });
-  // Budgets are per workspace: the bot token's workspace.
-  const teamId = auth?.team_id ?? "unknown";
-  const writer = scheduledWriter(webClientWriter(slack.app.client), scheduler, teamId);
+  // Each workspace calls Slack with its own token and budget, and the service as its account.
+  const workspaces = openWorkspaces({
+    client: slack.app.client,
+    tokens: slack.tokens,
+    scheduler,
+    serviceFor: () => service,
+  });
   const relay = openRelay(config, logger, {
-    service,
-    writer,
+    workspaces,
     store,
     instanceId,
     metrics,
     onRunEnded: async (outcome): Promise<void> => coordinator.onRunEnded(outcome),
   });
   const { coordinator, home } = openCoordinator(config, logger, {
-    parts: { service, writer, store, relay },
+    parts: { workspaces, store, relay },
     client: slack.app.client,
-    teamUrl: auth?.url,
+    tokens: slack.tokens,
     dispatcher: outbound.slackDispatcher,
   });
   const resumer = new Resumer({
@@ -129,10 +129,7 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
 function openRelay(
   config: Config,
   logger: Logger,
-  parts: Pick<
-    RelayOptions,
-    "service" | "writer" | "store" | "instanceId" | "metrics" | "onRunEnded"
-  >,
+  parts: Pick<RelayOptions, "workspaces" | "store" | "instanceId" | "metrics" | "onRunEnded">,
 ): Relay {
   return new Relay({
     ...parts,
@@ -150,31 +147,29 @@ function openCoordinator(
   config: Config,
   logger: Logger,
   wiring: {
-    readonly parts: Pick<CoordinatorOptions, "service" | "writer" | "store" | "relay">;
+    readonly parts: Pick<CoordinatorOptions, "workspaces" | "store" | "relay">;
     readonly client: SlackApp["app"]["client"];
-    readonly teamUrl: string | undefined;
+    readonly tokens: SlackApp["tokens"];
     readonly dispatcher: Outbound["slackDispatcher"];
   },
 ): { coordinator: TaskCoordinator; home: HomeTab } {
-  const { client } = wiring;
+  const { client, tokens } = wiring;
   const home = new HomeTab({
     client,
+    tokens,
     preferences: (): Preferences => coordinator.preferences,
     logger,
-    teamUrl: wiring.teamUrl,
+    teamUrl: workspaceUrls(client, tokens),
   });
   const coordinator = new TaskCoordinator({
     ...wiring.parts,
     files: slackFileSource({
-      tokenFor: (team) => {
-        if (config.slack.botToken !== undefined) return config.slack.botToken;
-        throw new Error(`attachments are not read yet with many workspaces (workspace ${team})`);
-      },
+      tokenFor: (team) => tokens.botToken(team),
       client,
       allowedOrigins: fileOrigins(config.slack.apiUrl),
       dispatcher: wiring.dispatcher,
     }),
-    directory: slackChannelDirectory(client),
+    directory: slackChannelDirectory(client, tokens),
     home,
     settingsAnyone: config.settingsAnyone,
     limits: {

@@ -13,7 +13,7 @@ import type { RunOpening, RunRecord, SlackThreadKey } from "../store/types.ts";
 import { formatDuration, type RunState } from "../view/render.ts";
 import { adoptOpening, needsAdopting } from "./adopt.ts";
 import { runLease } from "./lease-keeper.ts";
-import type { Clock, SlackWriter, TaskService, ThreadStore } from "./ports.ts";
+import type { Clock, ThreadStore, Workspaces } from "./ports.ts";
 import { systemClock } from "./ports.ts";
 import { RelayCounters, type RelayMetrics } from "./relay-metrics.ts";
 import { type ReservationNote, Reservations } from "./reservations.ts";
@@ -45,8 +45,8 @@ export interface RunOutcome {
 }
 
 export interface RelayOptions {
-  readonly service: TaskService;
-  readonly writer: SlackWriter;
+  /** Each workspace's writer and service client: a run uses its own workspace's. */
+  readonly workspaces: Workspaces;
   readonly store: ThreadStore;
   readonly logger: Logger;
   /** Edit the message as text arrives (default), or use Slack's native streaming. */
@@ -69,6 +69,8 @@ export interface RelayOptions {
 
 interface Relayed extends RunControl {
   done: Promise<void>;
+  /** The run's workspace: its service key stops it. */
+  readonly teamId: string;
 }
 
 export class Relay {
@@ -180,13 +182,13 @@ export class Relay {
 
   /** A run whose instance died before it was shown: posts what is missing, then relays it. */
   async #adopt(record: RunRecord & { readonly opening: RunOpening }): Promise<void> {
-    const { store, service, writer, logger, instanceId } = this.#opts;
+    const { store, workspaces, logger, instanceId } = this.#opts;
     logger.info({ id: record.runId }, "finishing the start of a run whose instance stopped");
     await this.#reserved.hold(record);
     let next: RunRecord | undefined;
     let stopBy: string | undefined;
     try {
-      const deps = { writer, store, service, logger, now: () => this.#clock.now() };
+      const deps = { workspaces, store, logger, now: () => this.#clock.now() };
       const adopted = await adoptOpening(deps, record);
       next = adopted?.record;
       stopBy = adopted?.stopBy;
@@ -231,12 +233,13 @@ export class Relay {
       stoppedBy: record.stoppedBy,
       handover: false,
       done: Promise.resolve(),
+      teamId: record.key.teamId,
     };
     this.#runs.set(record.runId, relayed);
     const run = new RunRelay(
       {
-        service: this.#opts.service,
-        writer: this.#opts.writer,
+        service: this.#opts.workspaces.service(record.key.teamId),
+        writer: this.#opts.workspaces.writer(record.key.teamId),
         store: this.#opts.store,
         clock: this.#clock,
         counters: this.#counters,
@@ -300,22 +303,25 @@ export class Relay {
    * not known as unfinished anywhere.
    */
   async stop(runId: string, ref: ThreadRef, userId: string, note?: string): Promise<boolean> {
-    const { store, service, logger } = this.#opts;
+    const { store, workspaces, logger } = this.#opts;
     const relayed = this.#runs.get(runId);
     if (!relayed) {
       const record = await store.getRun(runId);
       if (!record) return false;
       await store.requestStop(runId, userId);
-      await service.stopAgent(ref).catch((err: unknown) => {
-        logger.warn({ err, runId }, "stop request failed");
-      });
+      await workspaces
+        .service(record.key.teamId)
+        .stopAgent(ref)
+        .catch((err: unknown) => {
+          logger.warn({ err, runId }, "stop request failed");
+        });
       return true;
     }
     if (relayed.stoppedBy === undefined) {
       relayed.stoppedBy = userId;
       relayed.stopNote = note;
       try {
-        await service.stopAgent(ref);
+        await workspaces.service(relayed.teamId).stopAgent(ref);
       } catch (err) {
         logger.warn({ err, runId }, "stop request failed");
         if (!stopNotNeeded(err)) {

@@ -24,7 +24,14 @@ import { LocalSocketMode } from "../../tools/local-slack/local-socket-mode.ts";
 import { sendEvent, sendSlashCommand } from "../../tools/local-slack/slack-requests.ts";
 import { addToSlackLink, Browser, type Page } from "../support/browser.ts";
 import { freePort } from "../support/cluster.ts";
-import { appEnv, CHANNEL, SIGNING_SECRET, startPeers, storeBackends } from "../support/harness.ts";
+import {
+  appEnv,
+  CHANNEL,
+  SIGNING_SECRET,
+  startPeers,
+  statusOf,
+  storeBackends,
+} from "../support/harness.ts";
 
 const STATE_SECRET = "e2e-state-secret-0123456789abcdef";
 const STATE_COOKIE = "slack-app-oauth-state";
@@ -130,6 +137,42 @@ class MultiWorkspaceApp {
     return { res, trigger };
   }
 
+  /** `/task <text>` typed by a person of `team` in `channel`. */
+  command(team: string, channel: string, text: string) {
+    return sendSlashCommand(`${this.baseUrl}/slack/events`, SIGNING_SECRET, {
+      text,
+      team_id: team,
+      user_id: `U0${team.slice(2)}PERSON`,
+      channel_id: channel,
+      response_url: this.slack.responseUrl(`oauth${++seq}`),
+      trigger_id: `trig.oauth.${seq}.${Date.now()}`,
+    });
+  }
+
+  /** The final answer of the task whose prompt contains `prompt`, posted by `bot` in `channel`. */
+  async finalAnswer(bot: string, channel: string, prompt: string): Promise<string> {
+    const root = await this.slack.waitFor(
+      () =>
+        this.slack
+          .messages(channel)
+          .find((m) => m.user === bot && JSON.stringify(m.blocks ?? []).includes(prompt)),
+      { description: `the task "${prompt}" in ${channel}` },
+    );
+    const final = await this.slack.waitFor(
+      () =>
+        this.slack
+          .thread(channel, root.ts)
+          .find(
+            (m) =>
+              m.ts !== root.ts &&
+              m.user === bot &&
+              /Completed in|Failed after|Stopped/.test(statusOf(m)),
+          ),
+      { timeoutMs: 20_000, description: `the final answer in ${channel}` },
+    );
+    return statusOf(final);
+  }
+
   openedWith(trigger: string) {
     return this.slack.waitForCall(
       (c) => c.method === "views.open" && c.args.trigger_id === trigger,
@@ -232,6 +275,41 @@ describe.each(storeBackends())("installing in many workspaces with %s", (_name, 
       "T0BETA",
       true,
     ]);
+  });
+
+  it("runs a task in each of two workspaces at the same time, every Slack call with that workspace's own token", async () => {
+    const teams = [
+      { team: slack.team("T0ALPHA"), channel: "C0ALPHAGEN", prompt: "alpha's landing page" },
+      { team: slack.team("T0BETA"), channel: "C0BETAGEN", prompt: "beta's quarterly report" },
+    ];
+    const from = slack.calls.length;
+    const sent = await Promise.all(
+      teams.map(({ team, channel, prompt }) =>
+        app.command(team.id, channel, `${prompt} [sim:length=300]`),
+      ),
+    );
+    expect(sent.map((r) => r.status)).toEqual([200, 200]);
+    for (const { team, channel, prompt } of teams) {
+      const answer = await app.finalAnswer(team.bot.userId, channel, prompt);
+      expect(answer).toMatch(/Completed in/);
+    }
+    const calls = slack.calls.slice(from);
+    for (const { team, channel } of teams) {
+      const inChannel = calls.filter((c) => c.args.channel === channel);
+      expect(inChannel.map((c) => c.method)).toEqual(
+        expect.arrayContaining(["chat.postMessage", "chat.update"]),
+      );
+      // Every call about a workspace's channel went with that workspace's token, and succeeded.
+      for (const c of inChannel) {
+        expect([c.method, c.team, c.token === team.botToken, c.response.ok]).toEqual([
+          c.method,
+          team.id,
+          true,
+          true,
+        ]);
+      }
+    }
+    expect(calls.filter((c) => c.response.error === "not_authed")).toEqual([]);
   });
 
   it("refuses a callback whose state is not the browser's, or not signed by the app: nothing stored", async () => {

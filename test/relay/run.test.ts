@@ -12,6 +12,7 @@ import { createMemoryStore } from "../../src/store/memory.ts";
 import type { ThreadStore } from "../../src/store/types.ts";
 import { TranscriptWriter } from "../support/fakes/slack-writer.ts";
 import { ScriptedService } from "../support/fakes/task-service.ts";
+import { oneWorkspace } from "../support/fakes/workspaces.ts";
 
 const key = { teamId: "T1", channelId: "C1", threadTs: "1700000000.000001" };
 let writer: TranscriptWriter;
@@ -27,8 +28,7 @@ beforeEach(async () => {
   store = createMemoryStore();
   ended = [];
   relay = new Relay({
-    service,
-    writer,
+    workspaces: oneWorkspace(writer, service),
     store,
     instanceId: "i1",
     logger: pino({ level: "silent" }),
