@@ -69,8 +69,8 @@ export interface RelayOptions {
 
 interface Relayed extends RunControl {
   done: Promise<void>;
-  /** The run's workspace: its service key stops it. */
-  readonly teamId: string;
+  /** The run's thread: only a Stop from that thread (and workspace) stops it. */
+  readonly key: SlackThreadKey;
 }
 
 export class Relay {
@@ -218,7 +218,7 @@ export class Relay {
     // Stop was pressed while it started: it is stopped now that it is known.
     if (stopBy !== undefined) {
       const { runId, ref } = next;
-      void this.stop(runId, ref, stopBy).catch((err: unknown) =>
+      void this.stop({ runId, ref, key: next.key }, stopBy).catch((err: unknown) =>
         logger.warn({ err, runId }, "could not stop a run asked to stop while starting"),
       );
     }
@@ -233,7 +233,7 @@ export class Relay {
       stoppedBy: record.stoppedBy,
       handover: false,
       done: Promise.resolve(),
-      teamId: record.key.teamId,
+      key: record.key,
     };
     this.#runs.set(record.runId, relayed);
     const run = new RunRelay(
@@ -270,7 +270,7 @@ export class Relay {
     return this.#clock.setTimeout(() => {
       const note = `it reached the maximum run time of ${formatDuration(max)}`;
       this.#opts.logger.warn({ runId: record.runId }, "stopping a run at its maximum run time");
-      void this.stop(record.runId, record.ref, "", note).catch((err: unknown) =>
+      void this.stop(record, "", note).catch((err: unknown) =>
         this.#opts.logger.warn(
           { err, runId: record.runId },
           "could not stop a run at its time limit",
@@ -300,14 +300,21 @@ export class Relay {
   /**
    * Stops a run: asks the service to stop and ends the message as "stopped by". When another
    * instance relays the run, the request is recorded for it. Returns false when the run is
-   * not known as unfinished anywhere.
+   * not known as unfinished anywhere, or is not the run of `run.key`'s thread.
    */
-  async stop(runId: string, ref: ThreadRef, userId: string, note?: string): Promise<boolean> {
+  async stop(
+    run: { readonly runId: string; readonly ref: ThreadRef; readonly key: SlackThreadKey },
+    userId: string,
+    note?: string,
+  ): Promise<boolean> {
     const { store, workspaces, logger } = this.#opts;
+    const { runId, ref } = run;
     const relayed = this.#runs.get(runId);
+    // A run of another thread (another workspace's, named by a forged button) is not stopped.
+    if (relayed && !sameThread(relayed.key, run.key)) return false;
     if (!relayed) {
       const record = await store.getRun(runId);
-      if (!record) return false;
+      if (!record || !sameThread(record.key, run.key)) return false;
       await store.requestStop(runId, userId);
       await workspaces
         .service(record.key.teamId)
@@ -321,7 +328,7 @@ export class Relay {
       relayed.stoppedBy = userId;
       relayed.stopNote = note;
       try {
-        await workspaces.service(relayed.teamId).stopAgent(ref);
+        await workspaces.service(relayed.key.teamId).stopAgent(ref);
       } catch (err) {
         logger.warn({ err, runId }, "stop request failed");
         if (!stopNotNeeded(err)) {
@@ -368,3 +375,6 @@ export class Relay {
 function stopNotNeeded(err: unknown): boolean {
   return err instanceof TaskServiceError && err.kind === "not_found";
 }
+
+const sameThread = (a: SlackThreadKey, b: SlackThreadKey): boolean =>
+  a.teamId === b.teamId && a.channelId === b.channelId && a.threadTs === b.threadTs;

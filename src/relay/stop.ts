@@ -45,7 +45,7 @@ export async function stopRun(
     );
   };
   try {
-    if (await relay.stop(req.runId, ref, req.userId)) return;
+    if (await relay.stop({ runId: req.runId, ref, key: req.key }, req.userId)) return;
   } catch (err) {
     await failed(err);
     return;
@@ -111,7 +111,7 @@ export function stopStarted(
   run: { readonly ref: ThreadRef; readonly runId: string },
   userId: string,
 ): void {
-  void deps.relay.stop(run.runId, run.ref, userId).catch(async (err: unknown) => {
+  void deps.relay.stop({ ...run, key }, userId).catch(async (err: unknown) => {
     deps.logger.warn(
       { err, runId: run.runId },
       "stopping a run asked to stop while starting failed",
