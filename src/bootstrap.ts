@@ -4,7 +4,6 @@
  */
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
-import { type FetchFunction, LogLevel, WebClient } from "@slack/web-api";
 import type { Logger } from "pino";
 import type { Config } from "./config.ts";
 import { createPrometheusMetrics, type PrometheusMetrics } from "./metrics.ts";
@@ -16,7 +15,6 @@ import { createTaskServiceClient, type TaskService } from "./service/client.ts";
 import { CONTROL_POOL, SERVICE_POOL } from "./service/pools.ts";
 import { StreamRefusals } from "./service/refusals.ts";
 import { createSlackApp, type SlackApp } from "./slack/app.ts";
-import { boltLogger } from "./slack/bolt-logger.ts";
 import { budgetsWith, createSlackScheduler, type SlackScheduler } from "./slack/scheduler/index.ts";
 import { slackChannelDirectory } from "./slack/channel-directory.ts";
 import { fileOrigins, slackFileSource } from "./slack/file-source.ts";
@@ -26,8 +24,12 @@ import { runIndexTtlMs } from "./store/run-index.ts";
 import type * as RedisStoreModule from "./store/redis.ts";
 import type { ThreadStore } from "./store/types.ts";
 import { withDeadline } from "./util/deadline.ts";
+import { StartupError } from "./util/startup-error.ts";
+import { verifySlack } from "./slack/startup-check.ts";
 import { openWorkspaces } from "./workspaces.ts";
 import { createOutbound, type Outbound } from "./util/proxy.ts";
+
+export { StartupError };
 
 export interface Running {
   readonly slack: SlackApp;
@@ -314,80 +316,4 @@ async function closeApp(
   await parts.scheduler.close();
   await parts.store.close();
   await parts.outbound.close();
-}
-
-/** `auth.test` with a quiet client (two quick retries): the bot token's workspace, or a StartupError. */
-async function verifySlack(
-  config: Config,
-  token: string,
-  logger: Logger,
-  fetch: FetchFunction | undefined,
-) {
-  const client = new WebClient(token, {
-    ...(fetch ? { fetch } : {}),
-    ...(config.slack.apiUrl ? { slackApiUrl: config.slack.apiUrl.replace(/\/?$/, "/") } : {}),
-    retryConfig: { retries: 2, minTimeout: 300, maxTimeout: 1000 },
-    timeout: 10_000,
-    logger: boltLogger(logger.child({ component: "slack-check" }, { level: "error" })),
-    logLevel: LogLevel.ERROR,
-  });
-  try {
-    return await client.auth.test();
-  } catch (err) {
-    throw new StartupError(slackStartupProblem(err, config.slack.apiUrl));
-  }
-}
-
-/** Start-up failed for a reason one line can tell (printed as it is, with no stack trace). */
-export class StartupError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "StartupError";
-  }
-}
-
-/** Why `auth.test` failed, in words an operator can act on; never the token itself. */
-export function slackStartupProblem(err: unknown, apiUrl: string | undefined): string {
-  const where = apiUrl ?? "https://slack.com/api/";
-  const e = err as { data?: { error?: unknown }; original?: unknown };
-  const platform = typeof e.data?.error === "string" ? e.data.error : undefined;
-  if (platform === "invalid_auth" || platform === "not_authed" || platform === "account_inactive") {
-    return `Slack refused the bot token (${platform}): check SLACK_BOT_TOKEN (Bot User OAuth Token, xoxb-…, from the app's OAuth & Permissions page; reinstall the app if it was revoked).`;
-  }
-  if (platform === "token_revoked" || platform === "token_expired") {
-    return `Slack says the bot token is no longer valid (${platform}): reinstall the app and set the new SLACK_BOT_TOKEN.`;
-  }
-  if (platform !== undefined) return `Slack refused auth.test at start-up (${platform}).`;
-  const proxyStatus = proxyRefusal(e.original ?? err);
-  if (proxyStatus !== undefined) {
-    return proxyStatus === 407
-      ? `Cannot reach Slack at ${where}: the proxy asks for credentials (407): check the user and password in HTTPS_PROXY (or HTTP_PROXY).`
-      : `Cannot reach Slack at ${where}: the proxy refused to connect to it (${proxyStatus}): check HTTPS_PROXY, HTTP_PROXY and NO_PROXY.`;
-  }
-  const cause = networkCode(e.original ?? err);
-  if (cause !== undefined) {
-    return `Cannot reach Slack at ${where} (${cause}): check DNS, the network, HTTPS_PROXY, or SLACK_API_URL.`;
-  }
-  return `Cannot reach Slack at ${where}: ${err instanceof Error ? err.message : String(err)}.`;
-}
-
-/** The status a proxy refused a tunnel with, from undici's error somewhere in the cause chain. */
-function proxyRefusal(err: unknown): number | undefined {
-  for (let e = err, depth = 0; e && depth < 5; depth++) {
-    const { message, cause } = e as { message?: unknown; cause?: unknown };
-    const status = typeof message === "string" ? /Proxy response \((\d{3})\)/.exec(message) : null;
-    if (status) return Number(status[1]);
-    e = cause;
-  }
-  return undefined;
-}
-
-/** The system error code (ENOTFOUND, ECONNREFUSED…) somewhere in an error's cause chain. */
-function networkCode(err: unknown): string | undefined {
-  for (let e = err, depth = 0; e && depth < 5; depth++) {
-    const { code, cause } = e as { code?: unknown; cause?: unknown };
-    if (typeof code === "string" && /^E[A-Z_]+$/.test(code)) return code;
-    e = cause;
-  }
-  return undefined;
 }
