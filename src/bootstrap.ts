@@ -4,26 +4,27 @@
  */
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
-import { type FetchFunction, LogLevel, WebClient } from "@slack/web-api";
 import type { Logger } from "pino";
+import { Agent } from "undici";
 import type { Config } from "./config.ts";
 import { createPrometheusMetrics, type PrometheusMetrics } from "./metrics.ts";
 import type { Preferences } from "./relay/preferences.ts";
 import { Relay, type RelayOptions } from "./relay/relay.ts";
 import { Resumer } from "./relay/resumer.ts";
 import { type CoordinatorOptions, TaskCoordinator } from "./relay/coordinator.ts";
-import { createTaskServiceClient, type TaskService } from "./service/client.ts";
+import {
+  createTaskServiceClient,
+  type ServiceResponseInfo,
+  type TaskService,
+} from "./service/client.ts";
 import { CONTROL_POOL, SERVICE_POOL } from "./service/pools.ts";
 import { StreamRefusals } from "./service/refusals.ts";
 import { createSlackApp, type SlackApp } from "./slack/app.ts";
-import { boltLogger } from "./slack/bolt-logger.ts";
-import { slackStartupProblem, StartupError } from "./startup-problems.ts";
-import { scheduledWriter } from "./slack/scheduled-writer.ts";
 import { budgetsWith, createSlackScheduler, type SlackScheduler } from "./slack/scheduler/index.ts";
 import { slackChannelDirectory } from "./slack/channel-directory.ts";
 import { fileOrigins, slackFileSource } from "./slack/file-source.ts";
 import { HomeTab } from "./slack/home-tab.ts";
-import { webClientWriter } from "./slack/web-writer.ts";
+import { workspaceUrls } from "./slack/workspace-tokens.ts";
 import { runIndexTtlMs } from "./store/run-index.ts";
 import type * as RedisStoreModule from "./store/redis.ts";
 import type { ThreadStore } from "./store/types.ts";
@@ -31,7 +32,12 @@ import { serviceKeyStoreFor } from "./store/service-keys.ts";
 import { keySupplier } from "./relay/service-key.ts";
 import { isWorkspaceAdmin } from "./slack/listeners/workspace-settings.ts";
 import { withDeadline } from "./util/deadline.ts";
+import { StartupError } from "./util/startup-error.ts";
+import { verifySlack } from "./slack/startup-check.ts";
+import { openWorkspaces } from "./workspaces.ts";
 import { createOutbound, type Outbound } from "./util/proxy.ts";
+
+export { StartupError };
 
 export interface Running {
   readonly slack: SlackApp;
@@ -45,8 +51,6 @@ export interface Running {
   close(): Promise<void>;
 }
 
-export { slackStartupProblem, StartupError } from "./startup-problems.ts";
-
 export async function startApp(config: Config, logger: Logger): Promise<Running> {
   // Every outbound connection (Slack, its WebSocket, the service) honours HTTP(S)_PROXY/NO_PROXY.
   const outbound = createOutbound(config.proxy, SERVICE_POOL, CONTROL_POOL);
@@ -54,15 +58,12 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
   // (Bolt included, which checks the token itself) is built. With OAuth (many workspaces)
   // there is no token to check: each workspace's comes from its installation.
   const botToken = config.slack.botToken;
-  const auth =
-    botToken === undefined
-      ? undefined
-      : await verifySlack(config, botToken, logger, outbound.slackFetch).catch(
-          async (err: unknown) => {
-            await outbound.close();
-            throw err;
-          },
-        );
+  if (botToken !== undefined) {
+    await verifySlack(config, botToken, logger, outbound.slackFetch).catch(async (err: unknown) => {
+      await outbound.close();
+      throw err;
+    });
+  }
   const instanceId =
     config.instanceId ?? `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
   const metrics = createPrometheusMetrics({ activeRuns: () => relay.activeRuns });
@@ -72,19 +73,20 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
       throw err;
     },
   );
-  const serviceKeys = serviceKeyStoreFor(store, config.encryptionKeys);
-  const service = createTaskServiceClient({
+  // Every workspace's client shares the connection pools (through the proxy, when one is set).
+  const serviceOptions = {
     baseUrl: config.service.baseUrl,
-    // One workspace: its own key once an admin set one, else TASK_API_KEY. (Many: TASK_API_KEY
-    // until each workspace's requests are sent with that workspace's supplier.)
-    apiKey: keySupplier(auth ? serviceKeys : undefined, auth?.team_id ?? "", config.service.apiKey),
     streamIdleTimeoutMs: config.service.streamIdleTimeoutS * 1000,
-    onResponse: (info) => metrics.serviceResponse(info),
-    ...(outbound.serviceDispatcher ? { dispatcher: outbound.serviceDispatcher } : {}),
-    ...(outbound.serviceControlDispatcher
-      ? { controlDispatcher: outbound.serviceControlDispatcher }
-      : {}),
+    onResponse: (info: ServiceResponseInfo) => metrics.serviceResponse(info),
+    dispatcher: outbound.serviceDispatcher ?? new Agent(SERVICE_POOL),
+    controlDispatcher: outbound.serviceControlDispatcher ?? new Agent(CONTROL_POOL),
+  };
+  // The app's own key (TASK_API_KEY); each workspace's client asks for its own key first.
+  const service = createTaskServiceClient({
+    ...serviceOptions,
+    apiKey: keySupplier(undefined, "", config.service.apiKey),
   });
+  const serviceKeys = serviceKeyStoreFor(store, config.encryptionKeys);
   const started = Date.now();
   const slack = createSlackApp({
     config,
@@ -105,21 +107,28 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
       fallback: config.service.apiKey !== undefined,
     },
   });
-  // Budgets are per workspace: the bot token's workspace.
-  const teamId = auth?.team_id ?? "unknown";
-  const writer = scheduledWriter(webClientWriter(slack.app.client), scheduler, teamId);
+  // Each workspace calls Slack with its own token and budget, and the service as its account.
+  const workspaces = openWorkspaces({
+    client: slack.app.client,
+    tokens: slack.tokens,
+    scheduler,
+    serviceFor: (teamId) =>
+      createTaskServiceClient({
+        ...serviceOptions,
+        apiKey: keySupplier(serviceKeys, teamId, config.service.apiKey),
+      }),
+  });
   const relay = openRelay(config, logger, {
-    service,
-    writer,
+    workspaces,
     store,
     instanceId,
     metrics,
     onRunEnded: async (outcome): Promise<void> => coordinator.onRunEnded(outcome),
   });
   const { coordinator, home } = openCoordinator(config, logger, {
-    parts: { service, writer, store, relay },
+    parts: { workspaces, store, relay },
     client: slack.app.client,
-    teamUrl: auth?.url,
+    tokens: slack.tokens,
     dispatcher: outbound.slackDispatcher,
     adminButton: serviceKeys !== undefined,
   });
@@ -144,10 +153,7 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
 function openRelay(
   config: Config,
   logger: Logger,
-  parts: Pick<
-    RelayOptions,
-    "service" | "writer" | "store" | "instanceId" | "metrics" | "onRunEnded"
-  >,
+  parts: Pick<RelayOptions, "workspaces" | "store" | "instanceId" | "metrics" | "onRunEnded">,
 ): Relay {
   return new Relay({
     ...parts,
@@ -165,36 +171,35 @@ function openCoordinator(
   config: Config,
   logger: Logger,
   wiring: {
-    readonly parts: Pick<CoordinatorOptions, "service" | "writer" | "store" | "relay">;
+    readonly parts: Pick<CoordinatorOptions, "workspaces" | "store" | "relay">;
     readonly client: SlackApp["app"]["client"];
-    readonly teamUrl: string | undefined;
+    readonly tokens: SlackApp["tokens"];
     readonly dispatcher: Outbound["slackDispatcher"];
     /** Whether admins get the Workspace settings button in App Home. */
     readonly adminButton: boolean;
   },
 ): { coordinator: TaskCoordinator; home: HomeTab } {
-  const { client } = wiring;
+  const { client, tokens } = wiring;
   const home = new HomeTab({
     client,
+    tokens,
     preferences: (): Preferences => coordinator.preferences,
     logger,
-    teamUrl: wiring.teamUrl,
+    teamUrl: workspaceUrls(client, tokens),
     isAdmin: wiring.adminButton
-      ? (_team, user) => isWorkspaceAdmin(client, { logger }, user)
+      ? async (team, user) =>
+          isWorkspaceAdmin(client, { logger }, user, await tokens.botToken(team))
       : undefined,
   });
   const coordinator = new TaskCoordinator({
     ...wiring.parts,
     files: slackFileSource({
-      tokenFor: (team) => {
-        if (config.slack.botToken !== undefined) return config.slack.botToken;
-        throw new Error(`attachments are not read yet with many workspaces (workspace ${team})`);
-      },
+      tokenFor: (team) => tokens.botToken(team),
       client,
       allowedOrigins: fileOrigins(config.slack.apiUrl),
       dispatcher: wiring.dispatcher,
     }),
-    directory: slackChannelDirectory(client),
+    directory: slackChannelDirectory(client, tokens),
     home,
     settingsAnyone: config.settingsAnyone,
     limits: {
@@ -339,26 +344,4 @@ async function closeApp(
   await parts.scheduler.close();
   await parts.store.close();
   await parts.outbound.close();
-}
-
-/** `auth.test` with a quiet client (two quick retries): the bot token's workspace, or a StartupError. */
-async function verifySlack(
-  config: Config,
-  token: string,
-  logger: Logger,
-  fetch: FetchFunction | undefined,
-) {
-  const client = new WebClient(token, {
-    ...(fetch ? { fetch } : {}),
-    ...(config.slack.apiUrl ? { slackApiUrl: config.slack.apiUrl.replace(/\/?$/, "/") } : {}),
-    retryConfig: { retries: 2, minTimeout: 300, maxTimeout: 1000 },
-    timeout: 10_000,
-    logger: boltLogger(logger.child({ component: "slack-check" }, { level: "error" })),
-    logLevel: LogLevel.ERROR,
-  });
-  try {
-    return await client.auth.test();
-  } catch (err) {
-    throw new StartupError(slackStartupProblem(err, config.slack.apiUrl));
-  }
 }

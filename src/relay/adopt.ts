@@ -6,12 +6,12 @@
 import type { Logger } from "pino";
 import type { RunOpening, RunRecord } from "../store/types.ts";
 import { openRun, PromptNotPosted, recordRunning } from "./opening.ts";
-import type { SlackWriter, TaskService, ThreadStore } from "./ports.ts";
+import type { ThreadStore, Workspaces } from "./ports.ts";
 
 export interface AdoptDeps {
-  readonly writer: SlackWriter;
+  /** The run's workspace's writer and service (its token, its key). */
+  readonly workspaces: Workspaces;
   readonly store: ThreadStore;
-  readonly service: Pick<TaskService, "stopAgent">;
   readonly logger: Logger;
   readonly now: () => number;
 }
@@ -96,7 +96,9 @@ export async function adoptOpening(
 
 /** Nothing shows the run: tell whoever asked, and stop the run nobody can see. */
 async function giveUp(deps: AdoptDeps, record: RunRecord, err: unknown): Promise<void> {
-  const { writer, service, logger } = deps;
+  const { logger } = deps;
+  const writer = deps.workspaces.writer(record.key.teamId);
+  const service = deps.workspaces.service(record.key.teamId);
   logger.warn({ err, id: record.runId }, "could not post the messages of a run's start");
   const plan = record.opening;
   if (plan && err instanceof PromptNotPosted) {

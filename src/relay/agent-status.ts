@@ -7,11 +7,11 @@
  */
 import type { Logger } from "pino";
 import type { SlackThreadKey } from "../store/types.ts";
-import type { SlackWriter } from "./ports.ts";
+import type { Workspaces } from "./ports.ts";
 
 /** What setting a thread's status needs. */
 interface StatusDeps {
-  readonly writer: SlackWriter;
+  readonly workspaces: Pick<Workspaces, "writer">;
   readonly logger: Logger;
 }
 
@@ -30,7 +30,8 @@ export async function showWorking(
   key: SlackThreadKey,
   title?: string,
 ): Promise<void> {
-  const { writer, logger } = deps;
+  const { logger } = deps;
+  const writer = deps.workspaces.writer(key.teamId);
   await Promise.all([
     writer
       .setStatus(key.channelId, key.threadTs, WORKING, LOADING)
@@ -47,7 +48,8 @@ export async function showWorking(
 }
 
 export async function clearWorking(deps: StatusDeps, key: SlackThreadKey): Promise<void> {
-  const { writer, logger } = deps;
+  const { logger } = deps;
+  const writer = deps.workspaces.writer(key.teamId);
   await Promise.all([
     writer
       .setStatus(key.channelId, key.threadTs, "")

@@ -10,13 +10,7 @@ import { mergeOptions } from "./options.ts";
 import { MEMBERS_ONLY, type PeoplePolicy, personRefusal } from "./policy.ts";
 import { NO_RATE_LIMITS, type RateLimits, takeRateSlot } from "./rate-limits.ts";
 import { NewTasks } from "./new-task.ts";
-import type {
-  HomeRefresher,
-  SlackFileSource,
-  SlackWriter,
-  TaskService,
-  ThreadStore,
-} from "./ports.ts";
+import type { HomeRefresher, SlackFileSource, ThreadStore, Workspaces } from "./ports.ts";
 import { type ChannelDirectory, Preferences } from "./preferences.ts";
 import type { RunOutcome } from "./relay.ts";
 import {
@@ -44,8 +38,8 @@ export type {
 } from "./requests.ts";
 
 export interface CoordinatorOptions {
-  readonly service: TaskService;
-  readonly writer: SlackWriter;
+  /** Each workspace's Slack writer and service client. */
+  readonly workspaces: Workspaces;
   readonly store: ThreadStore;
   readonly relay: RelayControl;
   /** Where the files people attach are read from (Slack's file host). */
@@ -172,7 +166,8 @@ export class TaskCoordinator {
   }
 
   async #handleReply(reply: ThreadReply): Promise<boolean> {
-    const { store, writer, logger } = this.#deps;
+    const { store, logger } = this.#deps;
+    const writer = this.#deps.workspaces.writer(reply.key.teamId);
     try {
       const record = await store.getThread(reply.key);
       if (!record) return false;
@@ -202,7 +197,7 @@ export class TaskCoordinator {
     }
     if (!msg.startsTask) return;
     const threadTs = msg.threadTs ?? msg.ts;
-    const { writer } = this.#deps;
+    const writer = this.#deps.workspaces.writer(msg.teamId);
     const tell: TellUser = (text) => writer.ephemeral(msg.channelId, msg.userId, text, threadTs);
     await this.startTask(
       {

@@ -63,7 +63,8 @@ export class FollowUps {
 
   /** A reply in the task thread `record`, told privately in the thread when refused. */
   async handle(record: ThreadRecord, reply: ThreadReply): Promise<void> {
-    const { writer, store } = this.#deps;
+    const { store } = this.#deps;
+    const writer = this.#deps.workspaces.writer(reply.key.teamId);
     const { channelId, threadTs } = reply.key;
     const tell = (text: string) => writer.ephemeral(channelId, reply.userId, text, threadTs);
     const parsed = parsePrompt(reply.text);
@@ -146,7 +147,8 @@ export class FollowUps {
 
   /** Tells everyone whose reply waits in a thread that it will not be sent, and frees it. */
   async abandon(key: SlackThreadKey, why: string): Promise<void> {
-    const { store, writer, logger } = this.#deps;
+    const { store, logger } = this.#deps;
+    const writer = this.#deps.workspaces.writer(key.teamId);
     let dropped: readonly QueuedFollowUp[] = [];
     await store
       .updateThread(key, (rec) => {
@@ -170,7 +172,8 @@ export class FollowUps {
     });
     const item = next as QueuedFollowUp | undefined;
     if (!item) return;
-    await this.#deps.writer
+    await this.#deps.workspaces
+      .writer(key.teamId)
       .unreact(key.channelId, item.ts, QUEUED_REACTION)
       .catch((err: unknown) =>
         this.#deps.logger.debug({ err }, "could not remove the queued reaction"),
@@ -183,7 +186,8 @@ export class FollowUps {
    * service gets it at once; the run's message is posted meanwhile, as the budget allows.
    */
   async #start(key: SlackThreadKey, item: QueuedFollowUp): Promise<void> {
-    const { service, store, logger, relay } = this.#deps;
+    const { store, logger, relay } = this.#deps;
+    const service = this.#deps.workspaces.service(key.teamId);
     const id = threadId(key);
     this.#starting.add(id);
     const startedAt = this.#deps.now();
@@ -194,7 +198,9 @@ export class FollowUps {
       const record = await store.getThread(key);
       if (!record) return;
       const tell = (text: string) =>
-        this.#deps.writer.ephemeral(key.channelId, item.userId, text, key.threadTs);
+        this.#deps.workspaces
+          .writer(key.teamId)
+          .ephemeral(key.channelId, item.userId, text, key.threadTs);
       attachments = await readAttachments(this.#deps, key.teamId, item.files ?? [], tell);
       const plan = openingOf(record, item, startedAt);
       const ref: ThreadRef = { projectId: record.projectId, threadId: record.threadId };
@@ -211,7 +217,7 @@ export class FollowUps {
       const opening = openRun(this.#deps, key, plan, note);
       const [opened, continued] = await Promise.allSettled([opening, continuing]);
       if (opened.status === "rejected") {
-        await this.#notShown(ref, continued, tell);
+        await this.#notShown(key.teamId, ref, continued, tell);
         throw opened.reason;
       }
       messageTs = opened.value.messageTs;
@@ -248,13 +254,15 @@ export class FollowUps {
 
   /** The run's message could not be posted: say so, and stop the run nobody can see. */
   async #notShown(
+    teamId: string,
     ref: ThreadRef,
     continued: PromiseSettledResult<unknown>,
     tell: (text: string) => Promise<void>,
   ): Promise<void> {
     await tell(NOT_SHOWN).catch(() => undefined);
     if (continued.status === "fulfilled") {
-      await this.#deps.service
+      await this.#deps.workspaces
+        .service(teamId)
         .stopAgent(ref)
         .catch((err: unknown) => this.#deps.logger.warn({ err }, "could not stop a hidden run"));
     }
@@ -283,10 +291,9 @@ export class FollowUps {
   async #runGoesOn(record: ThreadRecord, runId: string): Promise<boolean> {
     if (this.#deps.relay.isActive(runId) || (await this.#deps.store.getRun(runId))) return true;
     try {
-      const now = await this.#deps.service.getTaskResult(
-        { projectId: record.projectId, threadId: record.threadId },
-        { timeout: 0 },
-      );
+      const now = await this.#deps.workspaces
+        .service(record.teamId)
+        .getTaskResult({ projectId: record.projectId, threadId: record.threadId }, { timeout: 0 });
       return now.status === "running" && (now.agent_run_id ?? runId) === runId;
     } catch (err) {
       this.#deps.logger.warn({ err }, "could not check a thread's leftover run");

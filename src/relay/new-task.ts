@@ -160,7 +160,8 @@ export class NewTasks {
     created: PromiseSettledResult<CreateTaskResponse>,
     tell: TellUser,
   ): Promise<void> {
-    const { logger, service } = this.#deps;
+    const { logger } = this.#deps;
+    const service = this.#deps.workspaces.service(task.teamId);
     if (!(err instanceof PromptNotPosted)) logger.warn({ err }, "could not show the new task");
     await tell(
       err instanceof PromptNotPosted
@@ -197,7 +198,7 @@ export class NewTasks {
     options: TaskOptions,
     files: readonly UploadFile[],
   ): Promise<CreateTaskResponse> {
-    return this.#deps.service.createTask({
+    return this.#deps.workspaces.service(task.teamId).createTask({
       prompt: task.prompt,
       ...toCreateInput(options),
       ...(files.length > 0 ? { files } : {}),

@@ -9,10 +9,10 @@ import type { RunOpening, ServiceThreadRef, SlackThreadKey, ThreadStore } from "
 import { describeSlackPostError, slackErrorCode } from "../view/errors.ts";
 import { type MessagePayload, renderPrompt, renderRun } from "../view/render.ts";
 import { showWorking } from "./agent-status.ts";
-import type { SlackWriter } from "./ports.ts";
+import type { SlackWriter, Workspaces } from "./ports.ts";
 
 export interface OpeningDeps {
-  readonly writer: SlackWriter;
+  readonly workspaces: Pick<Workspaces, "writer">;
   readonly logger: Logger;
 }
 
@@ -65,14 +65,15 @@ export async function openRun(
   progress: (opened: { threadTs: string; messageTs?: string }) => Promise<void>,
 ): Promise<Opened> {
   const order = { since: plan.since };
+  const writer = deps.workspaces.writer(place.teamId);
   let threadTs = place.threadTs;
   if (threadTs === undefined || threadTs === "") {
-    threadTs = await postPrompt(deps, place.channelId, plan);
+    threadTs = await postPrompt({ writer, logger: deps.logger }, place.channelId, plan);
     await progress({ threadTs });
   }
   let messageTs = place.messageTs;
   if (messageTs === undefined) {
-    messageTs = await deps.writer.post(place.channelId, workingMessage(plan.note), threadTs, order);
+    messageTs = await writer.post(place.channelId, workingMessage(plan.note), threadTs, order);
     await progress({ threadTs, messageTs });
     if (plan.surface === "dm") {
       const key = { teamId: place.teamId, channelId: place.channelId, threadTs };
@@ -88,7 +89,11 @@ export async function openRun(
  * is a member and will hear replies in the thread. Only when it is not in a public channel
  * does it join and post again.
  */
-async function postPrompt(deps: OpeningDeps, channelId: string, plan: RunOpening): Promise<string> {
+async function postPrompt(
+  deps: { readonly writer: SlackWriter; readonly logger: Logger },
+  channelId: string,
+  plan: RunOpening,
+): Promise<string> {
   const { writer, logger } = deps;
   const payload = renderPrompt(plan.userId, plan.prompt?.text ?? "", plan.prompt?.fileNames);
   const order = { since: plan.since };

@@ -5,7 +5,7 @@
  * cannot make Slack forget them, and a Slack hiccup should not stop everyone's work.
  */
 import type { Logger } from "pino";
-import type { SlackWriter } from "./ports.ts";
+import type { Workspaces } from "./ports.ts";
 
 export interface PeoplePolicy {
   readonly allowGuests: boolean;
@@ -21,13 +21,16 @@ export const EXTERNAL_REFUSAL =
 
 /** Why `userId` may not start or continue a task in `teamId`, or undefined when they may. */
 export async function personRefusal(
-  deps: { readonly writer: Pick<SlackWriter, "person">; readonly logger: Logger },
+  deps: { readonly workspaces: Pick<Workspaces, "writer">; readonly logger: Logger },
   policy: PeoplePolicy,
   teamId: string,
   userId: string,
 ): Promise<string | undefined> {
   if (policy.allowGuests && policy.allowExternal) return undefined;
-  const person = await deps.writer.person(userId).catch(() => undefined);
+  const person = await deps.workspaces
+    .writer(teamId)
+    .person(userId)
+    .catch(() => undefined);
   if (!person) {
     deps.logger.warn({ user: userId }, "could not tell who sent a request; letting it through");
     return undefined;

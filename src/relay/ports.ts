@@ -19,6 +19,17 @@ export interface HomeRefresher {
 export type { Clock } from "../util/clock.ts";
 export { systemClock } from "../util/clock.ts";
 
+/**
+ * Each workspace's own way out: its Slack writer (its bot token, its share of Slack's rate
+ * budget) and the task service as its account (its API key). With one workspace both answer
+ * the same for every team; with many (OAuth) each team gets its installation's token and its
+ * own key, so nothing done for one workspace ever runs with another's credentials.
+ */
+export interface Workspaces {
+  writer(teamId: string): SlackWriter;
+  service(teamId: string): TaskService;
+}
+
 /** A file to upload into a thread. */
 export interface UploadItem {
   readonly filename: string;

@@ -15,7 +15,7 @@ const PROMPT_EXCERPT = 150;
 
 /** Who knows a channel's creator (Slack's conversations.info): its manager for settings. */
 export interface ChannelDirectory {
-  channelCreator(channelId: string): Promise<string | undefined>;
+  channelCreator(teamId: string, channelId: string): Promise<string | undefined>;
 }
 
 /** A default that a task used because nothing stronger set that option. */
@@ -32,7 +32,7 @@ export interface TaskDefaultsUsed {
 
 export interface PreferencesOptions {
   readonly store: PreferenceStore;
-  readonly writer: Pick<SlackWriter, "isAdmin">;
+  readonly workspaces: { writer(teamId: string): Pick<SlackWriter, "isAdmin"> };
   readonly directory?: ChannelDirectory | undefined;
   /** Anyone may change a channel's defaults (`TASK_SETTINGS_ANYONE`). */
   readonly settingsAnyone?: boolean | undefined;
@@ -74,17 +74,22 @@ export class Preferences {
    * Whether `userId` may change the channel's defaults: anyone when the workspace allows it,
    * else the channel's creator (its manager, as far as the Web API tells) or a workspace admin.
    */
-  async mayChangeChannel(channelId: string, userId: string): Promise<boolean> {
+  async mayChangeChannel(teamId: string, channelId: string, userId: string): Promise<boolean> {
     if (this.#o.settingsAnyone === true) return true;
-    const creator = await this.#o.directory?.channelCreator(channelId).catch((err: unknown) => {
-      this.#o.logger.warn({ err }, "could not read the channel's creator");
-      return undefined;
-    });
+    const creator = await this.#o.directory
+      ?.channelCreator(teamId, channelId)
+      .catch((err: unknown) => {
+        this.#o.logger.warn({ err }, "could not read the channel's creator");
+        return undefined;
+      });
     if (creator === userId) return true;
-    return this.#o.writer.isAdmin(userId).catch((err: unknown) => {
-      this.#o.logger.warn({ err }, "could not check whether the user is an admin");
-      return false;
-    });
+    return this.#o.workspaces
+      .writer(teamId)
+      .isAdmin(userId)
+      .catch((err: unknown) => {
+        this.#o.logger.warn({ err }, "could not check whether the user is an admin");
+        return false;
+      });
   }
 
   /**

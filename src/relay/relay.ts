@@ -13,7 +13,7 @@ import type { RunOpening, RunRecord, SlackThreadKey } from "../store/types.ts";
 import { formatDuration, type RunState } from "../view/render.ts";
 import { adoptOpening, needsAdopting } from "./adopt.ts";
 import { runLease } from "./lease-keeper.ts";
-import type { Clock, SlackWriter, TaskService, ThreadStore } from "./ports.ts";
+import type { Clock, ThreadStore, Workspaces } from "./ports.ts";
 import { systemClock } from "./ports.ts";
 import { RelayCounters, type RelayMetrics } from "./relay-metrics.ts";
 import { type ReservationNote, Reservations } from "./reservations.ts";
@@ -45,8 +45,8 @@ export interface RunOutcome {
 }
 
 export interface RelayOptions {
-  readonly service: TaskService;
-  readonly writer: SlackWriter;
+  /** Each workspace's writer and service client: a run uses its own workspace's. */
+  readonly workspaces: Workspaces;
   readonly store: ThreadStore;
   readonly logger: Logger;
   /** Edit the message as text arrives (default), or use Slack's native streaming. */
@@ -69,6 +69,8 @@ export interface RelayOptions {
 
 interface Relayed extends RunControl {
   done: Promise<void>;
+  /** The run's thread: only a Stop from that thread (and workspace) stops it. */
+  readonly key: SlackThreadKey;
 }
 
 export class Relay {
@@ -180,13 +182,13 @@ export class Relay {
 
   /** A run whose instance died before it was shown: posts what is missing, then relays it. */
   async #adopt(record: RunRecord & { readonly opening: RunOpening }): Promise<void> {
-    const { store, service, writer, logger, instanceId } = this.#opts;
+    const { store, workspaces, logger, instanceId } = this.#opts;
     logger.info({ id: record.runId }, "finishing the start of a run whose instance stopped");
     await this.#reserved.hold(record);
     let next: RunRecord | undefined;
     let stopBy: string | undefined;
     try {
-      const deps = { writer, store, service, logger, now: () => this.#clock.now() };
+      const deps = { workspaces, store, logger, now: () => this.#clock.now() };
       const adopted = await adoptOpening(deps, record);
       next = adopted?.record;
       stopBy = adopted?.stopBy;
@@ -216,7 +218,7 @@ export class Relay {
     // Stop was pressed while it started: it is stopped now that it is known.
     if (stopBy !== undefined) {
       const { runId, ref } = next;
-      void this.stop(runId, ref, stopBy).catch((err: unknown) =>
+      void this.stop({ runId, ref, key: next.key }, stopBy).catch((err: unknown) =>
         logger.warn({ err, runId }, "could not stop a run asked to stop while starting"),
       );
     }
@@ -231,12 +233,13 @@ export class Relay {
       stoppedBy: record.stoppedBy,
       handover: false,
       done: Promise.resolve(),
+      key: record.key,
     };
     this.#runs.set(record.runId, relayed);
     const run = new RunRelay(
       {
-        service: this.#opts.service,
-        writer: this.#opts.writer,
+        service: this.#opts.workspaces.service(record.key.teamId),
+        writer: this.#opts.workspaces.writer(record.key.teamId),
         store: this.#opts.store,
         clock: this.#clock,
         counters: this.#counters,
@@ -267,7 +270,7 @@ export class Relay {
     return this.#clock.setTimeout(() => {
       const note = `it reached the maximum run time of ${formatDuration(max)}`;
       this.#opts.logger.warn({ runId: record.runId }, "stopping a run at its maximum run time");
-      void this.stop(record.runId, record.ref, "", note).catch((err: unknown) =>
+      void this.stop(record, "", note).catch((err: unknown) =>
         this.#opts.logger.warn(
           { err, runId: record.runId },
           "could not stop a run at its time limit",
@@ -297,25 +300,35 @@ export class Relay {
   /**
    * Stops a run: asks the service to stop and ends the message as "stopped by". When another
    * instance relays the run, the request is recorded for it. Returns false when the run is
-   * not known as unfinished anywhere.
+   * not known as unfinished anywhere, or is not the run of `run.key`'s thread.
    */
-  async stop(runId: string, ref: ThreadRef, userId: string, note?: string): Promise<boolean> {
-    const { store, service, logger } = this.#opts;
+  async stop(
+    run: { readonly runId: string; readonly ref: ThreadRef; readonly key: SlackThreadKey },
+    userId: string,
+    note?: string,
+  ): Promise<boolean> {
+    const { store, workspaces, logger } = this.#opts;
+    const { runId, ref } = run;
     const relayed = this.#runs.get(runId);
+    // A run of another thread (another workspace's, named by a forged button) is not stopped.
+    if (relayed && !sameThread(relayed.key, run.key)) return false;
     if (!relayed) {
       const record = await store.getRun(runId);
-      if (!record) return false;
+      if (!record || !sameThread(record.key, run.key)) return false;
       await store.requestStop(runId, userId);
-      await service.stopAgent(ref).catch((err: unknown) => {
-        logger.warn({ err, runId }, "stop request failed");
-      });
+      await workspaces
+        .service(record.key.teamId)
+        .stopAgent(ref)
+        .catch((err: unknown) => {
+          logger.warn({ err, runId }, "stop request failed");
+        });
       return true;
     }
     if (relayed.stoppedBy === undefined) {
       relayed.stoppedBy = userId;
       relayed.stopNote = note;
       try {
-        await service.stopAgent(ref);
+        await workspaces.service(relayed.key.teamId).stopAgent(ref);
       } catch (err) {
         logger.warn({ err, runId }, "stop request failed");
         if (!stopNotNeeded(err)) {
@@ -362,3 +375,6 @@ export class Relay {
 function stopNotNeeded(err: unknown): boolean {
   return err instanceof TaskServiceError && err.kind === "not_found";
 }
+
+const sameThread = (a: SlackThreadKey, b: SlackThreadKey): boolean =>
+  a.teamId === b.teamId && a.channelId === b.channelId && a.threadTs === b.threadTs;

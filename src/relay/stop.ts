@@ -16,7 +16,7 @@ export async function stopRun(
   req: StopRequest,
   tell: TellUser,
 ): Promise<void> {
-  const { store, relay, service, logger } = deps;
+  const { store, relay, logger } = deps;
   const record = await store.getThread(req.key);
   if (!record) {
     await tell("This task is no longer known to me, so there is nothing to stop.");
@@ -45,7 +45,7 @@ export async function stopRun(
     );
   };
   try {
-    if (await relay.stop(req.runId, ref, req.userId)) return;
+    if (await relay.stop({ runId: req.runId, ref, key: req.key }, req.userId)) return;
   } catch (err) {
     await failed(err);
     return;
@@ -56,7 +56,7 @@ export async function stopRun(
   }
   // Not relayed by this process (e.g. after a restart): stop it on the service anyway.
   try {
-    await service.stopAgent(ref);
+    await deps.workspaces.service(req.key.teamId).stopAgent(ref);
     await tell("The run was stopped.");
   } catch (err) {
     await failed(err);
@@ -71,9 +71,10 @@ async function mayStop(
 ): Promise<boolean> {
   if (req.userId === record.ownerUserId) return true;
   try {
-    const person = await deps.writer.person(req.userId);
+    const writer = deps.workspaces.writer(req.key.teamId);
+    const person = await writer.person(req.userId);
     const sameTeam = person?.teamId === undefined || person.teamId === req.key.teamId;
-    return sameTeam && person?.deleted !== true && (await deps.writer.isAdmin(req.userId));
+    return sameTeam && person?.deleted !== true && (await writer.isAdmin(req.userId));
   } catch (err) {
     deps.logger.warn({ err }, "could not check whether the user is an admin");
     return false;
@@ -105,17 +106,18 @@ export async function stopWhenStarted(
 
 /** Stops a run that someone asked to stop while it was starting (the run goes on if it fails). */
 export function stopStarted(
-  deps: Pick<CoordinatorDeps, "relay" | "writer" | "logger">,
+  deps: Pick<CoordinatorDeps, "relay" | "workspaces" | "logger">,
   key: SlackThreadKey,
   run: { readonly ref: ThreadRef; readonly runId: string },
   userId: string,
 ): void {
-  void deps.relay.stop(run.runId, run.ref, userId).catch(async (err: unknown) => {
+  void deps.relay.stop({ ...run, key }, userId).catch(async (err: unknown) => {
     deps.logger.warn(
       { err, runId: run.runId },
       "stopping a run asked to stop while starting failed",
     );
-    await deps.writer
+    await deps.workspaces
+      .writer(key.teamId)
       .ephemeral(
         key.channelId,
         userId,

@@ -6,13 +6,7 @@ import type { Logger } from "pino";
 import type { SlackThreadKey } from "../store/types.ts";
 import { describeServiceError } from "../view/errors.ts";
 import { renderRun } from "../view/render.ts";
-import type {
-  HomeRefresher,
-  SlackFileSource,
-  SlackWriter,
-  TaskService,
-  ThreadStore,
-} from "./ports.ts";
+import type { HomeRefresher, SlackFileSource, ThreadStore, Workspaces } from "./ports.ts";
 import type { PeoplePolicy } from "./policy.ts";
 import type { Preferences } from "./preferences.ts";
 import type { RateLimits } from "./rate-limits.ts";
@@ -25,8 +19,8 @@ export type RelayControl = Pick<
 >;
 
 export interface CoordinatorDeps {
-  readonly service: TaskService;
-  readonly writer: SlackWriter;
+  /** Each workspace's Slack writer and service client: a request uses its own workspace's. */
+  readonly workspaces: Workspaces;
   readonly store: ThreadStore;
   readonly relay: RelayControl;
   /** Where the files people attach are read from. */
@@ -61,7 +55,7 @@ export async function showStartError(
   })[0];
   if (!payload) return;
   try {
-    await deps.writer.update(key.channelId, messageTs, payload);
+    await deps.workspaces.writer(key.teamId).update(key.channelId, messageTs, payload);
   } catch (e) {
     deps.logger.error({ err: e }, "could not show an error in the thread");
   }

@@ -45,7 +45,7 @@ export class ThreadViews {
     statusMessages: boolean,
   ): Promise<ViewResult<HistoryMessage>> {
     return this.#page(key, async (ref) => {
-      const res = await this.#deps.service.getHistory(ref, {
+      const res = await this.#deps.workspaces.service(key.teamId).getHistory(ref, {
         page,
         pageSize: HISTORY_PAGE_SIZE,
         includeStatusMessages: statusMessages,
@@ -59,7 +59,9 @@ export class ThreadViews {
 
   async files(key: SlackThreadKey, page: number): Promise<ViewResult<ThreadFile>> {
     return this.#page(key, async (ref) => {
-      const res = await this.#deps.service.listFiles(ref, { page, pageSize: FILES_PAGE_SIZE });
+      const res = await this.#deps.workspaces
+        .service(key.teamId)
+        .listFiles(ref, { page, pageSize: FILES_PAGE_SIZE });
       return {
         items: res.files,
         paging: pagingOf(page, res.pagination, res.files.length, FILES_PAGE_SIZE),
@@ -76,7 +78,9 @@ export class ThreadViews {
     if (!ref) return NOT_A_TASK;
     let file: ResultFile | undefined;
     try {
-      const result = await this.#deps.service.getTaskResult(ref, { timeout: 0 });
+      const result = await this.#deps.workspaces
+        .service(key.teamId)
+        .getTaskResult(ref, { timeout: 0 });
       file = result.files.find((f) => f.file_id === fileId);
     } catch (err) {
       return describeError(err);
@@ -84,15 +88,16 @@ export class ThreadViews {
     if (!file)
       return "The service does not offer that file any more (it belongs to an earlier run).";
     const name = mrkdwnText(file.file_name);
-    const shared = await this.#deps.writer
+    const shared = await this.#deps.workspaces
+      .writer(key.teamId)
       .sharedFileNames(key.channelId, key.threadTs)
       .catch(() => new Set<string>());
     if (shared.has(file.file_name)) return `\`${name}\` is already in the thread.`;
     const bytes = decodeFile(file);
     if (bytes) {
-      await this.#deps.writer.upload(key.channelId, key.threadTs, [
-        { filename: file.file_name, bytes },
-      ]);
+      await this.#deps.workspaces
+        .writer(key.teamId)
+        .upload(key.channelId, key.threadTs, [{ filename: file.file_name, bytes }]);
       return `\`${name}\` is now in the thread.`;
     }
     if (file.download_url && /^https:\/\//.test(file.download_url)) {
@@ -114,7 +119,9 @@ export class ThreadViews {
     if (!(await this.ref(key))) return NOT_A_TASK;
     const names = files.map((f) => f.name).filter((n) => n !== "");
     const payload = renderContinued(userId, text, names);
-    const ts = await this.#deps.writer.post(key.channelId, payload, key.threadTs);
+    const ts = await this.#deps.workspaces
+      .writer(key.teamId)
+      .post(key.channelId, payload, key.threadTs);
     await this.#reply({ key, userId, text, ts, files });
     return undefined;
   }

@@ -20,6 +20,7 @@ import {
   oauthReceiverOptions,
   UninstalledWorkspaces,
 } from "./oauth.ts";
+import { type BotTokens, installedTokens, singleWorkspaceToken } from "./workspace-tokens.ts";
 
 export const SLACK_EVENTS_PATH = "/slack/events";
 
@@ -39,6 +40,8 @@ export interface SlackAppOptions {
 
 export interface SlackApp {
   readonly app: App;
+  /** Each workspace's bot token, for calls made outside a Slack request. */
+  readonly tokens: BotTokens;
   /** Wires the listeners; call once the coordinator exists. */
   listen(coordinator: TaskCoordinator, home: HomeTab): void;
   /** Starts the receiver; resolves with the HTTP port (HTTP mode or the health server). */
@@ -91,6 +94,18 @@ export function createSlackApp(options: SlackAppOptions): SlackApp {
     // The handler gets the failed event too (whose workspace was not authorized).
     extendedErrorHandler: true,
   });
+  const tokens = workspaceTokens(config, receiver, store);
+  // A workspace of an org-wide install (Enterprise Grid) is remembered as the organisation's.
+  app.use(async ({ context, next }) => {
+    if (context.isEnterpriseInstall && context.teamId && context.enterpriseId) {
+      await tokens
+        .rememberOrganisation(context.teamId, context.enterpriseId)
+        .catch((err: unknown) =>
+          logger.warn({ err }, "could not remember a workspace's organisation"),
+        );
+    }
+    await next();
+  });
   const uninstalled = new UninstalledWorkspaces(logger);
   app.error(async ({ error }: { readonly error: Error }) => {
     const notInstalled = oauth ? missingInstallation(error) : undefined;
@@ -107,6 +122,7 @@ export function createSlackApp(options: SlackAppOptions): SlackApp {
 
   return {
     app,
+    tokens,
     listen,
     adminPort: () => admin?.port,
     async start() {
@@ -129,6 +145,18 @@ export function createSlackApp(options: SlackAppOptions): SlackApp {
       await admin?.close();
     },
   };
+}
+
+/** One workspace's configured token, or each installation's through Bolt's installer. */
+function workspaceTokens(
+  config: Config,
+  receiver: SocketModeReceiver | HTTPReceiver,
+  store: ThreadStore,
+): BotTokens {
+  const { installer } = receiver;
+  if (config.slack.oauth && installer) return installedTokens(installer, store);
+  if (config.slack.botToken !== undefined) return singleWorkspaceToken(config.slack.botToken);
+  throw new Error("neither a bot token nor OAuth is configured");
 }
 
 /**

@@ -50,11 +50,12 @@ const FileInfo = z.object({
 export function slackFileSource(options: FileSourceOptions): SlackFileSource {
   const timeoutMs = options.timeoutMs ?? 30_000;
   return {
-    describe: (_teamId, file) => withDetails(options.client, file),
+    describe: async (teamId, file) =>
+      withDetails(options.client, await options.tokenFor(teamId), file),
     async open(teamId, file) {
-      const ref = file.url === undefined ? await withDetails(options.client, file) : file;
-      const url = allowedUrl(ref.url, options.allowedOrigins);
       const token = await options.tokenFor(teamId);
+      const ref = file.url === undefined ? await withDetails(options.client, token, file) : file;
+      const url = allowedUrl(ref.url, options.allowedOrigins);
       let res: Dispatcher.ResponseData;
       try {
         res = await request(url, {
@@ -92,10 +93,10 @@ export function slackFileSource(options: FileSourceOptions): SlackFileSource {
 }
 
 /** A file's details from `files.info`, when the event carried only its id. */
-async function withDetails(client: FileSourceOptions["client"], file: SlackFileRef) {
+async function withDetails(client: FileSourceOptions["client"], token: string, file: SlackFileRef) {
   let info: z.infer<typeof FileInfo>["file"];
   try {
-    info = FileInfo.parse(await client.files.info({ file: file.id })).file;
+    info = FileInfo.parse(await client.files.info({ token, file: file.id })).file;
   } catch (err) {
     const code = (err as { data?: { error?: string } }).data?.error;
     throw new FileUnavailableError(

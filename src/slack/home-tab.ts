@@ -9,16 +9,19 @@ import type { HomeRefresher } from "../relay/ports.ts";
 import type { Preferences } from "../relay/preferences.ts";
 import { type Clock, systemClock } from "../util/clock.ts";
 import { renderHome } from "../view/home.ts";
+import type { BotTokens } from "./workspace-tokens.ts";
 
 /** At most one background refresh of a person's Home tab per this long. */
 export const HOME_REFRESH_INTERVAL_MS = 10_000;
 
 export interface HomeTabOptions {
   readonly client: Pick<WebClient, "views">;
+  /** Each workspace's bot token: a Home tab is published with its own workspace's. */
+  readonly tokens: Pick<BotTokens, "botToken">;
   readonly preferences: () => Preferences;
   readonly logger: Logger;
-  /** The workspace's URL, for links to threads. */
-  readonly teamUrl?: string | undefined;
+  /** A workspace's URL, for links to threads. */
+  readonly teamUrl?: ((teamId: string) => Promise<string | undefined>) | undefined;
   readonly clock?: Clock;
   readonly intervalMs?: number;
   /** When given, workspace admins and owners get the Workspace settings button. */
@@ -48,13 +51,15 @@ export class HomeTab implements HomeRefresher {
   async publish(teamId: string, userId: string): Promise<void> {
     try {
       const preferences = this.#o.preferences();
-      const [tasks, defaults, admin] = await Promise.all([
+      const [tasks, defaults, teamUrl, token, admin] = await Promise.all([
         preferences.recentTasks(teamId, userId),
         preferences.defaults(teamId, { kind: "user", userId }),
+        this.#o.teamUrl?.(teamId),
+        this.#o.tokens.botToken(teamId),
         this.#o.isAdmin?.(teamId, userId) ?? false,
       ]);
-      const view = renderHome({ tasks, defaults, teamUrl: this.#o.teamUrl, admin });
-      await this.#o.client.views.publish({ user_id: userId, view: view as never });
+      const view = renderHome({ tasks, defaults, teamUrl, admin });
+      await this.#o.client.views.publish({ token, user_id: userId, view: view as never });
     } catch (err) {
       this.#o.logger.warn({ err }, "could not publish the App Home tab");
     }

@@ -21,8 +21,12 @@ const SESSIONS_MISSING = new Set([
   "not_enabled",
 ]);
 
-export function webClientWriter(client: WebClient): SlackWriter {
-  return new WebClientWriter(client);
+/**
+ * `token` gives the workspace's bot token for each call (a workspace's writer only ever calls
+ * with its own); without it the client's own token is used.
+ */
+export function webClientWriter(client: WebClient, token?: () => Promise<string>): SlackWriter {
+  return new WebClientWriter(client, token);
 }
 
 /** Each SlackWriter call is one Web API call (uploads: one per batch of files). */
@@ -35,12 +39,20 @@ class WebClientWriter implements SlackWriter {
   /** Lookups under way, by person. */
   readonly #lookups = new Map<string, Promise<Person | undefined>>();
 
-  constructor(client: WebClient) {
+  readonly #token: (() => Promise<string>) | undefined;
+
+  constructor(client: WebClient, token?: () => Promise<string>) {
     this.#client = client;
+    this.#token = token;
+  }
+
+  async #auth(): Promise<{ token?: string }> {
+    return this.#token ? { token: await this.#token() } : {};
   }
 
   async post(channelId: string, payload: MessagePayload, threadTs?: string): Promise<string> {
     const res = await this.#client.chat.postMessage({
+      ...(await this.#auth()),
       channel: channelId,
       text: payload.text,
       blocks: payload.blocks,
@@ -60,6 +72,7 @@ class WebClientWriter implements SlackWriter {
     const payload = typeof lazy === "function" ? lazy() : lazy;
     if (payload === undefined) return; // nothing new to show
     await this.#client.chat.update({
+      ...(await this.#auth()),
       channel: channelId,
       ts,
       text: payload.text,
@@ -68,7 +81,7 @@ class WebClientWriter implements SlackWriter {
   }
 
   async remove(channelId: string, ts: string): Promise<void> {
-    await this.#client.chat.delete({ channel: channelId, ts });
+    await this.#client.chat.delete({ ...(await this.#auth()), channel: channelId, ts });
   }
 
   async ephemeral(
@@ -78,6 +91,7 @@ class WebClientWriter implements SlackWriter {
     threadTs?: string,
   ): Promise<void> {
     await this.#client.chat.postEphemeral({
+      ...(await this.#auth()),
       channel: channelId,
       user: userId,
       text,
@@ -87,7 +101,12 @@ class WebClientWriter implements SlackWriter {
 
   async react(channelId: string, ts: string, name: string): Promise<void> {
     try {
-      await this.#client.reactions.add({ channel: channelId, timestamp: ts, name });
+      await this.#client.reactions.add({
+        ...(await this.#auth()),
+        channel: channelId,
+        timestamp: ts,
+        name,
+      });
     } catch (err) {
       if ((err as { data?: { error?: string } }).data?.error !== "already_reacted") throw err;
     }
@@ -95,7 +114,12 @@ class WebClientWriter implements SlackWriter {
 
   async unreact(channelId: string, ts: string, name: string): Promise<void> {
     try {
-      await this.#client.reactions.remove({ channel: channelId, timestamp: ts, name });
+      await this.#client.reactions.remove({
+        ...(await this.#auth()),
+        channel: channelId,
+        timestamp: ts,
+        name,
+      });
     } catch (err) {
       if ((err as { data?: { error?: string } }).data?.error !== "no_reaction") throw err;
     }
@@ -105,6 +129,7 @@ class WebClientWriter implements SlackWriter {
     for (let i = 0; i < files.length; i += UPLOAD_BATCH) {
       const batch = files.slice(i, i + UPLOAD_BATCH);
       await this.#client.filesUploadV2({
+        ...(await this.#auth()),
         channel_id: channelId,
         thread_ts: threadTs,
         file_uploads: batch.map((f) => ({
@@ -123,6 +148,7 @@ class WebClientWriter implements SlackWriter {
     markdown: string,
   ): Promise<string> {
     const res = await this.#client.chat.startStream({
+      ...(await this.#auth()),
       channel: channelId,
       thread_ts: threadTs,
       recipient_user_id: recipient.userId,
@@ -140,17 +166,27 @@ class WebClientWriter implements SlackWriter {
     steps?: readonly StreamStep[],
   ): Promise<void> {
     if (!steps || steps.length === 0) {
-      await this.#client.chat.appendStream({ channel: channelId, ts, markdown_text: markdown });
+      await this.#client.chat.appendStream({
+        ...(await this.#auth()),
+        channel: channelId,
+        ts,
+        markdown_text: markdown,
+      });
       return;
     }
     // Steps go as chunks, and then the text goes as a chunk too (one or the other per call).
     const text = markdown === "" ? [] : [{ type: "markdown_text" as const, text: markdown }];
     const updates = steps.map((s) => ({ type: "task_update" as const, ...s }));
-    await this.#client.chat.appendStream({ channel: channelId, ts, chunks: [...updates, ...text] });
+    await this.#client.chat.appendStream({
+      ...(await this.#auth()),
+      channel: channelId,
+      ts,
+      chunks: [...updates, ...text],
+    });
   }
 
   async stopStream(channelId: string, ts: string): Promise<void> {
-    await this.#client.chat.stopStream({ channel: channelId, ts });
+    await this.#client.chat.stopStream({ ...(await this.#auth()), channel: channelId, ts });
   }
 
   async sharedFileNames(
@@ -162,6 +198,7 @@ class WebClientWriter implements SlackWriter {
     let cursor: string | undefined;
     do {
       const res = await this.#client.conversations.replies({
+        ...(await this.#auth()),
         channel: channelId,
         ts: threadTs,
         limit: 200,
@@ -183,6 +220,7 @@ class WebClientWriter implements SlackWriter {
     loadingMessages?: readonly string[],
   ): Promise<void> {
     await this.#client.assistant.threads.setStatus({
+      ...(await this.#auth()),
       channel_id: channelId,
       thread_ts: threadTs,
       status,
@@ -192,6 +230,7 @@ class WebClientWriter implements SlackWriter {
 
   async setTitle(channelId: string, threadTs: string, title: string): Promise<void> {
     await this.#client.assistant.threads.setTitle({
+      ...(await this.#auth()),
       channel_id: channelId,
       thread_ts: threadTs,
       title,
@@ -207,6 +246,7 @@ class WebClientWriter implements SlackWriter {
     if (!this.#sessions) return;
     try {
       await this.#client.agents.sessions.setStatus({
+        ...(await this.#auth()),
         channel_id: channelId,
         thread_ts: threadTs,
         status,
@@ -222,7 +262,7 @@ class WebClientWriter implements SlackWriter {
 
   async join(channelId: string): Promise<boolean> {
     try {
-      await this.#client.conversations.join({ channel: channelId });
+      await this.#client.conversations.join({ ...(await this.#auth()), channel: channelId });
       return true;
     } catch {
       // Private channels, DMs, restricted workspaces: posting will say what is wrong.
@@ -231,7 +271,7 @@ class WebClientWriter implements SlackWriter {
   }
 
   async isAdmin(userId: string): Promise<boolean> {
-    const res = await this.#client.users.info({ user: userId });
+    const res = await this.#client.users.info({ ...(await this.#auth()), user: userId });
     return res.user?.is_admin === true || res.user?.is_owner === true;
   }
 
@@ -250,7 +290,7 @@ class WebClientWriter implements SlackWriter {
   async #lookUp(userId: string): Promise<Person | undefined> {
     let person: Person | undefined;
     try {
-      const { user } = await this.#client.users.info({ user: userId });
+      const { user } = await this.#client.users.info({ ...(await this.#auth()), user: userId });
       person = user && {
         teamId: user.team_id,
         guest: user.is_restricted === true || user.is_ultra_restricted === true,

@@ -73,7 +73,7 @@ describe("fuzz: preferences views", () => {
       async (started, defaults, teamUrl) => {
         const preferences = new Preferences({
           store: createMemoryStore(),
-          writer: { isAdmin: async () => false },
+          workspaces: { writer: () => ({ isAdmin: async () => false }) },
           logger: pino({ level: "silent" }),
           now: () => 1_700_000_000_000,
         });

@@ -10,6 +10,7 @@ import { TaskCoordinator } from "../../src/relay/coordinator.ts";
 import { createMemoryStore } from "../../src/store/memory.ts";
 import { LIMITS } from "../../src/service/limits.ts";
 import { FakeFiles, FakeRelay, FakeService, RecordingWriter } from "./fakes.ts";
+import { oneWorkspace } from "../support/fakes/workspaces.ts";
 
 const MB = 2 ** 20;
 const file = (name: string, size?: number) => ({
@@ -96,8 +97,7 @@ describe("a file that stops coming from Slack while the task is sent", () => {
     const files = new FakeFiles();
     const writer = new RecordingWriter();
     const coordinator = new TaskCoordinator({
-      service: new FakeService(),
-      writer,
+      workspaces: oneWorkspace(writer, new FakeService()),
       store: createMemoryStore(),
       relay: new FakeRelay(),
       files,

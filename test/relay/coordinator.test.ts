@@ -13,6 +13,7 @@ import {
   type ThreadStore,
 } from "../../src/store/types.ts";
 import { FakeFiles, FakeRelay, FakeService, RecordingWriter } from "./fakes.ts";
+import { oneWorkspace } from "../support/fakes/workspaces.ts";
 
 const TEAM = "T1";
 const CHANNEL = "C1";
@@ -33,8 +34,7 @@ const tell: TellUser = async (text) => {
 
 function coordinatorWith(s: ThreadStore): TaskCoordinator {
   return new TaskCoordinator({
-    service,
-    writer,
+    workspaces: oneWorkspace(writer, service),
     store: s,
     relay,
     files: new FakeFiles(),

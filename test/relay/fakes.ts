@@ -222,7 +222,8 @@ export class FakeRelay implements RelayControl {
   /** Runs asked to stop, and by whom. */
   readonly stopped: { runId: string; userId: string }[] = [];
 
-  async stop(runId: string, _ref: unknown, userId: string): Promise<boolean> {
+  async stop(run: { readonly runId: string }, userId: string): Promise<boolean> {
+    const { runId } = run;
     if (!this.relayed.has(runId)) return false;
     this.stopped.push({ runId, userId });
     return true;

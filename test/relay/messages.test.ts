@@ -8,6 +8,7 @@ import { type IncomingMessage, TaskCoordinator } from "../../src/relay/coordinat
 import { createMemoryStore } from "../../src/store/memory.ts";
 import type { ThreadStore } from "../../src/store/types.ts";
 import { FakeFiles, FakeRelay, FakeService, RecordingWriter } from "./fakes.ts";
+import { oneWorkspace } from "../support/fakes/workspaces.ts";
 
 const TEAM = "T1";
 let store: ThreadStore;
@@ -23,8 +24,7 @@ beforeEach(() => {
   service = new FakeService();
   relay = new FakeRelay();
   coordinator = new TaskCoordinator({
-    service,
-    writer,
+    workspaces: oneWorkspace(writer, service),
     store,
     relay,
     files: new FakeFiles(),

@@ -10,7 +10,9 @@ import { createMemoryStore } from "../../src/store/memory.ts";
 function preferences(opts: { anyone?: boolean; admins?: string[]; creator?: string } = {}) {
   return new Preferences({
     store: createMemoryStore(),
-    writer: { isAdmin: async (u) => (opts.admins ?? []).includes(u) },
+    workspaces: {
+      writer: () => ({ isAdmin: async (u: string) => (opts.admins ?? []).includes(u) }),
+    },
     directory: { channelCreator: async () => opts.creator },
     settingsAnyone: opts.anyone,
     logger: pino({ level: "silent" }),
@@ -52,10 +54,12 @@ describe("task defaults", () => {
 
   it("lets the channel's creator and admins change its defaults, or anyone when allowed", async () => {
     const p = preferences({ creator: "U_CREATOR", admins: ["U_ADMIN"] });
-    expect(await p.mayChangeChannel("C1", "U_CREATOR")).toBe(true);
-    expect(await p.mayChangeChannel("C1", "U_ADMIN")).toBe(true);
-    expect(await p.mayChangeChannel("C1", "U_SOMEONE")).toBe(false);
-    expect(await preferences({ anyone: true }).mayChangeChannel("C1", "U_SOMEONE")).toBe(true);
+    expect(await p.mayChangeChannel("T1", "C1", "U_CREATOR")).toBe(true);
+    expect(await p.mayChangeChannel("T1", "C1", "U_ADMIN")).toBe(true);
+    expect(await p.mayChangeChannel("T1", "C1", "U_SOMEONE")).toBe(false);
+    expect(await preferences({ anyone: true }).mayChangeChannel("T1", "C1", "U_SOMEONE")).toBe(
+      true,
+    );
   });
 });
 

@@ -12,6 +12,7 @@ import { createMemoryStore } from "../../src/store/memory.ts";
 import type { ThreadStore } from "../../src/store/types.ts";
 import { TranscriptWriter } from "../support/fakes/slack-writer.ts";
 import { ScriptedService } from "../support/fakes/task-service.ts";
+import { oneWorkspace } from "../support/fakes/workspaces.ts";
 
 const key = { teamId: "T1", channelId: "C1", threadTs: "1700000000.000001" };
 let writer: TranscriptWriter;
@@ -27,8 +28,7 @@ beforeEach(async () => {
   store = createMemoryStore();
   ended = [];
   relay = new Relay({
-    service,
-    writer,
+    workspaces: oneWorkspace(writer, service),
     store,
     instanceId: "i1",
     logger: pino({ level: "silent" }),
@@ -90,10 +90,30 @@ describe("a relayed run", () => {
   it("says who stopped a run, and asks the service to stop it", async () => {
     service.emit({ type: "delta", text: "Partial answer" });
     await tick();
-    await relay.stop("run_1", { projectId: "p1", threadId: "t1" }, "U2");
+    await relay.stop({ runId: "run_1", ref: { projectId: "p1", threadId: "t1" }, key }, "U2");
     expect(service.stopped).toEqual(["t1"]);
     expect(shown()).toMatch(/Stopped by <@U2>/);
     expect(ended.map((e) => e.state)).toEqual(["stopped"]);
+  });
+
+  it("does not stop a run when the Stop names another thread or workspace (a forged button)", async () => {
+    service.emit({ type: "delta", text: "Partial answer" });
+    await tick();
+    const ref = { projectId: "p1", threadId: "t1" };
+    for (const other of [
+      { ...key, teamId: "T0OTHER" },
+      { ...key, channelId: "C0ELSEWHERE" },
+      { ...key, threadTs: "1.000009" },
+    ]) {
+      expect(await relay.stop({ runId: "run_1", ref, key: other }, "U2")).toBe(false);
+    }
+    expect(service.stopped).toEqual([]);
+    expect(await store.stopRequester("run_1")).toBeUndefined();
+    service.final = { status: "completed", content: "Partial answer, finished." };
+    service.emit({ type: "status", status: "completed" });
+    service.close();
+    await relay.idle();
+    expect(ended.map((e) => e.state)).toEqual(["completed"]);
   });
 
   it("says why when the service fails the run", async () => {

@@ -18,8 +18,7 @@ function setUp() {
   const coordinator = new TaskCoordinator({
     store,
     logger,
-    service: {} as never,
-    writer: {} as never,
+    workspaces: {} as never,
     relay: {} as never,
     files: {} as never,
   });
@@ -34,7 +33,8 @@ function setUp() {
     } as never,
     preferences: () => coordinator.preferences,
     logger,
-    teamUrl: "https://acme.slack.com/",
+    tokens: { botToken: async () => "xoxb-test" },
+    teamUrl: async () => "https://acme.slack.com/",
     clock,
     intervalMs: 10_000,
   });

@@ -35,7 +35,8 @@ export type { Problem } from "./errors.ts";
 export type { LimitErrorCodes } from "./limits.ts";
 export { SLACK_LIMITS } from "./limits.ts";
 export { LocalSlack, startLocalSlack } from "./local-slack.ts";
-export { type OAuthAppOptions, SESSION_COOKIE, sessionCookie } from "./oauth.ts";
+export { SESSION_COOKIE, sessionCookie } from "./oauth.ts";
+export type { OAuthAppOptions } from "./types.ts";
 export type {
   BotIdentity,
   EnterpriseOptions,

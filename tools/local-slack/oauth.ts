@@ -12,21 +12,10 @@ import {
   secret,
   type Tenancy,
 } from "./tenancy.ts";
-import type { SlackArgs } from "./types.ts";
+import type { OAuthAppOptions, SlackArgs } from "./types.ts";
 import { str } from "./util.ts";
 
 /** The app's OAuth settings in the double (Basic Information and OAuth & Permissions pages). */
-export interface OAuthAppOptions {
-  clientId?: string;
-  clientSecret?: string;
-  /** The app's configured Redirect URLs; the first is used when a request names none. */
-  redirectUrls?: string[];
-  /** Token rotation: bot tokens expire and come with a refresh token. Default false. */
-  tokenRotation?: boolean;
-  /** How long a rotating token lives, in seconds. Default 43200 (Slack's 12 hours). */
-  tokenLifetimeS?: number;
-}
-
 /** The cookie of the double's "browser session": who is signed in to which workspace. */
 export const SESSION_COOKIE = "local_slack_session";
 

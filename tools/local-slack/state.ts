@@ -145,13 +145,17 @@ export class Workspace {
     return message;
   }
 
-  /** A new message written by the bot (ts assigned). */
-  storeBotMessage(channel: string, text: string): StoredMessage {
+  /** A new message written by the bot (ts assigned): the calling workspace's bot when given. */
+  storeBotMessage(
+    channel: string,
+    text: string,
+    bot?: { readonly userId: string; readonly id: string },
+  ): StoredMessage {
     return this.store({
       channel,
       ts: this.nextTs(),
-      user: this.botUserId,
-      bot_id: this.botId,
+      user: bot?.userId ?? this.botUserId,
+      bot_id: bot?.id ?? this.botId,
       app_id: this.appId,
       text,
     });
@@ -229,11 +233,17 @@ export class Workspace {
   }
 
   /** A live message the bot wrote; `notOwn` is the error when someone else wrote it. */
-  ownMessage(channel: string, ts: unknown, notOwn: string): StoredMessage {
+  /** A message the calling bot wrote (another workspace's bot may not edit it, as in Slack). */
+  ownMessage(
+    channel: string,
+    ts: unknown,
+    notOwn: string,
+    botUserId = this.botUserId,
+  ): StoredMessage {
     const key = str(ts);
     const message = key === undefined ? undefined : this.messages.get(channel)?.get(key);
     if (!message || message.deleted) throw new ApiFailure("message_not_found");
-    if (message.user !== this.botUserId) throw new ApiFailure(notOwn);
+    if (message.user !== botUserId) throw new ApiFailure(notOwn);
     return message;
   }
 

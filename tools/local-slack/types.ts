@@ -1,6 +1,5 @@
 // Public types of the local Slack double: recorded calls, workspace state snapshots, options.
 import type { LimitErrorCodes } from "./limits.ts";
-import type { OAuthAppOptions } from "./oauth.ts";
 
 export type SlackArgs = Record<string, unknown>;
 
@@ -220,3 +219,15 @@ export type LocalSlackEvents = {
 
 /** Decides per call whether to inject a fault (see LocalSlack.failWhen). */
 export type FaultPredicate = (call: { method: string; args: SlackArgs }) => FaultSpec | undefined;
+
+/** The app as the double's OAuth flow knows it (client credentials, redirect URLs, rotation). */
+export interface OAuthAppOptions {
+  clientId?: string;
+  clientSecret?: string;
+  /** The app's configured Redirect URLs; the first is used when a request names none. */
+  redirectUrls?: string[];
+  /** Token rotation: bot tokens expire and come with a refresh token. Default false. */
+  tokenRotation?: boolean;
+  /** How long a rotating token lives, in seconds. Default 43200 (Slack's 12 hours). */
+  tokenLifetimeS?: number;
+}

@@ -27,7 +27,7 @@ export async function openChannelSettings(
     return;
   }
   try {
-    if (!(await preferences.mayChangeChannel(cmd.channelId, cmd.userId))) {
+    if (!(await preferences.mayChangeChannel(cmd.teamId, cmd.channelId, cmd.userId))) {
       await tell(NOT_ALLOWED);
       return;
     }
@@ -62,7 +62,7 @@ export function register(app: App, deps: ListenerDeps): void {
     const userId = parsed.data.user.id;
     // The form names the channel; whoever submits it must still be allowed to change it.
     const problem = await preferences
-      .mayChangeChannel(channelId, userId)
+      .mayChangeChannel(teamOf(parsed.data), channelId, userId)
       .then((ok) => (ok ? undefined : NOT_ALLOWED.replace(/ Your own.*$/, "")))
       .catch(() => "Could not check who may change this channel's defaults; please try again.");
     const saved =

@@ -52,14 +52,18 @@ const Submission = Person.extend({
 
 const teamOf = (p: z.infer<typeof Person>) => p.team?.id ?? p.user.team_id ?? "";
 
-/** Whether Slack says the person is an admin or owner of the workspace (asked with `client`). */
+/**
+ * Whether Slack says the person is an admin or owner of the workspace: asked with `client`
+ * (a listener's carries its workspace's token), or with `token` when given.
+ */
 export async function isWorkspaceAdmin(
-  client: Client,
+  client: Pick<Client, "users">,
   deps: Pick<ListenerDeps, "logger">,
   userId: string,
+  token?: string,
 ): Promise<boolean> {
   try {
-    const res = await client.users.info({ user: userId });
+    const res = await client.users.info({ user: userId, ...(token ? { token } : {}) });
     return res.user?.is_admin === true || res.user?.is_owner === true;
   } catch (err) {
     deps.logger.warn({ err }, "could not ask Slack whether someone is a workspace admin");

@@ -5,17 +5,23 @@ import { ApiFailure, check } from "../errors.ts";
 import type { StoredMessage } from "../state.ts";
 import type { SlackArgs, SlackEphemeral } from "../types.ts";
 import { clone, nonEmpty, str } from "../util.ts";
+import type { Caller } from "../tenancy.ts";
 import type { MethodContext, MethodFamily } from "./registry.ts";
 
 const CHAT_WRITE = ["chat:write"];
 
-function postMessage(args: SlackArgs, { state, codes }: MethodContext): Record<string, unknown> {
+function postMessage(
+  args: SlackArgs,
+  { state, codes }: MethodContext,
+  _team: string,
+  caller?: Caller,
+): Record<string, unknown> {
   const channel = state.channel(args.channel);
   state.requireMember(channel);
   check(validateMessageContent(args, codes));
   const threadTs = nonEmpty(args.thread_ts);
   const markdownText = str(args.markdown_text);
-  const message = state.storeBotMessage(channel, str(args.text) ?? markdownText ?? "");
+  const message = state.storeBotMessage(channel, str(args.text) ?? markdownText ?? "", caller?.bot);
   if (threadTs !== undefined) message.thread_ts = threadTs;
   if (markdownText !== undefined) message.markdown_text = markdownText;
   if (Array.isArray(args.blocks)) message.blocks = clone(args.blocks);
@@ -44,13 +50,19 @@ function applyUpdate(message: StoredMessage, args: SlackArgs): void {
   }
 }
 
-function update(args: SlackArgs, { state, codes }: MethodContext): Record<string, unknown> {
+function update(
+  args: SlackArgs,
+  { state, codes }: MethodContext,
+  _team: string,
+  caller?: Caller,
+): Record<string, unknown> {
   const channel = state.channel(args.channel);
-  const message = state.ownMessage(channel, args.ts, "cant_update_message");
+  const bot = caller?.bot.userId ?? state.botUserId;
+  const message = state.ownMessage(channel, args.ts, "cant_update_message", bot);
   check(validateMessageContent(args, codes));
   applyUpdate(message, args);
   if (args.metadata !== undefined) message.metadata = clone(args.metadata);
-  message.edited = { user: state.botUserId, ts: state.nextTs() };
+  message.edited = { user: bot, ts: state.nextTs() };
   return { channel, ts: message.ts, text: message.text, message: state.wire(message) };
 }
 
@@ -94,9 +106,10 @@ export const chatMethods: MethodFamily = {
   "chat.update": { scopes: CHAT_WRITE, handle: update },
   "chat.delete": {
     scopes: CHAT_WRITE,
-    handle: (args, { state }) => {
+    handle: (args, { state }, _team, caller) => {
       const channel = state.channel(args.channel);
-      const message = state.ownMessage(channel, args.ts, "cant_delete_message");
+      const bot = caller?.bot.userId ?? state.botUserId;
+      const message = state.ownMessage(channel, args.ts, "cant_delete_message", bot);
       message.deleted = true;
       return { channel, ts: message.ts };
     },

@@ -1,10 +1,32 @@
-/** Why start-up failed, in one line an operator can act on (printed as it is, no stack trace). */
+/**
+ * The one-workspace start-up check: `auth.test` with the configured bot token, and, when it
+ * fails, why in words an operator can act on (never the token itself).
+ */
+import { type FetchFunction, LogLevel, WebClient } from "@slack/web-api";
+import type { Logger } from "pino";
+import type { Config } from "../config.ts";
+import { StartupError } from "../util/startup-error.ts";
+import { boltLogger } from "./bolt-logger.ts";
 
-/** Start-up failed for a reason one line can tell (printed as it is, with no stack trace). */
-export class StartupError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "StartupError";
+/** `auth.test` with a quiet client (two quick retries): the bot token's workspace, or a StartupError. */
+export async function verifySlack(
+  config: Config,
+  token: string,
+  logger: Logger,
+  fetch: FetchFunction | undefined,
+) {
+  const client = new WebClient(token, {
+    ...(fetch ? { fetch } : {}),
+    ...(config.slack.apiUrl ? { slackApiUrl: config.slack.apiUrl.replace(/\/?$/, "/") } : {}),
+    retryConfig: { retries: 2, minTimeout: 300, maxTimeout: 1000 },
+    timeout: 10_000,
+    logger: boltLogger(logger.child({ component: "slack-check" }, { level: "error" })),
+    logLevel: LogLevel.ERROR,
+  });
+  try {
+    return await client.auth.test();
+  } catch (err) {
+    throw new StartupError(slackStartupProblem(err, config.slack.apiUrl));
   }
 }
 

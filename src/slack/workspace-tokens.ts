@@ -1,0 +1,120 @@
+/**
+ * Each workspace's bot token, for the Web API calls the app makes outside a Slack request
+ * (a run's edits, a resumed run, a Home tab refresh): with one workspace the configured token;
+ * with many, the token of the workspace's installation, refreshed by Bolt's installer when
+ * Slack's token rotation is on. Tokens never leave this module except into a Web API call.
+ */
+import type { InstallProvider } from "@slack/oauth";
+import type { WebClient } from "@slack/web-api";
+import type { RecordStore } from "../store/types.ts";
+
+export interface BotTokens {
+  /** The workspace's bot token; throws `WorkspaceNotInstalledError` when it has none. */
+  botToken(teamId: string): Promise<string>;
+  /**
+   * A workspace of an organisation that installed the app org-wide (Enterprise Grid): its token
+   * is the organisation's. Learnt from the events Slack sends, so later calls find it.
+   */
+  rememberOrganisation(teamId: string, enterpriseId: string): Promise<void>;
+  /** Drops what is remembered of a workspace (it uninstalled the app). */
+  forget(teamId: string): void;
+}
+
+/** The app is not installed in this workspace (any more): nothing can be posted there. */
+export class WorkspaceNotInstalledError extends Error {
+  readonly teamId: string;
+  constructor(teamId: string) {
+    super(`the app is not installed in workspace ${teamId}`);
+    this.name = "WorkspaceNotInstalledError";
+    this.teamId = teamId;
+  }
+}
+
+/** One workspace: the configured token for every call. */
+export function singleWorkspaceToken(token: string): BotTokens {
+  return {
+    botToken: () => Promise.resolve(token),
+    rememberOrganisation: () => Promise.resolve(),
+    forget: () => undefined,
+  };
+}
+
+/** How long a looked-up token is used without asking the store again. */
+const CACHE_MS = 60_000;
+/** A rotating token is refreshed this long before it expires (Bolt refreshes within 2 hours). */
+const EXPIRY_MARGIN_MS = 5 * 60_000;
+
+/** The record naming the organisation of a workspace that has no installation of its own. */
+const organisationRecord = (teamId: string): string => `t:${teamId}:organisation`;
+
+/** Many workspaces: each one's installation, through Bolt's installer (which refreshes tokens). */
+export function installedTokens(
+  installer: Pick<InstallProvider, "authorize">,
+  records: RecordStore,
+  now: () => number = Date.now,
+): BotTokens {
+  const cache = new Map<string, { token: string; until: number }>();
+  const organisations = new Map<string, string>();
+  const organisationOf = async (teamId: string): Promise<string | undefined> => {
+    const known = organisations.get(teamId);
+    if (known !== undefined) return known;
+    const stored = await records.getRecord(organisationRecord(teamId));
+    return typeof stored === "string" ? stored : undefined;
+  };
+  return {
+    async botToken(teamId) {
+      const cached = cache.get(teamId);
+      if (cached && cached.until > now()) return cached.token;
+      const enterpriseId = await organisationOf(teamId);
+      const auth = await installer
+        .authorize(
+          enterpriseId === undefined
+            ? { teamId, enterpriseId: undefined, isEnterpriseInstall: false }
+            : { teamId, enterpriseId, isEnterpriseInstall: true },
+        )
+        .catch(() => undefined);
+      const token = auth?.botToken;
+      if (!token) {
+        cache.delete(teamId);
+        throw new WorkspaceNotInstalledError(teamId);
+      }
+      const expires = auth.botTokenExpiresAt;
+      const until = Math.min(
+        now() + CACHE_MS,
+        expires === undefined ? Number.POSITIVE_INFINITY : expires * 1000 - EXPIRY_MARGIN_MS,
+      );
+      if (until > now()) cache.set(teamId, { token, until });
+      return token;
+    },
+    async rememberOrganisation(teamId, enterpriseId) {
+      if (organisations.get(teamId) === enterpriseId) return;
+      organisations.set(teamId, enterpriseId);
+      await records.putRecord(organisationRecord(teamId), enterpriseId);
+    },
+    forget(teamId) {
+      cache.delete(teamId);
+      organisations.delete(teamId);
+    },
+  };
+}
+
+/** Each workspace's URL (`https://<name>.slack.com/`), for links to threads; asked once. */
+export function workspaceUrls(
+  client: Pick<WebClient, "auth">,
+  tokens: Pick<BotTokens, "botToken">,
+): (teamId: string) => Promise<string | undefined> {
+  const urls = new Map<string, Promise<string | undefined>>();
+  return (teamId) => {
+    let url = urls.get(teamId);
+    if (!url) {
+      url = tokens
+        .botToken(teamId)
+        .then((token) => client.auth.test({ token }))
+        .then((res) => res.url);
+      // A failure is asked again next time.
+      url.catch(() => urls.delete(teamId));
+      urls.set(teamId, url);
+    }
+    return url.catch(() => undefined);
+  };
+}

@@ -1,0 +1,53 @@
+/**
+ * Wiring of each workspace's way out (the relay's `Workspaces` port): a Slack writer that calls
+ * with the workspace's own bot token and spends its own share of Slack's rate budget, and the
+ * task service client for its account. Made on first use and kept while the process runs.
+ */
+import type { WebClient } from "@slack/web-api";
+import type { SlackWriter, TaskService, Workspaces } from "./relay/ports.ts";
+import { scheduledWriter } from "./slack/scheduled-writer.ts";
+import type { SlackScheduler } from "./slack/scheduler/index.ts";
+import { webClientWriter } from "./slack/web-writer.ts";
+import type { BotTokens } from "./slack/workspace-tokens.ts";
+
+export interface WorkspaceWiring extends Workspaces {
+  /** Drops what is kept of a workspace (its writer's caches, its client). */
+  forget(teamId: string): void;
+}
+
+export function openWorkspaces(parts: {
+  /** Bolt's client: the workspace's token goes with each call. */
+  readonly client: WebClient;
+  readonly tokens: Pick<BotTokens, "botToken" | "forget">;
+  readonly scheduler: SlackScheduler;
+  /** The task service as a workspace's account. */
+  readonly serviceFor: (teamId: string) => TaskService;
+}): WorkspaceWiring {
+  const writers = new Map<string, SlackWriter>();
+  const services = new Map<string, TaskService>();
+  return {
+    writer(teamId) {
+      let writer = writers.get(teamId);
+      if (!writer) {
+        const inner = webClientWriter(parts.client, () => parts.tokens.botToken(teamId));
+        // Budgets are per workspace (Slack's rate limits are per app per workspace).
+        writer = scheduledWriter(inner, parts.scheduler, teamId);
+        writers.set(teamId, writer);
+      }
+      return writer;
+    },
+    service(teamId) {
+      let service = services.get(teamId);
+      if (!service) {
+        service = parts.serviceFor(teamId);
+        services.set(teamId, service);
+      }
+      return service;
+    },
+    forget(teamId) {
+      writers.delete(teamId);
+      services.delete(teamId);
+      parts.tokens.forget(teamId);
+    },
+  };
+}
