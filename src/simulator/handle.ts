@@ -4,7 +4,7 @@ import { type RequestRecord } from "./engine.ts";
 import { errorAnswer } from "./faults.ts";
 import { queryRecord } from "./validation.ts";
 import type { SimContext } from "./context.ts";
-import { baseUrl, lookup, hold, takeFault } from "./context.ts";
+import { baseUrl, givenKey, hold, keyIndexOf, lookup, takeFault } from "./context.ts";
 import { create, followUp } from "./routes/create.ts";
 import { result } from "./routes/result.ts";
 import { history } from "./routes/history.ts";
@@ -69,8 +69,8 @@ function logRequest(ctx: SimContext, req: IncomingMessage, res: ServerResponse, 
   const query = queryRecord(url.searchParams);
   for (const key of Object.keys(query)) if (SECRET_QUERY.test(key)) query[key] = "[redacted]";
   const record: RequestRecord = { method, path: url.pathname, query, at: Date.now() };
-  const keyIndex = ctx.o.apiKeys.indexOf(givenKey(req) ?? "");
-  if (keyIndex >= 0) record.keyIndex = keyIndex;
+  const keyIndex = keyIndexOf(ctx, req);
+  if (keyIndex !== undefined) record.keyIndex = keyIndex;
   if (ctx.o.maxRequestLog > 0) {
     ctx.requests.push(record);
     if (ctx.requests.length > ctx.o.maxRequestLog + 1000)
@@ -96,11 +96,6 @@ function authorized(ctx: SimContext, req: IncomingMessage, res: ServerResponse):
     return false;
   }
   return true;
-}
-
-function givenKey(req: IncomingMessage): string | undefined {
-  const key = req.headers["x-api-key"];
-  return Array.isArray(key) ? key[0] : key;
 }
 
 /** Applies the first injected fault that matches; true when it answered (or dropped) the request. */

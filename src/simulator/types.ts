@@ -73,6 +73,8 @@ export interface RequestInfo {
   ignoredFileFields: string[];
   /** Every text field as received. */
   rawFields: Record<string, string>;
+  /** Which accepted API key it was sent with: its position in `apiKeys` (never the key). */
+  keyIndex?: number | undefined;
 }
 
 export interface GeneratedFileInfo {
