@@ -73,20 +73,7 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
       throw err;
     },
   );
-  // Every workspace's client shares the connection pools (through the proxy, when one is set).
-  const serviceOptions = {
-    baseUrl: config.service.baseUrl,
-    streamIdleTimeoutMs: config.service.streamIdleTimeoutS * 1000,
-    onResponse: (info: ServiceResponseInfo) => metrics.serviceResponse(info),
-    dispatcher: outbound.serviceDispatcher ?? new Agent(SERVICE_POOL),
-    controlDispatcher: outbound.serviceControlDispatcher ?? new Agent(CONTROL_POOL),
-  };
-  // The app's own key (TASK_API_KEY); each workspace's client asks for its own key first.
-  const service = createTaskServiceClient({
-    ...serviceOptions,
-    apiKey: keySupplier(undefined, "", config.service.apiKey),
-  });
-  const serviceKeys = serviceKeyStoreFor(store, config.encryptionKeys);
+  const { service, serviceFor, serviceKeys } = openServices(config, metrics, outbound, store);
   const started = Date.now();
   const slack = createSlackApp({
     config,
@@ -112,11 +99,7 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
     client: slack.app.client,
     tokens: slack.tokens,
     scheduler,
-    serviceFor: (teamId) =>
-      createTaskServiceClient({
-        ...serviceOptions,
-        apiKey: keySupplier(serviceKeys, teamId, config.service.apiKey),
-      }),
+    serviceFor,
   });
   const relay = openRelay(config, logger, {
     workspaces,
@@ -147,6 +130,33 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
   const close = (): Promise<void> =>
     closeApp({ slack, coordinator, resumer, relay, scheduler, store, outbound, home }, logger);
   return { slack, store, relay, service, port, resumer, close };
+}
+
+/**
+ * The task service: the app's client (TASK_API_KEY: checking keys, and the fallback), each
+ * workspace's (its own key first), sharing the connection pools, and the workspaces' keys.
+ */
+function openServices(
+  config: Config,
+  metrics: PrometheusMetrics,
+  outbound: Outbound,
+  store: ThreadStore,
+) {
+  const options = {
+    baseUrl: config.service.baseUrl,
+    streamIdleTimeoutMs: config.service.streamIdleTimeoutS * 1000,
+    onResponse: (info: ServiceResponseInfo) => metrics.serviceResponse(info),
+    dispatcher: outbound.serviceDispatcher ?? new Agent(SERVICE_POOL),
+    controlDispatcher: outbound.serviceControlDispatcher ?? new Agent(CONTROL_POOL),
+  };
+  const appKey = config.service.apiKey;
+  const serviceKeys = serviceKeyStoreFor(store, config.encryptionKeys);
+  return {
+    service: createTaskServiceClient({ ...options, apiKey: keySupplier(undefined, "", appKey) }),
+    serviceFor: (teamId: string): TaskService =>
+      createTaskServiceClient({ ...options, apiKey: keySupplier(serviceKeys, teamId, appKey) }),
+    serviceKeys,
+  };
 }
 
 /** The relay of runs, with the operator's streaming mode and time limits. */
