@@ -18,7 +18,9 @@ import { createSlackApp, type SlackApp } from "./slack/app.ts";
 import { budgetsWith, createSlackScheduler, type SlackScheduler } from "./slack/scheduler/index.ts";
 import { slackChannelDirectory } from "./slack/channel-directory.ts";
 import { fileOrigins, slackFileSource } from "./slack/file-source.ts";
+import { adminHome } from "./slack/admin-home.ts";
 import { HomeTab } from "./slack/home-tab.ts";
+import { slackGroupMembers } from "./slack/user-groups.ts";
 import { workspaceUrls } from "./slack/workspace-tokens.ts";
 import { runIndexTtlMs } from "./store/run-index.ts";
 import type * as RedisStoreModule from "./store/redis.ts";
@@ -162,6 +164,11 @@ function openCoordinator(
     preferences: (): Preferences => coordinator.preferences,
     logger,
     teamUrl: workspaceUrls(client, tokens),
+    admin: adminHome({
+      client,
+      records: wiring.parts.store,
+      tokenFor: (team) => tokens.botToken(team),
+    }),
   });
   const coordinator = new TaskCoordinator({
     ...wiring.parts,
@@ -173,6 +180,7 @@ function openCoordinator(
     }),
     directory: slackChannelDirectory(client, tokens),
     home,
+    groupMembers: slackGroupMembers({ client, tokenFor: (team) => tokens.botToken(team) }),
     settingsAnyone: config.settingsAnyone,
     limits: {
       perUserPerMinute: config.service.rateUserPerMin,

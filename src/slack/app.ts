@@ -113,7 +113,7 @@ export function createSlackApp(options: SlackAppOptions): SlackApp {
 
   function listen(coordinator: TaskCoordinator, home: HomeTab): void {
     for (const surface of SURFACES) {
-      surface.register(app, { coordinator, logger, choices: config.choices, home });
+      surface.register(app, { coordinator, logger, choices: config.choices, home, records: store });
     }
   }
 

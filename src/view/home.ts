@@ -5,6 +5,7 @@
 import type { RecentTask, RecentTaskStatus, TaskDefaults } from "../store/types.ts";
 import { summarizeDefaults } from "./defaults.ts";
 import { mrkdwnText } from "./render.ts";
+import { type AdminHome, adminHomeBlocks } from "./usage-policy.ts";
 
 /** Action ids of the Home tab's buttons. */
 export const HOME_NEW_TASK = "home_new_task";
@@ -15,6 +16,8 @@ export interface HomeView {
   readonly defaults: TaskDefaults;
   /** The workspace's URL (`https://acme.slack.com/`, from auth.test): thread links use it. */
   readonly teamUrl?: string | undefined;
+  /** The workspace's admin part, shown to its admins and owners only. */
+  readonly admin?: AdminHome | undefined;
 }
 
 const STATUS: Readonly<Record<RecentTaskStatus, string>> = {
@@ -86,6 +89,7 @@ export function renderHome(home: HomeView): Record<string, unknown> {
             : "*Your defaults:* none (the channel's defaults, or the service's own, apply).",
         ),
       },
+      ...(home.admin ? adminHomeBlocks(home.admin) : []),
       { type: "divider" },
       { type: "header", text: plain("Recent tasks") },
       ...tasks,

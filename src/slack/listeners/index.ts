@@ -11,6 +11,7 @@ import * as message from "./message.ts";
 import * as modal from "./modal.ts";
 import * as settings from "./settings.ts";
 import * as taskViews from "./task-views.ts";
+import * as usagePolicy from "./usage-policy.ts";
 import type { Surface } from "./surface.ts";
 
 export const SURFACES: readonly Surface[] = [
@@ -23,6 +24,7 @@ export const SURFACES: readonly Surface[] = [
   home,
   settings,
   taskViews,
+  usagePolicy,
 ];
 
 export type { ListenerDeps, Surface } from "./surface.ts";

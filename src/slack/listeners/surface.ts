@@ -7,6 +7,7 @@ import type { Logger } from "pino";
 import { z } from "zod";
 import type { TaskCoordinator, TellUser } from "../../relay/coordinator.ts";
 import type { SlackFileRef } from "../../relay/ports.ts";
+import type { RecordStore } from "../../store/types.ts";
 import type { ModalChoices } from "../../view/modal.ts";
 import type { HomeTab } from "../home-tab.ts";
 
@@ -18,6 +19,8 @@ export interface ListenerDeps {
   readonly choices: ModalChoices;
   /** Publishes people's App Home tabs. */
   readonly home: HomeTab;
+  /** The workspaces' records (their usage policy…). */
+  readonly records: RecordStore;
 }
 
 /** One Slack surface (a slash command, an event, interactive components, …). */
