@@ -31,15 +31,27 @@ const option = (value: string, text: string) => ({ value, text: plain(text.slice
 /** Slack shows a select's limit: 100 options. */
 const OPTIONS_MAX = 100;
 
+/** A radio input of two choices, the second picked when `second`. */
+function choice(blockId: string, label: string, options: Block[], second: boolean): Block {
+  return {
+    type: "input",
+    block_id: blockId,
+    label: plain(label),
+    element: {
+      type: "radio_buttons",
+      action_id: "value",
+      options,
+      initial_option: options[second ? 1 : 0],
+    },
+  };
+}
+
 /**
- * The form's blocks for `policy`. User groups are a multi-select filled from the workspace's
- * groups: Block Kit has no user-group select of its own (users, conversations and channels
- * only), and a static list needs no options-load URL, which Socket Mode apps may not have.
+ * The user groups to pick from. Block Kit has no user-group select of its own (users,
+ * conversations and channels only), so this is a multi-select filled from `usergroups.list`:
+ * a static list needs no options-load URL, which a Socket Mode app may not have.
  */
-export function usagePolicyBlocks(
-  policy: UsagePolicy,
-  groups: readonly UserGroupOption[],
-): Block[] {
+function groupsBlock(policy: UsagePolicy, groups: readonly UserGroupOption[]): Block {
   const chosen = policy.who.kind === "groups" ? policy.who.groupIds : [];
   // A chosen group missing from the list (deleted, or the list failed) stays visible by id.
   const known = new Map(groups.map((g) => [g.id, g]));
@@ -47,66 +59,49 @@ export function usagePolicyBlocks(
     ...chosen.filter((id) => !known.has(id)).map((id) => ({ id, handle: id, name: "" })),
     ...groups,
   ].slice(0, OPTIONS_MAX);
+  if (offered.length === 0) {
+    const none =
+      "This workspace has no user groups I can see. Create one in Slack (People › User groups) to let only its members start tasks.";
+    return { type: "context", elements: [mrkdwn(none)] };
+  }
   const groupOption = (g: UserGroupOption) =>
     option(g.id, g.name && g.name !== g.handle ? `@${g.handle} (${g.name})` : `@${g.handle}`);
-  const whoOptions = [
+  const initial = offered.filter((g) => chosen.includes(g.id)).map(groupOption);
+  return {
+    type: "input",
+    block_id: USAGE_FIELD.groups,
+    optional: true,
+    label: plain("User groups"),
+    hint: plain("Used when only members of user groups may start tasks."),
+    element: {
+      type: "multi_static_select",
+      action_id: "value",
+      placeholder: plain("Pick user groups"),
+      options: offered.map(groupOption),
+      ...(initial.length > 0 ? { initial_options: initial } : {}),
+    },
+  };
+}
+
+/** The form's section for `policy` (its own header first), with the workspace's user groups. */
+export function usagePolicyBlocks(
+  policy: UsagePolicy,
+  groups: readonly UserGroupOption[],
+): Block[] {
+  const channels = policy.where.kind === "channels" ? policy.where.channelIds : [];
+  const who = [
     option("everyone", "Everyone in the workspace"),
     option("groups", "Members of these user groups"),
   ];
-  const whereOptions = [
+  const where = [
     option("all", "Every channel, and direct messages with me"),
     option("channels", "Only these channels"),
   ];
-  const channels = policy.where.kind === "channels" ? policy.where.channelIds : [];
   return [
     { type: "header", text: plain("Usage policy") },
-    {
-      type: "input",
-      block_id: USAGE_FIELD.who,
-      label: plain("Who may start tasks"),
-      element: {
-        type: "radio_buttons",
-        action_id: "value",
-        options: whoOptions,
-        initial_option: whoOptions[policy.who.kind === "groups" ? 1 : 0],
-      },
-    },
-    offered.length > 0
-      ? {
-          type: "input",
-          block_id: USAGE_FIELD.groups,
-          optional: true,
-          label: plain("User groups"),
-          hint: plain("Used when only members of user groups may start tasks."),
-          element: {
-            type: "multi_static_select",
-            action_id: "value",
-            placeholder: plain("Pick user groups"),
-            options: offered.map(groupOption),
-            ...(chosen.length > 0
-              ? { initial_options: offered.filter((g) => chosen.includes(g.id)).map(groupOption) }
-              : {}),
-          },
-        }
-      : {
-          type: "context",
-          elements: [
-            mrkdwn(
-              "This workspace has no user groups I can see. Create one in Slack (People › User groups) to let only its members start tasks.",
-            ),
-          ],
-        },
-    {
-      type: "input",
-      block_id: USAGE_FIELD.where,
-      label: plain("Where tasks may start"),
-      element: {
-        type: "radio_buttons",
-        action_id: "value",
-        options: whereOptions,
-        initial_option: whereOptions[policy.where.kind === "channels" ? 1 : 0],
-      },
-    },
+    choice(USAGE_FIELD.who, "Who may start tasks", who, policy.who.kind === "groups"),
+    groupsBlock(policy, groups),
+    choice(USAGE_FIELD.where, "Where tasks may start", where, policy.where.kind === "channels"),
     {
       type: "input",
       block_id: USAGE_FIELD.channels,
