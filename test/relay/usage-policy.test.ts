@@ -22,6 +22,7 @@ import { createRedisStore } from "../../src/store/redis.ts";
 import { createSqliteStore } from "../../src/store/sqlite.ts";
 import type { ThreadStore } from "../../src/store/types.ts";
 import { getServiceAlert, putUsagePolicy, type UsagePolicy } from "../../src/store/usage-policy.ts";
+import { oneWorkspace } from "../support/fakes/workspaces.ts";
 import { FakeFiles, FakeRelay, FakeService, RecordingWriter } from "./fakes.ts";
 
 const TEAM = "T1";
@@ -196,8 +197,7 @@ describe("the policy in the coordinator", () => {
   };
   const coordinator = () =>
     new TaskCoordinator({
-      service,
-      writer,
+      workspaces: oneWorkspace(writer, service),
       store,
       relay,
       files: new FakeFiles(),
