@@ -23,14 +23,15 @@ import { createSlackApp, type SlackApp } from "./slack/app.ts";
 import { budgetsWith, createSlackScheduler, type SlackScheduler } from "./slack/scheduler/index.ts";
 import { slackChannelDirectory } from "./slack/channel-directory.ts";
 import { fileOrigins, slackFileSource } from "./slack/file-source.ts";
+import { adminHome } from "./slack/admin-home.ts";
 import { HomeTab } from "./slack/home-tab.ts";
+import { slackGroupMembers } from "./slack/user-groups.ts";
 import { workspaceUrls } from "./slack/workspace-tokens.ts";
 import { runIndexTtlMs } from "./store/run-index.ts";
 import type * as RedisStoreModule from "./store/redis.ts";
 import type { ThreadStore } from "./store/types.ts";
 import { serviceKeyStoreFor } from "./store/service-keys.ts";
 import { keySupplier } from "./relay/service-key.ts";
-import { isWorkspaceAdmin } from "./slack/listeners/workspace-settings.ts";
 import { withDeadline } from "./util/deadline.ts";
 import { StartupError } from "./util/startup-error.ts";
 import { verifySlack } from "./slack/startup-check.ts";
@@ -196,10 +197,12 @@ function openCoordinator(
     preferences: (): Preferences => coordinator.preferences,
     logger,
     teamUrl: workspaceUrls(client, tokens),
-    isAdmin: wiring.adminButton
-      ? async (team, user) =>
-          isWorkspaceAdmin(client, { logger }, user, await tokens.botToken(team))
-      : undefined,
+    admin: adminHome({
+      client,
+      records: wiring.parts.store,
+      tokenFor: (team) => tokens.botToken(team),
+      workspaceSettings: wiring.adminButton,
+    }),
   });
   const coordinator = new TaskCoordinator({
     ...wiring.parts,
@@ -211,6 +214,7 @@ function openCoordinator(
     }),
     directory: slackChannelDirectory(client, tokens),
     home,
+    groupMembers: slackGroupMembers({ client, tokenFor: (team) => tokens.botToken(team) }),
     settingsAnyone: config.settingsAnyone,
     limits: {
       perUserPerMinute: config.service.rateUserPerMin,

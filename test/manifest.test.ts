@@ -40,6 +40,8 @@ const EXPECTED_BOT_SCOPES = [
   "files:write",
   "reactions:write",
   "users:read",
+  // The usage policy: who is in the user groups allowed to start tasks.
+  "usergroups:read",
 ];
 
 function readJson(relative: string): unknown {

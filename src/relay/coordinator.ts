@@ -26,6 +26,12 @@ import {
 } from "./requests.ts";
 import { stopRun, stopWhenStarted } from "./stop.ts";
 import { ThreadViews } from "./thread-views.ts";
+import {
+  type GroupMembers,
+  type ServiceAlerts,
+  storedServiceAlerts,
+  usageRefusal,
+} from "./usage-policy.ts";
 import type { CoordinatorDeps, RelayControl } from "./task-context.ts";
 
 export type {
@@ -56,6 +62,10 @@ export interface CoordinatorOptions {
   readonly settingsAnyone?: boolean;
   /** Shows a person's App Home again when one of their tasks changed. */
   readonly home?: HomeRefresher;
+  /** Members of a workspace's user group (its usage policy); groups fail closed without it. */
+  readonly groupMembers?: GroupMembers;
+  /** Where the service's 402 and 429 go (default: the workspace's record for App Home). */
+  readonly serviceAlerts?: ServiceAlerts;
 }
 
 export class TaskCoordinator {
@@ -79,6 +89,7 @@ export class TaskCoordinator {
       now,
       preferences: this.preferences,
       home: options.home ?? { taskChanged: () => undefined },
+      serviceAlerts: options.serviceAlerts ?? storedServiceAlerts({ ...options, now }),
     };
     this.#followUps = new FollowUps(this.#deps);
     this.#newTasks = new NewTasks(this.#deps, (key, why) => this.#followUps.abandon(key, why));
@@ -136,6 +147,7 @@ export class TaskCoordinator {
       if (!(await claimDelivery(this.#deps.store, task.teamId, task.delivery))) return;
       const limited =
         (await personRefusal(this.#deps, this.#deps.people, task.teamId, task.userId)) ??
+        (await usageRefusal(this.#deps, task)) ??
         (await takeRateSlot(this.#deps.store, this.#deps.limits, task, this.#deps.now()));
       if (limited !== undefined) {
         await tell(limited);

@@ -17,6 +17,7 @@ import { clearWorking } from "./agent-status.ts";
 import { brokenFileReason, NO_ATTACHMENTS, readAttachments } from "./attachments.ts";
 import { personRefusal } from "./policy.ts";
 import { takeRateSlot } from "./rate-limits.ts";
+import { usageRefusal } from "./usage-policy.ts";
 import { notForFollowUps, parsePrompt } from "./options.ts";
 import type { RunOutcome } from "./relay.ts";
 import type { ThreadReply } from "./requests.ts";
@@ -77,6 +78,7 @@ export class FollowUps {
     const refusal =
       replyRefusal(record, parsed.prompt) ??
       (await personRefusal(this.#deps, this.#deps.people, reply.key.teamId, reply.userId)) ??
+      (await usageRefusal(this.#deps, { ...reply.key, userId: reply.userId })) ??
       (await takeRateSlot(
         store,
         this.#deps.limits,
@@ -221,7 +223,11 @@ export class FollowUps {
         throw opened.reason;
       }
       messageTs = opened.value.messageTs;
-      if (continued.status === "rejected") throw continued.reason;
+      if (continued.status === "rejected") {
+        this.#deps.serviceAlerts.refused(key.teamId, continued.reason);
+        throw continued.reason;
+      }
+      this.#deps.serviceAlerts.accepted(key.teamId);
       const run = { ref, runId: continued.value.agent_run_id };
       const stopBy = await recordRunning(store, key, plan, run, messageTs, this.#deps.now());
       void this.#deps.preferences.taskState(key.teamId, record.ownerUserId, key, "running");

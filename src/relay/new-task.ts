@@ -90,10 +90,12 @@ export class NewTasks {
     const key: SlackThreadKey = { ...first, threadTs };
     this.#listed(task, key, startedAt);
     if (created.status === "rejected") {
+      this.#deps.serviceAlerts.refused(task.teamId, created.reason);
       await this.#failed(task, key, messageTs, created.reason, used, attachments, startedAt);
       await release();
       return;
     }
+    this.#deps.serviceAlerts.accepted(task.teamId);
     const run = createdRun(created.value);
     const stopBy = await recordRunning(store, key, plan, run, messageTs, this.#deps.now()).catch(
       (err: unknown) => {

@@ -11,6 +11,7 @@ import type { PeoplePolicy } from "./policy.ts";
 import type { Preferences } from "./preferences.ts";
 import type { RateLimits } from "./rate-limits.ts";
 import type { Relay, ReservationNote } from "./relay.ts";
+import type { GroupMembers, ServiceAlerts } from "./usage-policy.ts";
 
 /** The part of the relay the coordinator uses. */
 export type RelayControl = Pick<
@@ -35,6 +36,10 @@ export interface CoordinatorDeps {
   readonly preferences: Preferences;
   /** Shows a person's App Home again when one of their tasks changed. */
   readonly home: HomeRefresher;
+  /** Members of a workspace's user group, for its usage policy. */
+  readonly groupMembers?: GroupMembers | undefined;
+  /** Keeps the service's refusals of the workspace's account (402, 429) for its admins. */
+  readonly serviceAlerts: ServiceAlerts;
 }
 
 /** Turns a run's message into the reason its start failed. */

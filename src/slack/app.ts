@@ -116,7 +116,8 @@ export function createSlackApp(options: SlackAppOptions): SlackApp {
   function listen(coordinator: TaskCoordinator, home: HomeTab): void {
     for (const surface of SURFACES) {
       const { workspaceKeys } = options;
-      surface.register(app, { coordinator, logger, choices: config.choices, home, workspaceKeys });
+      const deps = { coordinator, logger, choices: config.choices, home, workspaceKeys };
+      surface.register(app, { ...deps, records: store });
     }
   }
 

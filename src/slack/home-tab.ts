@@ -9,6 +9,7 @@ import type { HomeRefresher } from "../relay/ports.ts";
 import type { Preferences } from "../relay/preferences.ts";
 import { type Clock, systemClock } from "../util/clock.ts";
 import { renderHome } from "../view/home.ts";
+import type { AdminHome } from "../view/usage-policy.ts";
 import type { BotTokens } from "./workspace-tokens.ts";
 
 /** At most one background refresh of a person's Home tab per this long. */
@@ -24,8 +25,8 @@ export interface HomeTabOptions {
   readonly teamUrl?: ((teamId: string) => Promise<string | undefined>) | undefined;
   readonly clock?: Clock;
   readonly intervalMs?: number;
-  /** When given, workspace admins and owners get the Workspace settings button. */
-  readonly isAdmin?: ((teamId: string, userId: string) => Promise<boolean>) | undefined;
+  /** The admin part of the person's Home tab, when they administer the workspace. */
+  readonly admin?: (teamId: string, userId: string) => Promise<AdminHome | undefined>;
 }
 
 interface Pending {
@@ -56,13 +57,23 @@ export class HomeTab implements HomeRefresher {
         preferences.defaults(teamId, { kind: "user", userId }),
         this.#o.teamUrl?.(teamId),
         this.#o.tokens.botToken(teamId),
-        this.#o.isAdmin?.(teamId, userId) ?? false,
+        this.#adminPart(teamId, userId),
       ]);
       const view = renderHome({ tasks, defaults, teamUrl, admin });
       await this.#o.client.views.publish({ token, user_id: userId, view: view as never });
     } catch (err) {
       this.#o.logger.warn({ err }, "could not publish the App Home tab");
     }
+  }
+
+  /** The admin part, or none when it cannot be told (the rest of the tab is shown anyway). */
+  #adminPart(teamId: string, userId: string): Promise<AdminHome | undefined> {
+    const admin = this.#o.admin;
+    if (!admin) return Promise.resolve(undefined);
+    return admin(teamId, userId).catch((err: unknown) => {
+      this.#o.logger.warn({ err }, "could not tell whether a person administers the workspace");
+      return undefined;
+    });
   }
 
   /** One of the person's tasks changed: publish now, or once the interval since the last is over. */

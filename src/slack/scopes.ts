@@ -18,4 +18,5 @@ export const BOT_SCOPES: readonly string[] = [
   "files:write",
   "reactions:write",
   "users:read",
+  "usergroups:read",
 ];

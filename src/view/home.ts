@@ -1,12 +1,11 @@
 /**
  * The App Home tab (Block Kit, `views.publish`): a person's recent tasks with a link to each
- * thread, the New task and Edit defaults buttons (and Workspace settings for admins), and their
- * defaults. Pure.
+ * thread, the New task and Edit defaults buttons, and their defaults. Pure.
  */
 import type { RecentTask, RecentTaskStatus, TaskDefaults } from "../store/types.ts";
 import { summarizeDefaults } from "./defaults.ts";
 import { mrkdwnText } from "./render.ts";
-import { workspaceSettingsButton } from "./workspace-settings.ts";
+import { type AdminHome, adminHomeBlocks } from "./usage-policy.ts";
 
 /** Action ids of the Home tab's buttons. */
 export const HOME_NEW_TASK = "home_new_task";
@@ -17,8 +16,8 @@ export interface HomeView {
   readonly defaults: TaskDefaults;
   /** The workspace's URL (`https://acme.slack.com/`, from auth.test): thread links use it. */
   readonly teamUrl?: string | undefined;
-  /** A workspace admin or owner: the tab offers the Workspace settings button. */
-  readonly admin?: boolean;
+  /** The workspace's admin part, shown to its admins and owners only. */
+  readonly admin?: AdminHome | undefined;
 }
 
 const STATUS: Readonly<Record<RecentTaskStatus, string>> = {
@@ -80,7 +79,6 @@ export function renderHome(home: HomeView): Record<string, unknown> {
         elements: [
           { type: "button", action_id: HOME_NEW_TASK, text: plain("New task"), style: "primary" },
           { type: "button", action_id: HOME_EDIT_DEFAULTS, text: plain("Edit defaults") },
-          ...(home.admin ? [workspaceSettingsButton()] : []),
         ],
       },
       {
@@ -91,6 +89,7 @@ export function renderHome(home: HomeView): Record<string, unknown> {
             : "*Your defaults:* none (the channel's defaults, or the service's own, apply).",
         ),
       },
+      ...(home.admin ? adminHomeBlocks(home.admin) : []),
       { type: "divider" },
       { type: "header", text: plain("Recent tasks") },
       ...tasks,

@@ -122,7 +122,7 @@ describe.each(storeBackends())(
         user_id: admin,
         view: home.view,
         action_id: "open_workspace_settings",
-        block_id: "home_actions",
+        block_id: "home_admin",
       });
       const modal = await slack.waitFor(() => slack.views()[views], {
         description: `${team}'s Workspace settings`,

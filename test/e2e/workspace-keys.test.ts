@@ -84,7 +84,7 @@ describe.each(storeBackends())("each workspace's service key with %s", (_name, r
       view: home.view,
       action_id: "open_workspace_settings",
       value: "",
-      block_id: "home_actions",
+      block_id: "home_admin",
     });
     expect(res.status).toBe(200);
     return opened(before);

@@ -16,7 +16,7 @@ import { buildRegistry } from "./methods/registry.ts";
 import { LocalOAuth } from "./oauth.ts";
 import { RateTiers } from "./rate-tiers.ts";
 import { type RouteHost, route } from "./server.ts";
-import { type AgentSession, type OpenedView, Workspace } from "./state.ts";
+import { type AgentSession, type OpenedView, type UserGroup, Workspace } from "./state.ts";
 import {
   type EnterpriseOptions,
   type LocalEnterprise,
@@ -193,6 +193,38 @@ export class LocalSlack extends EventEmitter<LocalSlackEvents> {
 
   addUser(user: SlackUser): void {
     this.#state.addUser(user);
+  }
+
+  /**
+   * A user group (`@handle`) of a workspace (the double's own by default), with its members;
+   * returns its id (`S…`). `usergroups.list` and `usergroups.users.list` answer with it.
+   */
+  addUserGroup(group: {
+    handle: string;
+    users: readonly string[];
+    name?: string;
+    id?: string;
+    teamId?: string;
+    disabled?: boolean;
+  }): string {
+    const id = group.id ?? `S${String(this.#state.userGroups.size + 1).padStart(8, "0")}`;
+    const stored: UserGroup = {
+      id,
+      teamId: group.teamId ?? this.teamId,
+      handle: group.handle,
+      name: group.name ?? group.handle,
+      users: [...group.users],
+      disabled: group.disabled ?? false,
+    };
+    this.#state.userGroups.set(id, stored);
+    return id;
+  }
+
+  /** Changes a user group's members (as usergroups.users.update does). */
+  setUserGroupMembers(id: string, users: readonly string[]): void {
+    const group = this.#state.userGroups.get(id);
+    if (!group) throw new Error(`local-slack: no user group ${id}`);
+    group.users = [...users];
   }
 
   /**

@@ -46,6 +46,17 @@ export interface OpenedView {
   at: number;
 }
 
+/** A user group (`@handle`) of one workspace, as usergroups.list describes it. */
+export interface UserGroup {
+  id: string;
+  teamId: string;
+  handle: string;
+  name: string;
+  users: string[];
+  /** Disabled groups (usergroups.disable) answer only with `include_disabled`. */
+  disabled: boolean;
+}
+
 export class Workspace {
   readonly botToken: string;
   /** The app-level token (`xapp-…`) that may open Socket Mode connections. */
@@ -87,6 +98,8 @@ export class Workspace {
   readonly homePublishes: OpenedView[] = [];
   /** Who created each channel (conversations.info `creator`). */
   readonly channelCreators = new Map<string, string>();
+  /** User groups by id (each belongs to one workspace). */
+  readonly userGroups = new Map<string, UserGroup>();
   /** Trigger ids already used to open a view: Slack takes each once. */
   readonly usedTriggers = new Set<string>();
   #tsCounter: number;

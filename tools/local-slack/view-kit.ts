@@ -29,8 +29,11 @@ const INPUT_ELEMENTS = new Set([
   "static_select",
   "multi_static_select",
   "conversations_select",
+  "multi_conversations_select",
   "channels_select",
+  "multi_channels_select",
   "users_select",
+  "multi_users_select",
   "checkboxes",
   "radio_buttons",
   "file_input",
@@ -113,7 +116,8 @@ function inputElement(element: unknown, pointer: string): Problem | undefined {
       return options(element.options, VIEW_LIMITS.selectOptionsMax, `${pointer}/options`);
     case "checkboxes":
       return options(element.options, VIEW_LIMITS.checkboxOptionsMax, `${pointer}/options`);
-    case "conversations_select": {
+    case "conversations_select":
+    case "multi_conversations_select": {
       const include = isRecord(element.filter) ? element.filter.include : undefined;
       if (
         include !== undefined &&

@@ -9,6 +9,7 @@ import type { TaskCoordinator, TellUser } from "../../relay/coordinator.ts";
 import type { SlackFileRef } from "../../relay/ports.ts";
 import type { KeyChecker } from "../../service/client.ts";
 import type { ServiceKeyStore } from "../../store/service-keys.ts";
+import type { RecordStore } from "../../store/types.ts";
 import type { ModalChoices } from "../../view/modal.ts";
 import type { HomeTab } from "../home-tab.ts";
 
@@ -20,6 +21,8 @@ export interface ListenerDeps {
   readonly choices: ModalChoices;
   /** Publishes people's App Home tabs. */
   readonly home: HomeTab;
+  /** The workspaces' records (their usage policy…). */
+  readonly records: RecordStore;
   /** Each workspace's own service key, when the app can seal them (ENCRYPTION_KEY is set). */
   readonly workspaceKeys?: WorkspaceKeys | undefined;
 }

@@ -6,6 +6,7 @@
 import type { AllMiddlewareArgs, App, RespondFn } from "@slack/bolt";
 import { z } from "zod";
 import type { ServiceKeyState } from "../../store/service-keys.ts";
+import { isWorkspaceAdmin } from "../admin-home.ts";
 import {
   keySection,
   type KeyStatus,
@@ -52,23 +53,16 @@ const Submission = Person.extend({
 
 const teamOf = (p: z.infer<typeof Person>) => p.team?.id ?? p.user.team_id ?? "";
 
-/**
- * Whether Slack says the person is an admin or owner of the workspace: asked with `client`
- * (a listener's carries its workspace's token), or with `token` when given.
- */
-export async function isWorkspaceAdmin(
-  client: Pick<Client, "users">,
+/** Whether Slack says the person administers the workspace (asked with the listener's client). */
+async function isAdmin(
+  client: Client,
   deps: Pick<ListenerDeps, "logger">,
   userId: string,
-  token?: string,
 ): Promise<boolean> {
-  try {
-    const res = await client.users.info({ user: userId, ...(token ? { token } : {}) });
-    return res.user?.is_admin === true || res.user?.is_owner === true;
-  } catch (err) {
+  return isWorkspaceAdmin(client, userId).catch((err: unknown) => {
     deps.logger.warn({ err }, "could not ask Slack whether someone is a workspace admin");
     return false;
-  }
+  });
 }
 
 /** What the modal says of a stored key. */
@@ -89,7 +83,7 @@ export async function openWorkspaceSettings(
   req: { readonly teamId: string; readonly userId: string; readonly trigger: string },
 ): Promise<boolean> {
   try {
-    if (!(await isWorkspaceAdmin(client, deps, req.userId))) {
+    if (!(await isAdmin(client, deps, req.userId))) {
       await client.views.open({ trigger_id: req.trigger, view: notAllowedModal() as never });
       return true;
     }
@@ -112,7 +106,7 @@ export async function offerWorkspaceSettings(
   userId: string,
   respond: RespondFn,
 ): Promise<void> {
-  if (!deps.workspaceKeys || !(await isWorkspaceAdmin(client, deps, userId))) return;
+  if (!deps.workspaceKeys || !(await isAdmin(client, deps, userId))) return;
   await respond({
     response_type: "ephemeral",
     replace_original: false,
@@ -201,7 +195,7 @@ export function register(app: App, deps: ListenerDeps): void {
     const teamId = teamOf(parsed.data);
     const userId = parsed.data.user.id;
     // The modal may be old, or forged: whoever submits it must be an admin now.
-    if (!(await isWorkspaceAdmin(client, deps, userId))) {
+    if (!(await isAdmin(client, deps, userId))) {
       await ack({ response_action: "errors", errors: { [field]: NOT_ADMIN } });
       return;
     }

@@ -197,6 +197,40 @@ describe("messages and threads", () => {
     expect(await slackError(client.users.info({ user: "U_NOBODY" }))).toBe("user_not_found");
   });
 
+  it("lists a workspace's user groups and their members, never another workspace's", async () => {
+    const eng = slack.addUserGroup({
+      handle: "engineering",
+      name: "Engineers",
+      users: ["U1", "U2"],
+    });
+    slack.addUserGroup({ handle: "old-team", users: ["U3"], disabled: true });
+    const other = slack.addTeam({ id: "T0OTHER", installed: true });
+    const theirs = slack.addUserGroup({ handle: "theirs", users: ["U9"], teamId: other.id });
+    const listed = await client.usergroups.list({});
+    expect(listed.usergroups?.map((g) => [g.id, g.handle, g.name, g.user_count])).toEqual([
+      [eng, "engineering", "Engineers", 2],
+    ]);
+    expect((await client.usergroups.users.list({ usergroup: eng })).users).toEqual(["U1", "U2"]);
+    slack.setUserGroupMembers(eng, ["U2"]);
+    expect((await client.usergroups.users.list({ usergroup: eng })).users).toEqual(["U2"]);
+    expect(await slackError(client.usergroups.users.list({ usergroup: theirs }))).toBe(
+      "no_such_subteam",
+    );
+    const theirClient = clientFor(slack, other.botToken);
+    expect((await theirClient.usergroups.users.list({ usergroup: theirs })).users).toEqual(["U9"]);
+    expect(await slackError(client.usergroups.users.list({ usergroup: "S0NOPE" }))).toBe(
+      "no_such_subteam",
+    );
+  });
+
+  it("refuses usergroups.users.list to an app without usergroups:read", async () => {
+    await start({ scopes: ["chat:write", "users:read"] });
+    const group = slack.addUserGroup({ handle: "eng", users: ["U1"] });
+    expect(await slackError(client.usergroups.users.list({ usergroup: group }))).toBe(
+      "missing_scope",
+    );
+  });
+
   it("builds permalinks, including for thread replies", async () => {
     const parent = await client.chat.postMessage({ channel: "C1", text: "p" });
     const reply = await client.chat.postMessage({

@@ -10,6 +10,7 @@ import { filesMethods } from "./files.ts";
 import { reactionsMethods } from "./reactions.ts";
 import { oauthMethods } from "./oauth.ts";
 import type { MethodFamily } from "./registry.ts";
+import { userGroupsMethods } from "./usergroups.ts";
 import { usersMethods } from "./users.ts";
 import { viewsMethods } from "./views.ts";
 
@@ -23,6 +24,7 @@ export const METHOD_FAMILIES: readonly MethodFamily[] = [
   agentsMethods,
   reactionsMethods,
   usersMethods,
+  userGroupsMethods,
   conversationsMethods,
   filesMethods,
   viewsMethods,

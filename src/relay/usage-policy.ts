@@ -1,0 +1,165 @@
+/**
+ * A workspace's usage policy applied to a request (starting a task or a follow-up): who may,
+ * where, and a quota per person per hour shared by every instance; and the service's refusals
+ * of the workspace's account (402, 429) recorded for its admins.
+ */
+import type { Logger } from "pino";
+import { TaskServiceError } from "../service/errors.ts";
+import {
+  clearServiceAlert,
+  getUsagePolicy,
+  putServiceAlert,
+  type UsagePolicy,
+} from "../store/usage-policy.ts";
+import type { ThreadStore } from "./ports.ts";
+
+/** The members (user ids) of one of a workspace's user groups; throws when Slack cannot say. */
+export type GroupMembers = (teamId: string, groupId: string) => Promise<ReadonlySet<string>>;
+
+export interface UsageDeps {
+  readonly store: Pick<ThreadStore, "getRecord" | "claimOnce">;
+  /** Slack's `usergroups.users.list` for the workspace; without it groups cannot be checked. */
+  readonly groupMembers?: GroupMembers | undefined;
+  readonly logger: Logger;
+  readonly now: () => number;
+}
+
+export interface UsageRequest {
+  readonly teamId: string;
+  readonly channelId: string;
+  readonly userId: string;
+}
+
+const HOUR_MS = 3_600_000;
+
+export const POLICY_UNREADABLE =
+  "This workspace's usage policy could not be read, so no task can start right now. A workspace admin can save it again from my Home tab.";
+
+const mention = (groupId: string) => `<!subteam^${groupId}>`;
+
+/** Names in a sentence: "a", "a or b", "a, b or c". */
+function either(names: readonly string[]): string {
+  return names.length <= 1
+    ? (names[0] ?? "")
+    : `${names.slice(0, -1).join(", ")} or ${names.at(-1) ?? ""}`;
+}
+
+/**
+ * Why the workspace's policy refuses `req`, privately told; undefined when it may go ahead.
+ * The quota is counted last, so that a request refused for another reason uses none of it.
+ */
+export async function usageRefusal(
+  deps: UsageDeps,
+  req: UsageRequest,
+): Promise<string | undefined> {
+  let policy: UsagePolicy;
+  try {
+    policy = await getUsagePolicy(deps.store, req.teamId);
+  } catch (err) {
+    deps.logger.error({ err, team: req.teamId }, "could not read the usage policy");
+    return POLICY_UNREADABLE;
+  }
+  return (
+    channelRefusal(policy, req.channelId) ??
+    (await groupRefusal(deps, policy, req)) ??
+    (await quotaRefusal(deps, policy, req))
+  );
+}
+
+function channelRefusal(policy: UsagePolicy, channelId: string): string | undefined {
+  const { where } = policy;
+  if (where.kind === "all" || where.channelIds.includes(channelId)) return undefined;
+  const list = either(where.channelIds.map((c) => `<#${c}>`));
+  const here = channelId.startsWith("D") ? "in direct messages" : "in this channel";
+  return `Tasks can't be started ${here}: this workspace allows them only in ${list} (set by its admins).`;
+}
+
+/**
+ * Members of the allowed groups only. When Slack cannot say who is in them, the request is
+ * refused (fail closed): the admins chose to limit who spends the workspace's credits.
+ */
+async function groupRefusal(
+  deps: UsageDeps,
+  policy: UsagePolicy,
+  req: UsageRequest,
+): Promise<string | undefined> {
+  if (policy.who.kind === "everyone") return undefined;
+  const groups = policy.who.groupIds;
+  let unchecked = 0;
+  for (const groupId of groups) {
+    try {
+      if (!deps.groupMembers) throw new Error("no way to ask Slack for user groups");
+      const members = await deps.groupMembers(req.teamId, groupId);
+      if (members.has(req.userId)) return undefined;
+    } catch (err) {
+      unchecked++;
+      deps.logger.warn({ err, team: req.teamId, group: groupId }, "could not list a user group");
+    }
+  }
+  const who = either(groups.map(mention));
+  if (unchecked > 0) {
+    return `Only members of ${who} may start tasks in this workspace, and Slack could not tell me whether you are one right now. Please try again in a minute.`;
+  }
+  return `Only members of ${who} may start tasks in this workspace (set by its admins).`;
+}
+
+/**
+ * N tasks per person per clock hour, shared by every instance: each task claims one of N
+ * slots of the hour in the store (atomic on every backend, like the per-minute limits).
+ */
+async function quotaRefusal(
+  deps: UsageDeps,
+  policy: UsagePolicy,
+  req: UsageRequest,
+): Promise<string | undefined> {
+  const limit = policy.perUserPerHour;
+  if (limit <= 0) return undefined;
+  const now = deps.now();
+  const hour = Math.floor(now / HOUR_MS);
+  for (let i = 0; i < limit; i++) {
+    // Kept a little past the hour so a late clock on another instance still sees it.
+    const name = `quota:${req.userId}:${hour}:${i}`;
+    if (await deps.store.claimOnce(req.teamId, name, 2 * HOUR_MS)) return undefined;
+  }
+  const minutes = Math.max(1, Math.ceil(((hour + 1) * HOUR_MS - now) / 60_000));
+  const tasks = limit === 1 ? "1 task" : `${limit} tasks`;
+  return `You have started ${tasks} in the last hour (follow-ups included), the most this workspace allows per person. You can start another in ${minutes} min.`;
+}
+
+/** Told when the service answers a create or follow-up: its refusals of the account, its successes. */
+export interface ServiceAlerts {
+  refused(teamId: string, err: unknown): void;
+  accepted(teamId: string): void;
+}
+
+/**
+ * Keeps the service's last 402 or 429 for the workspace's admins (App Home), and clears it
+ * when a task starts again. Never waits: the person's own answer does not depend on it.
+ */
+export function storedServiceAlerts(deps: {
+  readonly store: Pick<ThreadStore, "getRecord" | "putRecord" | "deleteRecord">;
+  readonly logger: Logger;
+  readonly now: () => number;
+}): ServiceAlerts {
+  const failed = (err: unknown) =>
+    deps.logger.warn({ err }, "could not record the service's answer for the admins");
+  return {
+    refused(teamId, err) {
+      if (!(err instanceof TaskServiceError)) return;
+      if (err.kind !== "credits" && err.kind !== "rate_limited") return;
+      const at = deps.now();
+      const alert =
+        err.kind === "credits"
+          ? { status: 402 as const, at }
+          : {
+              status: 429 as const,
+              at,
+              ...(err.retryAfterMs === undefined ? {} : { resetAt: at + err.retryAfterMs }),
+            };
+      putServiceAlert(deps.store, teamId, alert).catch(failed);
+    },
+    accepted(teamId) {
+      clearServiceAlert(deps.store, teamId).catch(failed);
+    },
+  };
+}

@@ -1,0 +1,121 @@
+/**
+ * A workspace's usage policy (who may start tasks, in which channels, how many per person per
+ * hour) and the service's last refusal of its account (402, 429), as records of the workspace.
+ */
+import { z } from "zod";
+import type { RecordStore } from "./types.ts";
+
+/** Slack ids as the policy keeps them: a user group (`S…`), a channel (`C…`, `G…`). */
+const GroupId = z.string().regex(/^S[A-Z0-9]{2,30}$/);
+const ChannelId = z.string().regex(/^[CG][A-Z0-9]{2,30}$/);
+
+/** The most tasks per person per hour a policy can set (0: no quota). */
+export const QUOTA_MAX = 1000;
+
+export const UsagePolicy = z.object({
+  /** Who may start and continue tasks: everyone, or the members of these user groups. */
+  who: z.discriminatedUnion("kind", [
+    z.object({ kind: z.literal("everyone") }),
+    z.object({ kind: z.literal("groups"), groupIds: z.array(GroupId).min(1).max(100) }),
+  ]),
+  /** Where: every channel (and direct messages), or only these channels. */
+  where: z.discriminatedUnion("kind", [
+    z.object({ kind: z.literal("all") }),
+    z.object({ kind: z.literal("channels"), channelIds: z.array(ChannelId).min(1).max(100) }),
+  ]),
+  /** Tasks (follow-ups included) one person may start per hour; 0: no quota. */
+  perUserPerHour: z.number().int().min(0).max(QUOTA_MAX),
+});
+export type UsagePolicy = z.infer<typeof UsagePolicy>;
+
+/** A workspace without a policy: everyone, everywhere, no quota. */
+export const DEFAULT_USAGE_POLICY: UsagePolicy = {
+  who: { kind: "everyone" },
+  where: { kind: "all" },
+  perUserPerHour: 0,
+};
+
+/** The stored policy does not read as one (written by a newer version, or damaged). */
+export class UsagePolicyUnreadableError extends Error {
+  constructor(teamId: string) {
+    super(`the usage policy of workspace ${teamId} is unreadable`);
+    this.name = "UsagePolicyUnreadableError";
+  }
+}
+
+const policyKey = (teamId: string) => `t:${teamId}:usage-policy`;
+
+/** The workspace's policy, the default when none was saved; throws when it is unreadable. */
+export async function getUsagePolicy(
+  records: Pick<RecordStore, "getRecord">,
+  teamId: string,
+): Promise<UsagePolicy> {
+  const raw = await records.getRecord(policyKey(teamId));
+  if (raw === undefined || raw === null) return DEFAULT_USAGE_POLICY;
+  const parsed = UsagePolicy.safeParse(raw);
+  if (!parsed.success) throw new UsagePolicyUnreadableError(teamId);
+  return parsed.data;
+}
+
+/** Saves the workspace's policy (checked first: a bad one is never stored). */
+export async function putUsagePolicy(
+  records: Pick<RecordStore, "putRecord">,
+  teamId: string,
+  policy: UsagePolicy,
+): Promise<void> {
+  await records.putRecord(policyKey(teamId), UsagePolicy.parse(policy));
+}
+
+/**
+ * The service's last refusal of the workspace's account, for its admins' App Home: out of
+ * credits (402) or rate-limited (429, with the time its limit resets when the service said).
+ */
+export const ServiceAlert = z.object({
+  status: z.union([z.literal(402), z.literal(429)]),
+  /** When the service said so (ms since the epoch). */
+  at: z.number(),
+  /** A 429's reset time (ms since the epoch), from `Retry-After` or `X-RateLimit-Reset`. */
+  resetAt: z.number().optional(),
+});
+export type ServiceAlert = z.infer<typeof ServiceAlert>;
+
+/** A 402 is shown for a day at most (or until a task starts again). */
+const CREDITS_STALE_MS = 24 * 3_600_000;
+/** A 429 is shown until its reset time, or this long when the service gave none. */
+const RATE_STALE_MS = 15 * 60_000;
+
+/** Whether an alert is no longer worth showing at `now`. */
+export function alertIsStale(alert: ServiceAlert, now: number): boolean {
+  if (alert.status === 402) return now - alert.at > CREDITS_STALE_MS;
+  return now > (alert.resetAt ?? alert.at + RATE_STALE_MS);
+}
+
+const alertKey = (teamId: string) => `t:${teamId}:service-alert`;
+
+/** The workspace's alert when there is one still worth showing at `now`. */
+export async function getServiceAlert(
+  records: Pick<RecordStore, "getRecord">,
+  teamId: string,
+  now: number,
+): Promise<ServiceAlert | undefined> {
+  const parsed = ServiceAlert.safeParse(await records.getRecord(alertKey(teamId)));
+  if (!parsed.success || alertIsStale(parsed.data, now)) return undefined;
+  return parsed.data;
+}
+
+export async function putServiceAlert(
+  records: Pick<RecordStore, "putRecord">,
+  teamId: string,
+  alert: ServiceAlert,
+): Promise<void> {
+  await records.putRecord(alertKey(teamId), ServiceAlert.parse(alert));
+}
+
+/** Clears the workspace's alert (a task started again); a write only when there is one. */
+export async function clearServiceAlert(
+  records: Pick<RecordStore, "getRecord" | "deleteRecord">,
+  teamId: string,
+): Promise<void> {
+  const key = alertKey(teamId);
+  if ((await records.getRecord(key)) !== undefined) await records.deleteRecord(key);
+}

@@ -1,0 +1,256 @@
+/**
+ * A workspace's usage policy in Block Kit: the admin's form section (who, where, quota) and
+ * reading its submission back, the "Usage policy" modal around it, and App Home's admin part
+ * with the service's last refusal of the account (402, 429). Pure.
+ */
+import { QUOTA_MAX, type ServiceAlert, type UsagePolicy } from "../store/usage-policy.ts";
+import { workspaceSettingsButton } from "./workspace-settings.ts";
+
+/** The modal's callback id, and the App Home button opening it. */
+export const USAGE_POLICY_VIEW = "usage_policy";
+export const HOME_USAGE_POLICY = "home_usage_policy";
+/** Block ids of the section; each input's element has the action id `value`. */
+export const USAGE_FIELD = {
+  who: "usage_who",
+  groups: "usage_groups",
+  where: "usage_where",
+  channels: "usage_channels",
+  quota: "usage_quota",
+} as const;
+
+/** A user group the form offers (from `usergroups.list`). */
+export interface UserGroupOption {
+  readonly id: string;
+  readonly handle: string;
+  readonly name: string;
+}
+
+type Block = Record<string, unknown>;
+const plain = (text: string) => ({ type: "plain_text", text, emoji: true });
+const mrkdwn = (text: string) => ({ type: "mrkdwn", text });
+const option = (value: string, text: string) => ({ value, text: plain(text.slice(0, 75)) });
+/** Slack shows a select's limit: 100 options. */
+const OPTIONS_MAX = 100;
+
+/** A radio input of two choices, the second picked when `second`. */
+function choice(blockId: string, label: string, options: Block[], second: boolean): Block {
+  return {
+    type: "input",
+    block_id: blockId,
+    label: plain(label),
+    element: {
+      type: "radio_buttons",
+      action_id: "value",
+      options,
+      initial_option: options[second ? 1 : 0],
+    },
+  };
+}
+
+/**
+ * The user groups to pick from. Block Kit has no user-group select of its own (users,
+ * conversations and channels only), so this is a multi-select filled from `usergroups.list`:
+ * a static list needs no options-load URL, which a Socket Mode app may not have.
+ */
+function groupsBlock(policy: UsagePolicy, groups: readonly UserGroupOption[]): Block {
+  const chosen = policy.who.kind === "groups" ? policy.who.groupIds : [];
+  // A chosen group missing from the list (deleted, or the list failed) stays visible by id.
+  const known = new Map(groups.map((g) => [g.id, g]));
+  const offered = [
+    ...chosen.filter((id) => !known.has(id)).map((id) => ({ id, handle: id, name: "" })),
+    ...groups,
+  ].slice(0, OPTIONS_MAX);
+  if (offered.length === 0) {
+    const none =
+      "This workspace has no user groups I can see. Create one in Slack (People › User groups) to let only its members start tasks.";
+    return { type: "context", elements: [mrkdwn(none)] };
+  }
+  const groupOption = (g: UserGroupOption) =>
+    option(g.id, g.name && g.name !== g.handle ? `@${g.handle} (${g.name})` : `@${g.handle}`);
+  const initial = offered.filter((g) => chosen.includes(g.id)).map(groupOption);
+  return {
+    type: "input",
+    block_id: USAGE_FIELD.groups,
+    optional: true,
+    label: plain("User groups"),
+    hint: plain("Used when only members of user groups may start tasks."),
+    element: {
+      type: "multi_static_select",
+      action_id: "value",
+      placeholder: plain("Pick user groups"),
+      options: offered.map(groupOption),
+      ...(initial.length > 0 ? { initial_options: initial } : {}),
+    },
+  };
+}
+
+/** The form's section for `policy` (its own header first), with the workspace's user groups. */
+export function usagePolicyBlocks(
+  policy: UsagePolicy,
+  groups: readonly UserGroupOption[],
+): Block[] {
+  const channels = policy.where.kind === "channels" ? policy.where.channelIds : [];
+  const who = [
+    option("everyone", "Everyone in the workspace"),
+    option("groups", "Members of these user groups"),
+  ];
+  const where = [
+    option("all", "Every channel, and direct messages with me"),
+    option("channels", "Only these channels"),
+  ];
+  return [
+    { type: "header", text: plain("Usage policy") },
+    choice(USAGE_FIELD.who, "Who may start tasks", who, policy.who.kind === "groups"),
+    groupsBlock(policy, groups),
+    choice(USAGE_FIELD.where, "Where tasks may start", where, policy.where.kind === "channels"),
+    {
+      type: "input",
+      block_id: USAGE_FIELD.channels,
+      optional: true,
+      label: plain("Channels"),
+      hint: plain("Used when tasks may start only in some channels. Invite me to each of them."),
+      element: {
+        type: "multi_conversations_select",
+        action_id: "value",
+        placeholder: plain("Pick channels"),
+        filter: { include: ["public", "private"], exclude_bot_users: true },
+        ...(channels.length > 0 ? { initial_conversations: channels } : {}),
+      },
+    },
+    {
+      type: "input",
+      block_id: USAGE_FIELD.quota,
+      label: plain("Tasks per person per hour"),
+      hint: plain("Follow-ups count too. 0: no quota."),
+      element: {
+        type: "number_input",
+        action_id: "value",
+        is_decimal_allowed: false,
+        min_value: "0",
+        max_value: String(QUOTA_MAX),
+        initial_value: String(policy.perUserPerHour),
+      },
+    },
+  ];
+}
+
+/** The "Usage policy" modal on its own (App Home's button opens it), for `views.open`. */
+export function renderUsagePolicyModal(
+  policy: UsagePolicy,
+  groups: readonly UserGroupOption[],
+): Record<string, unknown> {
+  return {
+    type: "modal",
+    callback_id: USAGE_POLICY_VIEW,
+    title: plain("Usage policy"),
+    submit: plain("Save"),
+    close: plain("Cancel"),
+    blocks: [
+      {
+        type: "section",
+        text: mrkdwn(
+          "Who may start and continue tasks in this workspace, where, and how many each person may start per hour, to protect the workspace's credits. People refused are told why, privately.",
+        ),
+      },
+      ...usagePolicyBlocks(policy, groups).slice(1),
+    ],
+  };
+}
+
+/** One input's state as Slack submits it (the fields the section's elements use). */
+export interface InputState {
+  readonly value?: string | null | undefined;
+  readonly selected_option?: { readonly value: string } | null | undefined;
+  readonly selected_options?: readonly { readonly value: string }[] | null | undefined;
+  readonly selected_conversations?: readonly string[] | null | undefined;
+}
+
+/** `view.state.values`: block id → action id → state. */
+export type ViewStateValues = Readonly<Record<string, Readonly<Record<string, InputState>>>>;
+
+/** The policy a submission sets, or what to fix by block id. */
+export function readUsagePolicy(
+  values: ViewStateValues,
+): { readonly policy: UsagePolicy } | { readonly errors: Record<string, string> } {
+  const field = (id: string) => values[id]?.value;
+  const errors: Record<string, string> = {};
+  const groupIds = (field(USAGE_FIELD.groups)?.selected_options ?? []).map((o) => o.value);
+  const channelIds = [...(field(USAGE_FIELD.channels)?.selected_conversations ?? [])];
+  const onlyGroups = field(USAGE_FIELD.who)?.selected_option?.value === "groups";
+  const onlyChannels = field(USAGE_FIELD.where)?.selected_option?.value === "channels";
+  if (onlyGroups && groupIds.length === 0) {
+    const at = values[USAGE_FIELD.groups] ? USAGE_FIELD.groups : USAGE_FIELD.who;
+    errors[at] = "Pick at least one user group, or let everyone start tasks.";
+  } else if (groupIds.some((id) => !/^S[A-Z0-9]+$/.test(id))) {
+    errors[USAGE_FIELD.groups] = "That is not a user group of this workspace.";
+  }
+  if (onlyChannels && channelIds.length === 0) {
+    errors[USAGE_FIELD.channels] = "Pick at least one channel, or allow every channel.";
+  } else if (channelIds.some((id) => !/^[CG][A-Z0-9]+$/.test(id))) {
+    errors[USAGE_FIELD.channels] = "Pick channels only (not direct messages).";
+  }
+  const quotaText = (field(USAGE_FIELD.quota)?.value ?? "0").trim() || "0";
+  const quota = Number(quotaText);
+  if (!/^\d+$/.test(quotaText) || quota > QUOTA_MAX) {
+    errors[USAGE_FIELD.quota] = `A whole number from 0 (no quota) to ${QUOTA_MAX}.`;
+  }
+  if (Object.keys(errors).length > 0) return { errors };
+  return {
+    policy: {
+      who: onlyGroups ? { kind: "groups", groupIds: [...new Set(groupIds)] } : { kind: "everyone" },
+      where: onlyChannels
+        ? { kind: "channels", channelIds: [...new Set(channelIds)] }
+        : { kind: "all" },
+      perUserPerHour: quota,
+    },
+  };
+}
+
+/** Slack renders the time in each reader's own time zone; the fallback is UTC. */
+const at = (ms: number) =>
+  `<!date^${Math.floor(ms / 1000)}^{date_short_pretty} {time}|${new Date(ms).toISOString().slice(0, 16).replace("T", " ")} UTC>`;
+
+/** What App Home tells the workspace's admins of the service's last refusal. */
+export function serviceAlertText(alert: ServiceAlert): string {
+  if (alert.status === 402) {
+    return `:warning: The Task service said the workspace is out of credits (402) at ${at(alert.at)}. Tasks fail until credits are added to the workspace's service account.`;
+  }
+  const reset = alert.resetAt === undefined ? "" : `: resets at ${at(alert.resetAt)}`;
+  return `:hourglass_flowing_sand: The Task service said the workspace is rate-limited (429) at ${at(alert.at)}${reset}.`;
+}
+
+/** App Home's part for the workspace's admins and owners. */
+export interface AdminHome {
+  /** The service's last refusal of the account, when still worth showing. */
+  readonly alert?: ServiceAlert | undefined;
+  /** Whether the Workspace settings button (the workspace's service key) is offered. */
+  readonly workspaceSettings?: boolean | undefined;
+}
+
+/**
+ * App Home's blocks for an admin: the service's refusal, if any, and the Workspace settings (when
+ * offered) and Usage policy buttons.
+ */
+export function adminHomeBlocks(admin: AdminHome): Block[] {
+  return [
+    { type: "divider" },
+    { type: "header", text: plain("Workspace (admins)") },
+    ...(admin.alert
+      ? [
+          {
+            type: "section",
+            block_id: "service_alert",
+            text: mrkdwn(serviceAlertText(admin.alert)),
+          },
+        ]
+      : []),
+    {
+      type: "actions",
+      block_id: "home_admin",
+      elements: [
+        ...(admin.workspaceSettings ? [workspaceSettingsButton()] : []),
+        { type: "button", action_id: HOME_USAGE_POLICY, text: plain("Usage policy") },
+      ],
+    },
+  ];
+}
