@@ -52,7 +52,7 @@ export interface SlackApp {
 }
 
 export function createSlackApp(options: SlackAppOptions): SlackApp {
-  const { config, logger, store } = options;
+  const { config, logger, store, workspaceKeys } = options;
   const slackFetch = options.outbound?.slackFetch;
   const socketDispatcher = options.outbound?.socketDispatcher;
   let ready = false;
@@ -115,7 +115,6 @@ export function createSlackApp(options: SlackAppOptions): SlackApp {
 
   function listen(coordinator: TaskCoordinator, home: HomeTab): void {
     for (const surface of SURFACES) {
-      const { workspaceKeys } = options;
       const deps = { coordinator, logger, choices: config.choices, home, workspaceKeys };
       surface.register(app, { ...deps, records: store });
     }
