@@ -114,7 +114,6 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
     client: slack.app.client,
     tokens: slack.tokens,
     dispatcher: outbound.slackDispatcher,
-    adminButton: serviceKeys !== undefined,
   });
   const resumer = new Resumer({
     store,
@@ -186,8 +185,6 @@ function openCoordinator(
     readonly client: SlackApp["app"]["client"];
     readonly tokens: SlackApp["tokens"];
     readonly dispatcher: Outbound["slackDispatcher"];
-    /** Whether admins get the Workspace settings button in App Home. */
-    readonly adminButton: boolean;
   },
 ): { coordinator: TaskCoordinator; home: HomeTab } {
   const { client, tokens } = wiring;
@@ -201,7 +198,6 @@ function openCoordinator(
       client,
       records: wiring.parts.store,
       tokenFor: (team) => tokens.botToken(team),
-      workspaceSettings: wiring.adminButton,
     }),
   });
   const coordinator = new TaskCoordinator({

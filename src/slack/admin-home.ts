@@ -23,8 +23,6 @@ export interface AdminHomeOptions {
   /** The workspace's bot token for each call; undefined: the client's own. */
   readonly tokenFor?: (teamId: string) => string | undefined | Promise<string | undefined>;
   readonly now?: () => number;
-  /** Whether admins are offered Workspace settings (each workspace's service key). */
-  readonly workspaceSettings?: boolean;
 }
 
 /** App Home's admin part for a person: undefined unless they administer the workspace. */
@@ -36,6 +34,6 @@ export function adminHome(
     const token = await options.tokenFor?.(teamId);
     if (!(await isWorkspaceAdmin(options.client, userId, token))) return undefined;
     const alert = await getServiceAlert(options.records, teamId, now());
-    return { alert, ...(options.workspaceSettings ? { workspaceSettings: true } : {}) };
+    return { alert };
   };
 }

@@ -94,6 +94,20 @@ export function keySection(status: KeyStatus): Block[] {
   ];
 }
 
+/** The key's section when the app cannot seal keys (no ENCRYPTION_KEY): the app's own key. */
+export function appKeySection(): Block[] {
+  return [
+    { type: "header", text: plain("Task service API key") },
+    {
+      type: "section",
+      block_id: "service_key_status",
+      text: mrkdwn(
+        "Tasks use the app's Task service API key, set by whoever runs the app. (For each workspace to set its own, the app needs an `ENCRYPTION_KEY`.)",
+      ),
+    },
+  ];
+}
+
 /** The modal: the key's section, then further sections' blocks (after a divider). */
 export function workspaceSettingsModal(parts: {
   readonly keySection: readonly Block[];
@@ -137,7 +151,7 @@ export function workspaceSettingsOffer(): Block[] {
     {
       type: "section",
       text: mrkdwn(
-        "*Workspace settings* (admins): the workspace's Task service API key, and more.",
+        "*Workspace settings* (admins): the workspace's Task service API key and usage policy.",
       ),
     },
     { type: "actions", block_id: "workspace_settings", elements: [workspaceSettingsButton()] },

@@ -17,7 +17,11 @@ import { createLogger } from "../../src/log.ts";
 import type { Simulator } from "../../src/simulator/server.ts";
 import { type LocalSlack, sessionCookie } from "../../tools/local-slack/index.ts";
 import { sendAppHomeOpened, sendViewAction } from "../../tools/local-slack/home-requests.ts";
-import { sendSlashCommand, sendViewSubmission } from "../../tools/local-slack/slack-requests.ts";
+import {
+  sendSlashCommand,
+  sendViewSubmission,
+  viewState,
+} from "../../tools/local-slack/slack-requests.ts";
 import { addToSlackLink, Browser } from "../support/browser.ts";
 import { appEnv, SIGNING_SECRET, startPeers, storeBackends } from "../support/harness.ts";
 
@@ -132,7 +136,10 @@ describe.each(storeBackends())(
         team_id: team,
         user_id: admin,
         view: modal.view,
-        values: { service_key: { value: { type: "plain_text_input", value: KEYS[team] } } },
+        values: {
+          ...viewState(modal.view),
+          service_key: { value: { type: "plain_text_input", value: KEYS[team] } },
+        },
       });
       expect(res.body).toBe("");
     }

@@ -12,7 +12,6 @@ import * as modal from "./modal.ts";
 import * as settings from "./settings.ts";
 import * as taskViews from "./task-views.ts";
 import * as workspaceSettings from "./workspace-settings.ts";
-import * as usagePolicy from "./usage-policy.ts";
 import type { Surface } from "./surface.ts";
 
 export const SURFACES: readonly Surface[] = [
@@ -26,7 +25,6 @@ export const SURFACES: readonly Surface[] = [
   settings,
   taskViews,
   workspaceSettings,
-  usagePolicy,
 ];
 
 export type { ListenerDeps, Surface, WorkspaceKeys } from "./surface.ts";

@@ -1,29 +1,34 @@
 /**
- * Workspace settings, for workspace admins and owners only: the modal opened from the App Home
- * button or the one `/task settings` offers them, and its submission, which checks a new service
- * API key with the service before sealing and saving it. A key is never logged or shown back.
+ * Workspace settings, for workspace admins and owners only: one modal, opened from the App Home
+ * button or the one `/task settings` offers them, with the workspace's Task service API key
+ * (when the app can seal keys) and its usage policy (who, where, how many per hour). Saving
+ * checks again who submits, checks a new key with the service, and saves both.
  */
 import type { AllMiddlewareArgs, App, RespondFn } from "@slack/bolt";
 import { z } from "zod";
-import type { ServiceKeyState } from "../../store/service-keys.ts";
-import { isWorkspaceAdmin } from "../admin-home.ts";
+import { DEFAULT_USAGE_POLICY, getUsagePolicy, putUsagePolicy } from "../../store/usage-policy.ts";
 import {
+  readUsagePolicy,
+  USAGE_FIELD,
+  usagePolicyBlocks,
+  type UserGroupOption,
+} from "../../view/usage-policy.ts";
+import {
+  appKeySection,
   keySection,
-  type KeyStatus,
   notAllowedModal,
   OPEN_WORKSPACE_SETTINGS,
-  REMOVE_KEY,
   SERVICE_KEY_FIELD,
   WORKSPACE_SETTINGS_VIEW,
   workspaceSettingsModal,
   workspaceSettingsOffer,
 } from "../../view/workspace-settings.ts";
-import type { ListenerDeps, WorkspaceKeys } from "./surface.ts";
+import { isWorkspaceAdmin } from "../admin-home.ts";
+import { listUserGroups } from "../user-groups.ts";
+import { applyKeyChange, keyStatusOf, readKeyChange } from "./settings-key.ts";
+import type { ListenerDeps } from "./surface.ts";
 
 type Client = AllMiddlewareArgs["client"];
-
-/** How long the key check may take: a modal's submission must be answered within 3 seconds. */
-const CHECK_TIMEOUT_MS = 2500;
 
 const NOT_ADMIN = "Only workspace admins and owners can change the app's workspace settings.";
 
@@ -43,7 +48,9 @@ const Submission = Person.extend({
           z.string(),
           z.object({
             value: z.string().nullish(),
+            selected_option: z.object({ value: z.string() }).nullish(),
             selected_options: z.array(z.object({ value: z.string() })).nullish(),
+            selected_conversations: z.array(z.string()).nullish(),
           }),
         ),
       ),
@@ -54,43 +61,44 @@ const Submission = Person.extend({
 const teamOf = (p: z.infer<typeof Person>) => p.team?.id ?? p.user.team_id ?? "";
 
 /** Whether Slack says the person administers the workspace (asked with the listener's client). */
-async function isAdmin(
-  client: Client,
-  deps: Pick<ListenerDeps, "logger">,
-  userId: string,
-): Promise<boolean> {
+function isAdmin(client: Client, deps: ListenerDeps, userId: string): Promise<boolean> {
   return isWorkspaceAdmin(client, userId).catch((err: unknown) => {
     deps.logger.warn({ err }, "could not ask Slack whether someone is a workspace admin");
     return false;
   });
 }
 
-/** What the modal says of a stored key. */
-function statusOf(stored: ServiceKeyState, fallback: boolean): KeyStatus {
-  if (stored.state === "set") {
-    const { lastFour, setBy, setAt } = stored;
-    return { state: "set", lastFour, setBy, setAt };
-  }
-  if (stored.state === "unreadable") return { state: "unreadable", lastFour: stored.lastFour };
-  return { state: "none", fallback };
+/** The modal with the workspace's key status, current policy and user groups. */
+async function settingsModal(client: Client, deps: ListenerDeps, teamId: string) {
+  const keys = deps.workspaceKeys;
+  const [stored, policy, groups] = await Promise.all([
+    keys?.store.get(teamId),
+    getUsagePolicy(deps.records, teamId).catch((err: unknown) => {
+      // An unreadable policy refuses every task: the admin saves a fresh one from here.
+      deps.logger.error({ err }, "could not read the usage policy; the form shows the default");
+      return DEFAULT_USAGE_POLICY;
+    }),
+    listUserGroups(client).catch((err: unknown): UserGroupOption[] => {
+      deps.logger.warn({ err }, "could not list the workspace's user groups");
+      return [];
+    }),
+  ]);
+  return workspaceSettingsModal({
+    keySection: keys && stored ? keySection(keyStatusOf(stored, keys.fallback)) : appKeySection(),
+    extraSections: usagePolicyBlocks(policy, groups),
+  });
 }
 
 /** Opens the modal for an admin (the not-allowed notice for anyone else); false if it failed. */
 export async function openWorkspaceSettings(
   client: Client,
   deps: ListenerDeps,
-  keys: WorkspaceKeys,
   req: { readonly teamId: string; readonly userId: string; readonly trigger: string },
 ): Promise<boolean> {
   try {
-    if (!(await isAdmin(client, deps, req.userId))) {
-      await client.views.open({ trigger_id: req.trigger, view: notAllowedModal() as never });
-      return true;
-    }
-    const stored = await keys.store.get(req.teamId);
-    const view = workspaceSettingsModal({
-      keySection: keySection(statusOf(stored, keys.fallback)),
-    });
+    const view = (await isAdmin(client, deps, req.userId))
+      ? await settingsModal(client, deps, req.teamId)
+      : notAllowedModal();
     await client.views.open({ trigger_id: req.trigger, view: view as never });
     return true;
   } catch (err) {
@@ -106,62 +114,13 @@ export async function offerWorkspaceSettings(
   userId: string,
   respond: RespondFn,
 ): Promise<void> {
-  if (!deps.workspaceKeys || !(await isAdmin(client, deps, userId))) return;
+  if (!(await isAdmin(client, deps, userId))) return;
   await respond({
     response_type: "ephemeral",
     replace_original: false,
-    text: "Workspace settings (admins): the workspace's Task service API key.",
+    text: "Workspace settings (admins): the workspace's Task service key and usage policy.",
     blocks: workspaceSettingsOffer() as never,
   }).catch((err: unknown) => deps.logger.debug({ err }, "could not offer the workspace settings"));
-}
-
-/** What a submission asks: a new key, removing the key, or no change. */
-type KeyChange = { kind: "set"; key: string } | { kind: "remove" } | { kind: "none" };
-
-function readChange(
-  values: z.infer<typeof Submission>["view"]["state"]["values"],
-): KeyChange | { error: string } {
-  const key = (values[SERVICE_KEY_FIELD.key]?.value?.value ?? "").trim();
-  const remove = (values[SERVICE_KEY_FIELD.remove]?.value?.selected_options ?? []).some(
-    (o) => o.value === REMOVE_KEY,
-  );
-  if (key !== "" && remove) return { error: "Either paste a new key or remove the key, not both." };
-  if (remove) return { kind: "remove" };
-  if (key === "") return { kind: "none" };
-  if (/\s/.test(key) || key.length < 8) {
-    return { error: "That does not look like an API key: paste the whole key, without spaces." };
-  }
-  return { kind: "set", key };
-}
-
-/** Why a key cannot be saved (for the key field), or undefined once it is checked and saved. */
-async function checkAndSave(
-  keys: WorkspaceKeys,
-  deps: ListenerDeps,
-  teamId: string,
-  userId: string,
-  key: string,
-): Promise<{ readonly error: string } | { readonly lastFour: string }> {
-  const check = await keys.checker
-    .checkKey(key, { signal: AbortSignal.timeout(CHECK_TIMEOUT_MS) })
-    .catch((): { error: string } => ({ error: "no answer in time" }));
-  if (check === "refused") {
-    return {
-      error:
-        "The service refused this key (401): check that you pasted all of it and that it is still active. Nothing was saved.",
-    };
-  }
-  if (check !== "valid") {
-    return {
-      error: `The service could not be reached to check this key (${check.error}). Nothing was saved; please try again in a minute.`,
-    };
-  }
-  try {
-    return { lastFour: await keys.store.set(teamId, key, userId) };
-  } catch (err) {
-    deps.logger.warn({ err, teamId }, "could not save a workspace's service key");
-    return { error: "The key could not be saved right now; please try again." };
-  }
 }
 
 /** Tells the admin privately (the app's direct message with them). */
@@ -173,76 +132,67 @@ async function confirm(client: Client, deps: ListenerDeps, userId: string, text:
     );
 }
 
-export function register(app: App, deps: ListenerDeps): void {
+/**
+ * Saves a submission: the key (checked with the service first), then the policy. The errors to
+ * show by block id, or the confirmation to send once the modal is closed.
+ */
+async function save(
+  deps: ListenerDeps,
+  req: { readonly teamId: string; readonly userId: string },
+  values: z.infer<typeof Submission>["view"]["state"]["values"],
+): Promise<{ errors: Record<string, string> } | { confirm: string | undefined }> {
   const keys = deps.workspaceKeys;
-  if (!keys) return; // no encryption key: workspaces use the app's key, nothing to set
+  const policy = readUsagePolicy(values);
+  const change = keys ? readKeyChange(values) : ({ kind: "none" } as const);
+  const errors = {
+    ...("errors" in policy ? policy.errors : {}),
+    ...("error" in change ? { [SERVICE_KEY_FIELD.key]: change.error } : {}),
+  };
+  if ("errors" in policy || "error" in change) return { errors };
+  // The key first: a key the service refuses leaves everything as it was.
+  const keyDone = keys ? await applyKeyChange(keys, deps, req, change) : {};
+  if ("error" in keyDone) return { errors: { [SERVICE_KEY_FIELD.key]: keyDone.error } };
+  try {
+    await putUsagePolicy(deps.records, req.teamId, policy.policy);
+  } catch (err) {
+    deps.logger.warn({ err }, "could not save the usage policy");
+    const error = "The usage policy could not be saved right now; please try again.";
+    return { errors: { [USAGE_FIELD.quota]: error } };
+  }
+  deps.logger.info({ team: req.teamId, user: req.userId }, "usage policy saved");
+  return { confirm: keyDone.confirm };
+}
 
+export function register(app: App, deps: ListenerDeps): void {
   app.action(OPEN_WORKSPACE_SETTINGS, async ({ ack, body, client }) => {
     await ack();
     const parsed = OpenAction.safeParse(body);
     if (!parsed.success) return;
     const req = { teamId: teamOf(parsed.data), userId: parsed.data.user.id };
-    await openWorkspaceSettings(client, deps, keys, { ...req, trigger: parsed.data.trigger_id });
+    await openWorkspaceSettings(client, deps, { ...req, trigger: parsed.data.trigger_id });
   });
 
   app.view(WORKSPACE_SETTINGS_VIEW, async ({ ack, body, client }) => {
     const parsed = Submission.safeParse(body);
-    const field = SERVICE_KEY_FIELD.key;
+    // Errors about the whole form go on its first field.
+    const field = deps.workspaceKeys ? SERVICE_KEY_FIELD.key : USAGE_FIELD.who;
     if (!parsed.success) {
       await ack({ response_action: "errors", errors: { [field]: "That form looked malformed." } });
       return;
     }
-    const teamId = teamOf(parsed.data);
-    const userId = parsed.data.user.id;
+    const req = { teamId: teamOf(parsed.data), userId: parsed.data.user.id };
     // The modal may be old, or forged: whoever submits it must be an admin now.
-    if (!(await isAdmin(client, deps, userId))) {
+    if (!(await isAdmin(client, deps, req.userId))) {
       await ack({ response_action: "errors", errors: { [field]: NOT_ADMIN } });
       return;
     }
-    const change = readChange(parsed.data.view.state.values);
-    if ("error" in change) {
-      await ack({ response_action: "errors", errors: { [field]: change.error } });
-      return;
-    }
-    if (change.kind === "none") {
-      await ack();
-      return;
-    }
-    if (change.kind === "remove") {
-      const removed = await keys.store.delete(teamId).then(
-        () => true,
-        (err: unknown) => {
-          deps.logger.warn({ err, teamId }, "could not remove a workspace's service key");
-          return false;
-        },
-      );
-      if (!removed) {
-        const error = "The key could not be removed right now; please try again.";
-        await ack({ response_action: "errors", errors: { [field]: error } });
-        return;
-      }
-      await ack();
-      const then = keys.fallback ? "tasks use the app's default key" : "tasks cannot start";
-      await confirm(
-        client,
-        deps,
-        userId,
-        `The workspace's Task service API key is removed: ${then}.`,
-      );
-      return;
-    }
-    const saved = await checkAndSave(keys, deps, teamId, userId, change.key);
-    if ("error" in saved) {
-      await ack({ response_action: "errors", errors: { [field]: saved.error } });
+    const saved = await save(deps, req, parsed.data.view.state.values);
+    if ("errors" in saved) {
+      await ack({ response_action: "errors", errors: saved.errors });
       return;
     }
     await ack();
-    deps.logger.info({ teamId, by: userId }, "a workspace's service key was set");
-    await confirm(
-      client,
-      deps,
-      userId,
-      `The workspace's Task service API key ending in ${saved.lastFour} is saved: tasks started in this workspace now use it.`,
-    );
+    if (saved.confirm) await confirm(client, deps, req.userId, saved.confirm);
+    await deps.home.publish(req.teamId, req.userId);
   });
 }
