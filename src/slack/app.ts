@@ -95,23 +95,7 @@ export function createSlackApp(options: SlackAppOptions): SlackApp {
     extendedErrorHandler: true,
   });
   const tokens = workspaceTokens(config, receiver, store);
-  // A workspace of an org-wide install (Enterprise Grid) is remembered as the organisation's.
-  app.use(async ({ context, next }) => {
-    if (context.isEnterpriseInstall && context.teamId && context.enterpriseId) {
-      await tokens
-        .rememberOrganisation(context.teamId, context.enterpriseId)
-        .catch((err: unknown) =>
-          logger.warn({ err }, "could not remember a workspace's organisation"),
-        );
-    }
-    await next();
-  });
-  const uninstalled = new UninstalledWorkspaces(logger);
-  app.error(async ({ error }: { readonly error: Error }) => {
-    const notInstalled = oauth ? missingInstallation(error) : undefined;
-    if (notInstalled) uninstalled.report(notInstalled);
-    else logger.error({ err: error }, "unhandled error in a Slack listener");
-  });
+  watchWorkspaces(app, tokens, oauth !== undefined, logger);
 
   function listen(coordinator: TaskCoordinator, home: HomeTab): void {
     for (const surface of SURFACES) {
@@ -145,6 +129,30 @@ export function createSlackApp(options: SlackAppOptions): SlackApp {
       await admin?.close();
     },
   };
+}
+
+/**
+ * Remembers the organisation of a workspace of an org-wide install (Enterprise Grid), whose
+ * token is the organisation's; ignores (and logs once) events of workspaces where the app is
+ * not installed; logs what else a listener failed with.
+ */
+function watchWorkspaces(app: App, tokens: BotTokens, oauth: boolean, logger: Logger): void {
+  app.use(async ({ context, next }) => {
+    if (context.isEnterpriseInstall && context.teamId && context.enterpriseId) {
+      await tokens
+        .rememberOrganisation(context.teamId, context.enterpriseId)
+        .catch((err: unknown) =>
+          logger.warn({ err }, "could not remember a workspace's organisation"),
+        );
+    }
+    await next();
+  });
+  const uninstalled = new UninstalledWorkspaces(logger);
+  app.error(async ({ error }: { readonly error: Error }) => {
+    const notInstalled = oauth ? missingInstallation(error) : undefined;
+    if (notInstalled) uninstalled.report(notInstalled);
+    else logger.error({ err: error }, "unhandled error in a Slack listener");
+  });
 }
 
 /** One workspace's configured token, or each installation's through Bolt's installer. */
