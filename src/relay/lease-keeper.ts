@@ -4,9 +4,10 @@
  * store was unreachable, it tells the run to let go instead of finishing it twice.
  */
 import type { Logger } from "pino";
+import { runLease } from "../store/run-index.ts";
 import type { Clock, RunStore } from "./ports.ts";
 
-export const runLease = (runId: string) => `run:${runId}`;
+export { runLease };
 
 export interface LeaseKeeperOptions {
   readonly store: Pick<RunStore, "renewLease" | "acquireLease" | "releaseLease">;
