@@ -20,6 +20,7 @@ import {
   oauthReceiverOptions,
   UninstalledWorkspaces,
 } from "./oauth.ts";
+import { WorkspaceRemoval, type WorkspaceRemovalDeps } from "./workspace-removal.ts";
 import { type BotTokens, installedTokens, singleWorkspaceToken } from "./workspace-tokens.ts";
 
 export const SLACK_EVENTS_PATH = "/slack/events";
@@ -41,7 +42,7 @@ export interface SlackApp {
   /** Each workspace's bot token, for calls made outside a Slack request. */
   readonly tokens: BotTokens;
   /** Wires the listeners; call once the coordinator exists. */
-  listen(coordinator: TaskCoordinator, home: HomeTab): void;
+  listen(coordinator: TaskCoordinator, home: HomeTab, runs: WorkspaceRemovalDeps["runs"]): void;
   /** Starts the receiver; resolves with the HTTP port (HTTP mode or the health server). */
   start(): Promise<number | undefined>;
   /** The internal port serving health and metrics, once started, when `ADMIN_PORT` is set. */
@@ -111,9 +112,16 @@ export function createSlackApp(options: SlackAppOptions): SlackApp {
     else logger.error({ err: error }, "unhandled error in a Slack listener");
   });
 
-  function listen(coordinator: TaskCoordinator, home: HomeTab): void {
+  function listen(
+    coordinator: TaskCoordinator,
+    home: HomeTab,
+    runs: WorkspaceRemovalDeps["runs"],
+  ): void {
+    const installations = oauth?.installationStore;
+    const removal = new WorkspaceRemoval({ runs, store, installations, logger });
     for (const surface of SURFACES) {
-      surface.register(app, { coordinator, logger, choices: config.choices, home, records: store });
+      const { choices } = config;
+      surface.register(app, { coordinator, logger, choices, home, records: store, removal });
     }
   }
 

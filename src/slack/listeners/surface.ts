@@ -10,6 +10,7 @@ import type { SlackFileRef } from "../../relay/ports.ts";
 import type { RecordStore } from "../../store/types.ts";
 import type { ModalChoices } from "../../view/modal.ts";
 import type { HomeTab } from "../home-tab.ts";
+import type { WorkspaceRemoval } from "../workspace-removal.ts";
 
 /** What a listener gets: listeners parse Slack's payload, acknowledge, and call the coordinator. */
 export interface ListenerDeps {
@@ -21,6 +22,8 @@ export interface ListenerDeps {
   readonly home: HomeTab;
   /** The workspaces' records (their usage policy…). */
   readonly records: RecordStore;
+  /** Forgets a workspace the app was uninstalled from. */
+  readonly removal: WorkspaceRemoval;
 }
 
 /** One Slack surface (a slash command, an event, interactive components, …). */
