@@ -37,12 +37,15 @@ export interface SlackAppOptions {
   readonly metricsJson?: () => unknown;
 }
 
+/** What forgetting an uninstalled workspace needs beyond the store: its runs, its rate budget. */
+export type RemovalParts = Pick<WorkspaceRemovalDeps, "runs" | "budgets">;
+
 export interface SlackApp {
   readonly app: App;
   /** Each workspace's bot token, for calls made outside a Slack request. */
   readonly tokens: BotTokens;
   /** Wires the listeners; call once the coordinator exists. */
-  listen(coordinator: TaskCoordinator, home: HomeTab, runs: WorkspaceRemovalDeps["runs"]): void;
+  listen(coordinator: TaskCoordinator, home: HomeTab, parts: RemovalParts): void;
   /** Starts the receiver; resolves with the HTTP port (HTTP mode or the health server). */
   start(): Promise<number | undefined>;
   /** The internal port serving health and metrics, once started, when `ADMIN_PORT` is set. */
@@ -112,13 +115,9 @@ export function createSlackApp(options: SlackAppOptions): SlackApp {
     else logger.error({ err: error }, "unhandled error in a Slack listener");
   });
 
-  function listen(
-    coordinator: TaskCoordinator,
-    home: HomeTab,
-    runs: WorkspaceRemovalDeps["runs"],
-  ): void {
+  function listen(coordinator: TaskCoordinator, home: HomeTab, parts: RemovalParts): void {
     const installations = oauth?.installationStore;
-    const removal = new WorkspaceRemoval({ runs, store, installations, logger });
+    const removal = new WorkspaceRemoval({ ...parts, store, installations, logger });
     for (const surface of SURFACES) {
       const { choices } = config;
       surface.register(app, { coordinator, logger, choices, home, records: store, removal });

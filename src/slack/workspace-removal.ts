@@ -19,6 +19,8 @@ export interface WorkspaceRemovalDeps {
   /** Stops a workspace's runs without a word to Slack (the relay's `stopTeam`). */
   readonly runs: { stopTeam(teamId: string): Promise<void> };
   readonly store: Pick<ThreadStore, "forgetTeam" | "getRecord" | "putRecord" | "deleteRecord">;
+  /** The Slack rate budget kept per workspace (the scheduler's buckets, in Redis when shared). */
+  readonly budgets?: { forgetTeam(teamId: string): Promise<void> };
   /** Many workspaces: Bolt's installation store. Undefined with one SLACK_BOT_TOKEN. */
   readonly installations: InstallationStore | undefined;
   readonly logger: Logger;
@@ -86,7 +88,7 @@ export class WorkspaceRemoval {
   }
 
   async #forgetTeam(teamId: string, enterpriseId: string | undefined): Promise<void> {
-    const { runs, store, installations, logger } = this.#deps;
+    const { runs, store, installations, budgets, logger } = this.#deps;
     await runs.stopTeam(teamId);
     // Bolt's store first, so that it agrees; then every record of the team (its own included).
     await installations?.deleteInstallation?.({
@@ -95,6 +97,7 @@ export class WorkspaceRemoval {
       isEnterpriseInstall: false,
     });
     await store.forgetTeam(teamId);
+    await budgets?.forgetTeam(teamId);
     logger.info(
       { team: teamId },
       "the app was uninstalled: every record of the workspace forgotten",
