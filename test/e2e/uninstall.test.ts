@@ -5,11 +5,7 @@
  * in its store (the embedded one and Redis, read key by key), while another workspace's
  * records stay exactly as they were.
  */
-import { join } from "node:path";
-import { DatabaseSync } from "node:sqlite";
-import { createClient } from "@redis/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ThreadStore } from "../../src/store/types.ts";
 import {
   CHANNEL,
   Harness,
@@ -19,67 +15,8 @@ import {
   storeBackends,
   TEAM,
 } from "../support/harness.ts";
-
-/** Every raw key of the app's store (Redis hash fields listed as `<hash> <field>`), with its value. */
-async function rawKeys(h: Harness, redisUrl: string | undefined): Promise<Map<string, string>> {
-  const ns = h.namespace;
-  if (!redisUrl) {
-    const db = new DatabaseSync(join(h.dataDir, "taskbot.sqlite"), { readOnly: true });
-    try {
-      const rows = db
-        .prepare("SELECT key, value FROM keyv WHERE substr(key, 1, ?) = ?")
-        .all(ns.length + 1, `${ns}:`) as Array<{ key: string; value: string }>;
-      return new Map(rows.map((r) => [r.key, r.value]));
-    } finally {
-      db.close();
-    }
-  }
-  const client = createClient({ url: redisUrl });
-  await client.connect();
-  try {
-    const raw = new Map<string, string>();
-    for await (const keys of client.scanIterator({ MATCH: `${ns}:*`, COUNT: 100 })) {
-      for (const key of keys) {
-        const type = await client.type(key);
-        if (type === "hash") {
-          for (const [f, v] of Object.entries(await client.hGetAll(key))) raw.set(`${key} ${f}`, v);
-        } else raw.set(key, type === "string" ? ((await client.get(key)) ?? "") : `(${type})`);
-      }
-    }
-    return raw;
-  } finally {
-    await client.close();
-  }
-}
-
-/** Another workspace's records, written through the store as the app writes them. */
-async function otherWorkspace(store: ThreadStore, teamId: string): Promise<void> {
-  await store.putThread({
-    teamId,
-    channelId: "C0OTHER",
-    threadTs: "1700000000.000100",
-    projectId: "proj_other",
-    threadId: "thr_other",
-    ownerUserId: "U0B",
-    active: { kind: "idle" },
-    lastRunId: "run_other",
-    queue: [],
-    createdAt: 1,
-    updatedAt: 1,
-  });
-  await store.putRecentTask(teamId, "U0B", {
-    channelId: "C0OTHER",
-    threadTs: "1700000000.000100",
-    prompt: "Other work",
-    status: "completed",
-    startedAt: 1,
-    updatedAt: 2,
-  });
-  await store.putDefaults(teamId, { kind: "user", userId: "U0B" }, { model: "m-other" });
-  await store.putDefaults(teamId, { kind: "channel", channelId: "C0OTHER" }, { effort: "low" });
-  await store.claimOnce(teamId, "event:EvOther", 3600_000);
-  await store.putRecord(`t:${teamId}:installation`, { team: { id: teamId } });
-}
+import { rawKeys } from "../support/raw-keys.ts";
+import { seedWorkspace } from "../support/workspace-records.ts";
 
 async function until(what: string, ok: () => boolean | Promise<boolean>): Promise<void> {
   const deadline = Date.now() + 15_000;
@@ -100,7 +37,7 @@ describe.each(storeBackends())("uninstalling the app (one workspace, %s)", (_nam
 
   it("stops the running task at the service, posts nothing more, and forgets every record of the workspace", async () => {
     const other = "T0OTHERWS";
-    await otherWorkspace(h.app.store, other);
+    await seedWorkspace(h.app.store, other);
     // A task held open at the service, a reply queued behind it, defaults of the person.
     await h.command("Plan the offsite [sim:stall=60000] [sim:delay=5]");
     const threadTs = await h.waitForTaskThread("Plan the offsite");
@@ -120,7 +57,7 @@ describe.each(storeBackends())("uninstalling the app (one workspace, %s)", (_nam
       "the reply queued",
       async () => ((await h.app.store.getThread(key))?.queue.length ?? 0) > 0,
     );
-    const before = await rawKeys(h, redisUrl);
+    const before = await rawKeys({ namespace: h.namespace, dataDir: h.dataDir, redisUrl });
     const ofTeam = (k: string, v: string) =>
       [TEAM, run.id].some((s) => k.includes(s) || v.includes(s));
     expect([...before].filter(([k, v]) => ofTeam(k, v)).length).toBeGreaterThan(3);
@@ -145,7 +82,7 @@ describe.each(storeBackends())("uninstalling the app (one workspace, %s)", (_nam
     expect(h.logLines.some((l) => l.includes("SLACK_BOT_TOKEN is no longer valid"))).toBe(true);
 
     // Nothing of the workspace is left in the store; the other workspace's records all are.
-    const after = await rawKeys(h, redisUrl);
+    const after = await rawKeys({ namespace: h.namespace, dataDir: h.dataDir, redisUrl });
     expect(
       [...after].filter(([k, v]) => ofTeam(k, v)).map(([k, v]) => `${k} = ${v.slice(0, 80)}`),
     ).toEqual([]);
