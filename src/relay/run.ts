@@ -187,7 +187,7 @@ export class RunRelay {
         });
       } else {
         shown = await this.#messages.interim(() => {
-          if (this.#ending || this.#ctl.stoppedBy !== undefined) return undefined;
+          if (this.#ending || this.#ctl.forgotten || this.#ctl.stoppedBy !== undefined) return;
           take();
           return renderRun(this.#view("running"));
         });

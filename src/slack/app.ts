@@ -37,8 +37,8 @@ export interface SlackAppOptions {
   readonly metricsJson?: () => unknown;
 }
 
-/** What forgetting an uninstalled workspace needs beyond the store: its runs, its rate budget. */
-export type RemovalParts = Pick<WorkspaceRemovalDeps, "runs" | "budgets">;
+/** What forgetting an uninstalled workspace needs beyond the store: its runs, budget, clients. */
+export type RemovalParts = Pick<WorkspaceRemovalDeps, "runs" | "budgets" | "workspaces">;
 
 export interface SlackApp {
   readonly app: App;

@@ -21,6 +21,8 @@ export interface WorkspaceRemovalDeps {
   readonly store: Pick<ThreadStore, "forgetTeam" | "getRecord" | "putRecord" | "deleteRecord">;
   /** The Slack rate budget kept per workspace (the scheduler's buckets, in Redis when shared). */
   readonly budgets?: { forgetTeam(teamId: string): Promise<void> };
+  /** What is kept in memory of each workspace (its writer, service client, token cache). */
+  readonly workspaces?: { forget(teamId: string): void };
   /** Many workspaces: Bolt's installation store. Undefined with one SLACK_BOT_TOKEN. */
   readonly installations: InstallationStore | undefined;
   readonly logger: Logger;
@@ -88,7 +90,7 @@ export class WorkspaceRemoval {
   }
 
   async #forgetTeam(teamId: string, enterpriseId: string | undefined): Promise<void> {
-    const { runs, store, installations, budgets, logger } = this.#deps;
+    const { runs, store, installations, budgets, workspaces, logger } = this.#deps;
     await runs.stopTeam(teamId);
     // Bolt's store first, so that it agrees; then every record of the team (its own included).
     await installations?.deleteInstallation?.({
@@ -98,6 +100,8 @@ export class WorkspaceRemoval {
     });
     await store.forgetTeam(teamId);
     await budgets?.forgetTeam(teamId);
+    // Last: stopping its runs needed its service client.
+    workspaces?.forget(teamId);
     logger.info(
       { team: teamId },
       "the app was uninstalled: every record of the workspace forgotten",
@@ -107,8 +111,9 @@ export class WorkspaceRemoval {
   async #forgetOrg(enterpriseId: string, teamId: string | undefined): Promise<void> {
     const { store, installations, logger } = this.#deps;
     const teams = new Set(await this.#orgWorkspaces(enterpriseId));
-    // The event's own workspace, when it names one (an org's id starts with E, not T).
-    if (teamId?.startsWith("T")) teams.add(teamId);
+    // The event's own id too: a workspace's, or the organisation's (whatever was kept under
+    // `t:<that id>:` goes, e.g. what Bolt's middleware remembered of the event's sender).
+    if (teamId) teams.add(teamId);
     for (const team of teams) await this.#forgetTeam(team, enterpriseId);
     await installations?.deleteInstallation?.({
       teamId: undefined,
