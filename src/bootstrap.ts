@@ -5,13 +5,18 @@
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import type { Logger } from "pino";
+import { Agent } from "undici";
 import type { Config } from "./config.ts";
 import { createPrometheusMetrics, type PrometheusMetrics } from "./metrics.ts";
 import type { Preferences } from "./relay/preferences.ts";
 import { Relay, type RelayOptions } from "./relay/relay.ts";
 import { Resumer } from "./relay/resumer.ts";
 import { type CoordinatorOptions, TaskCoordinator } from "./relay/coordinator.ts";
-import { createTaskServiceClient, type TaskService } from "./service/client.ts";
+import {
+  createTaskServiceClient,
+  type ServiceResponseInfo,
+  type TaskService,
+} from "./service/client.ts";
 import { CONTROL_POOL, SERVICE_POOL } from "./service/pools.ts";
 import { StreamRefusals } from "./service/refusals.ts";
 import { createSlackApp, type SlackApp } from "./slack/app.ts";
@@ -25,6 +30,8 @@ import { workspaceUrls } from "./slack/workspace-tokens.ts";
 import { runIndexTtlMs } from "./store/run-index.ts";
 import type * as RedisStoreModule from "./store/redis.ts";
 import type { ThreadStore } from "./store/types.ts";
+import { serviceKeyStoreFor } from "./store/service-keys.ts";
+import { keySupplier } from "./relay/service-key.ts";
 import { withDeadline } from "./util/deadline.ts";
 import { StartupError } from "./util/startup-error.ts";
 import { verifySlack } from "./slack/startup-check.ts";
@@ -67,16 +74,7 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
       throw err;
     },
   );
-  const service = createTaskServiceClient({
-    baseUrl: config.service.baseUrl,
-    apiKey: config.service.apiKey,
-    streamIdleTimeoutMs: config.service.streamIdleTimeoutS * 1000,
-    onResponse: (info) => metrics.serviceResponse(info),
-    ...(outbound.serviceDispatcher ? { dispatcher: outbound.serviceDispatcher } : {}),
-    ...(outbound.serviceControlDispatcher
-      ? { controlDispatcher: outbound.serviceControlDispatcher }
-      : {}),
-  });
+  const { service, serviceFor, serviceKeys } = openServices(config, metrics, outbound, store);
   const started = Date.now();
   const slack = createSlackApp({
     config,
@@ -91,13 +89,18 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
       slack: scheduler.metrics(),
       relay: relay.metrics(),
     }),
+    workspaceKeys: serviceKeys && {
+      store: serviceKeys,
+      checker: service,
+      fallback: config.service.apiKey !== undefined,
+    },
   });
   // Each workspace calls Slack with its own token and budget, and the service as its account.
   const workspaces = openWorkspaces({
     client: slack.app.client,
     tokens: slack.tokens,
     scheduler,
-    serviceFor: () => service,
+    serviceFor,
   });
   const relay = openRelay(config, logger, {
     workspaces,
@@ -127,6 +130,33 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
   const close = (): Promise<void> =>
     closeApp({ slack, coordinator, resumer, relay, scheduler, store, outbound, home }, logger);
   return { slack, store, relay, service, port, resumer, close };
+}
+
+/**
+ * The task service: the app's client (TASK_API_KEY: checking keys, and the fallback), each
+ * workspace's (its own key first), sharing the connection pools, and the workspaces' keys.
+ */
+function openServices(
+  config: Config,
+  metrics: PrometheusMetrics,
+  outbound: Outbound,
+  store: ThreadStore,
+) {
+  const options = {
+    baseUrl: config.service.baseUrl,
+    streamIdleTimeoutMs: config.service.streamIdleTimeoutS * 1000,
+    onResponse: (info: ServiceResponseInfo) => metrics.serviceResponse(info),
+    dispatcher: outbound.serviceDispatcher ?? new Agent(SERVICE_POOL),
+    controlDispatcher: outbound.serviceControlDispatcher ?? new Agent(CONTROL_POOL),
+  };
+  const appKey = config.service.apiKey;
+  const serviceKeys = serviceKeyStoreFor(store, config.encryptionKeys);
+  return {
+    service: createTaskServiceClient({ ...options, apiKey: keySupplier(undefined, "", appKey) }),
+    serviceFor: (teamId: string): TaskService =>
+      createTaskServiceClient({ ...options, apiKey: keySupplier(serviceKeys, teamId, appKey) }),
+    serviceKeys,
+  };
 }
 
 /** The relay of runs, with the operator's streaming mode and time limits. */

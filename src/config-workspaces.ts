@@ -1,8 +1,10 @@
 /**
  * Which Slack workspaces the app serves: one, with its bot token (SLACK_BOT_TOKEN), or many,
- * installed through Slack's OAuth flow (SLACK_CLIENT_ID, SLACK_CLIENT_SECRET, SLACK_STATE_SECRET).
+ * installed through Slack's OAuth flow (SLACK_CLIENT_ID, SLACK_CLIENT_SECRET, SLACK_STATE_SECRET),
+ * and the keys that seal each workspace's own service key at rest (ENCRYPTION_KEY(S)).
  */
-import { z } from "zod";
+import { optionalString } from "./config-values.ts";
+import { sealingKeys, SecretBoxError } from "./util/secret-box.ts";
 
 /** Where Bolt serves the install page and Slack's redirect back (Bolt's default paths). */
 export const OAUTH_INSTALL_PATH = "/slack/install";
@@ -10,12 +12,6 @@ export const OAUTH_REDIRECT_PATH = "/slack/oauth_redirect";
 
 /** Slack's authorize page (the consent screen), unless SLACK_API_URL points elsewhere. */
 const SLACK_AUTHORIZE_URL = "https://slack.com/oauth/v2/authorize";
-
-const optionalString = z
-  .string()
-  .trim()
-  .transform((v) => (v === "" ? undefined : v))
-  .optional();
 
 /** The variables this part reads (zod shape, merged into the config's). */
 export const workspacesShape = {
@@ -33,6 +29,10 @@ export const workspacesShape = {
       (/^https?:\/\//i.test(v) && URL.canParse(v) && new URL(v).pathname === OAUTH_REDIRECT_PATH),
     { message: `must be the app's public URL ending in ${OAUTH_REDIRECT_PATH}` },
   ),
+  /** 32 random bytes, base64: seals each workspace's service key (AES-256-GCM). */
+  ENCRYPTION_KEY: optionalString,
+  /** For rotation, several such keys, comma-separated: the first seals, every one opens. */
+  ENCRYPTION_KEYS: optionalString,
 };
 
 type WorkspacesValues = {
@@ -108,4 +108,57 @@ export function workspacesFrom(
     },
     problems: [],
   };
+}
+
+/** Whether the variables ask for many workspaces (any of the OAuth ones is set). */
+export const wantsOAuth = (v: WorkspacesValues): boolean =>
+  OAUTH_VARIABLES.some((name) => v[name] !== undefined);
+
+const KEY_HINT = "32 random bytes, base64: `openssl rand -base64 32`";
+
+/**
+ * The keys that seal workspaces' service keys (base64, the first seals), or the problems:
+ * never a value, only which variable (and which of its keys) is wrong. Required with OAuth.
+ */
+export function encryptionFrom(
+  v: WorkspacesValues,
+  oauth: boolean,
+): { readonly keys: readonly string[]; readonly problems: string[] } {
+  if (v.ENCRYPTION_KEY !== undefined && v.ENCRYPTION_KEYS !== undefined) {
+    return {
+      keys: [],
+      problems: [
+        "ENCRYPTION_KEY and ENCRYPTION_KEYS are both set: set only ENCRYPTION_KEYS (the key that seals first, then the older ones)",
+      ],
+    };
+  }
+  const name = v.ENCRYPTION_KEYS !== undefined ? "ENCRYPTION_KEYS" : "ENCRYPTION_KEY";
+  const listed = (v.ENCRYPTION_KEYS ?? v.ENCRYPTION_KEY ?? "")
+    .split(",")
+    .map((k) => k.trim())
+    .filter((k) => k !== "");
+  if (listed.length === 0) {
+    const problems = oauth
+      ? [
+          `ENCRYPTION_KEY is required with many workspaces (OAuth): each workspace's service key is stored encrypted with it (${KEY_HINT})`,
+        ]
+      : [];
+    return { keys: [], problems };
+  }
+  const bad = listed.findIndex((key) => !isSealingKey(key));
+  if (bad >= 0) {
+    const which = name === "ENCRYPTION_KEYS" ? `ENCRYPTION_KEYS (key ${bad + 1})` : name;
+    return { keys: [], problems: [`${which} must be ${KEY_HINT}`] };
+  }
+  return { keys: listed, problems: [] };
+}
+
+function isSealingKey(base64: string): boolean {
+  try {
+    sealingKeys([base64]);
+    return true;
+  } catch (err) {
+    if (err instanceof SecretBoxError) return false;
+    throw err;
+  }
 }

@@ -5,90 +5,23 @@
  */
 import { z } from "zod";
 import type { ProxyConfig } from "./util/proxy.ts";
-import { plainHttpProblems, urlPassword } from "./util/urls.ts";
-import { type Workspaces, workspacesFrom, workspacesShape } from "./config-workspaces.ts";
+import { urlPassword } from "./util/urls.ts";
+import {
+  type Workspaces,
+  encryptionFrom,
+  wantsOAuth,
+  workspacesFrom,
+  workspacesShape,
+} from "./config-workspaces.ts";
+import { flag, httpUrl, insecureUrls, intFrom, nameList, optionalString } from "./config-values.ts";
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
-
-const optionalString = z
-  .string()
-  .trim()
-  .transform((v) => (v === "" ? undefined : v))
-  .optional();
-
-const intFrom = (min: number, max: number, fallback: number) =>
-  z
-    .string()
-    .trim()
-    .optional()
-    .transform((v, ctx) => {
-      if (v === undefined || v === "") return fallback;
-      const n = Number(v);
-      if (!Number.isInteger(n) || n < min || n > max) {
-        ctx.addIssue({ code: "custom", message: `must be a whole number from ${min} to ${max}` });
-        return z.NEVER;
-      }
-      return n;
-    });
-
-const httpUrl = z
-  .string()
-  .trim()
-  .refine((v) => /^https?:\/\//i.test(v) && URL.canParse(v), {
-    message: "must be an http(s) URL",
-  });
-
-/**
- * Plain http:// to another machine is refused unless ALLOW_INSECURE_HTTP says so. Proxies are
- * not checked: an http:// proxy is the norm, and https:// traffic crosses it encrypted.
- */
-type UrlSettings = { TASK_API_URL: string; SLACK_API_URL?: string | undefined };
-const insecureUrls = (v: UrlSettings & { ALLOW_INSECURE_HTTP: boolean }): string[] =>
-  v.ALLOW_INSECURE_HTTP
-    ? []
-    : plainHttpProblems(
-        {
-          TASK_API_URL: [v.TASK_API_URL, "the service API key and your prompts"],
-          SLACK_API_URL: [v.SLACK_API_URL, "the Slack bot token"],
-        },
-        "ALLOW_INSECURE_HTTP=true",
-      );
-
-/** true/false (also 1/0, yes/no, on/off); unset is false. */
-const flag = z
-  .string()
-  .trim()
-  .toLowerCase()
-  .optional()
-  .transform((v, ctx) => {
-    if (v === undefined || v === "" || ["false", "0", "no", "off"].includes(v)) return false;
-    if (["true", "1", "yes", "on"].includes(v)) return true;
-    ctx.addIssue({ code: "custom", message: "must be true or false" });
-    return z.NEVER;
-  });
-
-/** A comma-separated list of names (model or agent ids offered in the New task modal). */
-const nameList = z
-  .string()
-  .optional()
-  .transform((v) => [
-    ...new Set(
-      (v ?? "")
-        .split(",")
-        .map((s) => s.trim())
-        .filter((s) => s !== ""),
-    ),
-  ])
-  .pipe(
-    z
-      .array(z.string().max(150, "has a name longer than 150 characters"))
-      .max(100, "lists more than 100 names (a Slack menu shows at most 100)"),
-  );
 
 /** Settings of the Task Execution Service client (needed by everything that talks to it). */
 const serviceShape = {
   TASK_API_URL: httpUrl.transform((v) => v.replace(/\/+$/, "")),
-  TASK_API_KEY: z.string().trim().min(1, "is required"),
+  /** Required with one workspace; with many (OAuth), the key of workspaces without their own. */
+  TASK_API_KEY: optionalString,
   TASK_POLL_TIMEOUT_S: intFrom(1, 600, 30),
   TASK_STREAM_IDLE_TIMEOUT_S: intFrom(5, 3600, 120),
   TASK_MAX_RUN_S: intFrom(1, 7 * 86_400, 4 * 3600),
@@ -245,7 +178,8 @@ function parseWith<S extends z.ZodRawShape>(shape: S, env: Env): z.infer<z.ZodOb
 
 export interface ServiceConfig {
   readonly baseUrl: string;
-  readonly apiKey: string;
+  /** The app's key (TASK_API_KEY): with many workspaces, for those without their own (or none). */
+  readonly apiKey: string | undefined;
   /** Long-poll `timeout` (seconds) used when following a run without a stream. */
   readonly pollTimeoutS: number;
   /** A stream silent for this long (no event, no keep-alive) counts as dropped. */
@@ -285,6 +219,8 @@ export interface Config {
   readonly service: ServiceConfig;
   readonly slack: SlackConfig;
   readonly choices: TaskChoices;
+  /** Keys (base64) sealing each workspace's service key: the first seals, all open; maybe none. */
+  readonly encryptionKeys: readonly string[];
   /** Anyone may change a channel's task defaults (else its creator and workspace admins). */
   readonly settingsAnyone: boolean;
   /** Where outbound connections go: through these proxies unless NO_PROXY lists the host. */
@@ -309,6 +245,7 @@ export interface Config {
 
 export function parseServiceConfig(env: Env): ServiceConfig {
   const v = parseWith(serviceShape, env);
+  if (v.TASK_API_KEY === undefined) throw new ConfigError(["TASK_API_KEY is required but not set"]);
   const insecure = insecureUrls(v);
   if (insecure.length > 0) throw new ConfigError(insecure);
   return serviceFrom(v);
@@ -343,7 +280,12 @@ export function parseConfig(env: Env): Config {
   const auth = attempt(() => parseWith(workspacesShape, env));
   const v = main.value;
   const chosen = auth.value ? workspacesFrom(auth.value, v?.SLACK_API_URL) : undefined;
+  const oauth = auth.value !== undefined && wantsOAuth(auth.value);
+  const sealing = auth.value ? encryptionFrom(auth.value, oauth) : undefined;
   const problems = [...main.problems, ...auth.problems, ...(chosen?.problems ?? [])];
+  problems.push(...(sealing?.problems ?? []));
+  // One workspace pays with the app's key; many may each have their own (see config-workspaces).
+  if (!oauth && !env.TASK_API_KEY?.trim()) problems.push("TASK_API_KEY is required but not set");
   if (v && !v.SLACK_APP_TOKEN && !v.SLACK_SIGNING_SECRET) {
     problems.push(
       "SLACK_SIGNING_SECRET is required in HTTP mode (or set SLACK_APP_TOKEN to use Socket Mode)",
@@ -365,6 +307,7 @@ export function parseConfig(env: Env): Config {
       rateLimits: v.SLACK_RATE_LIMITS,
     },
     choices: { models: v.TASK_MODELS, agents: v.TASK_AGENTS },
+    encryptionKeys: sealing?.keys ?? [],
     settingsAnyone: v.TASK_SETTINGS_ANYONE,
     proxy: {
       httpProxy: v.http_proxy ?? v.HTTP_PROXY,
@@ -393,6 +336,7 @@ export function secretsOf(config: Partial<Config>): string[] {
     config.slack?.oauth?.stateSecret,
     config.slack?.signingSecret,
     config.slack?.appToken,
+    ...(config.encryptionKeys ?? []),
     config.redisUrl ? urlPassword(config.redisUrl) : undefined,
     ...[config.proxy?.httpProxy, config.proxy?.httpsProxy].flatMap((url) =>
       url ? [urlPassword(url), urlPassword(url, { raw: true })] : [],

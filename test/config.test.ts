@@ -9,6 +9,10 @@ const base = {
   SLACK_SIGNING_SECRET: "signing-secret-value",
 };
 
+/** 32 bytes, base64 (as `openssl rand -base64 32` prints them). */
+const SEALING_KEY = Buffer.alloc(32, 7).toString("base64");
+const OLD_SEALING_KEY = Buffer.alloc(32, 9).toString("base64");
+
 function problemsOf(env: Record<string, string>): string[] {
   try {
     parseConfig(env);
@@ -195,6 +199,7 @@ describe("configuration", () => {
       SLACK_CLIENT_ID: "1234.5678",
       SLACK_CLIENT_SECRET: "client-secret-value-abc",
       SLACK_STATE_SECRET: "state-secret-of-my-own-0123",
+      ENCRYPTION_KEY: SEALING_KEY,
     };
 
     it("switches on with the client id, client secret and state secret, no bot token needed", () => {
@@ -242,6 +247,49 @@ describe("configuration", () => {
       );
       expect(problemsOf({ ...oauth, SLACK_STATE_SECRET: "short" })).toEqual([
         "SLACK_STATE_SECRET must be at least 16 characters (a random secret of your own)",
+      ]);
+    });
+
+    it("needs ENCRYPTION_KEY (32 bytes of base64) for each workspace's service key, naming it, never its value", () => {
+      const { ENCRYPTION_KEY: _k, ...noKey } = oauth;
+      expect(problemsOf(noKey)).toEqual([
+        "ENCRYPTION_KEY is required with many workspaces (OAuth): each workspace's service key is stored encrypted with it (32 random bytes, base64: `openssl rand -base64 32`)",
+      ]);
+      const short = Buffer.alloc(16, 3).toString("base64");
+      const problems = problemsOf({ ...oauth, ENCRYPTION_KEY: short });
+      expect(problems).toEqual([
+        "ENCRYPTION_KEY must be 32 random bytes, base64: `openssl rand -base64 32`",
+      ]);
+      expect(problems.join()).not.toContain(short);
+      expect(problemsOf({ ...oauth, ENCRYPTION_KEY: "not base64 at all!" }).join()).toContain(
+        "ENCRYPTION_KEY must be 32 random bytes",
+      );
+    });
+
+    it("takes ENCRYPTION_KEYS for rotation (the first seals), names a bad one by position, and scrubs them all from logs", () => {
+      const { ENCRYPTION_KEY: _k, ...noKey } = oauth;
+      const c = parseConfig({ ...noKey, ENCRYPTION_KEYS: `${SEALING_KEY}, ${OLD_SEALING_KEY}` });
+      expect(c.encryptionKeys).toEqual([SEALING_KEY, OLD_SEALING_KEY]);
+      expect(secretsOf(c)).toEqual(expect.arrayContaining([SEALING_KEY, OLD_SEALING_KEY]));
+      const bad = problemsOf({ ...noKey, ENCRYPTION_KEYS: `${SEALING_KEY},c2hvcnQ=` });
+      expect(bad).toEqual([
+        "ENCRYPTION_KEYS (key 2) must be 32 random bytes, base64: `openssl rand -base64 32`",
+      ]);
+      expect(problemsOf({ ...oauth, ENCRYPTION_KEYS: SEALING_KEY }).join()).toContain(
+        "ENCRYPTION_KEY and ENCRYPTION_KEYS are both set",
+      );
+    });
+
+    it("makes TASK_API_KEY optional: the default key of workspaces without their own", () => {
+      const { TASK_API_KEY: _a, ...noAppKey } = oauth;
+      expect(parseConfig(noAppKey).service.apiKey).toBeUndefined();
+      expect(parseConfig(oauth).service.apiKey).toBe("he-secret-value-123");
+      // One workspace still needs it; ENCRYPTION_KEY is optional there (admins may set a key).
+      const { TASK_API_KEY: _b, ...oneNoKey } = base;
+      expect(problemsOf(oneNoKey)).toEqual(["TASK_API_KEY is required but not set"]);
+      expect(parseConfig(base).encryptionKeys).toEqual([]);
+      expect(parseConfig({ ...base, ENCRYPTION_KEY: SEALING_KEY }).encryptionKeys).toEqual([
+        SEALING_KEY,
       ]);
     });
 

@@ -4,6 +4,7 @@
  * `TaskServiceError`. Idempotent reads are retried with jittered backoff (p-retry) on
  * 429 / 5xx / network errors; create and continue are never retried blindly.
  */
+import { randomUUID } from "node:crypto";
 import { TaskServiceError } from "./errors.ts";
 import {
   checkPaging,
@@ -92,11 +93,22 @@ export interface TaskService {
   listFiles(ref: ThreadRef, query?: PageQuery, options?: CallOptions): Promise<FileListResponse>;
 }
 
+/** Whether the service takes a key: it answered past authentication, refused it, or neither. */
+export type KeyCheck = "valid" | "refused" | { readonly error: string };
+
+/** Checks a key before it is saved (an admin setting a workspace's key). */
+export interface KeyChecker {
+  checkKey(key: string, options?: CallOptions): Promise<KeyCheck>;
+}
+
 export type TaskServiceClientOptions = HttpOptions;
 
-export function createTaskServiceClient(options: TaskServiceClientOptions): TaskService {
+export function createTaskServiceClient(
+  options: TaskServiceClientOptions,
+): TaskService & KeyChecker {
   const http = createHttp(options);
   return {
+    checkKey: (key, callOptions = {}) => checkKey(http, key, callOptions),
     createTask: (input, callOptions = {}) => createTask(http, input, callOptions),
     getTaskResult: (ref, query = {}, callOptions = {}) =>
       getTaskResult(http, ref, query, callOptions),
@@ -283,4 +295,37 @@ async function listFiles(
       signal: callOptions.signal,
     }),
   );
+}
+
+/**
+ * One read-only request with `key`: the history of a thread that does not exist. The contract
+ * has no account endpoint, so its answer is the check: 401 (or 403) is a refused key; 404, or
+ * any other answer past authentication, a valid one; 5xx, 429 and network failures tell nothing.
+ */
+async function checkKey(
+  http: ServiceHttp,
+  key: string,
+  callOptions: CallOptions,
+): Promise<KeyCheck> {
+  const probe = `key-check-${randomUUID()}`;
+  const target = http.url(http.threadPath({ threadId: probe }, "/history"), {
+    project_id: probe,
+    page_size: 1,
+    compact: true,
+  });
+  try {
+    await http.send("checking the API key", "GET", target, HistoryResponse, {
+      signal: callOptions.signal,
+      apiKey: key,
+    });
+    return "valid";
+  } catch (err) {
+    if (!(err instanceof TaskServiceError)) throw err;
+    if (err.status === 401 || err.status === 403) return "refused";
+    if (err.transient || err.status === undefined) {
+      const why = err.status === undefined ? err.kind : `HTTP ${err.status}`;
+      return { error: why === "timeout" ? "no answer in time" : why };
+    }
+    return "valid";
+  }
 }

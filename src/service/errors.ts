@@ -102,3 +102,25 @@ export function retryAfterFromHeaders(
   }
   return undefined;
 }
+
+/**
+ * The workspace has no service API key of its own and the app has no default one: nothing was
+ * sent. (A TaskServiceError of kind `auth`, so it is never retried.)
+ */
+export class ServiceKeyMissingError extends TaskServiceError {
+  constructor() {
+    super({ kind: "auth", message: "This workspace has no Task service API key." });
+    this.name = "ServiceKeyMissingError";
+  }
+}
+
+/**
+ * The workspace's stored key cannot be opened (sealed with an encryption key no longer listed,
+ * or altered): an admin must set it again. Nothing was sent.
+ */
+export class ServiceKeyUnreadableError extends TaskServiceError {
+  constructor() {
+    super({ kind: "auth", message: "This workspace's Task service API key cannot be read." });
+    this.name = "ServiceKeyUnreadableError";
+  }
+}

@@ -1,29 +1,32 @@
 /**
- * The HTTP plumbing of the task service client: URLs, undici requests with their timeouts,
- * `{detail}` errors mapped to TaskServiceError, zod-checked JSON answers, retries of
- * idempotent reads (p-retry, honouring Retry-After), and a report of every response.
+ * The HTTP plumbing of the task service client: URLs, the API key (fixed, or asked for at each
+ * request), undici requests with their timeouts, retries of idempotent reads (p-retry,
+ * honouring Retry-After), and a report of every response; answers are read in answers.ts.
  */
 import { Readable } from "node:stream";
 import { setTimeout as delay } from "node:timers/promises";
 import pRetry from "p-retry";
 import { Agent, type Dispatcher, request, errors as undiciErrors } from "undici";
 import type { z } from "zod";
-import {
-  kindForStatus,
-  retryAfterFromHeaders,
-  TaskServiceError,
-  type ValidationIssue,
-} from "./errors.ts";
-import { formatBytes } from "../util/bytes.ts";
+import { failure, isAbort, MAX_ANSWER_BYTES, parseAnswer } from "./answers.ts";
+import { TaskServiceError } from "./errors.ts";
 import { LIMITS } from "./limits.ts";
 import { CONTROL_POOL, SERVICE_POOL } from "./pools.ts";
 import { encodeMultipart, type MultipartBody, type UploadFile } from "./multipart.ts";
-import { ErrorBody } from "./schemas.ts";
+
+export { isAbort, MAX_ANSWER_BYTES } from "./answers.ts";
+
+/**
+ * The API key: one for every request, or asked for at each request (a workspace's own key,
+ * which an admin may change at any time). A supplier that throws fails the request with what
+ * it threw (e.g. ServiceKeyMissingError), before anything is sent.
+ */
+export type ApiKeySource = string | (() => Promise<string>);
 
 /** The client's options: where the service is, its key, timeouts, retries, a response hook. */
 export interface HttpOptions {
   baseUrl: string;
-  apiKey: string;
+  apiKey: ApiKeySource;
   /** Streams, long polls and reads. */
   dispatcher?: Dispatcher;
   /**
@@ -77,7 +80,6 @@ export function endpointOf(method: string, target: URL): ServiceEndpoint {
 }
 
 const API = "/api/v1/public";
-const MAX_ERROR_BODY = 64 * 1024;
 
 type Query = Record<string, string | number | boolean | undefined>;
 
@@ -101,36 +103,6 @@ export function checkRange(
 export function checkPaging(query: PageQuery): void {
   checkRange("page", query.page, 1, Number.MAX_SAFE_INTEGER);
   checkRange("page_size", query.pageSize, 1, LIMITS.pageSizeMax);
-}
-
-function flattenDetail(detail: z.infer<typeof ErrorBody>["detail"]): {
-  text: string;
-  issues: ValidationIssue[];
-} {
-  if (typeof detail === "string") return { text: detail, issues: [] };
-  if (Array.isArray(detail)) {
-    const issues = detail.map((d) => ({
-      msg: d.msg,
-      ...(d.loc ? { loc: d.loc } : {}),
-      ...(d.type ? { type: d.type } : {}),
-    }));
-    const text = issues
-      .map((i) => {
-        const where = (i.loc ?? []).filter((p) => p !== "body" && p !== "query").join(".");
-        return where ? `${where}: ${i.msg}` : i.msg;
-      })
-      .join("; ");
-    return { text, issues };
-  }
-  const msg = detail.message ?? detail.msg ?? detail.error;
-  return { text: typeof msg === "string" ? msg : JSON.stringify(detail), issues: [] };
-}
-
-export function isAbort(err: unknown): boolean {
-  return (
-    err instanceof Error &&
-    (err.name === "AbortError" || err instanceof undiciErrors.RequestAbortedError)
-  );
 }
 
 export function networkError(err: unknown, what: string): TaskServiceError | unknown {
@@ -160,6 +132,8 @@ interface SendOptions {
   signal?: AbortSignal | undefined;
   headersTimeoutMs?: number;
   body?: MultipartBody;
+  /** This key instead of the client's (checking a key before it is saved). */
+  apiKey?: string;
 }
 
 /** The plumbing of one service: URLs, requests, reads with retries, the result stream. */
@@ -182,10 +156,16 @@ export class ServiceHttp {
     this.requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
     this.streamIdleTimeoutMs = options.streamIdleTimeoutMs ?? 120_000;
     this.#baseHeaders = {
-      "x-api-key": options.apiKey,
       "user-agent": options.userAgent ?? "slack-task-bot/0.1",
       accept: "application/json",
     };
+  }
+
+  /** The headers every request carries, with the key it is sent with. */
+  async #headers(override?: string): Promise<Record<string, string>> {
+    const source = override ?? this.#options.apiKey;
+    const key = typeof source === "string" ? source : await source();
+    return { ...this.#baseHeaders, "x-api-key": key };
   }
 
   url(path: string, query: Query = {}): URL {
@@ -209,6 +189,7 @@ export class ServiceHttp {
     opts: SendOptions,
   ): Promise<z.infer<S>> {
     let res: Dispatcher.ResponseData;
+    const headers = await this.#headers(opts.apiKey);
     const report = this.#reporter(endpointOf(method, target));
     try {
       res = await request(target, {
@@ -219,11 +200,11 @@ export class ServiceHttp {
         bodyTimeout: opts.headersTimeoutMs ?? this.requestTimeoutMs,
         headers: opts.body
           ? {
-              ...this.#baseHeaders,
+              ...headers,
               "content-type": opts.body.contentType,
               "content-length": String(opts.body.length),
             }
-          : this.#baseHeaders,
+          : headers,
         body: opts.body
           ? (opts.body.bytes ?? Readable.from(opts.body.body, { objectMode: false }))
           : null,
@@ -275,6 +256,7 @@ export class ServiceHttp {
   /** Opens the realtime result stream; a refusal (not 2xx) is thrown as a TaskServiceError. */
   async openStream(target: URL, signal: AbortSignal | undefined): Promise<Dispatcher.ResponseData> {
     let res: Dispatcher.ResponseData;
+    const headers = await this.#headers();
     const report = this.#reporter("result_stream");
     try {
       res = await request(target, {
@@ -283,7 +265,7 @@ export class ServiceHttp {
         signal,
         headersTimeout: Math.max(this.requestTimeoutMs, 60_000),
         bodyTimeout: this.streamIdleTimeoutMs,
-        headers: { ...this.#baseHeaders, accept: "text/event-stream, application/json" },
+        headers: { ...headers, accept: "text/event-stream, application/json" },
       });
     } catch (err) {
       report("error");
@@ -306,94 +288,4 @@ export class ServiceHttp {
         seconds: (performance.now() - started) / 1000,
       });
   }
-}
-
-/** A refusal (not 2xx) as a TaskServiceError: its `{detail}`, kind and Retry-After. */
-async function failure(res: Dispatcher.ResponseData, what: string): Promise<TaskServiceError> {
-  let raw = "";
-  for await (const chunk of res.body) {
-    if (raw.length < MAX_ERROR_BODY) raw += Buffer.from(chunk).toString("utf8");
-  }
-  let detail: string | undefined;
-  let issues: ValidationIssue[] = [];
-  try {
-    const parsed = ErrorBody.safeParse(JSON.parse(raw));
-    if (parsed.success) ({ text: detail, issues } = flattenDetail(parsed.data.detail));
-  } catch {
-    // not JSON: fall back to the status line
-  }
-  const kind = kindForStatus(res.statusCode);
-  const retryAfterMs =
-    kind === "rate_limited" || res.statusCode === 503
-      ? retryAfterFromHeaders(res.headers)
-      : undefined;
-  return new TaskServiceError({
-    kind,
-    status: res.statusCode,
-    message: `Task service refused ${what}: HTTP ${res.statusCode}${detail ? ` — ${detail}` : ""}`,
-    ...(detail === undefined ? {} : { detail }),
-    issues,
-    ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
-  });
-}
-
-/** A 2xx answer's JSON checked against the contract; anything else is a protocol error. */
-/**
- * The largest JSON answer read, so a misbehaving service cannot exhaust the process's memory
- * (a result carries its files inline; larger ones come as download links). Past it the answer
- * is dropped, not buffered, and the request fails with a protocol error.
- */
-export const MAX_ANSWER_BYTES = 256 * 1024 * 1024;
-
-async function readCapped(
-  body: Dispatcher.ResponseData["body"],
-  max: number,
-  what: string,
-): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    size += (chunk as Buffer).length;
-    if (size > max) {
-      // Leaving the loop closes the body (the async iterator destroys it).
-      throw new TaskServiceError({
-        kind: "protocol",
-        message: `Task service's answer to ${what} is larger than ${formatBytes(max)}; it was not read.`,
-      });
-    }
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks).toString("utf8");
-}
-
-async function parseAnswer<S extends z.ZodType>(
-  res: Dispatcher.ResponseData,
-  what: string,
-  schema: S,
-  maxBytes: number,
-): Promise<z.infer<S>> {
-  let json: unknown;
-  try {
-    json = JSON.parse(await readCapped(res.body, maxBytes, what));
-  } catch (err) {
-    if (isAbort(err) || err instanceof TaskServiceError) throw err;
-    throw new TaskServiceError({
-      kind: "protocol",
-      status: res.statusCode,
-      message: `Task service sent an unreadable answer to ${what}.`,
-      cause: err,
-    });
-  }
-  const parsed = schema.safeParse(json);
-  if (!parsed.success) {
-    throw new TaskServiceError({
-      kind: "protocol",
-      status: res.statusCode,
-      message: `Task service answer to ${what} does not match the contract: ${parsed.error.issues
-        .slice(0, 3)
-        .map((i) => `${i.path.join(".") || "(root)"} ${i.message}`)
-        .join("; ")}`,
-    });
-  }
-  return parsed.data;
 }

@@ -148,3 +148,15 @@ export function baseUrl(ctx: SimContext, req: IncomingMessage): string {
   const host = req.headers.host;
   return host === undefined || !/^[\w.:[\]-]+$/.test(host) ? ctx.url : `http://${host}`;
 }
+
+/** The API key a request carries (the first X-API-Key header), if any. */
+export function givenKey(req: IncomingMessage): string | undefined {
+  const key = req.headers["x-api-key"];
+  return Array.isArray(key) ? key[0] : key;
+}
+
+/** Which accepted key a request carries: its position in `apiKeys` (never the key itself). */
+export function keyIndexOf(ctx: SimContext, req: IncomingMessage): number | undefined {
+  const index = ctx.o.apiKeys.indexOf(givenKey(req) ?? "");
+  return index < 0 ? undefined : index;
+}

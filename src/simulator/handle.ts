@@ -4,7 +4,7 @@ import { type RequestRecord } from "./engine.ts";
 import { errorAnswer } from "./faults.ts";
 import { queryRecord } from "./validation.ts";
 import type { SimContext } from "./context.ts";
-import { baseUrl, lookup, hold, takeFault } from "./context.ts";
+import { baseUrl, givenKey, hold, keyIndexOf, lookup, takeFault } from "./context.ts";
 import { create, followUp } from "./routes/create.ts";
 import { result } from "./routes/result.ts";
 import { history } from "./routes/history.ts";
@@ -31,7 +31,7 @@ export async function handle(
 ): Promise<void> {
   const url = new URL(req.url ?? "/", "http://simulator.invalid");
   const method = req.method ?? "GET";
-  logRequest(ctx, res, method, url);
+  logRequest(ctx, req, res, url);
   if (ctx.closing) {
     sendDetail(res, 503, "Simulator shutting down");
     return;
@@ -60,11 +60,17 @@ export async function handle(
   await answer(ctx, req, res, url, route);
 }
 
-/** Records the request (secrets in the query redacted) and logs it once it is answered. */
-function logRequest(ctx: SimContext, res: ServerResponse, method: string, url: URL): void {
+/**
+ * Records the request (secrets in the query redacted, the API key only by its position in the
+ * accepted list) and logs it once it is answered.
+ */
+function logRequest(ctx: SimContext, req: IncomingMessage, res: ServerResponse, url: URL): void {
+  const method = req.method ?? "GET";
   const query = queryRecord(url.searchParams);
   for (const key of Object.keys(query)) if (SECRET_QUERY.test(key)) query[key] = "[redacted]";
   const record: RequestRecord = { method, path: url.pathname, query, at: Date.now() };
+  const keyIndex = keyIndexOf(ctx, req);
+  if (keyIndex !== undefined) record.keyIndex = keyIndex;
   if (ctx.o.maxRequestLog > 0) {
     ctx.requests.push(record);
     if (ctx.requests.length > ctx.o.maxRequestLog + 1000)
@@ -80,8 +86,7 @@ function logRequest(ctx: SimContext, res: ServerResponse, method: string, url: U
 
 /** Whether the request carries a known API key; answers 401 when it does not. */
 function authorized(ctx: SimContext, req: IncomingMessage, res: ServerResponse): boolean {
-  const key = req.headers["x-api-key"];
-  const given = Array.isArray(key) ? key[0] : key;
+  const given = givenKey(req);
   if (given === undefined || given === "") {
     sendDetail(res, 401, "Missing API key: send it in the X-API-Key header");
     return false;

@@ -1,9 +1,9 @@
 /**
  * `npm run simulator`: the Task Execution Service simulator on a fixed port, for developers.
  *
- * Environment: SIM_PORT (default 8787), SIM_HOST (default 127.0.0.1), SIM_API_KEY (comma-
- * separated keys, default he-simulator-key), SIM_CHUNK_DELAY_MS, SIM_CHUNK_CHARS,
- * SIM_ANSWER_LENGTH, SIM_STREAM_FORMAT (contract|agent|minimal), SIM_RECONNECT
+ * Environment: SIM_PORT (default 8787), SIM_HOST (default 127.0.0.1), SIM_API_KEYS or
+ * SIM_API_KEY (the keys it accepts, comma-separated, default he-simulator-key),
+ * SIM_CHUNK_DELAY_MS, SIM_CHUNK_CHARS, SIM_ANSWER_LENGTH, SIM_STREAM_FORMAT (contract|agent|minimal), SIM_RECONNECT
  * (replay|continue), SIM_KEEPALIVE_MS, SIM_QUIET=1 (no request log).
  */
 import { z } from "zod";
@@ -39,7 +39,8 @@ const env = z
     SIM_KEEPALIVE_MS: number(0, 3_600_000),
     SIM_QUIET: z.enum(["0", "1", "true", "false"]).optional(),
   })
-  .safeParse(process.env);
+  // SIM_API_KEYS (the plural, as the app's ENCRYPTION_KEYS) wins over SIM_API_KEY.
+  .safeParse({ ...process.env, SIM_API_KEY: process.env.SIM_API_KEYS ?? process.env.SIM_API_KEY });
 
 if (!env.success) {
   console.error(`Invalid simulator environment:\n${z.prettifyError(env.error)}`);

@@ -4,6 +4,7 @@
  * prompt directives (directives.ts) and by `Simulator.injectFault`, with the behaviours the
  * deployed service has shown (three stream formats, `{detail}` errors, long polls).
  *
+ * Several API keys may be accepted (`apiKeys`); each request records which one it carried.
  * Error statuses: 401 missing/invalid X-API-Key (every endpoint); 400 missing `project_id`,
  * unparsable multipart body, realtime refused (`[sim:norealtime]`), stop without a running
  * run ("No running agent for this thread"); 403 project does not own the thread; 404 unknown
@@ -46,6 +47,8 @@ export interface Simulator {
   apiKeys: readonly string[];
   /** Every request received, oldest first (capped by `maxRequestLog`); never the API key. */
   requests: RequestRecord[];
+  /** The requests (of `requests`) that carried this accepted key. */
+  requestsWithKey(key: string): RequestRecord[];
   runs(): RunInfo[];
   run(runId: string): RunInfo | undefined;
   threads(): ThreadInfo[];
@@ -83,6 +86,10 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     apiKey: o.apiKeys[0] ?? "",
     apiKeys: o.apiKeys,
     requests: ctx.requests,
+    requestsWithKey: (key) => {
+      const index = o.apiKeys.indexOf(key);
+      return index < 0 ? [] : ctx.requests.filter((r) => r.keyIndex === index);
+    },
     events,
     runs: () => [...engine.runsById.values()].map((r) => engine.runInfo(r)),
     run: (id) => {

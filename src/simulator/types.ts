@@ -33,6 +33,11 @@ export interface RequestRecord {
   /** HTTP status answered (set when the response is over). */
   status?: number;
   durationMs?: number;
+  /**
+   * Which accepted key it carried: its position in `apiKeys` (the key itself is never kept);
+   * undefined for a request with no key or an unknown one.
+   */
+  keyIndex?: number;
 }
 
 /** Events of `Simulator.events`. */
@@ -68,6 +73,8 @@ export interface RequestInfo {
   ignoredFileFields: string[];
   /** Every text field as received. */
   rawFields: Record<string, string>;
+  /** Which accepted API key it was sent with: its position in `apiKeys` (never the key). */
+  keyIndex?: number | undefined;
 }
 
 export interface GeneratedFileInfo {

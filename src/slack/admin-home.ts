@@ -33,6 +33,7 @@ export function adminHome(
   return async (teamId, userId) => {
     const token = await options.tokenFor?.(teamId);
     if (!(await isWorkspaceAdmin(options.client, userId, token))) return undefined;
-    return { alert: await getServiceAlert(options.records, teamId, now()) };
+    const alert = await getServiceAlert(options.records, teamId, now());
+    return { alert };
   };
 }

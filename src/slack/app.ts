@@ -13,7 +13,7 @@ import { type AdminServer, startAdminServer } from "./admin-server.ts";
 import { boltLogger } from "./bolt-logger.ts";
 import { healthRoutes, type PrometheusText } from "./health.ts";
 import type { HomeTab } from "./home-tab.ts";
-import { SURFACES } from "./listeners/index.ts";
+import { SURFACES, type WorkspaceKeys } from "./listeners/index.ts";
 import {
   missingInstallation,
   type OAuthReceiverOptions,
@@ -35,6 +35,8 @@ export interface SlackAppOptions {
   readonly prometheus?: PrometheusText;
   /** What `GET /metrics.json` shows. */
   readonly metricsJson?: () => unknown;
+  /** Each workspace's own service key (Workspace settings), when ENCRYPTION_KEY is set. */
+  readonly workspaceKeys?: WorkspaceKeys | undefined;
 }
 
 /** What forgetting an uninstalled workspace needs beyond the store: its runs, budget, clients. */
@@ -54,7 +56,7 @@ export interface SlackApp {
 }
 
 export function createSlackApp(options: SlackAppOptions): SlackApp {
-  const { config, logger, store } = options;
+  const { config, logger, store, workspaceKeys } = options;
   const slackFetch = options.outbound?.slackFetch;
   const socketDispatcher = options.outbound?.socketDispatcher;
   let ready = false;
@@ -119,8 +121,8 @@ export function createSlackApp(options: SlackAppOptions): SlackApp {
     const installations = oauth?.installationStore;
     const removal = new WorkspaceRemoval({ ...parts, store, installations, logger });
     for (const surface of SURFACES) {
-      const { choices } = config;
-      surface.register(app, { coordinator, logger, choices, home, records: store, removal });
+      const deps = { coordinator, logger, choices: config.choices, home, workspaceKeys };
+      surface.register(app, { ...deps, records: store, removal });
     }
   }
 

@@ -53,8 +53,23 @@ export interface Primitives {
   deletePrefix(prefix: string): Promise<void>;
   /** Deletes every keyv record whose key (as given to keyv, namespace not included) starts with `prefix`. */
   deleteRecords(prefix: string): Promise<void>;
+  /** The keys (as keyv names them, without the namespace) of the records starting with `prefix`. */
+  recordKeys(prefix: string): Promise<string[]>;
   ping(): Promise<boolean>;
   close(): Promise<void>;
+}
+
+/**
+ * Record keys through keyv's own iterator (the in-memory map; Redis, where it scans only keyv's
+ * values with SCAN, never the atomic entries beside them), filtered by prefix.
+ */
+export async function iteratedKeys(keyv: Keyv<unknown>, prefix: string): Promise<string[]> {
+  if (!keyv.iterator) throw new Error("this store cannot list its records");
+  const keys: string[] = [];
+  for await (const [key] of keyv.iterator(undefined)) {
+    if (typeof key === "string" && key.startsWith(prefix)) keys.push(key);
+  }
+  return keys;
 }
 
 async function guard<T>(op: () => Promise<T>): Promise<T> {
@@ -343,6 +358,10 @@ export class KeyvThreadStore implements ThreadStore {
       await this.#p.deletePrefix(this.#lease(`lock:t:${teamId}:`));
       await this.#p.deleteRecords(`t:${teamId}:`);
     });
+  }
+
+  recordKeys(prefix: string): Promise<string[]> {
+    return guard(() => this.#p.recordKeys(prefix));
   }
 
   ping(): Promise<boolean> {

@@ -1,6 +1,11 @@
 /** The in-memory store for unit tests: the same store on keyv's map, nothing persisted. */
 import { Keyv } from "keyv";
-import { DEFAULT_NAMESPACE, KeyvThreadStore, type StoreOptions } from "./keyv-store.ts";
+import {
+  DEFAULT_NAMESPACE,
+  iteratedKeys,
+  KeyvThreadStore,
+  type StoreOptions,
+} from "./keyv-store.ts";
 import type { ThreadRecord, ThreadStore } from "./types.ts";
 
 /** The maps the memory store keeps everything in (a test may pass its own, to look inside). */
@@ -69,6 +74,7 @@ export function createMemoryStore(
       },
       deletePrefix: async (prefix) => dropPrefix(entries, prefix),
       deleteRecords: async (prefix) => dropPrefix(records, `${namespace}:${prefix}`),
+      recordKeys: (prefix) => iteratedKeys(keyv, prefix),
       ping: async () => true,
       close: async () => {},
     },

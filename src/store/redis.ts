@@ -5,6 +5,7 @@ import KeyvRedis, { createClient } from "@keyv/redis";
 import { Keyv } from "keyv";
 import {
   DEFAULT_NAMESPACE,
+  iteratedKeys,
   KeyvThreadStore,
   type Primitives,
   type StoreOptions,
@@ -92,7 +93,10 @@ function redisStore(
   const redis = new ReadyClient(client, report);
   // keyv's records are `<namespace>::<namespace>:<key>` (@keyv/redis prefixes its namespace
   // and separator to the key keyv already prefixed with its own).
-  const primitives = redisPrimitives(redis, `${namespace}:runs`, `${namespace}::${namespace}:`);
+  const primitives = {
+    ...redisPrimitives(redis, `${namespace}:runs`, `${namespace}::${namespace}:`),
+    recordKeys: (prefix: string) => iteratedKeys(keyv, prefix),
+  };
   return { store: new KeyvThreadStore(keyv, primitives, { ...options, namespace }), redis };
 }
 
@@ -214,7 +218,11 @@ function errorName(err: unknown): string {
 }
 
 /** The store's atomic operations as Redis commands; the run index is the hash `runsHash`. */
-function redisPrimitives(redis: ReadyClient, runsHash: string, recordPrefix: string): Primitives {
+function redisPrimitives(
+  redis: ReadyClient,
+  runsHash: string,
+  recordPrefix: string,
+): Omit<Primitives, "recordKeys"> {
   const connected = () => redis.connected();
   const deletePrefix = async (prefix: string) => {
     const client = await connected();

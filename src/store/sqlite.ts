@@ -51,6 +51,11 @@ export function createSqliteStore(
       deleteRecords: async (prefix) => {
         await adapter.deletePrefix(`${namespace}:${prefix}`);
       },
+      // keyv names a record `<namespace>:<key>` in the table (the atomic entries use other prefixes).
+      recordKeys: async (prefix) => {
+        const ns = `${namespace}:`;
+        return (await adapter.entries(`${ns}${prefix}`)).map(([key]) => key.slice(ns.length));
+      },
       ping: async () => {
         await adapter.get("__ping__");
         return true;

@@ -212,6 +212,8 @@ export interface RecordStore {
   /** Kept until deleted. */
   putRecord(key: string, value: unknown): Promise<void>;
   deleteRecord(key: string): Promise<void>;
+  /** The keys of every record starting with `prefix` (e.g. `t:` for all workspaces'); a scan. */
+  recordKeys(prefix: string): Promise<string[]>;
 }
 
 /** The store boundary. */

@@ -1,5 +1,12 @@
 /** What a person in Slack is told when the task service or Slack says no. Pure. */
-import { TaskServiceError } from "../service/errors.ts";
+import {
+  ServiceKeyMissingError,
+  ServiceKeyUnreadableError,
+  TaskServiceError,
+} from "../service/errors.ts";
+
+/** Where a workspace admin sets the workspace's service key. */
+const KEY_SETTING = "in the app's Home tab (Workspace settings) or with `/task settings`";
 
 function seconds(ms: number | undefined): string {
   if (ms === undefined) return "a minute";
@@ -11,6 +18,12 @@ function seconds(ms: number | undefined): string {
 export function describeServiceError(err: unknown, runId?: string): string {
   if (!(err instanceof TaskServiceError)) {
     return `Something went wrong on our side${runId ? ` (run \`${runId}\`)` : ""}. Please try again; if it keeps happening, tell the person who runs this app.`;
+  }
+  if (err instanceof ServiceKeyMissingError) {
+    return `This workspace has no Task service API key yet. A workspace admin can set it ${KEY_SETTING}.`;
+  }
+  if (err instanceof ServiceKeyUnreadableError) {
+    return `This workspace's Task service API key can no longer be read (the app's encryption keys changed). A workspace admin needs to set it again ${KEY_SETTING}.`;
   }
   const detail = err.detail ? ` (${err.detail})` : "";
   switch (err.kind) {

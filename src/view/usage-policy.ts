@@ -4,10 +4,9 @@
  * with the service's last refusal of the account (402, 429). Pure.
  */
 import { QUOTA_MAX, type ServiceAlert, type UsagePolicy } from "../store/usage-policy.ts";
+import { workspaceSettingsButton } from "./workspace-settings.ts";
 
 /** The modal's callback id, and the App Home button opening it. */
-export const USAGE_POLICY_VIEW = "usage_policy";
-export const HOME_USAGE_POLICY = "home_usage_policy";
 /** Block ids of the section; each input's element has the action id `value`. */
 export const USAGE_FIELD = {
   who: "usage_who",
@@ -99,6 +98,13 @@ export function usagePolicyBlocks(
   ];
   return [
     { type: "header", text: plain("Usage policy") },
+    {
+      type: "section",
+      block_id: "usage_intro",
+      text: mrkdwn(
+        "Who may start and continue tasks in this workspace, where, and how many each person may start per hour, to protect the workspace's credits. People refused are told why, privately.",
+      ),
+    },
     choice(USAGE_FIELD.who, "Who may start tasks", who, policy.who.kind === "groups"),
     groupsBlock(policy, groups),
     choice(USAGE_FIELD.where, "Where tasks may start", where, policy.where.kind === "channels"),
@@ -131,29 +137,6 @@ export function usagePolicyBlocks(
       },
     },
   ];
-}
-
-/** The "Usage policy" modal on its own (App Home's button opens it), for `views.open`. */
-export function renderUsagePolicyModal(
-  policy: UsagePolicy,
-  groups: readonly UserGroupOption[],
-): Record<string, unknown> {
-  return {
-    type: "modal",
-    callback_id: USAGE_POLICY_VIEW,
-    title: plain("Usage policy"),
-    submit: plain("Save"),
-    close: plain("Cancel"),
-    blocks: [
-      {
-        type: "section",
-        text: mrkdwn(
-          "Who may start and continue tasks in this workspace, where, and how many each person may start per hour, to protect the workspace's credits. People refused are told why, privately.",
-        ),
-      },
-      ...usagePolicyBlocks(policy, groups).slice(1),
-    ],
-  };
 }
 
 /** One input's state as Slack submits it (the fields the section's elements use). */
@@ -224,7 +207,10 @@ export interface AdminHome {
   readonly alert?: ServiceAlert | undefined;
 }
 
-/** App Home's blocks for an admin: the service's refusal, if any, and the Usage policy button. */
+/**
+ * App Home's blocks for an admin: the service's refusal, if any, and the Workspace settings
+ * button (the service key and the usage policy).
+ */
 export function adminHomeBlocks(admin: AdminHome): Block[] {
   return [
     { type: "divider" },
@@ -241,7 +227,7 @@ export function adminHomeBlocks(admin: AdminHome): Block[] {
     {
       type: "actions",
       block_id: "home_admin",
-      elements: [{ type: "button", action_id: HOME_USAGE_POLICY, text: plain("Usage policy") }],
+      elements: [workspaceSettingsButton()],
     },
   ];
 }

@@ -4,6 +4,7 @@
  * code, the installation kept in the store (embedded and Redis); then each workspace's requests
  * authorized with its own bot token, and every bad input refused with an error page.
  */
+import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -77,6 +78,8 @@ class MultiWorkspaceApp {
       SLACK_CLIENT_ID: slack.oauth.clientId,
       SLACK_CLIENT_SECRET: slack.oauth.clientSecret,
       SLACK_STATE_SECRET: STATE_SECRET,
+      // Seals each workspace's own service key (required with many workspaces).
+      ENCRYPTION_KEY: randomBytes(32).toString("base64"),
       PORT: String(port),
       DATA_DIR: dataDir,
       STORE_NAMESPACE: `oauth${process.pid}x${Date.now().toString(36)}x${++seq}`,

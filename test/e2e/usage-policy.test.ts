@@ -84,12 +84,12 @@ describe.each(storeBackends())("the usage policy with %s", (_name, redis) => {
       team_id: TEAM,
       user_id: user,
       view: home.view,
-      action_id: "home_usage_policy",
+      action_id: "open_workspace_settings",
       block_id: "home_admin",
     });
     expect(res.status).toBe(200);
     const modal = await h.slack.waitFor(() => h.slack.views()[before], {
-      description: "the usage policy form",
+      description: "the Workspace settings form",
     });
     expect(h.slack.validationErrors).toEqual([]);
     return modal;
@@ -106,7 +106,7 @@ describe.each(storeBackends())("the usage policy with %s", (_name, redis) => {
   /** The admin saves a policy through the form. */
   async function setPolicy(values: Values): Promise<void> {
     const form = await openPolicyForm();
-    expect(form.view.callback_id).toBe("usage_policy");
+    expect(form.view.callback_id).toBe("workspace_settings");
     const res = await submit(form, ADMIN, values);
     expect(res.body).toBe("");
   }
@@ -129,18 +129,18 @@ describe.each(storeBackends())("the usage policy with %s", (_name, redis) => {
     await setPolicy(policyForm({}));
   });
 
-  it("shows the Usage policy button to admins only, and refuses the form to anyone else", async () => {
+  it("shows the Workspace settings button to admins only, and refuses the form to anyone else", async () => {
     const person = newPerson();
-    expect(shown(await openHome(person))).not.toContain("home_usage_policy");
+    expect(shown(await openHome(person))).not.toContain("open_workspace_settings");
     const home = await openHome(ADMIN);
-    expect(shown(home)).toContain("home_usage_policy");
+    expect(shown(home)).toContain("open_workspace_settings");
     // A person replaying the admin's button gets a notice, not the form.
     const notice = await openPolicyForm(person);
-    expect(JSON.stringify(notice.view)).toContain("Only a workspace admin or owner");
+    expect(JSON.stringify(notice.view)).toContain("Only workspace admins and owners");
     // A form submitted by someone who is not an admin is not saved.
     const form = await openPolicyForm();
     const res = await submit(form, person, policyForm({ quota: "1" }));
-    expect(JSON.stringify(res.json)).toContain("Only a workspace admin or owner");
+    expect(JSON.stringify(res.json)).toContain("Only workspace admins and owners");
   });
 
   it("says what to fix in the form: a group policy without a group, a quota that is not a number", async () => {

@@ -3,6 +3,7 @@
  * `npm start` starts it, with its log captured; workspaces are installed through the real
  * flow (install page, the local Slack's consent screen, the redirect back with a code).
  */
+import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -56,6 +57,8 @@ export class MultiWorkspaceApp {
       SLACK_CLIENT_ID: slack.oauth.clientId,
       SLACK_CLIENT_SECRET: slack.oauth.clientSecret,
       SLACK_STATE_SECRET: STATE_SECRET,
+      // Each workspace's service key is sealed with it (TASK_API_KEY stays the fallback).
+      ENCRYPTION_KEY: randomBytes(32).toString("base64"),
       PORT: "0",
       DATA_DIR: dataDir,
       STORE_NAMESPACE: namespace,

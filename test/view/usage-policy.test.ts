@@ -7,14 +7,18 @@ import { describe, expect, it } from "vitest";
 import { DEFAULT_USAGE_POLICY, type UsagePolicy } from "../../src/store/usage-policy.ts";
 import { renderHome } from "../../src/view/home.ts";
 import {
-  HOME_USAGE_POLICY,
   readUsagePolicy,
-  renderUsagePolicyModal,
   serviceAlertText,
   USAGE_FIELD,
   usagePolicyBlocks,
+  type UserGroupOption,
   type ViewStateValues,
 } from "../../src/view/usage-policy.ts";
+import {
+  appKeySection,
+  OPEN_WORKSPACE_SETTINGS,
+  workspaceSettingsModal,
+} from "../../src/view/workspace-settings.ts";
 import { validateView } from "../../tools/local-slack/index.ts";
 
 const groups = [
@@ -46,12 +50,19 @@ function submitted(f: {
   };
 }
 
+/** The Workspace settings modal as admins see it without sealed keys: the policy after the key. */
+const settingsModal = (policy: UsagePolicy, offered: readonly UserGroupOption[]) =>
+  workspaceSettingsModal({
+    keySection: appKeySection(),
+    extraSections: usagePolicyBlocks(policy, offered),
+  });
+
 type Block = { type: string; block_id?: string; element?: Record<string, unknown> };
 const field = (blocks: Block[], id: string) => blocks.find((b) => b.block_id === id)?.element;
 
 describe("the usage policy form", () => {
   it("shows the current policy, within Slack's limits", () => {
-    const view = renderUsagePolicyModal(strict, groups);
+    const view = settingsModal(strict, groups);
     expect(validateView(view)).toBeUndefined();
     const blocks = view.blocks as Block[];
     expect(field(blocks, USAGE_FIELD.who)?.initial_option).toMatchObject({ value: "groups" });
@@ -77,7 +88,7 @@ describe("the usage policy form", () => {
     expect(field(gone, USAGE_FIELD.groups)?.options).toEqual([
       expect.objectContaining({ value: "S0ENG" }),
     ]);
-    const none = renderUsagePolicyModal(DEFAULT_USAGE_POLICY, []);
+    const none = settingsModal(DEFAULT_USAGE_POLICY, []);
     expect(validateView(none)).toBeUndefined();
     expect(JSON.stringify(none)).toContain("This workspace has no user groups I can see");
     // The section alone (for the Workspace settings modal) starts with its own header.
@@ -141,15 +152,15 @@ describe("App Home for the workspace's admins", () => {
     );
   });
 
-  it("shows the Usage policy button and the alert to admins only", () => {
+  it("shows the Workspace settings button and the alert to admins only", () => {
     const person = renderHome({ tasks: [], defaults: {} });
-    expect(JSON.stringify(person)).not.toContain(HOME_USAGE_POLICY);
+    expect(JSON.stringify(person)).not.toContain(OPEN_WORKSPACE_SETTINGS);
     const admin = renderHome({ tasks: [], defaults: {}, admin: { alert: { status: 402, at } } });
     expect(validateView(admin)).toBeUndefined();
-    expect(JSON.stringify(admin)).toContain(HOME_USAGE_POLICY);
+    expect(JSON.stringify(admin)).toContain(OPEN_WORKSPACE_SETTINGS);
     expect(JSON.stringify(admin)).toContain("out of credits (402)");
     const calm = renderHome({ tasks: [], defaults: {}, admin: {} });
-    expect(JSON.stringify(calm)).toContain(HOME_USAGE_POLICY);
+    expect(JSON.stringify(calm)).toContain(OPEN_WORKSPACE_SETTINGS);
     expect(JSON.stringify(calm)).not.toContain("Task service said");
   });
 });

@@ -488,3 +488,42 @@ export function sendViewAction(
 ): Promise<SlackHttpResponse> {
   return sendPayload(url, signingSecret, viewActionPayload(input), options);
 }
+
+type InputElement = Record<string, unknown> & { type?: unknown; action_id?: unknown };
+
+/** An untouched input's value object, as Slack puts it in `state.values` on submission. */
+function untouched(element: InputElement): Record<string, unknown> {
+  const type = element.type;
+  switch (type) {
+    case "radio_buttons":
+    case "static_select":
+      return { type, selected_option: element.initial_option ?? null };
+    case "checkboxes":
+    case "multi_static_select":
+      return { type, selected_options: element.initial_options ?? [] };
+    case "multi_conversations_select":
+      return { type, selected_conversations: element.initial_conversations ?? [] };
+    case "conversations_select":
+      return { type, selected_conversation: element.initial_conversation ?? null };
+    default:
+      return { type, value: element.initial_value ?? null };
+  }
+}
+
+/**
+ * `state.values` of a modal submitted as it was opened: Slack sends every input block, each with
+ * its initial value. Spread what the person changed over it.
+ */
+export function viewState(
+  view: Record<string, unknown>,
+): Record<string, Record<string, Record<string, unknown>>> {
+  const values: Record<string, Record<string, Record<string, unknown>>> = {};
+  const blocks = Array.isArray(view.blocks) ? (view.blocks as Record<string, unknown>[]) : [];
+  for (const block of blocks) {
+    const element = block.element as InputElement | undefined;
+    if (block.type !== "input" || typeof block.block_id !== "string" || !element) continue;
+    if (typeof element.action_id !== "string") continue;
+    values[block.block_id] = { [element.action_id]: untouched(element) };
+  }
+  return values;
+}

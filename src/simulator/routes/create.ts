@@ -5,7 +5,7 @@ import { newId, type RequestInfo, type Thread } from "../engine.ts";
 import { errorAnswer } from "../faults.ts";
 import { continueForm, createForm } from "../validation.ts";
 import type { SimContext } from "../context.ts";
-import { failIfDirected, readValidForm } from "../context.ts";
+import { failIfDirected, keyIndexOf, readValidForm } from "../context.ts";
 import { sendDetail, sendError, sendJson } from "../http.ts";
 
 export async function create(
@@ -34,6 +34,7 @@ export async function create(
     files: valid.form.files,
     ignoredFileFields: valid.form.ignoredFileFields,
     rawFields: Object.fromEntries(valid.form.fields),
+    keyIndex: keyIndexOf(ctx, req),
   };
   const thread = ctx.engine.createThread(request, pickSticky(d), d.norun === true);
   if (d.failContinue !== undefined) thread.failContinue = { spec: d.failContinue, used: 0 };
@@ -85,6 +86,7 @@ export async function followUp(
     files: valid.form.files,
     ignoredFileFields: valid.form.ignoredFileFields,
     rawFields: Object.fromEntries(valid.form.fields),
+    keyIndex: keyIndexOf(ctx, req),
   };
   const run = ctx.engine.startRun(thread, parsed, request);
   sendJson(res, 200, {

@@ -1,8 +1,8 @@
 /**
  * The `/task <prompt>` slash command: a new task (`/task` alone opens the New task modal,
- * `/task settings` the channel's defaults, `/task history` and `/task files` the views of
- * your latest task in the channel, `/task help` the usage). A
- * refused prompt is answered in the acknowledgement itself; everything after it through the
+ * `/task settings` the channel's defaults, and to admins a Workspace settings button, `/task
+ * history` and `/task files` the views of your latest task in the channel, `/task help` the
+ * usage). A refused prompt is answered in the acknowledgement itself; everything after it through the
  * command's `response_url`.
  */
 import type { App } from "@slack/bolt";
@@ -11,6 +11,7 @@ import { USAGE } from "../../view/render.ts";
 import { openNewTaskModal } from "./modal.ts";
 import { openChannelSettings } from "./settings.ts";
 import { openTaskView } from "./task-views.ts";
+import { offerWorkspaceSettings } from "./workspace-settings.ts";
 import { fromSlack, type ListenerDeps, privately, tellThrough } from "./surface.ts";
 
 const CommandBody = z.object({
@@ -41,6 +42,7 @@ export function register(app: App, deps: ListenerDeps): void {
       const trigger = cmd.trigger_id;
       const target = { teamId, channelId, userId, trigger };
       await openChannelSettings(client, deps, target, tellThrough(respond));
+      await offerWorkspaceSettings(client, deps, userId, respond);
       return;
     }
     const word = prompt.trim().toLowerCase();

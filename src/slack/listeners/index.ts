@@ -12,7 +12,7 @@ import * as modal from "./modal.ts";
 import * as settings from "./settings.ts";
 import * as taskViews from "./task-views.ts";
 import * as uninstall from "./uninstall.ts";
-import * as usagePolicy from "./usage-policy.ts";
+import * as workspaceSettings from "./workspace-settings.ts";
 import type { Surface } from "./surface.ts";
 
 export const SURFACES: readonly Surface[] = [
@@ -27,7 +27,7 @@ export const SURFACES: readonly Surface[] = [
   home,
   settings,
   taskViews,
-  usagePolicy,
+  workspaceSettings,
 ];
 
-export type { ListenerDeps, Surface } from "./surface.ts";
+export type { ListenerDeps, Surface, WorkspaceKeys } from "./surface.ts";

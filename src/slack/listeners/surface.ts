@@ -7,6 +7,8 @@ import type { Logger } from "pino";
 import { z } from "zod";
 import type { TaskCoordinator, TellUser } from "../../relay/coordinator.ts";
 import type { SlackFileRef } from "../../relay/ports.ts";
+import type { KeyChecker } from "../../service/client.ts";
+import type { ServiceKeyStore } from "../../store/service-keys.ts";
 import type { RecordStore } from "../../store/types.ts";
 import type { ModalChoices } from "../../view/modal.ts";
 import type { HomeTab } from "../home-tab.ts";
@@ -24,6 +26,17 @@ export interface ListenerDeps {
   readonly records: RecordStore;
   /** Forgets a workspace the app was uninstalled from. */
   readonly removal: WorkspaceRemoval;
+  /** Each workspace's own service key, when the app can seal them (ENCRYPTION_KEY is set). */
+  readonly workspaceKeys?: WorkspaceKeys | undefined;
+}
+
+/** What the Workspace settings modal needs for the workspace's service key. */
+export interface WorkspaceKeys {
+  readonly store: ServiceKeyStore;
+  /** Asks the service whether it takes a key, before it is saved. */
+  readonly checker: KeyChecker;
+  /** Whether the app has a default key (TASK_API_KEY) for workspaces without their own. */
+  readonly fallback: boolean;
 }
 
 /** One Slack surface (a slash command, an event, interactive components, …). */

@@ -1,0 +1,26 @@
+/**
+ * `npm run keys:reseal`: re-encrypts every workspace's stored service key with the first of
+ * ENCRYPTION_KEYS (reading the same environment as `npm start`) and prints counts, never a key.
+ */
+import { ConfigError, parseConfig } from "../config.ts";
+import { describeReseal, NoEncryptionKeyError, resealStoredKeys } from "./reseal.ts";
+
+let config: ReturnType<typeof parseConfig>;
+try {
+  config = parseConfig(process.env);
+} catch (err) {
+  if (err instanceof ConfigError) {
+    process.stderr.write(`${err.message}\nSee README.md for every setting.\n`);
+    process.exit(1);
+  }
+  throw err;
+}
+
+try {
+  const report = await resealStoredKeys(config);
+  for (const line of describeReseal(report)) process.stdout.write(`${line}\n`);
+} catch (err) {
+  const why = err instanceof NoEncryptionKeyError ? err.message : `${String(err)}`;
+  process.stderr.write(`Could not re-encrypt the keys: ${why}\n`);
+  process.exit(1);
+}

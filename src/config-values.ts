@@ -1,0 +1,81 @@
+/**
+ * The zod parsers of environment values the config's parts share (whole numbers, URLs, flags,
+ * lists), and the check that no secret travels over plain http:// to another machine.
+ */
+import { z } from "zod";
+import { plainHttpProblems } from "./util/urls.ts";
+
+export const optionalString = z
+  .string()
+  .trim()
+  .transform((v) => (v === "" ? undefined : v))
+  .optional();
+
+export const intFrom = (min: number, max: number, fallback: number) =>
+  z
+    .string()
+    .trim()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v === "") return fallback;
+      const n = Number(v);
+      if (!Number.isInteger(n) || n < min || n > max) {
+        ctx.addIssue({ code: "custom", message: `must be a whole number from ${min} to ${max}` });
+        return z.NEVER;
+      }
+      return n;
+    });
+
+export const httpUrl = z
+  .string()
+  .trim()
+  .refine((v) => /^https?:\/\//i.test(v) && URL.canParse(v), {
+    message: "must be an http(s) URL",
+  });
+
+/**
+ * Plain http:// to another machine is refused unless ALLOW_INSECURE_HTTP says so. Proxies are
+ * not checked: an http:// proxy is the norm, and https:// traffic crosses it encrypted.
+ */
+type UrlSettings = { TASK_API_URL: string; SLACK_API_URL?: string | undefined };
+export const insecureUrls = (v: UrlSettings & { ALLOW_INSECURE_HTTP: boolean }): string[] =>
+  v.ALLOW_INSECURE_HTTP
+    ? []
+    : plainHttpProblems(
+        {
+          TASK_API_URL: [v.TASK_API_URL, "the service API key and your prompts"],
+          SLACK_API_URL: [v.SLACK_API_URL, "the Slack bot token"],
+        },
+        "ALLOW_INSECURE_HTTP=true",
+      );
+
+/** true/false (also 1/0, yes/no, on/off); unset is false. */
+export const flag = z
+  .string()
+  .trim()
+  .toLowerCase()
+  .optional()
+  .transform((v, ctx) => {
+    if (v === undefined || v === "" || ["false", "0", "no", "off"].includes(v)) return false;
+    if (["true", "1", "yes", "on"].includes(v)) return true;
+    ctx.addIssue({ code: "custom", message: "must be true or false" });
+    return z.NEVER;
+  });
+
+/** A comma-separated list of names (model or agent ids offered in the New task modal). */
+export const nameList = z
+  .string()
+  .optional()
+  .transform((v) => [
+    ...new Set(
+      (v ?? "")
+        .split(",")
+        .map((s) => s.trim())
+        .filter((s) => s !== ""),
+    ),
+  ])
+  .pipe(
+    z
+      .array(z.string().max(150, "has a name longer than 150 characters"))
+      .max(100, "lists more than 100 names (a Slack menu shows at most 100)"),
+  );

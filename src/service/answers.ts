@@ -1,0 +1,139 @@
+/**
+ * What the service answered, read: a refusal (not 2xx) as a TaskServiceError with its
+ * `{detail}`, kind and Retry-After; a 2xx JSON answer checked against the contract, capped.
+ */
+import { type Dispatcher, errors as undiciErrors } from "undici";
+import type { z } from "zod";
+import { formatBytes } from "../util/bytes.ts";
+import {
+  kindForStatus,
+  retryAfterFromHeaders,
+  TaskServiceError,
+  type ValidationIssue,
+} from "./errors.ts";
+import { ErrorBody } from "./schemas.ts";
+
+const MAX_ERROR_BODY = 64 * 1024;
+
+export function isAbort(err: unknown): boolean {
+  return (
+    err instanceof Error &&
+    (err.name === "AbortError" || err instanceof undiciErrors.RequestAbortedError)
+  );
+}
+
+function flattenDetail(detail: z.infer<typeof ErrorBody>["detail"]): {
+  text: string;
+  issues: ValidationIssue[];
+} {
+  if (typeof detail === "string") return { text: detail, issues: [] };
+  if (Array.isArray(detail)) {
+    const issues = detail.map((d) => ({
+      msg: d.msg,
+      ...(d.loc ? { loc: d.loc } : {}),
+      ...(d.type ? { type: d.type } : {}),
+    }));
+    const text = issues
+      .map((i) => {
+        const where = (i.loc ?? []).filter((p) => p !== "body" && p !== "query").join(".");
+        return where ? `${where}: ${i.msg}` : i.msg;
+      })
+      .join("; ");
+    return { text, issues };
+  }
+  const msg = detail.message ?? detail.msg ?? detail.error;
+  return { text: typeof msg === "string" ? msg : JSON.stringify(detail), issues: [] };
+}
+
+/** A refusal (not 2xx) as a TaskServiceError: its `{detail}`, kind and Retry-After. */
+export async function failure(
+  res: Dispatcher.ResponseData,
+  what: string,
+): Promise<TaskServiceError> {
+  let raw = "";
+  for await (const chunk of res.body) {
+    if (raw.length < MAX_ERROR_BODY) raw += Buffer.from(chunk).toString("utf8");
+  }
+  let detail: string | undefined;
+  let issues: ValidationIssue[] = [];
+  try {
+    const parsed = ErrorBody.safeParse(JSON.parse(raw));
+    if (parsed.success) ({ text: detail, issues } = flattenDetail(parsed.data.detail));
+  } catch {
+    // not JSON: fall back to the status line
+  }
+  const kind = kindForStatus(res.statusCode);
+  const retryAfterMs =
+    kind === "rate_limited" || res.statusCode === 503
+      ? retryAfterFromHeaders(res.headers)
+      : undefined;
+  return new TaskServiceError({
+    kind,
+    status: res.statusCode,
+    message: `Task service refused ${what}: HTTP ${res.statusCode}${detail ? ` — ${detail}` : ""}`,
+    ...(detail === undefined ? {} : { detail }),
+    issues,
+    ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+  });
+}
+
+/** A 2xx answer's JSON checked against the contract; anything else is a protocol error. */
+/**
+ * The largest JSON answer read, so a misbehaving service cannot exhaust the process's memory
+ * (a result carries its files inline; larger ones come as download links). Past it the answer
+ * is dropped, not buffered, and the request fails with a protocol error.
+ */
+export const MAX_ANSWER_BYTES = 256 * 1024 * 1024;
+
+async function readCapped(
+  body: Dispatcher.ResponseData["body"],
+  max: number,
+  what: string,
+): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += (chunk as Buffer).length;
+    if (size > max) {
+      // Leaving the loop closes the body (the async iterator destroys it).
+      throw new TaskServiceError({
+        kind: "protocol",
+        message: `Task service's answer to ${what} is larger than ${formatBytes(max)}; it was not read.`,
+      });
+    }
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+export async function parseAnswer<S extends z.ZodType>(
+  res: Dispatcher.ResponseData,
+  what: string,
+  schema: S,
+  maxBytes: number,
+): Promise<z.infer<S>> {
+  let json: unknown;
+  try {
+    json = JSON.parse(await readCapped(res.body, maxBytes, what));
+  } catch (err) {
+    if (isAbort(err) || err instanceof TaskServiceError) throw err;
+    throw new TaskServiceError({
+      kind: "protocol",
+      status: res.statusCode,
+      message: `Task service sent an unreadable answer to ${what}.`,
+      cause: err,
+    });
+  }
+  const parsed = schema.safeParse(json);
+  if (!parsed.success) {
+    throw new TaskServiceError({
+      kind: "protocol",
+      status: res.statusCode,
+      message: `Task service answer to ${what} does not match the contract: ${parsed.error.issues
+        .slice(0, 3)
+        .map((i) => `${i.path.join(".") || "(root)"} ${i.message}`)
+        .join("; ")}`,
+    });
+  }
+  return parsed.data;
+}

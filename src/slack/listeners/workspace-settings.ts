@@ -1,0 +1,198 @@
+/**
+ * Workspace settings, for workspace admins and owners only: one modal, opened from the App Home
+ * button or the one `/task settings` offers them, with the workspace's Task service API key
+ * (when the app can seal keys) and its usage policy (who, where, how many per hour). Saving
+ * checks again who submits, checks a new key with the service, and saves both.
+ */
+import type { AllMiddlewareArgs, App, RespondFn } from "@slack/bolt";
+import { z } from "zod";
+import { DEFAULT_USAGE_POLICY, getUsagePolicy, putUsagePolicy } from "../../store/usage-policy.ts";
+import {
+  readUsagePolicy,
+  USAGE_FIELD,
+  usagePolicyBlocks,
+  type UserGroupOption,
+} from "../../view/usage-policy.ts";
+import {
+  appKeySection,
+  keySection,
+  notAllowedModal,
+  OPEN_WORKSPACE_SETTINGS,
+  SERVICE_KEY_FIELD,
+  WORKSPACE_SETTINGS_VIEW,
+  workspaceSettingsModal,
+  workspaceSettingsOffer,
+} from "../../view/workspace-settings.ts";
+import { isWorkspaceAdmin } from "../admin-home.ts";
+import { listUserGroups } from "../user-groups.ts";
+import { applyKeyChange, keyStatusOf, readKeyChange } from "./settings-key.ts";
+import type { ListenerDeps } from "./surface.ts";
+
+type Client = AllMiddlewareArgs["client"];
+
+const NOT_ADMIN = "Only workspace admins and owners can change the app's workspace settings.";
+
+const Person = z.object({
+  user: z.object({ id: z.string().min(1), team_id: z.string().optional() }),
+  team: z.object({ id: z.string().min(1) }).nullish(),
+});
+
+const OpenAction = Person.extend({ trigger_id: z.string().min(1) });
+
+const Submission = Person.extend({
+  view: z.object({
+    state: z.object({
+      values: z.record(
+        z.string(),
+        z.record(
+          z.string(),
+          z.object({
+            value: z.string().nullish(),
+            selected_option: z.object({ value: z.string() }).nullish(),
+            selected_options: z.array(z.object({ value: z.string() })).nullish(),
+            selected_conversations: z.array(z.string()).nullish(),
+          }),
+        ),
+      ),
+    }),
+  }),
+});
+
+const teamOf = (p: z.infer<typeof Person>) => p.team?.id ?? p.user.team_id ?? "";
+
+/** Whether Slack says the person administers the workspace (asked with the listener's client). */
+function isAdmin(client: Client, deps: ListenerDeps, userId: string): Promise<boolean> {
+  return isWorkspaceAdmin(client, userId).catch((err: unknown) => {
+    deps.logger.warn({ err }, "could not ask Slack whether someone is a workspace admin");
+    return false;
+  });
+}
+
+/** The modal with the workspace's key status, current policy and user groups. */
+async function settingsModal(client: Client, deps: ListenerDeps, teamId: string) {
+  const keys = deps.workspaceKeys;
+  const [stored, policy, groups] = await Promise.all([
+    keys?.store.get(teamId),
+    getUsagePolicy(deps.records, teamId).catch((err: unknown) => {
+      // An unreadable policy refuses every task: the admin saves a fresh one from here.
+      deps.logger.error({ err }, "could not read the usage policy; the form shows the default");
+      return DEFAULT_USAGE_POLICY;
+    }),
+    listUserGroups(client).catch((err: unknown): UserGroupOption[] => {
+      deps.logger.warn({ err }, "could not list the workspace's user groups");
+      return [];
+    }),
+  ]);
+  return workspaceSettingsModal({
+    keySection: keys && stored ? keySection(keyStatusOf(stored, keys.fallback)) : appKeySection(),
+    extraSections: usagePolicyBlocks(policy, groups),
+  });
+}
+
+/** Opens the modal for an admin (the not-allowed notice for anyone else); false if it failed. */
+export async function openWorkspaceSettings(
+  client: Client,
+  deps: ListenerDeps,
+  req: { readonly teamId: string; readonly userId: string; readonly trigger: string },
+): Promise<boolean> {
+  try {
+    const view = (await isAdmin(client, deps, req.userId))
+      ? await settingsModal(client, deps, req.teamId)
+      : notAllowedModal();
+    await client.views.open({ trigger_id: req.trigger, view: view as never });
+    return true;
+  } catch (err) {
+    deps.logger.warn({ err }, "could not open the workspace settings");
+    return false;
+  }
+}
+
+/** `/task settings` by an admin: a private message with the Workspace settings button too. */
+export async function offerWorkspaceSettings(
+  client: Client,
+  deps: ListenerDeps,
+  userId: string,
+  respond: RespondFn,
+): Promise<void> {
+  if (!(await isAdmin(client, deps, userId))) return;
+  await respond({
+    response_type: "ephemeral",
+    replace_original: false,
+    text: "Workspace settings (admins): the workspace's Task service key and usage policy.",
+    blocks: workspaceSettingsOffer() as never,
+  }).catch((err: unknown) => deps.logger.debug({ err }, "could not offer the workspace settings"));
+}
+
+/** Tells the admin privately (the app's direct message with them). */
+async function confirm(client: Client, deps: ListenerDeps, userId: string, text: string) {
+  await client.chat
+    .postMessage({ channel: userId, text })
+    .catch((err: unknown) =>
+      deps.logger.debug({ err }, "could not confirm the workspace settings"),
+    );
+}
+
+/**
+ * Saves a submission: the key (checked with the service first), then the policy. The errors to
+ * show by block id, or the confirmation to send once the modal is closed.
+ */
+async function save(
+  deps: ListenerDeps,
+  req: { readonly teamId: string; readonly userId: string },
+  values: z.infer<typeof Submission>["view"]["state"]["values"],
+): Promise<{ errors: Record<string, string> } | { confirm: string | undefined }> {
+  const keys = deps.workspaceKeys;
+  const policy = readUsagePolicy(values);
+  const change = keys ? readKeyChange(values) : ({ kind: "none" } as const);
+  const errors = {
+    ...("errors" in policy ? policy.errors : {}),
+    ...("error" in change ? { [SERVICE_KEY_FIELD.key]: change.error } : {}),
+  };
+  if ("errors" in policy || "error" in change) return { errors };
+  // The key first: a key the service refuses leaves everything as it was.
+  const keyDone = keys ? await applyKeyChange(keys, deps, req, change) : {};
+  if ("error" in keyDone) return { errors: { [SERVICE_KEY_FIELD.key]: keyDone.error } };
+  try {
+    await putUsagePolicy(deps.records, req.teamId, policy.policy);
+  } catch (err) {
+    deps.logger.warn({ err }, "could not save the usage policy");
+    const error = "The usage policy could not be saved right now; please try again.";
+    return { errors: { [USAGE_FIELD.quota]: error } };
+  }
+  deps.logger.info({ team: req.teamId, user: req.userId }, "usage policy saved");
+  return { confirm: keyDone.confirm };
+}
+
+export function register(app: App, deps: ListenerDeps): void {
+  app.action(OPEN_WORKSPACE_SETTINGS, async ({ ack, body, client }) => {
+    await ack();
+    const parsed = OpenAction.safeParse(body);
+    if (!parsed.success) return;
+    const req = { teamId: teamOf(parsed.data), userId: parsed.data.user.id };
+    await openWorkspaceSettings(client, deps, { ...req, trigger: parsed.data.trigger_id });
+  });
+
+  app.view(WORKSPACE_SETTINGS_VIEW, async ({ ack, body, client }) => {
+    const parsed = Submission.safeParse(body);
+    // Errors about the whole form go on its first field.
+    const field = deps.workspaceKeys ? SERVICE_KEY_FIELD.key : USAGE_FIELD.who;
+    if (!parsed.success) {
+      await ack({ response_action: "errors", errors: { [field]: "That form looked malformed." } });
+      return;
+    }
+    const req = { teamId: teamOf(parsed.data), userId: parsed.data.user.id };
+    // The modal may be old, or forged: whoever submits it must be an admin now.
+    if (!(await isAdmin(client, deps, req.userId))) {
+      await ack({ response_action: "errors", errors: { [field]: NOT_ADMIN } });
+      return;
+    }
+    const saved = await save(deps, req, parsed.data.view.state.values);
+    if ("errors" in saved) {
+      await ack({ response_action: "errors", errors: saved.errors });
+      return;
+    }
+    await ack();
+    if (saved.confirm) await confirm(client, deps, req.userId, saved.confirm);
+    await deps.home.publish(req.teamId, req.userId);
+  });
+}

@@ -1,0 +1,159 @@
+/**
+ * The "Workspace settings" modal for workspace admins: the workspace's Task service API key
+ * (never shown back, only its last four characters) and room for more sections. Pure.
+ */
+
+type Block = Record<string, unknown>;
+
+/** Callback id of the modal, and the action id of the buttons that open it. */
+export const WORKSPACE_SETTINGS_VIEW = "workspace_settings";
+export const OPEN_WORKSPACE_SETTINGS = "open_workspace_settings";
+/** Block ids of the key's inputs; each input's element has the action id `value`. */
+export const SERVICE_KEY_FIELD = { key: "service_key", remove: "service_key_remove" } as const;
+/** The value of the "remove the key" checkbox. */
+export const REMOVE_KEY = "remove";
+
+/** What the modal says of the workspace's key (never the key itself). */
+export type KeyStatus =
+  | {
+      readonly state: "set";
+      readonly lastFour: string;
+      readonly setBy: string;
+      readonly setAt: number;
+    }
+  | {
+      readonly state: "none";
+      /** Whether the app has a default key (TASK_API_KEY) that tasks use meanwhile. */
+      readonly fallback: boolean;
+    }
+  | { readonly state: "unreadable"; readonly lastFour: string | undefined };
+
+const plain = (text: string) => ({ type: "plain_text", text, emoji: true });
+const mrkdwn = (text: string) => ({ type: "mrkdwn", text });
+
+/** Slack renders the date in each reader's own time zone; the fallback is UTC. */
+const when = (ms: number) =>
+  `<!date^${Math.floor(ms / 1000)}^{date_short_pretty}|${new Date(ms).toISOString().slice(0, 10)}>`;
+
+/** One sentence: which key the workspace's tasks use. */
+export function describeKeyStatus(status: KeyStatus): string {
+  switch (status.state) {
+    case "set":
+      return `A key ending in ${status.lastFour} is set (by <@${status.setBy}>, ${when(status.setAt)}).`;
+    case "none":
+      return status.fallback
+        ? "No key set; tasks use the app's default key."
+        : "No key: tasks cannot start until an admin sets one.";
+    case "unreadable":
+      return `:warning: The key${status.lastFour ? ` ending in ${status.lastFour}` : ""} can no longer be read (the app's encryption keys changed): tasks cannot start until it is set again.`;
+  }
+}
+
+/** The key's section: what is set, a field for a new key (never pre-filled), and removal. */
+export function keySection(status: KeyStatus): Block[] {
+  const stored = status.state !== "none";
+  return [
+    { type: "header", text: plain("Task service API key") },
+    {
+      type: "section",
+      block_id: "service_key_status",
+      text: mrkdwn(
+        `${describeKeyStatus(status)}\nTasks started in this workspace are charged to the account of this key.`,
+      ),
+    },
+    {
+      type: "input",
+      block_id: SERVICE_KEY_FIELD.key,
+      optional: true,
+      label: plain(stored ? "New key" : "Key"),
+      hint: plain(
+        "Checked with the service before it is saved, then stored encrypted. Only its last four characters are ever shown.",
+      ),
+      element: {
+        type: "plain_text_input",
+        action_id: "value",
+        max_length: 500,
+        placeholder: plain("Paste the key from the service's account settings (API keys)"),
+      },
+    },
+    ...(stored
+      ? [
+          {
+            type: "input",
+            block_id: SERVICE_KEY_FIELD.remove,
+            optional: true,
+            label: plain("Remove"),
+            element: {
+              type: "checkboxes",
+              action_id: "value",
+              options: [{ text: plain("Remove the workspace's key"), value: REMOVE_KEY }],
+            },
+          },
+        ]
+      : []),
+  ];
+}
+
+/** The key's section when the app cannot seal keys (no ENCRYPTION_KEY): the app's own key. */
+export function appKeySection(): Block[] {
+  return [
+    { type: "header", text: plain("Task service API key") },
+    {
+      type: "section",
+      block_id: "service_key_status",
+      text: mrkdwn(
+        "Tasks use the app's Task service API key, set by whoever runs the app. (For each workspace to set its own, the app needs an `ENCRYPTION_KEY`.)",
+      ),
+    },
+  ];
+}
+
+/** The modal: the key's section, then further sections' blocks (after a divider). */
+export function workspaceSettingsModal(parts: {
+  readonly keySection: readonly Block[];
+  readonly extraSections?: readonly Block[];
+}): Block {
+  const more = parts.extraSections ?? [];
+  const extra = more.length > 0 ? [{ type: "divider" }, ...more] : [];
+  return {
+    type: "modal",
+    callback_id: WORKSPACE_SETTINGS_VIEW,
+    title: plain("Workspace settings"),
+    submit: plain("Save"),
+    close: plain("Cancel"),
+    blocks: [...parts.keySection, ...extra],
+  };
+}
+
+/** What someone who is not a workspace admin or owner sees instead of the settings. */
+export function notAllowedModal(): Block {
+  return {
+    type: "modal",
+    title: plain("Workspace settings"),
+    close: plain("Close"),
+    blocks: [
+      {
+        type: "section",
+        text: mrkdwn("Only workspace admins and owners can change the app's workspace settings."),
+      },
+    ],
+  };
+}
+
+/** The button that opens the modal (App Home and `/task settings`, shown to admins). */
+export function workspaceSettingsButton(): Block {
+  return { type: "button", action_id: OPEN_WORKSPACE_SETTINGS, text: plain("Workspace settings") };
+}
+
+/** What `/task settings` adds for an admin: a private message with the button. */
+export function workspaceSettingsOffer(): Block[] {
+  return [
+    {
+      type: "section",
+      text: mrkdwn(
+        "*Workspace settings* (admins): the workspace's Task service API key and usage policy.",
+      ),
+    },
+    { type: "actions", block_id: "workspace_settings", elements: [workspaceSettingsButton()] },
+  ];
+}
