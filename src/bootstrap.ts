@@ -122,7 +122,7 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
     leaseTtlMs: config.runLeaseTtlMs,
     intervalMs: config.resumeScanIntervalMs,
   });
-  slack.listen(coordinator, home);
+  slack.listen(coordinator, home, { runs: relay, budgets: scheduler, workspaces });
   const port = await slack.start();
   // Runs left unfinished by a crash or a previous shutdown, and later orphans, are taken over.
   resumer.start();

@@ -139,15 +139,17 @@ describe("manifest.yml", () => {
     });
   });
 
-  it("subscribes to messages everywhere the bot is, and enables interactivity and DMs", () => {
+  it("subscribes to messages everywhere the bot is, to uninstalls, and enables interactivity and DMs", () => {
     expect(at(manifest, "settings", "event_subscriptions", "bot_events")).toEqual([
       "agent_session_stopped",
       "app_home_opened",
       "app_mention",
+      "app_uninstalled",
       "message.channels",
       "message.groups",
       "message.im",
       "message.mpim",
+      "tokens_revoked",
     ]);
     expect(at(manifest, "settings", "interactivity", "is_enabled")).toBe(true);
     expect(at(manifest, "features", "app_home", "messages_tab_enabled")).toBe(true);

@@ -4,12 +4,13 @@
  * store was unreachable, it tells the run to let go instead of finishing it twice.
  */
 import type { Logger } from "pino";
+import { runLease } from "../store/run-index.ts";
 import type { Clock, RunStore } from "./ports.ts";
 
-export const runLease = (runId: string) => `run:${runId}`;
+export { runLease };
 
 export interface LeaseKeeperOptions {
-  readonly store: Pick<RunStore, "renewLease" | "acquireLease" | "releaseLease">;
+  readonly store: Pick<RunStore, "renewLease" | "acquireLease" | "releaseLease" | "getRun">;
   readonly runId: string;
   /** Who holds it: this instance. */
   readonly owner: string;
@@ -18,6 +19,13 @@ export interface LeaseKeeperOptions {
   readonly log: Logger;
   /** The run must stop here (handed over): why. */
   readonly onLost: (why: string) => void;
+  /**
+   * The lease and the run's record are both gone: its workspace was forgotten (uninstalled).
+   * Asked only while `recorded()` says the record was written (without it, the lease is taken
+   * again as before).
+   */
+  readonly onGone?: () => void;
+  readonly recorded?: () => boolean;
 }
 
 export class LeaseKeeper {
@@ -62,12 +70,22 @@ export class LeaseKeeper {
       .catch((err: unknown) => this.#opts.log.warn({ err }, "could not release the run's lease"));
   }
 
+  async #gone(): Promise<boolean> {
+    const { onGone, recorded, store, runId } = this.#opts;
+    if (!onGone || recorded?.() === false) return false;
+    if ((await store.getRun(runId)) !== undefined) return false;
+    onGone();
+    return true;
+  }
+
   async #renew(): Promise<void> {
     const { store, owner, ttlMs, clock, log, onLost } = this.#opts;
     try {
-      const mine =
-        (await store.renewLease(this.#name, owner, ttlMs)) ||
-        (await store.acquireLease(this.#name, owner, ttlMs));
+      let mine = await store.renewLease(this.#name, owner, ttlMs);
+      // The store forgets a workspace's runs before their leases: no lease and no record
+      // means the run was forgotten, not merely that the lease lapsed.
+      if (!mine && (await this.#gone())) return;
+      mine ||= await store.acquireLease(this.#name, owner, ttlMs);
       if (mine) this.#renewedAt = clock.now();
       else onLost("lost the run's lease to another instance; handing over");
     } catch (err) {

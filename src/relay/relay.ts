@@ -12,6 +12,7 @@ import type { AppMetrics } from "../metrics.ts";
 import type { RunOpening, RunRecord, SlackThreadKey } from "../store/types.ts";
 import { formatDuration, type RunState } from "../view/render.ts";
 import { adoptOpening, needsAdopting } from "./adopt.ts";
+import { stopTeamRuns } from "./forget.ts";
 import { runLease } from "./lease-keeper.ts";
 import type { Clock, ThreadStore, Workspaces } from "./ports.ts";
 import { systemClock } from "./ports.ts";
@@ -131,8 +132,10 @@ export class Relay {
       uploads: "pending",
     };
     const { store, instanceId, logger } = this.#opts;
+    let recorded = false;
     try {
       await store.putRun(record);
+      recorded = true;
       if (!(await store.acquireLease(runLease(target.runId), instanceId, this.#leaseTtl))) {
         return; // someone else relays it already
       }
@@ -141,7 +144,7 @@ export class Relay {
       logger.warn({ err, runId: target.runId }, "could not record the run; relaying anyway");
     }
     this.#counters.started();
-    void this.#launch(record, false);
+    void this.#launch(record, false, !recorded);
   }
 
   /**
@@ -225,13 +228,14 @@ export class Relay {
     await done;
   }
 
-  #launch(record: RunRecord, resumed: boolean): Promise<void> {
+  #launch(record: RunRecord, resumed: boolean, unrecorded = false): Promise<void> {
     const existing = this.#runs.get(record.runId);
     if (existing) return existing.done;
     const relayed: Relayed = {
       abort: new AbortController(),
       stoppedBy: record.stoppedBy,
       handover: false,
+      unrecorded,
       done: Promise.resolve(),
       key: record.key,
     };
@@ -346,6 +350,16 @@ export class Relay {
     }
     await relayed.done;
     return true;
+  }
+
+  /**
+   * The workspace uninstalled the app: every run of it stops at the service and ends without
+   * a word to Slack, here and on other instances (forget.ts); resolves once those here ended.
+   */
+  stopTeam(teamId: string): Promise<void> {
+    const here = new Map([...this.#runs].filter(([, run]) => run.key.teamId === teamId));
+    const { store, workspaces, logger } = this.#opts;
+    return stopTeamRuns({ store, service: workspaces.service(teamId), logger }, teamId, here);
   }
 
   /** Resolves once no run is being relayed (follow-ups started meanwhile included). */

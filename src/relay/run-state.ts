@@ -14,6 +14,13 @@ export interface RunControl {
   stopNote?: string | undefined;
   /** Set when the run is handed to another instance instead of finished here. */
   handover: boolean;
+  /**
+   * Its workspace uninstalled the app: the run is stopped at the service and ends here
+   * without a word to Slack (its token is gone) and without its record (forgotten too).
+   */
+  forgotten?: boolean;
+  /** Its record could not be written when it started (the store was down): written later. */
+  unrecorded?: boolean;
 }
 
 /** How a run ended here, for the coordinator (queue draining, thread state). */

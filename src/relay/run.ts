@@ -15,6 +15,7 @@ import {
   renderRun,
 } from "../view/render.ts";
 import { deliverFiles } from "./file-delivery.ts";
+import { stoppedForgotten, keepRecord, RECORD_GONE, stopForgotten } from "./forget.ts";
 import { LeaseKeeper } from "./lease-keeper.ts";
 import { NativeStream } from "./native-stream.ts";
 import type { Clock, RunStore, SlackWriter, TaskService } from "./ports.ts";
@@ -97,6 +98,8 @@ export class RunRelay {
       clock: deps.clock,
       log: this.#log,
       onLost: (why) => this.#letGo(why),
+      onGone: () => this.#letGo(RECORD_GONE, true),
+      recorded: () => !ctl.unrecorded,
     });
     // Native streaming is for a new run only; a resumed one continues by editing.
     const native = deps.streaming === "native" && !resumed && record.owner !== undefined;
@@ -126,7 +129,8 @@ export class RunRelay {
     this.#lease.start();
     try {
       const { final, failure } = await this.#follow();
-      if (this.#ctl.handover && this.#ctl.stoppedBy === undefined) await this.#handOver();
+      if (this.#ctl.forgotten) await this.#forget(true);
+      else if (this.#ctl.handover && this.#ctl.stoppedBy === undefined) await this.#handOver();
       else await this.#finish(final, failure);
     } catch (err) {
       this.#log.error({ err }, "relay failed");
@@ -183,7 +187,7 @@ export class RunRelay {
         });
       } else {
         shown = await this.#messages.interim(() => {
-          if (this.#ending || this.#ctl.stoppedBy !== undefined) return undefined;
+          if (this.#ending || this.#ctl.forgotten || this.#ctl.stoppedBy !== undefined) return;
           take();
           return renderRun(this.#view("running"));
         });
@@ -240,18 +244,25 @@ export class RunRelay {
     this.#record = { ...this.#record, ...change, messageTs: [...this.#messages.ts] };
     const record = this.#record;
     this.#persisting = this.#persisting.then(() =>
-      this.#deps.store
-        .putRun(record)
-        .catch((err: unknown) => this.#log.warn({ err }, "could not record progress")),
+      keepRecord(this.#deps.store, this.#ctl, record).then(
+        (kept) => void (kept || this.#letGo(RECORD_GONE, true)),
+        (err: unknown) => this.#log.warn({ err }, "could not record progress"),
+      ),
     );
     return this.#persisting;
   }
 
-  #letGo(why: string): void {
+  #letGo(why: string, forgotten = false): void {
     if (this.#ending) return;
     this.#log.warn(why);
-    this.#ctl.handover = true;
+    this.#ctl[forgotten ? "forgotten" : "handover"] = true;
     this.#ctl.abort.abort(new Error(why));
+  }
+
+  /** Its workspace is gone: stopped at the service, no word to Slack, no record, no queue. */
+  async #forget(stopAtService: boolean): Promise<void> {
+    this.#ending = true;
+    await stopForgotten(this.#deps.service, this.#record, this.#log, stopAtService);
   }
 
   /** Shows the latest text (bounded: shutting down must not wait long), lets the run go. */
@@ -276,7 +287,7 @@ export class RunRelay {
     const { store } = this.#deps;
     // Stopped from another instance: the request is in the store.
     if (this.#ctl.stoppedBy === undefined && final?.status === "stopped") {
-      this.#ctl.stoppedBy = await store.stopRequester(this.#record.runId).catch(() => undefined);
+      if (await stoppedForgotten(store, this.#ctl, this.#record.runId)) return this.#forget(false);
     }
     const { state, reason, files } = await this.#outcome(final, failure);
     await this.#native?.leave("the run ended");

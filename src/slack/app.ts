@@ -20,6 +20,7 @@ import {
   oauthReceiverOptions,
   UninstalledWorkspaces,
 } from "./oauth.ts";
+import { WorkspaceRemoval, type WorkspaceRemovalDeps } from "./workspace-removal.ts";
 import { type BotTokens, installedTokens, singleWorkspaceToken } from "./workspace-tokens.ts";
 
 export const SLACK_EVENTS_PATH = "/slack/events";
@@ -38,12 +39,15 @@ export interface SlackAppOptions {
   readonly workspaceKeys?: WorkspaceKeys | undefined;
 }
 
+/** What forgetting an uninstalled workspace needs beyond the store: its runs, budget, clients. */
+export type RemovalParts = Pick<WorkspaceRemovalDeps, "runs" | "budgets" | "workspaces">;
+
 export interface SlackApp {
   readonly app: App;
   /** Each workspace's bot token, for calls made outside a Slack request. */
   readonly tokens: BotTokens;
   /** Wires the listeners; call once the coordinator exists. */
-  listen(coordinator: TaskCoordinator, home: HomeTab): void;
+  listen(coordinator: TaskCoordinator, home: HomeTab, parts: RemovalParts): void;
   /** Starts the receiver; resolves with the HTTP port (HTTP mode or the health server). */
   start(): Promise<number | undefined>;
   /** The internal port serving health and metrics, once started, when `ADMIN_PORT` is set. */
@@ -97,10 +101,12 @@ export function createSlackApp(options: SlackAppOptions): SlackApp {
   const tokens = workspaceTokens(config, receiver, store);
   watchWorkspaces(app, tokens, oauth !== undefined, logger);
 
-  function listen(coordinator: TaskCoordinator, home: HomeTab): void {
+  function listen(coordinator: TaskCoordinator, home: HomeTab, parts: RemovalParts): void {
+    const installations = oauth?.installationStore;
+    const removal = new WorkspaceRemoval({ ...parts, store, installations, logger });
     for (const surface of SURFACES) {
       const deps = { coordinator, logger, choices: config.choices, home, workspaceKeys };
-      surface.register(app, { ...deps, records: store });
+      surface.register(app, { ...deps, records: store, removal });
     }
   }
 

@@ -18,7 +18,7 @@ import {
   type ThreadStore,
 } from "./types.ts";
 
-import { decodeRunEntry, DEFAULT_RUN_TTL_MS, encodeRunEntry } from "./run-index.ts";
+import { decodeRunEntry, DEFAULT_RUN_TTL_MS, encodeRunEntry, runLease } from "./run-index.ts";
 import { fromStored, type StoredThread } from "./thread-record.ts";
 
 const THREAD_TTL_MS = 90 * 24 * 3600 * 1000;
@@ -39,12 +39,20 @@ export interface Primitives {
   renewIfHolds(key: string, value: string, ttlMs: number): Promise<boolean>;
   deleteIfHolds(key: string, value: string): Promise<boolean>;
   putEntry(key: string, value: string, ttlMs: number): Promise<void>;
+  /** Rewrites `key`'s entry only while it exists (and is live); false when it does not. */
+  replaceEntry(key: string, value: string, ttlMs: number): Promise<boolean>;
   getEntry(key: string): Promise<string | undefined>;
   deleteEntry(key: string): Promise<void>;
   /** Deletes `key`, and the `also` keys with it, only while `key` still holds `value`. */
   deleteEntryIfSame(key: string, value: string, also: readonly string[]): Promise<boolean>;
   /** Every live `[key, value]` whose key starts with `prefix`. */
   entries(prefix: string): Promise<Array<[string, string]>>;
+  /** Deletes these keys of the atomic operations (leases), whoever holds them. */
+  deleteKeys(keys: readonly string[]): Promise<void>;
+  /** Deletes every key of the atomic operations (claims, leases) that starts with `prefix`. */
+  deletePrefix(prefix: string): Promise<void>;
+  /** Deletes every keyv record whose key (as given to keyv, namespace not included) starts with `prefix`. */
+  deleteRecords(prefix: string): Promise<void>;
   /** The keys (as keyv names them, without the namespace) of the records starting with `prefix`. */
   recordKeys(prefix: string): Promise<string[]>;
   ping(): Promise<boolean>;
@@ -200,6 +208,11 @@ export class KeyvThreadStore implements ThreadStore {
     await guard(() => this.#p.putEntry(this.#run(record.runId), entry, this.#runTtlMs));
   }
 
+  updateRun(record: RunRecord): Promise<boolean> {
+    const entry = encodeRunEntry(record, this.#now(), this.#runTtlMs);
+    return guard(() => this.#p.replaceEntry(this.#run(record.runId), entry, this.#runTtlMs));
+  }
+
   async getRun(runId: string): Promise<RunRecord | undefined> {
     const key = this.#run(runId);
     const raw = await guard(() => this.#p.getEntry(key));
@@ -241,12 +254,8 @@ export class KeyvThreadStore implements ThreadStore {
    * entry that cannot be read is skipped, so it cannot keep every other run from resuming.
    */
   async #live(key: string, raw: string): Promise<RunRecord | undefined> {
-    let entry;
-    try {
-      entry = decodeRunEntry(raw, this.#runTtlMs);
-    } catch {
-      return undefined;
-    }
+    const entry = tryDecode(raw, this.#runTtlMs);
+    if (!entry) return undefined;
     if (entry.expiresAt > this.#now()) return entry.record;
     const stop = this.#stop(entry.record.runId);
     await guard(() => this.#p.deleteEntryIfSame(key, raw, [stop]));
@@ -328,6 +337,29 @@ export class KeyvThreadStore implements ThreadStore {
     await guard(() => this.#keyv.delete(key));
   }
 
+  /**
+   * Runs are keyed by run id (the index is listed by instances that know no team): they are
+   * found through the index, whose entries name their team. Runs first, then their leases, so
+   * an instance relaying one finds its lease gone only once its record is gone too.
+   */
+  async forgetTeam(teamId: string): Promise<void> {
+    await guard(async () => {
+      const runIds: string[] = [];
+      for (const [key, raw] of await this.#p.entries(this.#run(""))) {
+        const entry = tryDecode(raw, this.#runTtlMs);
+        if (entry?.teamId !== teamId) continue;
+        runIds.push(entry.record.runId);
+        await this.#p.deleteEntry(key);
+        await this.#p.deleteEntry(this.#stop(entry.record.runId));
+      }
+      await this.#p.deleteKeys(runIds.map((id) => this.#lease(runLease(id))));
+      await this.#p.deletePrefix(`${this.#ns}:claim:t:${teamId}:`);
+      // Locks of its threads and recent tasks (held for a moment; nobody waits on them now).
+      await this.#p.deletePrefix(this.#lease(`lock:t:${teamId}:`));
+      await this.#p.deleteRecords(`t:${teamId}:`);
+    });
+  }
+
   recordKeys(prefix: string): Promise<string[]> {
     return guard(() => this.#p.recordKeys(prefix));
   }
@@ -338,5 +370,13 @@ export class KeyvThreadStore implements ThreadStore {
 
   close(): Promise<void> {
     return this.#p.close();
+  }
+}
+
+function tryDecode(raw: string, ttlMs: number): ReturnType<typeof decodeRunEntry> | undefined {
+  try {
+    return decodeRunEntry(raw, ttlMs);
+  } catch {
+    return undefined;
   }
 }

@@ -8,10 +8,25 @@ import {
 } from "./keyv-store.ts";
 import type { ThreadRecord, ThreadStore } from "./types.ts";
 
+/** The maps the memory store keeps everything in (a test may pass its own, to look inside). */
+export interface MemoryMaps {
+  /** keyv's records, by `<namespace>:<key>`. */
+  readonly records: Map<string, unknown>;
+  /** The atomic operations' keys: claims, leases, the run index. */
+  readonly entries: Map<string, { value: string; until: number }>;
+}
+
 /** The fake: the same store on keyv's in-memory map (no persistence). */
-export function createMemoryStore(options: StoreOptions = {}): ThreadStore {
-  const keyv = new Keyv<ThreadRecord>({ namespace: options.namespace ?? DEFAULT_NAMESPACE });
-  const entries = new Map<string, { value: string; until: number }>();
+export function createMemoryStore(
+  options: StoreOptions & { readonly maps?: MemoryMaps } = {},
+): ThreadStore {
+  const namespace = options.namespace ?? DEFAULT_NAMESPACE;
+  const records = options.maps?.records ?? new Map<string, unknown>();
+  const keyv = new Keyv<ThreadRecord>({ store: records, namespace });
+  const entries = options.maps?.entries ?? new Map<string, { value: string; until: number }>();
+  const dropPrefix = (map: Map<string, unknown>, prefix: string) => {
+    for (const k of [...map.keys()]) if (k.startsWith(prefix)) map.delete(k);
+  };
   const live = (k: string) => {
     const e = entries.get(k);
     if (e && e.until <= Date.now()) entries.delete(k);
@@ -35,6 +50,11 @@ export function createMemoryStore(options: StoreOptions = {}): ThreadStore {
       putEntry: async (k, v, ttl) => {
         entries.set(k, { value: v, until: Date.now() + ttl });
       },
+      replaceEntry: async (k, v, ttl) => {
+        if (!live(k)) return false;
+        entries.set(k, { value: v, until: Date.now() + ttl });
+        return true;
+      },
       getEntry: async (k) => live(k)?.value,
       deleteEntry: async (k) => {
         entries.delete(k);
@@ -49,6 +69,11 @@ export function createMemoryStore(options: StoreOptions = {}): ThreadStore {
           const e = k.startsWith(prefix) ? live(k) : undefined;
           return e ? [[k, e.value]] : [];
         }),
+      deleteKeys: async (keys) => {
+        for (const k of keys) entries.delete(k);
+      },
+      deletePrefix: async (prefix) => dropPrefix(entries, prefix),
+      deleteRecords: async (prefix) => dropPrefix(records, `${namespace}:${prefix}`),
       recordKeys: (prefix) => iteratedKeys(keyv, prefix),
       ping: async () => true,
       close: async () => {},

@@ -19,6 +19,12 @@ const DELETE_IF_HOLDS = `if redis.call('GET', KEYS[1]) == ARGV[1] then return re
 // if nobody rewrote it since it was read.
 const HDEL_IF_SAME = `if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then return redis.call('HDEL', KEYS[1], ARGV[1], unpack(ARGV, 3)) else return 0 end`;
 
+// A run's entry rewritten only while it is still there (a forgotten workspace's run stays gone).
+const HSET_IF_EXISTS = `if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then return redis.call('HSET', KEYS[1], ARGV[1], ARGV[2]) + 1 else return 0 end`;
+
+/** Keys deleted per UNLINK while a workspace's keys are scanned (SCAN's COUNT hint too). */
+const DELETE_BATCH = 500;
+
 /** How long start-up waits for Redis by default (REDIS_CONNECT_TIMEOUT_MS). */
 export const DEFAULT_REDIS_CONNECT_TIMEOUT_MS = 10_000;
 
@@ -85,8 +91,10 @@ function redisStore(
   });
   keyv.on("error", report);
   const redis = new ReadyClient(client, report);
+  // keyv's records are `<namespace>::<namespace>:<key>` (@keyv/redis prefixes its namespace
+  // and separator to the key keyv already prefixed with its own).
   const primitives = {
-    ...redisPrimitives(redis, `${namespace}:runs`),
+    ...redisPrimitives(redis, `${namespace}:runs`, `${namespace}::${namespace}:`),
     recordKeys: (prefix: string) => iteratedKeys(keyv, prefix),
   };
   return { store: new KeyvThreadStore(keyv, primitives, { ...options, namespace }), redis };
@@ -210,8 +218,23 @@ function errorName(err: unknown): string {
 }
 
 /** The store's atomic operations as Redis commands; the run index is the hash `runsHash`. */
-function redisPrimitives(redis: ReadyClient, runsHash: string): Omit<Primitives, "recordKeys"> {
+function redisPrimitives(
+  redis: ReadyClient,
+  runsHash: string,
+  recordPrefix: string,
+): Omit<Primitives, "recordKeys"> {
   const connected = () => redis.connected();
+  const deletePrefix = async (prefix: string) => {
+    const client = await connected();
+    // SCAN with MATCH walks the keyspace in steps (never KEYS, which blocks Redis), and
+    // UNLINK frees the values in the background.
+    const match = `${prefix.replace(/[*?[\]\\]/g, (c) => `\\${c}`)}*`;
+    for await (const keys of client.scanIterator({ MATCH: match, COUNT: DELETE_BATCH })) {
+      for (let i = 0; i < keys.length; i += DELETE_BATCH) {
+        await client.unlink(keys.slice(i, i + DELETE_BATCH));
+      }
+    }
+  };
   return {
     setIfAbsent: async (k, v, ttl) =>
       (await (await connected()).set(k, v, { NX: true, PX: Math.max(1, Math.round(ttl)) })) ===
@@ -231,6 +254,10 @@ function redisPrimitives(redis: ReadyClient, runsHash: string): Omit<Primitives,
     putEntry: async (k, v) => {
       await (await connected()).hSet(runsHash, k, v);
     },
+    replaceEntry: async (k, v) =>
+      Number(
+        await (await connected()).eval(HSET_IF_EXISTS, { keys: [runsHash], arguments: [k, v] }),
+      ) > 0,
     getEntry: async (k) => (await (await connected()).hGet(runsHash, k)) ?? undefined,
     deleteEntry: async (k) => {
       await (await connected()).hDel(runsHash, k);
@@ -245,6 +272,11 @@ function redisPrimitives(redis: ReadyClient, runsHash: string): Omit<Primitives,
       Object.entries(await (await connected()).hGetAll(runsHash)).filter(([k]) =>
         k.startsWith(prefix),
       ),
+    deleteKeys: async (keys) => {
+      if (keys.length > 0) await (await connected()).unlink([...keys]);
+    },
+    deletePrefix,
+    deleteRecords: (prefix) => deletePrefix(`${recordPrefix}${prefix}`),
     ping: async () => (await (await connected()).ping()) === "PONG",
     close: () => redis.close(),
   };

@@ -4,6 +4,9 @@
  */
 import type { RunRecord } from "./types.ts";
 
+/** The lease an instance holds while it relays a run (the store deletes it with the run's team). */
+export const runLease = (runId: string) => `run:${runId}`;
+
 /** How long past the maximum run time an entry nobody rewrote stays listed. */
 export const RUN_INDEX_GRACE_MS = 24 * 3600 * 1000;
 

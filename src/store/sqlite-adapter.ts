@@ -22,6 +22,8 @@ export class SqliteKeyvAdapter extends EventEmitter implements KeyvStoreAdapter 
   readonly #renew: StatementSync;
   readonly #delIfHolds: StatementSync;
   readonly #entries: StatementSync;
+  readonly #replace: StatementSync;
+  readonly #delRange: StatementSync;
 
   constructor(path: string) {
     super();
@@ -54,6 +56,11 @@ export class SqliteKeyvAdapter extends EventEmitter implements KeyvStoreAdapter 
     this.#entries = this.#db.prepare(
       "SELECT key, value FROM keyv WHERE key LIKE ? ESCAPE '\\' AND (expires IS NULL OR expires > ?)",
     );
+    this.#replace = this.#db.prepare(
+      "UPDATE keyv SET value = ?, expires = ? WHERE key = ? AND (expires IS NULL OR expires > ?)",
+    );
+    // A range on the primary key (its index), not a LIKE scan of the whole table.
+    this.#delRange = this.#db.prepare("DELETE FROM keyv WHERE key >= ? AND key < ?");
   }
 
   #read(key: string): string | undefined {
@@ -92,6 +99,21 @@ export class SqliteKeyvAdapter extends EventEmitter implements KeyvStoreAdapter 
   async renewIfHolds(key: string, value: string, ttlMs: number): Promise<boolean> {
     const now = Date.now();
     return Number(this.#renew.run(now + ttlMs, key, value, now).changes) === 1;
+  }
+
+  /** Rewrites `key` only while it holds something live; false when it does not. */
+  async replaceIfLive(key: string, value: string, ttlMs: number): Promise<boolean> {
+    const now = Date.now();
+    return Number(this.#replace.run(value, now + ttlMs, key, now).changes) === 1;
+  }
+
+  /** Deletes every row whose key starts with `prefix` (which must not be empty). */
+  async deletePrefix(prefix: string): Promise<number> {
+    if (prefix === "") throw new Error("refusing to delete every key");
+    // Keys compare as UTF-8 bytes: the prefix with its last character raised bounds them all.
+    const last = prefix.codePointAt(prefix.length - 1) ?? 0;
+    const end = prefix.slice(0, -1) + String.fromCodePoint(last + 1);
+    return Number(this.#delRange.run(prefix, end).changes);
   }
 
   /** Deletes `key` only if it holds `value` (releasing one's own lease). */

@@ -12,9 +12,10 @@ export function createSqliteStore(
   options: StoreOptions = {},
 ): ThreadStore {
   const adapter = new SqliteKeyvAdapter(path);
+  const namespace = options.namespace ?? DEFAULT_NAMESPACE;
   const keyv = new Keyv<ThreadRecord>({
     store: adapter,
-    namespace: options.namespace ?? DEFAULT_NAMESPACE,
+    namespace,
     throwOnErrors: true,
   });
   keyv.on("error", report);
@@ -29,6 +30,7 @@ export function createSqliteStore(
       putEntry: async (k, v, ttl) => {
         await adapter.set(k, v, ttl);
       },
+      replaceEntry: (k, v, ttl) => adapter.replaceIfLive(k, v, ttl),
       getEntry: async (k) => (await adapter.get<string>(k)) as string | undefined,
       deleteEntry: async (k) => {
         await adapter.delete(k);
@@ -39,9 +41,19 @@ export function createSqliteStore(
         return true;
       },
       entries: (prefix) => adapter.entries(prefix),
+      deleteKeys: async (keys) => {
+        await adapter.deleteMany([...keys]);
+      },
+      deletePrefix: async (prefix) => {
+        await adapter.deletePrefix(prefix);
+      },
+      // keyv names its rows `<namespace>:<key>` in this table.
+      deleteRecords: async (prefix) => {
+        await adapter.deletePrefix(`${namespace}:${prefix}`);
+      },
       // keyv names a record `<namespace>:<key>` in the table (the atomic entries use other prefixes).
       recordKeys: async (prefix) => {
-        const ns = `${options.namespace ?? DEFAULT_NAMESPACE}:`;
+        const ns = `${namespace}:`;
         return (await adapter.entries(`${ns}${prefix}`)).map(([key]) => key.slice(ns.length));
       },
       ping: async () => {

@@ -239,6 +239,11 @@ export interface ThreadStore extends PreferenceStore, RecordStore {
   /** Gives up one's own lease at once. */
   releaseLease(name: string, owner: string): Promise<void>;
   putRun(record: RunRecord): Promise<void>;
+  /**
+   * Rewrites a run's record only while it is still recorded: false when it is gone (its
+   * workspace was forgotten), so a run relayed elsewhere never brings it back.
+   */
+  updateRun(record: RunRecord): Promise<boolean>;
   getRun(runId: string): Promise<RunRecord | undefined>;
   deleteRun(runId: string): Promise<void>;
   /** Every unfinished run. */
@@ -246,6 +251,12 @@ export interface ThreadStore extends PreferenceStore, RecordStore {
   /** Records who pressed Stop on a run, for the instance that relays it. */
   requestStop(runId: string, userId: string): Promise<void>;
   stopRequester(runId: string): Promise<string | undefined>;
+  /**
+   * Deletes every record of a workspace (the app was uninstalled there): every `t:<team>:`
+   * record (threads, queued replies, recent tasks, defaults, installation, keys…), its claims
+   * and locks, and its runs with their Stop requests and leases. Other workspaces keep theirs.
+   */
+  forgetTeam(teamId: string): Promise<void>;
   /** Whether the backing store answers. */
   ping(): Promise<boolean>;
   close(): Promise<void>;
@@ -255,6 +266,7 @@ export interface ThreadStore extends PreferenceStore, RecordStore {
 export type RunStore = Pick<
   ThreadStore,
   | "putRun"
+  | "updateRun"
   | "getRun"
   | "deleteRun"
   | "listRuns"

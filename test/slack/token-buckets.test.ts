@@ -32,6 +32,16 @@ describe("MemoryTokenBuckets", () => {
     expect(await b.take(s, T0 + 60_000)).toBe(1000);
   });
 
+  it("forgets a workspace's buckets: they are full again, others keep their state", async () => {
+    const b = new MemoryTokenBuckets();
+    const a = [spec("{T0A}:chat.update")];
+    const other = [spec("{T0B}:chat.update")];
+    for (let i = 0; i < 3; i++) await b.take([...a, ...other], T0);
+    await b.forget("{T0A}:");
+    expect(await b.take(a, T0)).toBe(0);
+    expect(await b.take(other, T0)).toBe(1000);
+  });
+
   it("takes from several buckets all or nothing", async () => {
     const b = new MemoryTokenBuckets();
     const team: BucketSpec = { key: "team", ratePerMs: 1 / 1000, burst: 1 };
@@ -98,6 +108,33 @@ describe.skipIf(!redisUrl)("RedisTokenBuckets", () => {
       Array.from({ length: 100 }, (_, i) => (i % 2 === 0 ? one : two).take(s, T0)),
     );
     expect(answers.filter((w) => w === 0)).toHaveLength(5);
+  });
+
+  it("forgets a workspace's buckets (it uninstalled the app) and no other's", async () => {
+    const prefix = `test-buckets:${randomUUID()}:`;
+    const b = await connect(prefix);
+    const keys = [
+      "{T0A}:chat.update",
+      "{T0A}:chat.postMessage:C1",
+      "{T0AB}:chat.update",
+      "{T0B}:x",
+    ];
+    await b.take(
+      keys.map((k) => spec(k)),
+      Date.now(),
+    );
+    const client = createClient({ url });
+    await client.connect();
+    try {
+      await b.forget("{T0A}:");
+      const left: string[] = [];
+      for await (const batch of client.scanIterator({ MATCH: `${prefix}*`, COUNT: 100 })) {
+        left.push(...batch.map((k) => k.slice(prefix.length)));
+      }
+      expect(left.sort()).toEqual(["{T0AB}:chat.update", "{T0B}:x"]);
+    } finally {
+      await client.close();
+    }
   });
 
   it("lets idle buckets expire once they would be full again", async () => {

@@ -322,7 +322,8 @@ export class Harness extends SlackScenario {
   readonly logLines: string[] = [];
   app!: Running;
   readonly #options: HarnessOptions;
-  readonly #namespace = `e2e${process.pid}x${Date.now().toString(36)}x${Math.random().toString(36).slice(2, 6)}`;
+  /** The prefix of every key of this app's store (each suite its own). */
+  readonly namespace = `e2e${process.pid}x${Date.now().toString(36)}x${Math.random().toString(36).slice(2, 6)}`;
 
   private constructor(sim: Simulator, slack: LocalSlack, dataDir: string, options: HarnessOptions) {
     super(sim, slack);
@@ -349,7 +350,7 @@ export class Harness extends SlackScenario {
         PORT: "0",
         DATA_DIR: this.dataDir,
         // Each suite its own keys: suites share the test Redis and run in parallel.
-        STORE_NAMESPACE: this.#namespace,
+        STORE_NAMESPACE: this.namespace,
         ...(this.#options.streaming ? { SLACK_STREAMING: this.#options.streaming } : {}),
         ...(this.#options.redisUrl ? { REDIS_URL: this.#options.redisUrl } : {}),
         ...this.#options.env,

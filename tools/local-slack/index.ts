@@ -45,6 +45,7 @@ export type {
   TeamOptions,
 } from "./tenancy.ts";
 export type { AgentSession, OpenedView } from "./state.ts";
+export { deliverEvents, type EventDestination, uninstallEvents } from "./uninstall.ts";
 export { VIEW_LIMITS, validateView } from "./view-kit.ts";
 export type { MethodContext, MethodFamily, SlackMethod } from "./methods/registry.ts";
 export type * from "./types.ts";

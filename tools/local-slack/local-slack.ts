@@ -11,6 +11,7 @@ import { sendJson } from "./http.ts";
 import { describeCalls, waitFor, type WaitSource } from "./inspection.ts";
 import { DEFAULT_ERROR_CODES } from "./limits.ts";
 import type { ApiRequest } from "./http.ts";
+import type { EventInput } from "./slack-requests.ts";
 import { METHOD_FAMILIES } from "./methods/index.ts";
 import { buildRegistry } from "./methods/registry.ts";
 import { LocalOAuth } from "./oauth.ts";
@@ -41,6 +42,7 @@ import type {
   ValidationFailure,
   WaitOptions,
 } from "./types.ts";
+import { deliverEvents, type EventDestination, uninstallEvents } from "./uninstall.ts";
 import { clone, truncate } from "./util.ts";
 
 export class LocalSlack extends EventEmitter<LocalSlackEvents> {
@@ -113,6 +115,12 @@ export class LocalSlack extends EventEmitter<LocalSlackEvents> {
         state,
         tenancy: this.#tenancy,
         oauth: this.oauth,
+        uninstall: (id) => {
+          // Slack answers the call, then tells the app.
+          void this.uninstall(id).catch((error: unknown) => {
+            this.deliveryFailures.push(String(error));
+          });
+        },
         codes: { ...DEFAULT_ERROR_CODES, ...options.errorCodes },
         now,
       },
@@ -167,6 +175,30 @@ export class LocalSlack extends EventEmitter<LocalSlackEvents> {
   /** The workspace URL auth.test reports; permalinks are built from it. */
   get teamUrl(): string {
     return this.#state.teamUrl;
+  }
+
+  /**
+   * Where the app's events go when Slack sends them by itself (an `apps.uninstall`), set by
+   * the test: the app's HTTP receiver, or its Socket Mode connection.
+   */
+  eventDestination: EventDestination | undefined;
+  /** Events Slack sent by itself that the app did not acknowledge (why, one line each). */
+  readonly deliveryFailures: string[] = [];
+
+  /**
+   * Uninstalls the app from a workspace (or, org-wide, an organisation), as an admin does in
+   * Slack: its bot tokens answer `token_revoked` from now on, and `app_uninstalled` and
+   * `tokens_revoked` are sent to the app (to `to`, else `eventDestination`; when neither is
+   * set, nothing is sent and the caller delivers the events returned).
+   */
+  async uninstall(
+    id: string,
+    to: EventDestination | undefined = this.eventDestination,
+  ): Promise<EventInput[]> {
+    const events = uninstallEvents(this.#tenancy, this.appId, id);
+    this.emit("change");
+    if (to) await deliverEvents(events, to);
+    return events;
   }
 
   /** Where `apps.connections.open` sends a Socket Mode client (set by the test). */

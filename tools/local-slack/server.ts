@@ -167,7 +167,7 @@ function handleUserFileDownload(
   }
   const auth = req.headers.authorization;
   const caller = auth?.startsWith("Bearer ") ? host.tenancy.identify(auth.slice(7)) : undefined;
-  if (caller === undefined || caller === "expired") {
+  if (caller === undefined || caller === "expired" || caller === "revoked") {
     res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
     res.end(
       "<!DOCTYPE html><html><head><title>Slack</title></head><body>Sign in to Slack</body></html>",

@@ -188,6 +188,8 @@ export interface EventInput {
   /** Defaults to one authorization for the bot user "UBOT" of `team_id`. */
   authorizations?: Record<string, unknown>[];
   enterprise_id?: string;
+  /** An org-wide install's event (Enterprise Grid). */
+  is_enterprise_install?: boolean;
 }
 
 export interface EventOptions extends SignOptions {
@@ -205,6 +207,9 @@ export function eventEnvelope(input: EventInput): Record<string, unknown> {
     token: "legacy-verification-token",
     team_id: input.team_id,
     ...(input.enterprise_id === undefined ? {} : { enterprise_id: input.enterprise_id }),
+    ...(input.is_enterprise_install === undefined
+      ? {}
+      : { is_enterprise_install: input.is_enterprise_install }),
     api_app_id: input.api_app_id ?? "A0001",
     event,
     type: "event_callback",
@@ -216,7 +221,7 @@ export function eventEnvelope(input: EventInput): Record<string, unknown> {
         team_id: input.team_id,
         user_id: "UBOT",
         is_bot: true,
-        is_enterprise_install: false,
+        is_enterprise_install: input.is_enterprise_install ?? false,
       },
     ],
     is_ext_shared_channel: false,

@@ -73,6 +73,8 @@ export class Tenancy {
   readonly teams = new Map<string, LocalTeam>();
   readonly enterprises = new Map<string, LocalEnterprise>();
   readonly #tokens = new Map<string, Caller>();
+  /** Tokens of workspaces the app was uninstalled from (or revoked): `token_revoked`. */
+  readonly #revoked = new Set<string>();
   readonly #now: () => number;
 
   /** The double's own workspace (the constructor options) is installed, with its token. */
@@ -153,11 +155,28 @@ export class Tenancy {
     return caller;
   }
 
-  /** Who the token is: a caller, "expired", or undefined for a token Slack never issued. */
-  identify(token: string): Caller | "expired" | undefined {
+  /**
+   * Who the token is: a caller, "expired", "revoked" (the app was uninstalled), or undefined
+   * for a token Slack never issued.
+   */
+  identify(token: string): Caller | "expired" | "revoked" | undefined {
+    if (this.#revoked.has(token)) return "revoked";
     const caller = this.#tokens.get(token);
     if (!caller) return undefined;
     return caller.expiresAt !== undefined && caller.expiresAt <= this.#now() ? "expired" : caller;
+  }
+
+  /**
+   * The app is uninstalled from a workspace (or, org-wide, an organisation): every bot token
+   * of it stops working; returns them.
+   */
+  revoke(teamOrEnterpriseId: string): string[] {
+    const tokens = this.tokensOf(teamOrEnterpriseId);
+    for (const token of tokens) {
+      this.#tokens.delete(token);
+      this.#revoked.add(token);
+    }
+    return tokens;
   }
 
   /** The installed bot tokens of a workspace (or organisation), newest last. */

@@ -11,10 +11,13 @@ import * as message from "./message.ts";
 import * as modal from "./modal.ts";
 import * as settings from "./settings.ts";
 import * as taskViews from "./task-views.ts";
+import * as uninstall from "./uninstall.ts";
 import * as workspaceSettings from "./workspace-settings.ts";
 import type { Surface } from "./surface.ts";
 
 export const SURFACES: readonly Surface[] = [
+  // First: its middleware notes the workspaces of org-wide installs before any listener runs.
+  uninstall,
   command,
   message,
   mention,

@@ -12,6 +12,7 @@ import type { ServiceKeyStore } from "../../store/service-keys.ts";
 import type { RecordStore } from "../../store/types.ts";
 import type { ModalChoices } from "../../view/modal.ts";
 import type { HomeTab } from "../home-tab.ts";
+import type { WorkspaceRemoval } from "../workspace-removal.ts";
 
 /** What a listener gets: listeners parse Slack's payload, acknowledge, and call the coordinator. */
 export interface ListenerDeps {
@@ -23,6 +24,8 @@ export interface ListenerDeps {
   readonly home: HomeTab;
   /** The workspaces' records (their usage policy…). */
   readonly records: RecordStore;
+  /** Forgets a workspace the app was uninstalled from. */
+  readonly removal: WorkspaceRemoval;
   /** Each workspace's own service key, when the app can seal them (ENCRYPTION_KEY is set). */
   readonly workspaceKeys?: WorkspaceKeys | undefined;
 }

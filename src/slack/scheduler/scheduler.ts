@@ -161,6 +161,11 @@ export class SlackScheduler {
     return new Promise((resolve) => this.#idleWaiters.push(resolve));
   }
 
+  /** Forgets a workspace's rate budget (it uninstalled the app). */
+  forgetTeam(teamId: string): Promise<void> {
+    return this.#buckets.forget?.(`{${teamId}}:`) ?? Promise.resolve();
+  }
+
   /** Stops: clears timers, rejects what is still queued, closes the buckets. Calls in progress finish. */
   async close(): Promise<void> {
     this.#closed = true;

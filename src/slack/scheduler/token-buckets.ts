@@ -36,6 +36,8 @@ export interface TokenBuckets {
   tryTake?(buckets: readonly BucketSpec[], now: number): Promise<TakeAnswer>;
   /** Whether other instances take from the same buckets (then they race for each token). */
   readonly shared: boolean;
+  /** Deletes every bucket whose key starts with `prefix` (a workspace that uninstalled the app). */
+  forget?(prefix: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -93,6 +95,10 @@ export class MemoryTokenBuckets implements TokenBuckets {
     return 0;
   }
 
+  async forget(prefix: string): Promise<void> {
+    for (const key of this.#state.keys()) if (key.startsWith(prefix)) this.#state.delete(key);
+  }
+
   /** Forgets full buckets: a missing bucket is a full one. */
   #sweep(now: number): void {
     for (const [key, s] of this.#state) if (s.fullAt <= now) this.#state.delete(key);
@@ -146,6 +152,9 @@ export interface ScriptClient {
   evalSha(sha1: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
   eval(script: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
   on(event: "error", listener: (err: unknown) => void): unknown;
+  /** For `forget` (node-redis has both): SCAN with MATCH in steps, and UNLINK. */
+  scanIterator?(options: { MATCH: string; COUNT: number }): AsyncIterable<string[]>;
+  unlink?(keys: string[]): Promise<unknown>;
   readonly isOpen: boolean;
   close(): Promise<void>;
 }
@@ -205,6 +214,16 @@ export class RedisTokenBuckets implements TokenBuckets {
       // The script cache is empty after a Redis restart or on a new server: send it once in full.
       if (!String(err).includes("NOSCRIPT")) throw err;
       return await this.#client.eval(TAKE_SCRIPT, { keys, arguments: args });
+    }
+  }
+
+  /** A workspace's buckets go with it (they would expire within a minute anyway). Never KEYS. */
+  async forget(prefix: string): Promise<void> {
+    const { scanIterator, unlink } = this.#client;
+    if (!scanIterator || !unlink) return;
+    const match = `${(this.#prefix + prefix).replace(/[*?[\]\\]/g, (c) => `\\${c}`)}*`;
+    for await (const keys of scanIterator.call(this.#client, { MATCH: match, COUNT: 500 })) {
+      if (keys.length > 0) await unlink.call(this.#client, keys);
     }
   }
 

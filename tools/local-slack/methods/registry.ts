@@ -16,6 +16,8 @@ export interface MethodContext {
   readonly oauth: LocalOAuth;
   readonly codes: LimitErrorCodes;
   readonly now: () => number;
+  /** Uninstalls the app from a workspace or organisation (see LocalSlack.uninstall). */
+  readonly uninstall: (id: string) => void;
 }
 
 export interface SlackMethod {

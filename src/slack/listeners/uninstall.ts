@@ -1,0 +1,57 @@
+/**
+ * Uninstalls: `app_uninstalled`, and `tokens_revoked` with the bot's token, forget everything
+ * of the workspace (or organisation); `tokens_revoked` with people's tokens only drops those.
+ * Bolt delivers both events without authorizing them (the tokens are already gone).
+ */
+import type { App } from "@slack/bolt";
+import { z } from "zod";
+import type { InstallKey } from "../workspace-removal.ts";
+import type { ListenerDeps } from "./surface.ts";
+
+const Envelope = z.object({
+  team_id: z.string().min(1).optional(),
+  enterprise_id: z.string().min(1).nullish(),
+  is_enterprise_install: z.boolean().optional(),
+});
+
+const TokensRevoked = z.object({
+  tokens: z.object({
+    oauth: z.array(z.string()).nullish(),
+    bot: z.array(z.string()).nullish(),
+  }),
+});
+
+function installOf(body: unknown): InstallKey | undefined {
+  const parsed = Envelope.safeParse(body);
+  if (!parsed.success) return undefined;
+  const { team_id: teamId, enterprise_id: enterpriseId, is_enterprise_install: org } = parsed.data;
+  return { teamId, enterpriseId: enterpriseId ?? undefined, isEnterpriseInstall: org === true };
+}
+
+export function register(app: App, { removal, logger }: ListenerDeps): void {
+  // An org-wide uninstall names only the organisation: its workspaces are noted as they speak.
+  app.use(async ({ context, next }) => {
+    const { enterpriseId, teamId, isEnterpriseInstall } = context;
+    if (isEnterpriseInstall && enterpriseId && teamId) {
+      void removal
+        .noteOrgWorkspace(enterpriseId, teamId)
+        .catch((err: unknown) => logger.warn({ err }, "could not note a workspace of an org"));
+    }
+    await next();
+  });
+
+  app.event("app_uninstalled", async ({ body }) => {
+    const key = installOf(body);
+    if (key) await removal.uninstalled(key);
+  });
+
+  app.event("tokens_revoked", async ({ body, event }) => {
+    const key = installOf(body);
+    const revoked = TokensRevoked.safeParse(event);
+    if (!key || !revoked.success) return;
+    const { bot, oauth } = revoked.data.tokens;
+    // The bot's token gone is an uninstall as far as the app can tell: it can do nothing more.
+    if (bot && bot.length > 0) await removal.uninstalled(key);
+    else if (oauth && oauth.length > 0) await removal.usersRevoked(key, oauth);
+  });
+}

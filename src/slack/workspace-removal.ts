@@ -1,0 +1,140 @@
+/**
+ * What uninstalling the app (or revoking its bot token) does: the workspace's runs stop, its
+ * installation goes through Bolt's installation store, and every record of it is forgotten.
+ * An org-wide install (Enterprise Grid) is forgotten with every workspace of it the app saw.
+ */
+import type { InstallationStore } from "@slack/bolt";
+import type { Logger } from "pino";
+import { z } from "zod";
+import type { ThreadStore } from "../store/types.ts";
+
+/** Which install an event is about (from its envelope). */
+export interface InstallKey {
+  readonly teamId: string | undefined;
+  readonly enterpriseId: string | undefined;
+  readonly isEnterpriseInstall: boolean;
+}
+
+export interface WorkspaceRemovalDeps {
+  /** Stops a workspace's runs without a word to Slack (the relay's `stopTeam`). */
+  readonly runs: { stopTeam(teamId: string): Promise<void> };
+  readonly store: Pick<ThreadStore, "forgetTeam" | "getRecord" | "putRecord" | "deleteRecord">;
+  /** The Slack rate budget kept per workspace (the scheduler's buckets, in Redis when shared). */
+  readonly budgets?: { forgetTeam(teamId: string): Promise<void> };
+  /** What is kept in memory of each workspace (its writer, service client, token cache). */
+  readonly workspaces?: { forget(teamId: string): void };
+  /** Many workspaces: Bolt's installation store. Undefined with one SLACK_BOT_TOKEN. */
+  readonly installations: InstallationStore | undefined;
+  readonly logger: Logger;
+}
+
+/**
+ * The workspaces of an org-wide install the app has seen (events name their workspace): an
+ * org-wide uninstall names only the organisation, so they are found here.
+ */
+export const orgWorkspacesKey = (enterpriseId: string) => `e:${enterpriseId}:workspaces`;
+const TeamIds = z.array(z.string());
+
+export class WorkspaceRemoval {
+  readonly #deps: WorkspaceRemovalDeps;
+  /** Workspaces already read back from their organisation's list (one read per process). */
+  readonly #known = new Set<string>();
+
+  constructor(deps: WorkspaceRemovalDeps) {
+    this.#deps = deps;
+  }
+
+  /**
+   * Notes that `teamId` belongs to the org-wide install of `enterpriseId`. Only a workspace
+   * read back from the list counts as known: a write another instance overwrote meanwhile
+   * is written again at the workspace's next event.
+   */
+  async noteOrgWorkspace(enterpriseId: string, teamId: string): Promise<void> {
+    const key = orgWorkspacesKey(enterpriseId);
+    if (this.#known.has(`${enterpriseId}:${teamId}`)) return;
+    const listed = await this.#orgWorkspaces(enterpriseId);
+    if (listed.includes(teamId)) this.#known.add(`${enterpriseId}:${teamId}`);
+    else await this.#deps.store.putRecord(key, [...listed, teamId]);
+  }
+
+  /** The app was uninstalled (or its bot token revoked) where `key` says. */
+  async uninstalled(key: InstallKey): Promise<void> {
+    const { installations, logger } = this.#deps;
+    if (key.isEnterpriseInstall && key.enterpriseId) {
+      await this.#forgetOrg(key.enterpriseId, key.teamId);
+      return;
+    }
+    if (!key.teamId) return;
+    await this.#forgetTeam(key.teamId, key.enterpriseId);
+    if (!installations) {
+      logger.error(
+        { team: key.teamId },
+        "the app was uninstalled from its workspace (or its bot token revoked): SLACK_BOT_TOKEN is no longer valid; install the app again and set its new token",
+      );
+    }
+  }
+
+  /** People's user tokens were revoked: their tokens leave the installation, the bot stays. */
+  async usersRevoked(key: InstallKey, userIds: readonly string[]): Promise<void> {
+    const { installations, logger } = this.#deps;
+    if (!installations) return;
+    for (const userId of userIds) {
+      await installations.deleteInstallation?.({
+        teamId: key.teamId,
+        enterpriseId: key.enterpriseId,
+        isEnterpriseInstall: key.isEnterpriseInstall,
+        userId,
+      });
+    }
+    logger.info({ team: key.teamId, users: userIds.length }, "user tokens revoked: forgotten");
+  }
+
+  async #forgetTeam(teamId: string, enterpriseId: string | undefined): Promise<void> {
+    const { runs, store, installations, budgets, workspaces, logger } = this.#deps;
+    await runs.stopTeam(teamId);
+    // Bolt's store first, so that it agrees; then every record of the team (its own included).
+    await installations?.deleteInstallation?.({
+      teamId,
+      enterpriseId,
+      isEnterpriseInstall: false,
+    });
+    await store.forgetTeam(teamId);
+    await budgets?.forgetTeam(teamId);
+    // Last: stopping its runs needed its service client.
+    workspaces?.forget(teamId);
+    logger.info(
+      { team: teamId },
+      "the app was uninstalled: every record of the workspace forgotten",
+    );
+  }
+
+  async #forgetOrg(enterpriseId: string, teamId: string | undefined): Promise<void> {
+    const { store, installations, logger } = this.#deps;
+    const teams = new Set(await this.#orgWorkspaces(enterpriseId));
+    // The event's own id too: a workspace's, or the organisation's (whatever was kept under
+    // `t:<that id>:` goes, e.g. what Bolt's middleware remembered of the event's sender).
+    if (teamId) teams.add(teamId);
+    for (const team of teams) await this.#forgetTeam(team, enterpriseId);
+    await installations?.deleteInstallation?.({
+      teamId: undefined,
+      enterpriseId,
+      isEnterpriseInstall: true,
+    });
+    await store.deleteRecord(`e:${enterpriseId}:installation`);
+    await store.deleteRecord(orgWorkspacesKey(enterpriseId));
+    for (const known of this.#known) {
+      if (known.startsWith(`${enterpriseId}:`)) this.#known.delete(known);
+    }
+    logger.info(
+      { enterprise: enterpriseId, workspaces: teams.size },
+      "the app was uninstalled from an organisation: every record of it and its workspaces forgotten",
+    );
+  }
+
+  async #orgWorkspaces(enterpriseId: string): Promise<string[]> {
+    const parsed = TeamIds.safeParse(
+      await this.#deps.store.getRecord(orgWorkspacesKey(enterpriseId)),
+    );
+    return parsed.success ? parsed.data : [];
+  }
+}
