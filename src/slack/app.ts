@@ -104,10 +104,8 @@ export function createSlackApp(options: SlackAppOptions): SlackApp {
   function listen(coordinator: TaskCoordinator, home: HomeTab, parts: RemovalParts): void {
     const installations = oauth?.installationStore;
     const removal = new WorkspaceRemoval({ ...parts, store, installations, logger });
-    for (const surface of SURFACES) {
-      const deps = { coordinator, logger, choices: config.choices, home, workspaceKeys };
-      surface.register(app, { ...deps, records: store, removal });
-    }
+    const deps = { coordinator, logger, choices: config.choices, home, workspaceKeys, removal };
+    for (const surface of SURFACES) surface.register(app, { ...deps, records: store });
   }
 
   return {
