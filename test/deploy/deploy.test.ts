@@ -49,6 +49,7 @@ describe("the Kubernetes example", () => {
     const podEnv = Object.fromEntries([
       ...env.map((e) => [e.name, e.value ?? "from-secret"]),
       ["SLACK_BOT_TOKEN", "xoxb-placeholder"],
+      ["ENCRYPTION_KEY", Buffer.alloc(32, 7).toString("base64")],
       ["REDIS_URL", String(at(secret, "stringData", "REDIS_URL"))],
     ]);
     const config = parseConfig(podEnv);
