@@ -25,14 +25,29 @@ export interface AdminHomeOptions {
   readonly now?: () => number;
 }
 
+/** How long whether someone administers a workspace is taken as known (Home refreshes often). */
+const ADMIN_TTL_MS = 60_000;
+const ADMINS_MAX = 10_000;
+
 /** App Home's admin part for a person: undefined unless they administer the workspace. */
 export function adminHome(
   options: AdminHomeOptions,
 ): (teamId: string, userId: string) => Promise<AdminHome | undefined> {
   const now = options.now ?? Date.now;
-  return async (teamId, userId) => {
+  const known = new Map<string, { admin: boolean; until: number }>();
+  const isAdmin = async (teamId: string, userId: string): Promise<boolean> => {
+    const key = `${teamId}:${userId}`;
+    const hit = known.get(key);
+    if (hit && hit.until > now()) return hit.admin;
     const token = await options.tokenFor?.(teamId);
-    if (!(await isWorkspaceAdmin(options.client, userId, token))) return undefined;
+    const admin = await isWorkspaceAdmin(options.client, userId, token);
+    known.delete(key);
+    if (known.size >= ADMINS_MAX) known.delete(known.keys().next().value ?? "");
+    known.set(key, { admin, until: now() + ADMIN_TTL_MS });
+    return admin;
+  };
+  return async (teamId, userId) => {
+    if (!(await isAdmin(teamId, userId))) return undefined;
     const alert = await getServiceAlert(options.records, teamId, now());
     return { alert };
   };

@@ -1,0 +1,50 @@
+/**
+ * App Home's admin part: shown to a workspace's admins and owners only (Slack's `users.info`),
+ * asked of Slack at most once a minute per person however often the Home tab is refreshed.
+ */
+import { describe, expect, it } from "vitest";
+import { adminHome } from "../../src/slack/admin-home.ts";
+import { createMemoryStore } from "../../src/store/memory.ts";
+
+function slackUsers(admins: readonly string[]) {
+  const asked: Array<{ user: string; token: string | undefined }> = [];
+  const client = {
+    users: {
+      info: async (args: { user: string; token?: string }) => {
+        asked.push({ user: args.user, token: args.token });
+        return { ok: true, user: { id: args.user, is_admin: admins.includes(args.user) } };
+      },
+    },
+  };
+  return { client: client as never, asked };
+}
+
+describe("App Home's admin part", () => {
+  it("is shown to admins only, asking Slack with the workspace's own token", async () => {
+    const { client, asked } = slackUsers(["U0ADMIN"]);
+    const part = adminHome({
+      client,
+      records: createMemoryStore(),
+      tokenFor: (team) => `xoxb-${team}`,
+    });
+    expect(await part("T1", "U0ADMIN")).toEqual({ alert: undefined });
+    expect(await part("T1", "U0MEMBER")).toBeUndefined();
+    expect(asked).toEqual([
+      { user: "U0ADMIN", token: "xoxb-T1" },
+      { user: "U0MEMBER", token: "xoxb-T1" },
+    ]);
+  });
+
+  it("asks Slack again only after a minute, per workspace and person", async () => {
+    const { client, asked } = slackUsers(["U0ADMIN"]);
+    let now = 1_700_000_000_000;
+    const part = adminHome({ client, records: createMemoryStore(), now: () => now });
+    for (let i = 0; i < 5; i++) await part("T1", "U0ADMIN");
+    expect(asked).toHaveLength(1);
+    await part("T2", "U0ADMIN"); // another workspace is asked on its own
+    expect(asked).toHaveLength(2);
+    now += 60_001;
+    await part("T1", "U0ADMIN");
+    expect(asked).toHaveLength(3);
+  });
+});
