@@ -4,203 +4,24 @@
  * code, the installation kept in the store (embedded and Redis); then each workspace's requests
  * authorized with its own bot token, and every bad input refused with an error page.
  */
-import { randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { Writable } from "node:stream";
-import type { InstallationQuery, InstallationStore } from "@slack/bolt";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { type Running, startApp } from "../../src/bootstrap.ts";
-import { parseConfig, secretsOf } from "../../src/config.ts";
-import { createLogger } from "../../src/log.ts";
-import type { Simulator } from "../../src/simulator/server.ts";
 import { BOT_SCOPES } from "../../src/slack/scopes.ts";
-import {
-  createInstallationStore,
-  InstallationNotFoundError,
-} from "../../src/store/installations.ts";
-import { type LocalSlack, sessionCookie } from "../../tools/local-slack/index.ts";
+import { InstallationNotFoundError } from "../../src/store/installations.ts";
+import type { LocalSlack } from "../../tools/local-slack/index.ts";
 import { LocalSocketMode } from "../../tools/local-slack/local-socket-mode.ts";
+import { sendBlockAction, sendEvent } from "../../tools/local-slack/slack-requests.ts";
+import { Browser } from "../support/browser.ts";
 import {
-  sendBlockAction,
-  sendEvent,
-  sendSlashCommand,
-} from "../../tools/local-slack/slack-requests.ts";
-import { addToSlackLink, Browser, type Page } from "../support/browser.ts";
-import { freePort } from "../support/cluster.ts";
-import {
-  appEnv,
   CHANNEL,
   SIGNING_SECRET,
-  startPeers,
   statusOf,
   stopButton,
   storeBackends,
 } from "../support/harness.ts";
+import { MultiWorkspaceApp, STATE_SECRET } from "../support/multi-workspace.ts";
 
-const STATE_SECRET = "e2e-state-secret-0123456789abcdef";
 const STATE_COOKIE = "slack-app-oauth-state";
 let seq = 0;
-
-/** The app in many-workspace mode, started as `npm start` starts it, with its log captured. */
-class MultiWorkspaceApp {
-  readonly sim: Simulator;
-  readonly slack: LocalSlack;
-  readonly running: Running;
-  readonly baseUrl: string;
-  readonly logLines: string[];
-  readonly installations: InstallationStore;
-  readonly #dataDir: string;
-
-  private constructor(
-    parts: Pick<MultiWorkspaceApp, "sim" | "slack" | "running" | "baseUrl" | "logLines">,
-    dataDir: string,
-  ) {
-    this.sim = parts.sim;
-    this.slack = parts.slack;
-    this.running = parts.running;
-    this.baseUrl = parts.baseUrl;
-    this.logLines = parts.logLines;
-    this.#dataDir = dataDir;
-    this.installations = createInstallationStore(parts.running.store);
-  }
-
-  static async start(
-    options: { redisUrl?: string | undefined; socket?: LocalSocketMode } = {},
-  ): Promise<MultiWorkspaceApp> {
-    const { sim, slack } = await startPeers();
-    const dataDir = mkdtempSync(join(tmpdir(), "taskbot-oauth-"));
-    const port = options.socket ? await freePort() : 0;
-    if (options.socket) slack.socketModeUrl = options.socket.url;
-    const env = appEnv(sim, slack, {
-      SLACK_BOT_TOKEN: "",
-      SLACK_CLIENT_ID: slack.oauth.clientId,
-      SLACK_CLIENT_SECRET: slack.oauth.clientSecret,
-      SLACK_STATE_SECRET: STATE_SECRET,
-      // Seals each workspace's own service key (required with many workspaces).
-      ENCRYPTION_KEY: randomBytes(32).toString("base64"),
-      PORT: String(port),
-      DATA_DIR: dataDir,
-      STORE_NAMESPACE: `oauth${process.pid}x${Date.now().toString(36)}x${++seq}`,
-      ...(options.redisUrl ? { REDIS_URL: options.redisUrl } : {}),
-      ...(options.socket ? { SLACK_APP_TOKEN: slack.appToken, SLACK_SIGNING_SECRET: "" } : {}),
-    });
-    const config = parseConfig(env);
-    const lines: string[] = [];
-    const destination = new Writable({
-      write(chunk, _enc, done) {
-        lines.push(String(chunk));
-        done();
-      },
-    });
-    // As main.ts builds it: the config's own secrets are scrubbed, nothing else is added.
-    const logger = createLogger({ level: "debug", secrets: secretsOf(config), destination });
-    const running = await startApp(config, logger);
-    const baseUrl = `http://127.0.0.1:${running.port ?? port}`;
-    // The app's Redirect URL, as configured on Slack's OAuth & Permissions page.
-    slack.oauth.redirectUrls = [`${baseUrl}/slack/oauth_redirect`];
-    return new MultiWorkspaceApp({ sim, slack, running, baseUrl, logLines: lines }, dataDir);
-  }
-
-  /** Opens the install page: the browser gets the state cookie, and the Add to Slack link. */
-  async installPage(browser: Browser): Promise<{ page: Page; authorizeUrl: URL }> {
-    const page = await browser.get(`${this.baseUrl}/slack/install`);
-    expect(page.status).toBe(200);
-    return { page, authorizeUrl: new URL(addToSlackLink(page.body)) };
-  }
-
-  /** Slack's consent screen, signed in to `team` as `user`: where it sends the browser back. */
-  async consent(browser: Browser, authorizeUrl: URL, team: string, user: string): Promise<string> {
-    browser.setCookie(sessionCookie(team, user));
-    const page = await browser.get(authorizeUrl.toString());
-    expect(page.status, page.body).toBe(302);
-    return page.location ?? "";
-  }
-
-  /** The whole flow in one browser: install page → Slack → back to the app with a code. */
-  async install(team: string, user = "U0INSTALLER"): Promise<Page> {
-    const browser = new Browser();
-    const { authorizeUrl } = await this.installPage(browser);
-    return browser.get(await this.consent(browser, authorizeUrl, team, user));
-  }
-
-  installation(teamId: string, enterpriseId?: string, orgWide = false) {
-    const query = { teamId, enterpriseId, isEnterpriseInstall: orgWide };
-    return this.installations.fetchInstallation(query as InstallationQuery<boolean>);
-  }
-
-  /** `/task` alone typed in `team`: opens the New task form with the token Bolt resolved. */
-  async openForm(team: string, grid?: { enterpriseId: string; orgWide: boolean }) {
-    const trigger = `trig.oauth.${++seq}.${Date.now()}`;
-    const res = await sendSlashCommand(`${this.baseUrl}/slack/events`, SIGNING_SECRET, {
-      text: "",
-      team_id: team,
-      user_id: "U0SOMEONE",
-      channel_id: CHANNEL,
-      response_url: this.slack.responseUrl(`oauth${seq}`),
-      trigger_id: trigger,
-      ...(grid ? { enterprise_id: grid.enterpriseId, is_enterprise_install: grid.orgWide } : {}),
-    });
-    return { res, trigger };
-  }
-
-  /** `/task <text>` typed by a person of `team` in `channel`. */
-  command(team: string, channel: string, text: string) {
-    return sendSlashCommand(`${this.baseUrl}/slack/events`, SIGNING_SECRET, {
-      text,
-      team_id: team,
-      user_id: `U0${team.slice(2)}PERSON`,
-      channel_id: channel,
-      response_url: this.slack.responseUrl(`oauth${++seq}`),
-      trigger_id: `trig.oauth.${seq}.${Date.now()}`,
-    });
-  }
-
-  /** The final answer of the task whose prompt contains `prompt`, posted by `bot` in `channel`. */
-  async finalAnswer(bot: string, channel: string, prompt: string): Promise<string> {
-    const root = await this.slack.waitFor(
-      () =>
-        this.slack
-          .messages(channel)
-          .find((m) => m.user === bot && JSON.stringify(m.blocks ?? []).includes(prompt)),
-      { description: `the task "${prompt}" in ${channel}` },
-    );
-    const final = await this.slack.waitFor(
-      () =>
-        this.slack
-          .thread(channel, root.ts)
-          .find(
-            (m) =>
-              m.ts !== root.ts &&
-              m.user === bot &&
-              /Completed in|Failed after|Stopped/.test(statusOf(m)),
-          ),
-      { timeoutMs: 20_000, description: `the final answer in ${channel}` },
-    );
-    return statusOf(final);
-  }
-
-  openedWith(trigger: string) {
-    return this.slack.waitForCall(
-      (c) => c.method === "views.open" && c.args.trigger_id === trigger,
-      {
-        description: `views.open for ${trigger}`,
-      },
-    );
-  }
-
-  log(): string {
-    return this.logLines.join("");
-  }
-
-  async close(): Promise<void> {
-    await this.running.close();
-    await this.sim.close();
-    await this.slack.close();
-    rmSync(this.#dataDir, { recursive: true, force: true });
-  }
-}
 
 const notInstalled = (p: Promise<unknown>) =>
   expect(p).rejects.toBeInstanceOf(InstallationNotFoundError);
@@ -240,7 +61,7 @@ describe.each(storeBackends())("installing in many workspaces with %s", (_name, 
     expect(done.body).toContain("Thank you!");
     expect(browser.cookies.has(STATE_COOKIE)).toBe(false);
 
-    expect((await app.install("T0BETA", "U0BOB")).body).toContain("Thank you!");
+    expect((await app.installFlow("T0BETA", "U0BOB")).body).toContain("Thank you!");
 
     expect(await app.installation("T0ALPHA")).toMatchObject({
       team: { id: "T0ALPHA", name: "Alpha" },
@@ -452,7 +273,7 @@ describe.each(storeBackends())("installing in many workspaces with %s", (_name, 
   it("shows an error page and stores nothing when Slack refuses the code exchange", async () => {
     slack.addTeam({ id: "T0ZETA" });
     slack.failNext("oauth.v2.access", { error: "invalid_code" });
-    const page = await app.install("T0ZETA");
+    const page = await app.installFlow("T0ZETA");
     expect(page.status).toBe(500);
     expect(page.body).toContain("Oops, Something Went Wrong!");
     const exchange = slack.calls.findLast((c) => c.method === "oauth.v2.access");
@@ -489,7 +310,7 @@ describe.each(storeBackends())("installing in many workspaces with %s", (_name, 
   it("installs org-wide on an Enterprise Grid organisation: its workspaces use the org's token", async () => {
     const grid = slack.addEnterprise({ id: "E0GRID", name: "Grid Co" });
     slack.addTeam({ id: "T0GRIDWS", enterpriseId: "E0GRID" });
-    const page = await app.install("E0GRID", "U0ORGADMIN");
+    const page = await app.installFlow("E0GRID", "U0ORGADMIN");
     expect(page.status).toBe(200);
     expect(await app.installation("T0GRIDWS", "E0GRID", true)).toMatchObject({
       enterprise: { id: "E0GRID", name: "Grid Co" },
@@ -516,7 +337,7 @@ describe.each(storeBackends())("installing in many workspaces with %s", (_name, 
     // Shorter than the two hours within which Bolt refreshes a token before it expires.
     slack.oauth.tokenLifetimeS = 3600;
     slack.addTeam({ id: "T0ROTATE" });
-    expect((await app.install("T0ROTATE")).status).toBe(200);
+    expect((await app.installFlow("T0ROTATE")).status).toBe(200);
     const installed = await app.installation("T0ROTATE");
     expect(installed.bot?.token).toMatch(/^xoxe\.xoxb-1-/);
     expect(installed.bot?.refreshToken).toMatch(/^xoxe-1-/);
@@ -570,7 +391,7 @@ describe("installing in many workspaces over Socket Mode", () => {
   it("serves the install flow beside the health routes, and authorizes socket requests per workspace", async () => {
     const team = app.slack.addTeam({ id: "T0SOCKET" });
     expect((await fetch(`${app.baseUrl}/healthz`)).status).toBe(200);
-    const page = await app.install("T0SOCKET", "U0SOCK");
+    const page = await app.installFlow("T0SOCKET", "U0SOCK");
     expect(page.status).toBe(200);
     expect((await app.installation("T0SOCKET")).bot?.token).toBe(team.botToken);
 

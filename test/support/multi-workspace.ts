@@ -14,12 +14,17 @@ import { parseConfig, secretsOf } from "../../src/config.ts";
 import { createLogger } from "../../src/log.ts";
 import type { Simulator } from "../../src/simulator/server.ts";
 import { createInstallationStore } from "../../src/store/installations.ts";
+import { expect } from "vitest";
 import type { LocalSlack } from "../../tools/local-slack/index.ts";
 import { sessionCookie } from "../../tools/local-slack/index.ts";
-import { addToSlackLink, Browser } from "./browser.ts";
-import { appEnv, startPeers } from "./harness.ts";
+import type { LocalSocketMode } from "../../tools/local-slack/local-socket-mode.ts";
+import { sendSlashCommand } from "../../tools/local-slack/slack-requests.ts";
+import { addToSlackLink, Browser, type Page } from "./browser.ts";
+import { freePort } from "./cluster.ts";
+import { appEnv, CHANNEL, SIGNING_SECRET, startPeers, statusOf } from "./harness.ts";
 
-const STATE_SECRET = "e2e-state-secret-0123456789abcdef";
+/** Signs the OAuth `state` (SLACK_STATE_SECRET): a test checks it never reaches the log. */
+export const STATE_SECRET = "e2e-state-secret-0123456789abcdef";
 let seq = 0;
 
 export class MultiWorkspaceApp {
@@ -35,7 +40,19 @@ export class MultiWorkspaceApp {
   private constructor(
     parts: Omit<
       MultiWorkspaceApp,
-      "installations" | "install" | "installation" | "log" | "close" | "eventsUrl"
+      | "installations"
+      | "install"
+      | "installFlow"
+      | "installPage"
+      | "consent"
+      | "installation"
+      | "openForm"
+      | "command"
+      | "finalAnswer"
+      | "openedWith"
+      | "log"
+      | "close"
+      | "eventsUrl"
     >,
   ) {
     this.sim = parts.sim;
@@ -48,8 +65,13 @@ export class MultiWorkspaceApp {
     this.installations = createInstallationStore(parts.running.store);
   }
 
-  static async start(options: { redisUrl?: string | undefined } = {}): Promise<MultiWorkspaceApp> {
+  static async start(
+    options: { redisUrl?: string | undefined; socket?: LocalSocketMode } = {},
+  ): Promise<MultiWorkspaceApp> {
     const { sim, slack } = await startPeers();
+    // Socket Mode: the install pages are served on PORT beside the health routes.
+    const port = options.socket ? await freePort() : 0;
+    if (options.socket) slack.socketModeUrl = options.socket.url;
     const dataDir = mkdtempSync(join(tmpdir(), "taskbot-many-"));
     const namespace = `many${process.pid}x${Date.now().toString(36)}x${++seq}`;
     const env = appEnv(sim, slack, {
@@ -59,10 +81,11 @@ export class MultiWorkspaceApp {
       SLACK_STATE_SECRET: STATE_SECRET,
       // Each workspace's service key is sealed with it (TASK_API_KEY stays the fallback).
       ENCRYPTION_KEY: randomBytes(32).toString("base64"),
-      PORT: "0",
+      PORT: String(port),
       DATA_DIR: dataDir,
       STORE_NAMESPACE: namespace,
       ...(options.redisUrl ? { REDIS_URL: options.redisUrl } : {}),
+      ...(options.socket ? { SLACK_APP_TOKEN: slack.appToken, SLACK_SIGNING_SECRET: "" } : {}),
     });
     const config = parseConfig(env);
     const logLines: string[] = [];
@@ -74,7 +97,7 @@ export class MultiWorkspaceApp {
     });
     const logger = createLogger({ level: "debug", secrets: secretsOf(config), destination });
     const running = await startApp(config, logger);
-    const baseUrl = `http://127.0.0.1:${running.port ?? 0}`;
+    const baseUrl = `http://127.0.0.1:${running.port ?? port}`;
     slack.oauth.redirectUrls = [`${baseUrl}/slack/oauth_redirect`];
     return new MultiWorkspaceApp({ sim, slack, running, baseUrl, logLines, dataDir, namespace });
   }
@@ -83,15 +106,91 @@ export class MultiWorkspaceApp {
     return `${this.baseUrl}/slack/events`;
   }
 
-  /** The whole flow in one browser, signed in to `team` (or an organisation) as `user`. */
-  async install(team: string, user = "U0INSTALLER"): Promise<string> {
-    const browser = new Browser();
+  /** Opens the install page: the browser gets the state cookie, and the Add to Slack link. */
+  async installPage(browser: Browser): Promise<{ page: Page; authorizeUrl: URL }> {
     const page = await browser.get(`${this.baseUrl}/slack/install`);
-    const authorizeUrl = new URL(addToSlackLink(page.body));
+    expect(page.status).toBe(200);
+    return { page, authorizeUrl: new URL(addToSlackLink(page.body)) };
+  }
+
+  /** Slack's consent screen, signed in to `team` as `user`: where it sends the browser back. */
+  async consent(browser: Browser, authorizeUrl: URL, team: string, user: string): Promise<string> {
     browser.setCookie(sessionCookie(team, user));
-    const consent = await browser.get(authorizeUrl.toString());
-    const done = await browser.get(consent.location ?? "");
-    return done.body;
+    const page = await browser.get(authorizeUrl.toString());
+    expect(page.status, page.body).toBe(302);
+    return page.location ?? "";
+  }
+
+  /** The whole flow in one browser: install page → Slack → back to the app with a code. */
+  async installFlow(team: string, user = "U0INSTALLER"): Promise<Page> {
+    const browser = new Browser();
+    const { authorizeUrl } = await this.installPage(browser);
+    return browser.get(await this.consent(browser, authorizeUrl, team, user));
+  }
+
+  /** `/task` alone typed in `team`: opens the New task form with the token Bolt resolved. */
+  async openForm(team: string, grid?: { enterpriseId: string; orgWide: boolean }) {
+    const trigger = `trig.oauth.${++seq}.${Date.now()}`;
+    const res = await sendSlashCommand(`${this.baseUrl}/slack/events`, SIGNING_SECRET, {
+      text: "",
+      team_id: team,
+      user_id: "U0SOMEONE",
+      channel_id: CHANNEL,
+      response_url: this.slack.responseUrl(`oauth${seq}`),
+      trigger_id: trigger,
+      ...(grid ? { enterprise_id: grid.enterpriseId, is_enterprise_install: grid.orgWide } : {}),
+    });
+    return { res, trigger };
+  }
+
+  /** `/task <text>` typed by a person of `team` in `channel`. */
+  command(team: string, channel: string, text: string) {
+    return sendSlashCommand(`${this.baseUrl}/slack/events`, SIGNING_SECRET, {
+      text,
+      team_id: team,
+      user_id: `U0${team.slice(2)}PERSON`,
+      channel_id: channel,
+      response_url: this.slack.responseUrl(`oauth${++seq}`),
+      trigger_id: `trig.oauth.${seq}.${Date.now()}`,
+    });
+  }
+
+  /** The final answer of the task whose prompt contains `prompt`, posted by `bot` in `channel`. */
+  async finalAnswer(bot: string, channel: string, prompt: string): Promise<string> {
+    const root = await this.slack.waitFor(
+      () =>
+        this.slack
+          .messages(channel)
+          .find((m) => m.user === bot && JSON.stringify(m.blocks ?? []).includes(prompt)),
+      { description: `the task "${prompt}" in ${channel}` },
+    );
+    const final = await this.slack.waitFor(
+      () =>
+        this.slack
+          .thread(channel, root.ts)
+          .find(
+            (m) =>
+              m.ts !== root.ts &&
+              m.user === bot &&
+              /Completed in|Failed after|Stopped/.test(statusOf(m)),
+          ),
+      { timeoutMs: 20_000, description: `the final answer in ${channel}` },
+    );
+    return statusOf(final);
+  }
+
+  openedWith(trigger: string) {
+    return this.slack.waitForCall(
+      (c) => c.method === "views.open" && c.args.trigger_id === trigger,
+      {
+        description: `views.open for ${trigger}`,
+      },
+    );
+  }
+
+  /** The whole flow, signed in to `team` (or an organisation) as `user`: the last page's text. */
+  async install(team: string, user = "U0INSTALLER"): Promise<string> {
+    return (await this.installFlow(team, user)).body;
   }
 
   installation(teamId: string | undefined, enterpriseId?: string, orgWide = false) {
