@@ -47,6 +47,11 @@ export class TextReconciler {
   }
 
   newConnection(): void {
+    // A connection placed by a snapshot stops short of the snapshot's end: a continuing
+    // server's next numbered chunks repeat that text first.
+    if (this.#mode === "aligned") {
+      this.#overlap = this.#yielded.slice(this.#offset + this.#conn.length);
+    }
     this.#base = this.#yielded;
     this.#conn = "";
     this.#mode = this.#connections++ === 0 ? "fresh" : "unknown";

@@ -99,6 +99,29 @@ describe("text reconciliation across reconnections", () => {
     expect(r.text).toBe("Keep it simple: fewer 3 a.m. pages. The queue is faster, but");
   });
 
+  it("does not repeat what a placing snapshot added beyond the connection when the next one continues", () => {
+    const r = new TextReconciler();
+    r.newConnection();
+    r.delta("Here is my answer to “", 1);
+    expect(r.snapshot("Here is my answer to “Prope")).toBe("Prope");
+    r.newConnection();
+    // Chunk 5 after chunk 1: a gap; the poll after the next drop places it and fills the rest.
+    expect(r.delta("the cache layer. Keep the ", 5)).toBe("");
+    const full =
+      "Here is my answer to “Property 57”, through the cache layer. Keep the index _simple_: f";
+    expect(r.snapshot(full)).toBe("rty 57”, through the cache layer. Keep the index _simple_: f");
+    // The last connection replays from the start, then goes on from chunk 6: chunk 6 is the
+    // text the snapshot added after chunk 5, shown already.
+    r.newConnection();
+    const replayed = ["Here is my answer to “", "Prope", "rty 57”, through ", "the cache layer. "];
+    for (const [i, text] of [...replayed, "the cache layer. Keep the "].entries()) {
+      expect(r.delta(text, i + 1)).toBe("");
+    }
+    expect(r.delta("index _simple_: f", 6)).toBe("");
+    expect(r.delta("e", 7)).toBe("e");
+    expect(r.text).toBe(`${full}e`);
+  });
+
   it("takes only the new tail of a snapshot and ignores one that repeats the text", () => {
     const r = new TextReconciler();
     r.newConnection();
