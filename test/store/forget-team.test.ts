@@ -6,8 +6,6 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { DatabaseSync } from "node:sqlite";
-import { createClient } from "@redis/client";
 import { afterAll, describe, expect, it } from "vitest";
 import type { StoreOptions } from "../../src/store/keyv-store.ts";
 import { createMemoryStore, type MemoryMaps } from "../../src/store/memory.ts";
@@ -15,6 +13,7 @@ import { createRedisStore } from "../../src/store/redis.ts";
 import { runLease } from "../../src/store/run-index.ts";
 import { createSqliteStore } from "../../src/store/sqlite.ts";
 import type { RunRecord, ThreadRecord, ThreadStore } from "../../src/store/types.ts";
+import { rawRedisKeys, rawSqliteKeys } from "../support/raw-keys.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "taskbot-forget-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -48,47 +47,16 @@ function sqliteBackend(): Backend {
   const path = join(dir, "forget.sqlite");
   return {
     open: (options) => createSqliteStore(path, () => {}, options),
-    rawKeys: async (ns) => {
-      const db = new DatabaseSync(path, { readOnly: true });
-      try {
-        const rows = db
-          .prepare("SELECT key, value FROM keyv WHERE substr(key, 1, ?) = ?")
-          .all(ns.length + 1, `${ns}:`) as Array<{ key: string; value: string }>;
-        return new Map(rows.map((r) => [r.key, r.value]));
-      } finally {
-        db.close();
-      }
-    },
+    rawKeys: async (ns) => rawSqliteKeys(path, ns),
     close: async () => {},
   };
 }
 
 function redisBackend(url: string): Backend {
-  const client = createClient({ url });
-  const connecting = client.connect();
   return {
     open: (options) => createRedisStore(url, () => {}, options),
-    rawKeys: async (ns) => {
-      await connecting;
-      const raw = new Map<string, string>();
-      for await (const keys of client.scanIterator({ MATCH: `${ns}:*`, COUNT: 100 })) {
-        for (const key of keys) {
-          const type = await client.type(key);
-          if (type === "string") raw.set(key, (await client.get(key)) ?? "");
-          else if (type === "hash") {
-            // The run index: every field is listed as a key of its own.
-            for (const [field, value] of Object.entries(await client.hGetAll(key))) {
-              raw.set(`${key} ${field}`, value);
-            }
-          } else raw.set(key, `(${type})`);
-        }
-      }
-      return raw;
-    },
-    close: async () => {
-      await connecting;
-      await client.close();
-    },
+    rawKeys: (ns) => rawRedisKeys(url, ns),
+    close: async () => {},
   };
 }
 

@@ -12,19 +12,27 @@ export async function rawKeys(app: {
   readonly dataDir: string;
   readonly redisUrl: string | undefined;
 }): Promise<Map<string, string>> {
-  const ns = app.namespace;
-  if (!app.redisUrl) {
-    const db = new DatabaseSync(join(app.dataDir, "taskbot.sqlite"), { readOnly: true });
-    try {
-      const rows = db
-        .prepare("SELECT key, value FROM keyv WHERE substr(key, 1, ?) = ?")
-        .all(ns.length + 1, `${ns}:`) as Array<{ key: string; value: string }>;
-      return new Map(rows.map((r) => [r.key, r.value]));
-    } finally {
-      db.close();
-    }
+  return app.redisUrl
+    ? rawRedisKeys(app.redisUrl, app.namespace)
+    : rawSqliteKeys(join(app.dataDir, "taskbot.sqlite"), app.namespace);
+}
+
+/** Every key under `ns` in an embedded store's SQLite file, with its value. */
+export function rawSqliteKeys(path: string, ns: string): Map<string, string> {
+  const db = new DatabaseSync(path, { readOnly: true });
+  try {
+    const rows = db
+      .prepare("SELECT key, value FROM keyv WHERE substr(key, 1, ?) = ?")
+      .all(ns.length + 1, `${ns}:`) as Array<{ key: string; value: string }>;
+    return new Map(rows.map((r) => [r.key, r.value]));
+  } finally {
+    db.close();
   }
-  const client = createClient({ url: app.redisUrl });
+}
+
+/** Every key under `ns` in Redis (found by SCAN), each field of a hash as a key of its own. */
+export async function rawRedisKeys(url: string, ns: string): Promise<Map<string, string>> {
+  const client = createClient({ url });
   await client.connect();
   try {
     const raw = new Map<string, string>();
