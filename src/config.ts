@@ -275,6 +275,20 @@ function attempt<T>(parse: () => T): { readonly value?: T; readonly problems: re
   }
 }
 
+/**
+ * For a command's entry point (`npm start`, `npm run keys:reseal`): the config, or the problems
+ * printed (never a value) and exit code 1.
+ */
+export function parseConfigOrExit(env: Env): Config {
+  try {
+    return parseConfig(env);
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    process.stderr.write(`${err.message}\nSee README.md for every setting.\n`);
+    process.exit(1);
+  }
+}
+
 export function parseConfig(env: Env): Config {
   const main = attempt(() => parseWith({ ...serviceShape, ...slackShape, ...proxyShape }, env));
   const auth = attempt(() => parseWith(workspacesShape, env));

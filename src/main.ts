@@ -1,19 +1,10 @@
 /** Entry point: `npm start`. Reads the environment once, starts the app, stops cleanly. */
 
 import { StartupError, startApp } from "./bootstrap.ts";
-import { ConfigError, parseConfig, SHUTDOWN_DEADLINE_MS, secretsOf } from "./config.ts";
+import { parseConfigOrExit, SHUTDOWN_DEADLINE_MS, secretsOf } from "./config.ts";
 import { createFinalLogger, createLogger, stdoutDestination } from "./log.ts";
 
-let config: ReturnType<typeof parseConfig>;
-try {
-  config = parseConfig(process.env);
-} catch (err) {
-  if (err instanceof ConfigError) {
-    process.stderr.write(`${err.message}\nSee README.md for every setting.\n`);
-    process.exit(1);
-  }
-  throw err;
-}
+const config = parseConfigOrExit(process.env);
 
 const logOptions = { level: config.logLevel, secrets: secretsOf(config) };
 const output = stdoutDestination();

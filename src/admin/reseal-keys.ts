@@ -2,19 +2,10 @@
  * `npm run keys:reseal`: re-encrypts every workspace's stored service key with the first of
  * ENCRYPTION_KEYS (reading the same environment as `npm start`) and prints counts, never a key.
  */
-import { ConfigError, parseConfig } from "../config.ts";
+import { parseConfigOrExit } from "../config.ts";
 import { describeReseal, NoEncryptionKeyError, resealStoredKeys } from "./reseal.ts";
 
-let config: ReturnType<typeof parseConfig>;
-try {
-  config = parseConfig(process.env);
-} catch (err) {
-  if (err instanceof ConfigError) {
-    process.stderr.write(`${err.message}\nSee README.md for every setting.\n`);
-    process.exit(1);
-  }
-  throw err;
-}
+const config = parseConfigOrExit(process.env);
 
 try {
   const report = await resealStoredKeys(config);
