@@ -64,8 +64,12 @@ export class Cluster extends SlackScenario {
     return c;
   }
 
-  /** Starts an instance and waits until its health check answers. */
-  async spawn(id: string, redisUrl = this.#redisUrl): Promise<Instance> {
+  /** Starts an instance (with `env` on top of the cluster's) and waits until it is healthy. */
+  async spawn(
+    id: string,
+    redisUrl = this.#redisUrl,
+    env: Readonly<Record<string, string>> = {},
+  ): Promise<Instance> {
     const port = await freePort();
     const child = spawn(process.execPath, ["src/main.ts"], {
       env: {
@@ -77,6 +81,7 @@ export class Cluster extends SlackScenario {
           INSTANCE_ID: id,
           RUN_LEASE_TTL_MS: String(this.#options.leaseTtlMs ?? 3000),
           RESUME_SCAN_INTERVAL_MS: String(this.#options.scanIntervalMs ?? 300),
+          ...env,
         }),
       },
       stdio: ["ignore", "pipe", "pipe"],
