@@ -361,7 +361,11 @@ class PlaygroundUi {
       action_id: body.actionId,
       value: body.value,
       block_id: body.blockId ?? "task_controls",
-      response_url: this.#private.responseUrl({ channel: body.channel, threadTs: body.threadTs }),
+      // The answer shows in the thread of a reply's button, in the channel for a parent's.
+      response_url: this.#private.responseUrl({
+        channel: body.channel,
+        threadTs: body.threadTs !== body.ts ? body.threadTs : undefined,
+      }),
     });
     return { status: res.status };
   }
