@@ -122,6 +122,12 @@ const slackShape = {
   RUN_LEASE_TTL_MS: intFrom(500, 600_000, 15_000),
   RESUME_SCAN_INTERVAL_MS: intFrom(100, 600_000, 2000),
   PORT: intFrom(0, 65_535, 3000),
+  LISTEN_HOST: optionalString.pipe(
+    z
+      .string()
+      .regex(/^[\w.:-]{1,253}$/, "must be an address or host name, e.g. 127.0.0.1")
+      .optional(),
+  ),
   ADMIN_PORT: optionalString.pipe(
     z
       .string()
@@ -238,6 +244,8 @@ export interface Config {
   /** How often an instance looks for runs nobody relays. */
   readonly resumeScanIntervalMs: number;
   readonly port: number;
+  /** The address `port` listens on (every interface when unset), e.g. 127.0.0.1 locally. */
+  readonly listenHost: string | undefined;
   /** Where health and metrics are served instead of `port`, when set (an internal port). */
   readonly adminPort: number | undefined;
   readonly logLevel: (typeof LOG_LEVELS)[number];
@@ -336,6 +344,7 @@ export function parseConfig(env: Env): Config {
     runLeaseTtlMs: v.RUN_LEASE_TTL_MS,
     resumeScanIntervalMs: v.RESUME_SCAN_INTERVAL_MS,
     port: v.PORT,
+    listenHost: v.LISTEN_HOST,
     adminPort: v.ADMIN_PORT,
     logLevel: v.LOG_LEVEL,
   };

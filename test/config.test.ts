@@ -52,6 +52,15 @@ describe("configuration", () => {
     expect(text).not.toContain("xoxp-user-token-secret");
   });
 
+  it("listens on every interface unless LISTEN_HOST names one address", () => {
+    expect(parseConfig(base).listenHost).toBeUndefined();
+    expect(parseConfig({ ...base, LISTEN_HOST: " 127.0.0.1 " }).listenHost).toBe("127.0.0.1");
+    expect(parseConfig({ ...base, LISTEN_HOST: "::1" }).listenHost).toBe("::1");
+    expect(problemsOf({ ...base, LISTEN_HOST: "http://0.0.0.0/" }).join("\n")).toContain(
+      "LISTEN_HOST must be an address or host name",
+    );
+  });
+
   it("lets anyone change channel defaults only when TASK_SETTINGS_ANYONE says so", () => {
     expect(parseConfig(base).settingsAnyone).toBe(false);
     expect(parseConfig({ ...base, TASK_SETTINGS_ANYONE: "true" }).settingsAnyone).toBe(true);

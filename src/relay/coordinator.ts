@@ -210,7 +210,10 @@ export class TaskCoordinator {
     if (!msg.startsTask) return;
     const threadTs = msg.threadTs ?? msg.ts;
     const writer = this.#deps.workspaces.writer(msg.teamId);
-    const tell: TellUser = (text) => writer.ephemeral(msg.channelId, msg.userId, text, threadTs);
+    // Told where the message was written: Slack shows an ephemeral in a thread only when the
+    // thread already has replies (chat.postEphemeral's `thread_ts`), which a new one has not.
+    const tell: TellUser = (text) =>
+      writer.ephemeral(msg.channelId, msg.userId, text, msg.threadTs);
     await this.startTask(
       {
         teamId: msg.teamId,

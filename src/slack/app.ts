@@ -117,7 +117,9 @@ export function createSlackApp(options: SlackAppOptions): SlackApp {
       if (config.adminPort !== undefined) {
         admin = await startAdminServer(customRoutes, config.adminPort);
       }
-      const started = (await app.start(config.port)) as unknown;
+      const started = (await (config.listenHost === undefined
+        ? app.start(config.port)
+        : app.start({ port: config.port, host: config.listenHost }))) as unknown;
       ready = true;
       const server = started as Server | undefined;
       const address = server && typeof server.address === "function" ? server.address() : undefined;

@@ -61,13 +61,16 @@ describe.each(storeBackends())("mentions and DMs with %s", (_name, redis) => {
     expect(h.sim.runs().some((r) => r.prompt === "now one about cheese")).toBe(true);
   });
 
-  it("answers a mention with nothing but the bot's name with the usage, privately", async () => {
+  it("answers a mention with nothing but the bot's name with the usage, privately, in the channel", async () => {
     const before = h.slack.calls.length;
     await h.say(CHANNEL, `<@${h.slack.botUserId}>`, { mention: true, message: false });
     const call = await h.slack.waitForCall((c) => c.method === "chat.postEphemeral", {
       fromIndex: before,
     });
     expect(JSON.stringify(call.args)).toContain("Usage");
+    // Not under the mention: Slack shows an ephemeral in a thread only when the thread already
+    // has replies (chat.postEphemeral's thread_ts), and the mention has none.
+    expect(call.args.thread_ts).toBeUndefined();
   });
 
   it("starts a task from a direct message and continues it from a reply in its thread", async () => {

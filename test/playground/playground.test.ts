@@ -1,6 +1,9 @@
 /**
  * The playground in a real browser (Debian's chromium driven by playwright-core): a /task streams
- * to completion, Stop stops a run, a thread reply continues, generated files get download links.
+ * to completion, Stop stops a run, a thread reply continues, generated files get download links;
+ * and it behaves like Slack where a first look notices: a form keeps what you typed when it
+ * shows what to fix, private messages sit in time order and can be dismissed, views show
+ * mrkdwn as Slack does, the page says where answers come from, and it has a favicon.
  */
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -9,6 +12,7 @@ import { type BrowserContext, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Playground, startPlayground } from "../../tools/playground/server.ts";
 import { createLogger } from "../../src/log.ts";
+import type { Simulator } from "../../src/simulator/server.ts";
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const hasChromium = existsSync(CHROMIUM);
@@ -34,12 +38,15 @@ const ARGS = [
 
 describe.skipIf(!hasChromium)(TITLE, () => {
   let playground: Playground;
+  let sim: Simulator;
   let context: BrowserContext;
   let page: Page;
   let profile: string;
 
   beforeAll(async () => {
     playground = await startPlayground({ logger: createLogger({ level: "silent" }) });
+    if (!playground.sim) throw new Error("the playground started without its simulator");
+    sim = playground.sim;
     profile = mkdtempSync(join(tmpdir(), "playground-chromium-"));
     context = await chromium.launchPersistentContext(profile, {
       executablePath: CHROMIUM,
@@ -136,7 +143,7 @@ describe.skipIf(!hasChromium)(TITLE, () => {
     await thread().locator(".context", { hasText: "Completed in" }).waitFor({ timeout: 20_000 });
     await dm.locator(".attached", { hasText: "brief.txt" }).waitFor();
     // The DM reached the service as a task of its own, with the file attached in the browser.
-    const run = playground.sim.runs().find((r) => r.promptText.includes("Read my brief"));
+    const run = sim.runs().find((r) => r.promptText.includes("Read my brief"));
     expect(run?.request.files.map((f) => [f.name, f.size])).toEqual([
       ["brief.txt", "Rivers flow downhill.".length],
     ]);
@@ -163,7 +170,7 @@ describe.skipIf(!hasChromium)(TITLE, () => {
     await form.locator("button[type=submit]").click();
     await page.locator("#overlay").waitFor({ state: "hidden" });
     const run = await playground.slack.waitFor(
-      () => playground.sim.runs().find((r) => r.promptText === "Draw a lighthouse"),
+      () => sim.runs().find((r) => r.promptText === "Draw a lighthouse"),
       { description: "the form's task on the service" },
     );
     expect(run.request).toMatchObject({ reasoningEffort: "high", enableThinking: true });
@@ -177,4 +184,141 @@ describe.skipIf(!hasChromium)(TITLE, () => {
       .first()
       .waitFor({ timeout: 10_000 });
   }, 20_000);
+
+  it("keeps what you entered in the New task form when it shows what to fix", async () => {
+    await page.locator("#channels li", { hasText: "general" }).click();
+    await type("/task");
+    const form = page.locator("#overlay form.modal");
+    await form.waitFor({ timeout: 10_000 });
+    const prompt = form.locator("textarea");
+    const model = form.locator("input[data-block=model]");
+    await prompt.fill("[efort=high] Paint a harbour");
+    await model.fill("sonnet-mini");
+    await form.locator("input[type=checkbox][value=thinking]").check();
+    await form.locator("button[type=submit]").click();
+    await form.locator(".error", { hasText: "Unknown option" }).waitFor({ timeout: 10_000 });
+    // As in Slack after `response_action: errors`: every input still holds what was entered.
+    expect(await prompt.inputValue()).toBe("[efort=high] Paint a harbour");
+    expect(await model.inputValue()).toBe("sonnet-mini");
+    expect(await form.locator("input[value=thinking]").isChecked()).toBe(true);
+    // Only the misspelling needs fixing; the rest goes as it was kept.
+    await prompt.fill("[effort=high] Paint a harbour [sim:length=100]");
+    await form.locator("button[type=submit]").click();
+    await page.locator("#overlay").waitFor({ state: "hidden" });
+    const run = await playground.slack.waitFor(
+      () => sim.runs().find((r) => r.promptText === "Paint a harbour"),
+      { description: "the corrected form's task on the service" },
+    );
+    expect(run.request).toMatchObject({
+      modelName: "sonnet-mini",
+      reasoningEffort: "high",
+      enableThinking: true,
+    });
+  }, 40_000);
+
+  /** The channel's messages as shown, top to bottom ("P:" marks one only you see). */
+  const shown = () =>
+    page
+      .locator("#messages > .msg")
+      .evaluateAll((els) =>
+        els.map(
+          (el) =>
+            `${el.classList.contains("ephemeral") ? "P: " : ""}${el.querySelector(".body")?.textContent?.trim() ?? ""}`,
+        ),
+      );
+  /** What follows the last message that reads exactly `text`. */
+  const after = async (text: string, count: number) => {
+    const all = await shown();
+    const at = all.lastIndexOf(text);
+    return at < 0 ? [] : all.slice(at + 1, at + 1 + count).map((t) => t.slice(0, 9));
+  };
+
+  it("shows private messages in time order, the bare mention's usage included, and dismisses them", async () => {
+    await page.locator("#channels li", { hasText: "general" }).click();
+    await type("@Task Agent");
+    await expect.poll(() => after("@Task Agent", 1), { timeout: 10_000 }).toEqual(["P: Usage:"]);
+    await type("Thanks, noted");
+    await expect
+      .poll(() => after("@Task Agent", 2), { timeout: 10_000 })
+      .toEqual(["P: Usage:", "Thanks, n"]);
+    // A slash command's private answer also sits where it came, not under later messages.
+    await type("/task help");
+    await expect
+      .poll(async () => (await shown()).at(-1)?.slice(0, 9), { timeout: 10_000 })
+      .toBe("P: Usage:");
+    await type("One more thing");
+    await expect
+      .poll(async () => (await shown()).slice(-2).map((t) => t.slice(0, 9)), { timeout: 10_000 })
+      .toEqual(["P: Usage:", "One more "]);
+
+    const usage = page.locator("#messages > .msg").filter({
+      has: page.locator(".body", { hasText: "Usage" }),
+    });
+    const before = await usage.count();
+    await page
+      .locator("#messages > .msg", { hasText: "Thanks, noted" })
+      .locator("xpath=preceding-sibling::div[1]")
+      .getByRole("button", { name: "Dismiss message" })
+      .click();
+    await expect.poll(() => after("@Task Agent", 1)).toEqual(["Thanks, n"]);
+    expect(await usage.count()).toBe(before - 1);
+    // Gone for good: a reload does not bring it back.
+    await page.reload();
+    await page.locator("#messages .msg", { hasText: "Thanks, noted" }).waitFor();
+    expect(await after("@Task Agent", 1)).toEqual(["Thanks, n"]);
+  }, 40_000);
+
+  it("shows Slack's mrkdwn in the History view: emoji, no escapes left, fenced code as code", async () => {
+    await page.locator("#channels li", { hasText: "general" }).click();
+    await type("/task");
+    const form = page.locator("#overlay form.modal");
+    await form.waitFor({ timeout: 10_000 });
+    await form
+      .locator("textarea")
+      .fill("Compare a > b & c\n```\nconst x = 1 < 2;\n```\n[sim:length=150]");
+    await form.locator("button[type=submit]").click();
+    await page.locator("#overlay").waitFor({ state: "hidden" });
+    await openThreadOf("Compare a");
+    await thread().locator(".context", { hasText: "Completed in" }).waitFor({ timeout: 20_000 });
+    await thread().getByRole("button", { name: "History" }).last().click();
+    const history = page.locator("#overlay form.modal", { hasText: "The agent" });
+    await history.waitFor({ timeout: 15_000 });
+    const text = await history.innerText();
+    expect(text).toContain("\u{1F916} The agent"); // :robot_face:
+    expect(text).toContain("\u{1F464} You asked"); // :bust_in_silhouette:
+    expect(text).not.toMatch(/:robot_face:|:bust_in_silhouette:/);
+    expect(text).toContain("Compare a > b & c");
+    expect(text).not.toMatch(/&gt;|&lt;|&amp;/);
+    expect(await history.locator("pre code").first().textContent()).toBe("const x = 1 < 2;");
+    await history.getByRole("button", { name: "Close" }).click();
+    await page.locator("#overlay").waitFor({ state: "hidden" });
+  }, 40_000);
+
+  it("says the answers come from the simulator, and how to connect the real service", async () => {
+    const note = page.locator("#service-note");
+    await expect.poll(() => note.isVisible()).toBe(true);
+    const text = await note.innerText();
+    expect(text).toContain("simulator");
+    expect(text).toContain("TASK_API_URL=");
+    expect(text).toContain("TASK_API_KEY=");
+  });
+
+  it("loads with a favicon and nothing missing", async () => {
+    const fresh = await context.newPage();
+    const failed: string[] = [];
+    fresh.on("response", (r) => {
+      if (r.status() >= 400) failed.push(`${r.status()} ${r.url()}`);
+    });
+    await fresh.goto(playground.url);
+    await fresh.locator("#channels li", { hasText: "general" }).waitFor();
+    const href = await fresh.locator("link[rel=icon]").getAttribute("href");
+    for (const path of [href ?? "", "/favicon.ico"]) {
+      const icon = await fetch(new URL(path, playground.url));
+      expect(icon.status, path).toBe(200);
+      expect(icon.headers.get("content-type"), path).toBe("image/svg+xml");
+      expect(await icon.text(), path).toContain("<svg");
+    }
+    expect(failed).toEqual([]);
+    await fresh.close();
+  });
 });

@@ -1,10 +1,28 @@
-/** `npm run playground`: starts the local playground and prints the one URL to open. */
+/**
+ * `npm run playground`: starts the local playground and prints the one URL to open. Answers come
+ * from the service simulator, or from a real Task service with TASK_API_URL and TASK_API_KEY.
+ */
 import { startPlayground } from "./server.ts";
 
 const port = process.env.PLAYGROUND_PORT ? Number(process.env.PLAYGROUND_PORT) : 0;
 // PLAYGROUND_HOST=0.0.0.0 in a container (docker-compose.yml's demo profile); 127.0.0.1 otherwise.
 const host = process.env.PLAYGROUND_HOST || undefined;
-const playground = await startPlayground({ port, ...(host ? { host } : {}) });
+const serviceUrl = process.env.TASK_API_URL?.trim() || undefined;
+const apiKey = process.env.TASK_API_KEY?.trim() || undefined;
+if (
+  (serviceUrl === undefined) !== (apiKey === undefined) ||
+  (serviceUrl && !URL.canParse(serviceUrl))
+) {
+  process.stderr.write(
+    "To use a real Task service, set both TASK_API_URL (its http(s) URL) and TASK_API_KEY; unset both for the simulator.\n",
+  );
+  process.exit(1);
+}
+const playground = await startPlayground({
+  port,
+  ...(host ? { host } : {}),
+  ...(serviceUrl && apiKey ? { service: { url: serviceUrl, apiKey } } : {}),
+});
 process.stdout.write(`Playground ready: ${playground.url}\n`);
 const stop = () => {
   playground.close().then(

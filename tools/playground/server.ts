@@ -2,7 +2,8 @@
  * The local playground: the service simulator, the local Slack double, the app and a small web
  * page that plays Slack's part (signed slash commands, events and block actions), all in one process.
  */
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -15,27 +16,53 @@ import { createLogger, type Logger } from "../../src/log.ts";
 import { type Simulator, startSimulator } from "../../src/simulator/server.ts";
 import { type LocalSlack, startLocalSlack } from "../local-slack/index.ts";
 import { sendBlockAction, sendEvent, sendSlashCommand } from "../local-slack/slack-requests.ts";
+import { BodyTooLarge, readBody, refuse } from "./guard.ts";
 import { CloseBody, PlaygroundModals, SubmitBody, ViewActionBody } from "./modals.ts";
+import { PrivateMessages } from "./private.ts";
 
 const TEAM = "T0PLAY";
 export const YOU = "U0YOU";
 export const GENERAL = "C0GENERAL";
 export const DM = "D0YOUDM";
-const SIGNING_SECRET = "playground-signing-secret-0c1f";
-const API_KEY = "he-playgroundSimulatorKey0123";
+/** The largest request the page may send: a message with a file the service could take. */
+export const MAX_BODY_BYTES = 96 * 1024 * 1024;
 const WEB_DIR = new URL("./web/", import.meta.url);
 const TYPES: Record<string, string> = {
   ".html": "text/html; charset=utf-8",
   ".js": "text/javascript; charset=utf-8",
   ".css": "text/css; charset=utf-8",
+  ".svg": "image/svg+xml",
 };
 
 export interface Playground {
   readonly url: string;
   readonly slack: LocalSlack;
-  readonly sim: Simulator;
+  /** The service simulator answering the tasks, unless a real service was given. */
+  readonly sim: Simulator | undefined;
+  /** The app's own HTTP port (Slack's requests), on 127.0.0.1. */
+  readonly appPort: number;
   close(): Promise<void>;
 }
+
+export interface PlaygroundOptions {
+  readonly port?: number;
+  /** 127.0.0.1 unless told otherwise (a container listens on 0.0.0.0 for its published port). */
+  readonly host?: string;
+  readonly logger?: Logger;
+  /** A real Task Execution Service to answer instead of the simulator. */
+  readonly service?: { readonly url: string; readonly apiKey: string };
+  /** The largest request body the page server takes (MAX_BODY_BYTES). */
+  readonly maxBodyBytes?: number;
+}
+
+/** What the page says about where answers come from. */
+export interface ServiceNote {
+  readonly simulator: boolean;
+  readonly url: string;
+}
+
+/** A secret of this run only: nothing written in the repository opens the playground's app. */
+const runSecret = (prefix: string) => `${prefix}${randomBytes(24).toString("base64url")}`;
 
 /** What the page posts: a message (or `/task …`) in a channel or thread, maybe with a file. */
 const SendBody = z.object({
@@ -60,10 +87,13 @@ function manifestScopes(): string[] {
   return manifest.oauth_config.scopes.bot;
 }
 
-export async function startPlayground(
-  options: { port?: number; host?: string; logger?: Logger } = {},
-): Promise<Playground> {
-  const sim: Simulator = await startSimulator({ apiKeys: [API_KEY], chunkDelayMs: 40 });
+export async function startPlayground(options: PlaygroundOptions = {}): Promise<Playground> {
+  const signingSecret = runSecret("");
+  const simKey = runSecret("he-");
+  const sim = options.service
+    ? undefined
+    : await startSimulator({ apiKeys: [simKey], chunkDelayMs: 40 });
+  const service = options.service ?? { url: sim?.url ?? "", apiKey: simKey };
   const slack = await startLocalSlack({
     teamId: TEAM,
     scopes: manifestScopes(),
@@ -72,63 +102,95 @@ export async function startPlayground(
   const dataDir = mkdtempSync(join(tmpdir(), "taskbot-playground-"));
   const logger =
     options.logger ??
-    createLogger({ level: "warn", secrets: [API_KEY, slack.botToken, SIGNING_SECRET] });
+    createLogger({ level: "warn", secrets: [service.apiKey, slack.botToken, signingSecret] });
   const config = parseConfig({
-    TASK_API_URL: sim.url,
-    TASK_API_KEY: API_KEY,
+    TASK_API_URL: service.url,
+    TASK_API_KEY: service.apiKey,
     SLACK_BOT_TOKEN: slack.botToken,
-    SLACK_SIGNING_SECRET: SIGNING_SECRET,
+    SLACK_SIGNING_SECRET: signingSecret,
     SLACK_API_URL: slack.apiUrl,
     SLACK_EDIT_INTERVAL_MS: "300",
     // One person trying everything at once: the per-person limit would only get in the way.
     TASK_RATE_USER_PER_MIN: "0",
     PORT: "0",
+    // Slack's requests come from this process only: nobody else reaches the app, its
+    // /metrics.json or its health routes.
+    LISTEN_HOST: "127.0.0.1",
     DATA_DIR: dataDir,
   });
   const app: Running = await startApp(config, logger);
-  const ui = new PlaygroundUi(slack, `http://127.0.0.1:${app.port}/slack/events`);
+  const appPort = app.port ?? 0;
+  const ui = new PlaygroundUi(slack, {
+    eventsUrl: `http://127.0.0.1:${appPort}/slack/events`,
+    signingSecret,
+    service: { simulator: sim !== undefined, url: service.url },
+  });
+  const maxBody = options.maxBodyBytes ?? MAX_BODY_BYTES;
+  let port = 0;
   const server = createServer((req, res) => {
-    ui.handle(req, res).catch((err: unknown) => {
+    const refusal = refuse(req, port);
+    if (refusal) return void res.writeHead(refusal.status, TEXT).end(refusal.text);
+    ui.handle(req, res, maxBody).catch((err: unknown) => {
+      if (err instanceof BodyTooLarge) {
+        // Node reads the rest of the body and drops it: nothing more is kept.
+        if (!res.headersSent) res.writeHead(413, TEXT);
+        return void res.end(err.message);
+      }
+      if (err instanceof SyntaxError || err instanceof z.ZodError) {
+        return void res
+          .writeHead(400, TEXT)
+          .end(`The playground did not understand: ${err.message}`);
+      }
       logger.error({ err }, "playground request failed");
-      if (!res.headersSent) res.writeHead(500).end("playground error");
+      if (!res.headersSent) res.writeHead(500, TEXT).end("playground error");
     });
   });
-  // 127.0.0.1 unless told otherwise (a container listens on 0.0.0.0 for its published port).
   const host = options.host ?? "127.0.0.1";
   await new Promise<void>((resolve) => server.listen(options.port ?? 0, host, resolve));
-  const { port } = server.address() as AddressInfo;
+  port = (server.address() as AddressInfo).port;
   return {
     url: `http://${host === "0.0.0.0" || host === "::" ? "localhost" : host}:${port}/`,
     slack,
     sim,
+    appPort,
     async close() {
       ui.closeStreams();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await app.close();
-      await sim.close();
+      await sim?.close();
       await slack.close();
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }
 
+const TEXT = { "content-type": "text/plain; charset=utf-8" };
+const DismissBody = z.object({ id: z.string().min(1) });
+
 /** The web page's backend: workspace state as JSON, a change stream, and Slack's requests. */
 class PlaygroundUi {
   readonly #slack: LocalSlack;
   readonly #eventsUrl: string;
+  readonly #secret: string;
+  readonly #service: ServiceNote;
   readonly #streams = new Set<ServerResponse>();
-  /** Slash command acknowledgements with a body: Slack shows them only to the user. */
-  readonly #acks: Array<{ channel: string; text: string; at: number }> = [];
+  readonly #private: PrivateMessages;
   /** Names of the files the user attached, by `channel/ts` of their message. */
   readonly #attached = new Map<string, string>();
   #seq = 0;
   #pending: NodeJS.Timeout | undefined;
   readonly #modals: PlaygroundModals;
 
-  constructor(slack: LocalSlack, eventsUrl: string) {
+  constructor(
+    slack: LocalSlack,
+    app: { eventsUrl: string; signingSecret: string; service: ServiceNote },
+  ) {
     this.#slack = slack;
-    this.#eventsUrl = eventsUrl;
-    this.#modals = new PlaygroundModals(slack, eventsUrl, SIGNING_SECRET, TEAM, YOU);
+    this.#eventsUrl = app.eventsUrl;
+    this.#secret = app.signingSecret;
+    this.#service = app.service;
+    this.#private = new PrivateMessages(slack, YOU, [GENERAL, DM]);
+    this.#modals = new PlaygroundModals(slack, app.eventsUrl, app.signingSecret, TEAM, YOU);
     slack.on("change", () => this.#changed());
     slack.on("call", () => this.#changed());
     slack.on("response_url", () => this.#changed());
@@ -147,50 +209,51 @@ class PlaygroundUi {
     }, 50);
   }
 
-  async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  async handle(req: IncomingMessage, res: ServerResponse, maxBody: number): Promise<void> {
     const url = new URL(req.url ?? "/", "http://localhost");
-    if (req.method === "GET" && url.pathname === "/api/state") return json(res, this.#state());
-    if (req.method === "GET" && url.pathname === "/api/changes") return this.#stream(req, res);
-    if (req.method === "GET" && url.pathname.startsWith("/files/"))
-      return this.#file(decodeURIComponent(url.pathname.slice(7)), res);
-    if (req.method === "POST" && url.pathname === "/api/send")
-      return json(res, await this.#send(SendBody.parse(JSON.parse(await readBody(req)))));
-    if (req.method === "POST" && url.pathname === "/api/action")
-      return json(res, await this.#action(ActionBody.parse(JSON.parse(await readBody(req)))));
-    if (req.method === "POST" && url.pathname === "/api/view/submit") {
-      const body = SubmitBody.parse(JSON.parse(await readBody(req)));
-      return json(res, await this.#modals.submit(body).finally(() => this.#changed()));
+    if (req.method === "GET") {
+      if (url.pathname === "/api/state") return json(res, this.#state());
+      if (url.pathname === "/api/changes") return this.#stream(req, res);
+      if (url.pathname.startsWith("/files/"))
+        return this.#file(decodeURIComponent(url.pathname.slice(7)), res);
+      return serveStatic(url.pathname, res);
     }
-    if (req.method === "POST" && url.pathname === "/api/view/action")
-      return json(
-        res,
-        await this.#modals.action(ViewActionBody.parse(JSON.parse(await readBody(req)))),
-      );
-    if (req.method === "POST" && url.pathname === "/api/view/close") {
-      const closed = this.#modals.close(CloseBody.parse(JSON.parse(await readBody(req))));
-      this.#changed();
-      return json(res, closed);
+    if (req.method !== "POST") return void res.writeHead(405).end();
+    const body: unknown = JSON.parse(await readBody(req, maxBody));
+    switch (url.pathname) {
+      case "/api/send":
+        return json(res, await this.#send(SendBody.parse(body)));
+      case "/api/action":
+        return json(res, await this.#action(ActionBody.parse(body)));
+      case "/api/view/submit":
+        return json(
+          res,
+          await this.#modals.submit(SubmitBody.parse(body)).finally(() => this.#changed()),
+        );
+      case "/api/view/action":
+        return json(res, await this.#modals.action(ViewActionBody.parse(body)));
+      case "/api/view/close": {
+        const closed = this.#modals.close(CloseBody.parse(body));
+        this.#changed();
+        return json(res, closed);
+      }
+      case "/api/private/dismiss": {
+        const dismissed = this.#private.dismiss(DismissBody.parse(body).id);
+        this.#changed();
+        return json(res, { status: dismissed ? 200 : 404 });
+      }
+      default:
+        res.writeHead(404, TEXT).end("not found");
     }
-    if (req.method === "GET") return serveStatic(url.pathname, res);
-    res.writeHead(405).end();
   }
 
   #state(): unknown {
     const slack = this.#slack;
     const files = slack.files().map((f) => ({ id: f.id, name: f.name, size: f.bytes.length }));
-    const ephemerals = [
-      ...slack.ephemerals(undefined, YOU).map((e) => ({
-        channel: e.channel,
-        threadTs: e.thread_ts,
-        text: e.markdown_text ?? e.text,
-        blocks: e.blocks ?? [],
-      })),
-      ...slack.responseUrlPosts.map((p) => ({ channel: "", text: textOf(p.body), blocks: [] })),
-      ...this.#acks.map((a) => ({ channel: a.channel, text: a.text, blocks: [] })),
-    ];
     return {
       you: YOU,
       bot: { id: slack.botUserId, name: "Task Agent" },
+      service: this.#service,
       channels: [
         { id: GENERAL, name: "general", kind: "channel" },
         { id: DM, name: "Task Agent", kind: "dm" },
@@ -198,7 +261,7 @@ class PlaygroundUi {
       messages: [GENERAL, DM]
         .flatMap((c) => slack.messages(c, { includeReplies: true }))
         .map((m) => ({ ...m, attached: this.#attached.get(`${m.channel}/${m.ts}`) })),
-      ephemerals,
+      ephemerals: this.#private.list(),
       files,
       modal: this.#modals.current(),
     };
@@ -231,16 +294,16 @@ class PlaygroundUi {
     const command = /^\/task(?:\s|$)/.exec(text);
     if (command && !body.threadTs) {
       const id = `play${++this.#seq}`;
-      const res = await sendSlashCommand(this.#eventsUrl, SIGNING_SECRET, {
+      const res = await sendSlashCommand(this.#eventsUrl, this.#secret, {
         text: text.slice(command[0].length).trim(),
         team_id: TEAM,
         user_id: YOU,
         channel_id: body.channel,
-        response_url: this.#slack.responseUrl(id),
+        response_url: this.#private.responseUrl({ channel: body.channel }),
         trigger_id: `trig.${id}.${Date.now()}`,
       });
       const ack = res.body.trim() ? textOf(res.json ?? res.body) : "";
-      if (ack) this.#acks.push({ channel: body.channel, text: ack, at: Date.now() });
+      if (ack) this.#private.acknowledged(body.channel, ack);
       this.#changed();
       return { status: res.status };
     }
@@ -269,7 +332,7 @@ class PlaygroundUi {
     if (!dm && text.includes(`<@${bot}>`)) events.push({ type: "app_mention", ...base });
     let status = 200;
     for (const event of events) {
-      const res = await sendEvent(this.#eventsUrl, SIGNING_SECRET, {
+      const res = await sendEvent(this.#eventsUrl, this.#secret, {
         event_id: `EvPlay${++this.#seq}x${Date.now()}`,
         team_id: TEAM,
         event,
@@ -289,7 +352,7 @@ class PlaygroundUi {
   }
 
   async #action(body: z.infer<typeof ActionBody>): Promise<{ status: number }> {
-    const res = await sendBlockAction(this.#eventsUrl, SIGNING_SECRET, {
+    const res = await sendBlockAction(this.#eventsUrl, this.#secret, {
       team_id: TEAM,
       user_id: YOU,
       channel_id: body.channel,
@@ -298,7 +361,11 @@ class PlaygroundUi {
       action_id: body.actionId,
       value: body.value,
       block_id: body.blockId ?? "task_controls",
-      response_url: this.#slack.responseUrl(`action${++this.#seq}`),
+      // The answer shows in the thread of a reply's button, in the channel for a parent's.
+      response_url: this.#private.responseUrl({
+        channel: body.channel,
+        threadTs: body.threadTs !== body.ts ? body.threadTs : undefined,
+      }),
     });
     return { status: res.status };
   }
@@ -314,15 +381,18 @@ function json(res: ServerResponse, value: unknown): void {
   res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(value));
 }
 
-async function readBody(req: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString("utf8");
-}
-
 function serveStatic(pathname: string, res: ServerResponse): void {
-  const name = pathname === "/" ? "index.html" : pathname.slice(1);
-  if (!/^[a-z-]+\.(html|js|css)$/.test(name)) return void res.writeHead(404).end("not found");
-  const body = readFileSync(new URL(name, WEB_DIR));
+  // Browsers that ignore the page's <link rel="icon"> still ask for /favicon.ico.
+  const name =
+    pathname === "/"
+      ? "index.html"
+      : pathname === "/favicon.ico"
+        ? "favicon.svg"
+        : pathname.slice(1);
+  const file = new URL(name, WEB_DIR);
+  if (!/^[a-z-]+\.(html|js|css|svg)$/.test(name) || !existsSync(file)) {
+    return void res.writeHead(404, TEXT).end("not found");
+  }
+  const body = readFileSync(file);
   res.writeHead(200, { "content-type": TYPES[extname(name)] ?? "text/plain" }).end(body);
 }

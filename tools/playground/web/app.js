@@ -1,13 +1,25 @@
 // The playground page's logic: renders the workspace state and sends what the user does.
 /* global document, fetch, btoa, EventSource */
 import { renderMarkdown, renderMrkdwn, escapeHtml } from "./markdown.js";
-import { renderModal, wireModal } from "./modal.js";
+import { keepInputs, renderModal, wireModal } from "./modal.js";
 
 let state = null;
 let current = "C0GENERAL";
 let openThread = null;
 
 const $ = (id) => document.getElementById(id);
+
+/** POSTs JSON to the playground; a refusal (a file too large…) is shown under the composer. */
+async function post(path, body) {
+  const res = await fetch(path, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  $("problem").textContent = res.ok ? "" : await res.text();
+  $("problem").hidden = res.ok;
+  return res;
+}
 
 async function refresh() {
   state = await (await fetch("/api/state")).json();
@@ -20,10 +32,28 @@ function who(m) {
 }
 
 function showText(text) {
-  const named = text
-    .replaceAll(`<@${state.bot.id}>`, "@Task Agent")
-    .replaceAll(`<@${state.you}>`, "@you");
-  return renderMrkdwn(named);
+  return renderMrkdwn(text, { [state.bot.id]: state.bot.name, [state.you]: "you" });
+}
+
+/** Slack timestamps in order ("1700000000.000100": seconds, then the fraction). */
+function compareTs(a, b) {
+  const [as = "0", af = ""] = String(a).split(".");
+  const [bs = "0", bf = ""] = String(b).split(".");
+  return (
+    as.length - bs.length ||
+    as.localeCompare(bs) ||
+    af.padEnd(6, "0").localeCompare(bf.padEnd(6, "0"))
+  );
+}
+
+/** Messages and private messages in time order; a private one after the messages of its ts. */
+function inTimeOrder(messages, privates, inThread) {
+  const items = [
+    ...messages.map((m, i) => ({ ts: m.ts, kind: 0, i, html: () => renderMessage(m, inThread) })),
+    ...privates.map((e, i) => ({ ts: e.ts, kind: 1, i, html: () => renderEphemeral(e) })),
+  ];
+  items.sort((a, b) => compareTs(a.ts, b.ts) || a.kind - b.kind || a.i - b.i);
+  return items.map((item) => item.html()).join("");
 }
 
 function renderBlock(m, b) {
@@ -78,9 +108,20 @@ function renderMessage(m, inThread) {
 
 function renderEphemeral(e) {
   const body = e.blocks.length
-    ? e.blocks.map((b) => renderBlock({ ts: "" }, b)).join("")
+    ? e.blocks.map((b) => renderBlock({ ts: "", thread_ts: e.threadTs }, b)).join("")
     : showText(e.text);
-  return `<div class="msg ephemeral">${`<span class="who bot">${escapeHtml(state.bot.name)}</span>`}<div class="body">${body}</div><div class="only">Only visible to you</div></div>`;
+  const only = `<div class="only">Only visible to you <button type="button" class="dismiss" data-dismiss="${escapeHtml(e.id)}">Dismiss message</button></div>`;
+  return `<div class="msg ephemeral" data-private="${escapeHtml(e.id)}"><span class="who bot">${escapeHtml(state.bot.name)}</span><div class="body">${body}</div>${only}</div>`;
+}
+
+/** Where the answers come from: the simulator's canned text, or the service it names. */
+function renderServiceNote() {
+  const note = $("service-note");
+  const s = state.service;
+  const html = s.simulator
+    ? `Answers come from the <strong>Task service simulator</strong>: canned text, not a model. To use the real service, start the playground with <code>TASK_API_URL=https://… TASK_API_KEY=… npm run playground</code>.`
+    : `Answers come from the Task service at <code>${escapeHtml(s.url)}</code>.`;
+  if (note.innerHTML !== html) note.innerHTML = html;
 }
 
 function render() {
@@ -99,13 +140,9 @@ function render() {
   const top = state.messages.filter(
     (m) => m.channel === current && (!m.thread_ts || m.thread_ts === m.ts),
   );
-  const eph = state.ephemerals.filter(
-    (e) => (e.channel === current || e.channel === "") && !e.threadTs,
-  );
-  keepScrolled(
-    $("messages"),
-    top.map((m) => renderMessage(m, false)).join("") + eph.map(renderEphemeral).join(""),
-  );
+  const eph = state.ephemerals.filter((e) => e.channel === current && !e.threadTs);
+  keepScrolled($("messages"), inTimeOrder(top, eph, false));
+  renderServiceNote();
   renderOverlay();
   $("thread").hidden = !openThread;
   if (openThread) {
@@ -114,13 +151,14 @@ function render() {
         m.channel === openThread.channel &&
         (m.ts === openThread.ts || m.thread_ts === openThread.ts),
     );
-    const teph = state.ephemerals.filter(
-      (e) => e.channel === openThread.channel && e.threadTs === openThread.ts,
-    );
-    keepScrolled(
-      $("thread-messages"),
-      msgs.map((m) => renderMessage(m, true)).join("") + teph.map(renderEphemeral).join(""),
-    );
+    // Slack shows a private message in a thread only when the thread has replies.
+    const teph =
+      msgs.length > 1
+        ? state.ephemerals.filter(
+            (e) => e.channel === openThread.channel && e.threadTs === openThread.ts,
+          )
+        : [];
+    keepScrolled($("thread-messages"), inTimeOrder(msgs, teph, true));
   }
 }
 
@@ -128,11 +166,14 @@ function renderOverlay() {
   const html = renderModal(state.modal, state.channels);
   const overlay = $("overlay");
   overlay.hidden = html === "";
-  // Redraw only when the view changed, so what the person typed stays.
+  // Redraw only when the view changed. As in Slack, what the person entered stays when the same
+  // view comes back (with errors, or updated with the same block_id and action_id).
   const key = state.modal ? JSON.stringify(state.modal) : "";
   if (overlay.dataset.key !== key) {
     overlay.dataset.key = key;
-    overlay.innerHTML = html;
+    keepInputs(overlay, state.modal?.id, () => {
+      overlay.innerHTML = html;
+    });
   }
 }
 
@@ -156,15 +197,11 @@ async function readFile(input) {
 async function send(text, fileInput, threadTs) {
   const file = await readFile(fileInput);
   if (!text.trim() && !file) return;
-  await fetch("/api/send", {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({
-      channel: threadTs ? openThread.channel : current,
-      text,
-      threadTs,
-      file,
-    }),
+  await post("/api/send", {
+    channel: threadTs ? openThread.channel : current,
+    text,
+    threadTs,
+    file,
   });
   await refresh();
 }
@@ -186,8 +223,13 @@ $("close-thread").addEventListener("click", () => {
   render();
 });
 document.body.addEventListener("click", (ev) => {
-  const el = ev.target.closest("[data-channel],[data-open],[data-action]");
+  const el = ev.target.closest("[data-channel],[data-open],[data-action],[data-dismiss]");
   if (!el || el.closest("#overlay")) return;
+  if (el.dataset.dismiss) {
+    el.disabled = true;
+    void post("/api/private/dismiss", { id: el.dataset.dismiss }).then(refresh);
+    return;
+  }
   if (el.dataset.channel) {
     current = el.dataset.channel;
     openThread = null;
@@ -196,23 +238,19 @@ document.body.addEventListener("click", (ev) => {
   } else {
     const channel = openThread?.channel ?? current;
     el.disabled = true;
-    void fetch("/api/action", {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({
-        channel,
-        ts: el.dataset.ts,
-        threadTs: el.dataset.thread || undefined,
-        actionId: el.dataset.action,
-        value: el.dataset.value,
-        blockId: el.dataset.block || undefined,
-      }),
+    void post("/api/action", {
+      channel,
+      ts: el.dataset.ts,
+      threadTs: el.dataset.thread || undefined,
+      actionId: el.dataset.action,
+      value: el.dataset.value,
+      blockId: el.dataset.block || undefined,
     });
     return;
   }
   render();
 });
 
-wireModal($("overlay"), refresh);
+wireModal($("overlay"), refresh, post);
 new EventSource("/api/changes").onmessage = () => void refresh();
 await refresh();

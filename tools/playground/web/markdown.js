@@ -1,5 +1,6 @@
 // A tiny Markdown (and Slack mrkdwn) to HTML renderer for the playground page: fenced code,
-// headings, lists, tables, quotes, rules, paragraphs, **bold**, *italic*, `code` and links. Input is escaped first.
+// headings, lists, tables, quotes, rules, paragraphs, **bold**, *italic*, `code` and links;
+// mrkdwn's own syntax, mentions and emoji codes. Input is escaped first.
 
 export function escapeHtml(text) {
   return String(text)
@@ -98,38 +99,101 @@ export function renderMarkdown(md) {
   return out.join("");
 }
 
-/** Slack mrkdwn (section and context text): *bold*, _italic_, `code`, <url|label>. */
-export function renderMrkdwn(text) {
-  const links = [];
-  const withoutLinks = String(text).replace(/<(https?:[^|>]+)(?:\|([^>]+))?>/g, (_m, u, t) => {
-    links.push({ u, t: t ?? u });
-    return `\uE001${links.length - 1}\uE001`;
-  });
-  const codes = [];
-  let s = escapeHtml(withoutLinks).replace(
-    /`([^`]+)`/g,
-    (_m, c) => `\uE000${codes.push(c) - 1}\uE000`,
-  );
-  s = s
-    .replace(/(^|\W)\*([^*\n]+)\*(?!\w)/g, "$1<strong>$2</strong>")
-    .replace(/(^|\W)_([^_\n]+)_(?!\w)/g, "$1<em>$2</em>")
-    .replace(/:([a-z0-9_+-]+):/g, (_m, n) => EMOJI[n] ?? `:${n}:`)
-    .replace(/\n/g, "<br />");
-  s = s.replace(/\uE000(\d+)\uE000/g, (_m, i) => `<code>${codes[Number(i)]}</code>`);
-  return s.replace(/\uE001(\d+)\uE001/g, (_m, i) => {
-    const l = links[Number(i)];
-    return `<a href="${escapeHtml(safeUrl(l.u))}" target="_blank" rel="noreferrer">${escapeHtml(l.t)}</a>`;
-  });
+/** Slack's own escapes in mrkdwn text (&amp; &lt; &gt;) back to the characters they stand for. */
+const unescapeSlack = (text) =>
+  text.replaceAll("&lt;", "<").replaceAll("&gt;", ">").replaceAll("&amp;", "&");
+
+/** `<…>` of Slack mrkdwn: a link, a mention of a person or channel, or a special mention. */
+function angle(inner, names) {
+  const [target, label] = [
+    inner.split("|", 1)[0],
+    inner.includes("|") ? inner.slice(inner.indexOf("|") + 1) : undefined,
+  ];
+  if (target.startsWith("@"))
+    return `<span class="mention">@${escapeHtml(names[target.slice(1)] ?? label ?? target.slice(1))}</span>`;
+  if (target.startsWith("#"))
+    return `<span class="mention">#${escapeHtml(label ?? target.slice(1))}</span>`;
+  if (target.startsWith("!"))
+    return `<span class="mention">@${escapeHtml(label ?? target.slice(1).split("^")[0])}</span>`;
+  const text = unescapeSlack(label ?? target);
+  return `<a href="${escapeHtml(safeUrl(unescapeSlack(target)))}" target="_blank" rel="noreferrer">${escapeHtml(text)}</a>`;
 }
 
+/** One run of mrkdwn outside code: links, mentions, *bold*, _italic_, ~strike~, :emoji:. */
+function mrkdwnInline(text, names) {
+  const tokens = [];
+  const keep = (html) => `\uE000${tokens.push(html) - 1}\uE000`;
+  let s = text
+    .replace(/`([^`\n]+)`/g, (_m, c) => keep(`<code>${escapeHtml(unescapeSlack(c))}</code>`))
+    .replace(/<([^<>\n]+)>/g, (_m, inner) => keep(angle(inner, names)));
+  s = escapeHtml(unescapeSlack(s))
+    .replace(/(^|[^\w*])\*([^*\n]+)\*(?![\w*])/g, "$1<strong>$2</strong>")
+    .replace(/(^|[^\w_])_([^_\n]+)_(?![\w_])/g, "$1<em>$2</em>")
+    .replace(/(^|[^\w~])~([^~\n]+)~(?![\w~])/g, "$1<del>$2</del>")
+    .replace(/:([a-z0-9_+-]+):/g, (m, n) => EMOJI[n] ?? m);
+  const lines = s
+    .split("\n")
+    .map((line) =>
+      line.startsWith("&gt; ") || line === "&gt;"
+        ? `<blockquote>${line.slice(4).trimStart()}</blockquote>`
+        : line,
+    );
+  s = lines.join("<br />").replaceAll("</blockquote><br />", "</blockquote>");
+  return s.replace(/\uE000(\d+)\uE000/g, (_m, i) => tokens[Number(i)]);
+}
+
+/**
+ * Slack mrkdwn (section and context text) as Slack shows it: ```fenced``` code as a block,
+ * `code`, *bold*, _italic_, ~strike~, > quotes, links and mentions, :emoji: codes, and
+ * Slack's escapes (&amp; &lt; &gt;) shown as the characters they stand for. `names` maps user
+ * ids to the names mentions show.
+ */
+export function renderMrkdwn(text, names = {}) {
+  const parts = String(text).split("```");
+  // An unclosed fence is no code block: its backticks stay text.
+  if (parts.length % 2 === 0) parts[parts.length - 2] += "```" + parts.pop();
+  return parts
+    .map((part, i) => {
+      if (i % 2 === 0) return mrkdwnInline(part, names);
+      const code = part.replace(/^\n/, "").replace(/\n$/, "");
+      return `<pre><code>${escapeHtml(unescapeSlack(code))}</code></pre>`;
+    })
+    .join("");
+}
+
+/**
+ * The emoji codes the app writes, and a few common ones, as their emoji (Slack's names).
+ * A code not in the table is left as typed, as Slack does with an unknown one.
+ */
 const EMOJI = {
-  // Symbols common fonts have (headless browsers often lack a colour emoji font).
-  white_check_mark: "✔",
-  warning: "⚠",
-  x: "✖",
-  hourglass_flowing_sand: "⧗",
-  octagonal_sign: "■",
-  stop_button: "■",
-  black_square_for_stop: "■",
-  paperclip: "⎘",
+  white_check_mark: "\u2705",
+  heavy_check_mark: "\u2714\uFE0F",
+  warning: "\u26A0\uFE0F",
+  x: "\u274C",
+  hourglass_flowing_sand: "\u23F3",
+  hourglass: "\u231B",
+  octagonal_sign: "\u{1F6D1}",
+  stop_button: "\u23F9\uFE0F",
+  black_square_for_stop: "\u23F9\uFE0F",
+  paperclip: "\u{1F4CE}",
+  robot_face: "\u{1F916}",
+  bust_in_silhouette: "\u{1F464}",
+  gear: "\u2699\uFE0F",
+  memo: "\u{1F4DD}",
+  page_facing_up: "\u{1F4C4}",
+  file_folder: "\u{1F4C1}",
+  mag: "\u{1F50D}",
+  bulb: "\u{1F4A1}",
+  lock: "\u{1F512}",
+  key: "\u{1F511}",
+  tada: "\u{1F389}",
+  rocket: "\u{1F680}",
+  thumbsup: "\u{1F44D}",
+  "+1": "\u{1F44D}",
+  eyes: "\u{1F440}",
+  information_source: "\u2139\uFE0F",
+  no_entry: "\u26D4",
+  arrows_counterclockwise: "\u{1F504}",
+  speech_balloon: "\u{1F4AC}",
+  hammer_and_wrench: "\u{1F6E0}\uFE0F",
 };

@@ -1,6 +1,6 @@
 // The playground's modal: renders a Block Kit view the app opened (inputs, sections, buttons)
 // and turns what the person does into Slack's `state.values` or a button press.
-/* global fetch, btoa */
+/* global btoa */
 import { escapeHtml, renderMrkdwn } from "./markdown.js";
 
 const plain = (t) => escapeHtml(t?.text ?? "");
@@ -65,6 +65,33 @@ function blockHtml(b, channels, errors) {
   return "";
 }
 
+const fieldKey = (el) =>
+  `${el.dataset.block}\u0000${el.dataset.action}\u0000${el.type === "checkbox" ? el.value : ""}`;
+
+/**
+ * Redraws the modal with `redraw`; when the same view (`viewId`) is still shown, each input
+ * gets back what the person had entered in it (matched by block_id and action_id, as Slack
+ * keeps them after `response_action: errors` or a views.update).
+ */
+export function keepInputs(root, viewId, redraw) {
+  const form = root.querySelector("form[data-view]");
+  const entered = new Map();
+  if (form && viewId && form.dataset.view === viewId) {
+    for (const el of form.querySelectorAll("[data-block][data-action]")) {
+      entered.set(fieldKey(el), { value: el.value, checked: el.checked, files: el.files });
+    }
+  }
+  redraw();
+  for (const el of root.querySelectorAll("form[data-view] [data-block][data-action]")) {
+    const was = entered.get(fieldKey(el));
+    if (!was) continue;
+    if (el.type === "checkbox") el.checked = was.checked;
+    else if (el.type === "file") {
+      if (was.files?.length) el.files = was.files;
+    } else el.value = was.value;
+  }
+}
+
 /** The modal's HTML, or "" when none is open. */
 export function renderModal(modal, channels) {
   if (!modal) return "";
@@ -117,15 +144,8 @@ export async function readForm(form) {
   return { values, files };
 }
 
-const post = (path, body) =>
-  fetch(path, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify(body),
-  });
-
-/** Wires the modal's buttons and submission (once, on the page). */
-export function wireModal(root, refresh) {
+/** Wires the modal's buttons and submission (once, on the page); `post` sends JSON. */
+export function wireModal(root, refresh, post) {
   root.addEventListener("submit", async (ev) => {
     ev.preventDefault();
     const form = ev.target.closest("form[data-view]");
