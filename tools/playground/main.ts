@@ -1,10 +1,14 @@
 /** `npm run playground`: starts the local playground and prints the one URL to open. */
+import { portSettingOrExit } from "../../src/config-values.ts";
+import { exitOnStartupError } from "../../src/util/startup-error.ts";
 import { startPlayground } from "./server.ts";
 
-const port = process.env.PLAYGROUND_PORT ? Number(process.env.PLAYGROUND_PORT) : 0;
+const port = portSettingOrExit("PLAYGROUND_PORT", process.env.PLAYGROUND_PORT, 0);
 // PLAYGROUND_HOST=0.0.0.0 in a container (docker-compose.yml's demo profile); 127.0.0.1 otherwise.
 const host = process.env.PLAYGROUND_HOST || undefined;
-const playground = await startPlayground({ port, ...(host ? { host } : {}) });
+const playground = await startPlayground({ port, ...(host ? { host } : {}) }).catch(
+  (err: unknown) => exitOnStartupError(err, { PLAYGROUND_PORT: port }),
+);
 process.stdout.write(`Playground ready: ${playground.url}\n`);
 const stop = () => {
   playground.close().then(

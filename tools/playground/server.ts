@@ -2,6 +2,7 @@
  * The local playground: the service simulator, the local Slack double, the app and a small web
  * page that plays Slack's part (signed slash commands, events and block actions), all in one process.
  */
+import { once } from "node:events";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -95,7 +96,15 @@ export async function startPlayground(
   });
   // 127.0.0.1 unless told otherwise (a container listens on 0.0.0.0 for its published port).
   const host = options.host ?? "127.0.0.1";
-  await new Promise<void>((resolve) => server.listen(options.port ?? 0, host, resolve));
+  server.listen(options.port ?? 0, host);
+  await once(server, "listening").catch(async (err: unknown) => {
+    // A busy or forbidden port: stop what started, then say so (tools/playground/main.ts).
+    await app.close();
+    await sim.close();
+    await slack.close();
+    rmSync(dataDir, { recursive: true, force: true });
+    throw err;
+  });
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://${host === "0.0.0.0" || host === "::" ? "localhost" : host}:${port}/`,
