@@ -34,8 +34,17 @@ export default async function setup(project: TestProject): Promise<() => Promise
   let server: RedisServer | undefined;
   let redisUrl = process.env.TEST_REDIS_URL || null;
   if (redisUrl === null && onPath("redis-server")) {
-    server = new RedisServer();
-    await server.start();
+    // A free port may be taken between finding it and redis-server binding it: try another.
+    for (let attempt = 1; server === undefined; attempt++) {
+      const candidate = new RedisServer();
+      try {
+        await candidate.start();
+        server = candidate;
+      } catch (err) {
+        await candidate.close();
+        if (attempt === 3) throw err;
+      }
+    }
     redisUrl = server.url;
   }
   project.provide("redisUrl", redisUrl);
