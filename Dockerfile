@@ -6,11 +6,13 @@ COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 
 # The playground (`docker compose --profile demo up`): the local Slack double with its web page,
-# the service simulator and the app in one process, no account needed. It needs the dev tools.
+# the service simulator and the app in one process, no account needed. It needs the dev tools,
+# not the project's own Node (the `node` dev dependency, which only its install script
+# downloads): this image has Node 24, and no dependency needs another install script.
 FROM node:24-bookworm-slim AS playground
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --no-audit --no-fund && npm cache clean --force
+RUN npm ci --ignore-scripts --no-audit --no-fund && npm cache clean --force
 COPY manifest.yml ./
 COPY src ./src
 COPY tools ./tools

@@ -7,5 +7,8 @@ export default defineConfig({
     hookTimeout: 30_000,
     // End-to-end suites start real servers on ephemeral ports; keep them in separate forks.
     pool: "forks",
+    // Finds or starts Redis and finds Chromium; the last line names what was skipped without.
+    globalSetup: ["test/support/global-setup.ts"],
+    reporters: ["default", "./test/support/skipped-reporter.ts"],
   },
 });

@@ -5,17 +5,17 @@
  */
 import pretty from "pino-pretty";
 import { startApp } from "../src/bootstrap.ts";
-import { ConfigError, parseConfig, secretsOf } from "../src/config.ts";
+import { ConfigError, parseConfig, secretsOf, withPointer } from "../src/config.ts";
+import { portSettingOrExit } from "../src/config-values.ts";
 import { createLogger } from "../src/log.ts";
 import { startSimulator } from "../src/simulator/server.ts";
+import { exitOnStartupError } from "../src/util/startup-error.ts";
 
 const simKey = "he-simulator-key";
-const sim = await startSimulator({
-  port: Number(process.env.SIM_PORT ?? 8787),
-  apiKeys: [simKey],
-  chunkDelayMs: 40,
-});
-process.stdout.write(`Task Execution Service simulator on ${sim.url} (key ${simKey})\n`);
+const simPort = portSettingOrExit("SIM_PORT", process.env.SIM_PORT, 8787);
+const sim = await startSimulator({ port: simPort, apiKeys: [simKey], chunkDelayMs: 40 }).catch(
+  (err: unknown) => exitOnStartupError(err, { SIM_PORT: simPort }),
+);
 
 let config: ReturnType<typeof parseConfig>;
 try {
@@ -32,9 +32,8 @@ try {
 } catch (err) {
   await sim.close();
   if (err instanceof ConfigError) {
-    process.stderr.write(
-      `${err.message}\nSee README.md ("Connect a real Slack workspace") for the Slack settings.\n`,
-    );
+    const pointer = 'README.md\'s "Connect a real Slack workspace" has the Slack settings';
+    process.stderr.write(`${withPointer(err, pointer)}\n`);
     process.exit(1);
   }
   throw err;
@@ -48,7 +47,11 @@ const logger = createLogger({
     : {}),
 });
 process.on("unhandledRejection", (reason) => logger.error({ err: reason }, "unhandled rejection"));
-const running = await startApp(config, logger);
+const running = await startApp(config, logger).catch(async (err: unknown) => {
+  await sim.close();
+  return exitOnStartupError(err, { PORT: config.port, ADMIN_PORT: config.adminPort });
+});
+process.stdout.write(`Task Execution Service simulator on ${sim.url} (key ${simKey})\n`);
 for (const signal of ["SIGINT", "SIGTERM"] as const) {
   process.once(signal, () => {
     void running

@@ -79,3 +79,18 @@ export const nameList = z
       .array(z.string().max(150, "has a name longer than 150 characters"))
       .max(100, "lists more than 100 names (a Slack menu shows at most 100)"),
   );
+
+/**
+ * A port setting of a developer command (SIM_PORT, PLAYGROUND_PORT): the number (`fallback`
+ * when unset), or the problem on one line and exit code 1.
+ */
+export function portSettingOrExit(
+  name: string,
+  value: string | undefined,
+  fallback: number,
+): number {
+  const parsed = intFrom(0, 65_535, fallback).safeParse(value);
+  if (parsed.success) return parsed.data;
+  process.stderr.write(`Invalid configuration: ${name} must be a whole number from 0 to 65535\n`);
+  process.exit(1);
+}

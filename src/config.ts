@@ -160,10 +160,11 @@ export const SHUTDOWN_DEADLINE_MS = 15_000;
 export class ConfigError extends Error {
   readonly problems: readonly string[];
   constructor(problems: readonly string[]) {
+    // One problem, one line; several, a line each under a heading.
     super(
-      `Invalid configuration (${problems.length} problem${problems.length === 1 ? "" : "s"}):\n${problems
-        .map((p) => `  - ${p}`)
-        .join("\n")}`,
+      problems.length === 1
+        ? `Invalid configuration: ${problems[0]}`
+        : `Invalid configuration (${problems.length} problems):\n${problems.map((p) => `  - ${p}`).join("\n")}`,
     );
     this.name = "ConfigError";
     this.problems = problems;
@@ -283,6 +284,11 @@ function attempt<T>(parse: () => T): { readonly value?: T; readonly problems: re
   }
 }
 
+/** The error's message and `pointer` (where to read more): on one line for one problem. */
+export function withPointer(err: ConfigError, pointer: string): string {
+  return `${err.message}${err.problems.length === 1 ? " — " : "\n"}${pointer}.`;
+}
+
 /**
  * For a command's entry point (`npm start`, `npm run keys:reseal`): the config, or the problems
  * printed (never a value) and exit code 1.
@@ -292,7 +298,7 @@ export function parseConfigOrExit(env: Env): Config {
     return parseConfig(env);
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
-    process.stderr.write(`${err.message}\nSee README.md for every setting.\n`);
+    process.stderr.write(`${withPointer(err, "README.md lists every setting")}\n`);
     process.exit(1);
   }
 }

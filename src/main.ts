@@ -1,8 +1,9 @@
 /** Entry point: `npm start`. Reads the environment once, starts the app, stops cleanly. */
 
-import { StartupError, startApp } from "./bootstrap.ts";
+import { startApp } from "./bootstrap.ts";
 import { parseConfigOrExit, SHUTDOWN_DEADLINE_MS, secretsOf } from "./config.ts";
 import { createFinalLogger, createLogger, stdoutDestination } from "./log.ts";
+import { asStartupError, StartupError } from "./util/startup-error.ts";
 
 const config = parseConfigOrExit(process.env);
 
@@ -30,9 +31,10 @@ process.on("unhandledRejection", (reason) => {
 process.on("uncaughtException", (err) => exitWithFatal(err, "uncaught exception"));
 
 const running = await startApp(config, logger).catch((err: unknown) => {
-  if (err instanceof StartupError) {
-    // One line that says what to fix, not a stack trace.
-    process.stderr.write(`Could not start: ${err.message}\n`);
+  const failure = asStartupError(err, { PORT: config.port, ADMIN_PORT: config.adminPort });
+  if (failure instanceof StartupError) {
+    // One line that says what to fix (Slack or Redis unreachable, a busy port), not a stack trace.
+    process.stderr.write(`Could not start: ${failure.message}\n`);
     logger.flush();
     process.exit(1);
   }

@@ -24,7 +24,7 @@ describe("the README's first screen", () => {
     expect(codeBlocks[0]).toBe("npm ci\nnpm run playground");
     expect(codeBlocks[1]).toMatch(/SLACK_BOT_TOKEN=xoxb-… SLACK_APP_TOKEN=xapp-… npm run dev$/);
     expect(codeBlocks.at(-1)).toBe("npm test");
-    expect(top).toMatch(/Node\.js ≥ 22\.18/);
+    expect(top).toMatch(/Node\.js ≥ 20\*\* with npm: `npm ci` brings the Node 24/);
   });
 
   it("shows the playground's screenshot right after it", () => {

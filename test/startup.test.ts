@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import { once } from "node:events";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createServer, type Server } from "node:http";
@@ -31,7 +31,12 @@ describe("first contact", () => {
     const problem = nodeVersionProblem("v20.20.2", ">=22.18");
     expect(problem).toContain("needs Node.js 22.18 or newer");
     expect(problem).toContain("this is Node 20.20.2");
+    expect(problem).toContain(
+      "`npm ci` (with the dev dependencies) installs the project's own Node 24",
+    );
     expect(problem).toContain("nvm install 24");
+    // With the project's Node installed, it was not run through npm: say so.
+    expect(nodeVersionProblem("v20.20.2", ">=22.18", true)).toContain("run the app through npm");
     expect(nodeVersionProblem("22.18.0", ">=22.18")).toBeUndefined();
     expect(nodeVersionProblem("24.1.0", ">=22.18")).toBeUndefined();
     expect(nodeVersionProblem("22.9.0", ">=22.18")).toContain("22.18");
@@ -45,9 +50,8 @@ describe("first contact", () => {
       SLACK_SIGNING_SECRET: "startup-signing-secret",
     });
     expect(code).toBe(1);
-    expect(out).toContain("Invalid configuration (1 problem):");
     expect(out).toContain(
-      "TASK_API_URL uses plain http:// to tasks.example.com, so the service API key and your prompts would cross the network unencrypted: use https://, or set ALLOW_INSECURE_HTTP=true",
+      "Invalid configuration: TASK_API_URL uses plain http:// to tasks.example.com, so the service API key and your prompts would cross the network unencrypted: use https://, or set ALLOW_INSECURE_HTTP=true",
     );
     expect(out).not.toContain(TOKEN);
   }, 30_000);
@@ -167,22 +171,19 @@ describe("first contact", () => {
 
   describe("on a fatal error", () => {
     let slack: LocalSlack;
-    let busy: ReturnType<typeof createTcpServer>;
-    const dataDir = mkdtempSync(join(tmpdir(), "taskbot-fatal-"));
+    const dir = mkdtempSync(join(tmpdir(), "taskbot-fatal-"));
+    const dataDir = join(dir, "a-file");
     beforeAll(async () => {
       slack = await startLocalSlack({ teamId: "T0FATAL" });
-      busy = createTcpServer();
-      busy.listen(0, "127.0.0.1");
-      await once(busy, "listening");
+      writeFileSync(dataDir, "not a directory");
     });
     afterAll(async () => {
-      busy.close();
       await slack.close();
-      rmSync(dataDir, { recursive: true, force: true });
+      rmSync(dir, { recursive: true, force: true });
     });
 
-    it("writes the fatal log line before it exits: a PORT already in use", async () => {
-      const port = (busy.address() as AddressInfo).port;
+    it("writes the fatal log line before it exits: a DATA_DIR that is a file", async () => {
+      const port = await freePort();
       const { code, out } = await start({
         TASK_API_URL: "http://127.0.0.1:9",
         TASK_API_KEY: "he-startup-test-key",
@@ -201,7 +202,7 @@ describe("first contact", () => {
         .filter((l) => l.level === 60);
       expect(fatal).toHaveLength(1);
       expect(fatal[0]?.msg).toBe("could not start");
-      expect(fatal[0]?.err?.message).toContain("EADDRINUSE");
+      expect(fatal[0]?.err?.message).toContain("EEXIST");
       expect(out).not.toContain(slack.botToken);
     }, 30_000);
   });

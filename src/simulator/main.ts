@@ -7,6 +7,7 @@
  * (replay|continue), SIM_KEEPALIVE_MS, SIM_QUIET=1 (no request log).
  */
 import { z } from "zod";
+import { exitOnStartupError } from "../util/startup-error.ts";
 import { startSimulator } from "./server.ts";
 
 const number = (min: number, max: number) =>
@@ -43,7 +44,11 @@ const env = z
   .safeParse({ ...process.env, SIM_API_KEY: process.env.SIM_API_KEYS ?? process.env.SIM_API_KEY });
 
 if (!env.success) {
-  console.error(`Invalid simulator environment:\n${z.prettifyError(env.error)}`);
+  // One line per setting, as the app's own configuration problems.
+  for (const issue of env.error.issues) {
+    const name = String(issue.path[0] ?? "environment");
+    console.error(`Invalid simulator configuration: ${name} ${issue.message}`);
+  }
   process.exit(2);
 }
 const e = env.data;
@@ -60,7 +65,7 @@ const sim = await startSimulator({
   reconnect: e.SIM_RECONNECT,
   keepAliveMs: e.SIM_KEEPALIVE_MS,
   logger: quiet ? undefined : (line) => console.log(`[sim] ${line}`),
-});
+}).catch((err: unknown) => exitOnStartupError(err, { SIM_PORT: e.SIM_PORT }));
 
 console.log(
   `Task Execution Service simulator listening on ${sim.url}  (API key: ${sim.apiKeys.join(", ")})`,

@@ -11,16 +11,8 @@ import {
   type SlackHttpResponse,
   sendViewSubmission,
 } from "../../tools/local-slack/slack-requests.ts";
-import {
-  ADMIN,
-  CHANNEL,
-  Harness,
-  OTHER,
-  OWNER,
-  SIGNING_SECRET,
-  storeBackends,
-  TEAM,
-} from "../support/harness.ts";
+import { ADMIN, CHANNEL, Harness, OTHER, OWNER, SIGNING_SECRET, TEAM } from "../support/harness.ts";
+import { storeBackends } from "../support/needs.ts";
 
 type Values = Record<string, Record<string, Record<string, unknown>>>;
 const text = (value: string) => ({ value: { type: "plain_text_input", value } });

@@ -7,7 +7,8 @@ import { createHash, randomBytes } from "node:crypto";
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CHANNEL, Harness, OWNER, storeBackends } from "../support/harness.ts";
+import { CHANNEL, Harness, OWNER } from "../support/harness.ts";
+import { storeBackends } from "../support/needs.ts";
 
 const DM = "D0OWNERDM";
 const sha256 = (bytes: Buffer | string) => createHash("sha256").update(bytes).digest("hex");

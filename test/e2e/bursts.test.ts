@@ -4,14 +4,8 @@
  * order the tasks were asked, and a refused stream falls back to polling.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  comparable,
-  Harness,
-  markdownOf,
-  NO_MESSAGE,
-  statusOf,
-  storeBackends,
-} from "../support/harness.ts";
+import { comparable, Harness, markdownOf, NO_MESSAGE, statusOf } from "../support/harness.ts";
+import { storeBackends } from "../support/needs.ts";
 
 const TASKS = 6;
 

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { testRedisUrl } from "../support/needs.ts";
 import { Cluster } from "../support/cluster.ts";
 import {
   CHANNEL,
@@ -9,7 +10,7 @@ import {
   statusOf,
 } from "../support/harness.ts";
 
-const redisUrl = process.env.TEST_REDIS_URL;
+const redisUrl = testRedisUrl();
 
 describe.skipIf(!redisUrl)("several instances on one Redis", () => {
   let c: Cluster;

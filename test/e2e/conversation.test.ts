@@ -11,9 +11,9 @@ import {
   SIGNING_SECRET,
   statusOf,
   stopButton,
-  storeBackends,
   TEAM,
 } from "../support/harness.ts";
+import { storeBackends } from "../support/needs.ts";
 import { sendBlockAction } from "../../tools/local-slack/slack-requests.ts";
 
 const stores = storeBackends();

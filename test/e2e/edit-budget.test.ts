@@ -4,14 +4,8 @@
  * finished answer shows one budget refill earlier and no call is spent on a stale text.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  CHANNEL,
-  comparable,
-  Harness,
-  markdownOf,
-  statusOf,
-  storeBackends,
-} from "../support/harness.ts";
+import { CHANNEL, comparable, Harness, markdownOf, statusOf } from "../support/harness.ts";
+import { storeBackends } from "../support/needs.ts";
 
 describe.each(storeBackends())("edits at the chat.update budget with %s", (_name, redis) => {
   let h: Harness;

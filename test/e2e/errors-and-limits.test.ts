@@ -6,8 +6,8 @@ import {
   markdownOf,
   NO_MESSAGE,
   statusOf,
-  storeBackends,
 } from "../support/harness.ts";
+import { storeBackends } from "../support/needs.ts";
 
 const stores = storeBackends();
 

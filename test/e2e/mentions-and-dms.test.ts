@@ -13,9 +13,9 @@ import {
   OWNER,
   SIGNING_SECRET,
   statusOf,
-  storeBackends,
   TEAM,
 } from "../support/harness.ts";
+import { storeBackends } from "../support/needs.ts";
 
 const DM = "D0OWNERDM";
 const FINAL = /Completed|Failed|Stopped/;

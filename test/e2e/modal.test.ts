@@ -11,14 +11,8 @@ import {
   sendShortcut,
   sendViewSubmission,
 } from "../../tools/local-slack/slack-requests.ts";
-import {
-  CHANNEL,
-  Harness,
-  OWNER,
-  SIGNING_SECRET,
-  storeBackends,
-  TEAM,
-} from "../support/harness.ts";
+import { CHANNEL, Harness, OWNER, SIGNING_SECRET, TEAM } from "../support/harness.ts";
+import { storeBackends } from "../support/needs.ts";
 
 type Values = Record<string, Record<string, Record<string, unknown>>>;
 const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");

@@ -11,13 +11,8 @@ import type { LocalSlack } from "../../tools/local-slack/index.ts";
 import { LocalSocketMode } from "../../tools/local-slack/local-socket-mode.ts";
 import { sendBlockAction, sendEvent } from "../../tools/local-slack/slack-requests.ts";
 import { Browser } from "../support/browser.ts";
-import {
-  CHANNEL,
-  SIGNING_SECRET,
-  statusOf,
-  stopButton,
-  storeBackends,
-} from "../support/harness.ts";
+import { CHANNEL, SIGNING_SECRET, statusOf, stopButton } from "../support/harness.ts";
+import { storeBackends } from "../support/needs.ts";
 import { MultiWorkspaceApp, STATE_SECRET } from "../support/multi-workspace.ts";
 
 const STATE_COOKIE = "slack-app-oauth-state";

@@ -1,72 +1,15 @@
-import { type ChildProcess, spawn } from "node:child_process";
-import { once } from "node:events";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Cluster, freePort } from "../support/cluster.ts";
+import { Cluster } from "../support/cluster.ts";
+import { testRedisUrl } from "../support/needs.ts";
+import { RedisServer } from "../support/redis-server.ts";
 import { comparable, markdownOf, NO_MESSAGE, OWNER, statusOf } from "../support/harness.ts";
 
-// CI installs redis-server and sets TEST_REDIS_URL; this suite runs its own server to stop it.
-const haveRedis = process.env.TEST_REDIS_URL !== undefined;
+// This suite runs its own server (persisting to disk, so a restart keeps the data) to stop it.
+const haveRedis = testRedisUrl() !== undefined;
 const OUTAGE_MS = 30_000;
 
-/** A redis-server of this test's own, persisting to disk so a restart keeps the data. */
-class OwnRedis {
-  readonly dir = mkdtempSync(join(tmpdir(), "taskbot-redis-"));
-  port = 0;
-  #process: ChildProcess | undefined;
-
-  get url(): string {
-    return `redis://127.0.0.1:${this.port}`;
-  }
-
-  async start(): Promise<void> {
-    if (this.port === 0) this.port = await freePort();
-    const child = spawn(
-      "redis-server",
-      [
-        "--port",
-        String(this.port),
-        "--bind",
-        "127.0.0.1",
-        "--dir",
-        this.dir,
-        "--appendonly",
-        "yes",
-        "--save",
-        "",
-      ],
-      { stdio: ["ignore", "pipe", "pipe"] },
-    );
-    this.#process = child;
-    let out = "";
-    child.stdout?.on("data", (d: Buffer) => {
-      out += d.toString();
-    });
-    for (;;) {
-      if (out.includes("Ready to accept connections")) return;
-      if (child.exitCode !== null) throw new Error(`redis-server exited: ${out}`);
-      await once(child.stdout ?? child, "data");
-    }
-  }
-
-  async stop(): Promise<void> {
-    const child = this.#process;
-    if (!child || child.exitCode !== null) return;
-    const exited = once(child, "exit");
-    child.kill("SIGTERM"); // graceful: the append-only file is flushed
-    await exited;
-  }
-
-  async close(): Promise<void> {
-    await this.stop();
-    rmSync(this.dir, { recursive: true, force: true });
-  }
-}
-
 describe.skipIf(!haveRedis)("Redis outage", () => {
-  const redis = new OwnRedis();
+  const redis = new RedisServer({ persist: true });
   let c: Cluster;
 
   beforeAll(async () => {

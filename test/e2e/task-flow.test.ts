@@ -9,8 +9,8 @@ import {
   OWNER,
   SIGNING_SECRET,
   statusOf,
-  storeBackends,
 } from "../support/harness.ts";
+import { storeBackends } from "../support/needs.ts";
 
 const stores = storeBackends();
 

@@ -10,15 +10,8 @@ import {
   sendViewAction,
   sendViewSubmission,
 } from "../../tools/local-slack/slack-requests.ts";
-import {
-  buttonOf,
-  CHANNEL,
-  Harness,
-  OWNER,
-  SIGNING_SECRET,
-  storeBackends,
-  TEAM,
-} from "../support/harness.ts";
+import { buttonOf, CHANNEL, Harness, OWNER, SIGNING_SECRET, TEAM } from "../support/harness.ts";
+import { storeBackends } from "../support/needs.ts";
 
 describe.each(storeBackends())("task views with %s", (_name, redis) => {
   let h: Harness;

@@ -8,7 +8,8 @@
 import { sendSlashCommand } from "../../tools/local-slack/slack-requests.ts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { InstallationNotFoundError } from "../../src/store/installations.ts";
-import { CHANNEL, markdownOf, SIGNING_SECRET, storeBackends } from "../support/harness.ts";
+import { CHANNEL, markdownOf, SIGNING_SECRET } from "../support/harness.ts";
+import { storeBackends } from "../support/needs.ts";
 import { MultiWorkspaceApp } from "../support/multi-workspace.ts";
 import { mentioning, rawKeys } from "../support/raw-keys.ts";
 import { seedWorkspace } from "../support/workspace-records.ts";

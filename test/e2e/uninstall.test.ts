@@ -6,15 +6,8 @@
  * records stay exactly as they were.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  CHANNEL,
-  Harness,
-  markdownOf,
-  OWNER,
-  SIGNING_SECRET,
-  storeBackends,
-  TEAM,
-} from "../support/harness.ts";
+import { CHANNEL, Harness, markdownOf, OWNER, SIGNING_SECRET, TEAM } from "../support/harness.ts";
+import { storeBackends } from "../support/needs.ts";
 import { rawKeys } from "../support/raw-keys.ts";
 import { seedWorkspace } from "../support/workspace-records.ts";
 

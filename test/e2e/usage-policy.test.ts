@@ -19,9 +19,9 @@ import {
   OTHER,
   SIGNING_SECRET,
   statusOf,
-  storeBackends,
   TEAM,
 } from "../support/harness.ts";
+import { storeBackends } from "../support/needs.ts";
 
 type Values = Record<string, Record<string, Record<string, unknown>>>;
 const TASKS_CHANNEL = "C0TASKS";

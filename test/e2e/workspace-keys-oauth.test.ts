@@ -23,7 +23,8 @@ import {
   viewState,
 } from "../../tools/local-slack/slack-requests.ts";
 import { addToSlackLink, Browser } from "../support/browser.ts";
-import { appEnv, SIGNING_SECRET, startPeers, storeBackends } from "../support/harness.ts";
+import { appEnv, SIGNING_SECRET, startPeers } from "../support/harness.ts";
+import { storeBackends } from "../support/needs.ts";
 
 /** Each workspace's key, from its own account on the service. */
 const KEYS = { T0ACME: "he-acmeOwnAccountKey-a11c", T0GLOBEX: "he-globexOwnAccount-9b0d" };

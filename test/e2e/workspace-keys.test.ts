@@ -26,9 +26,9 @@ import {
   Harness,
   OTHER,
   SIGNING_SECRET,
-  storeBackends,
   TEAM,
 } from "../support/harness.ts";
+import { storeBackends } from "../support/needs.ts";
 
 /** The workspace's own key, from its account on the service (the simulator accepts it). */
 const WORKSPACE_KEY = "he-acmeWorkspaceOwnKey-7f3a";

@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pino } from "pino";
 import { afterAll, beforeEach, describe, expect, it, vi } from "vitest";
+import { testRedisUrl } from "../support/needs.ts";
 import { type TellUser, TaskCoordinator } from "../../src/relay/coordinator.ts";
 import {
   type GroupMembers,
@@ -144,7 +145,7 @@ const backends: Array<[string, () => ThreadStore]> = [
   ],
   ["embedded SQLite", () => createSqliteStore(join(dir, "q.sqlite"), () => {}, { namespace })],
 ];
-const redisUrl = process.env.TEST_REDIS_URL;
+const redisUrl = testRedisUrl();
 if (redisUrl) backends.push(["Redis", () => createRedisStore(redisUrl, () => {}, { namespace })]);
 
 let teams = 0;

@@ -1,12 +1,13 @@
 /**
  * The Slack write scheduler on a fake clock: minutes of simulated traffic run in milliseconds and
  * every assertion is exact (no sleeps). The Redis part (two instances, one budget) runs when
- * TEST_REDIS_URL is set.
+ * the test run has a Redis (test/support/needs.ts).
  */
 import { randomUUID } from "node:crypto";
 import { WebAPIPlatformError, WebAPIRateLimitedError } from "@slack/web-api";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
+import { testRedisUrl } from "../support/needs.ts";
 import {
   createSlackScheduler,
   DEFAULT_BUDGETS,
@@ -639,7 +640,7 @@ describe("SlackScheduler edits", () => {
   });
 });
 
-const redisUrl = process.env.TEST_REDIS_URL;
+const redisUrl = testRedisUrl();
 
 describe.skipIf(!redisUrl)("SlackScheduler with Redis buckets (two instances, one budget)", () => {
   const instances: SlackScheduler[] = [];

@@ -1,11 +1,12 @@
 /**
  * Token buckets: the arithmetic in memory, and the Redis script giving exactly the same answers,
- * atomically across clients (the Redis part runs when TEST_REDIS_URL is set).
+ * atomically across clients (the Redis part runs when the test run has a Redis: test/support/needs.ts).
  */
 import { randomUUID } from "node:crypto";
 import { createClient } from "@redis/client";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
+import { testRedisUrl } from "../support/needs.ts";
 import {
   type BucketSpec,
   connectRedisBuckets,
@@ -53,7 +54,7 @@ describe("MemoryTokenBuckets", () => {
   });
 });
 
-const redisUrl = process.env.TEST_REDIS_URL;
+const redisUrl = testRedisUrl();
 
 describe.skipIf(!redisUrl)("RedisTokenBuckets", () => {
   const url = redisUrl ?? "";

@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { testRedisUrl } from "../support/needs.ts";
 import type { StoreOptions } from "../../src/store/keyv-store.ts";
 import { createMemoryStore, type MemoryMaps } from "../../src/store/memory.ts";
 import { createRedisStore } from "../../src/store/redis.ts";
@@ -17,7 +18,7 @@ import { rawRedisKeys, rawSqliteKeys } from "../support/raw-keys.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "taskbot-forget-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-const redisUrl = process.env.TEST_REDIS_URL;
+const redisUrl = testRedisUrl();
 
 let n = 0;
 const unique = () => `${process.pid}x${Date.now().toString(36)}x${n++}`;

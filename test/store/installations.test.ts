@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Installation, InstallationStore } from "@slack/bolt";
 import { afterAll, describe, expect, it } from "vitest";
+import { testRedisUrl } from "../support/needs.ts";
 import {
   createInstallationStore,
   InstallationNotFoundError,
@@ -20,7 +21,7 @@ import type { ThreadStore } from "../../src/store/types.ts";
 const dir = mkdtempSync(join(tmpdir(), "taskbot-installations-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const redisUrl = process.env.TEST_REDIS_URL;
+const redisUrl = testRedisUrl();
 let n = 0;
 const unique = (prefix: string) => `${prefix}${process.pid}x${Date.now()}x${n++}`;
 const namespace = unique("inst");

@@ -5,8 +5,11 @@
 import { once } from "node:events";
 import { createServer, type Server, type Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { testRedisUrl } from "../support/needs.ts";
 import { openRedisStore, RedisUnreachableError } from "../../src/store/redis.ts";
 import { freePort } from "../support/cluster.ts";
+
+const redisUrl = testRedisUrl();
 
 const PASSWORD = "redis-pass-never-printed";
 
@@ -76,8 +79,8 @@ describe("opening the Redis store at start-up", () => {
     await expect.poll(() => sockets.size, { timeout: 2000 }).toBe(0);
   });
 
-  it.skipIf(!process.env.TEST_REDIS_URL)("opens at once when Redis answers", async () => {
-    const store = await openRedisStore(process.env.TEST_REDIS_URL ?? "", () => {}, {
+  it.skipIf(!redisUrl)("opens at once when Redis answers", async () => {
+    const store = await openRedisStore(redisUrl ?? "", () => {}, {
       connectTimeoutMs: 2000,
     });
     expect(await store.ping()).toBe(true);

@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createClient } from "@redis/client";
 import { afterAll, describe, expect, it } from "vitest";
+import { testRedisUrl } from "../support/needs.ts";
 import type { StoreOptions } from "../../src/store/keyv-store.ts";
 import { createRedisStore } from "../../src/store/redis.ts";
 import { runIndexTtlMs } from "../../src/store/run-index.ts";
@@ -16,7 +17,7 @@ import type { RunRecord, ThreadStore } from "../../src/store/types.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "taskbot-runindex-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-const redisUrl = process.env.TEST_REDIS_URL;
+const redisUrl = testRedisUrl();
 
 let n = 0;
 const unique = () => `${process.pid}x${Date.now().toString(36)}x${n++}`;

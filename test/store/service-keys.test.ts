@@ -10,6 +10,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { testRedisUrl } from "../support/needs.ts";
 import { createMemoryStore } from "../../src/store/memory.ts";
 import { createRedisStore } from "../../src/store/redis.ts";
 import { createServiceKeyStore, type ServiceKeyStore } from "../../src/store/service-keys.ts";
@@ -20,7 +21,7 @@ import { sealingKeys } from "../../src/util/secret-box.ts";
 const dir = mkdtempSync(join(tmpdir(), "taskbot-service-keys-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const redisUrl = process.env.TEST_REDIS_URL;
+const redisUrl = testRedisUrl();
 let n = 0;
 const unique = (prefix: string) => `${prefix}${process.pid}x${Date.now()}x${n++}`;
 

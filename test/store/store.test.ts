@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { testRedisUrl } from "../support/needs.ts";
 import { createMemoryStore } from "../../src/store/memory.ts";
 import { createRedisStore } from "../../src/store/redis.ts";
 import { createSqliteStore } from "../../src/store/sqlite.ts";
@@ -16,7 +17,7 @@ import {
 const dir = mkdtempSync(join(tmpdir(), "taskbot-store-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const redisUrl = process.env.TEST_REDIS_URL;
+const redisUrl = testRedisUrl();
 let n = 0;
 const unique = () => `T${process.pid}x${Date.now()}x${n++}`;
 

@@ -61,18 +61,6 @@ function manifestScopes(): string[] {
   return manifest.oauth_config.scopes.bot;
 }
 
-/**
- * The stores the end-to-end suites run on: the embedded one always, Redis when
- * TEST_REDIS_URL is set (CI sets it): [name, REDIS_URL or undefined].
- */
-export function storeBackends(): Array<[string, string | undefined]> {
-  const redisUrl = process.env.TEST_REDIS_URL;
-  return [
-    ["the embedded store", undefined],
-    ...(redisUrl ? [["Redis", redisUrl] as [string, string]] : []),
-  ];
-}
-
 /** Starts the two local peers of the app: the service simulator and the Slack double. */
 export async function startPeers(
   options: Pick<HarnessOptions, "simulator" | "slack"> = {},

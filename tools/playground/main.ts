@@ -2,9 +2,11 @@
  * `npm run playground`: starts the local playground and prints the one URL to open. Answers come
  * from the service simulator, or from a real Task service with TASK_API_URL and TASK_API_KEY.
  */
+import { portSettingOrExit } from "../../src/config-values.ts";
+import { exitOnStartupError } from "../../src/util/startup-error.ts";
 import { startPlayground } from "./server.ts";
 
-const port = process.env.PLAYGROUND_PORT ? Number(process.env.PLAYGROUND_PORT) : 0;
+const port = portSettingOrExit("PLAYGROUND_PORT", process.env.PLAYGROUND_PORT, 0);
 // PLAYGROUND_HOST=0.0.0.0 in a container (docker-compose.yml's demo profile); 127.0.0.1 otherwise.
 const host = process.env.PLAYGROUND_HOST || undefined;
 const serviceUrl = process.env.TASK_API_URL?.trim() || undefined;
@@ -22,7 +24,7 @@ const playground = await startPlayground({
   port,
   ...(host ? { host } : {}),
   ...(serviceUrl && apiKey ? { service: { url: serviceUrl, apiKey } } : {}),
-});
+}).catch((err: unknown) => exitOnStartupError(err, { PLAYGROUND_PORT: port }));
 process.stdout.write(`Playground ready: ${playground.url}\n`);
 const stop = () => {
   playground.close().then(

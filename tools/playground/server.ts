@@ -3,6 +3,7 @@
  * page that plays Slack's part (signed slash commands, events and block actions), all in one process.
  */
 import { randomBytes } from "node:crypto";
+import { once } from "node:events";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -146,7 +147,15 @@ export async function startPlayground(options: PlaygroundOptions = {}): Promise<
     });
   });
   const host = options.host ?? "127.0.0.1";
-  await new Promise<void>((resolve) => server.listen(options.port ?? 0, host, resolve));
+  server.listen(options.port ?? 0, host);
+  await once(server, "listening").catch(async (err: unknown) => {
+    // A busy or forbidden port: stop what started, then say so (tools/playground/main.ts).
+    await app.close();
+    await sim?.close();
+    await slack.close();
+    rmSync(dataDir, { recursive: true, force: true });
+    throw err;
+  });
   port = (server.address() as AddressInfo).port;
   return {
     url: `http://${host === "0.0.0.0" || host === "::" ? "localhost" : host}:${port}/`,

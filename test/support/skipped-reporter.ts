@@ -1,0 +1,41 @@
+/**
+ * After the run's summary, one line naming the test files whose parts were skipped because the
+ * machine lacks what they need (test/support/needs.ts), and how to enable them.
+ */
+import type { Reporter, TestModule } from "vitest/node";
+import type { Need } from "./needs.ts";
+
+const ENABLE: Record<Need, { what: string; how: string }> = {
+  redis: {
+    what: "Redis",
+    how: "install redis-server (the run starts its own) or set TEST_REDIS_URL",
+  },
+  chromium: { what: "Chromium", how: "install chromium or set CHROMIUM_PATH" },
+};
+
+/** The line for these modules, or undefined when nothing was skipped for want of anything. */
+export function skippedLine(
+  modules: ReadonlyArray<{ relativeModuleId: string; missing: readonly Need[] }>,
+): string | undefined {
+  const parts: string[] = [];
+  for (const need of Object.keys(ENABLE) as Need[]) {
+    const files = modules.filter((m) => m.missing.includes(need)).map((m) => m.relativeModuleId);
+    if (files.length === 0) continue;
+    const { what, how } = ENABLE[need];
+    const count = files.length === 1 ? "1 test file" : `${files.length} test files`;
+    parts.push(`the ${what} parts of ${count} (${files.sort().join(", ")}): to run them, ${how}`);
+  }
+  return parts.length === 0 ? undefined : `Skipped ${parts.join("; ")}.`;
+}
+
+export default class SkippedReporter implements Reporter {
+  onTestRunEnd(modules: ReadonlyArray<TestModule>): void {
+    const line = skippedLine(
+      modules.map((m) => ({
+        relativeModuleId: m.relativeModuleId,
+        missing: m.meta().missing ?? [],
+      })),
+    );
+    if (line) process.stdout.write(`${line}\n`);
+  }
+}

@@ -1,0 +1,81 @@
+/**
+ * The project brings its own Node 24 (the `node` package, a dev dependency whose install script
+ * puts the binary in node_modules/.bin), so `npm ci` and every npm script work on a machine
+ * whose Node is older; production installs (`npm ci --omit=dev`, the Dockerfile) leave it out.
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { skippedLine } from "./support/skipped-reporter.ts";
+
+const read = (path: string) => readFileSync(new URL(`../${path}`, import.meta.url), "utf8");
+const pkg = JSON.parse(read("package.json")) as {
+  engines: { node: string };
+  devEngines: { runtime: { name: string; version: string } };
+  scripts: Record<string, string>;
+  devDependencies: Record<string, string>;
+  dependencies: Record<string, string>;
+  allowScripts: Record<string, boolean>;
+};
+const lock = JSON.parse(read("package-lock.json")) as {
+  packages: Record<string, { version?: string; dev?: boolean; hasInstallScript?: boolean }>;
+};
+const projectNode = pkg.devDependencies.node ?? "";
+
+describe("the project's own Node", () => {
+  it("is an exact Node 24 dev dependency, its install script approved, left out of production", () => {
+    expect(projectNode).toMatch(/^24\.\d+\.\d+$/);
+    expect(pkg.dependencies.node).toBeUndefined();
+    expect(pkg.allowScripts).toEqual({ node: true });
+    expect(lock.packages["node_modules/node"]).toMatchObject({ version: projectNode, dev: true });
+    // No other package needs an install script: the Dockerfile's playground stage skips them.
+    const withScripts = Object.entries(lock.packages).filter(([, p]) => p.hasInstallScript);
+    expect(withScripts.map(([path]) => path)).toEqual(["node_modules/node"]);
+  });
+
+  it("needs only an npm-capable Node to install, and Node 22.18+ to run without it", () => {
+    expect(pkg.devEngines.runtime).toMatchObject({ name: "node", version: ">=20.17" });
+    expect(pkg.engines.node).toBe(">=22.18");
+    expect(existsSync(new URL("../.npmrc", import.meta.url))).toBe(false); // no engine-strict
+  });
+
+  it("runs every npm script that starts a program on it (node_modules/.bin comes first on PATH)", () => {
+    for (const [name, command] of Object.entries(pkg.scripts)) {
+      if (/\bnode\b/.test(command))
+        expect(command, name).toMatch(/^node --import \.\/scripts\/check-node\.js /);
+    }
+  });
+
+  it("keeps production installs free of it: the Dockerfile never runs the install script", () => {
+    const installs = read("Dockerfile").match(/^RUN npm ci .*$/gm) ?? [];
+    expect(installs).toHaveLength(2);
+    for (const line of installs) expect(line).toMatch(/ --omit=dev | --ignore-scripts /);
+  });
+
+  it.runIf(existsSync(new URL("../node_modules/.bin/node", import.meta.url)))(
+    "runs this suite (npm test and npx vitest put node_modules/.bin first on PATH)",
+    () => {
+      expect(process.versions.node).toBe(projectNode);
+    },
+  );
+});
+
+describe("the run's last line on what was skipped", () => {
+  it("names the files and how to enable them, on one line", () => {
+    const line = skippedLine([
+      { relativeModuleId: "test/store/store.test.ts", missing: ["redis"] },
+      { relativeModuleId: "test/e2e/cluster.test.ts", missing: ["redis"] },
+      { relativeModuleId: "test/playground/playground.test.ts", missing: ["chromium"] },
+      { relativeModuleId: "test/config.test.ts", missing: [] },
+    ]);
+    expect(line).toBe(
+      "Skipped the Redis parts of 2 test files (test/e2e/cluster.test.ts, test/store/store.test.ts): " +
+        "to run them, install redis-server (the run starts its own) or set TEST_REDIS_URL; " +
+        "the Chromium parts of 1 test file (test/playground/playground.test.ts): " +
+        "to run them, install chromium or set CHROMIUM_PATH.",
+    );
+  });
+
+  it("says nothing when nothing was skipped", () => {
+    expect(skippedLine([{ relativeModuleId: "test/config.test.ts", missing: [] }])).toBeUndefined();
+  });
+});
