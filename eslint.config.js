@@ -25,6 +25,23 @@ export default tseslint.config(
     rules: { "no-console": "off" },
   },
   {
+    // Redis and Chromium come from the run's global setup (test/support/needs.ts), which starts
+    // a throwaway Redis and says what it skipped; reading the variables directly skips silently.
+    files: ["test/**/*.ts"],
+    ignores: ["test/support/global-setup.ts"],
+    rules: {
+      "no-restricted-syntax": [
+        "error",
+        {
+          selector:
+            "MemberExpression[object.object.name='process'][object.property.name='env'][property.name=/^(TEST_REDIS_URL|CHROMIUM_PATH)$/]",
+          message:
+            "Use testRedisUrl() / chromiumPath() / storeBackends() from test/support/needs.ts.",
+        },
+      ],
+    },
+  },
+  {
     files: ["**/*.js"],
     languageOptions: { globals: { process: "readonly", URL: "readonly" } },
   },
