@@ -9,6 +9,7 @@ import type { Config } from "../config.ts";
 import type { TaskCoordinator } from "../relay/coordinator.ts";
 import type { ThreadStore } from "../store/types.ts";
 import type { Outbound } from "../util/proxy.ts";
+import { sealingKeys } from "../util/secret-box.ts";
 import { type AdminServer, startAdminServer } from "./admin-server.ts";
 import { boltLogger } from "./bolt-logger.ts";
 import { healthRoutes, type PrometheusText } from "./health.ts";
@@ -76,6 +77,7 @@ export function createSlackApp(options: SlackAppOptions): SlackApp {
   const oauth = config.slack.oauth
     ? oauthReceiverOptions(config.slack.oauth, {
         store,
+        keys: sealingKeys(config.encryptionKeys),
         logger,
         clientOptions: {
           ...(apiUrl ? { slackApiUrl: apiUrl } : {}),
