@@ -53,6 +53,8 @@ export interface SlackApp {
   start(): Promise<number | undefined>;
   /** The internal port serving health and metrics, once started, when `ADMIN_PORT` is set. */
   adminPort(): number | undefined;
+  /** The address that port listens on (`ADMIN_HOST`, loopback by default). */
+  adminHost(): string | undefined;
   stop(): Promise<void>;
 }
 
@@ -115,9 +117,10 @@ export function createSlackApp(options: SlackAppOptions): SlackApp {
     tokens,
     listen,
     adminPort: () => admin?.port,
+    adminHost: () => admin?.host,
     async start() {
       if (config.adminPort !== undefined) {
-        admin = await startAdminServer(customRoutes, config.adminPort);
+        admin = await startAdminServer(customRoutes, config.adminPort, config.adminHost);
       }
       const started = (await app.start(config.port)) as unknown;
       ready = true;
