@@ -23,13 +23,20 @@ const NOT_A_TASK = "This thread has no task the app knows of (it may have been s
 const GONE =
   "The task service no longer has this task (its project was deleted or expired), so there is nothing to show.";
 
+/** How a follow-up from the Continue form is checked, then handled like a reply in the thread. */
+export interface ReplyHandling {
+  readonly reply: (reply: ThreadReply) => Promise<boolean>;
+  /** What to tell the person when the reply would be refused (a rate slot is taken otherwise). */
+  readonly check: (reply: Omit<ThreadReply, "ts">) => Promise<string | undefined>;
+}
+
 export class ThreadViews {
   readonly #deps: CoordinatorDeps;
-  readonly #reply: (reply: ThreadReply) => Promise<boolean>;
+  readonly #replies: ReplyHandling;
 
-  constructor(deps: CoordinatorDeps, reply: (reply: ThreadReply) => Promise<boolean>) {
+  constructor(deps: CoordinatorDeps, replies: ReplyHandling) {
     this.#deps = deps;
-    this.#reply = reply;
+    this.#replies = replies;
   }
 
   /** The service's reference of a task thread, if the app ran a task there. */
@@ -107,8 +114,9 @@ export class ThreadViews {
   }
 
   /**
-   * A follow-up from the Continue form: posted in the thread (so everyone sees what was
-   * asked), then handled like a reply typed there.
+   * A follow-up from the Continue form: checked first (people, usage, rate: a refusal is the
+   * person's alone, nothing is posted), then posted in the thread (so everyone sees what was
+   * asked) and handled like a reply typed there.
    */
   async continueTask(
     key: SlackThreadKey,
@@ -117,12 +125,14 @@ export class ThreadViews {
     files: readonly SlackFileRef[],
   ): Promise<string | undefined> {
     if (!(await this.ref(key))) return NOT_A_TASK;
+    const refusal = await this.#replies.check({ key, userId, text, files });
+    if (refusal !== undefined) return refusal;
     const names = files.map((f) => f.name).filter((n) => n !== "");
     const payload = renderContinued(userId, text, names);
     const ts = await this.#deps.workspaces
       .writer(key.teamId)
       .post(key.channelId, payload, key.threadTs);
-    await this.#reply({ key, userId, text, ts, files });
+    await this.#replies.reply({ key, userId, text, ts, files, checked: true });
     return undefined;
   }
 
