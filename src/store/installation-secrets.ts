@@ -17,11 +17,12 @@ const SECRET_FIELDS = [
   ["incomingWebhook", "url"],
 ] as const;
 
-type Record_ = Readonly<Record<string, unknown>>;
+/** An installation as JSON: its parts by name. */
+type Fields = Readonly<Record<string, unknown>>;
 
 /** The record with `change` applied to each secret it holds (given the secret and its binding). */
 function eachSecret(
-  record: Record_,
+  record: Fields,
   at: string,
   change: (value: string, binding: string) => string,
 ): Record<string, unknown> {
@@ -29,7 +30,7 @@ function eachSecret(
   for (const [part, field] of SECRET_FIELDS) {
     const holder = out[part];
     if (typeof holder !== "object" || holder === null) continue;
-    const value = (holder as Record_)[field];
+    const value = (holder as Fields)[field];
     if (typeof value !== "string" || value === "") continue;
     out[part] = { ...holder, [field]: change(value, `${at}#${part}.${field}`) };
   }
@@ -38,7 +39,7 @@ function eachSecret(
 
 /** The installation as stored at `at`: every secret sealed with the first key, bound to it. */
 export const sealInstallation = (
-  installation: Record_,
+  installation: Fields,
   at: string,
   keys: readonly SealingKey[],
 ): Record<string, unknown> =>
@@ -51,7 +52,7 @@ export const sealInstallation = (
  * were sealed is taken as it is). Throws SecretBoxError when one does not open.
  */
 export const openInstallation = (
-  stored: Record_,
+  stored: Fields,
   at: string,
   keys: readonly SealingKey[],
 ): Record<string, unknown> =>
