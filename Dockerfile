@@ -32,12 +32,13 @@ COPY --from=deps /app/node_modules ./node_modules
 COPY package.json ./
 COPY src ./src
 # The embedded store lives in /data; mount a volume there so threads survive restarts.
-RUN mkdir -p /data && chown node:node /data
+RUN mkdir -p /data && chown node:node /data && chmod 700 /data
 VOLUME ["/data"]
 USER node
 EXPOSE 3000
+# Health is on the internal port when ADMIN_PORT is set (on loopback unless ADMIN_HOST says).
 HEALTHCHECK --interval=30s --timeout=3s --start-period=20s \
-  CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
+  CMD node -e "fetch('http://127.0.0.1:'+(process.env.ADMIN_PORT||process.env.PORT||3000)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
 # The app hands its runs over on SIGTERM and exits 0 (give it more than 15 s to stop).
 STOPSIGNAL SIGTERM
 CMD ["node", "src/main.ts"]

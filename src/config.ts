@@ -136,6 +136,11 @@ const slackShape = {
       .refine((n) => n <= 65_535, "must be a port number (0 to 65535)")
       .optional(),
   ),
+  /** The interface of ADMIN_PORT: loopback unless the operator names one (0.0.0.0 in a pod). */
+  ADMIN_HOST: optionalString.refine((v) => v === undefined || /^[A-Za-z0-9.:-]{1,253}$/.test(v), {
+    message:
+      "must be an IP address or a host name (e.g. 127.0.0.1, or 0.0.0.0 for every interface)",
+  }),
   LOG_LEVEL: z
     .string()
     .trim()
@@ -249,6 +254,8 @@ export interface Config {
   readonly listenHost: string | undefined;
   /** Where health and metrics are served instead of `port`, when set (an internal port). */
   readonly adminPort: number | undefined;
+  /** The interface the admin port listens on (ADMIN_HOST; loopback by default). */
+  readonly adminHost: string;
   readonly logLevel: (typeof LOG_LEVELS)[number];
 }
 
@@ -352,6 +359,7 @@ export function parseConfig(env: Env): Config {
     port: v.PORT,
     listenHost: v.LISTEN_HOST,
     adminPort: v.ADMIN_PORT,
+    adminHost: v.ADMIN_HOST ?? "127.0.0.1",
     logLevel: v.LOG_LEVEL,
   };
 }

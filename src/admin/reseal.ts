@@ -1,10 +1,20 @@
 /**
- * Re-encrypting every workspace's stored service key with the first of ENCRYPTION_KEYS, so the
- * older keys can be removed from the list: opens the store the app uses, reports counts only.
+ * Re-encrypting every workspace's stored service key and every installation's Slack tokens with
+ * the first of ENCRYPTION_KEYS, bound to their records, so the older keys can be removed from
+ * the list (and tokens stored in plain text before they were sealed are sealed): opens the store
+ * the app uses, reports counts only.
  */
 import type { Config } from "../config.ts";
+import { resealInstallations } from "../store/installations.ts";
 import { type ResealReport, serviceKeyStoreFor } from "../store/service-keys.ts";
 import type { ThreadStore } from "../store/types.ts";
+import { sealingKeys } from "../util/secret-box.ts";
+
+/** What re-sealing did, for the workspaces' service keys and the installations' tokens. */
+export interface ResealReports {
+  readonly serviceKeys: ResealReport;
+  readonly installations: ResealReport;
+}
 
 /** Nothing to re-encrypt with: ENCRYPTION_KEY(S) is not set. */
 export class NoEncryptionKeyError extends Error {
@@ -28,13 +38,15 @@ export async function openConfiguredStore(config: Config): Promise<ThreadStore> 
   return sqlite.createSqliteStore(sqlite.defaultSqlitePath(config.dataDir), () => {}, options);
 }
 
-/** Seals every stored key with the first encryption key; the store is closed afterwards. */
-export async function resealStoredKeys(config: Config): Promise<ResealReport> {
+/** Seals every stored secret with the first encryption key; the store is closed afterwards. */
+export async function resealStoredKeys(config: Config): Promise<ResealReports> {
   const store = await openConfiguredStore(config);
   try {
     const keys = serviceKeyStoreFor(store, config.encryptionKeys);
     if (!keys) throw new NoEncryptionKeyError();
-    return await keys.resealAll();
+    const serviceKeys = await keys.resealAll();
+    const installations = await resealInstallations(store, sealingKeys(config.encryptionKeys));
+    return { serviceKeys, installations };
   } finally {
     await store.close();
   }
@@ -43,16 +55,24 @@ export async function resealStoredKeys(config: Config): Promise<ResealReport> {
 const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
 
 /** The report in words (counts only, never a key). */
-export function describeReseal(report: ResealReport): string[] {
+export function describeReseal(reports: ResealReports): string[] {
+  const { serviceKeys: report, installations } = reports;
   const lines = [
     `Re-encrypted ${plural(report.resealed, "workspace key", "workspace keys")} with the first encryption key; ${plural(report.current, "was", "were")} already.`,
+    `Sealed the Slack tokens of ${plural(installations.resealed, "installation", "installations")} with the first encryption key; ${plural(installations.current, "was", "were")} already.`,
   ];
   if (report.unreadable > 0) {
     lines.push(
       `${plural(report.unreadable, "key", "keys")} could not be opened with any listed encryption key (left as they are): those workspaces' admins must set their key again.`,
     );
-  } else {
-    lines.push("Every stored key now opens with the first encryption key alone.");
+  }
+  if (installations.unreadable > 0) {
+    lines.push(
+      `${plural(installations.unreadable, "installation's tokens", "installations' tokens")} could not be opened with any listed encryption key (left as they are): install the app in those workspaces again, or list the key that sealed them.`,
+    );
+  }
+  if (report.unreadable === 0 && installations.unreadable === 0) {
+    lines.push("Every stored secret now opens with the first encryption key alone.");
   }
   return lines;
 }

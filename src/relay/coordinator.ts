@@ -93,7 +93,10 @@ export class TaskCoordinator {
     };
     this.#followUps = new FollowUps(this.#deps);
     this.#newTasks = new NewTasks(this.#deps, (key, why) => this.#followUps.abandon(key, why));
-    this.threads = new ThreadViews(this.#deps, (reply) => this.handleReply(reply));
+    this.threads = new ThreadViews(this.#deps, {
+      reply: (reply) => this.handleReply(reply),
+      check: (reply) => this.#followUps.check(reply),
+    });
   }
 
   /**

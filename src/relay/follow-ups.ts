@@ -62,6 +62,37 @@ export class FollowUps {
     this.#deps = deps;
   }
 
+  /**
+   * Why a reply to the task thread would be refused (what to tell the person), or undefined
+   * when it may go on: a rate slot is taken then. The Continue form asks before it posts.
+   */
+  async check(reply: Omit<ThreadReply, "ts">): Promise<string | undefined> {
+    const record = await this.#deps.store.getThread(reply.key);
+    if (!record) return NOTHING_TO_CONTINUE;
+    const parsed = parsePrompt(reply.text);
+    if (!parsed.ok) return parsed.error;
+    return this.#refusal(record, reply, parsed.prompt);
+  }
+
+  async #refusal(
+    record: ThreadRecord,
+    reply: Pick<ThreadReply, "key" | "userId">,
+    prompt: string,
+  ): Promise<string | undefined> {
+    const { teamId, channelId } = reply.key;
+    return (
+      replyRefusal(record, prompt) ??
+      (await personRefusal(this.#deps, this.#deps.people, teamId, reply.userId)) ??
+      (await usageRefusal(this.#deps, { ...reply.key, userId: reply.userId })) ??
+      (await takeRateSlot(
+        this.#deps.store,
+        this.#deps.limits,
+        { teamId, channelId, userId: reply.userId },
+        this.#deps.now(),
+      ))
+    );
+  }
+
   /** A reply in the task thread `record`, told privately in the thread when refused. */
   async handle(record: ThreadRecord, reply: ThreadReply): Promise<void> {
     const { store } = this.#deps;
@@ -75,16 +106,7 @@ export class FollowUps {
     }
     // Files alone continue the task too; an empty message is nothing to send.
     if (parsed.prompt === "" && reply.files.length === 0) return;
-    const refusal =
-      replyRefusal(record, parsed.prompt) ??
-      (await personRefusal(this.#deps, this.#deps.people, reply.key.teamId, reply.userId)) ??
-      (await usageRefusal(this.#deps, { ...reply.key, userId: reply.userId })) ??
-      (await takeRateSlot(
-        store,
-        this.#deps.limits,
-        { teamId: reply.key.teamId, channelId, userId: reply.userId },
-        this.#deps.now(),
-      ));
+    const refusal = reply.checked ? undefined : await this.#refusal(record, reply, parsed.prompt);
     if (refusal !== undefined) {
       await tell(refusal);
       return;

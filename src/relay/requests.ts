@@ -71,6 +71,11 @@ export interface ThreadReply {
   /** The files attached to the reply. */
   readonly files: readonly SlackFileRef[];
   readonly delivery?: Delivery | undefined;
+  /**
+   * The refusal checks (people, usage, rate) were made before the reply was posted (the
+   * Continue form, which posts the person's text itself): not made, nor a slot taken, again.
+   */
+  readonly checked?: boolean;
 }
 
 /**

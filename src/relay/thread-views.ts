@@ -10,7 +10,8 @@ import { describeServiceError } from "../view/errors.ts";
 import { renderContinued } from "../view/render.ts";
 import { mrkdwnText } from "../view/sanitize.ts";
 import { FILES_PAGE_SIZE, HISTORY_PAGE_SIZE, type Paging } from "../view/task-views.ts";
-import { decodeFile } from "./file-delivery.ts";
+import { PerKeyThrottle } from "../util/throttle.ts";
+import { decodeFile, safeFileName } from "./file-delivery.ts";
 import type { ThreadRef } from "./ports.ts";
 import type { ThreadReply } from "./requests.ts";
 import type { CoordinatorDeps } from "./task-context.ts";
@@ -19,17 +20,43 @@ export type ViewResult<T> =
   | { readonly ok: true; readonly items: readonly T[]; readonly paging: Paging }
   | { readonly ok: false; readonly error: string };
 
+/** History, Files and "Get it" loads one person may ask for per minute (each is a service call). */
+export const VIEW_LOADS_PER_MIN = 30;
+/** How long a fetched task result (its files) answers further "Get it" clicks in its thread. */
+const RESULT_TTL_MS = 60_000;
+/** Results kept, and the most inline content one may hold to be kept. */
+const RESULTS_KEPT = 16;
+const RESULT_BYTES_KEPT = 8 * 1024 * 1024;
+
 const NOT_A_TASK = "This thread has no task the app knows of (it may have been started elsewhere).";
 const GONE =
   "The task service no longer has this task (its project was deleted or expired), so there is nothing to show.";
 
+/** How a follow-up from the Continue form is checked, then handled like a reply in the thread. */
+export interface ReplyHandling {
+  readonly reply: (reply: ThreadReply) => Promise<boolean>;
+  /** What to tell the person when the reply would be refused (a rate slot is taken otherwise). */
+  readonly check: (reply: Omit<ThreadReply, "ts">) => Promise<string | undefined>;
+}
+
 export class ThreadViews {
   readonly #deps: CoordinatorDeps;
-  readonly #reply: (reply: ThreadReply) => Promise<boolean>;
+  readonly #replies: ReplyHandling;
+  readonly #throttle: PerKeyThrottle;
+  /** The last fetched result's files per thread (insertion order: oldest first). */
+  readonly #results = new Map<string, { readonly at: number; readonly files: ResultFile[] }>();
 
-  constructor(deps: CoordinatorDeps, reply: (reply: ThreadReply) => Promise<boolean>) {
+  constructor(deps: CoordinatorDeps, replies: ReplyHandling) {
     this.#deps = deps;
-    this.#reply = reply;
+    this.#replies = replies;
+    this.#throttle = new PerKeyThrottle(VIEW_LOADS_PER_MIN, 60_000, () => deps.now());
+  }
+
+  /** What to tell a person who asked for too many views or files this minute, if they did. */
+  #throttled(key: SlackThreadKey, userId: string): string | undefined {
+    const wait = this.#throttle.take(`${key.teamId}:${userId}`);
+    if (wait === undefined) return undefined;
+    return `You opened task history and files ${VIEW_LOADS_PER_MIN} times in the last minute, the most one person may. Please try again in ${Math.max(1, Math.ceil(wait / 1000))} s.`;
   }
 
   /** The service's reference of a task thread, if the app ran a task there. */
@@ -41,10 +68,11 @@ export class ThreadViews {
 
   async history(
     key: SlackThreadKey,
+    userId: string,
     page: number,
     statusMessages: boolean,
   ): Promise<ViewResult<HistoryMessage>> {
-    return this.#page(key, async (ref) => {
+    return this.#page(key, userId, async (ref) => {
       const res = await this.#deps.workspaces.service(key.teamId).getHistory(ref, {
         page,
         pageSize: HISTORY_PAGE_SIZE,
@@ -57,8 +85,8 @@ export class ThreadViews {
     });
   }
 
-  async files(key: SlackThreadKey, page: number): Promise<ViewResult<ThreadFile>> {
-    return this.#page(key, async (ref) => {
+  async files(key: SlackThreadKey, userId: string, page: number): Promise<ViewResult<ThreadFile>> {
+    return this.#page(key, userId, async (ref) => {
       const res = await this.#deps.workspaces
         .service(key.teamId)
         .listFiles(ref, { page, pageSize: FILES_PAGE_SIZE });
@@ -70,34 +98,34 @@ export class ThreadViews {
   }
 
   /**
-   * Brings one of the thread's files into the thread (uploaded, unless it is there already),
-   * or gives its download link. Returns what to tell the person who asked.
+   * Brings one of the thread's files into the thread (uploaded under its safe name, unless it
+   * is there already), or gives its download link. Returns what to tell the person who asked.
    */
-  async fetchFile(key: SlackThreadKey, fileId: string): Promise<string> {
+  async fetchFile(key: SlackThreadKey, userId: string, fileId: string): Promise<string> {
+    const throttled = this.#throttled(key, userId);
+    if (throttled !== undefined) return throttled;
     const ref = await this.ref(key);
     if (!ref) return NOT_A_TASK;
     let file: ResultFile | undefined;
     try {
-      const result = await this.#deps.workspaces
-        .service(key.teamId)
-        .getTaskResult(ref, { timeout: 0 });
-      file = result.files.find((f) => f.file_id === fileId);
+      file = await this.#resultFile(key, ref, fileId);
     } catch (err) {
       return describeError(err);
     }
     if (!file)
       return "The service does not offer that file any more (it belongs to an earlier run).";
-    const name = mrkdwnText(file.file_name);
+    const safe = safeFileName(file.file_name);
+    const name = mrkdwnText(safe);
     const shared = await this.#deps.workspaces
       .writer(key.teamId)
       .sharedFileNames(key.channelId, key.threadTs)
       .catch(() => new Set<string>());
-    if (shared.has(file.file_name)) return `\`${name}\` is already in the thread.`;
+    if (shared.has(safe)) return `\`${name}\` is already in the thread.`;
     const bytes = decodeFile(file);
     if (bytes) {
       await this.#deps.workspaces
         .writer(key.teamId)
-        .upload(key.channelId, key.threadTs, [{ filename: file.file_name, bytes }]);
+        .upload(key.channelId, key.threadTs, [{ filename: safe, bytes }]);
       return `\`${name}\` is now in the thread.`;
     }
     if (file.download_url && /^https:\/\//.test(file.download_url)) {
@@ -107,8 +135,39 @@ export class ThreadViews {
   }
 
   /**
-   * A follow-up from the Continue form: posted in the thread (so everyone sees what was
-   * asked), then handled like a reply typed there.
+   * A file of the thread's task result: from the result fetched for an earlier click in the
+   * last minute when it has it, else from the service (kept for the next clicks).
+   */
+  async #resultFile(
+    key: SlackThreadKey,
+    ref: ThreadRef,
+    fileId: string,
+  ): Promise<ResultFile | undefined> {
+    const at = `${key.teamId}/${key.channelId}/${key.threadTs}`;
+    const now = this.#deps.now();
+    const kept = this.#results.get(at);
+    const hit = kept && now - kept.at < RESULT_TTL_MS ? kept.files : undefined;
+    const found = hit?.find((f) => f.file_id === fileId);
+    if (found) return found;
+    const result = await this.#deps.workspaces
+      .service(key.teamId)
+      .getTaskResult(ref, { timeout: 0 });
+    const bytes = result.files.reduce((n, f) => n + (f.content?.length ?? 0), 0);
+    this.#results.delete(at);
+    if (bytes <= RESULT_BYTES_KEPT) {
+      this.#results.set(at, { at: now, files: result.files });
+      for (const old of this.#results.keys()) {
+        if (this.#results.size <= RESULTS_KEPT) break;
+        this.#results.delete(old);
+      }
+    }
+    return result.files.find((f) => f.file_id === fileId);
+  }
+
+  /**
+   * A follow-up from the Continue form: checked first (people, usage, rate: a refusal is the
+   * person's alone, nothing is posted), then posted in the thread (so everyone sees what was
+   * asked) and handled like a reply typed there.
    */
   async continueTask(
     key: SlackThreadKey,
@@ -117,19 +176,24 @@ export class ThreadViews {
     files: readonly SlackFileRef[],
   ): Promise<string | undefined> {
     if (!(await this.ref(key))) return NOT_A_TASK;
+    const refusal = await this.#replies.check({ key, userId, text, files });
+    if (refusal !== undefined) return refusal;
     const names = files.map((f) => f.name).filter((n) => n !== "");
     const payload = renderContinued(userId, text, names);
     const ts = await this.#deps.workspaces
       .writer(key.teamId)
       .post(key.channelId, payload, key.threadTs);
-    await this.#reply({ key, userId, text, ts, files });
+    await this.#replies.reply({ key, userId, text, ts, files, checked: true });
     return undefined;
   }
 
   async #page<T>(
     key: SlackThreadKey,
+    userId: string,
     load: (ref: ThreadRef) => Promise<{ items: readonly T[]; paging: Paging }>,
   ): Promise<ViewResult<T>> {
+    const throttled = this.#throttled(key, userId);
+    if (throttled !== undefined) return { ok: false, error: throttled };
     const ref = await this.ref(key);
     if (!ref) return { ok: false, error: NOT_A_TASK };
     try {

@@ -23,6 +23,24 @@ export interface UploadFile {
 export const contentTypeFor = (name: string): string =>
   lookup(name.toLowerCase()) || "application/octet-stream";
 
+/**
+ * RFC 9110's media type: `type/subtype` (tokens) with optional `; name=value` parameters (a
+ * token or a quoted string without escapes). No CR, LF or other control character passes.
+ */
+const MEDIA_TYPE =
+  /^[!#$%&'*+.^_`|~0-9A-Za-z-]+\/[!#$%&'*+.^_`|~0-9A-Za-z-]+(?:[ \t]*;[ \t]*[!#$%&'*+.^_`|~0-9A-Za-z-]+=(?:[!#$%&'*+.^_`|~0-9A-Za-z-]+|"[ !#-[\]-~]*"))*$/;
+
+/**
+ * The Content-Type of a file's part: the one given (Slack's `mimetype` of an attachment, say)
+ * when it is a well-formed media type, else the one its name implies. Slack's value is taken as
+ * hostile: a CR or LF in it would end the part's headers and inject parts into the request.
+ */
+export function partContentType(given: string | undefined, name: string): string {
+  return given !== undefined && given.length <= 255 && MEDIA_TYPE.test(given)
+    ? given
+    : contentTypeFor(name);
+}
+
 /** A file on disk, streamed when sent. */
 export async function fileFromPath(path: string, name = basename(path)): Promise<UploadFile> {
   const { size } = await stat(path);
@@ -70,7 +88,7 @@ export function encodeMultipart(
   for (const [name, file] of files) {
     parts.push({
       head: enc.encode(
-        `--${boundary}\r\nContent-Disposition: form-data; name="${quote(name)}"; filename="${quote(file.name)}"\r\nContent-Type: ${file.contentType ?? contentTypeFor(file.name)}\r\n\r\n`,
+        `--${boundary}\r\nContent-Disposition: form-data; name="${quote(name)}"; filename="${quote(file.name)}"\r\nContent-Type: ${partContentType(file.contentType, file.name)}\r\n\r\n`,
       ),
       file,
     });

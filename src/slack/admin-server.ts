@@ -1,6 +1,7 @@
 /**
  * The internal port (`ADMIN_PORT`): the health and metrics routes on a server of their own,
- * so they are not reachable on the public Slack endpoint. Any other path is 404.
+ * so they are not reachable on the public Slack endpoint. Any other path is 404. It listens on
+ * the interface the operator names (`ADMIN_HOST`), loopback by default.
  */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -8,12 +9,15 @@ import type { CustomRoute } from "@slack/bolt";
 
 export interface AdminServer {
   readonly port: number;
+  /** The address it listens on. */
+  readonly host: string;
   close(): Promise<void>;
 }
 
 export async function startAdminServer(
   routes: readonly CustomRoute[],
   port: number,
+  host: string,
 ): Promise<AdminServer> {
   const server: Server = createServer((req, res) => {
     const path = new URL(req.url ?? "/", "http://admin").pathname;
@@ -31,10 +35,12 @@ export async function startAdminServer(
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
-    server.listen(port, () => resolve());
+    server.listen(port, host, () => resolve());
   });
+  const address = server.address() as AddressInfo;
   return {
-    port: (server.address() as AddressInfo).port,
+    port: address.port,
+    host: address.address,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }

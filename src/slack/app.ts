@@ -9,6 +9,7 @@ import type { Config } from "../config.ts";
 import type { TaskCoordinator } from "../relay/coordinator.ts";
 import type { ThreadStore } from "../store/types.ts";
 import type { Outbound } from "../util/proxy.ts";
+import { sealingKeys } from "../util/secret-box.ts";
 import { type AdminServer, startAdminServer } from "./admin-server.ts";
 import { boltLogger } from "./bolt-logger.ts";
 import { healthRoutes, type PrometheusText } from "./health.ts";
@@ -52,6 +53,8 @@ export interface SlackApp {
   start(): Promise<number | undefined>;
   /** The internal port serving health and metrics, once started, when `ADMIN_PORT` is set. */
   adminPort(): number | undefined;
+  /** The address that port listens on (`ADMIN_HOST`, loopback by default). */
+  adminHost(): string | undefined;
   stop(): Promise<void>;
 }
 
@@ -76,6 +79,7 @@ export function createSlackApp(options: SlackAppOptions): SlackApp {
   const oauth = config.slack.oauth
     ? oauthReceiverOptions(config.slack.oauth, {
         store,
+        keys: sealingKeys(config.encryptionKeys),
         logger,
         clientOptions: {
           ...(apiUrl ? { slackApiUrl: apiUrl } : {}),
@@ -113,9 +117,10 @@ export function createSlackApp(options: SlackAppOptions): SlackApp {
     tokens,
     listen,
     adminPort: () => admin?.port,
+    adminHost: () => admin?.host,
     async start() {
       if (config.adminPort !== undefined) {
-        admin = await startAdminServer(customRoutes, config.adminPort);
+        admin = await startAdminServer(customRoutes, config.adminPort, config.adminHost);
       }
       const started = (await (config.listenHost === undefined
         ? app.start(config.port)

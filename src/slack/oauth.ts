@@ -26,6 +26,7 @@ import {
   InstallationNotFoundError,
 } from "../store/installations.ts";
 import type { ThreadStore } from "../store/types.ts";
+import type { SealingKey } from "../util/secret-box.ts";
 import { BOT_SCOPES } from "./scopes.ts";
 
 /** How long an install may take between the install page and Slack's redirect back. */
@@ -80,6 +81,8 @@ export function oauthReceiverOptions(
   oauth: SlackOAuthConfig,
   deps: {
     readonly store: ThreadStore;
+    /** Seal the installations' tokens at rest (ENCRYPTION_KEY(S), required with OAuth). */
+    readonly keys: readonly SealingKey[];
     readonly logger: Logger;
     readonly clientOptions: Omit<WebClientOptions, "logger" | "logLevel">;
   },
@@ -90,7 +93,7 @@ export function oauthReceiverOptions(
     clientSecret: oauth.clientSecret,
     stateSecret: oauth.stateSecret,
     scopes: [...BOT_SCOPES],
-    installationStore: createInstallationStore(deps.store),
+    installationStore: createInstallationStore(deps.store, deps.keys),
     ...(oauth.redirectUri ? { redirectUri: oauth.redirectUri } : {}),
     installerOptions: {
       stateStore: singleUseStateStore(oauth.stateSecret, deps.store),

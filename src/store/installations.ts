@@ -5,6 +5,9 @@
  */
 import type { Installation, InstallationQuery, InstallationStore } from "@slack/bolt";
 import { z } from "zod";
+import { type SealingKey, SecretBoxError } from "../util/secret-box.ts";
+import { openInstallation, sealInstallation } from "./installation-secrets.ts";
+import type { ResealReport } from "./service-keys.ts";
 import type { RecordStore } from "./types.ts";
 
 /** Which installation a query or an installation names (no secret in it). */
@@ -74,21 +77,40 @@ const keyOfInstallation = (i: Installation): InstallationKey => ({
   isEnterpriseInstall: i.isEnterpriseInstall === true,
 });
 
-/** Bolt's InstallationStore on the project's store (embedded SQLite or Redis). */
-export function createInstallationStore(records: RecordStore): InstallationStore {
+/** The installation at `at` with its tokens opened; throws (naming no secret) when it cannot be. */
+function opened(raw: unknown, at: string, key: InstallationKey, keys: readonly SealingKey[]) {
+  const parsed = StoredInstallation.safeParse(raw);
+  // zod's messages name fields, never values: no token reaches the error.
+  if (!parsed.success)
+    throw new Error(`the stored installation of ${describeKey(key)} is unreadable`);
+  try {
+    return StoredInstallation.parse(openInstallation(parsed.data, at, keys));
+  } catch (err) {
+    if (!(err instanceof SecretBoxError)) throw err;
+    throw new Error(
+      `the stored tokens of ${describeKey(key)} do not open with any listed encryption key (sealed with a key no longer in ENCRYPTION_KEYS, or altered): list that key again, or install the app there again`,
+      { cause: err }, // names no secret either
+    );
+  }
+}
+
+/**
+ * Bolt's InstallationStore on the project's store (embedded SQLite or Redis), the tokens sealed
+ * with `keys` (the first seals; ENCRYPTION_KEY(S), which OAuth requires).
+ */
+export function createInstallationStore(
+  records: RecordStore,
+  keys: readonly SealingKey[],
+): InstallationStore {
   const read = async (key: InstallationKey) => {
     const at = recordKey(key);
     const raw = at === undefined ? undefined : await records.getRecord(at);
-    if (raw === undefined || raw === null) return undefined;
-    const parsed = StoredInstallation.safeParse(raw);
-    // zod's messages name fields, never values: no token reaches the error.
-    if (!parsed.success)
-      throw new Error(`the stored installation of ${describeKey(key)} is unreadable`);
-    const stored = parsed.data;
+    if (at === undefined || raw === undefined || raw === null) return undefined;
+    const stored = opened(raw, at, key, keys);
     // A workspace of one organisation is never answered with another's installation.
     const enterprise = stored.enterprise?.id;
     if (key.enterpriseId && enterprise && key.enterpriseId !== enterprise) return undefined;
-    return { at: at as string, installation: stored as unknown as Installation };
+    return { at, installation: stored as unknown as Installation };
   };
 
   return {
@@ -98,7 +120,7 @@ export function createInstallationStore(records: RecordStore): InstallationStore
       if (at === undefined) {
         throw new Error("an installation that names neither its workspace nor its organisation");
       }
-      await records.putRecord(at, installation);
+      await records.putRecord(at, sealInstallation({ ...installation }, at, keys));
     },
 
     async fetchInstallation(query) {
@@ -120,8 +142,50 @@ export function createInstallationStore(records: RecordStore): InstallationStore
       // One person's token revoked: the workspace's installation (the bot) stays.
       if (installation.user.id === query.userId) {
         const { id } = installation.user;
-        await records.putRecord(at, { ...installation, user: { id } });
+        await records.putRecord(at, sealInstallation({ ...installation, user: { id } }, at, keys));
       }
     },
   };
+}
+
+/**
+ * Seals every stored installation's tokens with the first key, bound to their record (the
+ * plain-text ones from before tokens were sealed, and those sealed with an older key). Counts
+ * installations; one that does not open is left as it is.
+ */
+export async function resealInstallations(
+  records: RecordStore,
+  keys: readonly SealingKey[],
+): Promise<ResealReport> {
+  const counts = { resealed: 0, current: 0, unreadable: 0 };
+  const found = [...(await records.recordKeys("t:")), ...(await records.recordKeys("e:"))].filter(
+    (k) => /^[te]:[^:]+:installation$/.test(k),
+  );
+  for (const at of found) {
+    const raw = await records.getRecord(at);
+    const parsed = StoredInstallation.safeParse(raw);
+    if (raw === undefined || raw === null) continue; // deleted meanwhile
+    if (!parsed.success) {
+      counts.unreadable++;
+      continue;
+    }
+    let sealed: Record<string, unknown>;
+    try {
+      sealed = sealInstallation(parsed.data, at, keys); // a current box is verified, kept as is
+    } catch (err) {
+      if (!(err instanceof SecretBoxError)) throw err;
+      counts.unreadable++;
+      continue;
+    }
+    if (JSON.stringify(sealed) === JSON.stringify(parsed.data)) {
+      counts.current++;
+      continue;
+    }
+    const before = JSON.stringify(raw);
+    // A reinstall or a token refresh meanwhile wrote a record sealed with the first key: kept.
+    if (JSON.stringify(await records.getRecord(at)) !== before) continue;
+    await records.putRecord(at, sealed);
+    counts.resealed++;
+  }
+  return counts;
 }

@@ -1,6 +1,7 @@
 /**
  * Each workspace's own Task service API key, sealed at rest (AES-256-GCM, util/secret-box.ts)
- * in the record `t:<team>:service-key`: the box, its last four characters, who set it and when.
+ * in the record `t:<team>:service-key`: the box (bound to that record: a box copied into another
+ * workspace's record does not open), its last four characters, who set it and when.
  * Nothing here logs a key or puts one in an error.
  */
 import { z } from "zod";
@@ -90,7 +91,8 @@ export function createServiceKeyStore(
       if (stored === "malformed") return { state: "unreadable", lastFour: undefined };
       const { lastFour: four, setBy, setAt } = stored;
       try {
-        return { state: "set", key: open(stored.box, keys), lastFour: four, setBy, setAt };
+        const key = open(stored.box, keys, recordKey(teamId));
+        return { state: "set", key, lastFour: four, setBy, setAt };
       } catch (err) {
         if (!(err instanceof SecretBoxError)) throw err;
         return { state: "unreadable", lastFour: four, setBy, setAt };
@@ -99,8 +101,14 @@ export function createServiceKeyStore(
 
     async set(teamId, key, by) {
       const four = lastFour(key);
-      const record: StoredKey = { box: seal(key, keys), lastFour: four, setBy: by, setAt: now() };
-      await records.putRecord(recordKey(teamId), record);
+      const at = recordKey(teamId);
+      const record: StoredKey = {
+        box: seal(key, keys, at),
+        lastFour: four,
+        setBy: by,
+        setAt: now(),
+      };
+      await records.putRecord(at, record);
       return four;
     },
 
@@ -120,7 +128,7 @@ export function createServiceKeyStore(
         }
         let box: string;
         try {
-          box = reseal(stored.box, keys);
+          box = reseal(stored.box, keys, at);
         } catch (err) {
           if (!(err instanceof SecretBoxError)) throw err;
           counts.unreadable++;

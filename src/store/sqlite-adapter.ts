@@ -5,10 +5,27 @@
  * `setIfAbsent` that claim-once needs.
  */
 import { EventEmitter } from "node:events";
-import { mkdirSync } from "node:fs";
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from "node:fs";
 import { dirname } from "node:path";
 import { DatabaseSync, type StatementSync } from "node:sqlite";
 import type { KeyvStoreAdapter, StoredData } from "keyv";
+
+/**
+ * The data directory (created 0700) and the database file (0600) are the app's alone: they hold
+ * the sealed secrets and everything people asked. An existing directory is left as the operator
+ * made it (a mounted volume); the database files are made 0600 whatever they were.
+ */
+function createPrivately(path: string): void {
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  closeSync(openSync(path, "a", 0o600));
+  chmodSync(path, 0o600);
+}
+
+function keepPrivate(path: string): void {
+  for (const file of [path, `${path}-wal`, `${path}-shm`]) {
+    if (existsSync(file)) chmodSync(file, 0o600);
+  }
+}
 
 export class SqliteKeyvAdapter extends EventEmitter implements KeyvStoreAdapter {
   opts: { path: string; dialect: "sqlite" };
@@ -27,7 +44,7 @@ export class SqliteKeyvAdapter extends EventEmitter implements KeyvStoreAdapter 
 
   constructor(path: string) {
     super();
-    if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+    if (path !== ":memory:") createPrivately(path);
     this.opts = { path, dialect: "sqlite" };
     this.#db = new DatabaseSync(path);
     this.#db.exec(`
@@ -61,6 +78,8 @@ export class SqliteKeyvAdapter extends EventEmitter implements KeyvStoreAdapter 
     );
     // A range on the primary key (its index), not a LIKE scan of the whole table.
     this.#delRange = this.#db.prepare("DELETE FROM keyv WHERE key >= ? AND key < ?");
+    // SQLite gives the -wal and -shm files it creates the database file's mode; older ones too.
+    if (path !== ":memory:") keepPrivate(path);
   }
 
   #read(key: string): string | undefined {

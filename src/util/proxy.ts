@@ -73,10 +73,21 @@ export function createOutbound(
   };
 }
 
+/** This machine: always reached directly (a proxy elsewhere cannot reach its loopback). */
+export const LOOPBACK_HOSTS = ["localhost", "127.0.0.1", "[::1]"] as const;
+
+/** NO_PROXY with the loopback names added (`*` stays `*`: nothing is proxied). */
+export function noProxyWithLoopback(noProxy: string | undefined): string {
+  const listed = (noProxy ?? "").trim();
+  if (listed === "*") return listed;
+  return [listed, ...LOOPBACK_HOSTS].filter((h) => h !== "").join(",");
+}
+
 /**
  * A dispatcher that sends each request through the proxy its URL's scheme calls for, or
- * directly when NO_PROXY lists the host (`host`, `.domain`, `host:port`, `*`). Loopback
- * addresses get no special case: list them in NO_PROXY to reach them directly.
+ * directly when NO_PROXY lists the host (`host`, `.domain`, `host:port`, `*`) or the host is
+ * loopback (`localhost`, `127.0.0.1`, `[::1]`): a task service on this machine (a sidecar's
+ * plain http://) is never sent to the proxy, which would see its traffic and its API key.
  */
 export function proxyDispatcher(proxy: ProxyConfig, options: Agent.Options = {}): Dispatcher {
   // Empty strings rather than undefined: undici would otherwise read process.env itself.
@@ -84,7 +95,7 @@ export function proxyDispatcher(proxy: ProxyConfig, options: Agent.Options = {})
     ...options,
     httpProxy: proxy.httpProxy ?? "",
     httpsProxy: proxy.httpsProxy ?? "",
-    noProxy: proxy.noProxy ?? "",
+    noProxy: noProxyWithLoopback(proxy.noProxy),
   });
 }
 

@@ -4,6 +4,7 @@ import {
   ServiceKeyUnreadableError,
   TaskServiceError,
 } from "../service/errors.ts";
+import { mrkdwnText, truncate } from "./sanitize.ts";
 
 /** Where a workspace admin sets the workspace's service key. */
 const KEY_SETTING = "in the app's Home tab (Workspace settings) or with `/task settings`";
@@ -13,6 +14,9 @@ function seconds(ms: number | undefined): string {
   const s = Math.max(1, Math.ceil(ms / 1000));
   return s < 90 ? `${s} second${s === 1 ? "" : "s"}` : `${Math.ceil(s / 60)} minutes`;
 }
+
+/** How much of the service's `detail` a refusal quotes. */
+const DETAIL_CHARS = 500;
 
 /** A specific, actionable sentence for a service failure. Never contains secrets. */
 export function describeServiceError(err: unknown, runId?: string): string {
@@ -25,10 +29,11 @@ export function describeServiceError(err: unknown, runId?: string): string {
   if (err instanceof ServiceKeyUnreadableError) {
     return `This workspace's Task service API key can no longer be read (the app's encryption keys changed). A workspace admin needs to set it again ${KEY_SETTING}.`;
   }
-  const detail = err.detail ? ` (${err.detail})` : "";
+  // The service's words are its own: escaped like answers (no link, mention or markup of theirs).
+  const detail = err.detail ? ` (${mrkdwnText(truncate(err.detail, DETAIL_CHARS))})` : "";
   switch (err.kind) {
     case "input":
-      return `${err.message} Please shorten or adjust your request and try again.`;
+      return `${mrkdwnText(err.message)} Please shorten or adjust your request and try again.`;
     case "auth":
       return "The task service rejected this app's API key. Please ask a workspace admin to check the app's TASK_API_KEY setting.";
     case "credits":

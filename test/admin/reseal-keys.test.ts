@@ -1,8 +1,9 @@
 /**
  * `npm run keys:reseal` run as an operator runs it (a child process with the app's environment)
  * against a real embedded store: every workspace key sealed with an older encryption key is
- * sealed again with the first of ENCRYPTION_KEYS, so the older one can be dropped; counts are
- * printed, never a key.
+ * sealed again with the first of ENCRYPTION_KEYS, so the older one can be dropped, and every
+ * installation's Slack tokens stored in plain text before tokens were sealed are sealed; counts
+ * are printed, never a key.
  */
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -11,6 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
+import { createInstallationStore } from "../../src/store/installations.ts";
 import { createServiceKeyStore } from "../../src/store/service-keys.ts";
 import { createSqliteStore, defaultSqlitePath } from "../../src/store/sqlite.ts";
 import { sealingKeys } from "../../src/util/secret-box.ts";
@@ -69,23 +71,46 @@ describe("npm run keys:reseal", () => {
     await sealedWith(OLD).set("T1", WORKSPACE_KEYS.T1, "UADMIN");
     await sealedWith(OLD).set("T2", WORKSPACE_KEYS.T2, "UADMIN");
     await sealedWith(GONE).set("T3", WORKSPACE_KEYS.T3, "UADMIN"); // its key was dropped long ago
+    // An installation stored before tokens were sealed.
+    await store.putRecord("t:T1:installation", {
+      team: { id: "T1" },
+      user: { id: "UADMIN", token: "xoxp-plain-user-token" },
+      bot: { token: "xoxb-plain-bot-token", id: "B1", userId: "UBOT", scopes: ["chat:write"] },
+    });
     await store.close();
 
     const first = await reseal({ ENCRYPTION_KEYS: `${NEW},${OLD}` });
     expect(first.stderr).toBe("");
     expect(first.stdout).toBe(
       "Re-encrypted 2 workspace keys with the first encryption key; 0 were already.\n" +
+        "Sealed the Slack tokens of 1 installation with the first encryption key; 0 were already.\n" +
         "1 key could not be opened with any listed encryption key (left as they are): those workspaces' admins must set their key again.\n",
     );
-    for (const secret of [...Object.values(WORKSPACE_KEYS), OLD, NEW, GONE]) {
+    const tokens = ["xoxp-plain-user-token", "xoxb-plain-bot-token"];
+    for (const secret of [...Object.values(WORKSPACE_KEYS), ...tokens, OLD, NEW, GONE]) {
       expect(first.stdout).not.toContain(secret);
     }
     // The old encryption key is no longer needed.
     expect(await readAll([NEW])).toEqual({ T1: "set", T2: "set", T3: "unreadable" });
+    const store2 = createSqliteStore(defaultSqlitePath(dataDir), () => {}, {
+      namespace: NAMESPACE,
+    });
+    const atRest = JSON.stringify(await store2.getRecord("t:T1:installation"));
+    for (const token of tokens) expect(atRest).not.toContain(token);
+    const installation = await createInstallationStore(
+      store2,
+      sealingKeys([NEW]),
+    ).fetchInstallation({ teamId: "T1", enterpriseId: undefined, isEnterpriseInstall: false });
+    expect(installation.bot?.token).toBe("xoxb-plain-bot-token");
+    expect(installation.user.token).toBe("xoxp-plain-user-token");
+    await store2.close();
 
     const again = await reseal({ ENCRYPTION_KEY: NEW });
     expect(again.stdout).toContain(
       "Re-encrypted 0 workspace keys with the first encryption key; 2 were already.",
+    );
+    expect(again.stdout).toContain(
+      "Sealed the Slack tokens of 0 installations with the first encryption key; 1 was already.",
     );
   });
 

@@ -27,14 +27,24 @@ describe("the Kubernetes example", () => {
     expect(Number(grace) * 1000).toBeGreaterThan(SHUTDOWN_DEADLINE_MS);
   });
 
-  it("probes the app's own liveness and readiness routes on the port it listens on", () => {
+  it("probes the app's own liveness and readiness routes on its internal port, which the Service does not expose", () => {
     expect(at(container, "livenessProbe", "httpGet", "path")).toBe(HEALTH_PATHS.liveness);
     expect(at(container, "readinessProbe", "httpGet", "path")).toBe(HEALTH_PATHS.readiness);
-    const port = at(container, "ports", 0) as { name: string; containerPort: number };
-    expect(at(container, "livenessProbe", "httpGet", "port")).toBe(port.name);
-    expect(String(port.containerPort)).toBe(env.find((e) => e.name === "PORT")?.value);
+    const ports = at(container, "ports") as { name: string; containerPort: number }[];
+    const [slack, admin] = [
+      ports.find((p) => p.name === "http"),
+      ports.find((p) => p.name === "admin"),
+    ];
+    const value = (name: string) => env.find((e) => e.name === name)?.value;
+    expect(String(slack?.containerPort)).toBe(value("PORT"));
+    // Metrics and health off the public Slack port: on ADMIN_PORT, on the pod's address.
+    expect(String(admin?.containerPort)).toBe(value("ADMIN_PORT"));
+    expect(value("ADMIN_HOST")).toBe("0.0.0.0");
+    expect(at(container, "livenessProbe", "httpGet", "port")).toBe("admin");
+    expect(at(container, "readinessProbe", "httpGet", "port")).toBe("admin");
     const service = byKind("Service");
-    expect(at(service, "spec", "ports", 0, "targetPort")).toBe(port.name);
+    const servicePorts = at(service, "spec", "ports") as { targetPort: string }[];
+    expect(servicePorts.map((p) => p.targetPort)).toEqual(["http"]);
     expect(at(service, "spec", "selector")).toEqual(
       at(deployment, "spec", "selector", "matchLabels"),
     );
@@ -71,12 +81,30 @@ describe("docker-compose.yml", () => {
   it("gives the app only settings it reads, Redis, and a stop grace above its shutdown", () => {
     const env = at(app, "environment") as Record<string, string>;
     for (const name of Object.keys(env)) expect(SETTINGS).toContain(name);
-    expect(env.REDIS_URL).toBe("redis://redis:6379");
+    // Redis asks for a password, and the app's URL carries the same one.
+    expect(env.REDIS_URL).toBe("redis://:${REDIS_PASSWORD:-task-agent-local-redis}@redis:6379");
+    const redis = at(compose, "services", "redis") as Doc;
+    expect(at(redis, "environment", "REDIS_PASSWORD")).toBe(
+      "${REDIS_PASSWORD:-task-agent-local-redis}",
+    );
+    expect(String(at(redis, "command", 2))).toContain('--requirepass "$$REDIS_PASSWORD"');
+    expect(String(at(redis, "healthcheck", "test", 1))).toContain("REDISCLI_AUTH");
+    expect(at(redis, "ports")).toBeUndefined();
+    // Metrics and health on the internal port, where the image's health check looks.
+    expect(env.ADMIN_PORT).toBe("9090");
+    expect(read("Dockerfile")).toContain("process.env.ADMIN_PORT||process.env.PORT");
     expect(at(app, "stop_signal")).toBe("SIGTERM");
     expect(Number(String(at(app, "stop_grace_period")).replace(/s$/, "")) * 1000).toBeGreaterThan(
       SHUTDOWN_DEADLINE_MS,
     );
-    expect(at(app, "ports", 0)).toBe(`${env.PORT}:${env.PORT}`);
+    expect(at(app, "ports", 0)).toBe(`127.0.0.1:${env.PORT}:${env.PORT}`);
+  });
+
+  it("publishes every port on 127.0.0.1 only", () => {
+    const services = Object.values(at(compose, "services") as Record<string, Doc>);
+    const published = services.flatMap((svc) => (at(svc, "ports") as string[] | undefined) ?? []);
+    expect(published.length).toBeGreaterThan(0);
+    for (const port of published) expect(port).toMatch(/^127\.0\.0\.1:\d+:\d+$/);
   });
 
   it("needs no account to come up: no variable is required, and the demo profile has the playground", () => {
@@ -101,7 +129,9 @@ describe("docker-compose.yml", () => {
     const main = read("tools/playground/main.ts");
     for (const name of Object.keys(env)) expect(main).toContain(name);
     expect(env.PLAYGROUND_HOST).toBe("0.0.0.0");
-    expect(at(playground, "ports", 0)).toBe(`${env.PLAYGROUND_PORT}:${env.PLAYGROUND_PORT}`);
+    expect(at(playground, "ports", 0)).toBe(
+      `127.0.0.1:${env.PLAYGROUND_PORT}:${env.PLAYGROUND_PORT}`,
+    );
   });
 
   it("passes the proxy settings on, with the simulator reached directly", () => {
@@ -161,6 +191,10 @@ describe("the Dockerfile", () => {
     const port = /\bPORT=(\d+)/.exec(app)?.[1];
     expect(app).toMatch(new RegExp(`^EXPOSE ${port}$`, "m"));
     expect(app).toMatch(/^CMD \["node", "src\/main\.ts"\]$/m);
+  });
+
+  it("makes the data directory the app's alone", () => {
+    expect(app).toMatch(/chown node:node \/data && chmod 700 \/data/);
   });
 
   it("keeps data, dependencies and tests out of the build context", () => {

@@ -1,11 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { sendBlockAction, sendViewSubmission } from "../../tools/local-slack/slack-requests.ts";
 import {
+  buttonOf,
   CHANNEL,
   comparable,
   Harness,
   markdownOf,
   NO_MESSAGE,
+  SIGNING_SECRET,
   statusOf,
+  TEAM,
 } from "../support/harness.ts";
 import { storeBackends } from "../support/needs.ts";
 
@@ -246,6 +250,45 @@ describe("who may start and continue tasks (guests, Slack Connect)", () => {
     expect(h.sim.runs().length).toBe(runs);
     await h.reply(threadTs, "Add a map [sim:length=100]");
     await h.waitForFinal(threadTs, 2);
+  });
+
+  it("refuses a guest's Continue form privately, and posts nothing of it in the thread", async () => {
+    await h.command("Plan a picnic [sim:length=100]");
+    const threadTs = await h.waitForTaskThread("Plan a picnic");
+    const answer = (await h.waitForFinal(threadTs)).at(-1);
+    const button = answer && buttonOf(answer, "task_continue");
+    if (!answer || !button) throw new Error("no Continue button");
+    const views = h.slack.views().length;
+    await sendBlockAction(h.eventsUrl, SIGNING_SECRET, {
+      team_id: TEAM,
+      user_id: "U0GUEST",
+      channel_id: CHANNEL,
+      message_ts: answer.ts,
+      action_id: button.action_id,
+      value: button.value,
+      block_id: "task_views",
+      response_url: h.slack.responseUrl(`continue${Date.now()}`),
+    });
+    const form = await h.slack.waitFor(() => h.slack.views()[views], {
+      description: "the Continue form",
+    });
+    const runs = h.sim.runs().length;
+    const res = await sendViewSubmission(h.eventsUrl, SIGNING_SECRET, {
+      team_id: TEAM,
+      user_id: "U0GUEST",
+      view: form.view,
+      values: { prompt: { value: { type: "plain_text_input", value: "Bring lemonade" } } },
+    });
+    expect(res.status).toBe(200);
+    const note = await h.slack.waitFor(
+      () =>
+        h.slack.ephemerals(CHANNEL, "U0GUEST").find((e) => e.text.includes("TASK_ALLOW_GUESTS")),
+      { description: "the private refusal" },
+    );
+    expect(note.thread_ts).toBe(threadTs);
+    const shown = JSON.stringify(h.slack.thread(CHANNEL, threadTs));
+    expect(shown).not.toContain("Bring lemonade");
+    expect(h.sim.runs().length).toBe(runs);
   });
 });
 

@@ -85,6 +85,8 @@ describe("health and metrics on an internal port (ADMIN_PORT)", () => {
   it("serves them on the admin port only, and Slack's endpoint still answers Slack", async () => {
     const admin = h.app.slack.adminPort();
     expect(admin).toBeGreaterThan(0);
+    // Only this machine reaches it unless the operator names an interface (ADMIN_HOST).
+    expect(h.app.slack.adminHost()).toBe("127.0.0.1");
     const inside = `http://127.0.0.1:${admin}`;
     const outside = `http://127.0.0.1:${h.app.port}`;
     expect((await fetch(`${inside}/healthz`)).status).toBe(200);

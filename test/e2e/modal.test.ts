@@ -107,6 +107,48 @@ describe.each(storeBackends())("the New task modal with %s", (_name, redis) => {
     expect(JSON.stringify(root?.blocks)).toContain("brief.md");
   });
 
+  it("starts no task in a channel the person is not in, and tells them in the DM what to do", async () => {
+    const elsewhere = "C0ELSEWHERE";
+    h.slack.notInChannel.add(elsewhere); // the bot is not in it either: it would join it
+    h.slack.setChannelMembers(elsewhere, ["U0OTHER"]);
+    const before = h.slack.views().length;
+    await h.command("");
+    const view = await opened(before);
+    const runs = h.sim.runs().length;
+    const calls = h.slack.calls.length;
+    const res = await submit(view, {
+      prompt: text("Announce the offsite"),
+      channel: channel(elsewhere),
+    });
+    expect(res.status).toBe(200);
+    const dm = `D${OWNER.slice(1)}`;
+    const told = await h.slack.waitFor(
+      () => h.slack.messages(dm).find((m) => m.text?.includes(`<#${elsewhere}>`)),
+      { description: "the refusal in the person's DM" },
+    );
+    expect(told.text).toContain("You are not a member of");
+    expect(told.text).toContain("Join the channel");
+    const made = h.slack.calls.slice(calls).map((c) => c.method);
+    expect(made).toContain("conversations.members");
+    expect(made).not.toContain("conversations.join");
+    expect(h.slack.messages(elsewhere)).toEqual([]);
+    expect(h.sim.runs().length).toBe(runs);
+
+    // Once the person is in it, the same form starts the task there.
+    h.slack.setChannelMembers(elsewhere, ["U0OTHER", OWNER]);
+    await submit(view, { prompt: text("Announce the offsite"), channel: channel(elsewhere) });
+    await h.slack.waitFor(
+      () =>
+        h.sim.runs().find((r) => r.prompt === "Announce the offsite" && r.status === "completed"),
+      { description: "the task run to its end" },
+    );
+    await h.slack.waitFor(
+      () => h.slack.messages(elsewhere).find((m) => m.text?.includes("Announce the offsite")),
+      { description: "the task posted in the channel" },
+    );
+    await h.settled();
+  });
+
   it("shows what to fix inside the modal, and starts nothing", async () => {
     const before = h.slack.views().length;
     await h.command("");

@@ -11,6 +11,7 @@ import type { LocalSlack } from "../../tools/local-slack/index.ts";
 import { LocalSocketMode } from "../../tools/local-slack/local-socket-mode.ts";
 import { sendBlockAction, sendEvent } from "../../tools/local-slack/slack-requests.ts";
 import { Browser } from "../support/browser.ts";
+import { rawKeys } from "../support/raw-keys.ts";
 import { CHANNEL, SIGNING_SECRET, statusOf, stopButton } from "../support/harness.ts";
 import { storeBackends } from "../support/needs.ts";
 import { MultiWorkspaceApp, STATE_SECRET } from "../support/multi-workspace.ts";
@@ -354,6 +355,18 @@ describe.each(storeBackends())("installing in many workspaces with %s", (_name, 
       refreshToken: installed.bot?.refreshToken,
     });
     expect(stored.bot?.expiresAt ?? 0).toBeGreaterThanOrEqual(expiresAt);
+  });
+
+  it("keeps no token readable at rest: every installation's tokens are sealed in the store", async () => {
+    const tokens = ["T0ALPHA", "T0BETA", "T0DELTA", "T0ROTATE", "E0GRID"].flatMap((t) =>
+      slack.tokensOf(t),
+    );
+    const raw = await rawKeys({ namespace: app.namespace, dataDir: app.dataDir, redisUrl });
+    const installations = [...raw].filter(([k]) => k.includes(":installation"));
+    expect(installations.length).toBeGreaterThanOrEqual(5);
+    const stored = [...raw].map(([k, v]) => `${k} ${v}`).join("\n");
+    for (const token of tokens) expect(stored).not.toContain(token);
+    expect(stored).not.toMatch(/xox[bpe][.-]/);
   });
 
   it("never logs a token or the app's secrets", () => {

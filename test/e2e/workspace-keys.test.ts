@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { randomBytes } from "node:crypto";
 import { createServiceKeyStore } from "../../src/store/service-keys.ts";
 import { sealingKeys } from "../../src/util/secret-box.ts";
+import { rawKeys } from "../support/raw-keys.ts";
 import { sendAppHomeOpened, sendViewAction } from "../../tools/local-slack/home-requests.ts";
 import type { OpenedView } from "../../tools/local-slack/index.ts";
 import {
@@ -49,10 +50,11 @@ const removeTicked: Values = {
 
 describe.each(storeBackends())("each workspace's service key with %s", (_name, redis) => {
   let h: Harness;
+  const encryptionKey = randomBytes(32).toString("base64");
   beforeAll(async () => {
     h = await Harness.start({
       redisUrl: redis,
-      env: { ENCRYPTION_KEY: randomBytes(32).toString("base64") },
+      env: { ENCRYPTION_KEY: encryptionKey },
       simulator: { apiKeys: [API_KEY, WORKSPACE_KEY] },
     });
   });
@@ -244,6 +246,22 @@ describe.each(storeBackends())("each workspace's service key with %s", (_name, r
     expect(h.sim.requests.filter((r) => r.path.endsWith("/quick-action")).length).toBe(creates);
     const modal = await pressWorkspaceSettings(await openHome(ADMIN), ADMIN);
     expect(JSON.stringify(modal.view.blocks)).toContain("ending in …7f3a can no longer be read");
+    await h.app.store.deleteRecord(RECORD);
+  });
+
+  it("keeps no Slack token at rest with one workspace, and its service key only sealed", async () => {
+    await createServiceKeyStore(h.app.store, sealingKeys([encryptionKey])).set(
+      TEAM,
+      WORKSPACE_KEY,
+      ADMIN,
+    );
+    const raw = await rawKeys({ namespace: h.namespace, dataDir: h.dataDir, redisUrl: redis });
+    const stored = [...raw].map(([k, v]) => `${k} ${v}`).join("\n");
+    expect(stored).toContain(RECORD); // sealed, with only its last four characters readable
+    // The bot token is read from SLACK_BOT_TOKEN, never written down.
+    expect(stored).not.toContain(h.slack.botToken);
+    expect(stored).not.toMatch(/xox[bpe][.-]/);
+    expect(stored).not.toContain(WORKSPACE_KEY);
     await h.app.store.deleteRecord(RECORD);
   });
 });

@@ -1,5 +1,6 @@
+import busboy from "busboy";
 import { describe, expect, it } from "vitest";
-import { encodeMultipart, fileFromBytes } from "../../src/service/multipart.ts";
+import { encodeMultipart, fileFromBytes, partContentType } from "../../src/service/multipart.ts";
 
 async function collect(body: AsyncIterable<Uint8Array>): Promise<Uint8Array[]> {
   const out: Uint8Array[] = [];
@@ -35,4 +36,56 @@ describe("multipart bodies", () => {
     expect([...(chunks[1] ?? [])]).toEqual([0, 1, 2, 255]);
     expect(Buffer.concat(chunks).byteLength).toBe(body.length);
   });
+
+  it("keeps a hostile Slack mimetype from injecting parts: the service sees one file, typed by its name", async () => {
+    const injected =
+      'text/plain\r\n\r\nhi\r\n------x\r\nContent-Disposition: form-data; name="prompt"\r\n\r\nrm -rf';
+    const file = fileFromBytes("notes.txt", new TextEncoder().encode("hello"), injected);
+    const body = encodeMultipart([["prompt", "Summarise"]], [["files", file]]);
+    const bytes = Buffer.concat(await collect(body.body));
+    const seen = await parse(body.contentType, bytes);
+    expect(seen.fields).toEqual([["prompt", "Summarise"]]);
+    expect(seen.files).toEqual([["files", "notes.txt", "text/plain", "hello"]]);
+    expect(bytes.toString("utf8")).not.toContain("rm -rf");
+  });
+
+  it("passes a well-formed media type on, and falls back to the name's type (or octet-stream)", () => {
+    expect(partContentType("image/png", "a.bin")).toBe("image/png");
+    expect(partContentType('text/plain; charset="utf-8"', "a")).toBe('text/plain; charset="utf-8"');
+    expect(partContentType("application/vnd.ms-excel", "x")).toBe("application/vnd.ms-excel");
+    for (const bad of [
+      "text/plain\r\nX: y",
+      "text/plain\n",
+      "no-slash",
+      "a/b; c",
+      "a/b\u0000",
+      "",
+    ]) {
+      expect(partContentType(bad, "report.pdf")).toBe("application/pdf");
+      expect(partContentType(bad, "blob")).toBe("application/octet-stream");
+    }
+    expect(partContentType(`text/plain; a="${"x".repeat(300)}"`, "blob")).toBe(
+      "application/octet-stream",
+    );
+  });
 });
+
+/** The body as the service reads it (busboy, the parser the simulator uses too). */
+function parse(contentType: string, bytes: Buffer) {
+  return new Promise<{ fields: string[][]; files: string[][] }>((resolve, reject) => {
+    const fields: string[][] = [];
+    const files: string[][] = [];
+    const bb = busboy({ headers: { "content-type": contentType } });
+    bb.on("field", (name, value) => fields.push([name, value]));
+    bb.on("file", (name, stream, info) => {
+      const chunks: Buffer[] = [];
+      stream.on("data", (c: Buffer) => chunks.push(c));
+      stream.on("end", () =>
+        files.push([name, info.filename, info.mimeType, Buffer.concat(chunks).toString("utf8")]),
+      );
+    });
+    bb.on("close", () => resolve({ fields, files }));
+    bb.on("error", reject);
+    bb.end(bytes);
+  });
+}

@@ -1,8 +1,10 @@
 /**
  * Slack installations on the project's store (Bolt's InstallationStore): a workspace's, one of a
  * workspace in an Enterprise Grid organisation, an org-wide one, on each backend, read back
- * through another handle as another instance would.
+ * through another handle as another instance would; their tokens sealed at rest, bound to their
+ * record, and the plain-text ones of before still read, then sealed.
  */
+import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -12,11 +14,13 @@ import { testRedisUrl } from "../support/needs.ts";
 import {
   createInstallationStore,
   InstallationNotFoundError,
+  resealInstallations,
 } from "../../src/store/installations.ts";
 import { createMemoryStore } from "../../src/store/memory.ts";
 import { createRedisStore } from "../../src/store/redis.ts";
 import { createSqliteStore } from "../../src/store/sqlite.ts";
 import type { ThreadStore } from "../../src/store/types.ts";
+import { sealingKeys } from "../../src/util/secret-box.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "taskbot-installations-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -25,6 +29,8 @@ const redisUrl = testRedisUrl();
 let n = 0;
 const unique = (prefix: string) => `${prefix}${process.pid}x${Date.now()}x${n++}`;
 const namespace = unique("inst");
+const [OLD, NEW] = [randomBytes(32).toString("base64"), randomBytes(32).toString("base64")];
+const KEYS = sealingKeys([NEW]);
 
 /** A workspace installation as Bolt builds it from oauth.v2.access (bot only, no user token). */
 function workspaceInstall(teamId: string, token: string, enterpriseId?: string): Installation {
@@ -78,7 +84,7 @@ describe.each(backends)("installations on %s", (_name, make) => {
   const pair = (): [InstallationStore, InstallationStore, ThreadStore[]] => {
     const a = make();
     const b = make();
-    return [createInstallationStore(a), createInstallationStore(b), [a, b]];
+    return [createInstallationStore(a, KEYS), createInstallationStore(b, KEYS), [a, b]];
   };
   const closeAll = (stores: ThreadStore[]) => Promise.all(stores.map((s) => s.close()));
 
@@ -231,5 +237,111 @@ describe.each(backends)("installations on %s", (_name, make) => {
     expect(String(err)).toContain(`the stored installation of workspace ${team} is unreadable`);
     expect(String(err)).not.toContain("xoxb-broken-secret");
     await closeAll(stores);
+  });
+
+  it("keeps every token sealed at rest: the stored record holds none of them", async () => {
+    const [store, , stores] = pair();
+    const team = unique("T");
+    const query = { teamId: team, enterpriseId: undefined, isEnterpriseInstall: false as const };
+    await store.storeInstallation({
+      ...workspaceInstall(team, "xoxb-sealed-bot-secret"),
+      user: {
+        id: "UINSTALLER",
+        token: "xoxp-sealed-user-secret",
+        refreshToken: "xoxe-1-user",
+        scopes: ["search:read"],
+      },
+      incomingWebhook: { url: "https://hooks.slack.com/services/T/B/sealed-hook-secret" },
+    });
+    const raw = JSON.stringify(await stores[0]?.getRecord(`t:${team}:installation`));
+    for (const secret of [
+      "xoxb-sealed",
+      "xoxp-sealed",
+      "refresh-secret",
+      "xoxe-1-user",
+      "hooks.slack",
+    ]) {
+      expect(raw).not.toContain(secret);
+    }
+    expect(raw).toContain(team); // what is not secret stays readable
+    const found = await store.fetchInstallation(query);
+    expect(found.bot).toMatchObject({
+      token: "xoxb-sealed-bot-secret",
+      refreshToken: "xoxe-1-refresh-secret",
+    });
+    expect(found.user).toMatchObject({
+      token: "xoxp-sealed-user-secret",
+      refreshToken: "xoxe-1-user",
+    });
+    expect(found.incomingWebhook?.url).toContain("sealed-hook-secret");
+    // One person's token revoked: what stays is written sealed again.
+    await store.deleteInstallation?.({ ...query, userId: "UINSTALLER" });
+    const after = JSON.stringify(await stores[0]?.getRecord(`t:${team}:installation`));
+    expect(after).not.toContain("xoxb-sealed");
+    expect((await store.fetchInstallation(query)).bot?.token).toBe("xoxb-sealed-bot-secret");
+    await closeAll(stores);
+  });
+
+  it("does not open an installation copied into another workspace's record, and says what to do", async () => {
+    const [store, , stores] = pair();
+    const [mine, theirs] = [unique("T"), unique("T")];
+    await store.storeInstallation(workspaceInstall(mine, "xoxb-mine-only-secret"));
+    const copied = (await stores[0]?.getRecord(`t:${mine}:installation`)) as object;
+    await stores[0]?.putRecord(`t:${theirs}:installation`, {
+      ...copied,
+      team: { id: theirs, name: "Theirs" },
+    });
+    const err = await store
+      .fetchInstallation({ teamId: theirs, enterpriseId: undefined, isEnterpriseInstall: false })
+      .catch((e: unknown) => e as Error);
+    expect(String(err)).toContain(`the stored tokens of workspace ${theirs} do not open`);
+    expect(String(err)).toContain("install the app there again");
+    expect(String(err)).not.toContain("xoxb-mine-only-secret");
+    await closeAll(stores);
+  });
+
+  it("reads a plain-text installation of before, seals it on its next save or by re-sealing", async () => {
+    const [store, , stores] = pair();
+    const [saved, resealed] = [unique("T"), unique("T")];
+    const raw = stores[0] as ThreadStore;
+    for (const team of [saved, resealed]) {
+      await raw.putRecord(`t:${team}:installation`, workspaceInstall(team, `xoxb-plain-${team}`));
+    }
+    const query = (teamId: string) => ({
+      teamId,
+      enterpriseId: undefined,
+      isEnterpriseInstall: false as const,
+    });
+    expect((await store.fetchInstallation(query(saved))).bot?.token).toBe(`xoxb-plain-${saved}`);
+    // Bolt stores it again after a token refresh: sealed from then on.
+    await store.storeInstallation(await store.fetchInstallation(query(saved)));
+    expect(JSON.stringify(await raw.getRecord(`t:${saved}:installation`))).not.toContain("xoxb");
+
+    // (Other tests' records share the namespace: the copied one of above stays unreadable.)
+    const report = await resealInstallations(raw, KEYS);
+    expect(report.resealed).toBeGreaterThanOrEqual(1);
+    expect(JSON.stringify(await raw.getRecord(`t:${resealed}:installation`))).not.toContain("xoxb");
+    expect((await store.fetchInstallation(query(resealed))).bot?.token).toBe(
+      `xoxb-plain-${resealed}`,
+    );
+    const again = await resealInstallations(raw, KEYS);
+    expect(again.resealed).toBe(0);
+    await closeAll(stores);
+  });
+
+  it("rotates: tokens sealed with an older key open while it is listed, and re-sealing moves them", async () => {
+    const raw = make();
+    const grid = unique("E");
+    const older = createInstallationStore(raw, sealingKeys([OLD]));
+    await older.storeInstallation(orgInstall(grid, "xoxb-org-rotated-secret"));
+    const query = { teamId: undefined, enterpriseId: grid, isEnterpriseInstall: true as const };
+    const rotated = sealingKeys([NEW, OLD]);
+    expect((await createInstallationStore(raw, rotated).fetchInstallation(query)).bot?.token).toBe(
+      "xoxb-org-rotated-secret",
+    );
+    await resealInstallations(raw, rotated);
+    const current = createInstallationStore(raw, KEYS);
+    expect((await current.fetchInstallation(query)).bot?.token).toBe("xoxb-org-rotated-secret");
+    await raw.close();
   });
 });

@@ -17,6 +17,7 @@ import { createServiceKeyStore, type ServiceKeyStore } from "../../src/store/ser
 import { createSqliteStore } from "../../src/store/sqlite.ts";
 import type { ThreadStore } from "../../src/store/types.ts";
 import { sealingKeys } from "../../src/util/secret-box.ts";
+import { unboundBox } from "../support/unbound-box.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "taskbot-service-keys-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -142,6 +143,34 @@ describe.each(backends)("workspace service keys on %s", (_name, open) => {
     // Setting it again makes it readable.
     await now.set("T1", "he-new-workspace-key-4321", "UADMIN");
     expect(await now.get("T1")).toMatchObject({ state: "set", key: "he-new-workspace-key-4321" });
+  });
+
+  it("does not open a workspace's sealed key copied into another workspace's record", async () => {
+    const ns = unique("copied");
+    const [keys, raw] = handle(ns, [NEW]);
+    await keys.set("T1", "he-workspace-one-only-7777", "UADMIN");
+    // Someone with write access to the store gives T2 the record of T1 (box and all).
+    await raw.putRecord("t:T2:service-key", await raw.getRecord("t:T1:service-key"));
+    expect(await keys.get("T2")).toMatchObject({ state: "unreadable", lastFour: "…7777" });
+    expect(await keys.resealAll()).toEqual({ resealed: 0, current: 1, unreadable: 1 });
+    expect(await keys.get("T1")).toMatchObject({ key: "he-workspace-one-only-7777" });
+  });
+
+  it("reads a key sealed before boxes were bound to their record, and re-sealing binds it", async () => {
+    const ns = unique("unbound");
+    const [keys, raw] = handle(ns, [NEW]);
+    await raw.putRecord("t:T1:service-key", {
+      box: unboundBox("he-sealed-long-ago-6666", NEW),
+      lastFour: "…6666",
+      setBy: "UADMIN",
+      setAt: 1,
+    });
+    expect(await keys.get("T1")).toMatchObject({ state: "set", key: "he-sealed-long-ago-6666" });
+    expect(await keys.resealAll()).toEqual({ resealed: 1, current: 0, unreadable: 0 });
+    expect(await keys.resealAll()).toEqual({ resealed: 0, current: 1, unreadable: 0 });
+    // Bound now: copied to another workspace's record, it no longer opens.
+    await raw.putRecord("t:T2:service-key", await raw.getRecord("t:T1:service-key"));
+    expect(await keys.get("T2")).toMatchObject({ state: "unreadable" });
   });
 
   it("lists record keys by prefix, and nothing of the store's own entries (leases, claims)", async () => {

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { chmodSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -309,6 +309,26 @@ describe("embedded store", () => {
     expect(await second.getThread(rec)).toMatchObject({ lastRunId: "run_9", projectId: "proj_1" });
     expect(await second.claimOnce(rec.teamId, "event:E", 60_000)).toBe(false);
     await second.close();
+  });
+
+  it("creates its data directory 0700 and its files 0600, and makes older files 0600", async () => {
+    const dataDir = join(dir, "private", "data");
+    const path = join(dataDir, "taskbot.sqlite");
+    const mode = (p: string) => statSync(p).mode & 0o777;
+    const store = createSqliteStore(path);
+    await store.putThread(record(unique(), { active: { kind: "idle" } }));
+    expect(mode(dataDir)).toBe(0o700);
+    for (const file of [path, `${path}-wal`, `${path}-shm`]) expect(mode(file)).toBe(0o600);
+    await store.close();
+
+    // A file an older version created readable by everyone is made private when it opens.
+    const older = join(dir, "older.sqlite");
+    writeFileSync(older, "");
+    chmodSync(older, 0o644);
+    const reopened = createSqliteStore(older);
+    await reopened.putThread(record(unique(), { active: { kind: "idle" } }));
+    expect(mode(older)).toBe(0o600);
+    await reopened.close();
   });
 
   it("lets a claim lapse after its time to live", async () => {

@@ -14,6 +14,7 @@ import { parseConfig, secretsOf } from "../../src/config.ts";
 import { createLogger } from "../../src/log.ts";
 import type { Simulator } from "../../src/simulator/server.ts";
 import { createInstallationStore } from "../../src/store/installations.ts";
+import { sealingKeys } from "../../src/util/secret-box.ts";
 import { expect } from "vitest";
 import type { LocalSlack } from "../../tools/local-slack/index.ts";
 import { sessionCookie } from "../../tools/local-slack/index.ts";
@@ -36,6 +37,8 @@ export class MultiWorkspaceApp {
   readonly installations: InstallationStore;
   readonly dataDir: string;
   readonly namespace: string;
+  /** The encryption keys the app seals with (base64, the first seals). */
+  readonly encryptionKeys: readonly string[];
 
   private constructor(
     parts: Omit<
@@ -62,7 +65,11 @@ export class MultiWorkspaceApp {
     this.logLines = parts.logLines;
     this.dataDir = parts.dataDir;
     this.namespace = parts.namespace;
-    this.installations = createInstallationStore(parts.running.store);
+    this.encryptionKeys = parts.encryptionKeys;
+    this.installations = createInstallationStore(
+      parts.running.store,
+      sealingKeys(parts.encryptionKeys),
+    );
   }
 
   static async start(
@@ -99,7 +106,17 @@ export class MultiWorkspaceApp {
     const running = await startApp(config, logger);
     const baseUrl = `http://127.0.0.1:${running.port ?? port}`;
     slack.oauth.redirectUrls = [`${baseUrl}/slack/oauth_redirect`];
-    return new MultiWorkspaceApp({ sim, slack, running, baseUrl, logLines, dataDir, namespace });
+    const { encryptionKeys } = config;
+    return new MultiWorkspaceApp({
+      sim,
+      slack,
+      running,
+      baseUrl,
+      logLines,
+      dataDir,
+      namespace,
+      encryptionKeys,
+    });
   }
 
   get eventsUrl(): string {

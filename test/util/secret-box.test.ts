@@ -1,11 +1,13 @@
 /**
- * Workspace keys at rest: sealed with AES-256-GCM, opened with any listed key, refused when
- * altered or sealed with a key no longer listed, and resealed with the first key on rotation.
+ * Secrets at rest: sealed with AES-256-GCM, opened with any listed key, refused when altered,
+ * sealed with a key no longer listed, or bound to another record, and resealed with the first
+ * key (and bound) on rotation.
  */
 import { randomBytes } from "node:crypto";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
+  isSealed,
   lastFour,
   open,
   reseal,
@@ -13,17 +15,19 @@ import {
   sealingKeys,
   SecretBoxError,
 } from "../../src/util/secret-box.ts";
+import { unboundBox } from "../support/unbound-box.ts";
 
 const b64 = () => randomBytes(32).toString("base64");
+const AT = "t:T1:service-key";
 
 describe("sealed secrets", () => {
   it("opens what it sealed, whatever the text", () => {
     const keys = sealingKeys([b64()]);
     fc.assert(
       fc.property(fc.string({ unit: "grapheme", maxLength: 300 }), (text) => {
-        const box = seal(text, keys);
+        const box = seal(text, keys, AT);
         expect(box).not.toContain(text.length > 3 ? text : "\u0000");
-        expect(open(box, keys)).toBe(text);
+        expect(open(box, keys, AT)).toBe(text);
       }),
       { numRuns: 200 },
     );
@@ -31,31 +35,62 @@ describe("sealed secrets", () => {
 
   it("refuses a box whose any part was altered", () => {
     const keys = sealingKeys([b64()]);
-    const box = seal("he-workspaceKey0123456789", keys);
+    const box = seal("he-workspaceKey0123456789", keys, AT);
     const parts = box.split(".");
     for (let i = 2; i < parts.length; i++) {
       const altered = [...parts];
       const p = altered[i] ?? "";
       altered[i] = `${p.slice(0, -2)}${p.endsWith("AA") ? "BB" : "AA"}`;
-      expect(() => open(altered.join("."), keys)).toThrow(SecretBoxError);
+      expect(() => open(altered.join("."), keys, AT)).toThrow(SecretBoxError);
     }
   });
 
   it("rotates: the first key seals, older keys still open, reseal moves a box to the first", () => {
     const old = b64();
     const current = b64();
-    const before = seal("he-oldKey", sealingKeys([old]));
+    const before = seal("he-oldKey", sealingKeys([old]), AT);
     const rotated = sealingKeys([current, old]);
-    expect(open(before, rotated)).toBe("he-oldKey");
-    const after = reseal(before, rotated);
+    expect(open(before, rotated, AT)).toBe("he-oldKey");
+    const after = reseal(before, rotated, AT);
     expect(after).not.toBe(before);
-    expect(open(after, sealingKeys([current]))).toBe("he-oldKey");
-    expect(reseal(after, rotated)).toBe(after);
+    expect(open(after, sealingKeys([current]), AT)).toBe("he-oldKey");
+    expect(reseal(after, rotated, AT)).toBe(after);
   });
 
   it("says so when a box was sealed with a key no longer listed", () => {
-    const box = seal("he-gone", sealingKeys([b64()]));
-    expect(() => open(box, sealingKeys([b64()]))).toThrow("no longer listed");
+    const box = seal("he-gone", sealingKeys([b64()]), AT);
+    expect(() => open(box, sealingKeys([b64()]), AT)).toThrow("no longer listed");
+  });
+
+  it("opens a box only for the record it was sealed for: copied to another workspace's, it does not open", () => {
+    const keys = sealingKeys([b64()]);
+    const box = seal("xoxb-team-one-token", keys, "t:T1:installation#bot.token");
+    expect(isSealed(box)).toBe(true);
+    expect(open(box, keys, "t:T1:installation#bot.token")).toBe("xoxb-team-one-token");
+    for (const elsewhere of [
+      "t:T2:installation#bot.token",
+      "t:T1:installation#user.token",
+      "t:T1:service-key",
+    ]) {
+      expect(() => open(box, keys, elsewhere)).toThrow("another record's");
+      expect(() => reseal(box, keys, elsewhere)).toThrow(SecretBoxError);
+    }
+  });
+
+  it("still opens a box of the first, unbound format, and reseal binds it", () => {
+    const k = b64();
+    const keys = sealingKeys([k]);
+    const old = unboundBox("he-before-binding", k);
+    expect(open(old, keys, AT)).toBe("he-before-binding");
+    const bound = reseal(old, keys, AT);
+    expect(bound).not.toBe(old);
+    expect(bound.startsWith("v2.")).toBe(true);
+    expect(open(bound, keys, AT)).toBe("he-before-binding");
+    expect(() => open(bound, keys, "t:T2:service-key")).toThrow(SecretBoxError);
+    // Slack tokens and API keys are never taken for boxes.
+    for (const plain of ["xoxb-1-2-abc", "xoxe.xoxb-1-abc", "xoxp-1", "he-key.v1.x"]) {
+      expect(isSealed(plain)).toBe(false);
+    }
   });
 
   it("takes only 32-byte base64 keys, and shows only the last 4 characters of a secret", () => {

@@ -86,6 +86,16 @@ describe("describeServiceError: a specific sentence per failure", () => {
     expect(describeServiceError(err("validation", { detail: "prompt: field required" }))).toBe(
       "The task service refused the request (prompt: field required). Please adjust it and try again.",
     );
+    // The service's words are escaped like answers: no link, mention or markup of theirs.
+    const hostile = describeServiceError(
+      err("bad_request", { detail: "<!channel> see <https://evil.example|your bank> & @here" }),
+    );
+    expect(hostile).toBe(
+      "The task service refused the request (&lt;!channel&gt; see &lt;https://evil.example|your bank&gt; &amp; @\u200Bhere). Please adjust it and try again.",
+    );
+    expect(
+      describeServiceError(err("validation", { detail: "x".repeat(10_000) })).length,
+    ).toBeLessThan(600);
     expect(describeServiceError(err("bad_request"))).toBe(
       "The task service refused the request. Please adjust it and try again.",
     );

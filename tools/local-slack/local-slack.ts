@@ -252,6 +252,14 @@ export class LocalSlack extends EventEmitter<LocalSlackEvents> {
     return id;
   }
 
+  /**
+   * Who is in a channel besides the bot (conversations.members); a channel no test set has
+   * every user of the workspace in it.
+   */
+  setChannelMembers(channel: string, users: readonly string[]): void {
+    this.#state.channelMembers.set(channel, new Set(users));
+  }
+
   /** Changes a user group's members (as usergroups.users.update does). */
   setUserGroupMembers(id: string, users: readonly string[]): void {
     const group = this.#state.userGroups.get(id);

@@ -96,6 +96,11 @@ export class Workspace {
   /** Home tabs published (views.publish): each person's current one, and every publish in order. */
   readonly homeTabs = new Map<string, OpenedView>();
   readonly homePublishes: OpenedView[] = [];
+  /**
+   * Each channel's members, for the channels a test set (LocalSlack.setChannelMembers); any
+   * other channel has every user of the workspace, the bot unless it is not in the channel.
+   */
+  readonly channelMembers = new Map<string, Set<string>>();
   /** Who created each channel (conversations.info `creator`). */
   readonly channelCreators = new Map<string, string>();
   /** User groups by id (each belongs to one workspace). */
@@ -239,6 +244,15 @@ export class Workspace {
     }
     if (/^[UW]/.test(channel)) return `D${channel.slice(1)}`;
     return channel;
+  }
+
+  /** The members of a channel (conversations.members), in a stable order. */
+  channelMemberIds(channel: string): string[] {
+    const set = this.channelMembers.get(channel);
+    const everyone = [...this.users.keys()].filter(
+      (id) => id !== this.botUserId || !this.notInChannel.has(channel),
+    );
+    return set ? everyone.filter((id) => set.has(id) || id === this.botUserId) : everyone;
   }
 
   requireMember(channel: string): void {

@@ -59,7 +59,7 @@ export function register(app: App, deps: ListenerDeps): void {
         return;
       }
       const key = { teamId, channelId, threadTs: task.threadTs };
-      await openTaskView(client, deps, cmd.trigger_id, word, key);
+      await openTaskView(client, deps, cmd.trigger_id, word, key, userId);
       return;
     }
     if (prompt.trim() === "" && cmd.trigger_id) {

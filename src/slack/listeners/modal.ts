@@ -15,6 +15,7 @@ import {
   quotePrompt,
   renderNewTaskModal,
 } from "../../view/modal.ts";
+import { channelMembership } from "../channel-directory.ts";
 import { fileRefs, fromSlack, type ListenerDeps } from "./surface.ts";
 
 const Shortcut = z.object({
@@ -99,6 +100,20 @@ export function register(app: App, deps: ListenerDeps): void {
     await ack();
     const { user, view } = parsed.data;
     const channelId = form.channelId ?? (view.private_metadata || user.id);
+    // The person may have picked a conversation the bot cannot post in: then tell them in
+    // their DM with the app, which always works.
+    const tell = async (text: string) => {
+      await client.chat
+        .postEphemeral({ channel: channelId, user: user.id, text })
+        .catch(() => client.chat.postMessage({ channel: user.id, text }));
+    };
+    const refusal = await notAMember(client, deps, channelId, user.id);
+    if (refusal !== undefined) {
+      await client.chat.postMessage({ channel: user.id, text: refusal }).catch((err: unknown) => {
+        deps.logger.warn({ err }, "could not say why a task was not started");
+      });
+      return;
+    }
     await deps.coordinator.startTask(
       {
         teamId: parsed.data.team?.id ?? user.team_id ?? "",
@@ -110,15 +125,33 @@ export function register(app: App, deps: ListenerDeps): void {
         // Slack may deliver a submission twice (a double click, a retry): one view, one task.
         delivery: { kind: "trigger", id: `view:${view.id}` },
       },
-      async (text) => {
-        // The person may have picked a conversation the bot cannot post in: then tell them in
-        // their DM with the app, which always works.
-        await client.chat
-          .postEphemeral({ channel: channelId, user: user.id, text })
-          .catch(() => client.chat.postMessage({ channel: user.id, text }));
-      },
+      tell,
     );
   });
+}
+
+/**
+ * Why a task from the modal may not go to `channelId`: the person is not in it (the bot would
+ * join a public channel and post there for them), or Slack cannot say so. A DM is theirs.
+ */
+async function notAMember(
+  client: AllMiddlewareArgs["client"],
+  deps: ListenerDeps,
+  channelId: string,
+  userId: string,
+): Promise<string | undefined> {
+  if (channelId === userId || channelId.startsWith("D")) return undefined;
+  const membership = await channelMembership(client, channelId, userId).catch((err: unknown) => {
+    deps.logger.warn({ err }, "could not check the channel's members");
+    return "unknown" as const;
+  });
+  if (membership === "not-member") {
+    return `You are not a member of <#${channelId}>, so I did not start your task there. Join the channel and submit the form again, or pick a channel you are in (or none, for an answer in this DM).`;
+  }
+  if (membership === "unknown") {
+    return `I could not confirm that you are a member of <#${channelId}>, so I did not start your task there. Run \`/task\` in that channel instead, or pick another one.`;
+  }
+  return undefined; // a member; or a channel the bot cannot see: posting there says what to do
 }
 
 interface ModalForm {

@@ -67,19 +67,20 @@ async function fill(
   viewId: string,
   state: ViewState,
   teamId: string,
+  userId: string,
 ) {
   const key = keyOf(teamId, state);
   const view =
     state.kind === "history"
       ? await deps.coordinator.threads
-          .history(key, state.page, state.status === true)
+          .history(key, userId, state.page, state.status === true)
           .then((r) =>
             r.ok
               ? renderHistoryView(state, r.items, r.paging)
               : renderViewError("Task history", r.error),
           )
       : await deps.coordinator.threads
-          .files(key, state.page)
+          .files(key, userId, state.page)
           .then((r) =>
             r.ok
               ? renderFilesView(state, r.items, r.paging)
@@ -95,6 +96,7 @@ export async function openTaskView(
   trigger: string,
   kind: ViewState["kind"],
   key: SlackThreadKey,
+  userId: string,
 ): Promise<void> {
   const title = kind === "history" ? "Task history" : "Task files";
   try {
@@ -104,7 +106,7 @@ export async function openTaskView(
     });
     const viewId = opened.view?.id;
     const state = { channelId: key.channelId, threadTs: key.threadTs, kind, page: 1 };
-    if (viewId) await fill(deps, client, viewId, state, key.teamId);
+    if (viewId) await fill(deps, client, viewId, state, key.teamId, userId);
   } catch (err) {
     deps.logger.warn({ err, kind }, "could not show a task view");
   }
@@ -127,10 +129,14 @@ function registerButtons(app: App, deps: ListenerDeps): void {
         await tellThrough(respond)("That button does not belong to this conversation.");
         return;
       }
-      await openTaskView(client, deps, parsed.data.trigger_id, kind, {
-        teamId: teamOf(parsed.data),
-        ...ref,
-      });
+      await openTaskView(
+        client,
+        deps,
+        parsed.data.trigger_id,
+        kind,
+        { teamId: teamOf(parsed.data), ...ref },
+        parsed.data.user.id,
+      );
     });
   open("history");
   open("files");
@@ -164,7 +170,8 @@ function registerPaging(app: App, deps: ListenerDeps): void {
     const parsed = ActionBody.safeParse(body);
     const state = parsed.success ? viewTarget(parsed.data) : undefined;
     if (!parsed.success || !state || !parsed.data.view) return;
-    await fill(deps, client, parsed.data.view.id, state, teamOf(parsed.data)).catch(
+    const { id: user } = parsed.data.user;
+    await fill(deps, client, parsed.data.view.id, state, teamOf(parsed.data), user).catch(
       (err: unknown) => deps.logger.warn({ err }, "could not turn a task view's page"),
     );
   };
@@ -186,7 +193,7 @@ function registerPaging(app: App, deps: ListenerDeps): void {
       return;
     }
     const key = keyOf(teamOf(parsed.data), shown);
-    const text = await deps.coordinator.threads.fetchFile(key, wanted.data.f);
+    const text = await deps.coordinator.threads.fetchFile(key, parsed.data.user.id, wanted.data.f);
     await client.chat
       .postEphemeral({
         channel: key.channelId,

@@ -162,6 +162,31 @@ describe("messages and threads", () => {
     expect(slack.validationErrors).toEqual([]);
   });
 
+  it("lists a channel's members page by page; a private one the bot is not in is not found", async () => {
+    await start({
+      users: [1, 2, 3, 4, 5].map((n) => ({ id: `U${n}`, name: `u${n}` })),
+      notInChannel: new Set(["G_SECRET"]),
+    });
+    slack.setChannelMembers("C_SMALL", ["U2", "U4"]);
+    expect((await client.conversations.members({ channel: "C_SMALL" })).members).toEqual([
+      "UBOT",
+      "U2",
+      "U4",
+    ]);
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await client.conversations.members({ channel: "C_ALL", limit: 2, cursor });
+      expect((page.members ?? []).length).toBeLessThanOrEqual(2);
+      seen.push(...(page.members ?? []));
+      cursor = page.response_metadata?.next_cursor || undefined;
+    } while (cursor);
+    expect(seen).toEqual(["UBOT", "U1", "U2", "U3", "U4", "U5"]);
+    expect(await slackError(client.conversations.members({ channel: "G_SECRET" }))).toBe(
+      "channel_not_found",
+    );
+  });
+
   it("stores ephemerals per user, separately from messages", async () => {
     const result = await client.chat.postEphemeral({ channel: "C1", user: "U1", text: "only you" });
     expect(result.message_ts).toBeTruthy();

@@ -1,4 +1,5 @@
-// conversations.info, .join, .replies, .history: channels, membership and reading threads back.
+// conversations.info, .join, .members, .replies, .history: channels, membership and reading
+// threads back.
 import { ApiFailure } from "../errors.ts";
 import type { SlackArgs } from "../types.ts";
 import { channelKind, nonEmpty, str } from "../util.ts";
@@ -30,6 +31,25 @@ export const conversationsMethods: MethodFamily = {
       return alreadyIn
         ? { channel: state.channelObject(channel), already_in_channel: true }
         : { channel: state.channelObject(channel) };
+    },
+  },
+  "conversations.members": {
+    scopes: scopeFor("read"),
+    handle: (args, { state }) => {
+      const channel = state.channel(args.channel);
+      // A private conversation the bot is not in is not found, as in Slack.
+      if (channelKind(channel) !== "channels" && state.notInChannel.has(channel)) {
+        throw new ApiFailure("channel_not_found");
+      }
+      const members = state.channelMemberIds(channel);
+      const limit = Math.min(Math.max(Number(str(args.limit) ?? 100) || 100, 1), 1000);
+      const from = Number(Buffer.from(str(args.cursor) ?? "", "base64url").toString() || 0);
+      if (!Number.isInteger(from) || from < 0) throw new ApiFailure("invalid_cursor");
+      const next = from + limit < members.length ? String(from + limit) : "";
+      return {
+        members: members.slice(from, from + limit),
+        response_metadata: { next_cursor: next && Buffer.from(next).toString("base64url") },
+      };
     },
   },
   "conversations.replies": {
