@@ -11,6 +11,7 @@ import type { ThreadStore } from "../store/types.ts";
 import type { Outbound } from "../util/proxy.ts";
 import { type AdminServer, startAdminServer } from "./admin-server.ts";
 import { boltLogger } from "./bolt-logger.ts";
+import { answerUnrecognised, trackAcks } from "./gate/acks.ts";
 import { healthRoutes, type PrometheusText } from "./health.ts";
 import type { HomeTab } from "./home-tab.ts";
 import { SURFACES, type WorkspaceKeys } from "./listeners/index.ts";
@@ -98,6 +99,9 @@ export function createSlackApp(options: SlackAppOptions): SlackApp {
     // The handler gets the failed event too (whose workspace was not authorized).
     extendedErrorHandler: true,
   });
+  // First of all middleware: every payload gets an answer, even one no listener knows.
+  trackAcks(app);
+  app.use(answerUnrecognised(logger));
   const tokens = workspaceTokens(config, receiver, store);
   watchWorkspaces(app, tokens, oauth !== undefined, logger);
 
