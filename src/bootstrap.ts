@@ -35,6 +35,7 @@ import { keySupplier } from "./relay/service-key.ts";
 import { withDeadline } from "./util/deadline.ts";
 import { StartupError } from "./util/startup-error.ts";
 import { verifySlack } from "./slack/startup-check.ts";
+import { teamPolicy } from "./slack/gate/team-policy.ts";
 import { openWorkspaces } from "./workspaces.ts";
 import { createOutbound, type Outbound } from "./util/proxy.ts";
 
@@ -74,7 +75,16 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
       throw err;
     },
   );
-  const { service, serviceFor, serviceKeys } = openServices(config, metrics, outbound, store);
+  // With many workspaces, only those TASK_API_KEY_FOR names may spend the app's own key.
+  const policy = teamPolicy(config.slack.oauth);
+  const lendsAppKey = async (teamId: string): Promise<boolean> =>
+    config.service.apiKey !== undefined &&
+    policy.lendsAppKey(teamId, await slack.tokens.organisationOf(teamId));
+  const { service, serviceFor, serviceKeys } = openServices(
+    config,
+    { metrics, outbound, store },
+    lendsAppKey,
+  );
   const started = Date.now();
   const slack = createSlackApp({
     config,
@@ -92,7 +102,7 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
     workspaceKeys: serviceKeys && {
       store: serviceKeys,
       checker: service,
-      fallback: config.service.apiKey !== undefined,
+      fallback: lendsAppKey,
     },
   });
   // Each workspace calls Slack with its own token and budget, and the service as its account.
@@ -138,10 +148,14 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
  */
 function openServices(
   config: Config,
-  metrics: PrometheusMetrics,
-  outbound: Outbound,
-  store: ThreadStore,
+  parts: {
+    readonly metrics: PrometheusMetrics;
+    readonly outbound: Outbound;
+    readonly store: ThreadStore;
+  },
+  lendsAppKey: (teamId: string) => Promise<boolean>,
 ) {
+  const { metrics, outbound, store } = parts;
   const options = {
     baseUrl: config.service.baseUrl,
     streamIdleTimeoutMs: config.service.streamIdleTimeoutS * 1000,
@@ -154,7 +168,12 @@ function openServices(
   return {
     service: createTaskServiceClient({ ...options, apiKey: keySupplier(undefined, "", appKey) }),
     serviceFor: (teamId: string): TaskService =>
-      createTaskServiceClient({ ...options, apiKey: keySupplier(serviceKeys, teamId, appKey) }),
+      createTaskServiceClient({
+        ...options,
+        apiKey: keySupplier(serviceKeys, teamId, async () =>
+          (await lendsAppKey(teamId)) ? appKey : undefined,
+        ),
+      }),
     serviceKeys,
   };
 }

@@ -33,6 +33,10 @@ export const workspacesShape = {
   ENCRYPTION_KEY: optionalString,
   /** For rotation, several such keys, comma-separated: the first seals, every one opens. */
   ENCRYPTION_KEYS: optionalString,
+  /** Many workspaces: the workspaces (T…) and organisations (E…) that may use the app. */
+  TASK_ALLOWED_TEAMS: optionalString,
+  /** Many workspaces: those whose tasks may use TASK_API_KEY when they have no key ("*": all). */
+  TASK_API_KEY_FOR: optionalString,
 };
 
 type WorkspacesValues = {
@@ -49,6 +53,16 @@ export interface SlackOAuthConfig {
   readonly redirectUri: string | undefined;
   /** Slack's consent screen: slack.com's, or the same origin as SLACK_API_URL's. */
   readonly authorizeUrl: string;
+  /**
+   * The workspaces (T…) and organisations (E…) that may install and use the app
+   * (TASK_ALLOWED_TEAMS); undefined: every workspace that installs it.
+   */
+  readonly allowedTeams: ReadonlySet<string> | undefined;
+  /**
+   * The workspaces and organisations whose tasks may use the app's TASK_API_KEY while they have
+   * no key of their own (TASK_API_KEY_FOR); "all" for "*". Empty: none (the default).
+   */
+  readonly apiKeyFor: ReadonlySet<string> | "all";
 }
 
 /** Exactly one of the two is set. */
@@ -65,8 +79,10 @@ const OAUTH_VARIABLES = ["SLACK_CLIENT_ID", "SLACK_CLIENT_SECRET", "SLACK_STATE_
 export function workspacesFrom(
   v: WorkspacesValues,
   apiUrl: string | undefined,
+  appKey = false,
 ): { readonly workspaces?: Workspaces; readonly problems: string[] } {
   const set = OAUTH_VARIABLES.filter((name) => v[name] !== undefined);
+  const teams = teamsFrom(v, set.length > 0, appKey);
   const missing = OAUTH_VARIABLES.filter((name) => v[name] === undefined);
   if (set.length === 0) {
     if (v.SLACK_BOT_TOKEN === undefined) {
@@ -76,9 +92,10 @@ export function workspacesFrom(
         ],
       };
     }
+    if (teams.problems.length > 0) return { problems: teams.problems };
     return { workspaces: { botToken: v.SLACK_BOT_TOKEN, oauth: undefined }, problems: [] };
   }
-  const problems: string[] = [];
+  const problems: string[] = [...teams.problems];
   if (missing.length > 0) {
     problems.push(
       `${missing.join(" and ")} ${missing.length === 1 ? "is" : "are"} not set: many workspaces (OAuth) need ${OAUTH_VARIABLES.join(", ")} together (or none of them, and SLACK_BOT_TOKEN for one workspace)`,
@@ -104,9 +121,69 @@ export function workspacesFrom(
         stateSecret,
         redirectUri: v.SLACK_REDIRECT_URI,
         authorizeUrl,
+        allowedTeams: teams.allowed,
+        apiKeyFor: teams.apiKeyFor,
       },
     },
     problems: [],
+  };
+}
+
+/** A workspace (T…) or organisation (E…) id as Slack writes them. */
+const TEAM_ID = /^[TE][A-Z0-9]{2,}$/;
+
+function teamList(name: string, value: string | undefined, problems: string[]) {
+  if (value === undefined) return undefined;
+  const ids = value
+    .split(",")
+    .map((id) => id.trim())
+    .filter((id) => id !== "");
+  const bad = ids.filter((id) => id !== "*" && !TEAM_ID.test(id));
+  if (bad.length > 0 || ids.length === 0) {
+    problems.push(
+      `${name} must list workspace ids (T…) and organisation ids (E…), comma-separated, e.g. T012AB3C4,E0123ABCD`,
+    );
+  }
+  return ids;
+}
+
+/**
+ * The operator's allow-list and the workspaces that may spend the app's key: both only with
+ * many workspaces (with one, the app serves that one, on TASK_API_KEY).
+ */
+function teamsFrom(
+  v: WorkspacesValues,
+  oauth: boolean,
+  appKey: boolean,
+): {
+  readonly allowed: ReadonlySet<string> | undefined;
+  readonly apiKeyFor: ReadonlySet<string> | "all";
+  readonly problems: string[];
+} {
+  const problems: string[] = [];
+  const allowed = teamList("TASK_ALLOWED_TEAMS", v.TASK_ALLOWED_TEAMS, problems);
+  const keyFor = teamList("TASK_API_KEY_FOR", v.TASK_API_KEY_FOR, problems);
+  if (allowed?.includes("*"))
+    problems.push("TASK_ALLOWED_TEAMS lists ids, not *: unset it to allow every workspace");
+  for (const [name, list] of [
+    ["TASK_ALLOWED_TEAMS", allowed],
+    ["TASK_API_KEY_FOR", keyFor],
+  ] as const) {
+    if (list !== undefined && !oauth) {
+      problems.push(
+        `${name} applies to many workspaces (OAuth) only: unset it with SLACK_BOT_TOKEN`,
+      );
+    }
+  }
+  if (keyFor !== undefined && oauth && !appKey) {
+    problems.push(
+      "TASK_API_KEY_FOR is set but TASK_API_KEY is not: set the key it lends, or unset TASK_API_KEY_FOR",
+    );
+  }
+  return {
+    allowed: allowed && new Set(allowed),
+    apiKeyFor: keyFor?.includes("*") ? "all" : new Set(keyFor ?? []),
+    problems,
   };
 }
 

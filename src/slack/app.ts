@@ -12,6 +12,9 @@ import type { Outbound } from "../util/proxy.ts";
 import { type AdminServer, startAdminServer } from "./admin-server.ts";
 import { boltLogger } from "./bolt-logger.ts";
 import { answerUnrecognised, trackAcks } from "./gate/acks.ts";
+import { OrgMembership } from "./gate/org-membership.ts";
+import { teamGate } from "./gate/team.ts";
+import { teamPolicy } from "./gate/team-policy.ts";
 import { healthRoutes, type PrometheusText } from "./health.ts";
 import type { HomeTab } from "./home-tab.ts";
 import { SURFACES, type WorkspaceKeys } from "./listeners/index.ts";
@@ -103,11 +106,25 @@ export function createSlackApp(options: SlackAppOptions): SlackApp {
   trackAcks(app);
   app.use(answerUnrecognised(logger));
   const tokens = workspaceTokens(config, receiver, store);
-  watchWorkspaces(app, tokens, oauth !== undefined, logger);
+  watchErrors(app, oauth !== undefined, logger);
 
   function listen(coordinator: TaskCoordinator, home: HomeTab, parts: RemovalParts): void {
     const installations = oauth?.installationStore;
     const removal = new WorkspaceRemoval({ ...parts, store, installations, logger });
+    // Before every listener: the payload is handled as the workspace Bolt authorised, if any.
+    app.use(
+      teamGate({
+        logger,
+        policy: teamPolicy(config.slack.oauth),
+        membership: oauth ? new OrgMembership(app.client) : undefined,
+        async onOrgWorkspace(teamId, enterpriseId) {
+          await tokens.rememberOrganisation(teamId, enterpriseId);
+          void removal
+            .noteOrgWorkspace(enterpriseId, teamId)
+            .catch((err: unknown) => logger.warn({ err }, "could not note a workspace of an org"));
+        },
+      }),
+    );
     const deps = { coordinator, logger, choices: config.choices, home, workspaceKeys, removal };
     for (const surface of SURFACES) surface.register(app, { ...deps, records: store });
   }
@@ -140,21 +157,10 @@ export function createSlackApp(options: SlackAppOptions): SlackApp {
 }
 
 /**
- * Remembers the organisation of a workspace of an org-wide install (Enterprise Grid), whose
- * token is the organisation's; ignores (and logs once) events of workspaces where the app is
- * not installed; logs what else a listener failed with.
+ * Ignores (and logs once) events of workspaces where the app is not installed; logs what else
+ * a listener failed with.
  */
-function watchWorkspaces(app: App, tokens: BotTokens, oauth: boolean, logger: Logger): void {
-  app.use(async ({ context, next }) => {
-    if (context.isEnterpriseInstall && context.teamId && context.enterpriseId) {
-      await tokens
-        .rememberOrganisation(context.teamId, context.enterpriseId)
-        .catch((err: unknown) =>
-          logger.warn({ err }, "could not remember a workspace's organisation"),
-        );
-    }
-    await next();
-  });
+function watchErrors(app: App, oauth: boolean, logger: Logger): void {
   const uninstalled = new UninstalledWorkspaces(logger);
   app.error(async ({ error }: { readonly error: Error }) => {
     const notInstalled = oauth ? missingInstallation(error) : undefined;

@@ -16,6 +16,8 @@ export interface BotTokens {
    * is the organisation's. Learnt from the events Slack sends, so later calls find it.
    */
   rememberOrganisation(teamId: string, enterpriseId: string): Promise<void>;
+  /** The organisation of a workspace of an org-wide install, once remembered. */
+  organisationOf(teamId: string): Promise<string | undefined>;
   /** Drops what is remembered of a workspace (it uninstalled the app). */
   forget(teamId: string): void;
 }
@@ -35,6 +37,7 @@ export function singleWorkspaceToken(token: string): BotTokens {
   return {
     botToken: () => Promise.resolve(token),
     rememberOrganisation: () => Promise.resolve(),
+    organisationOf: () => Promise.resolve(undefined),
     forget: () => undefined,
   };
 }
@@ -86,6 +89,7 @@ export function installedTokens(
       if (until > now()) cache.set(teamId, { token, until });
       return token;
     },
+    organisationOf,
     async rememberOrganisation(teamId, enterpriseId) {
       if (organisations.get(teamId) === enterpriseId) return;
       organisations.set(teamId, enterpriseId);

@@ -15,7 +15,7 @@ import {
   quotePrompt,
   renderNewTaskModal,
 } from "../../view/modal.ts";
-import { fileRefs, fromSlack, type ListenerDeps } from "./surface.ts";
+import { authorisedTeam, fileRefs, fromSlack, type ListenerDeps } from "./surface.ts";
 
 const Shortcut = z.object({
   trigger_id: z.string().min(1),
@@ -35,8 +35,7 @@ const Value = z.object({
 type Value = z.infer<typeof Value>;
 
 const Submission = z.object({
-  team: z.object({ id: z.string().min(1) }).nullish(),
-  user: z.object({ id: z.string().min(1), team_id: z.string().optional() }),
+  user: z.object({ id: z.string().min(1) }),
   view: z.object({
     id: z.string().min(1),
     private_metadata: z.string().optional(),
@@ -81,7 +80,7 @@ export function register(app: App, deps: ListenerDeps): void {
     });
   });
 
-  app.view(NEW_TASK_VIEW, async ({ ack, body, client }) => {
+  app.view(NEW_TASK_VIEW, async ({ ack, body, client, context }) => {
     const parsed = Submission.safeParse(body);
     if (!parsed.success) {
       await ack({
@@ -101,7 +100,7 @@ export function register(app: App, deps: ListenerDeps): void {
     const channelId = form.channelId ?? (view.private_metadata || user.id);
     await deps.coordinator.startTask(
       {
-        teamId: parsed.data.team?.id ?? user.team_id ?? "",
+        teamId: authorisedTeam(context),
         channelId,
         userId: user.id,
         prompt: form.prompt,
