@@ -117,6 +117,7 @@ export function createSlackApp(options: SlackAppOptions): SlackApp {
         logger,
         policy: teamPolicy(config.slack.oauth),
         membership: oauth ? new OrgMembership(app.client) : undefined,
+        tokenTeam: config.slack.botToken ? tokenTeam(app.client, config.slack.botToken) : undefined,
         async onOrgWorkspace(teamId, enterpriseId) {
           await tokens.rememberOrganisation(teamId, enterpriseId);
           void removal
@@ -167,6 +168,21 @@ function watchErrors(app: App, oauth: boolean, logger: Logger): void {
     if (notInstalled) uninstalled.report(notInstalled);
     else logger.error({ err: error }, "unhandled error in a Slack listener");
   });
+}
+
+/** The workspace a single bot token belongs to, asked once (again after a failure). */
+function tokenTeam(client: App["client"], token: string): () => Promise<string> {
+  let team: Promise<string> | undefined;
+  return () => {
+    team ??= client.auth.test({ token }).then((res) => {
+      if (!res.team_id) throw new Error("auth.test named no workspace");
+      return res.team_id;
+    });
+    team.catch(() => {
+      team = undefined;
+    });
+    return team;
+  };
 }
 
 /** One workspace's configured token, or each installation's through Bolt's installer. */

@@ -41,6 +41,11 @@ export interface TeamGateOptions {
   readonly policy: TeamPolicy;
   /** Many workspaces: who belongs to an organisation of an org-wide install. */
   readonly membership: OrgMembership | undefined;
+  /**
+   * One workspace (SLACK_BOT_TOKEN): the workspace its token belongs to (auth.test). Bolt takes
+   * a single token's team from the payload, so it is checked here.
+   */
+  readonly tokenTeam: (() => Promise<string>) | undefined;
   /** A workspace confirmed as one of an org-wide install's (its token is the organisation's). */
   readonly onOrgWorkspace: (teamId: string, enterpriseId: string) => Promise<void>;
 }
@@ -58,6 +63,8 @@ const OTHER_TEAM =
   "This came from a workspace Task Agent does not answer for here, so nothing happened. Ask an admin of your workspace to install Task Agent in it.";
 const NOT_MEMBER =
   "Task Agent is installed for your organisation, but not approved for this workspace, so nothing happened. Ask an admin of your organisation to add Task Agent to this workspace.";
+const NOT_NOW =
+  "Task Agent cannot reach Slack to check this request right now. Please try again in a minute.";
 const NOT_CONFIRMED =
   "Task Agent could not confirm that this workspace belongs to your organisation right now. Please try again in a minute.";
 
@@ -97,6 +104,23 @@ export function teamGate(options: TeamGateOptions): Middleware<AnyMiddlewareArgs
       return;
     }
     const { context } = args;
+    if (options.tokenTeam) {
+      const own = await options.tokenTeam().catch((err: unknown) => {
+        logger.warn({ err }, "could not ask Slack which workspace the bot token belongs to");
+        return undefined;
+      });
+      if (own === undefined) {
+        await answerPrivately(answerableOf(args), NOT_NOW, logger);
+        return;
+      }
+      // The payload names the team it likes; the token's is the one the app answers for.
+      const declared = declaredTeam(args.body);
+      context.teamId = own;
+      if (declared === undefined || declared === own) {
+        await args.next();
+        return;
+      }
+    }
     const auth: Authorised = {
       teamId: context.teamId,
       enterpriseId: context.enterpriseId,
