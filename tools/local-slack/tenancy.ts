@@ -65,6 +65,8 @@ export interface EnterpriseOptions {
   botUserId?: string;
   botId?: string;
   botToken?: string;
+  /** Installed org-wide already (its bot token works without going through OAuth). */
+  installed?: boolean;
 }
 
 export const secret = (bytes = 12): string => randomBytes(bytes).toString("hex");
@@ -126,6 +128,9 @@ export class Tenancy {
       botToken: options.botToken ?? `xoxb-${id}-${secret()}`,
     };
     this.enterprises.set(id, enterprise);
+    if (options.installed) {
+      this.grant(enterprise.botToken, { enterprise, scopes: undefined, expiresAt: undefined });
+    }
     return enterprise;
   }
 
