@@ -69,13 +69,15 @@ export function installedTokens(
       const cached = cache.get(teamId);
       if (cached && cached.until > now()) return cached.token;
       const enterpriseId = await organisationOf(teamId);
-      const auth = await installer
-        .authorize(
-          enterpriseId === undefined
-            ? { teamId, enterpriseId: undefined, isEnterpriseInstall: false }
-            : { teamId, enterpriseId, isEnterpriseInstall: true },
-        )
-        .catch(() => undefined);
+      const own = { teamId, enterpriseId: undefined, isEnterpriseInstall: false };
+      // A workspace's own installation wins over an organisation it was once noted under.
+      const auth =
+        (await installer.authorize(own).catch(() => undefined)) ??
+        (enterpriseId === undefined
+          ? undefined
+          : await installer
+              .authorize({ teamId, enterpriseId, isEnterpriseInstall: true })
+              .catch(() => undefined));
       const token = auth?.botToken;
       if (!token) {
         cache.delete(teamId);
