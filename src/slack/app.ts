@@ -102,30 +102,13 @@ export function createSlackApp(options: SlackAppOptions): SlackApp {
     // The handler gets the failed event too (whose workspace was not authorized).
     extendedErrorHandler: true,
   });
-  // First of all middleware: every payload gets an answer, even one no listener knows.
-  trackAcks(app);
-  app.use(answerUnrecognised(logger));
   const tokens = workspaceTokens(config, receiver, store);
   watchErrors(app, oauth !== undefined, logger);
 
   function listen(coordinator: TaskCoordinator, home: HomeTab, parts: RemovalParts): void {
     const installations = oauth?.installationStore;
     const removal = new WorkspaceRemoval({ ...parts, store, installations, logger });
-    // Before every listener: the payload is handled as the workspace Bolt authorised, if any.
-    app.use(
-      teamGate({
-        logger,
-        policy: teamPolicy(config.slack.oauth),
-        membership: oauth ? new OrgMembership(app.client) : undefined,
-        tokenTeam: config.slack.botToken ? tokenTeam(app.client, config.slack.botToken) : undefined,
-        async onOrgWorkspace(teamId, enterpriseId) {
-          await tokens.rememberOrganisation(teamId, enterpriseId);
-          void removal
-            .noteOrgWorkspace(enterpriseId, teamId)
-            .catch((err: unknown) => logger.warn({ err }, "could not note a workspace of an org"));
-        },
-      }),
-    );
+    app.use(gateOf(app, config, { tokens, removal, logger }));
     const deps = { coordinator, logger, choices: config.choices, home, workspaceKeys, removal };
     for (const surface of SURFACES) surface.register(app, { ...deps, records: store });
   }
@@ -158,15 +141,47 @@ export function createSlackApp(options: SlackAppOptions): SlackApp {
 }
 
 /**
- * Ignores (and logs once) events of workspaces where the app is not installed; logs what else
- * a listener failed with.
+ * Answers every payload in time (src/slack/gate/acks.ts); ignores (and logs once) events of
+ * workspaces where the app is not installed; logs what else a listener failed with.
  */
 function watchErrors(app: App, oauth: boolean, logger: Logger): void {
+  // First of all middleware: every payload gets an answer, even one no listener knows.
+  trackAcks(app, logger);
+  app.use(answerUnrecognised(logger));
   const uninstalled = new UninstalledWorkspaces(logger);
   app.error(async ({ error }: { readonly error: Error }) => {
     const notInstalled = oauth ? missingInstallation(error) : undefined;
     if (notInstalled) uninstalled.report(notInstalled);
     else logger.error({ err: error }, "unhandled error in a Slack listener");
+  });
+}
+
+/**
+ * Before every listener: the team gate in this app's mode (one token's own team, or many
+ * workspaces' policy and organisations).
+ */
+function gateOf(
+  app: App,
+  config: Config,
+  parts: {
+    readonly tokens: BotTokens;
+    readonly removal: WorkspaceRemoval;
+    readonly logger: Logger;
+  },
+) {
+  const { tokens, removal, logger } = parts;
+  const { botToken, oauth } = config.slack;
+  return teamGate({
+    logger,
+    policy: teamPolicy(oauth),
+    membership: oauth ? new OrgMembership(app.client) : undefined,
+    tokenTeam: botToken ? tokenTeam(app.client, botToken) : undefined,
+    async onOrgWorkspace(teamId, enterpriseId) {
+      await tokens.rememberOrganisation(teamId, enterpriseId);
+      void removal
+        .noteOrgWorkspace(enterpriseId, teamId)
+        .catch((err: unknown) => logger.warn({ err }, "could not note a workspace of an org"));
+    },
   });
 }
 

@@ -46,7 +46,7 @@ function ackStateOf(context: Record<string, unknown>): AckState | undefined {
  * Wraps `app.processEvent` (the one door every receiver sends payloads through) so that each
  * payload's `ack` notes that it was called, and acknowledges at the end what nothing did.
  */
-export function trackAcks(app: App): void {
+export function trackAcks(app: App, logger: Logger): void {
   const process = app.processEvent.bind(app);
   app.processEvent = async (event) => {
     const state: AckState = { acked: false };
@@ -60,7 +60,9 @@ export function trackAcks(app: App): void {
     } finally {
       if (!state.acked) {
         state.acked = true;
-        await event.ack();
+        await event
+          .ack()
+          .catch((err: unknown) => logger.warn({ err }, "could not acknowledge a Slack payload"));
       }
     }
   };
