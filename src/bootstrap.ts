@@ -26,7 +26,7 @@ import { fileOrigins, slackFileSource } from "./slack/file-source.ts";
 import { adminHome } from "./slack/admin-home.ts";
 import { HomeTab } from "./slack/home-tab.ts";
 import { slackGroupMembers } from "./slack/user-groups.ts";
-import { workspaceUrls } from "./slack/workspace-tokens.ts";
+import { rememberedOrganisation, workspaceUrls } from "./slack/workspace-tokens.ts";
 import { runIndexTtlMs } from "./store/run-index.ts";
 import type * as RedisStoreModule from "./store/redis.ts";
 import type { ThreadStore } from "./store/types.ts";
@@ -75,16 +75,7 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
       throw err;
     },
   );
-  // With many workspaces, only those TASK_API_KEY_FOR names may spend the app's own key.
-  const policy = teamPolicy(config.slack.oauth);
-  const lendsAppKey = async (teamId: string): Promise<boolean> =>
-    config.service.apiKey !== undefined &&
-    policy.lendsAppKey(teamId, await slack.tokens.organisationOf(teamId));
-  const { service, serviceFor, serviceKeys } = openServices(
-    config,
-    { metrics, outbound, store },
-    lendsAppKey,
-  );
+  const { service, serviceFor, workspaceKeys } = openServices(config, metrics, outbound, store);
   const started = Date.now();
   const slack = createSlackApp({
     config,
@@ -99,11 +90,7 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
       slack: scheduler.metrics(),
       relay: relay.metrics(),
     }),
-    workspaceKeys: serviceKeys && {
-      store: serviceKeys,
-      checker: service,
-      fallback: lendsAppKey,
-    },
+    workspaceKeys,
   });
   // Each workspace calls Slack with its own token and budget, and the service as its account.
   const workspaces = openWorkspaces({
@@ -142,20 +129,26 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
   return { slack, store, relay, service, port, resumer, close };
 }
 
+/** Whether a workspace may spend TASK_API_KEY: with many workspaces, if TASK_API_KEY_FOR says. */
+function appKeyLender(config: Config, store: ThreadStore): (teamId: string) => Promise<boolean> {
+  const policy = teamPolicy(config.slack.oauth);
+  return async (teamId) =>
+    config.service.apiKey !== undefined &&
+    policy.lendsAppKey(teamId, await rememberedOrganisation(store, teamId));
+}
+
 /**
  * The task service: the app's client (TASK_API_KEY: checking keys, and the fallback), each
  * workspace's (its own key first), sharing the connection pools, and the workspaces' keys.
  */
 function openServices(
   config: Config,
-  parts: {
-    readonly metrics: PrometheusMetrics;
-    readonly outbound: Outbound;
-    readonly store: ThreadStore;
-  },
-  lendsAppKey: (teamId: string) => Promise<boolean>,
+  metrics: PrometheusMetrics,
+  outbound: Outbound,
+  store: ThreadStore,
 ) {
-  const { metrics, outbound, store } = parts;
+  // With many workspaces, only those TASK_API_KEY_FOR names may spend the app's own key.
+  const lends = appKeyLender(config, store);
   const options = {
     baseUrl: config.service.baseUrl,
     streamIdleTimeoutMs: config.service.streamIdleTimeoutS * 1000,
@@ -165,16 +158,21 @@ function openServices(
   };
   const appKey = config.service.apiKey;
   const serviceKeys = serviceKeyStoreFor(store, config.encryptionKeys);
+  const service = createTaskServiceClient({
+    ...options,
+    apiKey: keySupplier(undefined, "", appKey),
+  });
   return {
-    service: createTaskServiceClient({ ...options, apiKey: keySupplier(undefined, "", appKey) }),
+    service,
     serviceFor: (teamId: string): TaskService =>
       createTaskServiceClient({
         ...options,
         apiKey: keySupplier(serviceKeys, teamId, async () =>
-          (await lendsAppKey(teamId)) ? appKey : undefined,
+          (await lends(teamId)) ? appKey : undefined,
         ),
       }),
-    serviceKeys,
+    // What Workspace settings need of the workspaces' keys, when they can be sealed.
+    workspaceKeys: serviceKeys && { store: serviceKeys, checker: service, fallback: lends },
   };
 }
 

@@ -50,6 +50,15 @@ const EXPIRY_MARGIN_MS = 5 * 60_000;
 /** The record naming the organisation of a workspace that has no installation of its own. */
 const organisationRecord = (teamId: string): string => `t:${teamId}:organisation`;
 
+/** The organisation a workspace of an org-wide install was remembered under, if any. */
+export async function rememberedOrganisation(
+  records: Pick<RecordStore, "getRecord">,
+  teamId: string,
+): Promise<string | undefined> {
+  const stored = await records.getRecord(organisationRecord(teamId));
+  return typeof stored === "string" ? stored : undefined;
+}
+
 /** Many workspaces: each one's installation, through Bolt's installer (which refreshes tokens). */
 export function installedTokens(
   installer: Pick<InstallProvider, "authorize">,
@@ -59,10 +68,7 @@ export function installedTokens(
   const cache = new Map<string, { token: string; until: number }>();
   const organisations = new Map<string, string>();
   const organisationOf = async (teamId: string): Promise<string | undefined> => {
-    const known = organisations.get(teamId);
-    if (known !== undefined) return known;
-    const stored = await records.getRecord(organisationRecord(teamId));
-    return typeof stored === "string" ? stored : undefined;
+    return organisations.get(teamId) ?? rememberedOrganisation(records, teamId);
   };
   return {
     async botToken(teamId) {
