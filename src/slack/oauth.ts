@@ -13,7 +13,7 @@ import {
   InvalidStateError,
   type StateStore,
 } from "@slack/oauth";
-import type { WebClientOptions } from "@slack/web-api";
+import { WebClient, type WebClientOptions } from "@slack/web-api";
 import type { Logger } from "pino";
 import {
   OAUTH_INSTALL_PATH,
@@ -111,6 +111,13 @@ export function oauthReceiverOptions(
           logger.warn({ team, enterprise }, "refused an install: not in TASK_ALLOWED_TEAMS");
           res.writeHead(403, { "content-type": "text/html; charset=utf-8" });
           res.end(refusedInstallPage(team ?? enterprise));
+          // Nothing is kept, and the token Slack just issued is given back.
+          const token = installation.bot?.token;
+          if (token) {
+            await new WebClient(undefined, deps.clientOptions).auth
+              .revoke({ token })
+              .catch((err: unknown) => logger.warn({ err }, "could not revoke a refused install"));
+          }
           return false;
         },
         success(installation, options, req, res) {

@@ -73,6 +73,9 @@ describe("many workspaces: each kept to itself", () => {
     expect(page.status).toBe(403);
     expect(page.body).toContain("add it to TASK_ALLOWED_TEAMS");
     await expect(app.installation("T0ISNO")).rejects.toBeInstanceOf(InstallationNotFoundError);
+    // The token Slack issued for it was given back.
+    await app.slack.waitForCall((c) => c.method === "auth.revoke" && c.team === "T0ISNO");
+    expect(app.slack.tokensOf("T0ISNO")).toEqual([]);
   });
 
   it("refuses every request of an installed workspace the operator no longer allows", async () => {

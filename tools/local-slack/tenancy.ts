@@ -184,6 +184,13 @@ export class Tenancy {
     return tokens;
   }
 
+  /** One token stops working (auth.revoke), as if its install were undone. */
+  revokeToken(token: string): boolean {
+    if (!this.#tokens.delete(token)) return false;
+    this.#revoked.add(token);
+    return true;
+  }
+
   /** The installed bot tokens of a workspace (or organisation), newest last. */
   tokensOf(teamOrEnterpriseId: string): string[] {
     return [...this.#tokens.values()]

@@ -63,5 +63,12 @@ function teamsList(args: SlackArgs, ctx: MethodContext, caller: Caller | undefin
 export const authMethods: MethodFamily = {
   "api.test": { handle: (args) => ({ args }) },
   "auth.test": { handle: (_args, ctx, _team, caller) => identity(ctx, caller) },
+  // auth.revoke: the calling token stops working (Slack's auth.revoke method page).
+  "auth.revoke": {
+    handle: (args, ctx, _team, caller) => {
+      if (args.test === true || args.test === "true") return { revoked: false };
+      return { revoked: caller ? ctx.tenancy.revokeToken(caller.token) : false };
+    },
+  },
   "auth.teams.list": { handle: (args, ctx, _team, caller) => teamsList(args, ctx, caller) },
 };
