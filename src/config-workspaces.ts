@@ -3,6 +3,7 @@
  * installed through Slack's OAuth flow (SLACK_CLIENT_ID, SLACK_CLIENT_SECRET, SLACK_STATE_SECRET),
  * and the keys that seal each workspace's own service key at rest (ENCRYPTION_KEY(S)).
  */
+import type { z } from "zod";
 import { optionalString } from "./config-values.ts";
 import { sealingKeys, SecretBoxError } from "./util/secret-box.ts";
 
@@ -12,6 +13,26 @@ export const OAUTH_REDIRECT_PATH = "/slack/oauth_redirect";
 
 /** Slack's authorize page (the consent screen), unless SLACK_API_URL points elsewhere. */
 const SLACK_AUTHORIZE_URL = "https://slack.com/oauth/v2/authorize";
+
+/** A workspace (T…) or organisation (E…) id as Slack writes them. */
+const TEAM_ID = /^[TE][A-Z0-9]{2,}$/;
+
+/** A comma-separated list of workspace and organisation ids (and `*`), or undefined when unset. */
+const teamIds = optionalString
+  .transform((v) =>
+    v
+      ?.split(",")
+      .map((id) => id.trim())
+      .filter((id) => id !== ""),
+  )
+  .refine(
+    (ids) =>
+      ids === undefined || (ids.length > 0 && ids.every((id) => id === "*" || TEAM_ID.test(id))),
+    {
+      message:
+        "must list workspace ids (T…) and organisation ids (E…), comma-separated, e.g. T012AB3C4,E0123ABCD",
+    },
+  );
 
 /** The variables this part reads (zod shape, merged into the config's). */
 export const workspacesShape = {
@@ -34,14 +55,14 @@ export const workspacesShape = {
   /** For rotation, several such keys, comma-separated: the first seals, every one opens. */
   ENCRYPTION_KEYS: optionalString,
   /** Many workspaces: the workspaces (T…) and organisations (E…) that may use the app. */
-  TASK_ALLOWED_TEAMS: optionalString,
+  TASK_ALLOWED_TEAMS: teamIds.refine((ids) => !ids?.includes("*"), {
+    message: "lists ids, not *: unset it to allow every workspace",
+  }),
   /** Many workspaces: those whose tasks may use TASK_API_KEY when they have no key ("*": all). */
-  TASK_API_KEY_FOR: optionalString,
+  TASK_API_KEY_FOR: teamIds,
 };
 
-type WorkspacesValues = {
-  readonly [K in keyof typeof workspacesShape]?: string | undefined;
-};
+type WorkspacesValues = Readonly<Partial<z.infer<z.ZodObject<typeof workspacesShape>>>>;
 
 /** Many workspaces: what Bolt's OAuth support needs. */
 export interface SlackOAuthConfig {
@@ -129,24 +150,6 @@ export function workspacesFrom(
   };
 }
 
-/** A workspace (T…) or organisation (E…) id as Slack writes them. */
-const TEAM_ID = /^[TE][A-Z0-9]{2,}$/;
-
-function teamList(name: string, value: string | undefined, problems: string[]) {
-  if (value === undefined) return undefined;
-  const ids = value
-    .split(",")
-    .map((id) => id.trim())
-    .filter((id) => id !== "");
-  const bad = ids.filter((id) => id !== "*" && !TEAM_ID.test(id));
-  if (bad.length > 0 || ids.length === 0) {
-    problems.push(
-      `${name} must list workspace ids (T…) and organisation ids (E…), comma-separated, e.g. T012AB3C4,E0123ABCD`,
-    );
-  }
-  return ids;
-}
-
 /**
  * The operator's allow-list and the workspaces that may spend the app's key: both only with
  * many workspaces (with one, the app serves that one, on TASK_API_KEY).
@@ -161,10 +164,7 @@ function teamsFrom(
   readonly problems: string[];
 } {
   const problems: string[] = [];
-  const allowed = teamList("TASK_ALLOWED_TEAMS", v.TASK_ALLOWED_TEAMS, problems);
-  const keyFor = teamList("TASK_API_KEY_FOR", v.TASK_API_KEY_FOR, problems);
-  if (allowed?.includes("*"))
-    problems.push("TASK_ALLOWED_TEAMS lists ids, not *: unset it to allow every workspace");
+  const { TASK_ALLOWED_TEAMS: allowed, TASK_API_KEY_FOR: keyFor } = v;
   for (const [name, list] of [
     ["TASK_ALLOWED_TEAMS", allowed],
     ["TASK_API_KEY_FOR", keyFor],
