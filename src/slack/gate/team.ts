@@ -113,13 +113,8 @@ export function teamGate(options: TeamGateOptions): Middleware<AnyMiddlewareArgs
         await answerPrivately(answerableOf(args), NOT_NOW, logger);
         return;
       }
-      // The payload names the team it likes; the token's is the one the app answers for.
-      const declared = declaredTeam(args.body);
+      // Bolt takes a single token's team from the payload: the token's own is the one authorised.
       context.teamId = own;
-      if (declared === undefined || declared === own) {
-        await args.next();
-        return;
-      }
     }
     const auth: Authorised = {
       teamId: context.teamId,
