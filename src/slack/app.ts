@@ -3,6 +3,7 @@
  * every Slack surface (src/slack/listeners/), registered once the coordinator exists.
  */
 import type { Server } from "node:http";
+import { WebClient } from "@slack/web-api";
 import { App, type CustomRoute, HTTPReceiver, SocketModeReceiver } from "@slack/bolt";
 import type { Logger } from "pino";
 import type { Config } from "../config.ts";
@@ -108,7 +109,7 @@ export function createSlackApp(options: SlackAppOptions): SlackApp {
   function listen(coordinator: TaskCoordinator, home: HomeTab, parts: RemovalParts): void {
     const installations = oauth?.installationStore;
     const removal = new WorkspaceRemoval({ ...parts, store, installations, logger });
-    app.use(gateOf(app, config, { tokens, removal, logger }));
+    app.use(gateOf(config, { tokens, removal, logger, slackFetch }));
     const deps = { coordinator, logger, choices: config.choices, home, workspaceKeys, removal };
     for (const surface of SURFACES) surface.register(app, { ...deps, records: store });
   }
@@ -161,21 +162,29 @@ function watchErrors(app: App, oauth: boolean, logger: Logger): void {
  * workspaces' policy and organisations).
  */
 function gateOf(
-  app: App,
   config: Config,
   parts: {
     readonly tokens: BotTokens;
     readonly removal: WorkspaceRemoval;
     readonly logger: Logger;
+    readonly slackFetch: Outbound["slackFetch"] | undefined;
   },
 ) {
-  const { tokens, removal, logger } = parts;
-  const { botToken, oauth } = config.slack;
+  const { tokens, removal, logger, slackFetch } = parts;
+  const { botToken, oauth, apiUrl } = config.slack;
+  // Its calls come before the payload is acknowledged: one try, 2 s at most (Slack waits 3 s).
+  const quick = new WebClient(undefined, {
+    ...(apiUrl ? { slackApiUrl: apiUrl.replace(/\/?$/, "/") } : {}),
+    ...(slackFetch ? { fetch: slackFetch } : {}),
+    retryConfig: { retries: 0 },
+    timeout: 2000,
+    logger: boltLogger(logger),
+  });
   return teamGate({
     logger,
     policy: teamPolicy(oauth),
-    membership: oauth ? new OrgMembership(app.client) : undefined,
-    tokenTeam: botToken ? tokenTeam(app.client, botToken) : undefined,
+    membership: oauth ? new OrgMembership(quick) : undefined,
+    tokenTeam: botToken ? tokenTeam(quick, botToken) : undefined,
     async onOrgWorkspace(teamId, enterpriseId) {
       await tokens.rememberOrganisation(teamId, enterpriseId);
       void removal
@@ -186,7 +195,7 @@ function gateOf(
 }
 
 /** The workspace a single bot token belongs to, asked once (again after a failure). */
-function tokenTeam(client: App["client"], token: string): () => Promise<string> {
+function tokenTeam(client: WebClient, token: string): () => Promise<string> {
   let team: Promise<string> | undefined;
   return () => {
     team ??= client.auth.test({ token }).then((res) => {
