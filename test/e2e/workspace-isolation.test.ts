@@ -140,6 +140,14 @@ describe("many workspaces: each kept to itself", () => {
     expect(JSON.stringify(told.body)).toContain("could not tell which workspace");
   });
 
+  it("refuses, asking to try again, when Slack cannot say whether a workspace is the organisation's", async () => {
+    app.slack.failNext("auth.teams.list", { error: "internal_error" });
+    const res = await command("T0ISG1", "", GRID);
+    expect(res.status).toBe(200);
+    expect(ackText(res)).toContain("could not confirm that this workspace belongs");
+    expect(await app.running.store.getRecord("t:T0ISG1:organisation")).toBeUndefined();
+  });
+
   it("takes a workspace as an organisation's only when the organisation's token lists it", async () => {
     // A workspace of another organisation (installed on its own) claims the grid's install.
     const res = await command("T0ISFOREIGN", "", GRID);
