@@ -26,7 +26,7 @@ import { fileOrigins, slackFileSource } from "./slack/file-source.ts";
 import { adminHome } from "./slack/admin-home.ts";
 import { HomeTab } from "./slack/home-tab.ts";
 import { slackGroupMembers } from "./slack/user-groups.ts";
-import { workspaceUrls } from "./slack/workspace-tokens.ts";
+import { rememberedOrganisation, workspaceUrls } from "./slack/workspace-tokens.ts";
 import { runIndexTtlMs } from "./store/run-index.ts";
 import type * as RedisStoreModule from "./store/redis.ts";
 import type { ThreadStore } from "./store/types.ts";
@@ -35,6 +35,7 @@ import { keySupplier } from "./relay/service-key.ts";
 import { withDeadline } from "./util/deadline.ts";
 import { StartupError } from "./util/startup-error.ts";
 import { verifySlack } from "./slack/startup-check.ts";
+import { teamPolicy } from "./slack/gate/team-policy.ts";
 import { openWorkspaces } from "./workspaces.ts";
 import { createOutbound, type Outbound } from "./util/proxy.ts";
 
@@ -74,7 +75,7 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
       throw err;
     },
   );
-  const { service, serviceFor, serviceKeys } = openServices(config, metrics, outbound, store);
+  const { service, serviceFor, workspaceKeys } = openServices(config, metrics, outbound, store);
   const started = Date.now();
   const slack = createSlackApp({
     config,
@@ -89,11 +90,7 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
       slack: scheduler.metrics(),
       relay: relay.metrics(),
     }),
-    workspaceKeys: serviceKeys && {
-      store: serviceKeys,
-      checker: service,
-      fallback: config.service.apiKey !== undefined,
-    },
+    workspaceKeys,
   });
   // Each workspace calls Slack with its own token and budget, and the service as its account.
   const workspaces = openWorkspaces({
@@ -132,6 +129,14 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
   return { slack, store, relay, service, port, resumer, close };
 }
 
+/** Whether a workspace may spend TASK_API_KEY: with many workspaces, if TASK_API_KEY_FOR says. */
+function appKeyLender(config: Config, store: ThreadStore): (teamId: string) => Promise<boolean> {
+  const policy = teamPolicy(config.slack.oauth);
+  return async (teamId) =>
+    config.service.apiKey !== undefined &&
+    policy.lendsAppKey(teamId, await rememberedOrganisation(store, teamId));
+}
+
 /**
  * The task service: the app's client (TASK_API_KEY: checking keys, and the fallback), each
  * workspace's (its own key first), sharing the connection pools, and the workspaces' keys.
@@ -142,6 +147,8 @@ function openServices(
   outbound: Outbound,
   store: ThreadStore,
 ) {
+  // With many workspaces, only those TASK_API_KEY_FOR names may spend the app's own key.
+  const lends = appKeyLender(config, store);
   const options = {
     baseUrl: config.service.baseUrl,
     streamIdleTimeoutMs: config.service.streamIdleTimeoutS * 1000,
@@ -151,11 +158,21 @@ function openServices(
   };
   const appKey = config.service.apiKey;
   const serviceKeys = serviceKeyStoreFor(store, config.encryptionKeys);
+  const service = createTaskServiceClient({
+    ...options,
+    apiKey: keySupplier(undefined, "", appKey),
+  });
   return {
-    service: createTaskServiceClient({ ...options, apiKey: keySupplier(undefined, "", appKey) }),
+    service,
     serviceFor: (teamId: string): TaskService =>
-      createTaskServiceClient({ ...options, apiKey: keySupplier(serviceKeys, teamId, appKey) }),
-    serviceKeys,
+      createTaskServiceClient({
+        ...options,
+        apiKey: keySupplier(serviceKeys, teamId, async () =>
+          (await lends(teamId)) ? appKey : undefined,
+        ),
+      }),
+    // What Workspace settings need of the workspaces' keys, when they can be sealed.
+    workspaceKeys: serviceKeys && { store: serviceKeys, checker: service, fallback: lends },
   };
 }
 

@@ -3,6 +3,7 @@
  * installed through Slack's OAuth flow (SLACK_CLIENT_ID, SLACK_CLIENT_SECRET, SLACK_STATE_SECRET),
  * and the keys that seal each workspace's own service key at rest (ENCRYPTION_KEY(S)).
  */
+import type { z } from "zod";
 import { optionalString } from "./config-values.ts";
 import { sealingKeys, SecretBoxError } from "./util/secret-box.ts";
 
@@ -12,6 +13,26 @@ export const OAUTH_REDIRECT_PATH = "/slack/oauth_redirect";
 
 /** Slack's authorize page (the consent screen), unless SLACK_API_URL points elsewhere. */
 const SLACK_AUTHORIZE_URL = "https://slack.com/oauth/v2/authorize";
+
+/** A workspace (T…) or organisation (E…) id as Slack writes them. */
+const TEAM_ID = /^[TE][A-Z0-9]{2,}$/;
+
+/** A comma-separated list of workspace and organisation ids (and `*`), or undefined when unset. */
+const teamIds = optionalString
+  .transform((v) =>
+    v
+      ?.split(",")
+      .map((id) => id.trim())
+      .filter((id) => id !== ""),
+  )
+  .refine(
+    (ids) =>
+      ids === undefined || (ids.length > 0 && ids.every((id) => id === "*" || TEAM_ID.test(id))),
+    {
+      message:
+        "must list workspace ids (T…) and organisation ids (E…), comma-separated, e.g. T012AB3C4,E0123ABCD",
+    },
+  );
 
 /** The variables this part reads (zod shape, merged into the config's). */
 export const workspacesShape = {
@@ -33,11 +54,15 @@ export const workspacesShape = {
   ENCRYPTION_KEY: optionalString,
   /** For rotation, several such keys, comma-separated: the first seals, every one opens. */
   ENCRYPTION_KEYS: optionalString,
+  /** Many workspaces: the workspaces (T…) and organisations (E…) that may use the app. */
+  TASK_ALLOWED_TEAMS: teamIds.refine((ids) => !ids?.includes("*"), {
+    message: "lists ids, not *: unset it to allow every workspace",
+  }),
+  /** Many workspaces: those whose tasks may use TASK_API_KEY when they have no key ("*": all). */
+  TASK_API_KEY_FOR: teamIds,
 };
 
-type WorkspacesValues = {
-  readonly [K in keyof typeof workspacesShape]?: string | undefined;
-};
+type WorkspacesValues = Readonly<Partial<z.infer<z.ZodObject<typeof workspacesShape>>>>;
 
 /** Many workspaces: what Bolt's OAuth support needs. */
 export interface SlackOAuthConfig {
@@ -49,6 +74,16 @@ export interface SlackOAuthConfig {
   readonly redirectUri: string | undefined;
   /** Slack's consent screen: slack.com's, or the same origin as SLACK_API_URL's. */
   readonly authorizeUrl: string;
+  /**
+   * The workspaces (T…) and organisations (E…) that may install and use the app
+   * (TASK_ALLOWED_TEAMS); undefined: every workspace that installs it.
+   */
+  readonly allowedTeams: ReadonlySet<string> | undefined;
+  /**
+   * The workspaces and organisations whose tasks may use the app's TASK_API_KEY while they have
+   * no key of their own (TASK_API_KEY_FOR); "all" for "*". Empty: none (the default).
+   */
+  readonly apiKeyFor: ReadonlySet<string> | "all";
 }
 
 /** Exactly one of the two is set. */
@@ -65,8 +100,10 @@ const OAUTH_VARIABLES = ["SLACK_CLIENT_ID", "SLACK_CLIENT_SECRET", "SLACK_STATE_
 export function workspacesFrom(
   v: WorkspacesValues,
   apiUrl: string | undefined,
+  appKey = false,
 ): { readonly workspaces?: Workspaces; readonly problems: string[] } {
   const set = OAUTH_VARIABLES.filter((name) => v[name] !== undefined);
+  const teams = teamsFrom(v, set.length > 0, appKey);
   const missing = OAUTH_VARIABLES.filter((name) => v[name] === undefined);
   if (set.length === 0) {
     if (v.SLACK_BOT_TOKEN === undefined) {
@@ -76,9 +113,10 @@ export function workspacesFrom(
         ],
       };
     }
+    if (teams.problems.length > 0) return { problems: teams.problems };
     return { workspaces: { botToken: v.SLACK_BOT_TOKEN, oauth: undefined }, problems: [] };
   }
-  const problems: string[] = [];
+  const problems: string[] = [...teams.problems];
   if (missing.length > 0) {
     problems.push(
       `${missing.join(" and ")} ${missing.length === 1 ? "is" : "are"} not set: many workspaces (OAuth) need ${OAUTH_VARIABLES.join(", ")} together (or none of them, and SLACK_BOT_TOKEN for one workspace)`,
@@ -104,9 +142,48 @@ export function workspacesFrom(
         stateSecret,
         redirectUri: v.SLACK_REDIRECT_URI,
         authorizeUrl,
+        allowedTeams: teams.allowed,
+        apiKeyFor: teams.apiKeyFor,
       },
     },
     problems: [],
+  };
+}
+
+/**
+ * The operator's allow-list and the workspaces that may spend the app's key: both only with
+ * many workspaces (with one, the app serves that one, on TASK_API_KEY).
+ */
+function teamsFrom(
+  v: WorkspacesValues,
+  oauth: boolean,
+  appKey: boolean,
+): {
+  readonly allowed: ReadonlySet<string> | undefined;
+  readonly apiKeyFor: ReadonlySet<string> | "all";
+  readonly problems: string[];
+} {
+  const problems: string[] = [];
+  const { TASK_ALLOWED_TEAMS: allowed, TASK_API_KEY_FOR: keyFor } = v;
+  for (const [name, list] of [
+    ["TASK_ALLOWED_TEAMS", allowed],
+    ["TASK_API_KEY_FOR", keyFor],
+  ] as const) {
+    if (list !== undefined && !oauth) {
+      problems.push(
+        `${name} applies to many workspaces (OAuth) only: unset it with SLACK_BOT_TOKEN`,
+      );
+    }
+  }
+  if (keyFor !== undefined && oauth && !appKey) {
+    problems.push(
+      "TASK_API_KEY_FOR is set but TASK_API_KEY is not: set the key it lends, or unset TASK_API_KEY_FOR",
+    );
+  }
+  return {
+    allowed: allowed && new Set(allowed),
+    apiKeyFor: keyFor?.includes("*") ? "all" : new Set(keyFor ?? []),
+    problems,
   };
 }
 

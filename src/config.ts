@@ -314,7 +314,8 @@ export function parseConfig(env: Env): Config {
   const main = attempt(() => parseWith({ ...serviceShape, ...slackShape, ...proxyShape }, env));
   const auth = attempt(() => parseWith(workspacesShape, env));
   const v = main.value;
-  const chosen = auth.value ? workspacesFrom(auth.value, v?.SLACK_API_URL) : undefined;
+  const appKey = Boolean(env.TASK_API_KEY?.trim());
+  const chosen = auth.value ? workspacesFrom(auth.value, v?.SLACK_API_URL, appKey) : undefined;
   const oauth = auth.value !== undefined && wantsOAuth(auth.value);
   const sealing = auth.value ? encryptionFrom(auth.value, oauth) : undefined;
   const problems = [...main.problems, ...auth.problems, ...(chosen?.problems ?? [])];

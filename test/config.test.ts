@@ -220,10 +220,42 @@ describe("configuration", () => {
         stateSecret: "state-secret-of-my-own-0123",
         redirectUri: undefined,
         authorizeUrl: "https://slack.com/oauth/v2/authorize",
+        // Every workspace may install it; none spends TASK_API_KEY unless named.
+        allowedTeams: undefined,
+        apiKeyFor: new Set(),
       });
       expect(secretsOf(c)).toEqual(
         expect.arrayContaining(["client-secret-value-abc", "state-secret-of-my-own-0123"]),
       );
+    });
+
+    it("reads the operator's allow-list and the workspaces that may use TASK_API_KEY", () => {
+      const c = parseConfig({
+        ...oauth,
+        TASK_API_KEY: "he-appKey0123456789",
+        TASK_ALLOWED_TEAMS: " T0ACME, E0GRID ",
+        TASK_API_KEY_FOR: "T0ACME",
+      });
+      expect(c.slack.oauth?.allowedTeams).toEqual(new Set(["T0ACME", "E0GRID"]));
+      expect(c.slack.oauth?.apiKeyFor).toEqual(new Set(["T0ACME"]));
+      expect(
+        parseConfig({ ...oauth, TASK_API_KEY: "k", TASK_API_KEY_FOR: "*" }).slack.oauth,
+      ).toMatchObject({ apiKeyFor: "all" });
+    });
+
+    it("refuses malformed team lists, a lent key that is not set, and the lists with one workspace", () => {
+      expect(problemsOf({ ...oauth, TASK_ALLOWED_TEAMS: "acme, T0ACME" })).toEqual([
+        "TASK_ALLOWED_TEAMS must list workspace ids (T…) and organisation ids (E…), comma-separated, e.g. T012AB3C4,E0123ABCD",
+      ]);
+      expect(problemsOf({ ...oauth, TASK_API_KEY: "", TASK_API_KEY_FOR: "T0ACME" })).toEqual([
+        "TASK_API_KEY_FOR is set but TASK_API_KEY is not: set the key it lends, or unset TASK_API_KEY_FOR",
+      ]);
+      expect(problemsOf({ ...oauth, TASK_ALLOWED_TEAMS: "*" })).toEqual([
+        "TASK_ALLOWED_TEAMS lists ids, not *: unset it to allow every workspace",
+      ]);
+      expect(problemsOf({ ...base, TASK_ALLOWED_TEAMS: "T0ACME" })).toEqual([
+        "TASK_ALLOWED_TEAMS applies to many workspaces (OAuth) only: unset it with SLACK_BOT_TOKEN",
+      ]);
     });
 
     it("sends people to the consent screen of the Slack that SLACK_API_URL names", () => {

@@ -9,18 +9,20 @@ import type { ServiceKeyStore } from "../store/service-keys.ts";
 /**
  * The key supplier for one workspace (the service client's `apiKey`). A stored key that can no
  * longer be opened is not replaced by the app's key: it fails (its admin is asked to set it
- * again) rather than charging another account without saying so.
+ * again) rather than charging another account without saying so. `fallback` is the app's key,
+ * or asks for it when whether the workspace may use it depends on the workspace.
  */
 export function keySupplier(
   keys: Pick<ServiceKeyStore, "get"> | undefined,
   teamId: string,
-  fallback: string | undefined,
+  fallback: string | undefined | (() => Promise<string | undefined>),
 ): () => Promise<string> {
   return async () => {
     const stored = keys ? await keys.get(teamId) : { state: "none" as const };
     if (stored.state === "set") return stored.key;
     if (stored.state === "unreadable") throw new ServiceKeyUnreadableError();
-    if (fallback !== undefined && fallback !== "") return fallback;
+    const lent = typeof fallback === "function" ? await fallback() : fallback;
+    if (lent !== undefined && lent !== "") return lent;
     throw new ServiceKeyMissingError();
   };
 }

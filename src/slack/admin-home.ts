@@ -7,14 +7,24 @@ import type { RecordStore } from "../store/types.ts";
 import { getServiceAlert } from "../store/usage-policy.ts";
 import type { AdminHome } from "../view/usage-policy.ts";
 
-/** Whether `userId` is an admin or owner of the workspace the client (or `token`) speaks for. */
+/**
+ * Whether `userId` is an active admin or owner of workspace `teamId` (the one the client, or
+ * `token`, speaks for): as Stop checks, a person of another workspace (Slack Connect) or a
+ * deactivated account is not, whatever their own workspace says of them.
+ */
 export async function isWorkspaceAdmin(
   client: Pick<WebClient, "users">,
   userId: string,
-  token?: string,
+  where: { readonly teamId: string; readonly token?: string | undefined },
 ): Promise<boolean> {
-  const res = await client.users.info({ user: userId, ...(token === undefined ? {} : { token }) });
-  return res.user?.is_admin === true || res.user?.is_owner === true;
+  const { token, teamId } = where;
+  const { user } = await client.users.info({
+    user: userId,
+    ...(token === undefined ? {} : { token }),
+  });
+  if (!user || user.deleted === true) return false;
+  if (user.team_id !== undefined && user.team_id !== teamId) return false;
+  return user.is_admin === true || user.is_owner === true;
 }
 
 export interface AdminHomeOptions {
@@ -40,7 +50,7 @@ export function adminHome(
     const hit = known.get(key);
     if (hit && hit.until > now()) return hit.admin;
     const token = await options.tokenFor?.(teamId);
-    const admin = await isWorkspaceAdmin(options.client, userId, token);
+    const admin = await isWorkspaceAdmin(options.client, userId, { teamId, token });
     known.delete(key);
     if (known.size >= ADMINS_MAX) known.delete(known.keys().next().value ?? "");
     known.set(key, { admin, until: now() + ADMIN_TTL_MS });

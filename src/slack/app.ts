@@ -3,6 +3,7 @@
  * every Slack surface (src/slack/listeners/), registered once the coordinator exists.
  */
 import type { Server } from "node:http";
+import { WebClient } from "@slack/web-api";
 import { App, type CustomRoute, HTTPReceiver, SocketModeReceiver } from "@slack/bolt";
 import type { Logger } from "pino";
 import type { Config } from "../config.ts";
@@ -12,6 +13,10 @@ import type { Outbound } from "../util/proxy.ts";
 import { sealingKeys } from "../util/secret-box.ts";
 import { type AdminServer, startAdminServer } from "./admin-server.ts";
 import { boltLogger } from "./bolt-logger.ts";
+import { answerUnrecognised, trackAcks } from "./gate/acks.ts";
+import { OrgMembership } from "./gate/org-membership.ts";
+import { teamGate } from "./gate/team.ts";
+import { teamPolicy } from "./gate/team-policy.ts";
 import { healthRoutes, type PrometheusText } from "./health.ts";
 import type { HomeTab } from "./home-tab.ts";
 import { SURFACES, type WorkspaceKeys } from "./listeners/index.ts";
@@ -103,11 +108,12 @@ export function createSlackApp(options: SlackAppOptions): SlackApp {
     extendedErrorHandler: true,
   });
   const tokens = workspaceTokens(config, receiver, store);
-  watchWorkspaces(app, tokens, oauth !== undefined, logger);
+  watchErrors(app, oauth !== undefined, logger);
 
   function listen(coordinator: TaskCoordinator, home: HomeTab, parts: RemovalParts): void {
     const installations = oauth?.installationStore;
     const removal = new WorkspaceRemoval({ ...parts, store, installations, logger });
+    app.use(gateOf(config, { tokens, removal, logger, slackFetch }));
     const deps = { coordinator, logger, choices: config.choices, home, workspaceKeys, removal };
     for (const surface of SURFACES) surface.register(app, { ...deps, records: store });
   }
@@ -143,27 +149,71 @@ export function createSlackApp(options: SlackAppOptions): SlackApp {
 }
 
 /**
- * Remembers the organisation of a workspace of an org-wide install (Enterprise Grid), whose
- * token is the organisation's; ignores (and logs once) events of workspaces where the app is
- * not installed; logs what else a listener failed with.
+ * Answers every payload in time (src/slack/gate/acks.ts); ignores (and logs once) events of
+ * workspaces where the app is not installed; logs what else a listener failed with.
  */
-function watchWorkspaces(app: App, tokens: BotTokens, oauth: boolean, logger: Logger): void {
-  app.use(async ({ context, next }) => {
-    if (context.isEnterpriseInstall && context.teamId && context.enterpriseId) {
-      await tokens
-        .rememberOrganisation(context.teamId, context.enterpriseId)
-        .catch((err: unknown) =>
-          logger.warn({ err }, "could not remember a workspace's organisation"),
-        );
-    }
-    await next();
-  });
+function watchErrors(app: App, oauth: boolean, logger: Logger): void {
+  // First of all middleware: every payload gets an answer, even one no listener knows.
+  trackAcks(app, logger);
+  app.use(answerUnrecognised(logger));
   const uninstalled = new UninstalledWorkspaces(logger);
   app.error(async ({ error }: { readonly error: Error }) => {
     const notInstalled = oauth ? missingInstallation(error) : undefined;
     if (notInstalled) uninstalled.report(notInstalled);
     else logger.error({ err: error }, "unhandled error in a Slack listener");
   });
+}
+
+/**
+ * Before every listener: the team gate in this app's mode (one token's own team, or many
+ * workspaces' policy and organisations).
+ */
+function gateOf(
+  config: Config,
+  parts: {
+    readonly tokens: BotTokens;
+    readonly removal: WorkspaceRemoval;
+    readonly logger: Logger;
+    readonly slackFetch: Outbound["slackFetch"] | undefined;
+  },
+) {
+  const { tokens, removal, logger, slackFetch } = parts;
+  const { botToken, oauth, apiUrl } = config.slack;
+  // Its calls come before the payload is acknowledged: one try, 2 s at most (Slack waits 3 s).
+  const quick = new WebClient(undefined, {
+    ...(apiUrl ? { slackApiUrl: apiUrl.replace(/\/?$/, "/") } : {}),
+    ...(slackFetch ? { fetch: slackFetch } : {}),
+    retryConfig: { retries: 0 },
+    timeout: 2000,
+    logger: boltLogger(logger),
+  });
+  return teamGate({
+    logger,
+    policy: teamPolicy(oauth),
+    membership: oauth ? new OrgMembership(quick) : undefined,
+    tokenTeam: botToken ? tokenTeam(quick, botToken) : undefined,
+    async onOrgWorkspace(teamId, enterpriseId) {
+      await tokens.rememberOrganisation(teamId, enterpriseId);
+      void removal
+        .noteOrgWorkspace(enterpriseId, teamId)
+        .catch((err: unknown) => logger.warn({ err }, "could not note a workspace of an org"));
+    },
+  });
+}
+
+/** The workspace a single bot token belongs to, asked once (again after a failure). */
+function tokenTeam(client: WebClient, token: string): () => Promise<string> {
+  let team: Promise<string> | undefined;
+  return () => {
+    team ??= client.auth.test({ token }).then((res) => {
+      if (!res.team_id) throw new Error("auth.test named no workspace");
+      return res.team_id;
+    });
+    team.catch(() => {
+      team = undefined;
+    });
+    return team;
+  };
 }
 
 /** One workspace's configured token, or each installation's through Bolt's installer. */

@@ -13,7 +13,7 @@ import {
   InvalidStateError,
   type StateStore,
 } from "@slack/oauth";
-import type { WebClientOptions } from "@slack/web-api";
+import { WebClient, type WebClientOptions } from "@slack/web-api";
 import type { Logger } from "pino";
 import {
   OAUTH_INSTALL_PATH,
@@ -27,6 +27,7 @@ import {
 } from "../store/installations.ts";
 import type { ThreadStore } from "../store/types.ts";
 import type { SealingKey } from "../util/secret-box.ts";
+import { teamPolicy } from "./gate/team-policy.ts";
 import { BOT_SCOPES } from "./scopes.ts";
 
 /** How long an install may take between the install page and Slack's redirect back. */
@@ -88,6 +89,7 @@ export function oauthReceiverOptions(
   },
 ): OAuthReceiverOptions {
   const { logger } = deps;
+  const policy = teamPolicy(oauth);
   return {
     clientId: oauth.clientId,
     clientSecret: oauth.clientSecret,
@@ -102,6 +104,25 @@ export function oauthReceiverOptions(
       authorizationUrl: oauth.authorizeUrl,
       clientOptions: deps.clientOptions,
       callbackOptions: {
+        // The operator's allow-list (TASK_ALLOWED_TEAMS): nothing of another workspace is kept.
+        async afterInstallation(installation, _options, _req, res) {
+          const team = installation.team?.id;
+          const enterprise = installation.enterprise?.id;
+          if (policy.allows(installation.isEnterpriseInstall ? undefined : team, enterprise)) {
+            return true;
+          }
+          logger.warn({ team, enterprise }, "refused an install: not in TASK_ALLOWED_TEAMS");
+          res.writeHead(403, { "content-type": "text/html; charset=utf-8" });
+          res.end(refusedInstallPage(team ?? enterprise));
+          // Nothing is kept, and the token Slack just issued is given back.
+          const token = installation.bot?.token;
+          if (token) {
+            await new WebClient(undefined, deps.clientOptions).auth
+              .revoke({ token })
+              .catch((err: unknown) => logger.warn({ err }, "could not revoke a refused install"));
+          }
+          return false;
+        },
         success(installation, options, req, res) {
           logger.info(
             {
@@ -122,6 +143,12 @@ export function oauthReceiverOptions(
       },
     },
   };
+}
+
+/** The page a browser gets when the operator does not allow the workspace (no token kept). */
+function refusedInstallPage(id: string | undefined): string {
+  const which = id && /^[A-Z0-9]+$/.test(id) ? ` (${id})` : "";
+  return `<!DOCTYPE html><html><head><meta charset="utf-8"><title>Not enabled</title></head><body><p>Task Agent is not enabled for this workspace${which}. Ask the people who run Task Agent to add it to TASK_ALLOWED_TEAMS, then install it again.</p></body></html>`;
 }
 
 /** The installation Bolt looked for when authorizing an event failed because there is none. */

@@ -6,6 +6,7 @@
 import type { InstallationStore } from "@slack/bolt";
 import type { Logger } from "pino";
 import { z } from "zod";
+import { InstallationNotFoundError } from "../store/installations.ts";
 import type { ThreadStore } from "../store/types.ts";
 
 /** Which install an event is about (from its envelope). */
@@ -114,7 +115,16 @@ export class WorkspaceRemoval {
     // The event's own id too: a workspace's, or the organisation's (whatever was kept under
     // `t:<that id>:` goes, e.g. what Bolt's middleware remembered of the event's sender).
     if (teamId) teams.add(teamId);
-    for (const team of teams) await this.#forgetTeam(team, enterpriseId);
+    for (const team of teams) {
+      if (await this.#installedElsewhere(team, enterpriseId)) {
+        logger.warn(
+          { team, enterprise: enterpriseId },
+          "kept a workspace listed under an uninstalled organisation: its own installation names another",
+        );
+        continue;
+      }
+      await this.#forgetTeam(team, enterpriseId);
+    }
     await installations?.deleteInstallation?.({
       teamId: undefined,
       enterpriseId,
@@ -129,6 +139,29 @@ export class WorkspaceRemoval {
       { enterprise: enterpriseId, workspaces: teams.size },
       "the app was uninstalled from an organisation: every record of it and its workspaces forgotten",
     );
+  }
+
+  /**
+   * Whether the workspace has an installation of its own that is not the organisation's (a
+   * workspace of another organisation, or none): the organisation's uninstall is not its own.
+   */
+  async #installedElsewhere(teamId: string, enterpriseId: string): Promise<boolean> {
+    const { installations } = this.#deps;
+    if (!installations) return false;
+    try {
+      const own = await installations.fetchInstallation({
+        teamId,
+        enterpriseId: undefined,
+        isEnterpriseInstall: false,
+      });
+      return own.enterprise?.id !== enterpriseId;
+    } catch (err) {
+      // No installation of its own: it was the organisation's alone. One that cannot be read
+      // is kept: nothing is deleted on a guess.
+      if (err instanceof InstallationNotFoundError) return false;
+      this.#deps.logger.warn({ err, team: teamId }, "could not read a workspace's installation");
+      return true;
+    }
   }
 
   async #orgWorkspaces(enterpriseId: string): Promise<string[]> {

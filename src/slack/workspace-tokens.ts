@@ -16,6 +16,8 @@ export interface BotTokens {
    * is the organisation's. Learnt from the events Slack sends, so later calls find it.
    */
   rememberOrganisation(teamId: string, enterpriseId: string): Promise<void>;
+  /** The organisation of a workspace of an org-wide install, once remembered. */
+  organisationOf(teamId: string): Promise<string | undefined>;
   /** Drops what is remembered of a workspace (it uninstalled the app). */
   forget(teamId: string): void;
 }
@@ -35,6 +37,7 @@ export function singleWorkspaceToken(token: string): BotTokens {
   return {
     botToken: () => Promise.resolve(token),
     rememberOrganisation: () => Promise.resolve(),
+    organisationOf: () => Promise.resolve(undefined),
     forget: () => undefined,
   };
 }
@@ -47,6 +50,15 @@ const EXPIRY_MARGIN_MS = 5 * 60_000;
 /** The record naming the organisation of a workspace that has no installation of its own. */
 const organisationRecord = (teamId: string): string => `t:${teamId}:organisation`;
 
+/** The organisation a workspace of an org-wide install was remembered under, if any. */
+export async function rememberedOrganisation(
+  records: Pick<RecordStore, "getRecord">,
+  teamId: string,
+): Promise<string | undefined> {
+  const stored = await records.getRecord(organisationRecord(teamId));
+  return typeof stored === "string" ? stored : undefined;
+}
+
 /** Many workspaces: each one's installation, through Bolt's installer (which refreshes tokens). */
 export function installedTokens(
   installer: Pick<InstallProvider, "authorize">,
@@ -56,23 +68,22 @@ export function installedTokens(
   const cache = new Map<string, { token: string; until: number }>();
   const organisations = new Map<string, string>();
   const organisationOf = async (teamId: string): Promise<string | undefined> => {
-    const known = organisations.get(teamId);
-    if (known !== undefined) return known;
-    const stored = await records.getRecord(organisationRecord(teamId));
-    return typeof stored === "string" ? stored : undefined;
+    return organisations.get(teamId) ?? rememberedOrganisation(records, teamId);
   };
   return {
     async botToken(teamId) {
       const cached = cache.get(teamId);
       if (cached && cached.until > now()) return cached.token;
       const enterpriseId = await organisationOf(teamId);
-      const auth = await installer
-        .authorize(
-          enterpriseId === undefined
-            ? { teamId, enterpriseId: undefined, isEnterpriseInstall: false }
-            : { teamId, enterpriseId, isEnterpriseInstall: true },
-        )
-        .catch(() => undefined);
+      const own = { teamId, enterpriseId: undefined, isEnterpriseInstall: false };
+      // A workspace's own installation wins over an organisation it was once noted under.
+      const auth =
+        (await installer.authorize(own).catch(() => undefined)) ??
+        (enterpriseId === undefined
+          ? undefined
+          : await installer
+              .authorize({ teamId, enterpriseId, isEnterpriseInstall: true })
+              .catch(() => undefined));
       const token = auth?.botToken;
       if (!token) {
         cache.delete(teamId);
@@ -86,6 +97,7 @@ export function installedTokens(
       if (until > now()) cache.set(teamId, { token, until });
       return token;
     },
+    organisationOf,
     async rememberOrganisation(teamId, enterpriseId) {
       if (organisations.get(teamId) === enterpriseId) return;
       organisations.set(teamId, enterpriseId);

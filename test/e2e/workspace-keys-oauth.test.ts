@@ -71,8 +71,13 @@ describe.each(storeBackends())(
       events = `${base}/slack/events`;
       slack.oauth.redirectUrls = [`${base}/slack/oauth_redirect`];
       // Both workspaces install the app through the install page and Slack's consent screen.
-      slack.addUser({ id: ADMINS.T0ACME, name: "acme-admin", is_admin: true });
-      slack.addUser({ id: ADMINS.T0GLOBEX, name: "globex-owner", is_owner: true });
+      slack.addUser({ id: ADMINS.T0ACME, name: "acme-admin", is_admin: true, team_id: "T0ACME" });
+      slack.addUser({
+        id: ADMINS.T0GLOBEX,
+        name: "globex-owner",
+        is_owner: true,
+        team_id: "T0GLOBEX",
+      });
       for (const team of TEAMS) {
         slack.addTeam({ id: team, name: team.slice(2) });
         const browser = new Browser();

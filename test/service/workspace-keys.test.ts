@@ -84,6 +84,18 @@ describe("a workspace's key, per request", () => {
     expect(describeServiceError(unreadable)).toContain("A workspace admin needs to set it again");
     expect(sim.requests.length).toBe(before);
   });
+
+  it("lends the app's key only when the workspace may use it (TASK_API_KEY_FOR), asked at each call", async () => {
+    let lent = false;
+    const supply = keySupplier(stored({ state: "none" }), "T1", async () =>
+      lent ? APP_KEY : undefined,
+    );
+    await expect(supply()).rejects.toBeInstanceOf(ServiceKeyMissingError);
+    lent = true;
+    expect(await supply()).toBe(APP_KEY);
+    // Its own key always comes first.
+    expect(await keySupplier(stored(set(ACME_KEY)), "T1", async () => APP_KEY)()).toBe(ACME_KEY);
+  });
 });
 
 describe("checking a key before it is saved", () => {

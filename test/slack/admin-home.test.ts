@@ -3,7 +3,7 @@
  * asked of Slack at most once a minute per person however often the Home tab is refreshed.
  */
 import { describe, expect, it } from "vitest";
-import { adminHome } from "../../src/slack/admin-home.ts";
+import { adminHome, isWorkspaceAdmin } from "../../src/slack/admin-home.ts";
 import { createMemoryStore } from "../../src/store/memory.ts";
 
 function slackUsers(admins: readonly string[]) {
@@ -46,5 +46,28 @@ describe("App Home's admin part", () => {
     now += 60_001;
     await part("T1", "U0ADMIN");
     expect(asked).toHaveLength(3);
+  });
+});
+
+describe("who administers a workspace", () => {
+  const slackSays = (user: Record<string, unknown>) =>
+    ({ users: { info: async () => ({ ok: true, user: { id: "U1", ...user } }) } }) as never;
+
+  it("is an active admin or owner of that very workspace, as Stop checks", async () => {
+    const where = { teamId: "T1" };
+    expect(await isWorkspaceAdmin(slackSays({ team_id: "T1", is_admin: true }), "U1", where)).toBe(
+      true,
+    );
+    expect(await isWorkspaceAdmin(slackSays({ team_id: "T1", is_owner: true }), "U1", where)).toBe(
+      true,
+    );
+    // An admin of a partner's workspace in a shared channel (Slack Connect) is not one here.
+    expect(await isWorkspaceAdmin(slackSays({ team_id: "T2", is_admin: true }), "U1", where)).toBe(
+      false,
+    );
+    // A deactivated admin is no admin.
+    const gone = slackSays({ team_id: "T1", is_admin: true, deleted: true });
+    expect(await isWorkspaceAdmin(gone, "U1", where)).toBe(false);
+    expect(await isWorkspaceAdmin(slackSays({ team_id: "T1" }), "U1", where)).toBe(false);
   });
 });

@@ -73,7 +73,12 @@ export class MultiWorkspaceApp {
   }
 
   static async start(
-    options: { redisUrl?: string | undefined; socket?: LocalSocketMode } = {},
+    options: {
+      redisUrl?: string | undefined;
+      socket?: LocalSocketMode;
+      /** More settings (e.g. TASK_ALLOWED_TEAMS, or TASK_API_KEY_FOR other than every one). */
+      env?: Readonly<Record<string, string>>;
+    } = {},
   ): Promise<MultiWorkspaceApp> {
     const { sim, slack } = await startPeers();
     // Socket Mode: the install pages are served on PORT beside the health routes.
@@ -86,13 +91,16 @@ export class MultiWorkspaceApp {
       SLACK_CLIENT_ID: slack.oauth.clientId,
       SLACK_CLIENT_SECRET: slack.oauth.clientSecret,
       SLACK_STATE_SECRET: STATE_SECRET,
-      // Each workspace's service key is sealed with it (TASK_API_KEY stays the fallback).
+      // Each workspace's service key is sealed with it; TASK_API_KEY is every workspace's
+      // fallback here (the suites of TASK_API_KEY_FOR itself narrow it).
       ENCRYPTION_KEY: randomBytes(32).toString("base64"),
+      TASK_API_KEY_FOR: "*",
       PORT: String(port),
       DATA_DIR: dataDir,
       STORE_NAMESPACE: namespace,
       ...(options.redisUrl ? { REDIS_URL: options.redisUrl } : {}),
       ...(options.socket ? { SLACK_APP_TOKEN: slack.appToken, SLACK_SIGNING_SECRET: "" } : {}),
+      ...options.env,
     });
     const config = parseConfig(env);
     const logLines: string[] = [];

@@ -445,6 +445,31 @@ export function sendViewSubmission(
   return sendPayload(url, signingSecret, viewSubmissionPayload(input), options);
 }
 
+/** The `view_closed` payload Slack posts when a modal opened with `notify_on_close` is closed. */
+export function viewClosedPayload(
+  input: Omit<ViewSubmissionInput, "values">,
+): Record<string, unknown> {
+  return {
+    type: "view_closed",
+    team: { id: input.team_id, domain: "local-slack" },
+    user: { id: input.user_id, username: input.user_id.toLowerCase(), team_id: input.team_id },
+    api_app_id: "A0001",
+    token: "legacy-verification-token",
+    view: input.view,
+    is_cleared: false,
+    is_enterprise_install: false,
+  };
+}
+
+export function sendViewClosed(
+  url: string,
+  signingSecret: string,
+  input: Omit<ViewSubmissionInput, "values">,
+  options: SignOptions = {},
+): Promise<SlackHttpResponse> {
+  return sendPayload(url, signingSecret, viewClosedPayload(input), options);
+}
+
 export interface ViewActionInput {
   team_id: string;
   user_id: string;

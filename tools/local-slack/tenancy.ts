@@ -65,6 +65,8 @@ export interface EnterpriseOptions {
   botUserId?: string;
   botId?: string;
   botToken?: string;
+  /** Installed org-wide already (its bot token works without going through OAuth). */
+  installed?: boolean;
 }
 
 export const secret = (bytes = 12): string => randomBytes(bytes).toString("hex");
@@ -126,6 +128,9 @@ export class Tenancy {
       botToken: options.botToken ?? `xoxb-${id}-${secret()}`,
     };
     this.enterprises.set(id, enterprise);
+    if (options.installed) {
+      this.grant(enterprise.botToken, { enterprise, scopes: undefined, expiresAt: undefined });
+    }
     return enterprise;
   }
 
@@ -177,6 +182,13 @@ export class Tenancy {
       this.#revoked.add(token);
     }
     return tokens;
+  }
+
+  /** One token stops working (auth.revoke), as if its install were undone. */
+  revokeToken(token: string): boolean {
+    if (!this.#tokens.delete(token)) return false;
+    this.#revoked.add(token);
+    return true;
   }
 
   /** The installed bot tokens of a workspace (or organisation), newest last. */

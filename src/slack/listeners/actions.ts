@@ -5,18 +5,17 @@
 import type { App } from "@slack/bolt";
 import { z } from "zod";
 import { decodeStopValue, STOP_ACTION_ID } from "../../view/render.ts";
-import { type ListenerDeps, tellThrough } from "./surface.ts";
+import { authorisedTeam, type ListenerDeps, tellThrough } from "./surface.ts";
 
 const ActionBody = z.object({
-  user: z.object({ id: z.string().min(1), team_id: z.string().optional() }),
-  team: z.object({ id: z.string().min(1) }).nullish(),
+  user: z.object({ id: z.string().min(1) }),
   channel: z.object({ id: z.string() }).nullish(),
   container: z.object({ channel_id: z.string().optional() }).nullish(),
   actions: z.array(z.object({ action_id: z.string(), value: z.string().optional() })).min(1),
 });
 
 export function register(app: App, { coordinator }: ListenerDeps): void {
-  app.action(STOP_ACTION_ID, async ({ ack, body, respond }) => {
+  app.action(STOP_ACTION_ID, async ({ ack, body, respond, context }) => {
     await ack();
     const tell = tellThrough(respond);
     const parsed = ActionBody.safeParse(body);
@@ -29,7 +28,7 @@ export function register(app: App, { coordinator }: ListenerDeps): void {
       await tell("That Stop button is not valid any more.");
       return;
     }
-    const teamId = parsed.data.team?.id ?? parsed.data.user.team_id ?? "";
+    const teamId = authorisedTeam(context);
     await coordinator.handleStop(
       {
         key: { teamId, channelId: ref.channelId, threadTs: ref.threadTs },

@@ -4,7 +4,7 @@
  */
 import type { App } from "@slack/bolt";
 import { z } from "zod";
-import type { ListenerDeps } from "./surface.ts";
+import { authorisedTeam, type ListenerDeps } from "./surface.ts";
 
 const SessionStopped = z.object({
   type: z.literal("agent_session_stopped"),
@@ -13,16 +13,13 @@ const SessionStopped = z.object({
   thread_ts: z.string().min(1),
 });
 
-const Envelope = z.object({ team_id: z.string().min(1) });
-
 export function register(app: App, { coordinator }: ListenerDeps): void {
-  app.event("agent_session_stopped", async ({ event, body, client }) => {
+  app.event("agent_session_stopped", async ({ event, client, context }) => {
     const parsed = SessionStopped.safeParse(event);
-    const envelope = Envelope.safeParse(body);
-    if (!parsed.success || !envelope.success) return;
+    if (!parsed.success) return;
     const { channel, user, thread_ts: threadTs } = parsed.data;
     await coordinator.handleSessionStopped(
-      { key: { teamId: envelope.data.team_id, channelId: channel, threadTs }, userId: user },
+      { key: { teamId: authorisedTeam(context), channelId: channel, threadTs }, userId: user },
       async (text) => {
         await client.chat.postEphemeral({ channel, user, thread_ts: threadTs, text });
       },

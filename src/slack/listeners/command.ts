@@ -12,10 +12,9 @@ import { openNewTaskModal } from "./modal.ts";
 import { openChannelSettings } from "./settings.ts";
 import { openTaskView } from "./task-views.ts";
 import { offerWorkspaceSettings } from "./workspace-settings.ts";
-import { fromSlack, type ListenerDeps, privately, tellThrough } from "./surface.ts";
+import { authorisedTeam, fromSlack, type ListenerDeps, privately, tellThrough } from "./surface.ts";
 
 const CommandBody = z.object({
-  team_id: z.string().min(1),
   channel_id: z.string().min(1),
   user_id: z.string().min(1),
   text: z.string().default(""),
@@ -24,13 +23,14 @@ const CommandBody = z.object({
 
 export function register(app: App, deps: ListenerDeps): void {
   const { coordinator } = deps;
-  app.command("/task", async ({ ack, body, respond, client }) => {
+  app.command("/task", async ({ ack, body, respond, client, context }) => {
     const parsed = CommandBody.safeParse(body);
     if (!parsed.success) {
       await ack(privately("That request looked malformed; please try again."));
       return;
     }
     const cmd = parsed.data;
+    const teamId = authorisedTeam(context);
     const prompt = fromSlack(cmd.text);
     if (prompt.trim().toLowerCase() === "help") {
       await ack(privately(USAGE));
@@ -38,18 +38,18 @@ export function register(app: App, deps: ListenerDeps): void {
     }
     if (prompt.trim().toLowerCase() === "settings" && cmd.trigger_id) {
       await ack();
-      const { team_id: teamId, channel_id: channelId, user_id: userId } = cmd;
+      const { channel_id: channelId, user_id: userId } = cmd;
       const trigger = cmd.trigger_id;
       const target = { teamId, channelId, userId, trigger };
       await openChannelSettings(client, deps, target, tellThrough(respond));
-      await offerWorkspaceSettings(client, deps, userId, respond);
+      await offerWorkspaceSettings(client, deps, { teamId, userId }, respond);
       return;
     }
     const word = prompt.trim().toLowerCase();
     if ((word === "history" || word === "files") && cmd.trigger_id) {
       // The person's latest task in this channel (the buttons under an answer reach any other).
       await ack();
-      const { team_id: teamId, channel_id: channelId, user_id: userId } = cmd;
+      const { channel_id: channelId, user_id: userId } = cmd;
       const recent = await coordinator.preferences.recentTasks(teamId, userId).catch(() => []);
       const task = recent.find((t) => t.channelId === channelId);
       if (!task) {
@@ -79,7 +79,7 @@ export function register(app: App, deps: ListenerDeps): void {
     await ack();
     await coordinator.startTask(
       {
-        teamId: cmd.team_id,
+        teamId,
         channelId: cmd.channel_id,
         userId: cmd.user_id,
         prompt,

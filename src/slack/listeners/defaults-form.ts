@@ -16,17 +16,13 @@ const Value = z.object({
 
 /** A defaults modal's submission (its inputs, and the channel in `private_metadata`). */
 export const DefaultsSubmission = z.object({
-  team: z.object({ id: z.string().min(1) }).nullish(),
-  user: z.object({ id: z.string().min(1), team_id: z.string().optional() }),
+  user: z.object({ id: z.string().min(1) }),
   view: z.object({
     private_metadata: z.string().optional(),
     state: z.object({ values: z.record(z.string(), z.record(z.string(), Value)) }),
   }),
 });
 export type DefaultsSubmission = z.infer<typeof DefaultsSubmission>;
-
-/** The submission's team (Slack puts it in `team`, or only in the user). */
-export const teamOf = (s: DefaultsSubmission) => s.team?.id ?? s.user.team_id ?? "";
 
 /** Opens the defaults modal; false when Slack refused it (logged). */
 export async function openDefaultsModal(

@@ -6,27 +6,25 @@ import type { App } from "@slack/bolt";
 import { z } from "zod";
 import { PERSONAL_DEFAULTS_VIEW } from "../../view/defaults.ts";
 import { HOME_EDIT_DEFAULTS, HOME_NEW_TASK } from "../../view/home.ts";
-import { DefaultsSubmission, openDefaultsModal, readDefaults, teamOf } from "./defaults-form.ts";
+import { DefaultsSubmission, openDefaultsModal, readDefaults } from "./defaults-form.ts";
 import { openNewTaskModal } from "./modal.ts";
-import type { ListenerDeps } from "./surface.ts";
+import { authorisedTeam, type ListenerDeps } from "./surface.ts";
 
 const HomeOpened = z.object({
-  team_id: z.string().min(1),
   event: z.object({ user: z.string().min(1), tab: z.string().optional() }),
 });
 
 const ViewAction = z.object({
   trigger_id: z.string().min(1),
-  user: z.object({ id: z.string().min(1), team_id: z.string().optional() }),
-  team: z.object({ id: z.string().min(1) }).nullish(),
+  user: z.object({ id: z.string().min(1) }),
 });
 
 export function register(app: App, deps: ListenerDeps): void {
-  app.event("app_home_opened", async ({ body }) => {
+  app.event("app_home_opened", async ({ body, context }) => {
     const parsed = HomeOpened.safeParse(body);
     // The Messages tab sends this event too: only the Home tab is ours to draw.
     if (!parsed.success || (parsed.data.event.tab ?? "home") !== "home") return;
-    await deps.home.publish(parsed.data.team_id, parsed.data.event.user);
+    await deps.home.publish(authorisedTeam(context), parsed.data.event.user);
   });
 
   app.action(HOME_NEW_TASK, async ({ ack, body, client }) => {
@@ -35,12 +33,12 @@ export function register(app: App, deps: ListenerDeps): void {
     if (parsed.success) await openNewTaskModal(client, deps, parsed.data.trigger_id, {});
   });
 
-  app.action(HOME_EDIT_DEFAULTS, async ({ ack, body, client }) => {
+  app.action(HOME_EDIT_DEFAULTS, async ({ ack, body, client, context }) => {
     await ack();
     const parsed = ViewAction.safeParse(body);
     if (!parsed.success) return;
-    const { user, team, trigger_id: trigger } = parsed.data;
-    const teamId = team?.id ?? user.team_id ?? "";
+    const { user, trigger_id: trigger } = parsed.data;
+    const teamId = authorisedTeam(context);
     const current = await deps.coordinator.preferences
       .defaults(teamId, { kind: "user", userId: user.id })
       .catch((err: unknown) => {
@@ -50,7 +48,7 @@ export function register(app: App, deps: ListenerDeps): void {
     if (current) await openDefaultsModal(client, deps, trigger, { kind: "user" }, current);
   });
 
-  app.view(PERSONAL_DEFAULTS_VIEW, async ({ ack, body }) => {
+  app.view(PERSONAL_DEFAULTS_VIEW, async ({ ack, body, context }) => {
     const parsed = DefaultsSubmission.safeParse(body);
     if (!parsed.success) {
       await ack({ response_action: "errors", errors: { model: "That form looked malformed." } });
@@ -61,7 +59,7 @@ export function register(app: App, deps: ListenerDeps): void {
       await ack({ response_action: "errors", errors: read.errors });
       return;
     }
-    const teamId = teamOf(parsed.data);
+    const teamId = authorisedTeam(context);
     const userId = parsed.data.user.id;
     try {
       await deps.coordinator.preferences.saveDefaults(

@@ -16,7 +16,6 @@ import * as workspaceSettings from "./workspace-settings.ts";
 import type { Surface } from "./surface.ts";
 
 export const SURFACES: readonly Surface[] = [
-  // First: its middleware notes the workspaces of org-wide installs before any listener runs.
   uninstall,
   command,
   message,

@@ -4,7 +4,7 @@
  */
 import type { App } from "@slack/bolt";
 import { z } from "zod";
-import { fileRefs, fromSlack, type ListenerDeps } from "./surface.ts";
+import { authorisedTeam, fileRefs, fromSlack, type ListenerDeps } from "./surface.ts";
 
 const MentionEvent = z.object({
   type: z.literal("app_mention"),
@@ -17,8 +17,6 @@ const MentionEvent = z.object({
   files: z.array(z.unknown()).optional(),
 });
 
-const Envelope = z.object({ team_id: z.string().min(1) });
-
 /** The text without the bot's own `<@U…>` mention (other people's mentions stay). */
 export function withoutMention(text: string, botUserId: string | undefined): string {
   if (!botUserId) return text.trim();
@@ -30,14 +28,13 @@ export function withoutMention(text: string, botUserId: string | undefined): str
 }
 
 export function register(app: App, { coordinator }: ListenerDeps): void {
-  app.event("app_mention", async ({ event, body, context }) => {
+  app.event("app_mention", async ({ event, context }) => {
     const parsed = MentionEvent.safeParse(event);
-    const envelope = Envelope.safeParse(body);
-    if (!parsed.success || !envelope.success) return;
+    if (!parsed.success) return;
     const msg = parsed.data;
     if (msg.bot_id) return; // another bot mentioning this one: not a person's request
     await coordinator.handleMessage({
-      teamId: envelope.data.team_id,
+      teamId: authorisedTeam(context),
       channelId: msg.channel,
       userId: msg.user,
       text: fromSlack(withoutMention(msg.text, context.botUserId)),

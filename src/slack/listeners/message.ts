@@ -6,7 +6,7 @@
 import type { App } from "@slack/bolt";
 import { z } from "zod";
 import { withoutMention } from "./mention.ts";
-import { fileRefs, fromSlack, type ListenerDeps } from "./surface.ts";
+import { authorisedTeam, fileRefs, fromSlack, type ListenerDeps } from "./surface.ts";
 
 /** Message subtypes that are a person's input; every other subtype is ignored. */
 const INPUT_SUBTYPES = new Set([undefined, "file_share", "thread_broadcast"]);
@@ -24,13 +24,10 @@ const MessageEvent = z.object({
   channel_type: z.string().optional(),
 });
 
-const Envelope = z.object({ team_id: z.string().min(1) });
-
 export function register(app: App, { coordinator }: ListenerDeps): void {
-  app.event("message", async ({ event, body, context }) => {
+  app.event("message", async ({ event, context }) => {
     const parsed = MessageEvent.safeParse(event);
-    const envelope = Envelope.safeParse(body);
-    if (!parsed.success || !envelope.success) return;
+    if (!parsed.success) return;
     const msg = parsed.data;
     // Edits, deletions, joins and other bots' messages are not a person's request.
     if (!INPUT_SUBTYPES.has(msg.subtype) || msg.bot_id || !msg.user) return;
@@ -40,7 +37,7 @@ export function register(app: App, { coordinator }: ListenerDeps): void {
     // In channels only replies in threads matter here (mentions have their own event).
     if (!dm && !inThread) return;
     await coordinator.handleMessage({
-      teamId: envelope.data.team_id,
+      teamId: authorisedTeam(context),
       channelId: msg.channel,
       userId: msg.user,
       text: fromSlack(withoutMention(msg.text ?? "", context.botUserId)),

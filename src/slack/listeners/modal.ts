@@ -16,7 +16,7 @@ import {
   renderNewTaskModal,
 } from "../../view/modal.ts";
 import { channelMembership } from "../channel-directory.ts";
-import { fileRefs, fromSlack, type ListenerDeps } from "./surface.ts";
+import { authorisedTeam, fileRefs, fromSlack, type ListenerDeps } from "./surface.ts";
 
 const Shortcut = z.object({
   trigger_id: z.string().min(1),
@@ -36,8 +36,7 @@ const Value = z.object({
 type Value = z.infer<typeof Value>;
 
 const Submission = z.object({
-  team: z.object({ id: z.string().min(1) }).nullish(),
-  user: z.object({ id: z.string().min(1), team_id: z.string().optional() }),
+  user: z.object({ id: z.string().min(1) }),
   view: z.object({
     id: z.string().min(1),
     private_metadata: z.string().optional(),
@@ -82,7 +81,7 @@ export function register(app: App, deps: ListenerDeps): void {
     });
   });
 
-  app.view(NEW_TASK_VIEW, async ({ ack, body, client }) => {
+  app.view(NEW_TASK_VIEW, async ({ ack, body, client, context }) => {
     const parsed = Submission.safeParse(body);
     if (!parsed.success) {
       await ack({
@@ -116,7 +115,7 @@ export function register(app: App, deps: ListenerDeps): void {
     }
     await deps.coordinator.startTask(
       {
-        teamId: parsed.data.team?.id ?? user.team_id ?? "",
+        teamId: authorisedTeam(context),
         channelId,
         userId: user.id,
         prompt: form.prompt,

@@ -56,7 +56,9 @@ export async function applyKeyChange(
       deps.logger.warn({ err, teamId: req.teamId }, "could not remove a workspace's service key");
       return { error: "The key could not be removed right now; please try again." };
     }
-    const then = keys.fallback ? "tasks use the app's default key" : "tasks cannot start";
+    const then = (await keys.fallback(req.teamId))
+      ? "tasks use the app's default key"
+      : "tasks cannot start";
     return { confirm: `The workspace's Task service API key is removed: ${then}.` };
   }
   const check = await keys.checker

@@ -6,8 +6,8 @@
 import type { AllMiddlewareArgs, App } from "@slack/bolt";
 import type { TellUser } from "../../relay/coordinator.ts";
 import { CHANNEL_SETTINGS_VIEW, summarizeDefaults } from "../../view/defaults.ts";
-import { DefaultsSubmission, openDefaultsModal, readDefaults, teamOf } from "./defaults-form.ts";
-import type { ListenerDeps } from "./surface.ts";
+import { DefaultsSubmission, openDefaultsModal, readDefaults } from "./defaults-form.ts";
+import { authorisedTeam, type ListenerDeps } from "./surface.ts";
 
 const NOT_IN_DM =
   "Channel defaults are set in a channel: type `/task settings` there. Your own defaults are in my Home tab.";
@@ -46,7 +46,7 @@ export async function openChannelSettings(
 }
 
 export function register(app: App, deps: ListenerDeps): void {
-  app.view(CHANNEL_SETTINGS_VIEW, async ({ ack, body, client }) => {
+  app.view(CHANNEL_SETTINGS_VIEW, async ({ ack, body, client, context }) => {
     const parsed = DefaultsSubmission.safeParse(body);
     const channelId = parsed.success ? (parsed.data.view.private_metadata ?? "") : "";
     if (!parsed.success || !/^[CG][A-Z0-9]+$/.test(channelId)) {
@@ -60,15 +60,16 @@ export function register(app: App, deps: ListenerDeps): void {
     }
     const { preferences } = deps.coordinator;
     const userId = parsed.data.user.id;
+    const teamId = authorisedTeam(context);
     // The form names the channel; whoever submits it must still be allowed to change it.
     const problem = await preferences
-      .mayChangeChannel(teamOf(parsed.data), channelId, userId)
+      .mayChangeChannel(teamId, channelId, userId)
       .then((ok) => (ok ? undefined : NOT_ALLOWED.replace(/ Your own.*$/, "")))
       .catch(() => "Could not check who may change this channel's defaults; please try again.");
     const saved =
       problem ??
       (await preferences
-        .saveDefaults(teamOf(parsed.data), { kind: "channel", channelId }, read.defaults)
+        .saveDefaults(teamId, { kind: "channel", channelId }, read.defaults)
         .then(() => undefined)
         .catch((err: unknown) => {
           deps.logger.warn({ err }, "could not save the channel defaults");

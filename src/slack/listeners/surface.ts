@@ -35,13 +35,25 @@ export interface WorkspaceKeys {
   readonly store: ServiceKeyStore;
   /** Asks the service whether it takes a key, before it is saved. */
   readonly checker: KeyChecker;
-  /** Whether the app has a default key (TASK_API_KEY) for workspaces without their own. */
-  readonly fallback: boolean;
+  /**
+   * Whether the workspace's tasks use the app's default key (TASK_API_KEY) while it has none of
+   * its own (with many workspaces, only those TASK_API_KEY_FOR names).
+   */
+  readonly fallback: (teamId: string) => Promise<boolean>;
 }
 
 /** One Slack surface (a slash command, an event, interactive components, …). */
 export interface Surface {
   register(app: App, deps: ListenerDeps): void;
+}
+
+/**
+ * The workspace Bolt authorised the payload for: its token and records are the ones used. Never
+ * a team the payload names; the team gate (src/slack/gate/team.ts) refused a payload without it.
+ */
+export function authorisedTeam(context: { readonly teamId?: string | undefined }): string {
+  if (!context.teamId) throw new Error("a payload reached a listener without an authorised team");
+  return context.teamId;
 }
 
 /** Slack escapes &, < and > in what people type; the service must get what they typed. */

@@ -20,7 +20,7 @@ import {
   type TaskRef,
   type ViewState,
 } from "../../view/task-views.ts";
-import { fileRefs, type ListenerDeps, tellThrough } from "./surface.ts";
+import { authorisedTeam, fileRefs, type ListenerDeps, tellThrough } from "./surface.ts";
 
 type Client = AllMiddlewareArgs["client"];
 
@@ -35,8 +35,6 @@ const ActionBody = z.object({
 });
 type ActionBody = z.infer<typeof ActionBody>;
 
-const teamOf = (b: { team?: { id: string } | null; user: { team_id?: string | undefined } }) =>
-  b.team?.id ?? b.user.team_id ?? "";
 const keyOf = (teamId: string, ref: TaskRef): SlackThreadKey => ({ teamId, ...ref });
 
 /** The thread a message button is about, only if it was clicked in that thread's channel. */
@@ -121,7 +119,7 @@ export function register(app: App, deps: ListenerDeps): void {
 /** History, Files and Continue… under a finished answer. */
 function registerButtons(app: App, deps: ListenerDeps): void {
   const open = (kind: ViewState["kind"]) =>
-    app.action(TASK_ACTION[kind], async ({ ack, body, client, respond }) => {
+    app.action(TASK_ACTION[kind], async ({ ack, body, client, respond, context }) => {
       await ack();
       const parsed = ActionBody.safeParse(body);
       const ref = parsed.success ? messageTarget(parsed.data) : undefined;
@@ -134,7 +132,7 @@ function registerButtons(app: App, deps: ListenerDeps): void {
         deps,
         parsed.data.trigger_id,
         kind,
-        { teamId: teamOf(parsed.data), ...ref },
+        { teamId: authorisedTeam(context), ...ref },
         parsed.data.user.id,
       );
     });
@@ -161,24 +159,26 @@ function registerPaging(app: App, deps: ListenerDeps): void {
     ack,
     body,
     client,
+    context,
   }: {
     ack: () => Promise<void>;
     body: unknown;
     client: Client;
+    context: { teamId?: string | undefined };
   }) => {
     await ack();
     const parsed = ActionBody.safeParse(body);
     const state = parsed.success ? viewTarget(parsed.data) : undefined;
     if (!parsed.success || !state || !parsed.data.view) return;
     const { id: user } = parsed.data.user;
-    await fill(deps, client, parsed.data.view.id, state, teamOf(parsed.data), user).catch(
+    await fill(deps, client, parsed.data.view.id, state, authorisedTeam(context), user).catch(
       (err: unknown) => deps.logger.warn({ err }, "could not turn a task view's page"),
     );
   };
   app.action(new RegExp(`^${TASK_ACTION.page}_`), page);
   app.action(TASK_ACTION.statusMessages, page);
 
-  app.action(TASK_ACTION.getFile, async ({ ack, body, client }) => {
+  app.action(TASK_ACTION.getFile, async ({ ack, body, client, context }) => {
     await ack();
     const parsed = ActionBody.safeParse(body);
     if (!parsed.success) return;
@@ -192,7 +192,7 @@ function registerPaging(app: App, deps: ListenerDeps): void {
     ) {
       return;
     }
-    const key = keyOf(teamOf(parsed.data), shown);
+    const key = keyOf(authorisedTeam(context), shown);
     const text = await deps.coordinator.threads.fetchFile(key, parsed.data.user.id, wanted.data.f);
     await client.chat
       .postEphemeral({
@@ -207,7 +207,7 @@ function registerPaging(app: App, deps: ListenerDeps): void {
 
 /** The Continue form's submission: a follow-up posted in the thread and sent. */
 function registerContinue(app: App, deps: ListenerDeps): void {
-  app.view(CONTINUE_VIEW, async ({ ack, body, client }) => {
+  app.view(CONTINUE_VIEW, async ({ ack, body, client, context }) => {
     const parsed = Submission.safeParse(body);
     const ref = parsed.success ? decodeTaskRef(parsed.data.view.private_metadata) : undefined;
     if (!parsed.success || !ref) {
@@ -228,7 +228,7 @@ function registerContinue(app: App, deps: ListenerDeps): void {
       return;
     }
     await ack();
-    const key = keyOf(teamOf(parsed.data), ref);
+    const key = keyOf(authorisedTeam(context), ref);
     const user = parsed.data.user.id;
     const refusal = await deps.coordinator.threads
       .continueTask(key, user, text, files)

@@ -28,18 +28,9 @@ function installOf(body: unknown): InstallKey | undefined {
   return { teamId, enterpriseId: enterpriseId ?? undefined, isEnterpriseInstall: org === true };
 }
 
-export function register(app: App, { removal, logger }: ListenerDeps): void {
-  // An org-wide uninstall names only the organisation: its workspaces are noted as they speak.
-  app.use(async ({ context, next }) => {
-    const { enterpriseId, teamId, isEnterpriseInstall } = context;
-    if (isEnterpriseInstall && enterpriseId && teamId) {
-      void removal
-        .noteOrgWorkspace(enterpriseId, teamId)
-        .catch((err: unknown) => logger.warn({ err }, "could not note a workspace of an org"));
-    }
-    await next();
-  });
-
+export function register(app: App, { removal }: ListenerDeps): void {
+  // An org-wide uninstall names only the organisation: its workspaces are noted as they speak,
+  // once confirmed as its own (src/slack/gate/team.ts).
   app.event("app_uninstalled", async ({ body }) => {
     const key = installOf(body);
     if (key) await removal.uninstalled(key);

@@ -26,7 +26,7 @@ import {
 import { isWorkspaceAdmin } from "../admin-home.ts";
 import { listUserGroups } from "../user-groups.ts";
 import { applyKeyChange, keyStatusOf, readKeyChange } from "./settings-key.ts";
-import type { ListenerDeps } from "./surface.ts";
+import { authorisedTeam, type ListenerDeps } from "./surface.ts";
 
 type Client = AllMiddlewareArgs["client"];
 
@@ -58,11 +58,13 @@ const Submission = Person.extend({
   }),
 });
 
-const teamOf = (p: z.infer<typeof Person>) => p.team?.id ?? p.user.team_id ?? "";
-
 /** Whether Slack says the person administers the workspace (asked with the listener's client). */
-function isAdmin(client: Client, deps: ListenerDeps, userId: string): Promise<boolean> {
-  return isWorkspaceAdmin(client, userId).catch((err: unknown) => {
+function isAdmin(
+  client: Client,
+  deps: ListenerDeps,
+  req: { readonly teamId: string; readonly userId: string },
+): Promise<boolean> {
+  return isWorkspaceAdmin(client, req.userId, { teamId: req.teamId }).catch((err: unknown) => {
     deps.logger.warn({ err }, "could not ask Slack whether someone is a workspace admin");
     return false;
   });
@@ -71,8 +73,9 @@ function isAdmin(client: Client, deps: ListenerDeps, userId: string): Promise<bo
 /** The modal with the workspace's key status, current policy and user groups. */
 async function settingsModal(client: Client, deps: ListenerDeps, teamId: string) {
   const keys = deps.workspaceKeys;
-  const [stored, policy, groups] = await Promise.all([
+  const [stored, lent, policy, groups] = await Promise.all([
     keys?.store.get(teamId),
+    keys?.fallback(teamId),
     getUsagePolicy(deps.records, teamId).catch((err: unknown) => {
       // An unreadable policy refuses every task: the admin saves a fresh one from here.
       deps.logger.error({ err }, "could not read the usage policy; the form shows the default");
@@ -84,7 +87,7 @@ async function settingsModal(client: Client, deps: ListenerDeps, teamId: string)
     }),
   ]);
   return workspaceSettingsModal({
-    keySection: keys && stored ? keySection(keyStatusOf(stored, keys.fallback)) : appKeySection(),
+    keySection: keys && stored ? keySection(keyStatusOf(stored, lent === true)) : appKeySection(),
     extraSections: usagePolicyBlocks(policy, groups),
   });
 }
@@ -96,7 +99,7 @@ export async function openWorkspaceSettings(
   req: { readonly teamId: string; readonly userId: string; readonly trigger: string },
 ): Promise<boolean> {
   try {
-    const view = (await isAdmin(client, deps, req.userId))
+    const view = (await isAdmin(client, deps, req))
       ? await settingsModal(client, deps, req.teamId)
       : notAllowedModal();
     await client.views.open({ trigger_id: req.trigger, view: view as never });
@@ -111,10 +114,10 @@ export async function openWorkspaceSettings(
 export async function offerWorkspaceSettings(
   client: Client,
   deps: ListenerDeps,
-  userId: string,
+  req: { readonly teamId: string; readonly userId: string },
   respond: RespondFn,
 ): Promise<void> {
-  if (!(await isAdmin(client, deps, userId))) return;
+  if (!(await isAdmin(client, deps, req))) return;
   await respond({
     response_type: "ephemeral",
     replace_original: false,
@@ -164,15 +167,15 @@ async function save(
 }
 
 export function register(app: App, deps: ListenerDeps): void {
-  app.action(OPEN_WORKSPACE_SETTINGS, async ({ ack, body, client }) => {
+  app.action(OPEN_WORKSPACE_SETTINGS, async ({ ack, body, client, context }) => {
     await ack();
     const parsed = OpenAction.safeParse(body);
     if (!parsed.success) return;
-    const req = { teamId: teamOf(parsed.data), userId: parsed.data.user.id };
+    const req = { teamId: authorisedTeam(context), userId: parsed.data.user.id };
     await openWorkspaceSettings(client, deps, { ...req, trigger: parsed.data.trigger_id });
   });
 
-  app.view(WORKSPACE_SETTINGS_VIEW, async ({ ack, body, client }) => {
+  app.view(WORKSPACE_SETTINGS_VIEW, async ({ ack, body, client, context }) => {
     const parsed = Submission.safeParse(body);
     // Errors about the whole form go on its first field.
     const field = deps.workspaceKeys ? SERVICE_KEY_FIELD.key : USAGE_FIELD.who;
@@ -180,9 +183,9 @@ export function register(app: App, deps: ListenerDeps): void {
       await ack({ response_action: "errors", errors: { [field]: "That form looked malformed." } });
       return;
     }
-    const req = { teamId: teamOf(parsed.data), userId: parsed.data.user.id };
+    const req = { teamId: authorisedTeam(context), userId: parsed.data.user.id };
     // The modal may be old, or forged: whoever submits it must be an admin now.
-    if (!(await isAdmin(client, deps, req.userId))) {
+    if (!(await isAdmin(client, deps, req))) {
       await ack({ response_action: "errors", errors: { [field]: NOT_ADMIN } });
       return;
     }

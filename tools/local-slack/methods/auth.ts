@@ -1,6 +1,9 @@
 // api.test and auth.test: the connectivity check and the bot's identity, per token (Bolt calls
 // auth.test at start, and during an OAuth install with the new token).
+import { ApiFailure } from "../errors.ts";
 import type { Caller } from "../tenancy.ts";
+import type { SlackArgs } from "../types.ts";
+import { str } from "../util.ts";
 import type { MethodContext, MethodFamily } from "./registry.ts";
 
 function identity(ctx: MethodContext, caller: Caller | undefined): Record<string, unknown> {
@@ -34,7 +37,38 @@ function identity(ctx: MethodContext, caller: Caller | undefined): Record<string
   };
 }
 
+/**
+ * auth.teams.list: the workspaces an org-wide token's app is approved for (every workspace of its
+ * organisation here); a workspace's token lists its own workspace. Pages with `limit` (1 to
+ * 1000, default 100) and `cursor` (Slack's auth.teams.list method page).
+ */
+function teamsList(args: SlackArgs, ctx: MethodContext, caller: Caller | undefined) {
+  const { tenancy } = ctx;
+  const limit = args.limit === undefined ? 100 : Number(args.limit);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new ApiFailure("invalid_limit");
+  const teams = caller?.isEnterpriseInstall
+    ? [...tenancy.teams.values()].filter((t) => t.enterpriseId === caller.enterpriseId)
+    : [...tenancy.teams.values()].filter((t) => t.id === (caller?.teamId ?? ctx.state.teamId));
+  const cursor = str(args.cursor);
+  const from = cursor ? Number(Buffer.from(cursor, "base64url").toString()) : 0;
+  if (!Number.isInteger(from) || from < 0 || from > teams.length) {
+    throw new ApiFailure("invalid_cursor");
+  }
+  const page = teams.slice(from, from + limit).map((t) => ({ id: t.id, name: t.name }));
+  const next =
+    from + limit < teams.length ? Buffer.from(String(from + limit)).toString("base64url") : "";
+  return { teams: page, response_metadata: { next_cursor: next } };
+}
+
 export const authMethods: MethodFamily = {
   "api.test": { handle: (args) => ({ args }) },
   "auth.test": { handle: (_args, ctx, _team, caller) => identity(ctx, caller) },
+  // auth.revoke: the calling token stops working (Slack's auth.revoke method page).
+  "auth.revoke": {
+    handle: (args, ctx, _team, caller) => {
+      if (args.test === true || args.test === "true") return { revoked: false };
+      return { revoked: caller ? ctx.tenancy.revokeToken(caller.token) : false };
+    },
+  },
+  "auth.teams.list": { handle: (args, ctx, _team, caller) => teamsList(args, ctx, caller) },
 };

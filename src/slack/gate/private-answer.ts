@@ -1,0 +1,138 @@
+/**
+ * What a Slack payload is (a slash command, a button, a form, a shortcut, an event) and how
+ * to answer the person who sent it privately, whatever it is: in the acknowledgement of a
+ * command, inside the modal of a form, through the `response_url` of a button in a message,
+ * in a modal for a shortcut or a button elsewhere. Each way is the one Slack's interactivity
+ * pages name for that payload; nothing here is posted where anyone else can see it.
+ */
+import type { AllMiddlewareArgs, AnyMiddlewareArgs } from "@slack/bolt";
+import type { Logger } from "pino";
+import { z } from "zod";
+import { noticeModal } from "../../view/notice.ts";
+
+const Payload = z.object({
+  type: z.string().optional(),
+  command: z.string().optional(),
+  callback_id: z.string().optional(),
+  trigger_id: z.string().optional(),
+  response_url: z.string().optional(),
+  user_id: z.string().optional(),
+  user: z.object({ id: z.string().optional() }).nullish(),
+  view: z
+    .object({
+      id: z.string().optional(),
+      type: z.string().optional(),
+      callback_id: z.string().optional(),
+    })
+    .nullish(),
+  actions: z.array(z.object({ action_id: z.string().optional() })).optional(),
+  event: z.object({ type: z.string().optional() }).optional(),
+});
+type Payload = z.infer<typeof Payload>;
+
+/** Which kind of payload, and the name the app knows it by (action, callback or command). */
+export interface PayloadName {
+  readonly kind:
+    | "command"
+    | "event"
+    | "block_actions"
+    | "view_submission"
+    | "view_closed"
+    | "shortcut"
+    | "message_action"
+    | "options"
+    | "other";
+  readonly id: string | undefined;
+  readonly userId: string | undefined;
+}
+
+const KINDS = new Set<string>([
+  "block_actions",
+  "view_submission",
+  "view_closed",
+  "shortcut",
+  "message_action",
+]);
+
+function parse(body: unknown): Payload {
+  const parsed = Payload.safeParse(body);
+  return parsed.success ? parsed.data : {};
+}
+
+/** Names a payload for the log and for choosing how to answer (never its content). */
+export function namePayload(body: unknown): PayloadName {
+  const p = parse(body);
+  const userId = p.user?.id ?? p.user_id;
+  if (p.event) return { kind: "event", id: p.event.type, userId };
+  if (p.command !== undefined) return { kind: "command", id: p.command, userId };
+  if (p.type === "block_suggestion") return { kind: "options", id: p.callback_id, userId };
+  const kind = KINDS.has(p.type ?? "") ? (p.type as PayloadName["kind"]) : "other";
+  const id =
+    kind === "block_actions"
+      ? p.actions?.[0]?.action_id
+      : kind === "view_submission" || kind === "view_closed"
+        ? p.view?.callback_id
+        : p.callback_id;
+  return { kind, id, userId };
+}
+
+/** What answering needs of Bolt's middleware arguments. */
+export interface Answerable {
+  readonly body: unknown;
+  /** Undefined for events (Bolt acknowledges them itself). */
+  readonly ack: ((response?: Record<string, unknown>) => Promise<void>) | undefined;
+  /** Posts to the payload's `response_url`, when it has one. */
+  readonly respond: ((message: Record<string, unknown>) => Promise<unknown>) | undefined;
+  readonly client: Pick<AllMiddlewareArgs["client"], "views">;
+}
+
+/** The parts of Bolt's middleware arguments an answer needs (they differ by payload kind). */
+export function answerableOf(args: AnyMiddlewareArgs & AllMiddlewareArgs): Answerable {
+  const loose = args as unknown as {
+    ack?: (response?: Record<string, unknown>) => Promise<void>;
+    respond?: (message: Record<string, unknown>) => Promise<unknown>;
+  };
+  return { body: args.body, ack: loose.ack, respond: loose.respond, client: args.client };
+}
+
+/**
+ * Acknowledges the payload and tells its sender `text` privately. Nothing is said for an event
+ * (nobody waits on it) or a closed modal (its person has left it); a list of options is
+ * answered empty.
+ */
+export async function answerPrivately(
+  payload: Answerable,
+  text: string,
+  logger: Logger,
+): Promise<void> {
+  const { ack, respond, client } = payload;
+  const p = parse(payload.body);
+  const { kind } = namePayload(payload.body);
+  if (!ack) return;
+  if (kind === "command") return ack({ response_type: "ephemeral", text });
+  // A form's answer goes in the form itself: it is replaced by the notice.
+  if (kind === "view_submission")
+    return ack({ response_action: "update", view: noticeModal(text) });
+  if (kind === "options") return ack({ options: [] });
+  await ack();
+  if (kind === "view_closed" || kind === "other") return;
+  const told = async (): Promise<void> => {
+    // A button in a message: privately under it.
+    if (kind === "block_actions" && respond && p.response_url) {
+      await respond({ response_type: "ephemeral", replace_original: false, text });
+      return;
+    }
+    // A button inside a modal: the modal says it.
+    if (kind === "block_actions" && p.view?.type === "modal" && p.view.id) {
+      await client.views.update({ view_id: p.view.id, view: noticeModal(text) as never });
+      return;
+    }
+    // A shortcut, or a button in the Home tab: a modal of its own.
+    if (p.trigger_id) {
+      await client.views.open({ trigger_id: p.trigger_id, view: noticeModal(text) as never });
+    }
+  };
+  await told().catch((err: unknown) =>
+    logger.debug({ err, kind }, "could not tell the person privately"),
+  );
+}

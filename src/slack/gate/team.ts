@@ -1,0 +1,143 @@
+/**
+ * Each workspace kept to itself: every payload is handled as the workspace Bolt authorised
+ * (`context.teamId`, whose token and records it uses), never as whatever team the payload
+ * names. A payload is refused, privately, when that workspace is empty, when the payload names
+ * another one, when the operator does not allow it (TASK_ALLOWED_TEAMS), or, under an org-wide
+ * install, when the organisation's token does not list it as one of its workspaces. Only a
+ * workspace confirmed that way is remembered as the organisation's.
+ */
+import type { AnyMiddlewareArgs, Middleware } from "@slack/bolt";
+import type { Logger } from "pino";
+import { z } from "zod";
+import type { OrgMembership } from "./org-membership.ts";
+import { answerableOf, answerPrivately, namePayload } from "./private-answer.ts";
+import { notAllowedText, type TeamPolicy } from "./team-policy.ts";
+
+/** Events Bolt delivers unauthorised (the tokens are gone); the uninstall listener reads them. */
+const UNAUTHORISED_EVENTS = new Set(["app_uninstalled", "tokens_revoked"]);
+
+const Declared = z.object({
+  team_id: z.string().nullish(),
+  authorizations: z.array(z.object({ team_id: z.string().nullish() }).nullish()).nullish(),
+  event: z.unknown().optional(),
+  command: z.string().optional(),
+  team: z.object({ id: z.string().nullish() }).nullish(),
+  user: z.object({ team_id: z.string().nullish() }).nullish(),
+  view: z.object({ app_installed_team_id: z.string().nullish() }).nullish(),
+});
+
+/** The workspace a payload names, read where Bolt reads it to authorise (App.buildSource). */
+export function declaredTeam(body: unknown): string | undefined {
+  const parsed = Declared.safeParse(body);
+  if (!parsed.success) return undefined;
+  const p = parsed.data;
+  if (p.event !== undefined) return p.authorizations?.[0]?.team_id || p.team_id || undefined;
+  if (p.command !== undefined) return p.team_id || undefined;
+  return p.view?.app_installed_team_id || p.team?.id || p.user?.team_id || undefined;
+}
+
+export interface TeamGateOptions {
+  readonly logger: Logger;
+  readonly policy: TeamPolicy;
+  /** Many workspaces: who belongs to an organisation of an org-wide install. */
+  readonly membership: OrgMembership | undefined;
+  /**
+   * One workspace (SLACK_BOT_TOKEN): the workspace its token belongs to (auth.test). Bolt takes
+   * a single token's team from the payload, so it is checked here.
+   */
+  readonly tokenTeam: (() => Promise<string>) | undefined;
+  /** A workspace confirmed as one of an org-wide install's (its token is the organisation's). */
+  readonly onOrgWorkspace: (teamId: string, enterpriseId: string) => Promise<void>;
+}
+
+interface Authorised {
+  readonly teamId: string | undefined;
+  readonly enterpriseId: string | undefined;
+  readonly isEnterpriseInstall: boolean;
+  readonly botToken: string | undefined;
+}
+
+const UNKNOWN_TEAM =
+  "Task Agent could not tell which workspace this came from, so nothing happened. Try again from a channel or a direct message of your workspace.";
+const OTHER_TEAM =
+  "This came from a workspace Task Agent does not answer for here, so nothing happened. Ask an admin of your workspace to install Task Agent in it.";
+const NOT_MEMBER =
+  "Task Agent is installed for your organisation, but not approved for this workspace, so nothing happened. Ask an admin of your organisation to add Task Agent to this workspace.";
+const NOT_NOW =
+  "Task Agent cannot reach Slack to check this request right now. Please try again in a minute.";
+const NOT_CONFIRMED =
+  "Task Agent could not confirm that this workspace belongs to your organisation right now. Please try again in a minute.";
+
+/** Why the payload is refused (what its person is told), or undefined to go on. */
+async function refusal(
+  options: TeamGateOptions,
+  auth: Authorised,
+  declared: string | undefined,
+): Promise<{ text: string; reason: string } | undefined> {
+  const { teamId, enterpriseId } = auth;
+  if (!teamId) return { text: UNKNOWN_TEAM, reason: "no workspace" };
+  if (declared !== undefined && declared !== teamId) {
+    return { text: OTHER_TEAM, reason: "the payload names another workspace" };
+  }
+  if (!options.policy.allows(teamId, enterpriseId)) {
+    return { text: notAllowedText(teamId), reason: "not in TASK_ALLOWED_TEAMS" };
+  }
+  if (!auth.isEnterpriseInstall || !options.membership) return undefined;
+  if (!enterpriseId || !auth.botToken) return { text: NOT_MEMBER, reason: "no organisation" };
+  const member = await options.membership
+    .isMember(enterpriseId, teamId, auth.botToken)
+    .catch((err: unknown) => {
+      options.logger.warn({ err, enterprise: enterpriseId }, "could not list an org's workspaces");
+      return undefined;
+    });
+  if (member === undefined) return { text: NOT_CONFIRMED, reason: "membership unknown" };
+  return member ? undefined : { text: NOT_MEMBER, reason: "not a workspace of the organisation" };
+}
+
+/** The global middleware (after the acknowledgement tracker, before every listener). */
+export function teamGate(options: TeamGateOptions): Middleware<AnyMiddlewareArgs> {
+  const { logger } = options;
+  return async (args) => {
+    const name = namePayload(args.body);
+    if (name.kind === "event" && UNAUTHORISED_EVENTS.has(name.id ?? "")) {
+      await args.next();
+      return;
+    }
+    const { context } = args;
+    if (options.tokenTeam) {
+      const own = await options.tokenTeam().catch((err: unknown) => {
+        logger.warn({ err }, "could not ask Slack which workspace the bot token belongs to");
+        return undefined;
+      });
+      if (own === undefined) {
+        await answerPrivately(answerableOf(args), NOT_NOW, logger);
+        return;
+      }
+      // Bolt takes a single token's team from the payload: the token's own is the one authorised.
+      context.teamId = own;
+    }
+    const auth: Authorised = {
+      teamId: context.teamId,
+      enterpriseId: context.enterpriseId,
+      isEnterpriseInstall: context.isEnterpriseInstall === true,
+      botToken: context.botToken,
+    };
+    const declared = declaredTeam(args.body);
+    const refused = await refusal(options, auth, declared);
+    if (refused) {
+      logger.info(
+        { kind: name.kind, team: auth.teamId, declared, enterprise: auth.enterpriseId },
+        `refused a Slack payload: ${refused.reason}`,
+      );
+      await answerPrivately(answerableOf(args), refused.text, logger);
+      return;
+    }
+    // Only a workspace the organisation's token listed (checked above) is noted as its own.
+    if (options.membership && auth.isEnterpriseInstall && auth.enterpriseId && auth.teamId) {
+      await options
+        .onOrgWorkspace(auth.teamId, auth.enterpriseId)
+        .catch((err: unknown) => logger.warn({ err }, "could not note a workspace of an org"));
+    }
+    await args.next();
+  };
+}
