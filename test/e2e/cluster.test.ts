@@ -18,7 +18,10 @@ describe.skipIf(!redisUrl)("several instances on one Redis", () => {
     c = await Cluster.start({
       redisUrl: redisUrl ?? "",
       instances: 3,
-      leaseTtlMs: 2000,
+      // Long enough that an instance starved of CPU for a moment (three app processes and
+      // the test share two cores) keeps the lease it renews every 2 s; a shorter lease let
+      // a second instance take a run over from a live one now and then.
+      leaseTtlMs: 6000,
       scanIntervalMs: 300,
     });
   }, 60_000);
