@@ -37,6 +37,7 @@ import { StartupError } from "./util/startup-error.ts";
 import { verifySlack } from "./slack/startup-check.ts";
 import { openWorkspaces } from "./workspaces.ts";
 import { createOutbound, type Outbound } from "./util/proxy.ts";
+import { openPagePreviews } from "./preview/index.ts";
 
 export { StartupError };
 
@@ -75,6 +76,7 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
     },
   );
   const { service, serviceFor, serviceKeys } = openServices(config, metrics, outbound, store);
+  const { previews } = await openPagePreviews(config.preview, logger);
   const started = Date.now();
   const slack = createSlackApp({
     config,
@@ -107,6 +109,7 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
     store,
     instanceId,
     metrics,
+    previews,
     onRunEnded: async (outcome): Promise<void> => coordinator.onRunEnded(outcome),
   });
   const { coordinator, home } = openCoordinator(config, logger, {
@@ -128,7 +131,10 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
   resumer.start();
   logRunning(config, logger, port, instanceId, outbound.description);
   const close = (): Promise<void> =>
-    closeApp({ slack, coordinator, resumer, relay, scheduler, store, outbound, home }, logger);
+    closeApp(
+      { slack, coordinator, resumer, relay, scheduler, store, outbound, home, previews },
+      logger,
+    );
   return { slack, store, relay, service, port, resumer, close };
 }
 
@@ -163,7 +169,10 @@ function openServices(
 function openRelay(
   config: Config,
   logger: Logger,
-  parts: Pick<RelayOptions, "workspaces" | "store" | "instanceId" | "metrics" | "onRunEnded">,
+  parts: Pick<
+    RelayOptions,
+    "workspaces" | "store" | "instanceId" | "metrics" | "onRunEnded" | "previews"
+  >,
 ): Relay {
   return new Relay({
     ...parts,
@@ -340,6 +349,7 @@ async function closeApp(
     readonly store: ThreadStore;
     readonly outbound: Outbound;
     readonly home: HomeTab;
+    readonly previews: { close(): Promise<void> } | undefined;
   },
   logger: Logger,
 ): Promise<void> {
@@ -351,6 +361,7 @@ async function closeApp(
   await parts.coordinator.settle(SETTLE_MS);
   parts.home.close();
   await parts.relay.handover();
+  await parts.previews?.close();
   await parts.scheduler.close();
   await parts.store.close();
   await parts.outbound.close();

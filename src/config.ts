@@ -14,6 +14,12 @@ import {
   workspacesShape,
 } from "./config-workspaces.ts";
 import { flag, httpUrl, insecureUrls, intFrom, nameList, optionalString } from "./config-values.ts";
+import {
+  featuresFrom,
+  featuresShape,
+  type PreviewConfig,
+  type ThreadContextConfig,
+} from "./config-features.ts";
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 
@@ -146,6 +152,7 @@ export const SETTINGS: readonly string[] = [
   ...Object.keys(slackShape),
   ...Object.keys(workspacesShape),
   ...Object.keys(proxyShape),
+  ...Object.keys(featuresShape),
 ];
 
 /** How long a SIGTERM'd instance may take to hand its runs over before it exits anyway. */
@@ -241,6 +248,10 @@ export interface Config {
   /** Where health and metrics are served instead of `port`, when set (an internal port). */
   readonly adminPort: number | undefined;
   readonly logLevel: (typeof LOG_LEVELS)[number];
+  /** Generated web pages shown as images (config-features.ts). */
+  readonly preview: PreviewConfig;
+  /** The thread a mention was posted in, sent to the agent (config-features.ts). */
+  readonly threadContext: ThreadContextConfig;
 }
 
 export function parseServiceConfig(env: Env): ServiceConfig {
@@ -290,7 +301,9 @@ export function parseConfigOrExit(env: Env): Config {
 }
 
 export function parseConfig(env: Env): Config {
-  const main = attempt(() => parseWith({ ...serviceShape, ...slackShape, ...proxyShape }, env));
+  const main = attempt(() =>
+    parseWith({ ...serviceShape, ...slackShape, ...proxyShape, ...featuresShape }, env),
+  );
   const auth = attempt(() => parseWith(workspacesShape, env));
   const v = main.value;
   const chosen = auth.value ? workspacesFrom(auth.value, v?.SLACK_API_URL) : undefined;
@@ -338,6 +351,7 @@ export function parseConfig(env: Env): Config {
     port: v.PORT,
     adminPort: v.ADMIN_PORT,
     logLevel: v.LOG_LEVEL,
+    ...featuresFrom(v, env.PATH),
   };
 }
 
