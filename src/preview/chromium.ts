@@ -8,7 +8,14 @@
  */
 import { lookup } from "mime-types";
 import type { Logger } from "pino";
-import type { Browser, BrowserContext, BrowserType, Page, Route } from "playwright-core";
+import type {
+  Browser,
+  BrowserContext,
+  BrowserContextOptions,
+  BrowserType,
+  Page,
+  Route,
+} from "playwright-core";
 import type { PagePreviews, SiteFile, UploadItem } from "../relay/ports.ts";
 import { withDeadline } from "../util/deadline.ts";
 import { Slots } from "./slots.ts";
@@ -126,15 +133,7 @@ export class ChromiumPreviews implements PagePreviews {
 
   /** One page in a context of its own, within `ms`; the context goes whatever happens. */
   async #shoot(site: Site, page: SiteFile, ms: number): Promise<UploadItem[]> {
-    const browser = await this.#launch();
-    const context = await browser.newContext({
-      viewport: VIEWPORT,
-      acceptDownloads: false,
-      serviceWorkers: "block",
-      permissions: [],
-      locale: "en-US",
-      colorScheme: "light",
-    });
+    const context = await this.#newContext();
     try {
       return await withDeadline(
         this.#capture(context, site, page, ms),
@@ -152,13 +151,34 @@ export class ChromiumPreviews implements PagePreviews {
     }
   }
 
+  /** A fresh context; a browser found dead (not yet known to be) is replaced once. */
+  async #newContext(): Promise<BrowserContext> {
+    const options: BrowserContextOptions = {
+      viewport: VIEWPORT,
+      acceptDownloads: false,
+      serviceWorkers: "block",
+      permissions: [],
+      locale: "en-US",
+      colorScheme: "light",
+    };
+    const browser = await this.#launch();
+    try {
+      return await browser.newContext(options);
+    } catch (err) {
+      if (browser.isConnected()) throw err;
+      if (this.#browser) await this.#closeBrowser();
+      return (await this.#launch()).newContext(options);
+    }
+  }
+
   async #capture(
     context: BrowserContext,
     site: Site,
     page: SiteFile,
     ms: number,
   ): Promise<UploadItem[]> {
-    await context.route("**/*", (route) => this.#serve(route, site, page));
+    const requests = { served: 0, refused: 0 };
+    await context.route("**/*", (route) => this.#serve(route, site, page, requests));
     await context.routeWebSocket(
       () => true,
       (ws) => ws.close(),
@@ -190,18 +210,26 @@ export class ChromiumPreviews implements PagePreviews {
       const full = await tab.screenshot({ ...shot, fullPage: true, clip });
       items.push({ filename: names.full, bytes: full, title: `${title} (full page)` });
     }
+    this.#o.log.info({ page: sitePath(page.path), ...requests }, "page preview made");
     return items;
   }
 
   /** The run's own files from memory; every other request is refused. */
-  async #serve(route: Route, site: Site, page: SiteFile): Promise<void> {
+  async #serve(
+    route: Route,
+    site: Site,
+    page: SiteFile,
+    requests: { served: number; refused: number },
+  ): Promise<void> {
     const file = fileFor(site, page, route.request().url());
     try {
       if (!file) {
         this.stats.refused += 1;
+        requests.refused += 1;
         await route.abort("blockedbyclient");
         return;
       }
+      requests.served += 1;
       await route.fulfill({
         status: 200,
         body: file.bytes,
