@@ -8,6 +8,7 @@ import { WebAPIPlatformError, WebAPIRateLimitedError } from "@slack/web-api";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
 import {
+  BudgetWaitExceeded,
   createSlackScheduler,
   DEFAULT_BUDGETS,
   type EditResult,
@@ -496,6 +497,40 @@ describe("SlackScheduler edits", () => {
     expect(await a).toBe("ts-a");
     expect(await b).toBe("ts-b");
     expect(calls).toEqual(["a@0", "a@5000", "b@5000"]);
+  });
+
+  it("refuses a call with maxWaitMs that the budget or a 429's pause holds past it; others go on", async () => {
+    const { clock, scheduler, advance } = setup({
+      budgets: { "conversations.replies": { perMinute: 2, burst: 1 } },
+    });
+    const calls: string[] = [];
+    const read = (name: string, maxWaitMs?: number, team = "T1") =>
+      scheduler.schedule(
+        team,
+        "conversations.replies",
+        async () => {
+          calls.push(`${name}@${clock.now() - T0}`);
+          if (name === "b") throw new WebAPIRateLimitedError(60);
+          return name;
+        },
+        maxWaitMs === undefined ? {} : { maxWaitMs },
+      );
+    const a = read("a", 1000);
+    const late = read("late", 1000).catch((err: unknown) => err);
+    const patient = read("patient");
+    await advance(1000);
+    expect(await a).toBe("a");
+    // The budget's next token comes ~70 s later: the call with a 1 s limit is refused at 1 s.
+    expect(await late).toBeInstanceOf(BudgetWaitExceeded);
+    expect(await late).toMatchObject({ method: "conversations.replies" });
+    await advance(2 * MINUTE);
+    expect(await patient).toBe("patient");
+    // A 429 pauses the method: a call with a limit shorter than the pause is refused after one try.
+    const b = read("b", 5000, "T2").catch((err: unknown) => err);
+    await advance(10_000);
+    expect(await b).toBeInstanceOf(BudgetWaitExceeded);
+    expect(calls.filter((c) => c.startsWith("b@"))).toHaveLength(1);
+    expect(calls.filter((c) => c.startsWith("late@"))).toEqual([]);
   });
 
   it("gives up after maxRateLimitRetries 429s, and passes other errors on; the rest keeps going", async () => {
