@@ -38,6 +38,7 @@ import { verifySlack } from "./slack/startup-check.ts";
 import { openWorkspaces } from "./workspaces.ts";
 import { createOutbound, type Outbound } from "./util/proxy.ts";
 import { openPagePreviews } from "./preview/index.ts";
+import { slackThreadHistory } from "./thread-context/slack-history.ts";
 
 export { StartupError };
 
@@ -117,6 +118,7 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
     client: slack.app.client,
     tokens: slack.tokens,
     dispatcher: outbound.slackDispatcher,
+    scheduler,
   });
   const resumer = new Resumer({
     store,
@@ -194,6 +196,7 @@ function openCoordinator(
     readonly client: SlackApp["app"]["client"];
     readonly tokens: SlackApp["tokens"];
     readonly dispatcher: Outbound["slackDispatcher"];
+    readonly scheduler: SlackScheduler;
   },
 ): { coordinator: TaskCoordinator; home: HomeTab } {
   const { client, tokens } = wiring;
@@ -221,6 +224,13 @@ function openCoordinator(
     home,
     groupMembers: slackGroupMembers({ client, tokenFor: (team) => tokens.botToken(team) }),
     settingsAnyone: config.settingsAnyone,
+    threadHistory: slackThreadHistory({
+      client,
+      tokenFor: (team) => tokens.botToken(team),
+      scheduler: wiring.scheduler,
+      waitMs: config.threadContext.waitMs,
+    }),
+    threadContext: config.threadContext,
     limits: {
       perUserPerMinute: config.service.rateUserPerMin,
       perChannelPerMinute: config.service.rateChannelPerMin,
