@@ -9,6 +9,7 @@ import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
 import {
   BudgetWaitExceeded,
+  budgetsWith,
   createSlackScheduler,
   DEFAULT_BUDGETS,
   type EditResult,
@@ -277,6 +278,24 @@ describe("SlackScheduler budgets", () => {
       () => new SlackScheduler({ budgets: { "chat.update": { perMinute: 5, burst: 5 } } }),
     ).toThrow(/burst/);
     expect(() => new SlackScheduler({ safety: 1.5 })).toThrow(/safety/);
+  });
+
+  it("takes a budget of one call a minute (SLACK_RATE_LIMITS): never two in a sliding minute", async () => {
+    const { clock, scheduler, advance } = setup({
+      budgets: budgetsWith({ "conversations.replies": 1 }),
+    });
+    const at: number[] = [];
+    const calls = [1, 2, 3].map(() =>
+      scheduler.schedule("T1", "conversations.replies", async () => {
+        at.push(clock.now() - T0);
+      }),
+    );
+    await advance(4 * MINUTE);
+    await Promise.all(calls);
+    expect(at).toHaveLength(3);
+    for (let i = 1; i < at.length; i++) {
+      expect((at[i] ?? 0) - (at[i - 1] ?? 0)).toBeGreaterThan(MINUTE);
+    }
   });
 });
 
