@@ -37,6 +37,9 @@ export interface Playground {
   close(): Promise<void>;
 }
 
+/** The files the page shows inline: raster images (never SVG or HTML: they could run script). */
+const INLINE_IMAGE = /\.(png|jpe?g|gif|webp)$/i;
+
 /** What the page posts: a message (or `/task …`) in a channel or thread, maybe with a file. */
 const SendBody = z.object({
   channel: z.enum([GENERAL, DM]),
@@ -84,6 +87,9 @@ export async function startPlayground(
     TASK_RATE_USER_PER_MIN: "0",
     PORT: "0",
     DATA_DIR: dataDir,
+    // Generated pages are previewed when a Chromium is on PATH (or at CHROMIUM_PATH).
+    PATH: process.env.PATH ?? "",
+    ...(process.env.CHROMIUM_PATH ? { CHROMIUM_PATH: process.env.CHROMIUM_PATH } : {}),
   });
   const app: Running = await startApp(config, logger);
   const ui = new PlaygroundUi(slack, `http://127.0.0.1:${app.port}/slack/events`);
@@ -152,7 +158,11 @@ class PlaygroundUi {
     if (req.method === "GET" && url.pathname === "/api/state") return json(res, this.#state());
     if (req.method === "GET" && url.pathname === "/api/changes") return this.#stream(req, res);
     if (req.method === "GET" && url.pathname.startsWith("/files/"))
-      return this.#file(decodeURIComponent(url.pathname.slice(7)), res);
+      return this.#file(
+        decodeURIComponent(url.pathname.slice(7)),
+        res,
+        url.searchParams.has("inline"),
+      );
     if (req.method === "POST" && url.pathname === "/api/send")
       return json(res, await this.#send(SendBody.parse(JSON.parse(await readBody(req)))));
     if (req.method === "POST" && url.pathname === "/api/action")
@@ -177,7 +187,13 @@ class PlaygroundUi {
 
   #state(): unknown {
     const slack = this.#slack;
-    const files = slack.files().map((f) => ({ id: f.id, name: f.name, size: f.bytes.length }));
+    const files = slack.files().map((f) => ({
+      id: f.id,
+      name: f.name,
+      title: f.title ?? f.name,
+      size: f.bytes.length,
+      image: INLINE_IMAGE.test(f.name),
+    }));
     const ephemerals = [
       ...slack.ephemerals(undefined, YOU).map((e) => ({
         channel: e.channel,
@@ -215,9 +231,20 @@ class PlaygroundUi {
     req.on("close", () => this.#streams.delete(res));
   }
 
-  #file(id: string, res: ServerResponse): void {
+  #file(id: string, res: ServerResponse, inline = false): void {
     const file = this.#slack.files().find((f) => f.id === id);
     if (!file) return void res.writeHead(404).end("no such file");
+    const type = INLINE_IMAGE.exec(file.name)?.[1]?.toLowerCase();
+    if (inline && type) {
+      // Only raster images are shown from this origin; anything else the agent made downloads.
+      const mime = type === "jpg" ? "jpeg" : type;
+      res.writeHead(200, {
+        "content-type": `image/${mime}`,
+        "x-content-type-options": "nosniff",
+        "content-security-policy": "default-src 'none'",
+      });
+      return void res.end(file.bytes);
+    }
     res.writeHead(200, {
       "content-type": "application/octet-stream",
       "content-disposition": `attachment; filename="${file.name.replace(/["\\\r\n]/g, "_")}"`,
