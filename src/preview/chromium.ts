@@ -181,7 +181,7 @@ export class ChromiumPreviews implements PagePreviews {
     await context.route("**/*", (route) => this.#serve(route, site, page, requests));
     await context.routeWebSocket(
       () => true,
-      (ws) => ws.close(),
+      (ws) => void ws.close().catch(ignore),
     );
     const tab = await context.newPage();
     // Pop-ups and new windows are closed at once; dialogs dismissed; downloads cancelled.

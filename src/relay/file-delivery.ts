@@ -124,7 +124,10 @@ export async function deliverFiles(
   if (uploads.length === 0 || record.uploads === "done") return notes;
   const { channelId, threadTs } = record.key;
   // The pages' pictures go with the files (a run's previews are bounded in number and time).
-  const pictures = ctx.previews ? await ctx.previews.render(siteFiles(files)) : [];
+  const pages = files.some(
+    (f) => /\.x?html?$/i.test(f.file_name) || /html/.test(f.file_type ?? ""),
+  );
+  const pictures = ctx.previews && pages ? await ctx.previews.render(siteFiles(files)) : [];
   let todo = [...uploads, ...pictures];
   if (record.uploads === "started" || resumed) {
     // A previous owner may have uploaded some or all of them (and perhaps could not record
