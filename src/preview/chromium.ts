@@ -133,13 +133,20 @@ export class ChromiumPreviews implements PagePreviews {
 
   /** One page in a context of its own, within `ms`; the context goes whatever happens. */
   async #shoot(site: Site, page: SiteFile, ms: number): Promise<UploadItem[]> {
-    const context = await this.#newContext();
+    const until = Date.now() + ms;
+    const late = () => new Error(`the page took longer than ${ms} ms`);
+    // Launching the browser counts too; a context that comes too late is closed unused.
+    const opening = this.#newContext();
+    let context: BrowserContext;
     try {
-      return await withDeadline(
-        this.#capture(context, site, page, ms),
-        ms,
-        () => new Error(`the page took longer than ${ms} ms`),
-      );
+      context = await withDeadline(opening, ms, late);
+    } catch (err) {
+      void opening.then((c) => c.close()).catch(ignore);
+      throw err;
+    }
+    try {
+      const left = until - Date.now();
+      return await withDeadline(this.#capture(context, site, page, left), left, late);
     } finally {
       await withDeadline(context.close(), 5000, () => new Error("closing the page hung")).catch(
         async (err: unknown) => {
