@@ -97,7 +97,7 @@ const blank: SiteFile[] = [
 ];
 
 const previews = new ChromiumPreviews({
-  chromium,
+  chromium: async () => chromium,
   executablePath: found.path,
   sandbox: sandboxAllowed(process.getuid?.()),
   maxPages: 1,

@@ -77,7 +77,7 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
     },
   );
   const { service, serviceFor, serviceKeys } = openServices(config, metrics, outbound, store);
-  const { previews } = await openPagePreviews(config.preview, logger);
+  const { previews } = openPagePreviews(config.preview, logger);
   const started = Date.now();
   const slack = createSlackApp({
     config,

@@ -56,8 +56,11 @@ const ARGS = [
 ];
 
 export interface ChromiumPreviewOptions {
-  /** playwright-core's `chromium` (loaded by the caller, only when previews are on). */
-  readonly chromium: Pick<BrowserType, "launch">;
+  /**
+   * playwright-core's `chromium`, loaded when the first page is shown (importing playwright-core
+   * takes ~80 MB of memory, which an instance that never previews a page should not pay).
+   */
+  readonly chromium: () => Promise<Pick<BrowserType, "launch">>;
   readonly executablePath: string;
   /** Chromium's sandbox: on, except as root (where Chromium refuses to start with it). */
   readonly sandbox: boolean;
@@ -252,18 +255,21 @@ export class ChromiumPreviews implements PagePreviews {
     clearTimeout(this.#idle);
     if (this.#closed) return Promise.reject(new Error("page previews are closed"));
     if (this.#browser) return this.#browser;
-    const launching = this.#o.chromium
-      .launch({
-        executablePath: this.#o.executablePath,
-        headless: true,
-        chromiumSandbox: this.#o.sandbox,
-        args: ARGS,
-        timeout: 30_000,
-        // The app handles its signals, and closes the browser as it stops.
-        handleSIGINT: false,
-        handleSIGTERM: false,
-        handleSIGHUP: false,
-      })
+    const launching = this.#o
+      .chromium()
+      .then((chromium) =>
+        chromium.launch({
+          executablePath: this.#o.executablePath,
+          headless: true,
+          chromiumSandbox: this.#o.sandbox,
+          args: ARGS,
+          timeout: 30_000,
+          // The app handles its signals, and closes the browser as it stops.
+          handleSIGINT: false,
+          handleSIGTERM: false,
+          handleSIGHUP: false,
+        }),
+      )
       .then(
         (browser) => {
           this.stats.launches += 1;

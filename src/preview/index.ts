@@ -1,8 +1,8 @@
 /**
  * Generated web pages shown as images: whether previews are on (PAGE_PREVIEWS, a browser found,
  * playwright-core installed), said once in the log at start-up, and the previewer if they are.
- * playwright-core is an optional dependency loaded only here, only when a browser was found:
- * an image without Chromium never loads it.
+ * playwright-core is an optional dependency, loaded only when the first page is shown: an
+ * instance without Chromium, or that never previews a page, never loads it.
  */
 import type { Logger } from "pino";
 import type { PreviewConfig } from "../config-features.ts";
@@ -23,11 +23,11 @@ export function sandboxAllowed(uid: number | undefined): boolean {
   return uid !== 0;
 }
 
-export async function openPagePreviews(
+export function openPagePreviews(
   config: PreviewConfig,
   logger: Logger,
   uid: number | undefined = process.getuid?.(),
-): Promise<OpenPreviews> {
+): OpenPreviews {
   const log = logger.child({ component: "page-previews" });
   if (!config.enabled) {
     log.info("page previews are off (PAGE_PREVIEWS=off)");
@@ -38,9 +38,9 @@ export async function openPagePreviews(
     log.info(`page previews are off: ${found.missing}`);
     return { previews: undefined };
   }
-  let chromium;
   try {
-    ({ chromium } = await import("playwright-core"));
+    // Found, not loaded: it is imported when the first page is shown.
+    import.meta.resolve("playwright-core");
   } catch {
     log.warn(
       "page previews are off: playwright-core is not installed (npm ci installs it unless --omit=optional)",
@@ -54,7 +54,7 @@ export async function openPagePreviews(
   );
   return {
     previews: new ChromiumPreviews({
-      chromium,
+      chromium: async () => (await import("playwright-core")).chromium,
       executablePath: found.path,
       sandbox,
       maxPages: config.maxPages,

@@ -35,7 +35,7 @@ describe.skipIf(!hasChromium)("the Chromium previewer", () => {
   let previews: ChromiumPreviews;
   beforeAll(() => {
     previews = new ChromiumPreviews({
-      chromium,
+      chromium: async () => chromium,
       executablePath: CHROMIUM,
       sandbox: process.getuid?.() !== 0,
       maxPages: 2,
