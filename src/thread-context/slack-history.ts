@@ -153,7 +153,7 @@ export function slackThreadHistory(options: SlackHistoryOptions): ThreadHistory 
       const ids = new Set<string>();
       for (const m of [...kept].reverse()) {
         if (m.user && !m.bot_id) ids.add(m.user);
-        for (const hit of (m.text ?? "").matchAll(/<@([UW][A-Z0-9]{1,20})(?:\|[^>]*)?>/g)) {
+        for (const hit of (m.text ?? "").matchAll(/<@([UW][A-Z0-9]{1,20})(?:\|[^>]{0,200})?>/g)) {
           if (hit[1]) ids.add(hit[1]);
         }
       }
