@@ -130,3 +130,34 @@ describe.each(storeBackends())("thread context with %s", (_name, redis) => {
     expect(h.slack.calls.filter((c) => c.method === "conversations.replies")).toHaveLength(before);
   });
 });
+
+describe("thread context at one read a minute (an app outside the Marketplace)", () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await Harness.start({
+      rateLimits: { "conversations.replies": 1 },
+      env: { THREAD_CONTEXT_WAIT_MS: "500" },
+    });
+  });
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  it("reads the first thread, and sends the next mention alone within the same minute", async () => {
+    const first = h.slack.addMessage({ channel: CHANNEL, user: OWNER, text: "first thread" });
+    await h.say(CHANNEL, `<@${h.slack.botUserId}> one`, { threadTs: first, mention: true });
+    await h.finals(CHANNEL, first);
+    const second = h.slack.addMessage({ channel: CHANNEL, user: OWNER, text: "second thread" });
+    await h.say(CHANNEL, `<@${h.slack.botUserId}> two`, { threadTs: second, mention: true });
+    await h.finals(CHANNEL, second);
+    const prompts = h.sim.runs().map((r) => r.prompt);
+    expect(prompts.find((p) => p.endsWith("one"))).toContain("**owner**: first thread");
+    expect(prompts).toContain("two");
+    // The app kept to its budget: Slack was asked once, never refused.
+    const reads = h.slack.calls.filter((c) => c.method === "conversations.replies");
+    expect(reads).toHaveLength(1);
+    expect(JSON.stringify(h.slack.thread(CHANNEL, second).map((m) => m.blocks))).toContain(
+      "(Slack's rate limit for reading threads)",
+    );
+  });
+});
