@@ -31,6 +31,13 @@ WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules
 COPY package.json ./
 COPY src ./src
+# Page previews (generated web pages shown as images) need a browser: `--build-arg WITH_CHROMIUM=1`
+# adds Debian's chromium (several hundred MB; see README "Page previews"). Without it they are off.
+ARG WITH_CHROMIUM=0
+RUN if [ "$WITH_CHROMIUM" = "1" ]; then \
+      apt-get update && apt-get install -y --no-install-recommends chromium fonts-liberation \
+      && rm -rf /var/lib/apt/lists/*; \
+    fi
 # The embedded store lives in /data; mount a volume there so threads survive restarts.
 RUN mkdir -p /data && chown node:node /data && chmod 700 /data
 VOLUME ["/data"]

@@ -38,6 +38,8 @@ import { verifySlack } from "./slack/startup-check.ts";
 import { teamPolicy } from "./slack/gate/team-policy.ts";
 import { openWorkspaces } from "./workspaces.ts";
 import { createOutbound, type Outbound } from "./util/proxy.ts";
+import { openPagePreviews } from "./preview/index.ts";
+import { slackThreadHistory } from "./thread-context/slack-history.ts";
 
 export { StartupError };
 
@@ -76,6 +78,7 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
     },
   );
   const { service, serviceFor, workspaceKeys } = openServices(config, metrics, outbound, store);
+  const { previews } = openPagePreviews(config.preview, logger);
   const started = Date.now();
   const slack = createSlackApp({
     config,
@@ -104,6 +107,7 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
     store,
     instanceId,
     metrics,
+    previews,
     onRunEnded: async (outcome): Promise<void> => coordinator.onRunEnded(outcome),
   });
   const { coordinator, home } = openCoordinator(config, logger, {
@@ -111,6 +115,7 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
     client: slack.app.client,
     tokens: slack.tokens,
     dispatcher: outbound.slackDispatcher,
+    scheduler,
   });
   const resumer = new Resumer({
     store,
@@ -125,7 +130,10 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
   resumer.start();
   logRunning(config, logger, port, instanceId, outbound.description);
   const close = (): Promise<void> =>
-    closeApp({ slack, coordinator, resumer, relay, scheduler, store, outbound, home }, logger);
+    closeApp(
+      { slack, coordinator, resumer, relay, scheduler, store, outbound, home, previews },
+      logger,
+    );
   return { slack, store, relay, service, port, resumer, close };
 }
 
@@ -180,7 +188,10 @@ function openServices(
 function openRelay(
   config: Config,
   logger: Logger,
-  parts: Pick<RelayOptions, "workspaces" | "store" | "instanceId" | "metrics" | "onRunEnded">,
+  parts: Pick<
+    RelayOptions,
+    "workspaces" | "store" | "instanceId" | "metrics" | "onRunEnded" | "previews"
+  >,
 ): Relay {
   return new Relay({
     ...parts,
@@ -202,6 +213,7 @@ function openCoordinator(
     readonly client: SlackApp["app"]["client"];
     readonly tokens: SlackApp["tokens"];
     readonly dispatcher: Outbound["slackDispatcher"];
+    readonly scheduler: SlackScheduler;
   },
 ): { coordinator: TaskCoordinator; home: HomeTab } {
   const { client, tokens } = wiring;
@@ -229,6 +241,13 @@ function openCoordinator(
     home,
     groupMembers: slackGroupMembers({ client, tokenFor: (team) => tokens.botToken(team) }),
     settingsAnyone: config.settingsAnyone,
+    threadHistory: slackThreadHistory({
+      client,
+      tokenFor: (team) => tokens.botToken(team),
+      scheduler: wiring.scheduler,
+      waitMs: config.threadContext.waitMs,
+    }),
+    threadContext: config.threadContext,
     limits: {
       perUserPerMinute: config.service.rateUserPerMin,
       perChannelPerMinute: config.service.rateChannelPerMin,
@@ -357,6 +376,7 @@ async function closeApp(
     readonly store: ThreadStore;
     readonly outbound: Outbound;
     readonly home: HomeTab;
+    readonly previews: { close(): Promise<void> } | undefined;
   },
   logger: Logger,
 ): Promise<void> {
@@ -368,6 +388,7 @@ async function closeApp(
   await parts.coordinator.settle(SETTLE_MS);
   parts.home.close();
   await parts.relay.handover();
+  await parts.previews?.close();
   await parts.scheduler.close();
   await parts.store.close();
   await parts.outbound.close();

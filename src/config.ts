@@ -14,6 +14,12 @@ import {
   workspacesShape,
 } from "./config-workspaces.ts";
 import { flag, httpUrl, insecureUrls, intFrom, nameList, optionalString } from "./config-values.ts";
+import {
+  featuresFrom,
+  featuresShape,
+  type PreviewConfig,
+  type ThreadContextConfig,
+} from "./config-features.ts";
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 
@@ -157,6 +163,7 @@ export const SETTINGS: readonly string[] = [
   ...Object.keys(slackShape),
   ...Object.keys(workspacesShape),
   ...Object.keys(proxyShape),
+  ...Object.keys(featuresShape),
 ];
 
 /** How long a SIGTERM'd instance may take to hand its runs over before it exits anyway. */
@@ -257,6 +264,10 @@ export interface Config {
   /** The interface the admin port listens on (ADMIN_HOST; loopback by default). */
   readonly adminHost: string;
   readonly logLevel: (typeof LOG_LEVELS)[number];
+  /** Generated web pages shown as images (config-features.ts). */
+  readonly preview: PreviewConfig;
+  /** The thread a mention was posted in, sent to the agent (config-features.ts). */
+  readonly threadContext: ThreadContextConfig;
 }
 
 export function parseServiceConfig(env: Env): ServiceConfig {
@@ -311,7 +322,9 @@ export function parseConfigOrExit(env: Env): Config {
 }
 
 export function parseConfig(env: Env): Config {
-  const main = attempt(() => parseWith({ ...serviceShape, ...slackShape, ...proxyShape }, env));
+  const main = attempt(() =>
+    parseWith({ ...serviceShape, ...slackShape, ...proxyShape, ...featuresShape }, env),
+  );
   const auth = attempt(() => parseWith(workspacesShape, env));
   const v = main.value;
   const appKey = Boolean(env.TASK_API_KEY?.trim());
@@ -362,6 +375,7 @@ export function parseConfig(env: Env): Config {
     adminPort: v.ADMIN_PORT,
     adminHost: v.ADMIN_HOST ?? "127.0.0.1",
     logLevel: v.LOG_LEVEL,
+    ...featuresFrom(v, env.PATH),
   };
 }
 

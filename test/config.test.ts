@@ -61,6 +61,42 @@ describe("configuration", () => {
     );
   });
 
+  it("reads the page previews' and thread context's settings, with their defaults", () => {
+    const c = parseConfig({ ...base, PATH: "/usr/local/bin:/usr/bin" });
+    expect(c.preview).toEqual({
+      enabled: true,
+      chromiumPath: undefined,
+      searchPath: ["/usr/local/bin", "/usr/bin"],
+      maxPages: 3,
+      pageTimeoutMs: 10_000,
+      runTimeoutMs: 30_000,
+      concurrency: 2,
+      maxHeight: 4000,
+    });
+    expect(c.threadContext).toEqual({
+      enabled: true,
+      maxMessages: 50,
+      maxChars: 20_000,
+      waitMs: 5000,
+    });
+    const set = parseConfig({
+      ...base,
+      PAGE_PREVIEWS: "OFF",
+      CHROMIUM_PATH: "/opt/chrome",
+      THREAD_CONTEXT: "off",
+      THREAD_CONTEXT_MESSAGES: "15",
+    });
+    expect(set.preview).toMatchObject({ enabled: false, chromiumPath: "/opt/chrome" });
+    expect(set.threadContext).toMatchObject({ enabled: false, maxMessages: 15 });
+    expect(
+      problemsOf({ ...base, PAGE_PREVIEWS: "maybe", PREVIEW_MAX_PAGES: "0", THREAD_CONTEXT: "x" }),
+    ).toEqual([
+      "PAGE_PREVIEWS must be auto or off",
+      "PREVIEW_MAX_PAGES must be a whole number from 1 to 20",
+      "THREAD_CONTEXT must be on or off",
+    ]);
+  });
+
   it("lets anyone change channel defaults only when TASK_SETTINGS_ANYONE says so", () => {
     expect(parseConfig(base).settingsAnyone).toBe(false);
     expect(parseConfig({ ...base, TASK_SETTINGS_ANYONE: "true" }).settingsAnyone).toBe(true);

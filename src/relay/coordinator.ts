@@ -10,7 +10,14 @@ import { mergeOptions } from "./options.ts";
 import { MEMBERS_ONLY, type PeoplePolicy, personRefusal } from "./policy.ts";
 import { NO_RATE_LIMITS, type RateLimits, takeRateSlot } from "./rate-limits.ts";
 import { NewTasks } from "./new-task.ts";
-import type { HomeRefresher, SlackFileSource, ThreadStore, Workspaces } from "./ports.ts";
+import type {
+  HomeRefresher,
+  SlackFileSource,
+  ThreadHistory,
+  ThreadStore,
+  Workspaces,
+} from "./ports.ts";
+import type { ThreadContextConfig } from "../config-features.ts";
 import { type ChannelDirectory, Preferences } from "./preferences.ts";
 import type { RunOutcome } from "./relay.ts";
 import {
@@ -66,6 +73,9 @@ export interface CoordinatorOptions {
   readonly groupMembers?: GroupMembers;
   /** Where the service's 402 and 429 go (default: the workspace's record for App Home). */
   readonly serviceAlerts?: ServiceAlerts;
+  /** Reads the thread a mention was posted in, for the agent (none: the mention goes alone). */
+  readonly threadHistory?: ThreadHistory | undefined;
+  readonly threadContext?: ThreadContextConfig | undefined;
 }
 
 export class TaskCoordinator {
@@ -227,6 +237,7 @@ export class TaskCoordinator {
         threadTs,
         surface: msg.surface,
         files: msg.files,
+        ...(msg.threadTs !== undefined && msg.threadTs !== msg.ts ? { inThreadTs: msg.ts } : {}),
       },
       tell,
     );

@@ -2,12 +2,13 @@
  * A finished run's files in Slack: inline ones uploaded into the thread with their exact
  * bytes (once, even after a crash mid-upload), the others listed with the reason and a link.
  */
+import { extension } from "mime-types";
 import type { Logger } from "pino";
 import type { ResultFile } from "../service/schemas.ts";
 import type { RunRecord } from "../store/types.ts";
 import { slackErrorCode } from "../view/errors.ts";
 import type { FileNote } from "../view/render.ts";
-import type { SlackWriter, UploadItem } from "./ports.ts";
+import type { PagePreviews, SiteFile, SlackWriter, UploadItem } from "./ports.ts";
 
 const MIME_TEXT = /^text\/|json|xml|csv|markdown|svg/;
 
@@ -28,6 +29,27 @@ export function safeFileName(raw: string): string {
   const dot = name.lastIndexOf(".");
   const ext = dot > 0 && name.length - dot <= 16 ? name.slice(dot) : "";
   return `${name.slice(0, NAME_MAX - ext.length - 1)}…${ext}`;
+}
+
+/**
+ * The name a file is uploaded with: Slack tells an image or a video (and shows it inline) by
+ * its name's extension, so a name without one gets its media type's (`chart` → `chart.png`).
+ */
+export function uploadName(file: ResultFile): string {
+  const name = safeFileName(file.file_name);
+  if (/\.[A-Za-z0-9]{1,8}$/.test(name) || !file.file_type) return name;
+  const ext = extension(file.file_type);
+  return ext ? `${name}.${ext}` : name;
+}
+
+/** The run's files with their bytes, as its web pages may load them. */
+export function siteFiles(files: readonly ResultFile[]): SiteFile[] {
+  return files.flatMap((f) => {
+    const bytes = decodeFile(f);
+    return bytes
+      ? [{ path: f.file_path || f.file_name, bytes, type: f.file_type ?? undefined }]
+      : [];
+  });
 }
 
 /** Decodes an inline file from the service into the exact bytes it stands for. */
@@ -65,8 +87,8 @@ export function planFiles(files: readonly ResultFile[]): {
       continue;
     }
     if (bytes) {
-      uploads.push({ filename: safeFileName(f.file_name), bytes });
-      notes.push({ name: safeFileName(f.file_name), size, attached: true });
+      uploads.push({ filename: uploadName(f), bytes });
+      notes.push({ name: uploadName(f), size, attached: true });
       continue;
     }
     notes.push({
@@ -88,6 +110,8 @@ export interface DeliveryContext {
   /** Records the upload state, so a new owner knows whether uploads may have happened. */
   readonly persist: (change: Partial<RunRecord>) => Promise<void>;
   readonly log: Logger;
+  /** Pictures of the run's web pages, uploaded beside them (none when absent). */
+  readonly previews?: PagePreviews | undefined;
 }
 
 /** Uploads a run's files into its thread; returns the notes the final answer shows. */
@@ -99,14 +123,19 @@ export async function deliverFiles(
   const { notes, uploads } = planFiles(files);
   if (uploads.length === 0 || record.uploads === "done") return notes;
   const { channelId, threadTs } = record.key;
-  let todo = uploads;
+  // The pages' pictures go with the files (a run's previews are bounded in number and time).
+  const pages = files.some(
+    (f) => /\.x?html?$/i.test(f.file_name) || /html/.test(f.file_type ?? ""),
+  );
+  const pictures = ctx.previews && pages ? await ctx.previews.render(siteFiles(files)) : [];
+  let todo = [...uploads, ...pictures];
   if (record.uploads === "started" || resumed) {
     // A previous owner may have uploaded some or all of them (and perhaps could not record
     // it): upload only what did not reach the thread.
     const already = await writer
       .sharedFileNames(channelId, threadTs, record.controlTs ?? record.messageTs[0])
       .catch(() => new Set<string>());
-    todo = uploads.filter((u) => !already.has(u.filename));
+    todo = todo.filter((u) => !already.has(u.filename));
   }
   try {
     await persist({ uploads: "started" });

@@ -17,6 +17,7 @@ import { type TaskOptions, toCreateInput } from "./options.ts";
 import type { TaskDefaultsUsed } from "./preferences.ts";
 import type { NewTask, TellUser } from "./requests.ts";
 import { stopStarted } from "./stop.ts";
+import { type WithThread, withThreadContext } from "../thread-context/compose.ts";
 import { type CoordinatorDeps, noteReservation, showStartError } from "./task-context.ts";
 
 const NOT_STARTED =
@@ -63,11 +64,15 @@ export class NewTasks {
       return undefined;
     });
     const note = noteReservation(this.#deps, reservation);
-    // The work starts at once; the messages follow as Slack's budget allows, in arrival order.
-    const creating = this.#create(task, used.options, attachments.files).then(async (made) => {
-      await note({ created: createdRun(made) });
-      return made;
-    });
+    // The work starts at once (with the thread it was asked in, if any); the messages follow
+    // as Slack's budget allows, in arrival order.
+    const context = this.#withThread(task, attachments.files);
+    const creating = context
+      .then((c) => this.#create({ ...task, prompt: c.prompt }, used.options, c.files))
+      .then(async (made) => {
+        await note({ created: createdRun(made) });
+        return made;
+      });
     let thread: SlackThreadKey | undefined;
     const opening = openRun(this.#deps, first, plan, async (p) => {
       if (!thread) {
@@ -104,6 +109,7 @@ export class NewTasks {
       },
     );
     // Once the run itself is recorded, the reservation has served its purpose.
+    const asked = await context;
     await relay.start({
       key,
       ref: run.ref,
@@ -111,9 +117,19 @@ export class NewTasks {
       messageTs,
       startedAt,
       owner: task.userId,
+      ...(asked.note ? { note: asked.note } : {}),
     });
     if (stopBy !== undefined) stopStarted(this.#deps, key, run, stopBy);
     await release();
+  }
+
+  /** The prompt and files with the thread a message was posted in (never rejects). */
+  #withThread(task: NewTask, files: readonly UploadFile[]): Promise<WithThread> {
+    if (task.inThreadTs === undefined || task.threadTs === undefined) {
+      return Promise.resolve({ prompt: task.prompt, files });
+    }
+    const ask = { ...task, threadTs: task.threadTs, beforeTs: task.inThreadTs };
+    return withThreadContext(this.#deps, ask, task.prompt, files);
   }
 
   /** Listed in the person's recent tasks meanwhile (the start does not wait for it). */

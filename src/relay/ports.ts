@@ -37,6 +37,46 @@ export interface UploadItem {
   readonly title?: string;
 }
 
+/** One file of a run as a generated web page may load it: its path in the run's workspace. */
+export interface SiteFile {
+  /** e.g. `/workspace/output/index.html` (the file's name when the service gave no path). */
+  readonly path: string;
+  readonly bytes: Buffer;
+  /** Its media type as the service said, if it did. */
+  readonly type?: string | undefined;
+}
+
+/**
+ * Pictures of the web pages a run generated (a headless browser), to upload beside them. The
+ * pages may load only the run's own files; anything else they ask for is refused.
+ */
+export interface PagePreviews {
+  /** Images of the HTML files among `files` (at most a few per run); [] when none. Never rejects. */
+  render(files: readonly SiteFile[]): Promise<UploadItem[]>;
+}
+
+/** A message of a Slack thread, as the agent is shown it. */
+export interface ThreadMessage {
+  readonly ts: string;
+  /** The author's display name (their user id when Slack would not say). */
+  readonly author: string;
+  readonly text: string;
+  readonly fileNames: readonly string[];
+}
+
+/** Reads a Slack thread back (conversations.replies, within its rate budget). */
+export interface ThreadHistory {
+  /**
+   * The thread's messages before `beforeTs`, oldest first, at most `limit` of the newest ones,
+   * and how many older ones were left out. Rejects when Slack (or its budget) refused.
+   */
+  read(
+    teamId: string,
+    thread: { readonly channelId: string; readonly threadTs: string; readonly beforeTs: string },
+    limit: number,
+  ): Promise<{ readonly messages: readonly ThreadMessage[]; readonly omitted: number }>;
+}
+
 /** Where a post goes in the queue of posts waiting for Slack's budget. */
 export interface PostOrder {
   /** When the request it answers arrived (ms since the epoch): earlier goes first. */

@@ -14,7 +14,7 @@ import { formatDuration, type RunState } from "../view/render.ts";
 import { adoptOpening, needsAdopting } from "./adopt.ts";
 import { stopTeamRuns } from "./forget.ts";
 import { runLease } from "./lease-keeper.ts";
-import type { Clock, ThreadStore, Workspaces } from "./ports.ts";
+import type { Clock, PagePreviews, ThreadStore, Workspaces } from "./ports.ts";
 import { systemClock } from "./ports.ts";
 import { RelayCounters, type RelayMetrics } from "./relay-metrics.ts";
 import { type ReservationNote, Reservations } from "./reservations.ts";
@@ -57,6 +57,8 @@ export interface RelayOptions {
   /** How long a run's lease lasts without renewal (renewed every third of it). */
   readonly leaseTtlMs?: number;
   readonly follow?: Omit<FollowOptions, "signal" | "resumeText">;
+  /** Pictures of the web pages runs generate, uploaded beside them. */
+  readonly previews?: PagePreviews | undefined;
   /** Called once per run after its final state is shown (queue draining, store updates). */
   readonly onRunEnded?: (outcome: RunOutcome) => Promise<void>;
   /** How long to wait for a stopped run to report its end before giving up on it. */
@@ -251,6 +253,7 @@ export class Relay {
         leaseTtlMs: this.#leaseTtl,
         streaming: this.#opts.streaming ?? "edit",
         follow: this.#opts.follow ?? {},
+        previews: this.#opts.previews,
         onEnded: (end) => this.#ended(end),
       },
       record,

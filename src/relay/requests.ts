@@ -52,6 +52,11 @@ export interface NewTask {
   readonly files?: readonly SlackFileRef[] | undefined;
   /** When the request arrived (ms since the epoch): its messages keep that place in line. */
   readonly receivedAt?: number | undefined;
+  /**
+   * A message posted inside a thread that has no task (its ts): the thread's earlier messages
+   * go to the agent with it.
+   */
+  readonly inThreadTs?: string | undefined;
 }
 
 /** Where a task was started: a channel (command, mention) or a direct message / agent view. */

@@ -14,7 +14,7 @@ import {
   type RunView,
   renderRun,
 } from "../view/render.ts";
-import { deliverFiles } from "./file-delivery.ts";
+import { type DeliveryContext, deliverFiles } from "./file-delivery.ts";
 import { stoppedForgotten, keepRecord, RECORD_GONE, stopForgotten } from "./forget.ts";
 import { LeaseKeeper } from "./lease-keeper.ts";
 import { NativeStream } from "./native-stream.ts";
@@ -32,7 +32,7 @@ import {
 
 export type { RunControl, RunEnd } from "./run-state.ts";
 
-export interface RunDeps {
+export interface RunDeps extends Pick<DeliveryContext, "previews"> {
   readonly service: TaskService;
   readonly writer: SlackWriter;
   readonly store: RunStore;
@@ -323,7 +323,7 @@ export class RunRelay {
       this.#text = capAnswer(finalText(final));
       const files = await deliverFiles(
         {
-          writer: this.#deps.writer,
+          ...this.#deps, // its writer, and its page previews
           record: this.#record,
           resumed: this.#resumed,
           persist: (change) => this.#persist(change),

@@ -6,7 +6,14 @@ import type { Logger } from "pino";
 import type { SlackThreadKey } from "../store/types.ts";
 import { describeServiceError } from "../view/errors.ts";
 import { renderRun } from "../view/render.ts";
-import type { HomeRefresher, SlackFileSource, ThreadStore, Workspaces } from "./ports.ts";
+import type { ThreadContextConfig } from "../config-features.ts";
+import type {
+  HomeRefresher,
+  SlackFileSource,
+  ThreadHistory,
+  ThreadStore,
+  Workspaces,
+} from "./ports.ts";
 import type { PeoplePolicy } from "./policy.ts";
 import type { Preferences } from "./preferences.ts";
 import type { RateLimits } from "./rate-limits.ts";
@@ -40,6 +47,9 @@ export interface CoordinatorDeps {
   readonly groupMembers?: GroupMembers | undefined;
   /** Keeps the service's refusals of the workspace's account (402, 429) for its admins. */
   readonly serviceAlerts: ServiceAlerts;
+  /** Reads the thread a mention was posted in, within its budget (thread-context/). */
+  readonly threadHistory?: ThreadHistory | undefined;
+  readonly threadContext?: ThreadContextConfig | undefined;
 }
 
 /** Turns a run's message into the reason its start failed. */

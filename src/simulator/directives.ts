@@ -22,6 +22,7 @@
  * | `norealtime=json` | Sticky. `realtime=true` is ignored: the answer is the plain JSON long-poll result. |
  * | `length=N` | Answer of about N characters (0..2000000; N < 300 gives exactly N). Default: the `answerLength` option. |
  * | `files=N` | The run generates N files (0..50), cycling report.md, chart.png (a real PNG), data.json, table.csv, notes.txt. |
+ * | `site`, `site=URL` | The run also generates a small web site: `index.html` (its `<title>` is "Landing page: " and the prompt's start) with `style.css` and `images/logo.png`. With a URL, the page also tries to load it every way a page can (stylesheet, script, image, frame, `fetch`, beacon, WebSocket, pop-up), and opens an `alert`. |
  * | `bigfile` | The run also generates `dataset-large.csv`, above the inline limit: `included_inline:false` and a `download_url` served by the simulator. |
  * | `empty` | The run completes with an empty `response.content` (no content events); `code_blocks` and files (at least 2) carry the result. |
  * | `mention` | The answer contains `<!channel>`, `<!here>`, `<!everyone>`, `<!subteam^S12345>`, `<@U12345>`, `<#C12345>`, `@here`. |
@@ -59,6 +60,8 @@ export interface Directives {
   length?: number;
   files?: number;
   bigfile?: boolean;
+  /** A generated web site; `external` is a URL its page tries to reach. */
+  site?: { external?: string };
   empty?: boolean;
   mention?: boolean;
   toolnoise?: boolean;
@@ -140,6 +143,9 @@ const parsers: Record<string, (value: string | undefined, d: Directives) => void
   },
   files: (v, d) => {
     d.files = int(0, 50).parse(v);
+  },
+  site: (v, d) => {
+    d.site = v === undefined ? {} : { external: z.url({ protocol: /^https?$/ }).parse(v) };
   },
   bigfile: (v, d) => {
     d.bigfile = flag.parse(v);

@@ -124,13 +124,15 @@ export interface FileSpec {
   count: number;
   /** Size of the big file, or undefined for none. */
   bigFileBytes: number | undefined;
+  /** A web site too (`index.html`, `style.css`, `images/logo.png`), maybe reaching out to `external`. */
+  site?: { external?: string } | undefined;
   now: number;
 }
 
 export function generateFiles(spec: FileSpec): GeneratedFile[] {
   const files: GeneratedFile[] = [];
-  const add = (name: string, content: Buffer) => {
-    const path = `/workspace/${spec.folder}/${name}`;
+  const add = (name: string, content: Buffer, dir = "") => {
+    const path = `/workspace/${spec.folder}/${dir}${name}`;
     const type = lookup(name) || "application/octet-stream";
     files.push({
       fileId: `${spec.threadId}:${path}`,
@@ -149,6 +151,11 @@ export function generateFiles(spec: FileSpec): GeneratedFile[] {
     const name = round === 0 ? `${kind.base}.${kind.ext}` : `${kind.base}-${round + 1}.${kind.ext}`;
     add(name, kind.make(spec.seed + i, spec.title));
   }
+  if (spec.site) {
+    add("index.html", Buffer.from(sitePage(spec.title, spec.site.external)));
+    add("style.css", Buffer.from(SITE_CSS));
+    add("logo.png", makePng(spec.seed, 64, 64), "images/");
+  }
   if (spec.bigFileBytes !== undefined) {
     add("dataset-large.csv", bigCsv(spec.bigFileBytes));
   }
@@ -164,4 +171,39 @@ function bigCsv(bytes: number): Buffer {
   }
   if (bytes > 0) out[bytes - 1] = 0x0a;
   return out;
+}
+
+const SITE_CSS = `body { margin: 0; font: 18px/1.5 sans-serif; background: #f4f1ea; color: #222; }
+header { display: flex; gap: 16px; align-items: center; padding: 24px 48px; background: #2b5f8a; color: #fff; }
+section { min-height: 320px; padding: 24px 48px; border-bottom: 1px solid #ccc; }
+`;
+
+const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+/** A landing page using its stylesheet and image; with `external`, it reaches out every way. */
+function sitePage(title: string, external: string | undefined): string {
+  const t = escapeHtml(title);
+  const sections = [1, 2, 3, 4].map((i) => `<section><h2>Part ${i}</h2><p>${t}</p></section>`);
+  const x = external === undefined ? undefined : escapeHtml(external.replace(/\/+$/, ""));
+  const head = x
+    ? `<link rel="stylesheet" href="${x}/style.css"><script src="${x}/script.js"></script>`
+    : "";
+  const body = x
+    ? `<img src="${x}/pixel.png" alt=""><iframe src="${x}/frame"></iframe>
+<script>
+fetch("${x}/fetch").catch(() => {});
+navigator.sendBeacon("${x}/beacon", "x");
+try { new WebSocket("${x.replace(/^http/, "ws")}/ws"); } catch (e) {}
+window.open("${x}/popup");
+alert("hello");
+</script>`
+    : "";
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Landing page: ${t}</title>
+<link rel="stylesheet" href="style.css">${head}</head>
+<body><header><img src="images/logo.png" alt="logo" width="64" height="64"><h1>${t}</h1></header>
+${sections.join("\n")}
+${body}
+</body></html>
+`;
 }

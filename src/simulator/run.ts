@@ -251,6 +251,7 @@ export class Run implements EventRun {
         title: this.text.slice(0, 60) || "task",
         count,
         bigFileBytes: d.bigfile === true ? engine.options.inlineLimitBytes + 4096 : undefined,
+        site: d.site,
         now: Date.now(),
       });
       this.thread.files.push(...this.files);

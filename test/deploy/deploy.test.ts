@@ -197,6 +197,14 @@ describe("the Dockerfile", () => {
     expect(app).toMatch(/chown node:node \/data && chmod 700 \/data/);
   });
 
+  it("adds Debian's chromium for page previews only when built with WITH_CHROMIUM=1", () => {
+    expect(app).toMatch(/^ARG WITH_CHROMIUM=0$/m);
+    const install = /^RUN if \[ "\$WITH_CHROMIUM" = "1" \];[\s\S]*?fi$/m.exec(app)?.[0] ?? "";
+    expect(install).toMatch(/apt-get install -y --no-install-recommends chromium/);
+    // Installed as root, run as node: Chromium keeps its sandbox (it refuses it only to root).
+    expect(app.indexOf(install)).toBeLessThan(app.indexOf("USER node"));
+  });
+
   it("keeps data, dependencies and tests out of the build context", () => {
     const ignored = read(".dockerignore").split("\n");
     for (const entry of ["data", "node_modules", "test"]) expect(ignored).toContain(entry);

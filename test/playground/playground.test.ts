@@ -123,6 +123,20 @@ describe.skipIf(!hasChromium)(TITLE, () => {
     if (UPDATE_SCREENSHOT) writeFileSync(SCREENSHOT, png);
   }, 40_000);
 
+  it("shows a generated page's preview inline in the thread, titled after the page", async () => {
+    await type("/task Build a bakery site [sim:site]");
+    await openThreadOf("Build a bakery site");
+    await thread().locator(".context", { hasText: "Completed in" }).waitFor({ timeout: 30_000 });
+    const preview = thread().locator('img.inline-image[alt="Landing page: Build a bakery site"]');
+    await preview.waitFor({ timeout: 10_000 });
+    // The browser loaded the screenshot itself: a 1280-pixel-wide image.
+    await expect
+      .poll(() => preview.evaluate((img) => (img as { naturalWidth: number }).naturalWidth))
+      .toBe(1280);
+    // The page itself is offered for download only, never shown from the playground's origin.
+    expect(await thread().locator('img.inline-image[alt="index.html"]').count()).toBe(0);
+  }, 60_000);
+
   it("answers a mention in #general and a DM with an attached file", async () => {
     await type("@Task Agent Summarize our rivers");
     const mention = page.locator("#messages .msg", { hasText: "@Task Agent Summarize our rivers" });

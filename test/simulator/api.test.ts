@@ -515,6 +515,25 @@ describe("history, files, follow-up, stop", () => {
     expect(bytes.subarray(0, 15).toString()).toBe("id,label,value\n");
     expect((await fetch(`${sim.url}/sim-storage/download/nope/x.csv`)).status).toBe(404);
   });
+
+  it("site: a page with its stylesheet and image by path; with a URL, the page reaches out to it", async () => {
+    const t = await completed("shop front [sim:site]");
+    const r = await c.result(t, { include_file_content: true });
+    const byName = new Map(r.files.map((f) => [f.file_name, f]));
+    expect([...byName.keys()].sort()).toEqual(["index.html", "logo.png", "style.css"]);
+    expect(byName.get("index.html")).toMatchObject({ file_type: "text/html", encoding: "utf-8" });
+    expect(byName.get("logo.png")?.file_path).toMatch(/\/images\/logo\.png$/);
+    const html = byName.get("index.html")?.content ?? "";
+    expect(html).toContain("<title>Landing page: shop front</title>");
+    expect(html).toContain('href="style.css"');
+    expect(html).toContain('src="images/logo.png"');
+    const out = await c.result(await completed("phone home [sim:site=http://127.0.0.1:9/x]"), {
+      include_file_content: true,
+    });
+    const page = out.files.find((f) => f.file_name === "index.html")?.content ?? "";
+    expect(page).toContain('fetch("http://127.0.0.1:9/x/fetch")');
+    expect(page).toContain('src="http://127.0.0.1:9/x/pixel.png"');
+  });
 });
 
 describe("directives on results", () => {

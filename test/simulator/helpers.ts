@@ -35,6 +35,7 @@ export interface ResultBody {
   files: {
     file_id: string;
     file_name: string;
+    file_path?: string;
     file_type: string;
     file_size: number;
     included_inline: boolean;

@@ -9,6 +9,8 @@ import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
 import { testRedisUrl } from "../support/needs.ts";
 import {
+  BudgetWaitExceeded,
+  budgetsWith,
   createSlackScheduler,
   DEFAULT_BUDGETS,
   type EditResult,
@@ -278,6 +280,24 @@ describe("SlackScheduler budgets", () => {
     ).toThrow(/burst/);
     expect(() => new SlackScheduler({ safety: 1.5 })).toThrow(/safety/);
   });
+
+  it("takes a budget of one call a minute (SLACK_RATE_LIMITS): never two in a sliding minute", async () => {
+    const { clock, scheduler, advance } = setup({
+      budgets: budgetsWith({ "conversations.replies": 1 }),
+    });
+    const at: number[] = [];
+    const calls = [1, 2, 3].map(() =>
+      scheduler.schedule("T1", "conversations.replies", async () => {
+        at.push(clock.now() - T0);
+      }),
+    );
+    await advance(4 * MINUTE);
+    await Promise.all(calls);
+    expect(at).toHaveLength(3);
+    for (let i = 1; i < at.length; i++) {
+      expect((at[i] ?? 0) - (at[i - 1] ?? 0)).toBeGreaterThan(MINUTE);
+    }
+  });
 });
 
 describe("SlackScheduler edits", () => {
@@ -497,6 +517,40 @@ describe("SlackScheduler edits", () => {
     expect(await a).toBe("ts-a");
     expect(await b).toBe("ts-b");
     expect(calls).toEqual(["a@0", "a@5000", "b@5000"]);
+  });
+
+  it("refuses a call with maxWaitMs that the budget or a 429's pause holds past it; others go on", async () => {
+    const { clock, scheduler, advance } = setup({
+      budgets: { "conversations.replies": { perMinute: 2, burst: 1 } },
+    });
+    const calls: string[] = [];
+    const read = (name: string, maxWaitMs?: number, team = "T1") =>
+      scheduler.schedule(
+        team,
+        "conversations.replies",
+        async () => {
+          calls.push(`${name}@${clock.now() - T0}`);
+          if (name === "b") throw new WebAPIRateLimitedError(60);
+          return name;
+        },
+        maxWaitMs === undefined ? {} : { maxWaitMs },
+      );
+    const a = read("a", 1000);
+    const late = read("late", 1000).catch((err: unknown) => err);
+    const patient = read("patient");
+    await advance(1000);
+    expect(await a).toBe("a");
+    // The budget's next token comes ~70 s later: the call with a 1 s limit is refused at 1 s.
+    expect(await late).toBeInstanceOf(BudgetWaitExceeded);
+    expect(await late).toMatchObject({ method: "conversations.replies" });
+    await advance(2 * MINUTE);
+    expect(await patient).toBe("patient");
+    // A 429 pauses the method: a call with a limit shorter than the pause is refused after one try.
+    const b = read("b", 5000, "T2").catch((err: unknown) => err);
+    await advance(10_000);
+    expect(await b).toBeInstanceOf(BudgetWaitExceeded);
+    expect(calls.filter((c) => c.startsWith("b@"))).toHaveLength(1);
+    expect(calls.filter((c) => c.startsWith("late@"))).toEqual([]);
   });
 
   it("gives up after maxRateLimitRetries 429s, and passes other errors on; the rest keeps going", async () => {

@@ -334,6 +334,8 @@ export class LocalSlack extends EventEmitter<LocalSlackEvents> {
     text: string;
     thread_ts?: string;
     ts?: string;
+    /** Ids of files the person attached (`addUserFile`'s). */
+    files?: string[];
   }): string {
     const ts = message.ts ?? this.#state.nextTs();
     this.#state.store({
@@ -342,6 +344,7 @@ export class LocalSlack extends EventEmitter<LocalSlackEvents> {
       user: message.user,
       text: message.text,
       ...(message.thread_ts === undefined ? {} : { thread_ts: message.thread_ts }),
+      ...(message.files === undefined ? {} : { files: message.files }),
     });
     this.emit("change");
     return ts;

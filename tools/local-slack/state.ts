@@ -229,8 +229,10 @@ export class Workspace {
     if (m.files !== undefined) {
       // Like Slack, a shared file comes with its name and title.
       out.files = m.files.map((id) => {
-        const f = this.files.get(id);
-        return f ? { id, name: f.name, title: f.title ?? f.name } : { id };
+        const f = this.files.get(id) ?? this.userFiles.get(id);
+        return f
+          ? { id, name: f.name, title: ("title" in f ? f.title : f.name) ?? f.name }
+          : { id };
       });
     }
     return out;

@@ -64,6 +64,8 @@ export interface ServiceNote {
 
 /** A secret of this run only: nothing written in the repository opens the playground's app. */
 const runSecret = (prefix: string) => `${prefix}${randomBytes(24).toString("base64url")}`;
+/** The files the page shows inline: raster images (never SVG or HTML: they could run script). */
+const INLINE_IMAGE = /\.(png|jpe?g|gif|webp)$/i;
 
 /** What the page posts: a message (or `/task …`) in a channel or thread, maybe with a file. */
 const SendBody = z.object({
@@ -118,6 +120,9 @@ export async function startPlayground(options: PlaygroundOptions = {}): Promise<
     // /metrics.json or its health routes.
     LISTEN_HOST: "127.0.0.1",
     DATA_DIR: dataDir,
+    // Generated pages are previewed when a Chromium is on PATH (or at CHROMIUM_PATH).
+    PATH: process.env.PATH ?? "",
+    ...(process.env.CHROMIUM_PATH ? { CHROMIUM_PATH: process.env.CHROMIUM_PATH } : {}),
   });
   const app: Running = await startApp(config, logger);
   const appPort = app.port ?? 0;
@@ -224,7 +229,11 @@ class PlaygroundUi {
       if (url.pathname === "/api/state") return json(res, this.#state());
       if (url.pathname === "/api/changes") return this.#stream(req, res);
       if (url.pathname.startsWith("/files/"))
-        return this.#file(decodeURIComponent(url.pathname.slice(7)), res);
+        return this.#file(
+          decodeURIComponent(url.pathname.slice(7)),
+          res,
+          url.searchParams.has("inline"),
+        );
       return serveStatic(url.pathname, res);
     }
     if (req.method !== "POST") return void res.writeHead(405).end();
@@ -258,7 +267,13 @@ class PlaygroundUi {
 
   #state(): unknown {
     const slack = this.#slack;
-    const files = slack.files().map((f) => ({ id: f.id, name: f.name, size: f.bytes.length }));
+    const files = slack.files().map((f) => ({
+      id: f.id,
+      name: f.name,
+      title: f.title ?? f.name,
+      size: f.bytes.length,
+      image: INLINE_IMAGE.test(f.name),
+    }));
     return {
       you: YOU,
       bot: { id: slack.botUserId, name: "Task Agent" },
@@ -287,9 +302,20 @@ class PlaygroundUi {
     req.on("close", () => this.#streams.delete(res));
   }
 
-  #file(id: string, res: ServerResponse): void {
+  #file(id: string, res: ServerResponse, inline = false): void {
     const file = this.#slack.files().find((f) => f.id === id);
     if (!file) return void res.writeHead(404).end("no such file");
+    const type = INLINE_IMAGE.exec(file.name)?.[1]?.toLowerCase();
+    if (inline && type) {
+      // Only raster images are shown from this origin; anything else the agent made downloads.
+      const mime = type === "jpg" ? "jpeg" : type;
+      res.writeHead(200, {
+        "content-type": `image/${mime}`,
+        "x-content-type-options": "nosniff",
+        "content-security-policy": "default-src 'none'",
+      });
+      return void res.end(file.bytes);
+    }
     res.writeHead(200, {
       "content-type": "application/octet-stream",
       "content-disposition": `attachment; filename="${file.name.replace(/["\\\r\n]/g, "_")}"`,

@@ -54,6 +54,10 @@ export function rateLimitedRetryAfter(err: unknown): number | undefined {
  * holds for every sliding minute, bursts included, not just on average.
  */
 export function refillPerMs(method: string, r: Rate, safety: number): number {
+  // About one call a minute (conversations.replies for commercially distributed apps outside
+  // the Marketplace, per Slack's rate-limits page) leaves no room for a margin: one token,
+  // a little over a minute apart, so no sliding minute ever holds two calls.
+  if (r.burst === 1 && r.perMinute >= 1 && r.perMinute * safety < 2) return 1 / 60_001;
   const perMs = (r.perMinute * safety - r.burst) / 60_000;
   if (!(r.burst >= 1 && perMs > 0)) {
     throw new Error(`${method}: burst must be ≥ 1 and below safety × perMinute`);
@@ -68,10 +72,11 @@ export function budgetsWith(
   const budgets: Record<string, MethodBudget> = { ...DEFAULT_BUDGETS };
   for (const [method, perMinute] of Object.entries(overrides)) {
     const base = budgets[method] ?? { perMinute, burst: 3 };
-    // For chat.postMessage the per-channel rate moves with it.
+    // For chat.postMessage the per-channel rate moves with it; a tiny budget has no burst.
     budgets[method] = {
       ...base,
       perMinute,
+      burst: perMinute <= 2 * base.burst ? 1 : base.burst,
       ...(base.perKey ? { perKey: { ...base.perKey, perMinute } } : {}),
     };
   }

@@ -8,6 +8,7 @@ export type { MethodBudget, Rate } from "./budgets.ts";
 export type { SchedulerMetrics, WaitStats } from "./metrics.ts";
 export type { EditOptions, Priority, ScheduleOptions, SchedulerOptions } from "./options.ts";
 export { SlackScheduler } from "./scheduler.ts";
+export { BudgetWaitExceeded } from "./lanes.ts";
 export type { EditResult } from "./lanes.ts";
 export type { Clock } from "../../util/clock.ts";
 

@@ -2,6 +2,7 @@
  * The scheduler's queues for one team and one Slack method (a lane): jobs, edit slots, holds,
  * and the order in which calls are picked (waiting longest, priority a head start, then arrival).
  */
+import type { Clock } from "../../util/clock.ts";
 import type { BucketSpec } from "./token-buckets.ts";
 import { Heap, type Indexed } from "./heap.ts";
 
@@ -327,4 +328,32 @@ export function dropEdit(lane: Lane, messageKey: string): boolean {
   if (!slot.inflight) lane.edits.delete(messageKey);
   edit.settle("superseded");
   return true;
+}
+
+/** A call with `maxWaitMs` that Slack's budget (or a 429's pause) did not let go in time. */
+export class BudgetWaitExceeded extends Error {
+  override readonly name = "BudgetWaitExceeded";
+  readonly method: string;
+  constructor(method: string, ms: number) {
+    super(`${method} had no Slack rate budget within ${ms} ms`);
+    this.method = method;
+  }
+}
+
+/**
+ * Puts a job in line; with `maxWaitMs`, a job not started by then leaves the line and fails
+ * (one started meanwhile goes on).
+ */
+export function enqueueJob(
+  lane: Lane,
+  job: Job,
+  maxWaitMs: number | undefined,
+  clock: Pick<Clock, "setTimeout">,
+  fail: (err: BudgetWaitExceeded) => void,
+): void {
+  lane.jobs.push(job);
+  if (maxWaitMs === undefined) return;
+  clock.setTimeout(() => {
+    if (lane.jobs.remove(job)) fail(new BudgetWaitExceeded(lane.method, maxWaitMs));
+  }, maxWaitMs);
 }

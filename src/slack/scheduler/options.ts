@@ -19,6 +19,8 @@ export interface ScheduleOptions {
   readonly priority?: Priority;
   /** Waiting since then (default: now); calls of one rank go oldest first. */
   readonly since?: number;
+  /** Give up (BudgetWaitExceeded) when the call has not started within this long. */
+  readonly maxWaitMs?: number;
 }
 
 export interface SchedulerOptions {

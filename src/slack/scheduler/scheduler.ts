@@ -31,6 +31,7 @@ import {
   type Lane,
   pick,
   queueEdit,
+  enqueueJob,
 } from "./lanes.ts";
 import { type SchedulerMetrics, SchedulerStats } from "./metrics.ts";
 import { MemoryTokenBuckets } from "./token-buckets.ts";
@@ -126,7 +127,7 @@ export class SlackScheduler {
     }
     return handled(
       new Promise<T>((resolve, reject) => {
-        lane.jobs.push({
+        const job: Job = {
           kind: "job",
           key: lane.perKey ? options?.key : undefined,
           attempt: async () => resolve(await fn()),
@@ -136,7 +137,8 @@ export class SlackScheduler {
           seq: this.#seq++,
           retries: 0,
           heapIndex: -1,
-        });
+        };
+        enqueueJob(lane, job, options?.maxWaitMs, this.#clock, reject);
         this.#requestPump(lane);
       }),
     );
@@ -392,8 +394,6 @@ export class SlackScheduler {
 }
 
 function handled<T>(promise: Promise<T>): Promise<T> {
-  promise.catch(ignore);
+  promise.catch(() => {});
   return promise;
 }
-
-function ignore(): void {}

@@ -58,9 +58,37 @@ export const conversationsMethods: MethodFamily = {
       const channel = state.channel(args.channel);
       state.requireMember(channel);
       const ts = nonEmpty(args.ts);
-      const messages = ts === undefined ? [] : state.threadMessages(channel, ts);
-      if (messages.length === 0) throw new ApiFailure("thread_not_found");
-      return { messages: messages.map((m) => state.wire(m)), ...lastPage() };
+      const all = ts === undefined ? [] : state.threadMessages(channel, ts);
+      if (all.length === 0) throw new ApiFailure("thread_not_found");
+      // Like Slack: the parent first, then the replies, bounded by `latest`/`oldest`
+      // (`inclusive` keeps the bounds), in pages of `limit` with an opaque cursor.
+      const inclusive = str(args.inclusive) === "true" || args.inclusive === true;
+      const within = (m: { ts: string }, bound: unknown, after: boolean) => {
+        const b = nonEmpty(bound);
+        if (b === undefined) return true;
+        const d = Number(m.ts) - Number(b);
+        return (after ? d > 0 : d < 0) || (inclusive && d === 0);
+      };
+      const messages = all.filter(
+        (m) => within(m, args.latest, false) && within(m, args.oldest, true),
+      );
+      const limit = Math.min(1000, Math.max(1, Number(str(args.limit) ?? 1000) || 1000));
+      const start =
+        Number(
+          Buffer.from(str(args.cursor) ?? "", "base64")
+            .toString()
+            .split(":")[1] ?? 0,
+        ) || 0;
+      const page = messages.slice(start, start + limit);
+      const next =
+        start + limit < messages.length
+          ? Buffer.from(`next:${start + limit}`).toString("base64")
+          : "";
+      return {
+        messages: page.map((m) => state.wire(m)),
+        has_more: next !== "",
+        response_metadata: { next_cursor: next },
+      };
     },
   },
   "conversations.history": {

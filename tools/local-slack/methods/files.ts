@@ -1,6 +1,8 @@
 // files.getUploadURLExternal + files.completeUploadExternal: Slack's external upload flow (the bytes
 // go to the upload URL in between, see server.ts); completing shares the files in a channel or thread.
 // files.info describes a file people attached (events may carry only its id).
+import { extname } from "node:path";
+import { lookup } from "mime-types";
 import { validateBlocks } from "../block-kit.ts";
 import { ApiFailure, check, invalid } from "../errors.ts";
 import type { StoredFile, Workspace } from "../state.ts";
@@ -70,6 +72,9 @@ function fileObject(state: Workspace, f: StoredFile, channel: string | undefined
     created: f.created,
     name: f.name,
     title: f.title ?? f.name,
+    // Slack types an uploaded file by its name: that is what shows an image or a video inline.
+    filetype: extname(f.name).slice(1).toLowerCase() || "binary",
+    mimetype: lookup(f.name) || "application/octet-stream",
     size: f.bytes.length,
     user: state.botUserId,
     channels: channel === undefined ? [] : [channel],

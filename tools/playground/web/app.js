@@ -90,7 +90,12 @@ function renderMessage(m, inThread) {
     .filter(Boolean)
     .map(
       (f) =>
-        `<div class="file">↓ <a href="/files/${encodeURIComponent(f.id)}" download>${escapeHtml(f.name)}</a> <span class="context">${f.size} bytes</span></div>`,
+        `<div class="file">↓ <a href="/files/${encodeURIComponent(f.id)}" download>${escapeHtml(f.name)}</a> <span class="context">${f.size} bytes</span>${
+          // Images show inline, as Slack shows them, under their title (a page's preview too).
+          f.image
+            ? `<img class="inline-image" src="/files/${encodeURIComponent(f.id)}?inline=1" alt="${escapeHtml(f.title)}" title="${escapeHtml(f.title)}">`
+            : ""
+        }</div>`,
     )
     .join("");
   const attached = m.attached

@@ -1,0 +1,80 @@
+/**
+ * Settings of the optional features around an answer: generated web pages previewed as images
+ * (a headless Chromium) and the thread a mention was posted in, read for the agent.
+ */
+import { z } from "zod";
+import { intFrom, optionalString } from "./config-values.ts";
+
+export const featuresShape = {
+  /** `auto` (default): previews when a Chromium is found; `off`: never. */
+  PAGE_PREVIEWS: z
+    .string()
+    .trim()
+    .toLowerCase()
+    .optional()
+    .transform((v) => (v === undefined || v === "" ? "auto" : v))
+    .pipe(z.enum(["auto", "off"], { error: "must be auto or off" })),
+  /** The browser to drive; else chromium, chromium-browser or google-chrome on PATH. */
+  CHROMIUM_PATH: optionalString,
+  PREVIEW_MAX_PAGES: intFrom(1, 20, 3),
+  PREVIEW_PAGE_TIMEOUT_MS: intFrom(1000, 120_000, 10_000),
+  PREVIEW_RUN_TIMEOUT_MS: intFrom(1000, 600_000, 30_000),
+  PREVIEW_CONCURRENCY: intFrom(1, 16, 2),
+  PREVIEW_MAX_HEIGHT: intFrom(800, 16_000, 4000),
+  /** `on` (default) or `off`: a mention in a thread sends the thread to the agent. */
+  THREAD_CONTEXT: z
+    .string()
+    .trim()
+    .toLowerCase()
+    .optional()
+    .transform((v) => (v === undefined || v === "" ? "on" : v))
+    .pipe(z.enum(["on", "off"], { error: "must be on or off" })),
+  THREAD_CONTEXT_MESSAGES: intFrom(1, 1000, 50),
+  THREAD_CONTEXT_CHARS: intFrom(100, 200_000, 20_000),
+  /** How long a mention waits for the conversations.replies budget before it goes alone. */
+  THREAD_CONTEXT_WAIT_MS: intFrom(0, 60_000, 5000),
+};
+
+export interface PreviewConfig {
+  readonly enabled: boolean;
+  /** CHROMIUM_PATH, when set. */
+  readonly chromiumPath: string | undefined;
+  /** The directories searched for a browser when CHROMIUM_PATH is not set (PATH). */
+  readonly searchPath: readonly string[];
+  readonly maxPages: number;
+  readonly pageTimeoutMs: number;
+  readonly runTimeoutMs: number;
+  readonly concurrency: number;
+  readonly maxHeight: number;
+}
+
+export interface ThreadContextConfig {
+  readonly enabled: boolean;
+  readonly maxMessages: number;
+  readonly maxChars: number;
+  readonly waitMs: number;
+}
+
+export function featuresFrom(
+  v: z.infer<z.ZodObject<typeof featuresShape>>,
+  path: string | undefined,
+): { preview: PreviewConfig; threadContext: ThreadContextConfig } {
+  return {
+    preview: {
+      enabled: v.PAGE_PREVIEWS === "auto",
+      chromiumPath: v.CHROMIUM_PATH,
+      searchPath: (path ?? "").split(":").filter((d) => d !== ""),
+      maxPages: v.PREVIEW_MAX_PAGES,
+      pageTimeoutMs: v.PREVIEW_PAGE_TIMEOUT_MS,
+      runTimeoutMs: v.PREVIEW_RUN_TIMEOUT_MS,
+      concurrency: v.PREVIEW_CONCURRENCY,
+      maxHeight: v.PREVIEW_MAX_HEIGHT,
+    },
+    threadContext: {
+      enabled: v.THREAD_CONTEXT === "on",
+      maxMessages: v.THREAD_CONTEXT_MESSAGES,
+      maxChars: v.THREAD_CONTEXT_CHARS,
+      waitMs: v.THREAD_CONTEXT_WAIT_MS,
+    },
+  };
+}

@@ -1,0 +1,310 @@
+/**
+ * PagePreviews on a headless Chromium driven by playwright-core. The pages are untrusted (the
+ * agent wrote them): each opens in a fresh browser context with no network at all (every
+ * request is routed: the run's own files are served from memory, everything else is aborted;
+ * a dead proxy and a resolver that finds nothing catch what routing cannot see), no downloads,
+ * pop-ups, dialogs or permissions, and a time limit. One browser serves the process, a few pages
+ * at a time; it is launched on first use, relaunched after it died, closed when idle.
+ */
+import { lookup } from "mime-types";
+import type { Logger } from "pino";
+import type {
+  Browser,
+  BrowserContext,
+  BrowserContextOptions,
+  BrowserType,
+  Page,
+  Route,
+} from "playwright-core";
+import type { PagePreviews, SiteFile, UploadItem } from "../relay/ports.ts";
+import { withDeadline } from "../util/deadline.ts";
+import { Slots } from "./slots.ts";
+import {
+  fileFor,
+  pagesOf,
+  pageUrl,
+  previewNames,
+  previewTitle,
+  type Site,
+  siteOf,
+  sitePath,
+} from "./site.ts";
+
+export const VIEWPORT = { width: 1280, height: 800 } as const;
+
+/**
+ * Chromium's own switches: nothing in the background, and a network that goes nowhere for
+ * whatever request routing does not see (WebRTC, prefetches): every connection goes to a proxy
+ * on a closed port, loopback included, and no host name resolves.
+ */
+const ARGS = [
+  "--disable-gpu",
+  "--disable-dev-shm-usage",
+  "--no-first-run",
+  "--no-default-browser-check",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-default-apps",
+  "--disable-extensions",
+  "--disable-sync",
+  "--disable-breakpad",
+  "--mute-audio",
+  "--proxy-server=http://127.0.0.1:9",
+  "--proxy-bypass-list=<-loopback>",
+  "--host-resolver-rules=MAP * ~NOTFOUND",
+  "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
+];
+
+export interface ChromiumPreviewOptions {
+  /**
+   * playwright-core's `chromium`, loaded when the first page is shown (importing playwright-core
+   * takes ~80 MB of memory, which an instance that never previews a page should not pay).
+   */
+  readonly chromium: () => Promise<Pick<BrowserType, "launch">>;
+  readonly executablePath: string;
+  /** Chromium's sandbox: on, except as root (where Chromium refuses to start with it). */
+  readonly sandbox: boolean;
+  readonly maxPages: number;
+  readonly pageTimeoutMs: number;
+  readonly runTimeoutMs: number;
+  readonly concurrency: number;
+  /** Height at which the full-page image is cut. */
+  readonly maxHeight: number;
+  /** The browser is closed after this long without a page (default 5 minutes). */
+  readonly idleCloseMs?: number;
+  readonly log: Logger;
+}
+
+/** What the browser did, for the log, the benchmark and the tests. */
+export interface PreviewStats {
+  launches: number;
+  pages: number;
+  failed: number;
+  /** Requests of pages that were refused (not one of the run's files). */
+  refused: number;
+}
+
+export class ChromiumPreviews implements PagePreviews {
+  readonly #o: ChromiumPreviewOptions;
+  readonly #slots: Slots;
+  #browser: Promise<Browser> | undefined;
+  #idle: NodeJS.Timeout | undefined;
+  #closed = false;
+  readonly stats: PreviewStats = { launches: 0, pages: 0, failed: 0, refused: 0 };
+
+  constructor(options: ChromiumPreviewOptions) {
+    this.#o = options;
+    this.#slots = new Slots(options.concurrency);
+  }
+
+  async render(files: readonly SiteFile[]): Promise<UploadItem[]> {
+    const site = siteOf(files);
+    const pages = pagesOf(site, this.#o.maxPages);
+    const out: UploadItem[] = [];
+    const until = Date.now() + this.#o.runTimeoutMs;
+    for (const page of pages) {
+      const left = until - Date.now();
+      const log = this.#o.log.child({ page: sitePath(page.path) });
+      if (left <= 0 || this.#closed) {
+        log.warn("no page preview: the run's preview time is used up");
+        break;
+      }
+      try {
+        const release = await this.#slots.take(left);
+        try {
+          const ms = Math.min(this.#o.pageTimeoutMs, until - Date.now());
+          out.push(...(await this.#shoot(site, page, ms)));
+          this.stats.pages += 1;
+        } finally {
+          release();
+          this.#armIdle();
+        }
+      } catch (err) {
+        this.stats.failed += 1;
+        log.warn({ err }, "page preview failed");
+      }
+    }
+    return out;
+  }
+
+  /** Closes the browser; later renders return nothing. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    clearTimeout(this.#idle);
+    await this.#closeBrowser();
+  }
+
+  /** One page in a context of its own, within `ms`; the context goes whatever happens. */
+  async #shoot(site: Site, page: SiteFile, ms: number): Promise<UploadItem[]> {
+    const until = Date.now() + ms;
+    const late = () => new Error(`the page took longer than ${ms} ms`);
+    // Launching the browser counts too; a context that comes too late is closed unused.
+    const opening = this.#newContext();
+    let context: BrowserContext;
+    try {
+      context = await withDeadline(opening, ms, late);
+    } catch (err) {
+      void opening.then((c) => c.close()).catch(ignore);
+      throw err;
+    }
+    try {
+      const left = until - Date.now();
+      return await withDeadline(this.#capture(context, site, page, left), left, late);
+    } finally {
+      await withDeadline(context.close(), 5000, () => new Error("closing the page hung")).catch(
+        async (err: unknown) => {
+          // A renderer that cannot even be closed: start again with a new browser.
+          this.#o.log.warn({ err }, "page preview: restarting the browser");
+          await this.#closeBrowser();
+        },
+      );
+    }
+  }
+
+  /** A fresh context; a browser found dead (not yet known to be) is replaced once. */
+  async #newContext(): Promise<BrowserContext> {
+    const options: BrowserContextOptions = {
+      viewport: VIEWPORT,
+      acceptDownloads: false,
+      serviceWorkers: "block",
+      permissions: [],
+      locale: "en-US",
+      colorScheme: "light",
+    };
+    const browser = await this.#launch();
+    try {
+      return await browser.newContext(options);
+    } catch (err) {
+      if (browser.isConnected()) throw err;
+      if (this.#browser) await this.#closeBrowser();
+      return (await this.#launch()).newContext(options);
+    }
+  }
+
+  async #capture(
+    context: BrowserContext,
+    site: Site,
+    page: SiteFile,
+    ms: number,
+  ): Promise<UploadItem[]> {
+    const requests = { served: 0, refused: 0 };
+    await context.route("**/*", (route) => this.#serve(route, site, page, requests));
+    await context.routeWebSocket(
+      () => true,
+      (ws) => void ws.close().catch(ignore),
+    );
+    const tab = await context.newPage();
+    // Pop-ups and new windows are closed at once; dialogs dismissed; downloads cancelled.
+    context.on("page", (p: Page) => {
+      if (p !== tab) void p.close().catch(ignore);
+    });
+    tab.on("dialog", (d) => void d.dismiss().catch(ignore));
+    tab.on("download", (d) => void d.cancel().catch(ignore));
+    await tab.goto(pageUrl(page), { waitUntil: "load", timeout: ms });
+    const title = previewTitle(await tab.title(), page);
+    const names = previewNames(page);
+    const shot = { type: "png", timeout: ms, animations: "disabled", caret: "hide" } as const;
+    const items: UploadItem[] = [
+      { filename: names.viewport, bytes: await tab.screenshot(shot), title },
+    ];
+    const height = await tab.evaluate(
+      "Math.max(document.documentElement.scrollHeight, document.body ? document.body.scrollHeight : 0)",
+    );
+    if (typeof height === "number" && Number.isFinite(height) && height > VIEWPORT.height) {
+      const clip = {
+        x: 0,
+        y: 0,
+        width: VIEWPORT.width,
+        height: Math.min(height, this.#o.maxHeight),
+      };
+      const full = await tab.screenshot({ ...shot, fullPage: true, clip });
+      items.push({ filename: names.full, bytes: full, title: `${title} (full page)` });
+    }
+    this.#o.log.info({ page: sitePath(page.path), ...requests }, "page preview made");
+    return items;
+  }
+
+  /** The run's own files from memory; every other request is refused. */
+  async #serve(
+    route: Route,
+    site: Site,
+    page: SiteFile,
+    requests: { served: number; refused: number },
+  ): Promise<void> {
+    const file = fileFor(site, page, route.request().url());
+    try {
+      if (!file) {
+        this.stats.refused += 1;
+        requests.refused += 1;
+        await route.abort("blockedbyclient");
+        return;
+      }
+      requests.served += 1;
+      await route.fulfill({
+        status: 200,
+        body: file.bytes,
+        contentType: file.type ?? (lookup(file.path) || "application/octet-stream"),
+        headers: { "cache-control": "no-store" },
+      });
+    } catch {
+      // The page (or its context) is gone already.
+    }
+  }
+
+  #launch(): Promise<Browser> {
+    clearTimeout(this.#idle);
+    if (this.#closed) return Promise.reject(new Error("page previews are closed"));
+    if (this.#browser) return this.#browser;
+    const launching = this.#o
+      .chromium()
+      .then((chromium) =>
+        chromium.launch({
+          executablePath: this.#o.executablePath,
+          headless: true,
+          chromiumSandbox: this.#o.sandbox,
+          args: ARGS,
+          timeout: 30_000,
+          // The app handles its signals, and closes the browser as it stops.
+          handleSIGINT: false,
+          handleSIGTERM: false,
+          handleSIGHUP: false,
+        }),
+      )
+      .then(
+        (browser) => {
+          this.stats.launches += 1;
+          browser.on("disconnected", () => {
+            if (this.#browser !== launching) return;
+            // It died (or was closed for being idle): the next page launches a new one.
+            this.#browser = undefined;
+            this.#o.log.info("page preview browser is gone; the next page starts a new one");
+          });
+          return browser;
+        },
+        (err: unknown) => {
+          if (this.#browser === launching) this.#browser = undefined;
+          throw err;
+        },
+      );
+    this.#browser = launching;
+    return launching;
+  }
+
+  async #closeBrowser(): Promise<void> {
+    const browser = this.#browser;
+    this.#browser = undefined;
+    if (!browser) return;
+    const b = await browser.catch(() => undefined);
+    await b?.close().catch(ignore);
+  }
+
+  /** The browser (and its memory) goes when no page wants it for a while. */
+  #armIdle(): void {
+    clearTimeout(this.#idle);
+    if (this.#slots.busy > 0) return;
+    this.#idle = setTimeout(() => void this.#closeBrowser(), this.#o.idleCloseMs ?? 300_000);
+    this.#idle.unref();
+  }
+}
+
+function ignore(): void {}

@@ -1,0 +1,68 @@
+/**
+ * Generated web pages shown as images: whether previews are on (PAGE_PREVIEWS, a browser found,
+ * playwright-core installed), said once in the log at start-up, and the previewer if they are.
+ * playwright-core is an optional dependency, loaded only when the first page is shown: an
+ * instance without Chromium, or that never previews a page, never loads it.
+ */
+import type { Logger } from "pino";
+import type { PreviewConfig } from "../config-features.ts";
+import type { PagePreviews } from "../relay/ports.ts";
+import { ChromiumPreviews } from "./chromium.ts";
+import { findBrowser } from "./find-browser.ts";
+
+export type { PreviewStats } from "./chromium.ts";
+export { ChromiumPreviews };
+
+export interface OpenPreviews {
+  /** Undefined when previews are off. */
+  readonly previews: (PagePreviews & { close(): Promise<void> }) | undefined;
+}
+
+/** Whether Chromium's sandbox can be kept: not as root, where Chromium refuses to start with it. */
+export function sandboxAllowed(uid: number | undefined): boolean {
+  return uid !== 0;
+}
+
+export function openPagePreviews(
+  config: PreviewConfig,
+  logger: Logger,
+  uid: number | undefined = process.getuid?.(),
+): OpenPreviews {
+  const log = logger.child({ component: "page-previews" });
+  if (!config.enabled) {
+    log.info("page previews are off (PAGE_PREVIEWS=off)");
+    return { previews: undefined };
+  }
+  const found = findBrowser(config.chromiumPath, config.searchPath);
+  if ("missing" in found) {
+    log.info(`page previews are off: ${found.missing}`);
+    return { previews: undefined };
+  }
+  try {
+    // Found, not loaded: it is imported when the first page is shown.
+    import.meta.resolve("playwright-core");
+  } catch {
+    log.warn(
+      "page previews are off: playwright-core is not installed (npm ci installs it unless --omit=optional)",
+    );
+    return { previews: undefined };
+  }
+  const sandbox = sandboxAllowed(uid);
+  log.info(
+    { browser: found.path, sandbox, maxPages: config.maxPages },
+    `page previews are on (${found.path}, Chromium's sandbox ${sandbox ? "on" : "off: running as root"})`,
+  );
+  return {
+    previews: new ChromiumPreviews({
+      chromium: async () => (await import("playwright-core")).chromium,
+      executablePath: found.path,
+      sandbox,
+      maxPages: config.maxPages,
+      pageTimeoutMs: config.pageTimeoutMs,
+      runTimeoutMs: config.runTimeoutMs,
+      concurrency: config.concurrency,
+      maxHeight: config.maxHeight,
+      log,
+    }),
+  };
+}

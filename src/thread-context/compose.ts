@@ -1,0 +1,96 @@
+/**
+ * A task started by a message inside a thread that has no task (a mention, a DM reply) takes
+ * the thread along: its earlier messages in the prompt, or as `thread.md` when they would not
+ * fit; the answer's note says how many were read, or why none were (the mention goes alone).
+ */
+import type { Logger } from "pino";
+import type { ThreadContextConfig } from "../config-features.ts";
+import type { ThreadHistory } from "../relay/ports.ts";
+import { LIMITS } from "../service/limits.ts";
+import type { UploadFile } from "../service/multipart.ts";
+import {
+  promptWithThread,
+  promptWithThreadFile,
+  renderThread,
+  THREAD_FILE,
+  threadFile,
+  threadNote,
+} from "./render.ts";
+
+/** Reading the thread was refused; the message says why, in words for the person. */
+export class ThreadUnreadable extends Error {
+  override readonly name = "ThreadUnreadable";
+}
+
+export interface ThreadContextDeps {
+  readonly threadHistory?: ThreadHistory | undefined;
+  readonly threadContext?: ThreadContextConfig | undefined;
+  readonly logger: Logger;
+}
+
+export interface WithThread {
+  readonly prompt: string;
+  readonly files: readonly UploadFile[];
+  /** What the answer's note says about the thread, when it was asked for. */
+  readonly note?: string;
+}
+
+export interface ThreadAsk {
+  readonly teamId: string;
+  readonly channelId: string;
+  readonly threadTs: string;
+  /** The message that starts the task: only earlier ones are read. */
+  readonly beforeTs: string;
+}
+
+/** A file made of `text`, for the service's multipart body. */
+function textFile(name: string, text: string): UploadFile {
+  const bytes = Buffer.from(text, "utf8");
+  return {
+    name,
+    size: bytes.byteLength,
+    contentType: "text/markdown",
+    async *open() {
+      yield bytes;
+    },
+  };
+}
+
+export async function withThreadContext(
+  deps: ThreadContextDeps,
+  ask: ThreadAsk,
+  prompt: string,
+  files: readonly UploadFile[],
+): Promise<WithThread> {
+  const config = deps.threadContext;
+  if (!deps.threadHistory || !config?.enabled) return { prompt, files };
+  let read;
+  try {
+    read = await deps.threadHistory.read(ask.teamId, ask, config.maxMessages);
+  } catch (err) {
+    deps.logger.warn({ err }, "could not read the thread a task was asked in");
+    const why = err instanceof ThreadUnreadable ? err.message : "Slack did not answer";
+    return {
+      prompt,
+      files,
+      note: `Only your message was sent: the thread's earlier messages could not be read (${why}).`,
+    };
+  }
+  if (read.messages.length === 0) return { prompt, files };
+  const thread = renderThread(read.messages, read.omitted, config);
+  const note = threadNote(thread);
+  const inline = promptWithThread(prompt, thread);
+  if (inline !== undefined) return { prompt: inline, files, note };
+  if (files.length >= LIMITS.maxFiles) {
+    return {
+      prompt,
+      files,
+      note: `Only your message was sent: it has ${LIMITS.maxFiles} files, the most one task takes, so the thread could not go along as ${THREAD_FILE}.`,
+    };
+  }
+  return {
+    prompt: promptWithThreadFile(prompt),
+    files: [...files, textFile(THREAD_FILE, threadFile(thread))],
+    note: `${note.slice(0, -1)}, attached as ${THREAD_FILE}.`,
+  };
+}
