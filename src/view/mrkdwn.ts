@@ -87,6 +87,13 @@ export function mrkdwnExcerpt(markdown: string, limit: number): string {
   return `${head}${open ? `\n${FENCE_OUT}` : ""}\n…`;
 }
 
+/**
+ * A notification's `text` (what the push and the channel list show): the head of an answer as
+ * mrkdwn. Only the head is converted, so a long answer costs no more than a short one.
+ */
+export const notificationText = (markdown: string, limit: number): string =>
+  mrkdwnExcerpt(markdown.slice(0, limit * 4).replace(/[\uD800-\uDBFF]$/, ""), limit);
+
 /** A cut inside one long line: not inside `<…>`, `&…;` or an emoji's surrogate pair. */
 function safeCut(text: string, at: number): number {
   let cut = at;

@@ -6,6 +6,7 @@
 import type { KnownBlock } from "@slack/types";
 import { formatBytes } from "../util/bytes.ts";
 import { repairPartialMarkdown, splitMarkdown } from "./markdown.ts";
+import { mrkdwnExcerpt, notificationText } from "./mrkdwn.ts";
 import { mrkdwnText, neutralizeMentions, truncate } from "./sanitize.ts";
 import { type TaskRef, taskButtons } from "./task-views.ts";
 
@@ -113,11 +114,11 @@ function statusLine(view: RunView): string {
     case "completed":
       return `:white_check_mark: Completed in ${took}`;
     case "failed":
-      return `:x: Failed after ${took}${view.reason ? `: ${mrkdwnText(truncate(view.reason, 500))}` : ""}`;
+      return `:x: Failed after ${took}${view.reason ? `: ${mrkdwnExcerpt(view.reason, 500)}` : ""}`;
     case "stopped":
-      return `:black_square_for_stop: Stopped${view.stoppedBy ? ` by <@${view.stoppedBy}>` : ""} after ${took}${view.reason ? `: ${mrkdwnText(truncate(view.reason, 500))}` : ""}`;
+      return `:black_square_for_stop: Stopped${view.stoppedBy ? ` by <@${view.stoppedBy}>` : ""} after ${took}${view.reason ? `: ${mrkdwnExcerpt(view.reason, 500)}` : ""}`;
     case "error":
-      return `:warning: ${mrkdwnText(truncate(view.reason || "Something went wrong.", 1500))}`;
+      return `:warning: ${mrkdwnExcerpt(view.reason || "Something went wrong.", 1500)}`;
   }
 }
 
@@ -164,7 +165,9 @@ export function renderRun(view: RunView, limit = MESSAGE_MARKDOWN_LIMIT): Messag
   const status = statusLine(view);
   const payloads: MessagePayload[] = parts.map((part, i) => ({
     text:
-      i === 0 ? truncate(part, FALLBACK_CHARS) : `(continued) ${truncate(part, FALLBACK_CHARS)}`,
+      i === 0
+        ? notificationText(part, FALLBACK_CHARS)
+        : `(continued) ${notificationText(part, FALLBACK_CHARS)}`,
     blocks: [markdownBlock(part)],
   }));
   const tail: KnownBlock[] = [];
@@ -228,9 +231,16 @@ export function renderRun(view: RunView, limit = MESSAGE_MARKDOWN_LIMIT): Messag
 /** The notification text of a message that carries only status (and files). */
 function statusFallback(view: RunView, status: string): string {
   return view.state === "error"
-    ? truncate(neutralizeMentions(view.reason || "Something went wrong."), FALLBACK_CHARS)
+    ? notificationText(view.reason || "Something went wrong.", FALLBACK_CHARS)
     : status.replace(/^:[a-z_]+: /, "");
 }
+
+/** mrkdwn as a block quote (mrkdwn quotes one level: a quoted line stays as it is). */
+const quoteMrkdwn = (mrkdwn: string): string =>
+  mrkdwn
+    .split("\n")
+    .map((l) => (l.startsWith("> ") ? l : `> ${l}`))
+    .join("\n");
 
 /** The channel message that opens a task thread: who asked, and what. */
 export function renderPrompt(
@@ -270,7 +280,7 @@ export function renderPrompt(
     MESSAGE_MARKDOWN_LIMIT,
   );
   return {
-    text: `<@${userId}> asked: ${truncate(neutralizeMentions(prompt), FALLBACK_CHARS)}`,
+    text: `<@${userId}> asked: ${notificationText(prompt, FALLBACK_CHARS)}`,
     blocks: [
       { type: "section", text: { type: "mrkdwn", text: `<@${userId}> asked the task agent:` } },
       markdownBlock(quoted),
@@ -287,7 +297,7 @@ export function renderContinued(
 ): MessagePayload {
   const shown = [
     `<@${userId}> continued the task:`,
-    ...(text.trim() === "" ? [] : [`> ${mrkdwnText(text).split("\n").join("\n> ")}`]),
+    ...(text.trim() === "" ? [] : [quoteMrkdwn(mrkdwnExcerpt(text, 2800))]),
     ...(fileNames.length > 0 ? [`:paperclip: ${mrkdwnText(fileNames.join(", "))}`] : []),
   ].join("\n");
   // A section holds 3,000 characters (escaping makes the text up to five times longer).
