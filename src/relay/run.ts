@@ -220,6 +220,7 @@ export class RunRelay {
       state,
       elapsedMs: this.#deps.clock.now() - this.#record.startedAt,
       stopValue: this.#stopValue,
+      runId: this.#record.runId,
       thread: { channelId: this.#record.key.channelId, threadTs: this.#record.key.threadTs },
       ...(note ? { note } : {}),
       ...(this.#serviceStatus ? { serviceStatus: this.#serviceStatus } : {}),

@@ -6,6 +6,8 @@ import type { Server } from "node:http";
 import { App, type CustomRoute, HTTPReceiver, SocketModeReceiver } from "@slack/bolt";
 import type { Logger } from "pino";
 import type { Config } from "../config.ts";
+import { FeedbackRecorder } from "../feedback/feedback.ts";
+import { type AppMetrics, noMetrics } from "../metrics.ts";
 import type { TaskCoordinator } from "../relay/coordinator.ts";
 import type { ThreadStore } from "../store/types.ts";
 import type { Outbound } from "../util/proxy.ts";
@@ -35,6 +37,8 @@ export interface SlackAppOptions {
   readonly prometheus?: PrometheusText;
   /** What `GET /metrics.json` shows. */
   readonly metricsJson?: () => unknown;
+  /** Where listeners count what people do (feedback on answers). */
+  readonly metrics?: AppMetrics;
   /** Each workspace's own service key (Workspace settings), when ENCRYPTION_KEY is set. */
   readonly workspaceKeys?: WorkspaceKeys | undefined;
 }
@@ -104,7 +108,12 @@ export function createSlackApp(options: SlackAppOptions): SlackApp {
   function listen(coordinator: TaskCoordinator, home: HomeTab, parts: RemovalParts): void {
     const installations = oauth?.installationStore;
     const removal = new WorkspaceRemoval({ ...parts, store, installations, logger });
-    const deps = { coordinator, logger, choices: config.choices, home, workspaceKeys, removal };
+    const feedback = new FeedbackRecorder({
+      records: store,
+      metrics: options.metrics ?? noMetrics,
+    });
+    const { choices } = config;
+    const deps = { coordinator, logger, choices, home, workspaceKeys, removal, feedback };
     for (const surface of SURFACES) surface.register(app, { ...deps, records: store });
   }
 

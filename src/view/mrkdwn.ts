@@ -79,7 +79,8 @@ export function mrkdwnExcerpt(markdown: string, limit: number): string {
   const room = Math.max(0, limit - FENCE_OUT.length - 3);
   let cut = full.lastIndexOf("\n", room);
   if (cut < room / 2) cut = safeCut(full, room);
-  const head = full.slice(0, cut).trimEnd();
+  // Cut inside a code span, what it held is formatted again: guard it once more.
+  const head = guard(full.slice(0, cut).trimEnd());
   let open = false;
   for (const line of head.split("\n")) {
     if (line === FENCE_OUT || line === `> ${FENCE_OUT}`) open = !open;

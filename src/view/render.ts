@@ -5,6 +5,7 @@
  */
 import type { KnownBlock } from "@slack/types";
 import { formatBytes } from "../util/bytes.ts";
+import { feedbackBlock } from "./feedback.ts";
 import { repairPartialMarkdown, splitMarkdown } from "./markdown.ts";
 import { mrkdwnExcerpt, notificationText } from "./mrkdwn.ts";
 import { mrkdwnText, neutralizeMentions, truncate } from "./sanitize.ts";
@@ -70,6 +71,8 @@ export interface RunView {
   readonly serviceStatus?: string;
   /** Once it ended: the task thread, for the History, Files and Continue buttons. */
   readonly thread?: TaskRef;
+  /** The run's id at the service: once it ended, the feedback buttons name it. */
+  readonly runId?: string;
   /** While running: how many steps the agent took so far, and the latest. */
   readonly steps?: { readonly count: number; readonly last: string };
 }
@@ -205,6 +208,7 @@ export function renderRun(view: RunView, limit = MESSAGE_MARKDOWN_LIMIT): Messag
     (view.state === "completed" || view.state === "failed" || view.state === "stopped")
   ) {
     tail.push(taskButtons(view.thread) as unknown as KnownBlock);
+    if (view.runId) tail.push(feedbackBlock({ ...view.thread, runId: view.runId }));
   }
   const last = payloads.at(-1);
   const lastChars = last ? blockChars(last.blocks) : 0;

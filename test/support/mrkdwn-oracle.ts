@@ -4,7 +4,7 @@
  * headings or pipe tables), for the converter's tests and the e2e tests of the views.
  */
 /**
- * The lines of mrkdwn that Slack formats: outside ``` blocks, with `code` spans taken out
+ * The lines of mrkdwn that Slack formats: outside ``` blocks, each `code` span one letter
  * and the one-level quote marker dropped.
  */
 function formattedLines(mrkdwn: string): string[] {
@@ -13,7 +13,7 @@ function formattedLines(mrkdwn: string): string[] {
   for (const line of mrkdwn.split("\n")) {
     const body = line.startsWith("> ") ? line.slice(2) : line;
     if (body === "```") code = !code;
-    else if (!code) lines.push(body.replace(/`[^`\n]+`/g, ""));
+    else if (!code) lines.push(body.replace(/`[^`\n]+`/g, "c"));
   }
   return lines;
 }

@@ -5,6 +5,7 @@
 import * as actions from "./actions.ts";
 import * as agentSession from "./agent-session.ts";
 import * as command from "./command.ts";
+import * as feedback from "./feedback.ts";
 import * as home from "./home.ts";
 import * as mention from "./mention.ts";
 import * as message from "./message.ts";
@@ -22,6 +23,7 @@ export const SURFACES: readonly Surface[] = [
   message,
   mention,
   actions,
+  feedback,
   agentSession,
   modal,
   home,

@@ -1,0 +1,44 @@
+/**
+ * The feedback buttons under a finished answer (`block_actions` from a `feedback_buttons`
+ * element): acknowledged at once, recorded for the run, counted, and the person told
+ * privately that it was taken.
+ */
+import type { App } from "@slack/bolt";
+import { z } from "zod";
+import { decodeFeedbackValue, FEEDBACK_ACTION_ID, feedbackThanks } from "../../view/feedback.ts";
+import { type ListenerDeps, tellThrough } from "./surface.ts";
+
+const FeedbackBody = z.object({
+  user: z.object({ id: z.string().min(1), team_id: z.string().optional() }),
+  team: z.object({ id: z.string().min(1) }).nullish(),
+  channel: z.object({ id: z.string() }).nullish(),
+  container: z.object({ channel_id: z.string().optional() }).nullish(),
+  actions: z.array(z.object({ action_id: z.string(), value: z.string().optional() })).min(1),
+});
+
+export function register(app: App, { feedback, logger }: ListenerDeps): void {
+  app.action(FEEDBACK_ACTION_ID, async ({ ack, body, respond }) => {
+    await ack();
+    const tell = tellThrough(respond);
+    const parsed = FeedbackBody.safeParse(body);
+    const vote = parsed.success ? decodeFeedbackValue(parsed.data.actions[0]?.value) : undefined;
+    // Counted where its answer is: a value copied into another channel counts for nothing.
+    const where = parsed.success
+      ? (parsed.data.channel?.id ?? parsed.data.container?.channel_id)
+      : undefined;
+    if (!parsed.success || !vote || (where !== undefined && where !== vote.ref.channelId)) {
+      await tell("Those feedback buttons are not valid any more.");
+      return;
+    }
+    const teamId = parsed.data.team?.id ?? parsed.data.user.team_id ?? "";
+    let changed: boolean;
+    try {
+      changed = await feedback.record({ teamId, userId: parsed.data.user.id, ...vote });
+    } catch (err) {
+      logger.warn({ err }, "could not record feedback");
+      await tell("Your feedback could not be recorded right now; please try again in a minute.");
+      return;
+    }
+    await tell(feedbackThanks(vote.kind, changed));
+  });
+}
