@@ -3,7 +3,7 @@
  * (Slack renders standard Markdown itself: headings, lists, code, links), split across
  * messages so that no payload comes near Slack's limits; status and controls follow.
  */
-import type { KnownBlock } from "@slack/types";
+import type { KnownBlock, MessageMetadata } from "@slack/types";
 import { formatBytes } from "../util/bytes.ts";
 import { feedbackBlock } from "./feedback.ts";
 import { repairPartialMarkdown, splitMarkdown } from "./markdown.ts";
@@ -41,6 +41,8 @@ function blockChars(blocks: readonly KnownBlock[]): number {
 export interface MessagePayload {
   readonly text: string;
   readonly blocks: KnownBlock[];
+  /** Slack message metadata (the final message's completion record, view/completion.ts). */
+  readonly metadata?: MessageMetadata;
 }
 
 export type RunState = "running" | "completed" | "failed" | "stopped" | "error";
@@ -71,6 +73,8 @@ export interface RunView {
   readonly serviceStatus?: string;
   /** Once it ended: the task thread, for the History, Files and Continue buttons. */
   readonly thread?: TaskRef;
+  /** Once it ended: the completion record its last message carries as metadata. */
+  readonly completion?: MessageMetadata;
   /** The run's id at the service: once it ended, the feedback buttons name it. */
   readonly runId?: string;
   /** While running: how many steps the agent took so far, and the latest. */
@@ -228,6 +232,11 @@ export function renderRun(view: RunView, limit = MESSAGE_MARKDOWN_LIMIT): Messag
       text: statusFallback(view, status),
       blocks: [...(placeholder ? [markdownBlock(placeholder)] : []), ...tail],
     });
+  }
+  const end = payloads.length - 1;
+  const final = payloads[end];
+  if (view.completion && view.state !== "running" && final) {
+    payloads[end] = { ...final, metadata: view.completion };
   }
   return payloads;
 }
