@@ -14,6 +14,7 @@ import {
   workspacesShape,
 } from "./config-workspaces.ts";
 import { flag, httpUrl, insecureUrls, intFrom, nameList, optionalString } from "./config-values.ts";
+import { type SuggestedPrompt, suggestedPrompts } from "./config-prompts.ts";
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 
@@ -100,6 +101,7 @@ const slackShape = {
     }),
   TASK_MODELS: nameList,
   TASK_AGENTS: nameList,
+  TASK_SUGGESTED_PROMPTS: suggestedPrompts,
   TASK_SETTINGS_ANYONE: z
     .string()
     .trim()
@@ -219,6 +221,8 @@ export interface Config {
   readonly service: ServiceConfig;
   readonly slack: SlackConfig;
   readonly choices: TaskChoices;
+  /** What Slack's agent view suggests when a person opens the app (TASK_SUGGESTED_PROMPTS). */
+  readonly suggestedPrompts: readonly SuggestedPrompt[];
   /** Keys (base64) sealing each workspace's service key: the first seals, all open; maybe none. */
   readonly encryptionKeys: readonly string[];
   /** Anyone may change a channel's task defaults (else its creator and workspace admins). */
@@ -321,6 +325,7 @@ export function parseConfig(env: Env): Config {
       rateLimits: v.SLACK_RATE_LIMITS,
     },
     choices: { models: v.TASK_MODELS, agents: v.TASK_AGENTS },
+    suggestedPrompts: v.TASK_SUGGESTED_PROMPTS,
     encryptionKeys: sealing?.keys ?? [],
     settingsAnyone: v.TASK_SETTINGS_ANYONE,
     proxy: {

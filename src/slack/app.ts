@@ -112,9 +112,9 @@ export function createSlackApp(options: SlackAppOptions): SlackApp {
       records: store,
       metrics: options.metrics ?? noMetrics,
     });
-    const { choices } = config;
-    const deps = { coordinator, logger, choices, home, workspaceKeys, removal, feedback };
-    for (const surface of SURFACES) surface.register(app, { ...deps, records: store });
+    const { choices, suggestedPrompts } = config;
+    const deps = { coordinator, logger, choices, suggestedPrompts, home, workspaceKeys, removal };
+    for (const surface of SURFACES) surface.register(app, { ...deps, feedback, records: store });
   }
 
   return {

@@ -4,6 +4,7 @@
  */
 import * as actions from "./actions.ts";
 import * as agentSession from "./agent-session.ts";
+import * as agentView from "./agent-view.ts";
 import * as command from "./command.ts";
 import * as feedback from "./feedback.ts";
 import * as home from "./home.ts";
@@ -27,6 +28,7 @@ export const SURFACES: readonly Surface[] = [
   agentSession,
   modal,
   home,
+  agentView,
   settings,
   taskViews,
   workspaceSettings,
