@@ -95,6 +95,31 @@ export function mrkdwnExcerpt(markdown: string, limit: number): string {
 export const notificationText = (markdown: string, limit: number): string =>
   mrkdwnExcerpt(markdown.slice(0, limit * 4).replace(/[\uD800-\uDBFF]$/, ""), limit);
 
+/**
+ * One line of plain mrkdwn text for a link's label (a task's title on the App Home tab): the
+ * first line with text, converted, without markers (a label shows none) and without links
+ * (no link inside a link); `|` would end the label and becomes `¦`.
+ */
+export function mrkdwnLabel(markdown: string, limit: number): string {
+  const first = markdown.split("\n").find((l) => l.trim() !== "") ?? "";
+  const line = toMrkdwn(first.slice(0, limit * 4).replace(/[\uD800-\uDBFF]$/, ""))
+    .replace(
+      /<[^<>|]*\|([^<>]*)>|<([^<>|]*)>/g,
+      (_m, label?: string, url?: string) => label ?? url ?? "",
+    )
+    .replace(/[*~`\u200B]/g, "")
+    .replace(/\|/g, "¦")
+    .trim();
+  return neutralizeMentions(
+    line.length > limit
+      ? `${line
+          .slice(0, limit - 1)
+          .replace(/[\uD800-\uDBFF]$/, "")
+          .replace(/&[a-z]*$/, "")}…`
+      : line,
+  );
+}
+
 /** A cut inside one long line: not inside `<…>`, `&…;` or an emoji's surrogate pair. */
 function safeCut(text: string, at: number): number {
   let cut = at;

@@ -5,7 +5,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { mrkdwnExcerpt, toMrkdwn } from "../../src/view/mrkdwn.ts";
+import { mrkdwnExcerpt, mrkdwnLabel, toMrkdwn } from "../../src/view/mrkdwn.ts";
 import { markdown, rawMention } from "../fuzz/arbitraries.ts";
 import { rawMarkdown } from "../support/mrkdwn-oracle.ts";
 
@@ -78,6 +78,14 @@ describe("toMrkdwn", () => {
     // One long line: never cut inside a link.
     const long = mrkdwnExcerpt(`${"word ".repeat(590)}[label](https://example.com/x)`, 3000);
     expect(long).not.toMatch(/<[^>]*$/);
+  });
+
+  it("gives a task's title for a link label: its first line, no markers, no links, no pipes", () => {
+    expect(mrkdwnLabel("\n# Build a **landing** page\nmore", 200)).toBe("Build a landing page");
+    expect(mrkdwnLabel("see [docs](https://x.test) | <@U1> @here", 200)).toBe(
+      `see docs ¦ &lt;@U1&gt; @${ZWSP}here`,
+    );
+    expect(mrkdwnLabel("word ".repeat(100), 50).length).toBeLessThanOrEqual(50);
   });
 
   it("lets no **, # heading or table rule line reach Slack, whatever the answer (property)", () => {
