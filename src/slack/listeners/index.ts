@@ -3,10 +3,8 @@
  * assistant threads, App Home, modals, shortcuts) is one new file here and one line below.
  */
 import * as actions from "./actions.ts";
-import * as agentSession from "./agent-session.ts";
 import * as agentView from "./agent-view.ts";
 import * as command from "./command.ts";
-import * as feedback from "./feedback.ts";
 import * as home from "./home.ts";
 import * as mention from "./mention.ts";
 import * as message from "./message.ts";
@@ -24,8 +22,6 @@ export const SURFACES: readonly Surface[] = [
   message,
   mention,
   actions,
-  feedback,
-  agentSession,
   modal,
   home,
   agentView,
