@@ -113,6 +113,16 @@ export function formatDuration(ms: number): string {
 
 export { mrkdwnText };
 
+/** A later part's notification: a code block it starts with keeps its ``` on a line of its own. */
+const continued = (text: string): string =>
+  `(continued)${text.startsWith("```") ? "\n" : " "}${text}`;
+
+/** A reason as mrkdwn after the status; one of several lines starts on its own (a code block). */
+function why(reason: string, limit: number): string {
+  const text = mrkdwnExcerpt(reason, limit);
+  return text.includes("\n") ? `\n${text}` : ` ${text}`;
+}
+
 function statusLine(view: RunView): string {
   const took = formatDuration(view.elapsedMs);
   switch (view.state) {
@@ -121,11 +131,11 @@ function statusLine(view: RunView): string {
     case "completed":
       return `:white_check_mark: Completed in ${took}`;
     case "failed":
-      return `:x: Failed after ${took}${view.reason ? `: ${mrkdwnExcerpt(view.reason, 500)}` : ""}`;
+      return `:x: Failed after ${took}${view.reason ? `:${why(view.reason, 500)}` : ""}`;
     case "stopped":
-      return `:black_square_for_stop: Stopped${view.stoppedBy ? ` by <@${view.stoppedBy}>` : ""} after ${took}${view.reason ? `: ${mrkdwnExcerpt(view.reason, 500)}` : ""}`;
+      return `:black_square_for_stop: Stopped${view.stoppedBy ? ` by <@${view.stoppedBy}>` : ""} after ${took}${view.reason ? `:${why(view.reason, 500)}` : ""}`;
     case "error":
-      return `:warning: ${mrkdwnExcerpt(view.reason || "Something went wrong.", 1500)}`;
+      return `:warning:${why(view.reason || "Something went wrong.", 1500)}`;
   }
 }
 
@@ -174,7 +184,7 @@ export function renderRun(view: RunView, limit = MESSAGE_MARKDOWN_LIMIT): Messag
     text:
       i === 0
         ? notificationText(part, FALLBACK_CHARS)
-        : `(continued) ${notificationText(part, FALLBACK_CHARS)}`,
+        : continued(notificationText(part, FALLBACK_CHARS)),
     blocks: [markdownBlock(part)],
   }));
   const tail: KnownBlock[] = [];

@@ -6,6 +6,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { mrkdwnExcerpt, mrkdwnLabel, toMrkdwn } from "../../src/view/mrkdwn.ts";
+import { renderContinued, renderRun } from "../../src/view/render.ts";
+import { renderHistoryView } from "../../src/view/task-views.ts";
 import { markdown, rawMention } from "../fuzz/arbitraries.ts";
 import { rawMarkdown } from "../support/mrkdwn-oracle.ts";
 
@@ -99,6 +101,40 @@ describe("toMrkdwn", () => {
         expect(rawMarkdown(cut)).toBeUndefined();
       }),
       { numRuns: 300 },
+    );
+  });
+});
+
+/** Every mrkdwn text object of a payload (sections, contexts), and its notification `text`. */
+function mrkdwnTexts(value: unknown): string[] {
+  if (Array.isArray(value)) return value.flatMap(mrkdwnTexts);
+  if (typeof value !== "object" || value === null) return [];
+  const o = value as Record<string, unknown>;
+  const own = o.type === "mrkdwn" && typeof o.text === "string" ? [o.text] : [];
+  return [...own, ...Object.values(o).flatMap(mrkdwnTexts)];
+}
+
+describe("the app's mrkdwn surfaces", () => {
+  const state = { kind: "history" as const, channelId: "C1", threadTs: "1.2", page: 1 };
+  it("show an answer with no **, # heading or table rule line, whatever it is (property)", () => {
+    fc.assert(
+      fc.property(markdown, (md) => {
+        const history = renderHistoryView(
+          state,
+          [{ role: "assistant", content: md, created_at: null, message_id: null }],
+          { page: 1, hasNext: false },
+        );
+        const failed = renderRun({ text: "", state: "failed", elapsedMs: 1000, reason: md });
+        const done = renderRun({ text: md, state: "completed", elapsedMs: 1000 });
+        const texts = [
+          ...mrkdwnTexts(history),
+          ...mrkdwnTexts(renderContinued("U1", md, [])),
+          ...failed.flatMap((p) => [p.text, ...mrkdwnTexts(p.blocks)]),
+          ...done.map((p) => p.text),
+        ];
+        for (const text of texts) expect(rawMarkdown(text)).toBeUndefined();
+      }),
+      { numRuns: 200 },
     );
   });
 });
