@@ -106,6 +106,7 @@ export function mrkdwnLabel(markdown: string, limit: number): string {
     )
     .replace(/[*~`\u200B]/g, "")
     .replace(/\|/g, "¦")
+    .replace(/\s+/g, " ") // a fence or a table on the first line spans lines: one line here
     .trim();
   return neutralizeMentions(
     line.length > limit

@@ -88,6 +88,7 @@ describe("toMrkdwn", () => {
       `see docs ¦ &lt;@U1&gt; @${ZWSP}here`,
     );
     expect(mrkdwnLabel("word ".repeat(100), 50).length).toBeLessThanOrEqual(50);
+    expect(mrkdwnLabel("```js\nx", 200)).not.toContain("\n");
   });
 
   it("lets no **, # heading or table rule line reach Slack, whatever the answer (property)", () => {
