@@ -86,6 +86,7 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
     store,
     outbound,
     prometheus: metrics,
+    metrics,
     metricsJson: () => ({
       instance: instanceId,
       uptimeS: Math.round((Date.now() - started) / 1000),

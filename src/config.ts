@@ -20,6 +20,7 @@ import {
   type PreviewConfig,
   type ThreadContextConfig,
 } from "./config-features.ts";
+import { type SuggestedPrompt, suggestedPrompts } from "./config-prompts.ts";
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 
@@ -106,6 +107,7 @@ const slackShape = {
     }),
   TASK_MODELS: nameList,
   TASK_AGENTS: nameList,
+  TASK_SUGGESTED_PROMPTS: suggestedPrompts,
   TASK_SETTINGS_ANYONE: z
     .string()
     .trim()
@@ -238,6 +240,8 @@ export interface Config {
   readonly service: ServiceConfig;
   readonly slack: SlackConfig;
   readonly choices: TaskChoices;
+  /** What Slack's agent view suggests when a person opens the app (TASK_SUGGESTED_PROMPTS). */
+  readonly suggestedPrompts: readonly SuggestedPrompt[];
   /** Keys (base64) sealing each workspace's service key: the first seals, all open; maybe none. */
   readonly encryptionKeys: readonly string[];
   /** Anyone may change a channel's task defaults (else its creator and workspace admins). */
@@ -356,6 +360,7 @@ export function parseConfig(env: Env): Config {
       rateLimits: v.SLACK_RATE_LIMITS,
     },
     choices: { models: v.TASK_MODELS, agents: v.TASK_AGENTS },
+    suggestedPrompts: v.TASK_SUGGESTED_PROMPTS,
     encryptionKeys: sealing?.keys ?? [],
     settingsAnyone: v.TASK_SETTINGS_ANYONE,
     proxy: {

@@ -23,6 +23,8 @@ export interface AppMetrics {
     readonly seconds: number;
   }): void;
   storeError(): void;
+  /** A click of the feedback buttons under an answer that changed a person's vote. */
+  feedback(kind: "positive" | "negative"): void;
 }
 
 export const noMetrics: AppMetrics = {
@@ -33,6 +35,7 @@ export const noMetrics: AppMetrics = {
   chunkLag: () => undefined,
   serviceResponse: () => undefined,
   storeError: () => undefined,
+  feedback: () => undefined,
 };
 
 const PREFIX = "taskbot_";
@@ -68,6 +71,12 @@ export function createPrometheusMetrics(options: PrometheusOptions = {}): Promet
   const slack = slackInstruments(registers);
   const runs = runInstruments(registers, options.activeRuns);
   const service = serviceInstruments(registers);
+  const feedback = new Counter({
+    name: `${PREFIX}task_feedback_total`,
+    help: "Feedback on answers (the buttons under a finished answer), by kind: positive or negative.",
+    labelNames: ["kind"] as const,
+    registers,
+  });
   return {
     registry,
     contentType: registry.contentType,
@@ -85,6 +94,7 @@ export function createPrometheusMetrics(options: PrometheusOptions = {}): Promet
       service.duration.observe({ endpoint }, seconds);
     },
     storeError: () => service.storeErrors.inc(),
+    feedback: (kind) => feedback.inc({ kind }),
   };
 }
 

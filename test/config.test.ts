@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ConfigError, parseConfig, parseServiceConfig, secretsOf } from "../src/config.ts";
+import { DEFAULT_SUGGESTED_PROMPTS } from "../src/config-prompts.ts";
 import { describeProxy } from "../src/util/proxy.ts";
 
 const base = {
@@ -32,6 +33,21 @@ describe("configuration", () => {
     expect(c.slack.appToken).toBeUndefined();
     expect(c.redisUrl).toBeUndefined();
     expect(c.slack.editIntervalMs).toBe(1000);
+  });
+
+  it("reads the agent view's suggested prompts from TASK_SUGGESTED_PROMPTS, with defaults", () => {
+    expect(parseConfig(base).suggestedPrompts).toEqual(DEFAULT_SUGGESTED_PROMPTS);
+    const own = [{ title: "Landing page", message: "Build a landing page for my shop" }];
+    expect(
+      parseConfig({ ...base, TASK_SUGGESTED_PROMPTS: JSON.stringify(own) }).suggestedPrompts,
+    ).toEqual(own);
+    expect(parseConfig({ ...base, TASK_SUGGESTED_PROMPTS: "[]" }).suggestedPrompts).toEqual([]);
+    const five = JSON.stringify(Array.from({ length: 5 }, () => own[0]));
+    for (const bad of ["not json", five, '[{"title":""}]']) {
+      expect(problemsOf({ ...base, TASK_SUGGESTED_PROMPTS: bad }).join("\n")).toMatch(
+        /TASK_SUGGESTED_PROMPTS.*JSON array of at most 4/,
+      );
+    }
   });
 
   it("lists every missing or invalid variable at once, without any secret value", () => {

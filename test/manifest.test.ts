@@ -9,6 +9,7 @@ import type { ValidateFunction } from "ajv";
 import { Ajv } from "ajv";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
+import { DEFAULT_SUGGESTED_PROMPTS } from "../src/config-prompts.ts";
 import { BOT_SCOPES } from "../src/slack/scopes.ts";
 
 const VENDOR = new URL("./fixtures/slack-manifest-schema/", import.meta.url);
@@ -144,6 +145,7 @@ describe("manifest.yml", () => {
       "agent_session_stopped",
       "app_home_opened",
       "app_mention",
+      "app_context_changed",
       "app_uninstalled",
       "message.channels",
       "message.groups",
@@ -156,6 +158,15 @@ describe("manifest.yml", () => {
     // App Home: recent tasks, New task and defaults (published on app_home_opened).
     expect(at(manifest, "features", "app_home", "home_tab_enabled")).toBe(true);
     expect(at(manifest, "features", "app_home", "messages_tab_read_only_enabled")).toBe(false);
+  });
+
+  it("describes the agent view, with the same suggested prompts as the app's defaults", () => {
+    const description = at(manifest, "features", "agent_view", "agent_description");
+    expect(typeof description === "string" && description.length <= 300).toBe(true);
+    expect(description).toMatch(/websites, apps, documents and images/);
+    expect(at(manifest, "features", "agent_view", "suggested_prompts")).toEqual(
+      DEFAULT_SUGGESTED_PROMPTS,
+    );
   });
 
   it("uses Socket Mode, no org-wide deploy and no token rotation", () => {

@@ -6,6 +6,7 @@
 import type { Logger } from "pino";
 import { type FinalRun, type FollowOptions, followRun } from "../service/follow.ts";
 import type { RunRecord } from "../store/types.ts";
+import { ended } from "../view/completion.ts";
 import { describeServiceError, slackErrorCode } from "../view/errors.ts";
 import {
   encodeStopValue,
@@ -348,13 +349,12 @@ export class RunRelay {
   async #showFinal(state: RunState, reason: string | undefined, files: FileNote[]): Promise<void> {
     const stoppedBy = this.#ctl.stoppedBy;
     const note = state === "stopped" ? this.#ctl.stopNote : undefined;
-    const payloads = renderRun(
-      this.#view(state, {
-        ...(reason ? { reason } : note ? { reason: note } : {}),
-        ...(stoppedBy ? { stoppedBy } : {}),
-        files,
-      }),
-    );
+    const view = this.#view(state, {
+      ...(reason ? { reason } : note ? { reason: note } : {}),
+      ...(stoppedBy ? { stoppedBy } : {}),
+      files,
+    });
+    const payloads = renderRun(ended(this.#record, view)); // with its completion record
     try {
       await this.#messages.final(payloads);
       // The final edit shows the last deltas too: count its lag like the others'.

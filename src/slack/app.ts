@@ -7,6 +7,8 @@ import { WebClient } from "@slack/web-api";
 import { App, type CustomRoute, HTTPReceiver, SocketModeReceiver } from "@slack/bolt";
 import type { Logger } from "pino";
 import type { Config } from "../config.ts";
+import { FeedbackRecorder } from "../feedback/feedback.ts";
+import { type AppMetrics, noMetrics } from "../metrics.ts";
 import type { TaskCoordinator } from "../relay/coordinator.ts";
 import type { ThreadStore } from "../store/types.ts";
 import type { Outbound } from "../util/proxy.ts";
@@ -41,6 +43,8 @@ export interface SlackAppOptions {
   readonly prometheus?: PrometheusText;
   /** What `GET /metrics.json` shows. */
   readonly metricsJson?: () => unknown;
+  /** Where listeners count what people do (feedback on answers). */
+  readonly metrics?: AppMetrics;
   /** Each workspace's own service key (Workspace settings), when ENCRYPTION_KEY is set. */
   readonly workspaceKeys?: WorkspaceKeys | undefined;
 }
@@ -114,8 +118,13 @@ export function createSlackApp(options: SlackAppOptions): SlackApp {
     const installations = oauth?.installationStore;
     const removal = new WorkspaceRemoval({ ...parts, store, installations, logger });
     app.use(gateOf(config, { tokens, removal, logger, slackFetch }));
-    const deps = { coordinator, logger, choices: config.choices, home, workspaceKeys, removal };
-    for (const surface of SURFACES) surface.register(app, { ...deps, records: store });
+    const feedback = new FeedbackRecorder({
+      records: store,
+      metrics: options.metrics ?? noMetrics,
+    });
+    const { choices, suggestedPrompts } = config;
+    const deps = { coordinator, logger, choices, suggestedPrompts, home, workspaceKeys, removal };
+    for (const surface of SURFACES) surface.register(app, { ...deps, feedback, records: store });
   }
 
   return {

@@ -56,6 +56,7 @@ class WebClientWriter implements SlackWriter {
       channel: channelId,
       text: payload.text,
       blocks: payload.blocks,
+      ...(payload.metadata ? { metadata: payload.metadata } : {}),
       ...(threadTs ? { thread_ts: threadTs } : {}),
       unfurl_links: false,
       unfurl_media: false,
@@ -77,6 +78,7 @@ class WebClientWriter implements SlackWriter {
       ts,
       text: payload.text,
       blocks: payload.blocks,
+      ...(payload.metadata ? { metadata: payload.metadata } : {}),
     });
   }
 

@@ -4,7 +4,7 @@
  */
 import type { RecentTask, RecentTaskStatus, TaskDefaults } from "../store/types.ts";
 import { summarizeDefaults } from "./defaults.ts";
-import { mrkdwnText } from "./render.ts";
+import { mrkdwnLabel } from "./mrkdwn.ts";
 import { type AdminHome, adminHomeBlocks } from "./usage-policy.ts";
 
 /** Action ids of the Home tab's buttons. */
@@ -45,7 +45,8 @@ const when = (ms: number) =>
 
 function taskBlock(task: RecentTask, teamUrl: string | undefined) {
   const link = threadLink(teamUrl, task.channelId, task.threadTs);
-  const title = mrkdwnText(task.prompt || "(files only)").replace(/\|/g, "¦");
+  // A label shows no formatting: the prompt's Markdown without its markers, on one line.
+  const title = mrkdwnLabel(task.prompt, 200) || "(files only)";
   const where = task.surface === "dm" ? "Direct message" : `<#${task.channelId}>`;
   return {
     type: "section",

@@ -3,9 +3,11 @@
  * (Slack renders standard Markdown itself: headings, lists, code, links), split across
  * messages so that no payload comes near Slack's limits; status and controls follow.
  */
-import type { KnownBlock } from "@slack/types";
+import type { KnownBlock, MessageMetadata } from "@slack/types";
 import { formatBytes } from "../util/bytes.ts";
+import { feedbackBlock } from "./feedback.ts";
 import { repairPartialMarkdown, splitMarkdown } from "./markdown.ts";
+import { mrkdwnExcerpt, notificationText } from "./mrkdwn.ts";
 import { mrkdwnText, neutralizeMentions, truncate } from "./sanitize.ts";
 import { type TaskRef, taskButtons } from "./task-views.ts";
 
@@ -39,6 +41,8 @@ function blockChars(blocks: readonly KnownBlock[]): number {
 export interface MessagePayload {
   readonly text: string;
   readonly blocks: KnownBlock[];
+  /** Slack message metadata (the final message's completion record, view/completion.ts). */
+  readonly metadata?: MessageMetadata;
 }
 
 export type RunState = "running" | "completed" | "failed" | "stopped" | "error";
@@ -69,6 +73,10 @@ export interface RunView {
   readonly serviceStatus?: string;
   /** Once it ended: the task thread, for the History, Files and Continue buttons. */
   readonly thread?: TaskRef;
+  /** Once it ended: the completion record its last message carries as metadata. */
+  readonly completion?: MessageMetadata;
+  /** The run's id at the service: once it ended, the feedback buttons name it. */
+  readonly runId?: string;
   /** While running: how many steps the agent took so far, and the latest. */
   readonly steps?: { readonly count: number; readonly last: string };
 }
@@ -105,6 +113,16 @@ export function formatDuration(ms: number): string {
 
 export { mrkdwnText };
 
+/** A later part's notification: a code block it starts with keeps its ``` on a line of its own. */
+const continued = (text: string): string =>
+  `(continued)${text.startsWith("```") ? "\n" : " "}${text}`;
+
+/** A reason as mrkdwn after the status; one of several lines starts on its own (a code block). */
+function why(reason: string, limit: number): string {
+  const text = mrkdwnExcerpt(reason, limit);
+  return text.includes("\n") ? `\n${text}` : ` ${text}`;
+}
+
 function statusLine(view: RunView): string {
   const took = formatDuration(view.elapsedMs);
   switch (view.state) {
@@ -113,11 +131,11 @@ function statusLine(view: RunView): string {
     case "completed":
       return `:white_check_mark: Completed in ${took}`;
     case "failed":
-      return `:x: Failed after ${took}${view.reason ? `: ${mrkdwnText(truncate(view.reason, 500))}` : ""}`;
+      return `:x: Failed after ${took}${view.reason ? `:${why(view.reason, 500)}` : ""}`;
     case "stopped":
-      return `:black_square_for_stop: Stopped${view.stoppedBy ? ` by <@${view.stoppedBy}>` : ""} after ${took}${view.reason ? `: ${mrkdwnText(truncate(view.reason, 500))}` : ""}`;
+      return `:black_square_for_stop: Stopped${view.stoppedBy ? ` by <@${view.stoppedBy}>` : ""} after ${took}${view.reason ? `:${why(view.reason, 500)}` : ""}`;
     case "error":
-      return `:warning: ${mrkdwnText(truncate(view.reason || "Something went wrong.", 1500))}`;
+      return `:warning:${why(view.reason || "Something went wrong.", 1500)}`;
   }
 }
 
@@ -164,7 +182,9 @@ export function renderRun(view: RunView, limit = MESSAGE_MARKDOWN_LIMIT): Messag
   const status = statusLine(view);
   const payloads: MessagePayload[] = parts.map((part, i) => ({
     text:
-      i === 0 ? truncate(part, FALLBACK_CHARS) : `(continued) ${truncate(part, FALLBACK_CHARS)}`,
+      i === 0
+        ? notificationText(part, FALLBACK_CHARS)
+        : continued(notificationText(part, FALLBACK_CHARS)),
     blocks: [markdownBlock(part)],
   }));
   const tail: KnownBlock[] = [];
@@ -202,6 +222,7 @@ export function renderRun(view: RunView, limit = MESSAGE_MARKDOWN_LIMIT): Messag
     (view.state === "completed" || view.state === "failed" || view.state === "stopped")
   ) {
     tail.push(taskButtons(view.thread) as unknown as KnownBlock);
+    if (view.runId) tail.push(feedbackBlock({ ...view.thread, runId: view.runId }));
   }
   const last = payloads.at(-1);
   const lastChars = last ? blockChars(last.blocks) : 0;
@@ -222,15 +243,27 @@ export function renderRun(view: RunView, limit = MESSAGE_MARKDOWN_LIMIT): Messag
       blocks: [...(placeholder ? [markdownBlock(placeholder)] : []), ...tail],
     });
   }
+  const end = payloads.length - 1;
+  const final = payloads[end];
+  if (view.completion && view.state !== "running" && final) {
+    payloads[end] = { ...final, metadata: view.completion };
+  }
   return payloads;
 }
 
 /** The notification text of a message that carries only status (and files). */
 function statusFallback(view: RunView, status: string): string {
   return view.state === "error"
-    ? truncate(neutralizeMentions(view.reason || "Something went wrong."), FALLBACK_CHARS)
+    ? notificationText(view.reason || "Something went wrong.", FALLBACK_CHARS)
     : status.replace(/^:[a-z_]+: /, "");
 }
+
+/** mrkdwn as a block quote (mrkdwn quotes one level: a quoted line stays as it is). */
+const quoteMrkdwn = (mrkdwn: string): string =>
+  mrkdwn
+    .split("\n")
+    .map((l) => (l.startsWith("> ") ? l : `> ${l}`))
+    .join("\n");
 
 /** The channel message that opens a task thread: who asked, and what. */
 export function renderPrompt(
@@ -270,7 +303,7 @@ export function renderPrompt(
     MESSAGE_MARKDOWN_LIMIT,
   );
   return {
-    text: `<@${userId}> asked: ${truncate(neutralizeMentions(prompt), FALLBACK_CHARS)}`,
+    text: `<@${userId}> asked: ${notificationText(prompt, FALLBACK_CHARS)}`,
     blocks: [
       { type: "section", text: { type: "mrkdwn", text: `<@${userId}> asked the task agent:` } },
       markdownBlock(quoted),
@@ -287,7 +320,7 @@ export function renderContinued(
 ): MessagePayload {
   const shown = [
     `<@${userId}> continued the task:`,
-    ...(text.trim() === "" ? [] : [`> ${mrkdwnText(text).split("\n").join("\n> ")}`]),
+    ...(text.trim() === "" ? [] : [quoteMrkdwn(mrkdwnExcerpt(text, 2800))]),
     ...(fileNames.length > 0 ? [`:paperclip: ${mrkdwnText(fileNames.join(", "))}`] : []),
   ].join("\n");
   // A section holds 3,000 characters (escaping makes the text up to five times longer).

@@ -7,6 +7,7 @@
 import type { HistoryMessage, ThreadFile } from "../service/schemas.ts";
 import { formatBytes } from "../util/bytes.ts";
 import { MODAL_PROMPT_MAX } from "./modal.ts";
+import { mrkdwnExcerpt } from "./mrkdwn.ts";
 import { mrkdwnText, truncate } from "./sanitize.ts";
 
 export const TASK_ACTION = {
@@ -151,7 +152,9 @@ export function renderHistoryView(
     const who = known ?? `*${mrkdwnText(truncate(m.role, 40))}*`;
     const when = m.created_at ? ` · ${mrkdwnText(toTheMinute(m.created_at))}` : "";
     blocks.push(context(`${who}${when}`));
-    blocks.push(section(mrkdwnText(m.content.trim() === "" ? "(no text)" : m.content)));
+    // A section takes mrkdwn only: the agent's Markdown is converted (headings, bold, tables).
+    const shown = mrkdwnExcerpt(m.content, 3000);
+    blocks.push(section(shown.trim() === "" ? "(no text)" : shown));
   }
   const toggle = {
     type: "button",

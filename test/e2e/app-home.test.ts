@@ -160,6 +160,21 @@ describe.each(storeBackends())("App Home and defaults with %s", (_name, redis) =
     expect((home.view.blocks as unknown[]).length).toBeLessThanOrEqual(100);
   });
 
+  it("titles a task written in Markdown without its markers (a link label shows none)", async () => {
+    const user = newPerson();
+    await h.app.store.putRecentTask(TEAM, user, {
+      channelId: CHANNEL,
+      threadTs: "1700000999.000100",
+      prompt: "# Build a **landing** page\nwith a [menu](https://example.com) | and more",
+      status: "completed",
+      startedAt: 1_700_000_000_000,
+      updatedAt: 1_700_000_000_000,
+    });
+    const text = shown(await openHome(user));
+    expect(text).toContain("|Build a landing page>*");
+    expect(text).not.toContain("# Build");
+  });
+
   it("opens the New task modal from the Home tab's button", async () => {
     const user = newPerson();
     const home = await openHome(user);

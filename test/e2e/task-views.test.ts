@@ -12,6 +12,7 @@ import {
 } from "../../tools/local-slack/slack-requests.ts";
 import { buttonOf, CHANNEL, Harness, OWNER, SIGNING_SECRET, TEAM } from "../support/harness.ts";
 import { storeBackends } from "../support/needs.ts";
+import { rawMarkdown } from "../support/mrkdwn-oracle.ts";
 
 describe.each(storeBackends())("task views with %s", (_name, redis) => {
   let h: Harness;
@@ -125,6 +126,18 @@ describe.each(storeBackends())("task views with %s", (_name, redis) => {
       { description: "the history with status messages" },
     );
     expect(h.slack.validationErrors).toEqual([]);
+  });
+
+  it("shows the agent's Markdown in History as mrkdwn: bold headings, aligned tables, no raw markers", async () => {
+    const { answer } = await finishedTask("Compare the options [sim:length=3000]");
+    const view = await filled(await click(answer, "task_history"));
+    const sections = (view.view.blocks as Array<{ type: string; text?: { text: string } }>)
+      .filter((b) => b.type === "section")
+      .map((b) => b.text?.text ?? "");
+    const agent = sections.at(-1) ?? "";
+    // The simulator's answer has "## " headings, **bold** and a pipe table.
+    expect(agent).toMatch(/^\*[^*\n]+\*$/m);
+    for (const text of sections) expect(rawMarkdown(text)).toBeUndefined();
   });
 
   it("lists the thread's files in Files, paged, and says when one is already in the thread", async () => {

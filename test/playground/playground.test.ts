@@ -96,6 +96,17 @@ describe.skipIf(!hasChromium)(TITLE, () => {
       .toBe(2);
   }, 40_000);
 
+  it("takes 👍 under a finished answer and says privately that it counted", async () => {
+    await type("/task Write a two-line poem about tea");
+    await openThreadOf("Write a two-line poem about tea");
+    await thread().locator(".context", { hasText: "Completed in" }).waitFor({ timeout: 20_000 });
+    await thread().locator(".feedback button", { hasText: "👍" }).last().click();
+    await page
+      .locator("#messages .ephemeral", { hasText: "your feedback" })
+      .first()
+      .waitFor({ timeout: 10_000 });
+  }, 40_000);
+
   it("stops a running task with the Stop button", async () => {
     await type("/task Tell a very long story [sim:delay=400] [sim:length=6000]");
     await openThreadOf("Tell a very long story");

@@ -1,5 +1,6 @@
 // Block Kit and message-content validation: rejects what Slack rejects (limits in limits.ts), with
 // Slack's error codes and json-pointer detail. Exported for renderer unit tests that need no server.
+import { validateContextActions, validateMetadata } from "./agent-blocks.ts";
 import type { Problem } from "./errors.ts";
 import type { LimitErrorCodes } from "./limits.ts";
 import { DEFAULT_ERROR_CODES, KNOWN_BLOCK_TYPES, SLACK_LIMITS } from "./limits.ts";
@@ -162,6 +163,8 @@ function validateBlock(
       return validateElements(block, at, SLACK_LIMITS.contextElementsMax, false);
     case "actions":
       return validateElements(block, at, SLACK_LIMITS.actionsElementsMax, true);
+    case "context_actions":
+      return validateContextActions(block, at);
     case "markdown": {
       const text = str(block.text);
       if (text === undefined) {
@@ -247,6 +250,8 @@ export function validateMessageContent(
     const problem = validateBlocks(blocks, "/blocks", codes);
     if (problem) return problem;
   }
+  const metadataProblem = validateMetadata(args.metadata);
+  if (metadataProblem) return metadataProblem;
   const hasAttachments = Array.isArray(args.attachments) && args.attachments.length > 0;
   if ((text === undefined || text === "") && !hasBlocks && !markdownText && !hasAttachments) {
     return { error: "no_text", message: "no text, blocks, markdown_text or attachments" };

@@ -27,6 +27,7 @@ import {
 } from "./tenancy.ts";
 import type {
   AssistantStatus,
+  SuggestedPrompts,
   FailNextOptions,
   FaultPredicate,
   LocalSlackEvents,
@@ -414,6 +415,11 @@ export class LocalSlack extends EventEmitter<LocalSlackEvents> {
           (user === undefined || e.user === user),
       )
       .map((e) => clone(e));
+  }
+
+  /** Every set of suggested prompts the app set (assistant.threads.setSuggestedPrompts). */
+  suggestedPrompts(): SuggestedPrompts[] {
+    return this.#state.suggestedPrompts.map((p) => clone(p));
   }
 
   /** The agent-view title of a thread (assistant.threads.setTitle), if set. */

@@ -281,6 +281,8 @@ export interface BlockActionInput {
   block_id?: string;
   /** Button label. */
   button_text?: string;
+  /** The element's type: `button` unless given (`feedback_buttons` for Slack's feedback buttons). */
+  action_type?: string;
   response_url?: string;
   trigger_id?: string;
   api_app_id?: string;
@@ -332,7 +334,7 @@ export function blockActionPayload(input: BlockActionInput): Record<string, unkn
         block_id: blockId,
         text: { type: "plain_text", text: input.button_text ?? "Button", emoji: true },
         value: input.value,
-        type: "button",
+        type: input.action_type ?? "button",
         action_ts: now.toFixed(6),
       },
     ],

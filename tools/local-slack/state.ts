@@ -3,6 +3,7 @@
 import { ApiFailure } from "./errors.ts";
 import type {
   AssistantStatus,
+  SuggestedPrompts,
   LocalSlackOptions,
   SlackEphemeral,
   SlackFile,
@@ -86,6 +87,8 @@ export class Workspace {
   /** `channel/thread_ts` → current assistant status. */
   readonly currentStatus = new Map<string, string>();
   readonly assistantStatuses: AssistantStatus[] = [];
+  /** Every assistant.threads.setSuggestedPrompts call, oldest first. */
+  readonly suggestedPrompts: SuggestedPrompts[] = [];
   /** Agent-view thread titles by `channel/thread_ts` (assistant.threads.setTitle). */
   readonly threadTitles = new Map<string, string>();
   /** Agent sessions by `channel/thread_ts`, and every status set, oldest first. */

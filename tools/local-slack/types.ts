@@ -149,6 +149,14 @@ export interface ResponseUrlPost {
   status: number;
 }
 
+/** One assistant.threads.setSuggestedPrompts call. */
+export interface SuggestedPrompts {
+  channel: string;
+  thread_ts?: string;
+  title?: string;
+  prompts: Array<{ title: string; message: string }>;
+}
+
 export interface AssistantStatus {
   channel: string;
   thread_ts: string;

@@ -1,9 +1,11 @@
 /**
- * Buttons in the bot's messages (`block_actions`): Stop. Acknowledged at once; the answer,
- * if any, goes privately through the action's `response_url`.
+ * Buttons in the bot's messages (`block_actions`): Stop, and the feedback buttons (👍/👎)
+ * under a finished answer, recorded for the run and counted. Acknowledged at once; the answer
+ * goes privately through the action's `response_url`.
  */
 import type { App } from "@slack/bolt";
 import { z } from "zod";
+import { decodeFeedbackValue, FEEDBACK_ACTION_ID, feedbackThanks } from "../../view/feedback.ts";
 import { decodeStopValue, STOP_ACTION_ID } from "../../view/render.ts";
 import { authorisedTeam, type ListenerDeps, tellThrough } from "./surface.ts";
 
@@ -14,7 +16,8 @@ const ActionBody = z.object({
   actions: z.array(z.object({ action_id: z.string(), value: z.string().optional() })).min(1),
 });
 
-export function register(app: App, { coordinator }: ListenerDeps): void {
+export function register(app: App, deps: ListenerDeps): void {
+  const { coordinator } = deps;
   app.action(STOP_ACTION_ID, async ({ ack, body, respond, context }) => {
     await ack();
     const tell = tellThrough(respond);
@@ -37,5 +40,30 @@ export function register(app: App, { coordinator }: ListenerDeps): void {
       },
       tell,
     );
+  });
+
+  app.action(FEEDBACK_ACTION_ID, async ({ ack, body, respond, context }) => {
+    await ack();
+    const tell = tellThrough(respond);
+    const parsed = ActionBody.safeParse(body);
+    const vote = parsed.success ? decodeFeedbackValue(parsed.data.actions[0]?.value) : undefined;
+    // Counted where its answer is: a value copied into another channel counts for nothing.
+    const where = parsed.success
+      ? (parsed.data.channel?.id ?? parsed.data.container?.channel_id)
+      : undefined;
+    if (!parsed.success || !vote || (where !== undefined && where !== vote.ref.channelId)) {
+      await tell("Those feedback buttons are not valid any more.");
+      return;
+    }
+    const teamId = authorisedTeam(context);
+    let changed: boolean;
+    try {
+      changed = await deps.feedback.record({ teamId, userId: parsed.data.user.id, ...vote });
+    } catch (err) {
+      deps.logger.warn({ err }, "could not record feedback");
+      await tell("Your feedback could not be recorded right now; please try again in a minute.");
+      return;
+    }
+    await tell(feedbackThanks(vote.kind, changed));
   });
 }

@@ -3,7 +3,7 @@
  * assistant threads, App Home, modals, shortcuts) is one new file here and one line below.
  */
 import * as actions from "./actions.ts";
-import * as agentSession from "./agent-session.ts";
+import * as agentView from "./agent-view.ts";
 import * as command from "./command.ts";
 import * as home from "./home.ts";
 import * as mention from "./mention.ts";
@@ -21,9 +21,9 @@ export const SURFACES: readonly Surface[] = [
   message,
   mention,
   actions,
-  agentSession,
   modal,
   home,
+  agentView,
   settings,
   taskViews,
   workspaceSettings,

@@ -5,6 +5,8 @@
 import type { App, RespondFn } from "@slack/bolt";
 import type { Logger } from "pino";
 import { z } from "zod";
+import type { SuggestedPrompt } from "../../config-prompts.ts";
+import type { FeedbackRecorder } from "../../feedback/feedback.ts";
 import type { TaskCoordinator, TellUser } from "../../relay/coordinator.ts";
 import type { SlackFileRef } from "../../relay/ports.ts";
 import type { KeyChecker } from "../../service/client.ts";
@@ -28,6 +30,10 @@ export interface ListenerDeps {
   readonly removal: WorkspaceRemoval;
   /** Each workspace's own service key, when the app can seal them (ENCRYPTION_KEY is set). */
   readonly workspaceKeys?: WorkspaceKeys | undefined;
+  /** What Slack's agent view suggests when a person opens the app (TASK_SUGGESTED_PROMPTS). */
+  readonly suggestedPrompts: readonly SuggestedPrompt[];
+  /** Records the feedback on answers. */
+  readonly feedback: Pick<FeedbackRecorder, "record">;
 }
 
 /** What the Workspace settings modal needs for the workspace's service key. */

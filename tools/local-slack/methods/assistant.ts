@@ -2,7 +2,7 @@
 import { ApiFailure, invalid } from "../errors.ts";
 import { SLACK_LIMITS } from "../limits.ts";
 import type { AssistantStatus, SlackArgs } from "../types.ts";
-import { clone, nonEmpty, str } from "../util.ts";
+import { clone, isRecord, nonEmpty, str } from "../util.ts";
 import type { MethodContext, MethodFamily } from "./registry.ts";
 
 function setStatus(args: SlackArgs, { state, now }: MethodContext): Record<string, unknown> {
@@ -52,7 +52,45 @@ function setTitle(args: SlackArgs, { state }: MethodContext): Record<string, unk
   return {};
 }
 
+/**
+ * assistant.threads.setSuggestedPrompts: the prompts the agent view offers (at most 4, each a
+ * title and a message). In Slack's agent view it needs no `thread_ts` (the DM's own prompts).
+ */
+function setSuggestedPrompts(args: SlackArgs, { state }: MethodContext): Record<string, unknown> {
+  const channel = state.channel(args.channel_id);
+  const prompts = args.prompts;
+  const good =
+    Array.isArray(prompts) &&
+    prompts.length >= 1 &&
+    prompts.length <= 4 &&
+    prompts.every(
+      (p) =>
+        nonEmpty(isRecord(p) ? p.title : undefined) &&
+        nonEmpty(isRecord(p) ? p.message : undefined),
+    );
+  if (!good) {
+    throw invalid({
+      error: "invalid_arguments",
+      message: "prompts must be 1 to 4 objects with a title and a message",
+      pointer: "/prompts",
+    });
+  }
+  const threadTs = nonEmpty(args.thread_ts);
+  const title = nonEmpty(args.title);
+  state.suggestedPrompts.push({
+    channel,
+    prompts: clone(prompts as Array<{ title: string; message: string }>),
+    ...(threadTs ? { thread_ts: threadTs } : {}),
+    ...(title ? { title } : {}),
+  });
+  return {};
+}
+
 export const assistantMethods: MethodFamily = {
+  "assistant.threads.setSuggestedPrompts": {
+    scopes: ["assistant:write"],
+    handle: setSuggestedPrompts,
+  },
   "assistant.threads.setTitle": { scopes: ["assistant:write"], handle: setTitle },
   // Since 2026-03 either scope is accepted (docs.slack.dev changelog "set status scope update").
   "assistant.threads.setStatus": { scopes: ["chat:write", "assistant:write"], handle: setStatus },

@@ -75,6 +75,18 @@ function renderBlock(m, b) {
       )
       .join("")}</div>`;
   }
+  if (b.type === "context_actions") {
+    // Slack's feedback buttons (👍 / 👎), each sending its own value.
+    const buttons = (b.elements ?? [])
+      .filter((e) => e.type === "feedback_buttons")
+      .flatMap((e) => [e.positive_button, e.negative_button].map((btn) => ({ e, btn })));
+    return `<div class="actions feedback">${buttons
+      .map(
+        ({ e, btn }) =>
+          `<button type="button" title="${escapeHtml(btn?.accessibility_label ?? "")}" data-ts="${escapeHtml(m.ts)}" data-thread="${escapeHtml(m.thread_ts ?? "")}" data-action="${escapeHtml(e.action_id)}" data-value="${escapeHtml(btn?.value ?? "")}" data-block="${escapeHtml(b.block_id ?? "")}">${escapeHtml(btn?.text?.text ?? "")}</button>`,
+      )
+      .join("")}</div>`;
+  }
   if (b.type === "divider") return "<hr />";
   if (b.type === "rich_text") return `<div>${showText(m.text ?? "")}</div>`;
   return "";

@@ -1,0 +1,56 @@
+/**
+ * TASK_SUGGESTED_PROMPTS: the prompts Slack's agent view offers when a person opens the app
+ * (`assistant.threads.setSuggestedPrompts`, at most 4, each a title and the message it sends).
+ * A JSON array; unset means the defaults below (what the service does best: websites, apps,
+ * documents, images), `[]` means none. Parsed once with the rest of the configuration.
+ */
+import { z } from "zod";
+
+export interface SuggestedPrompt {
+  readonly title: string;
+  readonly message: string;
+}
+
+/** Also in manifest.yml's `features.agent_view.suggested_prompts` (the manifest test checks). */
+export const DEFAULT_SUGGESTED_PROMPTS: readonly SuggestedPrompt[] = [
+  {
+    title: "Build a website",
+    message: "Build a landing page for a bakery with a menu, opening hours and a contact form",
+  },
+  {
+    title: "Make an app",
+    message:
+      "Make a small web app to track team expenses, with a form, a table and a monthly total",
+  },
+  {
+    title: "Write a document",
+    message: "Write a one-page project brief for a team offsite, ready to share as a document",
+  },
+  {
+    title: "Create an image",
+    message: "Create a simple logo for a coffee cart as a PNG image",
+  },
+];
+
+const Prompt = z.object({
+  title: z.string().trim().min(1).max(75),
+  message: z.string().trim().min(1).max(2000),
+});
+
+export const suggestedPrompts = z
+  .string()
+  .trim()
+  .optional()
+  .transform((v, ctx): readonly SuggestedPrompt[] => {
+    if (v === undefined || v === "") return DEFAULT_SUGGESTED_PROMPTS;
+    try {
+      return z.array(Prompt).max(4).parse(JSON.parse(v));
+    } catch {
+      ctx.addIssue({
+        code: "custom",
+        message:
+          'must be a JSON array of at most 4 {"title","message"} objects (title up to 75 characters), e.g. [{"title":"Build a website","message":"Build a landing page for a bakery"}]',
+      });
+      return z.NEVER;
+    }
+  });

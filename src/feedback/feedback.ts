@@ -1,0 +1,79 @@
+/**
+ * Feedback on answers: each click of the feedback buttons is recorded with the run it is about
+ * (one vote per person and run, the latest counts) and counted in Prometheus. Records live
+ * beside the workspace's threads (`t:<team>:feedback:<run id>`), so uninstalling the app
+ * forgets them with the rest of the workspace.
+ */
+import type { AppMetrics } from "../metrics.ts";
+import type { RecordStore } from "../store/types.ts";
+import { type Clock, systemClock } from "../util/clock.ts";
+import type { FeedbackKind, FeedbackRef } from "../view/feedback.ts";
+
+/** The most votes kept per run (a channel's worth; more are counted but not kept). */
+const MAX_VOTES = 500;
+
+export interface FeedbackVote {
+  readonly teamId: string;
+  readonly userId: string;
+  readonly kind: FeedbackKind;
+  readonly ref: FeedbackRef;
+}
+
+/** What is kept per run. */
+export interface FeedbackRecord {
+  readonly runId: string;
+  readonly channelId: string;
+  readonly threadTs: string;
+  readonly votes: ReadonlyArray<{ userId: string; kind: FeedbackKind; at: number }>;
+}
+
+export const feedbackKey = (teamId: string, runId: string): string =>
+  `t:${teamId}:feedback:${runId}`;
+
+export interface FeedbackRecorderOptions {
+  readonly records: RecordStore;
+  readonly metrics: Pick<AppMetrics, "feedback">;
+  readonly clock?: Clock;
+}
+
+export class FeedbackRecorder {
+  readonly #o: FeedbackRecorderOptions;
+  readonly #clock: Clock;
+
+  constructor(options: FeedbackRecorderOptions) {
+    this.#o = options;
+    this.#clock = options.clock ?? systemClock;
+  }
+
+  /** Records a vote; false when the person had already given this one (nothing changed). */
+  async record(vote: FeedbackVote): Promise<boolean> {
+    const key = feedbackKey(vote.teamId, vote.ref.runId);
+    const current = readRecord(await this.#o.records.getRecord(key));
+    const votes = current?.votes ?? [];
+    if (votes.some((v) => v.userId === vote.userId && v.kind === vote.kind)) return false;
+    const others = votes.filter((v) => v.userId !== vote.userId);
+    const record: FeedbackRecord = {
+      runId: vote.ref.runId,
+      channelId: vote.ref.channelId,
+      threadTs: vote.ref.threadTs,
+      votes: [...others, { userId: vote.userId, kind: vote.kind, at: this.#clock.now() }].slice(
+        -MAX_VOTES,
+      ),
+    };
+    await this.#o.records.putRecord(key, record);
+    this.#o.metrics.feedback(vote.kind);
+    return true;
+  }
+
+  /** The votes on a run's answer, if any. */
+  async votes(teamId: string, runId: string): Promise<FeedbackRecord | undefined> {
+    return readRecord(await this.#o.records.getRecord(feedbackKey(teamId, runId)));
+  }
+}
+
+function readRecord(raw: unknown): FeedbackRecord | undefined {
+  if (typeof raw !== "object" || raw === null) return undefined;
+  const r = raw as Partial<FeedbackRecord>;
+  if (typeof r.runId !== "string" || !Array.isArray(r.votes)) return undefined;
+  return r as FeedbackRecord;
+}

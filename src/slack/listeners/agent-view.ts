@@ -1,0 +1,64 @@
+/**
+ * Slack's agent view (the app opened in the side panel, its Messages tab):
+ * - its own Stop control (`agent_session_stopped`) stops the run of that thread like the Stop
+ *   button does; refusals are told privately in the thread;
+ * - when a person opens it (`app_home_opened` with `tab: "messages"`, which replaced
+ *   `assistant_thread_started`), the configured suggested prompts are set
+ *   (`assistant.threads.setSuggestedPrompts`, which needs no thread there);
+ * - `app_context_changed` (what the person is looking at) is accepted quietly: a task is about
+ *   what it is asked, so the context is not kept.
+ */
+import type { App } from "@slack/bolt";
+import { z } from "zod";
+import { authorisedTeam, type ListenerDeps } from "./surface.ts";
+
+const SessionStopped = z.object({
+  type: z.literal("agent_session_stopped"),
+  channel: z.string().min(1),
+  user: z.string().min(1),
+  thread_ts: z.string().min(1),
+});
+
+const MessagesOpened = z.object({
+  event: z.object({
+    user: z.string().min(1),
+    channel: z.string().min(1),
+    tab: z.literal("messages"),
+  }),
+});
+
+export const PROMPTS_TITLE = "Try one of these";
+
+export function register(app: App, deps: ListenerDeps): void {
+  const { coordinator, logger, suggestedPrompts } = deps;
+  app.event("agent_session_stopped", async ({ event, client, context }) => {
+    const parsed = SessionStopped.safeParse(event);
+    if (!parsed.success) return;
+    const { channel, user, thread_ts: threadTs } = parsed.data;
+    await coordinator.handleSessionStopped(
+      { key: { teamId: authorisedTeam(context), channelId: channel, threadTs }, userId: user },
+      async (text) => {
+        await client.chat.postEphemeral({ channel, user, thread_ts: threadTs, text });
+      },
+    );
+  });
+
+  app.event("app_home_opened", async ({ body, client }) => {
+    const parsed = MessagesOpened.safeParse(body);
+    if (!parsed.success || suggestedPrompts.length === 0) return;
+    try {
+      await client.assistant.threads.setSuggestedPrompts({
+        channel_id: parsed.data.event.channel,
+        title: PROMPTS_TITLE,
+        prompts: suggestedPrompts.map((p) => ({ title: p.title, message: p.message })),
+      });
+    } catch (err) {
+      // The prompts are a help, not the task: the agent view works without them.
+      logger.warn({ err }, "could not set the agent view's suggested prompts");
+    }
+  });
+
+  app.event("app_context_changed", async () => {
+    // Acknowledged (Bolt answers events itself) and nothing else: no log line per glance.
+  });
+}

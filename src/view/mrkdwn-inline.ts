@@ -1,0 +1,275 @@
+/**
+ * The inline half of the Markdown → mrkdwn converter (mrkdwn.ts): one line's code spans, links,
+ * emphasis and escapes. Linear in the line's length: code spans pair through per-length lists
+ * of backtick runs, links look ahead through tables of next positions built once per line, and
+ * emphasis pairs each closer with the latest opener of its kind in one pass.
+ */
+
+export const ZWSP = "\u200B";
+
+export const escapeText = (s: string): string =>
+  s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+
+type Kind = "strong" | "em" | "strike" | "strongEm";
+interface Delim {
+  readonly kind: Kind;
+  readonly char: string;
+  readonly text: string;
+  readonly canOpen: boolean;
+  readonly canClose: boolean;
+  /** A letter or digit right before (after) it: Slack needs a break to see the marker. */
+  readonly wordBefore: boolean;
+  readonly wordAfter: boolean;
+  /** The index of the delimiter it pairs with, once paired. */
+  mate?: number;
+  opener?: boolean;
+}
+type Piece = string | Delim;
+
+const PUNCT = /[!-/:-@[-`{-~]/;
+const isSpace = (c: string | undefined) => c === undefined || /\s/.test(c);
+const isWord = (c: string | undefined) => c !== undefined && /[\p{L}\p{N}]/u.test(c);
+
+/** Positions of the next occurrence of each of `chars` at or after each index. */
+function nextTable(s: string, chars: string): Int32Array {
+  const next = new Int32Array(s.length + 1).fill(-1);
+  for (let i = s.length - 1; i >= 0; i--) {
+    next[i] = chars.includes(s[i] ?? "") ? i : (next[i + 1] ?? -1);
+  }
+  return next;
+}
+
+/** One line of Markdown inline text as mrkdwn; `strong: false` drops bold (a heading is bold). */
+export function inline(s: string, strong: boolean, links = true): string {
+  const pieces = tokenize(s, links, strong);
+  pair(pieces);
+  let out = "";
+  for (const p of pieces) {
+    if (typeof p === "string") out += p;
+    else if (p.mate === undefined) out += p.text;
+    else {
+      const m = marker(p.kind, p.opener === true, strong);
+      const glue = m !== "" && (p.opener === true ? p.wordBefore : p.wordAfter);
+      out += glue && p.opener === true ? `${ZWSP}${m}` : glue ? `${m}${ZWSP}` : m;
+    }
+  }
+  return out;
+}
+
+function marker(kind: Kind, opener: boolean, strong: boolean): string {
+  switch (kind) {
+    case "strong":
+      return strong ? "*" : "";
+    case "em":
+      return "_";
+    case "strike":
+      return "~";
+    case "strongEm":
+      if (!strong) return "_";
+      return opener ? "*_" : "_*";
+  }
+}
+
+function tokenize(s: string, links: boolean, strong: boolean): Piece[] {
+  const pieces: Piece[] = [];
+  const code = codeSpans(s);
+  const next = links && /[[<]/.test(s) ? linkTables(s) : undefined;
+  let text = "";
+  const flush = () => {
+    if (text !== "") pieces.push(escapeText(text));
+    text = "";
+  };
+  for (let i = 0; i < s.length;) {
+    const c = s[i] ?? "";
+    const close = code.get(i);
+    if (close !== undefined) {
+      flush();
+      const run = code.run(i);
+      const body = s
+        .slice(i + run, close)
+        .replace(/`/g, "'")
+        .trim();
+      pieces.push(body === "" ? escapeText(s.slice(i, close + run)) : `\`${escapeText(body)}\``);
+      i = close + run;
+      continue;
+    }
+    if (c === "`") {
+      const run = code.run(i);
+      text += s.slice(i, i + run);
+      i += run;
+      continue;
+    }
+    if (next && (c === "[" || c === "!" || c === "<")) {
+      const link = linkAt(s, i, next, strong);
+      if (link) {
+        flush();
+        pieces.push(link.text);
+        i = Math.max(i + 1, link.end); // always forward, whatever a lookup answered
+        continue;
+      }
+    }
+    if (c === "\\" && PUNCT.test(s[i + 1] ?? "")) {
+      text += s[i + 1];
+      i += 2;
+      continue;
+    }
+    if (c === "*" || c === "_" || c === "~") {
+      let j = i;
+      while (s[j] === c) j++;
+      const delim = delimiter(s, i, j, c);
+      if (delim) {
+        flush();
+        pieces.push(delim);
+      } else text += s.slice(i, j);
+      i = j;
+      continue;
+    }
+    text += c;
+    i++;
+  }
+  flush();
+  return pieces;
+}
+
+function delimiter(s: string, from: number, to: number, c: string): Delim | undefined {
+  const len = to - from;
+  const kind: Kind | undefined =
+    c === "~"
+      ? len === 2
+        ? "strike"
+        : undefined
+      : len === 1
+        ? "em"
+        : len === 2
+          ? "strong"
+          : len === 3
+            ? "strongEm"
+            : undefined;
+  if (kind === undefined) return undefined;
+  const before = s[from - 1];
+  const after = s[to];
+  let canOpen = !isSpace(after);
+  let canClose = !isSpace(before);
+  if (c === "_") {
+    // snake_case is no emphasis: `_` opens only after a non-word, closes only before one.
+    canOpen &&= !isWord(before);
+    canClose &&= !isWord(after);
+  }
+  return {
+    kind,
+    char: c,
+    text: s.slice(from, to),
+    canOpen,
+    canClose,
+    wordBefore: isWord(before),
+    wordAfter: isWord(after),
+  };
+}
+
+/** Pairs each closer with the latest open delimiter of its kind and character; linear. */
+function pair(pieces: Piece[]): void {
+  const open = new Map<string, number>();
+  for (const [i, p] of pieces.entries()) {
+    if (typeof p === "string") continue;
+    const key = `${p.kind}${p.char}`;
+    const o = open.get(key);
+    if (p.canClose && o !== undefined) {
+      const opener = pieces[o] as Delim;
+      opener.mate = i;
+      opener.opener = true;
+      p.mate = o;
+      open.delete(key);
+    } else if (p.canOpen) open.set(key, i);
+  }
+}
+
+/** Code spans of a line: an opening run of backticks and the next run of the same length. */
+function codeSpans(s: string): { get(i: number): number | undefined; run(i: number): number } {
+  const runs = new Map<number, number>(); // start → length
+  const byLength = new Map<number, number[]>();
+  for (let i = 0; i < s.length;) {
+    if (s[i] !== "`") {
+      i++;
+      continue;
+    }
+    let j = i;
+    while (s[j] === "`") j++;
+    runs.set(i, j - i);
+    const list = byLength.get(j - i) ?? [];
+    list.push(i);
+    byLength.set(j - i, list);
+    i = j;
+  }
+  const cursor = new Map<number, number>();
+  return {
+    run: (i) => runs.get(i) ?? 1,
+    get(i) {
+      const len = runs.get(i);
+      if (len === undefined) return undefined;
+      const list = byLength.get(len) ?? [];
+      let k = cursor.get(len) ?? 0;
+      while (k < list.length && (list[k] ?? 0) <= i) k++;
+      cursor.set(len, k + 1); // the closer is used up either way
+      return list[k];
+    },
+  };
+}
+
+interface LinkTables {
+  readonly bracketClose: Int32Array;
+  readonly bracketOpen: Int32Array;
+  readonly parenClose: Int32Array;
+  readonly parenOpen: Int32Array;
+  readonly angleClose: Int32Array;
+  readonly space: Int32Array;
+}
+
+function linkTables(s: string): LinkTables {
+  return {
+    bracketClose: nextTable(s, "]"),
+    bracketOpen: nextTable(s, "["),
+    parenClose: nextTable(s, ")"),
+    parenOpen: nextTable(s, "("),
+    angleClose: nextTable(s, ">"),
+    space: nextTable(s, " \t"),
+  };
+}
+
+const SAFE_URL = /^(?:https?:\/\/|mailto:)[^\s<>|]+$/i;
+const slackUrl = (url: string) => url.replace(/[|<>]/g, encodeURIComponent).replace(/&/g, "&amp;");
+
+/** `[label](url "title")`, `![alt](url)` or `<https://…>` at `i`, as a Slack link. */
+function linkAt(
+  s: string,
+  i: number,
+  t: LinkTables,
+  strong: boolean,
+): { text: string; end: number } | undefined {
+  if (s[i] === "<") {
+    const gt = t.angleClose[i + 1] ?? -1;
+    const sp = t.space[i + 1] ?? -1;
+    if (gt < 0 || (sp >= 0 && sp < gt)) return undefined;
+    const url = s.slice(i + 1, gt);
+    return SAFE_URL.test(url) ? { text: `<${slackUrl(url)}>`, end: gt + 1 } : undefined;
+  }
+  const open = s[i] === "!" ? i + 1 : i;
+  if (s[open] !== "[") return undefined;
+  const close = t.bracketClose[open + 1] ?? -1;
+  const nested = t.bracketOpen[open + 1] ?? -1;
+  if (close < 0 || (nested >= 0 && nested < close) || s[close + 1] !== "(") return undefined;
+  let end = t.parenClose[close + 2] ?? -1;
+  if (end < 0) return undefined;
+  // One level of parentheses inside the address: https://en.wikipedia.org/wiki/Go_(game)
+  const inner = t.parenOpen[close + 2] ?? -1;
+  const outer = inner >= 0 && inner < end ? (t.parenClose[end + 1] ?? -1) : -1;
+  if (outer >= 0) end = outer;
+  const sp = t.space[close + 2] ?? -1;
+  const urlEnd = sp >= 0 && sp < end ? sp : end;
+  const url = s.slice(close + 2, urlEnd);
+  const label = inline(s.slice(open + 1, close), strong, false).trim();
+  if (!SAFE_URL.test(url)) return { text: label === "" ? escapeText(url) : label, end: end + 1 };
+  return {
+    text: label === "" ? `<${slackUrl(url)}>` : `<${slackUrl(url)}|${label}>`,
+    end: end + 1,
+  };
+}

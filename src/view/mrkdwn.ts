@@ -1,0 +1,329 @@
+/**
+ * Standard Markdown (what the agent writes) as Slack mrkdwn, for the surfaces that take no
+ * `markdown` block: modals (History), context lines, the Continue form's quote, notification
+ * text. Headings become bold lines, `**bold**` `*bold*`, `[label](url)` `<url|label>`, lists
+ * bullets, block quotes `>` lines, fenced code a plain ``` block, pipe tables aligned
+ * monospace in a ``` block; `&`, `<`, `>` are escaped and mentions neutralised.
+ *
+ * Written here rather than taken from slackify-markdown 5.0.0 (remark, 71 packages): on hostile
+ * input that library overflowed the stack on 2,000 nested `> ` (a 4,000-character answer),
+ * took 9 times longer for 4 times more "[a](", left `<@U…>` and `<!channel>` live, and kept
+ * pipe tables with their `|---|` rule line, which mrkdwn shows raw. This converter is one pass
+ * over lines and one over each line's characters (every lookup ahead goes through a table of
+ * positions built once per line), so its work is linear in the text's length.
+ */
+import { escapeText, inline, ZWSP } from "./mrkdwn-inline.ts";
+import { neutralizeMentions } from "./sanitize.ts";
+
+const FENCE_OUT = "```";
+const RULE_OUT = "──────────";
+/** A table cell wider than this does not widen its column further (it just runs on). */
+const MAX_COLUMN = 40;
+
+/** Slack mrkdwn for a Markdown text. */
+export function toMrkdwn(markdown: string): string {
+  const lines = markdown.split("\n").map((l) => (l.endsWith("\r") ? l.slice(0, -1) : l));
+  const out: string[] = [];
+  let fence: { char: string; length: number } | undefined;
+  for (let i = 0; i < lines.length; i++) {
+    const { quoted, rest } = stripQuote(lines[i] ?? "");
+    const prefix = quoted ? "> " : "";
+    if (fence) {
+      const f = fenceOf(rest);
+      if (f && f.char === fence.char && f.length >= fence.length && f.info.trim() === "") {
+        fence = undefined;
+        out.push(prefix + FENCE_OUT);
+      } else out.push(prefix + codeLine(rest));
+      continue;
+    }
+    const opened = fenceOf(rest);
+    if (opened && !(opened.char === "`" && opened.info.includes("`"))) {
+      fence = opened;
+      out.push(prefix + FENCE_OUT);
+      continue;
+    }
+    const next = i + 1 < lines.length ? stripQuote(lines[i + 1] ?? "").rest : undefined;
+    if (next !== undefined && rest.includes("|") && isDelimiterRow(next)) {
+      let end = i + 2;
+      const rows = [cells(rest)];
+      for (; end < lines.length; end++) {
+        const row = stripQuote(lines[end] ?? "").rest;
+        if (row.trim() === "" || !row.includes("|")) break;
+        rows.push(cells(row));
+      }
+      for (const line of renderTable(rows)) out.push(prefix + line);
+      i = end - 1;
+      continue;
+    }
+    if (next !== undefined && isParagraph(rest) && isSetextUnderline(next)) {
+      out.push(prefix + boldLine(rest.trim()));
+      i++;
+      continue;
+    }
+    out.push(prefix + blockLine(rest));
+  }
+  if (fence) out.push(FENCE_OUT); // an unclosed fence runs to the end, as in CommonMark
+  return neutralizeMentions(guard(out.join("\n")));
+}
+
+/**
+ * At most `limit` characters of mrkdwn for a Markdown text: cut at a line end where it can
+ * (never inside a link or an entity), an open code block closed, "…" where it was cut.
+ */
+export function mrkdwnExcerpt(markdown: string, limit: number): string {
+  const full = toMrkdwn(markdown);
+  if (full.length <= limit) return full;
+  const room = Math.max(0, limit - FENCE_OUT.length - 3);
+  let cut = full.lastIndexOf("\n", room);
+  if (cut < room / 2) cut = safeCut(full, room);
+  // Cut inside a code span, what it held is formatted again: guard it once more.
+  const head = guard(full.slice(0, cut).trimEnd());
+  let open = false;
+  for (const line of head.split("\n")) {
+    if (line === FENCE_OUT || line === `> ${FENCE_OUT}`) open = !open;
+  }
+  return `${head}${open ? `\n${FENCE_OUT}` : ""}\n…`;
+}
+
+/**
+ * A notification's `text` (what the push and the channel list show): the head of an answer as
+ * mrkdwn. Only the head is converted, so a long answer costs no more than a short one.
+ */
+export const notificationText = (markdown: string, limit: number): string =>
+  mrkdwnExcerpt(markdown.slice(0, limit * 4).replace(/[\uD800-\uDBFF]$/, ""), limit);
+
+/**
+ * One line of plain mrkdwn text for a link's label (a task's title on the App Home tab): the
+ * first line with text, converted, without markers (a label shows none) and without links
+ * (no link inside a link); `|` would end the label and becomes `¦`.
+ */
+export function mrkdwnLabel(markdown: string, limit: number): string {
+  const first = markdown.split("\n").find((l) => l.trim() !== "") ?? "";
+  const line = toMrkdwn(first.slice(0, limit * 4).replace(/[\uD800-\uDBFF]$/, ""))
+    .replace(
+      /<[^<>|]*\|([^<>]*)>|<([^<>|]*)>/g,
+      (_m, label?: string, url?: string) => label ?? url ?? "",
+    )
+    .replace(/[*~`\u200B]/g, "")
+    .replace(/\|/g, "¦")
+    .replace(/\s+/g, " ") // a fence or a table on the first line spans lines: one line here
+    .trim();
+  return neutralizeMentions(
+    line.length > limit
+      ? `${line
+          .slice(0, limit - 1)
+          .replace(/[\uD800-\uDBFF]$/, "")
+          .replace(/&[a-z]*$/, "")}…`
+      : line,
+  );
+}
+
+/** A cut inside one long line: not inside `<…>`, `&…;` or an emoji's surrogate pair. */
+function safeCut(text: string, at: number): number {
+  let cut = at;
+  const lt = text.lastIndexOf("<", cut - 1);
+  if (lt >= 0 && text.lastIndexOf(">", cut - 1) < lt) cut = lt;
+  const amp = text.lastIndexOf("&", cut - 1);
+  if (amp >= 0 && amp > cut - 6 && text.lastIndexOf(";", cut - 1) < amp) cut = amp;
+  const code = text.charCodeAt(cut - 1);
+  if (code >= 0xd800 && code <= 0xdbff) cut -= 1;
+  return Math.max(0, cut);
+}
+
+/** Leading `>` markers (any depth: mrkdwn quotes one level) and what follows them. */
+function stripQuote(line: string): { quoted: boolean; rest: string } {
+  let i = 0;
+  let quoted = false;
+  for (;;) {
+    let j = i;
+    while (j < line.length && j - i < 3 && line[j] === " ") j++;
+    if (line[j] !== ">") break;
+    quoted = true;
+    i = j + 1;
+    if (line[i] === " ") i++;
+  }
+  return { quoted, rest: quoted ? line.slice(i) : line };
+}
+
+function fenceOf(line: string): { char: string; length: number; info: string } | undefined {
+  let i = 0;
+  while (i < 3 && line[i] === " ") i++;
+  const char = line[i];
+  if (char !== "`" && char !== "~") return undefined;
+  let j = i;
+  while (line[j] === char) j++;
+  return j - i >= 3 ? { char, length: j - i, info: line.slice(j) } : undefined;
+}
+
+/** A line inside a code block: shown as is, except a ``` that would end Slack's block. */
+const codeLine = (line: string): string => escapeText(line).replace(/```/g, `\`${ZWSP}\`\``);
+
+/** `|---|:--:|`: only pipes, dashes, colons and blanks, with a dash and a pipe or colon. */
+function isDelimiterRow(line: string): boolean {
+  let dash = false;
+  let pipe = false;
+  for (const c of line) {
+    if (c === "-") dash = true;
+    else if (c === "|") pipe = true;
+    else if (c !== ":" && c !== " " && c !== "\t") return false;
+  }
+  return dash && pipe;
+}
+
+const isSetextUnderline = (line: string): boolean => /^ {0,3}(?:=+|-{2,})[ \t]*$/.test(line);
+
+function isParagraph(line: string): boolean {
+  const t = line.trim();
+  return t !== "" && headingOf(line) === undefined && !LIST_ITEM.test(line);
+}
+
+/** A table row's cells, outer pipes dropped, `\|` kept as a pipe. */
+function cells(row: string): string[] {
+  const parts: string[] = [];
+  let from = 0;
+  let cell = "";
+  for (let i = row.indexOf("|"); i >= 0; i = row.indexOf("|", i + 1)) {
+    if (row[i - 1] === "\\") {
+      cell += `${row.slice(from, i - 1)}|`;
+    } else {
+      parts.push(cell + row.slice(from, i));
+      cell = "";
+    }
+    from = i + 1;
+  }
+  parts.push(cell + row.slice(from));
+  if (parts.length > 1 && (parts[0] ?? "").trim() === "") parts.shift();
+  if (parts.length > 1 && (parts.at(-1) ?? "").trim() === "") parts.pop();
+  return parts.map((p) => plainCell(p.trim()));
+}
+
+/** A cell's text without Markdown markers (a code block shows them raw). */
+const plainCell = (cell: string): string =>
+  cell
+    .replace(/\*\*|__|~~|`/g, "")
+    .replace(/\[([^[\]\n]*)\]\([^()\s]*\)/g, "$1")
+    .replace(/\t/g, " ");
+
+/** Characters as a monospace font shows them (an emoji's two halves are one). */
+function width(s: string): number {
+  let n = s.length;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff) n--;
+  }
+  return n;
+}
+
+/** Rows as aligned columns in a code block; a line of dashes under the header row. */
+function renderTable(rows: readonly string[][]): string[] {
+  const widths: number[] = [];
+  for (const row of rows) {
+    for (let i = 0; i < row.length; i++) {
+      widths[i] = Math.min(MAX_COLUMN, Math.max(widths[i] ?? 1, width(row[i] ?? "")));
+    }
+  }
+  const line = (row: readonly string[]) => {
+    let text = "";
+    for (let i = 0; i < row.length; i++) {
+      const c = row[i] ?? "";
+      text +=
+        i === row.length - 1 ? c : `${c}${" ".repeat(Math.max(0, (widths[i] ?? 0) - width(c)))}  `;
+    }
+    return codeLine(text.trimEnd());
+  };
+  const out = [FENCE_OUT, line(rows[0] ?? []), widths.map((w) => "-".repeat(w)).join("  ")];
+  for (let r = 1; r < rows.length; r++) out.push(line(rows[r] ?? []));
+  out.push(FENCE_OUT);
+  return out;
+}
+
+function headingOf(line: string): string | undefined {
+  let i = 0;
+  while (i < 3 && line[i] === " ") i++;
+  let j = i;
+  while (line[j] === "#") j++;
+  const level = j - i;
+  if (level < 1 || level > 6 || (j < line.length && line[j] !== " " && line[j] !== "\t")) {
+    return undefined;
+  }
+  // The closing sequence: trailing #s after a blank (`## Title ##`).
+  let end = line.length;
+  while (end > j && (line[end - 1] === " " || line[end - 1] === "\t")) end--;
+  let k = end;
+  while (k > j && line[k - 1] === "#") k--;
+  if (k < end && (k === j || line[k - 1] === " " || line[k - 1] === "\t")) end = k;
+  return line.slice(j, end).trim();
+}
+
+const LIST_ITEM = /^([ \t]*)([-*+]|\d{1,9}[.)])(?:[ \t]+|$)(.*)$/s;
+const BULLETS = ["•", "◦", "▪"];
+
+function listItemOf(line: string): string | undefined {
+  const m = LIST_ITEM.exec(line);
+  if (!m) return undefined;
+  const indent = (m[1] ?? "").replace(/\t/g, "    ").length;
+  const depth = Math.min(Math.floor(indent / 2), 6);
+  const marker = m[2] ?? "-";
+  let text = m[3] ?? "";
+  let box = "";
+  const task = /^\[([ xX])\](?:[ \t]|$)/.exec(text);
+  if (task) {
+    box = task[1] === " " ? "☐ " : "☑ ";
+    text = text.slice(task[0].length);
+  }
+  const bullet = /\d/.test(marker) ? marker : (BULLETS[depth % BULLETS.length] ?? "•");
+  return `${"    ".repeat(depth)}${bullet} ${box}${inline(text, true)}`;
+}
+
+const boldLine = (text: string): string => {
+  const inner = inline(text, false).trim();
+  return inner === "" ? "" : `*${inner}*`;
+};
+
+function blockLine(line: string): string {
+  const heading = headingOf(line);
+  if (heading !== undefined) return boldLine(heading);
+  const item = listItemOf(line);
+  if (item !== undefined) return item;
+  if (isThematicBreak(line)) return RULE_OUT;
+  return inline(line.trimEnd(), true);
+}
+
+function isThematicBreak(line: string): boolean {
+  const t = line.trim();
+  const c = t[0];
+  if (c !== "-" && c !== "*" && c !== "_") return false;
+  let n = 0;
+  for (const ch of t) {
+    if (ch === c) n++;
+    else if (ch !== " " && ch !== "\t") return false;
+  }
+  return n >= 3;
+}
+
+/**
+ * The last safety net, outside code: a `**` left over (unpaired, or escaped in the source)
+ * gets a zero-width space between its stars, a line that still reads as a heading or a table
+ * rule is broken the same way, so nothing reaches Slack as Markdown it would show raw.
+ */
+function guard(text: string): string {
+  let inCode = false;
+  return text
+    .split("\n")
+    .map((line) => {
+      const body = line.startsWith("> ") ? line.slice(2) : line;
+      if (body === FENCE_OUT) {
+        inCode = !inCode;
+        return line;
+      }
+      if (inCode) return line;
+      const lead = line.slice(0, line.length - body.length);
+      let fixed = body.replace(/(`[^`\n]+`)|\*(?=\*)/g, (m, code: string | undefined) =>
+        code === undefined ? `*${ZWSP}` : m,
+      );
+      if (/^ {0,3}#{1,6}(?:[ \t]|$)/.test(fixed)) fixed = `${ZWSP}${fixed}`;
+      if (isDelimiterRow(fixed)) fixed = RULE_OUT;
+      return lead + fixed;
+    })
+    .join("\n");
+}
