@@ -10,33 +10,16 @@
  * drop the marker. Run before this repair it still lost those lines, at about 8 times the cost.
  */
 
-const FENCE = /^ {0,3}(`{3,}|~{3,})(.*)$/;
-
-interface FenceState {
-  open: string | undefined; // the fence marker, e.g. "```"
-  info: string;
-}
-
-function scanFences(text: string): FenceState {
-  const state: FenceState = { open: undefined, info: "" };
-  for (const line of text.split("\n")) advanceFence(state, line);
-  return state;
-}
-
-function advanceFence(state: FenceState, line: string): void {
-  const m = FENCE.exec(line.replace(/\r$/, "")); // CRLF answers: "." does not match "\r"
-  if (!m) return;
-  const marker = m[1] ?? "";
-  // CommonMark: a backtick fence's info string has no backticks ("```npm i``` …" is inline code).
-  if (marker[0] === "`" && m[2]?.includes("`")) return;
-  if (state.open === undefined) {
-    state.open = marker;
-    state.info = (m[2] ?? "").trim();
-  } else if (marker[0] === state.open[0] && marker.length >= state.open.length && !m[2]?.trim()) {
-    state.open = undefined;
-    state.info = "";
-  }
-}
+import {
+  advanceFence,
+  BlankLines,
+  countMarkers,
+  cutDanglingLink,
+  type FenceState,
+  isSpace,
+  nextMarker,
+  scanFences,
+} from "./markdown-scan.ts";
 
 /**
  * Closes what a stream left open so that a partial answer renders as it will look when done:
@@ -44,27 +27,27 @@ function advanceFence(state: FenceState, line: string): void {
  * dropped, and a link or image whose target is still being written is cut off.
  */
 export function repairPartialMarkdown(text: string): string {
-  const state = scanFences(text);
+  const lastBreak = text.lastIndexOf("\n");
+  const head = text.slice(0, lastBreak + 1);
+  let line = text.slice(lastBreak + 1);
+  const state = scanFences(head);
+  // The last line just closed a code block: its ``` or ~~~ is no unpaired marker.
+  const headOpen = state.open !== undefined;
+  advanceFence(state, line);
   if (state.open !== undefined) {
     return `${text}${text.endsWith("\n") ? "" : "\n"}${state.open}`;
   }
-  const lastBreak = text.lastIndexOf("\n");
-  const head = text.slice(0, lastBreak + 1);
-  // The last line just closed a code block: its ``` or ~~~ is no unpaired marker.
-  if (scanFences(head).open !== undefined) return text;
-  let line = text.slice(lastBreak + 1);
+  if (headOpen) return text;
   // A dangling link: "[label](http://exa" or "[label" with no closing bracket yet.
-  line = line.replace(/!?\[[^\]\n]*\]\([^)\s]*$/, "").replace(/!?\[[^\]\n]*$/, "");
+  line = cutDanglingLink(line);
   // Inline code first: markers inside code spans do not count.
-  if ((line.match(/`/g) ?? []).length % 2 === 1) line = removeLast(line, "`");
-  const outsideCode = line.replace(/`[^`]*`/g, "");
-  for (const marker of ["**", "~~", "__"]) {
-    if (countOf(outsideCode, marker) % 2 === 1) line = removeLast(line, marker);
-  }
+  if (countMarkers(line, 0, line.length).ticks % 2 === 1) line = removeLast(line, "`");
+  const outsideCode = countMarkers(line, 0, line.length);
+  if (outsideCode.strong % 2 === 1) line = removeLast(line, "**");
+  if (outsideCode.strike % 2 === 1) line = removeLast(line, "~~");
+  if (outsideCode.under % 2 === 1) line = removeLast(line, "__");
   return head + line;
 }
-
-const countOf = (s: string, sub: string) => s.split(sub).length - 1;
 
 function removeLast(s: string, marker: string): string {
   const i = s.lastIndexOf(marker);
@@ -80,32 +63,40 @@ function removeLast(s: string, marker: string): string {
 export function splitMarkdown(text: string, limit: number): string[] {
   if (limit < 200) throw new RangeError("limit too small to split Markdown sensibly");
   const parts: string[] = [];
-  let rest = text;
+  const blanks = new BlankLines(text);
+  // What is left to split is always the text from `pos`: each pass looks at one part's window.
+  let pos = 0;
   let reopen = "";
-  while (reopen.length + rest.length > limit) {
+  while (reopen.length + text.length - pos > limit) {
     const budget = limit - reopen.length - 5; // room to close a fence: "\n````"
-    const window = rest.slice(0, budget);
+    const window = text.slice(pos, pos + budget);
     const { cut, fence } = chooseCut(reopen, window, budget);
-    let part = reopen + rest.slice(0, cut);
+    let part = reopen + window.slice(0, cut);
     let nextReopen = "";
     if (fence.open !== undefined) {
-      const closed = `${part.replace(/\n?$/, "\n")}${fence.open}`;
+      const closed = `${part.endsWith("\n") ? part : `${part}\n`}${fence.open}`;
       if (closed.length <= limit) part = closed; // a marker longer than 4 may not fit
       nextReopen = `${fence.open}${fence.info}\n`;
       // A "fence" line that runs on for pages is no language tag: repeating it would leave
       // the next part no room (and no progress at all once it fills the part).
       if (nextReopen.length > limit / 4) nextReopen = "";
     }
-    const trimmed = part.replace(/\s+$/, "");
+    const trimmed = part.trimEnd();
     if (trimmed !== "") parts.push(trimmed); // a long run of spaces is no message
-    rest = rest.slice(cut);
-    if (fence.open === undefined) rest = rest.replace(/^\s*\n/, "");
-    else rest = rest.replace(/^\n/, "");
+    pos += cut;
+    if (fence.open === undefined) pos = blanks.skip(pos);
+    else if (text.charCodeAt(pos) === 10) pos++;
     reopen = nextReopen;
   }
-  const last = (reopen + rest).replace(/\s+$/, "");
+  const last = (reopen + text.slice(pos)).trimEnd();
   if (last !== "" || parts.length === 0) parts.push(last);
   return parts;
+}
+
+interface LineEnd {
+  at: number;
+  open: string | undefined;
+  info: string;
 }
 
 function chooseCut(
@@ -113,33 +104,27 @@ function chooseCut(
   window: string,
   budget: number,
 ): { cut: number; fence: FenceState } {
-  // Fence state at each line end of the window.
+  // Fence state at each line end of the window; the last line end past `min` of each kind.
   const state: FenceState = { open: undefined, info: "" };
   if (reopen) advanceFence(state, reopen.replace(/\n$/, ""));
-  const lineEnds: Array<{ at: number; open: string | undefined; info: string; blank: boolean }> =
-    [];
+  const min = Math.floor(budget * 0.4);
+  let beforeBlank: LineEnd | undefined; // outside code, before a blank line
+  let outside: LineEnd | undefined; // outside code
+  let any: LineEnd | undefined;
   let start = 0;
   for (;;) {
     const nl = window.indexOf("\n", start);
     if (nl < 0) break;
-    advanceFence(state, window.slice(start, nl));
-    const nextNl = window.indexOf("\n", nl + 1);
-    const nextLine = window.slice(nl + 1, nextNl < 0 ? undefined : nextNl);
-    lineEnds.push({ at: nl, open: state.open, info: state.info, blank: nextLine.trim() === "" });
+    advanceFence(state, window, start, nl);
     start = nl + 1;
+    if (nl < min) continue;
+    const end: LineEnd = { at: nl, open: state.open, info: state.info };
+    any = end;
+    if (state.open !== undefined) continue;
+    outside = end;
+    if (blankFrom(window, start)) beforeBlank = end;
   }
-  const min = Math.floor(budget * 0.4);
-  const pick = (pred: (e: (typeof lineEnds)[number]) => boolean) => {
-    for (let i = lineEnds.length - 1; i >= 0; i--) {
-      const e = lineEnds[i];
-      if (e && e.at >= min && pred(e)) return e;
-    }
-    return undefined;
-  };
-  const chosen =
-    pick((e) => e.open === undefined && e.blank) ??
-    pick((e) => e.open === undefined) ??
-    pick(() => true);
+  const chosen = beforeBlank ?? outside ?? any;
   if (chosen) return { cut: chosen.at + 1, fence: { open: chosen.open, info: chosen.info } };
   // One very long line: cut at a space, else anywhere that does not split a surrogate pair.
   const fence = scanFences(reopen + window);
@@ -148,6 +133,16 @@ function chooseCut(
   const code = window.charCodeAt(cut - 1);
   if (code >= 0xd800 && code <= 0xdbff) cut -= 1;
   return { cut, fence: { open: fence.open, info: fence.info } };
+}
+
+/** Whether the line of `text` from `start` is blank (or the text ends there). */
+function blankFrom(text: string, start: number): boolean {
+  for (let i = start; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 10) return true;
+    if (!isSpace(c)) return false;
+  }
+  return true;
 }
 
 /**
@@ -160,32 +155,29 @@ export function streamablePrefix(text: string): string {
   const end = text.lastIndexOf("\n") + 1;
   const state: FenceState = { open: undefined, info: "" };
   let safe = 0;
-  let offset = 0;
-  let paragraph = "";
-  for (const line of text.slice(0, end).split("\n").slice(0, -1)) {
-    offset += line.length + 1;
+  // The paragraph so far, as counts (each line once): backticks, and ** and ~~ outside code
+  // spans. A code span ends on its line, so a line's spans are its own.
+  const counts = { ticks: 0, strong: 0, strike: 0, under: 0 };
+  let marker = -1; // the next marker character, looked for again only once passed
+  for (let start = 0; start < end;) {
+    const nl = text.indexOf("\n", start);
+    const lineStart = start;
+    start = nl + 1;
     const wasOpen = state.open !== undefined;
-    advanceFence(state, line.replace(/\r$/, ""));
-    if (wasOpen || state.open !== undefined) {
-      // In (or opening, or closing) a code block: finished lines are final.
-      paragraph = "";
-      safe = offset;
-      continue;
-    }
-    if (line.trim() === "") {
-      paragraph = "";
-      safe = offset;
+    advanceFence(state, text, lineStart, text.charCodeAt(nl - 1) === 13 ? nl - 1 : nl);
+    let first = lineStart;
+    while (first < nl && isSpace(text.charCodeAt(first))) first++;
+    // In (or opening, or closing) a code block finished lines are final; so is a blank line.
+    if (wasOpen || state.open !== undefined || first === nl) {
+      counts.ticks = counts.strong = counts.strike = 0;
+      safe = start;
       continue;
     }
     // A table row: nothing is final until a line after the table.
-    if (/^\s*\|/.test(line)) continue;
-    paragraph += `${line}\n`;
-    const plain = paragraph.replace(/`[^`\n]*`/g, "");
-    const balanced =
-      (paragraph.match(/`/g) ?? []).length % 2 === 0 &&
-      countOf(plain, "**") % 2 === 0 &&
-      countOf(plain, "~~") % 2 === 0;
-    if (balanced) safe = offset;
+    if (text.charCodeAt(first) === 124) continue;
+    if (marker < lineStart) marker = nextMarker(text, lineStart);
+    if (marker < nl) countMarkers(text, lineStart, nl, counts, marker);
+    if (counts.ticks % 2 === 0 && counts.strong % 2 === 0 && counts.strike % 2 === 0) safe = start;
   }
   return text.slice(0, safe);
 }

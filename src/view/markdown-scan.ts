@@ -1,0 +1,215 @@
+/**
+ * The character-level scanners behind the Markdown helpers, each one pass over its text.
+ *
+ * Answers are hostile input: a model asked for "60,000 `[` on one line" writes them, and a
+ * broken service can send anything. The regular expressions these replace backtracked on such
+ * lines (`/!?\[[^\]\n]*\]\([^)\s]*$/` tries every `[` and runs to the end of the line from
+ * each one; `/\s+$/` does the same in every run of spaces), so one render took seconds and
+ * froze the process. Each function here says which expression it stands for; the fuzz tests
+ * check that it gives exactly what the expression gave.
+ */
+
+/** JavaScript's `\s` (WhiteSpace and LineTerminator): the characters `trim()` removes. */
+export function isSpace(c: number): boolean {
+  return (
+    (c >= 9 && c <= 13) ||
+    c === 32 ||
+    c === 0xa0 ||
+    c === 0x1680 ||
+    (c >= 0x2000 && c <= 0x200a) ||
+    c === 0x2028 ||
+    c === 0x2029 ||
+    c === 0x202f ||
+    c === 0x205f ||
+    c === 0x3000 ||
+    c === 0xfeff
+  );
+}
+
+/** What `.` does not match: a line terminator. */
+const isLineEnd = (c: number) => c === 10 || c === 13 || c === 0x2028 || c === 0x2029;
+
+/**
+ * The fence line `text.slice(start, end)` is, `/^ {0,3}(`{3,}|~{3,})(.*)$/`: the end of its
+ * marker (the whole run of backticks or tildes), or -1 for any other line.
+ */
+export function fenceEnd(text: string, start: number, end: number): number {
+  let i = start;
+  while (i < start + 3 && i < end && text.charCodeAt(i) === 32) i++;
+  const c = i < end ? text.charCodeAt(i) : 0;
+  if (c !== 96 && c !== 126) return -1; // ` or ~
+  let j = i;
+  while (j < end && text.charCodeAt(j) === c) j++;
+  if (j - i < 3) return -1;
+  for (let k = j; k < end; k++) if (isLineEnd(text.charCodeAt(k))) return -1;
+  return j;
+}
+
+export interface FenceState {
+  open: string | undefined; // the fence marker, e.g. "```"
+  info: string;
+}
+
+/** The fence state after one more line, `text.slice(start, end)` (CommonMark fenced code). */
+export function advanceFence(state: FenceState, text: string, start = 0, end = text.length): void {
+  // CRLF answers: "." does not match "\r".
+  const last = end > start && text.charCodeAt(end - 1) === 13 ? end - 1 : end;
+  const markerEnd = fenceEnd(text, start, last);
+  if (markerEnd < 0) return;
+  let from = start;
+  while (text.charCodeAt(from) === 32) from++;
+  const marker = text.slice(from, markerEnd);
+  const rest = text.slice(markerEnd, last);
+  // CommonMark: a backtick fence's info string has no backticks ("```npm i``` …" is inline code).
+  if (marker[0] === "`" && rest.includes("`")) return;
+  if (state.open === undefined) {
+    state.open = marker;
+    state.info = rest.trim();
+  } else if (marker[0] === state.open[0] && marker.length >= state.open.length && !rest.trim()) {
+    state.open = undefined;
+    state.info = "";
+  }
+}
+
+export function scanFences(text: string, state: FenceState = { open: undefined, info: "" }) {
+  let start = 0;
+  for (;;) {
+    const nl = text.indexOf("\n", start);
+    advanceFence(state, text, start, nl < 0 ? text.length : nl);
+    if (nl < 0) return state;
+    start = nl + 1;
+  }
+}
+
+/** Occurrences of `sub` in `s`, not overlapping, from the left (`s.split(sub).length - 1`). */
+export function countOf(s: string, sub: string): number {
+  let n = 0;
+  for (let i = s.indexOf(sub); i >= 0; i = s.indexOf(sub, i + sub.length)) n++;
+  return n;
+}
+
+/**
+ * One line (no "\n") without a link or image whose target, or label, is still being
+ * written: `line.replace(/!?\[[^\]\n]*\]\([^)\s]*$/, "").replace(/!?\[[^\]\n]*$/, "")`.
+ */
+export function cutDanglingLink(line: string): string {
+  // "[label](target…" to the end: the target has no ")" and no space, so it starts after
+  // the last of those; the label runs from the first "[" after the "]" before it.
+  if (!line.includes("[")) return line;
+  // (Each start of this expression fails at once or runs to the next stop: one pass.)
+  const lastStop = /[)\s][^)\s]*$/.exec(line)?.index ?? -1;
+  let open = -1;
+  let cut = -1;
+  const from = line.lastIndexOf("]", lastStop) + 1; // no label starts before this
+  for (let i = from; i < line.length && cut < 0; i++) {
+    const c = line.charCodeAt(i);
+    if (c === 91) {
+      if (open < 0) open = i;
+    } else if (c === 93) {
+      if (open >= 0 && i > lastStop && line.charCodeAt(i + 1) === 40) cut = open;
+      open = -1;
+    }
+  }
+  let out = cut < 0 ? line : line.slice(0, withBang(line, cut));
+  // "[label…" to the end: the first "[" after the last "]".
+  const label = out.indexOf("[", out.lastIndexOf("]") + 1);
+  if (label >= 0) out = out.slice(0, withBang(out, label));
+  return out;
+}
+
+/** What a line's emphasis markers add up to, outside its code spans. */
+export interface MarkerCounts {
+  ticks: number;
+  /** Non-overlapping `**`, `~~` and `__`, as `countOf` would count them. */
+  strong: number;
+  strike: number;
+  under: number;
+}
+
+const MARKER = /[`*~_]/g;
+
+/** Where the first backtick, `*`, `~` or `_` at or after `from` is (the text's length if none). */
+export function nextMarker(text: string, from: number): number {
+  MARKER.lastIndex = from;
+  return MARKER.exec(text)?.index ?? text.length;
+}
+
+/**
+ * Counts the backticks of `text.slice(start, end)` (one line), and its `**`, `~~` and `__`
+ * once its code spans are taken out (`line.replace(/`[^`]*`/g, "")`: each backtick pairs with
+ * the next; an odd last one stays). Adds to `into`, and returns it. `first` is where the
+ * first marker at or after `start` is (a caller going line by line finds it once for many).
+ */
+export function countMarkers(
+  text: string,
+  start: number,
+  end: number,
+  into: MarkerCounts = { ticks: 0, strong: 0, strike: 0, under: 0 },
+  first = nextMarker(text, start),
+): MarkerCounts {
+  // Most lines have no marker at all: `first`, found by the regular expression engine, says so.
+  if (first >= end) return into;
+  let ticks = 0;
+  for (let i = first; i < end; i++) if (text.charCodeAt(i) === 96) ticks++;
+  into.ticks += ticks;
+  const paired = ticks - (ticks & 1);
+  // Outside code, a run of one marker character of length L holds floor(L / 2) pairs; a
+  // code span taken out joins the text around it into one run.
+  let run = 0;
+  let runOf = 0;
+  let seen = 0;
+  for (let i = first; i <= end; i++) {
+    const c = i < end ? text.charCodeAt(i) : -1;
+    if (c === 96 && seen < paired) {
+      seen += 2;
+      i = text.indexOf("`", i + 1); // the backtick that closes the span
+      continue;
+    }
+    if (c === runOf) {
+      run++;
+      continue;
+    }
+    if (runOf === 42) into.strong += run >> 1;
+    else if (runOf === 126) into.strike += run >> 1;
+    else if (runOf === 95) into.under += run >> 1;
+    runOf = c;
+    run = 1;
+  }
+  return into;
+}
+
+/** An image's "!" goes with its "[". */
+const withBang = (s: string, at: number) => (at > 0 && s.charCodeAt(at - 1) === 33 ? at - 1 : at);
+
+/**
+ * Where a text goes on after the blank lines at `pos` (what `/^\s*\n/` removes from the text
+ * from `pos`). Positions only move forward, and a run of whitespace is scanned once however
+ * many times it is asked about.
+ */
+export class BlankLines {
+  readonly #text: string;
+  #runStart = 0;
+  #runEnd = 0;
+  /** The last "\n" of the run, or -1. */
+  #lastBreak = -1;
+
+  constructor(text: string) {
+    this.#text = text;
+  }
+
+  skip(pos: number): number {
+    if (pos < this.#runStart || pos >= this.#runEnd) {
+      let end = pos;
+      let lastBreak = -1;
+      for (; end < this.#text.length; end++) {
+        const c = this.#text.charCodeAt(end);
+        if (!isSpace(c)) break;
+        if (c === 10) lastBreak = end;
+      }
+      this.#runStart = pos;
+      this.#runEnd = end;
+      this.#lastBreak = lastBreak;
+    }
+    return this.#lastBreak >= pos ? this.#lastBreak + 1 : pos;
+  }
+}
