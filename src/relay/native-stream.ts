@@ -6,7 +6,7 @@
  */
 import type { Logger } from "pino";
 import { slackErrorCode } from "../view/errors.ts";
-import { streamablePrefix } from "../view/markdown.ts";
+import { StreamablePrefix } from "../view/markdown.ts";
 import { MESSAGE_MARKDOWN_LIMIT } from "../view/render.ts";
 import { neutralizeMentions } from "../view/sanitize.ts";
 import type { SlackWriter, StreamStep } from "./ports.ts";
@@ -30,6 +30,8 @@ export class NativeStream {
   #streamTs: string | undefined;
   /** The prefix of the answer already in the stream. */
   #streamed = "";
+  /** What of the answer may be streamed, read as it grows. */
+  readonly #streamable = new StreamablePrefix();
   #appending: Promise<boolean> = Promise.resolve(false);
   /** Steps reported and not in the stream yet; the one before them is still in progress. */
   #steps: StreamStep[] = [];
@@ -88,7 +90,7 @@ export class NativeStream {
   async #send(text: string): Promise<boolean> {
     if (!this.#on) return false;
     this.#streamedFull = text;
-    const safe = streamablePrefix(text);
+    const safe = this.#streamable.of(text);
     // One message holds MESSAGE_MARKDOWN_LIMIT characters; past that the run edits messages
     // (in parts). Sending first would not do: a big piece is more than Slack takes at once.
     if (safe.length > MESSAGE_MARKDOWN_LIMIT) {

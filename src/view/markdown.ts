@@ -152,32 +152,56 @@ function blankFrom(text: string, start: number): boolean {
  * up or ends. Inside a code block every finished line is final.
  */
 export function streamablePrefix(text: string): string {
-  const end = text.lastIndexOf("\n") + 1;
-  const state: FenceState = { open: undefined, info: "" };
-  let safe = 0;
-  // The paragraph so far, as counts (each line once): backticks, and ** and ~~ outside code
-  // spans. A code span ends on its line, so a line's spans are its own.
-  const counts = { ticks: 0, strong: 0, strike: 0, under: 0 };
-  let marker = -1; // the next marker character, looked for again only once passed
-  for (let start = 0; start < end;) {
-    const nl = text.indexOf("\n", start);
-    const lineStart = start;
-    start = nl + 1;
-    const wasOpen = state.open !== undefined;
-    advanceFence(state, text, lineStart, text.charCodeAt(nl - 1) === 13 ? nl - 1 : nl);
-    let first = lineStart;
+  return new StreamablePrefix().of(text);
+}
+
+/**
+ * `streamablePrefix` of an answer as it grows: each call reads only the lines finished since
+ * the last one, so following an answer costs its length once, not once per delta.
+ */
+export class StreamablePrefix {
+  #state: FenceState = { open: undefined, info: "" };
+  /** The paragraph so far, as counts (each line once): backticks, and ** and ~~ outside code
+   * spans. A code span ends on its line, so a line's spans are its own. */
+  #counts = { ticks: 0, strong: 0, strike: 0, under: 0 };
+  /** The next marker character, looked for again only once passed. */
+  #marker = -1;
+  /** Where the first line not read yet starts, and how far it is known to have no "\n". */
+  #next = 0;
+  #searched = 0;
+  #safe = 0;
+
+  /** The streamable prefix of `text`, which extends the text of the previous call. */
+  of(text: string): string {
+    if (text.length < this.#searched) return new StreamablePrefix().of(text); // not an extension
+    for (;;) {
+      const nl = text.indexOf("\n", Math.max(this.#next, this.#searched));
+      if (nl < 0) break;
+      this.#line(text, this.#next, nl);
+      this.#next = nl + 1;
+    }
+    this.#searched = text.length;
+    return text.slice(0, this.#safe);
+  }
+
+  #line(text: string, start: number, nl: number): void {
+    const wasOpen = this.#state.open !== undefined;
+    advanceFence(this.#state, text, start, text.charCodeAt(nl - 1) === 13 ? nl - 1 : nl);
+    let first = start;
     while (first < nl && isSpace(text.charCodeAt(first))) first++;
+    const counts = this.#counts;
     // In (or opening, or closing) a code block finished lines are final; so is a blank line.
-    if (wasOpen || state.open !== undefined || first === nl) {
+    if (wasOpen || this.#state.open !== undefined || first === nl) {
       counts.ticks = counts.strong = counts.strike = 0;
-      safe = start;
-      continue;
+      this.#safe = nl + 1;
+      return;
     }
     // A table row: nothing is final until a line after the table.
-    if (text.charCodeAt(first) === 124) continue;
-    if (marker < lineStart) marker = nextMarker(text, lineStart);
-    if (marker < nl) countMarkers(text, lineStart, nl, counts, marker);
-    if (counts.ticks % 2 === 0 && counts.strong % 2 === 0 && counts.strike % 2 === 0) safe = start;
+    if (text.charCodeAt(first) === 124) return;
+    if (this.#marker < start) this.#marker = nextMarker(text, start);
+    if (this.#marker < nl) countMarkers(text, start, nl, counts, this.#marker);
+    if (counts.ticks % 2 === 0 && counts.strong % 2 === 0 && counts.strike % 2 === 0) {
+      this.#safe = nl + 1;
+    }
   }
-  return text.slice(0, safe);
 }

@@ -7,7 +7,7 @@
  * test, and the quadratic expressions this replaced (0.3 s for 16 KiB of "[") cannot pass it.
  */
 import { describe, expect, it } from "vitest";
-import { streamablePrefix } from "../../src/view/markdown.ts";
+import { StreamablePrefix, streamablePrefix } from "../../src/view/markdown.ts";
 import { renderRun } from "../../src/view/render.ts";
 import { HOSTILE_SHAPES, prose } from "../support/hostile-text.ts";
 
@@ -29,6 +29,11 @@ const PASSES = {
     renderRun({ text, state: "running", elapsedMs: 1000, stopValue: "{}" }),
   "the final edit": (text: string) => renderRun({ text, state: "completed", elapsedMs: 1000 }),
   "native streaming": (text: string) => streamablePrefix(`${text}\n`),
+  // Native streaming reads the answer at every delta (here 64 characters each).
+  "native streaming, delta by delta": (text: string) => {
+    const growing = new StreamablePrefix();
+    for (let end = 64; end < text.length + 64; end += 64) growing.of(text.slice(0, end));
+  },
 };
 
 describe.each(Object.entries(PASSES))("%s of an answer", (_name, pass) => {

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { streamablePrefix } from "../../src/view/markdown.ts";
+import { StreamablePrefix, streamablePrefix } from "../../src/view/markdown.ts";
 
 describe("what native streaming may append", () => {
   it("appends whole lines only", () => {
@@ -39,6 +39,39 @@ describe("what native streaming may append", () => {
             expect(now.startsWith(previous)).toBe(true);
             expect(text.startsWith(now)).toBe(true);
             previous = now;
+          }
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it("reads a growing answer once, with what a reading from scratch gives at every step (property)", () => {
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.constantFrom(
+            "text ",
+            "**",
+            "`",
+            "~~",
+            "\n",
+            "\r\n",
+            "\n\n",
+            "| a |",
+            "```ts\n",
+            "```\n",
+            "*",
+            " ",
+          ),
+          { maxLength: 80 },
+        ),
+        (pieces) => {
+          const growing = new StreamablePrefix();
+          let text = "";
+          for (const piece of pieces) {
+            text += piece;
+            expect(growing.of(text)).toBe(streamablePrefix(text));
           }
         },
       ),
