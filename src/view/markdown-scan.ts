@@ -71,14 +71,27 @@ export function advanceFence(state: FenceState, text: string, start = 0, end = t
   }
 }
 
+/** A line that may be a fence (and a few that are not: `^` also follows "\r"). */
+const FENCE_START = /^ {0,3}(?:`{3}|~{3})/gm;
+
+/**
+ * Where the first line at or after `from` that may be a fence starts (the text's length if
+ * none). Every fence line is found; a caller checks that what it finds starts a line.
+ */
+export function nextFenceLine(text: string, from: number): number {
+  FENCE_START.lastIndex = from;
+  return FENCE_START.exec(text)?.index ?? text.length;
+}
+
+/** The fence state after the lines of `text`, found by `nextFenceLine`. */
 export function scanFences(text: string, state: FenceState = { open: undefined, info: "" }) {
-  let start = 0;
-  for (;;) {
-    const nl = text.indexOf("\n", start);
-    advanceFence(state, text, start, nl < 0 ? text.length : nl);
-    if (nl < 0) return state;
-    start = nl + 1;
+  for (let at = nextFenceLine(text, 0); at < text.length;) {
+    const nl = text.indexOf("\n", at);
+    const end = nl < 0 ? text.length : nl;
+    if (at === 0 || text.charCodeAt(at - 1) === 10) advanceFence(state, text, at, end);
+    at = nextFenceLine(text, end);
   }
+  return state;
 }
 
 /** Occurrences of `sub` in `s`, not overlapping, from the left (`s.split(sub).length - 1`). */
@@ -148,22 +161,21 @@ export function countMarkers(
   first = nextMarker(text, start),
 ): MarkerCounts {
   // Most lines have no marker at all: `first`, found by the regular expression engine, says so.
-  if (first >= end) return into;
-  let ticks = 0;
-  for (let i = first; i < end; i++) if (text.charCodeAt(i) === 96) ticks++;
-  into.ticks += ticks;
-  const paired = ticks - (ticks & 1);
   // Outside code, a run of one marker character of length L holds floor(L / 2) pairs; a
   // code span taken out joins the text around it into one run.
   let run = 0;
   let runOf = 0;
-  let seen = 0;
   for (let i = first; i <= end; i++) {
     const c = i < end ? text.charCodeAt(i) : -1;
-    if (c === 96 && seen < paired) {
-      seen += 2;
-      i = text.indexOf("`", i + 1); // the backtick that closes the span
-      continue;
+    if (c === 96) {
+      let close = i + 1;
+      while (close < end && text.charCodeAt(close) !== 96) close++;
+      if (close < end) {
+        into.ticks += 2; // a code span
+        i = close;
+        continue;
+      }
+      into.ticks += 1; // the odd last one stays
     }
     if (c === runOf) {
       run++;

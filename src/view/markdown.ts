@@ -17,6 +17,7 @@ import {
   cutDanglingLink,
   type FenceState,
   isSpace,
+  nextFenceLine,
   nextMarker,
   scanFences,
 } from "./markdown-scan.ts";
@@ -93,39 +94,40 @@ export function splitMarkdown(text: string, limit: number): string[] {
   return parts;
 }
 
-interface LineEnd {
-  at: number;
-  open: string | undefined;
-  info: string;
-}
-
 function chooseCut(
   reopen: string,
   window: string,
   budget: number,
 ): { cut: number; fence: FenceState } {
-  // Fence state at each line end of the window; the last line end past `min` of each kind.
+  // Fence state at each line end of the window; the last line end past `min` of each kind:
+  // outside code before a blank line, outside code, any (with the fence open there).
   const state: FenceState = { open: undefined, info: "" };
   if (reopen) advanceFence(state, reopen.replace(/\n$/, ""));
   const min = Math.floor(budget * 0.4);
-  let beforeBlank: LineEnd | undefined; // outside code, before a blank line
-  let outside: LineEnd | undefined; // outside code
-  let any: LineEnd | undefined;
-  let start = 0;
-  for (;;) {
+  let beforeBlank = -1;
+  let outside = -1;
+  let any = -1;
+  let anyFence: FenceState = { open: undefined, info: "" };
+  let fenceLine = -1;
+  for (let start = 0; ;) {
     const nl = window.indexOf("\n", start);
     if (nl < 0) break;
-    advanceFence(state, window, start, nl);
+    if (fenceLine < start) fenceLine = nextFenceLine(window, start);
+    if (fenceLine === start) advanceFence(state, window, start, nl);
     start = nl + 1;
     if (nl < min) continue;
-    const end: LineEnd = { at: nl, open: state.open, info: state.info };
-    any = end;
-    if (state.open !== undefined) continue;
-    outside = end;
-    if (blankFrom(window, start)) beforeBlank = end;
+    any = nl;
+    if (state.open !== undefined) {
+      if (anyFence.open !== state.open || anyFence.info !== state.info) anyFence = { ...state };
+      continue;
+    }
+    outside = nl;
+    if (blankFrom(window, start)) beforeBlank = nl;
   }
-  const chosen = beforeBlank ?? outside ?? any;
-  if (chosen) return { cut: chosen.at + 1, fence: { open: chosen.open, info: chosen.info } };
+  const closed = { open: undefined, info: "" };
+  if (beforeBlank >= 0) return { cut: beforeBlank + 1, fence: closed };
+  if (outside >= 0) return { cut: outside + 1, fence: closed };
+  if (any >= 0) return { cut: any + 1, fence: anyFence };
   // One very long line: cut at a space, else anywhere that does not split a surrogate pair.
   const fence = scanFences(reopen + window);
   const space = window.lastIndexOf(" ");
@@ -164,8 +166,10 @@ export class StreamablePrefix {
   /** The paragraph so far, as counts (each line once): backticks, and ** and ~~ outside code
    * spans. A code span ends on its line, so a line's spans are its own. */
   #counts = { ticks: 0, strong: 0, strike: 0, under: 0 };
-  /** The next marker character, looked for again only once passed. */
+  /** The next marker character and the next line that may be a fence, each looked for again
+   * only once passed. */
   #marker = -1;
+  #fence = -1;
   /** Where the first line not read yet starts, and how far it is known to have no "\n". */
   #next = 0;
   #searched = 0;
@@ -186,7 +190,10 @@ export class StreamablePrefix {
 
   #line(text: string, start: number, nl: number): void {
     const wasOpen = this.#state.open !== undefined;
-    advanceFence(this.#state, text, start, text.charCodeAt(nl - 1) === 13 ? nl - 1 : nl);
+    if (this.#fence < start) this.#fence = nextFenceLine(text, start);
+    if (this.#fence === start) {
+      advanceFence(this.#state, text, start, text.charCodeAt(nl - 1) === 13 ? nl - 1 : nl);
+    }
     let first = start;
     while (first < nl && isSpace(text.charCodeAt(first))) first++;
     const counts = this.#counts;
@@ -198,8 +205,12 @@ export class StreamablePrefix {
     }
     // A table row: nothing is final until a line after the table.
     if (text.charCodeAt(first) === 124) return;
-    if (this.#marker < start) this.#marker = nextMarker(text, start);
-    if (this.#marker < nl) countMarkers(text, start, nl, counts, this.#marker);
+    if (nl - start < 64) {
+      countMarkers(text, start, nl, counts, start); // a short line: read it at once
+    } else {
+      if (this.#marker < start) this.#marker = nextMarker(text, start);
+      if (this.#marker < nl) countMarkers(text, start, nl, counts, this.#marker);
+    }
     if (counts.ticks % 2 === 0 && counts.strong % 2 === 0 && counts.strike % 2 === 0) {
       this.#safe = nl + 1;
     }
