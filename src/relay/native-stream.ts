@@ -33,6 +33,8 @@ export class NativeStream {
   /** What of the answer may be streamed, read as it grows. */
   readonly #streamable = new StreamablePrefix();
   #appending: Promise<boolean> = Promise.resolve(false);
+  /** An append of the latest text, or of steps alone, queued and not begun. */
+  readonly #waiting = { text: false, steps: false };
   /** Steps reported and not in the stream yet; the one before them is still in progress. */
   #steps: StreamStep[] = [];
   #stepCount = 0;
@@ -49,15 +51,18 @@ export class NativeStream {
   }
 
   /**
-   * Sends what of `latest()` is new and safe to stream, after any append under way (so appends
-   * coalesce while one waits for Slack's budget). Resolves true when this call sent something.
+   * Sends what of `latest()` is new and safe to stream, after any append under way. Appends
+   * coalesce while one waits for Slack's budget: the waiting one reads the latest text when
+   * its turn comes, so a fast stream costs one read of the answer per append sent, not per
+   * delta. Resolves true when this call sent something (false when a waiting one will).
    */
   append(latest: () => string): Promise<boolean> {
-    this.#appending = this.#appending.then(
-      () => this.#send(latest()),
-      () => this.#send(latest()),
-    );
-    return this.#appending;
+    if (this.#waiting.text) return Promise.resolve(false);
+    this.#waiting.text = true;
+    return this.#queue(() => {
+      this.#waiting.text = false;
+      return latest();
+    });
   }
 
   /**
@@ -70,7 +75,19 @@ export class NativeStream {
       this.#steps.push({ id: `step-${n - 1}`, title: this.#lastTitle, status: "complete" });
     this.#steps.push({ id: `step-${n}`, title: neutralizeMentions(title), status: "in_progress" });
     this.#lastTitle = neutralizeMentions(title);
-    return this.append(() => this.#streamedFull);
+    // An append waiting (of text, or of steps) sends this step too.
+    if (this.#waiting.text || this.#waiting.steps) return Promise.resolve(false);
+    this.#waiting.steps = true;
+    return this.#queue(() => {
+      this.#waiting.steps = false;
+      return this.#streamedFull;
+    });
+  }
+
+  #queue(latest: () => string): Promise<boolean> {
+    const send = () => this.#send(latest());
+    this.#appending = this.#appending.then(send, send);
+    return this.#appending;
   }
 
   /** Ends the stream (if one started); the message can then be edited like any other. */

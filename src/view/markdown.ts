@@ -185,6 +185,8 @@ export class StreamablePrefix {
       this.#next = nl + 1;
     }
     this.#searched = text.length;
+    // A fence line may still be being written: look for the next one again next time.
+    if (this.#fence >= this.#next) this.#fence = -1;
     return text.slice(0, this.#safe);
   }
 

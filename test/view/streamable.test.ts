@@ -46,6 +46,12 @@ describe("what native streaming may append", () => {
     );
   });
 
+  it("sees a fence whose backticks arrive in pieces", () => {
+    const growing = new StreamablePrefix();
+    expect(growing.of("intro\n``")).toBe("intro\n");
+    expect(growing.of("intro\n```ts\ncode **\n")).toBe("intro\n```ts\ncode **\n");
+  });
+
   it("reads a growing answer once, with what a reading from scratch gives at every step (property)", () => {
     fc.assert(
       fc.property(
@@ -62,6 +68,9 @@ describe("what native streaming may append", () => {
             "```ts\n",
             "```\n",
             "*",
+            "``",
+            "~",
+            "\r",
             " ",
           ),
           { maxLength: 80 },
@@ -75,7 +84,7 @@ describe("what native streaming may append", () => {
           }
         },
       ),
-      { numRuns: 300 },
+      { numRuns: 1000 },
     );
   });
 });
