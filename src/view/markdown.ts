@@ -17,6 +17,7 @@ import {
   cutDanglingLink,
   type FenceState,
   isSpace,
+  type MarkerCounts,
   nextFenceLine,
   nextMarker,
   scanFences,
@@ -170,6 +171,8 @@ export class StreamablePrefix {
    * only once passed. */
   #marker = -1;
   #fence = -1;
+  /** The next place that can make a line more than plain text (see NOTABLE). */
+  #notable = -1;
   /** Where the first line not read yet starts, and how far it is known to have no "\n". */
   #next = 0;
   #searched = 0;
@@ -178,14 +181,35 @@ export class StreamablePrefix {
   /** The streamable prefix of `text`, which extends the text of the previous call. */
   of(text: string): string {
     if (text.length < this.#searched) return new StreamablePrefix().of(text); // not an extension
-    for (;;) {
-      const nl = text.indexOf("\n", Math.max(this.#next, this.#searched));
-      if (nl < 0) break;
-      this.#line(text, this.#next, nl);
+    // Whole lines only: they end at the last "\n" (looked for once in each character).
+    const fresh = text.indexOf("\n", Math.max(this.#next, this.#searched));
+    const end = fresh < 0 ? this.#next : text.lastIndexOf("\n") + 1;
+    this.#searched = text.length;
+    while (this.#next < end) {
+      const start = this.#next;
+      if (this.#notable < start) this.#notable = nextNotable(text, start);
+      if (this.#notable > start) {
+        // Plain lines up to the next notable one change nothing but what is final.
+        const stop = this.#notable >= end ? end : text.lastIndexOf("\n", this.#notable - 1) + 1;
+        if (stop > start) {
+          if (this.#state.open !== undefined || balanced(this.#counts)) this.#safe = stop;
+          this.#next = stop;
+          continue;
+        }
+      }
+      BLANK_LINES.lastIndex = start;
+      if (BLANK_LINES.test(text)) {
+        // Blank lines: each one ends a paragraph and is final.
+        this.#counts.ticks = this.#counts.strong = this.#counts.strike = 0;
+        this.#next = this.#safe = BLANK_LINES.lastIndex;
+        continue;
+      }
+      const nl = text.indexOf("\n", start);
+      this.#line(text, start, nl);
       this.#next = nl + 1;
     }
-    this.#searched = text.length;
-    // A fence line may still be being written: look for the next one again next time.
+    // A line still being written may yet become notable, or a fence: look again next time.
+    if (this.#notable >= this.#next) this.#notable = -1;
     if (this.#fence >= this.#next) this.#fence = -1;
     return text.slice(0, this.#safe);
   }
@@ -213,8 +237,21 @@ export class StreamablePrefix {
       if (this.#marker < start) this.#marker = nextMarker(text, start);
       if (this.#marker < nl) countMarkers(text, start, nl, counts, this.#marker);
     }
-    if (counts.ticks % 2 === 0 && counts.strong % 2 === 0 && counts.strike % 2 === 0) {
-      this.#safe = nl + 1;
-    }
+    if (balanced(counts)) this.#safe = nl + 1;
   }
 }
+
+const balanced = (c: MarkerCounts) => c.ticks % 2 === 0 && c.strong % 2 === 0 && c.strike % 2 === 0;
+
+/**
+ * What can make a line of a paragraph more than plain text: a backtick, `*` or `~` (a fence
+ * starts with one too), or a line that is blank or a table row. (`^` also follows "\r": that
+ * only makes a plain line read like the others.)
+ */
+const NOTABLE = /[`*~]|^[^\S\n]*[|\n]/gm;
+const nextNotable = (text: string, from: number): number => {
+  NOTABLE.lastIndex = from;
+  return NOTABLE.exec(text)?.index ?? text.length;
+};
+/** One or more blank lines, from where it is set. */
+const BLANK_LINES = /(?:[^\S\n]*\n)+/y;
