@@ -106,21 +106,20 @@ export function countOf(s: string, sub: string): number {
  * written: `line.replace(/!?\[[^\]\n]*\]\([^)\s]*$/, "").replace(/!?\[[^\]\n]*$/, "")`.
  */
 export function cutDanglingLink(line: string): string {
-  // "[label](target…" to the end: the target has no ")" and no space, so it starts after
-  // the last of those; the label runs from the first "[" after the "]" before it.
   if (!line.includes("[")) return line;
-  // (Each start of this expression fails at once or runs to the next stop: one pass.)
-  const lastStop = /[)\s][^)\s]*$/.exec(line)?.index ?? -1;
-  let open = -1;
+  // "[label](target…" to the end: the target has no ")" and no space, so its "](" comes after
+  // the last of those; its label starts at the first "[" after the "]" before that "](".
+  const lastStop = lastTargetStop(line);
   let cut = -1;
-  const from = line.lastIndexOf("]", lastStop) + 1; // no label starts before this
-  for (let i = from; i < line.length && cut < 0; i++) {
-    const c = line.charCodeAt(i);
-    if (c === 91) {
-      if (open < 0) open = i;
-    } else if (c === 93) {
-      if (open >= 0 && i > lastStop && line.charCodeAt(i + 1) === 40) cut = open;
-      open = -1;
+  let open = -1; // the first "[" after some point, looked for again only once passed
+  // (A "](" at 0 has no label before it: the search starts at 1.)
+  for (let q = line.indexOf("](", lastStop + 1 || 1); q > 0; q = line.indexOf("](", q + 1)) {
+    const before = line.lastIndexOf("]", q - 1);
+    if (open <= before) open = line.indexOf("[", before + 1);
+    if (open < 0) break;
+    if (open < q) {
+      cut = open;
+      break;
     }
   }
   let out = cut < 0 ? line : line.slice(0, withBang(line, cut));
@@ -128,6 +127,17 @@ export function cutDanglingLink(line: string): string {
   const label = out.indexOf("[", out.lastIndexOf("]") + 1);
   if (label >= 0) out = out.slice(0, withBang(out, label));
   return out;
+}
+
+/** The last ")" or space of a line, or -1. */
+function lastTargetStop(line: string): number {
+  const near = Math.max(0, line.length - 256);
+  for (let i = line.length - 1; i >= near; i--) {
+    const c = line.charCodeAt(i);
+    if (c === 41 || isSpace(c)) return i;
+  }
+  // Far from the end: each start of this expression fails at once or runs to the next stop.
+  return /[)\s][^)\s]*$/.exec(line)?.index ?? -1;
 }
 
 /** What a line's emphasis markers add up to, outside its code spans. */

@@ -43,8 +43,11 @@ export function repairPartialMarkdown(text: string): string {
   // A dangling link: "[label](http://exa" or "[label" with no closing bracket yet.
   line = cutDanglingLink(line);
   // Inline code first: markers inside code spans do not count.
-  if (countMarkers(line, 0, line.length).ticks % 2 === 1) line = removeLast(line, "`");
-  const outsideCode = countMarkers(line, 0, line.length);
+  let outsideCode = countMarkers(line, 0, line.length);
+  if (outsideCode.ticks % 2 === 1) {
+    line = removeLast(line, "`");
+    outsideCode = countMarkers(line, 0, line.length);
+  }
   if (outsideCode.strong % 2 === 1) line = removeLast(line, "**");
   if (outsideCode.strike % 2 === 1) line = removeLast(line, "~~");
   if (outsideCode.under % 2 === 1) line = removeLast(line, "__");
@@ -109,8 +112,18 @@ function chooseCut(
   let outside = -1;
   let any = -1;
   let anyFence: FenceState = { open: undefined, info: "" };
-  let fenceLine = -1;
-  for (let start = 0; ;) {
+  let fenceLine = nextFenceLine(window, 0);
+  const noFence = fenceLine >= window.length;
+  if (noFence) {
+    // No fence line: the state is the same at every line end, found by searching.
+    any = window.lastIndexOf("\n");
+    if (any < min) any = -1;
+    else if (state.open === undefined) {
+      outside = any;
+      beforeBlank = lastBeforeBlank(window, min);
+    } else anyFence = { ...state };
+  }
+  for (let start = noFence ? window.length : 0; ;) {
     const nl = window.indexOf("\n", start);
     if (nl < 0) break;
     if (fenceLine < start) fenceLine = nextFenceLine(window, start);
@@ -136,6 +149,26 @@ function chooseCut(
   const code = window.charCodeAt(cut - 1);
   if (code >= 0xd800 && code <= 0xdbff) cut -= 1;
   return { cut, fence: { open: fence.open, info: fence.info } };
+}
+
+/** A line end followed by a blank line (or by blanks to the end). */
+const BEFORE_BLANK = /\n[^\S\n]*(?:\n|$)/g;
+
+/** The last line end at or after `min` that a blank line follows, or -1. */
+function lastBeforeBlank(text: string, min: number): number {
+  // Near the end first (paragraphs are short), then every one from `min` (blank lines are
+  // sparse there, or the first search would have found one).
+  for (let nl = text.lastIndexOf("\n"), n = 0; nl >= min && n < 64; n++) {
+    if (blankFrom(text, nl + 1)) return nl;
+    nl = text.lastIndexOf("\n", nl - 1);
+  }
+  let last = -1;
+  BEFORE_BLANK.lastIndex = min;
+  for (let m = BEFORE_BLANK.exec(text); m; m = BEFORE_BLANK.exec(text)) {
+    last = m.index;
+    BEFORE_BLANK.lastIndex = m.index + 1;
+  }
+  return last;
 }
 
 /** Whether the line of `text` from `start` is blank (or the text ends there). */
