@@ -203,6 +203,8 @@ export function countMarkers(
 /** An image's "!" goes with its "[". */
 const withBang = (s: string, at: number) => (at > 0 && s.charCodeAt(at - 1) === 33 ? at - 1 : at);
 
+const WHITESPACE = /\s*/y;
+
 /**
  * Where a text goes on after the blank lines at `pos` (what `/^\s*\n/` removes from the text
  * from `pos`). Positions only move forward, and a run of whitespace is scanned once however
@@ -221,16 +223,13 @@ export class BlankLines {
 
   skip(pos: number): number {
     if (pos < this.#runStart || pos >= this.#runEnd) {
-      let end = pos;
-      let lastBreak = -1;
-      for (; end < this.#text.length; end++) {
-        const c = this.#text.charCodeAt(end);
-        if (!isSpace(c)) break;
-        if (c === 10) lastBreak = end;
-      }
+      WHITESPACE.lastIndex = pos;
+      WHITESPACE.test(this.#text);
+      const end = WHITESPACE.lastIndex;
+      const inRun = this.#text.slice(pos, end).lastIndexOf("\n"); // searched within the run
       this.#runStart = pos;
       this.#runEnd = end;
-      this.#lastBreak = lastBreak;
+      this.#lastBreak = inRun < 0 ? -1 : pos + inRun;
     }
     return this.#lastBreak >= pos ? this.#lastBreak + 1 : pos;
   }

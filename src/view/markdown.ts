@@ -220,7 +220,11 @@ export class StreamablePrefix {
     this.#searched = text.length;
     while (this.#next < end) {
       const start = this.#next;
-      if (this.#notable < start) this.#notable = nextNotable(text, start);
+      if (this.#notable < start) {
+        // A line that may be notable at its first character is read as one (no search).
+        const first = text.charCodeAt(start);
+        this.#notable = MAY_BE_NOTABLE.has(first) ? start : nextNotable(text, start);
+      }
       if (this.#notable > start) {
         // Plain lines up to the next notable one change nothing but what is final.
         const stop = this.#notable >= end ? end : text.lastIndexOf("\n", this.#notable - 1) + 1;
@@ -230,8 +234,15 @@ export class StreamablePrefix {
           continue;
         }
       }
+      const first = text.charCodeAt(start);
+      const spaced = first === 32 || first === 9 || first === 13;
+      TABLE_ROWS.lastIndex = start;
+      if ((first === 124 || spaced) && this.#state.open === undefined && TABLE_ROWS.test(text)) {
+        this.#next = TABLE_ROWS.lastIndex; // a table is final only once a line follows it
+        continue;
+      }
       BLANK_LINES.lastIndex = start;
-      if (BLANK_LINES.test(text)) {
+      if ((first === 10 || spaced) && BLANK_LINES.test(text)) {
         // Blank lines: each one ends a paragraph and is final.
         this.#counts.ticks = this.#counts.strong = this.#counts.strike = 0;
         this.#next = this.#safe = BLANK_LINES.lastIndex;
@@ -286,5 +297,9 @@ const nextNotable = (text: string, from: number): number => {
   NOTABLE.lastIndex = from;
   return NOTABLE.exec(text)?.index ?? text.length;
 };
+/** The first characters of lines that may be notable. */
+const MAY_BE_NOTABLE = new Set([96, 42, 126, 124, 10, 13, 32, 9]);
+/** One or more table rows, from where it is set. */
+const TABLE_ROWS = /(?:[^\S\n]*\|[^\n]*\n)+/y;
 /** One or more blank lines, from where it is set. */
 const BLANK_LINES = /(?:[^\S\n]*\n)+/y;
