@@ -26,9 +26,6 @@ export function isSpace(c: number): boolean {
   );
 }
 
-/** What `.` does not match: a line terminator. */
-const isLineEnd = (c: number) => c === 10 || c === 13 || c === 0x2028 || c === 0x2029;
-
 /**
  * The fence line `text.slice(start, end)` is, `/^ {0,3}(`{3,}|~{3,})(.*)$/`: the end of its
  * marker (the whole run of backticks or tildes), or -1 for any other line.
@@ -38,12 +35,21 @@ export function fenceEnd(text: string, start: number, end: number): number {
   while (i < start + 3 && i < end && text.charCodeAt(i) === 32) i++;
   const c = i < end ? text.charCodeAt(i) : 0;
   if (c !== 96 && c !== 126) return -1; // ` or ~
-  let j = i;
-  while (j < end && text.charCodeAt(j) === c) j++;
+  // The run, and a line end in the rest, found by the regular expression engine: a "fence"
+  // line may be a megabyte of backticks. (Both searches stop at the line's own end.)
+  const run = c === 96 ? BACKTICKS : TILDES;
+  run.lastIndex = i;
+  run.test(text);
+  const j = Math.min(run.lastIndex, end);
   if (j - i < 3) return -1;
-  for (let k = j; k < end; k++) if (isLineEnd(text.charCodeAt(k))) return -1;
-  return j;
+  LINE_END.lastIndex = j;
+  const stop = LINE_END.exec(text)?.index ?? text.length;
+  return stop < end ? -1 : j;
 }
+
+const BACKTICKS = /`*/y;
+const TILDES = /~*/y;
+const LINE_END = /[\n\r\u2028\u2029]/g;
 
 export interface FenceState {
   open: string | undefined; // the fence marker, e.g. "```"
