@@ -116,7 +116,7 @@ export async function deliverFiles(
   if (answer !== undefined) {
     // A service file of that name keeps it; the answer's goes by another.
     const taken = uploads.some((u) => u.filename === ANSWER_FILE);
-    answerFile = taken ? `answer-${record.runId}.md` : ANSWER_FILE;
+    answerFile = taken ? safeFileName(`answer-${record.runId}.md`) : ANSWER_FILE;
     uploads.push({ filename: answerFile, bytes: Buffer.from(answer, "utf8") });
   }
   const attached = answerFile === undefined ? {} : { answerFile };
