@@ -9,6 +9,7 @@ import type { RunRecord } from "../store/types.ts";
 import { slackErrorCode } from "../view/errors.ts";
 import type { FileNote } from "../view/render.ts";
 import type { PagePreviews, SiteFile, SlackWriter, UploadItem } from "./ports.ts";
+import { capAnswer, MAX_ANSWER_CHARS } from "./run-state.ts";
 
 const MIME_TEXT = /^text\/|json|xml|csv|markdown|svg/;
 
@@ -114,14 +115,37 @@ export interface DeliveryContext {
   readonly previews?: PagePreviews | undefined;
 }
 
-/** Uploads a run's files into its thread; returns the notes the final answer shows. */
+/** The name of the file that carries an answer too long for its messages. */
+export const ANSWER_FILE = "answer.md";
+
+export interface Delivered {
+  /** What the final answer says about each of the service's files. */
+  readonly notes: FileNote[];
+  /** The name under which the whole answer is in the thread, when it was attached. */
+  readonly answerFile?: string;
+}
+
+/**
+ * Uploads a run's files into its thread, and, when `answer` is given (an answer longer than
+ * its messages show), the whole answer as a Markdown file with them.
+ */
 export async function deliverFiles(
   ctx: DeliveryContext,
   files: readonly ResultFile[],
-): Promise<FileNote[]> {
+  answer?: string,
+): Promise<Delivered> {
   const { writer, record, resumed, persist, log } = ctx;
   const { notes, uploads } = planFiles(files);
-  if (uploads.length === 0 || record.uploads === "done") return notes;
+  let answerFile: string | undefined;
+  if (answer !== undefined) {
+    // A service file of that name keeps it; the answer's goes by another.
+    const taken = uploads.some((u) => u.filename === ANSWER_FILE);
+    answerFile = taken ? safeFileName(`answer-${record.runId}.md`) : ANSWER_FILE;
+    uploads.push({ filename: answerFile, bytes: Buffer.from(answer, "utf8") });
+  }
+  const attached = answerFile === undefined ? {} : { answerFile };
+  if (uploads.length === 0) return { notes };
+  if (record.uploads === "done") return { notes, ...attached };
   const { channelId, threadTs } = record.key;
   // The pages' pictures go with the files (a run's previews are bounded in number and time).
   const pages = files.some(
@@ -144,9 +168,25 @@ export async function deliverFiles(
   } catch (err) {
     const code = slackErrorCode(err) ?? "error";
     log.error({ err, code }, "file upload failed");
-    return notes.map((n) =>
-      n.attached ? { ...n, attached: false, reason: `upload to Slack failed (${code})` } : n,
-    );
+    return {
+      notes: notes.map((n) =>
+        n.attached ? { ...n, attached: false, reason: `upload to Slack failed (${code})` } : n,
+      ),
+    };
   }
-  return notes;
+  return { notes, ...attached };
+}
+
+/**
+ * A finished run's files, and its answer as the messages show it: all of it, or, past
+ * `MAX_ANSWER_CHARS`, its head and a line naming `answer.md`, the whole answer attached.
+ */
+export async function deliverAnswer(
+  ctx: DeliveryContext,
+  text: string,
+  files: readonly ResultFile[],
+): Promise<{ notes: FileNote[]; text: string }> {
+  const whole = text.length > MAX_ANSWER_CHARS ? text : undefined;
+  const { notes, answerFile } = await deliverFiles(ctx, files, whole);
+  return { notes, text: capAnswer(text, answerFile) };
 }

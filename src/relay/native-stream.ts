@@ -6,7 +6,7 @@
  */
 import type { Logger } from "pino";
 import { slackErrorCode } from "../view/errors.ts";
-import { streamablePrefix } from "../view/markdown.ts";
+import { StreamablePrefix } from "../view/markdown.ts";
 import { MESSAGE_MARKDOWN_LIMIT } from "../view/render.ts";
 import { neutralizeMentions } from "../view/sanitize.ts";
 import type { SlackWriter, StreamStep } from "./ports.ts";
@@ -30,7 +30,11 @@ export class NativeStream {
   #streamTs: string | undefined;
   /** The prefix of the answer already in the stream. */
   #streamed = "";
+  /** What of the answer may be streamed, read as it grows. */
+  readonly #streamable = new StreamablePrefix();
   #appending: Promise<boolean> = Promise.resolve(false);
+  /** An append of the latest text, or of steps alone, queued and not begun. */
+  readonly #waiting = { text: false, steps: false };
   /** Steps reported and not in the stream yet; the one before them is still in progress. */
   #steps: StreamStep[] = [];
   #stepCount = 0;
@@ -47,15 +51,18 @@ export class NativeStream {
   }
 
   /**
-   * Sends what of `latest()` is new and safe to stream, after any append under way (so appends
-   * coalesce while one waits for Slack's budget). Resolves true when this call sent something.
+   * Sends what of `latest()` is new and safe to stream, after any append under way. Appends
+   * coalesce while one waits for Slack's budget: the waiting one reads the latest text when
+   * its turn comes, so a fast stream costs one read of the answer per append sent, not per
+   * delta. Resolves true when this call sent something (false when a waiting one will).
    */
   append(latest: () => string): Promise<boolean> {
-    this.#appending = this.#appending.then(
-      () => this.#send(latest()),
-      () => this.#send(latest()),
-    );
-    return this.#appending;
+    if (this.#waiting.text) return Promise.resolve(false);
+    this.#waiting.text = true;
+    return this.#queue(() => {
+      this.#waiting.text = false;
+      return latest();
+    });
   }
 
   /**
@@ -68,7 +75,19 @@ export class NativeStream {
       this.#steps.push({ id: `step-${n - 1}`, title: this.#lastTitle, status: "complete" });
     this.#steps.push({ id: `step-${n}`, title: neutralizeMentions(title), status: "in_progress" });
     this.#lastTitle = neutralizeMentions(title);
-    return this.append(() => this.#streamedFull);
+    // An append waiting (of text, or of steps) sends this step too.
+    if (this.#waiting.text || this.#waiting.steps) return Promise.resolve(false);
+    this.#waiting.steps = true;
+    return this.#queue(() => {
+      this.#waiting.steps = false;
+      return this.#streamedFull;
+    });
+  }
+
+  #queue(latest: () => string): Promise<boolean> {
+    const send = () => this.#send(latest());
+    this.#appending = this.#appending.then(send, send);
+    return this.#appending;
   }
 
   /** Ends the stream (if one started); the message can then be edited like any other. */
@@ -88,7 +107,7 @@ export class NativeStream {
   async #send(text: string): Promise<boolean> {
     if (!this.#on) return false;
     this.#streamedFull = text;
-    const safe = streamablePrefix(text);
+    const safe = this.#streamable.of(text);
     // One message holds MESSAGE_MARKDOWN_LIMIT characters; past that the run edits messages
     // (in parts). Sending first would not do: a big piece is more than Slack takes at once.
     if (safe.length > MESSAGE_MARKDOWN_LIMIT) {

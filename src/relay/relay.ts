@@ -18,7 +18,8 @@ import type { Clock, PagePreviews, ThreadStore, Workspaces } from "./ports.ts";
 import { systemClock } from "./ports.ts";
 import { RelayCounters, type RelayMetrics } from "./relay-metrics.ts";
 import { type ReservationNote, Reservations } from "./reservations.ts";
-import { type RunControl, type RunEnd, RunRelay } from "./run.ts";
+import { RunRelay } from "./run.ts";
+import type { RunControl, RunEnd } from "./run-state.ts";
 
 export { decodeFile } from "./file-delivery.ts";
 export { runLease } from "./lease-keeper.ts";

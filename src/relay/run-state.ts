@@ -4,7 +4,12 @@
  */
 import type { FinalRun } from "../service/follow.ts";
 import type { RunRecord } from "../store/types.ts";
+import { describeServiceError } from "../view/errors.ts";
 import type { RunState } from "../view/render.ts";
+
+/** What a run whose creator died before the service answered shows. */
+export const INTERRUPTED =
+  "This was interrupted before the task service answered (the app restarted). Please try again: run `/task`, or send your message again.";
 
 /** How a run is steered from outside while it is relayed (Stop, shutdown). */
 export interface RunControl {
@@ -39,6 +44,19 @@ export function finalText(final: FinalRun): string {
     .join("\n\n");
 }
 
+/** Why a failed run failed, as the service says (or its unexpected final status). */
+export function failedReason(final: FinalRun): string | undefined {
+  if (final.errorMessage !== undefined) return final.errorMessage;
+  return final.status === "failed" ? undefined : `the run ended with status "${final.status}"`;
+}
+
+/** Why a run could not be followed to its end, for the person who asked. */
+export function failureReason(failure: unknown, runId: string): string {
+  return failure instanceof Error && failure.message === INTERRUPTED
+    ? INTERRUPTED
+    : describeServiceError(failure, runId);
+}
+
 export function stateOf(status: string): RunState {
   if (status === "completed" || status === "failed" || status === "stopped") return status;
   return "failed";
@@ -47,9 +65,28 @@ export function stateOf(status: string): RunState {
 /** The most of an answer a run keeps and shows (a few Slack messages' worth, many times over). */
 export const MAX_ANSWER_CHARS = 60_000;
 
-/** What past `MAX_ANSWER_CHARS` becomes: the head, and a line saying where the rest is. */
-export function capAnswer(text: string): string {
+/**
+ * What past `MAX_ANSWER_CHARS` becomes: the head, and a line saying where the rest is: the
+ * file `attached` in the thread (the whole answer), or else the task service's History.
+ */
+export function capAnswer(text: string, attached?: string): string {
   if (text.length <= MAX_ANSWER_CHARS) return text;
   const head = text.slice(0, MAX_ANSWER_CHARS).replace(/[\uD800-\uDBFF]$/, ""); // no half emoji
-  return `${head}\n\n_The answer is longer than ${MAX_ANSWER_CHARS.toLocaleString("en-US")} characters; the rest is kept by the task service: open History under the answer._`;
+  const longer = `The answer is longer than ${MAX_ANSWER_CHARS.toLocaleString("en-US")} characters`;
+  return attached === undefined
+    ? `${head}\n\n_${longer}; the rest is kept by the task service: open History under the answer._`
+    : `${head}\n\n_${longer}; all of it is in \`${attached}\`, attached below._`;
+}
+
+/**
+ * The running answer with one more delta, never past `MAX_ANSWER_CHARS` (what is cut off is
+ * in the final result, and attached then): rendering a running answer costs its length at
+ * every edit, so it may not grow by whatever one event carries.
+ */
+export function appendCapped(text: string, delta: string): string {
+  const room = MAX_ANSWER_CHARS - text.length;
+  if (room <= 0) return text;
+  if (delta.length <= room) return text + delta;
+  const code = delta.charCodeAt(room - 1);
+  return text + delta.slice(0, code >= 0xd800 && code <= 0xdbff ? room - 1 : room); // no half emoji
 }

@@ -7,7 +7,7 @@ import type { Logger } from "pino";
 import { type FinalRun, type FollowOptions, followRun } from "../service/follow.ts";
 import type { RunRecord } from "../store/types.ts";
 import { ended } from "../view/completion.ts";
-import { describeServiceError, slackErrorCode } from "../view/errors.ts";
+import { slackErrorCode } from "../view/errors.ts";
 import {
   encodeStopValue,
   type FileNote,
@@ -15,7 +15,7 @@ import {
   type RunView,
   renderRun,
 } from "../view/render.ts";
-import { type DeliveryContext, deliverFiles } from "./file-delivery.ts";
+import { deliverAnswer, type DeliveryContext } from "./file-delivery.ts";
 import { stoppedForgotten, keepRecord, RECORD_GONE, stopForgotten } from "./forget.ts";
 import { LeaseKeeper } from "./lease-keeper.ts";
 import { NativeStream } from "./native-stream.ts";
@@ -23,15 +23,15 @@ import type { Clock, RunStore, SlackWriter, TaskService } from "./ports.ts";
 import type { RelayCounters } from "./relay-metrics.ts";
 import { RunMessages } from "./run-messages.ts";
 import {
-  capAnswer,
+  appendCapped,
+  failedReason,
+  INTERRUPTED,
+  failureReason,
   finalText,
-  MAX_ANSWER_CHARS,
   type RunControl,
   type RunEnd,
   stateOf,
 } from "./run-state.ts";
-
-export type { RunControl, RunEnd } from "./run-state.ts";
 
 export interface RunDeps extends Pick<DeliveryContext, "previews"> {
   readonly service: TaskService;
@@ -48,8 +48,6 @@ export interface RunDeps extends Pick<DeliveryContext, "previews"> {
 
 /** How long a hand-over waits to show the latest text before it lets the run go. */
 const HANDOVER_FLUSH_MS = 1000;
-export const INTERRUPTED =
-  "This was interrupted before the task service answered (the app restarted). Please try again: run `/task`, or send your message again.";
 
 export class RunRelay {
   readonly #deps: RunDeps;
@@ -61,7 +59,9 @@ export class RunRelay {
   readonly #native: NativeStream | undefined;
   readonly #stopValue: string;
   #record: RunRecord;
+  /** The answer as shown while it runs (at most MAX_ANSWER_CHARS), and all of it. */
   #text: string;
+  #whole: string;
   /** When the oldest delta not yet shown arrived. */
   #unshownSince: number | undefined;
   /** What the service last said the run is doing (a status event). */
@@ -81,6 +81,7 @@ export class RunRelay {
     this.#ctl = ctl;
     this.#resumed = resumed;
     this.#text = record.shownText;
+    this.#whole = record.shownText;
     const { channelId, threadTs, teamId } = record.key;
     this.#log = log.child({ runId: record.runId, channel: channelId, thread: threadTs });
     this.#stopValue = encodeStopValue({ channelId, threadTs, runId: record.runId });
@@ -155,9 +156,12 @@ export class RunRelay {
         if (step.done) return { final: step.value };
         const u = step.value;
         if (u.type === "delta" && this.#ctl.stoppedBy === undefined) {
-          // Past the cap the answer keeps its head; the final text says where the rest is.
-          if (this.#text.length < MAX_ANSWER_CHARS) this.#text += u.text;
+          // Past the cap the answer keeps its head; the rest is attached at the end.
+          const shown = this.#text;
+          this.#text = appendCapped(shown, u.text);
+          this.#whole += u.text;
           counters.delta();
+          if (this.#text === shown) continue;
           this.#unshownSince ??= clock.now();
           void this.#showInterim();
         } else if (u.type === "step" || u.type === "status") {
@@ -317,33 +321,29 @@ export class RunRelay {
     // result and files.
     const finishedAnyway =
       final !== undefined && (final.status === "completed" || final.status === "failed");
-    if (this.#ctl.stoppedBy !== undefined && !finishedAnyway)
-      return { state: "stopped", files: [] };
-    if (final) {
-      const state = stateOf(final.status);
-      this.#text = capAnswer(finalText(final));
-      const files = await deliverFiles(
-        {
-          ...this.#deps, // its writer, and its page previews
-          record: this.#record,
-          resumed: this.#resumed,
-          persist: (change) => this.#persist(change),
-          log: this.#log,
-        },
-        final.files,
-      );
-      if (state !== "failed") return { state, files };
-      const reason =
-        final.errorMessage ??
-        (final.status === "failed" ? undefined : `the run ended with status "${final.status}"`);
-      return { state, ...(reason ? { reason } : {}), files };
+    if (this.#ctl.stoppedBy !== undefined && !finishedAnyway) {
+      return { state: "stopped", files: await this.#deliver(this.#whole) };
     }
-    this.#log.error({ err: failure }, "following the run failed");
-    const reason =
-      failure instanceof Error && failure.message === INTERRUPTED
-        ? INTERRUPTED
-        : describeServiceError(failure, this.#record.runId);
-    return { state: "error", reason, files: [] };
+    if (!final) {
+      this.#log.error({ err: failure }, "following the run failed");
+      const reason = failureReason(failure, this.#record.runId);
+      return { state: "error", reason, files: await this.#deliver(this.#whole) };
+    }
+    const state = stateOf(final.status);
+    const files = await this.#deliver(finalText(final), final.files);
+    const reason = state === "failed" ? failedReason(final) : undefined;
+    return { state, ...(reason ? { reason } : {}), files };
+  }
+
+  /** The run's files and, when its messages cannot show all of it, the whole answer. */
+  async #deliver(text: string, files: FinalRun["files"] = []): Promise<FileNote[]> {
+    const persist = (change: Partial<RunRecord>) => this.#persist(change);
+    const { writer, previews } = this.#deps;
+    const { record, resumed } = { record: this.#record, resumed: this.#resumed };
+    const ctx = { writer, previews, record, resumed, persist, log: this.#log };
+    const delivered = await deliverAnswer(ctx, text, files);
+    this.#text = delivered.text;
+    return delivered.notes;
   }
 
   async #showFinal(state: RunState, reason: string | undefined, files: FileNote[]): Promise<void> {

@@ -25,6 +25,12 @@ export class TextReconciler {
   #offset = 0;
   /** Text a snapshot added that numbered chunks of the next connection may repeat. */
   #overlap = "";
+  /**
+   * Whether a replaying connection's text agrees with the yielded text. Once checked, each
+   * delta compares only its own characters: a replay costs its length, not its length times
+   * its deltas (reading the whole text after each `+=` would copy it each time).
+   */
+  #replay: "unchecked" | "agrees" | "differs" = "unchecked";
 
   /** Hold back a gap-revealing connection's text until it is long enough to locate safely. */
   static readonly ALIGN_MIN_CHARS = 48;
@@ -54,6 +60,7 @@ export class TextReconciler {
     }
     this.#base = this.#yielded;
     this.#conn = "";
+    this.#replay = "unchecked";
     this.#mode = this.#connections++ === 0 ? "fresh" : "unknown";
   }
 
@@ -92,7 +99,8 @@ export class TextReconciler {
     if (this.#mode === "unknown") {
       const conn = this.#conn + text;
       if (this.#base !== "") {
-        if (this.#base.startsWith(conn)) {
+        // The base starts with the connection's text so far: compare the delta only.
+        if (this.#base.startsWith(text, this.#conn.length)) {
           this.#conn = conn; // still replaying, or undecidable yet
           return "";
         }
@@ -105,6 +113,7 @@ export class TextReconciler {
   }
 
   #onConn(text: string): string {
+    const before = this.#conn.length;
     this.#conn += text;
     switch (this.#mode) {
       case "fresh":
@@ -113,17 +122,43 @@ export class TextReconciler {
         this.#yielded += text;
         return text;
       case "replay":
-        return this.#advanceTo(this.#conn);
+        return this.#replayed(text, before);
       case "aligning":
         return "";
       case "aligned": {
-        const end = this.#offset + this.#conn.length;
-        if (end <= this.#yielded.length) return "";
-        const out = this.#conn.slice(this.#yielded.length - this.#offset);
+        // The delta stands at `at` in the service's text: only what passes the yielded is new.
+        const at = this.#offset + before;
+        if (at + text.length <= this.#yielded.length) return "";
+        const out = text.slice(Math.max(0, this.#yielded.length - at));
         this.#yielded += out;
         return out;
       }
     }
+  }
+
+  /** What a replaying connection's delta (at `before`) adds to the yielded text. */
+  #replayed(text: string, before: number): string {
+    const yielded = this.#yielded;
+    if (this.#replay === "unchecked") {
+      const conn = this.#conn;
+      const shared = Math.min(conn.length, yielded.length);
+      this.#replay = yielded.startsWith(conn.slice(0, shared)) ? "agrees" : "differs";
+      if (this.#replay === "differs" || conn.length <= yielded.length) return "";
+      const out = conn.slice(yielded.length);
+      this.#yielded += out;
+      return out;
+    }
+    if (this.#replay === "differs") return "";
+    // The part of the delta the yielded text already has must be the same (both only grow:
+    // once they differ, they never agree again).
+    const known = Math.max(0, Math.min(text.length, yielded.length - before));
+    if (known > 0 && !yielded.startsWith(text.slice(0, known), before)) {
+      this.#replay = "differs";
+      return "";
+    }
+    const out = text.slice(known);
+    this.#yielded += out;
+    return out;
   }
 
   /**
@@ -138,7 +173,7 @@ export class TextReconciler {
   }
 
   #align(full: string): string {
-    const at = full.startsWith(this.#yielded) ? full.lastIndexOf(this.#conn) : -1;
+    const at = full.startsWith(this.#yielded) ? lastIndexOf(full, this.#conn) : -1;
     if (at < 0) {
       // The snapshot does not contain the connection's text (it differs from the stream):
       // keep the connection's text rather than lose it.
@@ -159,4 +194,30 @@ export class TextReconciler {
     this.#yielded = full;
     return out;
   }
+}
+
+/**
+ * `hay.lastIndexOf(needle)` in time linear in both lengths (Knuth–Morris–Pratt, read from the
+ * end): V8 compares the needle at every position, so a hostile stream's long connection text
+ * against a long snapshot took their product.
+ */
+export function lastIndexOf(hay: string, needle: string): number {
+  const m = needle.length;
+  if (m === 0) return hay.length;
+  // fail[k]: the longest proper border of the needle's last k + 1 characters.
+  const fail = new Int32Array(m);
+  for (let k = 1, b = 0; k < m; k++) {
+    const c = needle.charCodeAt(m - 1 - k);
+    while (b > 0 && c !== needle.charCodeAt(m - 1 - b)) b = fail[b - 1] ?? 0;
+    if (c === needle.charCodeAt(m - 1 - b)) b++;
+    fail[k] = b;
+  }
+  for (let i = hay.length - 1, matched = 0; i >= 0; i--) {
+    const c = hay.charCodeAt(i);
+    while (matched > 0 && c !== needle.charCodeAt(m - 1 - matched))
+      matched = fail[matched - 1] ?? 0;
+    if (c === needle.charCodeAt(m - 1 - matched)) matched++;
+    if (matched === m) return i;
+  }
+  return -1;
 }

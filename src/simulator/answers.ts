@@ -285,6 +285,11 @@ export function generateAnswer(options: AnswerOptions): string {
   return parts.join("\n\n") + closing;
 }
 
+/** A `hostile=KIND` answer: the kind's unit repeated to exactly `length` characters. */
+export function hostileAnswer(unit: string, length: number): string {
+  return unit.repeat(Math.ceil(length / unit.length)).slice(0, length);
+}
+
 export interface CodeBlock {
   language: string;
   code: string;

@@ -21,6 +21,7 @@
  * | `norealtime` | Sticky. `realtime=true` is refused: 400 `{"detail":"Realtime streaming is not available"}`. |
  * | `norealtime=json` | Sticky. `realtime=true` is ignored: the answer is the plain JSON long-poll result. |
  * | `length=N` | Answer of about N characters (0..2000000; N < 300 gives exactly N). Default: the `answerLength` option. |
+ * | `hostile=KIND` | The answer is one hostile pattern repeated to `length` characters (default: the `answerLength` option): `brackets` (one line of `[`), `backticks`, `stars`, `underscores`, `angles` (`<!`), `pipes`, `nesting` (`> - [`), `lines` (tiny lines). For testing that no answer can freeze the app. |
  * | `files=N` | The run generates N files (0..50), cycling report.md, chart.png (a real PNG), data.json, table.csv, notes.txt. |
  * | `site`, `site=URL` | The run also generates a small web site: `index.html` (its `<title>` is "Landing page: " and the prompt's start) with `style.css` and `images/logo.png`. With a URL, the page also tries to load it every way a page can (stylesheet, script, image, frame, `fetch`, beacon, WebSocket, pop-up), and opens an `alert`. |
  * | `bigfile` | The run also generates `dataset-large.csv`, above the inline limit: `included_inline:false` and a `download_url` served by the simulator. |
@@ -58,6 +59,7 @@ export interface Directives {
   malformed?: boolean;
   norealtime?: "refuse" | "json";
   length?: number;
+  hostile?: HostileKind;
   files?: number;
   bigfile?: boolean;
   /** A generated web site; `external` is a URL its page tries to reach. */
@@ -75,6 +77,19 @@ export interface Directives {
   stall?: number;
   nofinal?: boolean;
 }
+
+/** The repeated unit of each `hostile=KIND` answer. */
+export const HOSTILE_UNITS = {
+  brackets: "[",
+  backticks: "`",
+  stars: "*",
+  underscores: "_",
+  angles: "<!",
+  pipes: "|",
+  nesting: "> - [",
+  lines: "a\n",
+} as const;
+export type HostileKind = keyof typeof HOSTILE_UNITS;
 
 export interface ParsedPrompt {
   /** The prompt without its `[sim:...]` tokens, whitespace tidied. */
@@ -140,6 +155,9 @@ const parsers: Record<string, (value: string | undefined, d: Directives) => void
   },
   length: (v, d) => {
     d.length = int(0, 2_000_000).parse(v);
+  },
+  hostile: (v, d) => {
+    d.hostile = z.enum(Object.keys(HOSTILE_UNITS) as [HostileKind, ...HostileKind[]]).parse(v);
   },
   files: (v, d) => {
     d.files = int(0, 50).parse(v);

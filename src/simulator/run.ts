@@ -3,10 +3,17 @@
  * anyone listens), its faults (drops, stalls, noise), its end, and its live streams.
  */
 import type { ServerResponse } from "node:http";
-import { extractCodeBlocks, generateAnswer, hashString, nextRandom } from "./answers.ts";
+import {
+  extractCodeBlocks,
+  generateAnswer,
+  hashString,
+  hostileAnswer,
+  nextRandom,
+} from "./answers.ts";
 import {
   type Directives,
   type FailSpec,
+  HOSTILE_UNITS,
   mergeSticky,
   type ReconnectMode,
   type StreamFormat,
@@ -138,17 +145,19 @@ export class Run implements EventRun {
     this.userMessageId = newId("msg");
     this.createdAt = nowMs();
     const seed = hashString(`${parsed.prompt}#${this.turn}`);
-    const full = generateAnswer({
-      prompt: parsed.text,
-      seed,
-      // `empty` still needs code blocks to carry the result.
-      length:
-        d.empty === true
-          ? Math.max(d.length ?? o.answerLength, 1200)
-          : (d.length ?? o.answerLength),
-      turn: this.turn,
-      mention: d.mention === true,
-    });
+    const full = d.hostile
+      ? hostileAnswer(HOSTILE_UNITS[d.hostile], d.length ?? o.answerLength)
+      : generateAnswer({
+          prompt: parsed.text,
+          seed,
+          // `empty` still needs code blocks to carry the result.
+          length:
+            d.empty === true
+              ? Math.max(d.length ?? o.answerLength, 1200)
+              : (d.length ?? o.answerLength),
+          turn: this.turn,
+          mention: d.mention === true,
+        });
     this.answer = d.empty === true ? "" : full;
     this.limit = d.runFail === true ? Math.floor(this.answer.length * 0.4) : this.answer.length;
     const folder = this.turn === 1 ? "output" : `output-${this.turn}`;

@@ -10,33 +10,18 @@
  * drop the marker. Run before this repair it still lost those lines, at about 8 times the cost.
  */
 
-const FENCE = /^ {0,3}(`{3,}|~{3,})(.*)$/;
-
-interface FenceState {
-  open: string | undefined; // the fence marker, e.g. "```"
-  info: string;
-}
-
-function scanFences(text: string): FenceState {
-  const state: FenceState = { open: undefined, info: "" };
-  for (const line of text.split("\n")) advanceFence(state, line);
-  return state;
-}
-
-function advanceFence(state: FenceState, line: string): void {
-  const m = FENCE.exec(line.replace(/\r$/, "")); // CRLF answers: "." does not match "\r"
-  if (!m) return;
-  const marker = m[1] ?? "";
-  // CommonMark: a backtick fence's info string has no backticks ("```npm i``` …" is inline code).
-  if (marker[0] === "`" && m[2]?.includes("`")) return;
-  if (state.open === undefined) {
-    state.open = marker;
-    state.info = (m[2] ?? "").trim();
-  } else if (marker[0] === state.open[0] && marker.length >= state.open.length && !m[2]?.trim()) {
-    state.open = undefined;
-    state.info = "";
-  }
-}
+import {
+  advanceFence,
+  BlankLines,
+  countMarkers,
+  cutDanglingLink,
+  type FenceState,
+  isSpace,
+  type MarkerCounts,
+  nextFenceLine,
+  nextMarker,
+  scanFences,
+} from "./markdown-scan.ts";
 
 /**
  * Closes what a stream left open so that a partial answer renders as it will look when done:
@@ -44,27 +29,30 @@ function advanceFence(state: FenceState, line: string): void {
  * dropped, and a link or image whose target is still being written is cut off.
  */
 export function repairPartialMarkdown(text: string): string {
-  const state = scanFences(text);
+  const lastBreak = text.lastIndexOf("\n");
+  const head = text.slice(0, lastBreak + 1);
+  let line = text.slice(lastBreak + 1);
+  const state = scanFences(head);
+  // The last line just closed a code block: its ``` or ~~~ is no unpaired marker.
+  const headOpen = state.open !== undefined;
+  advanceFence(state, line);
   if (state.open !== undefined) {
     return `${text}${text.endsWith("\n") ? "" : "\n"}${state.open}`;
   }
-  const lastBreak = text.lastIndexOf("\n");
-  const head = text.slice(0, lastBreak + 1);
-  // The last line just closed a code block: its ``` or ~~~ is no unpaired marker.
-  if (scanFences(head).open !== undefined) return text;
-  let line = text.slice(lastBreak + 1);
+  if (headOpen) return text;
   // A dangling link: "[label](http://exa" or "[label" with no closing bracket yet.
-  line = line.replace(/!?\[[^\]\n]*\]\([^)\s]*$/, "").replace(/!?\[[^\]\n]*$/, "");
+  line = cutDanglingLink(line);
   // Inline code first: markers inside code spans do not count.
-  if ((line.match(/`/g) ?? []).length % 2 === 1) line = removeLast(line, "`");
-  const outsideCode = line.replace(/`[^`]*`/g, "");
-  for (const marker of ["**", "~~", "__"]) {
-    if (countOf(outsideCode, marker) % 2 === 1) line = removeLast(line, marker);
+  let outsideCode = countMarkers(line, 0, line.length);
+  if (outsideCode.ticks % 2 === 1) {
+    line = removeLast(line, "`");
+    outsideCode = countMarkers(line, 0, line.length);
   }
+  if (outsideCode.strong % 2 === 1) line = removeLast(line, "**");
+  if (outsideCode.strike % 2 === 1) line = removeLast(line, "~~");
+  if (outsideCode.under % 2 === 1) line = removeLast(line, "__");
   return head + line;
 }
-
-const countOf = (s: string, sub: string) => s.split(sub).length - 1;
 
 function removeLast(s: string, marker: string): string {
   const i = s.lastIndexOf(marker);
@@ -80,30 +68,32 @@ function removeLast(s: string, marker: string): string {
 export function splitMarkdown(text: string, limit: number): string[] {
   if (limit < 200) throw new RangeError("limit too small to split Markdown sensibly");
   const parts: string[] = [];
-  let rest = text;
+  const blanks = new BlankLines(text);
+  // What is left to split is always the text from `pos`: each pass looks at one part's window.
+  let pos = 0;
   let reopen = "";
-  while (reopen.length + rest.length > limit) {
+  while (reopen.length + text.length - pos > limit) {
     const budget = limit - reopen.length - 5; // room to close a fence: "\n````"
-    const window = rest.slice(0, budget);
+    const window = text.slice(pos, pos + budget);
     const { cut, fence } = chooseCut(reopen, window, budget);
-    let part = reopen + rest.slice(0, cut);
+    let part = reopen + window.slice(0, cut);
     let nextReopen = "";
     if (fence.open !== undefined) {
-      const closed = `${part.replace(/\n?$/, "\n")}${fence.open}`;
+      const closed = `${part.endsWith("\n") ? part : `${part}\n`}${fence.open}`;
       if (closed.length <= limit) part = closed; // a marker longer than 4 may not fit
       nextReopen = `${fence.open}${fence.info}\n`;
       // A "fence" line that runs on for pages is no language tag: repeating it would leave
       // the next part no room (and no progress at all once it fills the part).
       if (nextReopen.length > limit / 4) nextReopen = "";
     }
-    const trimmed = part.replace(/\s+$/, "");
+    const trimmed = part.trimEnd();
     if (trimmed !== "") parts.push(trimmed); // a long run of spaces is no message
-    rest = rest.slice(cut);
-    if (fence.open === undefined) rest = rest.replace(/^\s*\n/, "");
-    else rest = rest.replace(/^\n/, "");
+    pos += cut;
+    if (fence.open === undefined) pos = blanks.skip(pos);
+    else if (text.charCodeAt(pos) === 10) pos++;
     reopen = nextReopen;
   }
-  const last = (reopen + rest).replace(/\s+$/, "");
+  const last = (reopen + text.slice(pos)).trimEnd();
   if (last !== "" || parts.length === 0) parts.push(last);
   return parts;
 }
@@ -113,34 +103,45 @@ function chooseCut(
   window: string,
   budget: number,
 ): { cut: number; fence: FenceState } {
-  // Fence state at each line end of the window.
+  // Fence state at each line end of the window; the last line end past `min` of each kind:
+  // outside code before a blank line, outside code, any (with the fence open there).
   const state: FenceState = { open: undefined, info: "" };
   if (reopen) advanceFence(state, reopen.replace(/\n$/, ""));
-  const lineEnds: Array<{ at: number; open: string | undefined; info: string; blank: boolean }> =
-    [];
-  let start = 0;
-  for (;;) {
+  const min = Math.floor(budget * 0.4);
+  let beforeBlank = -1;
+  let outside = -1;
+  let any = -1;
+  let anyFence: FenceState = { open: undefined, info: "" };
+  let fenceLine = nextFenceLine(window, 0);
+  const noFence = fenceLine >= window.length;
+  if (noFence) {
+    // No fence line: the state is the same at every line end, found by searching.
+    any = window.lastIndexOf("\n");
+    if (any < min) any = -1;
+    else if (state.open === undefined) {
+      outside = any;
+      beforeBlank = lastBeforeBlank(window, min);
+    } else anyFence = { ...state };
+  }
+  for (let start = noFence ? window.length : 0; ;) {
     const nl = window.indexOf("\n", start);
     if (nl < 0) break;
-    advanceFence(state, window.slice(start, nl));
-    const nextNl = window.indexOf("\n", nl + 1);
-    const nextLine = window.slice(nl + 1, nextNl < 0 ? undefined : nextNl);
-    lineEnds.push({ at: nl, open: state.open, info: state.info, blank: nextLine.trim() === "" });
+    if (fenceLine < start) fenceLine = nextFenceLine(window, start);
+    if (fenceLine === start) advanceFence(state, window, start, nl);
     start = nl + 1;
-  }
-  const min = Math.floor(budget * 0.4);
-  const pick = (pred: (e: (typeof lineEnds)[number]) => boolean) => {
-    for (let i = lineEnds.length - 1; i >= 0; i--) {
-      const e = lineEnds[i];
-      if (e && e.at >= min && pred(e)) return e;
+    if (nl < min) continue;
+    any = nl;
+    if (state.open !== undefined) {
+      if (anyFence.open !== state.open || anyFence.info !== state.info) anyFence = { ...state };
+      continue;
     }
-    return undefined;
-  };
-  const chosen =
-    pick((e) => e.open === undefined && e.blank) ??
-    pick((e) => e.open === undefined) ??
-    pick(() => true);
-  if (chosen) return { cut: chosen.at + 1, fence: { open: chosen.open, info: chosen.info } };
+    outside = nl;
+    if (blankFrom(window, start)) beforeBlank = nl;
+  }
+  const closed = { open: undefined, info: "" };
+  if (beforeBlank >= 0) return { cut: beforeBlank + 1, fence: closed };
+  if (outside >= 0) return { cut: outside + 1, fence: closed };
+  if (any >= 0) return { cut: any + 1, fence: anyFence };
   // One very long line: cut at a space, else anywhere that does not split a surrogate pair.
   const fence = scanFences(reopen + window);
   const space = window.lastIndexOf(" ");
@@ -150,6 +151,36 @@ function chooseCut(
   return { cut, fence: { open: fence.open, info: fence.info } };
 }
 
+/** A line end followed by a blank line (or by blanks to the end). */
+const BEFORE_BLANK = /\n[^\S\n]*(?:\n|$)/g;
+
+/** The last line end at or after `min` that a blank line follows, or -1. */
+function lastBeforeBlank(text: string, min: number): number {
+  // Near the end first (paragraphs are short), then every one from `min` (blank lines are
+  // sparse there, or the first search would have found one).
+  for (let nl = text.lastIndexOf("\n"), n = 0; nl >= min && n < 64; n++) {
+    if (blankFrom(text, nl + 1)) return nl;
+    nl = text.lastIndexOf("\n", nl - 1);
+  }
+  let last = -1;
+  BEFORE_BLANK.lastIndex = min;
+  for (let m = BEFORE_BLANK.exec(text); m; m = BEFORE_BLANK.exec(text)) {
+    last = m.index;
+    BEFORE_BLANK.lastIndex = m.index + 1;
+  }
+  return last;
+}
+
+/** Whether the line of `text` from `start` is blank (or the text ends there). */
+function blankFrom(text: string, start: number): boolean {
+  for (let i = start; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 10) return true;
+    if (!isSpace(c)) return false;
+  }
+  return true;
+}
+
 /**
  * The part of a growing answer that will not change any more, for append-only (native)
  * streaming: whole lines only; a table is held back until a line after it shows it is
@@ -157,35 +188,118 @@ function chooseCut(
  * up or ends. Inside a code block every finished line is final.
  */
 export function streamablePrefix(text: string): string {
-  const end = text.lastIndexOf("\n") + 1;
-  const state: FenceState = { open: undefined, info: "" };
-  let safe = 0;
-  let offset = 0;
-  let paragraph = "";
-  for (const line of text.slice(0, end).split("\n").slice(0, -1)) {
-    offset += line.length + 1;
-    const wasOpen = state.open !== undefined;
-    advanceFence(state, line.replace(/\r$/, ""));
-    if (wasOpen || state.open !== undefined) {
-      // In (or opening, or closing) a code block: finished lines are final.
-      paragraph = "";
-      safe = offset;
-      continue;
+  return new StreamablePrefix().of(text);
+}
+
+/**
+ * `streamablePrefix` of an answer as it grows: each call reads only the lines finished since
+ * the last one, so following an answer costs its length once, not once per delta.
+ */
+export class StreamablePrefix {
+  #state: FenceState = { open: undefined, info: "" };
+  /** The paragraph so far, as counts (each line once): backticks, and ** and ~~ outside code
+   * spans. A code span ends on its line, so a line's spans are its own. */
+  #counts = { ticks: 0, strong: 0, strike: 0, under: 0 };
+  /** The next marker character and the next line that may be a fence, each looked for again
+   * only once passed. */
+  #marker = -1;
+  #fence = -1;
+  /** The next place that can make a line more than plain text (see NOTABLE). */
+  #notable = -1;
+  /** Where the first line not read yet starts, and how far it is known to have no "\n". */
+  #next = 0;
+  #searched = 0;
+  #safe = 0;
+
+  /** The streamable prefix of `text`, which extends the text of the previous call. */
+  of(text: string): string {
+    if (text.length < this.#searched) return new StreamablePrefix().of(text); // not an extension
+    // Whole lines only: they end at the last "\n" (looked for once in each character).
+    const fresh = text.indexOf("\n", Math.max(this.#next, this.#searched));
+    const end = fresh < 0 ? this.#next : text.lastIndexOf("\n") + 1;
+    this.#searched = text.length;
+    while (this.#next < end) {
+      const start = this.#next;
+      if (this.#notable < start) {
+        // A line that may be notable at its first character is read as one (no search).
+        const first = text.charCodeAt(start);
+        this.#notable = MAY_BE_NOTABLE.has(first) ? start : nextNotable(text, start);
+      }
+      if (this.#notable > start) {
+        // Plain lines up to the next notable one change nothing but what is final.
+        const stop = this.#notable >= end ? end : text.lastIndexOf("\n", this.#notable - 1) + 1;
+        if (stop > start) {
+          if (this.#state.open !== undefined || balanced(this.#counts)) this.#safe = stop;
+          this.#next = stop;
+          continue;
+        }
+      }
+      const first = text.charCodeAt(start);
+      const spaced = first === 32 || first === 9 || first === 13;
+      TABLE_ROWS.lastIndex = start;
+      if ((first === 124 || spaced) && this.#state.open === undefined && TABLE_ROWS.test(text)) {
+        this.#next = TABLE_ROWS.lastIndex; // a table is final only once a line follows it
+        continue;
+      }
+      BLANK_LINES.lastIndex = start;
+      if ((first === 10 || spaced) && BLANK_LINES.test(text)) {
+        // Blank lines: each one ends a paragraph and is final.
+        this.#counts.ticks = this.#counts.strong = this.#counts.strike = 0;
+        this.#next = this.#safe = BLANK_LINES.lastIndex;
+        continue;
+      }
+      const nl = text.indexOf("\n", start);
+      this.#line(text, start, nl);
+      this.#next = nl + 1;
     }
-    if (line.trim() === "") {
-      paragraph = "";
-      safe = offset;
-      continue;
+    // A line still being written may yet become notable, or a fence: look again next time.
+    if (this.#notable >= this.#next) this.#notable = -1;
+    if (this.#fence >= this.#next) this.#fence = -1;
+    return text.slice(0, this.#safe);
+  }
+
+  #line(text: string, start: number, nl: number): void {
+    const wasOpen = this.#state.open !== undefined;
+    if (this.#fence < start) this.#fence = nextFenceLine(text, start);
+    if (this.#fence === start) {
+      advanceFence(this.#state, text, start, text.charCodeAt(nl - 1) === 13 ? nl - 1 : nl);
+    }
+    let first = start;
+    while (first < nl && isSpace(text.charCodeAt(first))) first++;
+    const counts = this.#counts;
+    // In (or opening, or closing) a code block finished lines are final; so is a blank line.
+    if (wasOpen || this.#state.open !== undefined || first === nl) {
+      counts.ticks = counts.strong = counts.strike = 0;
+      this.#safe = nl + 1;
+      return;
     }
     // A table row: nothing is final until a line after the table.
-    if (/^\s*\|/.test(line)) continue;
-    paragraph += `${line}\n`;
-    const plain = paragraph.replace(/`[^`\n]*`/g, "");
-    const balanced =
-      (paragraph.match(/`/g) ?? []).length % 2 === 0 &&
-      countOf(plain, "**") % 2 === 0 &&
-      countOf(plain, "~~") % 2 === 0;
-    if (balanced) safe = offset;
+    if (text.charCodeAt(first) === 124) return;
+    if (nl - start < 64) {
+      countMarkers(text, start, nl, counts, start); // a short line: read it at once
+    } else {
+      if (this.#marker < start) this.#marker = nextMarker(text, start);
+      if (this.#marker < nl) countMarkers(text, start, nl, counts, this.#marker);
+    }
+    if (balanced(counts)) this.#safe = nl + 1;
   }
-  return text.slice(0, safe);
 }
+
+const balanced = (c: MarkerCounts) => c.ticks % 2 === 0 && c.strong % 2 === 0 && c.strike % 2 === 0;
+
+/**
+ * What can make a line of a paragraph more than plain text: a backtick, `*` or `~` (a fence
+ * starts with one too), or a line that is blank or a table row. (`^` also follows "\r": that
+ * only makes a plain line read like the others.)
+ */
+const NOTABLE = /[`*~]|^[^\S\n]*[|\n]/gm;
+const nextNotable = (text: string, from: number): number => {
+  NOTABLE.lastIndex = from;
+  return NOTABLE.exec(text)?.index ?? text.length;
+};
+/** The first characters of lines that may be notable. */
+const MAY_BE_NOTABLE = new Set([96, 42, 126, 124, 10, 13, 32, 9]);
+/** One or more table rows, from where it is set. */
+const TABLE_ROWS = /(?:[^\S\n]*\|[^\n]*\n)+/y;
+/** One or more blank lines, from where it is set. */
+const BLANK_LINES = /(?:[^\S\n]*\n)+/y;

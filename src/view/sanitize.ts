@@ -7,9 +7,10 @@
 const ZWSP = "\u200B";
 
 export function neutralizeMentions(text: string): string {
+  // Lookarounds and a replacement without groups: V8's fast path, even for a line of "<!".
   return text
-    .replace(/<([!@#])/g, `<${ZWSP}$1`)
-    .replace(/(^|[^\w])@(channel|here|everyone)\b/gi, `$1@${ZWSP}$2`);
+    .replace(/<(?=[!@#])/g, `<${ZWSP}`)
+    .replace(/(?<!\w)@(?=(?:channel|here|everyone)\b)/gi, `@${ZWSP}`);
 }
 
 /** Escapes text for Slack mrkdwn (section and context blocks) and neutralises mentions. */

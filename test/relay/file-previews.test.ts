@@ -54,7 +54,7 @@ describe("a run's files and their previews", () => {
   it("uploads a page's preview beside the run's files, from the pages and files it had", async () => {
     const writer = new TranscriptWriter();
     const previews = new FakePagePreviews();
-    const notes = await deliverFiles(context(writer, previews), SITE);
+    const { notes } = await deliverFiles(context(writer, previews), SITE);
     expect(writer.uploads.map((u) => u.filename)).toEqual([
       "index.html",
       "style.css",

@@ -57,6 +57,41 @@ describe("native streaming", () => {
     expect(sent).toEqual([]);
   });
 
+  it("reads the answer once per append sent, however many deltas arrive while one waits", async () => {
+    const { writer, sent } = streamingWriter();
+    let release = () => {};
+    const slow = {
+      ...writer,
+      appendStream: async (c: string, ts: string, markdown: string) => {
+        await new Promise<void>((r) => (release = r));
+        await writer.appendStream(c, ts, markdown, []);
+      },
+    } as unknown as SlackWriter;
+    const native = stream(slow, []);
+    let text = line;
+    let reads = 0;
+    const latest = () => {
+      reads++;
+      return text;
+    };
+    expect(await native.append(latest)).toBe(true); // starts the stream
+    text += line;
+    const first = native.append(latest); // waits for Slack
+    await vi.waitFor(() => expect(reads).toBe(2));
+    const results: Promise<boolean>[] = [];
+    for (let i = 0; i < 50; i++) {
+      text += line;
+      results.push(native.append(latest));
+    }
+    release();
+    await first;
+    await vi.waitFor(() => expect(reads).toBe(3));
+    release();
+    expect((await Promise.all(results)).filter(Boolean)).toHaveLength(1);
+    expect(reads).toBe(3); // the start, the append that waited, and one for all 50 deltas
+    expect(sent.map((s) => s.method)).toEqual(["startStream", "appendStream", "appendStream"]);
+  });
+
   it("streams whole lines while they fit one message, then leaves before passing it", async () => {
     const { writer, sent } = streamingWriter();
     const left: string[] = [];

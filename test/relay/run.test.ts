@@ -87,6 +87,41 @@ describe("a relayed run", () => {
     expect(visible.at(-1)).toMatch(/Completed/);
   });
 
+  it("never shows more than 60,000 characters while running, even when one delta carries a megabyte", async () => {
+    service.emit({ type: "delta", text: "a".repeat(59_990) });
+    await tick();
+    service.emit({ type: "delta", text: "b".repeat(1024 * 1024) });
+    await tick();
+    await writer.flush();
+    const recorded = (await store.getRun("run_1"))?.shownText ?? "";
+    expect(recorded).toBe(`${"a".repeat(59_990)}${"b".repeat(10)}`);
+    expect(writer.visible(key.threadTs).join("").length).toBeLessThan(61_000);
+  });
+
+  it("attaches the whole answer as answer.md when the messages cannot show all of it", async () => {
+    const content = `${"word ".repeat(14_000)}the last words.`; // 70,015 characters
+    service.final = { status: "completed", content };
+    service.emit({ type: "delta", text: content }, { type: "status", status: "completed" });
+    service.close();
+    await relay.idle();
+    expect(writer.uploads.map((u) => u.filename)).toEqual(["answer.md"]);
+    expect(writer.uploads[0]?.bytes.toString("utf8")).toBe(content);
+    const visible = writer.visible(key.threadTs).join("\n");
+    expect(visible).toContain("all of it is in `answer.md`, attached below");
+    expect(visible).not.toContain("the last words.");
+  });
+
+  it("attaches all that streamed of a stopped run past 60,000 characters", async () => {
+    const streamed = "x".repeat(50_000) + "y".repeat(20_000);
+    service.emit({ type: "delta", text: streamed.slice(0, 50_000) });
+    service.emit({ type: "delta", text: streamed.slice(50_000) });
+    await tick();
+    await relay.stop({ runId: "run_1", ref: { projectId: "p1", threadId: "t1" }, key }, "U2");
+    expect(writer.visible(key.threadTs).at(-1)).toMatch(/Stopped by <@U2>/);
+    expect(writer.uploads.map((u) => u.filename)).toEqual(["answer.md"]);
+    expect(writer.uploads[0]?.bytes.toString("utf8")).toBe(streamed);
+  });
+
   it("says who stopped a run, and asks the service to stop it", async () => {
     service.emit({ type: "delta", text: "Partial answer" });
     await tick();

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { TextReconciler } from "../../src/service/reconciler.ts";
+import { lastIndexOf, TextReconciler } from "../../src/service/reconciler.ts";
 
 describe("text reconciliation across reconnections", () => {
   it("passes a first connection through", () => {
@@ -182,6 +182,59 @@ describe("text reconciliation across reconnections", () => {
         },
       ),
       { numRuns: 500 },
+    );
+  });
+});
+
+describe("text reconciliation costs the text's length, whatever the stream", () => {
+  /** Fastest of five runs, at least 2 ms (below that, timer noise decides ratios). */
+  const fastest = (fn: () => unknown) => {
+    let best = Number.POSITIVE_INFINITY;
+    for (let i = 0; i < 5; i++) {
+      const started = performance.now();
+      fn();
+      best = Math.min(best, performance.now() - started);
+    }
+    return Math.max(best, 2);
+  };
+  /** 4n may take at most 10 times as long as n (linear: about 4; quadratic: 16). */
+  const linear = (run: (n: number) => unknown) => {
+    const n = 16_000;
+    run(n); // warm-up
+    expect(fastest(() => run(4 * n)) / fastest(() => run(n))).toBeLessThanOrEqual(10);
+  };
+
+  it("follows a replaying connection of one-character deltas in linear time", () => {
+    linear((n) => {
+      const r = new TextReconciler();
+      r.newConnection();
+      r.delta("x".repeat(n)); // what the first connection showed
+      r.newConnection();
+      for (let i = 0; i < 2 * n; i++) r.delta("x"); // replays it, then goes on
+      expect(r.text.length).toBe(2 * n);
+    });
+  });
+
+  it("places a long connection in a long snapshot in linear time", () => {
+    linear((n) => {
+      const r = new TextReconciler();
+      r.newConnection();
+      r.delta("start ");
+      r.newConnection();
+      // A gap: held until a snapshot places it. This one is not in it (a naive search
+      // compares almost all of it at every position).
+      r.delta(`${"a".repeat(n)}b`);
+      expect(r.snapshot(`start ${"a".repeat(4 * n)}`)).toBe(`${"a".repeat(n)}b`);
+    });
+  });
+
+  it("finds the last occurrence as String.prototype.lastIndexOf does (property)", () => {
+    const text = fc.string({ unit: fc.constantFrom("a", "b", "c"), maxLength: 30 });
+    fc.assert(
+      fc.property(text, text, (hay, needle) => {
+        expect(lastIndexOf(hay, needle)).toBe(hay.lastIndexOf(needle));
+      }),
+      { numRuns: 2000 },
     );
   });
 });

@@ -4,8 +4,13 @@ import { Readable } from "node:stream";
 import { inflateSync } from "node:zlib";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { extractCodeBlocks, generateAnswer, hashString } from "../../src/simulator/answers.ts";
-import { parseDirectives } from "../../src/simulator/directives.ts";
+import {
+  extractCodeBlocks,
+  generateAnswer,
+  hashString,
+  hostileAnswer,
+} from "../../src/simulator/answers.ts";
+import { HOSTILE_UNITS, parseDirectives } from "../../src/simulator/directives.ts";
 import { makePng } from "../../src/simulator/files.ts";
 import { multipartParser, readMultipart } from "../../src/simulator/multipart.ts";
 import { BadBodyError, DEFAULT_LIMITS, type FormBody } from "../../src/simulator/uploads.ts";
@@ -39,6 +44,13 @@ describe("directives", () => {
     expect(parseDirectives("[sim:norealtime]").directives.norealtime).toBe("refuse");
     expect(parseDirectives("[sim:norealtime=json]").directives.norealtime).toBe("json");
     expect(parseDirectives("[sim:drop=2][sim:drops=3]").directives).toEqual({ drop: 2, drops: 3 });
+  });
+
+  it("reads a hostile answer's kind, and its length makes the answer", () => {
+    const p = parseDirectives("Print [sim:hostile=brackets] [sim:length=300000]");
+    expect(p.directives).toEqual({ hostile: "brackets", length: 300_000 });
+    expect(hostileAnswer(HOSTILE_UNITS.nesting, 7)).toBe("> - [> ");
+    expect(parseDirectives("[sim:hostile=nope]").warnings).toHaveLength(1);
   });
 });
 

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { streamablePrefix } from "../../src/view/markdown.ts";
+import { StreamablePrefix, streamablePrefix } from "../../src/view/markdown.ts";
 
 describe("what native streaming may append", () => {
   it("appends whole lines only", () => {
@@ -43,6 +43,48 @@ describe("what native streaming may append", () => {
         },
       ),
       { numRuns: 300 },
+    );
+  });
+
+  it("sees a fence whose backticks arrive in pieces", () => {
+    const growing = new StreamablePrefix();
+    expect(growing.of("intro\n``")).toBe("intro\n");
+    expect(growing.of("intro\n```ts\ncode **\n")).toBe("intro\n```ts\ncode **\n");
+  });
+
+  it("reads a growing answer once, with what a reading from scratch gives at every step (property)", () => {
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.constantFrom(
+            "text ",
+            "**",
+            "`",
+            "~~",
+            "\n",
+            "\r\n",
+            "\n\n",
+            "| a |",
+            "```ts\n",
+            "```\n",
+            "*",
+            "``",
+            "~",
+            "\r",
+            " ",
+          ),
+          { maxLength: 80 },
+        ),
+        (pieces) => {
+          const growing = new StreamablePrefix();
+          let text = "";
+          for (const piece of pieces) {
+            text += piece;
+            expect(growing.of(text)).toBe(streamablePrefix(text));
+          }
+        },
+      ),
+      { numRuns: 1000 },
     );
   });
 });

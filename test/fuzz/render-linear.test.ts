@@ -1,0 +1,103 @@
+/**
+ * No answer may freeze the app: the renderings of a streamed answer (the interim and final
+ * edits, native streaming's prefix) stay within a time budget per KiB on hostile text, and
+ * the linear scanners that replaced backtracking regular expressions give exactly what those
+ * expressions gave (test/fuzz/markdown-reference.ts keeps them as the oracle).
+ *
+ * The budget is about two orders of magnitude above what a linear pass takes and one below
+ * what the quadratic expressions took on 16 KiB (a line of "[" took 0.3 s, 19 ms per KiB), so
+ * a loaded machine cannot fail it and a quadratic path cannot pass it; an over-budget case is
+ * timed twice more and judged by its fastest run (a GC pause or a descheduled process is no
+ * complexity).
+ */
+import fc from "fast-check";
+import { describe, expect } from "vitest";
+import { cutDanglingLink } from "../../src/view/markdown-scan.ts";
+import { repairPartialMarkdown, splitMarkdown, streamablePrefix } from "../../src/view/markdown.ts";
+import { renderRun } from "../../src/view/render.ts";
+import { neutralizeMentions } from "../../src/view/sanitize.ts";
+import { fill } from "../support/hostile-text.ts";
+import { markdown } from "./arbitraries.ts";
+import { fuzz } from "./fuzz.ts";
+import {
+  neutralizeBefore,
+  repairBefore,
+  splitBefore,
+  streamableBefore,
+} from "./markdown-reference.ts";
+
+/** Milliseconds a case may take per KiB of answer. */
+const BUDGET_MS_PER_KIB = 3;
+const CASE_KIB = 16;
+
+/** The characters Markdown and Slack give meaning to, and the ones that end or pad lines. */
+const HOSTILE = "[]()!`*_~<>|@#&\\-+=:. \t\r\n\u2028\u00a0\u200b😀".split(/(?:)/u);
+
+const unit = fc.array(fc.constantFrom(...HOSTILE), { minLength: 1, maxLength: 12 });
+
+/** The fastest of up to three timings of `fn`, stopping at the first within `budget`. */
+function fastestWithin(fn: () => void, budget: number): number {
+  let best = Number.POSITIVE_INFINITY;
+  for (let i = 0; i < 3 && best > budget; i++) {
+    const started = performance.now();
+    fn();
+    best = Math.min(best, performance.now() - started);
+  }
+  return best;
+}
+
+const passes = (text: string) => () => {
+  renderRun({ text, state: "running", elapsedMs: 1000, stopValue: "{}" });
+  renderRun({ text, state: "completed", elapsedMs: 1000 });
+  streamablePrefix(text);
+};
+
+describe("fuzz: rendering time", () => {
+  fuzz("renderRun and streamablePrefix: within a few ms per KiB on any repeated hostile text", () =>
+    fc.property(
+      unit,
+      fc.constantFrom("", "\n", "\n\n", " "),
+      fc.string({ maxLength: 40 }),
+      (chars, separator, tail) => {
+        const text = fill(chars.join("") + separator, CASE_KIB * 1024) + tail;
+        const budget = BUDGET_MS_PER_KIB * CASE_KIB;
+        const ms = fastestWithin(passes(text), budget);
+        if (ms > budget) throw new Error(`${ms.toFixed(0)} ms for ${JSON.stringify(chars)}`);
+        return true;
+      },
+    ),
+  );
+});
+
+describe("fuzz: the scanners give what the regular expressions gave", () => {
+  const text = fc.oneof(
+    markdown,
+    fc
+      .array(fc.constantFrom(...HOSTILE, "a", "```", "~~~", "**", "]("), { maxLength: 60 })
+      .map((a) => a.join("")),
+  );
+
+  fuzz("repairPartialMarkdown, streamablePrefix, neutralizeMentions", () =>
+    fc.property(text, (t) => {
+      expect(repairPartialMarkdown(t)).toBe(repairBefore(t));
+      expect(streamablePrefix(t)).toBe(streamableBefore(t));
+      expect(neutralizeMentions(t)).toBe(neutralizeBefore(t));
+      const line = t.replace(/\n/g, " ");
+      expect(cutDanglingLink(line)).toBe(
+        line.replace(/!?\[[^\]\n]*\]\([^)\s]*$/, "").replace(/!?\[[^\]\n]*$/, ""),
+      );
+      return true;
+    }),
+  );
+
+  fuzz("splitMarkdown", () =>
+    fc.property(
+      fc.array(text, { maxLength: 12 }).map((ts) => ts.join("\n")),
+      fc.integer({ min: 200, max: 600 }),
+      (t, limit) => {
+        expect(splitMarkdown(t, limit)).toEqual(splitBefore(t, limit));
+        return true;
+      },
+    ),
+  );
+});
