@@ -32,7 +32,8 @@ COPY --from=deps /app/node_modules ./node_modules
 COPY package.json ./
 COPY src ./src
 # Page previews (generated web pages shown as images) need a browser: `--build-arg WITH_CHROMIUM=1`
-# adds Debian's chromium (several hundred MB; see README "Page previews"). Without it they are off.
+# adds Debian's chromium (several hundred MB; see docs/operations.md, "Page previews"). Without it
+# they are off.
 ARG WITH_CHROMIUM=0
 RUN if [ "$WITH_CHROMIUM" = "1" ]; then \
       apt-get update && apt-get install -y --no-install-recommends chromium fonts-liberation \

@@ -78,7 +78,7 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
     },
   );
   const { service, serviceFor, workspaceKeys } = openServices(config, metrics, outbound, store);
-  const { previews } = openPagePreviews(config.preview, logger);
+  const { previews, announce: announcePreviews } = openPagePreviews(config.preview, logger);
   const started = Date.now();
   const slack = createSlackApp({
     config,
@@ -130,6 +130,7 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
   // Runs left unfinished by a crash or a previous shutdown, and later orphans, are taken over.
   resumer.start();
   logRunning(config, logger, port, instanceId, outbound.description);
+  announcePreviews();
   const close = (): Promise<void> =>
     closeApp(
       { slack, coordinator, resumer, relay, scheduler, store, outbound, home, previews },

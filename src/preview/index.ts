@@ -16,6 +16,11 @@ export { ChromiumPreviews };
 export interface OpenPreviews {
   /** Undefined when previews are off. */
   readonly previews: (PagePreviews & { close(): Promise<void> }) | undefined;
+  /**
+   * Says in the log whether previews are on, and why not: once the app is running, so that a
+   * start-up that fails prints its one line and nothing before it.
+   */
+  readonly announce: () => void;
 }
 
 /** Whether Chromium's sandbox can be kept: not as root, where Chromium refuses to start with it. */
@@ -30,29 +35,36 @@ export function openPagePreviews(
 ): OpenPreviews {
   const log = logger.child({ component: "page-previews" });
   if (!config.enabled) {
-    log.info("page previews are off (PAGE_PREVIEWS=off)");
-    return { previews: undefined };
+    return {
+      previews: undefined,
+      announce: () => log.info("page previews are off (PAGE_PREVIEWS=off)"),
+    };
   }
   const found = findBrowser(config.chromiumPath, config.searchPath);
   if ("missing" in found) {
-    log.info(`page previews are off: ${found.missing}`);
-    return { previews: undefined };
+    return {
+      previews: undefined,
+      announce: () => log.info(`page previews are off: ${found.missing}`),
+    };
   }
   try {
     // Found, not loaded: it is imported when the first page is shown.
     import.meta.resolve("playwright-core");
   } catch {
-    log.warn(
-      "page previews are off: playwright-core is not installed (npm ci installs it unless --omit=optional)",
-    );
-    return { previews: undefined };
+    const announce = () =>
+      log.warn(
+        "page previews are off: playwright-core is not installed (npm ci installs it unless --omit=optional)",
+      );
+    return { previews: undefined, announce };
   }
   const sandbox = sandboxAllowed(uid);
-  log.info(
-    { browser: found.path, sandbox, maxPages: config.maxPages },
-    `page previews are on (${found.path}, Chromium's sandbox ${sandbox ? "on" : "off: running as root"})`,
-  );
+  const announce = () =>
+    log.info(
+      { browser: found.path, sandbox, maxPages: config.maxPages },
+      `page previews are on (${found.path}, Chromium's sandbox ${sandbox ? "on" : "off: running as root"})`,
+    );
   return {
+    announce,
     previews: new ChromiumPreviews({
       chromium: async () => (await import("playwright-core")).chromium,
       executablePath: found.path,
