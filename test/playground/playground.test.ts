@@ -101,8 +101,9 @@ describe.skipIf(!hasChromium)(TITLE, () => {
     await openThreadOf("Write a two-line poem about tea");
     await thread().locator(".context", { hasText: "Completed in" }).waitFor({ timeout: 20_000 });
     await thread().locator(".feedback button", { hasText: "👍" }).last().click();
-    await page
-      .locator("#messages .ephemeral", { hasText: "your feedback" })
+    // A reply's button answers privately in its thread, as Slack shows it.
+    await thread()
+      .locator(".ephemeral", { hasText: "your feedback" })
       .first()
       .waitFor({ timeout: 10_000 });
   }, 40_000);
