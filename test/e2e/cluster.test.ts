@@ -152,8 +152,9 @@ describe.skipIf(!redisUrl)("several instances on one Redis", () => {
     expect(reservation.key.threadTs).toBe("");
     expect(await c.kill("i2", "SIGKILL")).toBeNull();
     stopRefusing();
-    // Another instance posts the prompt and the answer, and follows the same run to its end.
-    const threadTs = await c.waitForTaskThread(label);
+    // Another instance posts the prompt and the answer, and follows the same run to its end,
+    // once i2's lease on the task has lapsed.
+    const threadTs = await c.waitForTaskThread(label, 30_000);
     const replies = await c.waitForFinal(threadTs, 1, 30_000);
     expect(replies).toHaveLength(1);
     expect(comparable(markdownOf(replies[0] ?? NO_MESSAGE))).toBe(

@@ -268,8 +268,8 @@ export abstract class SlackScenario {
     });
   }
 
-  /** The channel message that opened the task for `prompt`. */
-  async waitForTaskThread(promptFragment: string): Promise<string> {
+  /** The channel message that opened the task for `prompt` (waiting up to `timeoutMs`). */
+  async waitForTaskThread(promptFragment: string, timeoutMs?: number): Promise<string> {
     const parent = await this.slack.waitFor(
       () =>
         this.slack
@@ -279,7 +279,10 @@ export abstract class SlackScenario {
               m.user === this.slack.botUserId &&
               JSON.stringify(m.blocks ?? []).includes(promptFragment),
           ),
-      { description: `the task message for "${promptFragment}"` },
+      {
+        description: `the task message for "${promptFragment}"`,
+        ...(timeoutMs === undefined ? {} : { timeoutMs }),
+      },
     );
     return parent.ts;
   }
