@@ -39,7 +39,7 @@ import { teamPolicy } from "./slack/gate/team-policy.ts";
 import { openWorkspaces } from "./workspaces.ts";
 import { createOutbound, type Outbound } from "./util/proxy.ts";
 import { openPagePreviews } from "./preview/index.ts";
-import { slackThreadHistory } from "./thread-context/slack-history.ts";
+import { slackThreadHistory } from "./slack/thread-history/index.ts";
 
 export { StartupError };
 
