@@ -4,7 +4,7 @@
  * rate budget, none waiting longer than `waitMs` for it.
  */
 import type { WebClient } from "@slack/web-api";
-import type { ThreadHistory, ThreadMessage } from "../../relay/ports.ts";
+import type { ThreadHistory, ThreadMessage } from "../../thread-context/history.ts";
 import { plainText } from "../../thread-context/render.ts";
 import type { SlackScheduler } from "../scheduler/index.ts";
 import { displayNames } from "./names.ts";
