@@ -41,8 +41,6 @@ import { createOutbound, type Outbound } from "./util/proxy.ts";
 import { openPagePreviews } from "./preview/index.ts";
 import { slackThreadHistory } from "./slack/thread-history/index.ts";
 
-export { StartupError };
-
 export interface Running {
   readonly slack: SlackApp;
   readonly store: ThreadStore;
@@ -58,27 +56,12 @@ export interface Running {
 export async function startApp(config: Config, logger: Logger): Promise<Running> {
   // Every outbound connection (Slack, its WebSocket, the service) honours HTTP(S)_PROXY/NO_PROXY.
   const outbound = createOutbound(config.proxy, SERVICE_POOL, CONTROL_POOL);
-  // Slack first: a refused token or an unreachable Slack is one clear line, before anything
-  // (Bolt included, which checks the token itself) is built. With OAuth (many workspaces)
-  // there is no token to check: each workspace's comes from its installation.
-  const botToken = config.slack.botToken;
-  if (botToken !== undefined) {
-    await verifySlack(config, botToken, logger, outbound.slackFetch).catch(async (err: unknown) => {
-      await outbound.close();
-      throw err;
-    });
-  }
   const instanceId =
     config.instanceId ?? `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
   const metrics = createPrometheusMetrics({ activeRuns: () => relay.activeRuns });
-  const { store, scheduler } = await openShared(config, logger, metrics).catch(
-    async (err: unknown) => {
-      await outbound.close();
-      throw err;
-    },
-  );
+  const { store, scheduler } = await openChecked(config, logger, outbound, metrics);
   const { service, serviceFor, workspaceKeys } = openServices(config, metrics, outbound, store);
-  const { previews } = openPagePreviews(config.preview, logger);
+  const { previews, announce } = openPagePreviews(config.preview, logger);
   const started = Date.now();
   const slack = createSlackApp({
     config,
@@ -129,12 +112,34 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
   // Runs left unfinished by a crash or a previous shutdown, and later orphans, are taken over.
   resumer.start();
   logRunning(config, logger, port, instanceId, outbound.description);
+  announce(); // after the start: a start-up failure is one line
   const close = (): Promise<void> =>
     closeApp(
       { slack, coordinator, resumer, relay, scheduler, store, outbound, home, previews },
       logger,
     );
   return { slack, store, relay, service, port, resumer, close };
+}
+
+/**
+ * Slack first (one token; with OAuth each workspace's comes from its installation): a refused
+ * token or an unreachable Slack is one clear line before anything, Bolt included, is built.
+ * Then the store and the scheduler. The outbound connections are closed if either fails.
+ */
+async function openChecked(
+  config: Config,
+  logger: Logger,
+  outbound: Outbound,
+  metrics: PrometheusMetrics,
+): ReturnType<typeof openShared> {
+  try {
+    const botToken = config.slack.botToken;
+    if (botToken !== undefined) await verifySlack(config, botToken, logger, outbound.slackFetch);
+    return await openShared(config, logger, metrics);
+  } catch (err) {
+    await outbound.close();
+    throw err;
+  }
 }
 
 /** Whether a workspace may spend TASK_API_KEY: with many workspaces, if TASK_API_KEY_FOR says. */
