@@ -2,18 +2,12 @@
  * Settings of the optional features around an answer: generated web pages previewed as images
  * (a headless Chromium) and the thread a mention was posted in, read for the agent.
  */
-import { z } from "zod";
-import { intFrom, optionalString } from "./config-values.ts";
+import type { z } from "zod";
+import { choice, intFrom, optionalString } from "./config-values.ts";
 
 export const featuresShape = {
   /** `auto` (default): previews when a Chromium is found; `off`: never. */
-  PAGE_PREVIEWS: z
-    .string()
-    .trim()
-    .toLowerCase()
-    .optional()
-    .transform((v) => (v === undefined || v === "" ? "auto" : v))
-    .pipe(z.enum(["auto", "off"], { error: "must be auto or off" })),
+  PAGE_PREVIEWS: choice(["auto", "off"], "auto"),
   /** The browser to drive; else chromium, chromium-browser or google-chrome on PATH. */
   CHROMIUM_PATH: optionalString,
   PREVIEW_MAX_PAGES: intFrom(1, 20, 3),
@@ -22,13 +16,7 @@ export const featuresShape = {
   PREVIEW_CONCURRENCY: intFrom(1, 16, 2),
   PREVIEW_MAX_HEIGHT: intFrom(800, 16_000, 4000),
   /** `on` (default) or `off`: a mention in a thread sends the thread to the agent. */
-  THREAD_CONTEXT: z
-    .string()
-    .trim()
-    .toLowerCase()
-    .optional()
-    .transform((v) => (v === undefined || v === "" ? "on" : v))
-    .pipe(z.enum(["on", "off"], { error: "must be on or off" })),
+  THREAD_CONTEXT: choice(["on", "off"], "on"),
   THREAD_CONTEXT_MESSAGES: intFrom(1, 1000, 50),
   THREAD_CONTEXT_CHARS: intFrom(100, 200_000, 20_000),
   /** How long a mention waits for the conversations.replies budget before it goes alone. */

@@ -13,7 +13,15 @@ import {
   workspacesFrom,
   workspacesShape,
 } from "./config-workspaces.ts";
-import { flag, httpUrl, insecureUrls, intFrom, nameList, optionalString } from "./config-values.ts";
+import {
+  flag,
+  hostName,
+  httpUrl,
+  insecureUrls,
+  intFrom,
+  nameList,
+  optionalString,
+} from "./config-values.ts";
 import {
   featuresFrom,
   featuresShape,
@@ -128,12 +136,7 @@ const slackShape = {
   RUN_LEASE_TTL_MS: intFrom(500, 600_000, 15_000),
   RESUME_SCAN_INTERVAL_MS: intFrom(100, 600_000, 2000),
   PORT: intFrom(0, 65_535, 3000),
-  LISTEN_HOST: optionalString.pipe(
-    z
-      .string()
-      .regex(/^[\w.:-]{1,253}$/, "must be an address or host name, e.g. 127.0.0.1")
-      .optional(),
-  ),
+  LISTEN_HOST: hostName("must be an address or host name, e.g. 127.0.0.1"),
   ADMIN_PORT: optionalString.pipe(
     z
       .string()
@@ -143,10 +146,9 @@ const slackShape = {
       .optional(),
   ),
   /** The interface of ADMIN_PORT: loopback unless the operator names one (0.0.0.0 in a pod). */
-  ADMIN_HOST: optionalString.refine((v) => v === undefined || /^[A-Za-z0-9.:-]{1,253}$/.test(v), {
-    message:
-      "must be an IP address or a host name (e.g. 127.0.0.1, or 0.0.0.0 for every interface)",
-  }),
+  ADMIN_HOST: hostName(
+    "must be an IP address or a host name (e.g. 127.0.0.1, or 0.0.0.0 for every interface)",
+  ),
   LOG_LEVEL: z
     .string()
     .trim()
