@@ -59,12 +59,13 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
   const instanceId =
     config.instanceId ?? `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
   const metrics = createPrometheusMetrics({ activeRuns: () => relay.activeRuns });
-  const { store, scheduler } = await openChecked(config, logger, outbound, metrics);
+  const { store, scheduler, tokenTeamId } = await openChecked(config, logger, outbound, metrics);
   const { service, serviceFor, workspaceKeys } = openServices(config, metrics, outbound, store);
   const { previews, announce } = openPagePreviews(config.preview, logger);
   const started = Date.now();
   const slack = createSlackApp({
     config,
+    tokenTeamId,
     logger,
     store,
     outbound,
@@ -122,7 +123,7 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
 }
 
 /**
- * Slack first (one token; with OAuth each workspace's comes from its installation): a refused
+ * Slack first (one token: its workspace kept for the team gate; with OAuth, none): a refused
  * token or an unreachable Slack is one clear line before anything, Bolt included, is built.
  * Then the store and the scheduler. The outbound connections are closed if either fails.
  */
@@ -131,11 +132,11 @@ async function openChecked(
   logger: Logger,
   outbound: Outbound,
   metrics: PrometheusMetrics,
-): ReturnType<typeof openShared> {
+) {
   try {
-    const botToken = config.slack.botToken;
-    if (botToken !== undefined) await verifySlack(config, botToken, logger, outbound.slackFetch);
-    return await openShared(config, logger, metrics);
+    const token = config.slack.botToken;
+    const auth = token ? await verifySlack(config, token, logger, outbound.slackFetch) : null;
+    return { ...(await openShared(config, logger, metrics)), tokenTeamId: auth?.team_id };
   } catch (err) {
     await outbound.close();
     throw err;
@@ -160,7 +161,6 @@ function openServices(
   outbound: Outbound,
   store: ThreadStore,
 ) {
-  // With many workspaces, only those TASK_API_KEY_FOR names may spend the app's own key.
   const lends = appKeyLender(config, store);
   const options = {
     baseUrl: config.service.baseUrl,

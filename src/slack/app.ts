@@ -33,6 +33,8 @@ export const SLACK_EVENTS_PATH = "/slack/events";
 
 export interface SlackAppOptions {
   readonly config: Config;
+  /** One workspace: the bot token's own, as start-up's auth.test named it (else asked later). */
+  readonly tokenTeamId?: string | undefined;
   readonly logger: Logger;
   readonly store: ThreadStore;
   /** How Web API calls and the Socket Mode WebSocket reach Slack (a proxy, or the defaults). */
@@ -109,7 +111,7 @@ export function createSlackApp(options: SlackAppOptions): SlackApp {
   function listen(coordinator: TaskCoordinator, home: HomeTab, parts: RemovalParts): void {
     const installations = oauth?.installationStore;
     const removal = new WorkspaceRemoval({ ...parts, store, installations, logger });
-    app.use(gateOf(config, { tokens, removal, logger, slackFetch }));
+    app.use(gateOf(config, { tokens, removal, logger, slackFetch }, options.tokenTeamId));
     const deps = { coordinator, logger, choices: config.choices, home, workspaceKeys, removal };
     for (const surface of SURFACES) surface.register(app, { ...deps, records: store });
   }
@@ -184,6 +186,7 @@ function gateOf(
     readonly logger: Logger;
     readonly slackFetch: Outbound["slackFetch"] | undefined;
   },
+  knownTeam: string | undefined,
 ) {
   const { tokens, removal, logger, slackFetch } = parts;
   const { botToken, oauth } = config.slack;
@@ -198,7 +201,11 @@ function gateOf(
     logger,
     policy: teamPolicy(oauth),
     membership: oauth ? new OrgMembership(quick) : undefined,
-    tokenTeam: botToken ? tokenTeam(quick, botToken) : undefined,
+    tokenTeam: botToken
+      ? knownTeam
+        ? () => Promise.resolve(knownTeam)
+        : tokenTeam(quick, botToken)
+      : undefined,
     async onOrgWorkspace(teamId, enterpriseId) {
       await tokens.rememberOrganisation(teamId, enterpriseId);
       void removal
