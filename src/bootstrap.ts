@@ -39,9 +39,7 @@ import { teamPolicy } from "./slack/gate/team-policy.ts";
 import { openWorkspaces } from "./workspaces.ts";
 import { createOutbound, type Outbound } from "./util/proxy.ts";
 import { openPagePreviews } from "./preview/index.ts";
-import { slackThreadHistory } from "./thread-context/slack-history.ts";
-
-export { StartupError };
+import { slackThreadHistory } from "./slack/thread-history/index.ts";
 
 export interface Running {
   readonly slack: SlackApp;
@@ -58,30 +56,16 @@ export interface Running {
 export async function startApp(config: Config, logger: Logger): Promise<Running> {
   // Every outbound connection (Slack, its WebSocket, the service) honours HTTP(S)_PROXY/NO_PROXY.
   const outbound = createOutbound(config.proxy, SERVICE_POOL, CONTROL_POOL);
-  // Slack first: a refused token or an unreachable Slack is one clear line, before anything
-  // (Bolt included, which checks the token itself) is built. With OAuth (many workspaces)
-  // there is no token to check: each workspace's comes from its installation.
-  const botToken = config.slack.botToken;
-  if (botToken !== undefined) {
-    await verifySlack(config, botToken, logger, outbound.slackFetch).catch(async (err: unknown) => {
-      await outbound.close();
-      throw err;
-    });
-  }
   const instanceId =
     config.instanceId ?? `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
   const metrics = createPrometheusMetrics({ activeRuns: () => relay.activeRuns });
-  const { store, scheduler } = await openShared(config, logger, metrics).catch(
-    async (err: unknown) => {
-      await outbound.close();
-      throw err;
-    },
-  );
+  const { store, scheduler, tokenTeamId } = await openChecked(config, logger, outbound, metrics);
   const { service, serviceFor, workspaceKeys } = openServices(config, metrics, outbound, store);
-  const { previews, announce: announcePreviews } = openPagePreviews(config.preview, logger);
+  const { previews, announce } = openPagePreviews(config.preview, logger);
   const started = Date.now();
   const slack = createSlackApp({
     config,
+    tokenTeamId,
     logger,
     store,
     outbound,
@@ -130,13 +114,34 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
   // Runs left unfinished by a crash or a previous shutdown, and later orphans, are taken over.
   resumer.start();
   logRunning(config, logger, port, instanceId, outbound.description);
-  announcePreviews();
+  announce(); // after the start: a start-up failure is one line
   const close = (): Promise<void> =>
     closeApp(
       { slack, coordinator, resumer, relay, scheduler, store, outbound, home, previews },
       logger,
     );
   return { slack, store, relay, service, port, resumer, close };
+}
+
+/**
+ * Slack first (one token: its workspace kept for the team gate; with OAuth, none): a refused
+ * token or an unreachable Slack is one clear line before anything, Bolt included, is built.
+ * Then the store and the scheduler. The outbound connections are closed if either fails.
+ */
+async function openChecked(
+  config: Config,
+  logger: Logger,
+  outbound: Outbound,
+  metrics: PrometheusMetrics,
+) {
+  try {
+    const token = config.slack.botToken;
+    const auth = token ? await verifySlack(config, token, logger, outbound.slackFetch) : null;
+    return { ...(await openShared(config, logger, metrics)), tokenTeamId: auth?.team_id };
+  } catch (err) {
+    await outbound.close();
+    throw err;
+  }
 }
 
 /** Whether a workspace may spend TASK_API_KEY: with many workspaces, if TASK_API_KEY_FOR says. */
@@ -157,7 +162,6 @@ function openServices(
   outbound: Outbound,
   store: ThreadStore,
 ) {
-  // With many workspaces, only those TASK_API_KEY_FOR names may spend the app's own key.
   const lends = appKeyLender(config, store);
   const options = {
     baseUrl: config.service.baseUrl,
@@ -382,9 +386,8 @@ async function closeApp(
   },
   logger: Logger,
 ): Promise<void> {
-  await parts.slack
-    .stop()
-    .catch((err: unknown) => logger.warn({ err }, "stopping the Slack receiver failed"));
+  const { slack } = parts;
+  await slack.stop().catch((err: unknown) => logger.warn({ err }, "stopping the receiver failed"));
   await parts.resumer.stop();
   // Tasks being created are shown first (then handed over with the other runs).
   await parts.coordinator.settle(SETTLE_MS);

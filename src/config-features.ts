@@ -1,19 +1,15 @@
 /**
  * Settings of the optional features around an answer: generated web pages previewed as images
- * (a headless Chromium) and the thread a mention was posted in, read for the agent.
+ * (a headless Chromium), the thread a mention was posted in, read for the agent, and the
+ * prompts Slack's agent view suggests.
  */
-import { z } from "zod";
-import { intFrom, optionalString } from "./config-values.ts";
+import type { z } from "zod";
+import { type SuggestedPrompt, suggestedPrompts } from "./config-prompts.ts";
+import { choice, intFrom, optionalString } from "./config-values.ts";
 
 export const featuresShape = {
   /** `auto` (default): previews when a Chromium is found; `off`: never. */
-  PAGE_PREVIEWS: z
-    .string()
-    .trim()
-    .toLowerCase()
-    .optional()
-    .transform((v) => (v === undefined || v === "" ? "auto" : v))
-    .pipe(z.enum(["auto", "off"], { error: "must be auto or off" })),
+  PAGE_PREVIEWS: choice(["auto", "off"], "auto"),
   /** The browser to drive; else chromium, chromium-browser or google-chrome on PATH. */
   CHROMIUM_PATH: optionalString,
   PREVIEW_MAX_PAGES: intFrom(1, 20, 3),
@@ -22,17 +18,12 @@ export const featuresShape = {
   PREVIEW_CONCURRENCY: intFrom(1, 16, 2),
   PREVIEW_MAX_HEIGHT: intFrom(800, 16_000, 4000),
   /** `on` (default) or `off`: a mention in a thread sends the thread to the agent. */
-  THREAD_CONTEXT: z
-    .string()
-    .trim()
-    .toLowerCase()
-    .optional()
-    .transform((v) => (v === undefined || v === "" ? "on" : v))
-    .pipe(z.enum(["on", "off"], { error: "must be on or off" })),
+  THREAD_CONTEXT: choice(["on", "off"], "on"),
   THREAD_CONTEXT_MESSAGES: intFrom(1, 1000, 50),
   THREAD_CONTEXT_CHARS: intFrom(100, 200_000, 20_000),
   /** How long a mention waits for the conversations.replies budget before it goes alone. */
   THREAD_CONTEXT_WAIT_MS: intFrom(0, 60_000, 5000),
+  TASK_SUGGESTED_PROMPTS: suggestedPrompts,
 };
 
 export interface PreviewConfig {
@@ -55,11 +46,21 @@ export interface ThreadContextConfig {
   readonly waitMs: number;
 }
 
+export interface Features {
+  /** Generated web pages shown as images. */
+  readonly preview: PreviewConfig;
+  /** The thread a mention was posted in, sent to the agent. */
+  readonly threadContext: ThreadContextConfig;
+  /** What Slack's agent view suggests when a person opens the app (TASK_SUGGESTED_PROMPTS). */
+  readonly suggestedPrompts: readonly SuggestedPrompt[];
+}
+
 export function featuresFrom(
   v: z.infer<z.ZodObject<typeof featuresShape>>,
   path: string | undefined,
-): { preview: PreviewConfig; threadContext: ThreadContextConfig } {
+): Features {
   return {
+    suggestedPrompts: v.TASK_SUGGESTED_PROMPTS,
     preview: {
       enabled: v.PAGE_PREVIEWS === "auto",
       chromiumPath: v.CHROMIUM_PATH,

@@ -49,6 +49,25 @@ export const insecureUrls = (v: UrlSettings & { ALLOW_INSECURE_HTTP: boolean }):
         "ALLOW_INSECURE_HTTP=true",
       );
 
+/** One of `values` (any case); unset or empty is `fallback`. */
+export const choice = <const T extends readonly [string, ...string[]]>(
+  values: T,
+  fallback: T[number],
+) =>
+  z
+    .string()
+    .trim()
+    .toLowerCase()
+    .optional()
+    .transform((v) => (v === undefined || v === "" ? fallback : v))
+    .pipe(z.enum(values, { error: `must be ${values.join(" or ")}` }));
+
+/** An address or a host name to listen on (unset: undefined); `problem` says what is wanted. */
+export const hostName = (problem: string) =>
+  optionalString.refine((v) => v === undefined || /^[\w.:-]{1,253}$/.test(v), {
+    message: problem,
+  });
+
 /** true/false (also 1/0, yes/no, on/off); unset is false. */
 export const flag = z
   .string()

@@ -13,14 +13,16 @@ import {
   workspacesFrom,
   workspacesShape,
 } from "./config-workspaces.ts";
-import { flag, httpUrl, insecureUrls, intFrom, nameList, optionalString } from "./config-values.ts";
 import {
-  featuresFrom,
-  featuresShape,
-  type PreviewConfig,
-  type ThreadContextConfig,
-} from "./config-features.ts";
-import { type SuggestedPrompt, suggestedPrompts } from "./config-prompts.ts";
+  flag,
+  hostName,
+  httpUrl,
+  insecureUrls,
+  intFrom,
+  nameList,
+  optionalString,
+} from "./config-values.ts";
+import { type Features, featuresFrom, featuresShape } from "./config-features.ts";
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 
@@ -107,7 +109,6 @@ const slackShape = {
     }),
   TASK_MODELS: nameList,
   TASK_AGENTS: nameList,
-  TASK_SUGGESTED_PROMPTS: suggestedPrompts,
   TASK_SETTINGS_ANYONE: z
     .string()
     .trim()
@@ -130,12 +131,7 @@ const slackShape = {
   RUN_LEASE_TTL_MS: intFrom(500, 600_000, 15_000),
   RESUME_SCAN_INTERVAL_MS: intFrom(100, 600_000, 2000),
   PORT: intFrom(0, 65_535, 3000),
-  LISTEN_HOST: optionalString.pipe(
-    z
-      .string()
-      .regex(/^[\w.:-]{1,253}$/, "must be an address or host name, e.g. 127.0.0.1")
-      .optional(),
-  ),
+  LISTEN_HOST: hostName("must be an address or host name, e.g. 127.0.0.1"),
   ADMIN_PORT: optionalString.pipe(
     z
       .string()
@@ -145,10 +141,9 @@ const slackShape = {
       .optional(),
   ),
   /** The interface of ADMIN_PORT: loopback unless the operator names one (0.0.0.0 in a pod). */
-  ADMIN_HOST: optionalString.refine((v) => v === undefined || /^[A-Za-z0-9.:-]{1,253}$/.test(v), {
-    message:
-      "must be an IP address or a host name (e.g. 127.0.0.1, or 0.0.0.0 for every interface)",
-  }),
+  ADMIN_HOST: hostName(
+    "must be an IP address or a host name (e.g. 127.0.0.1, or 0.0.0.0 for every interface)",
+  ),
   LOG_LEVEL: z
     .string()
     .trim()
@@ -236,12 +231,11 @@ export interface TaskChoices {
   readonly agents: readonly string[];
 }
 
-export interface Config {
+/** The optional features (page previews, thread context, suggested prompts) are in Features. */
+export interface Config extends Features {
   readonly service: ServiceConfig;
   readonly slack: SlackConfig;
   readonly choices: TaskChoices;
-  /** What Slack's agent view suggests when a person opens the app (TASK_SUGGESTED_PROMPTS). */
-  readonly suggestedPrompts: readonly SuggestedPrompt[];
   /** Keys (base64) sealing each workspace's service key: the first seals, all open; maybe none. */
   readonly encryptionKeys: readonly string[];
   /** Anyone may change a channel's task defaults (else its creator and workspace admins). */
@@ -268,10 +262,6 @@ export interface Config {
   /** The interface the admin port listens on (ADMIN_HOST; loopback by default). */
   readonly adminHost: string;
   readonly logLevel: (typeof LOG_LEVELS)[number];
-  /** Generated web pages shown as images (config-features.ts). */
-  readonly preview: PreviewConfig;
-  /** The thread a mention was posted in, sent to the agent (config-features.ts). */
-  readonly threadContext: ThreadContextConfig;
 }
 
 export function parseServiceConfig(env: Env): ServiceConfig {
@@ -360,7 +350,6 @@ export function parseConfig(env: Env): Config {
       rateLimits: v.SLACK_RATE_LIMITS,
     },
     choices: { models: v.TASK_MODELS, agents: v.TASK_AGENTS },
-    suggestedPrompts: v.TASK_SUGGESTED_PROMPTS,
     encryptionKeys: sealing?.keys ?? [],
     settingsAnyone: v.TASK_SETTINGS_ANYONE,
     proxy: {

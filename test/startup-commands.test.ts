@@ -4,7 +4,6 @@
  * non-zero: Slack unreachable, a bad or busy port, a missing token. Each runs exactly the command
  * line of its npm script (package.json), on this Node.
  */
-import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { type AddressInfo, createServer, type Server } from "node:net";
@@ -13,6 +12,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type LocalSlack, startLocalSlack } from "../tools/local-slack/index.ts";
 import { freePort } from "./support/cluster.ts";
+import { runNode } from "./support/command.ts";
 
 const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as {
   scripts: Record<string, string>;
@@ -27,15 +27,7 @@ async function run(
 ): Promise<{ code: number | null; out: string }> {
   const [node, ...args] = (pkg.scripts[script] ?? "").split(" ");
   expect(node).toBe("node");
-  const child = spawn(process.execPath, args, {
-    env: { PATH: process.env.PATH ?? "", ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let out = "";
-  child.stdout.on("data", (d: Buffer) => (out += d.toString()));
-  child.stderr.on("data", (d: Buffer) => (out += d.toString()));
-  const [code] = (await once(child, "exit")) as [number | null];
-  return { code, out };
+  return runNode(args, env);
 }
 
 /** What the failure printed: exactly one line, without a stack frame, and a non-zero exit. */

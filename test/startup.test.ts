@@ -1,4 +1,3 @@
-import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -9,21 +8,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { nodeVersionProblem, requiredVersion } from "../scripts/check-node.js";
 import { type LocalSlack, startLocalSlack } from "../tools/local-slack/index.ts";
 import { freePort } from "./support/cluster.ts";
+import { runNode } from "./support/command.ts";
 
 const TOKEN = "xoxb-startup-test-1234567890-secret";
 
 /** Runs `npm start`'s command line and collects what it prints and how it exits. */
-async function start(env: Record<string, string>): Promise<{ code: number | null; out: string }> {
-  const child = spawn(process.execPath, ["--import", "./scripts/check-node.js", "src/main.ts"], {
-    env: { PATH: process.env.PATH ?? "", LOG_LEVEL: "info", ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let out = "";
-  child.stdout.on("data", (d: Buffer) => (out += d.toString()));
-  child.stderr.on("data", (d: Buffer) => (out += d.toString()));
-  const [code] = (await once(child, "exit")) as [number | null];
-  return { code, out };
-}
+const start = (env: Record<string, string>) =>
+  runNode(["--import", "./scripts/check-node.js", "src/main.ts"], { LOG_LEVEL: "info", ...env });
 
 describe("first contact", () => {
   it("names the Node version needed and how to get it on an old Node", () => {

@@ -1,6 +1,6 @@
 /**
  * Generated web pages shown as images: whether previews are on (PAGE_PREVIEWS, a browser found,
- * playwright-core installed), said once in the log at start-up, and the previewer if they are.
+ * playwright-core installed), said once in the log once the app has started, and the previewer if they are.
  * playwright-core is an optional dependency, loaded only when the first page is shown: an
  * instance without Chromium, or that never previews a page, never loads it.
  */
@@ -17,8 +17,8 @@ export interface OpenPreviews {
   /** Undefined when previews are off. */
   readonly previews: (PagePreviews & { close(): Promise<void> }) | undefined;
   /**
-   * Says in the log whether previews are on, and why not: once the app is running, so that a
-   * start-up that fails prints its one line and nothing before it.
+   * Logs once whether previews are on, and why not: called when the app has started, so that a
+   * start-up that fails says only why (one line).
    */
   readonly announce: () => void;
 }
@@ -34,37 +34,27 @@ export function openPagePreviews(
   uid: number | undefined = process.getuid?.(),
 ): OpenPreviews {
   const log = logger.child({ component: "page-previews" });
-  if (!config.enabled) {
-    return {
-      previews: undefined,
-      announce: () => log.info("page previews are off (PAGE_PREVIEWS=off)"),
-    };
-  }
+  const off = (say: () => void): OpenPreviews => ({ previews: undefined, announce: say });
+  if (!config.enabled) return off(() => log.info("page previews are off (PAGE_PREVIEWS=off)"));
   const found = findBrowser(config.chromiumPath, config.searchPath);
-  if ("missing" in found) {
-    return {
-      previews: undefined,
-      announce: () => log.info(`page previews are off: ${found.missing}`),
-    };
-  }
+  if ("missing" in found) return off(() => log.info(`page previews are off: ${found.missing}`));
   try {
     // Found, not loaded: it is imported when the first page is shown.
     import.meta.resolve("playwright-core");
   } catch {
-    const announce = () =>
+    return off(() =>
       log.warn(
         "page previews are off: playwright-core is not installed (npm ci installs it unless --omit=optional)",
-      );
-    return { previews: undefined, announce };
+      ),
+    );
   }
   const sandbox = sandboxAllowed(uid);
-  const announce = () =>
-    log.info(
-      { browser: found.path, sandbox, maxPages: config.maxPages },
-      `page previews are on (${found.path}, Chromium's sandbox ${sandbox ? "on" : "off: running as root"})`,
-    );
   return {
-    announce,
+    announce: () =>
+      log.info(
+        { browser: found.path, sandbox, maxPages: config.maxPages },
+        `page previews are on (${found.path}, Chromium's sandbox ${sandbox ? "on" : "off: running as root"})`,
+      ),
     previews: new ChromiumPreviews({
       chromium: async () => (await import("playwright-core")).chromium,
       executablePath: found.path,

@@ -4,6 +4,7 @@
  */
 import { posix } from "node:path";
 import type { SiteFile } from "../relay/ports.ts";
+import { truncate } from "../view/sanitize.ts";
 
 /** The origin the pages are loaded from: a reserved name (RFC 2606) no network can answer. */
 export const SITE_ORIGIN = "http://site.preview.invalid";
@@ -89,5 +90,5 @@ export function previewTitle(raw: string, page: SiteFile): string {
   const name = sitePath(page.path).split("/").at(-1) ?? "page";
   const title = raw.replace(CONTROL, " ").replace(/\s+/g, " ").trim();
   const chosen = title === "" ? name : title;
-  return chosen.length <= TITLE_MAX ? chosen : `${chosen.slice(0, TITLE_MAX - 1)}…`;
+  return truncate(chosen, TITLE_MAX); // never between an emoji's halves
 }

@@ -147,11 +147,9 @@ export async function deliverFiles(
   if (uploads.length === 0) return { notes };
   if (record.uploads === "done") return { notes, ...attached };
   const { channelId, threadTs } = record.key;
-  // The pages' pictures go with the files (a run's previews are bounded in number and time).
-  const pages = files.some(
-    (f) => /\.x?html?$/i.test(f.file_name) || /html/.test(f.file_type ?? ""),
-  );
-  const pictures = ctx.previews && pages ? await ctx.previews.render(siteFiles(files)) : [];
+  // The pages' pictures go with the files (a run's previews are bounded in number and time;
+  // the previewer tells which files are pages, and gives none when no file is).
+  const pictures = ctx.previews ? await ctx.previews.render(siteFiles(files)) : [];
   let todo = [...uploads, ...pictures];
   if (record.uploads === "started" || resumed) {
     // A previous owner may have uploaded some or all of them (and perhaps could not record

@@ -55,27 +55,8 @@ export interface PagePreviews {
   render(files: readonly SiteFile[]): Promise<UploadItem[]>;
 }
 
-/** A message of a Slack thread, as the agent is shown it. */
-export interface ThreadMessage {
-  readonly ts: string;
-  /** The author's display name (their user id when Slack would not say). */
-  readonly author: string;
-  readonly text: string;
-  readonly fileNames: readonly string[];
-}
-
-/** Reads a Slack thread back (conversations.replies, within its rate budget). */
-export interface ThreadHistory {
-  /**
-   * The thread's messages before `beforeTs`, oldest first, at most `limit` of the newest ones,
-   * and how many older ones were left out. Rejects when Slack (or its budget) refused.
-   */
-  read(
-    teamId: string,
-    thread: { readonly channelId: string; readonly threadTs: string; readonly beforeTs: string },
-    limit: number,
-  ): Promise<{ readonly messages: readonly ThreadMessage[]; readonly omitted: number }>;
-}
+/** Reads a Slack thread back, for a task asked inside it (its contract: thread-context/). */
+export type { ThreadHistory, ThreadMessage } from "../thread-context/history.ts";
 
 /** Where a post goes in the queue of posts waiting for Slack's budget. */
 export interface PostOrder {

@@ -339,9 +339,8 @@ export class RunRelay {
   async #deliver(text: string, files: FinalRun["files"] = []): Promise<FileNote[]> {
     const persist = (change: Partial<RunRecord>) => this.#persist(change);
     const { writer, previews } = this.#deps;
-    const { record, resumed } = { record: this.#record, resumed: this.#resumed };
-    const ctx = { writer, previews, record, resumed, persist, log: this.#log };
-    const delivered = await deliverAnswer(ctx, text, files);
+    const ctx = { writer, previews, record: this.#record, resumed: this.#resumed, persist };
+    const delivered = await deliverAnswer({ ...ctx, log: this.#log }, text, files);
     this.#text = delivered.text;
     return delivered.notes;
   }

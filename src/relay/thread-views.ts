@@ -27,6 +27,8 @@ const RESULT_TTL_MS = 60_000;
 /** Results kept, and the most inline content one may hold to be kept. */
 const RESULTS_KEPT = 16;
 const RESULT_BYTES_KEPT = 8 * 1024 * 1024;
+/** All kept results together hold at most this much inline content (the oldest go first). */
+const RESULTS_BYTES_KEPT = 32 * 1024 * 1024;
 
 const NOT_A_TASK = "This thread has no task the app knows of (it may have been started elsewhere).";
 const GONE =
@@ -44,7 +46,10 @@ export class ThreadViews {
   readonly #replies: ReplyHandling;
   readonly #throttle: PerKeyThrottle;
   /** The last fetched result's files per thread (insertion order: oldest first). */
-  readonly #results = new Map<string, { readonly at: number; readonly files: ResultFile[] }>();
+  readonly #results = new Map<
+    string,
+    { readonly at: number; readonly files: ResultFile[]; readonly bytes: number }
+  >();
 
   constructor(deps: CoordinatorDeps, replies: ReplyHandling) {
     this.#deps = deps;
@@ -154,12 +159,15 @@ export class ThreadViews {
       .getTaskResult(ref, { timeout: 0 });
     const bytes = result.files.reduce((n, f) => n + (f.content?.length ?? 0), 0);
     this.#results.delete(at);
-    if (bytes <= RESULT_BYTES_KEPT) {
-      this.#results.set(at, { at: now, files: result.files });
-      for (const old of this.#results.keys()) {
-        if (this.#results.size <= RESULTS_KEPT) break;
-        this.#results.delete(old);
-      }
+    if (bytes <= RESULT_BYTES_KEPT) this.#results.set(at, { at: now, files: result.files, bytes });
+    // Expired results go, then the oldest while too many or too large together.
+    let total = 0;
+    for (const r of this.#results.values()) total += r.bytes;
+    for (const [old, r] of this.#results) {
+      const expired = now - r.at >= RESULT_TTL_MS;
+      if (!expired && this.#results.size <= RESULTS_KEPT && total <= RESULTS_BYTES_KEPT) continue;
+      this.#results.delete(old);
+      total -= r.bytes;
     }
     return result.files.find((f) => f.file_id === fileId);
   }

@@ -35,6 +35,8 @@ export const SLACK_EVENTS_PATH = "/slack/events";
 
 export interface SlackAppOptions {
   readonly config: Config;
+  /** One workspace: the bot token's own, as start-up's auth.test named it (else asked later). */
+  readonly tokenTeamId?: string | undefined;
   readonly logger: Logger;
   readonly store: ThreadStore;
   /** How Web API calls and the Socket Mode WebSocket reach Slack (a proxy, or the defaults). */
@@ -83,17 +85,14 @@ export function createSlackApp(options: SlackAppOptions): SlackApp {
   let admin: AdminServer | undefined;
   const slackLogger = boltLogger(logger);
   const socketMode = config.slack.appToken !== undefined;
-  const apiUrl = config.slack.apiUrl?.replace(/\/?$/, "/");
+  const clientBase = baseClientOptions(config, slackFetch);
   // Many workspaces: Bolt serves the install flow and authorizes each event from the store.
   const oauth = config.slack.oauth
     ? oauthReceiverOptions(config.slack.oauth, {
         store,
         keys: sealingKeys(config.encryptionKeys),
         logger,
-        clientOptions: {
-          ...(apiUrl ? { slackApiUrl: apiUrl } : {}),
-          ...(slackFetch ? { fetch: slackFetch } : {}),
-        },
+        clientOptions: clientBase,
       })
     : undefined;
   const receiver = createReceiver(config, { publicRoutes, slackLogger, socketDispatcher, oauth });
@@ -102,8 +101,7 @@ export function createSlackApp(options: SlackAppOptions): SlackApp {
     receiver,
     logger: slackLogger,
     clientOptions: {
-      ...(apiUrl ? { slackApiUrl: apiUrl } : {}),
-      ...(slackFetch ? { fetch: slackFetch } : {}),
+      ...clientBase,
       retryConfig: { retries: 3, factor: 2, minTimeout: 500, maxTimeout: 10_000, randomize: true },
       // Our scheduler owns the rate budget: a 429 comes back to it instead of pausing a queue.
       rejectRateLimitedCalls: true,
@@ -117,7 +115,7 @@ export function createSlackApp(options: SlackAppOptions): SlackApp {
   function listen(coordinator: TaskCoordinator, home: HomeTab, parts: RemovalParts): void {
     const installations = oauth?.installationStore;
     const removal = new WorkspaceRemoval({ ...parts, store, installations, logger });
-    app.use(gateOf(config, { tokens, removal, logger, slackFetch }));
+    app.use(gateOf(config, { tokens, removal, logger, slackFetch }, options.tokenTeamId));
     const feedback = new FeedbackRecorder({
       records: store,
       metrics: options.metrics ?? noMetrics,
@@ -141,13 +139,7 @@ export function createSlackApp(options: SlackAppOptions): SlackApp {
         ? app.start(config.port)
         : app.start({ port: config.port, host: config.listenHost }))) as unknown;
       ready = true;
-      const server = started as Server | undefined;
-      const address = server && typeof server.address === "function" ? server.address() : undefined;
-      return address && typeof address === "object"
-        ? address.port
-        : socketMode
-          ? config.port
-          : undefined;
+      return listeningPort(started as Server | undefined, socketMode ? config.port : undefined);
     },
     async stop() {
       ready = false;
@@ -155,6 +147,24 @@ export function createSlackApp(options: SlackAppOptions): SlackApp {
       await admin?.close();
     },
   };
+}
+
+/** What every WebClient of the app is built with: the Slack API's URL and the outbound fetch. */
+function baseClientOptions(
+  config: Config,
+  slackFetch: Outbound["slackFetch"] | undefined,
+): { slackApiUrl?: string; fetch?: Outbound["slackFetch"] } {
+  const apiUrl = config.slack.apiUrl?.replace(/\/?$/, "/");
+  return {
+    ...(apiUrl ? { slackApiUrl: apiUrl } : {}),
+    ...(slackFetch ? { fetch: slackFetch } : {}),
+  };
+}
+
+/** The port the HTTP receiver listens on (`otherwise` for Socket Mode, which has none). */
+function listeningPort(server: Server | undefined, otherwise: number | undefined) {
+  const address = server && typeof server.address === "function" ? server.address() : undefined;
+  return address && typeof address === "object" ? address.port : otherwise;
 }
 
 /**
@@ -185,13 +195,13 @@ function gateOf(
     readonly logger: Logger;
     readonly slackFetch: Outbound["slackFetch"] | undefined;
   },
+  knownTeam: string | undefined,
 ) {
   const { tokens, removal, logger, slackFetch } = parts;
-  const { botToken, oauth, apiUrl } = config.slack;
+  const { botToken, oauth } = config.slack;
   // Its calls come before the payload is acknowledged: one try, 2 s at most (Slack waits 3 s).
   const quick = new WebClient(undefined, {
-    ...(apiUrl ? { slackApiUrl: apiUrl.replace(/\/?$/, "/") } : {}),
-    ...(slackFetch ? { fetch: slackFetch } : {}),
+    ...baseClientOptions(config, slackFetch),
     retryConfig: { retries: 0 },
     timeout: 2000,
     logger: boltLogger(logger),
@@ -200,7 +210,11 @@ function gateOf(
     logger,
     policy: teamPolicy(oauth),
     membership: oauth ? new OrgMembership(quick) : undefined,
-    tokenTeam: botToken ? tokenTeam(quick, botToken) : undefined,
+    tokenTeam: botToken
+      ? knownTeam
+        ? () => Promise.resolve(knownTeam)
+        : tokenTeam(quick, botToken)
+      : undefined,
     async onOrgWorkspace(teamId, enterpriseId) {
       await tokens.rememberOrganisation(teamId, enterpriseId);
       void removal

@@ -5,6 +5,7 @@
 import type { WebClient } from "@slack/web-api";
 import type { ChannelDirectory } from "../relay/preferences.ts";
 import type { BotTokens } from "./workspace-tokens.ts";
+import { slackErrorCode } from "../view/errors.ts";
 
 export function slackChannelDirectory(
   client: Pick<WebClient, "conversations">,
@@ -44,8 +45,7 @@ export async function channelMembership(
         ...(cursor ? { cursor } : {}),
       });
     } catch (err) {
-      const code = (err as { data?: { error?: unknown } }).data?.error;
-      if (code === "channel_not_found") return "not-found";
+      if (slackErrorCode(err) === "channel_not_found") return "not-found";
       throw err;
     }
     if (res.members?.includes(userId)) return "member";

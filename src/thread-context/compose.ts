@@ -5,7 +5,7 @@
  */
 import type { Logger } from "pino";
 import type { ThreadContextConfig } from "../config-features.ts";
-import type { ThreadHistory } from "../relay/ports.ts";
+import type { ThreadHistory } from "./history.ts";
 import { LIMITS } from "../service/limits.ts";
 import type { UploadFile } from "../service/multipart.ts";
 import {

@@ -3,7 +3,7 @@
  * size, as Markdown; and the prompt that carries it, or the `thread.md` file when the prompt
  * would be too long. Every pass over a text is linear in its length.
  */
-import type { ThreadMessage } from "../relay/ports.ts";
+import type { ThreadMessage } from "./history.ts";
 import { LIMITS, promptLength } from "../service/limits.ts";
 
 /** One message at most this long in the thread (a pasted log must not take all the room). */

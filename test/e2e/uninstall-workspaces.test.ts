@@ -13,16 +13,9 @@ import { storeBackends } from "../support/needs.ts";
 import { MultiWorkspaceApp } from "../support/multi-workspace.ts";
 import { mentioning, rawKeys } from "../support/raw-keys.ts";
 import { seedWorkspace } from "../support/workspace-records.ts";
+import { until } from "../support/until.ts";
 
 let seq = 0;
-
-async function until(what: string, ok: () => boolean | Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + 15_000;
-  while (!(await ok())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 /** `/task <text>` typed in `team` (under an organisation's org-wide install when given). */
 function command(

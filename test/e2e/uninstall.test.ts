@@ -10,14 +10,7 @@ import { CHANNEL, Harness, markdownOf, OWNER, SIGNING_SECRET, TEAM } from "../su
 import { storeBackends } from "../support/needs.ts";
 import { rawKeys } from "../support/raw-keys.ts";
 import { seedWorkspace } from "../support/workspace-records.ts";
-
-async function until(what: string, ok: () => boolean | Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + 15_000;
-  while (!(await ok())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+import { until } from "../support/until.ts";
 
 describe.each(storeBackends())("uninstalling the app (one workspace, %s)", (_name, redisUrl) => {
   let h: Harness;

@@ -27,7 +27,6 @@ import {
   shortcutPayload,
   viewSubmissionPayload,
 } from "../../tools/local-slack/slack-requests.ts";
-import { freePort } from "../support/cluster.ts";
 import {
   appEnv,
   CHANNEL,
@@ -191,7 +190,7 @@ describe("payloads this version does not handle (Socket Mode)", () => {
     const env = appEnv(sim, slack, {
       SLACK_APP_TOKEN: slack.appToken,
       SLACK_SIGNING_SECRET: "",
-      PORT: String(await freePort()),
+      PORT: "0", // the system picks a free port as it binds (no port picked, then taken)
       DATA_DIR: dataDir,
     });
     running = await startApp(parseConfig(env), createLogger({ level: "silent" }));

@@ -21,17 +21,10 @@ import {
 import { ADMIN, CHANNEL, Harness, SIGNING_SECRET, TEAM } from "../support/harness.ts";
 import { MultiWorkspaceApp } from "../support/multi-workspace.ts";
 import { seedWorkspace } from "../support/workspace-records.ts";
+import { until } from "../support/until.ts";
 
 let seq = 0;
 const GRID = "E0ISGRID";
-
-async function until(what: string, ok: () => boolean | Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + 15_000;
-  while (!(await ok())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 describe("many workspaces: each kept to itself", () => {
   let app: MultiWorkspaceApp;

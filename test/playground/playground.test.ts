@@ -42,7 +42,10 @@ describe.skipIf(!hasChromium)(TITLE, () => {
   let profile: string;
 
   beforeAll(async () => {
-    playground = await startPlayground({ logger: createLogger({ level: "silent" }) });
+    playground = await startPlayground({
+      logger: createLogger({ level: "silent" }),
+      browser: { PATH: "", ...(CHROMIUM ? { CHROMIUM_PATH: CHROMIUM } : {}) },
+    });
     if (!playground.sim) throw new Error("the playground started without its simulator");
     sim = playground.sim;
     profile = mkdtempSync(join(tmpdir(), "playground-chromium-"));

@@ -39,7 +39,9 @@ describe.skipIf(!hasChromium)("the Chromium previewer", () => {
       executablePath: CHROMIUM,
       sandbox: process.getuid?.() !== 0,
       maxPages: 2,
-      pageTimeoutMs: 3000,
+      // The app's default: a page's limit covers launching the browser, which a loaded CI
+      // machine can take seconds for (3 s left a good page little room); the stuck page waits it out.
+      pageTimeoutMs: 10_000,
       runTimeoutMs: 20_000,
       concurrency: 1,
       maxHeight: 2000,

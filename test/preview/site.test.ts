@@ -58,5 +58,7 @@ describe("a run's files as a site", () => {
     expect(previewTitle("  Bakery\n\u0000 home ", index)).toBe("Bakery home");
     expect(previewTitle("", index)).toBe("index.html");
     expect(previewTitle("x".repeat(500), index)).toHaveLength(100);
+    // Cut where an emoji would be split: the whole emoji goes, no lone half is shown.
+    expect(previewTitle(`${"x".repeat(98)}🎉 party`, index)).toBe(`${"x".repeat(98)}…`);
   });
 });

@@ -118,6 +118,27 @@ describe("Get it", () => {
     await coordinator.threads.fetchFile(key, "U1", "f1");
     expect(service.results).toBe(3);
   });
+
+  it("keeps large results within a total: the oldest is fetched again once others fill it", async () => {
+    service.files = [file("f1", "big.md", "x".repeat(7 * 1024 * 1024))];
+    const keys = [key];
+    for (const channelId of ["C2", "C3", "C4", "C5"]) {
+      await coordinator.startTask(
+        { teamId: "T1", channelId, userId: "U1", prompt: "More" },
+        async () => {},
+      );
+      const run = relay.started.at(-1);
+      if (!run) throw new Error("the task did not start");
+      keys.push(run.key);
+    }
+    for (const k of keys) await coordinator.threads.fetchFile(k, "U1", "f1");
+    expect(service.results).toBe(5);
+    // Five results of 7 MiB pass the 32 MiB kept in all: the first went.
+    await coordinator.threads.fetchFile(keys[0] ?? key, "U1", "f1");
+    expect(service.results).toBe(6);
+    await coordinator.threads.fetchFile(keys[4] ?? key, "U1", "f1");
+    expect(service.results).toBe(6);
+  });
 });
 
 describe("one person's History, Files and Get it clicks", () => {

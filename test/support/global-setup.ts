@@ -2,18 +2,20 @@
  * The test run's global setup: the Redis server and the Chromium the suites need, so that
  * `npm test` runs on a developer's machine what it runs in CI. Redis: TEST_REDIS_URL when set,
  * else a throwaway `redis-server` (if one is on PATH) on a free loopback port, stopped at the
- * end. Chromium: CHROMIUM_PATH when set, else `chromium` on PATH. What is missing is null, and
+ * end. Chromium: CHROMIUM_PATH when set, else the browser the app would find on PATH. What is missing is null, and
  * the suites needing it skip (test/support/needs.ts).
  */
 import { accessSync, constants } from "node:fs";
 import { delimiter, join } from "node:path";
 import type { TestProject } from "vitest/node";
+import { findBrowser } from "../../src/preview/find-browser.ts";
 import { RedisServer } from "./redis-server.ts";
+
+const searchPath = (): string[] => (process.env.PATH ?? "").split(delimiter).filter((d) => d);
 
 /** The path of `command` on PATH, or undefined. */
 function onPath(command: string): string | undefined {
-  for (const dir of (process.env.PATH ?? "").split(delimiter)) {
-    if (dir === "") continue;
+  for (const dir of searchPath()) {
     try {
       accessSync(join(dir, command), constants.X_OK);
       return join(dir, command);
@@ -24,10 +26,10 @@ function onPath(command: string): string | undefined {
   return undefined;
 }
 
+/** The browser the app itself would drive (src/preview/find-browser.ts), or null. */
 function findChromium(): string | null {
-  const configured = process.env.CHROMIUM_PATH;
-  if (configured) return configured;
-  return onPath("chromium") ?? onPath("chromium-browser") ?? null;
+  const found = findBrowser(process.env.CHROMIUM_PATH || undefined, searchPath());
+  return "path" in found ? found.path : null;
 }
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {

@@ -24,6 +24,11 @@ const playground = await startPlayground({
   port,
   ...(host ? { host } : {}),
   ...(serviceUrl && apiKey ? { service: { url: serviceUrl, apiKey } } : {}),
+  // Generated pages are previewed when a Chromium is on PATH (or at CHROMIUM_PATH).
+  browser: {
+    PATH: process.env.PATH ?? "",
+    ...(process.env.CHROMIUM_PATH ? { CHROMIUM_PATH: process.env.CHROMIUM_PATH } : {}),
+  },
 }).catch((err: unknown) => exitOnStartupError(err, { PLAYGROUND_PORT: port }));
 process.stdout.write(`Playground ready: ${playground.url}\n`);
 const stop = () => {

@@ -5,7 +5,12 @@
 import { randomBytes } from "node:crypto";
 import { once } from "node:events";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import {
+  createServer,
+  type IncomingMessage,
+  type RequestListener,
+  type ServerResponse,
+} from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { extname, join } from "node:path";
@@ -54,6 +59,11 @@ export interface PlaygroundOptions {
   readonly service?: { readonly url: string; readonly apiKey: string };
   /** The largest request body the page server takes (MAX_BODY_BYTES). */
   readonly maxBodyBytes?: number;
+  /**
+   * Where generated pages' previews find a Chromium: the machine's PATH and CHROMIUM_PATH, as
+   * main.ts read them (none: no previews).
+   */
+  readonly browser?: { readonly PATH?: string; readonly CHROMIUM_PATH?: string };
 }
 
 /** What the page says about where answers come from. */
@@ -121,8 +131,7 @@ export async function startPlayground(options: PlaygroundOptions = {}): Promise<
     LISTEN_HOST: "127.0.0.1",
     DATA_DIR: dataDir,
     // Generated pages are previewed when a Chromium is on PATH (or at CHROMIUM_PATH).
-    PATH: process.env.PATH ?? "",
-    ...(process.env.CHROMIUM_PATH ? { CHROMIUM_PATH: process.env.CHROMIUM_PATH } : {}),
+    ...options.browser,
   });
   const app: Running = await startApp(config, logger);
   const appPort = app.port ?? 0;
@@ -131,10 +140,46 @@ export async function startPlayground(options: PlaygroundOptions = {}): Promise<
     signingSecret,
     service: { simulator: sim !== undefined, url: service.url },
   });
-  const maxBody = options.maxBodyBytes ?? MAX_BODY_BYTES;
   let port = 0;
-  const server = createServer((req, res) => {
-    const refusal = refuse(req, port);
+  const server = createServer(
+    pageHandler(ui, logger, options.maxBodyBytes ?? MAX_BODY_BYTES, () => port),
+  );
+  const stopParts = async () => {
+    await app.close();
+    await sim?.close();
+    await slack.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  };
+  const host = options.host ?? "127.0.0.1";
+  server.listen(options.port ?? 0, host);
+  await once(server, "listening").catch(async (err: unknown) => {
+    // A busy or forbidden port: stop what started, then say so (tools/playground/main.ts).
+    await stopParts();
+    throw err;
+  });
+  port = (server.address() as AddressInfo).port;
+  return {
+    url: `http://${host === "0.0.0.0" || host === "::" ? "localhost" : host}:${port}/`,
+    slack,
+    sim,
+    appPort,
+    async close() {
+      ui.closeStreams();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await stopParts();
+    },
+  };
+}
+
+/** The page server's requests: refused from elsewhere, else the UI's, its failures in words. */
+function pageHandler(
+  ui: PlaygroundUi,
+  logger: Logger,
+  maxBody: number,
+  port: () => number,
+): RequestListener {
+  return (req, res) => {
+    const refusal = refuse(req, port());
     if (refusal) return void res.writeHead(refusal.status, TEXT).end(refusal.text);
     ui.handle(req, res, maxBody).catch((err: unknown) => {
       if (err instanceof BodyTooLarge) {
@@ -150,31 +195,6 @@ export async function startPlayground(options: PlaygroundOptions = {}): Promise<
       logger.error({ err }, "playground request failed");
       if (!res.headersSent) res.writeHead(500, TEXT).end("playground error");
     });
-  });
-  const host = options.host ?? "127.0.0.1";
-  server.listen(options.port ?? 0, host);
-  await once(server, "listening").catch(async (err: unknown) => {
-    // A busy or forbidden port: stop what started, then say so (tools/playground/main.ts).
-    await app.close();
-    await sim?.close();
-    await slack.close();
-    rmSync(dataDir, { recursive: true, force: true });
-    throw err;
-  });
-  port = (server.address() as AddressInfo).port;
-  return {
-    url: `http://${host === "0.0.0.0" || host === "::" ? "localhost" : host}:${port}/`,
-    slack,
-    sim,
-    appPort,
-    async close() {
-      ui.closeStreams();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      await app.close();
-      await sim?.close();
-      await slack.close();
-      rmSync(dataDir, { recursive: true, force: true });
-    },
   };
 }
 

@@ -56,9 +56,17 @@ export async function applyKeyChange(
       deps.logger.warn({ err, teamId: req.teamId }, "could not remove a workspace's service key");
       return { error: "The key could not be removed right now; please try again." };
     }
-    const then = (await keys.fallback(req.teamId))
-      ? "tasks use the app's default key"
-      : "tasks cannot start";
+    // The key is gone either way: an unreadable lending record still gets the admin an answer.
+    const lent = await keys.fallback(req.teamId).catch((err: unknown) => {
+      deps.logger.warn({ err, teamId: req.teamId }, "could not tell whether TASK_API_KEY is lent");
+      return undefined;
+    });
+    const then =
+      lent === undefined
+        ? "tasks use the app's default key if the operator lends it to this workspace, else they cannot start"
+        : lent
+          ? "tasks use the app's default key"
+          : "tasks cannot start";
     return { confirm: `The workspace's Task service API key is removed: ${then}.` };
   }
   const check = await keys.checker

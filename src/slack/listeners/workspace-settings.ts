@@ -75,7 +75,10 @@ async function settingsModal(client: Client, deps: ListenerDeps, teamId: string)
   const keys = deps.workspaceKeys;
   const [stored, lent, policy, groups] = await Promise.all([
     keys?.store.get(teamId),
-    keys?.fallback(teamId),
+    keys?.fallback(teamId).catch((err: unknown) => {
+      deps.logger.warn({ err }, "could not tell whether TASK_API_KEY is lent; the form says not");
+      return false;
+    }),
     getUsagePolicy(deps.records, teamId).catch((err: unknown) => {
       // An unreadable policy refuses every task: the admin saves a fresh one from here.
       deps.logger.error({ err }, "could not read the usage policy; the form shows the default");

@@ -3,7 +3,7 @@
 import { ApiFailure } from "../errors.ts";
 import type { Caller } from "../tenancy.ts";
 import type { SlackArgs } from "../types.ts";
-import { str } from "../util.ts";
+import { cursorPage } from "./paging.ts";
 import type { MethodContext, MethodFamily } from "./registry.ts";
 
 function identity(ctx: MethodContext, caller: Caller | undefined): Record<string, unknown> {
@@ -49,15 +49,11 @@ function teamsList(args: SlackArgs, ctx: MethodContext, caller: Caller | undefin
   const teams = caller?.isEnterpriseInstall
     ? [...tenancy.teams.values()].filter((t) => t.enterpriseId === caller.enterpriseId)
     : [...tenancy.teams.values()].filter((t) => t.id === (caller?.teamId ?? ctx.state.teamId));
-  const cursor = str(args.cursor);
-  const from = cursor ? Number(Buffer.from(cursor, "base64url").toString()) : 0;
-  if (!Number.isInteger(from) || from < 0 || from > teams.length) {
-    throw new ApiFailure("invalid_cursor");
-  }
-  const page = teams.slice(from, from + limit).map((t) => ({ id: t.id, name: t.name }));
-  const next =
-    from + limit < teams.length ? Buffer.from(String(from + limit)).toString("base64url") : "";
-  return { teams: page, response_metadata: { next_cursor: next } };
+  const { page, next } = cursorPage(teams, args.cursor, limit);
+  return {
+    teams: page.map((t) => ({ id: t.id, name: t.name })),
+    response_metadata: { next_cursor: next },
+  };
 }
 
 export const authMethods: MethodFamily = {

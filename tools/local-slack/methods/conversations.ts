@@ -3,6 +3,7 @@
 import { ApiFailure } from "../errors.ts";
 import type { SlackArgs } from "../types.ts";
 import { channelKind, nonEmpty, str } from "../util.ts";
+import { cursorPage } from "./paging.ts";
 import type { MethodFamily } from "./registry.ts";
 
 /** The read/history scope of the conversation type (channels:, groups:, im:). */
@@ -43,13 +44,8 @@ export const conversationsMethods: MethodFamily = {
       }
       const members = state.channelMemberIds(channel);
       const limit = Math.min(Math.max(Number(str(args.limit) ?? 100) || 100, 1), 1000);
-      const from = Number(Buffer.from(str(args.cursor) ?? "", "base64url").toString() || 0);
-      if (!Number.isInteger(from) || from < 0) throw new ApiFailure("invalid_cursor");
-      const next = from + limit < members.length ? String(from + limit) : "";
-      return {
-        members: members.slice(from, from + limit),
-        response_metadata: { next_cursor: next && Buffer.from(next).toString("base64url") },
-      };
+      const { page, next } = cursorPage(members, args.cursor, limit);
+      return { members: page, response_metadata: { next_cursor: next } };
     },
   },
   "conversations.replies": {
@@ -73,17 +69,7 @@ export const conversationsMethods: MethodFamily = {
         (m) => within(m, args.latest, false) && within(m, args.oldest, true),
       );
       const limit = Math.min(1000, Math.max(1, Number(str(args.limit) ?? 1000) || 1000));
-      const start =
-        Number(
-          Buffer.from(str(args.cursor) ?? "", "base64")
-            .toString()
-            .split(":")[1] ?? 0,
-        ) || 0;
-      const page = messages.slice(start, start + limit);
-      const next =
-        start + limit < messages.length
-          ? Buffer.from(`next:${start + limit}`).toString("base64")
-          : "";
+      const { page, next } = cursorPage(messages, args.cursor, limit);
       return {
         messages: page.map((m) => state.wire(m)),
         has_more: next !== "",
