@@ -7,8 +7,10 @@
 
 export const ZWSP = "\u200B";
 
+/** One search first: most pieces of text (a word, a code span) have nothing to escape. */
+const TO_ESCAPE = /[&<>]/;
 export const escapeText = (s: string): string =>
-  s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+  TO_ESCAPE.test(s) ? s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;") : s;
 
 type Kind = "strong" | "em" | "strike" | "strongEm";
 interface Delim {
@@ -30,11 +32,15 @@ const PUNCT = /[!-/:-@[-`{-~]/;
 const isSpace = (c: string | undefined) => c === undefined || /\s/.test(c);
 const isWord = (c: string | undefined) => c !== undefined && /[\p{L}\p{N}]/u.test(c);
 
-/** Positions of the next occurrence of each of `chars` at or after each index. */
-function nextTable(s: string, chars: string): Int32Array {
-  const next = new Int32Array(s.length + 1).fill(-1);
+/** Positions of the next occurrence of the character `a` (or `b`) at or after each index. */
+function nextTable(s: string, a: number, b = a): Int32Array {
+  const next = new Int32Array(s.length + 1);
+  let at = -1;
+  next[s.length] = at;
   for (let i = s.length - 1; i >= 0; i--) {
-    next[i] = chars.includes(s[i] ?? "") ? i : (next[i + 1] ?? -1);
+    const c = s.charCodeAt(i);
+    if (c === a || c === b) at = i;
+    next[i] = at;
   }
   return next;
 }
@@ -169,8 +175,9 @@ function delimiter(s: string, from: number, to: number, c: string): Delim | unde
 /** Pairs each closer with the latest open delimiter of its kind and character; linear. */
 function pair(pieces: Piece[]): void {
   const open = new Map<string, number>();
-  for (const [i, p] of pieces.entries()) {
-    if (typeof p === "string") continue;
+  for (let i = 0; i < pieces.length; i++) {
+    const p = pieces[i];
+    if (p === undefined || typeof p === "string") continue;
     const key = `${p.kind}${p.char}`;
     const o = open.get(key);
     if (p.canClose && o !== undefined) {
@@ -183,8 +190,15 @@ function pair(pieces: Piece[]): void {
   }
 }
 
+interface CodeSpans {
+  get(i: number): number | undefined;
+  run(i: number): number;
+}
+const NO_CODE: CodeSpans = { get: () => undefined, run: () => 1 };
+
 /** Code spans of a line: an opening run of backticks and the next run of the same length. */
-function codeSpans(s: string): { get(i: number): number | undefined; run(i: number): number } {
+function codeSpans(s: string): CodeSpans {
+  if (!s.includes("`")) return NO_CODE;
   const runs = new Map<number, number>(); // start → length
   const byLength = new Map<number, number[]>();
   for (let i = 0; i < s.length;) {
@@ -226,12 +240,12 @@ interface LinkTables {
 
 function linkTables(s: string): LinkTables {
   return {
-    bracketClose: nextTable(s, "]"),
-    bracketOpen: nextTable(s, "["),
-    parenClose: nextTable(s, ")"),
-    parenOpen: nextTable(s, "("),
-    angleClose: nextTable(s, ">"),
-    space: nextTable(s, " \t"),
+    bracketClose: nextTable(s, 93), // ]
+    bracketOpen: nextTable(s, 91), // [
+    parenClose: nextTable(s, 41), // )
+    parenOpen: nextTable(s, 40), // (
+    angleClose: nextTable(s, 62), // >
+    space: nextTable(s, 32, 9), // space, tab
   };
 }
 

@@ -22,12 +22,12 @@ const MAX_COLUMN = 40;
 
 /** Slack mrkdwn for a Markdown text. */
 export function toMrkdwn(markdown: string): string {
-  const lines = markdown.split("\n").map((l) => (l.endsWith("\r") ? l.slice(0, -1) : l));
+  const { quoted, rests } = stripQuotes(markdown);
   const out: string[] = [];
   let fence: { char: string; length: number } | undefined;
-  for (let i = 0; i < lines.length; i++) {
-    const { quoted, rest } = stripQuote(lines[i] ?? "");
-    const prefix = quoted ? "> " : "";
+  for (let i = 0; i < rests.length; i++) {
+    const rest = rests[i] ?? "";
+    const prefix = quoted[i] === 1 ? "> " : "";
     if (fence) {
       const f = fenceOf(rest);
       if (f && f.char === fence.char && f.length >= fence.length && f.info.trim() === "") {
@@ -42,12 +42,12 @@ export function toMrkdwn(markdown: string): string {
       out.push(prefix + FENCE_OUT);
       continue;
     }
-    const next = i + 1 < lines.length ? stripQuote(lines[i + 1] ?? "").rest : undefined;
+    const next = rests[i + 1];
     if (next !== undefined && rest.includes("|") && isDelimiterRow(next)) {
       let end = i + 2;
       const rows = [cells(rest)];
-      for (; end < lines.length; end++) {
-        const row = stripQuote(lines[end] ?? "").rest;
+      for (; end < rests.length; end++) {
+        const row = rests[end] ?? "";
         if (row.trim() === "" || !row.includes("|")) break;
         rows.push(cells(row));
       }
@@ -55,7 +55,7 @@ export function toMrkdwn(markdown: string): string {
       i = end - 1;
       continue;
     }
-    if (next !== undefined && isParagraph(rest) && isSetextUnderline(next)) {
+    if (next !== undefined && isSetextUnderline(next) && isParagraph(rest)) {
       out.push(prefix + boldLine(rest.trim()));
       i++;
       continue;
@@ -130,19 +130,28 @@ function safeCut(text: string, at: number): number {
   return Math.max(0, cut);
 }
 
-/** Leading `>` markers (any depth: mrkdwn quotes one level) and what follows them. */
-function stripQuote(line: string): { quoted: boolean; rest: string } {
-  let i = 0;
-  let quoted = false;
-  for (;;) {
-    let j = i;
-    while (j < line.length && j - i < 3 && line[j] === " ") j++;
-    if (line[j] !== ">") break;
-    quoted = true;
-    i = j + 1;
-    if (line[i] === " ") i++;
+/**
+ * Each line (a "\r" before its "\n" dropped) without its leading `>` markers (any depth:
+ * mrkdwn quotes one level), and whether it had any (1) or not (0).
+ */
+function stripQuotes(markdown: string): { quoted: Uint8Array; rests: string[] } {
+  const rests = markdown.split("\n");
+  const quoted = new Uint8Array(rests.length);
+  for (let k = 0; k < rests.length; k++) {
+    let line = rests[k] ?? "";
+    if (line.charCodeAt(line.length - 1) === 13) line = line.slice(0, -1);
+    let i = 0;
+    for (;;) {
+      let j = i;
+      while (j < line.length && j - i < 3 && line.charCodeAt(j) === 32) j++;
+      if (line.charCodeAt(j) !== 62) break; // >
+      quoted[k] = 1;
+      i = j + 1;
+      if (line.charCodeAt(i) === 32) i++;
+    }
+    rests[k] = i > 0 ? line.slice(i) : line;
   }
-  return { quoted, rest: quoted ? line.slice(i) : line };
+  return { quoted, rests };
 }
 
 function fenceOf(line: string): { char: string; length: number; info: string } | undefined {
@@ -318,9 +327,12 @@ function guard(text: string): string {
       }
       if (inCode) return line;
       const lead = line.slice(0, line.length - body.length);
-      let fixed = body.replace(/(`[^`\n]+`)|\*(?=\*)/g, (m, code: string | undefined) =>
-        code === undefined ? `*${ZWSP}` : m,
-      );
+      // Without a star there is no "**" to break (a line of code spans: one call each).
+      let fixed = body.includes("*")
+        ? body.replace(/(`[^`\n]+`)|\*(?=\*)/g, (m, code: string | undefined) =>
+            code === undefined ? `*${ZWSP}` : m,
+          )
+        : body;
       if (/^ {0,3}#{1,6}(?:[ \t]|$)/.test(fixed)) fixed = `${ZWSP}${fixed}`;
       if (isDelimiterRow(fixed)) fixed = RULE_OUT;
       return lead + fixed;
