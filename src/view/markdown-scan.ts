@@ -193,18 +193,31 @@ export function countMarkers(
       }
       into.ticks += 1; // the odd last one stays
     }
-    if (c === runOf) {
+    if (c !== runOf) {
+      if (runOf === 42) into.strong += run >> 1;
+      else if (runOf === 126) into.strike += run >> 1;
+      else if (runOf === 95) into.under += run >> 1;
+      runOf = c;
+      run = 0;
+    }
+    // A run of `*`, `~` or `_` in one search (a line of them is a megabyte long).
+    const rest = c === 42 ? STARS : c === 126 ? TILDE_RUN : c === 95 ? UNDERSCORES : undefined;
+    if (rest === undefined) {
       run++;
       continue;
     }
-    if (runOf === 42) into.strong += run >> 1;
-    else if (runOf === 126) into.strike += run >> 1;
-    else if (runOf === 95) into.under += run >> 1;
-    runOf = c;
-    run = 1;
+    rest.lastIndex = i;
+    rest.test(text);
+    const to = Math.min(rest.lastIndex, end);
+    run += to - i;
+    i = to - 1;
   }
   return into;
 }
+
+const STARS = /\*+/y;
+const TILDE_RUN = /~+/y;
+const UNDERSCORES = /_+/y;
 
 /** An image's "!" goes with its "[". */
 const withBang = (s: string, at: number) => (at > 0 && s.charCodeAt(at - 1) === 33 ? at - 1 : at);
