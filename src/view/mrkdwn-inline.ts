@@ -91,10 +91,8 @@ function tokenize(s: string, links: boolean, strong: boolean): Piece[] {
     if (close !== undefined) {
       flush();
       const run = code.run(i);
-      const body = s
-        .slice(i + run, close)
-        .replace(/`/g, "'")
-        .trim();
+      const inner = s.slice(i + run, close);
+      const body = (inner.includes("`") ? inner.replace(/`/g, "'") : inner).trim();
       pieces.push(body === "" ? escapeText(s.slice(i, close + run)) : `\`${escapeText(body)}\``);
       i = close + run;
       continue;
@@ -199,27 +197,23 @@ const NO_CODE: CodeSpans = { get: () => undefined, run: () => 1 };
 /** Code spans of a line: an opening run of backticks and the next run of the same length. */
 function codeSpans(s: string): CodeSpans {
   if (!s.includes("`")) return NO_CODE;
-  const runs = new Map<number, number>(); // start → length
+  const runs = new Int32Array(s.length); // at a run's start, its length
   const byLength = new Map<number, number[]>();
-  for (let i = 0; i < s.length;) {
-    if (s[i] !== "`") {
-      i++;
-      continue;
-    }
-    let j = i;
-    while (s[j] === "`") j++;
-    runs.set(i, j - i);
-    const list = byLength.get(j - i) ?? [];
-    list.push(i);
-    byLength.set(j - i, list);
+  for (let i = s.indexOf("`"); i >= 0; i = s.indexOf("`", i)) {
+    let j = i + 1;
+    while (s.charCodeAt(j) === 96) j++;
+    runs[i] = j - i;
+    const list = byLength.get(j - i);
+    if (list) list.push(i);
+    else byLength.set(j - i, [i]);
     i = j;
   }
   const cursor = new Map<number, number>();
   return {
-    run: (i) => runs.get(i) ?? 1,
+    run: (i) => runs[i] || 1,
     get(i) {
-      const len = runs.get(i);
-      if (len === undefined) return undefined;
+      const len = runs[i];
+      if (!len) return undefined;
       const list = byLength.get(len) ?? [];
       let k = cursor.get(len) ?? 0;
       while (k < list.length && (list[k] ?? 0) <= i) k++;
