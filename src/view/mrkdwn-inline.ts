@@ -48,6 +48,7 @@ function nextTable(s: string, a: number, b = a): Int32Array {
 /** One line of Markdown inline text as mrkdwn; `strong: false` drops bold (a heading is bold). */
 export function inline(s: string, strong: boolean, links = true): string {
   const pieces = tokenize(s, links, strong);
+  if (pieces.length === 1 && typeof pieces[0] === "string") return pieces[0]; // plain text
   pair(pieces);
   let out = "";
   for (const p of pieces) {

@@ -63,7 +63,10 @@ export function toMrkdwn(markdown: string): string {
     out.push(prefix + blockLine(rest));
   }
   if (fence) out.push(FENCE_OUT); // an unclosed fence runs to the end, as in CommonMark
-  return neutralizeMentions(guard(out.join("\n")));
+  // Each output line is one line (no "\n"): guarded as it will be joined.
+  const state = { inCode: false };
+  for (let k = 0; k < out.length; k++) out[k] = guardLine(out[k] ?? "", state);
+  return neutralizeMentions(out.join("\n"));
 }
 
 /**
@@ -78,9 +81,12 @@ export function mrkdwnExcerpt(markdown: string, limit: number): string {
   if (cut < room / 2) cut = safeCut(full, room);
   // Cut inside a code span, what it held is formatted again: guard it once more.
   const head = guard(full.slice(0, cut).trimEnd());
+  // Lines that are "```" or "> ```" (found by their fence: most lines have none).
   let open = false;
-  for (const line of head.split("\n")) {
-    if (line === FENCE_OUT || line === `> ${FENCE_OUT}`) open = !open;
+  for (let at = head.indexOf(FENCE_OUT); at >= 0; at = head.indexOf(FENCE_OUT, at + 3)) {
+    const start = head.startsWith("> ", at - 2) ? at - 2 : at;
+    const lineStart = start === 0 || head.charCodeAt(start - 1) === 10;
+    if (lineStart && (at + 3 === head.length || head.charCodeAt(at + 3) === 10)) open = !open;
   }
   return `${head}${open ? `\n${FENCE_OUT}` : ""}\n…`;
 }
@@ -171,15 +177,22 @@ const codeLine = (line: string): string => escapeText(line).replace(/```/g, `\`$
 function isDelimiterRow(line: string): boolean {
   let dash = false;
   let pipe = false;
-  for (const c of line) {
-    if (c === "-") dash = true;
-    else if (c === "|") pipe = true;
-    else if (c !== ":" && c !== " " && c !== "\t") return false;
+  for (let i = 0; i < line.length; i++) {
+    const c = line.charCodeAt(i);
+    if (c === 45)
+      dash = true; // -
+    else if (c === 124)
+      pipe = true; // |
+    else if (c !== 58 && c !== 32 && c !== 9) return false; // :, space, tab
   }
   return dash && pipe;
 }
 
-const isSetextUnderline = (line: string): boolean => /^ {0,3}(?:=+|-{2,})[ \t]*$/.test(line);
+/** `/^ {0,3}(?:=+|-{2,})[ \t]*$/`, searched only on a line that starts like one. */
+function isSetextUnderline(line: string): boolean {
+  const c = line.charCodeAt(0);
+  return (c === 32 || c === 61 || c === 45) && /^ {0,3}(?:=+|-{2,})[ \t]*$/.test(line);
+}
 
 function isParagraph(line: string): boolean {
   const t = line.trim();
@@ -290,6 +303,9 @@ const boldLine = (text: string): string => {
 };
 
 function blockLine(line: string): string {
+  // A line that starts with a letter is no heading, list item or rule.
+  const letter = line.charCodeAt(0) | 32; // lower case, for an ASCII letter
+  if (letter >= 97 && letter <= 122) return inline(line.trimEnd(), true);
   const heading = headingOf(line);
   if (heading !== undefined) return boldLine(heading);
   const item = listItemOf(line);
@@ -316,26 +332,31 @@ function isThematicBreak(line: string): boolean {
  * rule is broken the same way, so nothing reaches Slack as Markdown it would show raw.
  */
 function guard(text: string): string {
-  let inCode = false;
+  const state = { inCode: false };
   return text
     .split("\n")
-    .map((line) => {
-      const body = line.startsWith("> ") ? line.slice(2) : line;
-      if (body === FENCE_OUT) {
-        inCode = !inCode;
-        return line;
-      }
-      if (inCode) return line;
-      const lead = line.slice(0, line.length - body.length);
-      // Without a star there is no "**" to break (a line of code spans: one call each).
-      let fixed = body.includes("*")
-        ? body.replace(/(`[^`\n]+`)|\*(?=\*)/g, (m, code: string | undefined) =>
-            code === undefined ? `*${ZWSP}` : m,
-          )
-        : body;
-      if (/^ {0,3}#{1,6}(?:[ \t]|$)/.test(fixed)) fixed = `${ZWSP}${fixed}`;
-      if (isDelimiterRow(fixed)) fixed = RULE_OUT;
-      return lead + fixed;
-    })
+    .map((line) => guardLine(line, state))
     .join("\n");
+}
+
+/** `guard` of one line (no "\n"), after the lines before it left `state`. */
+function guardLine(line: string, state: { inCode: boolean }): string {
+  const body = line.startsWith("> ") ? line.slice(2) : line;
+  if (body === FENCE_OUT) {
+    state.inCode = !state.inCode;
+    return line;
+  }
+  if (state.inCode) return line;
+  // Without a star there is no "**" to break (a line of code spans: one call each).
+  let fixed = body.includes("*")
+    ? body.replace(/(`[^`\n]+`)|\*(?=\*)/g, (m, code: string | undefined) =>
+        code === undefined ? `*${ZWSP}` : m,
+      )
+    : body;
+  const first = fixed.charCodeAt(0);
+  if ((first === 32 || first === 35) && /^ {0,3}#{1,6}(?:[ \t]|$)/.test(fixed)) {
+    fixed = `${ZWSP}${fixed}`;
+  }
+  if (isDelimiterRow(fixed)) fixed = RULE_OUT;
+  return fixed === body ? line : line.slice(0, line.length - body.length) + fixed;
 }
