@@ -197,7 +197,12 @@ const NO_CODE: CodeSpans = { get: () => undefined, run: () => 1 };
 
 /** Code spans of a line: an opening run of backticks and the next run of the same length. */
 function codeSpans(s: string): CodeSpans {
-  if (!s.includes("`")) return NO_CODE;
+  // One run of backticks (or none) opens no span: it is text, read a backtick at a time.
+  const first = s.indexOf("`");
+  if (first < 0) return NO_CODE;
+  let end = first + 1;
+  while (s.charCodeAt(end) === 96) end++;
+  if (s.indexOf("`", end) < 0) return NO_CODE;
   const runs = new Int32Array(s.length); // at a run's start, its length
   const byLength = new Map<number, number[]>();
   for (let i = s.indexOf("`"); i >= 0; i = s.indexOf("`", i)) {

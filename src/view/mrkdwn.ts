@@ -12,6 +12,7 @@
  * over lines and one over each line's characters (every lookup ahead goes through a table of
  * positions built once per line), so its work is linear in the text's length.
  */
+import { isSpace } from "./markdown-scan.ts";
 import { escapeText, inline, ZWSP } from "./mrkdwn-inline.ts";
 import { neutralizeMentions } from "./sanitize.ts";
 
@@ -303,9 +304,7 @@ const boldLine = (text: string): string => {
 };
 
 function blockLine(line: string): string {
-  // A line that starts with a letter is no heading, list item or rule.
-  const letter = line.charCodeAt(0) | 32; // lower case, for an ASCII letter
-  if (letter >= 97 && letter <= 122) return inline(line.trimEnd(), true);
+  if (!mayStartBlock(line.charCodeAt(0))) return inline(line.trimEnd(), true);
   const heading = headingOf(line);
   if (heading !== undefined) return boldLine(heading);
   const item = listItemOf(line);
@@ -313,6 +312,10 @@ function blockLine(line: string): string {
   if (isThematicBreak(line)) return RULE_OUT;
   return inline(line.trimEnd(), true);
 }
+
+/** Whether a line that starts with `c` may be a heading, a list item or a rule. */
+const mayStartBlock = (c: number): boolean =>
+  c === 35 || c === 42 || c === 43 || c === 45 || c === 95 || (c >= 48 && c <= 57) || isSpace(c);
 
 function isThematicBreak(line: string): boolean {
   const t = line.trim();
