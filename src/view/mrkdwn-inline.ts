@@ -80,7 +80,7 @@ function marker(kind: Kind, opener: boolean, strong: boolean): string {
 function tokenize(s: string, links: boolean, strong: boolean): Piece[] {
   const pieces: Piece[] = [];
   const code = codeSpans(s);
-  const next = links && /[[<]/.test(s) ? linkTables(s) : undefined;
+  const next = links && /[[<]/.test(s) ? new LinkTables(s) : undefined;
   let text = "";
   const flush = () => {
     if (text !== "") pieces.push(escapeText(text));
@@ -229,24 +229,42 @@ function codeSpans(s: string): CodeSpans {
   };
 }
 
-interface LinkTables {
-  readonly bracketClose: Int32Array;
-  readonly bracketOpen: Int32Array;
-  readonly parenClose: Int32Array;
-  readonly parenOpen: Int32Array;
-  readonly angleClose: Int32Array;
-  readonly space: Int32Array;
-}
+/** The next-position tables a line's links are read with, each built when first asked for. */
+class LinkTables {
+  readonly #s: string;
+  readonly #built = new Map<number, Int32Array>();
 
-function linkTables(s: string): LinkTables {
-  return {
-    bracketClose: nextTable(s, 93), // ]
-    bracketOpen: nextTable(s, 91), // [
-    parenClose: nextTable(s, 41), // )
-    parenOpen: nextTable(s, 40), // (
-    angleClose: nextTable(s, 62), // >
-    space: nextTable(s, 32, 9), // space, tab
-  };
+  constructor(s: string) {
+    this.#s = s;
+  }
+
+  #table(a: number, b = a): Int32Array {
+    let table = this.#built.get(a);
+    if (table === undefined) {
+      table = nextTable(this.#s, a, b);
+      this.#built.set(a, table);
+    }
+    return table;
+  }
+
+  get bracketClose(): Int32Array {
+    return this.#table(93); // ]
+  }
+  get bracketOpen(): Int32Array {
+    return this.#table(91); // [
+  }
+  get parenClose(): Int32Array {
+    return this.#table(41); // )
+  }
+  get parenOpen(): Int32Array {
+    return this.#table(40); // (
+  }
+  get angleClose(): Int32Array {
+    return this.#table(62); // >
+  }
+  get space(): Int32Array {
+    return this.#table(32, 9); // space, tab
+  }
 }
 
 const SAFE_URL = /^(?:https?:\/\/|mailto:)[^\s<>|]+$/i;
