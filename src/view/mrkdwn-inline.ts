@@ -1,8 +1,8 @@
 /**
  * The inline half of the Markdown → mrkdwn converter (mrkdwn.ts): one line's code spans, links,
- * emphasis and escapes. Linear in the line's length: code spans pair through per-length lists
- * of backtick runs, links look ahead through tables of next positions built once per line, and
- * emphasis pairs each closer with the latest opener of its kind in one pass.
+ * emphasis and escapes. Linear in the line's length: each run of backticks knows the next run
+ * as long (one pass), links look ahead through tables of next positions built at most once per
+ * line, and emphasis pairs each closer with the latest opener of its kind in one pass.
  */
 
 export const ZWSP = "\u200B";
@@ -94,7 +94,8 @@ function tokenize(s: string, links: boolean, strong: boolean): Piece[] {
       const run = code.run(i);
       const inner = s.slice(i + run, close);
       const body = (inner.includes("`") ? inner.replace(/`/g, "'") : inner).trim();
-      pieces.push(body === "" ? escapeText(s.slice(i, close + run)) : `\`${escapeText(body)}\``);
+      // An empty span is backticks around blanks: nothing in it to escape.
+      pieces.push(body === "" ? s.slice(i, close + run) : `\`${escapeText(body)}\``);
       i = close + run;
       continue;
     }
@@ -204,28 +205,21 @@ function codeSpans(s: string): CodeSpans {
   while (s.charCodeAt(end) === 96) end++;
   if (s.indexOf("`", end) < 0) return NO_CODE;
   const runs = new Int32Array(s.length); // at a run's start, its length
-  const byLength = new Map<number, number[]>();
-  for (let i = s.indexOf("`"); i >= 0; i = s.indexOf("`", i)) {
+  const closes = new Int32Array(s.length); // at a run's start, the next run as long (or 0)
+  const lastOfLength = new Map<number, number>();
+  for (let i = first; i >= 0; i = s.indexOf("`", i)) {
     let j = i + 1;
     while (s.charCodeAt(j) === 96) j++;
     runs[i] = j - i;
-    const list = byLength.get(j - i);
-    if (list) list.push(i);
-    else byLength.set(j - i, [i]);
+    const before = lastOfLength.get(j - i);
+    if (before !== undefined) closes[before] = i;
+    lastOfLength.set(j - i, i);
     i = j;
   }
-  const cursor = new Map<number, number>();
   return {
     run: (i) => runs[i] || 1,
-    get(i) {
-      const len = runs[i];
-      if (!len) return undefined;
-      const list = byLength.get(len) ?? [];
-      let k = cursor.get(len) ?? 0;
-      while (k < list.length && (list[k] ?? 0) <= i) k++;
-      cursor.set(len, k + 1); // the closer is used up either way
-      return list[k];
-    },
+    // The line is read forwards, so the next run as long is the closer (none at 0).
+    get: (i) => (runs[i] ? closes[i] || undefined : undefined),
   };
 }
 
