@@ -226,38 +226,34 @@ function codeSpans(s: string): CodeSpans {
 /** The next-position tables a line's links are read with, each built when first asked for. */
 class LinkTables {
   readonly #s: string;
-  readonly #built = new Map<number, Int32Array>();
+  #bracketClose?: Int32Array;
+  #bracketOpen?: Int32Array;
+  #parenClose?: Int32Array;
+  #parenOpen?: Int32Array;
+  #angleClose?: Int32Array;
+  #space?: Int32Array;
 
   constructor(s: string) {
     this.#s = s;
   }
 
-  #table(a: number, b = a): Int32Array {
-    let table = this.#built.get(a);
-    if (table === undefined) {
-      table = nextTable(this.#s, a, b);
-      this.#built.set(a, table);
-    }
-    return table;
-  }
-
   get bracketClose(): Int32Array {
-    return this.#table(93); // ]
+    return (this.#bracketClose ??= nextTable(this.#s, 93)); // ]
   }
   get bracketOpen(): Int32Array {
-    return this.#table(91); // [
+    return (this.#bracketOpen ??= nextTable(this.#s, 91)); // [
   }
   get parenClose(): Int32Array {
-    return this.#table(41); // )
+    return (this.#parenClose ??= nextTable(this.#s, 41)); // )
   }
   get parenOpen(): Int32Array {
-    return this.#table(40); // (
+    return (this.#parenOpen ??= nextTable(this.#s, 40)); // (
   }
   get angleClose(): Int32Array {
-    return this.#table(62); // >
+    return (this.#angleClose ??= nextTable(this.#s, 62)); // >
   }
   get space(): Int32Array {
-    return this.#table(32, 9); // space, tab
+    return (this.#space ??= nextTable(this.#s, 32, 9)); // space, tab
   }
 }
 
