@@ -90,12 +90,16 @@ function tokenize(s: string, links: boolean, strong: boolean): Piece[] {
     const c = s[i] ?? "";
     const close = code.get(i);
     if (close !== undefined) {
-      flush();
       const run = code.run(i);
       const inner = s.slice(i + run, close);
       const body = (inner.includes("`") ? inner.replace(/`/g, "'") : inner).trim();
-      // An empty span is backticks around blanks: nothing in it to escape.
-      pieces.push(body === "" ? s.slice(i, close + run) : `\`${escapeText(body)}\``);
+      if (body === "") {
+        // An empty span stays as written: backticks around blanks, text with nothing to escape.
+        text += s.slice(i, close + run);
+      } else {
+        flush();
+        pieces.push(`\`${escapeText(body)}\``);
+      }
       i = close + run;
       continue;
     }
