@@ -109,7 +109,7 @@ function tokenize(s: string, links: boolean, strong: boolean): Piece[] {
       i += run;
       continue;
     }
-    if (next && (c === "[" || c === "!" || c === "<")) {
+    if (next && (c === "[" || c === "<" || (c === "!" && s[i + 1] === "["))) {
       const link = linkAt(s, i, next, strong);
       if (link) {
         flush();
