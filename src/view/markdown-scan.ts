@@ -77,16 +77,33 @@ export function advanceFence(state: FenceState, text: string, start = 0, end = t
   }
 }
 
-/** A line that may be a fence (and a few that are not: `^` also follows "\r"). */
-const FENCE_START = /^ {0,3}(?:`{3}|~{3})/gm;
+/** Three backticks or tildes: where a fence line's marker may be. */
+const FENCE_RUN = /`{3}|~{3}/g;
+/** What `^` follows in a multiline regular expression. */
+const LINE_BREAK = /[\n\r\u2028\u2029]/g;
 
 /**
  * Where the first line at or after `from` that may be a fence starts (the text's length if
- * none). Every fence line is found; a caller checks that what it finds starts a line.
+ * none): `/^ {0,3}(?:`{3}|~{3})/gm` from `from` (so a few that are not: `^` also follows
+ * "\r"). Every fence line is found; a caller checks that what it finds starts a line. The
+ * search is for the marker, then back over its indent: searching for the line start would
+ * try every space of a page of spaces.
  */
 export function nextFenceLine(text: string, from: number): number {
-  FENCE_START.lastIndex = from;
-  return FENCE_START.exec(text)?.index ?? text.length;
+  for (let at = from; ;) {
+    FENCE_RUN.lastIndex = at;
+    const run = FENCE_RUN.exec(text)?.index;
+    if (run === undefined) return text.length;
+    let start = run;
+    while (start > from && run - start < 3 && text.charCodeAt(start - 1) === 32) start--;
+    const before = start === 0 ? 10 : text.charCodeAt(start - 1);
+    if (before === 10 || before === 13 || before === 0x2028 || before === 0x2029) return start;
+    // Not at a line start: no line before the next line break can be one.
+    LINE_BREAK.lastIndex = run;
+    const next = LINE_BREAK.exec(text)?.index;
+    if (next === undefined) return text.length;
+    at = next + 1;
+  }
 }
 
 /** The fence state after the lines of `text`, found by `nextFenceLine`. */
@@ -193,18 +210,31 @@ export function countMarkers(
       }
       into.ticks += 1; // the odd last one stays
     }
-    if (c === runOf) {
+    if (c !== runOf) {
+      if (runOf === 42) into.strong += run >> 1;
+      else if (runOf === 126) into.strike += run >> 1;
+      else if (runOf === 95) into.under += run >> 1;
+      runOf = c;
+      run = 0;
+    }
+    // A run of `*`, `~` or `_` in one search (a line of them is a megabyte long).
+    const rest = c === 42 ? STARS : c === 126 ? TILDE_RUN : c === 95 ? UNDERSCORES : undefined;
+    if (rest === undefined) {
       run++;
       continue;
     }
-    if (runOf === 42) into.strong += run >> 1;
-    else if (runOf === 126) into.strike += run >> 1;
-    else if (runOf === 95) into.under += run >> 1;
-    runOf = c;
-    run = 1;
+    rest.lastIndex = i;
+    rest.test(text);
+    const to = Math.min(rest.lastIndex, end);
+    run += to - i;
+    i = to - 1;
   }
   return into;
 }
+
+const STARS = /\*+/y;
+const TILDE_RUN = /~+/y;
+const UNDERSCORES = /_+/y;
 
 /** An image's "!" goes with its "[". */
 const withBang = (s: string, at: number) => (at > 0 && s.charCodeAt(at - 1) === 33 ? at - 1 : at);

@@ -151,8 +151,8 @@ function chooseCut(
   return { cut, fence: { open: fence.open, info: fence.info } };
 }
 
-/** A line end followed by a blank line (or by blanks to the end). */
-const BEFORE_BLANK = /\n[^\S\n]*(?:\n|$)/g;
+/** A blank other than a line break. */
+const BLANK = /[^\S\n]/g;
 
 /** The last line end at or after `min` that a blank line follows, or -1. */
 function lastBeforeBlank(text: string, min: number): number {
@@ -162,13 +162,20 @@ function lastBeforeBlank(text: string, min: number): number {
     if (blankFrom(text, nl + 1)) return nl;
     nl = text.lastIndexOf("\n", nl - 1);
   }
-  let last = -1;
-  BEFORE_BLANK.lastIndex = min;
-  for (let m = BEFORE_BLANK.exec(text); m; m = BEFORE_BLANK.exec(text)) {
-    last = m.index;
-    BEFORE_BLANK.lastIndex = m.index + 1;
+  // The last match of `/\n[^\S\n]*(?:\n|$)/g` from `min`: a line end followed by an empty
+  // line ("\n\n", or the end), or by a line of blanks, found from its first blank (at most one
+  // per line is looked at). Not trying every line end keeps a page of short lines cheap.
+  let last = text.endsWith("\n") ? text.length - 1 : text.lastIndexOf("\n\n");
+  BLANK.lastIndex = min + 1;
+  for (let m = BLANK.exec(text); m; m = BLANK.exec(text)) {
+    if (text.charCodeAt(m.index - 1) === 10 && blankFrom(text, m.index)) {
+      last = Math.max(last, m.index - 1);
+    }
+    const next = text.indexOf("\n", m.index);
+    if (next < 0) break;
+    BLANK.lastIndex = next + 1;
   }
-  return last;
+  return last >= min ? last : -1;
 }
 
 /** Whether the line of `text` from `start` is blank (or the text ends there). */

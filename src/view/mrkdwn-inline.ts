@@ -1,14 +1,16 @@
 /**
  * The inline half of the Markdown → mrkdwn converter (mrkdwn.ts): one line's code spans, links,
- * emphasis and escapes. Linear in the line's length: code spans pair through per-length lists
- * of backtick runs, links look ahead through tables of next positions built once per line, and
- * emphasis pairs each closer with the latest opener of its kind in one pass.
+ * emphasis and escapes. Linear in the line's length: each run of backticks knows the next run
+ * as long (one pass), links look ahead through tables of next positions built at most once per
+ * line, and emphasis pairs each closer with the latest opener of its kind in one pass.
  */
 
 export const ZWSP = "\u200B";
 
+/** One search first: most pieces of text (a word, a code span) have nothing to escape. */
+const TO_ESCAPE = /[&<>]/;
 export const escapeText = (s: string): string =>
-  s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+  TO_ESCAPE.test(s) ? s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;") : s;
 
 type Kind = "strong" | "em" | "strike" | "strongEm";
 interface Delim {
@@ -30,11 +32,15 @@ const PUNCT = /[!-/:-@[-`{-~]/;
 const isSpace = (c: string | undefined) => c === undefined || /\s/.test(c);
 const isWord = (c: string | undefined) => c !== undefined && /[\p{L}\p{N}]/u.test(c);
 
-/** Positions of the next occurrence of each of `chars` at or after each index. */
-function nextTable(s: string, chars: string): Int32Array {
-  const next = new Int32Array(s.length + 1).fill(-1);
+/** Positions of the next occurrence of the character `a` (or `b`) at or after each index. */
+function nextTable(s: string, a: number, b = a): Int32Array {
+  const next = new Int32Array(s.length + 1);
+  let at = -1;
+  next[s.length] = at;
   for (let i = s.length - 1; i >= 0; i--) {
-    next[i] = chars.includes(s[i] ?? "") ? i : (next[i + 1] ?? -1);
+    const c = s.charCodeAt(i);
+    if (c === a || c === b) at = i;
+    next[i] = at;
   }
   return next;
 }
@@ -42,6 +48,7 @@ function nextTable(s: string, chars: string): Int32Array {
 /** One line of Markdown inline text as mrkdwn; `strong: false` drops bold (a heading is bold). */
 export function inline(s: string, strong: boolean, links = true): string {
   const pieces = tokenize(s, links, strong);
+  if (pieces.length === 1 && typeof pieces[0] === "string") return pieces[0]; // plain text
   pair(pieces);
   let out = "";
   for (const p of pieces) {
@@ -73,7 +80,7 @@ function marker(kind: Kind, opener: boolean, strong: boolean): string {
 function tokenize(s: string, links: boolean, strong: boolean): Piece[] {
   const pieces: Piece[] = [];
   const code = codeSpans(s);
-  const next = links && /[[<]/.test(s) ? linkTables(s) : undefined;
+  const next = links && /[[<]/.test(s) ? new LinkTables(s) : undefined;
   let text = "";
   const flush = () => {
     if (text !== "") pieces.push(escapeText(text));
@@ -83,13 +90,16 @@ function tokenize(s: string, links: boolean, strong: boolean): Piece[] {
     const c = s[i] ?? "";
     const close = code.get(i);
     if (close !== undefined) {
-      flush();
       const run = code.run(i);
-      const body = s
-        .slice(i + run, close)
-        .replace(/`/g, "'")
-        .trim();
-      pieces.push(body === "" ? escapeText(s.slice(i, close + run)) : `\`${escapeText(body)}\``);
+      const inner = s.slice(i + run, close);
+      const body = (inner.includes("`") ? inner.replace(/`/g, "'") : inner).trim();
+      if (body === "") {
+        // An empty span stays as written: backticks around blanks, text with nothing to escape.
+        text += s.slice(i, close + run);
+      } else {
+        flush();
+        pieces.push(`\`${escapeText(body)}\``);
+      }
       i = close + run;
       continue;
     }
@@ -99,7 +109,7 @@ function tokenize(s: string, links: boolean, strong: boolean): Piece[] {
       i += run;
       continue;
     }
-    if (next && (c === "[" || c === "!" || c === "<")) {
+    if (next && (c === "[" || c === "<" || (c === "!" && s[i + 1] === "["))) {
       const link = linkAt(s, i, next, strong);
       if (link) {
         flush();
@@ -169,8 +179,9 @@ function delimiter(s: string, from: number, to: number, c: string): Delim | unde
 /** Pairs each closer with the latest open delimiter of its kind and character; linear. */
 function pair(pieces: Piece[]): void {
   const open = new Map<string, number>();
-  for (const [i, p] of pieces.entries()) {
-    if (typeof p === "string") continue;
+  for (let i = 0; i < pieces.length; i++) {
+    const p = pieces[i];
+    if (p === undefined || typeof p === "string") continue;
     const key = `${p.kind}${p.char}`;
     const o = open.get(key);
     if (p.canClose && o !== undefined) {
@@ -183,56 +194,71 @@ function pair(pieces: Piece[]): void {
   }
 }
 
+interface CodeSpans {
+  get(i: number): number | undefined;
+  run(i: number): number;
+}
+const NO_CODE: CodeSpans = { get: () => undefined, run: () => 1 };
+
 /** Code spans of a line: an opening run of backticks and the next run of the same length. */
-function codeSpans(s: string): { get(i: number): number | undefined; run(i: number): number } {
-  const runs = new Map<number, number>(); // start → length
-  const byLength = new Map<number, number[]>();
-  for (let i = 0; i < s.length;) {
-    if (s[i] !== "`") {
-      i++;
-      continue;
-    }
-    let j = i;
-    while (s[j] === "`") j++;
-    runs.set(i, j - i);
-    const list = byLength.get(j - i) ?? [];
-    list.push(i);
-    byLength.set(j - i, list);
+function codeSpans(s: string): CodeSpans {
+  // One run of backticks (or none) opens no span: it is text, read a backtick at a time.
+  const first = s.indexOf("`");
+  if (first < 0) return NO_CODE;
+  let end = first + 1;
+  while (s.charCodeAt(end) === 96) end++;
+  if (s.indexOf("`", end) < 0) return NO_CODE;
+  const runs = new Int32Array(s.length); // at a run's start, its length
+  const closes = new Int32Array(s.length); // at a run's start, the next run as long (or 0)
+  const lastOfLength = new Map<number, number>();
+  for (let i = first; i >= 0; i = s.indexOf("`", i)) {
+    let j = i + 1;
+    while (s.charCodeAt(j) === 96) j++;
+    runs[i] = j - i;
+    const before = lastOfLength.get(j - i);
+    if (before !== undefined) closes[before] = i;
+    lastOfLength.set(j - i, i);
     i = j;
   }
-  const cursor = new Map<number, number>();
   return {
-    run: (i) => runs.get(i) ?? 1,
-    get(i) {
-      const len = runs.get(i);
-      if (len === undefined) return undefined;
-      const list = byLength.get(len) ?? [];
-      let k = cursor.get(len) ?? 0;
-      while (k < list.length && (list[k] ?? 0) <= i) k++;
-      cursor.set(len, k + 1); // the closer is used up either way
-      return list[k];
-    },
+    run: (i) => runs[i] || 1,
+    // The line is read forwards, so the next run as long is the closer (none at 0).
+    get: (i) => (runs[i] ? closes[i] || undefined : undefined),
   };
 }
 
-interface LinkTables {
-  readonly bracketClose: Int32Array;
-  readonly bracketOpen: Int32Array;
-  readonly parenClose: Int32Array;
-  readonly parenOpen: Int32Array;
-  readonly angleClose: Int32Array;
-  readonly space: Int32Array;
-}
+/** The next-position tables a line's links are read with, each built when first asked for. */
+class LinkTables {
+  readonly #s: string;
+  #bracketClose?: Int32Array;
+  #bracketOpen?: Int32Array;
+  #parenClose?: Int32Array;
+  #parenOpen?: Int32Array;
+  #angleClose?: Int32Array;
+  #space?: Int32Array;
 
-function linkTables(s: string): LinkTables {
-  return {
-    bracketClose: nextTable(s, "]"),
-    bracketOpen: nextTable(s, "["),
-    parenClose: nextTable(s, ")"),
-    parenOpen: nextTable(s, "("),
-    angleClose: nextTable(s, ">"),
-    space: nextTable(s, " \t"),
-  };
+  constructor(s: string) {
+    this.#s = s;
+  }
+
+  get bracketClose(): Int32Array {
+    return (this.#bracketClose ??= nextTable(this.#s, 93)); // ]
+  }
+  get bracketOpen(): Int32Array {
+    return (this.#bracketOpen ??= nextTable(this.#s, 91)); // [
+  }
+  get parenClose(): Int32Array {
+    return (this.#parenClose ??= nextTable(this.#s, 41)); // )
+  }
+  get parenOpen(): Int32Array {
+    return (this.#parenOpen ??= nextTable(this.#s, 40)); // (
+  }
+  get angleClose(): Int32Array {
+    return (this.#angleClose ??= nextTable(this.#s, 62)); // >
+  }
+  get space(): Int32Array {
+    return (this.#space ??= nextTable(this.#s, 32, 9)); // space, tab
+  }
 }
 
 const SAFE_URL = /^(?:https?:\/\/|mailto:)[^\s<>|]+$/i;

@@ -12,6 +12,7 @@
  * over lines and one over each line's characters (every lookup ahead goes through a table of
  * positions built once per line), so its work is linear in the text's length.
  */
+import { isSpace } from "./markdown-scan.ts";
 import { escapeText, inline, ZWSP } from "./mrkdwn-inline.ts";
 import { neutralizeMentions } from "./sanitize.ts";
 
@@ -22,12 +23,12 @@ const MAX_COLUMN = 40;
 
 /** Slack mrkdwn for a Markdown text. */
 export function toMrkdwn(markdown: string): string {
-  const lines = markdown.split("\n").map((l) => (l.endsWith("\r") ? l.slice(0, -1) : l));
+  const { quoted, rests } = stripQuotes(markdown);
   const out: string[] = [];
   let fence: { char: string; length: number } | undefined;
-  for (let i = 0; i < lines.length; i++) {
-    const { quoted, rest } = stripQuote(lines[i] ?? "");
-    const prefix = quoted ? "> " : "";
+  for (let i = 0; i < rests.length; i++) {
+    const rest = rests[i] ?? "";
+    const prefix = quoted[i] === 1 ? "> " : "";
     if (fence) {
       const f = fenceOf(rest);
       if (f && f.char === fence.char && f.length >= fence.length && f.info.trim() === "") {
@@ -42,12 +43,12 @@ export function toMrkdwn(markdown: string): string {
       out.push(prefix + FENCE_OUT);
       continue;
     }
-    const next = i + 1 < lines.length ? stripQuote(lines[i + 1] ?? "").rest : undefined;
+    const next = rests[i + 1];
     if (next !== undefined && rest.includes("|") && isDelimiterRow(next)) {
       let end = i + 2;
       const rows = [cells(rest)];
-      for (; end < lines.length; end++) {
-        const row = stripQuote(lines[end] ?? "").rest;
+      for (; end < rests.length; end++) {
+        const row = rests[end] ?? "";
         if (row.trim() === "" || !row.includes("|")) break;
         rows.push(cells(row));
       }
@@ -55,7 +56,7 @@ export function toMrkdwn(markdown: string): string {
       i = end - 1;
       continue;
     }
-    if (next !== undefined && isParagraph(rest) && isSetextUnderline(next)) {
+    if (next !== undefined && isSetextUnderline(next) && isParagraph(rest)) {
       out.push(prefix + boldLine(rest.trim()));
       i++;
       continue;
@@ -63,7 +64,10 @@ export function toMrkdwn(markdown: string): string {
     out.push(prefix + blockLine(rest));
   }
   if (fence) out.push(FENCE_OUT); // an unclosed fence runs to the end, as in CommonMark
-  return neutralizeMentions(guard(out.join("\n")));
+  // Each output line is one line (no "\n"): guarded as it will be joined.
+  const state = { inCode: false };
+  for (let k = 0; k < out.length; k++) out[k] = guardLine(out[k] ?? "", state);
+  return neutralizeMentions(out.join("\n"));
 }
 
 /**
@@ -78,9 +82,12 @@ export function mrkdwnExcerpt(markdown: string, limit: number): string {
   if (cut < room / 2) cut = safeCut(full, room);
   // Cut inside a code span, what it held is formatted again: guard it once more.
   const head = guard(full.slice(0, cut).trimEnd());
+  // Lines that are "```" or "> ```" (found by their fence: most lines have none).
   let open = false;
-  for (const line of head.split("\n")) {
-    if (line === FENCE_OUT || line === `> ${FENCE_OUT}`) open = !open;
+  for (let at = head.indexOf(FENCE_OUT); at >= 0; at = head.indexOf(FENCE_OUT, at + 3)) {
+    const start = head.startsWith("> ", at - 2) ? at - 2 : at;
+    const lineStart = start === 0 || head.charCodeAt(start - 1) === 10;
+    if (lineStart && (at + 3 === head.length || head.charCodeAt(at + 3) === 10)) open = !open;
   }
   return `${head}${open ? `\n${FENCE_OUT}` : ""}\n…`;
 }
@@ -130,19 +137,28 @@ function safeCut(text: string, at: number): number {
   return Math.max(0, cut);
 }
 
-/** Leading `>` markers (any depth: mrkdwn quotes one level) and what follows them. */
-function stripQuote(line: string): { quoted: boolean; rest: string } {
-  let i = 0;
-  let quoted = false;
-  for (;;) {
-    let j = i;
-    while (j < line.length && j - i < 3 && line[j] === " ") j++;
-    if (line[j] !== ">") break;
-    quoted = true;
-    i = j + 1;
-    if (line[i] === " ") i++;
+/**
+ * Each line (a "\r" before its "\n" dropped) without its leading `>` markers (any depth:
+ * mrkdwn quotes one level), and whether it had any (1) or not (0).
+ */
+function stripQuotes(markdown: string): { quoted: Uint8Array; rests: string[] } {
+  const rests = markdown.split("\n");
+  const quoted = new Uint8Array(rests.length);
+  for (let k = 0; k < rests.length; k++) {
+    let line = rests[k] ?? "";
+    if (line.charCodeAt(line.length - 1) === 13) line = line.slice(0, -1);
+    let i = 0;
+    for (;;) {
+      let j = i;
+      while (j < line.length && j - i < 3 && line.charCodeAt(j) === 32) j++;
+      if (line.charCodeAt(j) !== 62) break; // >
+      quoted[k] = 1;
+      i = j + 1;
+      if (line.charCodeAt(i) === 32) i++;
+    }
+    rests[k] = i > 0 ? line.slice(i) : line;
   }
-  return { quoted, rest: quoted ? line.slice(i) : line };
+  return { quoted, rests };
 }
 
 function fenceOf(line: string): { char: string; length: number; info: string } | undefined {
@@ -162,15 +178,22 @@ const codeLine = (line: string): string => escapeText(line).replace(/```/g, `\`$
 function isDelimiterRow(line: string): boolean {
   let dash = false;
   let pipe = false;
-  for (const c of line) {
-    if (c === "-") dash = true;
-    else if (c === "|") pipe = true;
-    else if (c !== ":" && c !== " " && c !== "\t") return false;
+  for (let i = 0; i < line.length; i++) {
+    const c = line.charCodeAt(i);
+    if (c === 45)
+      dash = true; // -
+    else if (c === 124)
+      pipe = true; // |
+    else if (c !== 58 && c !== 32 && c !== 9) return false; // :, space, tab
   }
   return dash && pipe;
 }
 
-const isSetextUnderline = (line: string): boolean => /^ {0,3}(?:=+|-{2,})[ \t]*$/.test(line);
+/** `/^ {0,3}(?:=+|-{2,})[ \t]*$/`, searched only on a line that starts like one. */
+function isSetextUnderline(line: string): boolean {
+  const c = line.charCodeAt(0);
+  return (c === 32 || c === 61 || c === 45) && /^ {0,3}(?:=+|-{2,})[ \t]*$/.test(line);
+}
 
 function isParagraph(line: string): boolean {
   const t = line.trim();
@@ -281,6 +304,7 @@ const boldLine = (text: string): string => {
 };
 
 function blockLine(line: string): string {
+  if (!mayStartBlock(line.charCodeAt(0))) return inline(line.trimEnd(), true);
   const heading = headingOf(line);
   if (heading !== undefined) return boldLine(heading);
   const item = listItemOf(line);
@@ -288,6 +312,10 @@ function blockLine(line: string): string {
   if (isThematicBreak(line)) return RULE_OUT;
   return inline(line.trimEnd(), true);
 }
+
+/** Whether a line that starts with `c` may be a heading, a list item or a rule. */
+const mayStartBlock = (c: number): boolean =>
+  c === 35 || c === 42 || c === 43 || c === 45 || c === 95 || (c >= 48 && c <= 57) || isSpace(c);
 
 function isThematicBreak(line: string): boolean {
   const t = line.trim();
@@ -307,23 +335,31 @@ function isThematicBreak(line: string): boolean {
  * rule is broken the same way, so nothing reaches Slack as Markdown it would show raw.
  */
 function guard(text: string): string {
-  let inCode = false;
+  const state = { inCode: false };
   return text
     .split("\n")
-    .map((line) => {
-      const body = line.startsWith("> ") ? line.slice(2) : line;
-      if (body === FENCE_OUT) {
-        inCode = !inCode;
-        return line;
-      }
-      if (inCode) return line;
-      const lead = line.slice(0, line.length - body.length);
-      let fixed = body.replace(/(`[^`\n]+`)|\*(?=\*)/g, (m, code: string | undefined) =>
-        code === undefined ? `*${ZWSP}` : m,
-      );
-      if (/^ {0,3}#{1,6}(?:[ \t]|$)/.test(fixed)) fixed = `${ZWSP}${fixed}`;
-      if (isDelimiterRow(fixed)) fixed = RULE_OUT;
-      return lead + fixed;
-    })
+    .map((line) => guardLine(line, state))
     .join("\n");
+}
+
+/** `guard` of one line (no "\n"), after the lines before it left `state`. */
+function guardLine(line: string, state: { inCode: boolean }): string {
+  const body = line.startsWith("> ") ? line.slice(2) : line;
+  if (body === FENCE_OUT) {
+    state.inCode = !state.inCode;
+    return line;
+  }
+  if (state.inCode) return line;
+  // Without a star there is no "**" to break (a line of code spans: one call each).
+  let fixed = body.includes("*")
+    ? body.replace(/(`[^`\n]+`)|\*(?=\*)/g, (m, code: string | undefined) =>
+        code === undefined ? `*${ZWSP}` : m,
+      )
+    : body;
+  const first = fixed.charCodeAt(0);
+  if ((first === 32 || first === 35) && /^ {0,3}#{1,6}(?:[ \t]|$)/.test(fixed)) {
+    fixed = `${ZWSP}${fixed}`;
+  }
+  if (isDelimiterRow(fixed)) fixed = RULE_OUT;
+  return fixed === body ? line : line.slice(0, line.length - body.length) + fixed;
 }
