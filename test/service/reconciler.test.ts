@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { lastIndexOf, TextReconciler } from "../../src/service/reconciler.ts";
+import { settledRatio } from "../support/linear-time.ts";
 
 describe("text reconciliation across reconnections", () => {
   it("passes a first connection through", () => {
@@ -201,7 +202,9 @@ describe("text reconciliation costs the text's length, whatever the stream", () 
   const linear = (run: (n: number) => unknown) => {
     const n = 16_000;
     run(n); // warm-up
-    expect(fastest(() => run(4 * n)) / fastest(() => run(n))).toBeLessThanOrEqual(10);
+    // A ratio over 10 is measured twice more: a descheduled process is no complexity.
+    const ratio = settledRatio(() => fastest(() => run(4 * n)) / fastest(() => run(n)), 10);
+    expect(ratio).toBeLessThanOrEqual(10);
   };
 
   it("follows a replaying connection of one-character deltas in linear time", () => {
