@@ -117,11 +117,24 @@ export { mrkdwnText };
 const continued = (text: string): string =>
   `(continued)${text.startsWith("```") ? "\n" : " "}${text}`;
 
-/** A reason as mrkdwn after the status; one of several lines starts on its own (a code block). */
-function why(reason: string, limit: number): string {
-  const text = mrkdwnExcerpt(reason, limit);
+/** What an error says when its reason is missing, or converts to nothing (blank, "#"). */
+const SOMETHING_WRONG = "Something went wrong.";
+
+/**
+ * A reason as mrkdwn after the status; one of several lines starts on its own (a code block).
+ * Empty when the reason shows nothing.
+ */
+function why(reason: string | undefined, limit: number): string {
+  const text = reason === undefined ? "" : mrkdwnExcerpt(reason, limit);
+  if (text.trim() === "") return "";
   return text.includes("\n") ? `\n${text}` : ` ${text}`;
 }
+
+/** `:` and the reason, or nothing. */
+const because = (reason: string | undefined): string => {
+  const text = why(reason, 500);
+  return text === "" ? "" : `:${text}`;
+};
 
 function statusLine(view: RunView): string {
   const took = formatDuration(view.elapsedMs);
@@ -131,12 +144,18 @@ function statusLine(view: RunView): string {
     case "completed":
       return `:white_check_mark: Completed in ${took}`;
     case "failed":
-      return `:x: Failed after ${took}${view.reason ? `:${why(view.reason, 500)}` : ""}`;
+      return `:x: Failed after ${took}${because(view.reason)}`;
     case "stopped":
-      return `:black_square_for_stop: Stopped${view.stoppedBy ? ` by <@${view.stoppedBy}>` : ""} after ${took}${view.reason ? `:${why(view.reason, 500)}` : ""}`;
+      return `:black_square_for_stop: Stopped${view.stoppedBy ? ` by <@${view.stoppedBy}>` : ""} after ${took}${because(view.reason)}`;
     case "error":
-      return `:warning:${why(view.reason || "Something went wrong.", 1500)}`;
+      return `:warning:${why(view.reason, 1500) || ` ${SOMETHING_WRONG}`}`;
   }
+}
+
+/** A notification's text, never blank (an answer or a reason of empty headings shows none). */
+function notice(markdown: string, otherwise: string): string {
+  const text = notificationText(markdown, FALLBACK_CHARS);
+  return text.trim() === "" ? otherwise : text;
 }
 
 /** "Working…", or what the service says when it is not simply running ("Queued…"). */
@@ -183,7 +202,7 @@ export function renderRun(view: RunView, limit = MESSAGE_MARKDOWN_LIMIT): Messag
   const payloads: MessagePayload[] = parts.map((part, i) => ({
     text:
       i === 0
-        ? notificationText(part, FALLBACK_CHARS)
+        ? notice(part, statusFallback(view, status))
         : continued(notificationText(part, FALLBACK_CHARS)),
     blocks: [markdownBlock(part)],
   }));
@@ -254,7 +273,7 @@ export function renderRun(view: RunView, limit = MESSAGE_MARKDOWN_LIMIT): Messag
 /** The notification text of a message that carries only status (and files). */
 function statusFallback(view: RunView, status: string): string {
   return view.state === "error"
-    ? notificationText(view.reason || "Something went wrong.", FALLBACK_CHARS)
+    ? notice(view.reason ?? "", SOMETHING_WRONG)
     : status.replace(/^:[a-z_]+: /, "");
 }
 

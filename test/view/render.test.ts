@@ -218,6 +218,18 @@ describe("renderRun: the answer and its controls", () => {
     expect(markdownOf(p as MessagePayload)).toEqual([]);
   });
 
+  it("says something in every notification and status when the answer or reason converts to nothing (found by property testing)", () => {
+    // A blank reason, or a heading with no words, is no text in mrkdwn.
+    for (const reason of [" ", "#", "## \n#"]) {
+      const [p] = renderRun(run({ state: "error", reason }));
+      expect(p?.text).toBe("Something went wrong.");
+      expect(JSON.stringify(p?.blocks)).toContain(":warning: Something went wrong.");
+      expect(renderRun(run({ state: "failed", reason }))[0]?.text).toBe("Failed after 0s");
+    }
+    const [answer] = renderRun(run({ text: "#", state: "completed" }));
+    expect(answer?.text).toBe("Completed in 0s");
+  });
+
   it("repairs a half-streamed answer while running, and shows the final answer verbatim", () => {
     const half = "Here:\n```ts\nconst a = 1;";
     expect(
