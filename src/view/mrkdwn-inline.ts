@@ -5,12 +5,7 @@
  * line, and emphasis pairs each closer with the latest opener of its kind in one pass.
  */
 
-export const ZWSP = "\u200B";
-
-/** One search first: most pieces of text (a word, a code span) have nothing to escape. */
-const TO_ESCAPE = /[&<>]/;
-export const escapeText = (s: string): string =>
-  TO_ESCAPE.test(s) ? s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;") : s;
+import { escapeText, ZWSP } from "./sanitize.ts";
 
 type Kind = "strong" | "em" | "strike" | "strongEm";
 interface Delim {

@@ -13,8 +13,8 @@
  * positions built once per line), so its work is linear in the text's length.
  */
 import { isSpace } from "./markdown-scan.ts";
-import { escapeText, inline, ZWSP } from "./mrkdwn-inline.ts";
-import { neutralizeMentions } from "./sanitize.ts";
+import { inline } from "./mrkdwn-inline.ts";
+import { escapeText, neutralizeMentions, ZWSP } from "./sanitize.ts";
 
 const FENCE_OUT = "```";
 const RULE_OUT = "──────────";

@@ -4,7 +4,7 @@
  * @channel/@here/@everyone words are broken with a zero-width space. They still read the
  * same to a person; Slack no longer resolves them.
  */
-const ZWSP = "\u200B";
+export const ZWSP = "\u200B";
 
 export function neutralizeMentions(text: string): string {
   // Lookarounds and a replacement without groups: V8's fast path, even for a line of "<!".
@@ -13,9 +13,15 @@ export function neutralizeMentions(text: string): string {
     .replace(/(?<!\w)@(?=(?:channel|here|everyone)\b)/gi, `@${ZWSP}`);
 }
 
+/** One search first: most pieces of text (a word, a code span) have nothing to escape. */
+const TO_ESCAPE = /[&<>]/;
+
+/** Escapes `&`, `<` and `>`, which Slack mrkdwn reads as entities and links. */
+export const escapeText = (s: string): string =>
+  TO_ESCAPE.test(s) ? s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;") : s;
+
 /** Escapes text for Slack mrkdwn (section and context blocks) and neutralises mentions. */
-export const mrkdwnText = (s: string): string =>
-  neutralizeMentions(s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;"));
+export const mrkdwnText = (s: string): string => neutralizeMentions(escapeText(s));
 
 /**
  * Cuts a text to `n` characters with "…": never between the halves of an emoji (a lone
