@@ -39,15 +39,32 @@ export interface FeedbackRecorderOptions {
 export class FeedbackRecorder {
   readonly #o: FeedbackRecorderOptions;
   readonly #clock: Clock;
+  /** The latest click being recorded, per run (this instance's). */
+  readonly #writing = new Map<string, Promise<boolean>>();
 
   constructor(options: FeedbackRecorderOptions) {
     this.#o = options;
     this.#clock = options.clock ?? systemClock;
   }
 
-  /** Records a vote; false when the person had already given this one (nothing changed). */
-  async record(vote: FeedbackVote): Promise<boolean> {
+  /**
+   * Records a vote; false when the person had already given this one (nothing changed). The
+   * votes on one run are read, changed and written one click at a time (clicks at the same
+   * moment would otherwise each write the record they read, and keep only one vote).
+   */
+  record(vote: FeedbackVote): Promise<boolean> {
     const key = feedbackKey(vote.teamId, vote.ref.runId);
+    const before = this.#writing.get(key) ?? Promise.resolve(false);
+    const mine = before.catch(() => false).then(() => this.#record(key, vote));
+    this.#writing.set(key, mine);
+    const done = () => {
+      if (this.#writing.get(key) === mine) this.#writing.delete(key);
+    };
+    mine.then(done, done);
+    return mine;
+  }
+
+  async #record(key: string, vote: FeedbackVote): Promise<boolean> {
     const current = readRecord(await this.#o.records.getRecord(key));
     const votes = current?.votes ?? [];
     if (votes.some((v) => v.userId === vote.userId && v.kind === vote.kind)) return false;
