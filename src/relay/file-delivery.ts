@@ -43,25 +43,44 @@ export function uploadName(file: ResultFile): string {
   return ext ? `${name}.${ext}` : name;
 }
 
-/** The run's files with their bytes, as its web pages may load them. */
+/**
+ * The run's files as its web pages may load them. Each one's bytes are decoded when first read
+ * (the browser asks for it): a run with no page, or a page that loads little, decodes nothing
+ * or little more than its uploads did (a run's inline files may hold 200 MB).
+ */
 export function siteFiles(files: readonly ResultFile[]): SiteFile[] {
   return files.flatMap((f) => {
-    const bytes = decodeFile(f);
-    return bytes
-      ? [{ path: f.file_path || f.file_name, bytes, type: f.file_type ?? undefined }]
-      : [];
+    if (inlineEncoding(f) === undefined) return [];
+    let decoded: Buffer | undefined;
+    const file: SiteFile = {
+      path: f.file_path || f.file_name,
+      type: f.file_type ?? undefined,
+      get bytes() {
+        decoded ??= decodeFile(f) ?? Buffer.alloc(0);
+        return decoded;
+      },
+    };
+    return [file];
   });
+}
+
+/** How an inline file's content is encoded, or undefined when it holds no bytes to decode. */
+function inlineEncoding(file: ResultFile): "base64" | "utf8" | undefined {
+  if (file.included_inline === false || typeof file.content !== "string") return undefined;
+  const enc = (file.encoding ?? "").toLowerCase();
+  if (enc === "base64") return "base64";
+  if (enc === "utf-8" || enc === "utf8" || enc === "" || MIME_TEXT.test(file.file_type ?? "")) {
+    return "utf8";
+  }
+  return undefined;
 }
 
 /** Decodes an inline file from the service into the exact bytes it stands for. */
 export function decodeFile(file: ResultFile): Buffer | undefined {
-  if (file.included_inline === false || typeof file.content !== "string") return undefined;
-  const enc = (file.encoding ?? "").toLowerCase();
-  if (enc === "base64") return Buffer.from(file.content, "base64");
-  if (enc === "utf-8" || enc === "utf8" || enc === "" || MIME_TEXT.test(file.file_type ?? "")) {
-    return Buffer.from(file.content, "utf8");
-  }
-  return undefined;
+  const enc = inlineEncoding(file);
+  return enc === undefined || typeof file.content !== "string"
+    ? undefined
+    : Buffer.from(file.content, enc);
 }
 
 /** What to upload, and what the answer says about each file (each file id once). */
