@@ -48,7 +48,11 @@ describe("the OAuth state", () => {
       InvalidStateError,
     );
     const state = await store.generateStateParam(options, new Date());
-    const altered = `${state.slice(0, -2)}${state.endsWith("A") ? "B" : "A"}${state.slice(-1)}`;
+    // One character changed for another (never for itself: that made this case fail whenever
+    // the state's last-but-one character happened to be the replacement).
+    const at = state.length - 2;
+    const altered = `${state.slice(0, at)}${state[at] === "A" ? "B" : "A"}${state.slice(at + 1)}`;
+    expect(altered).not.toBe(state);
     await expect(store.verifyStateParam(new Date(), altered)).rejects.toBeInstanceOf(
       InvalidStateError,
     );
