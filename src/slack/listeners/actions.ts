@@ -16,6 +16,12 @@ const ActionBody = z.object({
   actions: z.array(z.object({ action_id: z.string(), value: z.string().optional() })).min(1),
 });
 
+/** Whether a button was pressed in `channelId` (or where Slack names no channel). */
+function pressedIn(body: z.infer<typeof ActionBody>, channelId: string): boolean {
+  const where = body.channel?.id ?? body.container?.channel_id;
+  return where === undefined || where === channelId;
+}
+
 export function register(app: App, deps: ListenerDeps): void {
   const { coordinator } = deps;
   app.action(STOP_ACTION_ID, async ({ ack, body, respond, context }) => {
@@ -24,10 +30,7 @@ export function register(app: App, deps: ListenerDeps): void {
     const parsed = ActionBody.safeParse(body);
     const ref = parsed.success ? decodeStopValue(parsed.data.actions[0]?.value) : undefined;
     // The button must be pressed where its run is: a value copied elsewhere stops nothing.
-    const where = parsed.success
-      ? (parsed.data.channel?.id ?? parsed.data.container?.channel_id)
-      : undefined;
-    if (!parsed.success || !ref || (where !== undefined && where !== ref.channelId)) {
+    if (!parsed.success || !ref || !pressedIn(parsed.data, ref.channelId)) {
       await tell("That Stop button is not valid any more.");
       return;
     }
@@ -48,10 +51,7 @@ export function register(app: App, deps: ListenerDeps): void {
     const parsed = ActionBody.safeParse(body);
     const vote = parsed.success ? decodeFeedbackValue(parsed.data.actions[0]?.value) : undefined;
     // Counted where its answer is: a value copied into another channel counts for nothing.
-    const where = parsed.success
-      ? (parsed.data.channel?.id ?? parsed.data.container?.channel_id)
-      : undefined;
-    if (!parsed.success || !vote || (where !== undefined && where !== vote.ref.channelId)) {
+    if (!parsed.success || !vote || !pressedIn(parsed.data, vote.ref.channelId)) {
       await tell("Those feedback buttons are not valid any more.");
       return;
     }
