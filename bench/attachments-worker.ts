@@ -8,8 +8,8 @@
 import { parseArgs } from "node:util";
 import { WebClient } from "@slack/web-api";
 import { request } from "undici";
-import { gatherAttachments } from "../src/relay/attachments.ts";
-import type { SlackFileRef } from "../src/relay/ports.ts";
+import { gatherAttachments } from "../src/threads/attachments.ts";
+import type { SlackFileRef } from "../src/runs/ports.ts";
 import { createTaskServiceClient } from "../src/service/client.ts";
 import { fileFromBytes, type UploadFile } from "../src/service/multipart.ts";
 import { fileOrigins, slackFileSource } from "../src/slack/file-source.ts";

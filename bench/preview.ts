@@ -17,7 +17,7 @@ import { createLogger } from "../src/log.ts";
 import { ChromiumPreviews } from "../src/preview/chromium.ts";
 import { findBrowser } from "../src/preview/find-browser.ts";
 import { sandboxAllowed } from "../src/preview/index.ts";
-import type { SiteFile } from "../src/relay/ports.ts";
+import type { SiteFile } from "../src/runs/ports.ts";
 import { generateFiles } from "../src/simulator/files.ts";
 
 const { values } = parseArgs({ options: { pages: { type: "string", default: "15" } } });

@@ -8,10 +8,10 @@ import type { Logger } from "pino";
 import { Agent } from "undici";
 import type { Config } from "./config.ts";
 import { createPrometheusMetrics, type PrometheusMetrics } from "./metrics.ts";
-import type { Preferences } from "./relay/preferences.ts";
-import { Relay, type RelayOptions } from "./relay/relay.ts";
-import { Resumer } from "./relay/resumer.ts";
-import { type CoordinatorOptions, TaskCoordinator } from "./relay/coordinator.ts";
+import type { Preferences } from "./threads/preferences.ts";
+import { Relay, type RelayOptions } from "./runs/relay.ts";
+import { Resumer } from "./runs/resumer.ts";
+import { type CoordinatorOptions, TaskCoordinator } from "./threads/coordinator.ts";
 import {
   createTaskServiceClient,
   type ServiceResponseInfo,
@@ -31,7 +31,7 @@ import { runIndexTtlMs } from "./store/run-index.ts";
 import type * as RedisStoreModule from "./store/redis.ts";
 import type { ThreadStore } from "./store/types.ts";
 import { serviceKeyStoreFor } from "./store/service-keys.ts";
-import { keySupplier } from "./relay/service-key.ts";
+import { keySupplier } from "./service-key.ts";
 import { withDeadline } from "./util/deadline.ts";
 import { StartupError } from "./util/startup-error.ts";
 import { verifySlack } from "./slack/startup-check.ts";

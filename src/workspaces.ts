@@ -4,7 +4,7 @@
  * task service client for its account. Made on first use and kept while the process runs.
  */
 import type { WebClient } from "@slack/web-api";
-import type { SlackWriter, TaskService, Workspaces } from "./relay/ports.ts";
+import type { SlackWriter, TaskService, Workspaces } from "./runs/ports.ts";
 import { scheduledWriter } from "./slack/scheduled-writer.ts";
 import type { SlackScheduler } from "./slack/scheduler/index.ts";
 import { webClientWriter } from "./slack/web-writer.ts";

@@ -16,7 +16,7 @@ import type {
   Page,
   Route,
 } from "playwright-core";
-import type { PagePreviews, SiteFile, UploadItem } from "../relay/ports.ts";
+import type { PagePreviews, SiteFile, UploadItem } from "../runs/ports.ts";
 import { withDeadline } from "../util/deadline.ts";
 import { Slots } from "./slots.ts";
 import {

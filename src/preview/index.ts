@@ -6,7 +6,7 @@
  */
 import type { Logger } from "pino";
 import type { PreviewConfig } from "../config-features.ts";
-import type { PagePreviews } from "../relay/ports.ts";
+import type { PagePreviews } from "../runs/ports.ts";
 import { ChromiumPreviews } from "./chromium.ts";
 import { findBrowser } from "./find-browser.ts";
 

@@ -3,7 +3,7 @@
  * file a request of a page stands for, what the images are called.
  */
 import { posix } from "node:path";
-import type { SiteFile } from "../relay/ports.ts";
+import type { SiteFile } from "../runs/ports.ts";
 import { truncate } from "../view/sanitize.ts";
 
 /** The origin the pages are loaded from: a reserved name (RFC 2606) no network can answer. */

@@ -9,7 +9,7 @@ import type { Logger } from "pino";
 import type { Config } from "../config.ts";
 import { FeedbackRecorder } from "../feedback/feedback.ts";
 import { type AppMetrics, noMetrics } from "../metrics.ts";
-import type { TaskCoordinator } from "../relay/coordinator.ts";
+import type { TaskCoordinator } from "../threads/coordinator.ts";
 import type { ThreadStore } from "../store/types.ts";
 import type { Outbound } from "../util/proxy.ts";
 import { sealingKeys } from "../util/secret-box.ts";

@@ -3,7 +3,7 @@
  * settings`; and whether a person is in it (conversations.members), before a task is posted there.
  */
 import type { WebClient } from "@slack/web-api";
-import type { ChannelDirectory } from "../relay/preferences.ts";
+import type { ChannelDirectory } from "../threads/preferences.ts";
 import type { BotTokens } from "./workspace-tokens.ts";
 import { slackErrorCode } from "../view/errors.ts";
 

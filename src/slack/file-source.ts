@@ -10,7 +10,7 @@ import {
   type OpenedFile,
   type SlackFileRef,
   type SlackFileSource,
-} from "../relay/ports.ts";
+} from "../threads/ports.ts";
 
 /** Where Slack serves `url_private_download` (Slack's "Working with files" page). */
 export const SLACK_FILE_HOST = "https://files.slack.com";

@@ -5,8 +5,8 @@
  */
 import type { WebClient } from "@slack/web-api";
 import type { Logger } from "pino";
-import type { HomeRefresher } from "../relay/ports.ts";
-import type { Preferences } from "../relay/preferences.ts";
+import type { HomeRefresher } from "../threads/ports.ts";
+import type { Preferences } from "../threads/preferences.ts";
 import { type Clock, systemClock } from "../util/clock.ts";
 import { renderHome } from "../view/home.ts";
 import type { AdminHome } from "../view/usage-policy.ts";

@@ -5,7 +5,7 @@
  * `rejectRateLimitedCalls: true`, so that 429s reach the scheduler instead of WebClient's queue.
  */
 import type { ScheduleOptions, SlackScheduler } from "./scheduler/index.ts";
-import type { SlackWriter, UploadItem } from "../relay/ports.ts";
+import type { SlackWriter, UploadItem } from "../runs/ports.ts";
 
 /** Files per filesUploadV2 call, as webClientWriter batches them. */
 const UPLOAD_BATCH = 10;

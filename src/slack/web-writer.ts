@@ -3,7 +3,7 @@
  * against a local Slack Web API server.
  */
 import type { WebClient } from "@slack/web-api";
-import type { Person, SlackWriter, StreamStep, UploadItem } from "../relay/ports.ts";
+import type { Person, SlackWriter, StreamStep, UploadItem } from "../runs/ports.ts";
 import type { MessagePayload } from "../view/render.ts";
 
 const UPLOAD_BATCH = 10;

@@ -7,7 +7,7 @@
 import fc from "fast-check";
 import { pino } from "pino";
 import { describe } from "vitest";
-import { Preferences, RECENT_TASKS_SHOWN } from "../../src/relay/preferences.ts";
+import { Preferences, RECENT_TASKS_SHOWN } from "../../src/threads/preferences.ts";
 import { createMemoryStore } from "../../src/store/memory.ts";
 import type { RecentTaskStatus, TaskDefaults } from "../../src/store/types.ts";
 import { renderDefaultsModal, summarizeDefaults } from "../../src/view/defaults.ts";

@@ -10,7 +10,7 @@ import {
   OPTION_KEYS,
   parsePrompt,
   type TaskOptions,
-} from "../../src/relay/options.ts";
+} from "../../src/threads/options.ts";
 import { inline } from "./arbitraries.ts";
 import { fuzz } from "./fuzz.ts";
 

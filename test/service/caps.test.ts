@@ -4,8 +4,8 @@
  * with a line saying where the rest is, and a run uploads at most 20 files (the rest listed).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { planFiles } from "../../src/relay/file-delivery.ts";
-import { capAnswer, MAX_ANSWER_CHARS } from "../../src/relay/run-state.ts";
+import { planFiles } from "../../src/runs/file-delivery.ts";
+import { capAnswer, MAX_ANSWER_CHARS } from "../../src/runs/run-state.ts";
 import { createTaskServiceClient } from "../../src/service/client.ts";
 import { TaskServiceError } from "../../src/service/errors.ts";
 import { parseSse } from "../../src/service/stream.ts";

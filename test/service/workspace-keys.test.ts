@@ -5,7 +5,7 @@
  * sent, and `checkKey` tells a refused key (401) from a valid one and from an unreachable service.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { keySupplier } from "../../src/relay/service-key.ts";
+import { keySupplier } from "../../src/service-key.ts";
 import { createTaskServiceClient } from "../../src/service/client.ts";
 import {
   ServiceKeyMissingError,

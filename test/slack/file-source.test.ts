@@ -5,7 +5,7 @@
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { FileUnavailableError } from "../../src/relay/ports.ts";
+import { FileUnavailableError } from "../../src/threads/ports.ts";
 import { fileOrigins, slackFileSource } from "../../src/slack/file-source.ts";
 
 const TOKEN = "xoxb-file-source-test-token";

@@ -4,7 +4,7 @@
  */
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
-import { TaskCoordinator } from "../../src/relay/coordinator.ts";
+import { TaskCoordinator } from "../../src/threads/coordinator.ts";
 import { HomeTab } from "../../src/slack/home-tab.ts";
 import { createMemoryStore } from "../../src/store/memory.ts";
 import { validateView } from "../../tools/local-slack/index.ts";

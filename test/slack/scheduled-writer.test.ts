@@ -10,7 +10,7 @@ import type { MessagePayload } from "../../src/view/render.ts";
 import { scheduledWriter } from "../../src/slack/scheduled-writer.ts";
 import { silentLogger } from "../support/silent-logger.ts";
 import { type Clock, SlackScheduler } from "../../src/slack/scheduler/index.ts";
-import type { SlackWriter } from "../../src/relay/ports.ts";
+import type { SlackWriter } from "../../src/runs/ports.ts";
 import { webClientWriter } from "../../src/slack/web-writer.ts";
 import {
   type LocalSlack,

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { createLogger } from "../../src/log.ts";
-import type { ThreadMessage } from "../../src/relay/ports.ts";
+import type { ThreadMessage } from "../../src/threads/ports.ts";
 import { ThreadUnreadable, withThreadContext } from "../../src/thread-context/compose.ts";
 import { plainText, renderThread } from "../../src/thread-context/render.ts";
 import { FakeThreadHistory } from "../support/fakes/thread-history.ts";

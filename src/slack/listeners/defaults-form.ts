@@ -4,7 +4,7 @@
  */
 import type { AllMiddlewareArgs } from "@slack/bolt";
 import { z } from "zod";
-import type { TaskOptions } from "../../relay/options.ts";
+import type { TaskOptions } from "../../threads/options.ts";
 import type { TaskDefaults } from "../../store/types.ts";
 import { DEFAULTS_FIELD, NO_DEFAULT, renderDefaultsModal } from "../../view/defaults.ts";
 import type { ListenerDeps } from "./surface.ts";

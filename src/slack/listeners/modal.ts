@@ -5,7 +5,7 @@
  */
 import type { AllMiddlewareArgs, App } from "@slack/bolt";
 import { z } from "zod";
-import type { TaskOptions } from "../../relay/options.ts";
+import type { TaskOptions } from "../../threads/options.ts";
 import {
   ASK_SHORTCUT,
   FIELD,

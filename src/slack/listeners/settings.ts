@@ -4,7 +4,7 @@
  * again who submits, and tells the channel's defaults privately.
  */
 import type { AllMiddlewareArgs, App } from "@slack/bolt";
-import type { TellUser } from "../../relay/coordinator.ts";
+import type { TellUser } from "../../threads/coordinator.ts";
 import { CHANNEL_SETTINGS_VIEW, summarizeDefaults } from "../../view/defaults.ts";
 import { DefaultsSubmission, openDefaultsModal, readDefaults } from "./defaults-form.ts";
 import { authorisedTeam, type ListenerDeps } from "./surface.ts";

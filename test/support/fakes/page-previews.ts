@@ -2,7 +2,7 @@
  * PagePreviews for unit tests: no browser. Each page among the files (the same choice as the
  * real one makes) gets one "image" whose bytes name the page and the files it could load.
  */
-import type { PagePreviews, SiteFile, UploadItem } from "../../../src/relay/ports.ts";
+import type { PagePreviews, SiteFile, UploadItem } from "../../../src/runs/ports.ts";
 import { pagesOf, previewNames, siteOf } from "../../../src/preview/site.ts";
 
 export class FakePagePreviews implements PagePreviews {

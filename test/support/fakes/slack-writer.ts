@@ -3,7 +3,7 @@
  * Slack scheduler, it keeps only the latest waiting edit of each message and renders it when
  * it is "sent": here, when the test calls `flush()` (as a budget refill would).
  */
-import type { SlackWriter, UploadItem } from "../../../src/relay/ports.ts";
+import type { SlackWriter, UploadItem } from "../../../src/runs/ports.ts";
 import type { MessagePayload } from "../../../src/view/render.ts";
 
 export interface ShownMessage {

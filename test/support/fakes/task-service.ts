@@ -2,7 +2,7 @@
  * A scripted task service for unit tests: each run's stream is a list of events the test
  * releases step by step, and its final result is what the test says.
  */
-import type { TaskService } from "../../../src/relay/ports.ts";
+import type { TaskService } from "../../../src/runs/ports.ts";
 import type { ResultFile, TaskResult } from "../../../src/service/schemas.ts";
 import type { StreamEvent } from "../../../src/service/stream.ts";
 

@@ -2,7 +2,7 @@
  * ThreadHistory for unit tests: threads kept in memory by channel and ts, read as the Slack one
  * reads them (earlier messages only, the newest `limit` kept), or refused with a given error.
  */
-import type { ThreadHistory, ThreadMessage } from "../../../src/relay/ports.ts";
+import type { ThreadHistory, ThreadMessage } from "../../../src/threads/ports.ts";
 
 export class FakeThreadHistory implements ThreadHistory {
   readonly threads = new Map<string, ThreadMessage[]>();

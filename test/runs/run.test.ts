@@ -6,7 +6,7 @@
  */
 import { pino } from "pino";
 import { beforeEach, describe, expect, it } from "vitest";
-import { Relay, type RunOutcome } from "../../src/relay/relay.ts";
+import { Relay, type RunOutcome } from "../../src/runs/relay.ts";
 import { TaskServiceError } from "../../src/service/errors.ts";
 import { createMemoryStore } from "../../src/store/memory.ts";
 import type { ThreadStore } from "../../src/store/types.ts";

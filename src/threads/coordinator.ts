@@ -19,7 +19,7 @@ import type {
 } from "./ports.ts";
 import type { ThreadContextConfig } from "../config-features.ts";
 import { type ChannelDirectory, Preferences } from "./preferences.ts";
-import type { RunOutcome } from "./relay.ts";
+import type { RunOutcome } from "../runs/relay.ts";
 import {
   checkTaskText,
   claimDelivery,

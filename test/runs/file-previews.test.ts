@@ -3,7 +3,7 @@
  * them inline by, and the pictures of its web pages go up beside them, once, even on resume.
  */
 import { describe, expect, it } from "vitest";
-import { deliverFiles, uploadName } from "../../src/relay/file-delivery.ts";
+import { deliverFiles, uploadName } from "../../src/runs/file-delivery.ts";
 import type { ResultFile } from "../../src/service/schemas.ts";
 import type { RunRecord } from "../../src/store/types.ts";
 import { createLogger } from "../../src/log.ts";

@@ -5,11 +5,16 @@
 import fc from "fast-check";
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
-import { gatherAttachments, selectAttachments } from "../../src/relay/attachments.ts";
-import { TaskCoordinator } from "../../src/relay/coordinator.ts";
+import { gatherAttachments, selectAttachments } from "../../src/threads/attachments.ts";
+import { TaskCoordinator } from "../../src/threads/coordinator.ts";
 import { createMemoryStore } from "../../src/store/memory.ts";
 import { LIMITS } from "../../src/service/limits.ts";
-import { FakeFiles, FakeRelay, FakeService, RecordingWriter } from "./fakes.ts";
+import {
+  FakeFiles,
+  FakeRelay,
+  FakeService,
+  RecordingWriter,
+} from "../support/fakes/relay-fakes.ts";
 import { oneWorkspace } from "../support/fakes/workspaces.ts";
 
 const MB = 2 ** 20;

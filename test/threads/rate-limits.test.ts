@@ -3,7 +3,7 @@
  * minute; the refusal says when to try again, and the next minute starts afresh.
  */
 import { describe, expect, it } from "vitest";
-import { takeRateSlot } from "../../src/relay/rate-limits.ts";
+import { takeRateSlot } from "../../src/threads/rate-limits.ts";
 import { createMemoryStore } from "../../src/store/memory.ts";
 
 const limits = { perUserPerMinute: 3, perChannelPerMinute: 5 };

@@ -5,14 +5,19 @@
  */
 import { pino } from "pino";
 import { beforeEach, describe, expect, it } from "vitest";
-import { TaskCoordinator } from "../../src/relay/coordinator.ts";
-import type { UploadItem } from "../../src/relay/ports.ts";
-import { VIEW_LOADS_PER_MIN } from "../../src/relay/thread-views.ts";
+import { TaskCoordinator } from "../../src/threads/coordinator.ts";
+import type { UploadItem } from "../../src/runs/ports.ts";
+import { VIEW_LOADS_PER_MIN } from "../../src/threads/thread-views.ts";
 import type { ResultFile } from "../../src/service/schemas.ts";
 import { createMemoryStore } from "../../src/store/memory.ts";
 import type { SlackThreadKey } from "../../src/store/types.ts";
 import { oneWorkspace } from "../support/fakes/workspaces.ts";
-import { FakeFiles, FakeRelay, FakeService, RecordingWriter } from "./fakes.ts";
+import {
+  FakeFiles,
+  FakeRelay,
+  FakeService,
+  RecordingWriter,
+} from "../support/fakes/relay-fakes.ts";
 
 /** Slack's side of uploads: what reached each thread, by file name. */
 class UploadingWriter extends RecordingWriter {

@@ -5,10 +5,10 @@
  */
 import { pino } from "pino";
 import { beforeEach, describe, expect, it } from "vitest";
-import { Relay, type RunOutcome, type RunTarget } from "../../src/relay/relay.ts";
-import { Resumer } from "../../src/relay/resumer.ts";
-import { LeaseKeeper } from "../../src/relay/lease-keeper.ts";
-import type { TaskService } from "../../src/relay/ports.ts";
+import { Relay, type RunOutcome, type RunTarget } from "../../src/runs/relay.ts";
+import { Resumer } from "../../src/runs/resumer.ts";
+import { LeaseKeeper } from "../../src/runs/lease-keeper.ts";
+import type { TaskService } from "../../src/runs/ports.ts";
 import { createMemoryStore } from "../../src/store/memory.ts";
 import type { ThreadStore } from "../../src/store/types.ts";
 import { FakeClock } from "../support/fake-clock.ts";

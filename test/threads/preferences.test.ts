@@ -4,7 +4,7 @@
  */
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
-import { Preferences } from "../../src/relay/preferences.ts";
+import { Preferences } from "../../src/threads/preferences.ts";
 import { createMemoryStore } from "../../src/store/memory.ts";
 
 function preferences(opts: { anyone?: boolean; admins?: string[]; creator?: string } = {}) {

@@ -12,7 +12,7 @@ import { describeServiceError } from "../view/errors.ts";
 import { USAGE } from "../view/render.ts";
 import { truncate } from "../view/sanitize.ts";
 import { type Attachments, brokenFileReason, readAttachments } from "./attachments.ts";
-import { openRun, PromptNotPosted, recordRunning } from "./opening.ts";
+import { openRun, PromptNotPosted, recordRunning } from "../runs/opening.ts";
 import { type TaskOptions, toCreateInput } from "./options.ts";
 import type { TaskDefaultsUsed } from "./preferences.ts";
 import type { NewTask, TellUser } from "./requests.ts";

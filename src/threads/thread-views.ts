@@ -11,7 +11,7 @@ import { renderContinued } from "../view/render.ts";
 import { mrkdwnText } from "../view/sanitize.ts";
 import { FILES_PAGE_SIZE, HISTORY_PAGE_SIZE, type Paging } from "../view/task-views.ts";
 import { PerKeyThrottle } from "../util/throttle.ts";
-import { decodeFile, safeFileName } from "./file-delivery.ts";
+import { decodeFile, safeFileName } from "../runs/file-delivery.ts";
 import type { ThreadRef } from "./ports.ts";
 import type { ThreadReply } from "./requests.ts";
 import type { CoordinatorDeps } from "./task-context.ts";

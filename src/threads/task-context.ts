@@ -17,7 +17,7 @@ import type {
 import type { PeoplePolicy } from "./policy.ts";
 import type { Preferences } from "./preferences.ts";
 import type { RateLimits } from "./rate-limits.ts";
-import type { Relay, ReservationNote } from "./relay.ts";
+import type { Relay, ReservationNote } from "../runs/relay.ts";
 import type { GroupMembers, ServiceAlerts } from "./usage-policy.ts";
 
 /** The part of the relay the coordinator uses. */

@@ -3,8 +3,8 @@
  * the store), else the app's TASK_API_KEY, else none; asked for at each request, so a key an
  * admin changes applies to the next call. Pure apart from reading the store.
  */
-import { ServiceKeyMissingError, ServiceKeyUnreadableError } from "../service/errors.ts";
-import type { ServiceKeyStore } from "../store/service-keys.ts";
+import { ServiceKeyMissingError, ServiceKeyUnreadableError } from "./service/errors.ts";
+import type { ServiceKeyStore } from "./store/service-keys.ts";
 
 /**
  * The key supplier for one workspace (the service client's `apiKey`). A stored key that can no

@@ -10,11 +10,11 @@ import {
   type SlackFileSource,
   type SlackWriter,
   type TaskService,
-} from "../../src/relay/ports.ts";
-import type { UploadFile } from "../../src/service/multipart.ts";
-import type { ReservationNote, RunTarget } from "../../src/relay/relay.ts";
-import type { RelayControl } from "../../src/relay/task-context.ts";
-import type { MessagePayload } from "../../src/view/render.ts";
+} from "../../../src/threads/ports.ts";
+import type { UploadFile } from "../../../src/service/multipart.ts";
+import type { ReservationNote, RunTarget } from "../../../src/runs/relay.ts";
+import type { RelayControl } from "../../../src/threads/task-context.ts";
+import type { MessagePayload } from "../../../src/view/render.ts";
 
 const unused = (what: string) => () => {
   throw new Error(`${what} is not used by the coordinator`);

@@ -13,15 +13,15 @@ import {
   type ThreadRecord,
 } from "../store/types.ts";
 import { describeServiceError } from "../view/errors.ts";
-import { clearWorking } from "./agent-status.ts";
+import { clearWorking } from "../runs/agent-status.ts";
 import { brokenFileReason, NO_ATTACHMENTS, readAttachments } from "./attachments.ts";
 import { personRefusal } from "./policy.ts";
 import { takeRateSlot } from "./rate-limits.ts";
 import { usageRefusal } from "./usage-policy.ts";
 import { notForFollowUps, parsePrompt } from "./options.ts";
-import type { RunOutcome } from "./relay.ts";
+import type { RunOutcome } from "../runs/relay.ts";
 import type { ThreadReply } from "./requests.ts";
-import { openRun, recordRunning } from "./opening.ts";
+import { openRun, recordRunning } from "../runs/opening.ts";
 import { stopStarted } from "./stop.ts";
 import { type CoordinatorDeps, noteReservation, showStartError } from "./task-context.ts";
 

@@ -1,8 +1,9 @@
 /**
- * The relay's ports: everything the relay and the coordinator need from the outside (Slack,
- * the task service, the store, time), declared here so that those sides depend on the relay's
- * needs and not the other way round. Implementations satisfy these structurally: the
- * WebClient writer in src/slack/, the service client in src/service/, the stores in src/store/.
+ * The ports of runs (and of the threads above them): what showing a run needs from the outside
+ * (Slack, the task service, the store, time), declared here so that those sides depend on these
+ * needs and not the other way round. Implementations satisfy these structurally: the WebClient
+ * writer in src/slack/, the service client in src/service/, the stores in src/store/. What only
+ * threads need (attachments, App Home, thread history) is in src/threads/ports.ts.
  */
 import type { TaskService, ThreadRef } from "../service/client.ts";
 import type { PreferenceStore, RunStore, SlackFileRef, ThreadStore } from "../store/types.ts";
@@ -10,11 +11,6 @@ import type { MessagePayload } from "../view/render.ts";
 
 export type { TaskService, ThreadRef };
 export type { PreferenceStore, RunStore, SlackFileRef, ThreadStore };
-
-/** Shows a person their tasks again (App Home) after one changed; may wait and coalesce. */
-export interface HomeRefresher {
-  taskChanged(teamId: string, userId: string): void;
-}
 
 export type { Clock } from "../util/clock.ts";
 export { systemClock } from "../util/clock.ts";
@@ -54,9 +50,6 @@ export interface PagePreviews {
   /** Images of the HTML files among `files` (at most a few per run); [] when none. Never rejects. */
   render(files: readonly SiteFile[]): Promise<UploadItem[]>;
 }
-
-/** Reads a Slack thread back, for a task asked inside it (its contract: thread-context/). */
-export type { ThreadHistory, ThreadMessage } from "../thread-context/history.ts";
 
 /** Where a post goes in the queue of posts waiting for Slack's budget. */
 export interface PostOrder {
@@ -158,36 +151,6 @@ export interface StreamStep {
   readonly id: string;
   readonly title: string;
   readonly status: "in_progress" | "complete";
-}
-
-/** A file's bytes as Slack's file host started to send them. */
-export interface OpenedFile {
-  /** Exact size in bytes (the response's Content-Length, or Slack's metadata). */
-  readonly size: number;
-  readonly contentType?: string | undefined;
-  /** The bytes, read once, as the upload to the service sends them. */
-  readonly body: AsyncIterable<Uint8Array>;
-  /** Drops the download (when the file is not sent after all). */
-  cancel(): void;
-}
-
-/** Where attached files are read from: Slack's file host, with the workspace's bot token. */
-export interface SlackFileSource {
-  /**
-   * A file with the details an event may leave out (only its id given): its name, size and
-   * download address, from Slack. Throws `FileUnavailableError` when Slack would not say.
-   */
-  describe(teamId: string, file: SlackFileRef): Promise<SlackFileRef>;
-  /**
-   * Opens a file's download. Throws `FileUnavailableError` (whose message is the reason shown
-   * to the person) when it cannot be read.
-   */
-  open(teamId: string, file: SlackFileRef): Promise<OpenedFile>;
-}
-
-/** A file that cannot be read from Slack; the message says why, in words for the person. */
-export class FileUnavailableError extends Error {
-  override readonly name = "FileUnavailableError";
 }
 
 /** What the app's policy needs to know of a person (from `users.info`). */

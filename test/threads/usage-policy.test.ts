@@ -10,13 +10,13 @@ import { join } from "node:path";
 import { pino } from "pino";
 import { afterAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { testRedisUrl } from "../support/needs.ts";
-import { type TellUser, TaskCoordinator } from "../../src/relay/coordinator.ts";
+import { type TellUser, TaskCoordinator } from "../../src/threads/coordinator.ts";
 import {
   type GroupMembers,
   POLICY_UNREADABLE,
   storedServiceAlerts,
   usageRefusal,
-} from "../../src/relay/usage-policy.ts";
+} from "../../src/threads/usage-policy.ts";
 import { TaskServiceError } from "../../src/service/errors.ts";
 import { createMemoryStore } from "../../src/store/memory.ts";
 import { createRedisStore } from "../../src/store/redis.ts";
@@ -24,7 +24,12 @@ import { createSqliteStore } from "../../src/store/sqlite.ts";
 import type { ThreadStore } from "../../src/store/types.ts";
 import { getServiceAlert, putUsagePolicy, type UsagePolicy } from "../../src/store/usage-policy.ts";
 import { oneWorkspace } from "../support/fakes/workspaces.ts";
-import { FakeFiles, FakeRelay, FakeService, RecordingWriter } from "./fakes.ts";
+import {
+  FakeFiles,
+  FakeRelay,
+  FakeService,
+  RecordingWriter,
+} from "../support/fakes/relay-fakes.ts";
 
 const TEAM = "T1";
 const ENG = "S0ENG";

@@ -7,7 +7,7 @@ import {
   notForFollowUps,
   parsePrompt,
   type TaskOptions,
-} from "../../src/relay/options.ts";
+} from "../../src/threads/options.ts";
 
 describe("inline task options", () => {
   it("takes the bracket group off the prompt and reads every key", () => {

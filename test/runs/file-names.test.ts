@@ -1,6 +1,6 @@
 /** File names from the service are shown and uploaded safely: a base name, no control codes. */
 import { describe, expect, it } from "vitest";
-import { safeFileName } from "../../src/relay/file-delivery.ts";
+import { safeFileName } from "../../src/runs/file-delivery.ts";
 
 describe("file names from the service", () => {
   it("keeps only the last path segment, without control characters", () => {

@@ -4,10 +4,15 @@
  */
 import { pino } from "pino";
 import { beforeEach, describe, expect, it } from "vitest";
-import { type IncomingMessage, TaskCoordinator } from "../../src/relay/coordinator.ts";
+import { type IncomingMessage, TaskCoordinator } from "../../src/threads/coordinator.ts";
 import { createMemoryStore } from "../../src/store/memory.ts";
 import type { ThreadStore } from "../../src/store/types.ts";
-import { FakeFiles, FakeRelay, FakeService, RecordingWriter } from "./fakes.ts";
+import {
+  FakeFiles,
+  FakeRelay,
+  FakeService,
+  RecordingWriter,
+} from "../support/fakes/relay-fakes.ts";
 import { oneWorkspace } from "../support/fakes/workspaces.ts";
 
 const TEAM = "T1";
