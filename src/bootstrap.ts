@@ -8,7 +8,7 @@ import type { Logger } from "pino";
 import { Agent } from "undici";
 import type { Config } from "./config.ts";
 import { createPrometheusMetrics, type PrometheusMetrics } from "./metrics.ts";
-import type { Preferences } from "./threads/preferences.ts";
+import { Preferences } from "./threads/preferences.ts";
 import { Relay, type RelayOptions } from "./runs/relay.ts";
 import { Resumer } from "./runs/resumer.ts";
 import { type CoordinatorOptions, TaskCoordinator } from "./threads/coordinator.ts";
@@ -58,11 +58,13 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
   const outbound = createOutbound(config.proxy, SERVICE_POOL, CONTROL_POOL);
   const instanceId =
     config.instanceId ?? `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
-  const metrics = createPrometheusMetrics({ activeRuns: () => relay.activeRuns });
+  const metrics = createPrometheusMetrics();
   const { store, scheduler, tokenTeamId } = await openChecked(config, logger, outbound, metrics);
   const { service, serviceFor, workspaceKeys } = openServices(config, metrics, outbound, store);
   const { previews, announce } = openPagePreviews(config.preview, logger);
   const started = Date.now();
+  // What /metrics.json shows beside the process: each part adds its figures once it exists.
+  const figures = new Map<string, () => unknown>([["slack", () => scheduler.metrics()]]);
   const slack = createSlackApp({
     config,
     tokenTeamId,
@@ -75,8 +77,7 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
       instance: instanceId,
       uptimeS: Math.round((Date.now() - started) / 1000),
       process: { rssBytes: process.memoryUsage().rss, cpu: process.cpuUsage() },
-      slack: scheduler.metrics(),
-      relay: relay.metrics(),
+      ...Object.fromEntries([...figures].map(([part, read]) => [part, read()])),
     }),
     workspaceKeys,
   });
@@ -87,14 +88,10 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
     scheduler,
     serviceFor,
   });
-  const relay = openRelay(config, logger, {
-    workspaces,
-    store,
-    instanceId,
-    metrics,
-    previews,
-    onRunEnded: async (outcome): Promise<void> => coordinator.onRunEnded(outcome),
-  });
+  const relay = openRelay(config, logger, { workspaces, store, instanceId, metrics, previews });
+  metrics.countActiveRuns(() => relay.activeRuns);
+  figures.set("relay", () => relay.metrics());
+  // The coordinator subscribes to the relay's run ends (threads above runs).
   const { coordinator, home } = openCoordinator(config, logger, {
     parts: { workspaces, store, relay },
     client: slack.app.client,
@@ -194,10 +191,7 @@ function openServices(
 function openRelay(
   config: Config,
   logger: Logger,
-  parts: Pick<
-    RelayOptions,
-    "workspaces" | "store" | "instanceId" | "metrics" | "onRunEnded" | "previews"
-  >,
+  parts: Pick<RelayOptions, "workspaces" | "store" | "instanceId" | "metrics" | "previews">,
 ): Relay {
   return new Relay({
     ...parts,
@@ -223,10 +217,19 @@ function openCoordinator(
   },
 ): { coordinator: TaskCoordinator; home: HomeTab } {
   const { client, tokens } = wiring;
+  const directory = slackChannelDirectory(client, tokens);
+  const preferences = new Preferences({
+    store: wiring.parts.store,
+    workspaces: wiring.parts.workspaces,
+    directory,
+    settingsAnyone: config.settingsAnyone,
+    logger,
+    now: Date.now,
+  });
   const home = new HomeTab({
     client,
     tokens,
-    preferences: (): Preferences => coordinator.preferences,
+    preferences,
     logger,
     teamUrl: workspaceUrls(client, tokens),
     admin: adminHome({
@@ -243,10 +246,9 @@ function openCoordinator(
       allowedOrigins: fileOrigins(config.slack.apiUrl),
       dispatcher: wiring.dispatcher,
     }),
-    directory: slackChannelDirectory(client, tokens),
+    preferences,
     home,
     groupMembers: slackGroupMembers({ client, tokenFor: (team) => tokens.botToken(team) }),
-    settingsAnyone: config.settingsAnyone,
     threadHistory: slackThreadHistory({
       client,
       tokenFor: (team) => tokens.botToken(team),

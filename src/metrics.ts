@@ -49,11 +49,11 @@ export interface PrometheusMetrics extends AppMetrics {
   /** The text exposition of every metric (what `GET /metrics` answers). */
   render(): Promise<string>;
   readonly contentType: string;
+  /** Where the number of runs relayed here now is read at each scrape (0 until given). */
+  countActiveRuns(source: () => number): void;
 }
 
 export interface PrometheusOptions {
-  /** Runs being relayed by this instance right now, read at each scrape. */
-  readonly activeRuns?: () => number;
   /** Node's default process metrics (memory, CPU, event loop, GC). Default true. */
   readonly defaultMetrics?: boolean;
 }
@@ -69,7 +69,8 @@ export function createPrometheusMetrics(options: PrometheusOptions = {}): Promet
   const registers = [registry];
   // Registered in this order, so a scrape lists them in this order.
   const slack = slackInstruments(registers);
-  const runs = runInstruments(registers, options.activeRuns);
+  const active = { runs: (): number => 0 };
+  const runs = runInstruments(registers, () => active.runs());
   const service = serviceInstruments(registers);
   const feedback = new Counter({
     name: `${PREFIX}task_feedback_total`,
@@ -81,6 +82,9 @@ export function createPrometheusMetrics(options: PrometheusOptions = {}): Promet
     registry,
     contentType: registry.contentType,
     render: () => registry.metrics(),
+    countActiveRuns(source) {
+      active.runs = source;
+    },
     slackCall(method, outcome) {
       slack.calls.inc({ method, outcome });
       if (outcome === "rate_limited") slack.rateLimited.inc({ method });
@@ -124,7 +128,7 @@ function slackInstruments(registers: Registry[]) {
 }
 
 /** Agent runs relayed by this instance: started, ended, active now, and chunk lag. */
-function runInstruments(registers: Registry[], activeRuns: (() => number) | undefined) {
+function runInstruments(registers: Registry[], activeRuns: () => number) {
   const started = new Counter({
     name: `${PREFIX}runs_started_total`,
     help: "Agent runs this instance started relaying: new ones, or resumed after another instance.",
@@ -142,7 +146,7 @@ function runInstruments(registers: Registry[], activeRuns: (() => number) | unde
     help: "Agent runs being relayed by this instance now.",
     registers,
     collect() {
-      this.set(activeRuns?.() ?? 0);
+      this.set(activeRuns());
     },
   });
   const lag = new Histogram({

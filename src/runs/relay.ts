@@ -60,8 +60,6 @@ export interface RelayOptions {
   readonly follow?: Omit<FollowOptions, "signal" | "resumeText">;
   /** Pictures of the web pages runs generate, uploaded beside them. */
   readonly previews?: PagePreviews | undefined;
-  /** Called once per run after its final state is shown (queue draining, store updates). */
-  readonly onRunEnded?: (outcome: RunOutcome) => Promise<void>;
   /** How long to wait for a stopped run to report its end before giving up on it. */
   readonly stopGraceMs?: number;
   /** A run still going this long after it started is stopped at the service (default: none). */
@@ -85,6 +83,8 @@ export class Relay {
   readonly #counters: RelayCounters;
   /** Tasks being created here. */
   readonly #reserved: Reservations;
+  /** Who hears of each run's end (the threads above: queue draining, thread state). */
+  readonly #endListeners: ((outcome: RunOutcome) => Promise<void>)[] = [];
 
   constructor(options: RelayOptions) {
     this.#opts = options;
@@ -98,6 +98,14 @@ export class Relay {
       clock: this.#clock,
       logger: options.logger,
     });
+  }
+
+  /**
+   * Subscribes to the end of every run relayed here: called once per run, after its final
+   * state is shown (not when it is handed over or forgotten). A listener's failure is logged.
+   */
+  onEnded(listener: (outcome: RunOutcome) => Promise<void>): void {
+    this.#endListeners.push(listener);
   }
 
   /** Counters since start, for the metrics endpoint. */
@@ -289,7 +297,7 @@ export class Relay {
 
   async #ended(end: RunEnd): Promise<void> {
     const { record } = end;
-    await this.#opts.onRunEnded?.({
+    const outcome: RunOutcome = {
       target: {
         key: record.key,
         ref: record.ref,
@@ -302,7 +310,12 @@ export class Relay {
       state: end.state,
       text: end.text,
       messageTs: end.messageTs,
-    });
+    };
+    for (const listener of this.#endListeners) {
+      await listener(outcome).catch((err: unknown) =>
+        this.#opts.logger.error({ err, runId: record.runId }, "a listener of a run's end failed"),
+      );
+    }
   }
 
   /**

@@ -19,7 +19,7 @@ export interface HomeTabOptions {
   readonly client: Pick<WebClient, "views">;
   /** Each workspace's bot token: a Home tab is published with its own workspace's. */
   readonly tokens: Pick<BotTokens, "botToken">;
-  readonly preferences: () => Preferences;
+  readonly preferences: Preferences;
   readonly logger: Logger;
   /** A workspace's URL, for links to threads. */
   readonly teamUrl?: ((teamId: string) => Promise<string | undefined>) | undefined;
@@ -51,7 +51,7 @@ export class HomeTab implements HomeRefresher {
   /** Publishes the person's Home tab now; a failure is logged. */
   async publish(teamId: string, userId: string): Promise<void> {
     try {
-      const preferences = this.#o.preferences();
+      const preferences = this.#o.preferences;
       const [tasks, defaults, teamUrl, token, admin] = await Promise.all([
         preferences.recentTasks(teamId, userId),
         preferences.defaults(teamId, { kind: "user", userId }),

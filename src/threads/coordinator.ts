@@ -69,6 +69,8 @@ export interface CoordinatorOptions {
   readonly settingsAnyone?: boolean;
   /** Shows a person's App Home again when one of their tasks changed. */
   readonly home?: HomeRefresher;
+  /** Recent tasks and default options, when App Home shares them (else made here). */
+  readonly preferences?: Preferences;
   /** Members of a workspace's user group (its usage policy); groups fail closed without it. */
   readonly groupMembers?: GroupMembers;
   /** Where the service's 402 and 429 go (default: the workspace's record for App Home). */
@@ -91,7 +93,7 @@ export class TaskCoordinator {
 
   constructor(options: CoordinatorOptions) {
     const now = options.now ?? Date.now;
-    this.preferences = new Preferences({ ...options, now });
+    this.preferences = options.preferences ?? new Preferences({ ...options, now });
     this.#deps = {
       ...options,
       limits: options.limits ?? NO_RATE_LIMITS,
@@ -107,6 +109,8 @@ export class TaskCoordinator {
       reply: (reply) => this.handleReply(reply),
       check: (reply) => this.#followUps.check(reply),
     });
+    // The end of every run reaches the thread it answered (its queue, its state).
+    options.relay.onEnded((outcome) => this.onRunEnded(outcome));
   }
 
   /**
@@ -275,7 +279,7 @@ export class TaskCoordinator {
     }
   }
 
-  /** Called by the relay when a run has shown its final state. */
+  /** A run has shown its final state (the relay's `onEnded`, subscribed at construction). */
   onRunEnded(outcome: RunOutcome): Promise<void> {
     return this.#tracked(this.#followUps.runEnded(outcome));
   }

@@ -34,9 +34,9 @@ beforeEach(async () => {
     logger: pino({ level: "silent" }),
     follow: { reconnectDelayMs: 1, pollTimeoutS: 1 },
     stopGraceMs: 50,
-    onRunEnded: async (o) => {
-      ended.push(o);
-    },
+  });
+  relay.onEnded(async (o) => {
+    ended.push(o);
   });
   working = await writer.post("C1", { text: "Working…", blocks: [] }, key.threadTs);
   await relay.start({

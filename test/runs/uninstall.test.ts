@@ -76,9 +76,9 @@ function instance(id: string): Instance {
     leaseTtlMs: LEASE_TTL_MS,
     follow: { reconnectDelayMs: 1, pollTimeoutS: 1 },
     stopGraceMs: 50,
-    onRunEnded: async (o) => {
-      ended.push(o);
-    },
+  });
+  relay.onEnded(async (o) => {
+    ended.push(o);
   });
   return { relay, writer, ended };
 }

@@ -19,7 +19,7 @@ function setUp() {
     store,
     logger,
     workspaces: {} as never,
-    relay: {} as never,
+    relay: { onEnded: () => undefined } as never,
     files: {} as never,
   });
   const home = new HomeTab({
@@ -31,7 +31,7 @@ function setUp() {
         },
       },
     } as never,
-    preferences: () => coordinator.preferences,
+    preferences: coordinator.preferences,
     logger,
     tokens: { botToken: async () => "xoxb-test" },
     teamUrl: async () => "https://acme.slack.com/",

@@ -12,7 +12,7 @@ import {
   type TaskService,
 } from "../../../src/threads/ports.ts";
 import type { UploadFile } from "../../../src/service/multipart.ts";
-import type { ReservationNote, RunTarget } from "../../../src/runs/relay.ts";
+import type { ReservationNote, RunOutcome, RunTarget } from "../../../src/runs/relay.ts";
 import type { RelayControl } from "../../../src/threads/task-context.ts";
 import type { MessagePayload } from "../../../src/view/render.ts";
 
@@ -231,6 +231,13 @@ export class FakeRelay implements RelayControl {
 
   isActive(runId: string): boolean {
     return this.relayed.has(runId);
+  }
+
+  /** Who listens for runs' ends (the coordinator subscribes when it is made). */
+  readonly endListeners: ((outcome: RunOutcome) => Promise<void>)[] = [];
+
+  onEnded(listener: (outcome: RunOutcome) => Promise<void>): void {
+    this.endListeners.push(listener);
   }
 }
 
