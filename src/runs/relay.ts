@@ -10,7 +10,7 @@ import { TaskServiceError } from "../service/errors.ts";
 import type { FollowOptions } from "../service/follow.ts";
 import type { AppMetrics } from "../metrics.ts";
 import type { RunOpening, RunRecord, SlackThreadKey } from "../store/types.ts";
-import { formatDuration, type RunState } from "../view/render.ts";
+import { formatDuration } from "../view/render.ts";
 import { adoptOpening, needsAdopting } from "./adopt.ts";
 import { stopTeamRuns } from "./forget.ts";
 import { runLease } from "./lease-keeper.ts";
@@ -19,32 +19,14 @@ import { systemClock } from "./ports.ts";
 import { RelayCounters, type RelayMetrics } from "./relay-metrics.ts";
 import { type ReservationNote, Reservations } from "./reservations.ts";
 import { RunRelay } from "./run.ts";
-import type { RunControl, RunEnd } from "./run-state.ts";
+import { stopAsked } from "./start.ts";
+import type { RunControl, RunEnd, RunOutcome, RunTarget } from "./run-state.ts";
 
 export { decodeFile } from "./file-delivery.ts";
 export { runLease } from "./lease-keeper.ts";
 export type { RelayMetrics } from "./relay-metrics.ts";
 export type { ReservationNote } from "./reservations.ts";
-
-export interface RunTarget {
-  readonly key: SlackThreadKey;
-  readonly ref: ThreadRef;
-  readonly runId: string;
-  /** The bot message already posted in the thread for this run. */
-  readonly messageTs: string;
-  readonly startedAt: number;
-  /** A remark shown under the answer (e.g. attachments that were not sent). */
-  readonly note?: string;
-  /** Who asked: native streams are addressed to them. */
-  readonly owner?: string;
-}
-
-export interface RunOutcome {
-  readonly target: RunTarget;
-  readonly state: RunState;
-  readonly text: string;
-  readonly messageTs: readonly string[];
-}
+export type { RunOutcome, RunTarget } from "./run-state.ts";
 
 export interface RelayOptions {
   /** Each workspace's writer and service client: a run uses its own workspace's. */
@@ -231,10 +213,8 @@ export class Relay {
     const done = this.#launch(next, true);
     // Stop was pressed while it started: it is stopped now that it is known.
     if (stopBy !== undefined) {
-      const { runId, ref } = next;
-      void this.stop({ runId, ref, key: next.key }, stopBy).catch((err: unknown) =>
-        logger.warn({ err, runId }, "could not stop a run asked to stop while starting"),
-      );
+      const run = { ref: next.ref, runId: next.runId };
+      stopAsked({ relay: this, workspaces, logger }, next.key, run, stopBy);
     }
     await done;
   }

@@ -3,7 +3,8 @@
  * and how it ended; and how a service result reads as the run's final text and state.
  */
 import type { FinalRun } from "../service/follow.ts";
-import type { RunRecord } from "../store/types.ts";
+import type { RunRecord, SlackThreadKey } from "../store/types.ts";
+import type { ThreadRef } from "../service/client.ts";
 import { describeServiceError } from "../view/errors.ts";
 import type { RunState } from "../view/render.ts";
 
@@ -26,6 +27,26 @@ export interface RunControl {
   forgotten?: boolean;
   /** Its record could not be written when it started (the store was down): written later. */
   unrecorded?: boolean;
+}
+
+export interface RunTarget {
+  readonly key: SlackThreadKey;
+  readonly ref: ThreadRef;
+  readonly runId: string;
+  /** The bot message already posted in the thread for this run. */
+  readonly messageTs: string;
+  readonly startedAt: number;
+  /** A remark shown under the answer (e.g. attachments that were not sent). */
+  readonly note?: string;
+  /** Who asked: native streams are addressed to them. */
+  readonly owner?: string;
+}
+
+export interface RunOutcome {
+  readonly target: RunTarget;
+  readonly state: RunState;
+  readonly text: string;
+  readonly messageTs: readonly string[];
 }
 
 /** How a run ended here, for the coordinator (queue draining, thread state). */

@@ -21,9 +21,8 @@ import { usageRefusal } from "./usage-policy.ts";
 import { notForFollowUps, parsePrompt } from "./options.ts";
 import type { RunOutcome } from "../runs/relay.ts";
 import type { ThreadReply } from "./requests.ts";
-import { openRun, recordRunning } from "../runs/opening.ts";
-import { stopStarted } from "./stop.ts";
-import { type CoordinatorDeps, noteReservation, showStartError } from "./task-context.ts";
+import { startRun } from "../runs/start.ts";
+import { type CoordinatorDeps, showStartError } from "./task-context.ts";
 
 export const QUEUED_REACTION = "hourglass_flowing_sand";
 /** A run still "starting" after this long was abandoned by a crashed instance. */
@@ -210,13 +209,12 @@ export class FollowUps {
    * service gets it at once; the run's message is posted meanwhile, as the budget allows.
    */
   async #start(key: SlackThreadKey, item: QueuedFollowUp): Promise<void> {
-    const { store, logger, relay } = this.#deps;
+    const { store, logger } = this.#deps;
     const service = this.#deps.workspaces.service(key.teamId);
     const id = threadId(key);
     this.#starting.add(id);
     const startedAt = this.#deps.now();
     let messageTs: string | undefined;
-    let reservation: string | undefined;
     let attachments = NO_ATTACHMENTS;
     try {
       const record = await store.getThread(key);
@@ -226,43 +224,29 @@ export class FollowUps {
           .writer(key.teamId)
           .ephemeral(key.channelId, item.userId, text, key.threadTs);
       attachments = await readAttachments(this.#deps, key.teamId, item.files ?? [], tell);
-      const plan = openingOf(record, item, startedAt);
       const ref: ThreadRef = { projectId: record.projectId, threadId: record.threadId };
-      // If this instance dies from now on, another one shows (or ends) the run.
-      reservation = await relay.reserve(key, startedAt, plan).catch(() => undefined);
-      const note = noteReservation(this.#deps, reservation);
       const files = attachments.files;
-      const continuing = service
-        .continueConversation(ref, { prompt: item.text, ...(files.length > 0 ? { files } : {}) })
-        .then(async (res) => {
-          await note({ created: { ref, runId: res.agent_run_id } });
-          return res;
-        });
-      const opening = openRun(this.#deps, key, plan, note);
-      const [opened, continued] = await Promise.allSettled([opening, continuing]);
-      if (opened.status === "rejected") {
-        await this.#notShown(key.teamId, ref, continued, tell);
-        throw opened.reason;
-      }
-      messageTs = opened.value.messageTs;
-      if (continued.status === "rejected") {
-        this.#deps.serviceAlerts.refused(key.teamId, continued.reason);
-        throw continued.reason;
+      const result = await startRun(this.#deps, {
+        place: key,
+        plan: openingOf(record, item, startedAt),
+        startedAt,
+        ask: async () => {
+          const input = { prompt: item.text, ...(files.length > 0 ? { files } : {}) };
+          const res = await service.continueConversation(ref, input);
+          return { ref, runId: res.agent_run_id };
+        },
+        onRunning: () =>
+          void this.#deps.preferences.taskState(key.teamId, record.ownerUserId, key, "running"),
+        tell,
+        notShownAdvice: NOT_SHOWN,
+      });
+      if (result.kind === "not-shown") throw result.error;
+      if (result.kind === "refused") {
+        this.#deps.serviceAlerts.refused(key.teamId, result.error);
+        messageTs = result.messageTs;
+        throw result.error;
       }
       this.#deps.serviceAlerts.accepted(key.teamId);
-      const run = { ref, runId: continued.value.agent_run_id };
-      const stopBy = await recordRunning(store, key, plan, run, messageTs, this.#deps.now());
-      void this.#deps.preferences.taskState(key.teamId, record.ownerUserId, key, "running");
-      await relay.start({
-        key,
-        ref,
-        runId: run.runId,
-        messageTs,
-        startedAt,
-        owner: item.userId,
-        ...(plan.note ? { note: plan.note } : {}),
-      });
-      if (stopBy !== undefined) stopStarted(this.#deps, key, run, stopBy);
     } catch (err) {
       logger.warn({ err }, "starting a follow-up failed");
       const broken = attachments.broken();
@@ -275,24 +259,7 @@ export class FollowUps {
       await this.#drain(key);
     } finally {
       attachments.release();
-      if (reservation) await relay.release(reservation).catch(() => undefined);
       this.#starting.delete(id);
-    }
-  }
-
-  /** The run's message could not be posted: say so, and stop the run nobody can see. */
-  async #notShown(
-    teamId: string,
-    ref: ThreadRef,
-    continued: PromiseSettledResult<unknown>,
-    tell: (text: string) => Promise<void>,
-  ): Promise<void> {
-    await tell(NOT_SHOWN).catch(() => undefined);
-    if (continued.status === "fulfilled") {
-      await this.#deps.workspaces
-        .service(teamId)
-        .stopAgent(ref)
-        .catch((err: unknown) => this.#deps.logger.warn({ err }, "could not stop a hidden run"));
     }
   }
 

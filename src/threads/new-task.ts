@@ -12,14 +12,15 @@ import { describeServiceError } from "../view/errors.ts";
 import { USAGE } from "../view/render.ts";
 import { truncate } from "../view/sanitize.ts";
 import { type Attachments, brokenFileReason, readAttachments } from "./attachments.ts";
-import { openRun, PromptNotPosted, recordRunning } from "../runs/opening.ts";
+import { startRun } from "../runs/start.ts";
 import { type TaskOptions, toCreateInput } from "./options.ts";
 import type { TaskDefaultsUsed } from "./preferences.ts";
 import type { NewTask, TellUser } from "./requests.ts";
-import { stopStarted } from "./stop.ts";
 import { type WithThread, withThreadContext } from "../thread-context/compose.ts";
-import { type CoordinatorDeps, noteReservation, showStartError } from "./task-context.ts";
+import { type CoordinatorDeps, showStartError } from "./task-context.ts";
 
+const NOT_POSTED =
+  "I couldn't post the task's messages in this channel, so it was not started. Please try again.";
 const NOT_STARTED =
   "The task could not be started, so your message was not sent. Start a new one with `/task`.";
 
@@ -54,73 +55,34 @@ export class NewTasks {
     attachments: Attachments,
     tell: TellUser,
   ): Promise<void> {
-    const { relay, logger, store } = this.#deps;
     const startedAt = this.#deps.now();
-    const plan = openingOf(task, startedAt);
-    const first = { teamId: task.teamId, channelId: task.channelId, threadTs: task.threadTs ?? "" };
-    // Recorded first: should this instance die from now on, another one finishes the start.
-    const reservation = await relay.reserve(first, startedAt, plan).catch((err: unknown) => {
-      logger.warn({ err }, "could not record the task being created");
-      return undefined;
-    });
-    const note = noteReservation(this.#deps, reservation);
     // The work starts at once (with the thread it was asked in, if any); the messages follow
     // as Slack's budget allows, in arrival order.
     const context = this.#withThread(task, attachments.files);
-    const creating = context
-      .then((c) => this.#create({ ...task, prompt: c.prompt }, used.options, c.files))
-      .then(async (made) => {
-        await note({ created: createdRun(made) });
-        return made;
-      });
-    let thread: SlackThreadKey | undefined;
-    const opening = openRun(this.#deps, first, plan, async (p) => {
-      if (!thread) {
-        thread = { ...first, threadTs: p.threadTs };
-        // From now on replies in the thread wait for the run instead of starting their own.
-        await this.#recordStarting(task, thread, startedAt);
-      }
-      await note(p);
-    });
-    const [opened, created] = await Promise.allSettled([opening, creating]);
-    const release = () =>
-      reservation === undefined ? Promise.resolve() : relay.release(reservation).catch(() => {});
-    if (opened.status === "rejected") {
-      await this.#notShown(task, opened.reason, created, tell);
-      await release();
-      if (thread) await this.#abandon(thread, NOT_STARTED);
-      return;
-    }
-    const { threadTs, messageTs } = opened.value;
-    const key: SlackThreadKey = { ...first, threadTs };
-    this.#listed(task, key, startedAt);
-    if (created.status === "rejected") {
-      this.#deps.serviceAlerts.refused(task.teamId, created.reason);
-      await this.#failed(task, key, messageTs, created.reason, used, attachments, startedAt);
-      await release();
-      return;
-    }
-    this.#deps.serviceAlerts.accepted(task.teamId);
-    const run = createdRun(created.value);
-    const stopBy = await recordRunning(store, key, plan, run, messageTs, this.#deps.now()).catch(
-      (err: unknown) => {
-        logger.error({ err }, "could not record the new task");
-        return undefined;
-      },
-    );
-    // Once the run itself is recorded, the reservation has served its purpose.
-    const asked = await context;
-    await relay.start({
-      key,
-      ref: run.ref,
-      runId: run.runId,
-      messageTs,
+    const result = await startRun(this.#deps, {
+      place: { teamId: task.teamId, channelId: task.channelId, threadTs: task.threadTs },
+      plan: openingOf(task, startedAt),
       startedAt,
-      owner: task.userId,
-      ...(asked.note ? { note: asked.note } : {}),
+      ask: () =>
+        context
+          .then((c) => this.#create({ ...task, prompt: c.prompt }, used.options, c.files))
+          .then(createdRun),
+      remark: () => context.then((c) => c.note),
+      // From now on replies in the thread wait for the run instead of starting their own.
+      onThread: (thread) => this.#recordStarting(task, thread, startedAt),
+      onShown: (key) => this.#listed(task, key, startedAt),
+      tell,
+      notShownAdvice: NOT_POSTED,
     });
-    if (stopBy !== undefined) stopStarted(this.#deps, key, run, stopBy);
-    await release();
+    if (result.kind === "not-shown") {
+      if (result.thread) await this.#abandon(result.thread, NOT_STARTED);
+    } else if (result.kind === "refused") {
+      this.#deps.serviceAlerts.refused(task.teamId, result.error);
+      const { key, messageTs, error } = result;
+      await this.#failed(task, key, messageTs, error, used, attachments, startedAt);
+    } else {
+      this.#deps.serviceAlerts.accepted(task.teamId);
+    }
   }
 
   /** The prompt and files with the thread a message was posted in (never rejects). */
@@ -166,31 +128,6 @@ export class NewTasks {
       .taskState(task.teamId, task.userId, key, "error")
       .then(() => home.taskChanged(task.teamId, task.userId));
     await this.#abandon(key, NOT_STARTED);
-  }
-
-  /**
-   * The task's messages could not be posted: the person is told why, privately, and the run
-   * the service started (which nobody could see) is stopped.
-   */
-  async #notShown(
-    task: NewTask,
-    err: unknown,
-    created: PromiseSettledResult<CreateTaskResponse>,
-    tell: TellUser,
-  ): Promise<void> {
-    const { logger } = this.#deps;
-    const service = this.#deps.workspaces.service(task.teamId);
-    if (!(err instanceof PromptNotPosted)) logger.warn({ err }, "could not show the new task");
-    await tell(
-      err instanceof PromptNotPosted
-        ? err.advice
-        : "I couldn't post the task's messages in this channel, so it was not started. Please try again.",
-    );
-    if (created.status === "fulfilled") {
-      await service
-        .stopAgent(createdRun(created.value).ref)
-        .catch((e: unknown) => logger.warn({ err: e }, "could not stop a task nobody sees"));
-    }
   }
 
   /** The thread exists from now on: replies typed while the task is being created queue. */

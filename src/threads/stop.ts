@@ -6,7 +6,7 @@ import type { SlackThreadKey, ThreadRecord } from "../store/types.ts";
 import type { ThreadRef } from "./ports.ts";
 import type { StopRequest, TellUser } from "./requests.ts";
 import type { CoordinatorDeps } from "./task-context.ts";
-import { describeServiceError } from "../view/errors.ts";
+import { stopFailed } from "../view/errors.ts";
 
 /** How long a Stop is remembered, so a double click stops once. */
 const STOP_CLAIM_TTL_MS = 10 * 60_000;
@@ -40,9 +40,7 @@ export async function stopRun(
   const failed = async (err: unknown) => {
     logger.warn({ err, runId: req.runId }, "stopping the run failed");
     await store.releaseClaim(req.key.teamId, claim).catch(() => undefined);
-    await tell(
-      `Stopping the run failed: ${describeServiceError(err, req.runId)} The run goes on; press Stop to try again.`,
-    );
+    await tell(stopFailed(err, req.runId));
   };
   try {
     if (await relay.stop({ runId: req.runId, ref, key: req.key }, req.userId)) return;
@@ -102,28 +100,4 @@ export async function stopWhenStarted(
       ? { ...rec, active: { ...rec.active, stopBy: req.userId } }
       : undefined,
   );
-}
-
-/** Stops a run that someone asked to stop while it was starting (the run goes on if it fails). */
-export function stopStarted(
-  deps: Pick<CoordinatorDeps, "relay" | "workspaces" | "logger">,
-  key: SlackThreadKey,
-  run: { readonly ref: ThreadRef; readonly runId: string },
-  userId: string,
-): void {
-  void deps.relay.stop({ ...run, key }, userId).catch(async (err: unknown) => {
-    deps.logger.warn(
-      { err, runId: run.runId },
-      "stopping a run asked to stop while starting failed",
-    );
-    await deps.workspaces
-      .writer(key.teamId)
-      .ephemeral(
-        key.channelId,
-        userId,
-        `Stopping the run failed: ${describeServiceError(err, run.runId)} The run goes on; press Stop to try again.`,
-        key.threadTs,
-      )
-      .catch(() => undefined);
-  });
 }

@@ -17,7 +17,7 @@ import type {
 import type { PeoplePolicy } from "./policy.ts";
 import type { Preferences } from "./preferences.ts";
 import type { RateLimits } from "./rate-limits.ts";
-import type { Relay, ReservationNote } from "../runs/relay.ts";
+import type { Relay } from "../runs/relay.ts";
 import type { GroupMembers, ServiceAlerts } from "./usage-policy.ts";
 
 /** The part of the relay the coordinator uses. */
@@ -74,17 +74,4 @@ export async function showStartError(
   } catch (e) {
     deps.logger.error({ err: e }, "could not show an error in the thread");
   }
-}
-
-/** Records what a start learnt in its reservation (none when it could not be recorded). */
-export function noteReservation(
-  deps: Pick<CoordinatorDeps, "relay" | "logger">,
-  reservation: string | undefined,
-): (change: ReservationNote) => Promise<void> {
-  return (change) =>
-    reservation === undefined
-      ? Promise.resolve()
-      : deps.relay
-          .note(reservation, change)
-          .catch((err: unknown) => deps.logger.warn({ err }, "could not record a start"));
 }

@@ -1,0 +1,204 @@
+/**
+ * The one way a run starts, whatever asked for it (a new task, a reply in its thread): the
+ * start is recorded first (a reservation another instance finishes if this one dies), the
+ * service is asked at once while the run's messages are posted as Slack's budget allows, then
+ * the thread records the run as running and the relay follows it; a Stop pressed meanwhile
+ * stops it as soon as it is known. What differs between origins is data: how to ask the
+ * service, what to tell the person when nothing could be posted, what happens once the thread
+ * exists. A start whose instance died midway is finished by adopt.ts, with the same steps.
+ */
+import type { Logger } from "pino";
+import type { RunOpening, SlackThreadKey } from "../store/types.ts";
+import { type OpeningPlace, openRun, PromptNotPosted, recordRunning } from "./opening.ts";
+import type { ThreadRef, ThreadStore, Workspaces } from "./ports.ts";
+import { stopFailed } from "../view/errors.ts";
+import type { ReservationNote } from "./reservations.ts";
+import type { RunTarget } from "./run-state.ts";
+
+/** The service's run, as its answer to a create or a continue names it. */
+export interface CreatedRun {
+  readonly ref: ThreadRef;
+  readonly runId: string;
+}
+
+/** What a start needs of the relay (runs/relay.ts): its reservations, and the runs it follows. */
+export interface RunRegistry {
+  reserve(key: SlackThreadKey, startedAt: number, opening: RunOpening): Promise<string>;
+  note(id: string, change: ReservationNote): Promise<void>;
+  release(id: string): Promise<void>;
+  start(target: RunTarget): Promise<void>;
+  stop(
+    run: { readonly runId: string; readonly ref: ThreadRef; readonly key: SlackThreadKey },
+    userId: string,
+  ): Promise<boolean>;
+}
+
+export interface StartDeps {
+  readonly relay: RunRegistry;
+  readonly workspaces: Workspaces;
+  readonly store: ThreadStore;
+  readonly logger: Logger;
+  readonly now: () => number;
+}
+
+/** What asks for a run, and its policy where starts differ. */
+export interface StartRequest {
+  /** What exists already: the thread (a reply, a mention) and maybe the run's message. */
+  readonly place: OpeningPlace;
+  /** What the start posts, and who asked. */
+  readonly plan: RunOpening;
+  readonly startedAt: number;
+  /** Asks the service for the run (creates the task, or continues its conversation). */
+  readonly ask: () => Promise<CreatedRun>;
+  /** The remark shown under the answer, once the service was asked (default: the plan's). */
+  readonly remark?: () => Promise<string | undefined>;
+  /** The first message was just posted (the thread's root, or the working message in it). */
+  readonly onThread?: (key: SlackThreadKey) => Promise<void>;
+  /** The run's messages are posted, whatever the service answered. */
+  readonly onShown?: (key: SlackThreadKey) => void;
+  /** The thread records the run as running, and the relay is about to follow it. */
+  readonly onRunning?: (key: SlackThreadKey) => void;
+  /** Tells the person who asked, privately. */
+  readonly tell: (text: string) => Promise<void>;
+  /** What they are told when the run's messages could not be posted (unless Slack said why). */
+  readonly notShownAdvice: string;
+}
+
+/** How a start ended: relayed, or why not (what the caller still has to do differs). */
+export type StartResult =
+  | {
+      readonly kind: "started";
+      readonly key: SlackThreadKey;
+      readonly messageTs: string;
+      readonly run: CreatedRun;
+    }
+  /** Nothing shows the run: the person was told, and the service's run (if any) stopped. */
+  | { readonly kind: "not-shown"; readonly error: unknown; readonly thread?: SlackThreadKey }
+  /** The run's message exists but the service refused or failed: the caller shows why. */
+  | {
+      readonly kind: "refused";
+      readonly key: SlackThreadKey;
+      readonly messageTs: string;
+      readonly error: unknown;
+    };
+
+/** Starts a run (see the module's comment); never leaves its reservation behind. */
+export async function startRun(deps: StartDeps, req: StartRequest): Promise<StartResult> {
+  const { relay, logger } = deps;
+  const first: SlackThreadKey = {
+    teamId: req.place.teamId,
+    channelId: req.place.channelId,
+    threadTs: req.place.threadTs ?? "",
+  };
+  // Recorded first: should this instance die from now on, another one finishes the start.
+  const reservation = await relay
+    .reserve(first, req.startedAt, req.plan)
+    .catch((err: unknown) => void logger.warn({ err }, "could not record a run being started"));
+  const note = (change: ReservationNote): Promise<void> =>
+    reservation === undefined
+      ? Promise.resolve()
+      : relay.note(reservation, change).catch((err: unknown) => {
+          logger.warn({ err }, "could not record a start");
+        });
+  try {
+    return await started(deps, req, note);
+  } finally {
+    if (reservation !== undefined) await relay.release(reservation).catch(() => undefined);
+  }
+}
+
+async function started(
+  deps: StartDeps,
+  req: StartRequest,
+  note: (change: ReservationNote) => Promise<void>,
+): Promise<StartResult> {
+  const asking = req.ask().then(async (run) => {
+    await note({ created: run });
+    return run;
+  });
+  // The thread as the first post made it known (its root, or the working message in it).
+  let thread: SlackThreadKey | undefined;
+  const opening = openRun(deps, req.place, req.plan, async (p) => {
+    if (!thread) {
+      thread = { ...key(req), threadTs: p.threadTs };
+      await req.onThread?.(thread);
+    }
+    await note(p);
+  });
+  const [opened, asked] = await Promise.allSettled([opening, asking]);
+  if (opened.status === "rejected") {
+    await notShown(deps, req, opened.reason, asked);
+    return { kind: "not-shown", error: opened.reason, ...(thread ? { thread } : {}) };
+  }
+  const { messageTs } = opened.value;
+  const at: SlackThreadKey = { ...key(req), threadTs: opened.value.threadTs };
+  req.onShown?.(at);
+  if (asked.status === "rejected") {
+    return { kind: "refused", key: at, messageTs, error: asked.reason };
+  }
+  const run = asked.value;
+  const stopBy = await recordRunning(deps.store, at, req.plan, run, messageTs, deps.now()).catch(
+    (err: unknown) => void deps.logger.error({ err }, "could not record the thread's run"),
+  );
+  const remark = req.remark ? await req.remark() : req.plan.note;
+  req.onRunning?.(at);
+  await deps.relay.start({
+    key: at,
+    ref: run.ref,
+    runId: run.runId,
+    messageTs,
+    startedAt: req.startedAt,
+    owner: req.plan.userId,
+    ...(remark ? { note: remark } : {}),
+  });
+  if (stopBy !== undefined) stopAsked(deps, at, run, stopBy);
+  return { kind: "started", key: at, messageTs, run };
+}
+
+const key = (req: StartRequest): SlackThreadKey => ({
+  teamId: req.place.teamId,
+  channelId: req.place.channelId,
+  threadTs: req.place.threadTs ?? "",
+});
+
+/** The run's messages could not be posted: say why, and stop the run nobody can see. */
+async function notShown(
+  deps: StartDeps,
+  req: StartRequest,
+  err: unknown,
+  asked: PromiseSettledResult<CreatedRun>,
+): Promise<void> {
+  const { logger } = deps;
+  if (!(err instanceof PromptNotPosted)) logger.warn({ err }, "could not show a run's start");
+  await req
+    .tell(err instanceof PromptNotPosted ? err.advice : req.notShownAdvice)
+    .catch((e: unknown) => logger.debug({ err: e }, "could not tell why"));
+  if (asked.status === "fulfilled") {
+    await deps.workspaces
+      .service(req.place.teamId)
+      .stopAgent(asked.value.ref)
+      .catch((e: unknown) => logger.warn({ err: e }, "could not stop a run nobody sees"));
+  }
+}
+
+/**
+ * Stop was pressed while the run was starting: it is stopped now that it is known (the run
+ * goes on if that fails, and the person who pressed Stop is told so).
+ */
+export function stopAsked(
+  deps: Pick<StartDeps, "relay" | "workspaces" | "logger">,
+  key: SlackThreadKey,
+  run: CreatedRun,
+  userId: string,
+): void {
+  void deps.relay.stop({ ...run, key }, userId).catch(async (err: unknown) => {
+    deps.logger.warn(
+      { err, runId: run.runId },
+      "stopping a run asked to stop while starting failed",
+    );
+    await deps.workspaces
+      .writer(key.teamId)
+      .ephemeral(key.channelId, userId, stopFailed(err, run.runId), key.threadTs)
+      .catch(() => undefined);
+  });
+}
