@@ -5,18 +5,13 @@
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import type { Logger } from "pino";
-import { Agent } from "undici";
 import type { Config } from "./config.ts";
 import { createPrometheusMetrics, type PrometheusMetrics } from "./metrics.ts";
 import { Preferences } from "./threads/preferences.ts";
 import { Relay, type RelayOptions } from "./runs/relay.ts";
 import { Resumer } from "./runs/resumer.ts";
 import { type CoordinatorOptions, TaskCoordinator } from "./threads/coordinator.ts";
-import {
-  createTaskServiceClient,
-  type ServiceResponseInfo,
-  type TaskService,
-} from "./service/client.ts";
+import type { TaskService } from "./service/client.ts";
 import { CONTROL_POOL, SERVICE_POOL } from "./service/pools.ts";
 import { StreamRefusals } from "./service/refusals.ts";
 import { createSlackApp, type SlackApp } from "./slack/app.ts";
@@ -26,16 +21,14 @@ import { fileOrigins, slackFileSource } from "./slack/file-source.ts";
 import { adminHome } from "./slack/admin-home.ts";
 import { HomeTab } from "./slack/home-tab.ts";
 import { slackGroupMembers } from "./slack/user-groups.ts";
-import { rememberedOrganisation, workspaceUrls } from "./slack/workspace-tokens.ts";
+import { workspaceUrls } from "./slack/workspace-tokens.ts";
 import { runIndexTtlMs } from "./store/run-index.ts";
 import type * as RedisStoreModule from "./store/redis.ts";
 import type { ThreadStore } from "./store/types.ts";
-import { serviceKeyStoreFor } from "./store/service-keys.ts";
-import { keySupplier } from "./service-key.ts";
+import { openServices } from "./service-key.ts";
 import { withDeadline } from "./util/deadline.ts";
 import { StartupError } from "./util/startup-error.ts";
 import { verifySlack } from "./slack/startup-check.ts";
-import { teamPolicy } from "./slack/gate/team-policy.ts";
 import { openWorkspaces } from "./workspaces.ts";
 import { createOutbound, type Outbound } from "./util/proxy.ts";
 import { openPagePreviews } from "./preview/index.ts";
@@ -139,52 +132,6 @@ async function openChecked(
     await outbound.close();
     throw err;
   }
-}
-
-/** Whether a workspace may spend TASK_API_KEY: with many workspaces, if TASK_API_KEY_FOR says. */
-function appKeyLender(config: Config, store: ThreadStore): (teamId: string) => Promise<boolean> {
-  const policy = teamPolicy(config.slack.oauth);
-  return async (teamId) =>
-    config.service.apiKey !== undefined &&
-    policy.lendsAppKey(teamId, await rememberedOrganisation(store, teamId));
-}
-
-/**
- * The task service: the app's client (TASK_API_KEY: checking keys, and the fallback), each
- * workspace's (its own key first), sharing the connection pools, and the workspaces' keys.
- */
-function openServices(
-  config: Config,
-  metrics: PrometheusMetrics,
-  outbound: Outbound,
-  store: ThreadStore,
-) {
-  const lends = appKeyLender(config, store);
-  const options = {
-    baseUrl: config.service.baseUrl,
-    streamIdleTimeoutMs: config.service.streamIdleTimeoutS * 1000,
-    onResponse: (info: ServiceResponseInfo) => metrics.serviceResponse(info),
-    dispatcher: outbound.serviceDispatcher ?? new Agent(SERVICE_POOL),
-    controlDispatcher: outbound.serviceControlDispatcher ?? new Agent(CONTROL_POOL),
-  };
-  const appKey = config.service.apiKey;
-  const serviceKeys = serviceKeyStoreFor(store, config.encryptionKeys);
-  const service = createTaskServiceClient({
-    ...options,
-    apiKey: keySupplier(undefined, "", appKey),
-  });
-  return {
-    service,
-    serviceFor: (teamId: string): TaskService =>
-      createTaskServiceClient({
-        ...options,
-        apiKey: keySupplier(serviceKeys, teamId, async () =>
-          (await lends(teamId)) ? appKey : undefined,
-        ),
-      }),
-    // What Workspace settings need of the workspaces' keys, when they can be sealed.
-    workspaceKeys: serviceKeys && { store: serviceKeys, checker: service, fallback: lends },
-  };
 }
 
 /** The relay of runs, with the operator's streaming mode and time limits. */

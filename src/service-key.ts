@@ -1,10 +1,24 @@
 /**
- * Which Task service API key a workspace's requests carry: its own (set by an admin, sealed in
+ * The task service as each workspace's account. Which Task service API key a workspace's
+ * requests carry: its own (set by an admin, sealed in
  * the store), else the app's TASK_API_KEY, else none; asked for at each request, so a key an
  * admin changes applies to the next call. Pure apart from reading the store.
  */
+import { Agent } from "undici";
+import type { Config } from "./config.ts";
+import type { PrometheusMetrics } from "./metrics.ts";
+import {
+  createTaskServiceClient,
+  type ServiceResponseInfo,
+  type TaskService,
+} from "./service/client.ts";
 import { ServiceKeyMissingError, ServiceKeyUnreadableError } from "./service/errors.ts";
-import type { ServiceKeyStore } from "./store/service-keys.ts";
+import { CONTROL_POOL, SERVICE_POOL } from "./service/pools.ts";
+import { teamPolicy } from "./slack/gate/team-policy.ts";
+import { rememberedOrganisation } from "./slack/workspace-tokens.ts";
+import { type ServiceKeyStore, serviceKeyStoreFor } from "./store/service-keys.ts";
+import type { ThreadStore } from "./store/types.ts";
+import type { Outbound } from "./util/proxy.ts";
 
 /**
  * The key supplier for one workspace (the service client's `apiKey`). A stored key that can no
@@ -24,5 +38,51 @@ export function keySupplier(
     const lent = typeof fallback === "function" ? await fallback() : fallback;
     if (lent !== undefined && lent !== "") return lent;
     throw new ServiceKeyMissingError();
+  };
+}
+
+/** Whether a workspace may spend TASK_API_KEY: with many workspaces, if TASK_API_KEY_FOR says. */
+function appKeyLender(config: Config, store: ThreadStore): (teamId: string) => Promise<boolean> {
+  const policy = teamPolicy(config.slack.oauth);
+  return async (teamId) =>
+    config.service.apiKey !== undefined &&
+    policy.lendsAppKey(teamId, await rememberedOrganisation(store, teamId));
+}
+
+/**
+ * The task service: the app's client (TASK_API_KEY: checking keys, and the fallback), each
+ * workspace's (its own key first), sharing the connection pools, and the workspaces' keys.
+ */
+export function openServices(
+  config: Config,
+  metrics: PrometheusMetrics,
+  outbound: Outbound,
+  store: ThreadStore,
+) {
+  const lends = appKeyLender(config, store);
+  const options = {
+    baseUrl: config.service.baseUrl,
+    streamIdleTimeoutMs: config.service.streamIdleTimeoutS * 1000,
+    onResponse: (info: ServiceResponseInfo) => metrics.serviceResponse(info),
+    dispatcher: outbound.serviceDispatcher ?? new Agent(SERVICE_POOL),
+    controlDispatcher: outbound.serviceControlDispatcher ?? new Agent(CONTROL_POOL),
+  };
+  const appKey = config.service.apiKey;
+  const serviceKeys = serviceKeyStoreFor(store, config.encryptionKeys);
+  const service = createTaskServiceClient({
+    ...options,
+    apiKey: keySupplier(undefined, "", appKey),
+  });
+  return {
+    service,
+    serviceFor: (teamId: string): TaskService =>
+      createTaskServiceClient({
+        ...options,
+        apiKey: keySupplier(serviceKeys, teamId, async () =>
+          (await lends(teamId)) ? appKey : undefined,
+        ),
+      }),
+    // What Workspace settings need of the workspaces' keys, when they can be sealed.
+    workspaceKeys: serviceKeys && { store: serviceKeys, checker: service, fallback: lends },
   };
 }

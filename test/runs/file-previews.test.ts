@@ -8,7 +8,7 @@ import type { ResultFile } from "../../src/service/schemas.ts";
 import type { RunRecord } from "../../src/store/types.ts";
 import { createLogger } from "../../src/log.ts";
 import { FakePagePreviews } from "../support/fakes/page-previews.ts";
-import { TranscriptWriter } from "../support/fakes/slack-writer.ts";
+import { FakeSlackWriter } from "../support/fakes/slack-writer.ts";
 
 const text = (name: string, path: string, content: string, type?: string): ResultFile => ({
   file_id: `t:${path}`,
@@ -31,7 +31,7 @@ const record = (uploads?: RunRecord["uploads"]) =>
     ...(uploads ? { uploads } : {}),
   }) as unknown as RunRecord;
 
-function context(writer: TranscriptWriter, previews: FakePagePreviews, rec = record()) {
+function context(writer: FakeSlackWriter, previews: FakePagePreviews, rec = record()) {
   return {
     writer,
     record: rec,
@@ -52,7 +52,7 @@ describe("a run's files and their previews", () => {
   });
 
   it("uploads a page's preview beside the run's files, from the pages and files it had", async () => {
-    const writer = new TranscriptWriter();
+    const writer = new FakeSlackWriter({ edits: "scheduled" });
     const previews = new FakePagePreviews();
     const { notes } = await deliverFiles(context(writer, previews), SITE);
     expect(writer.uploads.map((u) => u.filename)).toEqual([
@@ -66,7 +66,7 @@ describe("a run's files and their previews", () => {
   });
 
   it("does not upload a preview twice when a resumed run finds it in the thread", async () => {
-    const writer = new TranscriptWriter();
+    const writer = new FakeSlackWriter({ edits: "scheduled" });
     const previews = new FakePagePreviews();
     await deliverFiles(context(writer, previews), SITE);
     await deliverFiles(context(writer, previews, record("started")), SITE);

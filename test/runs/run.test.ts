@@ -10,21 +10,21 @@ import { Relay, type RunOutcome } from "../../src/runs/relay.ts";
 import { TaskServiceError } from "../../src/service/errors.ts";
 import { createMemoryStore } from "../../src/store/memory.ts";
 import type { ThreadStore } from "../../src/store/types.ts";
-import { TranscriptWriter } from "../support/fakes/slack-writer.ts";
-import { ScriptedService } from "../support/fakes/task-service.ts";
+import { FakeSlackWriter } from "../support/fakes/slack-writer.ts";
+import { FakeTaskService } from "../support/fakes/task-service.ts";
 import { oneWorkspace } from "../support/fakes/workspaces.ts";
 
 const key = { teamId: "T1", channelId: "C1", threadTs: "1700000000.000001" };
-let writer: TranscriptWriter;
-let service: ScriptedService;
+let writer: FakeSlackWriter;
+let service: FakeTaskService;
 let store: ThreadStore;
 let relay: Relay;
 let ended: RunOutcome[];
 let working: string;
 
 beforeEach(async () => {
-  writer = new TranscriptWriter();
-  service = new ScriptedService();
+  writer = new FakeSlackWriter({ edits: "scheduled" });
+  service = new FakeTaskService();
   store = createMemoryStore();
   ended = [];
   relay = new Relay({

@@ -12,8 +12,8 @@ import type { TaskService } from "../../src/runs/ports.ts";
 import { createMemoryStore } from "../../src/store/memory.ts";
 import type { ThreadStore } from "../../src/store/types.ts";
 import { FakeClock } from "../support/fake-clock.ts";
-import { TranscriptWriter } from "../support/fakes/slack-writer.ts";
-import { ScriptedService } from "../support/fakes/task-service.ts";
+import { FakeSlackWriter } from "../support/fakes/slack-writer.ts";
+import { FakeTaskService } from "../support/fakes/task-service.ts";
 import { oneWorkspace } from "../support/fakes/workspaces.ts";
 
 const silent = pino({ level: "silent" });
@@ -21,11 +21,11 @@ const LEASE_TTL_MS = 3000;
 
 /** The service: each thread's run is its own scripted stream. */
 class Threads implements TaskService {
-  readonly runs = new Map<string, ScriptedService>();
+  readonly runs = new Map<string, FakeTaskService>();
   readonly stopped: string[] = [];
-  of(threadId: string): ScriptedService {
+  of(threadId: string): FakeTaskService {
     let run = this.runs.get(threadId);
-    if (!run) this.runs.set(threadId, (run = new ScriptedService()));
+    if (!run) this.runs.set(threadId, (run = new FakeTaskService()));
     return run;
   }
   streamTaskResult: TaskService["streamTaskResult"] = (ref, options) => {
@@ -56,7 +56,7 @@ class Threads implements TaskService {
 /** One instance: its relay, what it showed in Slack, which runs ended visibly there. */
 interface Instance {
   readonly relay: Relay;
-  readonly writer: TranscriptWriter;
+  readonly writer: FakeSlackWriter;
   readonly ended: RunOutcome[];
 }
 
@@ -65,7 +65,7 @@ let service: Threads;
 let clock: FakeClock;
 
 function instance(id: string): Instance {
-  const writer = new TranscriptWriter();
+  const writer = new FakeSlackWriter({ edits: "scheduled" });
   const ended: RunOutcome[] = [];
   const relay = new Relay({
     workspaces: oneWorkspace(writer, service),

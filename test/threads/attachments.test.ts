@@ -9,12 +9,10 @@ import { gatherAttachments, selectAttachments } from "../../src/threads/attachme
 import { TaskCoordinator } from "../../src/threads/coordinator.ts";
 import { createMemoryStore } from "../../src/store/memory.ts";
 import { LIMITS } from "../../src/service/limits.ts";
-import {
-  FakeFiles,
-  FakeRelay,
-  FakeService,
-  RecordingWriter,
-} from "../support/fakes/relay-fakes.ts";
+import { FakeFiles } from "../support/fakes/file-source.ts";
+import { FakeRelay } from "../support/fakes/relay-control.ts";
+import { FakeTaskService } from "../support/fakes/task-service.ts";
+import { FakeSlackWriter } from "../support/fakes/slack-writer.ts";
 import { oneWorkspace } from "../support/fakes/workspaces.ts";
 
 const MB = 2 ** 20;
@@ -100,9 +98,9 @@ describe("opening the attachments", () => {
 describe("a file that stops coming from Slack while the task is sent", () => {
   it("shows in the thread which file broke the request, not a service failure", async () => {
     const files = new FakeFiles();
-    const writer = new RecordingWriter();
+    const writer = new FakeSlackWriter();
     const coordinator = new TaskCoordinator({
-      workspaces: oneWorkspace(writer, new FakeService()),
+      workspaces: oneWorkspace(writer, new FakeTaskService()),
       store: createMemoryStore(),
       relay: new FakeRelay(),
       files,

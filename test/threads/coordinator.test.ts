@@ -12,12 +12,10 @@ import {
   type ThreadRecord,
   type ThreadStore,
 } from "../../src/store/types.ts";
-import {
-  FakeFiles,
-  FakeRelay,
-  FakeService,
-  RecordingWriter,
-} from "../support/fakes/relay-fakes.ts";
+import { FakeFiles } from "../support/fakes/file-source.ts";
+import { FakeRelay } from "../support/fakes/relay-control.ts";
+import { FakeTaskService } from "../support/fakes/task-service.ts";
+import { FakeSlackWriter } from "../support/fakes/slack-writer.ts";
 import { oneWorkspace } from "../support/fakes/workspaces.ts";
 
 const TEAM = "T1";
@@ -27,8 +25,8 @@ const OTHER = "U2";
 const MINUTE = 60_000;
 
 let store: ThreadStore;
-let writer: RecordingWriter;
-let service: FakeService;
+let writer: FakeSlackWriter;
+let service: FakeTaskService;
 let relay: FakeRelay;
 let now: number;
 let told: string[];
@@ -50,8 +48,8 @@ function coordinatorWith(s: ThreadStore): TaskCoordinator {
 
 beforeEach(() => {
   store = createMemoryStore();
-  writer = new RecordingWriter();
-  service = new FakeService();
+  writer = new FakeSlackWriter();
+  service = new FakeTaskService();
   relay = new FakeRelay();
   now = 1_700_000_000_000;
   told = [];

@@ -7,26 +7,24 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { type IncomingMessage, TaskCoordinator } from "../../src/threads/coordinator.ts";
 import { createMemoryStore } from "../../src/store/memory.ts";
 import type { ThreadStore } from "../../src/store/types.ts";
-import {
-  FakeFiles,
-  FakeRelay,
-  FakeService,
-  RecordingWriter,
-} from "../support/fakes/relay-fakes.ts";
+import { FakeFiles } from "../support/fakes/file-source.ts";
+import { FakeRelay } from "../support/fakes/relay-control.ts";
+import { FakeTaskService } from "../support/fakes/task-service.ts";
+import { FakeSlackWriter } from "../support/fakes/slack-writer.ts";
 import { oneWorkspace } from "../support/fakes/workspaces.ts";
 
 const TEAM = "T1";
 let store: ThreadStore;
-let writer: RecordingWriter;
-let service: FakeService;
+let writer: FakeSlackWriter;
+let service: FakeTaskService;
 let relay: FakeRelay;
 let coordinator: TaskCoordinator;
 let seq = 0;
 
 beforeEach(() => {
   store = createMemoryStore();
-  writer = new RecordingWriter();
-  service = new FakeService();
+  writer = new FakeSlackWriter();
+  service = new FakeTaskService();
   relay = new FakeRelay();
   coordinator = new TaskCoordinator({
     workspaces: oneWorkspace(writer, service),

@@ -6,59 +6,23 @@
 import { pino } from "pino";
 import { beforeEach, describe, expect, it } from "vitest";
 import { TaskCoordinator } from "../../src/threads/coordinator.ts";
-import type { UploadItem } from "../../src/runs/ports.ts";
 import { VIEW_LOADS_PER_MIN } from "../../src/threads/thread-views.ts";
 import type { ResultFile } from "../../src/service/schemas.ts";
 import { createMemoryStore } from "../../src/store/memory.ts";
 import type { SlackThreadKey } from "../../src/store/types.ts";
 import { oneWorkspace } from "../support/fakes/workspaces.ts";
-import {
-  FakeFiles,
-  FakeRelay,
-  FakeService,
-  RecordingWriter,
-} from "../support/fakes/relay-fakes.ts";
+import { FakeFiles } from "../support/fakes/file-source.ts";
+import { FakeRelay } from "../support/fakes/relay-control.ts";
+import { FakeTaskService } from "../support/fakes/task-service.ts";
+import { FakeSlackWriter } from "../support/fakes/slack-writer.ts";
 
 /** Slack's side of uploads: what reached each thread, by file name. */
-class UploadingWriter extends RecordingWriter {
-  readonly uploaded: Array<{ threadTs: string; filename: string; bytes: string }> = [];
-  constructor() {
-    super();
-    // RecordingWriter leaves uploads out (`unused`); this one keeps them.
-    Object.assign(this, {
-      upload: async (_channelId: string, threadTs: string, items: UploadItem[]) => {
-        for (const i of items) {
-          const bytes = Buffer.from(i.bytes).toString();
-          this.uploaded.push({ threadTs, filename: i.filename, bytes });
-        }
-      },
-      sharedFileNames: async (_channelId: string, threadTs: string) =>
-        new Set(this.uploaded.filter((u) => u.threadTs === threadTs).map((u) => u.filename)),
-    });
-  }
-}
-
-/** A service whose task result offers files; it counts the results it was asked for. */
-class FilesService extends FakeService {
-  results = 0;
-  files: ResultFile[] = [];
-  constructor() {
-    super();
-    Object.assign(this, {
-      listFiles: async () => ({ files: [], pagination: { has_next: false } }),
-    });
-  }
-  override getTaskResult: FakeService["getTaskResult"] = async (ref) => {
-    this.results++;
-    return {
-      thread_id: ref.threadId,
-      status: "completed",
-      response: { content: "" },
-      code_blocks: [],
-      files: this.files,
-    };
-  };
-}
+const uploaded = () =>
+  writer.uploads.map((u) => ({
+    threadTs: u.threadTs,
+    filename: u.filename,
+    bytes: Buffer.from(u.bytes).toString(),
+  }));
 
 const file = (id: string, name: string, content: string): ResultFile => ({
   file_id: id,
@@ -68,16 +32,16 @@ const file = (id: string, name: string, content: string): ResultFile => ({
   encoding: "utf-8",
 });
 
-let writer: UploadingWriter;
-let service: FilesService;
+let writer: FakeSlackWriter;
+let service: FakeTaskService;
 let relay: FakeRelay;
 let now: number;
 let coordinator: TaskCoordinator;
 let key: SlackThreadKey;
 
 beforeEach(async () => {
-  writer = new UploadingWriter();
-  service = new FilesService();
+  writer = new FakeSlackWriter();
+  service = new FakeTaskService();
   relay = new FakeRelay();
   now = 1_700_000_100_000; // the start of a minute
   coordinator = new TaskCoordinator({
@@ -100,7 +64,7 @@ describe("Get it", () => {
     service.files = [file("f1", "../../home/app/.ssh/\u0007id_rsa.txt", "not a key")];
     const said = await coordinator.threads.fetchFile(key, "U1", "f1");
     expect(said).toBe("`id_rsa.txt` is now in the thread.");
-    expect(writer.uploaded).toEqual([
+    expect(uploaded()).toEqual([
       { threadTs: key.threadTs, filename: "id_rsa.txt", bytes: "not a key" },
     ]);
     // Uploaded under that name, it is found in the thread the next time.
@@ -114,7 +78,7 @@ describe("Get it", () => {
     await coordinator.threads.fetchFile(key, "U1", "f1");
     await coordinator.threads.fetchFile(key, "U2", "f2");
     expect(service.results).toBe(1);
-    expect(writer.uploaded.map((u) => u.filename)).toEqual(["a.md", "b.md"]);
+    expect(uploaded().map((u) => u.filename)).toEqual(["a.md", "b.md"]);
     // A file the kept result does not have (a later run's) is asked for.
     service.files = [...service.files, file("f3", "c.md", "C")];
     await coordinator.threads.fetchFile(key, "U1", "f3");

@@ -24,12 +24,10 @@ import { createSqliteStore } from "../../src/store/sqlite.ts";
 import type { ThreadStore } from "../../src/store/types.ts";
 import { getServiceAlert, putUsagePolicy, type UsagePolicy } from "../../src/store/usage-policy.ts";
 import { oneWorkspace } from "../support/fakes/workspaces.ts";
-import {
-  FakeFiles,
-  FakeRelay,
-  FakeService,
-  RecordingWriter,
-} from "../support/fakes/relay-fakes.ts";
+import { FakeFiles } from "../support/fakes/file-source.ts";
+import { FakeRelay } from "../support/fakes/relay-control.ts";
+import { FakeTaskService } from "../support/fakes/task-service.ts";
+import { FakeSlackWriter } from "../support/fakes/slack-writer.ts";
 
 const TEAM = "T1";
 const ENG = "S0ENG";
@@ -194,8 +192,8 @@ describe.each(backends)("the hourly quota per person on %s", (_name, make) => {
 
 describe("the policy in the coordinator", () => {
   let store: ThreadStore;
-  let service: FakeService;
-  let writer: RecordingWriter;
+  let service: FakeTaskService;
+  let writer: FakeSlackWriter;
   let relay: FakeRelay;
   let told: string[];
   const tell: TellUser = async (text) => {
@@ -220,8 +218,8 @@ describe("the policy in the coordinator", () => {
 
   beforeEach(() => {
     store = createMemoryStore();
-    service = new FakeService();
-    writer = new RecordingWriter();
+    service = new FakeTaskService();
+    writer = new FakeSlackWriter();
     relay = new FakeRelay();
     told = [];
   });

@@ -1,102 +1,224 @@
 /**
- * A Slack writer for unit tests that records what people would see in the thread. Like the
- * Slack scheduler, it keeps only the latest waiting edit of each message and renders it when
- * it is "sent": here, when the test calls `flush()` (as a budget refill would).
+ * The Slack writer for unit tests: records what people would see (messages and their edits,
+ * uploads, ephemeral messages, reactions, the agent view's status and title) without Slack.
+ *
+ * Edits are shown at once by default, as a writer with budget to spare would. With
+ * `{ edits: "scheduled" }` it behaves like the Slack scheduler: it keeps only the latest
+ * waiting edit of each message (the superseded one resolves unsent) and renders it when it is
+ * "sent", here when the test calls `flush()` (as a budget refill would); a final edit goes at
+ * once. Native streams are not faked: a test that needs one brings its own writer.
  */
 import type { SlackWriter, UploadItem } from "../../../src/runs/ports.ts";
 import type { MessagePayload } from "../../../src/view/render.ts";
 
 export interface ShownMessage {
+  readonly channelId: string;
   readonly ts: string;
   readonly threadTs: string | undefined;
+  /** The message as last shown. */
   payload: MessagePayload;
+  /** Its `text`, as last shown. */
+  text: string;
+  /** Edits shown so far. */
   edits: number;
   deleted: boolean;
 }
 
+/** A file uploaded into a thread. */
+export interface Uploaded extends UploadItem {
+  readonly channelId: string;
+  readonly threadTs: string;
+}
+
+export interface Ephemeral {
+  channelId: string;
+  userId: string;
+  text: string;
+  threadTs?: string;
+}
+
 type Lazy = MessagePayload | (() => MessagePayload | undefined);
 
-export class TranscriptWriter implements SlackWriter {
+const notFaked = (method: string) => () =>
+  Promise.reject(new Error(`${method} is not faked: bring a writer that streams`));
+
+export class FakeSlackWriter implements SlackWriter {
   readonly messages: ShownMessage[] = [];
-  readonly uploads: UploadItem[] = [];
+  readonly uploads: Uploaded[] = [];
+  readonly ephemerals: Ephemeral[] = [];
+  /** The reactions on each message, by ts. */
+  readonly reactions = new Map<string, string[]>();
+  /** The Web API methods called for messages, in order (chat.postMessage, chat.update). */
   readonly calls: string[] = [];
+  /** Workspace admins and owners. */
+  readonly admins = new Set<string>();
+  /** People by id; anyone else is a member of the workspace ("T1"). */
+  readonly people = new Map<string, { teamId: string; guest: boolean; deleted: boolean }>();
+  /** The agent-view status of each thread, as last set ("" once cleared). */
+  readonly statuses = new Map<string, string>();
+  /** The agent-view title of each thread. */
+  readonly titles = new Map<string, string>();
+  /** The agent session status of each thread, as last set. */
+  readonly sessions = new Map<string, string>();
+
+  readonly #scheduled: boolean;
   #ts = 1_700_000_000;
   /** Edits waiting for their turn, by message: only the latest of each is kept. */
   readonly #waiting = new Map<string, { lazy: Lazy; settle: () => void }>();
+  #held: Promise<void> | undefined;
+  #releaseHeld = () => {};
+  #postError: string | undefined;
 
-  async post(_channelId: string, payload: MessagePayload, threadTs?: string): Promise<string> {
+  constructor(options: { edits?: "at once" | "scheduled" } = {}) {
+    this.#scheduled = options.edits === "scheduled";
+  }
+
+  /** Posts wait (Slack's budget is spent) until `releasePosts`. */
+  holdPosts(): void {
+    this.#held = new Promise((resolve) => (this.#releaseHeld = resolve));
+  }
+
+  releasePosts(): void {
+    this.#releaseHeld();
+    this.#held = undefined;
+  }
+
+  /** Every post fails with this Slack error code from now on. */
+  failPosts(code: string): void {
+    this.#postError = code;
+  }
+
+  async post(channelId: string, payload: MessagePayload, threadTs?: string): Promise<string> {
+    await this.#held;
+    if (this.#postError) throw slackError(this.#postError);
     const ts = `${++this.#ts}.000100`;
     this.calls.push("chat.postMessage");
-    this.messages.push({ ts, threadTs, payload, edits: 0, deleted: false });
+    this.messages.push({
+      channelId,
+      ts,
+      threadTs,
+      payload,
+      text: payload.text,
+      edits: 0,
+      deleted: false,
+    });
     return ts;
   }
 
-  update(_channelId: string, ts: string, payload: Lazy, options?: { final?: boolean }) {
-    const previous = this.#waiting.get(ts);
+  update(channelId: string, ts: string, payload: Lazy, options?: { final?: boolean }) {
+    const key = `${channelId}/${ts}`;
+    const previous = this.#waiting.get(key);
     if (previous) {
       previous.settle(); // superseded: resolves unsent
-      this.#waiting.delete(ts);
+      this.#waiting.delete(key);
     }
-    if (options?.final) {
-      this.#send(ts, payload);
+    if (!this.#scheduled || options?.final) {
+      try {
+        this.#send(channelId, ts, payload);
+      } catch (err) {
+        return Promise.reject(err);
+      }
       return Promise.resolve();
     }
-    return new Promise<void>((settle) => this.#waiting.set(ts, { lazy: payload, settle }));
+    return new Promise<void>((settle) => this.#waiting.set(key, { lazy: payload, settle }));
   }
 
   /** Sends every waiting edit (rendered now), as the scheduler does when the budget allows. */
   async flush(): Promise<void> {
-    for (const [ts, { lazy, settle }] of [...this.#waiting]) {
-      this.#waiting.delete(ts);
-      this.#send(ts, lazy);
+    for (const [key, { lazy, settle }] of [...this.#waiting]) {
+      this.#waiting.delete(key);
+      const slash = key.indexOf("/");
+      this.#send(key.slice(0, slash), key.slice(slash + 1), lazy);
       settle();
     }
     await new Promise((r) => setImmediate(r));
   }
 
-  #send(ts: string, lazy: Lazy): void {
+  #send(channelId: string, ts: string, lazy: Lazy): void {
     const payload = typeof lazy === "function" ? lazy() : lazy;
     if (!payload) return;
-    const shown = this.messages.find((m) => m.ts === ts);
-    if (!shown)
-      throw Object.assign(new Error("message_not_found"), { data: { error: "message_not_found" } });
+    const shown = this.messages.find((m) => m.channelId === channelId && m.ts === ts);
+    if (!shown) throw slackError("message_not_found");
     this.calls.push("chat.update");
     shown.payload = payload;
+    shown.text = payload.text;
     shown.edits++;
   }
 
-  async remove(_channelId: string, ts: string): Promise<void> {
-    this.#waiting.get(ts)?.settle();
-    this.#waiting.delete(ts);
-    const shown = this.messages.find((m) => m.ts === ts);
+  async remove(channelId: string, ts: string): Promise<void> {
+    const key = `${channelId}/${ts}`;
+    this.#waiting.get(key)?.settle();
+    this.#waiting.delete(key);
+    const shown = this.messages.find((m) => m.channelId === channelId && m.ts === ts);
     if (shown) shown.deleted = true;
   }
 
-  async upload(_channelId: string, _threadTs: string, files: readonly UploadItem[]): Promise<void> {
-    this.uploads.push(...files);
+  async upload(channelId: string, threadTs: string, files: readonly UploadItem[]): Promise<void> {
+    this.uploads.push(...files.map((f) => ({ ...f, channelId, threadTs })));
   }
 
-  async sharedFileNames(): Promise<Set<string>> {
-    return new Set(this.uploads.map((u) => u.filename));
+  async sharedFileNames(channelId: string, threadTs: string): Promise<Set<string>> {
+    const shared = this.uploads.filter((u) => u.channelId === channelId && u.threadTs === threadTs);
+    return new Set(shared.map((u) => u.filename));
   }
 
-  /** The text of the visible messages of a thread, in order. */
+  async ephemeral(channelId: string, userId: string, text: string, threadTs?: string) {
+    this.ephemerals.push({ channelId, userId, text, ...(threadTs ? { threadTs } : {}) });
+  }
+
+  async react(_channelId: string, ts: string, name: string): Promise<void> {
+    this.reactions.set(ts, [...(this.reactions.get(ts) ?? []), name]);
+  }
+
+  async unreact(_channelId: string, ts: string, name: string): Promise<void> {
+    this.reactions.set(
+      ts,
+      (this.reactions.get(ts) ?? []).filter((n) => n !== name),
+    );
+  }
+
+  async setStatus(_channelId: string, threadTs: string, status: string): Promise<void> {
+    this.statuses.set(threadTs, status);
+  }
+
+  async setTitle(_channelId: string, threadTs: string, title: string): Promise<void> {
+    this.titles.set(threadTs, title);
+  }
+
+  async setSessionStatus(_channelId: string, threadTs: string, status: string): Promise<void> {
+    this.sessions.set(threadTs, status);
+  }
+
+  async join(): Promise<boolean> {
+    return true;
+  }
+
+  async person(userId: string) {
+    return this.people.get(userId) ?? { teamId: "T1", guest: false, deleted: false };
+  }
+
+  async isAdmin(userId: string): Promise<boolean> {
+    return this.admins.has(userId);
+  }
+
+  startStream: SlackWriter["startStream"] = notFaked("startStream");
+  appendStream: SlackWriter["appendStream"] = notFaked("appendStream");
+  stopStream: SlackWriter["stopStream"] = notFaked("stopStream");
+
+  /** The text of each message in a thread (deleted ones too), oldest first. */
+  thread(threadTs: string): string[] {
+    return this.messages.filter((m) => m.threadTs === threadTs).map((m) => m.text);
+  }
+
+  /** The blocks of the visible messages of a thread, in order. */
   visible(threadTs: string): string[] {
     return this.messages
       .filter((m) => m.threadTs === threadTs && !m.deleted)
       .map((m) => JSON.stringify(m.payload.blocks));
   }
+}
 
-  ephemeral = async () => undefined;
-  react = async () => undefined;
-  unreact = async () => undefined;
-  join = async () => true;
-  setStatus = async () => undefined;
-  setSessionStatus = async () => undefined;
-  setTitle = async () => undefined;
-  isAdmin = async () => false;
-  person = async () => undefined;
-  startStream = (): Promise<string> => Promise.reject(new Error("not used"));
-  appendStream = (): Promise<void> => Promise.reject(new Error("not used"));
-  stopStream = (): Promise<void> => Promise.reject(new Error("not used"));
+/** An error as Slack's Web API client throws it for an `ok: false` answer. */
+function slackError(code: string): Error {
+  return Object.assign(new Error(code), { data: { error: code } });
 }

@@ -1,11 +1,16 @@
 /**
- * A scripted task service for unit tests: each run's stream is a list of events the test
- * releases step by step, and its final result is what the test says.
+ * The task service for unit tests. Every task and follow-up gets fresh ids (`thr_n`, `run_n`);
+ * prompts, options and uploaded files are kept in order. The stream of the run being followed
+ * is a list of events the test releases step by step (`emit`, `close`), and the task result is
+ * what the test says (`final`, or just its `status` and `files`). Stopping records the thread and ends the
+ * stream with a stopped status, as the service does.
  */
 import type { TaskService } from "../../../src/runs/ports.ts";
-import type { ResultFile, TaskResult } from "../../../src/service/schemas.ts";
+import type { UploadFile } from "../../../src/service/multipart.ts";
+import type { ResultFile, StopResponse, TaskResult } from "../../../src/service/schemas.ts";
 import type { StreamEvent } from "../../../src/service/stream.ts";
 
+/** What the task result says. */
 export interface ScriptedRun {
   status: string;
   content: string;
@@ -13,13 +18,62 @@ export interface ScriptedRun {
   error?: string;
 }
 
-export class ScriptedService implements TaskService {
+export class FakeTaskService implements TaskService {
+  /** Each create and continue call's prompt, in order. */
+  readonly prompts: string[] = [];
+  /** Every create call's input, for the options it carried. */
+  readonly created: Parameters<TaskService["createTask"]>[0][] = [];
+  /** The files each create or continue call sent, read whole: name → bytes. */
+  readonly uploads: Array<Map<string, Buffer>> = [];
+  /** The threads whose run was asked to stop, in order. */
+  readonly stopped: string[] = [];
+  /** What getTaskResult answers, for every thread. */
+  final: ScriptedRun = { status: "completed", content: "" };
+  /** How many task results were asked for. */
+  results = 0;
+  /** The latest run started in each thread this service created or continued. */
+  readonly #runs = new Map<string, string>();
+  #n = 0;
+
   /** Stream events waiting to be read, and who waits for the next one. */
   readonly #events: (StreamEvent | Error)[] = [];
   #wake: (() => void) | undefined;
   #closed = false;
-  final: ScriptedRun = { status: "completed", content: "" };
-  readonly stopped: string[] = [];
+
+  /** The status getTaskResult gives (`final.status`). */
+  get status(): string {
+    return this.final.status;
+  }
+
+  set status(status: string) {
+    this.final = { ...this.final, status };
+  }
+
+  /** The files the task result offers (`final.files`). */
+  get files(): ResultFile[] {
+    return this.final.files ?? [];
+  }
+
+  set files(files: ResultFile[]) {
+    this.final = { ...this.final, files };
+  }
+
+  createTask: TaskService["createTask"] = async (input) => {
+    this.prompts.push(input.prompt ?? "");
+    this.created.push(input);
+    this.uploads.push(await readAll(input.files ?? []));
+    const n = ++this.#n;
+    this.#runs.set(`thr_${n}`, `run_${n}`);
+    return { project_id: `proj_${n}`, thread_id: `thr_${n}`, agent_run_id: `run_${n}` };
+  };
+
+  continueConversation: TaskService["continueConversation"] = async (ref, input) => {
+    this.prompts.push(input.prompt ?? "");
+    this.uploads.push(await readAll(input.files ?? []));
+    const runId = `run_${++this.#n}`;
+    this.#runs.set(ref.threadId, runId);
+    return { agent_run_id: runId };
+  };
 
   /** Releases stream events to the run being followed. */
   emit(...events: (StreamEvent | Error)[]): void {
@@ -46,29 +100,44 @@ export class ScriptedService implements TaskService {
     }
   }
 
-  getTaskResult: TaskService["getTaskResult"] = async (ref) =>
-    ({
+  /** The run is the latest this service started in the thread, left out for any other thread. */
+  getTaskResult: TaskService["getTaskResult"] = async (ref) => {
+    this.results++;
+    const runId = this.#runs.get(ref.threadId);
+    return {
       success: true,
       thread_id: ref.threadId,
-      agent_run_id: "run_1",
+      ...(runId ? { agent_run_id: runId } : {}),
       status: this.final.status,
       response: { content: this.final.content },
       code_blocks: [],
       files: this.final.files ?? [],
       ...(this.final.error ? { error: this.final.error } : {}),
-    }) as TaskResult;
+    } as TaskResult;
+  };
 
   stopAgent: TaskService["stopAgent"] = async (ref) => {
     this.stopped.push(ref.threadId);
     this.emit({ type: "status", status: "stopped" });
     this.final = { ...this.final, status: "stopped" };
     this.close();
-    return { success: true } as Awaited<ReturnType<TaskService["stopAgent"]>>;
+    return { success: true, status: "stopped" } as StopResponse;
   };
 
-  createTask: TaskService["createTask"] = () => Promise.reject(new Error("not used"));
-  continueConversation: TaskService["continueConversation"] = () =>
-    Promise.reject(new Error("not used"));
-  getHistory: TaskService["getHistory"] = () => Promise.reject(new Error("not used"));
-  listFiles: TaskService["listFiles"] = () => Promise.reject(new Error("not used"));
+  getHistory: TaskService["getHistory"] = () => Promise.reject(new Error("getHistory: not faked"));
+  /** The thread's file list is empty (the task result's files are `final.files`). */
+  listFiles: TaskService["listFiles"] = async () => ({
+    files: [],
+    pagination: { has_next: false },
+  });
+}
+
+async function readAll(files: readonly UploadFile[]): Promise<Map<string, Buffer>> {
+  const read = new Map<string, Buffer>();
+  for (const f of files) {
+    const chunks: Uint8Array[] = [];
+    for await (const chunk of f.open()) chunks.push(chunk);
+    read.set(f.name, Buffer.concat(chunks));
+  }
+  return read;
 }

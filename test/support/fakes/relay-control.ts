@@ -1,0 +1,57 @@
+/**
+ * The relay as the threads see it (`RelayControl`), for unit tests: it records the runs handed
+ * to it, the reservations made and what they learnt, and the runs asked to stop.
+ */
+import type { ReservationNote, RunOutcome, RunTarget } from "../../../src/runs/relay.ts";
+import type { RelayControl } from "../../../src/threads/task-context.ts";
+
+/** The relay: records the runs handed to it; `relayed` are the runs it says it relays. */
+export class FakeRelay implements RelayControl {
+  readonly started: RunTarget[] = [];
+  readonly relayed = new Set<string>();
+  readonly reserved = new Set<string>();
+  #n = 0;
+
+  async start(target: RunTarget): Promise<void> {
+    this.started.push(target);
+    this.relayed.add(target.runId);
+  }
+
+  async reserve(): Promise<string> {
+    const id = `reservation_${++this.#n}`;
+    this.reserved.add(id);
+    return id;
+  }
+
+  /** What each reservation learnt (its thread, message and service run), by id. */
+  readonly notes = new Map<string, ReservationNote[]>();
+
+  async note(id: string, change: ReservationNote): Promise<void> {
+    this.notes.set(id, [...(this.notes.get(id) ?? []), change]);
+  }
+
+  async release(id: string): Promise<void> {
+    this.reserved.delete(id);
+  }
+
+  /** Runs asked to stop, and by whom. */
+  readonly stopped: { runId: string; userId: string }[] = [];
+
+  async stop(run: { readonly runId: string }, userId: string): Promise<boolean> {
+    const { runId } = run;
+    if (!this.relayed.has(runId)) return false;
+    this.stopped.push({ runId, userId });
+    return true;
+  }
+
+  isActive(runId: string): boolean {
+    return this.relayed.has(runId);
+  }
+
+  /** Who listens for runs' ends (the coordinator subscribes when it is made). */
+  readonly endListeners: ((outcome: RunOutcome) => Promise<void>)[] = [];
+
+  onEnded(listener: (outcome: RunOutcome) => Promise<void>): void {
+    this.endListeners.push(listener);
+  }
+}
