@@ -11,7 +11,8 @@
  */
 import { parseArgs } from "node:util";
 import { streamablePrefix } from "../src/view/markdown.ts";
-import { type RunState, renderRun } from "../src/view/render.ts";
+import { renderRun } from "../src/view/render.ts";
+import type { RunState } from "../src/store/types.ts";
 import { HOSTILE_SHAPES, prose } from "../test/support/hostile-text.ts";
 
 const { values } = parseArgs({

@@ -89,7 +89,7 @@ export async function adoptOpening(
     startedAt: record.startedAt,
     uploads: "pending",
     owner: plan.userId,
-    ...(plan.note ? { note: plan.note } : {}),
+    ...(plan.remark ? { remark: plan.remark } : {}),
   };
   return { record: relayed, stopBy };
 }

@@ -43,12 +43,12 @@ export class PromptNotPosted extends Error {
 }
 
 /** The message a run shows until its first text arrives. */
-export function workingMessage(note?: string): MessagePayload {
+export function workingMessage(remark?: string): MessagePayload {
   const [first] = renderRun({
     text: "",
     state: "running",
     elapsedMs: 0,
-    ...(note ? { note } : {}),
+    ...(remark ? { remark } : {}),
   });
   return first ?? { text: "Working…", blocks: [] };
 }
@@ -73,7 +73,7 @@ export async function openRun(
   }
   let messageTs = place.messageTs;
   if (messageTs === undefined) {
-    messageTs = await writer.post(place.channelId, workingMessage(plan.note), threadTs, order);
+    messageTs = await writer.post(place.channelId, workingMessage(plan.remark), threadTs, order);
     await progress({ threadTs, messageTs });
     if (plan.surface === "dm") {
       const key = { teamId: place.teamId, channelId: place.channelId, threadTs };

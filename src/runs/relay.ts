@@ -17,7 +17,7 @@ import { runLease } from "./lease-keeper.ts";
 import type { Clock, PagePreviews, ThreadStore, Workspaces } from "./ports.ts";
 import { systemClock } from "./ports.ts";
 import { RelayCounters, type RelayMetrics } from "./relay-metrics.ts";
-import { type ReservationNote, Reservations } from "./reservations.ts";
+import { Reservations, type StartProgress } from "./reservations.ts";
 import { RunRelay } from "./run.ts";
 import { stopAsked } from "./start.ts";
 import type { RunControl, RunEnd, RunOutcome, RunTarget } from "./run-state.ts";
@@ -25,7 +25,7 @@ import type { RunControl, RunEnd, RunOutcome, RunTarget } from "./run-state.ts";
 export { decodeFile } from "./file-delivery.ts";
 export { runLease } from "./lease-keeper.ts";
 export type { RelayMetrics } from "./relay-metrics.ts";
-export type { ReservationNote } from "./reservations.ts";
+export type { StartProgress } from "./reservations.ts";
 export type { RunOutcome, RunTarget } from "./run-state.ts";
 
 export interface RelayOptions {
@@ -120,7 +120,7 @@ export class Relay {
       messageTs: [target.messageTs],
       shownText: "",
       startedAt: target.startedAt,
-      ...(target.note ? { note: target.note } : {}),
+      ...(target.remark ? { remark: target.remark } : {}),
       ...(target.owner ? { owner: target.owner } : {}),
       uploads: "pending",
     };
@@ -156,8 +156,8 @@ export class Relay {
   }
 
   /** Records what a reservation learnt: its thread, its message, the service's run. */
-  note(id: string, change: ReservationNote): Promise<void> {
-    return this.#reserved.note(id, change);
+  progress(id: string, change: StartProgress): Promise<void> {
+    return this.#reserved.progress(id, change);
   }
 
   /** Drops a reservation once the run is recorded (or the creation failed visibly). */
@@ -264,9 +264,9 @@ export class Relay {
     if (max === undefined || record.kind !== "relaying") return undefined;
     const left = Math.max(0, record.startedAt + max - this.#clock.now());
     return this.#clock.setTimeout(() => {
-      const note = `it reached the maximum run time of ${formatDuration(max)}`;
+      const reason = `it reached the maximum run time of ${formatDuration(max)}`;
       this.#opts.logger.warn({ runId: record.runId }, "stopping a run at its maximum run time");
-      void this.stop(record, "", note).catch((err: unknown) =>
+      void this.stop(record, "", reason).catch((err: unknown) =>
         this.#opts.logger.warn(
           { err, runId: record.runId },
           "could not stop a run at its time limit",
@@ -284,7 +284,7 @@ export class Relay {
         runId: record.runId,
         messageTs: end.messageTs[0] ?? record.messageTs[0] ?? "",
         startedAt: record.startedAt,
-        ...(record.note ? { note: record.note } : {}),
+        ...(record.remark ? { remark: record.remark } : {}),
         ...(record.owner ? { owner: record.owner } : {}),
       },
       state: end.state,
@@ -306,7 +306,7 @@ export class Relay {
   async stop(
     run: { readonly runId: string; readonly ref: ThreadRef; readonly key: SlackThreadKey },
     userId: string,
-    note?: string,
+    reason?: string,
   ): Promise<boolean> {
     const { store, workspaces, logger } = this.#opts;
     const { runId, ref } = run;
@@ -327,7 +327,7 @@ export class Relay {
     }
     if (relayed.stoppedBy === undefined) {
       relayed.stoppedBy = userId;
-      relayed.stopNote = note;
+      relayed.stopReason = reason;
       try {
         await workspaces.service(relayed.key.teamId).stopAgent(ref);
       } catch (err) {
@@ -335,7 +335,7 @@ export class Relay {
         if (!stopNotNeeded(err)) {
           // The run goes on: it is not shown as stopped, and Stop may be pressed again.
           relayed.stoppedBy = undefined;
-          relayed.stopNote = undefined;
+          relayed.stopReason = undefined;
           throw err;
         }
       }

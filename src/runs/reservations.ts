@@ -11,7 +11,7 @@ import { LeaseKeeper, runLease } from "./lease-keeper.ts";
 import type { Clock, RunStore } from "./ports.ts";
 
 /** What a reservation learnt since it was made. */
-export interface ReservationNote {
+export interface StartProgress {
   readonly threadTs?: string;
   readonly messageTs?: string;
   readonly created?: { readonly ref: ThreadRef; readonly runId: string };
@@ -70,7 +70,7 @@ export class Reservations {
   }
 
   /** Records what a reservation learnt: its thread, its message, the service's run. */
-  note(id: string, change: ReservationNote): Promise<void> {
+  progress(id: string, change: StartProgress): Promise<void> {
     const held = this.#held.get(id);
     if (!held) return Promise.resolve();
     const r = held.record;

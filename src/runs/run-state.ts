@@ -6,7 +6,7 @@ import type { FinalRun } from "../service/follow.ts";
 import type { RunRecord, SlackThreadKey } from "../store/types.ts";
 import type { ThreadRef } from "../service/client.ts";
 import { describeServiceError } from "../view/errors.ts";
-import type { RunState } from "../view/render.ts";
+import type { RunState } from "../store/types.ts";
 
 /** What a run whose creator died before the service answered shows. */
 export const INTERRUPTED =
@@ -17,7 +17,7 @@ export interface RunControl {
   readonly abort: AbortController;
   stoppedBy: string | undefined;
   /** Why the app itself stopped the run (e.g. its maximum run time), shown with "Stopped". */
-  stopNote?: string | undefined;
+  stopReason?: string | undefined;
   /** Set when the run is handed to another instance instead of finished here. */
   handover: boolean;
   /**
@@ -37,7 +37,7 @@ export interface RunTarget {
   readonly messageTs: string;
   readonly startedAt: number;
   /** A remark shown under the answer (e.g. attachments that were not sent). */
-  readonly note?: string;
+  readonly remark?: string;
   /** Who asked: native streams are addressed to them. */
   readonly owner?: string;
 }

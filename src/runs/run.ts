@@ -5,16 +5,10 @@
  */
 import type { Logger } from "pino";
 import { type FinalRun, type FollowOptions, followRun } from "../service/follow.ts";
-import type { RunRecord } from "../store/types.ts";
+import type { RunRecord, RunState } from "../store/types.ts";
 import { ended } from "../view/completion.ts";
 import { slackErrorCode } from "../view/errors.ts";
-import {
-  encodeStopValue,
-  type FileNote,
-  type RunState,
-  type RunView,
-  renderRun,
-} from "../view/render.ts";
+import { encodeStopValue, type FileNote, type RunView, renderRun } from "../view/render.ts";
 import { deliverAnswer, type DeliveryContext } from "./file-delivery.ts";
 import { stoppedForgotten, keepRecord, RECORD_GONE, stopForgotten } from "./forget.ts";
 import { LeaseKeeper } from "./lease-keeper.ts";
@@ -219,14 +213,14 @@ export class RunRelay {
   }
 
   #view(state: RunState, extra: Partial<RunView> = {}): RunView {
-    const { note } = this.#record;
+    const { remark } = this.#record;
     return {
       text: this.#text,
       state,
       elapsedMs: this.#deps.clock.now() - this.#record.startedAt,
       stopValue: this.#stopValue,
       thread: { channelId: this.#record.key.channelId, threadTs: this.#record.key.threadTs },
-      ...(note ? { note } : {}),
+      ...(remark ? { remark } : {}),
       ...(this.#serviceStatus ? { serviceStatus: this.#serviceStatus } : {}),
       ...(this.#steps ? { steps: this.#steps } : {}),
       ...extra,
@@ -347,9 +341,9 @@ export class RunRelay {
 
   async #showFinal(state: RunState, reason: string | undefined, files: FileNote[]): Promise<void> {
     const stoppedBy = this.#ctl.stoppedBy;
-    const note = state === "stopped" ? this.#ctl.stopNote : undefined;
+    const stopReason = state === "stopped" ? this.#ctl.stopReason : undefined;
     const view = this.#view(state, {
-      ...(reason ? { reason } : note ? { reason: note } : {}),
+      ...(reason ? { reason } : stopReason ? { reason: stopReason } : {}),
       ...(stoppedBy ? { stoppedBy } : {}),
       files,
     });

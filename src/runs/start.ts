@@ -12,7 +12,7 @@ import type { RunOpening, SlackThreadKey } from "../store/types.ts";
 import { type OpeningPlace, openRun, PromptNotPosted, recordRunning } from "./opening.ts";
 import type { ThreadRef, ThreadStore, Workspaces } from "./ports.ts";
 import { stopFailed } from "../view/errors.ts";
-import type { ReservationNote } from "./reservations.ts";
+import type { StartProgress } from "./reservations.ts";
 import type { RunTarget } from "./run-state.ts";
 
 /** The service's run, as its answer to a create or a continue names it. */
@@ -24,7 +24,7 @@ export interface CreatedRun {
 /** What a start needs of the relay (runs/relay.ts): its reservations, and the runs it follows. */
 export interface RunRegistry {
   reserve(key: SlackThreadKey, startedAt: number, opening: RunOpening): Promise<string>;
-  note(id: string, change: ReservationNote): Promise<void>;
+  progress(id: string, change: StartProgress): Promise<void>;
   release(id: string): Promise<void>;
   start(target: RunTarget): Promise<void>;
   stop(
@@ -94,14 +94,14 @@ export async function startRun(deps: StartDeps, req: StartRequest): Promise<Star
   const reservation = await relay
     .reserve(first, req.startedAt, req.plan)
     .catch((err: unknown) => void logger.warn({ err }, "could not record a run being started"));
-  const note = (change: ReservationNote): Promise<void> =>
+  const progress = (change: StartProgress): Promise<void> =>
     reservation === undefined
       ? Promise.resolve()
-      : relay.note(reservation, change).catch((err: unknown) => {
+      : relay.progress(reservation, change).catch((err: unknown) => {
           logger.warn({ err }, "could not record a start");
         });
   try {
-    return await started(deps, req, note);
+    return await started(deps, req, progress);
   } finally {
     if (reservation !== undefined) await relay.release(reservation).catch(() => undefined);
   }
@@ -110,10 +110,10 @@ export async function startRun(deps: StartDeps, req: StartRequest): Promise<Star
 async function started(
   deps: StartDeps,
   req: StartRequest,
-  note: (change: ReservationNote) => Promise<void>,
+  progress: (change: StartProgress) => Promise<void>,
 ): Promise<StartResult> {
   const asking = req.ask().then(async (run) => {
-    await note({ created: run });
+    await progress({ created: run });
     return run;
   });
   // The thread as the first post made it known (its root, or the working message in it).
@@ -123,7 +123,7 @@ async function started(
       thread = { ...key(req), threadTs: p.threadTs };
       await req.onThread?.(thread);
     }
-    await note(p);
+    await progress(p);
   });
   const [opened, asked] = await Promise.allSettled([opening, asking]);
   if (opened.status === "rejected") {
@@ -140,7 +140,7 @@ async function started(
   const stopBy = await recordRunning(deps.store, at, req.plan, run, messageTs, deps.now()).catch(
     (err: unknown) => void deps.logger.error({ err }, "could not record the thread's run"),
   );
-  const remark = req.remark ? await req.remark() : req.plan.note;
+  const remark = req.remark ? await req.remark() : req.plan.remark;
   req.onRunning?.(at);
   await deps.relay.start({
     key: at,
@@ -149,7 +149,7 @@ async function started(
     messageTs,
     startedAt: req.startedAt,
     owner: req.plan.userId,
-    ...(remark ? { note: remark } : {}),
+    ...(remark ? { remark } : {}),
   });
   if (stopBy !== undefined) stopAsked(deps, at, run, stopBy);
   return { kind: "started", key: at, messageTs, run };

@@ -2,7 +2,7 @@
  * Entries of the index of unfinished runs: a run record plus the team it belongs to and the
  * time the entry lapses unless the run writes it again. Old entries are read by their shape.
  */
-import type { RunRecord } from "./types.ts";
+import type { RunOpening, RunRecord } from "./types.ts";
 
 /** The lease an instance holds while it relays a run (the store deletes it with the run's team). */
 export const runLease = (runId: string) => `run:${runId}`;
@@ -32,7 +32,32 @@ interface EntryFields {
   readonly expiresAt?: unknown;
 }
 
-type StoredRecord = Omit<RunRecord, "kind"> & { kind?: RunRecord["kind"] };
+type StoredRecord = Omit<RunRecord, "kind"> & {
+  kind?: RunRecord["kind"];
+  /** Older versions: the remark under the answer (now `remark`), here and in `opening`. */
+  note?: string;
+};
+
+/** A record whose remark (the record's, and its opening's) was written as `note` by older versions. */
+function withRemark(stored: StoredRecord): StoredRecord {
+  const { note, ...rest } = stored;
+  const opening = rest.opening as (RunOpening & { note?: string }) | undefined;
+  const { note: openingNote, ...plan } = opening ?? { note: undefined };
+  return {
+    ...rest,
+    ...(note !== undefined && rest.remark === undefined ? { remark: note } : {}),
+    ...(opening
+      ? {
+          opening: {
+            ...(plan as RunOpening),
+            ...(openingNote !== undefined && opening.remark === undefined
+              ? { remark: openingNote }
+              : {}),
+          },
+        }
+      : {}),
+  };
+}
 
 /** The entry for `record` written at `now`, lasting `ttlMs`. */
 export function encodeRunEntry(record: RunRecord, now: number, ttlMs: number): string {
@@ -51,7 +76,8 @@ export function encodeRunEntry(record: RunRecord, now: number, ttlMs: number): s
  * marked a task being created by a `pending:` prefix on its id.
  */
 export function decodeRunEntry(raw: string, ttlMs: number): RunEntry {
-  const { teamId, expiresAt, ...stored } = JSON.parse(raw) as StoredRecord & EntryFields;
+  const { teamId, expiresAt, ...read } = JSON.parse(raw) as StoredRecord & EntryFields;
+  const stored = withRemark(read);
   const record: RunRecord =
     stored.kind === "creating" || stored.kind === "relaying"
       ? (stored as RunRecord)

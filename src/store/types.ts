@@ -33,7 +33,7 @@ export interface QueuedFollowUp {
   readonly hadFiles: boolean;
   /** The files it carried, read from Slack when it is sent. */
   readonly files?: readonly SlackFileRef[];
-  /** Inline options the person gave that a continuation cannot apply (named in the run's note). */
+  /** Inline options the person gave that a continuation cannot apply (named in the run's remark). */
   readonly ignoredOptions?: readonly string[];
 }
 
@@ -99,7 +99,7 @@ export interface RunOpening {
   /** A task started by a command: its prompt, posted as the thread's parent. */
   readonly prompt?: { readonly text: string; readonly fileNames: readonly string[] };
   /** The remark under the answer (what of a follow-up was not sent). */
-  readonly note?: string;
+  readonly remark?: string;
   readonly surface: "channel" | "dm";
   /** A direct-message task's title in Slack's agent view. */
   readonly title?: string;
@@ -126,7 +126,7 @@ export interface RunRecord {
   /** The text already shown, so a new owner neither repeats nor loses any. */
   readonly shownText: string;
   readonly startedAt: number;
-  readonly note?: string;
+  readonly remark?: string;
   /** Files: not yet uploaded, upload under way (may have partly happened), or uploaded. */
   readonly uploads: "pending" | "started" | "done";
   /** Set when someone pressed Stop (on any instance). */
@@ -153,8 +153,12 @@ export class StoreUnavailableError extends Error {
   }
 }
 
-/** What a person's recent task shows: how it ended, or that it is running. */
-export type RecentTaskStatus = "running" | "completed" | "failed" | "stopped" | "error";
+/**
+ * The states of a run as people see them, declared once: running, or how it ended (done,
+ * failed at the service, stopped by someone, or an error of the app or of Slack). Run messages,
+ * App Home's recent tasks and the final message's completion record all show these.
+ */
+export type RunState = "running" | "completed" | "failed" | "stopped" | "error";
 
 /** One task in a person's recent tasks (their App Home lists the latest). */
 export interface RecentTask {
@@ -163,7 +167,7 @@ export interface RecentTask {
   readonly threadTs: string;
   /** The start of the prompt (a short excerpt, as typed). */
   readonly prompt: string;
-  readonly status: RecentTaskStatus;
+  readonly status: RunState;
   readonly startedAt: number;
   readonly updatedAt: number;
   readonly surface?: "channel" | "dm";

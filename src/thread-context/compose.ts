@@ -31,8 +31,8 @@ export interface ThreadContextDeps {
 export interface WithThread {
   readonly prompt: string;
   readonly files: readonly UploadFile[];
-  /** What the answer's note says about the thread, when it was asked for. */
-  readonly note?: string;
+  /** The remark under the answer about the thread, when it was asked for. */
+  readonly remark?: string;
 }
 
 export interface ThreadAsk {
@@ -73,24 +73,24 @@ export async function withThreadContext(
     return {
       prompt,
       files,
-      note: `Only your message was sent: the thread's earlier messages could not be read (${why}).`,
+      remark: `Only your message was sent: the thread's earlier messages could not be read (${why}).`,
     };
   }
   if (read.messages.length === 0) return { prompt, files };
   const thread = renderThread(read.messages, read.omitted, config);
-  const note = threadNote(thread);
+  const remark = threadNote(thread);
   const inline = promptWithThread(prompt, thread);
-  if (inline !== undefined) return { prompt: inline, files, note };
+  if (inline !== undefined) return { prompt: inline, files, remark };
   if (files.length >= LIMITS.maxFiles) {
     return {
       prompt,
       files,
-      note: `Only your message was sent: it has ${LIMITS.maxFiles} files, the most one task takes, so the thread could not go along as ${THREAD_FILE}.`,
+      remark: `Only your message was sent: it has ${LIMITS.maxFiles} files, the most one task takes, so the thread could not go along as ${THREAD_FILE}.`,
     };
   }
   return {
     prompt: promptWithThreadFile(prompt),
     files: [...files, textFile(THREAD_FILE, threadFile(thread))],
-    note: `${note.slice(0, -1)}, attached as ${THREAD_FILE}.`,
+    remark: `${remark.slice(0, -1)}, attached as ${THREAD_FILE}.`,
   };
 }

@@ -1,14 +1,17 @@
 /**
  * What happens in a task thread, whatever Slack surface it came from: the one entry point the
- * listeners call. Every request is checked here (prompt, retried deliveries, task thread),
- * then done by its part: new-task.ts, follow-ups.ts, stop.ts. Failures are told to the user.
+ * listeners call. A request's prompt and delivery (a retry counts once) are checked here, who
+ * asks and how often by the one chain in checks.ts (here for new tasks, in follow-ups.ts for
+ * replies, which may wait in a queue), then done by its part: new-task.ts, follow-ups.ts,
+ * stop.ts. Failures are told to the user.
  */
 import type { Logger } from "pino";
 import type { SlackThreadKey } from "../store/types.ts";
 import { FollowUps } from "./follow-ups.ts";
 import { mergeOptions } from "./options.ts";
-import { MEMBERS_ONLY, type PeoplePolicy, personRefusal } from "./policy.ts";
-import { NO_RATE_LIMITS, type RateLimits, takeRateSlot } from "./rate-limits.ts";
+import { askerRefusal } from "./checks.ts";
+import { MEMBERS_ONLY, type PeoplePolicy } from "./policy.ts";
+import { NO_RATE_LIMITS, type RateLimits } from "./rate-limits.ts";
 import { NewTasks } from "./new-task.ts";
 import type {
   HomeRefresher,
@@ -33,12 +36,7 @@ import {
 } from "./requests.ts";
 import { stopRun, stopWhenStarted } from "./stop.ts";
 import { ThreadViews } from "./thread-views.ts";
-import {
-  type GroupMembers,
-  type ServiceAlerts,
-  storedServiceAlerts,
-  usageRefusal,
-} from "./usage-policy.ts";
+import { type GroupMembers, type ServiceAlerts, storedServiceAlerts } from "./usage-policy.ts";
 import type { CoordinatorDeps, RelayControl } from "./task-context.ts";
 
 export type {
@@ -162,10 +160,7 @@ export class TaskCoordinator {
     }
     try {
       if (!(await claimDelivery(this.#deps.store, task.teamId, task.delivery))) return;
-      const limited =
-        (await personRefusal(this.#deps, this.#deps.people, task.teamId, task.userId)) ??
-        (await usageRefusal(this.#deps, task)) ??
-        (await takeRateSlot(this.#deps.store, this.#deps.limits, task, this.#deps.now()));
+      const limited = await askerRefusal(this.#deps, task);
       if (limited !== undefined) {
         await tell(limited);
         return;

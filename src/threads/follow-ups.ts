@@ -15,9 +15,7 @@ import {
 import { describeServiceError } from "../view/errors.ts";
 import { clearWorking } from "../runs/agent-status.ts";
 import { brokenFileReason, NO_ATTACHMENTS, readAttachments } from "./attachments.ts";
-import { personRefusal } from "./policy.ts";
-import { takeRateSlot } from "./rate-limits.ts";
-import { usageRefusal } from "./usage-policy.ts";
+import { askerRefusal } from "./checks.ts";
 import { notForFollowUps, parsePrompt } from "./options.ts";
 import type { RunOutcome } from "../runs/relay.ts";
 import type { ThreadReply } from "./requests.ts";
@@ -78,17 +76,9 @@ export class FollowUps {
     reply: Pick<ThreadReply, "key" | "userId">,
     prompt: string,
   ): Promise<string | undefined> {
-    const { teamId, channelId } = reply.key;
     return (
       replyRefusal(record, prompt) ??
-      (await personRefusal(this.#deps, this.#deps.people, teamId, reply.userId)) ??
-      (await usageRefusal(this.#deps, { ...reply.key, userId: reply.userId })) ??
-      (await takeRateSlot(
-        this.#deps.store,
-        this.#deps.limits,
-        { teamId, channelId, userId: reply.userId },
-        this.#deps.now(),
-      ))
+      (await askerRefusal(this.#deps, { ...reply.key, userId: reply.userId }))
     );
   }
 
@@ -120,25 +110,12 @@ export class FollowUps {
       ...(reply.files.length > 0 ? { files: reply.files } : {}),
       ...(ignored.length > 0 ? { ignoredOptions: ignored } : {}),
     };
-    let outcome: "start" | "queued" | "full" = "queued";
-    await store.updateThread(reply.key, (rec) => {
-      if (rec.active.kind === "idle" && rec.queue.length === 0) {
-        outcome = "start";
-        return { ...rec, active: startingFor(reply.ts, this.#deps.now()) };
-      }
-      // Each queued reply is a run on the service and a record rewritten on every change.
-      if (rec.queue.length >= MAX_QUEUED) {
-        outcome = "full";
-        return undefined;
-      }
-      outcome = "queued";
-      return { ...rec, queue: [...rec.queue, item] };
-    });
-    if ((outcome as string) === "full") {
+    const outcome = await this.#enqueue(reply.key, item);
+    if (outcome === "full") {
       await tell(QUEUE_FULL);
       return;
     }
-    if ((outcome as string) === "start") {
+    if (outcome === "start") {
       await this.#start(reply.key, item);
       return;
     }
@@ -146,6 +123,28 @@ export class FollowUps {
     // The run may have ended between the check and the queueing.
     const now = await store.getThread(reply.key);
     if (now && now.active.kind === "idle") await this.#drain(reply.key);
+  }
+
+  /**
+   * Starts the reply `item` when the thread is idle with nothing waiting, else queues it
+   * (unless the queue is full). Decided in the store's update, so two instances agree.
+   */
+  async #enqueue(key: SlackThreadKey, item: QueuedFollowUp): Promise<"start" | "queued" | "full"> {
+    const decided: { outcome: "start" | "queued" | "full" } = { outcome: "queued" };
+    await this.#deps.store.updateThread(key, (rec) => {
+      if (rec.active.kind === "idle" && rec.queue.length === 0) {
+        decided.outcome = "start";
+        return { ...rec, active: startingFor(item.ts, this.#deps.now()) };
+      }
+      // Each queued reply is a run on the service and a record rewritten on every change.
+      if (rec.queue.length >= MAX_QUEUED) {
+        decided.outcome = "full";
+        return undefined;
+      }
+      decided.outcome = "queued";
+      return { ...rec, queue: [...rec.queue, item] };
+    });
+    return decided.outcome;
   }
 
   /** A run has shown its final state: the thread is free for the next queued reply. */
@@ -186,14 +185,14 @@ export class FollowUps {
 
   /** Starts the next queued reply, if the thread is idle. */
   async #drain(key: SlackThreadKey): Promise<void> {
-    let next: QueuedFollowUp | undefined;
+    const taken: { item?: QueuedFollowUp } = {};
     await this.#deps.store.updateThread(key, (rec) => {
       const [first, ...rest] = rec.queue;
       if (rec.active.kind !== "idle" || !first || rec.threadId === "") return undefined;
-      next = first;
+      taken.item = first;
       return { ...rec, queue: rest, active: startingFor(first.ts, this.#deps.now()) };
     });
-    const item = next as QueuedFollowUp | undefined;
+    const { item } = taken;
     if (!item) return;
     await this.#deps.workspaces
       .writer(key.teamId)
@@ -299,7 +298,7 @@ export class FollowUps {
 
 /** What a follow-up's start posts: its run's working message, with the remark under it. */
 function openingOf(record: ThreadRecord, item: QueuedFollowUp, startedAt: number): RunOpening {
-  const note = followUpNote(item);
+  const remark = followUpRemark(item);
   // A reply keeps the place of its message in line (it may have waited in the queue).
   const sent = Math.round(Number(item.ts) * 1000);
   return {
@@ -307,12 +306,12 @@ function openingOf(record: ThreadRecord, item: QueuedFollowUp, startedAt: number
     surface: record.surface ?? "channel",
     since: Number.isFinite(sent) && sent > 0 ? Math.min(sent, startedAt) : startedAt,
     replyTs: item.ts,
-    ...(note ? { note } : {}),
+    ...(remark ? { remark } : {}),
   };
 }
 
 /** The remark under a follow-up's answer: what of the reply was not sent, if anything. */
-function followUpNote(item: QueuedFollowUp): string | undefined {
+function followUpRemark(item: QueuedFollowUp): string | undefined {
   const notes: string[] = [];
   if (item.hadFiles && item.files === undefined) notes.push(LEGACY_FILES_NOT_SENT);
   const ignored = item.ignoredOptions ?? [];

@@ -67,7 +67,7 @@ export class NewTasks {
         context
           .then((c) => this.#create({ ...task, prompt: c.prompt }, used.options, c.files))
           .then(createdRun),
-      remark: () => context.then((c) => c.note),
+      remark: () => context.then((c) => c.remark),
       // From now on replies in the thread wait for the run instead of starting their own.
       onThread: (thread) => this.#recordStarting(task, thread, startedAt),
       onShown: (key) => this.#listed(task, key, startedAt),

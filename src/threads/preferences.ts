@@ -3,7 +3,7 @@
  * defaults (`/task settings`), who may change a channel's, and which defaults a new task gets.
  */
 import type { Logger } from "pino";
-import type { DefaultsScope, RecentTask, RecentTaskStatus, TaskDefaults } from "../store/types.ts";
+import type { DefaultsScope, RecentTask, RunState, TaskDefaults } from "../store/types.ts";
 import { truncate } from "../view/sanitize.ts";
 import { mergeOptions, OPTION_KEYS, type OptionKey, type TaskOptions } from "./options.ts";
 import type { PreferenceStore, SlackWriter } from "./ports.ts";
@@ -142,7 +142,7 @@ export class Preferences {
     teamId: string,
     userId: string,
     thread: { readonly channelId: string; readonly threadTs: string },
-    status: RecentTaskStatus,
+    status: RunState,
   ): Promise<void> {
     const now = this.#o.now();
     return this.#inOrder(teamId, userId, "could not update the recent task", () =>

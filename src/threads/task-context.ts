@@ -23,7 +23,7 @@ import type { GroupMembers, ServiceAlerts } from "./usage-policy.ts";
 /** The part of the relay the coordinator uses. */
 export type RelayControl = Pick<
   Relay,
-  "start" | "reserve" | "note" | "release" | "stop" | "isActive" | "onEnded"
+  "start" | "reserve" | "progress" | "release" | "stop" | "isActive" | "onEnded"
 >;
 
 export interface CoordinatorDeps {

@@ -2,7 +2,7 @@
  * The App Home tab (Block Kit, `views.publish`): a person's recent tasks with a link to each
  * thread, the New task and Edit defaults buttons, and their defaults. Pure.
  */
-import type { RecentTask, RecentTaskStatus, TaskDefaults } from "../store/types.ts";
+import type { RecentTask, RunState, TaskDefaults } from "../store/types.ts";
 import { summarizeDefaults } from "./defaults.ts";
 import { mrkdwnLabel } from "./mrkdwn.ts";
 import { type AdminHome, adminHomeBlocks } from "./usage-policy.ts";
@@ -20,7 +20,7 @@ export interface HomeView {
   readonly admin?: AdminHome | undefined;
 }
 
-const STATUS: Readonly<Record<RecentTaskStatus, string>> = {
+const STATUS: Readonly<Record<RunState, string>> = {
   running: ":hourglass_flowing_sand: Running",
   completed: ":white_check_mark: Completed",
   failed: ":x: Failed",

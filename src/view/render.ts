@@ -4,6 +4,7 @@
  * messages so that no payload comes near Slack's limits; status and controls follow.
  */
 import type { KnownBlock, MessageMetadata } from "@slack/types";
+import type { RunState } from "../store/types.ts";
 import { formatBytes } from "../util/bytes.ts";
 import { feedbackBlock } from "./feedback.ts";
 import { repairPartialMarkdown, splitMarkdown } from "./markdown.ts";
@@ -45,8 +46,6 @@ export interface MessagePayload {
   readonly metadata?: MessageMetadata;
 }
 
-export type RunState = "running" | "completed" | "failed" | "stopped" | "error";
-
 export interface FileNote {
   readonly name: string;
   readonly size: number | undefined;
@@ -68,7 +67,7 @@ export interface RunView {
   readonly stopValue?: string;
   readonly files?: readonly FileNote[];
   /** A short remark under the answer (e.g. attachments that were not sent). */
-  readonly note?: string;
+  readonly remark?: string;
   /** While running: what the service says the run is doing (e.g. "queued"). */
   readonly serviceStatus?: string;
   /** Once it ended: the task thread, for the History, Files and Continue buttons. */
@@ -213,10 +212,10 @@ export function renderRun(view: RunView, limit = MESSAGE_MARKDOWN_LIMIT): Messag
       text: { type: "mrkdwn", text: truncate(fileLines(view.files), 3000) },
     });
   }
-  if (view.note) {
+  if (view.remark) {
     tail.push({
       type: "context",
-      elements: [{ type: "mrkdwn", text: truncate(mrkdwnText(view.note), 2000) }],
+      elements: [{ type: "mrkdwn", text: truncate(mrkdwnText(view.remark), 2000) }],
     });
   }
   // Escaping can make a reason up to five times longer; a context text holds 3,000.

@@ -9,7 +9,7 @@ import { pino } from "pino";
 import { describe } from "vitest";
 import { Preferences, RECENT_TASKS_SHOWN } from "../../src/threads/preferences.ts";
 import { createMemoryStore } from "../../src/store/memory.ts";
-import type { RecentTaskStatus, TaskDefaults } from "../../src/store/types.ts";
+import type { RunState, TaskDefaults } from "../../src/store/types.ts";
 import { renderDefaultsModal, summarizeDefaults } from "../../src/view/defaults.ts";
 import { renderHome } from "../../src/view/home.ts";
 import { channelId, inline, markdown, ts } from "./arbitraries.ts";
@@ -38,7 +38,7 @@ const recentTask = fc.record({
   prompt: fc.oneof(inline, markdown, fc.string({ maxLength: 400 })),
   startedAt: fc.integer({ min: 0, max: 4_102_444_800_000 }), // 1970 to 2100
   surface: fc.constantFrom("channel" as const, "dm" as const, undefined),
-  status: fc.constantFrom<RecentTaskStatus>("running", "completed", "failed", "stopped", "error"),
+  status: fc.constantFrom<RunState>("running", "completed", "failed", "stopped", "error"),
 });
 
 /** Slack's date formatting as the Home tab writes it (`<!date^…|fallback>`), which pings nobody. */

@@ -12,13 +12,13 @@ import { capAnswer, MAX_ANSWER_CHARS } from "../../src/runs/run-state.ts";
 import {
   type FileNote,
   MESSAGE_MARKDOWN_LIMIT,
-  type RunState,
   type RunView,
   renderContinued,
   renderLeftOutFiles,
   renderPrompt,
   renderRun,
 } from "../../src/view/render.ts";
+import type { RunState } from "../../src/store/types.ts";
 import { neutralizeMentions } from "../../src/view/sanitize.ts";
 import {
   channelId,
@@ -170,7 +170,7 @@ const runView: fc.Arbitrary<RunView> = fc.record(
     reason: fc.oneof(inline, fc.string({ maxLength: 4_000 })),
     stopValue: fc.record({ c: channelId, t: ts, r: fc.uuid() }).map((v) => JSON.stringify(v)),
     files: fc.array(fileNote, { maxLength: 25 }),
-    note: inline,
+    remark: inline,
     serviceStatus: fc.oneof(fc.constantFrom("running", "queued", "in_progress"), inline),
     thread: fc.record({ channelId, threadTs: ts }),
     steps: fc.record({ count: fc.nat(), last: inline }),

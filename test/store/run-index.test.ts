@@ -158,6 +158,30 @@ describe.each(backends)("the run index on %s", (_name, makeBackend) => {
     await store.close();
   });
 
+  it("reads the remark under an answer that earlier versions wrote as `note`, in the record and its opening", async () => {
+    const { store, clock, namespace } = storeAt(Date.UTC(2025, 0, 1));
+    const shown = { ...runRecord(`run_${unique()}`, clock.now), note: "Not applied: `model`" };
+    const opening = { userId: "U1", surface: "channel", since: clock.now, note: "Only text" };
+    const starting = {
+      ...runRecord(`creating:${TEAM}:C1:${unique()}`, clock.now),
+      kind: "creating",
+      opening,
+    };
+    await backend.writeRaw(namespace, shown.runId, JSON.stringify(shown));
+    await backend.writeRaw(namespace, starting.runId, JSON.stringify(starting));
+    const read = await store.getRun(shown.runId);
+    expect(read?.remark).toBe("Not applied: `model`");
+    expect(read).not.toHaveProperty("note");
+    const opened = await store.getRun(starting.runId);
+    expect(opened?.opening).toEqual({
+      userId: "U1",
+      surface: "channel",
+      since: clock.now,
+      remark: "Only text",
+    });
+    await store.close();
+  });
+
   it("skips an entry it cannot read instead of failing the whole list", async () => {
     const { store, clock, namespace } = storeAt(Date.UTC(2025, 0, 1));
     const run = runRecord(`run_${unique()}`, clock.now);

@@ -71,7 +71,7 @@ describe("a task with its thread", () => {
     const out = await withThreadContext(deps(history), ask, "sum up", []);
     expect(out.prompt).toMatch(/^Earlier messages[\s\S]*\*\*ann\*\*: reply\n\n---\n\nsum up$/);
     expect(out.files).toEqual([]);
-    expect(out.note).toBe("Read 2 messages of this thread.");
+    expect(out.remark).toBe("Read 2 messages of this thread.");
   });
 
   it("attaches a long thread as thread.md and keeps the prompt as typed, with a pointer", async () => {
@@ -85,7 +85,7 @@ describe("a task with its thread", () => {
     const text = Buffer.concat(chunks).toString("utf8");
     expect(text).toContain(`**ann**: ${"y".repeat(3000)}`);
     expect(Buffer.byteLength(text)).toBe(out.files[0]?.size);
-    expect(out.note).toBe("Read 2 messages of this thread, attached as thread.md.");
+    expect(out.remark).toBe("Read 2 messages of this thread, attached as thread.md.");
   });
 
   it("goes alone, saying why, when the thread cannot be read or cannot go along", async () => {
@@ -95,7 +95,7 @@ describe("a task with its thread", () => {
     expect(refused).toEqual({
       prompt: "sum up",
       files: [],
-      note: "Only your message was sent: the thread's earlier messages could not be read (Slack's rate limit for reading threads).",
+      remark: "Only your message was sent: the thread's earlier messages could not be read (Slack's rate limit for reading threads).",
     });
     history.refuse = undefined;
     history.add("C1", "100.000100", [msg(0, "z".repeat(3000)), msg(1, "w".repeat(3000))]);
@@ -106,7 +106,7 @@ describe("a task with its thread", () => {
     }));
     const full = await withThreadContext(deps(history), ask, "sum up", ten);
     expect(full.files).toHaveLength(10);
-    expect(full.note).toMatch(/it has 10 files, the most one task takes/);
+    expect(full.remark).toMatch(/it has 10 files, the most one task takes/);
   });
 
   it("reads nothing when THREAD_CONTEXT=off", async () => {

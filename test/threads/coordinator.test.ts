@@ -218,7 +218,7 @@ describe("a task thread's state", () => {
     expect((await store.getThread(key))?.active).toEqual({ kind: "starting", since: now });
     // Recorded meanwhile, so another instance could finish the start: thread and message.
     expect(relay.reserved.size).toBe(1);
-    const [notes] = [...relay.notes.values()];
+    const [notes] = [...relay.progresses.values()];
     expect(notes).toEqual([{ threadTs }, { threadTs, messageTs: writer.messages[1]?.ts }]);
     answer();
     await starting;
@@ -233,8 +233,8 @@ describe("a task thread's state", () => {
   it("records the service's run as soon as it answers, before the messages exist", async () => {
     writer.holdPosts();
     const starting = coordinator.startTask(task("Build a landing page"), tell);
-    await expect.poll(() => [...relay.notes.values()][0]?.length ?? 0).toBe(1);
-    const [notes] = [...relay.notes.values()];
+    await expect.poll(() => [...relay.progresses.values()][0]?.length ?? 0).toBe(1);
+    const [notes] = [...relay.progresses.values()];
     expect(notes?.[0]).toEqual({
       created: { ref: expect.objectContaining({}), runId: expect.any(String) },
     });

@@ -14,7 +14,6 @@ import {
   MESSAGE_MARKDOWN_LIMIT,
   type MessagePayload,
   mrkdwnText,
-  type RunState,
   type RunView,
   renderContinued,
   renderPrompt,
@@ -22,6 +21,7 @@ import {
   STOP_ACTION_ID,
   USAGE,
 } from "../../src/view/render.ts";
+import type { RunState } from "../../src/store/types.ts";
 import { neutralizeMentions } from "../../src/view/sanitize.ts";
 
 const SLACK = {
@@ -243,7 +243,7 @@ describe("renderRun: the answer and its controls", () => {
 
   it("shows a short remark under the answer", () => {
     const [p] = renderRun(
-      run({ text: "Done", note: "2 attachments were not sent: <too big> & late" }),
+      run({ text: "Done", remark: "2 attachments were not sent: <too big> & late" }),
     );
     expect(contextsOf(p as MessagePayload)[0]).toBe(
       "2 attachments were not sent: &lt;too big&gt; &amp; late",
@@ -385,10 +385,10 @@ describe("renderRun: model output never pings anyone", () => {
     }
   });
 
-  it("never pings from a failure reason, a note or an error", () => {
+  it("never pings from a failure reason, a remark or an error", () => {
     for (const state of ["failed", "error"] as const) {
       const payloads = renderRun(
-        run({ state, reason: "<!channel> says @here", note: "<@U024BE7LH> <!everyone>" }),
+        run({ state, reason: "<!channel> says @here", remark: "<@U024BE7LH> <!everyone>" }),
       );
       for (const p of payloads)
         for (const t of visibleTexts(p)) expect(t).not.toMatch(LIVE_MENTION);
@@ -496,7 +496,7 @@ describe("renderRun: every payload is one Slack accepts (property)", () => {
       { nil: undefined },
     ),
     files: fc.option(fc.array(file, { maxLength: 30 }), { nil: undefined }),
-    note: fc.option(note, { nil: undefined }),
+    remark: fc.option(note, { nil: undefined }),
   });
 
   it("never exceeds Slack's limits, keeps the whole answer and never pings", () => {

@@ -2,7 +2,7 @@
  * The relay as the threads see it (`RelayControl`), for unit tests: it records the runs handed
  * to it, the reservations made and what they learnt, and the runs asked to stop.
  */
-import type { ReservationNote, RunOutcome, RunTarget } from "../../../src/runs/relay.ts";
+import type { RunOutcome, RunTarget, StartProgress } from "../../../src/runs/relay.ts";
 import type { RelayControl } from "../../../src/threads/task-context.ts";
 
 /** The relay: records the runs handed to it; `relayed` are the runs it says it relays. */
@@ -24,10 +24,10 @@ export class FakeRelay implements RelayControl {
   }
 
   /** What each reservation learnt (its thread, message and service run), by id. */
-  readonly notes = new Map<string, ReservationNote[]>();
+  readonly progresses = new Map<string, StartProgress[]>();
 
-  async note(id: string, change: ReservationNote): Promise<void> {
-    this.notes.set(id, [...(this.notes.get(id) ?? []), change]);
+  async progress(id: string, change: StartProgress): Promise<void> {
+    this.progresses.set(id, [...(this.progresses.get(id) ?? []), change]);
   }
 
   async release(id: string): Promise<void> {
