@@ -3,7 +3,7 @@
  * Slack scheduler, it keeps only the latest waiting edit of each message and renders it when
  * it is "sent": here, when the test calls `flush()` (as a budget refill would).
  */
-import type { SlackWriter, UploadItem } from "../../../src/runs/ports.ts";
+import type { SlackWriter, StreamStep, UploadItem } from "../../../src/runs/ports.ts";
 import type { MessagePayload } from "../../../src/view/render.ts";
 
 export interface ShownMessage {
@@ -96,7 +96,65 @@ export class TranscriptWriter implements SlackWriter {
   setTitle = async () => undefined;
   isAdmin = async () => false;
   person = async () => undefined;
-  startStream = (): Promise<string> => Promise.reject(new Error("not used"));
-  appendStream = (): Promise<void> => Promise.reject(new Error("not used"));
-  stopStream = (): Promise<void> => Promise.reject(new Error("not used"));
+  /** Streams Slack has not ended, by message ts; what a stream shows is its markdown so far. */
+  readonly #streaming = new Set<string>();
+  /** The error Slack answers the next chat.startStream with, if any. */
+  refuseNextStream: string | undefined;
+
+  async startStream(
+    _channelId: string,
+    threadTs: string,
+    _recipient: { userId: string; teamId: string },
+    markdown: string,
+  ): Promise<string> {
+    this.calls.push("chat.startStream");
+    const refusal = this.refuseNextStream;
+    this.refuseNextStream = undefined;
+    if (refusal) throw slackError(refusal);
+    const ts = `${++this.#ts}.000100`;
+    this.messages.push({
+      ts,
+      threadTs,
+      payload: { text: markdown, blocks: [] },
+      edits: 0,
+      deleted: false,
+    });
+    this.#streaming.add(ts);
+    return ts;
+  }
+
+  async appendStream(
+    _channelId: string,
+    ts: string,
+    markdown: string,
+    steps?: readonly StreamStep[],
+  ): Promise<void> {
+    this.calls.push("chat.appendStream");
+    const shown = this.messages.find((m) => m.ts === ts);
+    if (!shown || !this.#streaming.has(ts)) throw slackError("message_not_in_streaming_state");
+    shown.payload = { ...shown.payload, text: shown.payload.text + markdown };
+    this.steps.push(...(steps ?? []));
+  }
+
+  async stopStream(_channelId: string, ts: string): Promise<void> {
+    this.calls.push("chat.stopStream");
+    if (!this.#streaming.delete(ts)) throw slackError("message_not_in_streaming_state");
+  }
+
+  /** The agent's steps as the streams received them. */
+  readonly steps: StreamStep[] = [];
+
+  /** Slack ends a stream on its own (it expired, or its reader stopped it). */
+  endStream(ts: string): void {
+    this.#streaming.delete(ts);
+  }
+
+  /** Whether a stream is still open. */
+  streaming(ts: string): boolean {
+    return this.#streaming.has(ts);
+  }
+}
+
+function slackError(code: string): Error {
+  return Object.assign(new Error(code), { data: { ok: false, error: code } });
 }
