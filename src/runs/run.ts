@@ -1,6 +1,6 @@
 /**
  * The life of one relayed run: follow it on the service, show its answer in Slack as it grows
- * (edits, or Slack's native stream), and end it in a final, visible state with its files; or,
+ * (through its answer sink: answer/), and end it in a final, visible state with its files; or,
  * on shutdown or a lost lease, hand it over with the latest text shown and recorded.
  */
 import type { Logger } from "pino";
@@ -12,10 +12,9 @@ import { encodeStopValue, type FileNote, type RunView, renderRun } from "../view
 import { deliverAnswer, type DeliveryContext } from "./file-delivery.ts";
 import { stoppedForgotten, keepRecord, RECORD_GONE, stopForgotten } from "./forget.ts";
 import { LeaseKeeper } from "./lease-keeper.ts";
-import { NativeStream } from "./native-stream.ts";
 import type { Clock, RunStore, SlackWriter, TaskService } from "./ports.ts";
 import type { RelayCounters } from "./relay-metrics.ts";
-import { RunMessages } from "./run-messages.ts";
+import { type AnswerSink, openAnswerSink, type StreamingMode } from "./answer/index.ts";
 import {
   appendCapped,
   failedReason,
@@ -35,7 +34,7 @@ export interface RunDeps extends Pick<DeliveryContext, "previews"> {
   readonly counters: RelayCounters;
   readonly instanceId: string;
   readonly leaseTtlMs: number;
-  readonly streaming: "edit" | "native";
+  readonly streaming: StreamingMode;
   readonly follow: Omit<FollowOptions, "signal" | "resumeText">;
   readonly onEnded: (end: RunEnd) => Promise<void>;
 }
@@ -48,9 +47,8 @@ export class RunRelay {
   readonly #ctl: RunControl;
   readonly #resumed: boolean;
   readonly #log: Logger;
-  readonly #messages: RunMessages;
+  readonly #sink: AnswerSink;
   readonly #lease: LeaseKeeper;
-  readonly #native: NativeStream | undefined;
   readonly #stopValue: string;
   #record: RunRecord;
   /** The answer as shown while it runs (at most MAX_ANSWER_CHARS), and all of it. */
@@ -79,12 +77,20 @@ export class RunRelay {
     const { channelId, threadTs, teamId } = record.key;
     this.#log = log.child({ runId: record.runId, channel: channelId, thread: threadTs });
     this.#stopValue = encodeStopValue({ channelId, threadTs, runId: record.runId });
-    this.#messages = new RunMessages({
+    this.#sink = openAnswerSink({
+      mode: deps.streaming,
       writer: deps.writer,
       channelId,
       threadTs,
       initial: record.messageTs,
+      controlTs: record.controlTs,
+      recipient: { userId: record.owner, teamId },
+      resumed,
       log: this.#log,
+      onMoved: () => this.#persist({}),
+      reshow: () => {
+        if (!this.#ending && !this.#ctl.handover) void this.#showInterim();
+      },
     });
     this.#lease = new LeaseKeeper({
       store: deps.store,
@@ -97,27 +103,6 @@ export class RunRelay {
       onGone: () => this.#letGo(RECORD_GONE, true),
       recorded: () => !ctl.unrecorded,
     });
-    // Native streaming is for a new run only; a resumed one continues by editing.
-    const native = deps.streaming === "native" && !resumed && record.owner !== undefined;
-    this.#native = native
-      ? new NativeStream({
-          writer: deps.writer,
-          channelId,
-          threadTs,
-          recipient: { userId: record.owner ?? "", teamId },
-          log: this.#log,
-          onStarted: async (streamTs) => {
-            const control = this.#messages.ts[0];
-            this.#messages.replace([streamTs]);
-            await this.#persist(control ? { controlTs: control } : {});
-          },
-          onLeft: () => {
-            // The stream message gets the full rendering by the next edit.
-            this.#messages.forgetShown();
-            if (!this.#ending && !this.#ctl.handover) void this.#showInterim();
-          },
-        })
-      : undefined;
   }
 
   /** Relays the run to its end here (final state, or hand-over). Never rejects. */
@@ -178,19 +163,17 @@ export class RunRelay {
       this.#unshownSince = undefined;
     };
     try {
-      let shown: boolean;
-      if (this.#native?.on) {
-        shown = await this.#native.append(() => {
+      const shown = await this.#sink.show({
+        text: () => {
           take();
           return this.#text;
-        });
-      } else {
-        shown = await this.#messages.interim(() => {
+        },
+        render: () => {
           if (this.#ending || this.#ctl.forgotten || this.#ctl.stoppedBy !== undefined) return;
           take();
           return renderRun(this.#view("running"));
-        });
-      }
+        },
+      });
       if (shown) await this.#shown(since.at, since.text);
       else if (since.at !== undefined) this.#unshownSince ??= since.at;
     } catch (err) {
@@ -227,20 +210,26 @@ export class RunRelay {
     };
   }
 
-  /** A step or a status the service reported: shown in the status line (and native plan). */
+  /** A step or a status the service reported: shown in the status line (a sink may show steps too). */
   #progress(u: { type: "step"; title: string } | { type: "status"; status: string }): void {
     if (this.#ctl.stoppedBy !== undefined) return;
     if (u.type === "status") this.#serviceStatus = u.status;
     else {
       this.#steps = { count: (this.#steps?.count ?? 0) + 1, last: u.title };
-      if (this.#native?.on) void this.#native.step(u.title);
+      this.#sink.step(u.title);
     }
     void this.#showInterim();
   }
 
   /** Keeps the run's record current (in order), so a new owner starts where this one is. */
   #persist(change: Partial<RunRecord>): Promise<void> {
-    this.#record = { ...this.#record, ...change, messageTs: [...this.#messages.ts] };
+    const { ts, controlTs } = this.#sink;
+    this.#record = {
+      ...this.#record,
+      ...change,
+      messageTs: [...ts],
+      ...(controlTs !== undefined ? { controlTs } : {}),
+    };
     const record = this.#record;
     this.#persisting = this.#persisting.then(() =>
       keepRecord(this.#deps.store, this.#ctl, record).then(
@@ -276,7 +265,7 @@ export class RunRelay {
     }
     await this.#persist({});
     await this.#lease.release();
-    await this.#native?.leave("handing over");
+    await this.#sink.leave("handing over");
     this.#deps.counters.handedOver();
     this.#log.info({ chars: this.#text.length }, "run handed over");
   }
@@ -289,14 +278,13 @@ export class RunRelay {
       if (await stoppedForgotten(store, this.#ctl, this.#record.runId)) return this.#forget(false);
     }
     const { state, reason, files } = await this.#outcome(final, failure);
-    await this.#native?.leave("the run ended");
     await this.#showFinal(state, reason, files);
     this.#deps.counters.ended(state);
     this.#log.info(
       {
         state,
         chars: this.#text.length,
-        messages: this.#messages.ts.length,
+        messages: this.#sink.ts.length,
         files: files.length,
         edits: this.#edits + 1,
         lagMsMax: this.#lagMax,
@@ -348,34 +336,17 @@ export class RunRelay {
       files,
     });
     const payloads = renderRun(ended(this.#record, view)); // with its completion record
-    try {
-      await this.#messages.final(payloads);
-      // The final edit shows the last deltas too: count its lag like the others'.
-      if (this.#unshownSince !== undefined) {
-        this.#deps.counters.lag(this.#deps.clock.now() - this.#unshownSince);
-      }
-    } catch (err) {
-      this.#log.error(
-        { err, code: slackErrorCode(err) },
-        "final edit failed; posting the answer anew",
-      );
-      this.#messages.abandon();
-      await this.#messages
-        .final(payloads)
-        .catch((e: unknown) => this.#log.error({ err: e }, "could not show the final answer"));
+    // The final edit shows the last deltas too: count its lag like the others'.
+    if ((await this.#sink.final(payloads)) && this.#unshownSince !== undefined) {
+      this.#deps.counters.lag(this.#deps.clock.now() - this.#unshownSince);
     }
   }
 
   /** After the final state is shown: the working message goes, the run is forgotten. */
   async #cleanUp(state: RunState): Promise<void> {
-    const { writer, store, onEnded } = this.#deps;
-    const { key, controlTs, runId } = this.#record;
-    // The answer lives in the stream message now: the "working…" message has done its job.
-    if (controlTs !== undefined && !this.#messages.ts.includes(controlTs)) {
-      await writer.remove(key.channelId, controlTs).catch((err: unknown) => {
-        this.#log.warn({ err }, "could not remove the working message");
-      });
-    }
+    const { store, onEnded } = this.#deps;
+    const { runId } = this.#record;
+    await this.#sink.removeControl();
     // Finished: nobody needs to resume it. Forgotten before the queue is drained, so that a
     // follow-up's run is never mistaken for this one's continuation.
     await this.#persisting;
@@ -387,7 +358,7 @@ export class RunRelay {
       record: this.#record,
       state,
       text: this.#text,
-      messageTs: [...this.#messages.ts],
+      messageTs: [...this.#sink.ts],
     });
   }
 }

@@ -10,7 +10,7 @@ import fc from "fast-check";
 import { pino } from "pino";
 import { describe, expect } from "vitest";
 import { validateStreamContent } from "../../tools/local-slack/index.ts";
-import { NativeStream } from "../../src/runs/native-stream.ts";
+import { NativeStream } from "../../src/runs/answer/native-stream.ts";
 import { toolStep } from "../../src/service/stream.ts";
 import { webClientWriter } from "../../src/slack/web-writer.ts";
 import { streamablePrefix } from "../../src/view/markdown.ts";

@@ -4,7 +4,7 @@
  */
 import { pino } from "pino";
 import { describe, expect, it, vi } from "vitest";
-import { NativeStream } from "../../src/runs/native-stream.ts";
+import { NativeStream } from "../../src/runs/answer/native-stream.ts";
 import type { SlackWriter } from "../../src/runs/ports.ts";
 import { MESSAGE_MARKDOWN_LIMIT } from "../../src/view/render.ts";
 import { SLACK_LIMITS } from "../../tools/local-slack/index.ts";

@@ -6,9 +6,10 @@
  * `{ edits: "scheduled" }` it behaves like the Slack scheduler: it keeps only the latest
  * waiting edit of each message (the superseded one resolves unsent) and renders it when it is
  * "sent", here when the test calls `flush()` (as a budget refill would); a final edit goes at
- * once. Native streams are not faked: a test that needs one brings its own writer.
+ * once. Native streams show their markdown as it is appended; `endStream` ends one as Slack
+ * would (expired, or stopped by its reader), and `refuseNextStream` makes a start fail.
  */
-import type { SlackWriter, UploadItem } from "../../../src/runs/ports.ts";
+import type { SlackWriter, StreamStep, UploadItem } from "../../../src/runs/ports.ts";
 import type { MessagePayload } from "../../../src/view/render.ts";
 
 export interface ShownMessage {
@@ -38,9 +39,6 @@ export interface Ephemeral {
 }
 
 type Lazy = MessagePayload | (() => MessagePayload | undefined);
-
-const notFaked = (method: string) => () =>
-  Promise.reject(new Error(`${method} is not faked: bring a writer that streams`));
 
 export class FakeSlackWriter implements SlackWriter {
   readonly messages: ShownMessage[] = [];
@@ -201,9 +199,66 @@ export class FakeSlackWriter implements SlackWriter {
     return this.admins.has(userId);
   }
 
-  startStream: SlackWriter["startStream"] = notFaked("startStream");
-  appendStream: SlackWriter["appendStream"] = notFaked("appendStream");
-  stopStream: SlackWriter["stopStream"] = notFaked("stopStream");
+  /** Streams Slack has not ended, by message ts; what a stream shows is its markdown so far. */
+  readonly #streaming = new Set<string>();
+  /** The error Slack answers the next chat.startStream with, if any. */
+  refuseNextStream: string | undefined;
+  /** The agent's steps as the streams received them. */
+  readonly steps: StreamStep[] = [];
+
+  async startStream(
+    channelId: string,
+    threadTs: string,
+    _recipient: { userId: string; teamId: string },
+    markdown: string,
+  ): Promise<string> {
+    this.calls.push("chat.startStream");
+    const refusal = this.refuseNextStream;
+    this.refuseNextStream = undefined;
+    if (refusal) throw slackError(refusal);
+    const ts = `${++this.#ts}.000100`;
+    const payload = { text: markdown, blocks: [] };
+    this.messages.push({
+      channelId,
+      ts,
+      threadTs,
+      payload,
+      text: markdown,
+      edits: 0,
+      deleted: false,
+    });
+    this.#streaming.add(ts);
+    return ts;
+  }
+
+  async appendStream(
+    _channelId: string,
+    ts: string,
+    markdown: string,
+    steps?: readonly StreamStep[],
+  ): Promise<void> {
+    this.calls.push("chat.appendStream");
+    const shown = this.messages.find((m) => m.ts === ts);
+    if (!shown || !this.#streaming.has(ts)) throw slackError("message_not_in_streaming_state");
+    shown.payload = { ...shown.payload, text: shown.payload.text + markdown };
+    shown.text = shown.payload.text;
+    this.steps.push(...(steps ?? []));
+  }
+
+  async stopStream(_channelId: string, ts: string): Promise<void> {
+    this.calls.push("chat.stopStream");
+    if (!this.#streaming.delete(ts)) throw slackError("message_not_in_streaming_state");
+  }
+
+  /** Slack ends a stream on its own (it expired, or its reader stopped it). */
+  endStream(ts: string): void {
+    this.#streaming.delete(ts);
+  }
+
+  /** Whether a stream is still open. */
+  streaming(ts: string): boolean {
+    return this.#streaming.has(ts);
+  }
 
   /** The text of each message in a thread (deleted ones too), oldest first. */
   thread(threadTs: string): string[] {

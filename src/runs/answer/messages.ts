@@ -5,9 +5,9 @@
  * then, so each sent edit is rendered once, with the latest text.
  */
 import type { Logger } from "pino";
-import { slackErrorCode } from "../view/errors.ts";
-import type { MessagePayload } from "../view/render.ts";
-import type { SlackWriter } from "./ports.ts";
+import { slackErrorCode } from "../../view/errors.ts";
+import type { MessagePayload } from "../../view/render.ts";
+import type { SlackWriter } from "../ports.ts";
 
 /** Slack answers these when a message cannot be edited any more: carry on in a new one. */
 const GONE = new Set(["message_not_found", "cant_update_message", "edit_window_closed"]);

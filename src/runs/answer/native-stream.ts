@@ -5,11 +5,11 @@
  * ends or refuses the stream, the run goes back to editing messages.
  */
 import type { Logger } from "pino";
-import { slackErrorCode } from "../view/errors.ts";
-import { StreamablePrefix } from "../view/markdown.ts";
-import { MESSAGE_MARKDOWN_LIMIT } from "../view/render.ts";
-import { neutralizeMentions } from "../view/sanitize.ts";
-import type { SlackWriter, StreamStep } from "./ports.ts";
+import { slackErrorCode } from "../../view/errors.ts";
+import { StreamablePrefix } from "../../view/markdown.ts";
+import { MESSAGE_MARKDOWN_LIMIT } from "../../view/render.ts";
+import { neutralizeMentions } from "../../view/sanitize.ts";
+import type { SlackWriter, StreamStep } from "../ports.ts";
 
 export interface NativeStreamOptions {
   readonly writer: SlackWriter;
