@@ -95,7 +95,8 @@ describe("a task with its thread", () => {
     expect(refused).toEqual({
       prompt: "sum up",
       files: [],
-      remark: "Only your message was sent: the thread's earlier messages could not be read (Slack's rate limit for reading threads).",
+      remark:
+        "Only your message was sent: the thread's earlier messages could not be read (Slack's rate limit for reading threads).",
     });
     history.refuse = undefined;
     history.add("C1", "100.000100", [msg(0, "z".repeat(3000)), msg(1, "w".repeat(3000))]);
