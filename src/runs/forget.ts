@@ -5,7 +5,7 @@
 import type { Logger } from "pino";
 import type { RunRecord } from "../store/types.ts";
 import type { RunStore, TaskService, ThreadRef } from "./ports.ts";
-import type { RunControl } from "./run-state.ts";
+import type { RunFate } from "./fate.ts";
 
 /** The Stop requester recorded for a forgotten workspace's run (no Slack user id has a "!"). */
 export const UNINSTALLED = "!uninstalled";
@@ -20,12 +20,12 @@ export const RECORD_GONE =
  */
 export async function keepRecord(
   store: Pick<RunStore, "putRun" | "updateRun">,
-  ctl: RunControl,
+  fate: RunFate,
   record: RunRecord,
 ): Promise<boolean> {
-  if (!ctl.unrecorded) return store.updateRun(record);
+  if (!fate.unrecorded) return store.updateRun(record);
   await store.putRun(record);
-  ctl.unrecorded = false;
+  fate.unrecorded = false;
   return true;
 }
 
@@ -35,7 +35,10 @@ export function serviceRef(record: RunRecord): ThreadRef | undefined {
 }
 
 /** A run this instance relays, as the relay's registry holds it. */
-export type LocalRun = RunControl & { readonly done: Promise<void> };
+export interface LocalRun {
+  readonly fate: RunFate;
+  readonly done: Promise<void>;
+}
 
 /**
  * Stops every run of `teamId`: those relayed here end at once without a word (each stops its
@@ -63,8 +66,7 @@ export async function stopTeamRuns(
     logger.warn({ err, team: teamId }, "could not list the runs of a workspace to stop them");
   }
   for (const run of local.values()) {
-    run.forgotten = true;
-    run.abort.abort(new Error("its workspace uninstalled the app"));
+    run.fate.forget("its workspace uninstalled the app");
   }
   await Promise.all(
     elsewhere.map(async (record) => {
@@ -85,18 +87,19 @@ export async function stopTeamRuns(
 }
 
 /**
- * A run that ended "stopped" by nobody known here: who asked (recorded in `ctl`), and whether
+ * A run that ended "stopped" by nobody known here: who asked (recorded in its fate), and whether
  * it was stopped because its workspace uninstalled the app (the Stop request says so or, once
  * the workspace is forgotten, its record is gone): then nothing more is shown.
  */
 export async function stoppedForgotten(
   store: Pick<RunStore, "getRun" | "stopRequester">,
-  ctl: RunControl,
+  fate: RunFate,
   runId: string,
 ): Promise<boolean> {
-  ctl.stoppedBy = await store.stopRequester(runId).catch(() => undefined);
-  if (ctl.stoppedBy === UNINSTALLED) return true;
-  if (ctl.stoppedBy !== undefined || ctl.unrecorded) return false;
+  const by = await store.stopRequester(runId).catch(() => undefined);
+  if (by === UNINSTALLED) return true;
+  if (by !== undefined) fate.stoppedElsewhere(by);
+  if (by !== undefined || fate.unrecorded) return false;
   return (await store.getRun(runId).catch(() => "unknown")) === undefined;
 }
 

@@ -20,7 +20,8 @@ import { RelayCounters, type RelayMetrics } from "./relay-metrics.ts";
 import { Reservations, type StartProgress } from "./reservations.ts";
 import { RunRelay } from "./run.ts";
 import { stopAsked } from "./start.ts";
-import type { RunControl, RunEnd, RunOutcome, RunTarget } from "./run-state.ts";
+import type { RunEnd, RunOutcome, RunTarget } from "./run-state.ts";
+import { RunFate } from "./fate.ts";
 
 export { decodeFile } from "./file-delivery.ts";
 export { runLease } from "./lease-keeper.ts";
@@ -51,7 +52,9 @@ export interface RelayOptions {
   readonly metrics?: AppMetrics;
 }
 
-interface Relayed extends RunControl {
+interface Relayed {
+  /** What becomes of it here (fate.ts): changed by Stop, shutdown, uninstall, a lost lease. */
+  readonly fate: RunFate;
   done: Promise<void>;
   /** The run's thread: only a Stop from that thread (and workspace) stops it. */
   readonly key: SlackThreadKey;
@@ -223,10 +226,7 @@ export class Relay {
     const existing = this.#runs.get(record.runId);
     if (existing) return existing.done;
     const relayed: Relayed = {
-      abort: new AbortController(),
-      stoppedBy: record.stoppedBy,
-      handover: false,
-      unrecorded,
+      fate: new RunFate({ stoppedBy: record.stoppedBy, unrecorded }),
       done: Promise.resolve(),
       key: record.key,
     };
@@ -246,7 +246,7 @@ export class Relay {
         onEnded: (end) => this.#ended(end),
       },
       record,
-      relayed,
+      relayed.fate,
       resumed,
       this.#opts.logger,
     );
@@ -325,22 +325,19 @@ export class Relay {
         });
       return true;
     }
-    if (relayed.stoppedBy === undefined) {
-      relayed.stoppedBy = userId;
-      relayed.stopReason = reason;
+    if (relayed.fate.stop(userId, reason)) {
       try {
         await workspaces.service(relayed.key.teamId).stopAgent(ref);
       } catch (err) {
         logger.warn({ err, runId }, "stop request failed");
         if (!stopNotNeeded(err)) {
           // The run goes on: it is not shown as stopped, and Stop may be pressed again.
-          relayed.stoppedBy = undefined;
-          relayed.stopReason = undefined;
+          relayed.fate.refused();
           throw err;
         }
       }
       const grace = this.#clock.setTimeout(
-        () => relayed.abort.abort(new Error("stopped")),
+        () => relayed.fate.abort.abort(new Error("stopped")),
         this.#opts.stopGraceMs ?? 10_000,
       );
       void relayed.done.finally(() => this.#clock.clearTimeout(grace));
@@ -372,8 +369,7 @@ export class Relay {
    */
   async handover(): Promise<void> {
     for (const relayed of this.#runs.values()) {
-      relayed.handover = true;
-      relayed.abort.abort(new Error("handing over"));
+      relayed.fate.handOver("handing over");
     }
     await Promise.allSettled([...this.#runs.values()].map((c) => c.done));
   }

@@ -1,6 +1,7 @@
 /**
- * What a relayed run shares with its registry: how it is steered from outside (Stop, shutdown)
- * and how it ended; and how a service result reads as the run's final text and state.
+ * What a relayed run shares with its registry and the threads above: what it answers (its
+ * target), how it ended; and how a service result reads as the run's final text and state.
+ * (How it is steered from outside while relayed is its fate: fate.ts.)
  */
 import type { FinalRun } from "../service/follow.ts";
 import type { RunRecord, SlackThreadKey } from "../store/types.ts";
@@ -11,23 +12,6 @@ import type { RunState } from "../store/types.ts";
 /** What a run whose creator died before the service answered shows. */
 export const INTERRUPTED =
   "This was interrupted before the task service answered (the app restarted). Please try again: run `/task`, or send your message again.";
-
-/** How a run is steered from outside while it is relayed (Stop, shutdown). */
-export interface RunControl {
-  readonly abort: AbortController;
-  stoppedBy: string | undefined;
-  /** Why the app itself stopped the run (e.g. its maximum run time), shown with "Stopped". */
-  stopReason?: string | undefined;
-  /** Set when the run is handed to another instance instead of finished here. */
-  handover: boolean;
-  /**
-   * Its workspace uninstalled the app: the run is stopped at the service and ends here
-   * without a word to Slack (its token is gone) and without its record (forgotten too).
-   */
-  forgotten?: boolean;
-  /** Its record could not be written when it started (the store was down): written later. */
-  unrecorded?: boolean;
-}
 
 export interface RunTarget {
   readonly key: SlackThreadKey;

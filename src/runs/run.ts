@@ -10,6 +10,7 @@ import { ended } from "../view/completion.ts";
 import { slackErrorCode } from "../view/errors.ts";
 import { encodeStopValue, type FileNote, type RunView, renderRun } from "../view/render.ts";
 import { deliverAnswer, type DeliveryContext } from "./file-delivery.ts";
+import type { RunFate } from "./fate.ts";
 import { stoppedForgotten, keepRecord, RECORD_GONE, stopForgotten } from "./forget.ts";
 import { LeaseKeeper } from "./lease-keeper.ts";
 import type { Clock, RunStore, SlackWriter, TaskService } from "./ports.ts";
@@ -21,7 +22,6 @@ import {
   INTERRUPTED,
   failureReason,
   finalText,
-  type RunControl,
   type RunEnd,
   stateOf,
 } from "./run-state.ts";
@@ -44,7 +44,7 @@ const HANDOVER_FLUSH_MS = 1000;
 
 export class RunRelay {
   readonly #deps: RunDeps;
-  readonly #ctl: RunControl;
+  readonly #fate: RunFate;
   readonly #resumed: boolean;
   readonly #log: Logger;
   readonly #sink: AnswerSink;
@@ -67,10 +67,10 @@ export class RunRelay {
   #lagSum = 0;
   #persisting: Promise<void> = Promise.resolve();
 
-  constructor(deps: RunDeps, record: RunRecord, ctl: RunControl, resumed: boolean, log: Logger) {
+  constructor(deps: RunDeps, record: RunRecord, fate: RunFate, resumed: boolean, log: Logger) {
     this.#deps = deps;
     this.#record = record;
-    this.#ctl = ctl;
+    this.#fate = fate;
     this.#resumed = resumed;
     this.#text = record.shownText;
     this.#whole = record.shownText;
@@ -89,7 +89,7 @@ export class RunRelay {
       log: this.#log,
       onMoved: () => this.#persist({}),
       reshow: () => {
-        if (!this.#ending && !this.#ctl.handover) void this.#showInterim();
+        if (!this.#ending && this.#fate.now.kind !== "handingOver") void this.#showInterim();
       },
     });
     this.#lease = new LeaseKeeper({
@@ -101,7 +101,7 @@ export class RunRelay {
       log: this.#log,
       onLost: (why) => this.#letGo(why),
       onGone: () => this.#letGo(RECORD_GONE, true),
-      recorded: () => !ctl.unrecorded,
+      recorded: () => !fate.unrecorded,
     });
   }
 
@@ -110,8 +110,9 @@ export class RunRelay {
     this.#lease.start();
     try {
       const { final, failure } = await this.#follow();
-      if (this.#ctl.forgotten) await this.#forget(true);
-      else if (this.#ctl.handover && this.#ctl.stoppedBy === undefined) await this.#handOver();
+      const { kind } = this.#fate.now;
+      if (kind === "forgotten") await this.#forget(true);
+      else if (kind === "handingOver") await this.#handOver();
       else await this.#finish(final, failure);
     } catch (err) {
       this.#log.error({ err }, "relay failed");
@@ -128,13 +129,13 @@ export class RunRelay {
       const updates = followRun(
         service,
         { ...this.#record.ref, agentRunId: this.#record.runId },
-        { ...follow, signal: this.#ctl.abort.signal, resumeText: this.#record.shownText },
+        { ...follow, signal: this.#fate.abort.signal, resumeText: this.#record.shownText },
       );
       for (;;) {
         const step = await updates.next();
         if (step.done) return { final: step.value };
         const u = step.value;
-        if (u.type === "delta" && this.#ctl.stoppedBy === undefined) {
+        if (u.type === "delta" && this.#fate.stoppedBy === undefined) {
           // Past the cap the answer keeps its head; the rest is attached at the end.
           const shown = this.#text;
           this.#text = appendCapped(shown, u.text);
@@ -169,7 +170,8 @@ export class RunRelay {
           return this.#text;
         },
         render: () => {
-          if (this.#ending || this.#ctl.forgotten || this.#ctl.stoppedBy !== undefined) return;
+          const { kind } = this.#fate.now;
+          if (this.#ending || kind === "forgotten" || kind === "stopping") return;
           take();
           return renderRun(this.#view("running"));
         },
@@ -212,7 +214,7 @@ export class RunRelay {
 
   /** A step or a status the service reported: shown in the status line (a sink may show steps too). */
   #progress(u: { type: "step"; title: string } | { type: "status"; status: string }): void {
-    if (this.#ctl.stoppedBy !== undefined) return;
+    if (this.#fate.stoppedBy !== undefined) return;
     if (u.type === "status") this.#serviceStatus = u.status;
     else {
       this.#steps = { count: (this.#steps?.count ?? 0) + 1, last: u.title };
@@ -232,7 +234,7 @@ export class RunRelay {
     };
     const record = this.#record;
     this.#persisting = this.#persisting.then(() =>
-      keepRecord(this.#deps.store, this.#ctl, record).then(
+      keepRecord(this.#deps.store, this.#fate, record).then(
         (kept) => void (kept || this.#letGo(RECORD_GONE, true)),
         (err: unknown) => this.#log.warn({ err }, "could not record progress"),
       ),
@@ -243,8 +245,8 @@ export class RunRelay {
   #letGo(why: string, forgotten = false): void {
     if (this.#ending) return;
     this.#log.warn(why);
-    this.#ctl[forgotten ? "forgotten" : "handover"] = true;
-    this.#ctl.abort.abort(new Error(why));
+    if (forgotten) this.#fate.forget(why);
+    else this.#fate.handOver(why);
   }
 
   /** Its workspace is gone: stopped at the service, no word to Slack, no record, no queue. */
@@ -274,8 +276,8 @@ export class RunRelay {
     this.#ending = true;
     const { store } = this.#deps;
     // Stopped from another instance: the request is in the store.
-    if (this.#ctl.stoppedBy === undefined && final?.status === "stopped") {
-      if (await stoppedForgotten(store, this.#ctl, this.#record.runId)) return this.#forget(false);
+    if (this.#fate.stoppedBy === undefined && final?.status === "stopped") {
+      if (await stoppedForgotten(store, this.#fate, this.#record.runId)) return this.#forget(false);
     }
     const { state, reason, files } = await this.#outcome(final, failure);
     await this.#showFinal(state, reason, files);
@@ -303,7 +305,7 @@ export class RunRelay {
     // result and files.
     const finishedAnyway =
       final !== undefined && (final.status === "completed" || final.status === "failed");
-    if (this.#ctl.stoppedBy !== undefined && !finishedAnyway) {
+    if (this.#fate.stoppedBy !== undefined && !finishedAnyway) {
       return { state: "stopped", files: await this.#deliver(this.#whole) };
     }
     if (!final) {
@@ -328,8 +330,9 @@ export class RunRelay {
   }
 
   async #showFinal(state: RunState, reason: string | undefined, files: FileNote[]): Promise<void> {
-    const stoppedBy = this.#ctl.stoppedBy;
-    const stopReason = state === "stopped" ? this.#ctl.stopReason : undefined;
+    const fate = this.#fate.now;
+    const stoppedBy = this.#fate.stoppedBy;
+    const stopReason = state === "stopped" && fate.kind === "stopping" ? fate.reason : undefined;
     const view = this.#view(state, {
       ...(reason ? { reason } : stopReason ? { reason: stopReason } : {}),
       ...(stoppedBy ? { stoppedBy } : {}),

@@ -1,0 +1,85 @@
+/**
+ * What becomes of a run relayed by this process: one state, changed only by the named
+ * transitions below. The relay moves it (Stop, shutdown, the workspace uninstalled the app),
+ * and so does the run itself (its lease lost, its record gone).
+ *
+ *     running ──stop(by)──▶ stopping ──refused()──▶ running (or handingOver, if it was asked)
+ *        │                   ▲
+ *        ├──handOver()──▶ handingOver ──stop(by)─┘   a stopping run is not handed over: it
+ *        │                                           ends here, stopped
+ *        └──forget()────▶ forgotten        from any state: ends without a word to Slack
+ *
+ * How the run then ends: running → its final state; stopping → "stopped by"; handingOver →
+ * its latest text shown and its lease released for another instance; forgotten → nothing.
+ */
+
+export type Fate =
+  | { readonly kind: "running" }
+  | {
+      readonly kind: "stopping";
+      /** Who pressed Stop ("" when the app itself stops it, e.g. at its maximum run time). */
+      readonly by: string;
+      /** Why the app stopped it, shown with "Stopped". */
+      readonly reason?: string | undefined;
+    }
+  | { readonly kind: "handingOver" }
+  | { readonly kind: "forgotten" };
+
+const RUNNING: Fate = { kind: "running" };
+
+export class RunFate {
+  /** Aborted when the run must stop following the service now (hand-over, forget, grace). */
+  readonly abort = new AbortController();
+  /** Its record could not be written when it started (the store was down): written later. */
+  unrecorded: boolean;
+  #fate: Fate;
+  /** A hand-over was asked: where a refused stop goes back to. */
+  #handOverAsked = false;
+
+  constructor(options: { stoppedBy?: string | undefined; unrecorded?: boolean } = {}) {
+    this.#fate =
+      options.stoppedBy === undefined ? RUNNING : { kind: "stopping", by: options.stoppedBy };
+    this.unrecorded = options.unrecorded ?? false;
+  }
+
+  get now(): Fate {
+    return this.#fate;
+  }
+
+  /** Who stopped the run, while it is stopping. */
+  get stoppedBy(): string | undefined {
+    return this.#fate.kind === "stopping" ? this.#fate.by : undefined;
+  }
+
+  /** running or handingOver → stopping. False when it is stopping already, or forgotten. */
+  stop(by: string, reason?: string): boolean {
+    if (this.#fate.kind === "stopping" || this.#fate.kind === "forgotten") return false;
+    this.#fate = { kind: "stopping", by, ...(reason === undefined ? {} : { reason }) };
+    return true;
+  }
+
+  /** The service refused the stop: the run goes on (and Stop may be pressed again). */
+  refused(): void {
+    if (this.#fate.kind !== "stopping") return;
+    this.#fate = this.#handOverAsked ? { kind: "handingOver" } : RUNNING;
+  }
+
+  /** The service says the run was stopped, by whom another instance recorded. */
+  stoppedElsewhere(by: string): void {
+    if (this.#fate.kind === "running") this.#fate = { kind: "stopping", by };
+  }
+
+  /** Shutdown or a lost lease: the run stops following here and is handed over. */
+  handOver(why: string): void {
+    if (this.#fate.kind === "forgotten") return;
+    this.#handOverAsked = true;
+    if (this.#fate.kind === "running") this.#fate = { kind: "handingOver" };
+    this.abort.abort(new Error(why));
+  }
+
+  /** Its workspace is gone: the run ends without a word to Slack and without its record. */
+  forget(why: string): void {
+    this.#fate = { kind: "forgotten" };
+    this.abort.abort(new Error(why));
+  }
+}
