@@ -4,7 +4,7 @@
  * followed; or, when the service never answered, the message says the start was interrupted.
  */
 import type { Logger } from "pino";
-import type { RunOpening, RunRecord } from "../store/types.ts";
+import type { RunOpening, RunRecord, ReservedRun } from "../store/types.ts";
 import { openRun, PromptNotPosted, recordRunning } from "./opening.ts";
 import type { ThreadStore, Workspaces } from "./ports.ts";
 
@@ -25,7 +25,7 @@ export interface Adopted {
 /** A reservation left with messages to post, or with a service run nobody follows. */
 export function needsAdopting(
   record: RunRecord,
-): record is RunRecord & { readonly opening: RunOpening } {
+): record is ReservedRun & { readonly opening: RunOpening } {
   return (
     record.kind === "creating" &&
     record.opening !== undefined &&
@@ -41,7 +41,7 @@ export function needsAdopting(
  */
 export async function adoptOpening(
   deps: AdoptDeps,
-  record: RunRecord & { readonly opening: RunOpening },
+  record: ReservedRun & { readonly opening: RunOpening },
 ): Promise<Adopted | undefined> {
   const { store, logger } = deps;
   const plan = record.opening;
@@ -95,7 +95,7 @@ export async function adoptOpening(
 }
 
 /** Nothing shows the run: tell whoever asked, and stop the run nobody can see. */
-async function giveUp(deps: AdoptDeps, record: RunRecord, err: unknown): Promise<void> {
+async function giveUp(deps: AdoptDeps, record: ReservedRun, err: unknown): Promise<void> {
   const { logger } = deps;
   const writer = deps.workspaces.writer(record.key.teamId);
   const service = deps.workspaces.service(record.key.teamId);

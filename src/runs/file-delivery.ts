@@ -5,7 +5,7 @@
 import { extension } from "mime-types";
 import type { Logger } from "pino";
 import type { ResultFile } from "../service/schemas.ts";
-import type { RunRecord } from "../store/types.ts";
+import type { RelayedRun, RelayedRunProgress } from "../store/types.ts";
 import { slackErrorCode } from "../view/errors.ts";
 import type { FileNote } from "../view/render.ts";
 import type { PagePreviews, SiteFile, SlackWriter, UploadItem } from "./ports.ts";
@@ -124,11 +124,11 @@ export function planFiles(files: readonly ResultFile[]): {
 
 export interface DeliveryContext {
   readonly writer: SlackWriter;
-  readonly record: RunRecord;
+  readonly record: RelayedRun;
   /** Whether this instance took the run over from another one. */
   readonly resumed: boolean;
   /** Records the upload state, so a new owner knows whether uploads may have happened. */
-  readonly persist: (change: Partial<RunRecord>) => Promise<void>;
+  readonly persist: (change: RelayedRunProgress) => Promise<void>;
   readonly log: Logger;
   /** Pictures of the run's web pages, uploaded beside them (none when absent). */
   readonly previews?: PagePreviews | undefined;

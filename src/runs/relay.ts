@@ -9,7 +9,14 @@ import type { ThreadRef } from "../service/client.ts";
 import { TaskServiceError } from "../service/errors.ts";
 import type { FollowOptions } from "../service/follow.ts";
 import type { AppMetrics } from "../metrics.ts";
-import type { RunOpening, RunRecord, SlackThreadKey } from "../store/types.ts";
+import {
+  type ReservationId,
+  type ReservedRun,
+  type RunOpening,
+  type RunRecord,
+  serviceRunId,
+  type SlackThreadKey,
+} from "../store/types.ts";
 import { formatDuration } from "../view/render.ts";
 import { adoptOpening, needsAdopting } from "./adopt.ts";
 import { stopTeamRuns } from "./forget.ts";
@@ -117,7 +124,7 @@ export class Relay {
   async start(target: RunTarget): Promise<void> {
     const record: RunRecord = {
       kind: "relaying",
-      runId: target.runId,
+      runId: serviceRunId(target.runId),
       key: target.key,
       ref: target.ref,
       messageTs: [target.messageTs],
@@ -154,17 +161,17 @@ export class Relay {
     startedAt: number,
     opening: RunOpening,
     messageTs?: string,
-  ): Promise<string> {
+  ): Promise<ReservationId> {
     return this.#reserved.reserve(key, startedAt, opening, messageTs);
   }
 
   /** Records what a reservation learnt: its thread, its message, the service's run. */
-  progress(id: string, change: StartProgress): Promise<void> {
+  progress(id: ReservationId, change: StartProgress): Promise<void> {
     return this.#reserved.progress(id, change);
   }
 
   /** Drops a reservation once the run is recorded (or the creation failed visibly). */
-  release(id: string): Promise<void> {
+  release(id: ReservationId): Promise<void> {
     return this.#reserved.release(id);
   }
 
@@ -172,7 +179,7 @@ export class Relay {
   resume(record: RunRecord): Promise<void> {
     if (needsAdopting(record)) return this.#adopt(record);
     this.#opts.logger.info(
-      { runId: record.runId, shown: record.shownText.length },
+      { runId: record.runId, shown: record.kind === "relaying" ? record.shownText.length : 0 },
       "resuming a run",
     );
     this.#counters.resumed();
@@ -180,7 +187,7 @@ export class Relay {
   }
 
   /** A run whose instance died before it was shown: posts what is missing, then relays it. */
-  async #adopt(record: RunRecord & { readonly opening: RunOpening }): Promise<void> {
+  async #adopt(record: ReservedRun & { readonly opening: RunOpening }): Promise<void> {
     const { store, workspaces, logger, instanceId } = this.#opts;
     logger.info({ id: record.runId }, "finishing the start of a run whose instance stopped");
     await this.#reserved.hold(record);
@@ -226,7 +233,10 @@ export class Relay {
     const existing = this.#runs.get(record.runId);
     if (existing) return existing.done;
     const relayed: Relayed = {
-      fate: new RunFate({ stoppedBy: record.stoppedBy, unrecorded }),
+      fate: new RunFate({
+        stoppedBy: record.kind === "relaying" ? record.stoppedBy : undefined,
+        unrecorded,
+      }),
       done: Promise.resolve(),
       key: record.key,
     };
@@ -280,7 +290,7 @@ export class Relay {
     const outcome: RunOutcome = {
       target: {
         key: record.key,
-        ref: record.ref,
+        ...(record.kind === "relaying" ? { ref: record.ref } : {}),
         runId: record.runId,
         messageTs: end.messageTs[0] ?? record.messageTs[0] ?? "",
         startedAt: record.startedAt,

@@ -6,7 +6,14 @@
 import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
 import type { ThreadRef } from "../service/client.ts";
-import type { RunOpening, RunRecord, SlackThreadKey } from "../store/types.ts";
+import {
+  type ReservationId,
+  reservationId,
+  type ReservedRun,
+  type RunOpening,
+  type ServiceRunId,
+  type SlackThreadKey,
+} from "../store/types.ts";
 import { LeaseKeeper, runLease } from "./lease-keeper.ts";
 import type { Clock, RunStore } from "./ports.ts";
 
@@ -14,7 +21,7 @@ import type { Clock, RunStore } from "./ports.ts";
 export interface StartProgress {
   readonly threadTs?: string;
   readonly messageTs?: string;
-  readonly created?: { readonly ref: ThreadRef; readonly runId: string };
+  readonly created?: { readonly ref: ThreadRef; readonly runId: ServiceRunId };
 }
 
 export interface ReservationsOptions {
@@ -27,7 +34,7 @@ export interface ReservationsOptions {
 
 interface Reserved {
   readonly keeper: LeaseKeeper;
-  record: RunRecord;
+  record: ReservedRun;
   /** The latest write of the record. */
   writing: Promise<void>;
 }
@@ -50,17 +57,14 @@ export class Reservations {
     startedAt: number,
     opening: RunOpening,
     messageTs?: string,
-  ): Promise<string> {
-    const id = `creating:${key.teamId}:${key.channelId}:${randomUUID()}`;
-    const record: RunRecord = {
+  ): Promise<ReservationId> {
+    const id = reservationId(`creating:${key.teamId}:${key.channelId}:${randomUUID()}`);
+    const record: ReservedRun = {
       kind: "creating",
       runId: id,
       key,
-      ref: { projectId: "", threadId: "" },
       messageTs: messageTs === undefined ? [] : [messageTs],
-      shownText: "",
       startedAt,
-      uploads: "pending",
       owner: opening.userId,
       opening,
     };
@@ -70,7 +74,7 @@ export class Reservations {
   }
 
   /** Records what a reservation learnt: its thread, its message, the service's run. */
-  progress(id: string, change: StartProgress): Promise<void> {
+  progress(id: ReservationId, change: StartProgress): Promise<void> {
     const held = this.#held.get(id);
     if (!held) return Promise.resolve();
     const r = held.record;
@@ -86,7 +90,7 @@ export class Reservations {
   }
 
   /** Drops a reservation: its record and its lease. */
-  async release(id: string): Promise<void> {
+  async release(id: ReservationId): Promise<void> {
     const held = this.#held.get(id);
     held?.keeper.stop();
     this.#held.delete(id);
@@ -96,13 +100,13 @@ export class Reservations {
   }
 
   /** Stops keeping a reservation whose record a run relay takes over (with its lease). */
-  forget(id: string): void {
+  forget(id: ReservationId): void {
     this.#held.get(id)?.keeper.stop();
     this.#held.delete(id);
   }
 
   /** Takes (or keeps) a reservation's lease while this instance lives. */
-  async hold(record: RunRecord): Promise<void> {
+  async hold(record: ReservedRun): Promise<void> {
     const { store, instanceId, logger, leaseTtlMs, clock } = this.#opts;
     await store.acquireLease(runLease(record.runId), instanceId, leaseTtlMs);
     // Creating a task can take longer than a lease: keep it while this instance lives.

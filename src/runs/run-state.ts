@@ -26,8 +26,11 @@ export interface RunTarget {
   readonly owner?: string;
 }
 
+/** What an ended run answered; a start that never reached the service has no service thread. */
+export type EndedTarget = Omit<RunTarget, "ref"> & { readonly ref?: ThreadRef };
+
 export interface RunOutcome {
-  readonly target: RunTarget;
+  readonly target: EndedTarget;
   readonly state: RunState;
   readonly text: string;
   readonly messageTs: readonly string[];

@@ -5,7 +5,7 @@
  */
 import type { Logger } from "pino";
 import { type FinalRun, type FollowOptions, followRun } from "../service/follow.ts";
-import type { RunRecord, RunState } from "../store/types.ts";
+import type { RelayedRunProgress, RunRecord, RunState } from "../store/types.ts";
 import { ended } from "../view/completion.ts";
 import { slackErrorCode } from "../view/errors.ts";
 import { encodeStopValue, type FileNote, type RunView, renderRun } from "../view/render.ts";
@@ -72,8 +72,11 @@ export class RunRelay {
     this.#record = record;
     this.#fate = fate;
     this.#resumed = resumed;
-    this.#text = record.shownText;
-    this.#whole = record.shownText;
+    // A reservation whose creator died before the service answered shows no text: it ends
+    // as interrupted (#follow).
+    const shown = record.kind === "relaying" ? record.shownText : "";
+    this.#text = shown;
+    this.#whole = shown;
     const { channelId, threadTs, teamId } = record.key;
     this.#log = log.child({ runId: record.runId, channel: channelId, thread: threadTs });
     this.#stopValue = encodeStopValue({ channelId, threadTs, runId: record.runId });
@@ -83,7 +86,7 @@ export class RunRelay {
       channelId,
       threadTs,
       initial: record.messageTs,
-      controlTs: record.controlTs,
+      controlTs: record.kind === "relaying" ? record.controlTs : undefined,
       recipient: { userId: record.owner, teamId },
       resumed,
       log: this.#log,
@@ -123,13 +126,14 @@ export class RunRelay {
 
   async #follow(): Promise<{ final?: FinalRun; failure?: unknown }> {
     // Its creator died before the service answered: nothing to follow, say so.
-    if (this.#record.kind === "creating") return { failure: new Error(INTERRUPTED) };
+    const record = this.#record;
+    if (record.kind === "creating") return { failure: new Error(INTERRUPTED) };
     const { service, follow, counters, clock } = this.#deps;
     try {
       const updates = followRun(
         service,
-        { ...this.#record.ref, agentRunId: this.#record.runId },
-        { ...follow, signal: this.#fate.abort.signal, resumeText: this.#record.shownText },
+        { ...record.ref, agentRunId: record.runId },
+        { ...follow, signal: this.#fate.abort.signal, resumeText: record.shownText },
       );
       for (;;) {
         const step = await updates.next();
@@ -224,14 +228,14 @@ export class RunRelay {
   }
 
   /** Keeps the run's record current (in order), so a new owner starts where this one is. */
-  #persist(change: Partial<RunRecord>): Promise<void> {
+  #persist(change: RelayedRunProgress): Promise<void> {
     const { ts, controlTs } = this.#sink;
-    this.#record = {
-      ...this.#record,
-      ...change,
-      messageTs: [...ts],
-      ...(controlTs !== undefined ? { controlTs } : {}),
-    };
+    const current = this.#record;
+    const messageTs = [...ts];
+    this.#record =
+      current.kind === "creating"
+        ? { ...current, messageTs }
+        : { ...current, ...change, messageTs, ...(controlTs !== undefined ? { controlTs } : {}) };
     const record = this.#record;
     this.#persisting = this.#persisting.then(() =>
       keepRecord(this.#deps.store, this.#fate, record).then(
@@ -321,9 +325,11 @@ export class RunRelay {
 
   /** The run's files and, when its messages cannot show all of it, the whole answer. */
   async #deliver(text: string, files: FinalRun["files"] = []): Promise<FileNote[]> {
-    const persist = (change: Partial<RunRecord>) => this.#persist(change);
+    const record = this.#record;
+    if (record.kind === "creating") return []; // it never reached the service: no files
+    const persist = (change: RelayedRunProgress) => this.#persist(change);
     const { writer, previews } = this.#deps;
-    const ctx = { writer, previews, record: this.#record, resumed: this.#resumed, persist };
+    const ctx = { writer, previews, record, resumed: this.#resumed, persist };
     const delivered = await deliverAnswer({ ...ctx, log: this.#log }, text, files);
     this.#text = delivered.text;
     return delivered.notes;

@@ -8,7 +8,7 @@
  * exists. A start whose instance died midway is finished by adopt.ts, with the same steps.
  */
 import type { Logger } from "pino";
-import type { RunOpening, SlackThreadKey } from "../store/types.ts";
+import type { ReservationId, RunOpening, ServiceRunId, SlackThreadKey } from "../store/types.ts";
 import { type OpeningPlace, openRun, PromptNotPosted, recordRunning } from "./opening.ts";
 import type { ThreadRef, ThreadStore, Workspaces } from "./ports.ts";
 import { stopFailed } from "../view/errors.ts";
@@ -18,14 +18,14 @@ import type { RunTarget } from "./run-state.ts";
 /** The service's run, as its answer to a create or a continue names it. */
 export interface CreatedRun {
   readonly ref: ThreadRef;
-  readonly runId: string;
+  readonly runId: ServiceRunId;
 }
 
 /** What a start needs of the relay (runs/relay.ts): its reservations, and the runs it follows. */
 export interface RunRegistry {
-  reserve(key: SlackThreadKey, startedAt: number, opening: RunOpening): Promise<string>;
-  progress(id: string, change: StartProgress): Promise<void>;
-  release(id: string): Promise<void>;
+  reserve(key: SlackThreadKey, startedAt: number, opening: RunOpening): Promise<ReservationId>;
+  progress(id: ReservationId, change: StartProgress): Promise<void>;
+  release(id: ReservationId): Promise<void>;
   start(target: RunTarget): Promise<void>;
   stop(
     run: { readonly runId: string; readonly ref: ThreadRef; readonly key: SlackThreadKey },

@@ -2,7 +2,8 @@
  * Entries of the index of unfinished runs: a run record plus the team it belongs to and the
  * time the entry lapses unless the run writes it again. Old entries are read by their shape.
  */
-import type { RunOpening, RunRecord } from "./types.ts";
+import { z } from "zod";
+import { reservationId, type RunRecord, serviceRunId } from "./types.ts";
 
 /** The lease an instance holds while it relays a run (the store deletes it with the run's team). */
 export const runLease = (runId: string) => `run:${runId}`;
@@ -32,56 +33,94 @@ interface EntryFields {
   readonly expiresAt?: unknown;
 }
 
-type StoredRecord = Omit<RunRecord, "kind"> & {
-  kind?: RunRecord["kind"];
-  /** Older versions: the remark under the answer (now `remark`), here and in `opening`. */
-  note?: string;
+const Key = z.object({ teamId: z.string(), channelId: z.string(), threadTs: z.string() });
+const Ref = z.object({ projectId: z.string(), threadId: z.string() });
+
+/** Older versions wrote the remark under the answer as `note` (in a record and its opening). */
+const withRemark = (value: unknown): unknown => {
+  if (typeof value !== "object" || value === null) return value;
+  const { note, ...rest } = value as { note?: unknown; remark?: unknown };
+  return note === undefined || rest.remark !== undefined ? rest : { ...rest, remark: note };
 };
 
-/** A record whose remark (the record's, and its opening's) was written as `note` by older versions. */
-function withRemark(stored: StoredRecord): StoredRecord {
-  const { note, ...rest } = stored;
-  const opening = rest.opening as (RunOpening & { note?: string }) | undefined;
-  const { note: openingNote, ...plan } = opening ?? { note: undefined };
-  return {
-    ...rest,
-    ...(note !== undefined && rest.remark === undefined ? { remark: note } : {}),
-    ...(opening
-      ? {
-          opening: {
-            ...(plan as RunOpening),
-            ...(openingNote !== undefined && opening.remark === undefined
-              ? { remark: openingNote }
-              : {}),
-          },
-        }
-      : {}),
-  };
-}
+const Opening = z.preprocess(
+  withRemark,
+  z.object({
+    userId: z.string(),
+    prompt: z.object({ text: z.string(), fileNames: z.array(z.string()) }).optional(),
+    remark: z.string().optional(),
+    surface: z.enum(["channel", "dm"]),
+    title: z.string().optional(),
+    since: z.number(),
+    replyTs: z.string().optional(),
+  }),
+);
+
+const base = {
+  key: Key,
+  messageTs: z.array(z.string()),
+  startedAt: z.number(),
+  remark: z.string().optional(),
+  owner: z.string().optional(),
+};
+
+const Reserved = z.object({
+  kind: z.literal("creating"),
+  runId: z.string().transform(reservationId),
+  opening: Opening.optional(),
+  created: z.object({ ref: Ref, runId: z.string().transform(serviceRunId) }).optional(),
+  ...base,
+});
+
+const Relayed = z.object({
+  kind: z.literal("relaying"),
+  runId: z.string().transform(serviceRunId),
+  ref: Ref,
+  // A record without them never showed text nor began uploading (as read before).
+  shownText: z.string().default(""),
+  uploads: z.enum(["pending", "started", "done"]).default("pending"),
+  stoppedBy: z.string().optional(),
+  controlTs: z.string().optional(),
+  ...base,
+});
+
+/**
+ * A stored record by its state. The version before `kind` marked a task being created by a
+ * `pending:` prefix on its id; older versions wrote the remark as `note`.
+ */
+const StoredRun = z.preprocess(
+  (value) => {
+    const read = withRemark(value) as { kind?: unknown; runId?: unknown };
+    if (read.kind !== undefined || typeof read.runId !== "string") return read;
+    return { ...read, kind: read.runId.startsWith("pending:") ? "creating" : "relaying" };
+  },
+  z.discriminatedUnion("kind", [Reserved, Relayed]),
+);
+
+/**
+ * What a reservation's entry also carries for versions before the record became a union of
+ * its states: they read every record's `ref`, `shownText` and `uploads` (ignored on read).
+ */
+const FOR_OLDER_READERS = {
+  ref: { projectId: "", threadId: "" },
+  shownText: "",
+  uploads: "pending",
+} as const;
 
 /** The entry for `record` written at `now`, lasting `ttlMs`. */
 export function encodeRunEntry(record: RunRecord, now: number, ttlMs: number): string {
-  const entry: RunRecord & EntryFields = {
-    ...record,
-    teamId: record.key.teamId,
-    expiresAt: now + ttlMs,
-  };
-  return JSON.stringify(entry);
+  const compatible = record.kind === "creating" ? { ...FOR_OLDER_READERS, ...record } : record;
+  return JSON.stringify({ ...compatible, teamId: record.key.teamId, expiresAt: now + ttlMs });
 }
 
 /**
  * An entry whatever version wrote it. The previous ones carried neither team (it is the
  * record's) nor expiry (they lapse `ttlMs` after the run started: a run still going by then
- * has long been stopped at its maximum run time); the one before had no `kind` either and
- * marked a task being created by a `pending:` prefix on its id.
+ * has long been stopped at its maximum run time). Throws when it is not a run record.
  */
 export function decodeRunEntry(raw: string, ttlMs: number): RunEntry {
-  const { teamId, expiresAt, ...read } = JSON.parse(raw) as StoredRecord & EntryFields;
-  const stored = withRemark(read);
-  const record: RunRecord =
-    stored.kind === "creating" || stored.kind === "relaying"
-      ? (stored as RunRecord)
-      : { ...stored, kind: stored.runId.startsWith("pending:") ? "creating" : "relaying" };
+  const { teamId, expiresAt, ...read } = JSON.parse(raw) as EntryFields & object;
+  const record: RunRecord = StoredRun.parse(read);
   return {
     record,
     teamId: typeof teamId === "string" ? teamId : record.key.teamId,

@@ -109,39 +109,75 @@ export interface RunOpening {
   readonly replyTs?: string;
 }
 
-/**
- * An unfinished run: everything an instance needs to finish it in the same Slack messages.
- * `creating`: the task (or follow-up) is being created and the service has not answered yet,
- * so there is no service run to follow; if its instance dies, another one ends the message
- * with a clear error. `relaying`: a service run shown in Slack.
- */
-export interface RunRecord {
-  readonly kind: "creating" | "relaying";
-  /** The service's run id (`relaying`), or the reservation's own id (`creating`). */
-  readonly runId: string;
+declare const serviceRunBrand: unique symbol;
+declare const reservationBrand: unique symbol;
+
+/** A run on the task service: its `agent_run_id`. Never a reservation's id. */
+export type ServiceRunId = string & { readonly [serviceRunBrand]: true };
+
+/** A start being made (`creating:<team>:<channel>:<uuid>`), before the service's run is shown. */
+export type ReservationId = string & { readonly [reservationBrand]: true };
+
+/** The service's run id as the service named it (its answers are checked by zod already). */
+export const serviceRunId = (id: string): ServiceRunId => id as ServiceRunId;
+
+/** A reservation's id as this app made it (reservations.ts) or the store kept it. */
+export const reservationId = (id: string): ReservationId => id as ReservationId;
+
+/** What every unfinished run's record holds, whatever its state. */
+interface RunRecordBase {
   readonly key: SlackThreadKey;
-  readonly ref: ServiceThreadRef;
   /** The bot messages showing the run, in order (long answers span several). */
   readonly messageTs: readonly string[];
+  readonly startedAt: number;
+  /** The remark shown under the answer (what of the request was not sent, and why). */
+  readonly remark?: string;
+  /** Who asked (native streams are addressed to them). */
+  readonly owner?: string;
+}
+
+/**
+ * A task (or follow-up) being started: recorded before the service answered and before its
+ * messages may exist, so another instance can finish the start if this one dies (adopt.ts):
+ * post what is missing and follow the service's run, or, when the service never answered,
+ * end the message as interrupted.
+ */
+export interface ReservedRun extends RunRecordBase {
+  readonly kind: "creating";
+  readonly runId: ReservationId;
+  /**
+   * The messages to post (the thread's `threadTs` is "" and `messageTs` empty until they
+   * exist). Absent in records of versions that did not post for another instance.
+   */
+  readonly opening?: RunOpening;
+  /** The service's run, once it answered, so that it is not lost. */
+  readonly created?: { readonly ref: ServiceThreadRef; readonly runId: ServiceRunId };
+}
+
+/** A service run shown in Slack: everything an instance needs to finish it in the same messages. */
+export interface RelayedRun extends RunRecordBase {
+  readonly kind: "relaying";
+  readonly runId: ServiceRunId;
+  readonly ref: ServiceThreadRef;
   /** The text already shown, so a new owner neither repeats nor loses any. */
   readonly shownText: string;
-  readonly startedAt: number;
-  readonly remark?: string;
   /** Files: not yet uploaded, upload under way (may have partly happened), or uploaded. */
   readonly uploads: "pending" | "started" | "done";
   /** Set when someone pressed Stop (on any instance). */
   readonly stoppedBy?: string;
-  /** Who asked (native streams are addressed to them). */
-  readonly owner?: string;
   /** A native-streaming run's "working…" message, removed once the answer is final. */
   readonly controlTs?: string;
-  /**
-   * `creating`: the messages to post (the thread's `threadTs` is "" and `messageTs` empty
-   * until they exist), and the service's run once it answered, so that it is not lost.
-   */
-  readonly opening?: RunOpening;
-  readonly created?: { readonly ref: ServiceThreadRef; readonly runId: string };
 }
+
+/**
+ * An unfinished run, by its state: being started (`creating`), or shown (`relaying`). What it
+ * becomes in the process relaying it is its fate (runs/fate.ts); a thread's own view of it
+ * is its `ThreadActivity`.
+ */
+export type RunRecord = ReservedRun | RelayedRun;
+
+/** What a relayed run writes as it goes (the rest of its record does not change). */
+export type RelayedRunProgress = Partial<Pick<RelayedRun, "shownText" | "uploads" | "controlTs">>;
 
 /** The store could not be reached (Redis down, disk error): answer "temporarily unavailable". */
 export class StoreUnavailableError extends Error {

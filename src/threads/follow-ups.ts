@@ -8,6 +8,7 @@ import {
   IDLE,
   type QueuedFollowUp,
   type RunOpening,
+  serviceRunId,
   type SlackThreadKey,
   type ThreadActivity,
   type ThreadRecord,
@@ -232,7 +233,7 @@ export class FollowUps {
         ask: async () => {
           const input = { prompt: item.text, ...(files.length > 0 ? { files } : {}) };
           const res = await service.continueConversation(ref, input);
-          return { ref, runId: res.agent_run_id };
+          return { ref, runId: serviceRunId(res.agent_run_id) };
         },
         onRunning: () =>
           void this.#deps.preferences.taskState(key.teamId, record.ownerUserId, key, "running"),

@@ -6,7 +6,7 @@
 import type { TaskServiceError } from "../service/errors.ts";
 import type { UploadFile } from "../service/multipart.ts";
 import type { CreateTaskResponse } from "../service/schemas.ts";
-import type { RunOpening, SlackThreadKey } from "../store/types.ts";
+import { type RunOpening, serviceRunId, type SlackThreadKey } from "../store/types.ts";
 import { blameDefaults } from "../view/defaults.ts";
 import { describeServiceError } from "../view/errors.ts";
 import { USAGE } from "../view/render.ts";
@@ -186,7 +186,7 @@ function openingOf(task: NewTask, startedAt: number): RunOpening {
 function createdRun(made: CreateTaskResponse) {
   return {
     ref: { projectId: made.project_id, threadId: made.thread_id },
-    runId: made.agent_run_id,
+    runId: serviceRunId(made.agent_run_id),
   };
 }
 

@@ -51,11 +51,9 @@ export function completionMetadata(f: CompletionFacts): MessageMetadata {
  * The final view of a run that ended: with its run id (the feedback buttons name it) and its
  * completion record. A running view is returned as it is.
  */
-export function ended(
-  record: Pick<RunRecord, "ref" | "runId" | "owner" | "key">,
-  view: RunView,
-): RunView {
-  if (view.state === "running") return view;
+export function ended(record: RunRecord, view: RunView): RunView {
+  // A start that never reached the service has no run to record.
+  if (view.state === "running" || record.kind !== "relaying") return view;
   const completion = completionMetadata({
     state: view.state,
     projectId: record.ref.projectId,

@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { deliverFiles, uploadName } from "../../src/runs/file-delivery.ts";
 import type { ResultFile } from "../../src/service/schemas.ts";
-import type { RunRecord } from "../../src/store/types.ts";
+import type { RelayedRun } from "../../src/store/types.ts";
 import { createLogger } from "../../src/log.ts";
 import { FakePagePreviews } from "../support/fakes/page-previews.ts";
 import { FakeSlackWriter } from "../support/fakes/slack-writer.ts";
@@ -24,12 +24,12 @@ const SITE: ResultFile[] = [
   text("style.css", "/workspace/out/style.css", "body{}", "text/css"),
 ];
 
-const record = (uploads?: RunRecord["uploads"]) =>
+const record = (uploads?: RelayedRun["uploads"]) =>
   ({
     key: { teamId: "T1", channelId: "C1", threadTs: "1.0" },
     messageTs: ["2.0"],
     ...(uploads ? { uploads } : {}),
-  }) as unknown as RunRecord;
+  }) as unknown as RelayedRun;
 
 function context(writer: FakeSlackWriter, previews: FakePagePreviews, rec = record()) {
   return {

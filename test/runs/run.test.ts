@@ -10,6 +10,7 @@ import { Relay, type RunOutcome } from "../../src/runs/relay.ts";
 import { TaskServiceError } from "../../src/service/errors.ts";
 import { createMemoryStore } from "../../src/store/memory.ts";
 import type { ThreadStore } from "../../src/store/types.ts";
+import { shownText } from "../support/run-records.ts";
 import { FakeSlackWriter } from "../support/fakes/slack-writer.ts";
 import { FakeTaskService } from "../support/fakes/task-service.ts";
 import { oneWorkspace } from "../support/fakes/workspaces.ts";
@@ -63,7 +64,7 @@ describe("a relayed run", () => {
     // Three deltas, one edit: the waiting ones were replaced, never sent.
     expect(writer.calls.filter((c) => c === "chat.update")).toHaveLength(1);
     // The text shown is recorded, so another instance would resume from it.
-    expect((await store.getRun("run_1"))?.shownText).toBe("Hello, world! More to come.");
+    expect(shownText(await store.getRun("run_1"))).toBe("Hello, world! More to come.");
 
     service.final = { status: "completed", content: "Hello, world! All done." };
     service.emit({ type: "status", status: "completed" });
@@ -93,7 +94,7 @@ describe("a relayed run", () => {
     service.emit({ type: "delta", text: "b".repeat(1024 * 1024) });
     await tick();
     await writer.flush();
-    const recorded = (await store.getRun("run_1"))?.shownText ?? "";
+    const recorded = shownText(await store.getRun("run_1")) ?? "";
     expect(recorded).toBe(`${"a".repeat(59_990)}${"b".repeat(10)}`);
     expect(writer.visible(key.threadTs).join("").length).toBeLessThan(61_000);
   });

@@ -11,6 +11,7 @@ import { LeaseKeeper } from "../../src/runs/lease-keeper.ts";
 import type { TaskService } from "../../src/runs/ports.ts";
 import { createMemoryStore } from "../../src/store/memory.ts";
 import type { ThreadStore } from "../../src/store/types.ts";
+import { shownText as recordedText } from "../support/run-records.ts";
 import { FakeClock } from "../support/fake-clock.ts";
 import { FakeSlackWriter } from "../support/fakes/slack-writer.ts";
 import { FakeTaskService } from "../support/fakes/task-service.ts";
@@ -248,7 +249,7 @@ describe("a workspace that uninstalls the app", () => {
     service.of("thr_a").emit({ type: "delta", text: "Alpha" });
     await until("recorded", async () => {
       await i1.writer.flush();
-      return (await store.getRun(a.runId))?.shownText === "Alpha";
+      return recordedText(await store.getRun(a.runId)) === "Alpha";
     });
     expect(i1.relay.isActive(a.runId)).toBe(true);
     expect(service.stopped).toEqual([]);

@@ -13,7 +13,14 @@ import { createMemoryStore, type MemoryMaps } from "../../src/store/memory.ts";
 import { createRedisStore } from "../../src/store/redis.ts";
 import { runLease } from "../../src/store/run-index.ts";
 import { createSqliteStore } from "../../src/store/sqlite.ts";
-import type { RunRecord, ThreadRecord, ThreadStore } from "../../src/store/types.ts";
+import {
+  type RelayedRun,
+  type ReservedRun,
+  reservationId,
+  serviceRunId,
+  type ThreadRecord,
+  type ThreadStore,
+} from "../../src/store/types.ts";
 import { rawRedisKeys, rawSqliteKeys } from "../support/raw-keys.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "taskbot-forget-"));
@@ -81,9 +88,18 @@ const thread = (teamId: string, threadTs: string, runId: string): ThreadRecord =
   updatedAt: 1,
 });
 
-const run = (teamId: string, runId: string, kind: RunRecord["kind"]): RunRecord => ({
-  kind,
-  runId,
+/** A start being made, as a reservation records it. */
+const reserved = (teamId: string, runId: string): ReservedRun => ({
+  kind: "creating",
+  runId: reservationId(runId),
+  key: { teamId, channelId: "C1", threadTs: "1700000000.000100" },
+  messageTs: ["1700000000.000200"],
+  startedAt: 1,
+});
+
+const run = (teamId: string, runId: string): RelayedRun => ({
+  kind: "relaying",
+  runId: serviceRunId(runId),
   key: { teamId, channelId: "C1", threadTs: "1700000000.000100" },
   ref: { projectId: "proj_1", threadId: "thr_1" },
   messageTs: ["1700000000.000200"],
@@ -103,8 +119,8 @@ async function fill(store: ThreadStore, teamId: string, enterpriseId: string): P
     ...r,
     queue: [...r.queue, { userId: "U3", text: "also", ts: "1700000000.000400", hadFiles: false }],
   }));
-  await store.putRun(run(teamId, relaying, "relaying"));
-  await store.putRun(run(teamId, creating, "creating"));
+  await store.putRun(run(teamId, relaying));
+  await store.putRun(reserved(teamId, creating));
   await store.acquireLease(runLease(relaying), "instance-1", 60_000);
   await store.acquireLease(runLease(creating), "instance-1", 60_000);
   await store.requestStop(relaying, "U1");
@@ -198,10 +214,10 @@ describe.each(backends)("forgetting a workspace on %s", (_name, makeBackend) => 
     const backend = makeBackend();
     const store = backend.open({ namespace: `forget${unique()}` });
     const teamId = `TA${unique()}`;
-    const record = run(teamId, `run_${teamId}`, "relaying");
+    const record = run(teamId, `run_${teamId}`);
     await store.putRun(record);
     expect(await store.updateRun({ ...record, shownText: "Hello, world" })).toBe(true);
-    expect((await store.getRun(record.runId))?.shownText).toBe("Hello, world");
+    expect(await store.getRun(record.runId)).toMatchObject({ shownText: "Hello, world" });
     await store.forgetTeam(teamId);
     expect(await store.updateRun({ ...record, shownText: "Hello, world!" })).toBe(false);
     expect(await store.getRun(record.runId)).toBeUndefined();

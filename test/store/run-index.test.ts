@@ -13,7 +13,7 @@ import { createRedisStore } from "../../src/store/redis.ts";
 import { runIndexTtlMs } from "../../src/store/run-index.ts";
 import { SqliteKeyvAdapter } from "../../src/store/sqlite-adapter.ts";
 import { createSqliteStore } from "../../src/store/sqlite.ts";
-import type { RunRecord, ThreadStore } from "../../src/store/types.ts";
+import { type RelayedRun, serviceRunId, type ThreadStore } from "../../src/store/types.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "taskbot-runindex-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -71,10 +71,10 @@ if (redisUrl) backends.push(["Redis", () => redisBackend(redisUrl)]);
 const TEAM = "T0RUNIDX";
 const HOUR = 3600 * 1000;
 
-function runRecord(runId: string, startedAt: number): RunRecord {
+function runRecord(runId: string, startedAt: number): RelayedRun {
   return {
     kind: "relaying",
-    runId,
+    runId: serviceRunId(runId),
     key: { teamId: TEAM, channelId: "C1", threadTs: "1700000000.000100" },
     ref: { projectId: "p", threadId: "t" },
     messageTs: ["1700000000.000200"],
@@ -173,7 +173,7 @@ describe.each(backends)("the run index on %s", (_name, makeBackend) => {
     expect(read?.remark).toBe("Not applied: `model`");
     expect(read).not.toHaveProperty("note");
     const opened = await store.getRun(starting.runId);
-    expect(opened?.opening).toEqual({
+    expect(opened?.kind === "creating" ? opened.opening : undefined).toEqual({
       userId: "U1",
       surface: "channel",
       since: clock.now,

@@ -10,6 +10,7 @@ import {
   RECENT_TASKS_KEPT,
   type RecentTask,
   type RunRecord,
+  serviceRunId,
   type ThreadRecord,
   type ThreadStore,
 } from "../../src/store/types.ts";
@@ -174,7 +175,7 @@ describe.each(backends)("thread store on %s", (_name, make) => {
     const runId = `run_${unique()}`;
     const rec = {
       kind: "relaying" as const,
-      runId,
+      runId: serviceRunId(runId),
       key: { teamId: "T1", channelId: "C1", threadTs: "1.1" },
       ref: { projectId: "p", threadId: "t" },
       messageTs: ["1.2"],

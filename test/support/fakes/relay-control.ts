@@ -3,6 +3,7 @@
  * to it, the reservations made and what they learnt, and the runs asked to stop.
  */
 import type { RunOutcome, RunTarget, StartProgress } from "../../../src/runs/relay.ts";
+import { type ReservationId, reservationId } from "../../../src/store/types.ts";
 import type { RelayControl } from "../../../src/threads/task-context.ts";
 
 /** The relay: records the runs handed to it; `relayed` are the runs it says it relays. */
@@ -17,8 +18,8 @@ export class FakeRelay implements RelayControl {
     this.relayed.add(target.runId);
   }
 
-  async reserve(): Promise<string> {
-    const id = `reservation_${++this.#n}`;
+  async reserve(): Promise<ReservationId> {
+    const id = reservationId(`reservation_${++this.#n}`);
     this.reserved.add(id);
     return id;
   }
@@ -26,11 +27,11 @@ export class FakeRelay implements RelayControl {
   /** What each reservation learnt (its thread, message and service run), by id. */
   readonly progresses = new Map<string, StartProgress[]>();
 
-  async progress(id: string, change: StartProgress): Promise<void> {
+  async progress(id: ReservationId, change: StartProgress): Promise<void> {
     this.progresses.set(id, [...(this.progresses.get(id) ?? []), change]);
   }
 
-  async release(id: string): Promise<void> {
+  async release(id: ReservationId): Promise<void> {
     this.reserved.delete(id);
   }
 
