@@ -17,8 +17,8 @@ export type Fate =
   | { readonly kind: "running" }
   | {
       readonly kind: "stopping";
-      /** Who pressed Stop ("" when the app itself stops it, e.g. at its maximum run time). */
-      readonly by: string;
+      /** Who pressed Stop; none when the app itself stops it (e.g. at its maximum run time). */
+      readonly by?: string | undefined;
       /** Why the app stopped it, shown with "Stopped". */
       readonly reason?: string | undefined;
     }
@@ -46,15 +46,24 @@ export class RunFate {
     return this.#fate;
   }
 
-  /** Who stopped the run, while it is stopping. */
+  /** Whether the run is being stopped (by a person, or by the app itself). */
+  get stopping(): boolean {
+    return this.#fate.kind === "stopping";
+  }
+
+  /** Who stopped the run, while it is stopping (none when the app itself did). */
   get stoppedBy(): string | undefined {
     return this.#fate.kind === "stopping" ? this.#fate.by : undefined;
   }
 
   /** running or handingOver → stopping. False when it is stopping already, or forgotten. */
-  stop(by: string, reason?: string): boolean {
+  stop(by: string | undefined, reason?: string): boolean {
     if (this.#fate.kind === "stopping" || this.#fate.kind === "forgotten") return false;
-    this.#fate = { kind: "stopping", by, ...(reason === undefined ? {} : { reason }) };
+    this.#fate = {
+      kind: "stopping",
+      ...(by === undefined ? {} : { by }),
+      ...(reason === undefined ? {} : { reason }),
+    };
     return true;
   }
 

@@ -276,7 +276,9 @@ export class Relay {
     return this.#clock.setTimeout(() => {
       const reason = `it reached the maximum run time of ${formatDuration(max)}`;
       this.#opts.logger.warn({ runId: record.runId }, "stopping a run at its maximum run time");
-      void this.stop(record, "", reason).catch((err: unknown) =>
+      const relayed = this.#runs.get(record.runId);
+      if (!relayed) return;
+      void this.#stopHere(relayed, record.ref, undefined, reason).catch((err: unknown) =>
         this.#opts.logger.warn(
           { err, runId: record.runId },
           "could not stop a run at its time limit",
@@ -316,7 +318,6 @@ export class Relay {
   async stop(
     run: { readonly runId: string; readonly ref: ThreadRef; readonly key: SlackThreadKey },
     userId: string,
-    reason?: string,
   ): Promise<boolean> {
     const { store, workspaces, logger } = this.#opts;
     const { runId, ref } = run;
@@ -335,11 +336,26 @@ export class Relay {
         });
       return true;
     }
-    if (relayed.fate.stop(userId, reason)) {
+    await this.#stopHere(relayed, ref, userId);
+    return true;
+  }
+
+  /**
+   * Stops a run relayed here (by a person, or by the app itself when `by` is undefined) and
+   * resolves once it ended; a stop the service refuses rejects, and the run goes on.
+   */
+  async #stopHere(
+    relayed: Relayed,
+    ref: ThreadRef,
+    by: string | undefined,
+    reason?: string,
+  ): Promise<void> {
+    const { workspaces, logger } = this.#opts;
+    if (relayed.fate.stop(by, reason)) {
       try {
         await workspaces.service(relayed.key.teamId).stopAgent(ref);
       } catch (err) {
-        logger.warn({ err, runId }, "stop request failed");
+        logger.warn({ err }, "stop request failed");
         if (!stopNotNeeded(err)) {
           // The run goes on: it is not shown as stopped, and Stop may be pressed again.
           relayed.fate.refused();
@@ -353,7 +369,6 @@ export class Relay {
       void relayed.done.finally(() => this.#clock.clearTimeout(grace));
     }
     await relayed.done;
-    return true;
   }
 
   /**

@@ -139,7 +139,7 @@ export class RunRelay {
         const step = await updates.next();
         if (step.done) return { final: step.value };
         const u = step.value;
-        if (u.type === "delta" && this.#fate.stoppedBy === undefined) {
+        if (u.type === "delta" && !this.#fate.stopping) {
           // Past the cap the answer keeps its head; the rest is attached at the end.
           const shown = this.#text;
           this.#text = appendCapped(shown, u.text);
@@ -218,7 +218,7 @@ export class RunRelay {
 
   /** A step or a status the service reported: shown in the status line (a sink may show steps too). */
   #progress(u: { type: "step"; title: string } | { type: "status"; status: string }): void {
-    if (this.#fate.stoppedBy !== undefined) return;
+    if (this.#fate.stopping) return;
     if (u.type === "status") this.#serviceStatus = u.status;
     else {
       this.#steps = { count: (this.#steps?.count ?? 0) + 1, last: u.title };
@@ -280,7 +280,7 @@ export class RunRelay {
     this.#ending = true;
     const { store } = this.#deps;
     // Stopped from another instance: the request is in the store.
-    if (this.#fate.stoppedBy === undefined && final?.status === "stopped") {
+    if (!this.#fate.stopping && final?.status === "stopped") {
       if (await stoppedForgotten(store, this.#fate, this.#record.runId)) return this.#forget(false);
     }
     const { state, reason, files } = await this.#outcome(final, failure);
@@ -309,7 +309,7 @@ export class RunRelay {
     // result and files.
     const finishedAnyway =
       final !== undefined && (final.status === "completed" || final.status === "failed");
-    if (this.#fate.stoppedBy !== undefined && !finishedAnyway) {
+    if (this.#fate.stopping && !finishedAnyway) {
       return { state: "stopped", files: await this.#deliver(this.#whole) };
     }
     if (!final) {

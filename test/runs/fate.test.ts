@@ -21,6 +21,14 @@ describe("a run's fate", () => {
     expect(fate.stoppedBy).toBe("U1");
   });
 
+  it("is stopped by the app itself (its maximum run time) with a reason and nobody named", () => {
+    const fate = new RunFate();
+    expect(fate.stop(undefined, "it reached the maximum run time of 4h")).toBe(true);
+    expect(fate.stopping).toBe(true);
+    expect(fate.stoppedBy).toBeUndefined();
+    expect(fate.now).toEqual({ kind: "stopping", reason: "it reached the maximum run time of 4h" });
+  });
+
   it("goes on running when the service refuses the stop, and may be stopped again", () => {
     const fate = new RunFate();
     fate.stop("U1");
