@@ -4,9 +4,10 @@
  * followed; or, when the service never answered, the message says the start was interrupted.
  */
 import type { Logger } from "pino";
-import type { RunOpening, RunRecord, ReservedRun } from "../store/types.ts";
+import type { RelayedRun, ReservedRun, RunOpening, RunRecord } from "../store/types.ts";
 import { openRun, PromptNotPosted, recordRunning } from "./opening.ts";
 import type { ThreadStore, Workspaces } from "./ports.ts";
+import type { ShownRun } from "./run-state.ts";
 
 export interface AdoptDeps {
   /** The run's workspace's writer and service (its token, its key). */
@@ -18,7 +19,7 @@ export interface AdoptDeps {
 
 /** What to relay, and who asked to stop it while it was starting. */
 export interface Adopted {
-  readonly record: RunRecord;
+  readonly record: ShownRun;
   readonly stopBy?: string | undefined;
 }
 
@@ -45,7 +46,7 @@ export async function adoptOpening(
 ): Promise<Adopted | undefined> {
   const { store, logger } = deps;
   const plan = record.opening;
-  let current: RunRecord = record;
+  let current: ReservedRun = record;
   let opened;
   try {
     opened = await openRun(
@@ -79,7 +80,7 @@ export async function adoptOpening(
       return undefined;
     },
   );
-  const relayed: RunRecord = {
+  const relayed: RelayedRun = {
     kind: "relaying",
     runId: created.runId,
     key,

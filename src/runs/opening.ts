@@ -67,7 +67,7 @@ export async function openRun(
   const order = { since: plan.since };
   const writer = deps.workspaces.writer(place.teamId);
   let threadTs = place.threadTs;
-  if (threadTs === undefined || threadTs === "") {
+  if (threadTs === undefined) {
     threadTs = await postPrompt({ writer, logger: deps.logger }, place.channelId, plan);
     await progress({ threadTs });
   }

@@ -16,6 +16,7 @@ import {
   type RunRecord,
   serviceRunId,
   type SlackThreadKey,
+  type StartPlace,
 } from "../store/types.ts";
 import { formatDuration } from "../view/render.ts";
 import { adoptOpening, needsAdopting } from "./adopt.ts";
@@ -27,7 +28,13 @@ import { RelayCounters, type RelayMetrics } from "./relay-metrics.ts";
 import { Reservations, type StartProgress } from "./reservations.ts";
 import { RunRelay } from "./run.ts";
 import { stopAsked } from "./start.ts";
-import type { RunEnd, RunOutcome, RunTarget } from "./run-state.ts";
+import {
+  isShown,
+  type RunEnd,
+  type RunOutcome,
+  type RunTarget,
+  type ShownRun,
+} from "./run-state.ts";
 import { RunFate } from "./fate.ts";
 
 export { decodeFile } from "./file-delivery.ts";
@@ -157,12 +164,12 @@ export class Relay {
    * never answered. Returns the reservation's id, for `note` and `release`.
    */
   reserve(
-    key: SlackThreadKey,
+    place: StartPlace,
     startedAt: number,
     opening: RunOpening,
     messageTs?: string,
   ): Promise<ReservationId> {
-    return this.#reserved.reserve(key, startedAt, opening, messageTs);
+    return this.#reserved.reserve(place, startedAt, opening, messageTs);
   }
 
   /** Records what a reservation learnt: its thread, its message, the service's run. */
@@ -178,6 +185,7 @@ export class Relay {
   /** Finishes a run another instance started, from its record; the caller holds its lease. */
   resume(record: RunRecord): Promise<void> {
     if (needsAdopting(record)) return this.#adopt(record);
+    if (!isShown(record)) return this.#dropUnshown(record);
     this.#opts.logger.info(
       { runId: record.runId, shown: record.kind === "relaying" ? record.shownText.length : 0 },
       "resuming a run",
@@ -186,12 +194,23 @@ export class Relay {
     return this.#launch(record, true);
   }
 
+  /**
+   * A start of a version that kept no opening, whose instance died before anything was posted:
+   * nothing shows it, and nothing can (its prompt is not known); its record goes.
+   */
+  async #dropUnshown(record: RunRecord): Promise<void> {
+    const { store, instanceId, logger } = this.#opts;
+    logger.warn({ id: record.runId }, "dropping the record of a start that shows nowhere");
+    await store.deleteRun(record.runId).catch(() => undefined);
+    await store.releaseLease(runLease(record.runId), instanceId).catch(() => undefined);
+  }
+
   /** A run whose instance died before it was shown: posts what is missing, then relays it. */
   async #adopt(record: ReservedRun & { readonly opening: RunOpening }): Promise<void> {
     const { store, workspaces, logger, instanceId } = this.#opts;
     logger.info({ id: record.runId }, "finishing the start of a run whose instance stopped");
     await this.#reserved.hold(record);
-    let next: RunRecord | undefined;
+    let next: ShownRun | undefined;
     let stopBy: string | undefined;
     try {
       const deps = { workspaces, store, logger, now: () => this.#clock.now() };
@@ -204,7 +223,7 @@ export class Relay {
           next = undefined;
         } else {
           const known = await store.getRun(next.runId);
-          if (known) next = known;
+          if (known && isShown(known)) next = known;
           else await store.putRun(next);
         }
       }
@@ -229,7 +248,7 @@ export class Relay {
     await done;
   }
 
-  #launch(record: RunRecord, resumed: boolean, unrecorded = false): Promise<void> {
+  #launch(record: ShownRun, resumed: boolean, unrecorded = false): Promise<void> {
     const existing = this.#runs.get(record.runId);
     if (existing) return existing.done;
     const relayed: Relayed = {
@@ -408,5 +427,5 @@ function stopNotNeeded(err: unknown): boolean {
   return err instanceof TaskServiceError && err.kind === "not_found";
 }
 
-const sameThread = (a: SlackThreadKey, b: SlackThreadKey): boolean =>
+const sameThread = (a: StartPlace, b: SlackThreadKey): boolean =>
   a.teamId === b.teamId && a.channelId === b.channelId && a.threadTs === b.threadTs;

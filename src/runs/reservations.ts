@@ -12,7 +12,7 @@ import {
   type ReservedRun,
   type RunOpening,
   type ServiceRunId,
-  type SlackThreadKey,
+  type StartPlace,
 } from "../store/types.ts";
 import { LeaseKeeper, runLease } from "./lease-keeper.ts";
 import type { Clock, RunStore } from "./ports.ts";
@@ -53,7 +53,7 @@ export class Reservations {
 
   /** Records a start (see Relay.reserve); returns its id. */
   async reserve(
-    key: SlackThreadKey,
+    key: StartPlace,
     startedAt: number,
     opening: RunOpening,
     messageTs?: string,

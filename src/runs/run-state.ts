@@ -4,7 +4,7 @@
  * (How it is steered from outside while relayed is its fate: fate.ts.)
  */
 import type { FinalRun } from "../service/follow.ts";
-import type { RunRecord, SlackThreadKey } from "../store/types.ts";
+import type { RelayedRun, ReservedRun, RunRecord, SlackThreadKey } from "../store/types.ts";
 import type { ThreadRef } from "../service/client.ts";
 import { describeServiceError } from "../view/errors.ts";
 import type { RunState } from "../store/types.ts";
@@ -36,9 +36,19 @@ export interface RunOutcome {
   readonly messageTs: readonly string[];
 }
 
+/**
+ * A run as a relay shows it: a service run, or a start whose messages exist but whose service
+ * never answered (it ends as interrupted).
+ */
+export type ShownRun = RelayedRun | (ReservedRun & { readonly key: SlackThreadKey });
+
+/** Whether a record has messages in a thread to show it in. */
+export const isShown = (record: RunRecord): record is ShownRun =>
+  record.kind === "relaying" || record.key.threadTs !== undefined;
+
 /** How a run ended here, for the coordinator (queue draining, thread state). */
 export interface RunEnd {
-  readonly record: RunRecord;
+  readonly record: ShownRun;
   readonly state: RunState;
   readonly text: string;
   readonly messageTs: readonly string[];

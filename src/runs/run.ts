@@ -5,7 +5,7 @@
  */
 import type { Logger } from "pino";
 import { type FinalRun, type FollowOptions, followRun } from "../service/follow.ts";
-import type { RelayedRunProgress, RunRecord, RunState } from "../store/types.ts";
+import type { RelayedRunProgress, RunState } from "../store/types.ts";
 import { ended } from "../view/completion.ts";
 import { slackErrorCode } from "../view/errors.ts";
 import { encodeStopValue, type FileNote, type RunView, renderRun } from "../view/render.ts";
@@ -23,6 +23,7 @@ import {
   failureReason,
   finalText,
   type RunEnd,
+  type ShownRun,
   stateOf,
 } from "./run-state.ts";
 
@@ -50,7 +51,7 @@ export class RunRelay {
   readonly #sink: AnswerSink;
   readonly #lease: LeaseKeeper;
   readonly #stopValue: string;
-  #record: RunRecord;
+  #record: ShownRun;
   /** The answer as shown while it runs (at most MAX_ANSWER_CHARS), and all of it. */
   #text: string;
   #whole: string;
@@ -67,7 +68,7 @@ export class RunRelay {
   #lagSum = 0;
   #persisting: Promise<void> = Promise.resolve();
 
-  constructor(deps: RunDeps, record: RunRecord, fate: RunFate, resumed: boolean, log: Logger) {
+  constructor(deps: RunDeps, record: ShownRun, fate: RunFate, resumed: boolean, log: Logger) {
     this.#deps = deps;
     this.#record = record;
     this.#fate = fate;

@@ -8,7 +8,13 @@
  * exists. A start whose instance died midway is finished by adopt.ts, with the same steps.
  */
 import type { Logger } from "pino";
-import type { ReservationId, RunOpening, ServiceRunId, SlackThreadKey } from "../store/types.ts";
+import type {
+  ReservationId,
+  RunOpening,
+  ServiceRunId,
+  SlackThreadKey,
+  StartPlace,
+} from "../store/types.ts";
 import { type OpeningPlace, openRun, PromptNotPosted, recordRunning } from "./opening.ts";
 import type { ThreadRef, ThreadStore, Workspaces } from "./ports.ts";
 import { stopFailed } from "../view/errors.ts";
@@ -23,7 +29,7 @@ export interface CreatedRun {
 
 /** What a start needs of the relay (runs/relay.ts): its reservations, and the runs it follows. */
 export interface RunRegistry {
-  reserve(key: SlackThreadKey, startedAt: number, opening: RunOpening): Promise<ReservationId>;
+  reserve(place: StartPlace, startedAt: number, opening: RunOpening): Promise<ReservationId>;
   progress(id: ReservationId, change: StartProgress): Promise<void>;
   release(id: ReservationId): Promise<void>;
   start(target: RunTarget): Promise<void>;
@@ -85,14 +91,10 @@ export type StartResult =
 /** Starts a run (see the module's comment); never leaves its reservation behind. */
 export async function startRun(deps: StartDeps, req: StartRequest): Promise<StartResult> {
   const { relay, logger } = deps;
-  const first: SlackThreadKey = {
-    teamId: req.place.teamId,
-    channelId: req.place.channelId,
-    threadTs: req.place.threadTs ?? "",
-  };
+  const { teamId, channelId, threadTs } = req.place;
   // Recorded first: should this instance die from now on, another one finishes the start.
   const reservation = await relay
-    .reserve(first, req.startedAt, req.plan)
+    .reserve({ teamId, channelId, threadTs }, req.startedAt, req.plan)
     .catch((err: unknown) => void logger.warn({ err }, "could not record a run being started"));
   const progress = (change: StartProgress): Promise<void> =>
     reservation === undefined
@@ -120,7 +122,7 @@ async function started(
   let thread: SlackThreadKey | undefined;
   const opening = openRun(deps, req.place, req.plan, async (p) => {
     if (!thread) {
-      thread = { ...key(req), threadTs: p.threadTs };
+      thread = key(req, p.threadTs);
       await req.onThread?.(thread);
     }
     await progress(p);
@@ -131,7 +133,7 @@ async function started(
     return { kind: "not-shown", error: opened.reason, ...(thread ? { thread } : {}) };
   }
   const { messageTs } = opened.value;
-  const at: SlackThreadKey = { ...key(req), threadTs: opened.value.threadTs };
+  const at = key(req, opened.value.threadTs);
   req.onShown?.(at);
   if (asked.status === "rejected") {
     return { kind: "refused", key: at, messageTs, error: asked.reason };
@@ -155,10 +157,11 @@ async function started(
   return { kind: "started", key: at, messageTs, run };
 }
 
-const key = (req: StartRequest): SlackThreadKey => ({
+/** The thread `threadTs` of the request's channel. */
+const key = (req: StartRequest, threadTs: string): SlackThreadKey => ({
   teamId: req.place.teamId,
   channelId: req.place.channelId,
-  threadTs: req.place.threadTs ?? "",
+  threadTs,
 });
 
 /** The run's messages could not be posted: say why, and stop the run nobody can see. */

@@ -57,16 +57,23 @@ const Opening = z.preprocess(
 );
 
 const base = {
-  key: Key,
   messageTs: z.array(z.string()),
   startedAt: z.number(),
   remark: z.string().optional(),
   owner: z.string().optional(),
 };
 
+/** A start's place: older versions wrote its thread as "" until it existed. */
+const Place = z
+  .object({ teamId: z.string(), channelId: z.string(), threadTs: z.string().optional() })
+  .transform(({ threadTs, ...place }) =>
+    threadTs === undefined || threadTs === "" ? place : { ...place, threadTs },
+  );
+
 const Reserved = z.object({
   kind: z.literal("creating"),
   runId: z.string().transform(reservationId),
+  key: Place,
   opening: Opening.optional(),
   created: z.object({ ref: Ref, runId: z.string().transform(serviceRunId) }).optional(),
   ...base,
@@ -75,6 +82,7 @@ const Reserved = z.object({
 const Relayed = z.object({
   kind: z.literal("relaying"),
   runId: z.string().transform(serviceRunId),
+  key: Key,
   ref: Ref,
   // A record without them never showed text nor began uploading (as read before).
   shownText: z.string().default(""),
@@ -99,7 +107,8 @@ const StoredRun = z.preprocess(
 
 /**
  * What a reservation's entry also carries for versions before the record became a union of
- * its states: they read every record's `ref`, `shownText` and `uploads` (ignored on read).
+ * its states: they read every record's `ref`, `shownText` and `uploads`, and a thread not yet
+ * posted as "" (all ignored on read).
  */
 const FOR_OLDER_READERS = {
   ref: { projectId: "", threadId: "" },
@@ -109,7 +118,14 @@ const FOR_OLDER_READERS = {
 
 /** The entry for `record` written at `now`, lasting `ttlMs`. */
 export function encodeRunEntry(record: RunRecord, now: number, ttlMs: number): string {
-  const compatible = record.kind === "creating" ? { ...FOR_OLDER_READERS, ...record } : record;
+  const compatible =
+    record.kind === "creating"
+      ? {
+          ...FOR_OLDER_READERS,
+          ...record,
+          key: { ...record.key, threadTs: record.key.threadTs ?? "" },
+        }
+      : record;
   return JSON.stringify({ ...compatible, teamId: record.key.teamId, expiresAt: now + ttlMs });
 }
 

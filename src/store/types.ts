@@ -124,9 +124,16 @@ export const serviceRunId = (id: string): ServiceRunId => id as ServiceRunId;
 /** A reservation's id as this app made it (reservations.ts) or the store kept it. */
 export const reservationId = (id: string): ReservationId => id as ReservationId;
 
+/** Where a start's messages go: its channel, and its thread once that exists. */
+export interface StartPlace {
+  readonly teamId: string;
+  readonly channelId: string;
+  /** The thread's ts; absent until the task's prompt (the thread's root) is posted. */
+  readonly threadTs?: string | undefined;
+}
+
 /** What every unfinished run's record holds, whatever its state. */
 interface RunRecordBase {
-  readonly key: SlackThreadKey;
   /** The bot messages showing the run, in order (long answers span several). */
   readonly messageTs: readonly string[];
   readonly startedAt: number;
@@ -145,9 +152,10 @@ interface RunRecordBase {
 export interface ReservedRun extends RunRecordBase {
   readonly kind: "creating";
   readonly runId: ReservationId;
+  readonly key: StartPlace;
   /**
-   * The messages to post (the thread's `threadTs` is "" and `messageTs` empty until they
-   * exist). Absent in records of versions that did not post for another instance.
+   * The messages to post (`messageTs` is empty until they exist). Absent in records of
+   * versions that did not post for another instance.
    */
   readonly opening?: RunOpening;
   /** The service's run, once it answered, so that it is not lost. */
@@ -158,6 +166,7 @@ export interface ReservedRun extends RunRecordBase {
 export interface RelayedRun extends RunRecordBase {
   readonly kind: "relaying";
   readonly runId: ServiceRunId;
+  readonly key: SlackThreadKey;
   readonly ref: ServiceThreadRef;
   /** The text already shown, so a new owner neither repeats nor loses any. */
   readonly shownText: string;

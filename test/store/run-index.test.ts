@@ -13,7 +13,13 @@ import { createRedisStore } from "../../src/store/redis.ts";
 import { runIndexTtlMs } from "../../src/store/run-index.ts";
 import { SqliteKeyvAdapter } from "../../src/store/sqlite-adapter.ts";
 import { createSqliteStore } from "../../src/store/sqlite.ts";
-import { type RelayedRun, serviceRunId, type ThreadStore } from "../../src/store/types.ts";
+import {
+  type RelayedRun,
+  type ReservedRun,
+  reservationId,
+  serviceRunId,
+  type ThreadStore,
+} from "../../src/store/types.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "taskbot-runindex-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -178,6 +184,27 @@ describe.each(backends)("the run index on %s", (_name, makeBackend) => {
       surface: "channel",
       since: clock.now,
       remark: "Only text",
+    });
+    await store.close();
+  });
+
+  it("keeps a start whose thread does not exist yet without a thread, and writes it as older versions read it", async () => {
+    const { store, clock, namespace } = storeAt(Date.UTC(2025, 0, 1));
+    const start: ReservedRun = {
+      kind: "creating",
+      runId: reservationId(`creating:${TEAM}:C1:${unique()}`),
+      key: { teamId: TEAM, channelId: "C1" },
+      messageTs: [],
+      startedAt: clock.now,
+      opening: { userId: "U1", surface: "channel", since: clock.now },
+    };
+    await store.putRun(start);
+    expect(await store.getRun(start.runId)).toEqual(start);
+    // Older versions read a thread not yet posted as "", and every record's ref and text.
+    expect(JSON.parse((await backend.readRaw(namespace, start.runId)) ?? "{}")).toMatchObject({
+      key: { threadTs: "" },
+      ref: { projectId: "", threadId: "" },
+      shownText: "",
     });
     await store.close();
   });
