@@ -20,6 +20,7 @@ import {
   type MarkerCounts,
   nextFenceLine,
   nextMarker,
+  readShortLines,
   scanFences,
 } from "./markdown-scan.ts";
 
@@ -254,6 +255,15 @@ export class StreamablePrefix {
         this.#counts.ticks = this.#counts.strong = this.#counts.strike = 0;
         this.#next = this.#safe = BLANK_LINES.lastIndex;
         continue;
+      }
+      // Short lines of a paragraph (a page of "`" lines): one loop, no search per line.
+      if (this.#state.open === undefined) {
+        const { stop, balancedAt } = readShortLines(text, start, end, this.#counts);
+        if (stop > start) {
+          if (balancedAt > 0) this.#safe = balancedAt;
+          this.#next = stop;
+          continue;
+        }
       }
       const nl = text.indexOf("\n", start);
       this.#line(text, start, nl);
