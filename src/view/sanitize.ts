@@ -4,13 +4,49 @@
  * @channel/@here/@everyone words are broken with a zero-width space. They still read the
  * same to a person; Slack no longer resolves them.
  */
+import { Buffer } from "node:buffer";
+
 export const ZWSP = "\u200B";
 
 export function neutralizeMentions(text: string): string {
-  // Lookarounds and a replacement without groups: V8's fast path, even for a line of "<!".
-  return text
-    .replace(/<(?=[!@#])/g, `<${ZWSP}`)
-    .replace(/(?<!\w)@(?=(?:channel|here|everyone)\b)/gi, `@${ZWSP}`);
+  // Lookarounds and a replacement without groups: V8's fast path. A replacement costs about
+  // 40 ns, so a long text full of "<" (a page of "<!") has them broken in one pass instead.
+  const opened = manyOpeners(text) ? breakOpeners(text) : text.replace(/<(?=[!@#])/g, `<${ZWSP}`);
+  return opened.replace(/(?<!\w)@(?=(?:channel|here|everyone)\b)/gi, `@${ZWSP}`);
+}
+
+/** Below this length a text is short enough for replacements, however many. */
+const DENSE_FROM = 1 << 16;
+
+/** Whether a long text has more than one "<" in 64 characters (counted until it has). */
+function manyOpeners(text: string): boolean {
+  if (text.length < DENSE_FROM) return false;
+  const enough = text.length >> 6;
+  let n = 0;
+  for (let i = text.indexOf("<"); i >= 0 && n < enough; i = text.indexOf("<", i + 1)) n++;
+  return n >= enough;
+}
+
+/**
+ * `text.replace(/<(?=[!@#])/g, "<\u200B")` over the text's UTF-16 code units, copied into an
+ * array and back (a lone surrogate stays as it is: "ucs2" copies units, it decodes nothing).
+ */
+function breakOpeners(text: string): string {
+  const bytes = Buffer.from(text, "ucs2");
+  if (bytes.byteOffset % 2 !== 0) return text.replace(/<(?=[!@#])/g, `<${ZWSP}`);
+  const units = new Uint16Array(bytes.buffer, bytes.byteOffset, text.length);
+  // Each "<" breaks one of the two units it takes: at most half as many more.
+  const out = new Uint16Array(text.length + (text.length >> 1) + 1);
+  let o = 0;
+  for (let i = 0; i < units.length; i++) {
+    const c = units[i] ?? 0;
+    out[o++] = c;
+    if (c === 60) {
+      const next = units[i + 1];
+      if (next === 33 || next === 64 || next === 35) out[o++] = 0x200b; // ! @ #
+    }
+  }
+  return Buffer.from(out.buffer, 0, o * 2).toString("ucs2");
 }
 
 /** One search first: most pieces of text (a word, a code span) have nothing to escape. */
