@@ -13,61 +13,94 @@
  * positions built once per line), so its work is linear in the text's length.
  */
 import { isSpace } from "./markdown-scan.ts";
-import { inline } from "./mrkdwn-inline.ts";
+import { cells, codeLine, FENCE_OUT, inline, renderTable } from "./mrkdwn-inline.ts";
 import { escapeText, neutralizeMentions, ZWSP } from "./sanitize.ts";
 
-const FENCE_OUT = "```";
 const RULE_OUT = "──────────";
-/** A table cell wider than this does not widen its column further (it just runs on). */
-const MAX_COLUMN = 40;
 
 /** Slack mrkdwn for a Markdown text. */
-export function toMrkdwn(markdown: string): string {
-  const { quoted, rests } = stripQuotes(markdown);
+export const toMrkdwn = (markdown: string): string =>
+  neutralizeMentions(mrkdwnLines(markdown, Number.POSITIVE_INFINITY).join("\n"));
+
+/**
+ * The mrkdwn lines of a Markdown text, each guarded, mentions not yet neutralised. With a
+ * finite `need`, only as many as hold more than `need` characters once joined, the last one
+ * maybe cut (a line of plain text converts character by character): then they are the head
+ * of what all of it gives, joined.
+ */
+function mrkdwnLines(markdown: string, need: number): string[] {
+  const lines = new QuotedLines(markdown);
   const out: string[] = [];
+  const state = { inCode: false };
+  let chars = -1; // of the lines joined with "\n"
+  const push = (line: string) => {
+    const guarded = guardLine(line, state);
+    out.push(guarded);
+    chars += guarded.length + 1;
+  };
   let fence: { char: string; length: number } | undefined;
-  for (let i = 0; i < rests.length; i++) {
-    const rest = rests[i] ?? "";
-    const prefix = quoted[i] === 1 ? "> " : "";
+  for (let i = 0; chars <= need; i++) {
+    const rest = lines.rest(i);
+    if (rest === undefined) break;
+    const prefix = lines.quoted(i) ? "> " : "";
     if (fence) {
       const f = fenceOf(rest);
       if (f && f.char === fence.char && f.length >= fence.length && f.info.trim() === "") {
         fence = undefined;
-        out.push(prefix + FENCE_OUT);
-      } else out.push(prefix + codeLine(rest));
+        push(prefix + FENCE_OUT);
+      } else push(prefix + codeLine(rest));
       continue;
     }
     const opened = fenceOf(rest);
     if (opened && !(opened.char === "`" && opened.info.includes("`"))) {
       fence = opened;
-      out.push(prefix + FENCE_OUT);
+      push(prefix + FENCE_OUT);
       continue;
     }
-    const next = rests[i + 1];
+    const next = lines.rest(i + 1);
     if (next !== undefined && rest.includes("|") && isDelimiterRow(next)) {
       let end = i + 2;
       const rows = [cells(rest)];
-      for (; end < rests.length; end++) {
-        const row = rests[end] ?? "";
+      for (let row = lines.rest(end); row !== undefined; row = lines.rest(++end)) {
         if (row.trim() === "" || !row.includes("|")) break;
         rows.push(cells(row));
       }
-      for (const line of renderTable(rows)) out.push(prefix + line);
+      for (const line of renderTable(rows)) push(prefix + line);
       i = end - 1;
       continue;
     }
     if (next !== undefined && isSetextUnderline(next) && isParagraph(rest)) {
-      out.push(prefix + boldLine(rest.trim()));
+      push(prefix + boldLine(rest.trim()));
       i++;
       continue;
     }
-    out.push(prefix + blockLine(rest));
+    const plain = plainText(rest);
+    if (plain === undefined) push(prefix + blockLine(rest));
+    else {
+      // Its characters one by one: only as many as are needed. (Guarding changes none.)
+      const line =
+        prefix + escapeText(plain.length > need - chars ? plain.slice(0, need - chars) : plain);
+      out.push(line);
+      chars += line.length + 1;
+    }
   }
-  if (fence) out.push(FENCE_OUT); // an unclosed fence runs to the end, as in CommonMark
-  // Each output line is one line (no "\n"): guarded as it will be joined.
-  const state = { inCode: false };
-  for (let k = 0; k < out.length; k++) out[k] = guardLine(out[k] ?? "", state);
-  return neutralizeMentions(out.join("\n"));
+  // An unclosed fence runs to the end, as in CommonMark.
+  if (fence && chars <= need) push(FENCE_OUT);
+  return out;
+}
+
+/** What may start a code span, a link, an escape or emphasis (`<` only before an address). */
+const NOT_PLAIN = /[`[\\*_~]|<[hm]/i;
+
+/**
+ * A line that converts character by character (escaped), to nothing that depends on what
+ * follows: no block marker first, no code span, link, escape or emphasis, no table rule.
+ * Its text, trimmed, or undefined.
+ */
+function plainText(line: string): string | undefined {
+  if (mayStartBlock(line.charCodeAt(0)) || NOT_PLAIN.test(line)) return undefined;
+  const text = line.trimEnd();
+  return isDelimiterRow(text) ? undefined : text;
 }
 
 /**
@@ -75,7 +108,10 @@ export function toMrkdwn(markdown: string): string {
  * (never inside a link or an entity), an open code block closed, "…" where it was cut.
  */
 export function mrkdwnExcerpt(markdown: string, limit: number): string {
-  const full = toMrkdwn(markdown);
+  // What is shown is at most the first `limit` characters, and whether there are more: the
+  // head of the conversion says both, and neutralising looks at most 10 characters ahead
+  // ("@everyone" and a word boundary).
+  const full = neutralizeMentions(mrkdwnLines(markdown, limit + 10).join("\n"));
   if (full.length <= limit) return full;
   const room = Math.max(0, limit - FENCE_OUT.length - 3);
   let cut = full.lastIndexOf("\n", room);
@@ -138,27 +174,48 @@ function safeCut(text: string, at: number): number {
 }
 
 /**
- * Each line (a "\r" before its "\n" dropped) without its leading `>` markers (any depth:
- * mrkdwn quotes one level), and whether it had any (1) or not (0).
+ * The lines of a text (a "\r" before its "\n" dropped) without their leading `>` markers (any
+ * depth: mrkdwn quotes one level), and whether each had any; read only as far as asked.
  */
-function stripQuotes(markdown: string): { quoted: Uint8Array; rests: string[] } {
-  const rests = markdown.split("\n");
-  const quoted = new Uint8Array(rests.length);
-  for (let k = 0; k < rests.length; k++) {
-    let line = rests[k] ?? "";
+class QuotedLines {
+  readonly #text: string;
+  readonly #rests: string[] = [];
+  readonly #quoted: boolean[] = [];
+  #pos = 0;
+
+  constructor(text: string) {
+    this.#text = text;
+  }
+
+  /** Line `k` without its markers, or undefined past the last line. */
+  rest(k: number): string | undefined {
+    while (this.#rests.length <= k && this.#pos <= this.#text.length) this.#read();
+    return this.#rests[k];
+  }
+
+  quoted(k: number): boolean {
+    return this.#quoted[k] === true;
+  }
+
+  #read(): void {
+    const nl = this.#text.indexOf("\n", this.#pos);
+    const end = nl < 0 ? this.#text.length : nl;
+    let line = this.#text.slice(this.#pos, end);
+    this.#pos = end + 1;
     if (line.charCodeAt(line.length - 1) === 13) line = line.slice(0, -1);
     let i = 0;
+    let quoted = false;
     for (;;) {
       let j = i;
       while (j < line.length && j - i < 3 && line.charCodeAt(j) === 32) j++;
       if (line.charCodeAt(j) !== 62) break; // >
-      quoted[k] = 1;
+      quoted = true;
       i = j + 1;
       if (line.charCodeAt(i) === 32) i++;
     }
-    rests[k] = i > 0 ? line.slice(i) : line;
+    this.#rests.push(i > 0 ? line.slice(i) : line);
+    this.#quoted.push(quoted);
   }
-  return { quoted, rests };
 }
 
 function fenceOf(line: string): { char: string; length: number; info: string } | undefined {
@@ -170,9 +227,6 @@ function fenceOf(line: string): { char: string; length: number; info: string } |
   while (line[j] === char) j++;
   return j - i >= 3 ? { char, length: j - i, info: line.slice(j) } : undefined;
 }
-
-/** A line inside a code block: shown as is, except a ``` that would end Slack's block. */
-const codeLine = (line: string): string => escapeText(line).replace(/```/g, `\`${ZWSP}\`\``);
 
 /** `|---|:--:|`: only pipes, dashes, colons and blanks, with a dash and a pipe or colon. */
 function isDelimiterRow(line: string): boolean {
@@ -198,66 +252,6 @@ function isSetextUnderline(line: string): boolean {
 function isParagraph(line: string): boolean {
   const t = line.trim();
   return t !== "" && headingOf(line) === undefined && !LIST_ITEM.test(line);
-}
-
-/** A table row's cells, outer pipes dropped, `\|` kept as a pipe. */
-function cells(row: string): string[] {
-  const parts: string[] = [];
-  let from = 0;
-  let cell = "";
-  for (let i = row.indexOf("|"); i >= 0; i = row.indexOf("|", i + 1)) {
-    if (row[i - 1] === "\\") {
-      cell += `${row.slice(from, i - 1)}|`;
-    } else {
-      parts.push(cell + row.slice(from, i));
-      cell = "";
-    }
-    from = i + 1;
-  }
-  parts.push(cell + row.slice(from));
-  if (parts.length > 1 && (parts[0] ?? "").trim() === "") parts.shift();
-  if (parts.length > 1 && (parts.at(-1) ?? "").trim() === "") parts.pop();
-  return parts.map((p) => plainCell(p.trim()));
-}
-
-/** A cell's text without Markdown markers (a code block shows them raw). */
-const plainCell = (cell: string): string =>
-  cell
-    .replace(/\*\*|__|~~|`/g, "")
-    .replace(/\[([^[\]\n]*)\]\([^()\s]*\)/g, "$1")
-    .replace(/\t/g, " ");
-
-/** Characters as a monospace font shows them (an emoji's two halves are one). */
-function width(s: string): number {
-  let n = s.length;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c >= 0xd800 && c <= 0xdbff) n--;
-  }
-  return n;
-}
-
-/** Rows as aligned columns in a code block; a line of dashes under the header row. */
-function renderTable(rows: readonly string[][]): string[] {
-  const widths: number[] = [];
-  for (const row of rows) {
-    for (let i = 0; i < row.length; i++) {
-      widths[i] = Math.min(MAX_COLUMN, Math.max(widths[i] ?? 1, width(row[i] ?? "")));
-    }
-  }
-  const line = (row: readonly string[]) => {
-    let text = "";
-    for (let i = 0; i < row.length; i++) {
-      const c = row[i] ?? "";
-      text +=
-        i === row.length - 1 ? c : `${c}${" ".repeat(Math.max(0, (widths[i] ?? 0) - width(c)))}  `;
-    }
-    return codeLine(text.trimEnd());
-  };
-  const out = [FENCE_OUT, line(rows[0] ?? []), widths.map((w) => "-".repeat(w)).join("  ")];
-  for (let r = 1; r < rows.length; r++) out.push(line(rows[r] ?? []));
-  out.push(FENCE_OUT);
-  return out;
 }
 
 function headingOf(line: string): string | undefined {

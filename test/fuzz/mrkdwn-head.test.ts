@@ -1,0 +1,74 @@
+/**
+ * An excerpt or a notification converts only the head of an answer that it shows (and a line
+ * of plain text only as far as needed): on any Markdown it must give exactly what converting
+ * all of it gave (oracle: test/fuzz/mrkdwn-reference.ts, the converter before), and so must
+ * the whole conversion.
+ */
+import fc from "fast-check";
+import { describe, expect } from "vitest";
+import { mrkdwnExcerpt, mrkdwnLabel, notificationText, toMrkdwn } from "../../src/view/mrkdwn.ts";
+import { markdown, MENTIONS, token } from "./arbitraries.ts";
+import { fuzz } from "./fuzz.ts";
+import {
+  mrkdwnExcerptBefore,
+  mrkdwnLabelBefore,
+  notificationTextBefore,
+  toMrkdwnBefore,
+} from "./mrkdwn-reference.ts";
+
+/** Plain text that turns into a mention, a link or markup only near a cut, and pages of it. */
+const near = fc.constantFrom(
+  "@everyone",
+  "@here",
+  " @channel",
+  "<!",
+  "<",
+  "&",
+  ">",
+  "<https://a.test>",
+  "<mailto:x@y.z>",
+  "a",
+  " ",
+  "\n",
+  "|",
+  "-",
+  ":",
+  "😀",
+  "\uD800",
+  "[",
+  "`",
+  "*",
+  "~~",
+  "> ",
+  "```",
+);
+const plainish = fc
+  .tuple(
+    fc.array(fc.oneof(near, token, fc.constantFrom(...MENTIONS)), { maxLength: 30 }),
+    fc.nat(60),
+  )
+  .map(([ts, n]) => ts.join("").repeat(1 + (n % 40)));
+const text = fc.oneof(
+  markdown,
+  plainish,
+  fc.tuple(markdown, plainish).map(([a, b]) => a + b),
+);
+const limit = fc.oneof(fc.integer({ min: 1, max: 120 }), fc.integer({ min: 120, max: 3_000 }));
+
+describe("fuzz: the head of a conversion is what converting all of it gave", () => {
+  fuzz("mrkdwnExcerpt and notificationText: as converting the whole text", () =>
+    fc.property(text, limit, (md, max) => {
+      expect(mrkdwnExcerpt(md, max)).toBe(mrkdwnExcerptBefore(md, max));
+      expect(notificationText(md, max)).toBe(notificationTextBefore(md, max));
+      return true;
+    }),
+  );
+
+  fuzz("toMrkdwn and mrkdwnLabel: as before", () =>
+    fc.property(text, fc.integer({ min: 1, max: 200 }), (md, max) => {
+      expect(toMrkdwn(md)).toBe(toMrkdwnBefore(md));
+      expect(mrkdwnLabel(md, max)).toBe(mrkdwnLabelBefore(md, max));
+      return true;
+    }),
+  );
+});
