@@ -81,12 +81,22 @@ function tokenize(s: string, links: boolean, strong: boolean): Piece[] {
   const pieces: Piece[] = [];
   const code = codeSpans(s);
   const next = links && /[[<]/.test(s) ? new LinkTables(s) : undefined;
+  // A "[" opens a link only before a "](" that a ")" follows.
+  const paren = next ? s.lastIndexOf(")") : -1;
+  const lastLink = paren >= 2 ? s.lastIndexOf("](", paren - 2) : -1;
   let text = "";
   const flush = () => {
     if (text !== "") pieces.push(escapeText(text));
     text = "";
   };
   for (let i = 0; i < s.length;) {
+    // Characters that can start nothing are taken as one run (a line of "[" is text).
+    const plain = plainEnd(s, i, lastLink, next !== undefined);
+    if (plain > i) {
+      text += s.slice(i, plain);
+      i = plain;
+      continue;
+    }
     const c = s[i] ?? "";
     const close = code.get(i);
     if (close !== undefined) {
@@ -139,6 +149,23 @@ function tokenize(s: string, links: boolean, strong: boolean): Piece[] {
   }
   flush();
   return pieces;
+}
+
+/**
+ * Where the first character at or after `i` is that may start a code span, an escape, emphasis
+ * or a link: a "[" (or "![") before `lastLink`, a "<" before what may be an address.
+ */
+function plainEnd(s: string, i: number, lastLink: number, autolinks: boolean): number {
+  for (; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c === 96 || c === 42 || c === 95 || c === 126 || c === 92) return i; // ` * _ ~ \
+    if ((c === 91 || c === 33) && i < lastLink) return i; // [ !
+    if (c === 60 && autolinks) {
+      const d = s.charCodeAt(i + 1) | 0x20; // lower case
+      if (d === 104 || d === 109) return i; // <h…, <m…: http(s):// or mailto:
+    }
+  }
+  return i;
 }
 
 function delimiter(s: string, from: number, to: number, c: string): Delim | undefined {

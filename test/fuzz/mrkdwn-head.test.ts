@@ -1,14 +1,16 @@
 /**
  * An excerpt or a notification converts only the head of an answer that it shows (and a line
- * of plain text only as far as needed): on any Markdown it must give exactly what converting
- * all of it gave (oracle: test/fuzz/mrkdwn-reference.ts, the converter before), and so must
- * the whole conversion.
+ * of plain text only as far as needed), and a line's runs of plain characters are taken at
+ * once: on any Markdown it must give exactly what converting all of it gave (oracle:
+ * test/fuzz/mrkdwn-reference.ts, the converter before), and so must the whole conversion.
  */
 import fc from "fast-check";
 import { describe, expect } from "vitest";
 import { mrkdwnExcerpt, mrkdwnLabel, notificationText, toMrkdwn } from "../../src/view/mrkdwn.ts";
-import { markdown, MENTIONS, token } from "./arbitraries.ts";
+import { inline as inlineNow } from "../../src/view/mrkdwn-inline.ts";
+import { inline, markdown, MENTIONS, token } from "./arbitraries.ts";
 import { fuzz } from "./fuzz.ts";
+import { inline as inlineBefore } from "./mrkdwn-inline-reference.ts";
 import {
   mrkdwnExcerptBefore,
   mrkdwnLabelBefore,
@@ -36,6 +38,13 @@ const near = fc.constantFrom(
   "😀",
   "\uD800",
   "[",
+  "](",
+  ")",
+  "[](https://a.b)",
+  "![](http://x)",
+  "![",
+  "<HTTP://a.b>",
+  "\\*",
   "`",
   "*",
   "~~",
@@ -60,6 +69,14 @@ describe("fuzz: the head of a conversion is what converting all of it gave", () 
     fc.property(text, limit, (md, max) => {
       expect(mrkdwnExcerpt(md, max)).toBe(mrkdwnExcerptBefore(md, max));
       expect(notificationText(md, max)).toBe(notificationTextBefore(md, max));
+      return true;
+    }),
+  );
+
+  fuzz("inline: as before, plain runs taken at once", () =>
+    fc.property(fc.oneof(inline, plainish), fc.boolean(), fc.boolean(), (line, strong, links) => {
+      const one = line.replace(/\n/g, " ");
+      expect(inlineNow(one, strong, links)).toBe(inlineBefore(one, strong, links));
       return true;
     }),
   );

@@ -1,10 +1,10 @@
 /**
  * The Markdown → mrkdwn converter as it was before it converted only what an excerpt shows
  * (src/view/mrkdwn.ts), with the mention replacements as they were: the oracle the converter
- * must still give exactly, whole and in excerpts.
+ * must still give exactly, whole and in excerpts (its inline half: mrkdwn-inline-reference.ts).
  */
 import { isSpace } from "../../src/view/markdown-scan.ts";
-import { inline } from "../../src/view/mrkdwn-inline.ts";
+import { inline } from "./mrkdwn-inline-reference.ts";
 import { escapeText, ZWSP } from "../../src/view/sanitize.ts";
 import { neutralizeBefore as neutralizeMentions } from "./markdown-reference.ts";
 
