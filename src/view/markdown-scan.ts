@@ -135,8 +135,11 @@ export function cutDanglingLink(line: string): string {
   const lastStop = lastTargetStop(line);
   let cut = -1;
   let open = -1; // the first "[" after some point, looked for again only once passed
-  // (A "](" at 0 has no label before it: the search starts at 1.)
-  for (let q = line.indexOf("](", lastStop + 1 || 1); q > 0; q = line.indexOf("](", q + 1)) {
+  // A "](" at 0 has no label before it: the search starts at 1. Nor is there one before the
+  // first "(" (searching for "](" through a page of "]" stops at every one of them).
+  const paren = line.indexOf("(", lastStop + 1);
+  const from = paren < 0 ? -1 : Math.max(lastStop + 1, paren - 1, 1);
+  for (let q = from < 0 ? -1 : line.indexOf("](", from); q > 0; q = line.indexOf("](", q + 1)) {
     const before = line.lastIndexOf("]", q - 1);
     if (open <= before) open = line.indexOf("[", before + 1);
     if (open < 0) break;
