@@ -144,7 +144,8 @@ function chooseCut(
   if (outside >= 0) return { cut: outside + 1, fence: closed };
   if (any >= 0) return { cut: any + 1, fence: anyFence };
   // One very long line: cut at a space, else anywhere that does not split a surrogate pair.
-  const fence = scanFences(reopen + window);
+  // Without a fence line in the window, the state is what the reopened fence left.
+  const fence = noFence ? state : scanFences(reopen + window);
   const space = window.lastIndexOf(" ");
   let cut = space >= min ? space + 1 : budget;
   const code = window.charCodeAt(cut - 1);
