@@ -116,15 +116,13 @@ export function mrkdwnExcerpt(markdown: string, limit: number): string {
   const room = Math.max(0, limit - FENCE_OUT.length - 3);
   let cut = full.lastIndexOf("\n", room);
   if (cut < room / 2) cut = safeCut(full, room);
-  // Cut inside a code span, what it held is formatted again: guard it once more.
-  const head = guard(full.slice(0, cut).trimEnd());
-  // Lines that are "```" or "> ```" (found by their fence: most lines have none).
-  let open = false;
-  for (let at = head.indexOf(FENCE_OUT); at >= 0; at = head.indexOf(FENCE_OUT, at + 3)) {
-    const start = head.startsWith("> ", at - 2) ? at - 2 : at;
-    const lineStart = start === 0 || head.charCodeAt(start - 1) === 10;
-    if (lineStart && (at + 3 === head.length || head.charCodeAt(at + 3) === 10)) open = !open;
-  }
+  const text = full.slice(0, cut).trimEnd();
+  // The lines before the last are whole lines, guarded already (a second time changes none);
+  // the last, cut inside a code span, has what it held formatted again: guarded once more.
+  const lastLine = text.lastIndexOf("\n") + 1;
+  const state = { inCode: fenceLinesOdd(text, lastLine) };
+  const head = text.slice(0, lastLine) + guardLine(text.slice(lastLine), state);
+  const open = state.inCode;
   return `${head}${open ? `\n${FENCE_OUT}` : ""}\n…`;
 }
 
@@ -323,20 +321,28 @@ function isThematicBreak(line: string): boolean {
   return n >= 3;
 }
 
-/**
- * The last safety net, outside code: a `**` left over (unpaired, or escaped in the source)
- * gets a zero-width space between its stars, a line that still reads as a heading or a table
- * rule is broken the same way, so nothing reaches Slack as Markdown it would show raw.
- */
-function guard(text: string): string {
-  const state = { inCode: false };
-  return text
-    .split("\n")
-    .map((line) => guardLine(line, state))
-    .join("\n");
+/** Whether the lines of `text` before `end` (a line start) hold an odd number of "```" lines. */
+function fenceLinesOdd(text: string, end: number): boolean {
+  // Lines that are "```" or "> ```" (found by their fence: most lines have none).
+  let odd = false;
+  for (
+    let at = text.indexOf(FENCE_OUT);
+    at >= 0 && at < end;
+    at = text.indexOf(FENCE_OUT, at + 3)
+  ) {
+    const start = text.startsWith("> ", at - 2) ? at - 2 : at;
+    const lineStart = start === 0 || text.charCodeAt(start - 1) === 10;
+    if (lineStart && text.charCodeAt(at + 3) === 10) odd = !odd;
+  }
+  return odd;
 }
 
-/** `guard` of one line (no "\n"), after the lines before it left `state`. */
+/**
+ * The last safety net, outside code, for one line (no "\n") after the lines before it left
+ * `state`: a `**` left over (unpaired, or escaped in the source) gets a zero-width space between
+ * its stars, a line that still reads as a heading or a table rule is broken the same way, so
+ * nothing reaches Slack as Markdown it would show raw.
+ */
 function guardLine(line: string, state: { inCode: boolean }): string {
   const body = line.startsWith("> ") ? line.slice(2) : line;
   if (body === FENCE_OUT) {
