@@ -328,12 +328,13 @@ export function readShortLines(
         if (open < 0) break;
         // The last backtick opened no span: it ends the run before it, and what follows it
         // (no backtick) is read again, as text.
-        i = open;
-        open = -1;
         if (runOf === 42) strong += run >> 1;
         else if (runOf === 126) strike += run >> 1;
         else if (runOf === 95) under += run >> 1;
         runOf = run = 0;
+        if (open === i - 1) break; // nothing follows it
+        i = open;
+        open = -1;
         continue;
       }
       if (c === 96) {
