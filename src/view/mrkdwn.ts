@@ -61,7 +61,7 @@ function mrkdwnLines(markdown: string, need: number): string[] {
     if (next !== undefined && rest.includes("|") && isDelimiterRow(next)) {
       let end = i + 2;
       const rows = [cells(rest)];
-      for (let row = lines.rest(end); row !== undefined; row = lines.rest(++end)) {
+      for (let row = lines.rest(end, true); row !== undefined; row = lines.rest(++end, true)) {
         if (row.trim() === "" || !row.includes("|")) break;
         rows.push(cells(row));
       }
@@ -172,6 +172,14 @@ function safeCut(text: string, at: number): number {
 }
 
 /**
+ * Lines that convert to themselves (plainText, escaping nothing), and that no line after them
+ * can turn into a heading or a table row: none starts like a block, a quote, a fence or a
+ * setext underline, none holds a character that may start a code span, a link, an escape or
+ * emphasis, nor `&`, `<`, `>`, nor a "-" (no table rule), none ends with a blank or "\r".
+ */
+const PLAIN_LINES = /(?:[^\s#*+\-_0-9>`~=[\\<&](?:[^\n`[\\*_~<>&-]*[^\s`[\\*_~<>&-])?\n)+/y;
+
+/**
  * The lines of a text (a "\r" before its "\n" dropped) without their leading `>` markers (any
  * depth: mrkdwn quotes one level), and whether each had any; read only as far as asked.
  */
@@ -185,9 +193,13 @@ class QuotedLines {
     this.#text = text;
   }
 
-  /** Line `k` without its markers, or undefined past the last line. */
-  rest(k: number): string | undefined {
-    while (this.#rests.length <= k && this.#pos <= this.#text.length) this.#read();
+  /**
+   * Line `k` without its markers, or undefined past the last line. A run of lines of plain
+   * text (see PLAIN_LINES) read at once is one "line": they convert to themselves. Table rows
+   * are read `lineByLine`.
+   */
+  rest(k: number, lineByLine = false): string | undefined {
+    while (this.#rests.length <= k && this.#pos <= this.#text.length) this.#read(lineByLine);
     return this.#rests[k];
   }
 
@@ -195,7 +207,18 @@ class QuotedLines {
     return this.#quoted[k] === true;
   }
 
-  #read(): void {
+  #read(lineByLine: boolean): void {
+    PLAIN_LINES.lastIndex = this.#pos;
+    if (!lineByLine && PLAIN_LINES.test(this.#text)) {
+      // All but the last: what follows it may make it a heading or a table's first row.
+      const last = this.#text.lastIndexOf("\n", PLAIN_LINES.lastIndex - 2) + 1;
+      if (last > this.#pos) {
+        this.#rests.push(this.#text.slice(this.#pos, last - 1));
+        this.#quoted.push(false);
+        this.#pos = last;
+        return;
+      }
+    }
     const nl = this.#text.indexOf("\n", this.#pos);
     const end = nl < 0 ? this.#text.length : nl;
     let line = this.#text.slice(this.#pos, end);

@@ -5,7 +5,7 @@
  * test/fuzz/mrkdwn-reference.ts, the converter before), and so must the whole conversion.
  */
 import fc from "fast-check";
-import { describe, expect } from "vitest";
+import { describe, expect, it } from "vitest";
 import { mrkdwnExcerpt, mrkdwnLabel, notificationText, toMrkdwn } from "../../src/view/mrkdwn.ts";
 import { inline as inlineNow } from "../../src/view/mrkdwn-inline.ts";
 import { inline, markdown, MENTIONS, token } from "./arbitraries.ts";
@@ -50,6 +50,9 @@ const near = fc.constantFrom(
   "~~",
   "> ",
   "```",
+  "|x\n",
+  "\n| --- |\n",
+  "\n===\n",
 );
 const plainish = fc
   .tuple(
@@ -65,6 +68,21 @@ const text = fc.oneof(
 const limit = fc.oneof(fc.integer({ min: 1, max: 120 }), fc.integer({ min: 120, max: 3_000 }));
 
 describe("fuzz: the head of a conversion is what converting all of it gave", () => {
+  it("reads table rows one by one, and a page of short lines before a heading or a table", () => {
+    const texts = [
+      `| a | b |\n| --- | --- |\n${"|x\n".repeat(50)}after`,
+      `| a |\n|---|\n${"x|y\n".repeat(30)}\nnext`,
+      `${"a\n".repeat(40)}Title\n=====\n${"b\n".repeat(40)}| h |\n|---|\n| c |`,
+      `${"ab\n".repeat(200)}> quoted\n  indented\n1. item\n${"x &lt; y\n".repeat(5)}`,
+    ];
+    for (const md of texts) {
+      expect(toMrkdwn(md)).toBe(toMrkdwnBefore(md));
+      for (const max of [1, 50, 120, 300, 3000]) {
+        expect(mrkdwnExcerpt(md, max)).toBe(mrkdwnExcerptBefore(md, max));
+      }
+    }
+  });
+
   fuzz("mrkdwnExcerpt and notificationText: as converting the whole text", () =>
     fc.property(text, limit, (md, max) => {
       expect(mrkdwnExcerpt(md, max)).toBe(mrkdwnExcerptBefore(md, max));
