@@ -27,25 +27,32 @@ function manyOpeners(text: string): boolean {
   return n >= enough;
 }
 
+/** 1 at the code units a mention's "<" comes before: "!", "@", "#". */
+const MENTION_SIGN = new Uint8Array(0x10000);
+MENTION_SIGN[33] = MENTION_SIGN[64] = MENTION_SIGN[35] = 1;
+
 /**
  * `text.replace(/<(?=[!@#])/g, "<\u200B")` over the text's UTF-16 code units, copied into an
  * array and back (a lone surrogate stays as it is: "ucs2" copies units, it decodes nothing).
+ * Without a branch per unit: a zero-width space is written after every unit, and kept (the
+ * output moves past it) only after a "<" before a sign.
  */
 function breakOpeners(text: string): string {
   const bytes = Buffer.from(text, "ucs2");
   if (bytes.byteOffset % 2 !== 0) return text.replace(/<(?=[!@#])/g, `<${ZWSP}`);
   const units = new Uint16Array(bytes.buffer, bytes.byteOffset, text.length);
-  // Each "<" breaks one of the two units it takes: at most half as many more.
-  const out = new Uint16Array(text.length + (text.length >> 1) + 1);
+  // Each "<" breaks one of the two units it takes: at most half as many more, and one to spare.
+  const out = new Uint16Array(text.length + (text.length >> 1) + 2);
   let o = 0;
-  for (let i = 0; i < units.length; i++) {
-    const c = units[i] ?? 0;
+  let c = units[0] ?? 0;
+  for (let i = 1; i < units.length; i++) {
+    const next = units[i] ?? 0;
     out[o++] = c;
-    if (c === 60) {
-      const next = units[i + 1];
-      if (next === 33 || next === 64 || next === 35) out[o++] = 0x200b; // ! @ #
-    }
+    out[o] = 0x200b;
+    o += (c === 60 ? 1 : 0) & (MENTION_SIGN[next] ?? 0);
+    c = next;
   }
+  if (units.length > 0) out[o++] = c;
   return Buffer.from(out.buffer, 0, o * 2).toString("ucs2");
 }
 
