@@ -74,7 +74,7 @@ function mrkdwnLines(markdown: string, need: number): string[] {
       i++;
       continue;
     }
-    const plain = plainText(rest);
+    const plain = lines.asIs(i) ? rest : plainText(rest);
     if (plain === undefined) push(prefix + blockLine(rest));
     else {
       // Its characters one by one: only as many as are needed. (Guarding changes none.)
@@ -171,13 +171,21 @@ function safeCut(text: string, at: number): number {
   return Math.max(0, cut);
 }
 
+/** A character of a line that converts to itself: none that may start a link, an escape or
+ * emphasis, or that is escaped, nor a "-" (no table rule), nor a backtick (see below). */
+const TEXT = "[^\\n`[\\\\*_~<>&-]";
+/** Its first (no block, quote, fence or setext underline starts so) and last (no blank). */
+const FIRST = "[^\\s#*+\\-_0-9>`~=[\\\\<&]";
+const LAST = "[^\\s`[\\\\*_~<>&-]";
 /**
- * Lines that convert to themselves (plainText, escaping nothing), and that no line after them
- * can turn into a heading or a table row: none starts like a block, a quote, a fence or a
- * setext underline, none holds a character that may start a code span, a link, an escape or
- * emphasis, nor `&`, `<`, `>`, nor a "-" (no table rule), none ends with a blank or "\r".
+ * Lines that convert to themselves, and that no line after them can turn into a heading or a
+ * table row: text as above with at most one run of backticks (a run with no other as long
+ * on its line opens no code span; one of three first would be a fence).
  */
-const PLAIN_LINES = /(?:[^\s#*+\-_0-9>`~=[\\<&](?:[^\n`[\\*_~<>&-]*[^\s`[\\*_~<>&-])?\n)+/y;
+const PLAIN_LINES = new RegExp(
+  `(?:(?:${FIRST}(?:${TEXT}*\`+)?|\`{1,2})(?:${TEXT}*${LAST})?\n)+`,
+  "y",
+);
 
 /**
  * The lines of a text (a "\r" before its "\n" dropped) without their leading `>` markers (any
@@ -186,7 +194,8 @@ const PLAIN_LINES = /(?:[^\s#*+\-_0-9>`~=[\\<&](?:[^\n`[\\*_~<>&-]*[^\s`[\\*_~<>
 class QuotedLines {
   readonly #text: string;
   readonly #rests: string[] = [];
-  readonly #quoted: boolean[] = [];
+  /** 1: quoted, 2: plain lines read at once, which convert to themselves. */
+  readonly #kinds: number[] = [];
   #pos = 0;
 
   constructor(text: string) {
@@ -204,7 +213,12 @@ class QuotedLines {
   }
 
   quoted(k: number): boolean {
-    return this.#quoted[k] === true;
+    return this.#kinds[k] === 1;
+  }
+
+  /** Whether line `k` is lines read at once (PLAIN_LINES), which convert to themselves. */
+  asIs(k: number): boolean {
+    return this.#kinds[k] === 2;
   }
 
   #read(lineByLine: boolean): void {
@@ -214,7 +228,7 @@ class QuotedLines {
       const last = this.#text.lastIndexOf("\n", PLAIN_LINES.lastIndex - 2) + 1;
       if (last > this.#pos) {
         this.#rests.push(this.#text.slice(this.#pos, last - 1));
-        this.#quoted.push(false);
+        this.#kinds.push(2);
         this.#pos = last;
         return;
       }
@@ -235,7 +249,7 @@ class QuotedLines {
       if (line.charCodeAt(i) === 32) i++;
     }
     this.#rests.push(i > 0 ? line.slice(i) : line);
-    this.#quoted.push(quoted);
+    this.#kinds.push(quoted ? 1 : 0);
   }
 }
 

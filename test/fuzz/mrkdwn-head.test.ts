@@ -51,6 +51,9 @@ const near = fc.constantFrom(
   "> ",
   "```",
   "|x\n",
+  "`\n",
+  "``x\n",
+  "a```b\n",
   "\n| --- |\n",
   "\n===\n",
 );
@@ -68,12 +71,13 @@ const text = fc.oneof(
 const limit = fc.oneof(fc.integer({ min: 1, max: 120 }), fc.integer({ min: 120, max: 3_000 }));
 
 describe("fuzz: the head of a conversion is what converting all of it gave", () => {
-  it("reads table rows one by one, and a page of short lines before a heading or a table", () => {
+  it("reads table rows one by one, pages of short lines (of backticks too) before a heading, a table or a fence", () => {
     const texts = [
       `| a | b |\n| --- | --- |\n${"|x\n".repeat(50)}after`,
       `| a |\n|---|\n${"x|y\n".repeat(30)}\nnext`,
       `${"a\n".repeat(40)}Title\n=====\n${"b\n".repeat(40)}| h |\n|---|\n| c |`,
       `${"ab\n".repeat(200)}> quoted\n  indented\n1. item\n${"x &lt; y\n".repeat(5)}`,
+      `${"`\n".repeat(40)}a\`\`\`b\n\`\`a\na\`b\`c\n\`\`\`\n${"`\n".repeat(9)}a \`\`\`\n\`\`\`\nz`,
     ];
     for (const md of texts) {
       expect(toMrkdwn(md)).toBe(toMrkdwnBefore(md));
