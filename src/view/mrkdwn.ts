@@ -14,7 +14,7 @@
  */
 import { isSpace } from "./markdown-scan.ts";
 import { cells, codeLine, FENCE_OUT, inline, renderTable } from "./mrkdwn-inline.ts";
-import { escapeText, neutralizeMentions, ZWSP } from "./sanitize.ts";
+import { escapeText, neutralizeMentions, safeCut, ZWSP } from "./sanitize.ts";
 
 const RULE_OUT = "──────────";
 
@@ -157,18 +157,6 @@ export function mrkdwnLabel(markdown: string, limit: number): string {
           .replace(/&[a-z]*$/, "")}…`
       : line,
   );
-}
-
-/** A cut inside one long line: not inside `<…>`, `&…;` or an emoji's surrogate pair. */
-function safeCut(text: string, at: number): number {
-  let cut = at;
-  const lt = text.lastIndexOf("<", cut - 1);
-  if (lt >= 0 && text.lastIndexOf(">", cut - 1) < lt) cut = lt;
-  const amp = text.lastIndexOf("&", cut - 1);
-  if (amp >= 0 && amp > cut - 6 && text.lastIndexOf(";", cut - 1) < amp) cut = amp;
-  const code = text.charCodeAt(cut - 1);
-  if (code >= 0xd800 && code <= 0xdbff) cut -= 1;
-  return Math.max(0, cut);
 }
 
 /** A character of a line that converts to itself: none that may start a link, an escape or

@@ -78,3 +78,15 @@ export const truncate = (s: string, n: number): string =>
         .slice(0, n - 1)
         .replace(/[\uD800-\uDBFF]$/, "")
         .replace(/@(?:channel|here|everyone)$/i, "@")}…`;
+
+/** A cut inside one long line: not inside `<…>`, `&…;` or an emoji's surrogate pair. */
+export function safeCut(text: string, at: number): number {
+  let cut = at;
+  const lt = text.lastIndexOf("<", cut - 1);
+  if (lt >= 0 && text.lastIndexOf(">", cut - 1) < lt) cut = lt;
+  const amp = text.lastIndexOf("&", cut - 1);
+  if (amp >= 0 && amp > cut - 6 && text.lastIndexOf(";", cut - 1) < amp) cut = amp;
+  const code = text.charCodeAt(cut - 1);
+  if (code >= 0xd800 && code <= 0xdbff) cut -= 1;
+  return Math.max(0, cut);
+}
