@@ -235,6 +235,36 @@ export function countMarkers(
   return into;
 }
 
+/**
+ * The counts of a line once its last backtick, at `at`, is taken out, when it was unpaired
+ * (`countMarkers` gave an odd number): what counting the line again would give, found around
+ * it. It paired with nothing, so the spans stay; it ended the run before it (counting the
+ * spans taken out), which now joins the run after it if they are of the same character.
+ */
+export function dropUnpairedTick(line: string, at: number, counts: MarkerCounts): void {
+  counts.ticks -= 1;
+  let before = 0;
+  let of = 0;
+  for (let i = at - 1; i >= 0;) {
+    const c = line.charCodeAt(i);
+    if (c === 96) {
+      i = line.lastIndexOf("`", i - 1) - 1; // a code span (every backtick before pairs up)
+      continue;
+    }
+    if (of === 0) of = c;
+    if (c !== of) break;
+    before++;
+    i--;
+  }
+  if (before === 0 || (of !== 42 && of !== 126 && of !== 95)) return;
+  let after = 0;
+  while (line.charCodeAt(at + 1 + after) === of) after++;
+  const joined = ((before + after) >> 1) - (before >> 1) - (after >> 1);
+  if (of === 42) counts.strong += joined;
+  else if (of === 126) counts.strike += joined;
+  else counts.under += joined;
+}
+
 const STARS = /\*+/y;
 const TILDE_RUN = /~+/y;
 const UNDERSCORES = /_+/y;

@@ -14,6 +14,7 @@ import {
   advanceFence,
   BlankLines,
   countMarkers,
+  dropUnpairedTick,
   cutDanglingLink,
   type FenceState,
   isSpace,
@@ -44,10 +45,11 @@ export function repairPartialMarkdown(text: string): string {
   // A dangling link: "[label](http://exa" or "[label" with no closing bracket yet.
   line = cutDanglingLink(line);
   // Inline code first: markers inside code spans do not count.
-  let outsideCode = countMarkers(line, 0, line.length);
+  const outsideCode = countMarkers(line, 0, line.length);
   if (outsideCode.ticks % 2 === 1) {
-    line = removeLast(line, "`");
-    outsideCode = countMarkers(line, 0, line.length);
+    const last = line.lastIndexOf("`");
+    dropUnpairedTick(line, last, outsideCode); // the counts without it, as a second count gave
+    line = line.slice(0, last) + line.slice(last + 1);
   }
   if (outsideCode.strong % 2 === 1) line = removeLast(line, "**");
   if (outsideCode.strike % 2 === 1) line = removeLast(line, "~~");

@@ -2,6 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
   countMarkers,
+  dropUnpairedTick,
   isSpace,
   type MarkerCounts,
   nextFenceLine,
@@ -93,5 +94,21 @@ describe("the scanners behind code blocks and emphasis", () => {
     const counts = { ticks: 0, strong: 0, strike: 0, under: 0 };
     expect(readShortLines(text, 0, text.length, counts)).toEqual({ stop: 8, balancedAt: 8 });
     expect(counts).toEqual({ ticks: 0, strong: 2, strike: 0, under: 0 });
+  });
+
+  it("counts a line without its unpaired last backtick as counting it again did (property)", () => {
+    const piece = fc.constantFrom("`", "``", "*", "**", "~", "~~", "_", "__", "a", " ", "\r");
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 24 }), (pieces) => {
+        const line = pieces.join("");
+        const counts = countMarkers(line, 0, line.length);
+        fc.pre(counts.ticks % 2 === 1);
+        const last = line.lastIndexOf("`");
+        const without = line.slice(0, last) + line.slice(last + 1);
+        dropUnpairedTick(line, last, counts);
+        expect(counts).toEqual(countMarkers(without, 0, without.length));
+      }),
+      { numRuns: 3000 },
+    );
   });
 });
