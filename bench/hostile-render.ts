@@ -5,8 +5,8 @@
  * edit (`renderRun` of a running answer, which repairs half-written Markdown), the final one
  * (`renderRun` of a finished answer) and native streaming's `streamablePrefix`. Each hostile
  * answer is timed against plain prose of the same size in the same run (the baseline). Every
- * figure is the fastest of `--repeat` runs after a warm-up, so other load on the machine
- * does not count. Targets: hostile ≤ 2× prose, and ≤ 50 ms at 1 MiB; the process exits 1 when
+ * figure is the fastest of `--repeat` runs after a warm-up (every pass on every shape, at
+ * every measured size), so other load on the machine does not count. Targets: hostile ≤ 2× prose, and ≤ 50 ms at 1 MiB; the process exits 1 when
  * one is missed.
  */
 import { parseArgs } from "node:util";
@@ -45,9 +45,12 @@ function fastest(fn: (text: string) => unknown, text: string): number {
   return best;
 }
 
-// Warm-up: every pass on every shape, small, so the JIT has seen them all.
-for (const [, fn] of PASSES) {
-  for (const shape of [prose, ...HOSTILE_SHAPES.map((s) => s.make)]) fn(shape(4096));
+// Warm-up: every pass on every shape, small and at each measured size, so the JIT has seen
+// them all, as large as they will be timed.
+for (const size of [4, ...sizesKiB].map((kib) => kib * 1024)) {
+  for (const [, fn] of PASSES) {
+    for (const shape of [prose, ...HOSTILE_SHAPES.map((s) => s.make)]) fn(shape(size));
+  }
 }
 
 const rows: string[][] = [];

@@ -135,8 +135,11 @@ export function cutDanglingLink(line: string): string {
   const lastStop = lastTargetStop(line);
   let cut = -1;
   let open = -1; // the first "[" after some point, looked for again only once passed
-  // (A "](" at 0 has no label before it: the search starts at 1.)
-  for (let q = line.indexOf("](", lastStop + 1 || 1); q > 0; q = line.indexOf("](", q + 1)) {
+  // A "](" at 0 has no label before it: the search starts at 1. Nor is there one before the
+  // first "(" (searching for "](" through a page of "]" stops at every one of them).
+  const paren = line.indexOf("(", lastStop + 1);
+  const from = paren < 0 ? -1 : Math.max(lastStop + 1, paren - 1, 1);
+  for (let q = from < 0 ? -1 : line.indexOf("](", from); q > 0; q = line.indexOf("](", q + 1)) {
     const before = line.lastIndexOf("]", q - 1);
     if (open <= before) open = line.indexOf("[", before + 1);
     if (open < 0) break;
@@ -232,6 +235,36 @@ export function countMarkers(
   return into;
 }
 
+/**
+ * The counts of a line once its last backtick, at `at`, is taken out, when it was unpaired
+ * (`countMarkers` gave an odd number): what counting the line again would give, found around
+ * it. It paired with nothing, so the spans stay; it ended the run before it (counting the
+ * spans taken out), which now joins the run after it if they are of the same character.
+ */
+export function dropUnpairedTick(line: string, at: number, counts: MarkerCounts): void {
+  counts.ticks -= 1;
+  let before = 0;
+  let of = 0;
+  for (let i = at - 1; i >= 0;) {
+    const c = line.charCodeAt(i);
+    if (c === 96) {
+      i = line.lastIndexOf("`", i - 1) - 1; // a code span (every backtick before pairs up)
+      continue;
+    }
+    if (of === 0) of = c;
+    if (c !== of) break;
+    before++;
+    i--;
+  }
+  if (before === 0 || (of !== 42 && of !== 126 && of !== 95)) return;
+  let after = 0;
+  while (line.charCodeAt(at + 1 + after) === of) after++;
+  const joined = ((before + after) >> 1) - (before >> 1) - (after >> 1);
+  if (of === 42) counts.strong += joined;
+  else if (of === 126) counts.strike += joined;
+  else counts.under += joined;
+}
+
 const STARS = /\*+/y;
 const TILDE_RUN = /~+/y;
 const UNDERSCORES = /_+/y;
@@ -269,4 +302,93 @@ export class BlankLines {
     }
     return this.#lastBreak >= pos ? this.#lastBreak + 1 : pos;
   }
+}
+
+/** Lines this long or longer are left to `countMarkers` and its searches. */
+const SHORT_LINE = 64;
+
+/**
+ * What `countMarkers` and a balance check do to each of the short lines of a paragraph from
+ * `start`, read a character at a time in one loop: a page of one-character lines costs its
+ * length, not searches and calls for each line. It stops before the first line that may be
+ * blank, a table row, a fence or long (the caller's general path reads those), or at `end`, a
+ * line start. Adds to `counts`; returns where it stopped and the last line end after which the
+ * backticks, `**` and `~~` were balanced (-1 if none).
+ */
+export function readShortLines(
+  text: string,
+  start: number,
+  end: number,
+  counts: MarkerCounts,
+): { stop: number; balancedAt: number } {
+  let { ticks, strong, strike, under } = counts;
+  let balancedAt = -1;
+  let at = start;
+  lines: while (at < end) {
+    const c0 = text.charCodeAt(at);
+    if (c0 === 124 || ((c0 <= 32 || c0 >= 0xa0) && isSpace(c0))) break;
+    if (
+      (c0 === 96 || c0 === 126) &&
+      text.charCodeAt(at + 1) === c0 &&
+      text.charCodeAt(at + 2) === c0
+    ) {
+      break; // may be a fence
+    }
+    // Where this line started from, should it be long.
+    const ticks0 = ticks;
+    const strong0 = strong;
+    const strike0 = strike;
+    const under0 = under;
+    const limit = Math.min(at + SHORT_LINE, end);
+    let run = 0;
+    let runOf = 0; // the marker character of the current run, 0 for none
+    let open = -1; // the backtick that opened a code span still open
+    let i = at;
+    for (; ; i++) {
+      if (i === limit) {
+        // A long line: left to the general path.
+        ticks = ticks0;
+        strong = strong0;
+        strike = strike0;
+        under = under0;
+        break lines;
+      }
+      const c = text.charCodeAt(i);
+      if (c === 10) {
+        if (open < 0) break;
+        // The last backtick opened no span: it ends the run before it, and what follows it
+        // (no backtick) is read again, as text.
+        if (runOf === 42) strong += run >> 1;
+        else if (runOf === 126) strike += run >> 1;
+        else if (runOf === 95) under += run >> 1;
+        runOf = run = 0;
+        if (open === i - 1) break; // nothing follows it
+        i = open;
+        open = -1;
+        continue;
+      }
+      if (c === 96) {
+        ticks++;
+        open = open < 0 ? i : -1; // a closed span is taken out: the text around it joins
+        continue;
+      }
+      if (open >= 0) continue; // in a code span
+      const marker = c === 42 || c === 126 || c === 95 ? c : 0;
+      if (marker !== runOf) {
+        if (runOf === 42) strong += run >> 1;
+        else if (runOf === 126) strike += run >> 1;
+        else if (runOf === 95) under += run >> 1;
+        runOf = marker;
+        run = 0;
+      }
+      run++;
+    }
+    if (runOf === 42) strong += run >> 1;
+    else if (runOf === 126) strike += run >> 1;
+    else if (runOf === 95) under += run >> 1;
+    at = i + 1;
+    if (((ticks | strong | strike) & 1) === 0) balancedAt = at; // all even
+  }
+  Object.assign(counts, { ticks, strong, strike, under });
+  return { stop: at, balancedAt };
 }

@@ -14,12 +14,14 @@ import {
   advanceFence,
   BlankLines,
   countMarkers,
+  dropUnpairedTick,
   cutDanglingLink,
   type FenceState,
   isSpace,
   type MarkerCounts,
   nextFenceLine,
   nextMarker,
+  readShortLines,
   scanFences,
 } from "./markdown-scan.ts";
 
@@ -43,10 +45,11 @@ export function repairPartialMarkdown(text: string): string {
   // A dangling link: "[label](http://exa" or "[label" with no closing bracket yet.
   line = cutDanglingLink(line);
   // Inline code first: markers inside code spans do not count.
-  let outsideCode = countMarkers(line, 0, line.length);
+  const outsideCode = countMarkers(line, 0, line.length);
   if (outsideCode.ticks % 2 === 1) {
-    line = removeLast(line, "`");
-    outsideCode = countMarkers(line, 0, line.length);
+    const last = line.lastIndexOf("`");
+    dropUnpairedTick(line, last, outsideCode); // the counts without it, as a second count gave
+    line = line.slice(0, last) + line.slice(last + 1);
   }
   if (outsideCode.strong % 2 === 1) line = removeLast(line, "**");
   if (outsideCode.strike % 2 === 1) line = removeLast(line, "~~");
@@ -143,7 +146,8 @@ function chooseCut(
   if (outside >= 0) return { cut: outside + 1, fence: closed };
   if (any >= 0) return { cut: any + 1, fence: anyFence };
   // One very long line: cut at a space, else anywhere that does not split a surrogate pair.
-  const fence = scanFences(reopen + window);
+  // Without a fence line in the window, the state is what the reopened fence left.
+  const fence = noFence ? state : scanFences(reopen + window);
   const space = window.lastIndexOf(" ");
   let cut = space >= min ? space + 1 : budget;
   const code = window.charCodeAt(cut - 1);
@@ -254,6 +258,15 @@ export class StreamablePrefix {
         this.#counts.ticks = this.#counts.strong = this.#counts.strike = 0;
         this.#next = this.#safe = BLANK_LINES.lastIndex;
         continue;
+      }
+      // Short lines of a paragraph (a page of "`" lines): one loop, no search per line.
+      if (this.#state.open === undefined) {
+        const { stop, balancedAt } = readShortLines(text, start, end, this.#counts);
+        if (stop > start) {
+          if (balancedAt > 0) this.#safe = balancedAt;
+          this.#next = stop;
+          continue;
+        }
       }
       const nl = text.indexOf("\n", start);
       this.#line(text, start, nl);

@@ -1,11 +1,16 @@
 /**
- * The inline half of the Markdown → mrkdwn converter (mrkdwn.ts): one line's code spans, links,
- * emphasis and escapes. Linear in the line's length: each run of backticks knows the next run
- * as long (one pass), links look ahead through tables of next positions built at most once per
- * line, and emphasis pairs each closer with the latest opener of its kind in one pass.
+ * The line half of the Markdown → mrkdwn converter (mrkdwn.ts): one line's code spans, links,
+ * emphasis and escapes, a code block's lines and a table's rows. Linear in the line's length:
+ * each run of backticks knows the next run as long (one pass), links look ahead through tables
+ * of next positions built at most once per line, and emphasis pairs each closer with the latest
+ * opener of its kind in one pass.
  */
 
 import { escapeText, ZWSP } from "./sanitize.ts";
+
+export const FENCE_OUT = "```";
+/** A table cell wider than this does not widen its column further (it just runs on). */
+const MAX_COLUMN = 40;
 
 type Kind = "strong" | "em" | "strike" | "strongEm";
 interface Delim {
@@ -76,12 +81,22 @@ function tokenize(s: string, links: boolean, strong: boolean): Piece[] {
   const pieces: Piece[] = [];
   const code = codeSpans(s);
   const next = links && /[[<]/.test(s) ? new LinkTables(s) : undefined;
+  // A "[" opens a link only before a "](" that a ")" follows.
+  const paren = next ? s.lastIndexOf(")") : -1;
+  const lastLink = paren >= 2 ? s.lastIndexOf("](", paren - 2) : -1;
   let text = "";
   const flush = () => {
     if (text !== "") pieces.push(escapeText(text));
     text = "";
   };
   for (let i = 0; i < s.length;) {
+    // Characters that can start nothing are taken as one run (a line of "[" is text).
+    const plain = plainEnd(s, i, lastLink, next !== undefined);
+    if (plain > i) {
+      text += s.slice(i, plain);
+      i = plain;
+      continue;
+    }
     const c = s[i] ?? "";
     const close = code.get(i);
     if (close !== undefined) {
@@ -134,6 +149,23 @@ function tokenize(s: string, links: boolean, strong: boolean): Piece[] {
   }
   flush();
   return pieces;
+}
+
+/**
+ * Where the first character at or after `i` is that may start a code span, an escape, emphasis
+ * or a link: a "[" (or "![") before `lastLink`, a "<" before what may be an address.
+ */
+function plainEnd(s: string, i: number, lastLink: number, autolinks: boolean): number {
+  for (; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c === 96 || c === 42 || c === 95 || c === 126 || c === 92) return i; // ` * _ ~ \
+    if ((c === 91 || c === 33) && i < lastLink) return i; // [ !
+    if (c === 60 && autolinks) {
+      const d = s.charCodeAt(i + 1) | 0x20; // lower case
+      if (d === 104 || d === 109) return i; // <h…, <m…: http(s):// or mailto:
+    }
+  }
+  return i;
 }
 
 function delimiter(s: string, from: number, to: number, c: string): Delim | undefined {
@@ -293,4 +325,67 @@ function linkAt(
     text: label === "" ? `<${slackUrl(url)}>` : `<${slackUrl(url)}|${label}>`,
     end: end + 1,
   };
+}
+
+/** A line inside a code block: shown as is, except a ``` that would end Slack's block. */
+export const codeLine = (line: string): string => escapeText(line).replace(/```/g, `\`${ZWSP}\`\``);
+
+/** A table row's cells, outer pipes dropped, `\|` kept as a pipe. */
+export function cells(row: string): string[] {
+  const parts: string[] = [];
+  let from = 0;
+  let cell = "";
+  for (let i = row.indexOf("|"); i >= 0; i = row.indexOf("|", i + 1)) {
+    if (row[i - 1] === "\\") {
+      cell += `${row.slice(from, i - 1)}|`;
+    } else {
+      parts.push(cell + row.slice(from, i));
+      cell = "";
+    }
+    from = i + 1;
+  }
+  parts.push(cell + row.slice(from));
+  if (parts.length > 1 && (parts[0] ?? "").trim() === "") parts.shift();
+  if (parts.length > 1 && (parts.at(-1) ?? "").trim() === "") parts.pop();
+  return parts.map((p) => plainCell(p.trim()));
+}
+
+/** A cell's text without Markdown markers (a code block shows them raw). */
+const plainCell = (cell: string): string =>
+  cell
+    .replace(/\*\*|__|~~|`/g, "")
+    .replace(/\[([^[\]\n]*)\]\([^()\s]*\)/g, "$1")
+    .replace(/\t/g, " ");
+
+/** Characters as a monospace font shows them (an emoji's two halves are one). */
+function width(s: string): number {
+  let n = s.length;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff) n--;
+  }
+  return n;
+}
+
+/** Rows as aligned columns in a code block; a line of dashes under the header row. */
+export function renderTable(rows: readonly string[][]): string[] {
+  const widths: number[] = [];
+  for (const row of rows) {
+    for (let i = 0; i < row.length; i++) {
+      widths[i] = Math.min(MAX_COLUMN, Math.max(widths[i] ?? 1, width(row[i] ?? "")));
+    }
+  }
+  const line = (row: readonly string[]) => {
+    let text = "";
+    for (let i = 0; i < row.length; i++) {
+      const c = row[i] ?? "";
+      text +=
+        i === row.length - 1 ? c : `${c}${" ".repeat(Math.max(0, (widths[i] ?? 0) - width(c)))}  `;
+    }
+    return codeLine(text.trimEnd());
+  };
+  const out = [FENCE_OUT, line(rows[0] ?? []), widths.map((w) => "-".repeat(w)).join("  ")];
+  for (let r = 1; r < rows.length; r++) out.push(line(rows[r] ?? []));
+  out.push(FENCE_OUT);
+  return out;
 }

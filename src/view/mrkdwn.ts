@@ -13,61 +13,94 @@
  * positions built once per line), so its work is linear in the text's length.
  */
 import { isSpace } from "./markdown-scan.ts";
-import { inline } from "./mrkdwn-inline.ts";
-import { escapeText, neutralizeMentions, ZWSP } from "./sanitize.ts";
+import { cells, codeLine, FENCE_OUT, inline, renderTable } from "./mrkdwn-inline.ts";
+import { escapeText, neutralizeMentions, safeCut, ZWSP } from "./sanitize.ts";
 
-const FENCE_OUT = "```";
 const RULE_OUT = "──────────";
-/** A table cell wider than this does not widen its column further (it just runs on). */
-const MAX_COLUMN = 40;
 
 /** Slack mrkdwn for a Markdown text. */
-export function toMrkdwn(markdown: string): string {
-  const { quoted, rests } = stripQuotes(markdown);
+export const toMrkdwn = (markdown: string): string =>
+  neutralizeMentions(mrkdwnLines(markdown, Number.POSITIVE_INFINITY).join("\n"));
+
+/**
+ * The mrkdwn lines of a Markdown text, each guarded, mentions not yet neutralised. With a
+ * finite `need`, only as many as hold more than `need` characters once joined, the last one
+ * maybe cut (a line of plain text converts character by character): then they are the head
+ * of what all of it gives, joined.
+ */
+function mrkdwnLines(markdown: string, need: number): string[] {
+  const lines = new QuotedLines(markdown);
   const out: string[] = [];
+  const state = { inCode: false };
+  let chars = -1; // of the lines joined with "\n"
+  const push = (line: string) => {
+    const guarded = guardLine(line, state);
+    out.push(guarded);
+    chars += guarded.length + 1;
+  };
   let fence: { char: string; length: number } | undefined;
-  for (let i = 0; i < rests.length; i++) {
-    const rest = rests[i] ?? "";
-    const prefix = quoted[i] === 1 ? "> " : "";
+  for (let i = 0; chars <= need; i++) {
+    const rest = lines.rest(i);
+    if (rest === undefined) break;
+    const prefix = lines.quoted(i) ? "> " : "";
     if (fence) {
       const f = fenceOf(rest);
       if (f && f.char === fence.char && f.length >= fence.length && f.info.trim() === "") {
         fence = undefined;
-        out.push(prefix + FENCE_OUT);
-      } else out.push(prefix + codeLine(rest));
+        push(prefix + FENCE_OUT);
+      } else push(prefix + codeLine(rest));
       continue;
     }
     const opened = fenceOf(rest);
     if (opened && !(opened.char === "`" && opened.info.includes("`"))) {
       fence = opened;
-      out.push(prefix + FENCE_OUT);
+      push(prefix + FENCE_OUT);
       continue;
     }
-    const next = rests[i + 1];
+    const next = lines.rest(i + 1);
     if (next !== undefined && rest.includes("|") && isDelimiterRow(next)) {
       let end = i + 2;
       const rows = [cells(rest)];
-      for (; end < rests.length; end++) {
-        const row = rests[end] ?? "";
+      for (let row = lines.rest(end, true); row !== undefined; row = lines.rest(++end, true)) {
         if (row.trim() === "" || !row.includes("|")) break;
         rows.push(cells(row));
       }
-      for (const line of renderTable(rows)) out.push(prefix + line);
+      for (const line of renderTable(rows)) push(prefix + line);
       i = end - 1;
       continue;
     }
     if (next !== undefined && isSetextUnderline(next) && isParagraph(rest)) {
-      out.push(prefix + boldLine(rest.trim()));
+      push(prefix + boldLine(rest.trim()));
       i++;
       continue;
     }
-    out.push(prefix + blockLine(rest));
+    const plain = lines.asIs(i) ? rest : plainText(rest);
+    if (plain === undefined) push(prefix + blockLine(rest));
+    else {
+      // Its characters one by one: only as many as are needed. (Guarding changes none.)
+      const line =
+        prefix + escapeText(plain.length > need - chars ? plain.slice(0, need - chars) : plain);
+      out.push(line);
+      chars += line.length + 1;
+    }
   }
-  if (fence) out.push(FENCE_OUT); // an unclosed fence runs to the end, as in CommonMark
-  // Each output line is one line (no "\n"): guarded as it will be joined.
-  const state = { inCode: false };
-  for (let k = 0; k < out.length; k++) out[k] = guardLine(out[k] ?? "", state);
-  return neutralizeMentions(out.join("\n"));
+  // An unclosed fence runs to the end, as in CommonMark.
+  if (fence && chars <= need) push(FENCE_OUT);
+  return out;
+}
+
+/** What may start a code span, a link, an escape or emphasis (`<` only before an address). */
+const NOT_PLAIN = /[`[\\*_~]|<[hm]/i;
+
+/**
+ * A line that converts character by character (escaped), to nothing that depends on what
+ * follows: no block marker first, no code span, link, escape or emphasis, no table rule.
+ * Its text, trimmed, or undefined.
+ */
+function plainText(line: string): string | undefined {
+  if (mayStartBlock(line.charCodeAt(0)) || NOT_PLAIN.test(line)) return undefined;
+  const text = line.trimEnd();
+  return isDelimiterRow(text) ? undefined : text;
 }
 
 /**
@@ -75,20 +108,21 @@ export function toMrkdwn(markdown: string): string {
  * (never inside a link or an entity), an open code block closed, "…" where it was cut.
  */
 export function mrkdwnExcerpt(markdown: string, limit: number): string {
-  const full = toMrkdwn(markdown);
+  // What is shown is at most the first `limit` characters, and whether there are more: the
+  // head of the conversion says both, and neutralising looks at most 10 characters ahead
+  // ("@everyone" and a word boundary).
+  const full = neutralizeMentions(mrkdwnLines(markdown, limit + 10).join("\n"));
   if (full.length <= limit) return full;
   const room = Math.max(0, limit - FENCE_OUT.length - 3);
   let cut = full.lastIndexOf("\n", room);
   if (cut < room / 2) cut = safeCut(full, room);
-  // Cut inside a code span, what it held is formatted again: guard it once more.
-  const head = guard(full.slice(0, cut).trimEnd());
-  // Lines that are "```" or "> ```" (found by their fence: most lines have none).
-  let open = false;
-  for (let at = head.indexOf(FENCE_OUT); at >= 0; at = head.indexOf(FENCE_OUT, at + 3)) {
-    const start = head.startsWith("> ", at - 2) ? at - 2 : at;
-    const lineStart = start === 0 || head.charCodeAt(start - 1) === 10;
-    if (lineStart && (at + 3 === head.length || head.charCodeAt(at + 3) === 10)) open = !open;
-  }
+  const text = full.slice(0, cut).trimEnd();
+  // The lines before the last are whole lines, guarded already (a second time changes none);
+  // the last, cut inside a code span, has what it held formatted again: guarded once more.
+  const lastLine = text.lastIndexOf("\n") + 1;
+  const state = { inCode: fenceLinesOdd(text, lastLine) };
+  const head = text.slice(0, lastLine) + guardLine(text.slice(lastLine), state);
+  const open = state.inCode;
   return `${head}${open ? `\n${FENCE_OUT}` : ""}\n…`;
 }
 
@@ -125,40 +159,86 @@ export function mrkdwnLabel(markdown: string, limit: number): string {
   );
 }
 
-/** A cut inside one long line: not inside `<…>`, `&…;` or an emoji's surrogate pair. */
-function safeCut(text: string, at: number): number {
-  let cut = at;
-  const lt = text.lastIndexOf("<", cut - 1);
-  if (lt >= 0 && text.lastIndexOf(">", cut - 1) < lt) cut = lt;
-  const amp = text.lastIndexOf("&", cut - 1);
-  if (amp >= 0 && amp > cut - 6 && text.lastIndexOf(";", cut - 1) < amp) cut = amp;
-  const code = text.charCodeAt(cut - 1);
-  if (code >= 0xd800 && code <= 0xdbff) cut -= 1;
-  return Math.max(0, cut);
-}
+/** A character of a line that converts to itself: none that may start a link, an escape or
+ * emphasis, or that is escaped, nor a "-" (no table rule), nor a backtick (see below). */
+const TEXT = "[^\\n`[\\\\*_~<>&-]";
+/** Its first (no block, quote, fence or setext underline starts so) and last (no blank). */
+const FIRST = "[^\\s#*+\\-_0-9>`~=[\\\\<&]";
+const LAST = "[^\\s`[\\\\*_~<>&-]";
+/**
+ * Lines that convert to themselves, and that no line after them can turn into a heading or a
+ * table row: text as above with at most one run of backticks (a run with no other as long
+ * on its line opens no code span; one of three first would be a fence).
+ */
+const PLAIN_LINES = new RegExp(
+  `(?:(?:${FIRST}(?:${TEXT}*\`+)?|\`{1,2})(?:${TEXT}*${LAST})?\n)+`,
+  "y",
+);
 
 /**
- * Each line (a "\r" before its "\n" dropped) without its leading `>` markers (any depth:
- * mrkdwn quotes one level), and whether it had any (1) or not (0).
+ * The lines of a text (a "\r" before its "\n" dropped) without their leading `>` markers (any
+ * depth: mrkdwn quotes one level), and whether each had any; read only as far as asked.
  */
-function stripQuotes(markdown: string): { quoted: Uint8Array; rests: string[] } {
-  const rests = markdown.split("\n");
-  const quoted = new Uint8Array(rests.length);
-  for (let k = 0; k < rests.length; k++) {
-    let line = rests[k] ?? "";
+class QuotedLines {
+  readonly #text: string;
+  readonly #rests: string[] = [];
+  /** 1: quoted, 2: plain lines read at once, which convert to themselves. */
+  readonly #kinds: number[] = [];
+  #pos = 0;
+
+  constructor(text: string) {
+    this.#text = text;
+  }
+
+  /**
+   * Line `k` without its markers, or undefined past the last line. A run of lines of plain
+   * text (see PLAIN_LINES) read at once is one "line": they convert to themselves. Table rows
+   * are read `lineByLine`.
+   */
+  rest(k: number, lineByLine = false): string | undefined {
+    while (this.#rests.length <= k && this.#pos <= this.#text.length) this.#read(lineByLine);
+    return this.#rests[k];
+  }
+
+  quoted(k: number): boolean {
+    return this.#kinds[k] === 1;
+  }
+
+  /** Whether line `k` is lines read at once (PLAIN_LINES), which convert to themselves. */
+  asIs(k: number): boolean {
+    return this.#kinds[k] === 2;
+  }
+
+  #read(lineByLine: boolean): void {
+    PLAIN_LINES.lastIndex = this.#pos;
+    if (!lineByLine && PLAIN_LINES.test(this.#text)) {
+      // All but the last: what follows it may make it a heading or a table's first row.
+      const last = this.#text.lastIndexOf("\n", PLAIN_LINES.lastIndex - 2) + 1;
+      if (last > this.#pos) {
+        this.#rests.push(this.#text.slice(this.#pos, last - 1));
+        this.#kinds.push(2);
+        this.#pos = last;
+        return;
+      }
+    }
+    const nl = this.#text.indexOf("\n", this.#pos);
+    const end = nl < 0 ? this.#text.length : nl;
+    let line = this.#text.slice(this.#pos, end);
+    this.#pos = end + 1;
     if (line.charCodeAt(line.length - 1) === 13) line = line.slice(0, -1);
     let i = 0;
+    let quoted = false;
     for (;;) {
       let j = i;
       while (j < line.length && j - i < 3 && line.charCodeAt(j) === 32) j++;
       if (line.charCodeAt(j) !== 62) break; // >
-      quoted[k] = 1;
+      quoted = true;
       i = j + 1;
       if (line.charCodeAt(i) === 32) i++;
     }
-    rests[k] = i > 0 ? line.slice(i) : line;
+    this.#rests.push(i > 0 ? line.slice(i) : line);
+    this.#kinds.push(quoted ? 1 : 0);
   }
-  return { quoted, rests };
 }
 
 function fenceOf(line: string): { char: string; length: number; info: string } | undefined {
@@ -170,9 +250,6 @@ function fenceOf(line: string): { char: string; length: number; info: string } |
   while (line[j] === char) j++;
   return j - i >= 3 ? { char, length: j - i, info: line.slice(j) } : undefined;
 }
-
-/** A line inside a code block: shown as is, except a ``` that would end Slack's block. */
-const codeLine = (line: string): string => escapeText(line).replace(/```/g, `\`${ZWSP}\`\``);
 
 /** `|---|:--:|`: only pipes, dashes, colons and blanks, with a dash and a pipe or colon. */
 function isDelimiterRow(line: string): boolean {
@@ -198,66 +275,6 @@ function isSetextUnderline(line: string): boolean {
 function isParagraph(line: string): boolean {
   const t = line.trim();
   return t !== "" && headingOf(line) === undefined && !LIST_ITEM.test(line);
-}
-
-/** A table row's cells, outer pipes dropped, `\|` kept as a pipe. */
-function cells(row: string): string[] {
-  const parts: string[] = [];
-  let from = 0;
-  let cell = "";
-  for (let i = row.indexOf("|"); i >= 0; i = row.indexOf("|", i + 1)) {
-    if (row[i - 1] === "\\") {
-      cell += `${row.slice(from, i - 1)}|`;
-    } else {
-      parts.push(cell + row.slice(from, i));
-      cell = "";
-    }
-    from = i + 1;
-  }
-  parts.push(cell + row.slice(from));
-  if (parts.length > 1 && (parts[0] ?? "").trim() === "") parts.shift();
-  if (parts.length > 1 && (parts.at(-1) ?? "").trim() === "") parts.pop();
-  return parts.map((p) => plainCell(p.trim()));
-}
-
-/** A cell's text without Markdown markers (a code block shows them raw). */
-const plainCell = (cell: string): string =>
-  cell
-    .replace(/\*\*|__|~~|`/g, "")
-    .replace(/\[([^[\]\n]*)\]\([^()\s]*\)/g, "$1")
-    .replace(/\t/g, " ");
-
-/** Characters as a monospace font shows them (an emoji's two halves are one). */
-function width(s: string): number {
-  let n = s.length;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c >= 0xd800 && c <= 0xdbff) n--;
-  }
-  return n;
-}
-
-/** Rows as aligned columns in a code block; a line of dashes under the header row. */
-function renderTable(rows: readonly string[][]): string[] {
-  const widths: number[] = [];
-  for (const row of rows) {
-    for (let i = 0; i < row.length; i++) {
-      widths[i] = Math.min(MAX_COLUMN, Math.max(widths[i] ?? 1, width(row[i] ?? "")));
-    }
-  }
-  const line = (row: readonly string[]) => {
-    let text = "";
-    for (let i = 0; i < row.length; i++) {
-      const c = row[i] ?? "";
-      text +=
-        i === row.length - 1 ? c : `${c}${" ".repeat(Math.max(0, (widths[i] ?? 0) - width(c)))}  `;
-    }
-    return codeLine(text.trimEnd());
-  };
-  const out = [FENCE_OUT, line(rows[0] ?? []), widths.map((w) => "-".repeat(w)).join("  ")];
-  for (let r = 1; r < rows.length; r++) out.push(line(rows[r] ?? []));
-  out.push(FENCE_OUT);
-  return out;
 }
 
 function headingOf(line: string): string | undefined {
@@ -329,20 +346,28 @@ function isThematicBreak(line: string): boolean {
   return n >= 3;
 }
 
-/**
- * The last safety net, outside code: a `**` left over (unpaired, or escaped in the source)
- * gets a zero-width space between its stars, a line that still reads as a heading or a table
- * rule is broken the same way, so nothing reaches Slack as Markdown it would show raw.
- */
-function guard(text: string): string {
-  const state = { inCode: false };
-  return text
-    .split("\n")
-    .map((line) => guardLine(line, state))
-    .join("\n");
+/** Whether the lines of `text` before `end` (a line start) hold an odd number of "```" lines. */
+function fenceLinesOdd(text: string, end: number): boolean {
+  // Lines that are "```" or "> ```" (found by their fence: most lines have none).
+  let odd = false;
+  for (
+    let at = text.indexOf(FENCE_OUT);
+    at >= 0 && at < end;
+    at = text.indexOf(FENCE_OUT, at + 3)
+  ) {
+    const start = text.startsWith("> ", at - 2) ? at - 2 : at;
+    const lineStart = start === 0 || text.charCodeAt(start - 1) === 10;
+    if (lineStart && text.charCodeAt(at + 3) === 10) odd = !odd;
+  }
+  return odd;
 }
 
-/** `guard` of one line (no "\n"), after the lines before it left `state`. */
+/**
+ * The last safety net, outside code, for one line (no "\n") after the lines before it left
+ * `state`: a `**` left over (unpaired, or escaped in the source) gets a zero-width space between
+ * its stars, a line that still reads as a heading or a table rule is broken the same way, so
+ * nothing reaches Slack as Markdown it would show raw.
+ */
 function guardLine(line: string, state: { inCode: boolean }): string {
   const body = line.startsWith("> ") ? line.slice(2) : line;
   if (body === FENCE_OUT) {

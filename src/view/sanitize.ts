@@ -4,13 +4,56 @@
  * @channel/@here/@everyone words are broken with a zero-width space. They still read the
  * same to a person; Slack no longer resolves them.
  */
+import { Buffer } from "node:buffer";
+
 export const ZWSP = "\u200B";
 
 export function neutralizeMentions(text: string): string {
-  // Lookarounds and a replacement without groups: V8's fast path, even for a line of "<!".
-  return text
-    .replace(/<(?=[!@#])/g, `<${ZWSP}`)
-    .replace(/(?<!\w)@(?=(?:channel|here|everyone)\b)/gi, `@${ZWSP}`);
+  // Lookarounds and a replacement without groups: V8's fast path. A replacement costs about
+  // 40 ns, so a long text full of "<" (a page of "<!") has them broken in one pass instead.
+  const opened = manyOpeners(text) ? breakOpeners(text) : text.replace(/<(?=[!@#])/g, `<${ZWSP}`);
+  return opened.replace(/(?<!\w)@(?=(?:channel|here|everyone)\b)/gi, `@${ZWSP}`);
+}
+
+/** Below this length a text is short enough for replacements, however many. */
+const DENSE_FROM = 1 << 16;
+
+/** Whether a long text has more than one "<" in 64 characters (counted until it has). */
+function manyOpeners(text: string): boolean {
+  if (text.length < DENSE_FROM) return false;
+  const enough = text.length >> 6;
+  let n = 0;
+  for (let i = text.indexOf("<"); i >= 0 && n < enough; i = text.indexOf("<", i + 1)) n++;
+  return n >= enough;
+}
+
+/** 1 at the code units a mention's "<" comes before: "!", "@", "#". */
+const MENTION_SIGN = new Uint8Array(0x10000);
+MENTION_SIGN[33] = MENTION_SIGN[64] = MENTION_SIGN[35] = 1;
+
+/**
+ * `text.replace(/<(?=[!@#])/g, "<\u200B")` over the text's UTF-16 code units, copied into an
+ * array and back (a lone surrogate stays as it is: "ucs2" copies units, it decodes nothing).
+ * Without a branch per unit: a zero-width space is written after every unit, and kept (the
+ * output moves past it) only after a "<" before a sign.
+ */
+function breakOpeners(text: string): string {
+  const bytes = Buffer.from(text, "ucs2");
+  if (bytes.byteOffset % 2 !== 0) return text.replace(/<(?=[!@#])/g, `<${ZWSP}`);
+  const units = new Uint16Array(bytes.buffer, bytes.byteOffset, text.length);
+  // Each "<" breaks one of the two units it takes: at most half as many more, and one to spare.
+  const out = new Uint16Array(text.length + (text.length >> 1) + 2);
+  let o = 0;
+  let c = units[0] ?? 0;
+  for (let i = 1; i < units.length; i++) {
+    const next = units[i] ?? 0;
+    out[o++] = c;
+    out[o] = 0x200b;
+    o += (c === 60 ? 1 : 0) & (MENTION_SIGN[next] ?? 0);
+    c = next;
+  }
+  if (units.length > 0) out[o++] = c;
+  return Buffer.from(out.buffer, 0, o * 2).toString("ucs2");
 }
 
 /** One search first: most pieces of text (a word, a code span) have nothing to escape. */
@@ -35,3 +78,15 @@ export const truncate = (s: string, n: number): string =>
         .slice(0, n - 1)
         .replace(/[\uD800-\uDBFF]$/, "")
         .replace(/@(?:channel|here|everyone)$/i, "@")}…`;
+
+/** A cut inside one long line: not inside `<…>`, `&…;` or an emoji's surrogate pair. */
+export function safeCut(text: string, at: number): number {
+  let cut = at;
+  const lt = text.lastIndexOf("<", cut - 1);
+  if (lt >= 0 && text.lastIndexOf(">", cut - 1) < lt) cut = lt;
+  const amp = text.lastIndexOf("&", cut - 1);
+  if (amp >= 0 && amp > cut - 6 && text.lastIndexOf(";", cut - 1) < amp) cut = amp;
+  const code = text.charCodeAt(cut - 1);
+  if (code >= 0xd800 && code <= 0xdbff) cut -= 1;
+  return Math.max(0, cut);
+}

@@ -14,7 +14,12 @@
 import fc from "fast-check";
 import { describe, expect } from "vitest";
 import { cutDanglingLink } from "../../src/view/markdown-scan.ts";
-import { repairPartialMarkdown, splitMarkdown, streamablePrefix } from "../../src/view/markdown.ts";
+import {
+  repairPartialMarkdown,
+  StreamablePrefix,
+  splitMarkdown,
+  streamablePrefix,
+} from "../../src/view/markdown.ts";
 import { renderRun } from "../../src/view/render.ts";
 import { neutralizeMentions } from "../../src/view/sanitize.ts";
 import { fill } from "../support/hostile-text.ts";
@@ -93,6 +98,28 @@ describe("fuzz: the scanners give what the regular expressions gave", () => {
       expect(cutDanglingLink(line)).toBe(
         line.replace(/!?\[[^\]\n]*\]\([^)\s]*$/, "").replace(/!?\[[^\]\n]*$/, ""),
       );
+      return true;
+    }),
+  );
+
+  // Pages of short lines of markers: what native streaming reads a character at a time.
+  const shortLines = fc
+    .array(
+      fc.oneof(
+        fc.array(fc.constantFrom("`", "*", "**", "~~", "_", "a", " ", "|", "\r"), { maxLength: 9 }),
+        fc.constantFrom(["```"], ["~~~"], [""], ["\u00a0"], ["a".repeat(70)], [" ```"]),
+      ),
+      { maxLength: 40 },
+    )
+    .map((lines) => lines.map((l) => `${l.join("")}\n`).join(""));
+
+  fuzz("streamablePrefix on short lines of markers, whole and as it grows", () =>
+    fc.property(shortLines, fc.array(fc.nat(), { maxLength: 6 }), (t, cuts) => {
+      expect(streamablePrefix(t)).toBe(streamableBefore(t));
+      const growing = new StreamablePrefix();
+      for (const end of [...cuts.map((c) => c % (t.length + 1)), t.length].sort((a, b) => a - b)) {
+        expect(growing.of(t.slice(0, end))).toBe(streamableBefore(t.slice(0, end)));
+      }
       return true;
     }),
   );

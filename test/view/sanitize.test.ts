@@ -109,6 +109,37 @@ describe("neutralizeMentions", () => {
   });
 });
 
+describe("neutralizeMentions on a long text full of mentions", () => {
+  /** What it was: two replacements, whatever the text. */
+  const replaced = (text: string) =>
+    text
+      .replace(/<(?=[!@#])/g, `<${ZWSP}`)
+      .replace(/(?<!\w)@(?=(?:channel|here|everyone)\b)/gi, `@${ZWSP}`);
+
+  it("breaks a page of <! like the replacements, and one at the very end", () => {
+    const text = `${"<!".repeat(40_000)}<`;
+    expect(neutralizeMentions(text)).toBe(replaced(text));
+    expect(neutralizeMentions(`${text}#`).endsWith(`<${ZWSP}#`)).toBe(true);
+  });
+
+  it("gives what the replacements gave, on any long text (property)", () => {
+    const unit = fc.oneof(
+      fc.string({ unit: "binary", maxLength: 8 }), // lone surrogates too
+      fc.constantFrom("<", "<!", "<@", "<#", "@here", "a@channel", "😀", "\uD800", "\uDC00"),
+    );
+    fc.assert(
+      fc.property(fc.array(unit, { minLength: 1, maxLength: 20 }), fc.nat(40), (units, pad) => {
+        const piece = units.join("");
+        fc.pre(piece.length > 0);
+        // Past the length below which replacing is cheap, and as dense in "<" as it may be.
+        const text = `${"x".repeat(pad)}${piece.repeat(Math.ceil(70_000 / piece.length))}`;
+        expect(neutralizeMentions(text)).toBe(replaced(text));
+      }),
+      { numRuns: 200 },
+    );
+  });
+});
+
 describe("cutting a text short", () => {
   it("never splits an emoji nor leaves a bare @here behind the ellipsis", () => {
     const cut = truncate(`${"a".repeat(8)}😀 tail`, 10);
