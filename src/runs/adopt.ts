@@ -6,8 +6,9 @@
 import type { Logger } from "pino";
 import type { RelayedRun, ReservedRun, RunOpening, RunRecord } from "../store/types.ts";
 import { openRun, PromptNotPosted, recordRunning } from "./opening.ts";
-import type { ThreadStore, Workspaces } from "./ports.ts";
-import type { ShownRun } from "./run-state.ts";
+import { runLease } from "./lease-keeper.ts";
+import type { RunStore, ThreadStore, Workspaces } from "./ports.ts";
+import { isShown, type ShownRun } from "./run-state.ts";
 
 export interface AdoptDeps {
   /** The run's workspace's writer and service (its token, its key). */
@@ -93,6 +94,36 @@ export async function adoptOpening(
     ...(plan.remark ? { remark: plan.remark } : {}),
   };
   return { record: relayed, stopBy };
+}
+
+/**
+ * Takes the lease of an adopted start's service run. Another instance may have recorded the
+ * run already: its record (and text) wins. Undefined when another instance relays it.
+ */
+export async function claimAdopted(
+  deps: { readonly store: RunStore; readonly instanceId: string; readonly leaseTtlMs: number },
+  next: RelayedRun,
+): Promise<ShownRun | undefined> {
+  const { store, instanceId, leaseTtlMs } = deps;
+  if (!(await store.acquireLease(runLease(next.runId), instanceId, leaseTtlMs))) return undefined;
+  const known = await store.getRun(next.runId);
+  if (known && isShown(known)) return known;
+  await store.putRun(next);
+  return next;
+}
+
+/**
+ * A start of a version that kept no opening, whose instance died before anything was posted:
+ * nothing shows it, and nothing can (its prompt is not known); its record goes.
+ */
+export async function dropUnshown(
+  deps: { readonly store: RunStore; readonly instanceId: string; readonly logger: Logger },
+  record: RunRecord,
+): Promise<void> {
+  const { store, instanceId, logger } = deps;
+  logger.warn({ id: record.runId }, "dropping the record of a start that shows nowhere");
+  await store.deleteRun(record.runId).catch(() => undefined);
+  await store.releaseLease(runLease(record.runId), instanceId).catch(() => undefined);
 }
 
 /** Nothing shows the run: tell whoever asked, and stop the run nobody can see. */

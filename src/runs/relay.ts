@@ -14,22 +14,28 @@ import {
   type ReservedRun,
   type RunOpening,
   type RunRecord,
-  serviceRunId,
   type SlackThreadKey,
   type StartPlace,
 } from "../store/types.ts";
 import { formatDuration } from "../view/render.ts";
-import { adoptOpening, needsAdopting } from "./adopt.ts";
+import { adoptOpening, claimAdopted, dropUnshown, needsAdopting } from "./adopt.ts";
 import { stopTeamRuns } from "./forget.ts";
 import { runLease } from "./lease-keeper.ts";
-import type { Clock, PagePreviews, ThreadStore, Workspaces } from "./ports.ts";
-import { systemClock } from "./ports.ts";
+import {
+  type Clock,
+  type PagePreviews,
+  systemClock,
+  type ThreadStore,
+  type Workspaces,
+} from "./ports.ts";
 import { RelayCounters, type RelayMetrics } from "./relay-metrics.ts";
 import { Reservations, type StartProgress } from "./reservations.ts";
 import { RunRelay } from "./run.ts";
 import { stopAsked } from "./start.ts";
 import {
   isShown,
+  outcomeOf,
+  recordOf,
   type RunEnd,
   type RunOutcome,
   type RunTarget,
@@ -37,8 +43,6 @@ import {
 } from "./run-state.ts";
 import { RunFate } from "./fate.ts";
 
-export { decodeFile } from "./file-delivery.ts";
-export { runLease } from "./lease-keeper.ts";
 export type { RelayMetrics } from "./relay-metrics.ts";
 export type { StartProgress } from "./reservations.ts";
 export type { RunOutcome, RunTarget } from "./run-state.ts";
@@ -129,18 +133,7 @@ export class Relay {
    * in the background. Resolves once the run is recorded; never rejects.
    */
   async start(target: RunTarget): Promise<void> {
-    const record: RunRecord = {
-      kind: "relaying",
-      runId: serviceRunId(target.runId),
-      key: target.key,
-      ref: target.ref,
-      messageTs: [target.messageTs],
-      shownText: "",
-      startedAt: target.startedAt,
-      ...(target.remark ? { remark: target.remark } : {}),
-      ...(target.owner ? { owner: target.owner } : {}),
-      uploads: "pending",
-    };
+    const record = recordOf(target);
     const { store, instanceId, logger } = this.#opts;
     let recorded = false;
     try {
@@ -185,24 +178,13 @@ export class Relay {
   /** Finishes a run another instance started, from its record; the caller holds its lease. */
   resume(record: RunRecord): Promise<void> {
     if (needsAdopting(record)) return this.#adopt(record);
-    if (!isShown(record)) return this.#dropUnshown(record);
+    if (!isShown(record)) return dropUnshown(this.#opts, record);
     this.#opts.logger.info(
       { runId: record.runId, shown: record.kind === "relaying" ? record.shownText.length : 0 },
       "resuming a run",
     );
     this.#counters.resumed();
     return this.#launch(record, true);
-  }
-
-  /**
-   * A start of a version that kept no opening, whose instance died before anything was posted:
-   * nothing shows it, and nothing can (its prompt is not known); its record goes.
-   */
-  async #dropUnshown(record: RunRecord): Promise<void> {
-    const { store, instanceId, logger } = this.#opts;
-    logger.warn({ id: record.runId }, "dropping the record of a start that shows nowhere");
-    await store.deleteRun(record.runId).catch(() => undefined);
-    await store.releaseLease(runLease(record.runId), instanceId).catch(() => undefined);
   }
 
   /** A run whose instance died before it was shown: posts what is missing, then relays it. */
@@ -218,14 +200,7 @@ export class Relay {
       next = adopted?.record;
       stopBy = adopted?.stopBy;
       if (next?.kind === "relaying") {
-        // Another instance may have recorded the run already: its record (and text) wins.
-        if (!(await store.acquireLease(runLease(next.runId), instanceId, this.#leaseTtl))) {
-          next = undefined;
-        } else {
-          const known = await store.getRun(next.runId);
-          if (known && isShown(known)) next = known;
-          else await store.putRun(next);
-        }
+        next = await claimAdopted({ store, instanceId, leaseTtlMs: this.#leaseTtl }, next);
       }
     } catch (err) {
       logger.warn({ err, id: record.runId }, "could not finish a run's start");
@@ -308,20 +283,7 @@ export class Relay {
 
   async #ended(end: RunEnd): Promise<void> {
     const { record } = end;
-    const outcome: RunOutcome = {
-      target: {
-        key: record.key,
-        ...(record.kind === "relaying" ? { ref: record.ref } : {}),
-        runId: record.runId,
-        messageTs: end.messageTs[0] ?? record.messageTs[0] ?? "",
-        startedAt: record.startedAt,
-        ...(record.remark ? { remark: record.remark } : {}),
-        ...(record.owner ? { owner: record.owner } : {}),
-      },
-      state: end.state,
-      text: end.text,
-      messageTs: end.messageTs,
-    };
+    const outcome = outcomeOf(end);
     for (const listener of this.#endListeners) {
       await listener(outcome).catch((err: unknown) =>
         this.#opts.logger.error({ err, runId: record.runId }, "a listener of a run's end failed"),

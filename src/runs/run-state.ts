@@ -4,7 +4,13 @@
  * (How it is steered from outside while relayed is its fate: fate.ts.)
  */
 import type { FinalRun } from "../service/follow.ts";
-import type { RelayedRun, ReservedRun, RunRecord, SlackThreadKey } from "../store/types.ts";
+import {
+  type RelayedRun,
+  type ReservedRun,
+  type RunRecord,
+  serviceRunId,
+  type SlackThreadKey,
+} from "../store/types.ts";
 import type { ThreadRef } from "../service/client.ts";
 import { describeServiceError } from "../view/errors.ts";
 import type { RunState } from "../store/types.ts";
@@ -27,7 +33,11 @@ export interface RunTarget {
 }
 
 /** What an ended run answered; a start that never reached the service has no service thread. */
-export type EndedTarget = Omit<RunTarget, "ref"> & { readonly ref?: ThreadRef };
+export type EndedTarget = Omit<RunTarget, "ref" | "messageTs"> & {
+  readonly ref?: ThreadRef;
+  /** The run's first message, if it has one. */
+  readonly messageTs?: string;
+};
 
 export interface RunOutcome {
   readonly target: EndedTarget;
@@ -45,6 +55,42 @@ export type ShownRun = RelayedRun | (ReservedRun & { readonly key: SlackThreadKe
 /** Whether a record has messages in a thread to show it in. */
 export const isShown = (record: RunRecord): record is ShownRun =>
   record.kind === "relaying" || record.key.threadTs !== undefined;
+
+/** The record of a run about to be relayed: nothing shown yet, nothing uploaded. */
+export function recordOf(target: RunTarget): RelayedRun {
+  return {
+    kind: "relaying",
+    runId: serviceRunId(target.runId),
+    key: target.key,
+    ref: target.ref,
+    messageTs: [target.messageTs],
+    shownText: "",
+    startedAt: target.startedAt,
+    ...(target.remark ? { remark: target.remark } : {}),
+    ...(target.owner ? { owner: target.owner } : {}),
+    uploads: "pending",
+  };
+}
+
+/** What the listeners of runs' ends hear of `end`. */
+export function outcomeOf(end: RunEnd): RunOutcome {
+  const { record } = end;
+  const first = end.messageTs[0] ?? record.messageTs[0];
+  return {
+    target: {
+      key: record.key,
+      ...(record.kind === "relaying" ? { ref: record.ref } : {}),
+      runId: record.runId,
+      ...(first === undefined ? {} : { messageTs: first }),
+      startedAt: record.startedAt,
+      ...(record.remark ? { remark: record.remark } : {}),
+      ...(record.owner ? { owner: record.owner } : {}),
+    },
+    state: end.state,
+    text: end.text,
+    messageTs: end.messageTs,
+  };
+}
 
 /** How a run ended here, for the coordinator (queue draining, thread state). */
 export interface RunEnd {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { decodeFile } from "../../src/runs/relay.ts";
+import { decodeFile } from "../../src/runs/file-delivery.ts";
 import { fromSlack } from "../../src/slack/listeners/surface.ts";
 import { compareTs } from "../../src/slack/web-writer.ts";
 
