@@ -1,0 +1,157 @@
+/**
+ * Issue 24's long-run check: one native-streaming run of 12 minutes on the local Slack, whose
+ * streams end five minutes after chat.startStream as Slack's do. The thread must end up
+ * showing the service's whole answer, in order, with no text twice. `scale` shrinks both
+ * durations alike (12: a 1-minute answer, 25 s streams) to check it quickly.
+ */
+import { comparable } from "./measure.ts";
+import { runScenario, type ScenarioResult, type StreamingMode } from "./scenario.ts";
+
+const ANSWER_MS = 12 * 60_000;
+const STREAM_LIFETIME_MS = 5 * 60_000;
+const CHUNK_MS = 200;
+const CHUNK_CHARS = 24;
+/** Length of the pieces of the answer looked for in the thread (comparable characters). */
+const PIECE = 32;
+
+export interface TextCheck {
+  /** Every piece of the answer is shown. */
+  readonly complete: boolean;
+  /** The pieces appear in the answer's order. */
+  readonly inOrder: boolean;
+  /** No piece is shown more often than the answer has it. */
+  readonly noDuplicates: boolean;
+  readonly detail: string;
+}
+
+/** Occurrences of each of `keys` (all of length `len`) in `text`: one pass, `len` per offset. */
+function occurrences(text: string, keys: ReadonlySet<string>, len: number): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (let i = 0; i + len <= text.length; i++) {
+    const key = text.slice(i, i + len);
+    if (keys.has(key)) counts.set(key, (counts.get(key) ?? 0) + 1);
+  }
+  return counts;
+}
+
+/**
+ * Compares what a thread shows with the service's answer (whitespace, zero-width spaces and
+ * the fences the app adds where it splits an answer are ignored): the answer is cut into
+ * pieces of 32 characters, each looked for in the shown text.
+ */
+export function checkText(shownText: string, answer: string): TextCheck {
+  const shown = comparable(shownText);
+  const want = comparable(answer);
+  const pieces: string[] = [];
+  for (let i = 0; i < want.length; i += PIECE) pieces.push(want.slice(i, i + PIECE));
+  const full = new Set(pieces.filter((p) => p.length === PIECE));
+  const inShown = occurrences(shown, full, PIECE);
+  const inAnswer = occurrences(want, full, PIECE);
+  const last = pieces.at(-1) ?? "";
+  const missing = pieces.filter((p) =>
+    p.length === PIECE ? (inShown.get(p) ?? 0) === 0 : !shown.endsWith(p),
+  );
+  const duplicated = [...full].filter((p) => (inShown.get(p) ?? 0) > (inAnswer.get(p) ?? 0));
+  let pos = 0;
+  let outOfOrder: string | undefined;
+  for (const p of pieces) {
+    if (p.length < PIECE && p === last) break; // the tail is checked by endsWith above
+    const at = shown.indexOf(p, pos);
+    if (at < 0) {
+      if ((inShown.get(p) ?? 0) > 0) {
+        outOfOrder = p;
+        break;
+      }
+      continue; // missing, reported as such
+    }
+    pos = at + p.length;
+  }
+  const details: string[] = [
+    `${shown.length} of ${want.length} characters shown (whitespace aside)`,
+  ];
+  if (missing.length > 0)
+    details.push(`${missing.length} pieces missing, first "${missing[0] ?? ""}"`);
+  if (outOfOrder !== undefined) details.push(`out of order from "${outOfOrder}"`);
+  if (duplicated.length > 0) {
+    details.push(`${duplicated.length} pieces shown twice, first "${duplicated[0] ?? ""}"`);
+  }
+  return {
+    complete: missing.length === 0,
+    inOrder: outOfOrder === undefined,
+    noDuplicates: duplicated.length === 0 && shown.length <= want.length,
+    detail: details.join("; "),
+  };
+}
+
+export interface LongRunOptions {
+  readonly scale: number;
+  readonly mode: StreamingMode;
+  readonly appDir?: string | undefined;
+  readonly appEnv?: Readonly<Record<string, string>> | undefined;
+  readonly progress: (line: string) => void;
+}
+
+export interface LongRunResult {
+  readonly options: LongRunOptions;
+  readonly answerMs: number;
+  readonly lifetimeMs: number;
+  readonly chunks: number;
+  readonly result: ScenarioResult;
+  readonly check: TextCheck | undefined;
+}
+
+export async function runLongCheck(o: LongRunOptions): Promise<LongRunResult> {
+  const answerMs = ANSWER_MS / o.scale;
+  const lifetimeMs = STREAM_LIFETIME_MS / o.scale;
+  const chunks = Math.round(answerMs / CHUNK_MS);
+  o.progress(
+    `long run: ${o.mode}, a ${Math.round(answerMs / 1000)} s answer, streams end ${Math.round(lifetimeMs / 1000)} s after chat.startStream`,
+  );
+  const result = await runScenario({
+    runs: 1,
+    scale: 1,
+    answerLength: chunks * CHUNK_CHARS,
+    chunkChars: CHUNK_CHARS,
+    delayMs: [CHUNK_MS, CHUNK_MS],
+    timeoutMs: answerMs + 120_000,
+    sendConcurrency: 1,
+    streaming: o.mode,
+    appEnv: o.appEnv,
+    streamLifetimeMs: lifetimeMs,
+    keepText: true,
+    progress: o.progress,
+    appDir: o.appDir,
+  });
+  const answer = result.answers?.[0];
+  return {
+    options: o,
+    answerMs,
+    lifetimeMs,
+    chunks,
+    result,
+    check: answer ? checkText(answer.shown, answer.content) : undefined,
+  };
+}
+
+export function longRunText(l: LongRunResult): string {
+  const r = l.result;
+  const calls = (m: string) => r.callsPerRun[m] ?? 0;
+  const ended = Object.entries(r.errors)
+    .filter(([k]) => /message_not_in_streaming_state|stopped_by_user/.test(k))
+    .map(([k, n]) => `${k} ×${n}`)
+    .join(", ");
+  const label = `long run (${l.options.mode}, scale ${l.options.scale})`;
+  const c = l.check;
+  const line = (pass: boolean | undefined, what: string) =>
+    `${pass === undefined ? "n/a " : pass ? "PASS" : "FAIL"}  ${label}: ${what}`;
+  return [
+    `Long run: one ${l.options.mode} run, a ${Math.round(l.answerMs / 1000)} s answer (${l.chunks} chunks of ${CHUNK_CHARS} characters, one every ${CHUNK_MS} ms), streams end ${Math.round(l.lifetimeMs / 1000)} s after chat.startStream (scale ${l.options.scale} of 12 min / 5 min).`,
+    `  calls: startStream ${calls("chat.startStream")}, appendStream ${calls("chat.appendStream")}, stopStream ${calls("chat.stopStream")}, update ${calls("chat.update")}, postMessage ${calls("chat.postMessage")}; streams ended by Slack: ${ended === "" ? "none answered" : ended}`,
+    `  bot messages in the thread: ${r.messagesPerAnswer}; lag p50 / p95 ${((r.lag.p50 ?? 0) / 1000).toFixed(2)} / ${((r.lag.p95 ?? 0) / 1000).toFixed(2)} s; 429s ${r.rateLimited.slack}; wall ${Math.round(r.wallMs / 1000)} s`,
+    `  ${c ? c.detail : "the run did not end"}${r.problems.length > 0 ? `\n  problems: ${r.problems.join(" | ")}` : ""}`,
+    line(c?.complete, "complete (every part of the answer shown)"),
+    line(c?.inOrder, "in order"),
+    line(c?.noDuplicates, "no duplicate text"),
+    line(r.complete === 1, `final status Completed and text equal to the answer (${r.complete}/1)`),
+  ].join("\n");
+}
