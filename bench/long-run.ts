@@ -11,74 +11,90 @@ const ANSWER_MS = 12 * 60_000;
 const STREAM_LIFETIME_MS = 5 * 60_000;
 const CHUNK_MS = 200;
 const CHUNK_CHARS = 24;
-/** Length of the pieces of the answer looked for in the thread (comparable characters). */
+/** Length of the substrings of the answer looked for in the thread (comparable characters). */
 const PIECE = 32;
 
 export interface TextCheck {
-  /** Every piece of the answer is shown. */
+  /** Every character of the answer is shown. */
   readonly complete: boolean;
-  /** The pieces appear in the answer's order. */
+  /** The answer's pieces appear in its order. */
   readonly inOrder: boolean;
-  /** No piece is shown more often than the answer has it. */
+  /** No text is shown more often than the answer has it. */
   readonly noDuplicates: boolean;
   readonly detail: string;
 }
 
-/** Occurrences of each of `keys` (all of length `len`) in `text`: one pass, `len` per offset. */
-function occurrences(text: string, keys: ReadonlySet<string>, len: number): Map<string, number> {
+/** How often each substring of `len` characters occurs in `text` (one entry per offset). */
+function grams(text: string, len: number): Map<string, number> {
   const counts = new Map<string, number>();
   for (let i = 0; i + len <= text.length; i++) {
     const key = text.slice(i, i + len);
-    if (keys.has(key)) counts.set(key, (counts.get(key) ?? 0) + 1);
+    counts.set(key, (counts.get(key) ?? 0) + 1);
   }
   return counts;
 }
 
 /**
  * Compares what a thread shows with the service's answer (whitespace, zero-width spaces and
- * the fences the app adds where it splits an answer are ignored): the answer is cut into
- * pieces of 32 characters, each looked for in the shown text.
+ * the fences the app adds where it splits an answer are ignored), by substrings of 32
+ * characters: a character of the answer is shown when one of the substrings around it is;
+ * text is duplicated when a substring is shown more often than the answer has it; the order
+ * is followed when the answer's consecutive 32-character pieces are found one after the other.
+ * Linear in the lengths (times 32).
  */
 export function checkText(shownText: string, answer: string): TextCheck {
   const shown = comparable(shownText);
   const want = comparable(answer);
-  const pieces: string[] = [];
-  for (let i = 0; i < want.length; i += PIECE) pieces.push(want.slice(i, i + PIECE));
-  const full = new Set(pieces.filter((p) => p.length === PIECE));
-  const inShown = occurrences(shown, full, PIECE);
-  const inAnswer = occurrences(want, full, PIECE);
-  const last = pieces.at(-1) ?? "";
-  const missing = pieces.filter((p) =>
-    p.length === PIECE ? (inShown.get(p) ?? 0) === 0 : !shown.endsWith(p),
-  );
-  const duplicated = [...full].filter((p) => (inShown.get(p) ?? 0) > (inAnswer.get(p) ?? 0));
+  if (want.length < PIECE) {
+    const ok = shown === want;
+    return { complete: ok, inOrder: ok, noDuplicates: ok, detail: `shown "${shown}"` };
+  }
+  const inShown = grams(shown, PIECE);
+  const inAnswer = grams(want, PIECE);
+  // Coverage of the answer's characters by substrings also shown (a difference array).
+  const cover = new Int32Array(want.length + 1);
+  for (let i = 0; i + PIECE <= want.length; i++) {
+    if (inShown.has(want.slice(i, i + PIECE))) {
+      cover[i] = (cover[i] ?? 0) + 1;
+      cover[i + PIECE] = (cover[i + PIECE] ?? 0) - 1;
+    }
+  }
+  let depth = 0;
+  let missing = 0;
+  let firstMissing = -1;
+  for (let i = 0; i < want.length; i++) {
+    depth += cover[i] ?? 0;
+    if (depth > 0) continue;
+    missing++;
+    if (firstMissing < 0) firstMissing = i;
+  }
+  const duplicated = [...inShown].filter(([g, n]) => n > (inAnswer.get(g) ?? n));
   let pos = 0;
   let outOfOrder: string | undefined;
-  for (const p of pieces) {
-    if (p.length < PIECE && p === last) break; // the tail is checked by endsWith above
-    const at = shown.indexOf(p, pos);
+  for (let i = 0; i + PIECE <= want.length; i += PIECE) {
+    const piece = want.slice(i, i + PIECE);
+    if (!inShown.has(piece)) continue; // missing, or across a place the order changed
+    const at = shown.indexOf(piece, pos);
     if (at < 0) {
-      if ((inShown.get(p) ?? 0) > 0) {
-        outOfOrder = p;
-        break;
-      }
-      continue; // missing, reported as such
+      outOfOrder = piece;
+      break;
     }
-    pos = at + p.length;
+    pos = at + PIECE;
   }
-  const details: string[] = [
-    `${shown.length} of ${want.length} characters shown (whitespace aside)`,
-  ];
-  if (missing.length > 0)
-    details.push(`${missing.length} pieces missing, first "${missing[0] ?? ""}"`);
+  const details = [`${shown.length} of ${want.length} characters shown (whitespace aside)`];
+  if (missing > 0) {
+    details.push(
+      `${missing} characters missing, first at ${firstMissing}: "${want.slice(firstMissing, firstMissing + PIECE)}"`,
+    );
+  }
   if (outOfOrder !== undefined) details.push(`out of order from "${outOfOrder}"`);
-  if (duplicated.length > 0) {
-    details.push(`${duplicated.length} pieces shown twice, first "${duplicated[0] ?? ""}"`);
+  if (duplicated[0]) {
+    details.push(`${duplicated.length} substrings shown twice, first "${duplicated[0][0]}"`);
   }
   return {
-    complete: missing.length === 0,
+    complete: missing === 0,
     inOrder: outOfOrder === undefined,
-    noDuplicates: duplicated.length === 0 && shown.length <= want.length,
+    noDuplicates: duplicated.length === 0,
     detail: details.join("; "),
   };
 }

@@ -225,9 +225,11 @@ const longRun =
 
 const scaled = results.find((r) => r.scale !== 1)?.scale;
 console.log("");
-console.log(
-  `Benchmark: ${answerLength}-char answers, ~24 chars per chunk, 40–60 ms between chunks, one channel per run, one workspace, SLACK_EDIT_INTERVAL_MS=1000, modes ${modes.join(", ")}.`,
-);
+if (outcomes.length > 0) {
+  console.log(
+    `Benchmark: ${answerLength}-char answers, ~24 chars per chunk, 40–60 ms between chunks, one channel per run, one workspace, SLACK_EDIT_INTERVAL_MS=1000, modes ${modes.join(", ")}.`,
+  );
+}
 console.log(`App: node src/main.ts in ${values.app ?? "this checkout"}.`);
 if (scaled !== undefined) {
   console.log(
