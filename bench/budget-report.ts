@@ -4,17 +4,14 @@
  * issue's targets. Edit mode is "today's" for messages per answer.
  */
 import type { ScenarioResult, StreamingMode } from "./scenario.ts";
-import { type BucketUse, ranOut } from "./budgets.ts";
+import { type BucketUse, type PhysicalBound as Bound, ranOut } from "./budgets.ts";
+
+export type { Bound };
 
 /** A scenario in one mode: measured, or not supported by the app under test. */
 export type ModeOutcome =
   | { readonly runs: number; readonly mode: StreamingMode; readonly result: ScenarioResult }
   | { readonly runs: number; readonly mode: StreamingMode; readonly unsupported: string };
-
-export interface Bound {
-  readonly p50: number | undefined;
-  readonly p95: number | undefined;
-}
 
 /** Issue 24's lag targets (ms), by number of concurrent runs. */
 export const LAG_TARGETS: Readonly<Record<number, { readonly p50: number; readonly p95: number }>> =
@@ -46,7 +43,7 @@ function callsCell(r: ScenarioResult): string {
 function budgetCell(u: BucketUse | undefined): string {
   if (!u) return "none (no call waited ≥ 2 s)";
   const wait = u.waitMaxMs === undefined ? "" : `waited ≤ ${s(u.waitMaxMs)} s`;
-  const full = u.fullMs > 0 ? `full ${Math.round(u.fullMs / 1000)} s` : "";
+  const full = u.fullMs >= 500 ? `full ${Math.round(u.fullMs / 1000)} s` : "";
   return `${u.key} (${[wait, full].filter((x) => x !== "").join(", ")})`;
 }
 
@@ -72,7 +69,9 @@ export function budgetTable(
   ];
   const rows = outcomes.map((o) => {
     const bound = bounds.get(o.runs);
-    const boundCell = bound ? `${s(bound.p50)} / ${s(bound.p95)}` : "–";
+    const boundCell = bound
+      ? `${s(bound.p50)} / ${s(bound.p95)} (steady ${s(bound.steady.p50)} / ${s(bound.steady.p95)})`
+      : "–";
     if (!("result" in o)) {
       return [String(o.runs), o.mode, "not supported by this app", boundCell, "", "", "", "", ""];
     }
@@ -160,7 +159,7 @@ export function budgetDetailsText(outcomes: readonly ModeOutcome[]): string {
       .filter((u) => u.calls > 0)
       .map(
         (u) =>
-          `${u.key} ${u.calls} calls${u.fullMs > 0 ? `, full ${Math.round(u.fullMs / 1000)} s` : ""}${u.waitMaxMs === undefined ? "" : `, wait mean/max ${s(u.waitMeanMs)}/${s(u.waitMaxMs)} s`}`,
+          `${u.key} ${u.calls} calls${u.fullMs >= 500 ? `, full ${Math.round(u.fullMs / 1000)} s` : ""}${u.waitMaxMs === undefined ? "" : `, wait mean/max ${s(u.waitMeanMs)}/${s(u.waitMaxMs)} s`}`,
       );
     const errors = Object.entries(o.result.errors)
       .map(([k, n]) => `${k} ×${n}`)
