@@ -104,6 +104,8 @@ export interface LongRunOptions {
   readonly mode: StreamingMode;
   readonly appDir?: string | undefined;
   readonly appEnv?: Readonly<Record<string, string>> | undefined;
+  /** A person also presses stop on the first stream halfway through its lifetime. */
+  readonly userStop?: boolean | undefined;
   readonly progress: (line: string) => void;
 }
 
@@ -134,6 +136,7 @@ export async function runLongCheck(o: LongRunOptions): Promise<LongRunResult> {
     streaming: o.mode,
     appEnv: o.appEnv,
     streamLifetimeMs: lifetimeMs,
+    userStopAfterMs: o.userStop ? lifetimeMs / 2 : undefined,
     keepText: true,
     progress: o.progress,
     appDir: o.appDir,
@@ -156,12 +159,12 @@ export function longRunText(l: LongRunResult): string {
     .filter(([k]) => /message_not_in_streaming_state|stopped_by_user/.test(k))
     .map(([k, n]) => `${k} ×${n}`)
     .join(", ");
-  const label = `long run (${l.options.mode}, scale ${l.options.scale})`;
+  const label = `long run (${l.options.mode}, scale ${l.options.scale}${l.options.userStop ? ", stopped by a person" : ""})`;
   const c = l.check;
   const line = (pass: boolean | undefined, what: string) =>
     `${pass === undefined ? "n/a " : pass ? "PASS" : "FAIL"}  ${label}: ${what}`;
   return [
-    `Long run: one ${l.options.mode} run, a ${Math.round(l.answerMs / 1000)} s answer (${l.chunks} chunks of ${CHUNK_CHARS} characters, one every ${CHUNK_MS} ms), streams end ${Math.round(l.lifetimeMs / 1000)} s after chat.startStream (scale ${l.options.scale} of 12 min / 5 min).`,
+    `Long run: one ${l.options.mode} run, a ${Math.round(l.answerMs / 1000)} s answer (${l.chunks} chunks of ${CHUNK_CHARS} characters, one every ${CHUNK_MS} ms), streams end ${Math.round(l.lifetimeMs / 1000)} s after chat.startStream (scale ${l.options.scale} of 12 min / 5 min)${l.options.userStop ? `; a person pressed stop on the first stream ${Math.round(l.lifetimeMs / 2000)} s after its start` : ""}.`,
     `  calls: startStream ${calls("chat.startStream")}, appendStream ${calls("chat.appendStream")}, stopStream ${calls("chat.stopStream")}, update ${calls("chat.update")}, postMessage ${calls("chat.postMessage")}; streams ended by Slack: ${ended === "" ? "none answered" : ended}`,
     `  bot messages in the thread: ${r.messagesPerAnswer}; lag p50 / p95 ${((r.lag.p50 ?? 0) / 1000).toFixed(2)} / ${((r.lag.p95 ?? 0) / 1000).toFixed(2)} s; 429s ${r.rateLimited.slack}; wall ${Math.round(r.wallMs / 1000)} s`,
     `  ${c ? c.detail : "the run did not end"}${r.problems.length > 0 ? `\n  problems: ${r.problems.join(" | ")}` : ""}`,

@@ -19,7 +19,8 @@
  * `--modes MODE`.
  *
  * `--long` (or `--long-scale N`) adds issue 24's long-run check: a 12-minute native run whose
- * streams end after 5 minutes (both divided by N), its thread compared with the answer.
+ * streams end after 5 minutes (both divided by N), its thread compared with the answer;
+ * `--long-user-stop`: a person also presses Slack's stop on the first stream (stopped_by_user).
  *
  * `--cpu-prof DIR` writes a V8 CPU profile of each app process; `--app DIR` runs the
  * `src/main.ts` of another checkout (e.g. `git archive HEAD`, node_modules linked);
@@ -49,6 +50,7 @@ const { values } = parseArgs({
     streaming: { type: "string" },
     long: { type: "boolean", default: false },
     "long-scale": { type: "string" },
+    "long-user-stop": { type: "boolean", default: false },
     "app-env": { type: "string" },
     "cpu-prof": { type: "string" },
     app: { type: "string" },
@@ -60,7 +62,7 @@ const { values } = parseArgs({
 
 if (values.help) {
   console.log(
-    "usage: npm run bench -- [--scenarios 1,10,50,1000|none] [--bursts 50x1,50x5,50x1m|none] [--scale 25] [--length 3000] [--modes auto,edit,native] [--long] [--long-scale N] [--cpu-prof DIR] [--app CHECKOUT_DIR] [--app-env K=V,…] [--split]",
+    "usage: npm run bench -- [--scenarios 1,10,50,1000|none] [--bursts 50x1,50x5,50x1m|none] [--scale 25] [--length 3000] [--modes auto,edit,native] [--long] [--long-scale N] [--long-user-stop] [--cpu-prof DIR] [--app CHECKOUT_DIR] [--app-env K=V,…] [--split]",
   );
   process.exit(0);
 }
@@ -211,6 +213,7 @@ const longRun =
     ? await runLongCheck({
         scale: longScale,
         mode: "native",
+        userStop: values["long-user-stop"],
         appDir: values.app,
         appEnv,
         progress,

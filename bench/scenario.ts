@@ -80,6 +80,11 @@ export interface ScenarioOptions {
   readonly appEnv?: Readonly<Record<string, string>> | undefined;
   /** How long the local Slack keeps a native stream open (default: its five minutes). */
   readonly streamLifetimeMs?: number | undefined;
+  /**
+   * A person presses Slack's stop control on the first native stream this long after it
+   * started (`stopped_by_user` from then on).
+   */
+  readonly userStopAfterMs?: number | undefined;
   /** Keep each run's shown text and the service's answer in the result (`answers`). */
   readonly keepText?: boolean | undefined;
   readonly progress: (line: string) => void;
@@ -343,6 +348,19 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
     }
   };
   slack.on("call", onCall);
+  let userStop: NodeJS.Timeout | undefined;
+  const stopFirstStream = (call: RecordedCall) => {
+    if (call.method !== "chat.startStream" || !call.response.ok) return;
+    slack.off("call", stopFirstStream);
+    const channel = str(call.response.channel) ?? "";
+    const ts = str(call.response.ts) ?? "";
+    userStop = setTimeout(() => {
+      if (slack.message(channel, ts)?.streaming_state !== "in_progress") return;
+      slack.stopStreamByUser(channel, ts);
+      o.progress(`  a person pressed stop on the stream ${ts}`);
+    }, o.userStopAfterMs);
+  };
+  if (o.userStopAfterMs !== undefined) slack.on("call", stopFirstStream);
 
   const budgetEnv =
     o.scale === 1
@@ -447,7 +465,9 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
     }
   } finally {
     if (sampler) clearInterval(sampler);
+    if (userStop) clearTimeout(userStop);
     slack.off("call", onCall);
+    slack.off("call", stopFirstStream);
     await app.stop();
     await Promise.allSettled([sim.close(), slack.close()]);
   }
