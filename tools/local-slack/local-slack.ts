@@ -365,7 +365,8 @@ export class LocalSlack extends EventEmitter<LocalSlackEvents> {
     return channels
       .flatMap((c) => this.#state.live(c))
       .map((m) => this.#state.snapshot(m))
-      .filter((m) => m.streaming_state === "in_progress");
+      .filter((m) => m.streaming_state === "in_progress")
+      .sort((a, b) => Number.parseFloat(a.ts) - Number.parseFloat(b.ts));
   }
 
   /** Seeds a message written by a person (e.g. the message that opened a thread). Returns its ts. */
@@ -620,7 +621,8 @@ export class LocalSlack extends EventEmitter<LocalSlackEvents> {
   /** A "change" when a stream's lifetime is over, so that waitFor re-checks then. */
   #wakeAtStreamEnd(): void {
     const ms = this.#state.streamLifetimeMs;
-    if (!Number.isFinite(ms) || this.#closed) return;
+    // Beyond setTimeout's range (~24.8 days) no test waits that long.
+    if (!(ms < 2 ** 31 - 1) || this.#closed) return;
     const timer = setTimeout(() => {
       this.#timers.delete(timer);
       if (!this.#closed) this.emit("change");
