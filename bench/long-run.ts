@@ -10,7 +10,11 @@ import { runScenario, type ScenarioResult, type StreamingMode } from "./scenario
 const ANSWER_MS = 12 * 60_000;
 const STREAM_LIFETIME_MS = 5 * 60_000;
 const CHUNK_MS = 200;
-const CHUNK_CHARS = 24;
+/**
+ * 43,200 characters in all: under the app's 60,000 characters per thread, beyond which the rest
+ * of an answer is only in the attached answer.md (the thread then cannot show all of it).
+ */
+const CHUNK_CHARS = 12;
 /** Length of the substrings of the answer looked for in the thread (comparable characters). */
 const PIECE = 32;
 
