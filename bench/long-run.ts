@@ -11,10 +11,12 @@ const ANSWER_MS = 12 * 60_000;
 const STREAM_LIFETIME_MS = 5 * 60_000;
 const CHUNK_MS = 200;
 /**
- * 43,200 characters in all: under the app's 60,000 characters per thread, beyond which the rest
- * of an answer is only in the attached answer.md (the thread then cannot show all of it).
+ * 30 characters a second, 21,600 in all: a stream reaches Slack's five minutes (9,000
+ * characters) before the app's 10,000 characters per message would end it, and the answer
+ * stays under the app's 60,000 characters per thread, beyond which the rest is only in the
+ * attached answer.md.
  */
-const CHUNK_CHARS = 12;
+const CHUNK_CHARS = 6;
 /** Length of the substrings of the answer looked for in the thread (comparable characters). */
 const PIECE = 32;
 
