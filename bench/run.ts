@@ -12,13 +12,33 @@
  * mentions instead of `/task`) and prints the burst figures with PASS/FAIL; `--bursts none`
  * skips them.
  *
+ * `--modes auto,edit,native` (default: all three) measures every scenario in each streaming
+ * mode (SLACK_STREAMING) and prints issue 24's table: lag against the physical bound of the
+ * scenario, messages per answer against edit mode's, the budget that ran out, PASS/FAIL. A
+ * mode the app rejects at start-up is reported as not supported. `--streaming MODE` is
+ * `--modes MODE`.
+ *
+ * `--long` (or `--long-scale N`) adds issue 24's long-run check: a 12-minute native run whose
+ * streams end after 5 minutes (both divided by N), its thread compared with the answer;
+ * `--long-user-stop`: a person also presses Slack's stop on the first stream (stopped_by_user).
+ *
  * `--cpu-prof DIR` writes a V8 CPU profile of each app process; `--app DIR` runs the
- * `src/main.ts` of another checkout (e.g. `git archive HEAD`, node_modules linked).
+ * `src/main.ts` of another checkout (e.g. `git archive HEAD`, node_modules linked);
+ * `--app-env K=V,K=V` adds settings to the app's environment.
  */
 import { parseArgs } from "node:util";
 import { baselineText, cpuSplitText, detailsText, table, targetsText } from "./report.ts";
 import { type BurstResult, burstReport, runBurst } from "./burst.ts";
-import { runScenario, type ScenarioResult } from "./scenario.ts";
+import { chunkDelayOf, runScenario, type ScenarioResult, type StreamingMode } from "./scenario.ts";
+import {
+  budgetDetailsText,
+  budgetTable,
+  budgetTargetsText,
+  type Bound,
+  type ModeOutcome,
+} from "./budget-report.ts";
+import { benchWorkload, physicalBound } from "./budgets.ts";
+import { longRunText, runLongCheck } from "./long-run.ts";
 
 const { values } = parseArgs({
   options: {
@@ -26,7 +46,12 @@ const { values } = parseArgs({
     bursts: { type: "string", default: "50x1,50x5,50x1m" },
     scale: { type: "string", default: "25" },
     length: { type: "string", default: "3000" },
-    streaming: { type: "string", default: "edit" },
+    modes: { type: "string" },
+    streaming: { type: "string" },
+    long: { type: "boolean", default: false },
+    "long-scale": { type: "string" },
+    "long-user-stop": { type: "boolean", default: false },
+    "app-env": { type: "string" },
     "cpu-prof": { type: "string" },
     app: { type: "string" },
     /** Run the largest scenario again with 4× longer answers, to split CPU per run / per chunk. */
@@ -37,7 +62,7 @@ const { values } = parseArgs({
 
 if (values.help) {
   console.log(
-    "usage: npm run bench -- [--scenarios 1,10,50,1000|none] [--bursts 50x1,50x5,50x1m|none] [--scale 25] [--length 3000] [--streaming edit|native] [--cpu-prof DIR] [--app CHECKOUT_DIR] [--split]",
+    "usage: npm run bench -- [--scenarios 1,10,50,1000|none] [--bursts 50x1,50x5,50x1m|none] [--scale 25] [--length 3000] [--modes auto,edit,native] [--long] [--long-scale N] [--long-user-stop] [--cpu-prof DIR] [--app CHECKOUT_DIR] [--app-env K=V,…] [--split]",
   );
   process.exit(0);
 }
@@ -50,7 +75,29 @@ const bursts = (values.bursts === "none" ? [] : values.bursts.split(",")).map((s
 });
 const largeScale = Number(values.scale);
 const answerLength = Number(values.length);
-const streaming = values.streaming === "native" ? "native" : "edit";
+const MODES: readonly StreamingMode[] = ["auto", "edit", "native"];
+const modes = (values.modes ?? values.streaming ?? MODES.join(","))
+  .split(",")
+  .map((m) => m.trim()) as StreamingMode[];
+const longScale = Number(values["long-scale"] ?? (values.long ? "1" : "0"));
+const appEnv = Object.fromEntries(
+  (values["app-env"] ?? "")
+    .split(",")
+    .filter((kv) => kv.includes("="))
+    .map((kv) => [kv.slice(0, kv.indexOf("=")).trim(), kv.slice(kv.indexOf("=") + 1)]),
+);
+if (
+  modes.length === 0 ||
+  modes.some((m) => !MODES.includes(m)) ||
+  !(longScale >= 0) ||
+  (values["long-scale"] !== undefined && !(longScale >= 1)) ||
+  (values["app-env"] !== undefined && Object.keys(appEnv).length === 0)
+) {
+  console.error(
+    "bad arguments: --modes takes auto,edit,native; --long-scale N ≥ 1; --app-env K=V,K=V",
+  );
+  process.exit(2);
+}
 if (
   scenarios.some((n) => !Number.isInteger(n) || n < 1 || n > 5000) ||
   bursts.some((b) => b === undefined || b.tasks < 1 || b.channels < 1 || b.channels > b.tasks) ||
@@ -63,14 +110,27 @@ if (
   process.exit(2);
 }
 
+const DELAY_MS: readonly [number, number] = [40, 60];
 const progress = (line: string) => process.stderr.write(`${line}\n`);
 const results: ScenarioResult[] = [];
 const started = Date.now();
 let failed = false;
-const runOne = async (runs: number, length: number): Promise<ScenarioResult | undefined> => {
+/** A mode the app under test rejects at start-up (e.g. `auto` before issue 24). */
+const unsupported = (err: unknown, mode: StreamingMode): string | undefined => {
+  const text = err instanceof Error ? err.message : String(err);
+  return /at start-up/.test(text) && text.includes("SLACK_STREAMING")
+    ? `not supported by this app (SLACK_STREAMING=${mode} rejected at start-up)`
+    : undefined;
+};
+const outcomes: ModeOutcome[] = [];
+const runOne = async (
+  runs: number,
+  length: number,
+  mode: StreamingMode,
+): Promise<ScenarioResult | undefined> => {
   const scale = runs > 50 ? largeScale : 1;
   progress(
-    `scenario: ${runs} concurrent run(s), budgets ${scale === 1 ? "real" : `×${scale}`}, ${length}-char answers`,
+    `scenario: ${runs} concurrent run(s), ${mode} mode, budgets ${scale === 1 ? "real" : `×${scale}`}, ${length}-char answers`,
   );
   try {
     const result = await runScenario({
@@ -78,11 +138,12 @@ const runOne = async (runs: number, length: number): Promise<ScenarioResult | un
       scale,
       answerLength: length,
       chunkChars: 24,
-      delayMs: [40, 60],
+      delayMs: DELAY_MS,
       // Generous: runs are started as fast as the budgets allow, then need their final edits.
       timeoutMs: 60_000 + (runs * 4000) / scale + (length / 24) * 60,
       sendConcurrency: 50,
-      streaming,
+      streaming: mode,
+      appEnv,
       progress,
       cpuProfileDir: values["cpu-prof"],
       appDir: values.app,
@@ -90,6 +151,12 @@ const runOne = async (runs: number, length: number): Promise<ScenarioResult | un
     progress(`  done in ${Math.round(result.wallMs / 1000)} s`);
     return result;
   } catch (err) {
+    const reason = unsupported(err, mode);
+    if (reason !== undefined) {
+      progress(`  ${reason}`);
+      outcomes.push({ runs, mode, unsupported: reason });
+      return undefined;
+    }
     failed = true;
     progress(
       `  scenario failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`,
@@ -98,14 +165,24 @@ const runOne = async (runs: number, length: number): Promise<ScenarioResult | un
   }
 };
 for (const runs of scenarios) {
-  const result = await runOne(runs, answerLength);
-  if (result) results.push(result);
+  for (const mode of modes) {
+    const result = await runOne(runs, answerLength, mode);
+    if (result) {
+      results.push(result);
+      outcomes.push({ runs, mode, result });
+    }
+  }
 }
-const largest = results.reduce<ScenarioResult | undefined>(
-  (a, b) => (a === undefined || b.runs > a.runs ? b : a),
-  undefined,
-);
-const longer = values.split && largest ? await runOne(largest.runs, answerLength * 4) : undefined;
+// The issue-4 figures and the CPU split: in edit mode when measured, else the first mode.
+const mainMode = modes.includes("edit") ? "edit" : (modes[0] ?? "edit");
+const largest = results
+  .filter((r) => r.mode === mainMode)
+  .reduce<ScenarioResult | undefined>(
+    (a, b) => (a === undefined || b.runs > a.runs ? b : a),
+    undefined,
+  );
+const longer =
+  values.split && largest ? await runOne(largest.runs, answerLength * 4, mainMode) : undefined;
 
 const burstResults: BurstResult[] = [];
 for (const b of bursts) {
@@ -131,26 +208,72 @@ for (const b of bursts) {
   }
 }
 
+const longRun =
+  longScale > 0
+    ? await runLongCheck({
+        scale: longScale,
+        mode: "native",
+        userStop: values["long-user-stop"],
+        appDir: values.app,
+        appEnv,
+        progress,
+      }).catch((err: unknown) => {
+        failed = true;
+        progress(
+          `  long run failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`,
+        );
+        return undefined;
+      })
+    : undefined;
+
 const scaled = results.find((r) => r.scale !== 1)?.scale;
 console.log("");
-console.log(
-  `Benchmark: ${answerLength}-char answers, ~24 chars per chunk, 40–60 ms between chunks, one channel per run, one workspace, SLACK_EDIT_INTERVAL_MS=1000, ${streaming} streaming.`,
-);
+if (outcomes.length > 0) {
+  console.log(
+    `Benchmark: ${answerLength}-char answers, ~24 chars per chunk, 40–60 ms between chunks, one channel per run, one workspace, SLACK_EDIT_INTERVAL_MS=1000, modes ${modes.join(", ")}.`,
+  );
+}
 console.log(`App: node src/main.ts in ${values.app ?? "this checkout"}.`);
 if (scaled !== undefined) {
   console.log(
     `Runs > 50: budgets ×${scaled} (local Slack's tiers and the app's SLACK_RATE_LIMITS alike): same shape, ${scaled}× faster; chunk timing unchanged.`,
   );
 }
-if (results.length > 0) {
+for (const mode of modes) {
+  const ofMode = results.filter((r) => r.mode === mode);
+  if (ofMode.length === 0) continue;
   console.log("");
-  console.log(table(results));
+  console.log(`Issue 4 figures, ${mode} mode:`);
+  console.log(table(ofMode));
   console.log("");
-  console.log(targetsText(results));
+  console.log(targetsText(ofMode));
   console.log("");
-  console.log(baselineText(results));
+  console.log(baselineText(ofMode));
   console.log("");
-  console.log(detailsText(results));
+  console.log(detailsText(ofMode));
+}
+if (outcomes.length > 0) {
+  // The bound depends on the scenario only: the same runs, chunks and delays as measured.
+  const bounds = new Map<number, Bound>();
+  for (const runs of new Set(outcomes.map((o) => o.runs))) {
+    const workload = benchWorkload(runs, Math.ceil(answerLength / 24), (i) =>
+      chunkDelayOf(i, DELAY_MS),
+    );
+    bounds.set(runs, physicalBound(workload, { scale: runs > 50 ? largeScale : 1 }));
+  }
+  console.log("");
+  console.log(
+    "Issue 24 figures: each scenario in each streaming mode; physical bound = the lag ideal schedulers reach spending all of Slack's budgets (docs/benchmarks.md):",
+  );
+  console.log(budgetTable(outcomes, bounds));
+  console.log("");
+  console.log(budgetTargetsText(outcomes));
+  console.log("");
+  console.log(budgetDetailsText(outcomes));
+}
+if (longRun) {
+  console.log("");
+  console.log(longRunText(longRun));
 }
 if (largest && longer) {
   console.log("");

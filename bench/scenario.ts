@@ -13,6 +13,7 @@ import {
 } from "../tools/local-slack/index.ts";
 import { sendSlashCommand } from "../tools/local-slack/slack-requests.ts";
 import { type AppMetrics, startAppProcess } from "./app-process.ts";
+import { type BucketUse, bucketUse } from "./budgets.ts";
 import {
   type ChunkMark,
   chunkLags,
@@ -60,6 +61,9 @@ const STREAMING_RUNS = 5;
 const MIN_WINDOW_MS = 30_000;
 const USER = "U0BENCH";
 
+/** How the app streams answers (SLACK_STREAMING); `auto` is issue 24's. */
+export type StreamingMode = "auto" | "edit" | "native";
+
 export interface ScenarioOptions {
   readonly runs: number;
   /** Common factor of the local Slack's tiers and the app's budgets (1 = Slack's real tiers). */
@@ -71,7 +75,18 @@ export interface ScenarioOptions {
   readonly timeoutMs: number;
   /** `/task` requests in flight at once while the runs are started. */
   readonly sendConcurrency: number;
-  readonly streaming: "edit" | "native";
+  readonly streaming: StreamingMode;
+  /** More settings of the app's environment (`--app-env`). */
+  readonly appEnv?: Readonly<Record<string, string>> | undefined;
+  /** How long the local Slack keeps a native stream open (default: its five minutes). */
+  readonly streamLifetimeMs?: number | undefined;
+  /**
+   * A person presses Slack's stop control on the first native stream this long after it
+   * started (`stopped_by_user` from then on).
+   */
+  readonly userStopAfterMs?: number | undefined;
+  /** Keep each run's shown text and the service's answer in the result (`answers`). */
+  readonly keepText?: boolean | undefined;
   readonly progress: (line: string) => void;
   /** Write a V8 CPU profile of the app to this directory (`node --cpu-prof`). */
   readonly cpuProfileDir?: string | undefined;
@@ -81,6 +96,7 @@ export interface ScenarioOptions {
 
 export interface ScenarioResult {
   readonly runs: number;
+  readonly mode: StreamingMode;
   readonly scale: number;
   readonly wallMs: number;
   /** From the first `/task` to the last run's first chunk. */
@@ -120,6 +136,14 @@ export interface ScenarioResult {
   readonly benchCpuShare: number;
   /** The app's scheduler: mean and max wait from queueing to the call, by method. */
   readonly queueWaitMs: Readonly<Record<string, { readonly mean: number; readonly max: number }>>;
+  /** The bot's messages in each run's thread at the end (the channel message aside), mean. */
+  readonly messagesPerAnswer: number;
+  /** How each of Slack's text budgets was used (which one ran out). */
+  readonly budgets: readonly BucketUse[];
+  /** Failed calls by "method error" (e.g. "chat.appendStream message_not_in_streaming_state"). */
+  readonly errors: Readonly<Record<string, number>>;
+  /** With `keepText`: each run's thread text as shown, in order, and the service's answer. */
+  readonly answers?: readonly { readonly shown: string; readonly content: string }[];
 }
 
 interface RunTrack {
@@ -209,6 +233,11 @@ export function limitPostsPerChannel(slack: LocalSlack, perMinute: number): () =
   return () => refused;
 }
 
+/** The chunk delay of run `index`: spread over the range, fixed per run. */
+export function chunkDelayOf(index: number, [lo, hi]: readonly [number, number]): number {
+  return lo + ((index * 7) % (hi - lo + 1));
+}
+
 /** Runs `fn` over `items` with at most `limit` at once. */
 async function pool<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>) {
   let next = 0;
@@ -246,7 +275,12 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
   const tiers = Object.fromEntries(
     Object.entries(SLACK_TIERS).map(([m, perMinute]) => [m, { perMinute: perMinute * o.scale }]),
   );
-  const slack = await startLocalSlack({ teamId: TEAM, tiers, defaultWaitTimeoutMs: 60_000 });
+  const slack = await startLocalSlack({
+    teamId: TEAM,
+    tiers,
+    defaultWaitTimeoutMs: 60_000,
+    ...(o.streamLifetimeMs === undefined ? {} : { streamLifetimeMs: o.streamLifetimeMs }),
+  });
   const postLimited = limitPostsPerChannel(slack, POST_PER_CHANNEL_PER_MINUTE * o.scale);
 
   const tracks: RunTrack[] = Array.from({ length: o.runs }, (_, index) => ({
@@ -314,6 +348,19 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
     }
   };
   slack.on("call", onCall);
+  let userStop: NodeJS.Timeout | undefined;
+  const stopFirstStream = (call: RecordedCall) => {
+    if (call.method !== "chat.startStream" || !call.response.ok) return;
+    slack.off("call", stopFirstStream);
+    const channel = str(call.response.channel) ?? "";
+    const ts = str(call.response.ts) ?? "";
+    userStop = setTimeout(() => {
+      if (slack.message(channel, ts)?.streaming_state !== "in_progress") return;
+      slack.stopStreamByUser(channel, ts);
+      o.progress(`  a person pressed stop on the stream ${ts}`);
+    }, o.userStopAfterMs);
+  };
+  if (o.userStopAfterMs !== undefined) slack.on("call", stopFirstStream);
 
   const budgetEnv =
     o.scale === 1
@@ -329,6 +376,7 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
       SLACK_EDIT_INTERVAL_MS: "1000",
       SLACK_STREAMING: o.streaming,
       LOG_LEVEL: "warn",
+      ...o.appEnv,
     }),
     { cpuProfileDir: o.cpuProfileDir, appDir: o.appDir },
   ).catch(async (err: unknown) => {
@@ -374,8 +422,7 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
 
     const sendErrors: string[] = [];
     await pool(tracks, o.sendConcurrency, async (track) => {
-      const [lo, hi] = o.delayMs;
-      const delay = lo + ((track.index * 7) % (hi - lo + 1));
+      const delay = chunkDelayOf(track.index, o.delayMs);
       const prompt = `bench-run-${track.index} Write a status report on the migration [sim:length=${o.answerLength}] [sim:chunk=${o.chunkChars}] [sim:delay=${delay}]`;
       const res = await sendSlashCommand(app.eventsUrl, SIGNING_SECRET, {
         text: prompt,
@@ -418,7 +465,9 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
     }
   } finally {
     if (sampler) clearInterval(sampler);
+    if (userStop) clearTimeout(userStop);
     slack.off("call", onCall);
+    slack.off("call", stopFirstStream);
     await app.stop();
     await Promise.allSettled([sim.close(), slack.close()]);
   }
@@ -433,11 +482,19 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
       .map(([m, n]) => [m, n / o.runs]),
   );
   const textCalls = calls.filter((c) => TEXT_METHODS.has(c.method)).length;
+  const errors: Record<string, number> = {};
+  for (const c of calls) {
+    if (c.response.ok) continue;
+    const key = `${c.method} ${String(c.response.error)}`;
+    errors[key] = (errors[key] ?? 0) + 1;
+  }
 
   const lags: number[] = [];
   let unseen = 0;
   let chunks = 0;
   let complete = 0;
+  let botMessages = 0;
+  const answers: { shown: string; content: string }[] = [];
   const intervals: [number, number][] = [];
   let lastFirstChunk = scenarioStart;
   const incomplete: string[] = [];
@@ -463,7 +520,10 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
     lags.push(...r.lags);
     unseen += r.unseen;
     const replies = botReplies(track);
-    const shown = comparable(replies.map(shownMarkdown).join("\n\n"));
+    botMessages += replies.length;
+    const shownText = replies.map(shownMarkdown).join("\n\n");
+    if (o.keepText) answers.push({ shown: shownText, content: ended.content });
+    const shown = comparable(shownText);
     const status =
       [...replies]
         .reverse()
@@ -498,9 +558,16 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
   const sum = (r: Record<string, number> | undefined) =>
     Object.values(r ?? {}).reduce((s, n) => s + n, 0);
   const appLag = after?.relay.lagMs;
+  const queueWaitMs = Object.fromEntries(
+    Object.entries(after?.slack.queueWait ?? {}).map(([m, w]) => [
+      m,
+      { mean: w.count > 0 ? w.sumMs / w.count : 0, max: w.maxMs },
+    ]),
+  );
 
   return {
     runs: o.runs,
+    mode: o.streaming,
     scale: o.scale,
     wallMs,
     startSpreadMs: lastFirstChunk - scenarioStart,
@@ -530,11 +597,10 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
     },
     superseded: after?.slack.superseded ?? 0,
     benchCpuShare,
-    queueWaitMs: Object.fromEntries(
-      Object.entries(after?.slack.queueWait ?? {}).map(([m, w]) => [
-        m,
-        { mean: w.count > 0 ? w.sumMs / w.count : 0, max: w.maxMs },
-      ]),
-    ),
+    queueWaitMs,
+    messagesPerAnswer: botMessages / o.runs,
+    budgets: bucketUse(calls, o.scale, queueWaitMs),
+    errors,
+    ...(o.keepText ? { answers } : {}),
   };
 }

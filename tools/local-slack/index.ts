@@ -22,6 +22,11 @@
  * every recorded call names its token's team) and oauth.ts (the consent screen at
  * /oauth/v2/authorize and oauth.v2.access, with token rotation).
  *
+ * Native streams end by themselves `streamLifetimeMs` after chat.startStream (default five minutes,
+ * as on Slack), or when a test calls `expireStream` / `stopStreamByUser` (a person pressing stop).
+ * Inspection: `thread` / `threadText` (a thread's messages in order, with the text they show),
+ * `callCounts({ team })` (calls per method and workspace), `calls`, `waitFor`, `waitForCall`.
+ *
  * Usage:
  *   const slack = await startLocalSlack({ notInChannel: new Set(["C_PRIVATE"]) });
  *   const app = new App({ token: slack.botToken, signingSecret, clientOptions: { slackApiUrl: slack.apiUrl } });
@@ -45,6 +50,8 @@ export type {
   TeamOptions,
 } from "./tenancy.ts";
 export type { AgentSession, OpenedView } from "./state.ts";
+export { DEFAULT_STREAM_LIFETIME_MS } from "./state.ts";
+export { type CallCount, countCalls, type ThreadLine, visibleText } from "./inspection.ts";
 export { deliverEvents, type EventDestination, uninstallEvents } from "./uninstall.ts";
 export { VIEW_LIMITS, validateView } from "./view-kit.ts";
 export type { MethodContext, MethodFamily, SlackMethod } from "./methods/registry.ts";

@@ -1,8 +1,9 @@
 // The test-facing inspection API: waiting on conditions (re-checked on every call, response_url POST
-// and state change; never polls) and readable summaries of the recorded calls for assertion messages.
+// and state change; never polls), readable summaries of the recorded calls for assertion messages,
+// the text a thread shows, and call counts per method and workspace.
 import type { EventEmitter } from "node:events";
-import type { LocalSlackEvents, RecordedCall, WaitOptions } from "./types.ts";
-import { str, truncate } from "./util.ts";
+import type { LocalSlackEvents, RecordedCall, SlackMessage, WaitOptions } from "./types.ts";
+import { isRecord, str, truncate } from "./util.ts";
 
 export function summarizeCall(c: RecordedCall): string {
   const parts: string[] = [];
@@ -85,4 +86,64 @@ export function waitFor<T>(
     source.closeListeners.add(onClose);
     if (!evaluate() && source.isClosed()) onClose(new Error("LocalSlack is closed"));
   });
+}
+
+/** A message of a thread as a person reads it (LocalSlack.threadText). */
+export interface ThreadLine {
+  readonly ts: string;
+  readonly user: string;
+  /** Written by a bot (any workspace's). */
+  readonly bot: boolean;
+  /** The text shown: its markdown, section and header blocks, else its (streamed) text. */
+  readonly text: string;
+  /** For messages created by chat.startStream. */
+  readonly streaming_state?: SlackMessage["streaming_state"];
+}
+
+const TEXT_BLOCKS = new Set(["markdown", "section", "header"]);
+
+/**
+ * The text a person reads in a message: the text of its markdown, section and header blocks
+ * (context blocks, status lines, are left out), or, without such blocks, its `text` (for a
+ * streamed message, everything streamed into it).
+ */
+export function visibleText(m: SlackMessage): string {
+  const parts: string[] = [];
+  for (const block of m.blocks ?? []) {
+    if (!isRecord(block) || typeof block.type !== "string" || !TEXT_BLOCKS.has(block.type)) {
+      continue;
+    }
+    const text = block.text;
+    if (typeof text === "string") parts.push(text);
+    else if (isRecord(text) && typeof text.text === "string") parts.push(text.text);
+  }
+  return parts.length > 0 ? parts.join("\n\n") : m.text;
+}
+
+/** One method's calls: all of them, those answered ok, those answered 429. */
+export interface CallCount {
+  total: number;
+  ok: number;
+  rateLimited: number;
+}
+
+/**
+ * Calls per method, of one workspace (or organisation) when `team` is given (the one its token
+ * belongs to), from `fromIndex` on.
+ */
+export function countCalls(
+  calls: readonly RecordedCall[],
+  options: { readonly team?: string; readonly fromIndex?: number } = {},
+): Record<string, CallCount> {
+  const counts: Record<string, CallCount> = {};
+  for (let i = options.fromIndex ?? 0; i < calls.length; i++) {
+    const c = calls[i];
+    if (!c) continue;
+    if (options.team !== undefined && (c.team ?? c.enterprise) !== options.team) continue;
+    const count = (counts[c.method] ??= { total: 0, ok: 0, rateLimited: 0 });
+    count.total += 1;
+    if (c.status === 200 && c.response.ok) count.ok += 1;
+    if (c.fault === "ratelimited" || c.status === 429) count.rateLimited += 1;
+  }
+  return counts;
 }

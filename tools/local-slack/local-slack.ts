@@ -8,7 +8,15 @@ import type { ApiOutcome, Dispatcher } from "./dispatch.ts";
 import { answerApiCall } from "./dispatch.ts";
 import { Faults } from "./faults.ts";
 import { sendJson } from "./http.ts";
-import { describeCalls, waitFor, type WaitSource } from "./inspection.ts";
+import {
+  type CallCount,
+  countCalls,
+  describeCalls,
+  type ThreadLine,
+  visibleText,
+  waitFor,
+  type WaitSource,
+} from "./inspection.ts";
 import { DEFAULT_ERROR_CODES } from "./limits.ts";
 import type { ApiRequest } from "./http.ts";
 import type { EventInput } from "./slack-requests.ts";
@@ -83,6 +91,7 @@ export class LocalSlack extends EventEmitter<LocalSlackEvents> {
   readonly #server: Server;
   readonly #defaultTimeout: number;
   readonly #closeListeners = new Set<(error: Error) => void>();
+  readonly #timers = new Set<NodeJS.Timeout>();
   #port = 0;
   #closed = false;
   readonly #publicHost: string;
@@ -214,6 +223,8 @@ export class LocalSlack extends EventEmitter<LocalSlackEvents> {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    for (const timer of this.#timers) clearTimeout(timer);
+    this.#timers.clear();
     const error = new Error("LocalSlack was closed");
     for (const listener of [...this.#closeListeners]) listener(error);
     await new Promise<void>((resolve) => {
@@ -310,9 +321,24 @@ export class LocalSlack extends EventEmitter<LocalSlackEvents> {
   }
 
   /**
-   * Ends a native stream as Slack does after some minutes (or when a person presses stop): the next
-   * chat.appendStream / chat.stopStream fails with `error` (default `message_not_in_streaming_state`;
-   * use "stopped_by_user" for the stop control). chat.update on the same ts keeps working.
+   * How long a native stream stays open after chat.startStream (`streamLifetimeMs` option,
+   * default five minutes like Slack; `Infinity` = until stopped). Changing it applies to the
+   * streams already open too: their age is counted from their start.
+   */
+  get streamLifetimeMs(): number {
+    return this.#state.streamLifetimeMs;
+  }
+
+  set streamLifetimeMs(ms: number) {
+    this.#state.streamLifetimeMs = ms;
+    this.emit("change");
+  }
+
+  /**
+   * Ends a native stream now, as Slack does when its lifetime is over or when a person presses
+   * the stop control on it: the next chat.appendStream / chat.stopStream fails with `error`
+   * (default `message_not_in_streaming_state`; "stopped_by_user" for the stop control, or use
+   * `stopStreamByUser`). chat.update on the same ts keeps working.
    */
   expireStream(
     channel: string,
@@ -326,6 +352,21 @@ export class LocalSlack extends EventEmitter<LocalSlackEvents> {
     message.streaming_state = "ended";
     message.streamEndError = error;
     this.emit("change");
+  }
+
+  /** A person pressed Slack's stop control on a streaming message (`stopped_by_user`). */
+  stopStreamByUser(channel: string, ts: string): void {
+    this.expireStream(channel, ts, "stopped_by_user");
+  }
+
+  /** The streams still open (in a channel, or everywhere), oldest first. */
+  openStreams(channel?: string): SlackMessage[] {
+    const channels = channel === undefined ? [...this.#state.messages.keys()] : [channel];
+    return channels
+      .flatMap((c) => this.#state.live(c))
+      .map((m) => this.#state.snapshot(m))
+      .filter((m) => m.streaming_state === "in_progress")
+      .sort((a, b) => Number.parseFloat(a.ts) - Number.parseFloat(b.ts));
   }
 
   /** Seeds a message written by a person (e.g. the message that opened a thread). Returns its ts. */
@@ -399,6 +440,32 @@ export class LocalSlack extends EventEmitter<LocalSlackEvents> {
   /** The thread's parent (if known) followed by its replies, in order, with their current content. */
   thread(channel: string, threadTs: string): SlackMessage[] {
     return this.#state.threadMessages(channel, threadTs).map((m) => this.#state.snapshot(m));
+  }
+
+  /**
+   * What a thread shows, message by message in order (parent first): who wrote it and the text
+   * a person reads (`visibleText`: markdown, section and header blocks, else the streamed or
+   * plain text).
+   */
+  threadText(channel: string, threadTs: string): ThreadLine[] {
+    return this.thread(channel, threadTs).map((m) => {
+      const line: ThreadLine = {
+        ts: m.ts,
+        user: m.user,
+        bot: m.bot_id !== undefined,
+        text: visibleText(m),
+        ...(m.streaming_state === undefined ? {} : { streaming_state: m.streaming_state }),
+      };
+      return line;
+    });
+  }
+
+  /**
+   * Calls per method (total, answered ok, answered 429), of one workspace when `team` is given
+   * (the workspace its token belongs to), from call `fromIndex` on.
+   */
+  callCounts(options: { team?: string; fromIndex?: number } = {}): Record<string, CallCount> {
+    return countCalls(this.calls, options);
   }
 
   /** One message's current content, or undefined (also when deleted). */
@@ -548,6 +615,20 @@ export class LocalSlack extends EventEmitter<LocalSlackEvents> {
     }
     this.calls.push(call);
     this.emit("call", call);
+    if (method === "chat.startStream" && response.ok) this.#wakeAtStreamEnd();
+  }
+
+  /** A "change" when a stream's lifetime is over, so that waitFor re-checks then. */
+  #wakeAtStreamEnd(): void {
+    const ms = this.#state.streamLifetimeMs;
+    // Beyond setTimeout's range (~24.8 days) no test waits that long.
+    if (!(ms < 2 ** 31 - 1) || this.#closed) return;
+    const timer = setTimeout(() => {
+      this.#timers.delete(timer);
+      if (!this.#closed) this.emit("change");
+    }, ms + 1);
+    timer.unref();
+    this.#timers.add(timer);
   }
 }
 

@@ -15,7 +15,17 @@ import { channelKind, clone, nonEmpty, str } from "./util.ts";
 export interface StoredMessage extends SlackMessage {
   deleted?: boolean;
   streamEndError?: string;
+  /** When chat.startStream created it (the double's clock): its lifetime counts from here. */
+  streamStartedAt?: number;
 }
+
+/**
+ * How long Slack keeps a native stream open after chat.startStream: about five minutes, after
+ * which chat.appendStream and chat.stopStream answer `message_not_in_streaming_state`. Slack
+ * does not document it; developers report it (e.g. slackapi/bolt-js and node-slack-sdk issues
+ * about streams ending after ~5 minutes), and Vercel's Chat SDK rotates its streams at four.
+ */
+export const DEFAULT_STREAM_LIFETIME_MS = 5 * 60_000;
 
 export interface StoredFile extends SlackFile {
   created: number;
@@ -110,10 +120,15 @@ export class Workspace {
   readonly userGroups = new Map<string, UserGroup>();
   /** Trigger ids already used to open a view: Slack takes each once. */
   readonly usedTriggers = new Set<string>();
+  /** A native stream ends this long after chat.startStream (mutable; Infinity = never). */
+  streamLifetimeMs: number;
+  readonly now: () => number;
   #tsCounter: number;
   #fileCounter = 0;
 
   constructor(options: LocalSlackOptions) {
+    this.now = options.now ?? Date.now;
+    this.streamLifetimeMs = options.streamLifetimeMs ?? DEFAULT_STREAM_LIFETIME_MS;
     this.botToken = options.botToken ?? "xoxb-test-token";
     this.teamId = options.teamId ?? "T0001";
     this.teamName = options.teamName ?? "Local Slack";
@@ -207,14 +222,36 @@ export class Workspace {
     return this.live(channel).filter((m) => m.ts === threadTs || m.thread_ts === threadTs);
   }
 
+  /**
+   * Ends a stream that outlived `streamLifetimeMs`, as Slack does (checked whenever the message
+   * is read or streamed to, so a test clock moves it too). Returns the message.
+   */
+  expireIfOld<M extends StoredMessage>(m: M): M {
+    if (
+      m.streaming_state === "in_progress" &&
+      m.streamStartedAt !== undefined &&
+      this.now() - m.streamStartedAt >= this.streamLifetimeMs
+    ) {
+      m.streaming_state = "ended";
+      m.streamEndError = "message_not_in_streaming_state";
+    }
+    return m;
+  }
+
   /** A copy of the message without the double's bookkeeping fields. */
   snapshot(m: StoredMessage): SlackMessage {
-    const { deleted: _deleted, streamEndError: _end, ...rest } = m;
+    const {
+      deleted: _deleted,
+      streamEndError: _end,
+      streamStartedAt: _at,
+      ...rest
+    } = this.expireIfOld(m);
     return clone(rest);
   }
 
   /** The message as Slack returns it in API responses. */
-  wire(m: SlackMessage): Record<string, unknown> {
+  wire(message: SlackMessage): Record<string, unknown> {
+    const m = this.expireIfOld(message);
     const out: Record<string, unknown> = {
       type: "message",
       text: m.text,

@@ -195,7 +195,13 @@ export interface LocalSlackOptions {
   /** Per-method, per-team sliding one-minute windows. Exceeding answers 429 + Retry-After + "ratelimited". */
   tiers?: Record<string, RateTier>;
   errorCodes?: Partial<LimitErrorCodes>;
-  /** Clock for rate tiers. Default Date.now. */
+  /**
+   * How long a native stream stays open after chat.startStream; then chat.appendStream and
+   * chat.stopStream answer `message_not_in_streaming_state` (chat.update still works), as on
+   * Slack. Default 300,000 (five minutes); `Infinity` for streams that never end by themselves.
+   */
+  streamLifetimeMs?: number;
+  /** Clock for rate tiers and stream lifetimes. Default Date.now. */
   now?: () => number;
   /** First message ts, as microseconds since the epoch. Default 1700000000.000100. */
   firstTsMicros?: number;

@@ -720,6 +720,142 @@ describe("native streaming", () => {
     expect(slack.message("D1", b.ts ?? "")?.text).toBe("a!");
   });
 
+  it("ends a stream five minutes after chat.startStream, like Slack: appends and the stop answer message_not_in_streaming_state, chat.update still works", async () => {
+    let now = 1_000_000;
+    await start({ now: () => now });
+    const started = await client.chat.startStream({
+      channel: "D1",
+      thread_ts: "1.1",
+      markdown_text: "part 1",
+    });
+    const ts = started.ts ?? "";
+    now += 5 * 60_000 - 1;
+    await client.chat.appendStream({ channel: "D1", ts, markdown_text: " part 2" });
+    expect(slack.openStreams("D1").map((m) => m.ts)).toEqual([ts]);
+    now += 1;
+    expect(slack.message("D1", ts)?.streaming_state).toBe("ended");
+    expect(slack.openStreams()).toEqual([]);
+    expect(
+      await slackError(client.chat.appendStream({ channel: "D1", ts, markdown_text: " 3" })),
+    ).toBe("message_not_in_streaming_state");
+    expect(await slackError(client.chat.stopStream({ channel: "D1", ts }))).toBe(
+      "message_not_in_streaming_state",
+    );
+    await client.chat.update({ channel: "D1", ts, text: "part 1 part 2 3" });
+    expect(slack.message("D1", ts)?.text).toBe("part 1 part 2 3");
+  });
+
+  it("takes the stream lifetime from its options, and from the streamLifetimeMs setter for open streams too", async () => {
+    let now = 0;
+    await start({ now: () => now, streamLifetimeMs: 25_000 });
+    expect(slack.streamLifetimeMs).toBe(25_000);
+    const a = await client.chat.startStream({
+      channel: "D1",
+      thread_ts: "1.1",
+      markdown_text: "a",
+    });
+    now = 25_000;
+    expect(
+      await slackError(
+        client.chat.appendStream({ channel: "D1", ts: a.ts ?? "", markdown_text: "b" }),
+      ),
+    ).toBe("message_not_in_streaming_state");
+
+    const b = await client.chat.startStream({
+      channel: "D1",
+      thread_ts: "1.1",
+      markdown_text: "b",
+    });
+    slack.streamLifetimeMs = Infinity;
+    now += 3_600_000;
+    await client.chat.appendStream({ channel: "D1", ts: b.ts ?? "", markdown_text: "c" });
+    slack.streamLifetimeMs = 60_000;
+    expect(await slackError(client.chat.stopStream({ channel: "D1", ts: b.ts ?? "" }))).toBe(
+      "message_not_in_streaming_state",
+    );
+    expect(slack.message("D1", b.ts ?? "")?.text).toBe("bc");
+  });
+
+  it("wakes waitFor when a stream's lifetime is over", async () => {
+    await start({ streamLifetimeMs: 30 });
+    const started = await client.chat.startStream({
+      channel: "D1",
+      thread_ts: "1.1",
+      markdown_text: "a",
+    });
+    const ended = await slack.waitFor(
+      () => slack.message("D1", started.ts ?? "")?.streaming_state === "ended",
+      { timeoutMs: 2_000 },
+    );
+    expect(ended).toBe(true);
+  });
+
+  it("answers stopped_by_user to appends and to the stop once the person pressed stop on the stream", async () => {
+    const started = await client.chat.startStream({
+      channel: "D1",
+      thread_ts: "1.1",
+      markdown_text: "a",
+    });
+    const ts = started.ts ?? "";
+    slack.stopStreamByUser("D1", ts);
+    expect(slack.openStreams()).toEqual([]);
+    expect(
+      await slackError(client.chat.appendStream({ channel: "D1", ts, markdown_text: "b" })),
+    ).toBe("stopped_by_user");
+    expect(await slackError(client.chat.stopStream({ channel: "D1", ts }))).toBe("stopped_by_user");
+    await client.chat.update({ channel: "D1", ts, text: "a (stopped)" });
+    expect(slack.message("D1", ts)?.text).toBe("a (stopped)");
+  });
+
+  it("reads a thread's messages in order with the text they show, and counts calls per method and workspace", async () => {
+    await start({ tiers: { "chat.update": { perMinute: 1 } } });
+    const parent = slack.addMessage({ channel: "C1", user: "U1", text: "question" });
+    const edited = await client.chat.postMessage({ channel: "C1", thread_ts: parent, text: "…" });
+    await client.chat.update({
+      channel: "C1",
+      ts: edited.ts ?? "",
+      text: "fallback",
+      blocks: [
+        { type: "markdown", text: "first **answer**" },
+        { type: "context", elements: [{ type: "mrkdwn", text: "Completed in 3 s" }] },
+      ],
+    });
+    await expect(
+      client.chat.update({ channel: "C1", ts: edited.ts ?? "", text: "x" }),
+    ).rejects.toBeInstanceOf(WebAPIRateLimitedError);
+    const stream = await client.chat.startStream({
+      channel: "C1",
+      thread_ts: parent,
+      recipient_user_id: "U1",
+      recipient_team_id: "T0001",
+      markdown_text: "streamed ",
+    });
+    await client.chat.appendStream({ channel: "C1", ts: stream.ts ?? "", markdown_text: "text" });
+
+    expect(slack.threadText("C1", parent)).toEqual([
+      { ts: parent, user: "U1", bot: false, text: "question" },
+      { ts: edited.ts, user: "UBOT", bot: true, text: "first **answer**" },
+      {
+        ts: stream.ts,
+        user: "UBOT",
+        bot: true,
+        text: "streamed text",
+        streaming_state: "in_progress",
+      },
+    ]);
+    expect(slack.callCounts({ team: "T0001" })).toEqual({
+      "chat.postMessage": { total: 1, ok: 1, rateLimited: 0 },
+      "chat.update": { total: 2, ok: 1, rateLimited: 1 },
+      "chat.startStream": { total: 1, ok: 1, rateLimited: 0 },
+      "chat.appendStream": { total: 1, ok: 1, rateLimited: 0 },
+    });
+    expect(slack.callCounts({ team: "T0002" })).toEqual({});
+    expect(slack.callCounts({ fromIndex: 3 })).toEqual({
+      "chat.startStream": { total: 1, ok: 1, rateLimited: 0 },
+      "chat.appendStream": { total: 1, ok: 1, rateLimited: 0 },
+    });
+  });
+
   it("limits markdown_text per stream call to 12,000 characters", async () => {
     const started = await client.chat.startStream({
       channel: "D1",

@@ -1,5 +1,6 @@
 // chat.startStream, chat.appendStream, chat.stopStream: Slack's native streamed messages, including
-// the recipient rules outside DMs and streams that Slack ends (expiry, the stop control).
+// the recipient rules outside DMs and streams that Slack ends: after `streamLifetimeMs` (about five
+// minutes on Slack) or when a person presses the stop control (LocalSlack.expireStream).
 import { validateBlocks, validateStreamContent } from "../block-kit.ts";
 import { ApiFailure, check, invalid } from "../errors.ts";
 import type { StoredMessage, Workspace } from "../state.ts";
@@ -11,7 +12,7 @@ const CHAT_WRITE = ["chat:write"];
 
 /** The bot's message that is still streaming, or the error Slack gives once the stream ended. */
 function streaming(state: Workspace, channel: string, ts: unknown): StoredMessage {
-  const message = state.ownMessage(channel, ts, "cant_update_message");
+  const message = state.expireIfOld(state.ownMessage(channel, ts, "cant_update_message"));
   if (message.streaming_state !== "in_progress") {
     throw new ApiFailure(message.streamEndError ?? "message_not_in_streaming_state");
   }
@@ -64,6 +65,7 @@ function startStream(args: SlackArgs, { state, codes }: MethodContext): Record<s
   const message = state.storeBotMessage(channel, "");
   message.thread_ts = threadTs;
   message.streaming_state = "in_progress";
+  message.streamStartedAt = state.now();
   applyChunks(message, markdownText, args.chunks);
   state.clearStatus(channel, threadTs);
   return { channel, ts: message.ts };
