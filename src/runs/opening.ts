@@ -5,7 +5,13 @@
  * so that another instance can post what is missing if this one dies.
  */
 import type { Logger } from "pino";
-import type { RunOpening, ServiceThreadRef, SlackThreadKey, ThreadStore } from "../store/types.ts";
+import type {
+  RunOpening,
+  ServiceThreadRef,
+  SlackThreadKey,
+  StartPlace,
+  ThreadStore,
+} from "../store/types.ts";
 import { describeSlackPostError, slackErrorCode } from "../view/errors.ts";
 import { type MessagePayload, renderPrompt, renderRun } from "../view/render.ts";
 import { showWorking } from "./agent-status.ts";
@@ -23,10 +29,7 @@ export interface Opened {
 }
 
 /** What exists already: the thread (a reply, a mention, a DM) and maybe the run's message. */
-export interface OpeningPlace {
-  readonly teamId: string;
-  readonly channelId: string;
-  readonly threadTs?: string | undefined;
+export interface OpeningPlace extends StartPlace {
   readonly messageTs?: string | undefined;
 }
 
