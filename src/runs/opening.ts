@@ -137,13 +137,12 @@ export async function recordRunning(
     if (plan.replyTs !== undefined && starting?.replyTs !== plan.replyTs) return undefined;
     stopBy = starting?.stopBy;
     if (plan.replyTs !== undefined) return { ...rec, active };
-    return { ...rec, projectId: created.ref.projectId, threadId: created.ref.threadId, active };
+    return { ...rec, service: created.ref, active };
   });
   if (updated || plan.replyTs !== undefined) return stopBy;
   await store.putThread({
     ...key,
-    projectId: created.ref.projectId,
-    threadId: created.ref.threadId,
+    service: created.ref,
     ownerUserId: plan.userId,
     surface: plan.surface,
     active,

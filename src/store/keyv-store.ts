@@ -19,7 +19,7 @@ import {
 } from "./types.ts";
 
 import { decodeRunEntry, DEFAULT_RUN_TTL_MS, encodeRunEntry, runLease } from "./run-index.ts";
-import { fromStored, type StoredThread } from "./thread-record.ts";
+import { fromStored, type StoredThread, toStored } from "./thread-record.ts";
 
 const THREAD_TTL_MS = 90 * 24 * 3600 * 1000;
 const LOCK_TTL_MS = 10_000;
@@ -130,7 +130,7 @@ export class KeyvThreadStore implements ThreadStore {
 
   async putThread(record: ThreadRecord): Promise<void> {
     await guard(async () => {
-      if (!(await this.#keyv.set(threadKey(record), record, THREAD_TTL_MS))) {
+      if (!(await this.#keyv.set(threadKey(record), toStored(record), THREAD_TTL_MS))) {
         throw new Error("the store did not accept the write");
       }
     });

@@ -17,8 +17,14 @@ const Activity = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("running"), runId: z.string().min(1), messageTs: z.string() }),
 ]);
 
-/** A thread record as found in the store: the current shape, or the previous version's. */
-export type StoredThread = Omit<ThreadRecord, "active"> & {
+/**
+ * A thread record as found in the store: the current shape, or the previous version's. The
+ * service's conversation is kept as `projectId` and `threadId`, both "" while there is none
+ * (as every version reads it).
+ */
+export type StoredThread = Omit<ThreadRecord, "active" | "service"> & {
+  readonly projectId: string;
+  readonly threadId: string;
   readonly active?: unknown;
   /** Previous version: a run id, `starting:<ts>:<ms>` while a run was created, or absent. */
   readonly activeRunId?: string | null;
@@ -30,14 +36,21 @@ const LEGACY_STARTING = "starting:";
 
 /** The record in the current shape; the previous version's fields are dropped once read. */
 export function fromStored(stored: StoredThread): ThreadRecord {
-  const { active, activeRunId, activeMessageTs, ...rest } = stored;
+  const { active, activeRunId, activeMessageTs, projectId, threadId, ...rest } = stored;
   const current = Activity.safeParse(active);
   return {
     ...rest,
+    ...(threadId === "" ? {} : { service: { projectId, threadId } }),
     active: current.success
       ? current.data
       : legacyActivity(activeRunId ?? undefined, activeMessageTs ?? undefined),
   };
+}
+
+/** The record as it is stored (see StoredThread). */
+export function toStored(record: ThreadRecord): StoredThread {
+  const { service, ...rest } = record;
+  return { ...rest, projectId: service?.projectId ?? "", threadId: service?.threadId ?? "" };
 }
 
 /** The activity the previous version's `activeRunId` and `activeMessageTs` stood for. */

@@ -70,9 +70,11 @@ export interface ThreadRecord {
   readonly surface?: "channel" | "dm";
   /** The Slack thread: the ts of the channel message that shows the prompt. */
   readonly threadTs: string;
-  readonly projectId: string;
-  /** The service's thread id. */
-  readonly threadId: string;
+  /**
+   * The service's conversation the thread continues; absent until the service created the
+   * task (its first run is being started, or creating it failed).
+   */
+  readonly service?: ServiceThreadRef;
   /** Who started the task; only they (or an admin) may stop it. */
   readonly ownerUserId: string;
   /** Whether a run is being started or in progress, and which. */

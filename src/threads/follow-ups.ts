@@ -2,7 +2,6 @@
  * Replies in a task thread: each continues the conversation with a new run, or waits in the
  * thread's queue (in order) while one is starting or running, and is sent when it ends.
  */
-import type { ThreadRef } from "../service/client.ts";
 import { validateTaskInput } from "../service/limits.ts";
 import {
   IDLE,
@@ -189,7 +188,7 @@ export class FollowUps {
     const taken: { item?: QueuedFollowUp } = {};
     await this.#deps.store.updateThread(key, (rec) => {
       const [first, ...rest] = rec.queue;
-      if (rec.active.kind !== "idle" || !first || rec.threadId === "") return undefined;
+      if (rec.active.kind !== "idle" || !first || !rec.service) return undefined;
       taken.item = first;
       return { ...rec, queue: rest, active: startingFor(first.ts, this.#deps.now()) };
     });
@@ -219,12 +218,14 @@ export class FollowUps {
     try {
       const record = await store.getThread(key);
       if (!record) return;
+      // A reply reaches here only for a task the service created (its checks say so).
+      const ref = record.service;
+      if (!ref) throw new Error("the task this reply continues was never created");
       const tell = (text: string) =>
         this.#deps.workspaces
           .writer(key.teamId)
           .ephemeral(key.channelId, item.userId, text, key.threadTs);
       attachments = await readAttachments(this.#deps, key.teamId, item.files ?? [], tell);
-      const ref: ThreadRef = { projectId: record.projectId, threadId: record.threadId };
       const files = attachments.files;
       const result = await startRun(this.#deps, {
         place: key,
@@ -285,10 +286,11 @@ export class FollowUps {
   /** Whether a thread's run is relayed, recorded as unfinished, or (per the service) running. */
   async #runGoesOn(record: ThreadRecord, runId: string): Promise<boolean> {
     if (this.#deps.relay.isActive(runId) || (await this.#deps.store.getRun(runId))) return true;
+    if (!record.service) return false; // no task on the service: nothing can run
     try {
       const now = await this.#deps.workspaces
         .service(record.teamId)
-        .getTaskResult({ projectId: record.projectId, threadId: record.threadId }, { timeout: 0 });
+        .getTaskResult(record.service, { timeout: 0 });
       return now.status === "running" && (now.agent_run_id ?? runId) === runId;
     } catch (err) {
       this.#deps.logger.warn({ err }, "could not check a thread's leftover run");
@@ -332,7 +334,7 @@ function replyRefusal(record: ThreadRecord, text: string): string | undefined {
   } catch (err) {
     return describeServiceError(err);
   }
-  if (record.threadId === "" && record.active.kind === "idle") return NOTHING_TO_CONTINUE;
+  if (!record.service && record.active.kind === "idle") return NOTHING_TO_CONTINUE;
   return undefined;
 }
 

@@ -135,8 +135,6 @@ export class NewTasks {
     await this.#deps.store
       .putThread({
         ...key,
-        projectId: "",
-        threadId: "",
         ownerUserId: task.userId,
         surface: task.surface ?? "channel",
         active: { kind: "starting", since: startedAt },

@@ -3,7 +3,6 @@
  * stops a run it relays, and a run nobody relays here is stopped on the service directly.
  */
 import type { SlackThreadKey, ThreadRecord } from "../store/types.ts";
-import type { ThreadRef } from "./ports.ts";
 import type { StopRequest, TellUser } from "./requests.ts";
 import type { CoordinatorDeps } from "./task-context.ts";
 import { stopFailed } from "../view/errors.ts";
@@ -33,9 +32,14 @@ export async function stopRun(
     );
     return;
   }
+  const ref = record.service;
+  if (!ref) {
+    // No task on the service (its creation failed or is under way): no run of it to stop.
+    await tell("This run has already finished.");
+    return;
+  }
   const claim = `stop:${req.runId}`;
   if (!(await store.claimOnce(req.key.teamId, claim, STOP_CLAIM_TTL_MS))) return;
-  const ref: ThreadRef = { projectId: record.projectId, threadId: record.threadId };
   // A Stop that failed is told, and forgotten so that Stop can be pressed again.
   const failed = async (err: unknown) => {
     logger.warn({ err, runId: req.runId }, "stopping the run failed");

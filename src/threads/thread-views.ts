@@ -67,8 +67,7 @@ export class ThreadViews {
   /** The service's reference of a task thread, if the app ran a task there. */
   async ref(key: SlackThreadKey): Promise<ThreadRef | undefined> {
     const record = await this.#deps.store.getThread(key);
-    if (!record || record.threadId === "") return undefined;
-    return { projectId: record.projectId, threadId: record.threadId };
+    return record?.service;
   }
 
   async history(

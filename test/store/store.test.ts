@@ -27,8 +27,7 @@ function record(teamId: string, overrides: Partial<ThreadRecord> = {}): ThreadRe
     teamId,
     channelId: "C1",
     threadTs: "1700000000.000100",
-    projectId: "proj_1",
-    threadId: "thr_1",
+    service: { projectId: "proj_1", threadId: "thr_1" },
     ownerUserId: "U1",
     active: { kind: "running", runId: "run_1", messageTs: "1700000000.000200" },
     lastRunId: undefined,
@@ -59,7 +58,7 @@ describe.each(backends)("thread store on %s", (_name, make) => {
     const rec = record(teamId);
     await store.putThread(rec);
     expect(await store.getThread(rec)).toMatchObject({
-      projectId: "proj_1",
+      service: { projectId: "proj_1" },
       active: { kind: "running", runId: "run_1" },
     });
     await store.close();
@@ -307,7 +306,10 @@ describe("embedded store", () => {
     expect(await first.claimOnce(rec.teamId, "event:E", 60_000)).toBe(true);
     await first.close();
     const second = createSqliteStore(path);
-    expect(await second.getThread(rec)).toMatchObject({ lastRunId: "run_9", projectId: "proj_1" });
+    expect(await second.getThread(rec)).toMatchObject({
+      lastRunId: "run_9",
+      service: { projectId: "proj_1" },
+    });
     expect(await second.claimOnce(rec.teamId, "event:E", 60_000)).toBe(false);
     await second.close();
   });

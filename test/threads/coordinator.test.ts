@@ -156,8 +156,7 @@ describe("the checks every surface's requests go through", () => {
     // Had the thread been a task thread after all, the same delivery would still count.
     await store.putThread({
       ...key,
-      projectId: "proj_x",
-      threadId: "thr_x",
+      service: { projectId: "proj_x", threadId: "thr_x" },
       ownerUserId: OWNER,
       active: { kind: "idle" },
       lastRunId: "run_x",
@@ -346,8 +345,7 @@ describe("a task thread's state", () => {
     // What the previous version stored while starting a follow-up, then crashed.
     const legacy = {
       ...key,
-      projectId: "proj_old",
-      threadId: "thr_old",
+      service: { projectId: "proj_old", threadId: "thr_old" },
       ownerUserId: OWNER,
       activeRunId: `starting:1700000000.000600:${since}`,
       lastRunId: "run_old",
@@ -368,8 +366,7 @@ describe("a task thread's state", () => {
     const key = { teamId: TEAM, channelId: CHANNEL, threadTs: "1700000000.000700" };
     const legacy = {
       ...key,
-      projectId: "proj_old",
-      threadId: "thr_old",
+      service: { projectId: "proj_old", threadId: "thr_old" },
       ownerUserId: OWNER,
       activeRunId: "run_old",
       activeMessageTs: "1700000000.000800",
