@@ -31,7 +31,18 @@ import {
  * dropped, and a link or image whose target is still being written is cut off.
  */
 export function repairPartialMarkdown(text: string): string {
-  const lastBreak = text.lastIndexOf("\n");
+  const { kept, closing } = repairPartial(text);
+  return kept + closing;
+}
+
+/**
+ * `repairPartialMarkdown` as what it keeps of the text and the line it adds after it: a code
+ * block's closing fence ("\n" and backticks or tildes, which no mention can start, end or run
+ * into), or nothing.
+ */
+export function repairPartial(text: string): { kept: string; closing: string } {
+  // One line has no break: searched forwards first (backwards is a unit at a time).
+  const lastBreak = text.indexOf("\n") < 0 ? -1 : text.lastIndexOf("\n");
   const head = text.slice(0, lastBreak + 1);
   let line = text.slice(lastBreak + 1);
   const state = scanFences(head);
@@ -39,9 +50,9 @@ export function repairPartialMarkdown(text: string): string {
   const headOpen = state.open !== undefined;
   advanceFence(state, line);
   if (state.open !== undefined) {
-    return `${text}${text.endsWith("\n") ? "" : "\n"}${state.open}`;
+    return { kept: text, closing: `${text.endsWith("\n") ? "" : "\n"}${state.open}` };
   }
-  if (headOpen) return text;
+  if (headOpen) return { kept: text, closing: "" };
   // A dangling link: "[label](http://exa" or "[label" with no closing bracket yet.
   line = cutDanglingLink(line);
   // Inline code first: markers inside code spans do not count.
@@ -54,7 +65,7 @@ export function repairPartialMarkdown(text: string): string {
   if (outsideCode.strong % 2 === 1) line = removeLast(line, "**");
   if (outsideCode.strike % 2 === 1) line = removeLast(line, "~~");
   if (outsideCode.under % 2 === 1) line = removeLast(line, "__");
-  return head + line;
+  return { kept: head + line, closing: "" };
 }
 
 function removeLast(s: string, marker: string): string {
@@ -72,13 +83,14 @@ export function splitMarkdown(text: string, limit: number): string[] {
   if (limit < 200) throw new RangeError("limit too small to split Markdown sensibly");
   const parts: string[] = [];
   const blanks = new BlankLines(text);
+  const ahead = new Ahead(text);
   // What is left to split is always the text from `pos`: each pass looks at one part's window.
   let pos = 0;
   let reopen = "";
   while (reopen.length + text.length - pos > limit) {
     const budget = limit - reopen.length - 5; // room to close a fence: "\n````"
     const window = text.slice(pos, pos + budget);
-    const { cut, fence } = chooseCut(reopen, window, budget);
+    const { cut, fence } = chooseCut(reopen, window, budget, ahead.in(pos, window.length));
     let part = reopen + window.slice(0, cut);
     let nextReopen = "";
     if (fence.open !== undefined) {
@@ -101,10 +113,61 @@ export function splitMarkdown(text: string, limit: number): string[] {
   return parts;
 }
 
+/** What a window of the text may hold, as far as choosing its cut needs: line ends, spaces
+ * (false: none), and a run of three backticks or tildes (what any fence line has). */
+interface WindowHas {
+  readonly breaks: boolean;
+  readonly spaces: boolean;
+  readonly fenceRuns: boolean;
+}
+
+/**
+ * What each window of a text being split holds, from searches forward that each find the next
+ * one from a position: windows only move forward, so the text is searched once for each kind
+ * however many windows it has (a megabyte on one line has a hundred, each of them otherwise
+ * searched from its end for a line end and a space it does not hold).
+ */
+class Ahead {
+  readonly #text: string;
+  /** The next "\n", blank and fence run, from where each was last looked for (-1: none). */
+  readonly #next = [-2, -2, -2];
+
+  constructor(text: string) {
+    this.#text = text;
+  }
+
+  in(pos: number, length: number): WindowHas {
+    const end = pos + length;
+    const has = (kind: number, size: number) => {
+      let at = this.#next[kind] ?? -1;
+      if (at !== -1 && at < pos) {
+        const search = kind === 0 ? LINE_FEED : kind === 1 ? BLANK_OR_TAB : FENCE_RUN;
+        search.lastIndex = pos;
+        at = search.exec(this.#text)?.index ?? -1;
+        this.#next[kind] = at;
+      }
+      return at >= 0 && at + size <= end;
+    };
+    return { breaks: has(0, 1), spaces: has(1, 1), fenceRuns: has(2, 3) };
+  }
+}
+
+const LINE_FEED = /\n/g;
+/**
+ * A space, or a tab (which only makes the window searched for a space): searching for one
+ * character, V8 looks for one of its bytes, and a page of zero-width spaces (U+200B, a
+ * mention broken) holds the byte 0x20 in every other unit; two characters are searched for
+ * as a class, a unit at a time.
+ */
+const BLANK_OR_TAB = /[ \t]/g;
+/** Three backticks or tildes. */
+const FENCE_RUN = /`{3}|~{3}/g;
+
 function chooseCut(
   reopen: string,
   window: string,
   budget: number,
+  has: WindowHas,
 ): { cut: number; fence: FenceState } {
   // Fence state at each line end of the window; the last line end past `min` of each kind:
   // outside code before a blank line, outside code, any (with the fence open there).
@@ -115,11 +178,11 @@ function chooseCut(
   let outside = -1;
   let any = -1;
   let anyFence: FenceState = { open: undefined, info: "" };
-  let fenceLine = nextFenceLine(window, 0);
+  let fenceLine = has.fenceRuns ? nextFenceLine(window, 0) : window.length;
   const noFence = fenceLine >= window.length;
   if (noFence) {
     // No fence line: the state is the same at every line end, found by searching.
-    any = window.lastIndexOf("\n");
+    any = has.breaks ? window.lastIndexOf("\n") : -1;
     if (any < min) any = -1;
     else if (state.open === undefined) {
       outside = any;
@@ -148,7 +211,7 @@ function chooseCut(
   // One very long line: cut at a space, else anywhere that does not split a surrogate pair.
   // Without a fence line in the window, the state is what the reopened fence left.
   const fence = noFence ? state : scanFences(reopen + window);
-  const space = window.lastIndexOf(" ");
+  const space = has.spaces ? window.lastIndexOf(" ") : -1;
   let cut = space >= min ? space + 1 : budget;
   const code = window.charCodeAt(cut - 1);
   if (code >= 0xd800 && code <= 0xdbff) cut -= 1;
