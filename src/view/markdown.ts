@@ -21,9 +21,9 @@ import {
   type MarkerCounts,
   nextFenceLine,
   nextMarker,
-  readShortLines,
   scanFences,
 } from "./markdown-scan.ts";
+import { readShortLines } from "./scan/short-lines.ts";
 
 /**
  * Closes what a stream left open so that a partial answer renders as it will look when done:
