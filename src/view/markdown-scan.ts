@@ -26,6 +26,12 @@ export function isSpace(c: number): boolean {
   );
 }
 
+/** Whether `s` from `start` to `end` is blanks only (what `trim` removes), or nothing. */
+export function blank(s: string, start: number, end: number): boolean {
+  for (let i = start; i < end; i++) if (!isSpace(s.charCodeAt(i))) return false;
+  return true;
+}
+
 /**
  * The fence line `text.slice(start, end)` is, `/^ {0,3}(`{3,}|~{3,})(.*)$/`: the end of its
  * marker (the whole run of backticks or tildes), or -1 for any other line.

@@ -116,6 +116,38 @@ describe("fuzz: the scanners give what the regular expressions gave", () => {
       }),
   );
 
+  // A long text with a "<" in every few characters: mentions broken in one pass over its units.
+  fuzz("neutralizeMentions on a page dense with openers", () =>
+    fc.property(
+      fc.array(
+        fc.constantFrom(
+          "<",
+          "<!",
+          "<@",
+          "<#",
+          "@here",
+          "@channel",
+          "a@everyone",
+          "x",
+          "\u200b",
+          "😀",
+          " ",
+        ),
+        {
+          minLength: 1,
+          maxLength: 12,
+        },
+      ),
+      fc.string({ maxLength: 20 }),
+      (pieces, tail) => {
+        const unit = `<!${pieces.join("<")}`; // a "<" in every 11 characters at least
+        const t = fill(unit, 65_536 + unit.length * 2) + tail;
+        expect(neutralizeMentions(t)).toBe(neutralizeBefore(t));
+        return true;
+      },
+    ),
+  );
+
   // Pages of short lines of markers: what native streaming reads a character at a time.
   const shortLines = fc
     .array(
