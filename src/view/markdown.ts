@@ -13,6 +13,7 @@
 import {
   advanceFence,
   BlankLines,
+  countMarkerParities,
   countMarkers,
   dropUnpairedTick,
   cutDanglingLink,
@@ -56,7 +57,7 @@ export function repairPartial(text: string): { kept: string; closing: string } {
   // A dangling link: "[label](http://exa" or "[label" with no closing bracket yet.
   line = cutDanglingLink(line);
   // Inline code first: markers inside code spans do not count.
-  const outsideCode = countMarkers(line, 0, line.length);
+  const outsideCode = countMarkerParities(line, 0, line.length);
   if (outsideCode.ticks % 2 === 1) {
     const last = line.lastIndexOf("`");
     dropUnpairedTick(line, last, outsideCode); // the counts without it, as a second count gave
@@ -362,7 +363,7 @@ export class StreamablePrefix {
       countMarkers(text, start, nl, counts, start); // a short line: read it at once
     } else {
       if (this.#marker < start) this.#marker = nextMarker(text, start);
-      if (this.#marker < nl) countMarkers(text, start, nl, counts, this.#marker);
+      if (this.#marker < nl) countMarkerParities(text, start, nl, counts, this.#marker);
     }
     if (balanced(counts)) this.#safe = nl + 1;
   }

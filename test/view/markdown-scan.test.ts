@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
+  countMarkerParities,
   countMarkers,
   dropUnpairedTick,
   isSpace,
@@ -84,6 +85,20 @@ describe("the scanners behind code blocks and emphasis", () => {
         const got = { ...start };
         expect(readShortLines(text, 0, text.length, got)).toEqual(lineByLine(text, expected));
         expect(got).toEqual(expected);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it("gives the parities countMarkers gives, a line of code spans in pairs at once (property)", () => {
+    const piece = fc.constantFrom("`", "``", "*", "**", "~~", "_", "a", " ", "\r", "\\");
+    const line = fc.array(piece, { maxLength: 30 }).map((p) => p.join(""));
+    const parities = (c: MarkerCounts) => [c.ticks, c.strong, c.strike, c.under].map((n) => n % 2);
+    fc.assert(
+      fc.property(line, line, fc.boolean(), (a, next, alone) => {
+        const text = alone ? a : `${a}\n${next}`;
+        const got = countMarkerParities(text, 0, a.length);
+        expect(parities(got)).toEqual(parities(countMarkers(text, 0, a.length)));
       }),
       { numRuns: 2000 },
     );
