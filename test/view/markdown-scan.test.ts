@@ -84,7 +84,11 @@ describe("the scanners behind code blocks and emphasis", () => {
         const expected = { ...start };
         const got = { ...start };
         expect(readShortLines(text, 0, text.length, got)).toEqual(lineByLine(text, expected));
-        expect(got).toEqual(expected);
+        // The backticks of lines without other markers count by their parity.
+        expect({ ...got, ticks: got.ticks % 2 }).toEqual({
+          ...expected,
+          ticks: expected.ticks % 2,
+        });
       }),
       { numRuns: 2000 },
     );

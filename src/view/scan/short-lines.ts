@@ -1,32 +1,35 @@
 /**
  * Native streaming's reading of a page of short lines (markdown.ts, `StreamablePrefix`): what
- * `countMarkers` and a balance check do to each, a unit at a time in one loop.
+ * `countMarkers` and a balance check do to each, as far as the balance goes.
  *
- * A streamed answer is a string built by concatenation, which V8 reads a unit at a time
- * (`charCodeAt`) several times slower than a typed array: half a million one-character lines
- * took 7 ms that way, against 2 ms for prose of the same size (read by regular expressions).
- * The lines are copied into a reused array of UTF-16 units instead, a little ahead of where
- * the reading is (twice as far each time, so the copying stays within twice what is read).
+ * Half a million one-character lines of backticks took 7 ms read a character at a time (V8
+ * reads a string built by concatenation, as a streamed answer is, several times slower than
+ * prose's regular-expression searches, 2 ms). Lines whose only markers are backticks change
+ * nothing but the parity of the backticks: they are taken at once by one search, and their
+ * backticks counted in pairs by another.
  */
-import { Buffer } from "node:buffer";
 import { isSpace, type MarkerCounts } from "../markdown-scan.ts";
 
 /** Lines this long or longer are left to `countMarkers` and its searches. */
 const SHORT_LINE = 64;
 
-/** The units read at most at once, the first time, and the array they are copied into. */
-const CHUNK = 1 << 14;
-const FIRST_CHUNK = 64;
-const BYTES = Buffer.allocUnsafeSlow(CHUNK * 2);
-const UNITS = new Uint16Array(BYTES.buffer, BYTES.byteOffset, CHUNK);
+/**
+ * Short lines (63 characters at most) with no `*`, `~` or `_`, none of them blank, a table
+ * row or a fence: one that starts with a backtick has no two more after it.
+ */
+const BACKTICK_LINES = /(?:[^\s|*~_`][^*~_\n]{0,62}\n|`(?!``)[^*~_\n]{0,62}\n)+/y;
+/** Backticks in pairs, then one more. */
+const TICK_PAIRS = /(?:[^`]*`[^`]*`)*/y;
+const ONE_TICK = /[^`]*`/y;
 
 /**
  * What `countMarkers` and a balance check do to each of the short lines of a paragraph from
- * `start`, read a unit at a time in one loop: a page of one-character lines costs its length,
- * not searches and calls for each line. It stops before the first line that may be blank, a
- * table row, a fence or long (the caller's general path reads those), or at `end`, a line
- * start. Adds to `counts`; returns where it stopped and the last line end after which the
- * backticks, `**` and `~~` were balanced (-1 if none).
+ * `start`: a page of one-character lines costs its length, not searches and calls for each
+ * line. It stops before the first line that may be blank, a table row, a fence or long (the
+ * caller's general path reads those), or at `end`, a line start. Adds to `counts` what
+ * `countMarkers` would, but for the backticks of lines without other markers, of which it
+ * adds the parity (the balance is all any caller reads); returns where it stopped and the
+ * last line end after which the backticks, `**` and `~~` were balanced (-1 if none).
  */
 export function readShortLines(
   text: string,
@@ -35,73 +38,59 @@ export function readShortLines(
   counts: MarkerCounts,
 ): { stop: number; balancedAt: number } {
   let balancedAt = -1;
-  // The parities of the backticks and of the `**` and `~~` (1: odd), and the backticks of
-  // lines without other markers, not yet added to the counts.
-  let ticksOdd = counts.ticks & 1;
-  let othersOdd = (counts.strong | counts.strike) & 1;
-  let added = 0;
   let at = start; // where the line being read starts
-  // UNITS holds the text from `from`, `copied` units; the next copy takes `size` (in one
-  // function, not a class: V8 reads locals faster than fields or module variables).
-  let from = start;
-  let copied = 0;
-  let size = FIRST_CHUNK;
-  lines: while (at < end) {
-    if (at >= from + copied) {
-      [from, copied, size] = copy(text, at, end, size);
-    }
-    const c0 = UNITS[at - from] ?? 0;
-    if (c0 === 124 || ((c0 <= 32 || c0 >= 0xa0) && isSpace(c0))) break;
-    if (c0 === 96 || c0 === 126) {
-      const k = at + 1 - from;
-      const c1 = k < copied ? UNITS[k] : text.charCodeAt(at + 1);
-      const c2 = k + 1 < copied ? UNITS[k + 1] : text.charCodeAt(at + 2);
-      if (c1 === c0 && c2 === c0) break; // may be a fence
-    }
-    // A line whose only markers are backticks adds them all, whatever spans they make (each
-    // pair is a span, an odd last one stays).
-    const limit = Math.min(at + SHORT_LINE, end);
-    let ticks = 0;
-    let i = at;
-    for (;;) {
-      if (i >= from + copied) [from, copied, size] = copy(text, i, end, size);
-      const c = UNITS[i - from] ?? 0;
-      if (c === 10) break;
-      if (i === limit - 1) break lines; // a long line: left to the general path
-      if (c === 96) ticks++;
-      else if (c === 42 || c === 126 || c === 95) {
-        // Other markers: the line is read again by the rules for all of them.
-        counts.ticks += added;
-        added = ticks = 0;
-        i = markedLine(text, at, limit, counts);
-        if (i < 0) break lines;
-        ticksOdd = counts.ticks & 1;
-        othersOdd = (counts.strong | counts.strike) & 1;
-        break;
+  while (at < end) {
+    BACKTICK_LINES.lastIndex = at;
+    if (BACKTICK_LINES.test(text) && BACKTICK_LINES.lastIndex <= end) {
+      const stop = BACKTICK_LINES.lastIndex;
+      const lines = text.slice(at, stop);
+      TICK_PAIRS.lastIndex = 0;
+      TICK_PAIRS.test(lines);
+      ONE_TICK.lastIndex = TICK_PAIRS.lastIndex;
+      const odd = ONE_TICK.test(lines) ? 1 : 0;
+      if (((counts.strong | counts.strike) & 1) === 0) {
+        // Balanced at their end, or else where the last line with an odd number starts.
+        const last = ((counts.ticks + odd) & 1) === 0 ? lines.length : lastOddLine(lines);
+        if (last > 0) balancedAt = at + last;
       }
-      i++;
+      counts.ticks += odd;
+      at = stop;
+      continue;
     }
-    added += ticks;
-    ticksOdd ^= ticks & 1;
-    at = i + 1;
-    if ((ticksOdd | othersOdd) === 0) balancedAt = at; // all even
+    const c0 = text.charCodeAt(at);
+    if (c0 === 124 || ((c0 <= 32 || c0 >= 0xa0) && isSpace(c0))) break;
+    if (
+      (c0 === 96 || c0 === 126) &&
+      text.charCodeAt(at + 1) === c0 &&
+      text.charCodeAt(at + 2) === c0
+    ) {
+      break; // may be a fence
+    }
+    const nl = markedLine(text, at, Math.min(at + SHORT_LINE, end), counts);
+    if (nl < 0) break; // a long line: left to the general path
+    at = nl + 1;
+    if (((counts.ticks | counts.strong | counts.strike) & 1) === 0) balancedAt = at; // all even
   }
-  counts.ticks += added;
   return { stop: at, balancedAt };
 }
 
-/**
- * The text's units from `i` (at most `size`, not past `end`) copied into UNITS: where they
- * start, how many, and how many the next copy takes (twice as many, up to CHUNK).
- */
-function copy(text: string, i: number, end: number, size: number): [number, number, number] {
-  const n = Math.min(size, end - i);
-  BYTES.write(text.slice(i, i + n), 0, "ucs2"); // units as they are, none decoded
-  return [i, n, Math.min(size * 2, CHUNK)];
+/** Where the last line of `lines` (each ending in "\n") with an odd number of backticks
+ * starts, or -1. */
+function lastOddLine(lines: string): number {
+  let odd = 0;
+  for (let i = lines.length - 2; i >= -1; i--) {
+    const c = i < 0 ? 10 : lines.charCodeAt(i);
+    if (c === 96) odd ^= 1;
+    else if (c === 10) {
+      if (odd === 1) return i + 1;
+      odd = 0;
+    }
+  }
+  return -1;
 }
 
 /**
- * `countMarkers` on the line from `at` (one with `*`, `~` or `_`), a character at a time,
+ * `countMarkers` on the line from `at`, a character at a time,
  * added to `counts`: where its "\n" is, or -1 (counts untouched) when none comes before `limit`.
  */
 function markedLine(text: string, at: number, limit: number, counts: MarkerCounts): number {
