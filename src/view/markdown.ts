@@ -91,7 +91,8 @@ export function splitMarkdown(text: string, limit: number): string[] {
   while (reopen.length + text.length - pos > limit) {
     const budget = limit - reopen.length - 5; // room to close a fence: "\n````"
     const window = text.slice(pos, pos + budget);
-    const { cut, fence } = chooseCut(reopen, window, budget, ahead.in(pos, window.length));
+    const has = ahead.in(pos, window.length, minCut(budget));
+    const { cut, fence } = chooseCut(reopen, window, budget, has);
     let part = reopen + window.slice(0, cut);
     let nextReopen = "";
     if (fence.open !== undefined) {
@@ -114,42 +115,48 @@ export function splitMarkdown(text: string, limit: number): string[] {
   return parts;
 }
 
-/** What a window of the text may hold, as far as choosing its cut needs: line ends, spaces
- * (false: none), and a run of three backticks or tildes (what any fence line has). */
+/** What a window of the text may hold, as far as choosing its cut needs (false: none): line
+ * ends, a run of three backticks or tildes (what any fence line has), and from where a cut may
+ * be, a line end before a blank line. */
 interface WindowHas {
   readonly breaks: boolean;
-  readonly spaces: boolean;
   readonly fenceRuns: boolean;
+  readonly blankLines: boolean;
 }
+
+/** Where a part may end at the earliest, in a window of `budget` characters. */
+const minCut = (budget: number) => Math.floor(budget * 0.4);
 
 /**
  * What each window of a text being split holds, from searches forward that each find the next
  * one from a position: windows only move forward, so the text is searched once for each kind
  * however many windows it has (a megabyte on one line has a hundred, each of them otherwise
- * searched from its end for a line end and a space it does not hold).
+ * searched from its end for a line end it does not hold).
  */
 class Ahead {
   readonly #text: string;
-  /** The next "\n", blank and fence run, from where each was last looked for (-1: none). */
+  /** The next "\n", fence run and blank line's start, from where each was last looked for
+   * (-1: none). */
   readonly #next = [-2, -2, -2];
 
   constructor(text: string) {
     this.#text = text;
   }
 
-  in(pos: number, length: number): WindowHas {
+  /** What the window of `length` characters from `pos` holds, blank lines from `pos + min`. */
+  in(pos: number, length: number, min: number): WindowHas {
     const end = pos + length;
-    const has = (kind: number, size: number) => {
+    const has = (kind: number, from: number, size: number) => {
       let at = this.#next[kind] ?? -1;
-      if (at !== -1 && at < pos) {
-        const search = kind === 0 ? LINE_FEED : kind === 1 ? BLANK_OR_TAB : FENCE_RUN;
-        search.lastIndex = pos;
+      if (at !== -1 && at < from) {
+        const search = SEARCHES[kind] ?? LINE_FEED;
+        search.lastIndex = from;
         at = search.exec(this.#text)?.index ?? -1;
         this.#next[kind] = at;
       }
       return at >= 0 && at + size <= end;
     };
-    return { breaks: has(0, 1), spaces: has(1, 1), fenceRuns: has(2, 3) };
+    return { breaks: has(0, pos, 1), fenceRuns: has(1, pos, 3), blankLines: has(2, pos + min, 1) };
   }
 }
 
@@ -161,8 +168,18 @@ const LINE_FEED = /\n/g;
  * as a class, a unit at a time.
  */
 const BLANK_OR_TAB = /[ \t]/g;
+
+/** The last space of `window` at or after `min`, or one before it, or -1: looked for forwards
+ * from `min` first (searching backwards reads a long line without one a unit at a time). */
+function lastSpace(window: string, min: number): number {
+  BLANK_OR_TAB.lastIndex = min;
+  return BLANK_OR_TAB.test(window) ? window.lastIndexOf(" ") : -1;
+}
 /** Three backticks or tildes. */
 const FENCE_RUN = /`{3}|~{3}/g;
+/** A line end and a blank or another line end: where any blank line follows one. */
+const BLANK_AFTER_BREAK = /\n\s/g;
+const SEARCHES = [LINE_FEED, FENCE_RUN, BLANK_AFTER_BREAK];
 
 function chooseCut(
   reopen: string,
@@ -174,7 +191,7 @@ function chooseCut(
   // outside code before a blank line, outside code, any (with the fence open there).
   const state: FenceState = { open: undefined, info: "" };
   if (reopen) advanceFence(state, reopen.replace(/\n$/, ""));
-  const min = Math.floor(budget * 0.4);
+  const min = minCut(budget);
   let beforeBlank = -1;
   let outside = -1;
   let any = -1;
@@ -187,7 +204,9 @@ function chooseCut(
     if (any < min) any = -1;
     else if (state.open === undefined) {
       outside = any;
-      beforeBlank = lastBeforeBlank(window, min);
+      // Without a blank line from `min`, only the window's end can be (the text's end follows).
+      if (has.blankLines) beforeBlank = lastBeforeBlank(window, min);
+      else beforeBlank = window.endsWith("\n") && window.length - 1 >= min ? window.length - 1 : -1;
     } else anyFence = { ...state };
   }
   for (let start = noFence ? window.length : 0; ;) {
@@ -212,7 +231,7 @@ function chooseCut(
   // One very long line: cut at a space, else anywhere that does not split a surrogate pair.
   // Without a fence line in the window, the state is what the reopened fence left.
   const fence = noFence ? state : scanFences(reopen + window);
-  const space = has.spaces ? window.lastIndexOf(" ") : -1;
+  const space = lastSpace(window, min);
   let cut = space >= min ? space + 1 : budget;
   const code = window.charCodeAt(cut - 1);
   if (code >= 0xd800 && code <= 0xdbff) cut -= 1;
