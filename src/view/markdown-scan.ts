@@ -256,21 +256,19 @@ export function countMarkerParities(
   first = nextMarker(text, start),
 ): MarkerCounts {
   if (first >= end) return into;
-  OTHER_OR_BREAK.lastIndex = first;
-  if ((OTHER_OR_BREAK.exec(text)?.index ?? text.length) < end) {
-    return countMarkers(text, start, end, into, first);
-  }
-  // Pairs of backticks up to the line's end (no search passes a "\n"), then one more or none.
+  // Pairs of backticks, then one more or none, up to the line's end (no search passes a "\n")
+  // unless a `*`, `~` or `_` comes first.
   TICK_PAIRS.lastIndex = first;
   TICK_PAIRS.test(text);
-  ONE_TICK.lastIndex = TICK_PAIRS.lastIndex;
-  if (ONE_TICK.test(text) && ONE_TICK.lastIndex <= end) into.ticks += 1;
+  ONE_TICK_MORE.lastIndex = TICK_PAIRS.lastIndex;
+  const odd = ONE_TICK_MORE.exec(text)?.[1] === "`";
+  if (ONE_TICK_MORE.lastIndex < end) return countMarkers(text, start, end, into, first);
+  if (odd) into.ticks += 1;
   return into;
 }
 
-const OTHER_OR_BREAK = /[*~_\n]/g;
-const TICK_PAIRS = /(?:[^`\n]*`[^`\n]*`)*/y;
-const ONE_TICK = /[^`\n]*`/y;
+const TICK_PAIRS = /(?:[^`\n*~_]*`[^`\n*~_]*`)*/y;
+const ONE_TICK_MORE = /[^`\n*~_]*(`?)[^`\n*~_]*/y;
 
 /**
  * The counts of a line once its last backtick, at `at`, is taken out, when it was unpaired

@@ -156,7 +156,8 @@ class Ahead {
       }
       return at >= 0 && at + size <= end;
     };
-    return { breaks: has(0, pos, 1), fenceRuns: has(1, pos, 3), blankLines: has(2, pos + min, 1) };
+    const breaks = has(0, pos, 1);
+    return { breaks, fenceRuns: has(1, pos, 3), blankLines: breaks && has(2, pos + min, 1) };
   }
 }
 

@@ -261,6 +261,7 @@ const TILDES = /~+/y;
 
 /** `|---|:--:|`: only pipes, dashes, colons and blanks, with a dash and a pipe or colon. */
 function isDelimiterRow(line: string): boolean {
+  if (!line.includes("-")) return false; // one search (a line of 1,200 pipes has none)
   let dash = false;
   let pipe = false;
   for (let i = 0; i < line.length; i++) {
