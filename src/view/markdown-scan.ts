@@ -26,6 +26,12 @@ export function isSpace(c: number): boolean {
   );
 }
 
+/** Whether `s` from `start` to `end` is blanks only (what `trim` removes), or nothing. */
+export function blank(s: string, start: number, end: number): boolean {
+  for (let i = start; i < end; i++) if (!isSpace(s.charCodeAt(i))) return false;
+  return true;
+}
+
 /**
  * The fence line `text.slice(start, end)` is, `/^ {0,3}(`{3,}|~{3,})(.*)$/`: the end of its
  * marker (the whole run of backticks or tildes), or -1 for any other line.
@@ -236,6 +242,35 @@ export function countMarkers(
 }
 
 /**
+ * `countMarkers` as far as its parities go (all its callers but tests look at): a line with
+ * no `*`, `~` or `_` adds its backticks, found in pairs by one search (a megabyte of code
+ * spans, "`\r`\r…", is read by the regular expression engine, not a character at a time), so
+ * its ticks count 1 or 0. Any other line is counted. `end` is where the line ends: a "\n" or
+ * the text's end.
+ */
+export function countMarkerParities(
+  text: string,
+  start: number,
+  end: number,
+  into: MarkerCounts = { ticks: 0, strong: 0, strike: 0, under: 0 },
+  first = nextMarker(text, start),
+): MarkerCounts {
+  if (first >= end) return into;
+  // Pairs of backticks, then one more or none, up to the line's end (no search passes a "\n")
+  // unless a `*`, `~` or `_` comes first.
+  TICK_PAIRS.lastIndex = first;
+  TICK_PAIRS.test(text);
+  ONE_TICK_MORE.lastIndex = TICK_PAIRS.lastIndex;
+  const odd = ONE_TICK_MORE.exec(text)?.[1] === "`";
+  if (ONE_TICK_MORE.lastIndex < end) return countMarkers(text, start, end, into, first);
+  if (odd) into.ticks += 1;
+  return into;
+}
+
+const TICK_PAIRS = /(?:[^`\n*~_]*`[^`\n*~_]*`)*/y;
+const ONE_TICK_MORE = /[^`\n*~_]*(`?)[^`\n*~_]*/y;
+
+/**
  * The counts of a line once its last backtick, at `at`, is taken out, when it was unpaired
  * (`countMarkers` gave an odd number): what counting the line again would give, found around
  * it. It paired with nothing, so the spans stay; it ended the run before it (counting the
@@ -302,93 +337,4 @@ export class BlankLines {
     }
     return this.#lastBreak >= pos ? this.#lastBreak + 1 : pos;
   }
-}
-
-/** Lines this long or longer are left to `countMarkers` and its searches. */
-const SHORT_LINE = 64;
-
-/**
- * What `countMarkers` and a balance check do to each of the short lines of a paragraph from
- * `start`, read a character at a time in one loop: a page of one-character lines costs its
- * length, not searches and calls for each line. It stops before the first line that may be
- * blank, a table row, a fence or long (the caller's general path reads those), or at `end`, a
- * line start. Adds to `counts`; returns where it stopped and the last line end after which the
- * backticks, `**` and `~~` were balanced (-1 if none).
- */
-export function readShortLines(
-  text: string,
-  start: number,
-  end: number,
-  counts: MarkerCounts,
-): { stop: number; balancedAt: number } {
-  let { ticks, strong, strike, under } = counts;
-  let balancedAt = -1;
-  let at = start;
-  lines: while (at < end) {
-    const c0 = text.charCodeAt(at);
-    if (c0 === 124 || ((c0 <= 32 || c0 >= 0xa0) && isSpace(c0))) break;
-    if (
-      (c0 === 96 || c0 === 126) &&
-      text.charCodeAt(at + 1) === c0 &&
-      text.charCodeAt(at + 2) === c0
-    ) {
-      break; // may be a fence
-    }
-    // Where this line started from, should it be long.
-    const ticks0 = ticks;
-    const strong0 = strong;
-    const strike0 = strike;
-    const under0 = under;
-    const limit = Math.min(at + SHORT_LINE, end);
-    let run = 0;
-    let runOf = 0; // the marker character of the current run, 0 for none
-    let open = -1; // the backtick that opened a code span still open
-    let i = at;
-    for (; ; i++) {
-      if (i === limit) {
-        // A long line: left to the general path.
-        ticks = ticks0;
-        strong = strong0;
-        strike = strike0;
-        under = under0;
-        break lines;
-      }
-      const c = text.charCodeAt(i);
-      if (c === 10) {
-        if (open < 0) break;
-        // The last backtick opened no span: it ends the run before it, and what follows it
-        // (no backtick) is read again, as text.
-        if (runOf === 42) strong += run >> 1;
-        else if (runOf === 126) strike += run >> 1;
-        else if (runOf === 95) under += run >> 1;
-        runOf = run = 0;
-        if (open === i - 1) break; // nothing follows it
-        i = open;
-        open = -1;
-        continue;
-      }
-      if (c === 96) {
-        ticks++;
-        open = open < 0 ? i : -1; // a closed span is taken out: the text around it joins
-        continue;
-      }
-      if (open >= 0) continue; // in a code span
-      const marker = c === 42 || c === 126 || c === 95 ? c : 0;
-      if (marker !== runOf) {
-        if (runOf === 42) strong += run >> 1;
-        else if (runOf === 126) strike += run >> 1;
-        else if (runOf === 95) under += run >> 1;
-        runOf = marker;
-        run = 0;
-      }
-      run++;
-    }
-    if (runOf === 42) strong += run >> 1;
-    else if (runOf === 126) strike += run >> 1;
-    else if (runOf === 95) under += run >> 1;
-    at = i + 1;
-    if (((ticks | strong | strike) & 1) === 0) balancedAt = at; // all even
-  }
-  Object.assign(counts, { ticks, strong, strike, under });
-  return { stop: at, balancedAt };
 }

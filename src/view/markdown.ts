@@ -13,6 +13,7 @@
 import {
   advanceFence,
   BlankLines,
+  countMarkerParities,
   countMarkers,
   dropUnpairedTick,
   cutDanglingLink,
@@ -21,9 +22,10 @@ import {
   type MarkerCounts,
   nextFenceLine,
   nextMarker,
-  readShortLines,
   scanFences,
 } from "./markdown-scan.ts";
+import { readShortLines } from "./scan/short-lines.ts";
+import { Ahead, lastSpace, minCut, type WindowHas } from "./scan/windows.ts";
 
 /**
  * Closes what a stream left open so that a partial answer renders as it will look when done:
@@ -31,7 +33,18 @@ import {
  * dropped, and a link or image whose target is still being written is cut off.
  */
 export function repairPartialMarkdown(text: string): string {
-  const lastBreak = text.lastIndexOf("\n");
+  const { kept, closing } = repairPartial(text);
+  return kept + closing;
+}
+
+/**
+ * `repairPartialMarkdown` as what it keeps of the text and the line it adds after it: a code
+ * block's closing fence ("\n" and backticks or tildes, which no mention can start, end or run
+ * into), or nothing.
+ */
+export function repairPartial(text: string): { kept: string; closing: string } {
+  // One line has no break: searched forwards first (backwards is a unit at a time).
+  const lastBreak = text.indexOf("\n") < 0 ? -1 : text.lastIndexOf("\n");
   const head = text.slice(0, lastBreak + 1);
   let line = text.slice(lastBreak + 1);
   const state = scanFences(head);
@@ -39,13 +52,13 @@ export function repairPartialMarkdown(text: string): string {
   const headOpen = state.open !== undefined;
   advanceFence(state, line);
   if (state.open !== undefined) {
-    return `${text}${text.endsWith("\n") ? "" : "\n"}${state.open}`;
+    return { kept: text, closing: `${text.endsWith("\n") ? "" : "\n"}${state.open}` };
   }
-  if (headOpen) return text;
+  if (headOpen) return { kept: text, closing: "" };
   // A dangling link: "[label](http://exa" or "[label" with no closing bracket yet.
   line = cutDanglingLink(line);
   // Inline code first: markers inside code spans do not count.
-  const outsideCode = countMarkers(line, 0, line.length);
+  const outsideCode = countMarkerParities(line, 0, line.length);
   if (outsideCode.ticks % 2 === 1) {
     const last = line.lastIndexOf("`");
     dropUnpairedTick(line, last, outsideCode); // the counts without it, as a second count gave
@@ -54,7 +67,7 @@ export function repairPartialMarkdown(text: string): string {
   if (outsideCode.strong % 2 === 1) line = removeLast(line, "**");
   if (outsideCode.strike % 2 === 1) line = removeLast(line, "~~");
   if (outsideCode.under % 2 === 1) line = removeLast(line, "__");
-  return head + line;
+  return { kept: head + line, closing: "" };
 }
 
 function removeLast(s: string, marker: string): string {
@@ -72,13 +85,15 @@ export function splitMarkdown(text: string, limit: number): string[] {
   if (limit < 200) throw new RangeError("limit too small to split Markdown sensibly");
   const parts: string[] = [];
   const blanks = new BlankLines(text);
+  const ahead = new Ahead(text);
   // What is left to split is always the text from `pos`: each pass looks at one part's window.
   let pos = 0;
   let reopen = "";
   while (reopen.length + text.length - pos > limit) {
     const budget = limit - reopen.length - 5; // room to close a fence: "\n````"
     const window = text.slice(pos, pos + budget);
-    const { cut, fence } = chooseCut(reopen, window, budget);
+    const has = ahead.in(pos, window.length, minCut(budget));
+    const { cut, fence } = chooseCut(reopen, window, budget, has);
     let part = reopen + window.slice(0, cut);
     let nextReopen = "";
     if (fence.open !== undefined) {
@@ -105,25 +120,28 @@ function chooseCut(
   reopen: string,
   window: string,
   budget: number,
+  has: WindowHas,
 ): { cut: number; fence: FenceState } {
   // Fence state at each line end of the window; the last line end past `min` of each kind:
   // outside code before a blank line, outside code, any (with the fence open there).
   const state: FenceState = { open: undefined, info: "" };
   if (reopen) advanceFence(state, reopen.replace(/\n$/, ""));
-  const min = Math.floor(budget * 0.4);
+  const min = minCut(budget);
   let beforeBlank = -1;
   let outside = -1;
   let any = -1;
   let anyFence: FenceState = { open: undefined, info: "" };
-  let fenceLine = nextFenceLine(window, 0);
+  let fenceLine = has.fenceRuns ? nextFenceLine(window, 0) : window.length;
   const noFence = fenceLine >= window.length;
   if (noFence) {
     // No fence line: the state is the same at every line end, found by searching.
-    any = window.lastIndexOf("\n");
+    any = has.breaks ? window.lastIndexOf("\n") : -1;
     if (any < min) any = -1;
     else if (state.open === undefined) {
       outside = any;
-      beforeBlank = lastBeforeBlank(window, min);
+      // Without a blank line from `min`, only the window's end can be (the text's end follows).
+      if (has.blankLines) beforeBlank = lastBeforeBlank(window, min);
+      else beforeBlank = window.endsWith("\n") && window.length - 1 >= min ? window.length - 1 : -1;
     } else anyFence = { ...state };
   }
   for (let start = noFence ? window.length : 0; ;) {
@@ -148,7 +166,7 @@ function chooseCut(
   // One very long line: cut at a space, else anywhere that does not split a surrogate pair.
   // Without a fence line in the window, the state is what the reopened fence left.
   const fence = noFence ? state : scanFences(reopen + window);
-  const space = window.lastIndexOf(" ");
+  const space = lastSpace(window, min);
   let cut = space >= min ? space + 1 : budget;
   const code = window.charCodeAt(cut - 1);
   if (code >= 0xd800 && code <= 0xdbff) cut -= 1;
@@ -299,7 +317,7 @@ export class StreamablePrefix {
       countMarkers(text, start, nl, counts, start); // a short line: read it at once
     } else {
       if (this.#marker < start) this.#marker = nextMarker(text, start);
-      if (this.#marker < nl) countMarkers(text, start, nl, counts, this.#marker);
+      if (this.#marker < nl) countMarkerParities(text, start, nl, counts, this.#marker);
     }
     if (balanced(counts)) this.#safe = nl + 1;
   }

@@ -6,6 +6,8 @@
  * opener of its kind in one pass.
  */
 
+import { blank } from "./markdown-scan.ts";
+import { codeSpans, LineText } from "./scan/inline-scan.ts";
 import { escapeText, ZWSP } from "./sanitize.ts";
 
 export const FENCE_OUT = "```";
@@ -79,34 +81,35 @@ function marker(kind: Kind, opener: boolean, strong: boolean): string {
 
 function tokenize(s: string, links: boolean, strong: boolean): Piece[] {
   const pieces: Piece[] = [];
-  const code = codeSpans(s);
+  const { runs, closes } = codeSpans(s);
   const next = links && /[[<]/.test(s) ? new LinkTables(s) : undefined;
   // A "[" opens a link only before a "](" that a ")" follows.
   const paren = next ? s.lastIndexOf(")") : -1;
   const lastLink = paren >= 2 ? s.lastIndexOf("](", paren - 2) : -1;
-  let text = "";
+  const text = new LineText(s);
+  const add = (start: number, end: number) => text.add(start, end);
   const flush = () => {
-    if (text !== "") pieces.push(escapeText(text));
-    text = "";
+    const t = text.take();
+    if (t !== "") pieces.push(escapeText(t));
   };
   for (let i = 0; i < s.length;) {
     // Characters that can start nothing are taken as one run (a line of "[" is text).
     const plain = plainEnd(s, i, lastLink, next !== undefined);
     if (plain > i) {
-      text += s.slice(i, plain);
+      add(i, plain);
       i = plain;
       continue;
     }
     const c = s[i] ?? "";
-    const close = code.get(i);
-    if (close !== undefined) {
-      const run = code.run(i);
-      const inner = s.slice(i + run, close);
-      const body = (inner.includes("`") ? inner.replace(/`/g, "'") : inner).trim();
-      if (body === "") {
+    const run = runs?.[i] || 1;
+    const close = runs?.[i] ? closes?.[i] || -1 : -1;
+    if (close >= 0) {
+      if (blank(s, i + run, close)) {
         // An empty span stays as written: backticks around blanks, text with nothing to escape.
-        text += s.slice(i, close + run);
+        add(i, close + run);
       } else {
+        const inner = s.slice(i + run, close);
+        const body = (inner.includes("`") ? inner.replace(/`/g, "'") : inner).trim();
         flush();
         pieces.push(`\`${escapeText(body)}\``);
       }
@@ -114,8 +117,7 @@ function tokenize(s: string, links: boolean, strong: boolean): Piece[] {
       continue;
     }
     if (c === "`") {
-      const run = code.run(i);
-      text += s.slice(i, i + run);
+      add(i, i + run);
       i += run;
       continue;
     }
@@ -129,7 +131,7 @@ function tokenize(s: string, links: boolean, strong: boolean): Piece[] {
       }
     }
     if (c === "\\" && PUNCT.test(s[i + 1] ?? "")) {
-      text += s[i + 1];
+      add(i + 1, i + 2);
       i += 2;
       continue;
     }
@@ -140,11 +142,11 @@ function tokenize(s: string, links: boolean, strong: boolean): Piece[] {
       if (delim) {
         flush();
         pieces.push(delim);
-      } else text += s.slice(i, j);
+      } else add(i, j);
       i = j;
       continue;
     }
-    text += c;
+    add(i, i + 1);
     i++;
   }
   flush();
@@ -219,39 +221,6 @@ function pair(pieces: Piece[]): void {
       open.delete(key);
     } else if (p.canOpen) open.set(key, i);
   }
-}
-
-interface CodeSpans {
-  get(i: number): number | undefined;
-  run(i: number): number;
-}
-const NO_CODE: CodeSpans = { get: () => undefined, run: () => 1 };
-
-/** Code spans of a line: an opening run of backticks and the next run of the same length. */
-function codeSpans(s: string): CodeSpans {
-  // One run of backticks (or none) opens no span: it is text, read a backtick at a time.
-  const first = s.indexOf("`");
-  if (first < 0) return NO_CODE;
-  let end = first + 1;
-  while (s.charCodeAt(end) === 96) end++;
-  if (s.indexOf("`", end) < 0) return NO_CODE;
-  const runs = new Int32Array(s.length); // at a run's start, its length
-  const closes = new Int32Array(s.length); // at a run's start, the next run as long (or 0)
-  const lastOfLength = new Map<number, number>();
-  for (let i = first; i >= 0; i = s.indexOf("`", i)) {
-    let j = i + 1;
-    while (s.charCodeAt(j) === 96) j++;
-    runs[i] = j - i;
-    const before = lastOfLength.get(j - i);
-    if (before !== undefined) closes[before] = i;
-    lastOfLength.set(j - i, i);
-    i = j;
-  }
-  return {
-    run: (i) => runs[i] || 1,
-    // The line is read forwards, so the next run as long is the closer (none at 0).
-    get: (i) => (runs[i] ? closes[i] || undefined : undefined),
-  };
 }
 
 /** The next-position tables a line's links are read with, each built when first asked for. */

@@ -7,7 +7,7 @@ import type { KnownBlock, MessageMetadata } from "@slack/types";
 import type { RunState } from "../store/types.ts";
 import { formatBytes } from "../util/bytes.ts";
 import { feedbackBlock } from "./feedback.ts";
-import { repairPartialMarkdown, splitMarkdown } from "./markdown.ts";
+import { repairPartial, splitMarkdown } from "./markdown.ts";
 import { mrkdwnExcerpt, notificationText } from "./mrkdwn.ts";
 import { mrkdwnText, neutralizeMentions, truncate } from "./sanitize.ts";
 import { type TaskRef, taskButtons } from "./task-views.ts";
@@ -192,10 +192,13 @@ const markdownBlock = (text: string): KnownBlock => ({ type: "markdown", text })
 
 /** The answer of a run as one or more messages; the last one carries status and controls. */
 export function renderRun(view: RunView, limit = MESSAGE_MARKDOWN_LIMIT): MessagePayload[] {
-  // Repair first: dropping an unpaired ` or ** could otherwise rebuild "<!channel>".
-  const body = neutralizeMentions(
-    view.state === "running" ? repairPartialMarkdown(view.text) : view.text,
-  );
+  // Repair first: dropping an unpaired ` or ** could otherwise rebuild "<!channel>". A closing
+  // fence the repair adds holds no mention: what it closes is neutralised without it (a fence
+  // of a megabyte of backticks is closed by another megabyte).
+  const repaired = view.state === "running" ? repairPartial(view.text) : undefined;
+  const body = repaired
+    ? neutralizeMentions(repaired.kept) + repaired.closing
+    : neutralizeMentions(view.text);
   const parts = body.trim() === "" ? [] : splitMarkdown(body, limit);
   const status = statusLine(view);
   const payloads: MessagePayload[] = parts.map((part, i) => ({

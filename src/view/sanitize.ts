@@ -10,10 +10,17 @@ export const ZWSP = "\u200B";
 
 export function neutralizeMentions(text: string): string {
   // Lookarounds and a replacement without groups: V8's fast path. A replacement costs about
-  // 40 ns, so a long text full of "<" (a page of "<!") has them broken in one pass instead.
-  const opened = manyOpeners(text) ? breakOpeners(text) : text.replace(/<(?=[!@#])/g, `<${ZWSP}`);
-  return opened.replace(/(?<!\w)@(?=(?:channel|here|everyone)\b)/gi, `@${ZWSP}`);
+  // 40 ns, so a long text full of "<" (a page of "<!") has them broken in one pass instead,
+  // after the words: the two commute (each inserts after its own character, "<" or "@", and
+  // what either looks at around it, a sign after "<", a non-word before "@" and a word after
+  // it, is the same with or without the other's zero-width spaces), and the words are looked
+  // for in the shorter text, of one byte a character where the broken one has two.
+  if (manyOpeners(text)) return breakOpeners(breakWords(text));
+  return breakWords(text.replace(/<(?=[!@#])/g, `<${ZWSP}`));
 }
+
+const breakWords = (text: string): string =>
+  text.replace(/(?<!\w)@(?=(?:channel|here|everyone)\b)/gi, `@${ZWSP}`);
 
 /** Below this length a text is short enough for replacements, however many. */
 const DENSE_FROM = 1 << 16;

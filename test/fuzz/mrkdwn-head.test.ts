@@ -103,6 +103,21 @@ describe("fuzz: the head of a conversion is what converting all of it gave", () 
     }),
   );
 
+  // Code spans of blanks kept as written, next to text, escapes and other spans: one slice.
+  fuzz("inline: as before on lines of code spans, blank or not", () =>
+    fc.property(
+      fc.array(fc.constantFrom("`", "``", " ", "\r", "\t", "\u00a0", "a", "\\`", "*", "<", "&"), {
+        maxLength: 40,
+      }),
+      fc.boolean(),
+      (pieces, strong) => {
+        const line = pieces.join("");
+        expect(inlineNow(line, strong)).toBe(inlineBefore(line, strong, true));
+        return true;
+      },
+    ),
+  );
+
   fuzz("toMrkdwn and mrkdwnLabel: as before", () =>
     fc.property(text, fc.integer({ min: 1, max: 200 }), (md, max) => {
       expect(toMrkdwn(md)).toBe(toMrkdwnBefore(md));

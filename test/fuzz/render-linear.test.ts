@@ -15,6 +15,7 @@ import fc from "fast-check";
 import { describe, expect } from "vitest";
 import { cutDanglingLink } from "../../src/view/markdown-scan.ts";
 import {
+  repairPartial,
   repairPartialMarkdown,
   StreamablePrefix,
   splitMarkdown,
@@ -102,6 +103,51 @@ describe("fuzz: the scanners give what the regular expressions gave", () => {
     }),
   );
 
+  fuzz(
+    "the interim edit neutralises what the repair keeps, and appends its closing fence as is",
+    () =>
+      fc.property(text, fc.constantFrom("", "\n", "```\n", "~~~~ ts\n"), (t, before) => {
+        const source = before + t;
+        const { kept, closing } = repairPartial(source);
+        expect(kept + closing).toBe(repairBefore(source));
+        expect(closing).toMatch(/^\n?(?:`{3,}|~{3,})?$/);
+        expect(neutralizeMentions(kept) + closing).toBe(neutralizeBefore(repairBefore(source)));
+        return true;
+      }),
+  );
+
+  // A long text with a "<" in every few characters: mentions broken in one pass over its units.
+  fuzz("neutralizeMentions on a page dense with openers", () =>
+    fc.property(
+      fc.array(
+        fc.constantFrom(
+          "<",
+          "<!",
+          "<@",
+          "<#",
+          "@here",
+          "@channel",
+          "a@everyone",
+          "x",
+          "\u200b",
+          "😀",
+          " ",
+        ),
+        {
+          minLength: 1,
+          maxLength: 12,
+        },
+      ),
+      fc.string({ maxLength: 20 }),
+      (pieces, tail) => {
+        const unit = `<!${pieces.join("<")}`; // a "<" in every 11 characters at least
+        const t = fill(unit, 65_536 + unit.length * 2) + tail;
+        expect(neutralizeMentions(t)).toBe(neutralizeBefore(t));
+        return true;
+      },
+    ),
+  );
+
   // Pages of short lines of markers: what native streaming reads a character at a time.
   const shortLines = fc
     .array(
@@ -129,6 +175,19 @@ describe("fuzz: the scanners give what the regular expressions gave", () => {
       fc.array(text, { maxLength: 12 }).map((ts) => ts.join("\n")),
       fc.integer({ min: 200, max: 600 }),
       (t, limit) => {
+        expect(splitMarkdown(t, limit)).toEqual(splitBefore(t, limit));
+        return true;
+      },
+    ),
+  );
+
+  // Lines longer than a part: each window searched for a line end, a blank and a fence run.
+  fuzz("splitMarkdown on lines of a few parts each", () =>
+    fc.property(
+      fc.array(fc.tuple(unit, fc.integer({ min: 1, max: 2000 })), { minLength: 1, maxLength: 4 }),
+      fc.integer({ min: 200, max: 600 }),
+      (lines, limit) => {
+        const t = lines.map(([chars, n]) => fill(chars.join(""), n)).join("\n");
         expect(splitMarkdown(t, limit)).toEqual(splitBefore(t, limit));
         return true;
       },

@@ -1,13 +1,14 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
+  countMarkerParities,
   countMarkers,
   dropUnpairedTick,
   isSpace,
   type MarkerCounts,
   nextFenceLine,
-  readShortLines,
 } from "../../src/view/markdown-scan.ts";
+import { readShortLines } from "../../src/view/scan/short-lines.ts";
 
 /** The expression `nextFenceLine` stands for. */
 const FENCE_START = /^ {0,3}(?:`{3}|~{3})/gm;
@@ -83,7 +84,25 @@ describe("the scanners behind code blocks and emphasis", () => {
         const expected = { ...start };
         const got = { ...start };
         expect(readShortLines(text, 0, text.length, got)).toEqual(lineByLine(text, expected));
-        expect(got).toEqual(expected);
+        // The backticks of lines without other markers count by their parity.
+        expect({ ...got, ticks: got.ticks % 2 }).toEqual({
+          ...expected,
+          ticks: expected.ticks % 2,
+        });
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it("gives the parities countMarkers gives, a line of code spans in pairs at once (property)", () => {
+    const piece = fc.constantFrom("`", "``", "*", "**", "~~", "_", "a", " ", "\r", "\\");
+    const line = fc.array(piece, { maxLength: 30 }).map((p) => p.join(""));
+    const parities = (c: MarkerCounts) => [c.ticks, c.strong, c.strike, c.under].map((n) => n % 2);
+    fc.assert(
+      fc.property(line, line, fc.boolean(), (a, next, alone) => {
+        const text = alone ? a : `${a}\n${next}`;
+        const got = countMarkerParities(text, 0, a.length);
+        expect(parities(got)).toEqual(parities(countMarkers(text, 0, a.length)));
       }),
       { numRuns: 2000 },
     );
