@@ -23,9 +23,7 @@ const MAX_FILES_PER_FOLDER = 16;
  * entry goes once the folder is split (the test says so). Not an exception that hides one: the
  * test lists these, and fails if any of them grows.
  */
-const OVER_TODAY: Record<string, number> = {
-  "src/simulator": 19,
-};
+const OVER_TODAY: Record<string, number> = {};
 
 const SOURCE = /\.(ts|tsx|js|mjs|cjs)$/;
 /** Tests beside the code they test are not counted among a folder's source files. */

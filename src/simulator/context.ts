@@ -6,15 +6,15 @@ import { type FailSpec } from "./directives.ts";
 import { type RequestRecord, type Thread } from "./engine.ts";
 import { errorAnswer } from "./faults.ts";
 import type { GeneratedFile } from "./files.ts";
-import { readForm } from "./form.ts";
-import { BadBodyError, ClientGoneError, type FormBody } from "./uploads.ts";
+import { readForm } from "./uploads/form.ts";
+import { BadBodyError, ClientGoneError, type FormBody } from "./uploads/uploads.ts";
 import type { continueForm, createForm } from "./validation.ts";
 import { issuesOf } from "./validation.ts";
 import { sendDetail, sendError } from "./http.ts";
 import type { FaultEndpoint, FaultSpec, ParsedOptions } from "./options.ts";
 import type { EventEmitter } from "node:events";
 import type { Engine, SimulatorEvents } from "./engine.ts";
-import type { DEFAULT_LIMITS } from "./uploads.ts";
+import type { DEFAULT_LIMITS } from "./uploads/uploads.ts";
 
 type Limits = typeof DEFAULT_LIMITS;
 

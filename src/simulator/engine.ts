@@ -18,7 +18,7 @@ import { type Project, Run, type Thread } from "./run.ts";
 export * from "./types.ts";
 export { Run } from "./run.ts";
 export type { Project, Thread } from "./run.ts";
-export { SseStream } from "./sse-stream.ts";
+export { SseStream } from "./stream/sse-stream.ts";
 
 export class Engine {
   options: EngineOptions;

@@ -26,7 +26,7 @@ import {
   finalEvents,
   junk,
   openingEvents,
-} from "./sse.ts";
+} from "./stream/sse.ts";
 import {
   type CodeBlockOut,
   type EngineOptions,
@@ -36,7 +36,7 @@ import {
   type RunInfo,
   type RunStatus,
 } from "./types.ts";
-import { SseStream } from "./sse-stream.ts";
+import { SseStream } from "./stream/sse-stream.ts";
 
 const NON_ASCII = /[^\u0020-\u007e\n\t]/;
 const STALL_AFTER_CHUNK = 3;

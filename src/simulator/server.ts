@@ -23,7 +23,7 @@ import {
   type SimulatorEvents,
   type ThreadInfo,
 } from "./engine.ts";
-import { DEFAULT_LIMITS } from "./uploads.ts";
+import { DEFAULT_LIMITS } from "./uploads/uploads.ts";
 import { handle } from "./handle.ts";
 import { sendDetail } from "./http.ts";
 import { type FaultSpec, optionsSchema, type SimulatorOptions } from "./options.ts";

@@ -3,8 +3,8 @@ import { randomBytes } from "node:crypto";
 import type { EventEmitter } from "node:events";
 import { performance } from "node:perf_hooks";
 import { type Directives, type ReconnectMode, type StreamFormat } from "./directives.ts";
-import type { UploadedFile } from "./uploads.ts";
-import { type FinalStatus } from "./sse.ts";
+import type { UploadedFile } from "./uploads/uploads.ts";
+import { type FinalStatus } from "./stream/sse.ts";
 
 export type RunStatus = "running" | FinalStatus;
 

@@ -12,8 +12,8 @@ import {
 } from "../../src/simulator/answers.ts";
 import { HOSTILE_UNITS, parseDirectives } from "../../src/simulator/directives.ts";
 import { makePng } from "../../src/simulator/files.ts";
-import { multipartParser, readMultipart } from "../../src/simulator/multipart.ts";
-import { BadBodyError, DEFAULT_LIMITS, type FormBody } from "../../src/simulator/uploads.ts";
+import { multipartParser, readMultipart } from "../../src/simulator/uploads/multipart.ts";
+import { BadBodyError, DEFAULT_LIMITS, type FormBody } from "../../src/simulator/uploads/uploads.ts";
 
 describe("directives", () => {
   it("parses and strips every [sim:...] token", () => {

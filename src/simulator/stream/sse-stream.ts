@@ -2,7 +2,7 @@
 import type { EventEmitter } from "node:events";
 import type { ServerResponse } from "node:http";
 import { data, junk, KEEP_ALIVE, oddlySpelled } from "./sse.ts";
-import { type SimulatorEvents } from "./types.ts";
+import { type SimulatorEvents } from "../types.ts";
 
 /** What a stream needs of the run it shows (a Run, structurally). */
 export interface StreamOwner {

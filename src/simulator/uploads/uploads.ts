@@ -2,7 +2,7 @@
  * The upload rules of Create Task / Continue Conversation (file count, sizes, extensions) and
  * the shape of a read form body, shared by the multipart and urlencoded readers.
  */
-import type { ValidationIssue } from "./validation.ts";
+import type { ValidationIssue } from "../validation.ts";
 
 // Deliberately not shared with the client (src/service): its mistakes must not hide behind one list.
 export const ALLOWED_EXTENSIONS = [

@@ -3,7 +3,7 @@
  * (see directives.ts), plus the junk lines of `malformed` mode. Functions return the JSON
  * of one event (to be wrapped as `data: <json>\n\n`) or whole SSE blocks.
  */
-import type { StreamFormat } from "./directives.ts";
+import type { StreamFormat } from "../directives.ts";
 
 export type FinalStatus = "completed" | "failed" | "stopped";
 
