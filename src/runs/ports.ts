@@ -111,6 +111,11 @@ export interface SlackWriter {
   /** Ends a native stream (`chat.stopStream`); the message can then be edited like any other. */
   stopStream(channelId: string, ts: string): Promise<void>;
   /**
+   * The workspace's budget of native streams, where the writer spends Slack's budgets (its
+   * scheduler): auto streaming starts a stream only when it allows. Absent: auto edits.
+   */
+  readonly streams?: StreamBudget;
+  /**
    * Names of the files shared in a thread at or after `sinceTs` (a run's first message),
    * so a resumed run uploads nothing twice.
    */
@@ -144,6 +149,24 @@ export interface SlackWriter {
   isAdmin(userId: string): Promise<boolean>;
   /** Who a person is, for the app's policy (undefined when Slack cannot say). */
   person(userId: string): Promise<Person | undefined>;
+}
+
+/**
+ * Slack's budget of native streams in a workspace: `chat.startStream` and `chat.stopStream` are
+ * Tier 2 (about 20 a minute each), while `chat.appendStream` is Tier 4 and `chat.update` Tier 3.
+ */
+export interface StreamBudget {
+  /**
+   * Starts a native stream (as `startStream`) if a start can go at once, nobody waiting before
+   * it, and the stops waiting go soon (a stream started now is stopped soon after it ends).
+   * Otherwise nothing is spent and it resolves undefined: the run edits instead.
+   */
+  tryStart(
+    channelId: string,
+    threadTs: string,
+    recipient: { userId: string; teamId: string },
+    markdown: string,
+  ): Promise<string | undefined>;
 }
 
 /** One step of the agent's work, as a Slack `task_update` stream chunk shows it. */

@@ -18,7 +18,7 @@ import type { Clock, PagePreviews, ThreadStore, Workspaces } from "./ports.ts";
 import { systemClock } from "./ports.ts";
 import { RelayCounters, type RelayMetrics } from "./relay-metrics.ts";
 import { type ReservationNote, Reservations } from "./reservations.ts";
-import { RunRelay } from "./run.ts";
+import { type RunDeps, RunRelay } from "./run.ts";
 import type { RunControl, RunEnd } from "./run-state.ts";
 
 export { decodeFile } from "./file-delivery.ts";
@@ -51,8 +51,9 @@ export interface RelayOptions {
   readonly workspaces: Workspaces;
   readonly store: ThreadStore;
   readonly logger: Logger;
-  /** Edit the message as text arrives (default), or use Slack's native streaming. */
-  readonly streaming?: "edit" | "native";
+  /** How answers reach Slack (edits by default), and how long a native stream message lasts. */
+  readonly streaming?: RunDeps["streaming"];
+  readonly streamRotateMs?: number;
   /** Who this instance is, as lease holder. */
   readonly instanceId: string;
   /** How long a run's lease lasts without renewal (renewed every third of it). */
@@ -253,6 +254,7 @@ export class Relay {
         instanceId: this.#opts.instanceId,
         leaseTtlMs: this.#leaseTtl,
         streaming: this.#opts.streaming ?? "edit",
+        streamRotateMs: this.#opts.streamRotateMs,
         follow: this.#opts.follow ?? {},
         previews: this.#opts.previews,
         onEnded: (end) => this.#ended(end),

@@ -41,6 +41,8 @@ export interface RunDeps extends Pick<DeliveryContext, "previews"> {
   readonly instanceId: string;
   readonly leaseTtlMs: number;
   readonly streaming: StreamingMode;
+  /** How long one native stream message is streamed into (default: four minutes). */
+  readonly streamRotateMs?: number | undefined;
   readonly follow: Omit<FollowOptions, "signal" | "resumeText">;
   readonly onEnded: (end: RunEnd) => Promise<void>;
 }
@@ -88,10 +90,11 @@ export class RunRelay {
       writer: deps.writer,
       channelId,
       threadTs,
-      initial: record.messageTs,
-      controlTs: record.controlTs,
+      initial: record,
       recipient: { userId: record.owner, teamId },
       resumed,
+      rotateMs: deps.streamRotateMs,
+      clock: deps.clock,
       log: this.#log,
       onMoved: () => this.#persist({}),
       reshow: () => {
@@ -174,10 +177,10 @@ export class RunRelay {
           take();
           return this.#text;
         },
-        render: () => {
+        render: (from) => {
           if (this.#ending || this.#ctl.forgotten || this.#ctl.stoppedBy !== undefined) return;
           take();
-          return renderRun(this.#view("running"));
+          return renderRun(this.#view("running", { text: this.#text.slice(from) }));
         },
       });
       if (shown) await this.#shown(since.at, since.text);
@@ -229,13 +232,8 @@ export class RunRelay {
 
   /** Keeps the run's record current (in order), so a new owner starts where this one is. */
   #persist(change: Partial<RunRecord>): Promise<void> {
-    const { ts, controlTs } = this.#sink;
-    this.#record = {
-      ...this.#record,
-      ...change,
-      messageTs: [...ts],
-      ...(controlTs !== undefined ? { controlTs } : {}),
-    };
+    const { messageTs, ...place } = this.#sink.place;
+    this.#record = { ...this.#record, ...change, ...place, messageTs: [...messageTs] };
     const record = this.#record;
     this.#persisting = this.#persisting.then(() =>
       keepRecord(this.#deps.store, this.#ctl, record).then(
@@ -290,7 +288,7 @@ export class RunRelay {
       {
         state,
         chars: this.#text.length,
-        messages: this.#sink.ts.length,
+        messages: this.#sink.place.messageTs.length,
         files: files.length,
         edits: this.#edits + 1,
         lagMsMax: this.#lagMax,
@@ -341,9 +339,12 @@ export class RunRelay {
       ...(stoppedBy ? { stoppedBy } : {}),
       files,
     });
-    const payloads = renderRun(ended(this.#record, view)); // with its completion record
+    const text = this.#text;
+    // With its completion record; sealed parts of a rotated stream keep the head of the text.
+    const render = (from: number) =>
+      renderRun(ended(this.#record, { ...view, text: text.slice(from) }));
     // The final edit shows the last deltas too: count its lag like the others'.
-    if ((await this.#sink.final(payloads)) && this.#unshownSince !== undefined) {
+    if ((await this.#sink.final({ text, render })) && this.#unshownSince !== undefined) {
       this.#deps.counters.lag(this.#deps.clock.now() - this.#unshownSince);
     }
   }
@@ -364,7 +365,7 @@ export class RunRelay {
       record: this.#record,
       state,
       text: this.#text,
-      messageTs: [...this.#sink.ts],
+      messageTs: [...this.#sink.place.messageTs],
     });
   }
 }

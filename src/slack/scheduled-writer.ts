@@ -4,11 +4,24 @@
  * method instead of failing the call. The inner writer should use a WebClient with
  * `rejectRateLimitedCalls: true`, so that 429s reach the scheduler instead of WebClient's queue.
  */
-import type { ScheduleOptions, SlackScheduler } from "./scheduler/index.ts";
-import type { SlackWriter, UploadItem } from "../runs/ports.ts";
+import {
+  BudgetWaitExceeded,
+  type ScheduleOptions,
+  type SlackScheduler,
+} from "./scheduler/index.ts";
+import type { SlackWriter, StreamBudget, UploadItem } from "../runs/ports.ts";
 
 /** Files per filesUploadV2 call, as webClientWriter batches them. */
 const UPLOAD_BATCH = 10;
+
+/**
+ * A stream starts "at once" when its start gets a token within this long (a bucket in Redis
+ * answers in a round trip; shared buckets add up to 100 ms of jitter).
+ */
+const START_AT_ONCE_MS = 250;
+
+/** A stream may start while the stops waiting would all go within this long. */
+const STOPS_WITHIN_MS = 10_000;
 
 export function scheduledWriter(
   inner: SlackWriter,
@@ -54,6 +67,7 @@ export function scheduledWriter(
     appendStream: (channelId, ts, markdown, steps) =>
       run("chat.appendStream", () => inner.appendStream(channelId, ts, markdown, steps)),
     stopStream: (channelId, ts) => run("chat.stopStream", () => inner.stopStream(channelId, ts)),
+    streams: streamBudget(),
     // One token for the whole read: threads of more than one page (200 messages) are rare.
     sharedFileNames: (channelId, threadTs, sinceTs) =>
       run("conversations.replies", () => inner.sharedFileNames(channelId, threadTs, sinceTs)),
@@ -72,6 +86,29 @@ export function scheduledWriter(
     // Mostly answered from memory: only a lookup takes a token.
     person: (userId) => inner.person(userId),
   };
+
+  /**
+   * Tier 2's budget for auto streaming: a start goes if the start bucket gives a token at once
+   * (first come, first served: a start waiting before it goes first) and the stops keep up; a
+   * run that cannot start edits instead, on the Tier 3 budget, and nobody waits for Tier 2.
+   */
+  function streamBudget(): StreamBudget {
+    return {
+      async tryStart(channelId, threadTs, recipient, markdown) {
+        if (!scheduler.keepsUp(teamId, "chat.stopStream", STOPS_WITHIN_MS)) return undefined;
+        try {
+          return await run(
+            "chat.startStream",
+            () => inner.startStream(channelId, threadTs, recipient, markdown),
+            { maxWaitMs: START_AT_ONCE_MS },
+          );
+        } catch (err) {
+          if (err instanceof BudgetWaitExceeded) return undefined;
+          throw err;
+        }
+      },
+    };
+  }
 
   /**
    * filesUploadV2 makes one files.getUploadURLExternal call per file, then one

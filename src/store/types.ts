@@ -136,6 +136,12 @@ export interface RunRecord {
   /** A native-streaming run's "working…" message, removed once the answer is final. */
   readonly controlTs?: string;
   /**
+   * The first `messages` of `messageTs` are sealed: stream messages a rotated native stream
+   * left (stopped, never edited again), showing the answer's first `chars` characters. The
+   * others show the rest; a new owner edits only those.
+   */
+  readonly sealed?: { readonly messages: number; readonly chars: number };
+  /**
    * `creating`: the messages to post (the thread's `threadTs` is "" and `messageTs` empty
    * until they exist), and the service's run once it answered, so that it is not lost.
    */

@@ -139,6 +139,31 @@ describe("scheduledWriter against the local Slack with tier enforcement", () => 
     expect(s.calls.filter((c) => c.method === "users.info")).toHaveLength(1);
   });
 
+  it("starts a native stream only while a start can go at once and the stops keep up", async () => {
+    const s = await start({ users: [{ id: "U1", name: "ada" }] });
+    const recipient = { userId: "U1", teamId: TEAM };
+    const thread = await s.writer.post("C1", payload("the task"));
+    const streams = s.writer.streams;
+    if (!streams) throw new Error("the scheduled writer knows no stream budget");
+    // chat.startStream's burst is 2 (Tier 2, about 20 a minute): two start at once, a third
+    // would wait about three seconds for a token, so it says no and spends nothing.
+    const started = [
+      await streams.tryStart("C1", thread, recipient, "one\n"),
+      await streams.tryStart("C1", thread, recipient, "two\n"),
+      await streams.tryStart("C1", thread, recipient, "three\n"),
+    ];
+    expect(started.map((ts) => ts !== undefined)).toEqual([true, true, false]);
+    expect(s.slack.calls.filter((c) => c.method === "chat.startStream")).toHaveLength(2);
+    expect(s.scheduler.metrics().queued).toBe(0);
+
+    // Stops waiting for their budget hold new streams back until they would go soon.
+    expect(s.scheduler.keepsUp(TEAM, "chat.stopStream", 10_000)).toBe(true);
+    const stops = started.flatMap((ts) => (ts ? [s.writer.stopStream("C1", ts)] : []));
+    for (let i = 0; i < 4; i++) stops.push(s.writer.stopStream("C1", "1.000000").catch(() => {}));
+    expect(s.scheduler.keepsUp(TEAM, "chat.stopStream", 10_000)).toBe(false);
+    await Promise.all(stops.slice(0, 2));
+  });
+
   it("routes every writer method through its method's budget", async () => {
     // 20× time: the 12 file tokens need a few seconds of refill otherwise.
     const s = await start({ users: [{ id: "U1", name: "ada", is_admin: true }] }, fastClock(20));

@@ -165,6 +165,28 @@ export function pick(lane: Lane, now: number): Job | EditSlot | undefined {
   return job;
 }
 
+/**
+ * Whether the jobs waiting in `lane` (here: other instances' are not known), and one more, go
+ * within `ms` at its budget's rate (a burst's worth at once): the budget keeps up.
+ */
+export function keepsUpWithin(lane: Lane | undefined, ms: number): boolean {
+  return !lane || waitingJobs(lane) + 1 <= lane.bucket.burst + lane.bucket.ratePerMs * ms;
+}
+
+/** The jobs waiting in a lane, held keys' too (edits are not jobs). */
+function waitingJobs(lane: Lane): number {
+  let waiting = lane.jobs.size;
+  for (const hold of lane.keyHolds.values()) waiting += hold.parked.length;
+  return waiting;
+}
+
+/** The calls waiting in a lane: jobs, and messages with a text not sent yet. */
+export function waitingCalls(lane: Lane): number {
+  let waiting = waitingJobs(lane);
+  for (const slot of lane.edits.values()) if (slot.pending) waiting += 1;
+  return waiting;
+}
+
 /** Parks `job`, refused by its key's bucket, with the other calls of its key until `until`. */
 export function holdKey(lane: Lane, job: Job, key: string, until: number): void {
   if (!lane.jobs.remove(job)) return;

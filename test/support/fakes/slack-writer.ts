@@ -3,7 +3,7 @@
  * Slack scheduler, it keeps only the latest waiting edit of each message and renders it when
  * it is "sent": here, when the test calls `flush()` (as a budget refill would).
  */
-import type { SlackWriter, StreamStep, UploadItem } from "../../../src/runs/ports.ts";
+import type { SlackWriter, StreamBudget, StreamStep, UploadItem } from "../../../src/runs/ports.ts";
 import type { MessagePayload } from "../../../src/view/render.ts";
 
 export interface ShownMessage {
@@ -100,6 +100,22 @@ export class TranscriptWriter implements SlackWriter {
   readonly #streaming = new Set<string>();
   /** The error Slack answers the next chat.startStream with, if any. */
   refuseNextStream: string | undefined;
+  /** Stops wait for this (their budget is spent) before they are sent. */
+  stopsWaitFor: Promise<void> = Promise.resolve();
+  /** The stream budget auto streaming asks; see `allowStreams`. */
+  streams?: StreamBudget;
+
+  /** Lets `starts` streams start at once (the budget's tokens), and no more. */
+  allowStreams(starts: number): void {
+    let left = starts;
+    this.streams = {
+      tryStart: async (channelId, threadTs, recipient, markdown) => {
+        if (left <= 0) return undefined;
+        left -= 1;
+        return this.startStream(channelId, threadTs, recipient, markdown);
+      },
+    };
+  }
 
   async startStream(
     _channelId: string,
@@ -131,23 +147,31 @@ export class TranscriptWriter implements SlackWriter {
   ): Promise<void> {
     this.calls.push("chat.appendStream");
     const shown = this.messages.find((m) => m.ts === ts);
-    if (!shown || !this.#streaming.has(ts)) throw slackError("message_not_in_streaming_state");
+    if (!shown || !this.#streaming.has(ts)) {
+      throw slackError(this.#ended.get(ts) ?? "message_not_in_streaming_state");
+    }
     shown.payload = { ...shown.payload, text: shown.payload.text + markdown };
     this.steps.push(...(steps ?? []));
   }
 
   async stopStream(_channelId: string, ts: string): Promise<void> {
+    await this.stopsWaitFor;
     this.calls.push("chat.stopStream");
-    if (!this.#streaming.delete(ts)) throw slackError("message_not_in_streaming_state");
+    if (!this.#streaming.delete(ts)) {
+      throw slackError(this.#ended.get(ts) ?? "message_not_in_streaming_state");
+    }
   }
 
   /** The agent's steps as the streams received them. */
   readonly steps: StreamStep[] = [];
 
-  /** Slack ends a stream on its own (it expired, or its reader stopped it). */
-  endStream(ts: string): void {
+  /** Slack ends a stream on its own: it expired, or its reader stopped it (`stopped_by_user`). */
+  endStream(ts: string, error = "message_not_in_streaming_state"): void {
     this.#streaming.delete(ts);
+    this.#ended.set(ts, error);
   }
+
+  readonly #ended = new Map<string, string>();
 
   /** Whether a stream is still open. */
   streaming(ts: string): boolean {
