@@ -72,10 +72,15 @@ function done(text: string, status = "Completed"): FinalAnswer {
 const payload = (text: string): MessagePayload => ({ text, blocks: [] });
 const shown = (ts: string | undefined) => writer.messages.find((m) => m.ts === ts);
 
+/** Shows the answer and sends the edit it queued, as a budget refill would. */
 async function showAndSend(s: AnswerSink, text: string): Promise<void> {
-  const sent = s.show(answer(text));
-  await writer.flush();
-  await sent;
+  let sent = false;
+  const showing = s.show(answer(text)).then(() => (sent = true));
+  await until("the edit is sent", async () => {
+    await writer.flush();
+    return sent;
+  });
+  await showing;
 }
 
 describe("the answer sink", () => {
@@ -255,7 +260,8 @@ describe("a native stream past its rotation time", () => {
 
   it("is continued after a crash by editing only the part after the sealed ones", async () => {
     const first = await writer.post("C1", payload(line(1)), THREAD);
-    const second = await writer.post("C1", payload(line(2)), THREAD);
+    // The run's owner died while it streamed into its second message.
+    const second = await writer.startStream("C1", THREAD, { userId: "U1", teamId: "T1" }, line(2));
     const s = sink("auto", {
       resumed: true,
       initial: {
@@ -265,13 +271,16 @@ describe("a native stream past its rotation time", () => {
       },
     });
     await showAndSend(s, line(1) + line(2) + line(3));
+    // The stream is stopped before the message is edited.
+    expect(writer.streaming(second)).toBe(false);
+    expect(writer.calls.slice(-2)).toEqual(["chat.stopStream", "chat.update"]);
     expect(shown(first)?.payload.text).toBe(line(1));
     expect(shown(second)?.payload.text).toBe(`${line(2)}${line(3)}_Working…_`);
     await s.final(done(line(1) + line(2) + line(3)));
     await s.removeControl();
     expect(shown(second)?.payload.text).toBe(`${line(2)}${line(3)}Completed`);
     expect(shown(working)?.deleted).toBe(true);
-    expect(writer.calls).not.toContain("chat.startStream");
+    expect(writer.calls.filter((c) => c === "chat.startStream")).toHaveLength(1); // the dead owner's
   });
 });
 

@@ -17,6 +17,11 @@ export interface SinkOptions {
   /** Where the answer already is (its "working…" message, or more after a resume). */
   readonly initial: AnswerPlace;
   readonly log: Logger;
+  /**
+   * A stream message the run's previous owner may have left streaming (it died): stopped, or
+   * found ended, before the first edit of it.
+   */
+  readonly leftStreaming?: string | undefined;
 }
 
 export class EditSink implements AnswerSink {
@@ -26,6 +31,8 @@ export class EditSink implements AnswerSink {
   /** Sealed messages, and how many characters of the answer they show. */
   readonly #sealed: string[];
   #sealedChars: number;
+  /** The stop of a stream left streaming, if any: edits wait for it. */
+  #ready: Promise<void> | undefined;
 
   constructor(options: SinkOptions) {
     const { initial } = options;
@@ -53,7 +60,9 @@ export class EditSink implements AnswerSink {
   }
 
   show(answer: RunningAnswer): Promise<boolean> {
-    return this.#messages.interim(() => answer.render(this.#sealedChars));
+    const edit = () => this.#messages.interim(() => answer.render(this.#sealedChars));
+    const stopped = this.#leftStreamingStopped();
+    return stopped ? stopped.then(edit) : edit();
   }
 
   step(): void {
@@ -67,6 +76,7 @@ export class EditSink implements AnswerSink {
   async final(answer: FinalAnswer): Promise<boolean> {
     const { log } = this.#opts;
     const payloads = answer.render(this.#sealedChars);
+    await this.#leftStreamingStopped();
     try {
       await this.#messages.final(payloads);
       return true;
@@ -90,6 +100,14 @@ export class EditSink implements AnswerSink {
     await this.#opts.writer.remove(this.#opts.channelId, control).catch((err: unknown) => {
       this.#opts.log.warn({ err }, "could not remove the working message");
     });
+  }
+
+  #leftStreamingStopped(): Promise<void> | undefined {
+    const { writer, channelId, leftStreaming } = this.#opts;
+    if (leftStreaming === undefined) return undefined;
+    // Slack answers message_not_in_streaming_state when it was stopped or expired already.
+    this.#ready ??= writer.stopStream(channelId, leftStreaming).catch(() => undefined);
+    return this.#ready;
   }
 
   /**

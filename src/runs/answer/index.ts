@@ -41,7 +41,12 @@ export function openAnswerSink(options: AnswerSinkOptions): AnswerSink {
   const { mode, recipient, resumed, writer } = options;
   const { userId, teamId } = recipient;
   const streams = mode === "native" || (mode === "auto" && writer.streams !== undefined);
-  if (!streams || resumed || userId === undefined) return new EditSink(options);
+  // A resumed run that streamed (a stream message replaced its working message) may find its
+  // last message still streaming: it is stopped before the first edit.
+  const { messageTs, controlTs } = options.initial;
+  const leftStreaming = resumed && controlTs !== undefined ? messageTs.at(-1) : undefined;
+  if (!streams || resumed || userId === undefined)
+    return new EditSink({ ...options, leftStreaming });
   return new NativeSink({
     ...options,
     recipient: { userId, teamId },
