@@ -108,8 +108,11 @@ export interface SlackWriter {
     markdown: string,
     steps?: readonly StreamStep[],
   ): Promise<void>;
-  /** Ends a native stream (`chat.stopStream`); the message can then be edited like any other. */
-  stopStream(channelId: string, ts: string): Promise<void>;
+  /**
+   * Ends a native stream (`chat.stopStream`); the message can then be edited like any other.
+   * `end` adds blocks below what was streamed (a run's status and buttons) and metadata.
+   */
+  stopStream(channelId: string, ts: string, end?: StreamEnd): Promise<void>;
   /**
    * The workspace's budget of native streams, where the writer spends Slack's budgets (its
    * scheduler): auto streaming starts a stream only when it allows. Absent: auto edits.
@@ -168,6 +171,9 @@ export interface StreamBudget {
     markdown: string,
   ): Promise<string | undefined>;
 }
+
+/** What a stream's stop adds to its message: blocks at its end, and metadata. */
+export type StreamEnd = Pick<MessagePayload, "blocks" | "metadata">;
 
 /** One step of the agent's work, as a Slack `task_update` stream chunk shows it. */
 export interface StreamStep {

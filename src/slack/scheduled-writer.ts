@@ -66,7 +66,8 @@ export function scheduledWriter(
       run("chat.startStream", () => inner.startStream(channelId, threadTs, recipient, markdown)),
     appendStream: (channelId, ts, markdown, steps) =>
       run("chat.appendStream", () => inner.appendStream(channelId, ts, markdown, steps)),
-    stopStream: (channelId, ts) => run("chat.stopStream", () => inner.stopStream(channelId, ts)),
+    stopStream: (channelId, ts, end) =>
+      run("chat.stopStream", () => inner.stopStream(channelId, ts, end)),
     streams: streamBudget(),
     // One token for the whole read: threads of more than one page (200 messages) are rare.
     sharedFileNames: (channelId, threadTs, sinceTs) =>

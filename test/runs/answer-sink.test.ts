@@ -285,6 +285,38 @@ describe("a native stream past its rotation time", () => {
 });
 
 describe("the end of a native stream", () => {
+  it("adds the status below the streamed answer with its stop, without an edit", async () => {
+    const s = sink("native");
+    await s.show(answer(line(1)));
+    const [streamTs] = s.place.messageTs;
+    const status = {
+      type: "context" as const,
+      elements: [{ type: "mrkdwn" as const, text: "Completed" }],
+    };
+    const final: FinalAnswer = {
+      text: line(1) + line(2),
+      render: (from) => [
+        {
+          text: "Completed",
+          blocks: [{ type: "markdown", text: (line(1) + line(2)).slice(from) }, status],
+          metadata: { event_type: "task_completed", event_payload: {} },
+        },
+      ],
+    };
+    expect(await s.final(final)).toBe(true);
+    expect(writer.calls).toEqual([
+      "chat.postMessage",
+      "chat.startStream",
+      "chat.appendStream",
+      "chat.stopStream",
+    ]);
+    expect(shown(streamTs)?.payload).toMatchObject({
+      text: line(1) + line(2),
+      blocks: [status],
+      metadata: { event_type: "task_completed" },
+    });
+  });
+
   it("appends the rest of the final answer at once, before its stop waits for the budget", async () => {
     let release = () => {};
     writer.stopsWaitFor = new Promise<void>((r) => (release = r));

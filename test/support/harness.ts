@@ -430,10 +430,13 @@ export function buttonOf(
 
 /** The Markdown an answer message shows. */
 export function markdownOf(m: SlackMessage): string {
-  return blocksOf(m)
+  const blocks = blocksOf(m)
     .filter((b) => b.type === "markdown" && typeof b.text === "string")
-    .map((b) => b.text as string)
-    .join("\n\n");
+    .map((b) => b.text as string);
+  // A stream message shows what was streamed into it, and its stop's blocks below (until an
+  // edit replaces both).
+  const streamed = m.streaming_state !== undefined && m.edited === undefined ? [m.text] : [];
+  return [...streamed, ...blocks].join("\n\n");
 }
 
 /**

@@ -50,6 +50,11 @@ export class EditSink implements AnswerSink {
     });
   }
 
+  /** How many characters of the answer the sealed messages hold (the rest shows after them). */
+  get sealedChars(): number {
+    return this.#sealedChars;
+  }
+
   get place(): AnswerPlace {
     const sealed = this.#sealed.length;
     return {

@@ -71,7 +71,14 @@ export class NativeSink implements AnswerSink {
   }
 
   async final(answer: FinalAnswer): Promise<boolean> {
-    await this.#stream.end(answer.text);
+    // A stream that holds the whole answer needs no edit: its stop adds the status below it.
+    const [only, ...more] = answer.render(this.#edits.sealedChars);
+    const [body, ...status] = only?.blocks ?? [];
+    const end =
+      only && more.length === 0 && body?.type === "markdown"
+        ? { blocks: status, ...(only.metadata ? { metadata: only.metadata } : {}) }
+        : undefined;
+    if (await this.#stream.end(answer.text, end)) return true;
     return this.#edits.final(answer);
   }
 

@@ -14,7 +14,7 @@ import { slackErrorCode } from "../../view/errors.ts";
 import { StreamablePrefix } from "../../view/markdown.ts";
 import { MESSAGE_MARKDOWN_LIMIT } from "../../view/render.ts";
 import { neutralizeMentions } from "../../view/sanitize.ts";
-import type { SlackWriter, StreamStep } from "../ports.ts";
+import type { SlackWriter, StreamEnd, StreamStep } from "../ports.ts";
 
 /** Slack's answers when it ended the stream itself: nothing is left to stop. */
 const ENDED_BY_SLACK = new Set(["message_not_in_streaming_state", "stopped_by_user"]);
@@ -67,7 +67,7 @@ export class NativeStream {
   /** Stops of stream messages the answer rotated out of, under way. */
   #stops: Promise<void> = Promise.resolve();
   /** Leaving streaming, once: the run edits when this is done. */
-  #leaving: Promise<void> | undefined;
+  #leaving: Promise<boolean> | undefined;
 
   constructor(options: NativeStreamOptions) {
     this.#opts = options;
@@ -115,23 +115,33 @@ export class NativeStream {
   /**
    * The run ended with `text`: what of it the stream lacks is appended at once (on the append
    * budget: the answer shows whole without waiting for a stop), then the stream is stopped
-   * when the stop budget allows. The final edit comes after.
+   * when the stop budget allows, with `end` (the run's status and buttons) below the answer
+   * when the stream holds all of it. True when that stop showed the final answer (no edit is
+   * needed); false when an edit must show it.
    */
-  async end(text: string): Promise<void> {
+  async end(text: string, end: StreamEnd | undefined): Promise<boolean> {
     if (this.#on) await this.#appending.catch(() => false);
+    const whole = await this.#appendRest(text);
+    return this.#leaveWith("the run ended", whole ? end : undefined);
+  }
+
+  /** Appends what of the final `text` the stream lacks; true when it then holds all of it. */
+  async #appendRest(text: string): Promise<boolean> {
     const ts = this.#streamTs;
-    const rest = text.startsWith(this.#streamed) ? text.slice(this.#streamed.length) : "";
-    const fits = text.length - this.#partStart <= MESSAGE_MARKDOWN_LIMIT;
-    if (this.#on && ts !== undefined && rest !== "" && fits) {
-      const { writer, channelId } = this.#opts;
-      // Whole lines, as every append: the final edit shows the answer as it is anyway.
-      const lines = rest.endsWith("\n") ? rest : `${rest}\n`;
-      await writer.appendStream(channelId, ts, neutralizeMentions(lines)).then(
-        () => void (this.#streamed = text),
-        (err: unknown) => this.#endedBySlack(err),
-      );
+    if (!this.#on || ts === undefined || !text.startsWith(this.#streamed)) return false;
+    if (text.length - this.#partStart > MESSAGE_MARKDOWN_LIMIT) return false;
+    const rest = text.slice(this.#streamed.length);
+    if (rest === "") return true;
+    // Whole lines, as every append (a final newline shows as nothing).
+    const lines = rest.endsWith("\n") ? rest : `${rest}\n`;
+    try {
+      await this.#opts.writer.appendStream(this.#opts.channelId, ts, neutralizeMentions(lines));
+    } catch (err) {
+      this.#endedBySlack(err);
+      return false;
     }
-    await this.leave("the run ended");
+    this.#streamed = text;
+    return true;
   }
 
   #queue(latest: () => string): Promise<boolean> {
@@ -141,29 +151,43 @@ export class NativeStream {
   }
 
   /** Ends the stream (if one started); the message can then be edited like any other. */
-  leave(why: string): Promise<void> {
-    this.#leaving ??= this.#leave(why);
+  async leave(why: string): Promise<void> {
+    await this.#leaveWith(why, undefined);
+  }
+
+  /** Leaves once; true when the stop carried `end` into the message. */
+  #leaveWith(why: string, end: StreamEnd | undefined): Promise<boolean> {
+    this.#leaving ??= this.#leave(why, end);
     return this.#leaving;
   }
 
-  async #leave(why: string): Promise<void> {
+  async #leave(why: string, end: StreamEnd | undefined): Promise<boolean> {
     this.#on = false;
     await this.#appending.catch(() => false);
     this.#opts.log.info({ why }, "native streaming ended; editing the message from now on");
     const ts = this.#streamTs;
-    if (ts !== undefined) this.#stop(ts);
+    const stopped = ts === undefined ? false : this.#stop(ts, end);
     await this.#stops;
     this.#opts.onLeft();
+    return end !== undefined && (await stopped);
   }
 
-  /** Stops a stream message when the stop budget allows; Slack may have ended it already. */
-  #stop(ts: string): void {
+  /**
+   * Stops a stream message when the stop budget allows (true once it did); Slack may have
+   * ended it already.
+   */
+  #stop(ts: string, end?: StreamEnd): Promise<boolean> {
     const { writer, channelId, log } = this.#opts;
-    const stop = writer.stopStream(channelId, ts).catch((err: unknown) => {
-      if (!ENDED_BY_SLACK.has(slackErrorCode(err) ?? ""))
-        log.warn({ err }, "could not stop a stream");
-    });
-    this.#stops = this.#stops.then(() => stop);
+    const stop = writer.stopStream(channelId, ts, end).then(
+      () => true,
+      (err: unknown) => {
+        const code = slackErrorCode(err) ?? "";
+        if (!ENDED_BY_SLACK.has(code)) log.warn({ err, code }, "could not stop a stream");
+        return false;
+      },
+    );
+    this.#stops = this.#stops.then(() => stop).then(() => undefined);
+    return stop;
   }
 
   /** Slack said the stream is over (expired, or its reader stopped it): no stop is due. */

@@ -3,7 +3,13 @@
  * Slack scheduler, it keeps only the latest waiting edit of each message and renders it when
  * it is "sent": here, when the test calls `flush()` (as a budget refill would).
  */
-import type { SlackWriter, StreamBudget, StreamStep, UploadItem } from "../../../src/runs/ports.ts";
+import type {
+  SlackWriter,
+  StreamBudget,
+  StreamEnd,
+  StreamStep,
+  UploadItem,
+} from "../../../src/runs/ports.ts";
 import type { MessagePayload } from "../../../src/view/render.ts";
 
 export interface ShownMessage {
@@ -154,12 +160,15 @@ export class TranscriptWriter implements SlackWriter {
     this.steps.push(...(steps ?? []));
   }
 
-  async stopStream(_channelId: string, ts: string): Promise<void> {
+  async stopStream(_channelId: string, ts: string, end?: StreamEnd): Promise<void> {
     await this.stopsWaitFor;
     this.calls.push("chat.stopStream");
     if (!this.#streaming.delete(ts)) {
       throw slackError(this.#ended.get(ts) ?? "message_not_in_streaming_state");
     }
+    const shown = this.messages.find((m) => m.ts === ts);
+    // The stop's blocks go below what was streamed.
+    if (shown && end) shown.payload = { ...shown.payload, ...end };
   }
 
   /** The agent's steps as the streams received them. */
