@@ -160,17 +160,25 @@ export interface SlackWriter {
  */
 export interface StreamBudget {
   /**
-   * Starts a native stream (as `startStream`) if a start can go at once, nobody waiting before
-   * it, and the stops waiting go soon (a stream started now is stopped soon after it ends).
-   * Otherwise nothing is spent and it resolves undefined: the run edits instead.
+   * A run's first lines are ready (auto streaming): starts a native stream (as `startStream`)
+   * if streaming shows the run fresher than edits would (the edit budget is shared, the stream
+   * budgets less so), a start can go at once (nobody waiting before it) and the stops waiting
+   * go soon. Otherwise nothing is spent and it resolves undefined: the run edits.
    */
-  tryStart(
-    channelId: string,
-    threadTs: string,
-    recipient: { userId: string; teamId: string },
-    markdown: string,
-  ): Promise<string | undefined>;
+  tryStart: StartStream;
+  /**
+   * A streaming run's next stream message (its rotation): started if a start can go at once
+   * and the stops waiting go soon; otherwise nothing is spent and it resolves undefined.
+   */
+  tryNext: StartStream;
 }
+
+type StartStream = (
+  channelId: string,
+  threadTs: string,
+  recipient: { userId: string; teamId: string },
+  markdown: string,
+) => Promise<string | undefined>;
 
 /** What a stream's stop adds to its message: blocks at its end, and metadata. */
 export type StreamEnd = Pick<MessagePayload, "blocks" | "metadata">;

@@ -8,8 +8,10 @@ import {
   BudgetWaitExceeded,
   type ScheduleOptions,
   type SlackScheduler,
+  StreamChoice,
 } from "./scheduler/index.ts";
 import type { SlackWriter, StreamBudget, UploadItem } from "../runs/ports.ts";
+import { slackErrorCode } from "../view/errors.ts";
 
 /** Files per filesUploadV2 call, as webClientWriter batches them. */
 const UPLOAD_BATCH = 10;
@@ -20,8 +22,8 @@ const UPLOAD_BATCH = 10;
  */
 const START_AT_ONCE_MS = 250;
 
-/** A stream may start while the stops waiting would all go within this long. */
-const STOPS_WITHIN_MS = 10_000;
+/** Slack's answers when it ended a stream itself. */
+const STREAM_ENDED = new Set(["message_not_in_streaming_state", "stopped_by_user"]);
 
 export function scheduledWriter(
   inner: SlackWriter,
@@ -30,6 +32,11 @@ export function scheduledWriter(
 ): SlackWriter {
   const run = <T>(method: string, fn: () => Promise<T>, options: ScheduleOptions = {}) =>
     scheduler.schedule(teamId, method, fn, options);
+  const choice = new StreamChoice(scheduler, teamId);
+  const opened = (ts: string) => {
+    choice.opened(ts);
+    return ts;
+  };
 
   return {
     // A task's posts keep its command's place in the channel's queue (first come, first served).
@@ -63,11 +70,20 @@ export function scheduledWriter(
       }
     },
     startStream: (channelId, threadTs, recipient, markdown) =>
-      run("chat.startStream", () => inner.startStream(channelId, threadTs, recipient, markdown)),
+      run("chat.startStream", () =>
+        inner.startStream(channelId, threadTs, recipient, markdown),
+      ).then(opened),
     appendStream: (channelId, ts, markdown, steps) =>
-      run("chat.appendStream", () => inner.appendStream(channelId, ts, markdown, steps)),
+      run("chat.appendStream", () => inner.appendStream(channelId, ts, markdown, steps)).catch(
+        (err: unknown) => {
+          if (STREAM_ENDED.has(slackErrorCode(err) ?? "")) choice.closed(ts);
+          throw err;
+        },
+      ),
     stopStream: (channelId, ts, end) =>
-      run("chat.stopStream", () => inner.stopStream(channelId, ts, end)),
+      run("chat.stopStream", () => inner.stopStream(channelId, ts, end)).finally(() =>
+        choice.closed(ts),
+      ),
     streams: streamBudget(),
     // One token for the whole read: threads of more than one page (200 messages) are rare.
     sharedFileNames: (channelId, threadTs, sinceTs) =>
@@ -89,25 +105,28 @@ export function scheduledWriter(
   };
 
   /**
-   * Tier 2's budget for auto streaming: a start goes if the start bucket gives a token at once
-   * (first come, first served: a start waiting before it goes first) and the stops keep up; a
-   * run that cannot start edits instead, on the Tier 3 budget, and nobody waits for Tier 2.
+   * Auto streaming: a run streams when the choice (scheduler/stream-choice.ts) says its share
+   * of the stream budgets beats its share of the edit budget, and the start bucket gives a
+   * token at once (first come, first served: a start waiting before it goes first); otherwise
+   * it edits, on the Tier 3 budget, and nobody waits for Tier 2.
    */
   function streamBudget(): StreamBudget {
+    const startAtOnce = async (...args: Parameters<SlackWriter["startStream"]>) => {
+      try {
+        const start = () => inner.startStream(...args);
+        return opened(await run("chat.startStream", start, { maxWaitMs: START_AT_ONCE_MS }));
+      } catch (err) {
+        if (err instanceof BudgetWaitExceeded) return undefined;
+        throw err;
+      }
+    };
     return {
-      async tryStart(channelId, threadTs, recipient, markdown) {
-        if (!scheduler.keepsUp(teamId, "chat.stopStream", STOPS_WITHIN_MS)) return undefined;
-        try {
-          return await run(
-            "chat.startStream",
-            () => inner.startStream(channelId, threadTs, recipient, markdown),
-            { maxWaitMs: START_AT_ONCE_MS },
-          );
-        } catch (err) {
-          if (err instanceof BudgetWaitExceeded) return undefined;
-          throw err;
-        }
+      async tryStart(...args) {
+        const ts = choice.stream() ? await startAtOnce(...args) : undefined;
+        if (ts === undefined) choice.edited();
+        return ts;
       },
+      tryNext: async (...args) => (choice.stopsKeepUp() ? startAtOnce(...args) : undefined),
     };
   }
 

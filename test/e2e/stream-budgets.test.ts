@@ -1,7 +1,7 @@
 /**
- * Answers at Slack's stream budgets, on both stores: in auto mode a run streams natively while
- * chat.startStream (Tier 2) lets it start at once and edits otherwise, so runs of one workspace
- * stream both ways at once; a stream older than the rotation time goes on in a new streamed
+ * Answers at Slack's stream budgets, on both stores: in auto mode a run streams natively when
+ * edits are shared and chat.startStream (Tier 2) lets it start at once, and edits otherwise, so
+ * runs of one workspace stream both ways at once; a stream older than the rotation time goes on in a new streamed
  * message, and after a crash another instance finishes it from what was shown; a final answer
  * shows whole before its chat.stopStream, which waits for the budget. The local Slack enforces
  * the same tiers as the app's budgets: no call is ever answered 429.
@@ -63,7 +63,8 @@ describe.each(storeBackends())("answers at Slack's stream budgets with %s", (_na
       const threads = await Promise.all(labels.map((l) => h.waitForTaskThread(l)));
       const finals = await Promise.all(threads.map((t) => h.waitForFinal(t)));
 
-      // One start token at once: the first run to have lines streams, the others edit.
+      // The first run to have lines edits (alone, edits are fresher); the next one streams on
+      // the one start token there is at once; the others edit.
       const native = threads.filter((t) => startsIn(h.slack.calls, t).length > 0);
       expect(native).toHaveLength(1);
       for (const [i, threadTs] of threads.entries()) {
@@ -79,8 +80,9 @@ describe.each(storeBackends())("answers at Slack's stream budgets with %s", (_na
         if (threadTs === native[0]) {
           expect(answer.ts).toBe(startsIn(h.slack.calls, threadTs)[0]?.response.ts);
         } else {
-          // The working message, edited while the answer grew, then with the final answer.
-          expect(edits.length).toBeGreaterThanOrEqual(2);
+          // The working message, edited (at least with the final answer; interim edits as the
+          // shared budget allows).
+          expect(edits.length).toBeGreaterThanOrEqual(1);
         }
       }
       expect(h.slack.rateLimited).toBe(0);
@@ -195,7 +197,7 @@ describe.each(storeBackends())("answers at Slack's stream budgets with %s", (_na
       // One stop token, then one every ~23 s.
       h = await Harness.start({
         redisUrl: redis,
-        streaming: "auto",
+        streaming: "native",
         ...tiers({ "chat.startStream": 600, "chat.stopStream": 4, "chat.appendStream": 100 }),
       });
     });

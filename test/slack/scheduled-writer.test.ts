@@ -139,29 +139,35 @@ describe("scheduledWriter against the local Slack with tier enforcement", () => 
     expect(s.calls.filter((c) => c.method === "users.info")).toHaveLength(1);
   });
 
-  it("starts a native stream only while a start can go at once and the stops keep up", async () => {
+  it("in auto mode edits a run alone, then spreads runs over streams and edits by their shares of the budgets", async () => {
     const s = await start({ users: [{ id: "U1", name: "ada" }] });
     const recipient = { userId: "U1", teamId: TEAM };
     const thread = await s.writer.post("C1", payload("the task"));
     const streams = s.writer.streams;
     if (!streams) throw new Error("the scheduled writer knows no stream budget");
-    // chat.startStream's burst is 2 (Tier 2, about 20 a minute): two start at once, a third
-    // would wait about three seconds for a token, so it says no and spends nothing.
-    const started = [
-      await streams.tryStart("C1", thread, recipient, "one\n"),
-      await streams.tryStart("C1", thread, recipient, "two\n"),
-      await streams.tryStart("C1", thread, recipient, "three\n"),
-    ];
-    expect(started.map((ts) => ts !== undefined)).toEqual([true, true, false]);
-    expect(s.slack.calls.filter((c) => c.method === "chat.startStream")).toHaveLength(2);
+    const choices: string[] = [];
+    const started: string[] = [];
+    for (let i = 0; i < 19; i++) {
+      const ts = await streams.tryStart("C1", thread, recipient, `part ${i}\n`);
+      choices.push(ts === undefined ? "edit" : "stream");
+      if (ts) started.push(ts);
+    }
+    // Alone, a run edits (about one edit a second, no waiting for whole lines). Then each run
+    // goes where its share is larger: chat.update's 45 a minute (after the safety margin) over
+    // the runs editing, or chat.appendStream's 90 over the streams, an append worth half an
+    // edit (whole lines only): runs alternate. Nine starts go at once (chat.startStream's
+    // burst); the tenth would wait for a token, so that run edits.
+    const [edit, stream] = ["edit", "stream"];
+    const alternating = Array.from({ length: 7 }, () => [edit, stream]).flat();
+    expect(choices).toEqual([edit, stream, stream, ...alternating, edit, edit]);
+    expect(s.slack.calls.filter((c) => c.method === "chat.startStream")).toHaveLength(9);
     expect(s.scheduler.metrics().queued).toBe(0);
 
     // Stops waiting for their budget hold new streams back until they would go soon.
-    expect(s.scheduler.keepsUp(TEAM, "chat.stopStream", 10_000)).toBe(true);
-    const stops = started.flatMap((ts) => (ts ? [s.writer.stopStream("C1", ts)] : []));
-    for (let i = 0; i < 4; i++) stops.push(s.writer.stopStream("C1", "1.000000").catch(() => {}));
-    expect(s.scheduler.keepsUp(TEAM, "chat.stopStream", 10_000)).toBe(false);
-    await Promise.all(stops.slice(0, 2));
+    await Promise.all(started.map((ts) => s.writer.stopStream("C1", ts)));
+    for (let i = 0; i < 10; i++) void s.writer.stopStream("C1", "1.000000").catch(() => {});
+    expect(await streams.tryStart("C1", thread, recipient, "later\n")).toBeUndefined();
+    expect(s.slack.calls.filter((c) => c.method === "chat.startStream")).toHaveLength(9);
   });
 
   it("routes every writer method through its method's budget", async () => {

@@ -273,7 +273,7 @@ export class NativeStream {
     const previous = this.#streamTs;
     const markdown = neutralizeMentions(add);
     const ts = writer.streams
-      ? await writer.streams.tryStart(channelId, threadTs, recipient, markdown)
+      ? await writer.streams.tryNext(channelId, threadTs, recipient, markdown)
       : await writer.startStream(channelId, threadTs, recipient, markdown);
     if (ts === undefined) return false;
     await this.#started(ts, this.#streamed.length);

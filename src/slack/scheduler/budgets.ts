@@ -35,8 +35,10 @@ export const DEFAULT_BUDGETS: Readonly<Record<string, MethodBudget>> = {
   "assistant.threads.setTitle": { perMinute: 100, burst: 5 }, // Tier 4
   // Not on the rate-limits page yet: treated like the assistant status it goes with.
   "agents.sessions.setStatus": { perMinute: 100, burst: 5 },
-  "chat.startStream": { perMinute: 20, burst: 2 }, // Tier 2
-  "chat.stopStream": { perMinute: 20, burst: 2 }, // Tier 2
+  // Tier 2. Runs come in bursts, and each stream starts (and later stops) once: half of a
+  // minute's allowance may go at once, the rest spread over the minute.
+  "chat.startStream": { perMinute: 20, burst: 9 },
+  "chat.stopStream": { perMinute: 20, burst: 9 },
 };
 
 export const EDIT_METHOD = "chat.update";

@@ -165,12 +165,26 @@ export function pick(lane: Lane, now: number): Job | EditSlot | undefined {
   return job;
 }
 
-/**
- * Whether the jobs waiting in `lane` (here: other instances' are not known), and one more, go
- * within `ms` at its budget's rate (a burst's worth at once): the budget keeps up.
- */
-export function keepsUpWithin(lane: Lane | undefined, ms: number): boolean {
-  return !lane || waitingJobs(lane) + 1 <= lane.bucket.burst + lane.bucket.ratePerMs * ms;
+/** What a lane's budget carries now, as this instance sees it (other instances' calls are not known). */
+export interface LaneLoad {
+  /** Calls back to back after a quiet spell, and calls per ms after that (the safety margin kept). */
+  readonly burst: number;
+  readonly ratePerMs: number;
+  /** Jobs waiting for the budget. */
+  readonly waiting: number;
+  /** Messages being edited: a text waiting or being sent, or edited within the interval. */
+  readonly editing: number;
+}
+
+export function laneLoad(lane: Lane, now: number): LaneLoad {
+  let recent = 0;
+  for (const unit of lane.units.values()) if (unit.until > now) recent += 1;
+  return {
+    burst: lane.bucket.burst,
+    ratePerMs: lane.bucket.ratePerMs,
+    waiting: waitingJobs(lane),
+    editing: Math.max(recent, lane.edits.size),
+  };
 }
 
 /** The jobs waiting in a lane, held keys' too (edits are not jobs). */

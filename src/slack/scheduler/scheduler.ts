@@ -32,7 +32,7 @@ import {
   pick,
   queueEdit,
   enqueueJob,
-  keepsUpWithin,
+  laneLoad,
   waitingCalls,
 } from "./lanes.ts";
 import { type SchedulerMetrics, SchedulerStats } from "./metrics.ts";
@@ -144,9 +144,9 @@ export class SlackScheduler {
     );
   }
 
-  /** Whether `method`'s calls waiting here for `teamId`'s budget, and one more, go within `ms`. */
-  keepsUp(teamId: string, method: string, ms: number): boolean {
-    return keepsUpWithin(this.#lanes.get(teamId)?.get(method), ms);
+  /** What `method`'s budget for `teamId` carries now here (auto streaming weighs these). */
+  load(teamId: string, method: string): ReturnType<typeof laneLoad> {
+    return laneLoad(this.#lane(teamId, method), this.#clock.now());
   }
 
   metrics(): SchedulerMetrics {

@@ -114,13 +114,12 @@ export class TranscriptWriter implements SlackWriter {
   /** Lets `starts` streams start at once (the budget's tokens), and no more. */
   allowStreams(starts: number): void {
     let left = starts;
-    this.streams = {
-      tryStart: async (channelId, threadTs, recipient, markdown) => {
-        if (left <= 0) return undefined;
-        left -= 1;
-        return this.startStream(channelId, threadTs, recipient, markdown);
-      },
+    const tryStart = async (...args: Parameters<SlackWriter["startStream"]>) => {
+      if (left <= 0) return undefined;
+      left -= 1;
+      return this.startStream(...args);
     };
+    this.streams = { tryStart, tryNext: tryStart };
   }
 
   async startStream(
