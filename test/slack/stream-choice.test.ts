@@ -20,7 +20,7 @@ function loads(editing = 0, stopsWaiting = 0) {
   const byMethod: Record<string, LaneLoad> = {
     "chat.update": load(3, 45, { editing }),
     "chat.appendStream": load(5, 90),
-    "chat.stopStream": load(9, 18, { waiting: stopsWaiting }),
+    "chat.stopStream": load(2, 18, { waiting: stopsWaiting }),
   };
   return { load: (_team: string, method: string) => byMethod[method] ?? load(1, 1) };
 }
@@ -62,10 +62,10 @@ describe("auto streaming's choice", () => {
   });
 
   it("starts no stream while the stops waiting would not go soon", () => {
-    // 9 at once and 9 a minute after them: 10.5 go within ten seconds.
-    const choice = new StreamChoice(loads(1, 10), "T1", new FakeClock());
+    // 2 at once and 16 a minute after them: 4.7 go within ten seconds.
+    const choice = new StreamChoice(loads(1, 4), "T1", new FakeClock());
     expect(choice.stream()).toBe(false);
     expect(choice.stopsKeepUp()).toBe(false);
-    expect(new StreamChoice(loads(1, 9), "T1", new FakeClock()).stream()).toBe(true);
+    expect(new StreamChoice(loads(1, 3), "T1", new FakeClock()).stream()).toBe(true);
   });
 });
