@@ -52,8 +52,7 @@ export interface RelayOptions {
   readonly store: ThreadStore;
   readonly logger: Logger;
   /** How answers reach Slack (edits by default), and how long a native stream message lasts. */
-  readonly streaming?: RunDeps["streaming"];
-  readonly streamRotateMs?: number;
+  readonly streaming?: { readonly mode: RunDeps["streaming"]; readonly rotateMs?: number };
   /** Who this instance is, as lease holder. */
   readonly instanceId: string;
   /** How long a run's lease lasts without renewal (renewed every third of it). */
@@ -253,8 +252,8 @@ export class Relay {
         counters: this.#counters,
         instanceId: this.#opts.instanceId,
         leaseTtlMs: this.#leaseTtl,
-        streaming: this.#opts.streaming ?? "edit",
-        streamRotateMs: this.#opts.streamRotateMs,
+        streaming: this.#opts.streaming?.mode ?? "edit",
+        streamRotateMs: this.#opts.streaming?.rotateMs,
         follow: this.#opts.follow ?? {},
         previews: this.#opts.previews,
         onEnded: (end) => this.#ended(end),
