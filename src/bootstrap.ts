@@ -144,7 +144,7 @@ function openRelay(
     ...parts,
     leaseTtlMs: config.runLeaseTtlMs,
     logger: logger.child({ instance: parts.instanceId }),
-    streaming: config.slack.streaming,
+    streaming: { mode: config.slack.streaming, rotateMs: config.slack.streamRotateMs },
     maxRunMs: config.service.maxRunS * 1000,
     // A thread whose stream a proxy refused is polled for a while without asking again.
     follow: { pollTimeoutS: config.service.pollTimeoutS, refusals: new StreamRefusals() },

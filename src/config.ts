@@ -73,8 +73,10 @@ const slackShape = {
     .string()
     .trim()
     .optional()
-    .transform((v) => (v === undefined || v === "" ? "edit" : v.toLowerCase()))
-    .pipe(z.enum(["edit", "native"])),
+    .transform((v) => (v === undefined || v === "" ? "auto" : v.toLowerCase()))
+    .pipe(z.enum(["auto", "edit", "native"])),
+  // Slack ends a native stream about five minutes after it started: rotate well before.
+  SLACK_STREAM_ROTATE_S: intFrom(1, 280, 240),
   SLACK_RATE_SAFETY: z
     .string()
     .trim()
@@ -217,8 +219,13 @@ export interface SlackConfig extends Workspaces {
   readonly apiUrl: string | undefined;
   /** Minimum interval between two edits of one streaming message. */
   readonly editIntervalMs: number;
-  /** How answers stream: by editing a message (default) or with Slack's native streaming. */
-  readonly streaming: "edit" | "native";
+  /**
+   * How answers reach Slack: `auto` (default) streams natively while the workspace's stream
+   * budget allows and edits otherwise; `edit` always edits; `native` always streams.
+   */
+  readonly streaming: "auto" | "edit" | "native";
+  /** How long one native stream message is streamed into before the answer goes on in a new one. */
+  readonly streamRotateMs: number;
   /** Share of each method's rate tier the app allows itself (headroom for other apps' calls). */
   readonly rateSafety: number;
   /** Calls per minute by method, overriding the tier defaults. */
@@ -346,6 +353,7 @@ export function parseConfig(env: Env): Config {
       apiUrl: v.SLACK_API_URL,
       editIntervalMs: v.SLACK_EDIT_INTERVAL_MS,
       streaming: v.SLACK_STREAMING,
+      streamRotateMs: v.SLACK_STREAM_ROTATE_S * 1000,
       rateSafety: v.SLACK_RATE_SAFETY,
       rateLimits: v.SLACK_RATE_LIMITS,
     },

@@ -33,6 +33,24 @@ describe("configuration", () => {
     expect(c.slack.appToken).toBeUndefined();
     expect(c.redisUrl).toBeUndefined();
     expect(c.slack.editIntervalMs).toBe(1000);
+    expect(c.slack.streaming).toBe("auto");
+    expect(c.slack.streamRotateMs).toBe(240_000);
+  });
+
+  it("streams answers in auto, edit or native mode, rotating streams before Slack ends them", () => {
+    for (const mode of ["auto", "edit", "native", "NATIVE"]) {
+      expect(parseConfig({ ...base, SLACK_STREAMING: mode }).slack.streaming).toBe(
+        mode.toLowerCase(),
+      );
+    }
+    expect(problemsOf({ ...base, SLACK_STREAMING: "stream" }).join("\n")).toMatch(
+      /SLACK_STREAMING/,
+    );
+    expect(parseConfig({ ...base, SLACK_STREAM_ROTATE_S: "2" }).slack.streamRotateMs).toBe(2000);
+    // Past about five minutes Slack has ended the stream already.
+    expect(problemsOf({ ...base, SLACK_STREAM_ROTATE_S: "300" }).join("\n")).toMatch(
+      /SLACK_STREAM_ROTATE_S/,
+    );
   });
 
   it("reads the agent view's suggested prompts from TASK_SUGGESTED_PROMPTS, with defaults", () => {

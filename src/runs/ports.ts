@@ -108,8 +108,16 @@ export interface SlackWriter {
     markdown: string,
     steps?: readonly StreamStep[],
   ): Promise<void>;
-  /** Ends a native stream (`chat.stopStream`); the message can then be edited like any other. */
-  stopStream(channelId: string, ts: string): Promise<void>;
+  /**
+   * Ends a native stream (`chat.stopStream`); the message can then be edited like any other.
+   * `end` adds blocks below what was streamed (a run's status and buttons) and metadata.
+   */
+  stopStream(channelId: string, ts: string, end?: StreamEnd): Promise<void>;
+  /**
+   * The workspace's budget of native streams, where the writer spends Slack's budgets (its
+   * scheduler): auto streaming starts a stream only when it allows. Absent: auto edits.
+   */
+  readonly streams?: StreamBudget;
   /**
    * Names of the files shared in a thread at or after `sinceTs` (a run's first message),
    * so a resumed run uploads nothing twice.
@@ -145,6 +153,35 @@ export interface SlackWriter {
   /** Who a person is, for the app's policy (undefined when Slack cannot say). */
   person(userId: string): Promise<Person | undefined>;
 }
+
+/**
+ * Slack's budget of native streams in a workspace: `chat.startStream` and `chat.stopStream` are
+ * Tier 2 (about 20 a minute each), while `chat.appendStream` is Tier 4 and `chat.update` Tier 3.
+ */
+export interface StreamBudget {
+  /**
+   * A run's first lines are ready (auto streaming): starts a native stream (as `startStream`)
+   * if streaming shows the run fresher than edits would (the edit budget is shared, the stream
+   * budgets less so), a start can go at once (nobody waiting before it) and the stops waiting
+   * go soon. Otherwise nothing is spent and it resolves undefined: the run edits.
+   */
+  tryStart: StartStream;
+  /**
+   * A streaming run's next stream message (its rotation): started if a start can go at once
+   * and the stops waiting go soon; otherwise nothing is spent and it resolves undefined.
+   */
+  tryNext: StartStream;
+}
+
+type StartStream = (
+  channelId: string,
+  threadTs: string,
+  recipient: { userId: string; teamId: string },
+  markdown: string,
+) => Promise<string | undefined>;
+
+/** What a stream's stop adds to its message: blocks at its end, and metadata. */
+export type StreamEnd = Pick<MessagePayload, "blocks" | "metadata">;
 
 /** One step of the agent's work, as a Slack `task_update` stream chunk shows it. */
 export interface StreamStep {

@@ -30,7 +30,7 @@ import {
 } from "./ports.ts";
 import { RelayCounters, type RelayMetrics } from "./relay-metrics.ts";
 import { Reservations, type StartProgress } from "./reservations.ts";
-import { RunRelay } from "./run.ts";
+import { type RunDeps, RunRelay } from "./run.ts";
 import { stopAsked } from "./start.ts";
 import {
   isShown,
@@ -52,8 +52,8 @@ export interface RelayOptions {
   readonly workspaces: Workspaces;
   readonly store: ThreadStore;
   readonly logger: Logger;
-  /** Edit the message as text arrives (default), or use Slack's native streaming. */
-  readonly streaming?: "edit" | "native";
+  /** How answers reach Slack (edits by default), and how long a native stream message lasts. */
+  readonly streaming?: { readonly mode: RunDeps["streaming"]; readonly rotateMs?: number };
   /** Who this instance is, as lease holder. */
   readonly instanceId: string;
   /** How long a run's lease lasts without renewal (renewed every third of it). */
@@ -244,7 +244,8 @@ export class Relay {
         counters: this.#counters,
         instanceId: this.#opts.instanceId,
         leaseTtlMs: this.#leaseTtl,
-        streaming: this.#opts.streaming ?? "edit",
+        streaming: this.#opts.streaming?.mode ?? "edit",
+        streamRotateMs: this.#opts.streaming?.rotateMs,
         follow: this.#opts.follow ?? {},
         previews: this.#opts.previews,
         onEnded: (end) => this.#ended(end),

@@ -36,6 +36,8 @@ export interface RunDeps extends Pick<DeliveryContext, "previews"> {
   readonly instanceId: string;
   readonly leaseTtlMs: number;
   readonly streaming: StreamingMode;
+  /** How long one native stream message is streamed into (default: four minutes). */
+  readonly streamRotateMs?: number | undefined;
   readonly follow: Omit<FollowOptions, "signal" | "resumeText">;
   readonly onEnded: (end: RunEnd) => Promise<void>;
 }
@@ -86,10 +88,11 @@ export class RunRelay {
       writer: deps.writer,
       channelId,
       threadTs,
-      initial: record.messageTs,
-      controlTs: record.kind === "relaying" ? record.controlTs : undefined,
+      initial: record.kind === "relaying" ? record : { messageTs: record.messageTs },
       recipient: { userId: record.owner, teamId },
       resumed,
+      rotateMs: deps.streamRotateMs,
+      clock: deps.clock,
       log: this.#log,
       onMoved: () => this.#persist({}),
       reshow: () => {
@@ -174,11 +177,11 @@ export class RunRelay {
           take();
           return this.#text;
         },
-        render: () => {
+        render: (from) => {
           const { kind } = this.#fate.now;
           if (this.#ending || kind === "forgotten" || kind === "stopping") return;
           take();
-          return renderRun(this.#view("running"));
+          return renderRun(this.#view("running", { text: this.#text.slice(from) }));
         },
       });
       if (shown) await this.#shown(since.at, since.text);
@@ -230,13 +233,13 @@ export class RunRelay {
 
   /** Keeps the run's record current (in order), so a new owner starts where this one is. */
   #persist(change: RelayedRunProgress): Promise<void> {
-    const { ts, controlTs } = this.#sink;
+    const { messageTs, ...place } = this.#sink.place;
     const current = this.#record;
-    const messageTs = [...ts];
+    const ts = [...messageTs];
     this.#record =
       current.kind === "creating"
-        ? { ...current, messageTs }
-        : { ...current, ...change, messageTs, ...(controlTs !== undefined ? { controlTs } : {}) };
+        ? { ...current, messageTs: ts }
+        : { ...current, ...change, ...place, messageTs: ts };
     const record = this.#record;
     this.#persisting = this.#persisting.then(() =>
       keepRecord(this.#deps.store, this.#fate, record).then(
@@ -291,7 +294,7 @@ export class RunRelay {
       {
         state,
         chars: this.#text.length,
-        messages: this.#sink.ts.length,
+        messages: this.#sink.place.messageTs.length,
         files: files.length,
         edits: this.#edits + 1,
         lagMsMax: this.#lagMax,
@@ -345,9 +348,12 @@ export class RunRelay {
       ...(stoppedBy ? { stoppedBy } : {}),
       files,
     });
-    const payloads = renderRun(ended(this.#record, view)); // with its completion record
+    const text = this.#text;
+    // With its completion record; sealed parts of a rotated stream keep the head of the text.
+    const render = (from: number) =>
+      renderRun(ended(this.#record, { ...view, text: text.slice(from) }));
     // The final edit shows the last deltas too: count its lag like the others'.
-    if ((await this.#sink.final(payloads)) && this.#unshownSince !== undefined) {
+    if ((await this.#sink.final({ text, render })) && this.#unshownSince !== undefined) {
       this.#deps.counters.lag(this.#deps.clock.now() - this.#unshownSince);
     }
   }
@@ -368,7 +374,7 @@ export class RunRelay {
       record: this.#record,
       state,
       text: this.#text,
-      messageTs: [...this.#sink.ts],
+      messageTs: [...this.#sink.place.messageTs],
     });
   }
 }

@@ -4,19 +4,41 @@
  * method instead of failing the call. The inner writer should use a WebClient with
  * `rejectRateLimitedCalls: true`, so that 429s reach the scheduler instead of WebClient's queue.
  */
-import type { ScheduleOptions, SlackScheduler } from "./scheduler/index.ts";
-import type { SlackWriter, UploadItem } from "../runs/ports.ts";
+import {
+  BudgetWaitExceeded,
+  type ScheduleOptions,
+  type SlackScheduler,
+  StreamChoice,
+} from "./scheduler/index.ts";
+import type { SlackWriter, StreamBudget, UploadItem } from "../runs/ports.ts";
+import { slackErrorCode } from "../view/errors.ts";
 
 /** Files per filesUploadV2 call, as webClientWriter batches them. */
 const UPLOAD_BATCH = 10;
+
+/**
+ * A stream starts "at once" when its start gets a token within this long (a bucket in Redis
+ * answers in a round trip; shared buckets add up to 100 ms of jitter).
+ */
+const START_AT_ONCE_MS = 250;
+
+/** Slack's answers when it ended a stream itself. */
+const STREAM_ENDED = new Set(["message_not_in_streaming_state", "stopped_by_user"]);
+
+/** A call of the workspace's, sent when its method's budget allows. */
+type Run = <T>(method: string, fn: () => Promise<T>, options?: ScheduleOptions) => Promise<T>;
 
 export function scheduledWriter(
   inner: SlackWriter,
   scheduler: SlackScheduler,
   teamId: string,
 ): SlackWriter {
-  const run = <T>(method: string, fn: () => Promise<T>, options: ScheduleOptions = {}) =>
-    scheduler.schedule(teamId, method, fn, options);
+  const run: Run = (method, fn, options = {}) => scheduler.schedule(teamId, method, fn, options);
+  const choice = new StreamChoice(scheduler, teamId);
+  const opened = (ts: string) => {
+    choice.opened(ts);
+    return ts;
+  };
 
   return {
     // A task's posts keep its command's place in the channel's queue (first come, first served).
@@ -46,14 +68,25 @@ export function scheduledWriter(
       run("reactions.remove", () => inner.unreact(channelId, ts, name)),
     async upload(channelId, threadTs, files) {
       for (let i = 0; i < files.length; i += UPLOAD_BATCH) {
-        await uploadBatch(channelId, threadTs, files.slice(i, i + UPLOAD_BATCH));
+        await uploadBatch(inner, run, channelId, threadTs, files.slice(i, i + UPLOAD_BATCH));
       }
     },
     startStream: (channelId, threadTs, recipient, markdown) =>
-      run("chat.startStream", () => inner.startStream(channelId, threadTs, recipient, markdown)),
+      run("chat.startStream", () =>
+        inner.startStream(channelId, threadTs, recipient, markdown),
+      ).then(opened),
     appendStream: (channelId, ts, markdown, steps) =>
-      run("chat.appendStream", () => inner.appendStream(channelId, ts, markdown, steps)),
-    stopStream: (channelId, ts) => run("chat.stopStream", () => inner.stopStream(channelId, ts)),
+      run("chat.appendStream", () => inner.appendStream(channelId, ts, markdown, steps)).catch(
+        (err: unknown) => {
+          if (STREAM_ENDED.has(slackErrorCode(err) ?? "")) choice.closed(ts);
+          throw err;
+        },
+      ),
+    stopStream: (channelId, ts, end) =>
+      run("chat.stopStream", () => inner.stopStream(channelId, ts, end)).finally(() =>
+        choice.closed(ts),
+      ),
+    streams: streamBudget(inner, run, choice, opened),
     // One token for the whole read: threads of more than one page (200 messages) are rare.
     sharedFileNames: (channelId, threadTs, sinceTs) =>
       run("conversations.replies", () => inner.sharedFileNames(channelId, threadTs, sinceTs)),
@@ -72,19 +105,52 @@ export function scheduledWriter(
     // Mostly answered from memory: only a lookup takes a token.
     person: (userId) => inner.person(userId),
   };
+}
 
-  /**
-   * filesUploadV2 makes one files.getUploadURLExternal call per file, then one
-   * files.completeUploadExternal: take a token per file first, then run the batch in the
-   * complete budget. A 429 inside the batch pauses (and retries the batch in) the complete
-   * budget; retrying is safe because files that were never completed are not shared.
-   */
-  async function uploadBatch(
-    channelId: string,
-    threadTs: string,
-    batch: readonly UploadItem[],
-  ): Promise<void> {
-    await Promise.all(batch.map(() => run("files.getUploadURLExternal", async () => {})));
-    await run("files.completeUploadExternal", () => inner.upload(channelId, threadTs, batch));
-  }
+/**
+ * Auto streaming: a run streams when the choice (scheduler/stream-choice.ts) says its share
+ * of the stream budgets beats its share of the edit budget, and the start bucket gives a
+ * token at once (first come, first served: a start waiting before it goes first); otherwise
+ * it edits, on the Tier 3 budget, and nobody waits for Tier 2.
+ */
+function streamBudget(
+  inner: SlackWriter,
+  run: Run,
+  choice: StreamChoice,
+  opened: (ts: string) => string,
+): StreamBudget {
+  const startAtOnce = async (...args: Parameters<SlackWriter["startStream"]>) => {
+    try {
+      const start = () => inner.startStream(...args);
+      return opened(await run("chat.startStream", start, { maxWaitMs: START_AT_ONCE_MS }));
+    } catch (err) {
+      if (err instanceof BudgetWaitExceeded) return undefined;
+      throw err;
+    }
+  };
+  return {
+    async tryStart(...args) {
+      const ts = choice.stream() ? await startAtOnce(...args) : undefined;
+      if (ts === undefined) choice.edited();
+      return ts;
+    },
+    tryNext: async (...args) => (choice.stopsKeepUp() ? startAtOnce(...args) : undefined),
+  };
+}
+
+/**
+ * filesUploadV2 makes one files.getUploadURLExternal call per file, then one
+ * files.completeUploadExternal: take a token per file first, then run the batch in the
+ * complete budget. A 429 inside the batch pauses (and retries the batch in) the complete
+ * budget; retrying is safe because files that were never completed are not shared.
+ */
+async function uploadBatch(
+  inner: SlackWriter,
+  run: Run,
+  channelId: string,
+  threadTs: string,
+  batch: readonly UploadItem[],
+): Promise<void> {
+  await Promise.all(batch.map(() => run("files.getUploadURLExternal", async () => {})));
+  await run("files.completeUploadExternal", () => inner.upload(channelId, threadTs, batch));
 }

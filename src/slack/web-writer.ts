@@ -3,7 +3,7 @@
  * against a local Slack Web API server.
  */
 import type { WebClient } from "@slack/web-api";
-import type { Person, SlackWriter, StreamStep, UploadItem } from "../runs/ports.ts";
+import type { Person, SlackWriter, StreamEnd, StreamStep, UploadItem } from "../runs/ports.ts";
 import type { MessagePayload } from "../view/render.ts";
 
 const UPLOAD_BATCH = 10;
@@ -187,8 +187,15 @@ class WebClientWriter implements SlackWriter {
     });
   }
 
-  async stopStream(channelId: string, ts: string): Promise<void> {
-    await this.#client.chat.stopStream({ ...(await this.#auth()), channel: channelId, ts });
+  async stopStream(channelId: string, ts: string, end?: StreamEnd): Promise<void> {
+    await this.#client.chat.stopStream({
+      ...(await this.#auth()),
+      channel: channelId,
+      ts,
+      // Blocks "appended to the end of the message" (chat.stopStream's reference page).
+      ...(end ? { blocks: end.blocks } : {}),
+      ...(end?.metadata ? { metadata: end.metadata } : {}),
+    });
   }
 
   async sharedFileNames(

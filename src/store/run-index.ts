@@ -89,6 +89,9 @@ const Relayed = z.object({
   uploads: z.enum(["pending", "started", "done"]).default("pending"),
   stoppedBy: z.string().optional(),
   controlTs: z.string().optional(),
+  sealed: z
+    .object({ messages: z.number().int().min(0), chars: z.number().int().min(0) })
+    .optional(),
   ...base,
 });
 

@@ -178,6 +178,12 @@ export interface RelayedRun extends RunRecordBase {
   readonly stoppedBy?: string;
   /** A native-streaming run's "working…" message, removed once the answer is final. */
   readonly controlTs?: string;
+  /**
+   * The first `messages` of `messageTs` are sealed: stream messages a rotated native stream
+   * left (stopped, never edited again), showing the answer's first `chars` characters. The
+   * others show the rest; a new owner edits only those.
+   */
+  readonly sealed?: { readonly messages: number; readonly chars: number };
 }
 
 /**
@@ -188,7 +194,9 @@ export interface RelayedRun extends RunRecordBase {
 export type RunRecord = ReservedRun | RelayedRun;
 
 /** What a relayed run writes as it goes (the rest of its record does not change). */
-export type RelayedRunProgress = Partial<Pick<RelayedRun, "shownText" | "uploads" | "controlTs">>;
+export type RelayedRunProgress = Partial<
+  Pick<RelayedRun, "shownText" | "uploads" | "controlTs" | "sealed">
+>;
 
 /** The store could not be reached (Redis down, disk error): answer "temporarily unavailable". */
 export class StoreUnavailableError extends Error {

@@ -13,7 +13,11 @@ import {
 import { HOSTILE_UNITS, parseDirectives } from "../../src/simulator/directives.ts";
 import { makePng } from "../../src/simulator/files.ts";
 import { multipartParser, readMultipart } from "../../src/simulator/uploads/multipart.ts";
-import { BadBodyError, DEFAULT_LIMITS, type FormBody } from "../../src/simulator/uploads/uploads.ts";
+import {
+  BadBodyError,
+  DEFAULT_LIMITS,
+  type FormBody,
+} from "../../src/simulator/uploads/uploads.ts";
 
 describe("directives", () => {
   it("parses and strips every [sim:...] token", () => {

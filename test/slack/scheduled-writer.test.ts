@@ -139,6 +139,29 @@ describe("scheduledWriter against the local Slack with tier enforcement", () => 
     expect(s.calls.filter((c) => c.method === "users.info")).toHaveLength(1);
   });
 
+  it("in auto mode edits a run alone, then spreads runs over streams and edits by their shares of the budgets", async () => {
+    const s = await start({ users: [{ id: "U1", name: "ada" }] });
+    const recipient = { userId: "U1", teamId: TEAM };
+    const thread = await s.writer.post("C1", payload("the task"));
+    const streams = s.writer.streams;
+    if (!streams) throw new Error("the scheduled writer knows no stream budget");
+    const choices: string[] = [];
+    for (let i = 0; i < 13; i++) {
+      const ts = await streams.tryStart("C1", thread, recipient, `part ${i}\n`);
+      choices.push(ts === undefined ? "edit" : "stream");
+    }
+    // Alone, a run edits (about one edit a second, no waiting for whole lines). Then each run
+    // goes where its share is larger: chat.update's 45 a minute (after the safety margin) over
+    // the runs editing, or chat.appendStream's 90 over the streams, an append worth half an
+    // edit (whole lines only): runs alternate. Six starts go at once (chat.startStream's
+    // burst); the seventh would wait for a token, so that run edits.
+    const [edit, stream] = ["edit", "stream"];
+    const alternating = Array.from({ length: 4 }, () => [edit, stream]).flat();
+    expect(choices).toEqual([edit, stream, stream, ...alternating, edit, edit]);
+    expect(s.slack.calls.filter((c) => c.method === "chat.startStream")).toHaveLength(6);
+    expect(s.scheduler.metrics().queued).toBe(0);
+  });
+
   it("routes every writer method through its method's budget", async () => {
     // 20× time: the 12 file tokens need a few seconds of refill otherwise.
     const s = await start({ users: [{ id: "U1", name: "ada", is_admin: true }] }, fastClock(20));

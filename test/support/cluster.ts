@@ -5,7 +5,10 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
+import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { createClient } from "@keyv/redis";
 import type { Simulator } from "../../src/simulator/server.ts";
 import { appEnv, type HarnessOptions, SlackScenario, startPeers } from "./harness.ts";
@@ -37,7 +40,10 @@ export interface Instance {
 }
 
 export interface ClusterOptions extends Pick<HarnessOptions, "simulator" | "slack"> {
-  readonly redisUrl: string;
+  /** Redis, shared by the instances; without it they keep the embedded store in one directory. */
+  readonly redisUrl: string | undefined;
+  /** More settings of every instance's environment. */
+  readonly env?: Readonly<Record<string, string>>;
   readonly instances: number;
   readonly leaseTtlMs?: number;
   readonly scanIntervalMs?: number;
@@ -48,7 +54,9 @@ export class Cluster extends SlackScenario {
   readonly namespace = `cl${process.pid}x${Date.now().toString(36)}`;
   readonly #options: ClusterOptions;
   #target = "";
-  #redisUrl: string;
+  #redisUrl: string | undefined;
+  /** The embedded store's directory when there is no Redis. */
+  readonly #dataDir = mkdtempSync(join(tmpdir(), "taskbot-cluster-"));
 
   private constructor(sim: Simulator, slack: LocalSlack, options: ClusterOptions) {
     super(sim, slack);
@@ -76,7 +84,8 @@ export class Cluster extends SlackScenario {
         PATH: process.env.PATH ?? "",
         ...appEnv(this.sim, this.slack, {
           PORT: String(port),
-          REDIS_URL: redisUrl,
+          ...(redisUrl ? { REDIS_URL: redisUrl } : { DATA_DIR: this.#dataDir }),
+          ...this.#options.env,
           STORE_NAMESPACE: this.namespace,
           INSTANCE_ID: id,
           RUN_LEASE_TTL_MS: String(this.#options.leaseTtlMs ?? 3000),
@@ -234,5 +243,6 @@ export class Cluster extends SlackScenario {
     }
     await this.sim.close();
     await this.slack.close();
+    rmSync(this.#dataDir, { recursive: true, force: true });
   }
 }

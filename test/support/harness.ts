@@ -43,7 +43,8 @@ export interface HarnessOptions {
   readonly simulator?: SimulatorOptions;
   readonly slack?: LocalSlackOptions;
   readonly editIntervalMs?: number;
-  readonly streaming?: "edit" | "native";
+  /** How answers reach Slack; `edit` unless a suite says otherwise (what most suites look at). */
+  readonly streaming?: "auto" | "edit" | "native";
   /** Budgets (calls per minute) to enforce in the app for these methods, e.g. a scarce chat.update. */
   readonly rateLimits?: Readonly<Record<string, number>>;
   /** More settings of the app's environment (e.g. TASK_MODELS). */
@@ -109,6 +110,8 @@ export function appEnv(
     SLACK_SIGNING_SECRET: SIGNING_SECRET,
     SLACK_API_URL: slack.apiUrl,
     SLACK_EDIT_INTERVAL_MS: "250",
+    // Most suites look at edited messages; the streaming suites choose their mode.
+    SLACK_STREAMING: "edit",
     LOG_LEVEL: "debug",
     TASK_POLL_TIMEOUT_S: "5",
     SLACK_RATE_LIMITS: JSON.stringify(FUNCTIONAL_RATE_LIMITS),
@@ -342,7 +345,7 @@ export class Harness extends SlackScenario {
         DATA_DIR: this.dataDir,
         // Each suite its own keys: suites share the test Redis and run in parallel.
         STORE_NAMESPACE: this.namespace,
-        ...(this.#options.streaming ? { SLACK_STREAMING: this.#options.streaming } : {}),
+        SLACK_STREAMING: this.#options.streaming ?? "edit",
         ...(this.#options.redisUrl ? { REDIS_URL: this.#options.redisUrl } : {}),
         ...this.#options.env,
       }),
@@ -427,10 +430,13 @@ export function buttonOf(
 
 /** The Markdown an answer message shows. */
 export function markdownOf(m: SlackMessage): string {
-  return blocksOf(m)
+  const blocks = blocksOf(m)
     .filter((b) => b.type === "markdown" && typeof b.text === "string")
-    .map((b) => b.text as string)
-    .join("\n\n");
+    .map((b) => b.text as string);
+  // A stream message shows what was streamed into it, and its stop's blocks below (until an
+  // edit replaces both).
+  const streamed = m.streaming_state !== undefined && m.edited === undefined ? [m.text] : [];
+  return [...streamed, ...blocks].join("\n\n");
 }
 
 /**

@@ -1,53 +1,73 @@
 /**
  * The answer shown by editing messages: the running rendering goes into the run's messages
  * (a long answer spans several), and the final one replaces it, posted anew if Slack no
- * longer lets the messages be edited.
+ * longer lets the messages be edited. Messages a rotated stream sealed keep their part: only
+ * the answer after them is rendered into the others.
  */
 import type { Logger } from "pino";
 import { slackErrorCode } from "../../view/errors.ts";
-import type { MessagePayload } from "../../view/render.ts";
 import type { SlackWriter } from "../ports.ts";
 import { RunMessages } from "./messages.ts";
-import type { AnswerSink, RunningAnswer } from "./sink.ts";
+import type { AnswerPlace, AnswerSink, FinalAnswer, RunningAnswer } from "./sink.ts";
 
 export interface SinkOptions {
   readonly writer: SlackWriter;
   readonly channelId: string;
   readonly threadTs: string;
-  /** The messages already showing the run (its "working…" message, or more after a resume). */
-  readonly initial: readonly string[];
-  /** A "working…" message an earlier stream replaced (the run's record keeps it). */
-  readonly controlTs: string | undefined;
+  /** Where the answer already is (its "working…" message, or more after a resume). */
+  readonly initial: AnswerPlace;
   readonly log: Logger;
+  /**
+   * A stream message the run's previous owner may have left streaming (it died): stopped, or
+   * found ended, before the first edit of it.
+   */
+  readonly leftStreaming?: string | undefined;
 }
 
 export class EditSink implements AnswerSink {
   readonly #opts: SinkOptions;
   readonly #messages: RunMessages;
   #controlTs: string | undefined;
+  /** Sealed messages, and how many characters of the answer they show. */
+  readonly #sealed: string[];
+  #sealedChars: number;
+  /** The stop of a stream left streaming, if any: edits wait for it. */
+  #ready: Promise<void> | undefined;
 
   constructor(options: SinkOptions) {
+    const { initial } = options;
     this.#opts = options;
-    this.#controlTs = options.controlTs;
+    this.#controlTs = initial.controlTs;
+    const count = initial.sealed?.messages ?? 0;
+    this.#sealed = initial.messageTs.slice(0, count);
+    this.#sealedChars = initial.sealed?.chars ?? 0;
     this.#messages = new RunMessages({
       writer: options.writer,
       channelId: options.channelId,
       threadTs: options.threadTs,
-      initial: options.initial,
+      initial: initial.messageTs.slice(count),
       log: options.log,
     });
   }
 
-  get ts(): readonly string[] {
-    return this.#messages.ts;
+  /** How many characters of the answer the sealed messages hold (the rest shows after them). */
+  get sealedChars(): number {
+    return this.#sealedChars;
   }
 
-  get controlTs(): string | undefined {
-    return this.#controlTs;
+  get place(): AnswerPlace {
+    const sealed = this.#sealed.length;
+    return {
+      messageTs: sealed === 0 ? this.#messages.ts : [...this.#sealed, ...this.#messages.ts],
+      ...(this.#controlTs !== undefined ? { controlTs: this.#controlTs } : {}),
+      ...(sealed > 0 ? { sealed: { messages: sealed, chars: this.#sealedChars } } : {}),
+    };
   }
 
   show(answer: RunningAnswer): Promise<boolean> {
-    return this.#messages.interim(() => answer.render());
+    const edit = () => this.#messages.interim(() => answer.render(this.#sealedChars));
+    const stopped = this.#leftStreamingStopped();
+    return stopped ? stopped.then(edit) : edit();
   }
 
   step(): void {
@@ -58,8 +78,10 @@ export class EditSink implements AnswerSink {
     // Edited messages need nothing to be left as they are.
   }
 
-  async final(payloads: readonly MessagePayload[]): Promise<boolean> {
+  async final(answer: FinalAnswer): Promise<boolean> {
     const { log } = this.#opts;
+    const payloads = answer.render(this.#sealedChars);
+    await this.#leftStreamingStopped();
     try {
       await this.#messages.final(payloads);
       return true;
@@ -79,15 +101,32 @@ export class EditSink implements AnswerSink {
   async removeControl(): Promise<void> {
     const control = this.#controlTs;
     // The answer lives in the stream message now: the "working…" message has done its job.
-    if (control === undefined || this.#messages.ts.includes(control)) return;
+    if (control === undefined || this.place.messageTs.includes(control)) return;
     await this.#opts.writer.remove(this.#opts.channelId, control).catch((err: unknown) => {
       this.#opts.log.warn({ err }, "could not remove the working message");
     });
   }
 
-  /** A stream message took over from the first message (kept as the control message). */
-  streamedIn(streamTs: string): void {
-    this.#controlTs = this.#messages.ts[0] ?? this.#controlTs;
+  #leftStreamingStopped(): Promise<void> | undefined {
+    const { writer, channelId, leftStreaming } = this.#opts;
+    if (leftStreaming === undefined) return undefined;
+    // Slack answers message_not_in_streaming_state when it was stopped or expired already.
+    this.#ready ??= writer.stopStream(channelId, leftStreaming).catch(() => undefined);
+    return this.#ready;
+  }
+
+  /**
+   * A stream message shows the answer from character `from` on: the run's first (it takes
+   * over from the "working…" message, kept as the control message), or the next one of a
+   * rotated stream (the messages before it are sealed with what they show).
+   */
+  streamedIn(streamTs: string, from: number): void {
+    if (from === 0) {
+      this.#controlTs = this.#messages.ts[0] ?? this.#controlTs;
+    } else {
+      this.#sealed.push(...this.#messages.ts);
+      this.#sealedChars = from;
+    }
     this.#messages.replace([streamTs]);
   }
 

@@ -1,31 +1,56 @@
 /**
  * The answer sink a run shows its answer through, chosen by the operator's streaming mode:
- * edited messages, or Slack's native stream (which goes back to edits when Slack ends it).
+ * edited messages, or Slack's native stream (which goes back to edits when Slack ends it), in
+ * `auto` mode only while the workspace's stream budget lets a stream start at once.
  */
+import type { Clock } from "../../util/clock.ts";
 import { EditSink } from "./edit-sink.ts";
 import { NativeSink, type NativeSinkOptions } from "./native-sink.ts";
 import type { AnswerSink } from "./sink.ts";
 
-export type { AnswerSink, RunningAnswer } from "./sink.ts";
+export type { AnswerPlace, AnswerSink, FinalAnswer, RunningAnswer } from "./sink.ts";
 
-/** How answers reach Slack: by editing messages, or with Slack's native streaming. */
-export type StreamingMode = "edit" | "native";
+/**
+ * How answers reach Slack: natively streamed while the stream budget allows, else edited
+ * (`auto`); always edited (`edit`); always natively streamed (`native`).
+ */
+export type StreamingMode = "auto" | "edit" | "native";
 
-export interface AnswerSinkOptions extends Omit<NativeSinkOptions, "recipient"> {
+/** Slack ends a native stream about five minutes after it started; Chat SDK rotates at four. */
+export const DEFAULT_ROTATE_MS = 4 * 60_000;
+
+export interface AnswerSinkOptions extends Omit<
+  NativeSinkOptions,
+  "recipient" | "ifBudget" | "rotateMs" | "clock"
+> {
   readonly mode: StreamingMode;
   /** Who asked, in which workspace (a stream is addressed to them); unknown for old records. */
   readonly recipient: { readonly userId: string | undefined; readonly teamId: string };
   /** The run was left by another instance: it continues in the messages that show it. */
   readonly resumed: boolean;
+  readonly rotateMs?: number | undefined;
+  readonly clock: Clock;
 }
 
 /**
- * A new run with a known asker streams natively in `native` mode; every other run edits (a
- * resumed one continues in the messages its first owner left, by edits).
+ * A new run with a known asker streams natively in `native` mode, and in `auto` mode when its
+ * writer knows the stream budget; every other run edits (a resumed one continues in the
+ * messages its first owner left, by edits).
  */
 export function openAnswerSink(options: AnswerSinkOptions): AnswerSink {
-  const { mode, recipient, resumed } = options;
+  const { mode, recipient, resumed, writer } = options;
   const { userId, teamId } = recipient;
-  if (mode !== "native" || resumed || userId === undefined) return new EditSink(options);
-  return new NativeSink({ ...options, recipient: { userId, teamId } });
+  const streams = mode === "native" || (mode === "auto" && writer.streams !== undefined);
+  // A resumed run that streamed (a stream message replaced its working message) may find its
+  // last message still streaming: it is stopped before the first edit.
+  const { messageTs, controlTs } = options.initial;
+  const leftStreaming = resumed && controlTs !== undefined ? messageTs.at(-1) : undefined;
+  if (!streams || resumed || userId === undefined)
+    return new EditSink({ ...options, leftStreaming });
+  return new NativeSink({
+    ...options,
+    recipient: { userId, teamId },
+    ifBudget: mode === "auto",
+    rotateMs: options.rotateMs ?? DEFAULT_ROTATE_MS,
+  });
 }

@@ -1,21 +1,27 @@
 /**
  * The answer streamed with Slack's native streaming, addressed to the person who asked: the
- * text is appended to a stream message that replaces the "working…" one. When Slack ends or
- * refuses the stream (or the answer outgrows one message), the answer goes on by editing
- * messages, the stream message first; the final answer is always an edit.
+ * text is appended to a stream message that replaces the "working…" one (and, past the
+ * rotation time, to the next stream message). When Slack ends or refuses the stream, when no
+ * stream can start (auto: no budget now), or when the answer outgrows one message, the answer
+ * goes on by editing messages; the final answer is appended at once and then edited in, with
+ * its status, once the stream is stopped.
  */
-import type { MessagePayload } from "../../view/render.ts";
+import type { Clock } from "../../util/clock.ts";
 import { EditSink, type SinkOptions } from "./edit-sink.ts";
 import { NativeStream } from "./native-stream.ts";
-import type { AnswerSink, RunningAnswer } from "./sink.ts";
+import type { AnswerPlace, AnswerSink, FinalAnswer, RunningAnswer } from "./sink.ts";
 
 export interface NativeSinkOptions extends SinkOptions {
   /** Streams outside DMs are addressed to a person. */
   readonly recipient: { readonly userId: string; readonly teamId: string };
-  /** The messages showing the answer changed (the stream message took over): record them. */
+  /** Where the answer is changed (a stream message took over, or a part was sealed): record it. */
   readonly onMoved: () => Promise<void>;
   /** The stream ended early and what it showed is not the rendered answer: show it again. */
   readonly reshow: () => void;
+  /** Start only if the stream budget allows at once (auto), else edit. */
+  readonly ifBudget: boolean;
+  readonly rotateMs: number;
+  readonly clock: Clock;
 }
 
 export class NativeSink implements AnswerSink {
@@ -32,8 +38,11 @@ export class NativeSink implements AnswerSink {
       threadTs: options.threadTs,
       recipient: options.recipient,
       log: options.log,
-      onStarted: async (streamTs) => {
-        edits.streamedIn(streamTs);
+      ifBudget: options.ifBudget,
+      rotateMs: options.rotateMs,
+      clock: options.clock,
+      onStarted: async (streamTs, from) => {
+        edits.streamedIn(streamTs, from);
         await options.onMoved();
       },
       onLeft: () => {
@@ -44,12 +53,8 @@ export class NativeSink implements AnswerSink {
     });
   }
 
-  get ts(): readonly string[] {
-    return this.#edits.ts;
-  }
-
-  get controlTs(): string | undefined {
-    return this.#edits.controlTs;
+  get place(): AnswerPlace {
+    return this.#edits.place;
   }
 
   show(answer: RunningAnswer): Promise<boolean> {
@@ -65,9 +70,16 @@ export class NativeSink implements AnswerSink {
     return this.#stream.leave(why);
   }
 
-  async final(payloads: readonly MessagePayload[]): Promise<boolean> {
-    await this.#stream.leave("the run ended");
-    return this.#edits.final(payloads);
+  async final(answer: FinalAnswer): Promise<boolean> {
+    // A stream that holds the whole answer needs no edit: its stop adds the status below it.
+    const [only, ...more] = answer.render(this.#edits.sealedChars);
+    const [body, ...status] = only?.blocks ?? [];
+    const end =
+      only && more.length === 0 && body?.type === "markdown"
+        ? { blocks: status, ...(only.metadata ? { metadata: only.metadata } : {}) }
+        : undefined;
+    if (await this.#stream.end(answer.text, end)) return true;
+    return this.#edits.final(answer);
   }
 
   removeControl(): Promise<void> {

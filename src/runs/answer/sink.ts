@@ -5,6 +5,7 @@
  * reaches Slack (edited messages, or Slack's native stream falling back to edits) is the
  * sink's business, not the run's.
  */
+import type { RelayedRun } from "../../store/types.ts";
 import type { MessagePayload } from "../../view/render.ts";
 
 /** The running answer, read when a write is sent. Each read marks what it returns as shown. */
@@ -12,17 +13,29 @@ export interface RunningAnswer {
   /** The answer's text so far (what a stream appends from). */
   text(): string;
   /**
-   * The answer rendered as messages (status line, Stop button), or undefined once the run no
+   * The answer from character `from` on (what the messages after the sealed ones show),
+   * rendered as messages with the status line and Stop button; undefined once the run no
    * longer shows interim states (it is ending, stopped or forgotten: the final write shows it).
    */
-  render(): MessagePayload[] | undefined;
+  render(from: number): MessagePayload[] | undefined;
 }
 
+/** The final answer: its text, and its rendering from character `from` on (with the run's end). */
+export interface FinalAnswer {
+  readonly text: string;
+  render(from: number): MessagePayload[];
+}
+
+/**
+ * Where the answer is in Slack, as the run's record keeps it for whoever resumes the run: its
+ * messages in order, the sealed ones first (parts a rotated stream left, never edited again),
+ * and the "working…" message a stream message replaced.
+ */
+export type AnswerPlace = Pick<RelayedRun, "messageTs"> &
+  Partial<Pick<RelayedRun, "controlTs" | "sealed">>;
+
 export interface AnswerSink {
-  /** The messages that show the answer, in order (a long answer spans several): kept in the run's record. */
-  readonly ts: readonly string[];
-  /** The "working…" message a stream message replaced, if any: removed once the answer is final. */
-  readonly controlTs: string | undefined;
+  readonly place: AnswerPlace;
   /**
    * Queues the latest answer; the writer sends it when its budget allows. A newer call while
    * one waits is carried by the waiting one. Resolves true when this call's read reached
@@ -34,10 +47,10 @@ export interface AnswerSink {
   /** The run is handed to another instance: what shows it is left editable for that one. */
   leave(why: string): Promise<void>;
   /**
-   * Shows the final payloads (one per message), posting the answer anew if its messages can no
-   * longer be edited. Resolves true when the final answer is shown; never rejects.
+   * Shows the final answer (the messages after the sealed ones), posting it anew if they can
+   * no longer be edited. Resolves true when the final answer is shown; never rejects.
    */
-  final(payloads: readonly MessagePayload[]): Promise<boolean>;
+  final(answer: FinalAnswer): Promise<boolean>;
   /** After the final answer: removes the "working…" message a stream replaced. Never rejects. */
   removeControl(): Promise<void>;
 }

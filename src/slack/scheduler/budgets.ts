@@ -35,8 +35,11 @@ export const DEFAULT_BUDGETS: Readonly<Record<string, MethodBudget>> = {
   "assistant.threads.setTitle": { perMinute: 100, burst: 5 }, // Tier 4
   // Not on the rate-limits page yet: treated like the assistant status it goes with.
   "agents.sessions.setStatus": { perMinute: 100, burst: 5 },
-  "chat.startStream": { perMinute: 20, burst: 2 }, // Tier 2
-  "chat.stopStream": { perMinute: 20, burst: 2 }, // Tier 2
+  // Tier 2. Runs come in bursts: a third of a minute's starts may go at once (then 12 a minute;
+  // a bucket's burst is taken from its steady rate). Stops are never what an answer waits for:
+  // they keep the steady rate.
+  "chat.startStream": { perMinute: 20, burst: 6 },
+  "chat.stopStream": { perMinute: 20, burst: 2 },
 };
 
 export const EDIT_METHOD = "chat.update";

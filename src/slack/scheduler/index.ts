@@ -9,7 +9,8 @@ export type { SchedulerMetrics, WaitStats } from "./metrics.ts";
 export type { EditOptions, Priority, ScheduleOptions, SchedulerOptions } from "./options.ts";
 export { SlackScheduler } from "./scheduler.ts";
 export { BudgetWaitExceeded } from "./lanes.ts";
-export type { EditResult } from "./lanes.ts";
+export type { EditResult, LaneLoad } from "./lanes.ts";
+export { StreamChoice } from "./stream-choice.ts";
 export type { Clock } from "../../util/clock.ts";
 
 /**

@@ -165,6 +165,42 @@ export function pick(lane: Lane, now: number): Job | EditSlot | undefined {
   return job;
 }
 
+/** What a lane's budget carries now, as this instance sees it (other instances' calls are not known). */
+export interface LaneLoad {
+  /** Calls back to back after a quiet spell, and calls per ms after that (the safety margin kept). */
+  readonly burst: number;
+  readonly ratePerMs: number;
+  /** Jobs waiting for the budget. */
+  readonly waiting: number;
+  /** Messages being edited: a text waiting or being sent, or edited within the interval. */
+  readonly editing: number;
+}
+
+export function laneLoad(lane: Lane, now: number): LaneLoad {
+  let recent = 0;
+  for (const unit of lane.units.values()) if (unit.until > now) recent += 1;
+  return {
+    burst: lane.bucket.burst,
+    ratePerMs: lane.bucket.ratePerMs,
+    waiting: waitingJobs(lane),
+    editing: Math.max(recent, lane.edits.size),
+  };
+}
+
+/** The jobs waiting in a lane, held keys' too (edits are not jobs). */
+function waitingJobs(lane: Lane): number {
+  let waiting = lane.jobs.size;
+  for (const hold of lane.keyHolds.values()) waiting += hold.parked.length;
+  return waiting;
+}
+
+/** The calls waiting in a lane: jobs, and messages with a text not sent yet. */
+export function waitingCalls(lane: Lane): number {
+  let waiting = waitingJobs(lane);
+  for (const slot of lane.edits.values()) if (slot.pending) waiting += 1;
+  return waiting;
+}
+
 /** Parks `job`, refused by its key's bucket, with the other calls of its key until `until`. */
 export function holdKey(lane: Lane, job: Job, key: string, until: number): void {
   if (!lane.jobs.remove(job)) return;

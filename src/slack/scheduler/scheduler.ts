@@ -32,13 +32,13 @@ import {
   pick,
   queueEdit,
   enqueueJob,
+  laneLoad,
+  waitingCalls,
 } from "./lanes.ts";
 import { type SchedulerMetrics, SchedulerStats } from "./metrics.ts";
-import { MemoryTokenBuckets } from "./token-buckets.ts";
 import type { EditOptions, ScheduleOptions, SchedulerOptions } from "./options.ts";
-import type { BucketSpec, TokenBuckets } from "./token-buckets.ts";
+import { type BucketSpec, MemoryTokenBuckets, type TokenBuckets } from "./token-buckets.ts";
 
-export type { EditResult } from "./lanes.ts";
 const SHARED_JITTER_MS = 100;
 
 export class SlackScheduler {
@@ -144,13 +144,14 @@ export class SlackScheduler {
     );
   }
 
+  /** What `method`'s budget for `teamId` carries now here (auto streaming weighs these). */
+  load(teamId: string, method: string): ReturnType<typeof laneLoad> {
+    return laneLoad(this.#lane(teamId, method), this.#clock.now());
+  }
+
   metrics(): SchedulerMetrics {
     let queued = 0;
-    for (const lane of this.#allLanes()) {
-      queued += lane.jobs.size;
-      for (const hold of lane.keyHolds.values()) queued += hold.parked.length;
-      for (const slot of lane.edits.values()) if (slot.pending) queued += 1;
-    }
+    for (const lane of this.#allLanes()) queued += waitingCalls(lane);
     return this.#stats.snapshot(queued);
   }
 

@@ -9,7 +9,13 @@
  * once. Native streams show their markdown as it is appended; `endStream` ends one as Slack
  * would (expired, or stopped by its reader), and `refuseNextStream` makes a start fail.
  */
-import type { SlackWriter, StreamStep, UploadItem } from "../../../src/runs/ports.ts";
+import type {
+  SlackWriter,
+  StreamBudget,
+  StreamEnd,
+  StreamStep,
+  UploadItem,
+} from "../../../src/runs/ports.ts";
 import type { MessagePayload } from "../../../src/view/render.ts";
 
 export interface ShownMessage {
@@ -203,8 +209,21 @@ export class FakeSlackWriter implements SlackWriter {
   readonly #streaming = new Set<string>();
   /** The error Slack answers the next chat.startStream with, if any. */
   refuseNextStream: string | undefined;
-  /** The agent's steps as the streams received them. */
-  readonly steps: StreamStep[] = [];
+  /** Stops wait for this (their budget is spent) before they are sent. */
+  stopsWaitFor: Promise<void> = Promise.resolve();
+  /** The stream budget auto streaming asks; see `allowStreams`. */
+  streams?: StreamBudget;
+
+  /** Lets `starts` streams start at once (the budget's tokens), and no more. */
+  allowStreams(starts: number): void {
+    let left = starts;
+    const tryStart = async (...args: Parameters<SlackWriter["startStream"]>) => {
+      if (left <= 0) return undefined;
+      left -= 1;
+      return this.startStream(...args);
+    };
+    this.streams = { tryStart, tryNext: tryStart };
+  }
 
   async startStream(
     channelId: string,
@@ -239,21 +258,35 @@ export class FakeSlackWriter implements SlackWriter {
   ): Promise<void> {
     this.calls.push("chat.appendStream");
     const shown = this.messages.find((m) => m.ts === ts);
-    if (!shown || !this.#streaming.has(ts)) throw slackError("message_not_in_streaming_state");
+    if (!shown || !this.#streaming.has(ts)) {
+      throw slackError(this.#ended.get(ts) ?? "message_not_in_streaming_state");
+    }
     shown.payload = { ...shown.payload, text: shown.payload.text + markdown };
     shown.text = shown.payload.text;
     this.steps.push(...(steps ?? []));
   }
 
-  async stopStream(_channelId: string, ts: string): Promise<void> {
+  async stopStream(_channelId: string, ts: string, end?: StreamEnd): Promise<void> {
+    await this.stopsWaitFor;
     this.calls.push("chat.stopStream");
-    if (!this.#streaming.delete(ts)) throw slackError("message_not_in_streaming_state");
+    if (!this.#streaming.delete(ts)) {
+      throw slackError(this.#ended.get(ts) ?? "message_not_in_streaming_state");
+    }
+    const shown = this.messages.find((m) => m.ts === ts);
+    // The stop's blocks go below what was streamed.
+    if (shown && end) shown.payload = { ...shown.payload, ...end };
   }
 
-  /** Slack ends a stream on its own (it expired, or its reader stopped it). */
-  endStream(ts: string): void {
+  /** The agent's steps as the streams received them. */
+  readonly steps: StreamStep[] = [];
+
+  /** Slack ends a stream on its own: it expired, or its reader stopped it (`stopped_by_user`). */
+  endStream(ts: string, error = "message_not_in_streaming_state"): void {
     this.#streaming.delete(ts);
+    this.#ended.set(ts, error);
   }
+
+  readonly #ended = new Map<string, string>();
 
   /** Whether a stream is still open. */
   streaming(ts: string): boolean {

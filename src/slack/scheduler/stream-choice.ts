@@ -1,0 +1,89 @@
+/**
+ * Auto streaming's choice, per workspace, for a run whose first lines are ready: edit its
+ * message (`chat.update`, Tier 3: about 50 a minute) or stream it natively (`chat.appendStream`,
+ * Tier 4: about 100, after a Tier 2 `chat.startStream`). One run alone is freshest edited: its
+ * edits go about once a second, while a stream waits for whole lines. Once edits are shared,
+ * each budget's calls are shared by the runs riding on it, so a run goes where its share is
+ * larger (an append worth about half an edit: `APPEND_WORTH`), so runs split about evenly
+ * between streams and edits, as long as starts can go at once and the stops waiting go soon.
+ */
+import { type Clock, systemClock } from "../../util/clock.ts";
+import type { LaneLoad } from "./lanes.ts";
+
+/** The scheduler, as far as the choice needs it. */
+export interface Loads {
+  load(teamId: string, method: string): LaneLoad;
+}
+
+/** Slack ends a stream about five minutes after it started: no stop is due for it then. */
+const STREAM_LIFETIME_MS = 5 * 60_000;
+/** A run that chose to edit counts as editing this long (its first edit may not be queued yet). */
+const CHOSEN_MS = 2000;
+/**
+ * What an append is worth against an edit: it carries only whole lines (a stream cannot take
+ * text back), so a streamed answer shows about half as fresh as an edited one at the same
+ * rate of calls (one run alone: lag p50 1.1 s streamed, 0.5 s edited, `npm run bench`).
+ */
+const APPEND_WORTH = 0.5;
+/** A stream may start while the stops waiting would all go within this long. */
+const STOPS_WITHIN_MS = 10_000;
+
+export class StreamChoice {
+  readonly #loads: Loads;
+  readonly #teamId: string;
+  readonly #clock: Clock;
+  /** Streams started here and not stopped or ended yet, by ts: when each started. */
+  readonly #open = new Map<string, number>();
+  /** When runs here chose to edit, oldest first. */
+  #edits: number[] = [];
+
+  constructor(loads: Loads, teamId: string, clock: Clock = systemClock) {
+    this.#loads = loads;
+    this.#teamId = teamId;
+    this.#clock = clock;
+  }
+
+  /** Whether a run whose lines are ready should stream (true) or edit (false: call `edited`). */
+  stream(): boolean {
+    const now = this.#clock.now();
+    this.#sweep(now);
+    // Calls a minute (rounded: a refill rate in ms does not give whole numbers back).
+    const share = (load: LaneLoad, riders: number) =>
+      Math.round(load.burst + load.ratePerMs * 60_000) / (riders + 1);
+    const updates = this.#loads.load(this.#teamId, "chat.update");
+    const editors = updates.editing + this.#edits.length;
+    const appends = this.#loads.load(this.#teamId, "chat.appendStream");
+    return (
+      editors > 0 &&
+      APPEND_WORTH * share(appends, this.#open.size) >= share(updates, editors) &&
+      this.stopsKeepUp()
+    );
+  }
+
+  /** Whether the stops waiting here, and one more, would all go soon. */
+  stopsKeepUp(): boolean {
+    const stops = this.#loads.load(this.#teamId, "chat.stopStream");
+    return stops.waiting + 1 <= stops.burst + stops.ratePerMs * STOPS_WITHIN_MS;
+  }
+
+  /** A run edits (it chose to, or its stream could not start at once). */
+  edited(): void {
+    this.#edits.push(this.#clock.now());
+  }
+
+  opened(ts: string): void {
+    this.#open.set(ts, this.#clock.now());
+  }
+
+  /** The stream was stopped, or Slack ended it. */
+  closed(ts: string): void {
+    this.#open.delete(ts);
+  }
+
+  #sweep(now: number): void {
+    let old = 0;
+    while (old < this.#edits.length && (this.#edits[old] ?? now) <= now - CHOSEN_MS) old++;
+    if (old > 0) this.#edits = this.#edits.slice(old);
+    for (const [ts, at] of this.#open) if (at <= now - STREAM_LIFETIME_MS) this.#open.delete(ts);
+  }
+}
