@@ -92,9 +92,9 @@ describe("scheduledWriter against the local Slack with tier enforcement", () => 
     }
     const edits = s.slack.calls.filter((c) => c.method === "chat.update");
     expect(edits.every((c) => c.status === 200)).toBe(true);
-    // The budget was used, not just respected: about a tier minute's worth of edits went out.
-    expect(edits.length).toBeGreaterThanOrEqual(40);
-    expect(edits.length).toBeLessThanOrEqual(50);
+    // The budget was used, not just respected: at least a tier minute's worth of edits went out
+    // (the window's 45 within the 30 s, then each message's last text as the window made room).
+    expect(edits.length).toBeGreaterThanOrEqual(45);
     expect(s.scheduler.metrics()).toMatchObject({
       rateLimited: {},
       superseded: 600 - edits.length,
@@ -153,12 +153,12 @@ describe("scheduledWriter against the local Slack with tier enforcement", () => 
     // Alone, a run edits (about one edit a second, no waiting for whole lines). Then each run
     // goes where its share is larger: chat.update's 45 a minute (after the safety margin) over
     // the runs editing, or chat.appendStream's 90 over the streams, an append worth half an
-    // edit (whole lines only): runs alternate. Six starts go at once (chat.startStream's
-    // burst); the seventh would wait for a token, so that run edits.
+    // edit (whole lines only): runs alternate. A minute's starts (18 after the margin) may go
+    // at once, so every run that chose to stream started its stream.
     const [edit, stream] = ["edit", "stream"];
-    const alternating = Array.from({ length: 4 }, () => [edit, stream]).flat();
-    expect(choices).toEqual([edit, stream, stream, ...alternating, edit, edit]);
-    expect(s.slack.calls.filter((c) => c.method === "chat.startStream")).toHaveLength(6);
+    const alternating = Array.from({ length: 5 }, () => [edit, stream]).flat();
+    expect(choices).toEqual([edit, stream, stream, ...alternating]);
+    expect(s.slack.calls.filter((c) => c.method === "chat.startStream")).toHaveLength(7);
     expect(s.scheduler.metrics().queued).toBe(0);
   });
 

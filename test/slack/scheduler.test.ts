@@ -171,8 +171,8 @@ describe("SlackScheduler budgets", () => {
               expect(gap, message).toBeGreaterThanOrEqual(1000);
             }
           }
-          // When demand exceeds the edit budget, the budget is used, not just respected: the
-          // bucket refills 42 a minute (0.9 × 50 − a burst of 3), which is 84 % of Slack's 50.
+          // When demand exceeds the edit budget, the budget is used, not just respected: at
+          // least 42 a minute (the window allows 0.9 × 50 = 45 in any minute).
           const demandPerMinute = (load.messages * MINUTE) / Math.max(load.editEveryMs, 1000);
           if (demandPerMinute >= 100) {
             const edits = sent.filter((s) => s.team === "T1" && s.method === "chat.update");
@@ -250,20 +250,17 @@ describe("SlackScheduler budgets", () => {
         );
         await advance(10);
       }
-      await advance(MINUTE);
-      // In arrival order: the burst of 5, then the workspace's refill, (0.9 × 60 − 5) a minute.
-      expect(posted.length).toBeGreaterThanOrEqual(5 + 49);
+      await advance(MINUTE - 2000);
+      // In arrival order: the burst of 5 as they came, then the window's calls paced (the
+      // workspace's 0.9 × 60 = 54 in any minute): almost all of the minute's within it.
+      expect(posted.length).toBeGreaterThanOrEqual(50);
+      expect(posted.length).toBeLessThanOrEqual(54);
       expect(posted.map((p) => p.split("@")[0])).toEqual(
         Array.from({ length: posted.length }, (_, i) => `C${i}`),
       );
-      expect(posted.slice(0, 6).map((p) => Number(p.split("@")[1]))).toEqual([
-        0,
-        10,
-        20,
-        30,
-        40,
-        Math.ceil(MINUTE / 49),
-      ]);
+      const at = posted.map((p) => Number(p.split("@")[1]));
+      expect(at.slice(0, 5)).toEqual([0, 10, 20, 30, 40]);
+      expect(at[5]).toBeGreaterThan(40);
       // One refused question per refill at most, whatever the queue's length.
       if (detailed) expect(questions).toBeLessThanOrEqual(2 * posted.length);
       expect(scheduler.metrics().queued).toBe(200 - posted.length);
@@ -276,8 +273,14 @@ describe("SlackScheduler budgets", () => {
       /no Slack rate budget for chat.nope/,
     );
     expect(
-      () => new SlackScheduler({ budgets: { "chat.update": { perMinute: 5, burst: 5 } } }),
+      () => new SlackScheduler({ budgets: { "chat.update": { perMinute: 0, burst: 1 } } }),
+    ).toThrow(/call a minute/);
+    expect(
+      () => new SlackScheduler({ budgets: { "chat.update": { perMinute: 5, burst: 0 } } }),
     ).toThrow(/burst/);
+    // A channel's bucket keeps its margin: its burst must stay below 0.9 of its minute.
+    const post = { perMinute: 300, burst: 10, perKey: { perMinute: 5, burst: 5 } };
+    expect(() => new SlackScheduler({ budgets: { "chat.postMessage": post } })).toThrow(/burst/);
     expect(() => new SlackScheduler({ safety: 1.5 })).toThrow(/safety/);
   });
 
@@ -335,15 +338,22 @@ describe("SlackScheduler edits", () => {
 
       expect(violations).toEqual([]);
       expect(sendTimes.size).toBe(n);
-      // Round robin at the refill rate (42/min): a message waits for the n − 1 others and no more.
-      const refillMs = MINUTE / 42;
-      const bound = (n + 1) * refillMs;
+      // Round robin: between two edits of a message, each other message gets one, no more.
       const all = [...sendTimes.values()];
-      const maxGap = Math.max(...all.flatMap(gaps));
-      expect(maxGap).toBeLessThanOrEqual(bound);
+      const everyEdit = all.flat().sort((a, b) => a - b);
+      for (const times of all) {
+        for (let i = 1; i < times.length; i++) {
+          const between = everyEdit.filter((t) => t > (times[i - 1] ?? 0) && t < (times[i] ?? 0));
+          expect(between.length).toBeLessThanOrEqual(n);
+        }
+      }
+      // Edits of one burst go at the same moment, in any order among themselves: a message may
+      // be a burst ahead of another at the end.
       const counts = all.map((t) => t.length);
-      expect(Math.max(...counts) - Math.min(...counts)).toBeLessThanOrEqual(1);
+      expect(Math.max(...counts) - Math.min(...counts)).toBeLessThanOrEqual(2);
+      // The budget is used, not just respected: 45 in any minute, about as many each minute.
       expect(maxInWindow(all.flat())).toBeLessThanOrEqual(allowed(50));
+      expect(everyEdit.length).toBeGreaterThanOrEqual(6 * allowed(50) - 10);
     },
   );
 
@@ -411,14 +421,13 @@ describe("SlackScheduler edits", () => {
     // C1:1 was edited 100 ms ago; its final does not wait for the 1 s interval, nor for the
     // 17 interim edits queued before it.
     const final = edit("C1:1", true);
-    await advance(MINUTE / 42);
-    expect(order[3]).toBe(`C1:1 final@${Math.ceil(MINUTE / 42)}`);
+    // The window's next call: after the burst of 3, three paced gaps of 20 s / (45 − 3).
+    const next = Math.ceil((3 * 20_000) / 42);
+    await advance(next - 100);
+    expect(order[3]).toBe(`C1:1 final@${next}`);
     expect(await final).toBe("sent");
     await advance(MINUTE);
-    expect(order.slice(4, 6)).toEqual([
-      `C1:3@${Math.ceil((2 * MINUTE) / 42)}`,
-      `C1:4@${Math.ceil((3 * MINUTE) / 42)}`,
-    ]);
+    expect(order.slice(4, 6).map((o) => o.split("@")[0])).toEqual(["C1:3", "C1:4"]);
   });
 
   it("coalesces: 100 updates to a paused message end in one send of the last text", async () => {
@@ -736,7 +745,7 @@ describe.skipIf(!redisUrl)("SlackScheduler with Redis buckets (two instances, on
     expect(errors).toEqual([]);
     // Alone, each instance would send up to 45 a minute; together they still send at most 45.
     expect(maxInWindow(sent.map((s) => s.at))).toBeLessThanOrEqual(allowed(50));
-    // ...and use the shared budget: 3 + 42 a minute over three minutes is 129.
+    // ...and use the shared budget: the window allows 45 a minute, 135 over three minutes.
     expect(sent.length).toBeGreaterThanOrEqual(120);
     // Both get their turns (contending instances win tokens about equally often).
     for (const instance of [0, 1]) {

@@ -11,8 +11,9 @@ import { FakeClock } from "../support/fake-clock.ts";
 /** Per minute after the safety margin: chat.update 45, chat.appendStream 90, stops 18. */
 function loads(editing = 0, stopsWaiting = 0) {
   const load = (burst: number, perMinute: number, extra: Partial<LaneLoad> = {}): LaneLoad => ({
+    perMinute,
     burst,
-    ratePerMs: (perMinute - burst) / 60_000,
+    horizonMs: 10_000,
     waiting: 0,
     editing: 0,
     ...extra,
@@ -62,10 +63,10 @@ describe("auto streaming's choice", () => {
   });
 
   it("starts no stream while the stops waiting would not go soon", () => {
-    // 2 at once and 16 a minute after them: 4.7 go within ten seconds.
-    const choice = new StreamChoice(loads(1, 4), "T1", new FakeClock());
+    // 18 a minute paced over ten seconds: 18 × (1 − 1/e) = 11.4 go within ten seconds.
+    const choice = new StreamChoice(loads(1, 11), "T1", new FakeClock());
     expect(choice.stream()).toBe(false);
     expect(choice.stopsKeepUp()).toBe(false);
-    expect(new StreamChoice(loads(1, 3), "T1", new FakeClock()).stream()).toBe(true);
+    expect(new StreamChoice(loads(1, 10), "T1", new FakeClock()).stream()).toBe(true);
   });
 });

@@ -1,9 +1,11 @@
 /** Slack's rate budgets per method (the tiers), and what a 429 asks for. */
+import type { TokenBucketSpec } from "./token-buckets.ts";
+import { WINDOW_MS, type WindowSpec } from "./windows.ts";
 
 export interface Rate {
   /** Slack's allowance per minute (the tier figure, before `safety`). */
   readonly perMinute: number;
-  /** Calls that may go out back to back after a quiet spell. */
+  /** Calls that may go out back to back. */
   readonly burst: number;
 }
 
@@ -13,8 +15,9 @@ export interface MethodBudget extends Rate {
 }
 
 /**
- * Tier figures from Slack's rate-limits page and each method's reference page. Bursts stay
- * small so a quiet bucket never lets a minute's worth out at once.
+ * Tier figures from Slack's rate-limits page and each method's reference page. A workspace's
+ * budget is a sliding window of a minute (windows.ts: a minute's calls at any pace, paced so
+ * they never run dry); a channel's posts are a token bucket (one a second, a small burst).
  */
 export const DEFAULT_BUDGETS: Readonly<Record<string, MethodBudget>> = {
   // "1 message per second to a specific channel", and a workspace-wide limit of "several
@@ -35,10 +38,9 @@ export const DEFAULT_BUDGETS: Readonly<Record<string, MethodBudget>> = {
   "assistant.threads.setTitle": { perMinute: 100, burst: 5 }, // Tier 4
   // Not on the rate-limits page yet: treated like the assistant status it goes with.
   "agents.sessions.setStatus": { perMinute: 100, burst: 5 },
-  // Tier 2. Runs come in bursts: a third of a minute's starts may go at once (then 12 a minute;
-  // a bucket's burst is taken from its steady rate). Stops are never what an answer waits for:
-  // they keep the steady rate.
-  "chat.startStream": { perMinute: 20, burst: 6 },
+  // Tier 2. A run whose stream cannot start at once edits instead (nobody waits for a start), so
+  // a minute's starts may all go at once. Stops are never what an answer waits for: two at once.
+  "chat.startStream": { perMinute: 20, burst: 20 },
   "chat.stopStream": { perMinute: 20, burst: 2 },
 };
 
@@ -66,6 +68,51 @@ export function refillPerMs(method: string, r: Rate, safety: number): number {
     throw new Error(`${method}: burst must be ≥ 1 and below safety × perMinute`);
   }
   return perMs;
+}
+
+/**
+ * A workspace's window for `method`: `safety` of the tier's calls in any minute (at least one),
+ * the unspent ones spread over about `horizonMs`.
+ */
+export function windowFor(
+  key: string,
+  method: string,
+  budget: Rate,
+  safety: number,
+  horizonMs: number,
+): WindowSpec {
+  const limit = Math.max(1, Math.floor(budget.perMinute * safety));
+  if (!(budget.perMinute >= 1 && budget.burst >= 1 && horizonMs > 0)) {
+    throw new Error(`${method}: a budget needs ≥ 1 call a minute, a burst ≥ 1 and a horizon > 0`);
+  }
+  return { kind: "window", key, limit, windowMs: WINDOW_MS, horizonMs, burst: budget.burst };
+}
+
+/**
+ * A window's unspent calls are spread over about this long: ten runs' answers of twelve seconds
+ * get most of a minute's edits, and a run alone edits at about limit / 70 s.
+ */
+export const DEFAULT_HORIZON_MS = 20_000;
+
+/** Fails at start-up, not on the first call, when a budget cannot keep its margin. */
+export function checkBudgets(
+  budgets: Readonly<Record<string, MethodBudget>>,
+  safety: number,
+  horizonMs: number,
+): void {
+  for (const [method, budget] of Object.entries(budgets)) {
+    windowFor("", method, budget, safety, horizonMs);
+    if (budget.perKey) bucketFor(method, budget.perKey, safety);
+  }
+}
+
+/** A channel's token bucket for `method` (chat.postMessage's one a second). */
+export function bucketFor(
+  method: string,
+  rate: Rate,
+  safety: number,
+): Omit<TokenBucketSpec, "key"> {
+  return { ratePerMs: refillPerMs(method, rate, safety), burst: rate.burst };
 }
 
 /** The tier defaults with per-method overrides of calls per minute. */

@@ -3,7 +3,7 @@
  * and the order in which calls are picked (waiting longest, priority a head start, then arrival).
  */
 import type { Clock } from "../../util/clock.ts";
-import type { BucketSpec } from "./token-buckets.ts";
+import type { BucketSpec, TokenBucketSpec, WindowSpec } from "./token-buckets.ts";
 import { Heap, type Indexed } from "./heap.ts";
 
 /** How an edit ended: sent, or replaced by a newer text before it was. */
@@ -57,10 +57,11 @@ export interface Hold<T> extends Indexed {
 
 export interface Lane {
   readonly method: string;
-  readonly bucket: BucketSpec;
+  /** The workspace's window for the method. */
+  readonly bucket: WindowSpec;
   /** [bucket]: what unkeyed calls take from. */
   readonly teamSpecs: readonly BucketSpec[];
-  readonly perKey: Omit<BucketSpec, "key"> | undefined;
+  readonly perKey: Omit<TokenBucketSpec, "key"> | undefined;
   /** Jobs in pick order; those of a held key are moved to its hold when they reach the top. */
   readonly jobs: Heap<Job>;
   /** Per-key buckets found empty, by key... */
@@ -167,9 +168,11 @@ export function pick(lane: Lane, now: number): Job | EditSlot | undefined {
 
 /** What a lane's budget carries now, as this instance sees it (other instances' calls are not known). */
 export interface LaneLoad {
-  /** Calls back to back after a quiet spell, and calls per ms after that (the safety margin kept). */
+  /** Calls allowed in any minute (the safety margin kept), back to back, and their pacing. */
+  readonly perMinute: number;
   readonly burst: number;
-  readonly ratePerMs: number;
+  /** The window's unspent calls are spread over about this long (windows.ts). */
+  readonly horizonMs: number;
   /** Jobs waiting for the budget. */
   readonly waiting: number;
   /** Messages being edited: a text waiting or being sent, or edited within the interval. */
@@ -180,8 +183,9 @@ export function laneLoad(lane: Lane, now: number): LaneLoad {
   let recent = 0;
   for (const unit of lane.units.values()) if (unit.until > now) recent += 1;
   return {
+    perMinute: lane.bucket.limit,
     burst: lane.bucket.burst,
-    ratePerMs: lane.bucket.ratePerMs,
+    horizonMs: lane.bucket.horizonMs,
     waiting: waitingJobs(lane),
     editing: Math.max(recent, lane.edits.size),
   };
@@ -258,8 +262,8 @@ export function edited(lane: Lane, name: string, now: number, minIntervalMs: num
 /** A lane with nothing queued; `wake` is its timer's callback. */
 export function newLane(
   method: string,
-  bucket: BucketSpec,
-  perKey: Omit<BucketSpec, "key"> | undefined,
+  bucket: WindowSpec,
+  perKey: Omit<TokenBucketSpec, "key"> | undefined,
   wake: () => void,
 ): Lane {
   return {

@@ -31,6 +31,8 @@ export interface SchedulerOptions {
   readonly safety?: number;
   /** Overrides of DEFAULT_BUDGETS, by method. */
   readonly budgets?: Readonly<Record<string, MethodBudget>>;
+  /** A workspace window's unspent calls are spread over about this long (windows.ts). Default 10 s. */
+  readonly paceHorizonMs?: number;
   /** Minimum time between two interim edits of one message (or run). Default 1000 ms. */
   readonly minEditIntervalMs?: number;
   /** How many 429s in a row a call survives before it fails. Default 10 (as WebClient's own retries). */

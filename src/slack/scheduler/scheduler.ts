@@ -13,11 +13,14 @@
  */
 import { type Clock, systemClock } from "../../util/clock.ts";
 import {
+  bucketFor,
+  checkBudgets,
   DEFAULT_BUDGETS,
+  DEFAULT_HORIZON_MS,
   EDIT_METHOD,
   type MethodBudget,
   rateLimitedRetryAfter,
-  refillPerMs,
+  windowFor,
 } from "./budgets.ts";
 import {
   type EditResult,
@@ -37,7 +40,7 @@ import {
 } from "./lanes.ts";
 import { type SchedulerMetrics, SchedulerStats } from "./metrics.ts";
 import type { EditOptions, ScheduleOptions, SchedulerOptions } from "./options.ts";
-import { type BucketSpec, MemoryTokenBuckets, type TokenBuckets } from "./token-buckets.ts";
+import { MemoryTokenBuckets, type TokenBuckets } from "./token-buckets.ts";
 
 const SHARED_JITTER_MS = 100;
 
@@ -47,6 +50,7 @@ export class SlackScheduler {
   readonly #safety: number;
   readonly #budgets: Readonly<Record<string, MethodBudget>>;
   readonly #minInterval: number;
+  readonly #horizonMs: number;
   readonly #maxRetries: number;
   readonly #onError: (err: unknown) => void;
   /** By team, then method: no string is built per call to find a lane. */
@@ -63,15 +67,12 @@ export class SlackScheduler {
     this.#safety = options.safety ?? 0.9;
     this.#budgets = { ...DEFAULT_BUDGETS, ...options.budgets };
     this.#minInterval = options.minEditIntervalMs ?? 1000;
+    this.#horizonMs = options.paceHorizonMs ?? DEFAULT_HORIZON_MS;
     this.#maxRetries = options.maxRateLimitRetries ?? 10;
     this.#onError = options.onError ?? (() => {});
     this.#stats = new SchedulerStats(options.metrics);
     if (!(this.#safety > 0 && this.#safety <= 1)) throw new Error("safety must be in (0, 1]");
-    // Fail at start-up, not on the first call, when a budget cannot keep its margin.
-    for (const [method, budget] of Object.entries(this.#budgets)) {
-      refillPerMs(method, budget, this.#safety);
-      if (budget.perKey) refillPerMs(method, budget.perKey, this.#safety);
-    }
+    checkBudgets(this.#budgets, this.#safety, this.#horizonMs);
   }
 
   /**
@@ -194,15 +195,14 @@ export class SlackScheduler {
     const budget = this.#budgets[method];
     if (!budget) throw new Error(`no Slack rate budget for ${method}`);
     // The {team} hash tag keeps a team's keys in one Redis Cluster slot (one script, many keys).
-    const bucket: BucketSpec = {
-      key: `{${teamId}}:${method}`,
-      ratePerMs: refillPerMs(method, budget, this.#safety),
-      burst: budget.burst,
-    };
-    const perKey = budget.perKey && {
-      ratePerMs: refillPerMs(method, budget.perKey, this.#safety),
-      burst: budget.perKey.burst,
-    };
+    const bucket = windowFor(
+      `{${teamId}}:${method}`,
+      method,
+      budget,
+      this.#safety,
+      this.#horizonMs,
+    );
+    const perKey = budget.perKey && bucketFor(method, budget.perKey, this.#safety);
     const lane: Lane = newLane(method, bucket, perKey, () => {
       lane.timer = undefined;
       void this.#pump(lane);

@@ -47,9 +47,7 @@ export class StreamChoice {
   stream(): boolean {
     const now = this.#clock.now();
     this.#sweep(now);
-    // Calls a minute (rounded: a refill rate in ms does not give whole numbers back).
-    const share = (load: LaneLoad, riders: number) =>
-      Math.round(load.burst + load.ratePerMs * 60_000) / (riders + 1);
+    const share = (load: LaneLoad, riders: number) => load.perMinute / (riders + 1);
     const updates = this.#loads.load(this.#teamId, "chat.update");
     const editors = updates.editing + this.#edits.length;
     const appends = this.#loads.load(this.#teamId, "chat.appendStream");
@@ -60,10 +58,15 @@ export class StreamChoice {
     );
   }
 
-  /** Whether the stops waiting here, and one more, would all go soon. */
+  /**
+   * Whether the stops waiting here, and one more, would all go soon: within STOPS_WITHIN_MS a
+   * minute's window paced over its horizon spends 1 - exp(-within / horizon) of its calls (stops
+   * already spent show as stops waiting).
+   */
   stopsKeepUp(): boolean {
     const stops = this.#loads.load(this.#teamId, "chat.stopStream");
-    return stops.waiting + 1 <= stops.burst + stops.ratePerMs * STOPS_WITHIN_MS;
+    const soon = stops.perMinute * (1 - Math.exp(-STOPS_WITHIN_MS / stops.horizonMs));
+    return stops.waiting + 1 <= Math.max(stops.burst, soon);
   }
 
   /** A run edits (it chose to, or its stream could not start at once). */

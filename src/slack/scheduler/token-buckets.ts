@@ -1,12 +1,27 @@
 /**
- * Token buckets for the Slack write scheduler: in memory for one instance, in Redis when several
- * instances share one workspace budget. Both implement the same algorithm; the Redis one runs it
- * as one Lua script, so a check and a take by two instances can never interleave.
+ * The budgets of the Slack write scheduler: a workspace's sliding windows (windows.ts) and
+ * token buckets (a channel's posts), in memory for one instance, in Redis when several instances
+ * share one workspace budget. Both implement the same algorithms; the Redis one runs them as one
+ * Lua script, so a check and a take by two instances can never interleave.
  */
 import { createHash } from "node:crypto";
 import type { createClient } from "@redis/client";
+import {
+  expire,
+  record,
+  WINDOW_TAKE_LUA,
+  WINDOW_WAIT_LUA,
+  type WindowSpec,
+  windowWait,
+} from "./windows.ts";
 
-export interface BucketSpec {
+export type { WindowSpec } from "./windows.ts";
+
+/** A budget a call takes from: a token bucket or a sliding window. */
+export type BucketSpec = TokenBucketSpec | WindowSpec;
+
+export interface TokenBucketSpec {
+  readonly kind?: "bucket";
   readonly key: string;
   /** Tokens added per millisecond. */
   readonly ratePerMs: number;
@@ -47,7 +62,7 @@ interface BucketState {
 }
 
 /** Refills a bucket up to `now` and says how long until it holds a whole token (0 if it does). */
-function refill(spec: BucketSpec, state: BucketState | undefined, now: number) {
+function refill(spec: TokenBucketSpec, state: BucketState | undefined, now: number) {
   let tokens = state?.tokens ?? spec.burst;
   let at = state?.at ?? now;
   // Another instance with a clock ahead of ours may have stamped the bucket in our future: then
@@ -63,6 +78,8 @@ function refill(spec: BucketSpec, state: BucketState | undefined, now: number) {
 export class MemoryTokenBuckets implements TokenBuckets {
   readonly shared = false;
   readonly #state = new Map<string, BucketState & { fullAt: number }>();
+  /** Sliding windows: each one's call times, ascending. */
+  readonly #windows = new Map<string, { times: number[]; spec: WindowSpec }>();
 
   /** Set by takeNow: the first bucket's wait. */
   #firstWait = 0;
@@ -81,70 +98,111 @@ export class MemoryTokenBuckets implements TokenBuckets {
   }
 
   takeNow(buckets: readonly BucketSpec[], now: number): number {
-    const refilled = buckets.map((b) => refill(b, this.#state.get(b.key), now));
-    this.#firstWait = refilled[0]?.wait ?? 0;
-    const wait = Math.max(0, ...refilled.map((r) => r.wait));
+    const waits = buckets.map((b) =>
+      b.kind === "window" ? this.#windowWait(b, now) : refill(b, this.#state.get(b.key), now).wait,
+    );
+    this.#firstWait = waits[0] ?? 0;
+    const wait = Math.max(0, ...waits);
     if (wait > 0) return wait;
-    buckets.forEach((b, i) => {
-      const r = refilled[i];
-      if (!r) return;
+    for (const b of buckets) {
+      if (b.kind === "window") {
+        record(this.#windowOf(b).times, now);
+        continue;
+      }
+      const r = refill(b, this.#state.get(b.key), now);
       const tokens = r.tokens - 1;
       this.#state.set(b.key, { tokens, at: r.at, fullAt: r.at + (b.burst - tokens) / b.ratePerMs });
-    });
-    if (this.#state.size > 10_000) this.#sweep(now);
+    }
+    if (this.#state.size + this.#windows.size > 10_000) this.#sweep(now);
     return 0;
+  }
+
+  #windowOf(spec: WindowSpec): { times: number[]; spec: WindowSpec } {
+    let w = this.#windows.get(spec.key);
+    if (!w) {
+      w = { times: [], spec };
+      this.#windows.set(spec.key, w);
+    }
+    return w;
+  }
+
+  #windowWait(spec: WindowSpec, now: number): number {
+    const { times } = this.#windowOf(spec);
+    expire(spec, times, now);
+    return windowWait(spec, times, now);
   }
 
   async forget(prefix: string): Promise<void> {
     for (const key of this.#state.keys()) if (key.startsWith(prefix)) this.#state.delete(key);
+    for (const key of this.#windows.keys()) if (key.startsWith(prefix)) this.#windows.delete(key);
   }
 
-  /** Forgets full buckets: a missing bucket is a full one. */
+  /** Forgets full buckets and empty windows: a missing one is a full, or empty, one. */
   #sweep(now: number): void {
     for (const [key, s] of this.#state) if (s.fullAt <= now) this.#state.delete(key);
+    for (const [key, w] of this.#windows) {
+      if (expire(w.spec, w.times, now) === 0) this.#windows.delete(key);
+    }
   }
 
   async close(): Promise<void> {}
 }
 
 /**
- * The same algorithm as `refill` + take, atomic in Redis (numbers kept as exact doubles, so it
- * answers exactly what MemoryTokenBuckets answers). A bucket is a hash {tokens, at} that
- * expires once it would be full again (a missing bucket is a full one), so idle keys cost nothing.
- * KEYS: the buckets. ARGV[1]: now (ms); then per key: rate (tokens/ms), burst. Returns
- * {wait, the first bucket's own wait} (see TakeAnswer).
+ * The same algorithms as MemoryTokenBuckets, atomic in Redis (numbers kept as exact doubles, so
+ * it answers exactly what MemoryTokenBuckets answers). A bucket is a hash {tokens, at} that
+ * expires once it would be full again (a missing bucket is a full one), a window a sorted set of
+ * call times that expires with its last call, so idle keys cost nothing.
+ * KEYS: the budgets. ARGV[1]: now (ms); then per key five: "b", rate (tokens/ms), burst, 0, 0
+ * for a bucket; "w", limit, windowMs, horizonMs, burst for a window. Returns {wait, the first
+ * key's own wait} (see TakeAnswer).
  */
 const TAKE_SCRIPT = `
 local now = tonumber(ARGV[1])
 local tokens, stamps = {}, {}
 local wait, first = 0, 0
 for i, key in ipairs(KEYS) do
-  local rate = tonumber(ARGV[2 * i])
-  local burst = tonumber(ARGV[2 * i + 1])
-  local state = redis.call('HMGET', key, 'tokens', 'at')
-  local t = tonumber(state[1]) or burst
-  local at = tonumber(state[2]) or now
-  if now > at then
-    t = math.min(burst, t + (now - at) * rate)
-    at = now
+  local j = 5 * i - 3
+  local w = 0
+  if ARGV[j] == 'w' then
+    local limit, windowMs = tonumber(ARGV[j + 1]), tonumber(ARGV[j + 2])
+    local horizonMs, burst = tonumber(ARGV[j + 3]), tonumber(ARGV[j + 4])
+    ${WINDOW_WAIT_LUA}
+  else
+    local rate, burst = tonumber(ARGV[j + 1]), tonumber(ARGV[j + 2])
+    local state = redis.call('HMGET', key, 'tokens', 'at')
+    local t = tonumber(state[1]) or burst
+    local at = tonumber(state[2]) or now
+    if now > at then
+      t = math.min(burst, t + (now - at) * rate)
+      at = now
+    end
+    tokens[i], stamps[i] = t, at
+    if t < 1 then w = math.ceil(at - now + (1 - t) / rate) end
   end
-  tokens[i], stamps[i] = t, at
-  if t < 1 then
-    local w = math.ceil(at - now + (1 - t) / rate)
-    wait = math.max(wait, w)
-    if i == 1 then first = w end
-  end
+  wait = math.max(wait, w)
+  if i == 1 then first = w end
 end
 if wait > 0 then return {wait, first} end
 for i, key in ipairs(KEYS) do
-  local rate = tonumber(ARGV[2 * i])
-  local burst = tonumber(ARGV[2 * i + 1])
-  local left = tokens[i] - 1
-  redis.call('HSET', key, 'tokens', string.format('%.17g', left), 'at', string.format('%.17g', stamps[i]))
-  redis.call('PEXPIRE', key, math.ceil(stamps[i] - now + (burst - left) / rate) + 1000)
+  local j = 5 * i - 3
+  if ARGV[j] == 'w' then
+    local windowMs = tonumber(ARGV[j + 2])
+    ${WINDOW_TAKE_LUA}
+  else
+    local rate, burst = tonumber(ARGV[j + 1]), tonumber(ARGV[j + 2])
+    local left = tokens[i] - 1
+    redis.call('HSET', key, 'tokens', string.format('%.17g', left), 'at', string.format('%.17g', stamps[i]))
+    redis.call('PEXPIRE', key, math.ceil(stamps[i] - now + (burst - left) / rate) + 1000)
+  end
 end
 return {0, 0}
 `;
+/** The script's five arguments for one budget. */
+const scriptArgs = (b: BucketSpec): string[] =>
+  b.kind === "window"
+    ? ["w", String(b.limit), String(b.windowMs), String(b.horizonMs), String(b.burst)]
+    : ["b", String(b.ratePerMs), String(b.burst), "0", "0"];
 const TAKE_SHA = createHash("sha1").update(TAKE_SCRIPT).digest("hex");
 
 /** The part of a node-redis client the buckets use (any RESP version, modules or scripts). */
@@ -195,7 +253,7 @@ export class RedisTokenBuckets implements TokenBuckets {
 
   async tryTake(buckets: readonly BucketSpec[], now: number): Promise<TakeAnswer> {
     const keys = buckets.map((b) => this.#prefix + b.key);
-    const args = [String(now), ...buckets.flatMap((b) => [String(b.ratePerMs), String(b.burst)])];
+    const args = [String(now), ...buckets.flatMap(scriptArgs)];
     try {
       const reply = await this.#eval(keys, args);
       this.#failing = false;

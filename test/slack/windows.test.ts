@@ -1,0 +1,174 @@
+/**
+ * A workspace's sliding window (the budget Slack counts): at most its calls in any window, a
+ * burst at once, the rest paced so they never run dry, and the Redis script answering exactly
+ * what memory answers, atomically (the Redis part runs when the test run has a Redis).
+ */
+import { randomUUID } from "node:crypto";
+import { createClient } from "@redis/client";
+import fc from "fast-check";
+import { afterAll, describe, expect, it } from "vitest";
+import { testRedisUrl } from "../support/needs.ts";
+import {
+  type BucketSpec,
+  connectRedisBuckets,
+  MemoryTokenBuckets,
+  type WindowSpec,
+} from "../../src/slack/scheduler/token-buckets.ts";
+
+const T0 = 1_700_000_000_000;
+const MINUTE = 60_000;
+
+/** chat.update after the margin: 45 in any 61 s, 3 at once, the rest over about 20 s. */
+const update = (key = "{T1}:chat.update"): WindowSpec => ({
+  kind: "window",
+  key,
+  limit: 45,
+  windowMs: 61_000,
+  horizonMs: 20_000,
+  burst: 3,
+});
+
+/** Takes as soon as allowed until `end`: the times the window let calls go. */
+async function greedy(b: MemoryTokenBuckets, spec: BucketSpec, from: number, end: number) {
+  const sent: number[] = [];
+  for (let now = from; now < end;) {
+    const wait = await b.take([spec], now);
+    if (wait === 0) sent.push(now);
+    else now += wait;
+  }
+  return sent;
+}
+
+function maxInWindow(times: readonly number[], windowMs: number): number {
+  let max = 0;
+  let start = 0;
+  for (let end = 0; end < times.length; end++) {
+    while ((times[end] ?? 0) - (times[start] ?? 0) >= windowMs) start++;
+    max = Math.max(max, end - start + 1);
+  }
+  return max;
+}
+
+describe("a workspace's sliding window", () => {
+  it("lets the burst go at once, then paces the rest: most of a minute's calls go within seconds", async () => {
+    const sent = await greedy(new MemoryTokenBuckets(), update(), T0, T0 + 12_000);
+    expect(sent.slice(0, 3)).toEqual([T0, T0, T0]);
+    // A token bucket of the same tier (3 at once, then 42 a minute) allows 11 in 12 s.
+    expect(sent.length).toBeGreaterThanOrEqual(18);
+    expect(sent.length).toBeLessThan(45);
+  });
+
+  it("never runs dry within a minute, and never exceeds its calls in any window", async () => {
+    const sent = await greedy(new MemoryTokenBuckets(), update(), T0, T0 + 5 * MINUTE);
+    expect(maxInWindow(sent, 61_000)).toBeLessThanOrEqual(45);
+    // Sustained demand gets the window's whole rate: 45 each 61 s (less the first minute's pace).
+    expect(sent.length).toBeGreaterThanOrEqual(Math.floor((5 * MINUTE * 45) / 61_000) - 5);
+    // Paced, never stopped: the longest gap between two calls stays far below the minute.
+    const gaps = sent.slice(1).map((t, i) => t - (sent[i] ?? t));
+    expect(Math.max(...gaps)).toBeLessThan(15_000);
+  });
+
+  it("holds the (limit + 1)-th call until the window's oldest call has left it", async () => {
+    const b = new MemoryTokenBuckets();
+    const all: WindowSpec = { ...update(), burst: 45 };
+    for (let i = 0; i < 45; i++) expect(await b.take([all], T0 + i)).toBe(0);
+    expect(await b.take([all], T0 + 100)).toBe(61_000 - 100);
+    expect(await b.take([all], T0 + 61_000)).toBe(0);
+  });
+
+  it("takes from a window and a channel's bucket all or nothing", async () => {
+    const b = new MemoryTokenBuckets();
+    const team: WindowSpec = { ...update("team"), limit: 1, burst: 1 };
+    const channel = (key: string): BucketSpec => ({ key, ratePerMs: 1 / 1000, burst: 1 });
+    expect(await b.take([team, channel("c1")], T0)).toBe(0);
+    // The window is full: c2's token is not spent on a refused call.
+    expect(await b.tryTake([team, channel("c2")], T0 + 10)).toEqual({
+      wait: 61_000 - 10,
+      firstWait: 61_000 - 10,
+    });
+    expect(await b.take([channel("c2")], T0 + 10)).toBe(0);
+  });
+
+  it("forgets a workspace's windows: they are empty again, others keep theirs", async () => {
+    const b = new MemoryTokenBuckets();
+    const mine = { ...update("{T0A}:chat.update"), limit: 1, burst: 1 };
+    const other = { ...update("{T0B}:chat.update"), limit: 1, burst: 1 };
+    await b.take([mine, other], T0);
+    await b.forget("{T0A}:");
+    expect(await b.take([mine], T0)).toBe(0);
+    expect(await b.take([other], T0)).toBeGreaterThan(0);
+  });
+});
+
+const redisUrl = testRedisUrl();
+
+describe.skipIf(!redisUrl)("a workspace's sliding window in Redis", () => {
+  const url = redisUrl ?? "";
+  const opened: { close(): Promise<void> }[] = [];
+  const connect = async (prefix: string) => {
+    const b = await connectRedisBuckets(url, { prefix });
+    opened.push(b);
+    return b;
+  };
+  afterAll(async () => {
+    await Promise.all(opened.map((b) => b.close()));
+  });
+
+  it("answers exactly what memory answers, windows and buckets mixed, for any sequence", async () => {
+    const redis = await connect(`test-windows:${randomUUID()}:`);
+    let run = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(
+          fc.record({
+            advanceMs: fc.integer({ min: 0, max: 4000 }),
+            keys: fc.subarray(["w", "s", "c"], { minLength: 1 }),
+          }),
+          { minLength: 1, maxLength: 60 },
+        ),
+        async (steps) => {
+          run += 1;
+          const memory = new MemoryTokenBuckets();
+          const specs: Record<string, BucketSpec> = {
+            w: { ...update(`${run}:w`), limit: 6, horizonMs: 5000, burst: 2 },
+            s: { ...update(`${run}:s`), limit: 4, windowMs: 10_000, burst: 4 },
+            c: { key: `${run}:c`, ratePerMs: 1 / 1000, burst: 3 },
+          };
+          let now = T0;
+          for (const step of steps) {
+            now += step.advanceMs;
+            const taken = step.keys.flatMap((k) => specs[k] ?? []);
+            expect(await redis.tryTake(taken, now)).toEqual(await memory.tryTake(taken, now));
+          }
+        },
+      ),
+      { numRuns: 30 },
+    );
+  });
+
+  it("is atomic: two clients racing for one window get exactly its burst between them", async () => {
+    const prefix = `test-windows:${randomUUID()}:`;
+    const [one, two] = await Promise.all([connect(prefix), connect(prefix)]);
+    if (!one || !two) throw new Error("not connected");
+    const s = [{ ...update("shared"), burst: 5 }];
+    const answers = await Promise.all(
+      Array.from({ length: 100 }, (_, i) => (i % 2 === 0 ? one : two).take(s, T0)),
+    );
+    expect(answers.filter((w) => w === 0)).toHaveLength(5);
+  });
+
+  it("lets an idle window expire with its last call", async () => {
+    const prefix = `test-windows:${randomUUID()}:`;
+    const b = await connect(prefix);
+    const client = createClient({ url });
+    await client.connect();
+    try {
+      await b.take([update("k")], Date.now());
+      const ttl = await client.pTTL(`${prefix}k`);
+      expect(ttl).toBeGreaterThan(61_000);
+      expect(ttl).toBeLessThanOrEqual(62_000);
+    } finally {
+      await client.close();
+    }
+  });
+});
