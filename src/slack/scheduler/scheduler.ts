@@ -3,8 +3,8 @@
  * every run, so that ten runs streaming at once stay inside Slack's tiers instead of each
  * throttling itself and all of them together being rate limited.
  *
- * - Every call waits for a token of its method's bucket (and, for chat.postMessage, of its
- *   channel's bucket too). Buckets live in memory or in Redis (several instances, one budget).
+ * - Every call waits for its method's sliding window (windows.ts; for chat.postMessage, its
+ *   channel's token bucket too). Both live in memory or in Redis (several instances, one budget).
  * - Message edits are coalesced: only the latest pending text of a message is sent; older ones
  *   resolve "superseded". Among messages, the one waiting longest goes first, final edits before
  *   interim ones, and each message gets at most one interim edit per `minEditIntervalMs`.
