@@ -89,12 +89,8 @@ function mrkdwnLines(markdown: string, need: number): string[] {
   return out;
 }
 
-/**
- * What may start a code span, a link, an escape or emphasis (`<` only before an address).
- * The letter is looked for, not the "<" (`<[hm]`): V8 then skips ahead to any character the
- * expression starts with, where it read a line of "<" a unit at a time (0.4 ms, not 0.2, for
- * the notifications of a megabyte of "<!").
- */
+/** What may start a code span, a link, an escape or emphasis (`<` only before an address:
+ * the letter is looked for, so that V8 skips ahead, where `<[hm]` stopped at every "<"). */
 const NOT_PLAIN = /[`[\\*_~]|(?<=<)[hm]/i;
 
 /**
