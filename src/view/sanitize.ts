@@ -80,11 +80,16 @@ function breakOpeners(text: string): string {
 const TO_ESCAPE = /[&<>]/;
 
 /** Escapes `&`, `<` and `>`, which Slack mrkdwn reads as entities and links. */
-export function escapeText(s: string): string {
-  if (!TO_ESCAPE.test(s)) return s;
-  if (s.length <= ESCAPED.length / 5 && denseToEscape(s)) return escapeUnits(s);
-  return s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
-}
+export const escapeText = (s: string): string =>
+  TO_ESCAPE.test(s) ? s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;") : s;
+
+/**
+ * escapeText for the head of a line of plain text that a notification shows: a short text
+ * dense in `&`, `<` or `>` (a line of "<!") is copied a unit at a time. (escapeText stays as it
+ * was: every other converted piece of text goes through it.)
+ */
+export const escapeShort = (s: string): string =>
+  s.length <= ESCAPED.length / 5 && denseToEscape(s) ? escapeUnits(s) : escapeText(s);
 
 /**
  * Room for a short text escaped (at most five units for one: "&amp;"), reused: a notification
