@@ -14,7 +14,7 @@
  */
 import { isSpace } from "./markdown-scan.ts";
 import { cells, codeLine, FENCE_OUT, inline, renderTable } from "./mrkdwn-inline.ts";
-import { escapeText, neutralizeMentions, safeCut, ZWSP } from "./sanitize.ts";
+import { escapeShort, neutralizeMentions, safeCut, ZWSP } from "./sanitize.ts";
 
 const RULE_OUT = "──────────";
 
@@ -79,7 +79,7 @@ function mrkdwnLines(markdown: string, need: number): string[] {
     else {
       // Its characters one by one: only as many as are needed. (Guarding changes none.)
       const line =
-        prefix + escapeText(plain.length > need - chars ? plain.slice(0, need - chars) : plain);
+        prefix + escapeShort(plain.length > need - chars ? plain.slice(0, need - chars) : plain);
       out.push(line);
       chars += line.length + 1;
     }
@@ -89,8 +89,9 @@ function mrkdwnLines(markdown: string, need: number): string[] {
   return out;
 }
 
-/** What may start a code span, a link, an escape or emphasis (`<` only before an address). */
-const NOT_PLAIN = /[`[\\*_~]|<[hm]/i;
+/** What may start a code span, a link, an escape or emphasis (`<` only before an address:
+ * the letter is looked for, so that V8 skips ahead, where `<[hm]` stopped at every "<"). */
+const NOT_PLAIN = /[`[\\*_~]|(?<=<)[hm]/i;
 
 /**
  * A line that converts character by character (escaped), to nothing that depends on what

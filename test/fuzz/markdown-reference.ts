@@ -184,6 +184,10 @@ export function streamableBefore(text: string): string {
   return text.slice(0, safe);
 }
 
+/** escapeText (src/view/sanitize.ts) as it was: three replacements, whatever the text. */
+export const escapeBefore = (s: string): string =>
+  s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+
 export const neutralizeBefore = (text: string): string =>
   text
     .replace(/<([!@#])/g, "<\u200B$1")

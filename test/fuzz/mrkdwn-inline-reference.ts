@@ -4,7 +4,8 @@
  * oracle the converter must still give exactly.
  */
 
-import { escapeText, ZWSP } from "../../src/view/sanitize.ts";
+import { ZWSP } from "../../src/view/sanitize.ts";
+import { escapeBefore as escapeText } from "./markdown-reference.ts";
 
 type Kind = "strong" | "em" | "strike" | "strongEm";
 interface Delim {

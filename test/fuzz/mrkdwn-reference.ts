@@ -5,8 +5,11 @@
  */
 import { isSpace } from "../../src/view/markdown-scan.ts";
 import { inline } from "./mrkdwn-inline-reference.ts";
-import { escapeText, ZWSP } from "../../src/view/sanitize.ts";
-import { neutralizeBefore as neutralizeMentions } from "./markdown-reference.ts";
+import { ZWSP } from "../../src/view/sanitize.ts";
+import {
+  escapeBefore as escapeText,
+  neutralizeBefore as neutralizeMentions,
+} from "./markdown-reference.ts";
 
 const FENCE_OUT = "```";
 const RULE_OUT = "──────────";

@@ -4,7 +4,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { neutralizeMentions, truncate } from "../../src/view/sanitize.ts";
+import { escapeShort, escapeText, neutralizeMentions, truncate } from "../../src/view/sanitize.ts";
 
 const ZWSP = "\u200B";
 /** A mention Slack would resolve: <!channel>, <!here>, <@U…>, <#C…>, or a bare @here word. */
@@ -136,6 +136,39 @@ describe("neutralizeMentions on a long text full of mentions", () => {
         expect(neutralizeMentions(text)).toBe(replaced(text));
       }),
       { numRuns: 200 },
+    );
+  });
+});
+
+describe("escaping text for mrkdwn", () => {
+  /** What it was: three replacements, whatever the text. */
+  const replaced = (s: string) =>
+    s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+
+  it("escapes a line full of mention starts, and a short one, like the replacements", () => {
+    const line = "<\u200B!".repeat(270); // the longest that is copied a unit at a time
+    for (const escape of [escapeText, escapeShort]) {
+      expect(escape(line)).toBe(replaced(line));
+      expect(escape(`${line}<`)).toBe(replaced(`${line}<`));
+      expect(escape("a & b <c> d")).toBe("a &amp; b &lt;c&gt; d");
+      expect(escape("<<&>")).toBe("&lt;&lt;&amp;&gt;");
+    }
+  });
+
+  it("gives what the replacements gave, dense or not, short or long (property)", () => {
+    const piece = fc.oneof(
+      fc.constantFrom("&", "<", ">", "<!", "&amp;", ZWSP, "😀", "\uD800", "\uDC00", " "),
+      fc.string({ unit: "binary", maxLength: 6 }),
+    );
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 60 }), fc.nat(900), (pieces, pad) => {
+        const head = pieces.join("");
+        for (const t of [head, head + "x".repeat(pad), "x".repeat(pad) + head]) {
+          expect(escapeShort(t)).toBe(replaced(t));
+          expect(escapeText(t)).toBe(replaced(t));
+        }
+      }),
+      { numRuns: 500 },
     );
   });
 });
