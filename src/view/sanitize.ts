@@ -47,6 +47,13 @@ function manyOpeners(text: string): boolean {
   return n >= enough;
 }
 
+/**
+ * Whether typed arrays hold a unit's low byte first, as "ucs2" (UTF-16LE) writes it: the copies
+ * below read a Buffer's UTF-16LE bytes as units, which only a little-endian machine does (a
+ * big-endian one takes the replacements instead).
+ */
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
 /** 1 at the code units a mention's "<" comes before: "!", "@", "#". */
 const MENTION_SIGN = new Uint8Array(0x10000);
 MENTION_SIGN[33] = MENTION_SIGN[64] = MENTION_SIGN[35] = 1;
@@ -59,7 +66,7 @@ MENTION_SIGN[33] = MENTION_SIGN[64] = MENTION_SIGN[35] = 1;
  */
 function breakOpeners(text: string): string {
   const bytes = Buffer.from(text, "ucs2");
-  if (bytes.byteOffset % 2 !== 0) return text.replace(/<(?=[!@#])/g, `<${ZWSP}`);
+  if (!LITTLE_ENDIAN || bytes.byteOffset % 2 !== 0) return text.replace(/<(?=[!@#])/g, `<${ZWSP}`);
   const units = new Uint16Array(bytes.buffer, bytes.byteOffset, text.length);
   // Each "<" breaks one of the two units it takes: at most half as many more, and one to spare.
   const out = new Uint16Array(text.length + (text.length >> 1) + 2);
@@ -89,7 +96,9 @@ export const escapeText = (s: string): string =>
  * was: every other converted piece of text goes through it.)
  */
 export const escapeShort = (s: string): string =>
-  s.length <= ESCAPED.length / 5 && denseToEscape(s) ? escapeUnits(s) : escapeText(s);
+  LITTLE_ENDIAN && s.length <= ESCAPED.length / 5 && denseToEscape(s)
+    ? escapeUnits(s)
+    : escapeText(s);
 
 /**
  * Room for a short text escaped (at most five units for one: "&amp;"), reused: a notification
