@@ -157,6 +157,31 @@ describe.skipIf(!redisUrl)("a workspace's sliding window in Redis", () => {
     expect(answers.filter((w) => w === 0)).toHaveLength(5);
   });
 
+  it("runs beside an older version's token bucket of the same name, and forgets a workspace's windows", async () => {
+    const prefix = `test-windows:${randomUUID()}:`;
+    const errors: unknown[] = [];
+    const b = await connectRedisBuckets(url, { prefix, onError: (err) => errors.push(err) });
+    opened.push(b);
+    const client = createClient({ url });
+    await client.connect();
+    try {
+      // What an older instance keeps for chat.update: a token bucket (a hash), not a window.
+      await client.hSet(`${prefix}{T0A}:chat.update`, { tokens: "2", at: String(Date.now()) });
+      const window = update("{T0A}:chat.update");
+      expect(await b.take([window, update("{T0B}:chat.update")], Date.now())).toBe(0);
+      expect(errors).toEqual([]);
+      expect(await client.type(`${prefix}{T0A}:chat.update`)).toBe("hash");
+      await b.forget("{T0A}:");
+      const left: string[] = [];
+      for await (const batch of client.scanIterator({ MATCH: `${prefix}*`, COUNT: 100 })) {
+        left.push(...batch.map((k) => k.slice(prefix.length)));
+      }
+      expect(left).toEqual(["w:{T0B}:chat.update"]);
+    } finally {
+      await client.close();
+    }
+  });
+
   it("lets an idle window expire with its last call", async () => {
     const prefix = `test-windows:${randomUUID()}:`;
     const b = await connect(prefix);
@@ -164,7 +189,7 @@ describe.skipIf(!redisUrl)("a workspace's sliding window in Redis", () => {
     await client.connect();
     try {
       await b.take([update("k")], Date.now());
-      const ttl = await client.pTTL(`${prefix}k`);
+      const ttl = await client.pTTL(`${prefix}w:k`);
       expect(ttl).toBeGreaterThan(61_000);
       expect(ttl).toBeLessThanOrEqual(62_000);
     } finally {
