@@ -13,7 +13,7 @@ function loads(editing = 0, stopsWaiting = 0) {
   const load = (burst: number, perMinute: number, extra: Partial<LaneLoad> = {}): LaneLoad => ({
     perMinute,
     burst,
-    horizonMs: 10_000,
+    horizonMs: 20_000,
     waiting: 0,
     editing: 0,
     ...extra,
@@ -63,10 +63,10 @@ describe("auto streaming's choice", () => {
   });
 
   it("starts no stream while the stops waiting would not go soon", () => {
-    // 18 a minute paced over ten seconds: 18 × (1 − 1/e) = 11.4 go within ten seconds.
-    const choice = new StreamChoice(loads(1, 11), "T1", new FakeClock());
+    // 18 a minute paced over 20 s: 18 × (1 − e^−0.5) = 7.1 go within ten seconds.
+    const choice = new StreamChoice(loads(1, 7), "T1", new FakeClock());
     expect(choice.stream()).toBe(false);
     expect(choice.stopsKeepUp()).toBe(false);
-    expect(new StreamChoice(loads(1, 10), "T1", new FakeClock()).stream()).toBe(true);
+    expect(new StreamChoice(loads(1, 6), "T1", new FakeClock()).stream()).toBe(true);
   });
 });

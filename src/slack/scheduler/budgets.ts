@@ -82,10 +82,13 @@ export function windowFor(
   horizonMs: number,
 ): WindowSpec {
   const limit = Math.max(1, Math.floor(budget.perMinute * safety));
-  if (!(budget.perMinute >= 1 && budget.burst >= 1 && horizonMs > 0)) {
-    throw new Error(`${method}: a budget needs ≥ 1 call a minute, a burst ≥ 1 and a horizon > 0`);
+  if (!(budget.perMinute >= 1 && budget.burst >= 1 && horizonMs > 0 && horizonMs <= WINDOW_MS)) {
+    throw new Error(
+      `${method}: a budget needs ≥ 1 call a minute, a burst ≥ 1 and a horizon within the window`,
+    );
   }
-  return { kind: "window", key, limit, windowMs: WINDOW_MS, horizonMs, burst: budget.burst };
+  const burst = Math.min(Math.floor(budget.burst), limit);
+  return { kind: "window", key, limit, windowMs: WINDOW_MS, horizonMs, burst };
 }
 
 /**

@@ -31,7 +31,7 @@ export interface SchedulerOptions {
   readonly safety?: number;
   /** Overrides of DEFAULT_BUDGETS, by method. */
   readonly budgets?: Readonly<Record<string, MethodBudget>>;
-  /** A workspace window's unspent calls are spread over about this long (windows.ts). Default 10 s. */
+  /** A workspace window's unspent calls are spread over about this long (windows.ts). Default 20 s. */
   readonly paceHorizonMs?: number;
   /** Minimum time between two interim edits of one message (or run). Default 1000 ms. */
   readonly minEditIntervalMs?: number;

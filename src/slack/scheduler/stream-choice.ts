@@ -60,8 +60,9 @@ export class StreamChoice {
 
   /**
    * Whether the stops waiting here, and one more, would all go soon: within STOPS_WITHIN_MS a
-   * minute's window paced over its horizon spends 1 - exp(-within / horizon) of its calls (stops
-   * already spent show as stops waiting).
+   * fresh window paced over its horizon lets 1 - exp(-within / horizon) of its calls go. An
+   * estimate: stops this minute already sent (here or by other instances) are not counted, only
+   * those still waiting; a stop that waits longer delays no text (the answer shows first).
    */
   stopsKeepUp(): boolean {
     const stops = this.#loads.load(this.#teamId, "chat.stopStream");

@@ -3,7 +3,7 @@
  * sliding window (a minute, plus a second for the time a call takes to reach Slack), at any
  * pace within it. A minute's calls may all be spent in the first seconds of a burst of runs,
  * which a token bucket (a small burst, then a steady refill) never allows: ten answers of twelve
- * seconds each get about three times the edits.
+ * seconds each get about twice the edits (`npm run bench:pacing`).
  *
  * Spending a whole minute at once would leave nothing for the rest of it, so the calls left are
  * paced: after `burst` calls back to back, the next goes `horizonMs / left` after the one before
@@ -66,7 +66,8 @@ export function record(times: number[], now: number): void {
  * The same algorithm, atomic in Redis, for one key of the take script: a sorted set of call
  * times (score = time; the member adds the count, so two calls at one ms stay two). Reads
  * `key`, `now` and the spec's numbers `limit`, `windowMs`, `horizonMs`, `burst`; sets `w`,
- * the wait. `WINDOW_TAKE_LUA` records the call.
+ * the wait. `WINDOW_TAKE_LUA` records the call under a member of its own (two calls stamped with
+ * one ms by instances whose clocks differ are two members, never one).
  */
 export const WINDOW_WAIT_LUA = `
     redis.call('ZREMRANGEBYSCORE', key, '-inf', string.format('%.17g', now - windowMs))
@@ -86,7 +87,7 @@ export const WINDOW_WAIT_LUA = `
     end`;
 
 export const WINDOW_TAKE_LUA = `
-    local n = redis.call('ZCARD', key)
+    local seq = redis.call('ZCARD', key)
     local at = string.format('%.17g', now)
-    redis.call('ZADD', key, at, at .. ':' .. n)
+    while redis.call('ZADD', key, 'NX', at, at .. ':' .. seq) == 0 do seq = seq + 1 end
     redis.call('PEXPIRE', key, math.ceil(windowMs) + 1000)`;
