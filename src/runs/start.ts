@@ -58,7 +58,7 @@ export interface StartRequest {
   readonly ask: () => Promise<CreatedRun>;
   /** The remark shown under the answer, once the service was asked (default: the plan's). */
   readonly remark?: () => Promise<string | undefined>;
-  /** The first message was just posted (the thread's root, or the working message in it). */
+  /** The thread is known: the one asked in (before anything is posted), or the prompt just posted. */
   readonly onThread?: (key: SlackThreadKey) => Promise<void>;
   /** The run's messages are posted, whatever the service answered. */
   readonly onShown?: (key: SlackThreadKey) => void;
@@ -118,15 +118,23 @@ async function started(
     await progress({ created: run });
     return run;
   });
-  // The thread as the first post made it known (its root, or the working message in it).
+  // The thread: the one asked in, or the one the first post (the prompt) made.
   let thread: SlackThreadKey | undefined;
-  const opening = openRun(deps, req.place, req.plan, async (p) => {
-    if (!thread) {
-      thread = key(req, p.threadTs);
-      await req.onThread?.(thread);
-    }
-    await progress(p);
-  });
+  const known = async (threadTs: string) => {
+    if (thread) return;
+    thread = key(req, threadTs);
+    await req.onThread?.(thread);
+  };
+  // A thread that exists is known before anything shows in it: a Stop pressed on the working
+  // message (or Slack's own, in the agent view) then finds the run starting.
+  const opening = (
+    req.place.threadTs === undefined ? Promise.resolve() : known(req.place.threadTs)
+  ).then(() =>
+    openRun(deps, req.place, req.plan, async (p) => {
+      await known(p.threadTs);
+      await progress(p);
+    }),
+  );
   const [opened, asked] = await Promise.allSettled([opening, asking]);
   if (opened.status === "rejected") {
     await notShown(deps, req, opened.reason, asked);

@@ -99,9 +99,14 @@ export async function stopWhenStarted(
     );
     return;
   }
-  await deps.store.updateThread(req.key, (rec) =>
-    rec.active.kind === "starting"
-      ? { ...rec, active: { ...rec.active, stopBy: req.userId } }
-      : undefined,
-  );
+  let started: string | undefined;
+  await deps.store.updateThread(req.key, (rec) => {
+    if (rec.active.kind === "starting") {
+      return { ...rec, active: { ...rec.active, stopBy: req.userId } };
+    }
+    started = rec.active.kind === "running" ? rec.active.runId : undefined;
+    return undefined;
+  });
+  // The run started while this stop was checked, and its start read no stop: stop it now.
+  if (started !== undefined) await stopRun(deps, { ...req, runId: started }, tell);
 }

@@ -257,6 +257,43 @@ describe("a task thread's state", () => {
     expect(told).toEqual([]);
   });
 
+  it("stops the run when Slack's own Stop is pressed in a DM while its working message is being posted", async () => {
+    // A DM's thread is the person's message: Slack shows its own Stop before the bot's first
+    // post has come back.
+    const dm = { ...task("Write a long story"), channelId: "D1", threadTs: "1700000000.000100" };
+    writer.holdPosts();
+    const starting = coordinator.startTask(dm, tell);
+    await expect.poll(() => service.created.length).toBe(1);
+    const key = { teamId: TEAM, channelId: "D1", threadTs: dm.threadTs };
+    await coordinator.handleSessionStopped({ key, userId: OWNER }, tell);
+    writer.releasePosts();
+    await starting;
+    expect(relay.stopped).toEqual([{ runId: lastRun().runId, userId: OWNER }]);
+    expect(told).toEqual([]);
+  });
+
+  it("stops a run that started while an admin's Stop was being checked", async () => {
+    const ADMIN = "U9";
+    let confirm = () => {};
+    const confirmed = new Promise<void>((resolve) => (confirm = resolve));
+    writer.isAdmin = async () => {
+      await confirmed;
+      return true;
+    };
+    const answer = holdCreates();
+    const starting = coordinator.startTask(task("Build a landing page"), tell);
+    await expect.poll(() => writer.messages.length).toBe(2);
+    const key = { teamId: TEAM, channelId: CHANNEL, threadTs: writer.messages[0]?.ts ?? "" };
+    const stopping = coordinator.handleSessionStopped({ key, userId: ADMIN }, tell);
+    answer();
+    await starting;
+    expect(relay.stopped).toEqual([]);
+    confirm();
+    await stopping;
+    expect(relay.stopped).toEqual([{ runId: lastRun().runId, userId: ADMIN }]);
+    expect(told).toEqual([]);
+  });
+
   it("on shutdown, waits for a task being created to be shown and handed to the relay", async () => {
     const answer = holdCreates();
     const starting = coordinator.startTask(task("Build a landing page"), tell);
