@@ -267,6 +267,45 @@ describe("SlackScheduler budgets", () => {
     },
   );
 
+  it("forgets an uninstalled workspace's budgets once no request for them is on its way; its queued calls fail", async () => {
+    const memory = new MemoryTokenBuckets();
+    let answer = () => {};
+    const answered = new Promise<void>((resolve) => (answer = resolve));
+    const forgotten: string[] = [];
+    // A budget store whose first answer is on its way until `answer()`.
+    const buckets: TokenBuckets = {
+      shared: false,
+      take: (specs, now) => memory.take(specs, now),
+      tryTake: async (specs, now) => {
+        await answered;
+        return memory.tryTake(specs, now);
+      },
+      forget: async (prefix) => {
+        forgotten.push(prefix);
+        await memory.forget(prefix);
+      },
+      close: () => memory.close(),
+    };
+    const { scheduler } = setup({ buckets });
+    const sent: string[] = [];
+    const first = scheduler.schedule("T1", "chat.delete", async () => void sent.push("first"));
+    const second = scheduler.schedule("T1", "chat.delete", async () => void sent.push("second"));
+    const other = scheduler.schedule("T2", "chat.delete", async () => void sent.push("T2"));
+    let done = false;
+    const forgetting = scheduler.forgetTeam("T1").then(() => (done = true));
+    await expect(first).rejects.toThrow(/uninstalled/);
+    await expect(second).rejects.toThrow(/uninstalled/);
+    // The answer on its way would write T1's budget again: it is forgotten only after that.
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(done).toBe(false);
+    expect(forgotten).toEqual([]);
+    answer();
+    await forgetting;
+    expect(forgotten).toEqual(["{T1}:"]);
+    await other;
+    expect(sent).toEqual(["T2"]);
+  });
+
   it("rejects unknown methods and budgets that cannot hold their safety margin", async () => {
     const { scheduler } = setup();
     await expect(scheduler.schedule("T1", "chat.nope", async () => 1)).rejects.toThrow(

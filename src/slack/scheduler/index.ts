@@ -32,8 +32,3 @@ export async function createSlackScheduler(
   });
   return new SlackScheduler({ ...rest, buckets });
 }
-
-/**
- * A caller may fire and forget (an interim edit nobody awaits); the rejection a closing
- * scheduler gives such a promise must not surface as an unhandled rejection.
- */

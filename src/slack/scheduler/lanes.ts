@@ -57,8 +57,7 @@ export interface Hold<T> extends Indexed {
 
 export interface Lane {
   readonly method: string;
-  /** The workspace's window for the method. */
-  readonly bucket: WindowSpec;
+  readonly bucket: WindowSpec; // the workspace's window for the method
   /** [bucket]: what unkeyed calls take from. */
   readonly teamSpecs: readonly BucketSpec[];
   readonly perKey: Omit<TokenBucketSpec, "key"> | undefined;
@@ -79,14 +78,15 @@ export interface Lane {
   pausedUntil: number;
   /** The team's bucket is empty until then: no call of the lane can go before (the timer asks again). */
   blockedUntil: number;
-  /** Set by #pick: when the earliest hold ends. */
+  /** Set by #pick: when the earliest hold ends. The timer's callback is `wake` (one per lane). */
   nextAt: number;
   timer: unknown;
   timerAt: number;
-  /** The timer's callback (one per lane, not one per arming). */
   wake: () => void;
   pumping: boolean;
   again: boolean;
+  /** Its workspace uninstalled the app: the lane asks its budget no more. */
+  stopped: boolean;
 }
 
 /** Units kept before the first sweep of expired ones; then twice as many as survived the last. */
@@ -287,6 +287,7 @@ export function newLane(
     wake,
     pumping: false,
     again: false,
+    stopped: false,
   };
 }
 

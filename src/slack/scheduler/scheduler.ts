@@ -11,7 +11,9 @@
  * - A 429 pauses that method for that team only, for Retry-After, then the call is retried (for
  *   an edit, whatever text is latest by then).
  */
+import { setTimeout as sleep } from "node:timers/promises";
 import { type Clock, systemClock } from "../../util/clock.ts";
+import { handled } from "../../util/handled.ts";
 import {
   bucketFor,
   checkBudgets,
@@ -55,6 +57,7 @@ export class SlackScheduler {
   readonly #onError: (err: unknown) => void;
   /** By team, then method: no string is built per call to find a lane. */
   readonly #lanes = new Map<string, Map<string, Lane>>();
+  readonly #allLanes = () => [...this.#lanes.values()].flatMap((lanes) => [...lanes.values()]);
   readonly #stats: SchedulerStats;
   #seq = 0;
   #busy = 0;
@@ -120,14 +123,10 @@ export class SlackScheduler {
     options?: ScheduleOptions,
   ): Promise<T> {
     if (this.#closed) return Promise.reject(new Error("the Slack scheduler is closed"));
-    let lane: Lane;
-    try {
-      lane = this.#lane(teamId, method);
-    } catch (err) {
-      return Promise.reject(err);
-    }
     return handled(
       new Promise<T>((resolve, reject) => {
+        // An unknown method throws here, which rejects the promise.
+        const lane = this.#lane(teamId, method);
         const job: Job = {
           kind: "job",
           key: lane.perKey ? options?.key : undefined,
@@ -165,28 +164,33 @@ export class SlackScheduler {
     return new Promise((resolve) => this.#idleWaiters.push(resolve));
   }
 
-  /** Forgets a workspace's rate budget (it uninstalled the app). */
-  forgetTeam(teamId: string): Promise<void> {
-    return this.#buckets.forget?.(`{${teamId}}:`) ?? Promise.resolve();
+  /** Forgets a workspace's budgets (it uninstalled the app) once none is asked (queued calls fail). */
+  async forgetTeam(teamId: string): Promise<void> {
+    const lanes = [...(this.#lanes.get(teamId)?.values() ?? [])];
+    this.#lanes.delete(teamId);
+    for (const lane of lanes) this.#stop(lane, new Error("the workspace uninstalled the app"));
+    // At most five seconds: a budget store that never answers must not hold an uninstall.
+    for (let i = 0; i < 500 && lanes.some((lane) => lane.pumping); i++) await sleep(10);
+    await this.#buckets.forget?.(`{${teamId}}:`);
   }
 
   /** Stops: clears timers, rejects what is still queued, closes the buckets. Calls in progress finish. */
   async close(): Promise<void> {
     this.#closed = true;
-    const error = new Error("the Slack scheduler is closed");
-    for (const lane of this.#allLanes()) {
-      if (lane.timer !== undefined) this.#clock.clearTimeout(lane.timer);
-      lane.timer = undefined;
-      failAll(lane, error);
-    }
+    for (const lane of this.#allLanes())
+      this.#stop(lane, new Error("the Slack scheduler is closed"));
     await this.#buckets.close();
   }
 
-  // ----------------------------------------------------------------------------------------------
-
-  *#allLanes(): Iterable<Lane> {
-    for (const lanes of this.#lanes.values()) yield* lanes.values();
+  /** No call of the lane takes from its budget again: queued ones fail, those in progress finish. */
+  #stop(lane: Lane, error: Error): void {
+    lane.stopped = true;
+    if (lane.timer !== undefined) this.#clock.clearTimeout(lane.timer);
+    lane.timer = undefined;
+    failAll(lane, error);
   }
+
+  // ----------------------------------------------------------------------------------------------
 
   #lane(teamId: string, method: string): Lane {
     let lanes = this.#lanes.get(teamId);
@@ -253,7 +257,7 @@ export class SlackScheduler {
    */
   async #drain(lane: Lane): Promise<void> {
     for (;;) {
-      if (this.#closed) return;
+      if (this.#closed || lane.stopped) return;
       const now = this.#clock.now();
       if (now < lane.pausedUntil) {
         this.#arm(lane, lane.pausedUntil);
@@ -297,7 +301,7 @@ export class SlackScheduler {
         continue;
       }
       // A 429 may have arrived while the bucket answered; the token is lost, the call waits.
-      if (this.#clock.now() < lane.pausedUntil || this.#closed) continue;
+      if (this.#clock.now() < lane.pausedUntil || this.#closed || lane.stopped) continue;
       if (best.kind === "job") this.#dispatchJob(lane, best);
       else this.#dispatchEdit(lane, best);
     }
@@ -378,7 +382,7 @@ export class SlackScheduler {
   }
 
   #arm(lane: Lane, at: number): void {
-    if (this.#closed) return;
+    if (this.#closed || lane.stopped) return;
     if (lane.timer !== undefined) {
       if (lane.timerAt <= at) return; // an earlier wake-up re-evaluates anyway
       this.#clock.clearTimeout(lane.timer);
@@ -392,9 +396,4 @@ export class SlackScheduler {
     if (this.#busy > 0) return;
     for (const resolve of this.#idleWaiters.splice(0)) resolve();
   }
-}
-
-function handled<T>(promise: Promise<T>): Promise<T> {
-  promise.catch(() => {});
-  return promise;
 }
