@@ -85,7 +85,7 @@ export interface Lane {
   wake: () => void;
   pumping: boolean;
   again: boolean;
-  /** Its workspace uninstalled the app: the lane asks its budget no more. */
+  /** The scheduler closed, or the workspace uninstalled the app: the lane asks its budget no more. */
   stopped: boolean;
 }
 

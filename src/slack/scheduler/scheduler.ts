@@ -240,7 +240,7 @@ export class SlackScheduler {
       do {
         lane.again = false;
         await this.#drain(lane);
-      } while (lane.again && !this.#closed);
+      } while (lane.again && !lane.stopped);
     } catch (err) {
       this.#onError(err);
       this.#arm(lane, this.#clock.now() + 1000);
@@ -257,7 +257,7 @@ export class SlackScheduler {
    */
   async #drain(lane: Lane): Promise<void> {
     for (;;) {
-      if (this.#closed || lane.stopped) return;
+      if (lane.stopped) return;
       const now = this.#clock.now();
       if (now < lane.pausedUntil) {
         this.#arm(lane, lane.pausedUntil);
@@ -301,7 +301,7 @@ export class SlackScheduler {
         continue;
       }
       // A 429 may have arrived while the bucket answered; the token is lost, the call waits.
-      if (this.#clock.now() < lane.pausedUntil || this.#closed || lane.stopped) continue;
+      if (this.#clock.now() < lane.pausedUntil || lane.stopped) continue;
       if (best.kind === "job") this.#dispatchJob(lane, best);
       else this.#dispatchEdit(lane, best);
     }
@@ -315,7 +315,7 @@ export class SlackScheduler {
       .then(job.attempt)
       .then(() => this.#stats.succeeded(lane.method))
       .catch((err: unknown) => {
-        if (this.#rateLimited(lane, err) && job.retries < this.#maxRetries && !this.#closed) {
+        if (this.#rateLimited(lane, err) && job.retries < this.#maxRetries && !lane.stopped) {
           // Back in line with its original place: it goes first once the pause ends.
           job.retries += 1;
           lane.jobs.push(job);
@@ -354,7 +354,7 @@ export class SlackScheduler {
             newer.seq = Math.min(newer.seq, edit.seq);
             this.#stats.superseded();
             edit.settle("superseded");
-          } else if (limited && edit.retries < this.#maxRetries && !this.#closed) {
+          } else if (limited && edit.retries < this.#maxRetries && !lane.stopped) {
             edit.retries += 1;
             slot.pending = edit;
           } else {
@@ -366,7 +366,7 @@ export class SlackScheduler {
       .finally(() => {
         slot.inflight = false;
         if (!slot.pending) lane.edits.delete(slot.messageKey);
-        else if (!this.#closed) lane.readyEdits.push(slot);
+        else if (!lane.stopped) lane.readyEdits.push(slot);
         void this.#pump(lane);
         this.#done();
       });
@@ -382,7 +382,7 @@ export class SlackScheduler {
   }
 
   #arm(lane: Lane, at: number): void {
-    if (this.#closed || lane.stopped) return;
+    if (lane.stopped) return;
     if (lane.timer !== undefined) {
       if (lane.timerAt <= at) return; // an earlier wake-up re-evaluates anyway
       this.#clock.clearTimeout(lane.timer);
