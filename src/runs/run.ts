@@ -57,6 +57,11 @@ export class RunRelay {
   /** The answer as shown while it runs (at most MAX_ANSWER_CHARS), and all of it. */
   #text: string;
   #whole: string;
+  /**
+   * Text that arrived while a Stop was being asked: dropped once the stop takes (nothing is
+   * shown after Stop), taken into the answer when the service refuses it and the run goes on.
+   */
+  #held = "";
   /** When the oldest delta not yet shown arrived. */
   #unshownSince: number | undefined;
   /** What the service last said the run is doing (a status event). */
@@ -117,6 +122,8 @@ export class RunRelay {
     this.#lease.start();
     try {
       const { final, failure } = await this.#follow();
+      // A Stop the service refused after the last delta: what it held is part of the answer.
+      if (!this.#fate.stopping) this.#take("");
       const { kind } = this.#fate.now;
       if (kind === "forgotten") await this.#forget(true);
       else if (kind === "handingOver") await this.#handOver();
@@ -132,7 +139,7 @@ export class RunRelay {
     // Its creator died before the service answered: nothing to follow, say so.
     const record = this.#record;
     if (record.kind === "creating") return { failure: new Error(INTERRUPTED) };
-    const { service, follow, counters, clock } = this.#deps;
+    const { service, follow, counters } = this.#deps;
     try {
       const updates = followRun(
         service,
@@ -143,15 +150,13 @@ export class RunRelay {
         const step = await updates.next();
         if (step.done) return { final: step.value };
         const u = step.value;
-        if (u.type === "delta" && !this.#fate.stopping) {
-          // Past the cap the answer keeps its head; the rest is attached at the end.
-          const shown = this.#text;
-          this.#text = appendCapped(shown, u.text);
-          this.#whole += u.text;
-          counters.delta();
-          if (this.#text === shown) continue;
-          this.#unshownSince ??= clock.now();
-          void this.#showInterim();
+        if (u.type === "delta") {
+          if (this.#fate.stopping) {
+            this.#held += u.text;
+          } else {
+            counters.delta();
+            this.#take(u.text);
+          }
         } else if (u.type === "step" || u.type === "status") {
           this.#progress(u);
         } else if (u.type === "transport") {
@@ -161,6 +166,20 @@ export class RunRelay {
     } catch (err) {
       return { failure: err };
     }
+  }
+
+  /** Adds text to the answer (after any held while a refused Stop was asked) and shows it. */
+  #take(text: string): void {
+    const more = this.#held + text;
+    this.#held = "";
+    if (more === "") return;
+    // Past the cap the answer keeps its head; the rest is attached at the end.
+    const shown = this.#text;
+    this.#text = appendCapped(shown, more);
+    this.#whole += more;
+    if (this.#text === shown) return;
+    this.#unshownSince ??= this.#deps.clock.now();
+    void this.#showInterim();
   }
 
   /** Queues the latest text; the writer sends it when its budget allows. */

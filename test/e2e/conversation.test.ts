@@ -204,8 +204,14 @@ describe.each(stores)("follow-ups and Stop with %s", (_name, redis) => {
     await h.command("Write a saga [sim:delay=25] [sim:length=12000]");
     const threadTs = await h.waitForTaskThread("Write a saga");
     const running = await streaming(threadTs);
-    // A refusal (not a passing failure, which the client retries).
-    h.sim.injectFault({ endpoint: "stop", status: 400, detail: "stop is unavailable" });
+    // A refusal (not a passing failure, which the client retries), slow to come: the answer
+    // goes on meanwhile, and none of what arrives while the stop is asked may be lost.
+    h.sim.injectFault({
+      endpoint: "stop",
+      status: 400,
+      detail: "stop is unavailable",
+      delayMs: 500,
+    });
     await h.clickStop(running, OWNER);
     const refusal = await h.slack.waitFor(
       () =>
@@ -219,8 +225,12 @@ describe.each(stores)("follow-ups and Stop with %s", (_name, redis) => {
     const still = await streaming(threadTs);
     expect(statusOf(still)).toMatch(/Working/);
     await h.clickStop(still, OWNER);
-    const [final] = (await h.waitForFinal(threadTs)).slice(-1);
-    expect(statusOf(final ?? still)).toMatch(new RegExp(`Stopped by <@${OWNER}>`));
+    const replies = await h.waitForFinal(threadTs);
+    expect(statusOf(replies.at(-1) ?? still)).toMatch(new RegExp(`Stopped by <@${OWNER}>`));
+    const run = h.sim.runs().find((r) => r.promptText.includes("Write a saga"));
+    const shown = comparable(replies.map(markdownOf).join(""));
+    expect(shown.length).toBeGreaterThan(0);
+    expect(comparable(run?.content ?? "").startsWith(shown)).toBe(true);
   });
 
   it("ignores a Stop button value replayed from another channel", async () => {
