@@ -28,7 +28,9 @@ describe.each(storeBackends())("a burst of tasks in one channel with %s", (_name
     for (const label of labels) {
       expect((await h.command(`${label} [sim:length=200] [sim:delay=5]`)).status).toBe(200);
     }
-    const threads = await Promise.all(labels.map((l) => h.waitForTaskThread(l)));
+    // The channel's budget lets the last prompt out about 4.5 s after the first: more than
+    // the default wait, so the wait is as long as the answers'.
+    const threads = await Promise.all(labels.map((l) => h.waitForTaskThread(l, 30_000)));
     await Promise.all(threads.map((ts) => h.waitForFinal(ts, 1, 30_000)));
 
     h.sim.events.off("run", onRun);
