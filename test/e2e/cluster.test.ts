@@ -29,13 +29,19 @@ describe.skipIf(!redisUrl)("several instances on one Redis", () => {
     await c?.close();
   });
 
-  /** Runs a task on i1 until `moment`, kills whichever instance owns it, checks the outcome. */
+  /**
+   * Runs a task on i1 until `moment`, kills whichever instance owns it, checks the outcome.
+   * `hold`, when given, keeps the owner at that moment until it is killed (it returns what
+   * lets go), so that the owner cannot finish the run first on a fast machine.
+   */
   async function killOwnerWhen(
     label: string,
     prompt: string,
     moment: (threadTs: string, fromCall: number) => Promise<unknown>,
+    hold?: () => () => void,
   ) {
     const from = c.slack.calls.length;
+    const letGo = hold?.();
     await c.target("i1").command(`${label} ${prompt}`);
     const threadTs = await c.waitForTaskThread(label);
     await moment(threadTs, from);
@@ -43,6 +49,7 @@ describe.skipIf(!redisUrl)("several instances on one Redis", () => {
     const owner = await c.waitForOwner(id);
     await c.kill(owner, "SIGKILL");
     const killedAt = Date.now();
+    letGo?.();
     const replies = await c.waitForFinal(threadTs, 1, 30_000);
     const run = c.sim.run(id);
     // The same message, finished: one answer message, complete text, files once each.
@@ -66,7 +73,9 @@ describe.skipIf(!redisUrl)("several instances on one Redis", () => {
   it("finishes a run in the same message when its owner is killed before the first edit", async () => {
     const { threadTs, killedAt } = await killOwnerWhen(
       "Kill before edit",
-      "[sim:delay=400] [sim:length=400] [sim:files=2]",
+      // The first chunk comes 1.5 s after the run starts: the kill lands well before it,
+      // however slow the machine (it lands about 100 ms after the working message).
+      "[sim:delay=1500] [sim:length=200] [sim:chunk=100] [sim:files=2]",
       (threadTs) =>
         c.slack.waitForCall(
           (call) => call.method === "chat.postMessage" && call.args.thread_ts === threadTs,
@@ -96,10 +105,18 @@ describe.skipIf(!redisUrl)("several instances on one Redis", () => {
       "Kill during upload",
       "[sim:delay=5] [sim:length=600] [sim:files=4]",
       (_threadTs, fromIndex) =>
-        c.slack.waitForCall((call) => call.method === "files.getUploadURLExternal", {
+        c.slack.waitForCall((call) => call.method === "files.completeUploadExternal", {
           timeoutMs: 15_000,
           fromIndex,
         }),
+      // Its upload URLs are asked, its bytes sent, and Slack answers the completion with a
+      // 429 for longer than the test waits: the owner is mid-upload when it dies.
+      () =>
+        c.slack.failWhen(({ method }) =>
+          method === "files.completeUploadExternal"
+            ? { error: "ratelimited", retryAfter: 60 }
+            : undefined,
+        ),
     );
   });
 
