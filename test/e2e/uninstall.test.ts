@@ -6,7 +6,15 @@
  * records stay exactly as they were.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CHANNEL, Harness, markdownOf, OWNER, SIGNING_SECRET, TEAM } from "../support/harness.ts";
+import {
+  CHANNEL,
+  comparable,
+  Harness,
+  markdownOf,
+  OWNER,
+  SIGNING_SECRET,
+  TEAM,
+} from "../support/harness.ts";
 import { storeBackends } from "../support/needs.ts";
 import { rawKeys } from "../support/raw-keys.ts";
 import { seedWorkspace } from "../support/workspace-records.ts";
@@ -30,7 +38,12 @@ describe.each(storeBackends())("uninstalling the app (one workspace, %s)", (_nam
     const run = await h.slack.waitFor(() =>
       h.sim.runs().find((r) => r.promptText.includes("Plan the offsite")),
     );
-    await h.slack.waitFor(() => h.botReplies(threadTs).some((m) => markdownOf(m).length > 20));
+    // It stalls after its third chunk: once those are shown, no edit of it is still on its way.
+    await h.slack.waitFor(() => {
+      const now = h.sim.runs().find((r) => r.id === run.id);
+      const shown = h.botReplies(threadTs).map((m) => comparable(markdownOf(m)));
+      return (now?.chunks ?? 0) >= 3 && shown.includes(comparable(now?.content ?? "x"));
+    });
     const queued = await h.reply(threadTs, "Also book the venue");
     // Slack shows it queued (a reaction, and a word to the person) before the uninstall.
     await h.slack.waitFor(() => h.slack.reactions(CHANNEL, queued.ts).length > 0);
