@@ -42,6 +42,11 @@ export interface Running {
   readonly resumer: Resumer;
   /** The HTTP port (HTTP receiver, or the health server in Socket Mode). */
   readonly port: number | undefined;
+  /**
+   * Resolves once the requests being handled (task starts and continues, up to their first
+   * messages) are done, or after `timeoutMs`.
+   */
+  settle(timeoutMs: number): Promise<void>;
   /** Stops taking work, ends relays, closes the store. */
   close(): Promise<void>;
 }
@@ -110,7 +115,8 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
       { slack, coordinator, resumer, relay, scheduler, store, outbound, home, previews },
       logger,
     );
-  return { slack, store, relay, service, port, resumer, close };
+  const settle = (timeoutMs: number) => coordinator.settle(timeoutMs);
+  return { slack, store, relay, service, port, resumer, settle, close };
 }
 
 /**

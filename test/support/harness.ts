@@ -375,6 +375,8 @@ export class Harness extends SlackScenario {
   }
 
   override async settled(): Promise<void> {
+    // Task starts first (a start hands its run to the relay), then the runs.
+    await this.app.settle(15_000);
     await this.app.relay.idle();
   }
 
