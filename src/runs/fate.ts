@@ -35,6 +35,8 @@ export class RunFate {
   #fate: Fate;
   /** A hand-over was asked: where a refused stop goes back to. */
   #handOverAsked = false;
+  /** Told when a refused stop lets the run go on (the run shows what it held meanwhile). */
+  #onRefused: (() => void) | undefined;
 
   constructor(options: { stoppedBy?: string | undefined; unrecorded?: boolean } = {}) {
     this.#fate =
@@ -71,6 +73,17 @@ export class RunFate {
   refused(): void {
     if (this.#fate.kind !== "stopping") return;
     this.#fate = this.#handOverAsked ? { kind: "handingOver" } : RUNNING;
+    this.#onRefused?.();
+  }
+
+  /** `fn` runs each time a refused stop lets the run go on. */
+  whenRefused(fn: () => void): void {
+    this.#onRefused = fn;
+  }
+
+  /** Whether the run goes on here, or is handed over with its latest text shown. */
+  get goesOn(): boolean {
+    return this.#fate.kind === "running" || this.#fate.kind === "handingOver";
   }
 
   /** The service says the run was stopped, by whom another instance recorded. */

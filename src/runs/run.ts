@@ -104,6 +104,10 @@ export class RunRelay {
         if (!this.#ending && this.#fate.now.kind !== "handingOver") void this.#showInterim();
       },
     });
+    // A refused Stop: the text that arrived while it was asked is shown at once.
+    fate.whenRefused(() => {
+      if (!this.#ending && fate.goesOn) this.#take("");
+    });
     this.#lease = new LeaseKeeper({
       store: deps.store,
       runId: record.runId,
@@ -122,8 +126,8 @@ export class RunRelay {
     this.#lease.start();
     try {
       const { final, failure } = await this.#follow();
-      // A Stop the service refused after the last delta: what it held is part of the answer.
-      if (!this.#fate.stopping) this.#take("");
+      // A Stop the service refused just before the end: what it held is part of the answer.
+      if (this.#fate.goesOn) this.#take("");
       const { kind } = this.#fate.now;
       if (kind === "forgotten") await this.#forget(true);
       else if (kind === "handingOver") await this.#handOver();
@@ -151,12 +155,9 @@ export class RunRelay {
         if (step.done) return { final: step.value };
         const u = step.value;
         if (u.type === "delta") {
-          if (this.#fate.stopping) {
-            this.#held += u.text;
-          } else {
-            counters.delta();
-            this.#take(u.text);
-          }
+          counters.delta();
+          if (this.#fate.stopping) this.#held += u.text;
+          else this.#take(u.text);
         } else if (u.type === "step" || u.type === "status") {
           this.#progress(u);
         } else if (u.type === "transport") {

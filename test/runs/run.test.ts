@@ -11,6 +11,7 @@ import { TaskServiceError } from "../../src/service/errors.ts";
 import { createMemoryStore } from "../../src/store/memory.ts";
 import type { ThreadStore } from "../../src/store/types.ts";
 import { shownText } from "../support/run-records.ts";
+import { until } from "../support/until.ts";
 import { FakeSlackWriter } from "../support/fakes/slack-writer.ts";
 import { FakeTaskService } from "../support/fakes/task-service.ts";
 import { oneWorkspace } from "../support/fakes/workspaces.ts";
@@ -130,6 +131,76 @@ describe("a relayed run", () => {
     expect(service.stopped).toEqual(["t1"]);
     expect(shown()).toMatch(/Stopped by <@U2>/);
     expect(ended.map((e) => e.state)).toEqual(["stopped"]);
+  });
+
+  it("keeps the text that came while a refused Stop was asked, and shows it at once", async () => {
+    const ref = { projectId: "p1", threadId: "t1" };
+    service.emit({ type: "delta", text: "Before the stop. " });
+    await tick();
+    // The service takes a while to refuse; the agent writes meanwhile, then goes quiet.
+    const stopAgent = service.stopAgent.bind(service);
+    let refuse!: () => void;
+    const refusing = new Promise<void>((resolve) => (refuse = resolve));
+    service.stopAgent = async () => {
+      await refusing;
+      throw new TaskServiceError({ kind: "bad_request", status: 400, message: "stop unavailable" });
+    };
+    const first = relay.stop({ runId: "run_1", ref, key }, "U2").catch(() => "refused");
+    await tick();
+    service.emit({ type: "delta", text: "While it was asked. " });
+    await tick();
+    refuse();
+    expect(await first).toBe("refused");
+    await writer.flush();
+    expect(shown()).toContain("Before the stop. While it was asked.");
+    // Stop pressed again before any more text: the answer keeps what came before it.
+    service.stopAgent = stopAgent;
+    await relay.stop({ runId: "run_1", ref, key }, "U2");
+    expect(shown()).toContain("Before the stop. While it was asked.");
+    expect(shown()).toMatch(/Stopped by <@U2>/);
+  });
+
+  it("streams nothing of the text held during a Stop when the workspace uninstalls meanwhile", async () => {
+    // A native stream sends whatever text it is given: nothing held may reach it.
+    const streamed = new FakeSlackWriter({ edits: "scheduled" });
+    const agent = new FakeTaskService();
+    const native = new Relay({
+      workspaces: oneWorkspace(streamed, agent),
+      store: createMemoryStore(),
+      instanceId: "i2",
+      logger: pino({ level: "silent" }),
+      follow: { reconnectDelayMs: 1, pollTimeoutS: 1 },
+      stopGraceMs: 50,
+      streaming: { mode: "native" },
+    });
+    const ref = { projectId: "p1", threadId: "t1" };
+    const messageTs = await streamed.post("C1", { text: "Working…", blocks: [] }, key.threadTs);
+    const run = { key, ref, runId: "run_2", messageTs, startedAt: Date.now(), owner: "U1" };
+    await native.start(run);
+    agent.emit({ type: "delta", text: "Before the stop.\n" });
+    await until("the first line streamed", async () => {
+      await streamed.flush();
+      return streamed.calls.includes("chat.startStream");
+    });
+    let answer!: () => void;
+    const answering = new Promise<void>((resolve) => (answer = resolve));
+    const stopAgent = agent.stopAgent.bind(agent);
+    agent.stopAgent = async (r) => {
+      await answering;
+      return stopAgent(r);
+    };
+    const stopping = native.stop({ runId: "run_2", ref, key }, "U2");
+    await tick();
+    agent.emit({ type: "delta", text: "Held while stopping.\n" });
+    await tick();
+    const from = streamed.calls.length;
+    const uninstall = native.stopTeam("T1");
+    answer();
+    await stopping.catch(() => undefined);
+    await uninstall;
+    await streamed.flush();
+    expect(streamed.calls.slice(from)).toEqual([]);
+    expect(JSON.stringify(streamed.messages)).not.toContain("Held while stopping");
   });
 
   it("does not stop a run when the Stop names another thread or workspace (a forged button)", async () => {
