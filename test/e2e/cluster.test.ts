@@ -42,14 +42,19 @@ describe.skipIf(!redisUrl)("several instances on one Redis", () => {
   ) {
     const from = c.slack.calls.length;
     const letGo = hold?.();
-    await c.target("i1").command(`${label} ${prompt}`);
-    const threadTs = await c.waitForTaskThread(label);
-    await moment(threadTs, from);
-    const id = await c.runFor(label);
-    const owner = await c.waitForOwner(id);
-    await c.kill(owner, "SIGKILL");
-    const killedAt = Date.now();
-    letGo?.();
+    const { threadTs, id, owner, killedAt } = await (async () => {
+      try {
+        await c.target("i1").command(`${label} ${prompt}`);
+        const threadTs = await c.waitForTaskThread(label);
+        await moment(threadTs, from);
+        const id = await c.runFor(label);
+        const owner = await c.waitForOwner(id);
+        await c.kill(owner, "SIGKILL");
+        return { threadTs, id, owner, killedAt: Date.now() };
+      } finally {
+        letGo?.(); // never left on for the tests after this one
+      }
+    })();
     const replies = await c.waitForFinal(threadTs, 1, 30_000);
     const run = c.sim.run(id);
     // The same message, finished: one answer message, complete text, files once each.

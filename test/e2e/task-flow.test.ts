@@ -72,6 +72,10 @@ describe.each(stores)("/task end to end with %s", (_name, redis) => {
     const interim = edits.slice(0, -1);
     const span = (interim.at(-1)?.at ?? 0) - (interim[0]?.at ?? 0);
     expect(span).toBeGreaterThanOrEqual((interim.length - 1) * 200);
+    // …and no two go together (half the interval allows for one slow trip).
+    for (let i = 1; i < interim.length; i++) {
+      expect((interim[i]?.at ?? 0) - (interim[i - 1]?.at ?? 0)).toBeGreaterThanOrEqual(125);
+    }
     const stoppable = edits.filter((c) => JSON.stringify(c.args.blocks).includes('"Stop"'));
     expect(stoppable.length).toBeGreaterThanOrEqual(1);
 
