@@ -37,6 +37,8 @@ export class RunFate {
   #handOverAsked = false;
   /** Told when a refused stop lets the run go on (the run shows what it held meanwhile). */
   #onRefused: (() => void) | undefined;
+  /** Settles once the service answered the latest stop asked of it. */
+  #stopAnswered: Promise<void> = Promise.resolve();
 
   constructor(options: { stoppedBy?: string | undefined; unrecorded?: boolean } = {}) {
     this.#fate =
@@ -74,6 +76,19 @@ export class RunFate {
     if (this.#fate.kind !== "stopping") return;
     this.#fate = this.#handOverAsked ? { kind: "handingOver" } : RUNNING;
     this.#onRefused?.();
+  }
+
+  /** The stop being asked of the service (settled once stopped or refused here). */
+  asking(request: Promise<unknown>): void {
+    this.#stopAnswered = request.then(
+      () => undefined,
+      () => undefined,
+    );
+  }
+
+  /** Settles once the service answered the stop asked (at once when none is). */
+  get stopAnswered(): Promise<void> {
+    return this.#stopAnswered;
   }
 
   /** `fn` runs each time a refused stop lets the run go on. */

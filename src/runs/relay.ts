@@ -334,16 +334,20 @@ export class Relay {
   ): Promise<void> {
     const { workspaces, logger } = this.#opts;
     if (relayed.fate.stop(by, reason)) {
-      try {
-        await workspaces.service(relayed.key.teamId).stopAgent(ref);
-      } catch (err) {
-        logger.warn({ err }, "stop request failed");
-        if (!stopNotNeeded(err)) {
+      const asking = (async () => {
+        try {
+          await workspaces.service(relayed.key.teamId).stopAgent(ref);
+        } catch (err) {
+          logger.warn({ err }, "stop request failed");
+          if (stopNotNeeded(err)) return;
           // The run goes on: it is not shown as stopped, and Stop may be pressed again.
           relayed.fate.refused();
           throw err;
         }
-      }
+      })();
+      // Until the service answers, a run whose following is cut meanwhile waits for it.
+      relayed.fate.asking(asking);
+      await asking;
       const grace = this.#clock.setTimeout(
         () => relayed.fate.abort.abort(new Error("stopped")),
         this.#opts.stopGraceMs ?? 10_000,

@@ -57,10 +57,7 @@ export class RunRelay {
   /** The answer as shown while it runs (at most MAX_ANSWER_CHARS), and all of it. */
   #text: string;
   #whole: string;
-  /**
-   * Text that arrived while a Stop was being asked: dropped once the stop takes (nothing is
-   * shown after Stop), taken into the answer when the service refuses it and the run goes on.
-   */
+  /** Text that came while a Stop was asked: dropped if it takes, the answer's if refused. */
   #held = "";
   /** When the oldest delta not yet shown arrived. */
   #unshownSince: number | undefined;
@@ -126,8 +123,9 @@ export class RunRelay {
     this.#lease.start();
     try {
       const { final, failure } = await this.#follow();
-      // A Stop the service refused just before the end: what it held is part of the answer.
-      if (this.#fate.goesOn) this.#take("");
+      // Following was cut (a hand-over) while a Stop was asked: the service's answer decides.
+      if (this.#fate.stopping && final === undefined) await this.#fate.stopAnswered;
+      if (this.#fate.goesOn) this.#take(""); // a refused Stop's held text is the answer's
       const { kind } = this.#fate.now;
       if (kind === "forgotten") await this.#forget(true);
       else if (kind === "handingOver") await this.#handOver();

@@ -160,6 +160,55 @@ describe("a relayed run", () => {
     expect(shown()).toMatch(/Stopped by <@U2>/);
   });
 
+  it("hands the run over, not stopped, when the app shuts down while the service refuses its Stop", async () => {
+    const ref = { projectId: "p1", threadId: "t1" };
+    service.emit({ type: "delta", text: "Partial answer. " });
+    await tick();
+    let refuse!: () => void;
+    const refusing = new Promise<void>((resolve) => (refuse = resolve));
+    service.stopAgent = async () => {
+      await refusing;
+      throw new TaskServiceError({ kind: "bad_request", status: 400, message: "stop unavailable" });
+    };
+    const stopping = relay.stop({ runId: "run_1", ref, key }, "U2").catch(() => "refused");
+    await tick();
+    const shutdown = relay.handover();
+    await tick();
+    refuse();
+    expect(await stopping).toBe("refused");
+    // The hand-over shows the latest text in an edit, which waits for Slack's budget.
+    await until("the run handed over", async () => {
+      await writer.flush();
+      return (await Promise.race([shutdown.then(() => true), tick().then(() => false)])) === true;
+    });
+    // The service's run goes on: its record stays for the instance that continues it.
+    expect(ended).toEqual([]);
+    expect(shown()).not.toMatch(/Stopped/);
+    expect(shownText(await store.getRun("run_1"))).toBe("Partial answer. ");
+  });
+
+  it("ends the run stopped when the app shuts down while the service takes its Stop", async () => {
+    const ref = { projectId: "p1", threadId: "t1" };
+    service.emit({ type: "delta", text: "Partial answer. " });
+    await tick();
+    let answer!: () => void;
+    const answering = new Promise<void>((resolve) => (answer = resolve));
+    const stopAgent = service.stopAgent.bind(service);
+    service.stopAgent = async (r) => {
+      await answering;
+      return stopAgent(r);
+    };
+    const stopping = relay.stop({ runId: "run_1", ref, key }, "U2");
+    await tick();
+    const shutdown = relay.handover();
+    await tick();
+    answer();
+    await stopping;
+    await shutdown;
+    expect(ended.map((e) => e.state)).toEqual(["stopped"]);
+    expect(shown()).toMatch(/Stopped by <@U2>/);
+  });
+
   it("streams nothing of the text held during a Stop when the workspace uninstalls meanwhile", async () => {
     // A native stream sends whatever text it is given: nothing held may reach it.
     const streamed = new FakeSlackWriter({ edits: "scheduled" });

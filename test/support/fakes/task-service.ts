@@ -87,16 +87,28 @@ export class FakeTaskService implements TaskService {
     this.#wake?.();
   }
 
-  async *streamTaskResult(): AsyncIterable<StreamEvent> {
-    for (;;) {
-      const next = this.#events.shift();
-      if (next instanceof Error) throw next;
-      if (next) {
-        yield next;
-        continue;
+  /** The stream ends with the signal's reason when it is aborted, as the real client's does. */
+  async *streamTaskResult(
+    _ref?: unknown,
+    options: { signal?: AbortSignal } = {},
+  ): AsyncIterable<StreamEvent> {
+    const { signal } = options;
+    const aborted = () => this.#wake?.();
+    signal?.addEventListener("abort", aborted);
+    try {
+      for (;;) {
+        signal?.throwIfAborted();
+        const next = this.#events.shift();
+        if (next instanceof Error) throw next;
+        if (next) {
+          yield next;
+          continue;
+        }
+        if (this.#closed) return;
+        await new Promise<void>((resolve) => (this.#wake = resolve));
       }
-      if (this.#closed) return;
-      await new Promise<void>((resolve) => (this.#wake = resolve));
+    } finally {
+      signal?.removeEventListener("abort", aborted);
     }
   }
 
