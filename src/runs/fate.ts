@@ -12,6 +12,8 @@
  * How the run then ends: running → its final state; stopping → "stopped by"; handingOver →
  * its latest text shown and its lease released for another instance; forgotten → nothing.
  */
+import type { Logger } from "pino";
+import type { Clock, RunStore } from "./ports.ts";
 
 export type Fate =
   | { readonly kind: "running" }
@@ -39,6 +41,9 @@ export class RunFate {
   #onRefused: (() => void) | undefined;
   /** Settles once the service answered the latest stop asked of it. */
   #stopAnswered: Promise<void> = Promise.resolve();
+  /** Resolves when the run is forgotten. */
+  #onForgotten: () => void = () => undefined;
+  readonly #forgotten = new Promise<void>((resolve) => (this.#onForgotten = resolve));
 
   constructor(options: { stoppedBy?: string | undefined; unrecorded?: boolean } = {}) {
     this.#fate =
@@ -91,6 +96,16 @@ export class RunFate {
     return this.#stopAnswered;
   }
 
+  /** Resolves when the run is forgotten. */
+  get forgotten(): Promise<void> {
+    return this.#forgotten;
+  }
+
+  /** No answer to the stop in time: the run is handed over, and its next owner finds out. */
+  unanswered(): void {
+    if (this.#fate.kind === "stopping") this.#fate = { kind: "handingOver" };
+  }
+
   /** `fn` runs each time a refused stop lets the run go on. */
   whenRefused(fn: () => void): void {
     this.#onRefused = fn;
@@ -118,5 +133,41 @@ export class RunFate {
   forget(why: string): void {
     this.#fate = { kind: "forgotten" };
     this.abort.abort(new Error(why));
+    this.#onForgotten();
   }
+}
+
+/** How long a run whose following was cut waits for its Stop's answer (well within shutdown's). */
+export const STOP_ANSWER_MS = 3000;
+
+/**
+ * Following was cut (a hand-over, a failure) while a Stop was asked: waits a moment for the
+ * service's answer, which the fate then tells (stopping, or going on). Without one in time the
+ * run is handed over, with who pressed Stop recorded: its next owner learns from the service
+ * whether it stopped. A forgotten run waits no more.
+ */
+export async function awaitStopAnswer(
+  fate: RunFate,
+  deps: {
+    readonly clock: Clock;
+    readonly store: Pick<RunStore, "requestStop">;
+    readonly log: Logger;
+    readonly runId: string;
+  },
+): Promise<void> {
+  const by = fate.stoppedBy;
+  let timer: unknown;
+  const late = new Promise<"late">((resolve) => {
+    timer = deps.clock.setTimeout(() => resolve("late"), STOP_ANSWER_MS);
+  });
+  const first = await Promise.race([
+    fate.stopAnswered.then(() => "answered" as const),
+    fate.forgotten.then(() => "forgotten" as const),
+    late,
+  ]);
+  deps.clock.clearTimeout(timer);
+  if (first !== "late" || !fate.stopping) return;
+  deps.log.warn("no answer to the stop in time: handing the run over");
+  if (by !== undefined) await deps.store.requestStop(deps.runId, by).catch(() => undefined);
+  fate.unanswered();
 }

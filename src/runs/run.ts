@@ -10,7 +10,7 @@ import { ended } from "../view/completion.ts";
 import { slackErrorCode } from "../view/errors.ts";
 import { encodeStopValue, type FileNote, type RunView, renderRun } from "../view/render.ts";
 import { deliverAnswer, type DeliveryContext } from "./file-delivery.ts";
-import type { RunFate } from "./fate.ts";
+import { awaitStopAnswer, type Fate, type RunFate } from "./fate.ts";
 import { stoppedForgotten, keepRecord, RECORD_GONE, stopForgotten } from "./forget.ts";
 import { LeaseKeeper } from "./lease-keeper.ts";
 import type { Clock, RunStore, SlackWriter, TaskService } from "./ports.ts";
@@ -43,7 +43,7 @@ export interface RunDeps extends Pick<DeliveryContext, "previews"> {
 }
 
 /** How long a hand-over waits to show the latest text before it lets the run go. */
-const HANDOVER_FLUSH_MS = 1000;
+export const HANDOVER_FLUSH_MS = 1000;
 
 export class RunRelay {
   readonly #deps: RunDeps;
@@ -101,9 +101,9 @@ export class RunRelay {
         if (!this.#ending && this.#fate.now.kind !== "handingOver") void this.#showInterim();
       },
     });
-    // A refused Stop: the text that arrived while it was asked is shown at once.
+    // A refused Stop: what came while it was asked is shown (by #handOver if handed over).
     fate.whenRefused(() => {
-      if (!this.#ending && fate.goesOn) this.#take("");
+      if (!this.#ending && fate.now.kind === "running") this.#take("");
     });
     this.#lease = new LeaseKeeper({
       store: deps.store,
@@ -124,7 +124,8 @@ export class RunRelay {
     try {
       const { final, failure } = await this.#follow();
       // Following was cut (a hand-over) while a Stop was asked: the service's answer decides.
-      if (this.#fate.stopping && final === undefined) await this.#fate.stopAnswered;
+      const asked = { ...this.#deps, log: this.#log, runId: this.#record.runId };
+      if (this.#fate.stopping && !final) await awaitStopAnswer(this.#fate, asked);
       if (this.#fate.goesOn) this.#take(""); // a refused Stop's held text is the answer's
       const { kind } = this.#fate.now;
       if (kind === "forgotten") await this.#forget(true);
@@ -305,8 +306,9 @@ export class RunRelay {
     if (!this.#fate.stopping && final?.status === "stopped") {
       if (await stoppedForgotten(store, this.#fate, this.#record.runId)) return this.#forget(false);
     }
+    const fate = this.#fate.now; // who stopped it, whatever a refusal arriving late says
     const { state, reason, files } = await this.#outcome(final, failure);
-    await this.#showFinal(state, reason, files);
+    await this.#showFinal(state, reason, files, fate);
     this.#deps.counters.ended(state);
     this.#log.info(
       {
@@ -357,9 +359,8 @@ export class RunRelay {
     return delivered.notes;
   }
 
-  async #showFinal(state: RunState, reason: string | undefined, files: FileNote[]): Promise<void> {
-    const fate = this.#fate.now;
-    const stoppedBy = this.#fate.stoppedBy;
+  async #showFinal(state: RunState, reason: string | undefined, files: FileNote[], fate: Fate) {
+    const stoppedBy = fate.kind === "stopping" ? fate.by : undefined;
     const stopReason = state === "stopped" && fate.kind === "stopping" ? fate.reason : undefined;
     const view = this.#view(state, {
       ...(reason ? { reason } : stopReason ? { reason: stopReason } : {}),

@@ -12,6 +12,9 @@ import { createMemoryStore } from "../../src/store/memory.ts";
 import type { ThreadStore } from "../../src/store/types.ts";
 import { shownText } from "../support/run-records.ts";
 import { until } from "../support/until.ts";
+import { FakeClock } from "../support/fake-clock.ts";
+import { STOP_ANSWER_MS } from "../../src/runs/fate.ts";
+import { HANDOVER_FLUSH_MS } from "../../src/runs/run.ts";
 import { FakeSlackWriter } from "../support/fakes/slack-writer.ts";
 import { FakeTaskService } from "../support/fakes/task-service.ts";
 import { oneWorkspace } from "../support/fakes/workspaces.ts";
@@ -207,6 +210,45 @@ describe("a relayed run", () => {
     await shutdown;
     expect(ended.map((e) => e.state)).toEqual(["stopped"]);
     expect(shown()).toMatch(/Stopped by <@U2>/);
+  });
+
+  it("hands the run over on shutdown when the service does not answer its Stop in time, saying who pressed it", async () => {
+    const clock = new FakeClock();
+    const slow = new FakeTaskService();
+    const records = createMemoryStore();
+    const shuttingDown = new Relay({
+      workspaces: oneWorkspace(writer, slow),
+      store: records,
+      instanceId: "i3",
+      logger: pino({ level: "silent" }),
+      follow: { reconnectDelayMs: 1, pollTimeoutS: 1 },
+      clock,
+    });
+    const ref = { projectId: "p1", threadId: "t1" };
+    const messageTs = await writer.post("C1", { text: "Working…", blocks: [] }, key.threadTs);
+    await shuttingDown.start({
+      key,
+      ref,
+      runId: "run_3",
+      messageTs,
+      startedAt: clock.now(),
+      owner: "U1",
+    });
+    slow.emit({ type: "delta", text: "Partial answer. " });
+    await tick();
+    await writer.flush();
+    slow.stopAgent = () => new Promise(() => undefined); // never answers
+    void shuttingDown.stop({ runId: "run_3", ref, key }, "U2");
+    let over = false;
+    const shutdown = shuttingDown.handover().then(() => (over = true));
+    await clock.advance(STOP_ANSWER_MS - 1, () => writer.flush());
+    expect(over).toBe(false);
+    await clock.advance(HANDOVER_FLUSH_MS + 1, () => writer.flush());
+    await shutdown;
+    // Not shown as stopped here: the next owner learns from the service, and knows who asked.
+    expect(JSON.stringify(writer.messages.find((m) => m.ts === messageTs))).not.toMatch(/Stopped/);
+    expect(shownText(await records.getRun("run_3"))).toBe("Partial answer. ");
+    expect(await records.stopRequester("run_3")).toBe("U2");
   });
 
   it("streams nothing of the text held during a Stop when the workspace uninstalls meanwhile", async () => {

@@ -37,7 +37,7 @@ export class FakeTaskService implements TaskService {
 
   /** Stream events waiting to be read, and who waits for the next one. */
   readonly #events: (StreamEvent | Error)[] = [];
-  #wake: (() => void) | undefined;
+  readonly #waiting = new Set<() => void>();
   #closed = false;
 
   /** The status getTaskResult gives (`final.status`). */
@@ -78,13 +78,13 @@ export class FakeTaskService implements TaskService {
   /** Releases stream events to the run being followed. */
   emit(...events: (StreamEvent | Error)[]): void {
     this.#events.push(...events);
-    this.#wake?.();
+    for (const wake of [...this.#waiting]) wake();
   }
 
   /** Ends the stream (the server closes the connection). */
   close(): void {
     this.#closed = true;
-    this.#wake?.();
+    for (const wake of [...this.#waiting]) wake();
   }
 
   /** The stream ends with the signal's reason when it is aborted, as the real client's does. */
@@ -93,22 +93,25 @@ export class FakeTaskService implements TaskService {
     options: { signal?: AbortSignal } = {},
   ): AsyncIterable<StreamEvent> {
     const { signal } = options;
-    const aborted = () => this.#wake?.();
-    signal?.addEventListener("abort", aborted);
-    try {
-      for (;;) {
-        signal?.throwIfAborted();
-        const next = this.#events.shift();
-        if (next instanceof Error) throw next;
-        if (next) {
-          yield next;
-          continue;
-        }
-        if (this.#closed) return;
-        await new Promise<void>((resolve) => (this.#wake = resolve));
+    for (;;) {
+      signal?.throwIfAborted();
+      const next = this.#events.shift();
+      if (next instanceof Error) throw next;
+      if (next) {
+        yield next;
+        continue;
       }
-    } finally {
-      signal?.removeEventListener("abort", aborted);
+      if (this.#closed) return;
+      // Woken by the next event, the end, or its own abort (not another stream's).
+      await new Promise<void>((resolve) => {
+        const wake = () => {
+          this.#waiting.delete(wake);
+          signal?.removeEventListener("abort", wake);
+          resolve();
+        };
+        this.#waiting.add(wake);
+        signal?.addEventListener("abort", wake, { once: true });
+      });
     }
   }
 
