@@ -4,9 +4,11 @@
  * and so does the run itself (its lease lost, its record gone).
  *
  *     running ──stop(by)──▶ stopping ──refused()──▶ running (or handingOver, if it was asked)
- *        │                   ▲
+ *        │                   ▲   │
+ *        │                   │   └──unanswered()──▶ handingOver
  *        ├──handOver()──▶ handingOver ──stop(by)─┘   a stopping run is not handed over: it
- *        │                                           ends here, stopped
+ *        │                                           ends here, stopped (once the service
+ *        │                                           answers the Stop, or hands it over)
  *        └──forget()────▶ forgotten        from any state: ends without a word to Slack
  *
  * How the run then ends: running → its final state; stopping → "stopped by"; handingOver →
