@@ -2,8 +2,10 @@
  * A run's fate in this process: one state, moved only by its named transitions (Stop, a
  * refused Stop, shutdown or a lost lease, the workspace uninstalled).
  */
+import { pino } from "pino";
 import { describe, expect, it } from "vitest";
-import { RunFate } from "../../src/runs/fate.ts";
+import { awaitStopAnswer, RunFate, STOP_ANSWER_MS } from "../../src/runs/fate.ts";
+import { FakeClock } from "../support/fake-clock.ts";
 
 describe("a run's fate", () => {
   it("runs until someone stops it, then says who and why", () => {
@@ -43,6 +45,43 @@ describe("a run's fate", () => {
     fate.handOver("handing over");
     expect(fate.now).toEqual({ kind: "handingOver" });
     expect(fate.abort.signal.aborted).toBe(true);
+  });
+
+  it("waits for the service's answer to a Stop when following is cut, and no longer than its bound", async () => {
+    const clock = new FakeClock();
+    const asked: string[] = [];
+    const deps = {
+      clock,
+      store: { requestStop: async (runId: string, by: string) => void asked.push(runId, by) },
+      log: pino({ level: "silent" }),
+      runId: "run_1",
+    };
+    // Answered (taken): it stays stopping, and ends here as stopped.
+    const taken = new RunFate();
+    taken.stop("U1");
+    taken.asking(Promise.resolve());
+    await awaitStopAnswer(taken, deps);
+    expect(taken.now.kind).toBe("stopping");
+    // No answer: handed over once the bound has passed, with who pressed Stop recorded.
+    const silent = new RunFate();
+    silent.stop("U1");
+    silent.handOver("handing over");
+    silent.asking(new Promise(() => undefined));
+    const waiting = awaitStopAnswer(silent, deps);
+    await clock.advance(STOP_ANSWER_MS - 1, async () => undefined);
+    expect(silent.now.kind).toBe("stopping");
+    await clock.advance(1, async () => undefined);
+    await waiting;
+    expect(silent.now).toEqual({ kind: "handingOver" });
+    expect(asked).toEqual(["run_1", "U1"]);
+    // Forgotten meanwhile: it waits no more, and stays forgotten.
+    const gone = new RunFate();
+    gone.stop("U1");
+    gone.asking(new Promise(() => undefined));
+    const forgetting = awaitStopAnswer(gone, deps);
+    gone.forget("uninstalled");
+    await forgetting;
+    expect(gone.now.kind).toBe("forgotten");
   });
 
   it("ends here as stopped when Stop and shutdown meet, whichever came first", () => {
