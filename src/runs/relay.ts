@@ -293,9 +293,9 @@ export class Relay {
   }
 
   /**
-   * Stops a run: asks the service to stop and ends the message as "stopped by". When another
-   * instance relays the run, the request is recorded for it. Returns false when the run is
-   * not known as unfinished anywhere, or is not the run of `run.key`'s thread.
+   * Stops a run: asks the service to stop and ends the message as "stopped by" (rejects when
+   * the service refuses). When another instance relays the run, the request is recorded for
+   * it. False when the run is not known as unfinished anywhere, or not `run.key`'s thread's.
    */
   async stop(
     run: { readonly runId: string; readonly ref: ThreadRef; readonly key: SlackThreadKey },
@@ -310,12 +310,15 @@ export class Relay {
       const record = await store.getRun(runId);
       if (!record || !sameThread(record.key, run.key)) return false;
       await store.requestStop(runId, userId);
-      await workspaces
-        .service(record.key.teamId)
-        .stopAgent(ref)
-        .catch((err: unknown) => {
-          logger.warn({ err, runId }, "stop request failed");
-        });
+      try {
+        await workspaces.service(record.key.teamId).stopAgent(ref);
+      } catch (err) {
+        logger.warn({ err, runId }, "stop request failed");
+        if (stopNotNeeded(err)) return true;
+        // Refused: nobody may take the run as stopped; the person is told and may try again.
+        await store.withdrawStop(runId, userId).catch(() => undefined);
+        throw err;
+      }
       return true;
     }
     await this.#stopHere(relayed, ref, userId);
@@ -345,8 +348,7 @@ export class Relay {
           throw err;
         }
       })();
-      // Until the service answers, a run whose following is cut meanwhile waits for it.
-      relayed.fate.asking(asking);
+      relayed.fate.asking(asking); // a run whose following is cut waits for the answer
       await asking;
       const grace = this.#clock.setTimeout(
         () => relayed.fate.abort.abort(new Error("stopped")),

@@ -238,6 +238,10 @@ export class KeyvThreadStore implements ThreadStore {
     });
   }
 
+  async withdrawStop(runId: string, userId: string): Promise<void> {
+    await guard(() => this.#p.deleteEntryIfSame(this.#stop(runId), userId, []));
+  }
+
   stopRequester(runId: string): Promise<string | undefined> {
     return guard(() => this.#p.getEntry(this.#stop(runId)));
   }

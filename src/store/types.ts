@@ -309,6 +309,8 @@ export interface ThreadStore extends PreferenceStore, RecordStore {
   listRuns(): Promise<RunRecord[]>;
   /** Records who pressed Stop on a run, for the instance that relays it. */
   requestStop(runId: string, userId: string): Promise<void>;
+  /** Takes back `userId`'s Stop request (the service refused the stop); another's stays. */
+  withdrawStop(runId: string, userId: string): Promise<void>;
   stopRequester(runId: string): Promise<string | undefined>;
   /**
    * Deletes every record of a workspace (the app was uninstalled there): every `t:<team>:`
@@ -333,5 +335,6 @@ export type RunStore = Pick<
   | "renewLease"
   | "releaseLease"
   | "requestStop"
+  | "withdrawStop"
   | "stopRequester"
 >;

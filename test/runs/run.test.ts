@@ -294,6 +294,34 @@ describe("a relayed run", () => {
     expect(JSON.stringify(streamed.messages)).not.toContain("Held while stopping");
   });
 
+  it("tells of a Stop pressed on another instance that the service refuses, and the run goes on", async () => {
+    const ref = { projectId: "p1", threadId: "t1" };
+    service.emit({ type: "delta", text: "Partial answer. " });
+    await tick();
+    // Another instance, on the same store, asks the same service, which refuses.
+    const refusing = new FakeTaskService();
+    refusing.stopAgent = async () => {
+      throw new TaskServiceError({ kind: "bad_request", status: 400, message: "stop unavailable" });
+    };
+    const elsewhere = new Relay({
+      workspaces: oneWorkspace(new FakeSlackWriter(), refusing),
+      store,
+      instanceId: "i2",
+      logger: pino({ level: "silent" }),
+      follow: { reconnectDelayMs: 1, pollTimeoutS: 1 },
+    });
+    await expect(elsewhere.stop({ runId: "run_1", ref, key }, "U2")).rejects.toThrow(
+      /stop unavailable/,
+    );
+    // Nobody takes the run for stopped: it ends as the service says.
+    expect(await store.stopRequester("run_1")).toBeUndefined();
+    service.final = { status: "completed", content: "Partial answer. Finished." };
+    service.emit({ type: "status", status: "completed" });
+    service.close();
+    await relay.idle();
+    expect(ended.map((e) => e.state)).toEqual(["completed"]);
+  });
+
   it("does not stop a run when the Stop names another thread or workspace (a forged button)", async () => {
     service.emit({ type: "delta", text: "Partial answer" });
     await tick();

@@ -227,4 +227,17 @@ describe.each(backends)("the run index on %s", (_name, makeBackend) => {
     expect(await store.stopRequester(run.runId)).toBeUndefined();
     await store.close();
   });
+
+  it("takes back a refused Stop request, but not one somebody else made since", async () => {
+    const { store, clock } = storeAt(Date.UTC(2025, 0, 1));
+    const run = runRecord(`run_${unique()}`, clock.now);
+    await store.putRun(run);
+    await store.requestStop(run.runId, "U_FIRST");
+    await store.withdrawStop(run.runId, "U_FIRST");
+    expect(await store.stopRequester(run.runId)).toBeUndefined();
+    await store.requestStop(run.runId, "U_SECOND");
+    await store.withdrawStop(run.runId, "U_FIRST");
+    expect(await store.stopRequester(run.runId)).toBe("U_SECOND");
+    await store.close();
+  });
 });
