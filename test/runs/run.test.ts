@@ -27,19 +27,28 @@ let relay: Relay;
 let ended: RunOutcome[];
 let working: string;
 
+/** A relay on the in-process doubles, as one instance of the app builds it. */
+function relayOf(
+  parts: { writer: FakeSlackWriter; service: FakeTaskService; store: ThreadStore; id: string },
+  extra: Partial<ConstructorParameters<typeof Relay>[0]> = {},
+): Relay {
+  return new Relay({
+    workspaces: oneWorkspace(parts.writer, parts.service),
+    store: parts.store,
+    instanceId: parts.id,
+    logger: pino({ level: "silent" }),
+    follow: { reconnectDelayMs: 1, pollTimeoutS: 1 },
+    stopGraceMs: 50,
+    ...extra,
+  });
+}
+
 beforeEach(async () => {
   writer = new FakeSlackWriter({ edits: "scheduled" });
   service = new FakeTaskService();
   store = createMemoryStore();
   ended = [];
-  relay = new Relay({
-    workspaces: oneWorkspace(writer, service),
-    store,
-    instanceId: "i1",
-    logger: pino({ level: "silent" }),
-    follow: { reconnectDelayMs: 1, pollTimeoutS: 1 },
-    stopGraceMs: 50,
-  });
+  relay = relayOf({ writer, service, store, id: "i1" });
   relay.onEnded(async (o) => {
     ended.push(o);
   });
@@ -216,14 +225,7 @@ describe("a relayed run", () => {
     const clock = new FakeClock();
     const slow = new FakeTaskService();
     const records = createMemoryStore();
-    const shuttingDown = new Relay({
-      workspaces: oneWorkspace(writer, slow),
-      store: records,
-      instanceId: "i3",
-      logger: pino({ level: "silent" }),
-      follow: { reconnectDelayMs: 1, pollTimeoutS: 1 },
-      clock,
-    });
+    const shuttingDown = relayOf({ writer, service: slow, store: records, id: "i3" }, { clock });
     const ref = { projectId: "p1", threadId: "t1" };
     const messageTs = await writer.post("C1", { text: "Working…", blocks: [] }, key.threadTs);
     await shuttingDown.start({
@@ -255,15 +257,8 @@ describe("a relayed run", () => {
     // A native stream sends whatever text it is given: nothing held may reach it.
     const streamed = new FakeSlackWriter({ edits: "scheduled" });
     const agent = new FakeTaskService();
-    const native = new Relay({
-      workspaces: oneWorkspace(streamed, agent),
-      store: createMemoryStore(),
-      instanceId: "i2",
-      logger: pino({ level: "silent" }),
-      follow: { reconnectDelayMs: 1, pollTimeoutS: 1 },
-      stopGraceMs: 50,
-      streaming: { mode: "native" },
-    });
+    const parts = { writer: streamed, service: agent, store: createMemoryStore(), id: "i2" };
+    const native = relayOf(parts, { streaming: { mode: "native" } });
     const ref = { projectId: "p1", threadId: "t1" };
     const messageTs = await streamed.post("C1", { text: "Working…", blocks: [] }, key.threadTs);
     const run = { key, ref, runId: "run_2", messageTs, startedAt: Date.now(), owner: "U1" };
@@ -303,12 +298,11 @@ describe("a relayed run", () => {
     refusing.stopAgent = async () => {
       throw new TaskServiceError({ kind: "bad_request", status: 400, message: "stop unavailable" });
     };
-    const elsewhere = new Relay({
-      workspaces: oneWorkspace(new FakeSlackWriter(), refusing),
+    const elsewhere = relayOf({
+      writer: new FakeSlackWriter(),
+      service: refusing,
       store,
-      instanceId: "i2",
-      logger: pino({ level: "silent" }),
-      follow: { reconnectDelayMs: 1, pollTimeoutS: 1 },
+      id: "i2",
     });
     await expect(elsewhere.stop({ runId: "run_1", ref, key }, "U2")).rejects.toThrow(
       /stop unavailable/,
