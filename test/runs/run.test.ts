@@ -43,6 +43,25 @@ function relayOf(
   });
 }
 
+/**
+ * Holds the service's answer to the next Stop until the test gives it: `take` (stopped),
+ * `refuse` (a 400), `restore` (answers at once again).
+ */
+function holdStops(svc: FakeTaskService) {
+  const stopAgent = svc.stopAgent.bind(svc);
+  let decide!: (taken: boolean) => void;
+  const decided = new Promise<boolean>((resolve) => (decide = resolve));
+  svc.stopAgent = async (ref) => {
+    if (await decided) return stopAgent(ref);
+    throw new TaskServiceError({ kind: "bad_request", status: 400, message: "stop unavailable" });
+  };
+  return {
+    take: () => decide(true),
+    refuse: () => decide(false),
+    restore: () => void (svc.stopAgent = stopAgent),
+  };
+}
+
 beforeEach(async () => {
   writer = new FakeSlackWriter({ edits: "scheduled" });
   service = new FakeTaskService();
@@ -150,23 +169,17 @@ describe("a relayed run", () => {
     service.emit({ type: "delta", text: "Before the stop. " });
     await tick();
     // The service takes a while to refuse; the agent writes meanwhile, then goes quiet.
-    const stopAgent = service.stopAgent.bind(service);
-    let refuse!: () => void;
-    const refusing = new Promise<void>((resolve) => (refuse = resolve));
-    service.stopAgent = async () => {
-      await refusing;
-      throw new TaskServiceError({ kind: "bad_request", status: 400, message: "stop unavailable" });
-    };
+    const stops = holdStops(service);
     const first = relay.stop({ runId: "run_1", ref, key }, "U2").catch(() => "refused");
     await tick();
     service.emit({ type: "delta", text: "While it was asked. " });
     await tick();
-    refuse();
+    stops.refuse();
     expect(await first).toBe("refused");
     await writer.flush();
     expect(shown()).toContain("Before the stop. While it was asked.");
     // Stop pressed again before any more text: the answer keeps what came before it.
-    service.stopAgent = stopAgent;
+    stops.restore();
     await relay.stop({ runId: "run_1", ref, key }, "U2");
     expect(shown()).toContain("Before the stop. While it was asked.");
     expect(shown()).toMatch(/Stopped by <@U2>/);
@@ -176,17 +189,12 @@ describe("a relayed run", () => {
     const ref = { projectId: "p1", threadId: "t1" };
     service.emit({ type: "delta", text: "Partial answer. " });
     await tick();
-    let refuse!: () => void;
-    const refusing = new Promise<void>((resolve) => (refuse = resolve));
-    service.stopAgent = async () => {
-      await refusing;
-      throw new TaskServiceError({ kind: "bad_request", status: 400, message: "stop unavailable" });
-    };
+    const stops = holdStops(service);
     const stopping = relay.stop({ runId: "run_1", ref, key }, "U2").catch(() => "refused");
     await tick();
     const shutdown = relay.handover();
     await tick();
-    refuse();
+    stops.refuse();
     expect(await stopping).toBe("refused");
     // The hand-over shows the latest text in an edit, which waits for Slack's budget.
     await until("the run handed over", async () => {
@@ -203,18 +211,12 @@ describe("a relayed run", () => {
     const ref = { projectId: "p1", threadId: "t1" };
     service.emit({ type: "delta", text: "Partial answer. " });
     await tick();
-    let answer!: () => void;
-    const answering = new Promise<void>((resolve) => (answer = resolve));
-    const stopAgent = service.stopAgent.bind(service);
-    service.stopAgent = async (r) => {
-      await answering;
-      return stopAgent(r);
-    };
+    const stops = holdStops(service);
     const stopping = relay.stop({ runId: "run_1", ref, key }, "U2");
     await tick();
     const shutdown = relay.handover();
     await tick();
-    answer();
+    stops.take();
     await stopping;
     await shutdown;
     expect(ended.map((e) => e.state)).toEqual(["stopped"]);
@@ -268,20 +270,14 @@ describe("a relayed run", () => {
       await streamed.flush();
       return streamed.calls.includes("chat.startStream");
     });
-    let answer!: () => void;
-    const answering = new Promise<void>((resolve) => (answer = resolve));
-    const stopAgent = agent.stopAgent.bind(agent);
-    agent.stopAgent = async (r) => {
-      await answering;
-      return stopAgent(r);
-    };
+    const stops = holdStops(agent);
     const stopping = native.stop({ runId: "run_2", ref, key }, "U2");
     await tick();
     agent.emit({ type: "delta", text: "Held while stopping.\n" });
     await tick();
     const from = streamed.calls.length;
     const uninstall = native.stopTeam("T1");
-    answer();
+    stops.take();
     await stopping.catch(() => undefined);
     await uninstall;
     await streamed.flush();
