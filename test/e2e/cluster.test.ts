@@ -59,8 +59,9 @@ describe.skipIf(!redisUrl)("several instances on one Redis", () => {
     const run = c.sim.run(id);
     // The same message, finished: one answer message, complete text, files once each.
     expect(replies).toHaveLength(1);
-    expect(comparable(markdownOf(replies[0] ?? NO_MESSAGE))).toBe(comparable(run?.content ?? "x"));
+    // The status first: when it is not completed, it says why.
     expect(statusOf(replies[0] ?? NO_MESSAGE)).toMatch(/Completed in/);
+    expect(comparable(markdownOf(replies[0] ?? NO_MESSAGE))).toBe(comparable(run?.content ?? "x"));
     const files = c.slack.files().filter((f) => f.thread_ts === threadTs && f.completed);
     const names = files.map((f) => f.name).sort();
     expect(names).toEqual([...new Set(names)]);
