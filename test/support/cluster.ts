@@ -33,7 +33,8 @@ interface RedisReads {
 
 export interface Instance {
   readonly id: string;
-  readonly port: number;
+  /** Where it listens: 0 until it said so. */
+  port: number;
   readonly process: ChildProcess;
   readonly output: string[];
   exitCode: number | null | undefined;
@@ -78,12 +79,13 @@ export class Cluster extends SlackScenario {
     redisUrl = this.#redisUrl,
     env: Readonly<Record<string, string>> = {},
   ): Promise<Instance> {
-    const port = await freePort();
+    // The system picks the port when the instance listens, and the instance says which: a
+    // port found free beforehand could be taken by another suite's server in between.
     const child = spawn(process.execPath, ["src/main.ts"], {
       env: {
         PATH: process.env.PATH ?? "",
         ...appEnv(this.sim, this.slack, {
-          PORT: String(port),
+          PORT: "0",
           ...(redisUrl ? { REDIS_URL: redisUrl } : { DATA_DIR: this.#dataDir }),
           ...this.#options.env,
           STORE_NAMESPACE: this.namespace,
@@ -95,7 +97,7 @@ export class Cluster extends SlackScenario {
       },
       stdio: ["ignore", "pipe", "pipe"],
     });
-    const instance: Instance = { id, port, process: child, output: [], exitCode: undefined };
+    const instance: Instance = { id, port: 0, process: child, output: [], exitCode: undefined };
     child.stdout?.on("data", (d: Buffer) => instance.output.push(d.toString()));
     child.stderr?.on("data", (d: Buffer) => instance.output.push(d.toString()));
     child.on("exit", (code) => {
@@ -106,9 +108,12 @@ export class Cluster extends SlackScenario {
       if (instance.exitCode !== undefined) {
         throw new Error(`instance ${id} exited: ${instance.output.join("")}`);
       }
-      const ok = await fetch(`http://127.0.0.1:${port}/healthz`)
-        .then((r) => r.ok)
-        .catch(() => false);
+      instance.port ||= listeningPort(instance.output.join(""));
+      const ok =
+        instance.port > 0 &&
+        (await fetch(`http://127.0.0.1:${instance.port}/healthz`)
+          .then((r) => r.ok)
+          .catch(() => false));
       if (ok) return instance;
       await new Promise((r) => setTimeout(r, 50));
     }
@@ -245,4 +250,13 @@ export class Cluster extends SlackScenario {
     await this.slack.close();
     rmSync(this.#dataDir, { recursive: true, force: true });
   }
+}
+
+/** The port in an instance's "Task bot is running" log line, or 0 before it is written. */
+function listeningPort(output: string): number {
+  const lines = output.split("\n");
+  lines.pop(); // a line still being written
+  const running = lines.find((line) => line.includes("Task bot is running"));
+  const port = running ? (JSON.parse(running) as { port?: unknown }).port : undefined;
+  return typeof port === "number" ? port : 0;
 }
