@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Simulator, startSimulator } from "../../src/simulator/server.ts";
-import { freePort } from "../support/cluster.ts";
+import { listeningPort } from "../support/cluster.ts";
 import { API_KEY, CHANNEL, OWNER, SIGNING_SECRET, statusOf, TEAM } from "../support/harness.ts";
 import { type LocalSlack, startLocalSlack } from "../../tools/local-slack/index.ts";
 import { sendSlashCommand } from "../../tools/local-slack/slack-requests.ts";
@@ -14,14 +14,14 @@ describe("npm start as a real process", () => {
   let sim: Simulator;
   let slack: LocalSlack;
   let child: ChildProcess;
-  let port: number;
+  let port = 0;
   const output: string[] = [];
   const dataDir = mkdtempSync(join(tmpdir(), "taskbot-proc-"));
 
   beforeAll(async () => {
     sim = await startSimulator({ apiKeys: [API_KEY], chunkDelayMs: 5 });
     slack = await startLocalSlack({ teamId: TEAM });
-    port = await freePort();
+    // PORT 0: the system picks it when the app listens, and the app's log line says which.
     child = spawn(process.execPath, ["src/main.ts"], {
       env: {
         PATH: process.env.PATH ?? "",
@@ -30,7 +30,7 @@ describe("npm start as a real process", () => {
         SLACK_BOT_TOKEN: slack.botToken,
         SLACK_SIGNING_SECRET: SIGNING_SECRET,
         SLACK_API_URL: slack.apiUrl,
-        PORT: String(port),
+        PORT: "0",
         DATA_DIR: dataDir,
         LOG_LEVEL: "debug",
       },
@@ -41,9 +41,12 @@ describe("npm start as a real process", () => {
     // Ready when the health check says so.
     for (;;) {
       if (child.exitCode !== null) throw new Error(`the app exited: ${output.join("")}`);
-      const ok = await fetch(`http://127.0.0.1:${port}/healthz`)
-        .then((r) => r.ok)
-        .catch(() => false);
+      port ||= listeningPort(output.join(""));
+      const ok =
+        port > 0 &&
+        (await fetch(`http://127.0.0.1:${port}/healthz`)
+          .then((r) => r.ok)
+          .catch(() => false));
       if (ok) break;
       await new Promise((r) => setTimeout(r, 50));
     }

@@ -253,7 +253,7 @@ export class Cluster extends SlackScenario {
 }
 
 /** The port in an instance's "Task bot is running" log line, or 0 before it is written. */
-function listeningPort(output: string): number {
+export function listeningPort(output: string): number {
   const lines = output.split("\n");
   lines.pop(); // a line still being written
   const running = lines.find((line) => line.includes("Task bot is running"));
