@@ -83,7 +83,7 @@ export interface Lane {
   timer: unknown;
   timerAt: number;
   wake: () => void;
-  pumping: boolean;
+  pumping: Promise<void> | undefined; // the lane's one pump while it runs
   again: boolean;
   /** The scheduler closed, or the workspace uninstalled the app: the lane asks its budget no more. */
   stopped: boolean;
@@ -285,7 +285,7 @@ export function newLane(
     timer: undefined,
     timerAt: 0,
     wake,
-    pumping: false,
+    pumping: undefined,
     again: false,
     stopped: false,
   };

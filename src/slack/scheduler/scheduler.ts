@@ -169,8 +169,9 @@ export class SlackScheduler {
     const lanes = [...(this.#lanes.get(teamId)?.values() ?? [])];
     this.#lanes.delete(teamId);
     for (const lane of lanes) this.#stop(lane, new Error("the workspace uninstalled the app"));
-    // At most five seconds: a budget store that never answers must not hold an uninstall.
-    for (let i = 0; i < 500 && lanes.some((lane) => lane.pumping); i++) await sleep(10);
+    // Its pumps end first (at most 5 s: a budget store that never answers holds no uninstall).
+    const pumps = Promise.allSettled(lanes.map((lane) => lane.pumping));
+    await Promise.race([pumps, sleep(5000, undefined, { ref: false })]);
     await this.#buckets.forget?.(`{${teamId}}:`);
   }
 
@@ -189,8 +190,6 @@ export class SlackScheduler {
     lane.timer = undefined;
     failAll(lane, error);
   }
-
-  // ----------------------------------------------------------------------------------------------
 
   #lane(teamId: string, method: string): Lane {
     let lanes = this.#lanes.get(teamId);
@@ -234,7 +233,8 @@ export class SlackScheduler {
       lane.again = true;
       return;
     }
-    lane.pumping = true;
+    let ended = () => {};
+    lane.pumping = new Promise<void>((resolve) => (ended = resolve));
     this.#busy += 1;
     try {
       do {
@@ -245,7 +245,8 @@ export class SlackScheduler {
       this.#onError(err);
       this.#arm(lane, this.#clock.now() + 1000);
     } finally {
-      lane.pumping = false;
+      lane.pumping = undefined;
+      ended();
       this.#done();
     }
   }
