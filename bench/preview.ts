@@ -91,9 +91,13 @@ const site: SiteFile[] = generateFiles({
   bigFileBytes: undefined,
   site: {},
   now: 0,
-}).map((f) => ({ path: f.path, bytes: f.content, type: f.type }));
+}).map((f) => ({ path: f.path, read: async () => f.content, type: f.type }));
 const blank: SiteFile[] = [
-  { path: "/w/index.html", bytes: Buffer.from("<title>blank</title>"), type: "text/html" },
+  {
+    path: "/w/index.html",
+    read: async () => Buffer.from("<title>blank</title>"),
+    type: "text/html",
+  },
 ];
 
 const previews = new ChromiumPreviews({

@@ -32,6 +32,7 @@ import { verifySlack } from "./slack/startup-check.ts";
 import { openWorkspaces } from "./workspaces.ts";
 import { createOutbound, type Outbound } from "./util/proxy.ts";
 import { openPagePreviews } from "./preview/index.ts";
+import { memoryLimits } from "./runs/memory.ts";
 import { slackThreadHistory } from "./slack/thread-history/index.ts";
 
 export interface Running {
@@ -86,12 +87,21 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
     scheduler,
     serviceFor,
   });
-  const relay = openRelay(config, logger, { workspaces, store, instanceId, metrics, previews });
+  // One budget of the service's data for the whole process: runs' answers and files, "Get it".
+  const memory = memoryLimits(config.service.memoryMb);
+  const relay = openRelay(config, logger, {
+    workspaces,
+    store,
+    instanceId,
+    metrics,
+    previews,
+    memory,
+  });
   metrics.countActiveRuns(() => relay.activeRuns);
   figures.set("relay", () => relay.metrics());
   // The coordinator subscribes to the relay's run ends (threads above runs).
   const { coordinator, home } = openCoordinator(config, logger, {
-    parts: { workspaces, store, relay },
+    parts: { workspaces, store, relay, memory },
     client: slack.app.client,
     tokens: slack.tokens,
     dispatcher: outbound.slackDispatcher,
@@ -144,7 +154,10 @@ async function openChecked(
 function openRelay(
   config: Config,
   logger: Logger,
-  parts: Pick<RelayOptions, "workspaces" | "store" | "instanceId" | "metrics" | "previews">,
+  parts: Pick<
+    RelayOptions,
+    "workspaces" | "store" | "instanceId" | "metrics" | "previews" | "memory"
+  >,
 ): Relay {
   return new Relay({
     ...parts,
@@ -162,7 +175,7 @@ function openCoordinator(
   config: Config,
   logger: Logger,
   wiring: {
-    readonly parts: Pick<CoordinatorOptions, "workspaces" | "store" | "relay">;
+    readonly parts: Pick<CoordinatorOptions, "workspaces" | "store" | "relay" | "memory">;
     readonly client: SlackApp["app"]["client"];
     readonly tokens: SlackApp["tokens"];
     readonly dispatcher: Outbound["slackDispatcher"];

@@ -26,6 +26,12 @@ import { type Features, featuresFrom, featuresShape } from "./config-features.ts
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 
+/**
+ * What the task service's data may take in memory by default (MiB): one answer's text, one
+ * run's files at once (as sent: base64 takes 4 bytes for 3), and everything the process holds.
+ */
+export const DEFAULT_MEMORY_MB = { answer: 8, runFiles: 64, process: 256 } as const;
+
 /** Settings of the Task Execution Service client (needed by everything that talks to it). */
 const serviceShape = {
   TASK_API_URL: httpUrl.transform((v) => v.replace(/\/+$/, "")),
@@ -38,6 +44,12 @@ const serviceShape = {
   TASK_ALLOW_EXTERNAL: flag,
   TASK_RATE_USER_PER_MIN: intFrom(0, 1000, 10),
   TASK_RATE_CHANNEL_PER_MIN: intFrom(0, 10_000, 60),
+  /** The most of one answer kept in memory (MiB of UTF-8 text); past it the run is stopped. */
+  TASK_ANSWER_MAX_MB: intFrom(1, 1024, DEFAULT_MEMORY_MB.answer),
+  /** The most of one run's files held in memory at once (MiB, as the service sends them). */
+  TASK_FILES_MAX_MB: intFrom(1, 4096, DEFAULT_MEMORY_MB.runFiles),
+  /** All runs' answers and files together (MiB): the process's budget of the service's data. */
+  TASK_MEMORY_MAX_MB: intFrom(16, 65_536, DEFAULT_MEMORY_MB.process),
   /** Lets TASK_API_URL and SLACK_API_URL use plain http:// to hosts other than this one. */
   ALLOW_INSECURE_HTTP: flag,
 };
@@ -210,6 +222,12 @@ export interface ServiceConfig {
   /** Whether guests, and people of other organisations (Slack Connect), may use the app. */
   readonly allowGuests: boolean;
   readonly allowExternal: boolean;
+  /** What the service's data may take in memory (MiB): one answer, one run's files, all of it. */
+  readonly memoryMb: {
+    readonly answer: number;
+    readonly runFiles: number;
+    readonly process: number;
+  };
 }
 
 /** One workspace (`botToken`) or many installed through OAuth (`oauth`): exactly one is set. */
@@ -274,8 +292,8 @@ export interface Config extends Features {
 export function parseServiceConfig(env: Env): ServiceConfig {
   const v = parseWith(serviceShape, env);
   if (v.TASK_API_KEY === undefined) throw new ConfigError(["TASK_API_KEY is required but not set"]);
-  const insecure = insecureUrls(v);
-  if (insecure.length > 0) throw new ConfigError(insecure);
+  const problems = [...insecureUrls(v), ...memoryProblems(v)];
+  if (problems.length > 0) throw new ConfigError(problems);
   return serviceFrom(v);
 }
 
@@ -290,7 +308,22 @@ function serviceFrom(v: z.infer<z.ZodObject<typeof serviceShape>>): ServiceConfi
     rateChannelPerMin: v.TASK_RATE_CHANNEL_PER_MIN,
     allowGuests: v.TASK_ALLOW_GUESTS,
     allowExternal: v.TASK_ALLOW_EXTERNAL,
+    memoryMb: {
+      answer: v.TASK_ANSWER_MAX_MB,
+      runFiles: v.TASK_FILES_MAX_MB,
+      process: v.TASK_MEMORY_MAX_MB,
+    },
   };
+}
+
+/** A process budget smaller than what one run may hold would refuse that run's every file. */
+function memoryProblems(v: z.infer<z.ZodObject<typeof serviceShape>>): string[] {
+  const largest = Math.max(v.TASK_ANSWER_MAX_MB, v.TASK_FILES_MAX_MB);
+  return v.TASK_MEMORY_MAX_MB >= largest
+    ? []
+    : [
+        `TASK_MEMORY_MAX_MB must be at least TASK_ANSWER_MAX_MB and TASK_FILES_MAX_MB (${largest}), the most one run holds`,
+      ];
 }
 
 /** Parses one part of the environment: its value, or its problems instead of a throw. */
@@ -341,7 +374,7 @@ export function parseConfig(env: Env): Config {
       "SLACK_SIGNING_SECRET is required in HTTP mode (or set SLACK_APP_TOKEN to use Socket Mode)",
     );
   }
-  if (v) problems.push(...insecureUrls(v));
+  if (v) problems.push(...insecureUrls(v), ...memoryProblems(v));
   const workspaces = chosen?.workspaces;
   if (problems.length > 0 || !v || !workspaces) throw new ConfigError(problems);
   return {

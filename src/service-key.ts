@@ -63,6 +63,9 @@ export function openServices(
   const options = {
     baseUrl: config.service.baseUrl,
     streamIdleTimeoutMs: config.service.streamIdleTimeoutS * 1000,
+    // A result (without its files' content) holds the answer's text, JSON-escaped: at most a
+    // few times its UTF-8 bytes, whatever the text.
+    maxAnswerBytes: 4 * config.service.memoryMb.answer * 1024 * 1024 + 1024 * 1024,
     onResponse: (info: ServiceResponseInfo) => metrics.serviceResponse(info),
     dispatcher: outbound.serviceDispatcher ?? new Agent(SERVICE_POOL),
     controlDispatcher: outbound.serviceControlDispatcher ?? new Agent(CONTROL_POOL),

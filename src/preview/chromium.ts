@@ -242,7 +242,7 @@ export class ChromiumPreviews implements PagePreviews {
       requests.served += 1;
       await route.fulfill({
         status: 200,
-        body: file.bytes,
+        body: await file.read(),
         contentType: file.type ?? (lookup(file.path) || "application/octet-stream"),
         headers: { "cache-control": "no-store" },
       });

@@ -1,21 +1,33 @@
 /**
- * A finished run's files in Slack: inline ones uploaded into the thread with their exact
- * bytes (once, even after a crash mid-upload), the others listed with the reason and a link.
+ * A finished run's files in Slack: each one's content read from the service alone and within
+ * the run's file budget, uploaded into the thread with its exact bytes (once, even after a
+ * crash mid-upload), a batch at a time; the others listed with the reason and a link.
  */
 import { extension } from "mime-types";
 import type { Logger } from "pino";
+import { sentSize } from "../service/result-file.ts";
 import type { ResultFile } from "../service/schemas.ts";
+import { TaskServiceError } from "../service/errors.ts";
 import type { RelayedRun, RelayedRunProgress } from "../store/types.ts";
+import { formatBytes } from "../util/bytes.ts";
 import { slackErrorCode } from "../view/errors.ts";
 import type { FileNote } from "../view/render.ts";
-import type { PagePreviews, SiteFile, SlackWriter, UploadItem } from "./ports.ts";
+import type { MemoryLimits } from "./memory.ts";
+import type {
+  PagePreviews,
+  SiteFile,
+  SlackWriter,
+  TaskService,
+  ThreadRef,
+  UploadItem,
+} from "./ports.ts";
 import { capAnswer, MAX_ANSWER_CHARS } from "./run-state.ts";
-
-const MIME_TEXT = /^text\/|json|xml|csv|markdown|svg/;
 
 const NAME_MAX = 200;
 /** Files uploaded into the thread per run; the others are listed (and reachable from Files). */
 export const MAX_UPLOADS_PER_RUN = 20;
+/** Files in one upload (one Slack message). */
+const UPLOAD_BATCH = 10;
 // eslint-disable-next-line no-control-regex -- control characters are what is removed
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g;
 
@@ -43,87 +55,69 @@ export function uploadName(file: ResultFile): string {
   return ext ? `${name}.${ext}` : name;
 }
 
+/** One file of the result and what becomes of it. */
+export interface PlannedFile {
+  readonly file: ResultFile;
+  /** Its place in the result's files (how its content is asked for). */
+  readonly position: number;
+  /** Whether its content is read and uploaded (else `note` says why not). */
+  readonly upload: boolean;
+  /** What the answer says about it. */
+  note: FileNote;
+}
+
+/** Why a file was not brought in when it is larger than the run's file budget. */
+const tooLargeReason = (budget: number) =>
+  `larger than ${formatBytes(budget)}, the most this app brings into Slack at once: get it from Files under the answer`;
+
 /**
- * The run's files as its web pages may load them. Each one's bytes are decoded when first read
- * (the browser asks for it): a run with no page, or a page that loads little, decodes nothing
- * or little more than its uploads did (a run's inline files may hold 200 MB).
+ * What to upload and what the answer says about each file (each file id once): a file with a
+ * download link, past the 20th, or larger than `budget` (as the service says) is listed.
  */
-export function siteFiles(files: readonly ResultFile[]): SiteFile[] {
-  return files.flatMap((f) => {
-    if (inlineEncoding(f) === undefined) return [];
-    let decoded: Buffer | undefined;
-    const file: SiteFile = {
-      path: f.file_path || f.file_name,
-      type: f.file_type ?? undefined,
-      get bytes() {
-        decoded ??= decodeFile(f) ?? Buffer.alloc(0);
-        return decoded;
-      },
-    };
-    return [file];
-  });
-}
-
-/** How an inline file's content is encoded, or undefined when it holds no bytes to decode. */
-function inlineEncoding(file: ResultFile): "base64" | "utf8" | undefined {
-  if (file.included_inline === false || typeof file.content !== "string") return undefined;
-  const enc = (file.encoding ?? "").toLowerCase();
-  if (enc === "base64") return "base64";
-  if (enc === "utf-8" || enc === "utf8" || enc === "" || MIME_TEXT.test(file.file_type ?? "")) {
-    return "utf8";
-  }
-  return undefined;
-}
-
-/** Decodes an inline file from the service into the exact bytes it stands for. */
-export function decodeFile(file: ResultFile): Buffer | undefined {
-  const enc = inlineEncoding(file);
-  return enc === undefined || typeof file.content !== "string"
-    ? undefined
-    : Buffer.from(file.content, enc);
-}
-
-/** What to upload, and what the answer says about each file (each file id once). */
-export function planFiles(files: readonly ResultFile[]): {
-  notes: FileNote[];
-  uploads: UploadItem[];
-} {
-  const notes: FileNote[] = [];
-  const uploads: UploadItem[] = [];
+export function planFiles(files: readonly ResultFile[], budget: number): PlannedFile[] {
+  const planned: PlannedFile[] = [];
   const seen = new Set<string>();
-  for (const f of files) {
-    if (seen.has(f.file_id)) continue;
-    seen.add(f.file_id);
-    const bytes = decodeFile(f);
-    const size = f.file_size ?? bytes?.byteLength;
-    if (bytes && uploads.length >= MAX_UPLOADS_PER_RUN) {
-      notes.push({
-        name: safeFileName(f.file_name),
+  let uploads = 0;
+  files.forEach((file, position) => {
+    if (seen.has(file.file_id)) return;
+    seen.add(file.file_id);
+    const size = file.file_size ?? undefined;
+    const listed = (reason: string): PlannedFile => ({
+      file,
+      position,
+      upload: false,
+      note: {
+        name: safeFileName(file.file_name),
         size,
         attached: false,
-        reason: `more than ${MAX_UPLOADS_PER_RUN} files: get it from Files under the answer`,
-        ...(f.download_url ? { url: f.download_url } : {}),
-      });
-      continue;
-    }
-    if (bytes) {
-      uploads.push({ filename: uploadName(f), bytes });
-      notes.push({ name: uploadName(f), size, attached: true });
-      continue;
-    }
-    notes.push({
-      name: safeFileName(f.file_name),
-      size,
-      attached: false,
-      reason: f.included_inline === false ? "too large to attach here" : "content not available",
-      ...(f.download_url ? { url: f.download_url } : {}),
+        reason,
+        ...(file.download_url ? { url: file.download_url } : {}),
+      },
     });
-  }
-  return { notes, uploads };
+    if (file.download_url) planned.push(listed("too large to attach here"));
+    else if (uploads >= MAX_UPLOADS_PER_RUN) {
+      planned.push(
+        listed(`more than ${MAX_UPLOADS_PER_RUN} files: get it from Files under the answer`),
+      );
+    } else if (size !== undefined && size > budget) planned.push(listed(tooLargeReason(budget)));
+    else {
+      uploads++;
+      planned.push({
+        file,
+        position,
+        upload: true,
+        note: { name: uploadName(file), size, attached: true },
+      });
+    }
+  });
+  return planned;
 }
 
 export interface DeliveryContext {
   readonly writer: SlackWriter;
+  /** Where each file's content is read from (the run's workspace's service). */
+  readonly service: TaskService;
+  readonly memory: MemoryLimits;
   readonly record: RelayedRun;
   /** Whether this instance took the run over from another one. */
   readonly resumed: boolean;
@@ -153,45 +147,251 @@ export async function deliverFiles(
   files: readonly ResultFile[],
   answer?: string,
 ): Promise<Delivered> {
-  const { writer, record, resumed, persist, log } = ctx;
-  const { notes, uploads } = planFiles(files);
+  const { record } = ctx;
+  const planned = planFiles(files, ctx.memory.runFileBytes);
+  const notes = () => planned.map((p) => p.note);
+  const uploads = planned.filter((p) => p.upload);
   let answerFile: string | undefined;
   if (answer !== undefined) {
     // A service file of that name keeps it; the answer's goes by another.
-    const taken = uploads.some((u) => u.filename === ANSWER_FILE);
+    const taken = uploads.some((p) => p.note.name === ANSWER_FILE);
     answerFile = taken ? safeFileName(`answer-${record.runId}.md`) : ANSWER_FILE;
-    uploads.push({ filename: answerFile, bytes: Buffer.from(answer, "utf8") });
   }
   const attached = answerFile === undefined ? {} : { answerFile };
-  if (uploads.length === 0) return { notes };
-  if (record.uploads === "done") return { notes, ...attached };
-  const { channelId, threadTs } = record.key;
-  // The pages' pictures go with the files (a run's previews are bounded in number and time;
-  // the previewer tells which files are pages, and gives none when no file is).
-  const pictures = ctx.previews ? await ctx.previews.render(siteFiles(files)) : [];
-  let todo = [...uploads, ...pictures];
-  if (record.uploads === "started" || resumed) {
-    // A previous owner may have uploaded some or all of them (and perhaps could not record
-    // it): upload only what did not reach the thread.
-    const already = await writer
-      .sharedFileNames(channelId, threadTs, record.controlTs ?? record.messageTs[0])
-      .catch(() => new Set<string>());
-    todo = todo.filter((u) => !already.has(u.filename));
-  }
+  if (uploads.length === 0 && answer === undefined) return { notes: notes() };
+  if (record.uploads === "done") return { notes: notes(), ...attached };
+  const upload = new Uploads(ctx);
   try {
-    await persist({ uploads: "started" });
-    if (todo.length > 0) await writer.upload(channelId, threadTs, todo);
-    await persist({ uploads: "done" });
+    await upload.begin();
+    for (const p of uploads) await upload.file(p);
+    const pictures = await upload.pictures(planned);
+    if (answer !== undefined && answerFile !== undefined) {
+      await upload.item({ filename: answerFile, bytes: Buffer.from(answer, "utf8") });
+    }
+    for (const picture of pictures) await upload.item(picture);
+    await upload.end();
   } catch (err) {
     const code = slackErrorCode(err) ?? "error";
-    log.error({ err, code }, "file upload failed");
+    ctx.log.error({ err, code }, "file upload failed");
+    upload.failed(uploads, code);
+    return { notes: notes() };
+  }
+  return { notes: notes(), ...attached };
+}
+
+/**
+ * The uploads of one run: batches of at most 10 files whose content together stays within the
+ * run's file budget, each file's share of the process's budget taken before it is read and
+ * given back once its batch is in Slack.
+ */
+class Uploads {
+  readonly #ctx: DeliveryContext;
+  /** Names already in the thread (a previous owner's uploads): not uploaded again. */
+  #already = new Set<string>();
+  #batch: { item: UploadItem; note?: PlannedFile }[] = [];
+  /** The run's files in the thread now. */
+  readonly #sent = new Set<PlannedFile>();
+  /** Bytes of the budget the batch holds. */
+  #held = 0;
+
+  constructor(ctx: DeliveryContext) {
+    this.#ctx = ctx;
+  }
+
+  get #from() {
+    return { ...this.#ctx, ref: this.#ctx.record.ref };
+  }
+
+  async begin(): Promise<void> {
+    const { record, resumed, writer, persist } = this.#ctx;
+    if (record.uploads === "started" || resumed) {
+      // A previous owner may have uploaded some or all of them (and perhaps could not record
+      // it): upload only what did not reach the thread.
+      const { channelId, threadTs } = record.key;
+      this.#already = await writer
+        .sharedFileNames(channelId, threadTs, record.controlTs ?? record.messageTs[0])
+        .catch(() => new Set<string>());
+    }
+    await persist({ uploads: "started" });
+  }
+
+  /** Reads one of the run's files within the budgets and adds it to the batch. */
+  async file(p: PlannedFile): Promise<void> {
+    if (this.#already.has(p.note.name)) return;
+    const { memory } = this.#ctx;
+    if (this.#held + reservation(p.file, memory.runFileBytes) > memory.runFileBytes) {
+      await this.#flush();
+    }
+    const read = await readFile(this.#from, p.file, p.position);
+    if ("reason" in read) {
+      p.note = notAttached(p, read.reason);
+      return;
+    }
+    this.#held += read.held;
+    this.#batch.push({ item: { filename: p.note.name, bytes: read.bytes }, note: p });
+    if (this.#batch.length >= UPLOAD_BATCH) await this.#flush();
+  }
+
+  /** A file of the app's own (the whole answer, a page's picture): already in memory. */
+  async item(item: UploadItem): Promise<void> {
+    if (this.#already.has(item.filename)) return;
+    this.#batch.push({ item });
+    if (this.#batch.length >= UPLOAD_BATCH) await this.#flush();
+  }
+
+  /**
+   * Pictures of the run's web pages. The batch goes first, so the pages' files are read
+   * within the whole run's budget: each once, when the browser first asks for it.
+   */
+  async pictures(planned: readonly PlannedFile[]): Promise<UploadItem[]> {
+    const { previews, memory } = this.#ctx;
+    if (!previews) return [];
+    await this.#flush();
+    const site = new SiteReads(this.#ctx, planned);
+    try {
+      return await previews.render(site.files);
+    } finally {
+      memory.process.give(site.held);
+    }
+  }
+
+  async end(): Promise<void> {
+    await this.#flush();
+    await this.#ctx.persist({ uploads: "done" });
+  }
+
+  /** An upload failed: the files not in the thread yet (that batch's and later) are not. */
+  failed(uploads: readonly PlannedFile[], code: string): void {
+    for (const p of uploads) {
+      if (p.note.attached && !this.#sent.has(p) && !this.#already.has(p.note.name)) {
+        p.note = { ...p.note, attached: false, reason: `upload to Slack failed (${code})` };
+      }
+    }
+    this.#batch = [];
+    this.#give(this.#held);
+  }
+
+  async #flush(): Promise<void> {
+    if (this.#batch.length === 0) return;
+    const { writer, record } = this.#ctx;
+    const batch = this.#batch;
+    await writer.upload(
+      record.key.channelId,
+      record.key.threadTs,
+      batch.map((b) => b.item),
+    );
+    this.#batch = [];
+    for (const b of batch) if (b.note) this.#sent.add(b.note);
+    this.#give(this.#held);
+  }
+
+  #give(bytes: number): void {
+    this.#ctx.memory.process.give(bytes);
+    this.#held -= bytes;
+  }
+}
+
+/** The budget a file's content is read within: its size as sent when known, else all of it. */
+function reservation(file: ResultFile, budget: number): number {
+  const size = file.file_size ?? undefined;
+  return size === undefined ? budget : Math.min(budget, Math.max(1024, sentSize(size)));
+}
+
+/** A file's content read within the budgets, or why it could not be. */
+export type FileRead =
+  | {
+      readonly bytes: Buffer;
+      /** Of the process's budget: give it back once done. */ readonly held: number;
+    }
+  | { readonly reason: string };
+
+/**
+ * Reads one file of a run's result (at `position` in its files) within the budgets: its share
+ * of the process's budget is taken first (waiting its turn at most `fileWaitMs`), and the
+ * service's answer is never read past the run's file budget. `room` is what is left of the
+ * run's budget for it.
+ */
+export async function readFile(
+  from: {
+    readonly service: TaskService;
+    readonly memory: MemoryLimits;
+    readonly ref: ThreadRef;
+    readonly log: Logger;
+  },
+  file: ResultFile,
+  position: number,
+  room = from.memory.runFileBytes,
+): Promise<FileRead> {
+  const { memory, service, ref, log } = from;
+  const reserve = Math.min(room, reservation(file, memory.runFileBytes));
+  if (!(await memory.process.take(reserve, memory.fileWaitMs))) {
     return {
-      notes: notes.map((n) =>
-        n.attached ? { ...n, attached: false, reason: `upload to Slack failed (${code})` } : n,
-      ),
+      reason:
+        "the app was busy bringing other files into Slack: get it from Files under the answer",
     };
   }
-  return { notes, ...attached };
+  try {
+    const bytes = await service.readResultFile(
+      ref,
+      { position, fileId: file.file_id },
+      { maxBytes: reserve },
+    );
+    if (bytes !== undefined) return { bytes, held: reserve };
+    memory.process.give(reserve);
+    return { reason: "content not available" };
+  } catch (err) {
+    memory.process.give(reserve);
+    if (err instanceof TaskServiceError && err.kind === "too_large") {
+      return { reason: tooLargeReason(memory.runFileBytes) };
+    }
+    log.warn({ err, position }, "could not read a generated file");
+    return {
+      reason: "the task service did not give its content: get it from Files under the answer",
+    };
+  }
+}
+
+function notAttached(p: PlannedFile, reason: string): FileNote {
+  return {
+    ...p.note,
+    name: safeFileName(p.file.file_name),
+    attached: false,
+    reason: p.file.download_url ? "too large to attach here" : reason,
+    ...(p.file.download_url ? { url: p.file.download_url } : {}),
+  };
+}
+
+/**
+ * The run's files as its web pages may load them, read from the service when the browser first
+ * asks for each (a run with no page reads none), together within the run's file budget: a file
+ * that does not fit any more is served empty.
+ */
+class SiteReads {
+  readonly files: SiteFile[];
+  /** Bytes of the process's budget the reads hold (given back once the pictures are taken). */
+  held = 0;
+
+  constructor(ctx: DeliveryContext, planned: readonly PlannedFile[]) {
+    const from = { ...ctx, ref: ctx.record.ref };
+    const budget = ctx.memory.runFileBytes;
+    this.files = planned
+      .filter((p) => !p.file.download_url)
+      .map((p) => {
+        let read: Promise<Buffer> | undefined;
+        const load = async (): Promise<Buffer> => {
+          if (this.held >= budget) return Buffer.alloc(0);
+          const got = await readFile(from, p.file, p.position, budget - this.held);
+          if ("reason" in got) return Buffer.alloc(0);
+          this.held += got.held;
+          return got.bytes;
+        };
+        return {
+          path: p.file.file_path || p.file.file_name,
+          type: p.file.file_type ?? undefined,
+          read: () => (read ??= load()),
+        };
+      });
+  }
 }
 
 /**

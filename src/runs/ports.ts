@@ -37,7 +37,8 @@ export interface UploadItem {
 export interface SiteFile {
   /** e.g. `/workspace/output/index.html` (the file's name when the service gave no path). */
   readonly path: string;
-  readonly bytes: Buffer;
+  /** Its bytes, read when first asked for (empty when they cannot be had within the budget). */
+  read(): Promise<Buffer>;
   /** Its media type as the service said, if it did. */
   readonly type?: string | undefined;
 }

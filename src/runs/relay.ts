@@ -28,6 +28,7 @@ import {
   type ThreadStore,
   type Workspaces,
 } from "./ports.ts";
+import { type MemoryLimits, memoryLimits } from "./memory.ts";
 import { RelayCounters, type RelayMetrics } from "./relay-metrics.ts";
 import { Reservations, type StartProgress } from "./reservations.ts";
 import { type RunDeps, RunRelay } from "./run.ts";
@@ -61,6 +62,8 @@ export interface RelayOptions {
   readonly follow?: Omit<FollowOptions, "signal" | "resumeText">;
   /** Pictures of the web pages runs generate, uploaded beside them. */
   readonly previews?: PagePreviews | undefined;
+  /** What runs may hold in memory (their answers, their files), each and all together. */
+  readonly memory?: MemoryLimits;
   /** How long to wait for a stopped run to report its end before giving up on it. */
   readonly stopGraceMs?: number;
   /** A run still going this long after it started is stopped at the service (default: none). */
@@ -84,6 +87,7 @@ export class Relay {
   readonly #leaseTtl: number;
   readonly #clock: Clock;
   readonly #counters: RelayCounters;
+  readonly #memory: MemoryLimits;
   /** Tasks being created here. */
   readonly #reserved: Reservations;
   /** Who hears of each run's end (the threads above: queue draining, thread state). */
@@ -94,6 +98,7 @@ export class Relay {
     this.#leaseTtl = options.leaseTtlMs ?? 15_000;
     this.#clock = options.clock ?? systemClock;
     this.#counters = new RelayCounters(options.metrics);
+    this.#memory = options.memory ?? memoryLimits();
     this.#reserved = new Reservations({
       store: options.store,
       instanceId: options.instanceId,
@@ -248,6 +253,7 @@ export class Relay {
         streamRotateMs: this.#opts.streaming?.rotateMs,
         follow: this.#opts.follow ?? {},
         previews: this.#opts.previews,
+        memory: this.#memory,
         onEnded: (end) => this.#ended(end),
       },
       record,

@@ -4,7 +4,9 @@
  * on shutdown or a lost lease, hand it over with the latest text shown and recorded.
  */
 import type { Logger } from "pino";
+import { TaskServiceError } from "../service/errors.ts";
 import { type FinalRun, type FollowOptions, followRun } from "../service/follow.ts";
+import { formatBytes } from "../util/bytes.ts";
 import type { RelayedRunProgress, RunState } from "../store/types.ts";
 import { ended } from "../view/completion.ts";
 import { slackErrorCode } from "../view/errors.ts";
@@ -13,6 +15,7 @@ import { deliverAnswer, type DeliveryContext } from "./file-delivery.ts";
 import { awaitStopAnswer, type Fate, type RunFate } from "./fate.ts";
 import { stoppedForgotten, keepRecord, RECORD_GONE, stopForgotten } from "./forget.ts";
 import { LeaseKeeper } from "./lease-keeper.ts";
+import { AnswerMemory } from "./memory.ts";
 import type { Clock, RunStore, SlackWriter, TaskService } from "./ports.ts";
 import type { RelayCounters } from "./relay-metrics.ts";
 import { type AnswerSink, openAnswerSink, type StreamingMode } from "./answer/index.ts";
@@ -27,7 +30,7 @@ import {
   stateOf,
 } from "./run-state.ts";
 
-export interface RunDeps extends Pick<DeliveryContext, "previews"> {
+export interface RunDeps extends Pick<DeliveryContext, "previews" | "memory"> {
   readonly service: TaskService;
   readonly writer: SlackWriter;
   readonly store: RunStore;
@@ -41,6 +44,12 @@ export interface RunDeps extends Pick<DeliveryContext, "previews"> {
   readonly follow: Omit<FollowOptions, "signal" | "resumeText">;
   readonly onEnded: (end: RunEnd) => Promise<void>;
 }
+
+/** How long the stop of a run whose answer is too large is asked before the run ends anyway. */
+const STOP_TOO_LARGE_MS = 10_000;
+
+const isTooLarge = (err: unknown): boolean =>
+  err instanceof TaskServiceError && err.kind === "too_large";
 
 /** How long a hand-over waits to show the latest text before it lets the run go. */
 export const HANDOVER_FLUSH_MS = 1000;
@@ -71,6 +80,8 @@ export class RunRelay {
   #lagMax = 0;
   #lagSum = 0;
   #persisting: Promise<void> = Promise.resolve();
+  /** The answer's share of the process's memory, given back when the run ends here. */
+  readonly #memory: AnswerMemory;
 
   constructor(deps: RunDeps, record: ShownRun, fate: RunFate, resumed: boolean, log: Logger) {
     this.#deps = deps;
@@ -82,6 +93,7 @@ export class RunRelay {
     const shown = record.kind === "relaying" ? record.shownText : "";
     this.#text = shown;
     this.#whole = shown;
+    this.#memory = new AnswerMemory(deps.memory);
     const { channelId, threadTs, teamId } = record.key;
     this.#log = log.child({ runId: record.runId, channel: channelId, thread: threadTs });
     this.#stopValue = encodeStopValue({ channelId, threadTs, runId: record.runId });
@@ -135,6 +147,7 @@ export class RunRelay {
       this.#log.error({ err }, "relay failed");
     } finally {
       this.#lease.stop();
+      this.#memory.release();
     }
   }
 
@@ -144,10 +157,17 @@ export class RunRelay {
     if (record.kind === "creating") return { failure: new Error(INTERRUPTED) };
     const { service, follow, counters } = this.#deps;
     try {
+      // What an earlier owner showed counts as kept: the service's text goes on from it.
+      this.#memory.grow(Buffer.byteLength(record.shownText, "utf8"));
       const updates = followRun(
         service,
         { ...record.ref, agentRunId: record.runId },
-        { ...follow, signal: this.#fate.abort.signal, resumeText: record.shownText },
+        {
+          ...follow,
+          signal: this.#fate.abort.signal,
+          resumeText: record.shownText,
+          textBudget: this.#memory,
+        },
       );
       for (;;) {
         const step = await updates.next();
@@ -164,8 +184,32 @@ export class RunRelay {
         }
       }
     } catch (err) {
+      if (isTooLarge(err)) await this.#stopTooLarge();
       return { failure: err };
     }
+  }
+
+  /**
+   * The answer passed what this app keeps of it (its own budget, or the process's): the run is
+   * stopped at the service, and ends here as stopped, saying why, with what it kept.
+   */
+  async #stopTooLarge(): Promise<void> {
+    const max = formatBytes(this.#memory.maxBytes);
+    const reason = this.#memory.processFull
+      ? `the app holds too many long answers at once to keep more of this one; what came is kept, and all of it is in the task service's History`
+      : `its answer passed ${max}, the most this app keeps of one answer; what came first is kept, and all of it is in the task service's History`;
+    this.#log.warn(
+      { keptBytes: Buffer.byteLength(this.#whole, "utf8"), max },
+      "answer too large: stopping the run",
+    );
+    if (!this.#fate.stop(undefined, reason)) return;
+    const record = this.#record;
+    if (record.kind !== "relaying") return;
+    const signal = AbortSignal.timeout(STOP_TOO_LARGE_MS);
+    await this.#deps.service.stopAgent(record.ref, { signal }).catch((err: unknown) => {
+      // Stopped or ended already, or the service is away: the run ends here all the same.
+      this.#log.warn({ err }, "could not stop a run whose answer is too large");
+    });
   }
 
   /** Adds text to the answer (after any held while a refused Stop was asked) and shows it. */
@@ -352,8 +396,8 @@ export class RunRelay {
     const record = this.#record;
     if (record.kind === "creating") return []; // it never reached the service: no files
     const persist = (change: RelayedRunProgress) => this.#persist(change);
-    const { writer, previews } = this.#deps;
-    const ctx = { writer, previews, record, resumed: this.#resumed, persist };
+    const { writer, previews, service, memory } = this.#deps;
+    const ctx = { writer, previews, service, memory, record, resumed: this.#resumed, persist };
     const delivered = await deliverAnswer({ ...ctx, log: this.#log }, text, files);
     this.#text = delivered.text;
     return delivered.notes;

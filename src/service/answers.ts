@@ -77,35 +77,50 @@ export async function failure(
   });
 }
 
-/** A 2xx answer's JSON checked against the contract; anything else is a protocol error. */
 /**
- * The largest JSON answer read, so a misbehaving service cannot exhaust the process's memory
- * (a result carries its files inline; larger ones come as download links). Past it the answer
- * is dropped, not buffered, and the request fails with a protocol error.
+ * The largest JSON answer read when the client is not told otherwise. The app sets its own
+ * from the answer it keeps of a run (`TASK_ANSWER_MAX_MB`); results are always read without
+ * their files' content, which is read one file at a time (result-file.ts).
  */
-export const MAX_ANSWER_BYTES = 256 * 1024 * 1024;
+export const MAX_ANSWER_BYTES = 32 * 1024 * 1024;
 
+/** An answer past the budget: nothing of it is kept. */
+export function tooLarge(what: string, max: number): TaskServiceError {
+  return new TaskServiceError({
+    kind: "too_large",
+    message: `Task service's answer to ${what} is larger than ${formatBytes(max)}; it was not read.`,
+  });
+}
+
+/**
+ * A body as text, at most `max` bytes: refused at once when it says it is larger, dropped as
+ * soon as it passes `max` otherwise. Each chunk is decoded as it arrives and let go, so the
+ * bytes and their text are never held whole side by side.
+ */
 async function readCapped(
-  body: Dispatcher.ResponseData["body"],
+  res: Dispatcher.ResponseData,
   max: number,
   what: string,
 ): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    size += (chunk as Buffer).length;
-    if (size > max) {
-      // Leaving the loop closes the body (the async iterator destroys it).
-      throw new TaskServiceError({
-        kind: "protocol",
-        message: `Task service's answer to ${what} is larger than ${formatBytes(max)}; it was not read.`,
-      });
-    }
-    chunks.push(chunk as Buffer);
+  const declared = Number(res.headers["content-length"]);
+  if (Number.isFinite(declared) && declared > max) {
+    res.body.on("error", () => undefined);
+    res.body.destroy();
+    throw tooLarge(what, max);
   }
-  return Buffer.concat(chunks).toString("utf8");
+  const decoder = new TextDecoder("utf-8");
+  let text = "";
+  let size = 0;
+  for await (const chunk of res.body) {
+    size += (chunk as Buffer).length;
+    // Leaving the loop closes the body (the async iterator destroys it).
+    if (size > max) throw tooLarge(what, max);
+    text += decoder.decode(chunk as Buffer, { stream: true });
+  }
+  return text + decoder.decode();
 }
 
+/** A 2xx answer's JSON checked against the contract; anything else is a protocol error. */
 export async function parseAnswer<S extends z.ZodType>(
   res: Dispatcher.ResponseData,
   what: string,
@@ -114,7 +129,7 @@ export async function parseAnswer<S extends z.ZodType>(
 ): Promise<z.infer<S>> {
   let json: unknown;
   try {
-    json = JSON.parse(await readCapped(res.body, maxBytes, what));
+    json = JSON.parse(await readCapped(res, maxBytes, what));
   } catch (err) {
     if (isAbort(err) || err instanceof TaskServiceError) throw err;
     throw new TaskServiceError({

@@ -5,6 +5,7 @@
  * 429 / 5xx / network errors; create and continue are never retried blindly.
  */
 import { randomUUID } from "node:crypto";
+import { parseAnswer } from "./answers.ts";
 import { TaskServiceError } from "./errors.ts";
 import {
   checkPaging,
@@ -25,7 +26,10 @@ import {
   StopResponse,
   TaskResult,
 } from "./schemas.ts";
+import { type ReadFileOptions, readResultFile, type ResultFileRef } from "./result-file.ts";
 import { parseSse, type StreamEvent } from "./stream.ts";
+
+export type { ReadFileOptions, ResultFileRef } from "./result-file.ts";
 
 export type ReasoningEffort = "low" | "medium" | "high";
 export type TaskSource = "web" | "mobile" | "widget";
@@ -91,6 +95,16 @@ export interface TaskService {
   getHistory(ref: ThreadRef, query?: HistoryQuery, options?: CallOptions): Promise<HistoryResponse>;
   stopAgent(ref: ThreadRef, options?: CallOptions): Promise<StopResponse>;
   listFiles(ref: ThreadRef, query?: PageQuery, options?: CallOptions): Promise<FileListResponse>;
+  /**
+   * One file of the run's final result with its content, read alone: never more than
+   * `options.maxBytes` as the service sends it (past it: a `too_large` TaskServiceError).
+   * Undefined when the result has no content for it (not inline, or no longer there).
+   */
+  readResultFile(
+    ref: ThreadRef,
+    file: ResultFileRef,
+    options: ReadFileOptions,
+  ): Promise<Buffer | undefined>;
 }
 
 /** Whether the service takes a key: it answered past authentication, refused it, or neither. */
@@ -118,6 +132,7 @@ export function createTaskServiceClient(
     getHistory: (ref, query = {}, callOptions = {}) => getHistory(http, ref, query, callOptions),
     stopAgent: (ref, callOptions = {}) => stopAgent(http, ref, callOptions),
     listFiles: (ref, query = {}, callOptions = {}) => listFiles(http, ref, query, callOptions),
+    readResultFile: (ref, file, readOptions) => readResultFile(http, ref, file, readOptions),
   };
 }
 
@@ -189,16 +204,11 @@ async function* streamTaskResult(
   const type = String(res.headers["content-type"] ?? "");
   try {
     if (type.includes("application/json")) {
-      // Streaming not honoured: the answer is a plain result. Present it as a stream.
-      const parsed = TaskResult.safeParse(await res.body.json());
-      if (!parsed.success) {
-        throw new TaskServiceError({
-          kind: "protocol",
-          message: "Task service sent an unreadable answer to the result stream.",
-        });
-      }
-      yield { type: "snapshot", text: parsed.data.response.content };
-      yield { type: "status", status: parsed.data.status };
+      // Streaming not honoured: the answer is a plain result, read like any other (capped).
+      // Present it as a stream.
+      const result = await parseAnswer(res, "the result stream", TaskResult, http.maxAnswerBytes);
+      yield { type: "snapshot", text: result.response.content };
+      yield { type: "status", status: result.status };
       return;
     }
     if (type !== "" && !type.includes("text/event-stream")) {

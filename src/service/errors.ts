@@ -12,7 +12,8 @@ export type ServiceErrorKind =
   | "server" // 5xx
   | "network" // connection refused, reset, DNS, socket closed
   | "timeout" // no answer in time
-  | "protocol"; // an answer that does not match the contract
+  | "protocol" // an answer that does not match the contract
+  | "too_large"; // an answer larger than the app reads (a budget of its memory)
 
 export interface ValidationIssue {
   readonly loc?: readonly (string | number)[];

@@ -6,6 +6,7 @@
  * (files and code blocks are not in the stream).
  */
 import { setTimeout as delay } from "node:timers/promises";
+import { formatBytes } from "../util/bytes.ts";
 import type { CallOptions, TaskService, ThreadRef } from "./client.ts";
 import { TaskServiceError } from "./errors.ts";
 import type { CodeBlock, ResultFile, TaskResult } from "./schemas.ts";
@@ -52,6 +53,32 @@ export interface FollowOptions {
   resumeText?: string;
   /** Threads whose stream was refused lately: they are polled without asking again. */
   refusals?: StreamRefusals;
+  /**
+   * What the run's text may take in memory. Past it following ends with a `too_large`
+   * TaskServiceError: the text yielded until then is what is kept.
+   */
+  textBudget?: TextBudget;
+  /** A number in [0, 1) for the reconnection jitter (Math.random unless a test says). */
+  random?: () => number;
+}
+
+/** The memory a run's text may take (its UTF-8 bytes), asked before each piece is kept. */
+export interface TextBudget {
+  /** The most bytes one run's text may take. */
+  readonly maxBytes: number;
+  /** Takes `bytes` more for the text; false (nothing taken) when it may not grow so. */
+  grow(bytes: number): boolean;
+}
+
+/** The run's text passed its budget: the error following ends with. */
+export function textTooLarge(
+  maxBytes: number,
+  why = "the most this app keeps of one answer",
+): TaskServiceError {
+  return new TaskServiceError({
+    kind: "too_large",
+    message: `The answer passed ${formatBytes(maxBytes)}, ${why}.`,
+  });
 }
 
 /**
@@ -65,7 +92,8 @@ const isRefusal = (err: unknown) =>
   (!err.transient || err.status === 501) &&
   err.kind !== "auth" &&
   err.kind !== "credits" &&
-  err.kind !== "forbidden";
+  err.kind !== "forbidden" &&
+  err.kind !== "too_large";
 
 function errorMessageOf(result: TaskResult): string | undefined {
   const e = result.error;
@@ -104,8 +132,13 @@ export async function* followRun(
   if (poll) yield* pollRun(run);
 
   const final = await fetchFinal(service, ref, run.text.text, options);
+  // The final text replaces the streamed one: it may not pass the budget either.
+  const budget = options.textBudget;
+  if (budget && Buffer.byteLength(final.text, "utf8") > budget.maxBytes) {
+    throw textTooLarge(budget.maxBytes);
+  }
   // Whatever the stream did not show (held back, or never streamed) comes from the result.
-  yield* delta(run.text.snapshot(final.text));
+  yield* delta(run, run.text.snapshot(final.text));
   // A stream can end without naming a status (minimal shape's finish): report the final one.
   yield* setStatus(run, final.status);
   return final;
@@ -122,8 +155,12 @@ interface Follower {
   status: string;
 }
 
-function* delta(text: string): Generator<RunUpdate> {
-  if (text !== "") yield { type: "delta", text };
+/** Text to show: asked of the text budget first (past it, following ends). */
+function* delta(run: Follower, text: string): Generator<RunUpdate> {
+  if (text === "") return;
+  const budget = run.options.textBudget;
+  if (budget && !budget.grow(Buffer.byteLength(text, "utf8"))) throw textTooLarge(budget.maxBytes);
+  yield { type: "delta", text };
 }
 
 function* setStatus(run: Follower, next: string): Generator<RunUpdate> {
@@ -141,6 +178,7 @@ async function* streamRun(run: Follower): AsyncGenerator<RunUpdate, "done" | "po
   const { service, ref, options, text } = run;
   const maxReconnects = options.maxReconnects ?? 5;
   const baseDelay = options.reconnectDelayMs ?? 250;
+  const random = options.random ?? Math.random;
   let failures = 0;
   for (;;) {
     options.signal?.throwIfAborted();
@@ -150,12 +188,12 @@ async function* streamRun(run: Follower): AsyncGenerator<RunUpdate, "done" | "po
     // The connection closed without a final status: ask where the run is.
     const now = await service.getTaskResult(ref, { timeout: 0 }, run.call);
     if (sameRun(ref, now) && isFinalStatus(now.status)) {
-      yield* delta(text.snapshot(now.response.content));
+      yield* delta(run, text.snapshot(now.response.content));
       yield* setStatus(run, now.status);
       return "done";
     }
     // Fill what was produced while disconnected: a server that continues will not resend it.
-    yield* delta(text.snapshot(now.response.content));
+    yield* delta(run, text.snapshot(now.response.content));
     failures++;
     if (failures > maxReconnects) {
       yield { type: "transport", mode: "poll", reason: `stream dropped ${failures} times` };
@@ -166,8 +204,29 @@ async function* streamRun(run: Follower): AsyncGenerator<RunUpdate, "done" | "po
       mode: "stream",
       reason: `stream dropped; reconnecting (${failures})`,
     };
-    await delay(Math.min(baseDelay * 2 ** (failures - 1), 8000), undefined, run.call);
+    await delay(reconnectDelay(baseDelay, failures, random), undefined, run.call);
   }
+}
+
+/**
+ * How long to wait before reconnection `failures` (from 1): the backoff doubles from `base`
+ * up to 8 s, and each wait is drawn from its upper half ("equal jitter"), so runs that lost
+ * their streams in the same service blip do not all come back at the same instant.
+ */
+export function reconnectDelay(base: number, failures: number, random: () => number): number {
+  const backoff = Math.min(base * 2 ** (failures - 1), MAX_RECONNECT_DELAY_MS);
+  return backoff / 2 + random() * (backoff / 2);
+}
+
+const MAX_RECONNECT_DELAY_MS = 8000;
+
+/**
+ * A connection's text not yet placed (or replayed) is held by the reconciler outside the
+ * text kept: it may not pass the budget either.
+ */
+function checkHeld(run: Follower): void {
+  const budget = run.options.textBudget;
+  if (budget && run.text.connectionChars > budget.maxBytes) throw textTooLarge(budget.maxBytes);
 }
 
 /**
@@ -185,14 +244,15 @@ async function* readStream(
     for await (const ev of service.streamTaskResult(ref, run.call) as AsyncIterable<StreamEvent>) {
       received++;
       if (ev.type === "delta") {
-        yield* delta(text.delta(ev.text, ev.seq));
+        yield* delta(run, text.delta(ev.text, ev.seq));
+        checkHeld(run);
         if (text.needsSnapshot) {
           // A reconnection skipped what was produced meanwhile: place it using the result so far.
           const now = await service.getTaskResult(ref, { timeout: 0 }, run.call);
-          yield* delta(text.snapshot(now.response.content));
+          yield* delta(run, text.snapshot(now.response.content));
         }
       } else if (ev.type === "snapshot") {
-        yield* delta(text.snapshot(ev.text));
+        yield* delta(run, text.snapshot(ev.text));
       } else if (ev.type === "status") {
         yield* setStatus(run, ev.status);
         if (isFinalStatus(ev.status)) ended = true;
@@ -234,7 +294,7 @@ async function* pollRun(run: Follower): AsyncGenerator<RunUpdate, void, undefine
       await delay(FINAL_RETRY_MS, undefined, run.call);
       continue;
     }
-    yield* delta(run.text.snapshot(r.response.content));
+    yield* delta(run, run.text.snapshot(r.response.content));
     yield* setStatus(run, r.status);
     if (isFinalStatus(r.status)) break;
     // A service that answers a long poll at once (ignoring `timeout`) must not be asked in a
@@ -248,7 +308,11 @@ async function* pollRun(run: Follower): AsyncGenerator<RunUpdate, void, undefine
   }
 }
 
-/** The authoritative end state: text, code blocks and every page of files with their content. */
+/**
+ * The authoritative end state: text, code blocks and every page of files, without their
+ * content (a run's files may weigh hundreds of MB: each is read alone when it is delivered,
+ * `TaskService.readResultFile`). A file's place in `files` is its place in the result.
+ */
 export async function fetchFinal(
   service: TaskService,
   ref: ThreadRef & { readonly agentRunId?: string },
@@ -262,7 +326,7 @@ export async function fetchFinal(
   // run right after a follow-up): wait for this run's final state, within bounds.
   let first = await service.getTaskResult(
     ref,
-    { timeout: 0, includeFileContent: true, page: 1, pageSize },
+    { timeout: 0, includeFileContent: false, page: 1, pageSize },
     call,
   );
   for (let attempt = 1; attempt <= FINAL_ATTEMPTS; attempt++) {
@@ -289,7 +353,7 @@ export async function fetchFinal(
       ref,
       {
         timeout: Math.min(options.pollTimeoutS ?? 30, 10),
-        includeFileContent: true,
+        includeFileContent: false,
         page: 1,
         pageSize,
       },
@@ -302,7 +366,7 @@ export async function fetchFinal(
   for (let page = 2; page <= MAX_FILE_PAGES && hasMore(first, page - 1, files.length); page++) {
     const next = await service.getTaskResult(
       ref,
-      { timeout: 0, includeFileContent: true, page, pageSize },
+      { timeout: 0, includeFileContent: false, page, pageSize },
       call,
     );
     const fresh = next.files.filter((f) => !seen.has(f.file_id));

@@ -140,6 +140,8 @@ interface SendOptions {
 export class ServiceHttp {
   readonly requestTimeoutMs: number;
   readonly streamIdleTimeoutMs: number;
+  /** The largest JSON answer read (a result without its files' content, a history page…). */
+  readonly maxAnswerBytes: number;
   readonly #options: HttpOptions;
   readonly #base: string;
   readonly #dispatcher: Dispatcher;
@@ -155,6 +157,7 @@ export class ServiceHttp {
     this.#retries = options.retries ?? 4;
     this.requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
     this.streamIdleTimeoutMs = options.streamIdleTimeoutMs ?? 120_000;
+    this.maxAnswerBytes = options.maxAnswerBytes ?? MAX_ANSWER_BYTES;
     this.#baseHeaders = {
       "user-agent": options.userAgent ?? "slack-task-bot/0.1",
       accept: "application/json",
@@ -215,7 +218,7 @@ export class ServiceHttp {
     }
     report(res.statusCode);
     if (res.statusCode < 200 || res.statusCode >= 300) throw await failure(res, what);
-    return parseAnswer(res, what, schema, this.#options.maxAnswerBytes ?? MAX_ANSWER_BYTES);
+    return parseAnswer(res, what, schema, this.maxAnswerBytes);
   }
 
   /** Idempotent reads: retried on transient failures, honouring Retry-After. */
@@ -253,29 +256,48 @@ export class ServiceHttp {
     );
   }
 
-  /** Opens the realtime result stream; a refusal (not 2xx) is thrown as a TaskServiceError. */
-  async openStream(target: URL, signal: AbortSignal | undefined): Promise<Dispatcher.ResponseData> {
+  /**
+   * Opens a GET whose body the caller reads as it comes (the realtime result stream, one
+   * file's content); a refusal (not 2xx) is thrown as a TaskServiceError.
+   */
+  async open(
+    what: string,
+    target: URL,
+    signal: AbortSignal | undefined,
+    read: {
+      readonly accept: string;
+      readonly headersTimeoutMs: number;
+      readonly bodyTimeoutMs: number;
+    },
+  ): Promise<Dispatcher.ResponseData> {
     let res: Dispatcher.ResponseData;
     const headers = await this.#headers();
-    const report = this.#reporter("result_stream");
+    const report = this.#reporter(endpointOf("GET", target));
     try {
       res = await request(target, {
         method: "GET",
         dispatcher: this.#dispatcher,
         signal,
-        headersTimeout: Math.max(this.requestTimeoutMs, 60_000),
-        bodyTimeout: this.streamIdleTimeoutMs,
-        headers: { ...headers, accept: "text/event-stream, application/json" },
+        headersTimeout: read.headersTimeoutMs,
+        bodyTimeout: read.bodyTimeoutMs,
+        headers: { ...headers, accept: read.accept },
       });
     } catch (err) {
       report("error");
-      throw networkError(err, "opening the result stream");
+      throw networkError(err, what);
     }
     report(res.statusCode);
-    if (res.statusCode < 200 || res.statusCode >= 300) {
-      throw await failure(res, "opening the result stream");
-    }
+    if (res.statusCode < 200 || res.statusCode >= 300) throw await failure(res, what);
     return res;
+  }
+
+  /** Opens the realtime result stream; a refusal (not 2xx) is thrown as a TaskServiceError. */
+  openStream(target: URL, signal: AbortSignal | undefined): Promise<Dispatcher.ResponseData> {
+    return this.open("opening the result stream", target, signal, {
+      accept: "text/event-stream, application/json",
+      headersTimeoutMs: Math.max(this.requestTimeoutMs, 60_000),
+      bodyTimeoutMs: this.streamIdleTimeoutMs,
+    });
   }
 
   /** Times a request and tells `onResponse` its status (or "error"). */

@@ -39,6 +39,11 @@ export class TextReconciler {
     return this.#yielded;
   }
 
+  /** Characters of the current connection held to compare or place (bounded by the caller). */
+  get connectionChars(): number {
+    return this.#conn.length;
+  }
+
   /** True when a snapshot of the service's text is needed to place the current connection. */
   get needsSnapshot(): boolean {
     return this.#mode === "aligning" && this.#conn.length >= TextReconciler.ALIGN_MIN_CHARS;

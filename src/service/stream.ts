@@ -154,33 +154,32 @@ function eventTooLarge(max: number): TaskServiceError {
  * Parses an SSE byte stream into normalised events. Bytes may be split anywhere (mid-line,
  * mid-UTF-8 character); CRLF, LF and CR line ends are all accepted. The end of the byte
  * stream is the end of the event stream; a last event without its blank line still counts.
+ *
+ * One event may hold at most `maxEventChars` characters: eventsource-parser's `maxBufferSize`
+ * counts what it buffers for the event being read (its data lines and any unfinished line),
+ * and a comment line neither resets nor escapes it, so `data:` lines interleaved with `:`
+ * comments and never ended by a blank line cannot grow one event without bound.
  */
 export async function* parseSse(
   body: AsyncIterable<Uint8Array | string>,
   maxEventChars = MAX_EVENT_CHARS,
 ): AsyncGenerator<StreamEvent, void, undefined> {
   const pending: StreamEvent[] = [];
-  /** Characters received since the last event or comment: one event may not grow forever. */
-  let open = 0;
-  /** Events and comments seen so far (one more ends what was open). */
-  let seen = 0;
+  let overflow = false;
   const parser = createParser({
+    maxBufferSize: maxEventChars,
     onEvent: (message) => {
-      seen++;
       for (const ev of normalizeData(message.data)) pending.push(ev);
     },
-    onComment: () => {
-      seen++;
+    onError: (err) => {
+      if (err.type === "max-buffer-size-exceeded") overflow = true;
     },
   });
   const decoder = new TextDecoder("utf-8");
   for await (const chunk of body) {
-    const text = typeof chunk === "string" ? chunk : decoder.decode(chunk, { stream: true });
-    const before = seen;
-    parser.feed(text);
-    open = seen > before ? 0 : open + text.length;
-    if (open > maxEventChars) throw eventTooLarge(maxEventChars);
+    parser.feed(typeof chunk === "string" ? chunk : decoder.decode(chunk, { stream: true }));
     if (pending.length > 0) yield* pending.splice(0);
+    if (overflow) throw eventTooLarge(maxEventChars);
   }
   const tail = decoder.decode();
   if (tail !== "") parser.feed(tail);

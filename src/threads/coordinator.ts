@@ -20,6 +20,7 @@ import type {
   ThreadStore,
   Workspaces,
 } from "./ports.ts";
+import type { MemoryLimits } from "../runs/memory.ts";
 import type { ThreadContextConfig } from "../config-features.ts";
 import { type ChannelDirectory, Preferences } from "./preferences.ts";
 import type { RunOutcome } from "../runs/relay.ts";
@@ -76,6 +77,8 @@ export interface CoordinatorOptions {
   /** Reads the thread a mention was posted in, for the agent (none: the mention goes alone). */
   readonly threadHistory?: ThreadHistory | undefined;
   readonly threadContext?: ThreadContextConfig | undefined;
+  /** What the process may hold of the service's data, shared with the relay ("Get it"). */
+  readonly memory?: MemoryLimits | undefined;
 }
 
 export class TaskCoordinator {

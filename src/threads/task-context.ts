@@ -17,6 +17,7 @@ import type {
 import type { PeoplePolicy } from "./policy.ts";
 import type { Preferences } from "./preferences.ts";
 import type { RateLimits } from "./rate-limits.ts";
+import type { MemoryLimits } from "../runs/memory.ts";
 import type { Relay } from "../runs/relay.ts";
 import type { GroupMembers, ServiceAlerts } from "./usage-policy.ts";
 
@@ -50,6 +51,8 @@ export interface CoordinatorDeps {
   /** Reads the thread a mention was posted in, within its budget (thread-context/). */
   readonly threadHistory?: ThreadHistory | undefined;
   readonly threadContext?: ThreadContextConfig | undefined;
+  /** What the process may hold of the service's data (shared with the relay): files read for "Get it". */
+  readonly memory?: MemoryLimits | undefined;
 }
 
 /** Turns a run's message into the reason its start failed. */

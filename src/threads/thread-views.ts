@@ -11,7 +11,8 @@ import { renderContinued } from "../view/render.ts";
 import { mrkdwnText } from "../view/sanitize.ts";
 import { FILES_PAGE_SIZE, HISTORY_PAGE_SIZE, type Paging } from "../view/task-views.ts";
 import { PerKeyThrottle } from "../util/throttle.ts";
-import { decodeFile, safeFileName } from "../runs/file-delivery.ts";
+import { readFile, safeFileName } from "../runs/file-delivery.ts";
+import { memoryLimits } from "../runs/memory.ts";
 import type { ThreadRef } from "./ports.ts";
 import type { ThreadReply } from "./requests.ts";
 import type { CoordinatorDeps } from "./task-context.ts";
@@ -24,11 +25,14 @@ export type ViewResult<T> =
 export const VIEW_LOADS_PER_MIN = 30;
 /** How long a fetched task result (its files) answers further "Get it" clicks in its thread. */
 const RESULT_TTL_MS = 60_000;
-/** Results kept, and the most inline content one may hold to be kept. */
+/** Results kept (their files' names and places, never their content). */
 const RESULTS_KEPT = 16;
-const RESULT_BYTES_KEPT = 8 * 1024 * 1024;
-/** All kept results together hold at most this much inline content (the oldest go first). */
-const RESULTS_BYTES_KEPT = 32 * 1024 * 1024;
+
+/** A task result's files, each with its place in the result. */
+type ResultFiles = readonly { readonly file: ResultFile; readonly position: number }[];
+
+/** The budgets when the coordinator is given none (tests): the process's defaults. */
+const DEFAULT_MEMORY = memoryLimits();
 
 const NOT_A_TASK = "This thread has no task the app knows of (it may have been started elsewhere).";
 const GONE =
@@ -46,10 +50,7 @@ export class ThreadViews {
   readonly #replies: ReplyHandling;
   readonly #throttle: PerKeyThrottle;
   /** The last fetched result's files per thread (insertion order: oldest first). */
-  readonly #results = new Map<
-    string,
-    { readonly at: number; readonly files: ResultFile[]; readonly bytes: number }
-  >();
+  readonly #results = new Map<string, { readonly at: number; readonly files: ResultFiles }>();
 
   constructor(deps: CoordinatorDeps, replies: ReplyHandling) {
     this.#deps = deps;
@@ -110,65 +111,70 @@ export class ThreadViews {
     if (throttled !== undefined) return throttled;
     const ref = await this.ref(key);
     if (!ref) return NOT_A_TASK;
-    let file: ResultFile | undefined;
+    let found: ResultFiles[number] | undefined;
     try {
-      file = await this.#resultFile(key, ref, fileId);
+      found = await this.#resultFile(key, ref, fileId);
     } catch (err) {
       return describeError(err);
     }
-    if (!file)
+    if (!found)
       return "The service does not offer that file any more (it belongs to an earlier run).";
+    const { file, position } = found;
     const safe = safeFileName(file.file_name);
     const name = mrkdwnText(safe);
-    const shared = await this.#deps.workspaces
-      .writer(key.teamId)
+    const writer = this.#deps.workspaces.writer(key.teamId);
+    const shared = await writer
       .sharedFileNames(key.channelId, key.threadTs)
       .catch(() => new Set<string>());
     if (shared.has(safe)) return `\`${name}\` is already in the thread.`;
-    const bytes = decodeFile(file);
-    if (bytes) {
-      await this.#deps.workspaces
-        .writer(key.teamId)
-        .upload(key.channelId, key.threadTs, [{ filename: safe, bytes }]);
-      return `\`${name}\` is now in the thread.`;
-    }
     if (file.download_url && /^https:\/\//.test(file.download_url)) {
       return `\`${name}\` is too large to attach here: <${file.download_url.replace(/[|<>]/g, encodeURIComponent)}|download it>.`;
     }
-    return `\`${name}\` has no content the service can give.`;
+    // Its content is read alone, within the same budgets as a run's files.
+    const { workspaces, memory = DEFAULT_MEMORY, logger } = this.#deps;
+    const from = { service: workspaces.service(key.teamId), memory, ref, log: logger };
+    const read = await readFile(from, file, position);
+    if ("reason" in read) {
+      return read.reason === "content not available"
+        ? `\`${name}\` has no content the service can give.`
+        : `\`${name}\` could not be brought into the thread: ${read.reason}.`;
+    }
+    try {
+      await writer.upload(key.channelId, key.threadTs, [{ filename: safe, bytes: read.bytes }]);
+    } finally {
+      memory.process.give(read.held);
+    }
+    return `\`${name}\` is now in the thread.`;
   }
 
   /**
-   * A file of the thread's task result: from the result fetched for an earlier click in the
-   * last minute when it has it, else from the service (kept for the next clicks).
+   * A file of the thread's task result and its place there: from the result fetched for an
+   * earlier click in the last minute when it has it, else from the service (kept for the next
+   * clicks). Results are read without their files' content, which is read alone when wanted.
    */
   async #resultFile(
     key: SlackThreadKey,
     ref: ThreadRef,
     fileId: string,
-  ): Promise<ResultFile | undefined> {
+  ): Promise<ResultFiles[number] | undefined> {
     const at = `${key.teamId}/${key.channelId}/${key.threadTs}`;
     const now = this.#deps.now();
     const kept = this.#results.get(at);
-    const hit = kept && now - kept.at < RESULT_TTL_MS ? kept.files : undefined;
-    const found = hit?.find((f) => f.file_id === fileId);
-    if (found) return found;
-    const result = await this.#deps.workspaces
-      .service(key.teamId)
-      .getTaskResult(ref, { timeout: 0 });
-    const bytes = result.files.reduce((n, f) => n + (f.content?.length ?? 0), 0);
-    this.#results.delete(at);
-    if (bytes <= RESULT_BYTES_KEPT) this.#results.set(at, { at: now, files: result.files, bytes });
-    // Expired results go, then the oldest while too many or too large together.
-    let total = 0;
-    for (const r of this.#results.values()) total += r.bytes;
-    for (const [old, r] of this.#results) {
-      const expired = now - r.at >= RESULT_TTL_MS;
-      if (!expired && this.#results.size <= RESULTS_KEPT && total <= RESULTS_BYTES_KEPT) continue;
-      this.#results.delete(old);
-      total -= r.bytes;
+    let files = kept && now - kept.at < RESULT_TTL_MS ? kept.files : undefined;
+    if (files === undefined || !files.some((f) => f.file.file_id === fileId)) {
+      const result = await this.#deps.workspaces
+        .service(key.teamId)
+        .getTaskResult(ref, { timeout: 0, includeFileContent: false });
+      files = result.files.map((file, position) => ({ file, position }));
+      this.#results.delete(at);
+      this.#results.set(at, { at: now, files });
+      // Expired results go, then the oldest while too many.
+      for (const [old, r] of this.#results) {
+        if (now - r.at < RESULT_TTL_MS && this.#results.size <= RESULTS_KEPT) continue;
+        this.#results.delete(old);
+      }
     }
-    return result.files.find((f) => f.file_id === fileId);
+    return files.find((f) => f.file.file_id === fileId);
   }
 
   /**

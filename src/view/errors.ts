@@ -57,6 +57,8 @@ export function describeServiceError(err: unknown, runId?: string): string {
     case "network":
     case "timeout":
       return `The task service could not be reached${runId ? ` while following \`${runId}\`` : ""}. Please try again in a moment.`;
+    case "too_large":
+      return `The task service sent more than this app holds at once${runId ? ` (run \`${runId}\`)` : ""}: ${mrkdwnText(err.message)} What it sent before is kept; open History under the answer for the service's own copy.`;
     case "protocol":
       return `The task service sent an answer this app does not understand${runId ? ` (run \`${runId}\`)` : ""}. Please try again; if it keeps happening, tell the person who runs this app.`;
   }

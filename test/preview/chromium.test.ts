@@ -15,7 +15,7 @@ const hasChromium = CHROMIUM !== "";
 
 const page = (path: string, html: string) => ({
   path,
-  bytes: Buffer.from(html),
+  read: async () => Buffer.from(html),
   type: "text/html",
 });
 const GOOD = page("/w/index.html", "<title>Good</title><h1>Hello</h1>");

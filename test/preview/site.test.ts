@@ -9,7 +9,11 @@ import {
   SITE_ORIGIN,
 } from "../../src/preview/site.ts";
 
-const file = (path: string, type?: string) => ({ path, bytes: Buffer.from(path), type });
+const file = (path: string, type?: string) => ({
+  path,
+  read: async () => Buffer.from(path),
+  type,
+});
 
 describe("a run's files as a site", () => {
   const site = siteOf([

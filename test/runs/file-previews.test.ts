@@ -9,6 +9,8 @@ import type { RelayedRun } from "../../src/store/types.ts";
 import { createLogger } from "../../src/log.ts";
 import { FakePagePreviews } from "../support/fakes/page-previews.ts";
 import { FakeSlackWriter } from "../support/fakes/slack-writer.ts";
+import { FakeTaskService } from "../support/fakes/task-service.ts";
+import { memoryLimits } from "../../src/runs/memory.ts";
 
 const text = (name: string, path: string, content: string, type?: string): ResultFile => ({
   file_id: `t:${path}`,
@@ -27,13 +29,18 @@ const SITE: ResultFile[] = [
 const record = (uploads?: RelayedRun["uploads"]) =>
   ({
     key: { teamId: "T1", channelId: "C1", threadTs: "1.0" },
+    ref: { projectId: "p1", threadId: "thr_1" },
     messageTs: ["2.0"],
     ...(uploads ? { uploads } : {}),
   }) as unknown as RelayedRun;
 
 function context(writer: FakeSlackWriter, previews: FakePagePreviews, rec = record()) {
+  const service = new FakeTaskService();
+  service.files = SITE;
   return {
     writer,
+    service,
+    memory: memoryLimits(),
     record: rec,
     resumed: false,
     persist: async () => undefined,

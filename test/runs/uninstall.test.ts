@@ -52,6 +52,8 @@ class Threads implements TaskService {
     Promise.reject(new Error("not used"));
   getHistory: TaskService["getHistory"] = () => Promise.reject(new Error("not used"));
   listFiles: TaskService["listFiles"] = () => Promise.reject(new Error("not used"));
+  readResultFile: TaskService["readResultFile"] = (ref, ...rest) =>
+    this.of(ref.threadId).readResultFile(ref, ...rest);
 }
 
 /** One instance: its relay, what it showed in Slack, which runs ended visibly there. */

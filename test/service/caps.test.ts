@@ -3,6 +3,8 @@
  * a broken connection, an answer past the size cap is not read, a huge answer keeps its head
  * with a line saying where the rest is, and a run uploads at most 20 files (the rest listed).
  */
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { planFiles } from "../../src/runs/file-delivery.ts";
 import { capAnswer, MAX_ANSWER_CHARS } from "../../src/runs/run-state.ts";
@@ -10,6 +12,7 @@ import { createTaskServiceClient } from "../../src/service/client.ts";
 import { TaskServiceError } from "../../src/service/errors.ts";
 import { parseSse } from "../../src/service/stream.ts";
 import { type Simulator, startSimulator } from "../../src/simulator/server.ts";
+import { until } from "../support/until.ts";
 
 async function* chunks(...parts: string[]) {
   for (const p of parts) yield p;
@@ -27,6 +30,15 @@ describe("caps on what the service sends", () => {
     const err = await collect(parseSse(endless, 1000)).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(TaskServiceError);
     expect((err as TaskServiceError).transient).toBe(true);
+  });
+
+  it("drops a stream whose one event grows between comment lines, never ended by a blank line", async () => {
+    // Each chunk: a data line and a comment. A comment does not end an event (the SSE spec):
+    // before, it reset the count, and the event grew in the parser without bound.
+    const parts = Array.from({ length: 50 }, () => `data: ${"z".repeat(100)}\n: ping\n`);
+    const err = await collect(parseSse(chunks(...parts), 1000)).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(TaskServiceError);
+    expect((err as Error).message).toContain("grew past 1,000 characters");
   });
 
   it("keeps streaming through keep-alive comments and ordinary events however long", async () => {
@@ -60,19 +72,46 @@ describe("caps on what the service sends", () => {
     const files = Array.from({ length: 25 }, (_, i) => ({
       file_id: `f${i}`,
       file_name: `part-${i}.txt`,
-      content: `part ${i}`,
-      encoding: "utf-8",
-      included_inline: true,
+      file_size: 6,
     }));
-    const { uploads, notes } = planFiles(files as Parameters<typeof planFiles>[0]);
-    expect(uploads).toHaveLength(20);
-    expect(notes.filter((n) => !n.attached).map((n) => n.reason)).toEqual(
+    const planned = planFiles(files, 1024 * 1024);
+    expect(planned.filter((p) => p.upload)).toHaveLength(20);
+    expect(planned.filter((p) => !p.upload).map((p) => p.note.reason)).toEqual(
       Array.from({ length: 5 }, () => "more than 20 files: get it from Files under the answer"),
     );
   });
 });
 
 describe("an answer past the size cap", () => {
+  let server: Server;
+  let serverUrl: string;
+  beforeAll(async () => {
+    // Says it sends 1 GB and sends a few bytes, then nothing: refused on its word.
+    server = createServer((_req, res) => {
+      res.writeHead(200, { "content-type": "application/json", "content-length": "1000000000" });
+      res.write("{");
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    serverUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  it("is refused at once when its length says it is too large", async () => {
+    const client = createTaskServiceClient({
+      baseUrl: serverUrl,
+      apiKey: "he-capsTestKey0123456789",
+      maxAnswerBytes: 2000,
+      retries: 0,
+    });
+    const err = await client
+      .getTaskResult({ projectId: "p", threadId: "t" }, { timeout: 0 })
+      .catch((e: unknown) => e);
+    expect((err as TaskServiceError).kind).toBe("too_large");
+  });
+
   let sim: Simulator;
   beforeAll(async () => {
     sim = await startSimulator({ apiKeys: ["he-capsTestKey0123456789"], chunkDelayMs: 1 });
@@ -81,7 +120,7 @@ describe("an answer past the size cap", () => {
     await sim.close();
   });
 
-  it("is not read: the request fails with a protocol error", async () => {
+  it("is not read: the request fails as too large", async () => {
     const client = createTaskServiceClient({
       baseUrl: sim.url,
       apiKey: "he-capsTestKey0123456789",
@@ -91,7 +130,29 @@ describe("an answer past the size cap", () => {
     const ref = { projectId: created.project_id, threadId: created.thread_id };
     const err = await client.getTaskResult(ref, { timeout: 5 }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(TaskServiceError);
-    expect((err as TaskServiceError).kind).toBe("protocol");
+    expect((err as TaskServiceError).kind).toBe("too_large");
     expect((err as Error).message).toContain("larger than");
+  });
+
+  it("is not read when the stream is answered with it as JSON: the stream fails as too large", async () => {
+    const client = createTaskServiceClient({
+      baseUrl: sim.url,
+      apiKey: "he-capsTestKey0123456789",
+      maxAnswerBytes: 2000,
+    });
+    // Before, a JSON answer to the stream was read whole, with no cap.
+    const created = await client.createTask({
+      prompt: "Long [sim:norealtime=json] [sim:length=5000]",
+    });
+    const ref = { projectId: created.project_id, threadId: created.thread_id };
+    await until("the answer to be long", async () => {
+      const r = await createTaskServiceClient({
+        baseUrl: sim.url,
+        apiKey: "he-capsTestKey0123456789",
+      }).getTaskResult(ref, { timeout: 0 });
+      return r.status === "completed";
+    });
+    const err = await collect(client.streamTaskResult(ref)).catch((e: unknown) => e);
+    expect((err as TaskServiceError).kind).toBe("too_large");
   });
 });

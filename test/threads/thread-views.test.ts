@@ -7,6 +7,7 @@ import { pino } from "pino";
 import { beforeEach, describe, expect, it } from "vitest";
 import { TaskCoordinator } from "../../src/threads/coordinator.ts";
 import { VIEW_LOADS_PER_MIN } from "../../src/threads/thread-views.ts";
+import { memoryLimits } from "../../src/runs/memory.ts";
 import type { ResultFile } from "../../src/service/schemas.ts";
 import { createMemoryStore } from "../../src/store/memory.ts";
 import type { SlackThreadKey } from "../../src/store/types.ts";
@@ -88,25 +89,27 @@ describe("Get it", () => {
     expect(service.results).toBe(3);
   });
 
-  it("keeps large results within a total: the oldest is fetched again once others fill it", async () => {
-    service.files = [file("f1", "big.md", "x".repeat(7 * 1024 * 1024))];
-    const keys = [key];
-    for (const channelId of ["C2", "C3", "C4", "C5"]) {
-      await coordinator.startTask(
-        { teamId: "T1", channelId, userId: "U1", prompt: "More" },
-        async () => {},
-      );
-      const run = relay.started.at(-1);
-      if (!run) throw new Error("the task did not start");
-      keys.push(run.key);
-    }
-    for (const k of keys) await coordinator.threads.fetchFile(k, "U1", "f1");
-    expect(service.results).toBe(5);
-    // Five results of 7 MiB pass the 32 MiB kept in all: the first went.
-    await coordinator.threads.fetchFile(keys[0] ?? key, "U1", "f1");
-    expect(service.results).toBe(6);
-    await coordinator.threads.fetchFile(keys[4] ?? key, "U1", "f1");
-    expect(service.results).toBe(6);
+  it("reads the file's content alone, within the budget: a larger one is not brought in", async () => {
+    service.files = [file("f1", "big.md", "x".repeat(2 * 1024 * 1024)), file("f2", "s.md", "S")];
+    const small = new TaskCoordinator({
+      workspaces: oneWorkspace(writer, service),
+      store: createMemoryStore(),
+      relay,
+      files: new FakeFiles(),
+      logger: pino({ level: "silent" }),
+      now: () => now,
+      memory: memoryLimits({ answer: 1, runFiles: 1, process: 16 }),
+    });
+    const task = { teamId: "T1", channelId: "C9", userId: "U1", prompt: "Write" };
+    await small.startTask(task, async () => {});
+    const at = relay.started.at(-1)?.key ?? key;
+    // The result is read without content; each file's content alone.
+    expect(await small.threads.fetchFile(at, "U1", "f1")).toContain(
+      "could not be brought into the thread: larger than 1.0 MB",
+    );
+    expect(await small.threads.fetchFile(at, "U1", "f2")).toBe("`s.md` is now in the thread.");
+    expect(uploaded().map((u) => u.filename)).toEqual(["s.md"]);
+    expect(service.fileReads).toBe(2);
   });
 });
 

@@ -49,6 +49,8 @@ type Lazy = MessagePayload | (() => MessagePayload | undefined);
 export class FakeSlackWriter implements SlackWriter {
   readonly messages: ShownMessage[] = [];
   readonly uploads: Uploaded[] = [];
+  /** The files of each upload call (each a Slack message of files), in order. */
+  readonly uploadBatches: Uploaded[][] = [];
   readonly ephemerals: Ephemeral[] = [];
   /** The reactions on each message, by ts. */
   readonly reactions = new Map<string, string[]>();
@@ -158,7 +160,9 @@ export class FakeSlackWriter implements SlackWriter {
   }
 
   async upload(channelId: string, threadTs: string, files: readonly UploadItem[]): Promise<void> {
-    this.uploads.push(...files.map((f) => ({ ...f, channelId, threadTs })));
+    const batch = files.map((f) => ({ ...f, channelId, threadTs }));
+    this.uploads.push(...batch);
+    this.uploadBatches.push(batch);
   }
 
   async sharedFileNames(channelId: string, threadTs: string): Promise<Set<string>> {

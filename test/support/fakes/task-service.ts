@@ -9,6 +9,7 @@ import type { TaskService } from "../../../src/runs/ports.ts";
 import type { UploadFile } from "../../../src/service/multipart.ts";
 import type { ResultFile, StopResponse, TaskResult } from "../../../src/service/schemas.ts";
 import type { StreamEvent } from "../../../src/service/stream.ts";
+import { TaskServiceError } from "../../../src/service/errors.ts";
 
 /** What the task result says. */
 export interface ScriptedRun {
@@ -116,9 +117,15 @@ export class FakeTaskService implements TaskService {
   }
 
   /** The run is the latest this service started in the thread, left out for any other thread. */
-  getTaskResult: TaskService["getTaskResult"] = async (ref) => {
+  getTaskResult: TaskService["getTaskResult"] = async (ref, query = {}) => {
     this.results++;
     const runId = this.#runs.get(ref.threadId);
+    // As the service: a file's content only when asked for.
+    const files = (this.final.files ?? []).map((f) => {
+      if (query.includeFileContent === true) return f;
+      const { content: _content, encoding: _encoding, ...rest } = f;
+      return { ...rest, included_inline: false };
+    });
     return {
       success: true,
       thread_id: ref.threadId,
@@ -126,7 +133,7 @@ export class FakeTaskService implements TaskService {
       status: this.final.status,
       response: { content: this.final.content },
       code_blocks: [],
-      files: this.final.files ?? [],
+      files,
       ...(this.final.error ? { error: this.final.error } : {}),
     } as TaskResult;
   };
@@ -137,6 +144,22 @@ export class FakeTaskService implements TaskService {
     this.final = { ...this.final, status: "stopped" };
     this.close();
     return { success: true, status: "stopped" } as StopResponse;
+  };
+
+  /** How many files were read with their content, and the most asked for at once. */
+  fileReads = 0;
+
+  /** The result's file at `position`, decoded; too large past `maxBytes` as sent. */
+  readResultFile: TaskService["readResultFile"] = async (_ref, file, options) => {
+    this.fileReads++;
+    const entry = this.final.files?.[file.position];
+    if (entry?.file_id !== file.fileId || typeof entry.content !== "string") return undefined;
+    if (entry.included_inline === false) return undefined;
+    const sent = Buffer.byteLength(entry.content, "utf8");
+    if (sent > options.maxBytes) {
+      throw new TaskServiceError({ kind: "too_large", message: "larger than the budget" });
+    }
+    return Buffer.from(entry.content, entry.encoding === "base64" ? "base64" : "utf8");
   };
 
   getHistory: TaskService["getHistory"] = () => Promise.reject(new Error("getHistory: not faked"));

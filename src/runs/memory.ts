@@ -1,0 +1,68 @@
+/**
+ * What a run may hold of the task service's data in memory: its answer's text (at most
+ * `answerBytes`), its files while they are brought into Slack (at most `runFileBytes` at once),
+ * and, for every run of the process together, the shared `process` budget. Past a run's own
+ * limit the run is stopped and says so; past the process's, the one asking is refused and says
+ * so, and the others go on.
+ */
+import { DEFAULT_MEMORY_MB, type ServiceConfig } from "../config.ts";
+import type { TextBudget } from "../service/follow.ts";
+import { ByteBudget } from "../util/byte-budget.ts";
+
+export interface MemoryLimits {
+  /** The most of one answer kept in memory, in UTF-8 bytes. */
+  readonly answerBytes: number;
+  /** The most of one run's files held at once, as the service sends them (base64 or text). */
+  readonly runFileBytes: number;
+  /** Everything this process holds of the service's data at once: every run's answer and files. */
+  readonly process: ByteBudget;
+  /** How long a file waits for room in the process's budget before it is listed instead. */
+  readonly fileWaitMs: number;
+}
+
+const MiB = 1024 * 1024;
+
+/** The limits from the operator's settings (MiB), one process budget for every run. */
+export function memoryLimits(
+  mb: ServiceConfig["memoryMb"] = DEFAULT_MEMORY_MB,
+  fileWaitMs = 60_000,
+): MemoryLimits {
+  return {
+    answerBytes: mb.answer * MiB,
+    runFileBytes: mb.runFiles * MiB,
+    process: new ByteBudget(mb.process * MiB),
+    fileWaitMs,
+  };
+}
+
+/**
+ * One run's answer as the process budget sees it: what it grows by is taken from the process
+ * as it comes, and all of it is given back when the run ends here (`release`).
+ */
+export class AnswerMemory implements TextBudget {
+  readonly maxBytes: number;
+  readonly #process: ByteBudget;
+  #held = 0;
+  /** Whether the process's budget, not the run's own, refused the last growth. */
+  processFull = false;
+
+  constructor(limits: MemoryLimits) {
+    this.maxBytes = limits.answerBytes;
+    this.#process = limits.process;
+  }
+
+  grow(bytes: number): boolean {
+    if (this.#held + bytes > this.maxBytes) return false;
+    if (!this.#process.tryTake(bytes)) {
+      this.processFull = true;
+      return false;
+    }
+    this.#held += bytes;
+    return true;
+  }
+
+  release(): void {
+    this.#process.give(this.#held);
+    this.#held = 0;
+  }
+}

@@ -1,0 +1,75 @@
+/**
+ * A budget of bytes shared by everything in this process that holds the task service's data
+ * (the answers runs keep, the files being brought into Slack): a counting semaphore.
+ * `tryTake` takes at once or not at all; `take` waits its turn, first come first served, for
+ * at most a given time. What is taken is given back with `give`.
+ */
+export class ByteBudget {
+  readonly limit: number;
+  #used = 0;
+  readonly #waiting: { bytes: number; grant: () => void }[] = [];
+
+  constructor(limit: number) {
+    this.limit = limit;
+  }
+
+  /** Bytes taken now. */
+  get used(): number {
+    return this.#used;
+  }
+
+  /** Takes `bytes` if they fit now; false (nothing taken) otherwise. */
+  tryTake(bytes: number): boolean {
+    if (this.#used + bytes > this.limit) return false;
+    this.#used += bytes;
+    return true;
+  }
+
+  /**
+   * Takes `bytes` once they fit (after those waiting before), or resolves false when `waitMs`
+   * passes or `signal` aborts first. More than the whole budget never fits.
+   */
+  take(bytes: number, waitMs: number, signal?: AbortSignal): Promise<boolean> {
+    if (bytes > this.limit || signal?.aborted) return Promise.resolve(false);
+    if (this.#waiting.length === 0 && this.tryTake(bytes)) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const waiter = {
+        bytes,
+        grant: () => {
+          done();
+          resolve(true);
+        },
+      };
+      const giveUp = () => {
+        const at = this.#waiting.indexOf(waiter);
+        if (at >= 0) this.#waiting.splice(at, 1);
+        done();
+        resolve(false);
+        this.#grant(); // those behind it may fit now
+      };
+      const timer = setTimeout(giveUp, waitMs);
+      timer.unref();
+      signal?.addEventListener("abort", giveUp, { once: true });
+      const done = () => {
+        clearTimeout(timer);
+        signal?.removeEventListener("abort", giveUp);
+      };
+      this.#waiting.push(waiter);
+    });
+  }
+
+  /** Gives back bytes taken. */
+  give(bytes: number): void {
+    this.#used = Math.max(0, this.#used - bytes);
+    this.#grant();
+  }
+
+  #grant(): void {
+    for (;;) {
+      const next = this.#waiting[0];
+      if (next === undefined || !this.tryTake(next.bytes)) return;
+      this.#waiting.shift();
+      next.grant();
+    }
+  }
+}
