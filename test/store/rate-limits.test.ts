@@ -2,6 +2,8 @@
  * Rate limits as the store keeps them (`consumeRate`), on every backend: a sliding window of
  * `limit` requests, one atomic operation per request for both of a request's limits, shared by
  * every instance, a refusal by one limit spending nothing of the other, records that lapse.
+ * And the per-person and per-channel check costs one store operation per request, one command
+ * to Redis, however busy the channel.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -14,6 +16,7 @@ import { createMemoryStore, type MemoryMaps } from "../../src/store/memory.ts";
 import { createRedisStore } from "../../src/store/redis.ts";
 import { createSqliteStore } from "../../src/store/sqlite.ts";
 import type { ThreadStore } from "../../src/store/types.ts";
+import { takeRateSlot } from "../../src/threads/rate-limits.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "taskbot-rate-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -203,5 +206,82 @@ describe.each(backends)("rate limits on %s", (_name, makeBackend) => {
     ];
     await expect(store.consumeRate("T1", twice, MINUTE, at)).rejects.toThrow(/names must differ/);
     await store.close();
+  });
+
+  it("checks a request against both limits with one store operation, however busy", async () => {
+    const calls: string[] = [];
+    const inner = makeBackend().open();
+    const store = new Proxy(inner, {
+      get: (target, prop, receiver) => {
+        const value: unknown = Reflect.get(target, prop, receiver);
+        if (typeof value !== "function") return value;
+        return (...args: unknown[]) => {
+          calls.push(String(prop));
+          return Reflect.apply(value, target, args);
+        };
+      },
+    });
+    const limits = { perUserPerMinute: 10, perChannelPerMinute: 60 };
+    const teamId = unique();
+    const at = Date.now();
+    for (let i = 0; i < 59; i++) {
+      await takeRateSlot(store, limits, { teamId, channelId: "C1", userId: `U${i}` }, at);
+    }
+    // The channel's 60th and 61st requests of the minute: one operation each.
+    for (const userId of ["U60", "U61"]) {
+      calls.length = 0;
+      await takeRateSlot(store, limits, { teamId, channelId: "C1", userId }, at);
+      expect(calls).toEqual(["consumeRate"]);
+    }
+    calls.length = 0;
+    const none = { perUserPerMinute: 0, perChannelPerMinute: 0 };
+    expect(await takeRateSlot(store, none, { teamId, channelId: "C1", userId: "U1" }, at)).toBe(
+      undefined,
+    );
+    expect(calls).toEqual([]);
+    await inner.close();
+  });
+});
+
+describe.runIf(redisUrl)("rate limits in Redis", () => {
+  it("cost one command per request, however busy the channel", async () => {
+    const url = redisUrl ?? "";
+    const monitor = createClient({ url });
+    const marker = createClient({ url });
+    await Promise.all([monitor.connect(), marker.connect()]);
+    const teamId = unique();
+    // MONITOR shows every command Redis runs, a script's own calls marked `lua`.
+    const lines: string[] = [];
+    await monitor.monitor((line) => lines.push(line));
+    // Redis runs commands in order: once it shows a marker, it showed every command before it.
+    const mark = async (): Promise<number> => {
+      const done = `mark-${unique()}`;
+      await marker.echo(done);
+      for (;;) {
+        const at = lines.findIndex((l) => l.includes(done));
+        if (at >= 0) return at;
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    };
+    /** The commands of this workspace Redis ran for `during` (not a script's own calls). */
+    const sent = async (during: () => Promise<unknown>): Promise<string[]> => {
+      const from = await mark();
+      await during();
+      const to = await mark();
+      return lines.slice(from, to).filter((l) => l.includes(teamId) && !/\[\d+ lua\]/.test(l));
+    };
+    const store = createRedisStore(url);
+    const limits = { perUserPerMinute: 10, perChannelPerMinute: 60 };
+    const at = Date.now();
+    const ask = (userId: string) =>
+      takeRateSlot(store, limits, { teamId, channelId: "C1", userId }, at);
+    for (let i = 0; i < 59; i++) await ask(`U${i}`);
+    const sixtieth = await sent(() => ask("U60"));
+    const refused = await sent(() => ask("U61"));
+    expect(sixtieth).toHaveLength(1);
+    expect(sixtieth[0]).toMatch(/"EVAL"/i);
+    expect(refused).toHaveLength(1);
+    await store.close();
+    await Promise.all([monitor.close(), marker.close()]);
   });
 });
