@@ -8,6 +8,7 @@ import { setTimeout as delay } from "node:timers/promises";
 import type { Keyv } from "keyv";
 import {
   type DefaultsScope,
+  type RateLimit,
   RECENT_TASKS_KEPT,
   type RecentTask,
   type RunRecord,
@@ -18,6 +19,7 @@ import {
   type ThreadStore,
 } from "./types.ts";
 
+import { checkRateCall, type RateCount, rateDecision, type RateRefusal } from "./rate-window.ts";
 import { decodeRunEntry, DEFAULT_RUN_TTL_MS, encodeRunEntry, runLease } from "./run-index.ts";
 import { fromStored, type StoredThread, toStored } from "./thread-record.ts";
 
@@ -36,6 +38,8 @@ const RECENT_TTL_MS = THREAD_TTL_MS;
 /** What each backend provides beyond keyv's get/set: the atomic operations. */
 export interface Primitives {
   setIfAbsent(key: string, value: string, ttlMs: number): Promise<boolean>;
+  /** One request counted in every log of `counts`, or in none, atomically (rate-window.ts). */
+  consumeRate(counts: readonly RateCount[], windowMs: number, now: number): Promise<RateRefusal>;
   renewIfHolds(key: string, value: string, ttlMs: number): Promise<boolean>;
   deleteIfHolds(key: string, value: string): Promise<boolean>;
   putEntry(key: string, value: string, ttlMs: number): Promise<void>;
@@ -117,6 +121,9 @@ export class KeyvThreadStore implements ThreadStore {
     return `${this.#ns}:run:${runId}`;
   }
 
+  /** A rate limit's log (rate-window.ts), under its workspace like its claims. */
+  #rate = (teamId: string, name: string) => `${this.#ns}:rate:t:${teamId}:${name}`;
+
   #stop(runId: string): string {
     return `${this.#ns}:stopreq:${runId}`;
   }
@@ -189,6 +196,12 @@ export class KeyvThreadStore implements ThreadStore {
   async releaseClaim(teamId: string, name: string): Promise<void> {
     // A claim holds "1" (see claimOnce): deleted like a lease its holder gives up.
     await guard(() => this.#p.deleteIfHolds(`${this.#ns}:claim:t:${teamId}:${name}`, "1"));
+  }
+
+  async consumeRate(teamId: string, limits: readonly RateLimit[], windowMs: number, now: number) {
+    checkRateCall(limits, windowMs, now);
+    const counts = limits.map(({ name, limit }) => ({ key: this.#rate(teamId, name), limit }));
+    return rateDecision(limits, await guard(() => this.#p.consumeRate(counts, windowMs, now)));
   }
 
   acquireLease(name: string, owner: string, ttlMs: number): Promise<boolean> {
@@ -358,6 +371,7 @@ export class KeyvThreadStore implements ThreadStore {
       }
       await this.#p.deleteKeys(runIds.map((id) => this.#lease(runLease(id))));
       await this.#p.deletePrefix(`${this.#ns}:claim:t:${teamId}:`);
+      await this.#p.deletePrefix(this.#rate(teamId, ""));
       // Locks of its threads and recent tasks (held for a moment; nobody waits on them now).
       await this.#p.deletePrefix(this.#lease(`lock:t:${teamId}:`));
       await this.#p.deleteRecords(`t:${teamId}:`);

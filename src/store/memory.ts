@@ -6,6 +6,7 @@ import {
   KeyvThreadStore,
   type StoreOptions,
 } from "./keyv-store.ts";
+import { decideRate, parseLog } from "./rate-window.ts";
 import type { ThreadRecord, ThreadStore } from "./types.ts";
 
 /** The maps the memory store keeps everything in (a test may pass its own, to look inside). */
@@ -39,6 +40,18 @@ export function createMemoryStore(
         if (live(k)) return false;
         entries.set(k, { value: v, until: Date.now() + ttl });
         return true;
+      },
+      // Read, decided and written with no await between: atomic, as one transaction is.
+      consumeRate: async (counts, windowMs, now) => {
+        const logs = counts.map(({ key }) => parseLog(live(key)?.value));
+        const decided = decideRate(counts, logs, windowMs, now);
+        if (!decided.refusal) {
+          const until = Date.now() + windowMs;
+          counts.forEach(({ key }, i) => {
+            entries.set(key, { value: JSON.stringify(decided.logs[i]), until });
+          });
+        }
+        return decided.refusal;
       },
       renewIfHolds: async (k, v, ttl) => {
         const e = live(k);

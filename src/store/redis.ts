@@ -1,4 +1,5 @@
 /** The shared store for several instances: Redis through @keyv/redis, atomic ops in Lua. */
+import { randomUUID } from "node:crypto";
 import { once } from "node:events";
 import { setTimeout as delay } from "node:timers/promises";
 import KeyvRedis, { createClient } from "@keyv/redis";
@@ -10,6 +11,7 @@ import {
   type Primitives,
   type StoreOptions,
 } from "./keyv-store.ts";
+import { type RateCount, type RateRefusal, REDIS_CONSUME_RATE } from "./rate-window.ts";
 import type { ThreadRecord, ThreadStore } from "./types.ts";
 
 // Compare-and-set scripts: a lease is only renewed or released by the instance that holds it.
@@ -217,6 +219,25 @@ function errorName(err: unknown): string {
   return prefix ?? "an error";
 }
 
+/** One request counted against rate limits: rate-window.ts' script, one command whatever the limits. */
+async function consumeRateIn(
+  client: RedisClient,
+  counts: readonly RateCount[],
+  windowMs: number,
+  now: number,
+): Promise<RateRefusal> {
+  const reply = await client.eval(REDIS_CONSUME_RATE, {
+    keys: counts.map((c) => c.key),
+    arguments: [String(windowMs), String(now), randomUUID(), ...counts.map((c) => `${c.limit}`)],
+  });
+  // {0, 0}: counted; else the refusing log (1-based) and the ms until it has room.
+  const [index, wait] = Array.isArray(reply) ? reply.map(Number) : [];
+  if (index === undefined || wait === undefined || !(index >= 0)) {
+    throw new Error("Redis answered the rate limit script with something else than two numbers");
+  }
+  return index > 0 ? { index: index - 1, retryAfterMs: wait } : undefined;
+}
+
 /** The store's atomic operations as Redis commands; the run index is the hash `runsHash`. */
 function redisPrimitives(
   redis: ReadyClient,
@@ -239,6 +260,8 @@ function redisPrimitives(
     setIfAbsent: async (k, v, ttl) =>
       (await (await connected()).set(k, v, { NX: true, PX: Math.max(1, Math.round(ttl)) })) ===
       "OK",
+    consumeRate: async (counts, windowMs, now) =>
+      consumeRateIn(await connected(), counts, windowMs, now),
     renewIfHolds: async (k, v, ttl) =>
       Number(
         await (

@@ -9,6 +9,7 @@ import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from "node:fs";
 import { dirname } from "node:path";
 import { DatabaseSync, type StatementSync } from "node:sqlite";
 import type { KeyvStoreAdapter, StoredData } from "keyv";
+import { decideRate, parseLog, type RateCount, type RateRefusal } from "./rate-window.ts";
 
 /**
  * The data directory (created 0700) and the database file (0600) are the app's alone: they hold
@@ -112,6 +113,34 @@ export class SqliteKeyvAdapter extends EventEmitter implements KeyvStoreAdapter 
     this.#purgeKey.run(key, now);
     const expires = typeof ttlMs === "number" && ttlMs > 0 ? now + ttlMs : null;
     return Number(this.#insert.run(key, value, expires).changes) === 1;
+  }
+
+  /**
+   * One request counted in every log of `counts`, or in none (rate-window.ts): one transaction,
+   * run to its end before any other JavaScript (node:sqlite is synchronous); IMMEDIATE takes
+   * the write lock at once, so another process on the same file waits for it, never interleaves.
+   */
+  async consumeRate(
+    counts: readonly RateCount[],
+    windowMs: number,
+    now: number,
+  ): Promise<RateRefusal> {
+    this.#db.exec("BEGIN IMMEDIATE");
+    try {
+      const logs = counts.map(({ key }) => parseLog(this.#read(key)));
+      const decided = decideRate(counts, logs, windowMs, now);
+      if (!decided.refusal) {
+        const expires = Date.now() + windowMs;
+        counts.forEach(({ key }, i) =>
+          this.#set.run(key, JSON.stringify(decided.logs[i]), expires),
+        );
+      }
+      this.#db.exec("COMMIT");
+      return decided.refusal;
+    } catch (err) {
+      if (this.#db.isTransaction) this.#db.exec("ROLLBACK");
+      throw err;
+    }
   }
 
   /** Extends `key`'s expiry if it still holds `value` (a lease renewal). */

@@ -25,6 +25,7 @@ export function createSqliteStore(
     keyv,
     {
       setIfAbsent: (k, v, ttl) => adapter.setIfAbsent(k, v, ttl),
+      consumeRate: (counts, windowMs, now) => adapter.consumeRate(counts, windowMs, now),
       renewIfHolds: (k, v, ttl) => adapter.renewIfHolds(k, v, ttl),
       deleteIfHolds: (k, v) => adapter.deleteIfHolds(k, v),
       putEntry: async (k, v, ttl) => {

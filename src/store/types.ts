@@ -275,6 +275,25 @@ export interface RecordStore {
   recordKeys(prefix: string): Promise<string[]>;
 }
 
+/** A limit on how often something happens in a workspace: at most `limit` times in any window. */
+export interface RateLimit {
+  /** Which count (e.g. `user:U1`, `channel:C1`): one per name in each workspace. */
+  readonly name: string;
+  /** At least 1. */
+  readonly limit: number;
+}
+
+/** What counting a request against rate limits answered. */
+export type RateDecision =
+  | { readonly allowed: true }
+  | {
+      readonly allowed: false;
+      /** The limit that keeps the request out longest (its name). */
+      readonly refusedBy: string;
+      /** How long until that limit has room again (≥ 1). */
+      readonly retryAfterMs: number;
+    };
+
 /** The store boundary. */
 export interface ThreadStore extends PreferenceStore, RecordStore {
   getThread(key: SlackThreadKey): Promise<ThreadRecord | undefined>;
@@ -291,6 +310,18 @@ export interface ThreadStore extends PreferenceStore, RecordStore {
   claimOnce(teamId: string, name: string, ttlMs: number): Promise<boolean>;
   /** Forgets a claim, so the next `claimOnce` of it wins again (e.g. a Stop that failed). */
   releaseClaim(teamId: string, name: string): Promise<void>;
+  /**
+   * Counts one request against each of a workspace's `limits` as one atomic operation, shared by
+   * every instance: allowed when each limit let fewer than `limit` requests through in the
+   * `windowMs` before `now` (a sliding window), and then counted in all of them; refused, and
+   * counted in none, otherwise. Its records are the workspace's (`forgetTeam` deletes them).
+   */
+  consumeRate(
+    teamId: string,
+    limits: readonly RateLimit[],
+    windowMs: number,
+    now: number,
+  ): Promise<RateDecision>;
   /** Takes a lease if nobody holds it. */
   acquireLease(name: string, owner: string, ttlMs: number): Promise<boolean>;
   /** Extends one's own lease; false when it was lost (expired and maybe taken). */
@@ -314,8 +345,8 @@ export interface ThreadStore extends PreferenceStore, RecordStore {
   stopRequester(runId: string): Promise<string | undefined>;
   /**
    * Deletes every record of a workspace (the app was uninstalled there): every `t:<team>:`
-   * record (threads, queued replies, recent tasks, defaults, installation, keys…), its claims
-   * and locks, and its runs with their Stop requests and leases. Other workspaces keep theirs.
+   * record (threads, queued replies, recent tasks, defaults, installation, keys…), its claims,
+   * rate counts and locks, and its runs with their Stop requests and leases. Other workspaces keep theirs.
    */
   forgetTeam(teamId: string): Promise<void>;
   /** Whether the backing store answers. */

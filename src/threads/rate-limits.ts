@@ -1,7 +1,8 @@
 /**
- * Fairness limits on starting and continuing tasks: per person and per channel, in one-minute
- * windows shared by every instance (slots claimed in the store, so no counter primitive is
- * needed and the check is atomic on every backend). Refusals say when to try again.
+ * Fairness limits on starting and continuing tasks: per person and per channel, in any sliding
+ * minute, shared by every instance. Both are checked and counted by one atomic store operation
+ * per request (`consumeRate`): a request refused by either limit counts in neither. Refusals
+ * say when to try again.
  */
 import type { ThreadStore } from "./ports.ts";
 
@@ -17,39 +18,24 @@ export const NO_RATE_LIMITS: RateLimits = { perUserPerMinute: 0, perChannelPerMi
 const WINDOW_MS = 60_000;
 
 /**
- * Takes one slot of each limit for a request by `userId` in `channelId`; returns what to tell
- * the person when a limit is reached (nothing is taken then from the other limit's future).
+ * Counts a request by `userId` in `channelId` against both limits; returns what to tell the
+ * person when one is reached (then nothing is counted in either).
  */
 export async function takeRateSlot(
-  store: Pick<ThreadStore, "claimOnce">,
+  store: Pick<ThreadStore, "consumeRate">,
   limits: RateLimits,
   req: { readonly teamId: string; readonly channelId: string; readonly userId: string },
   now: number,
 ): Promise<string | undefined> {
-  const window = Math.floor(now / WINDOW_MS);
-  const wait = Math.max(1, Math.ceil(((window + 1) * WINDOW_MS - now) / 1000));
-  if (!(await slot(store, req.teamId, `user:${req.userId}`, window, limits.perUserPerMinute))) {
-    return `You have started ${limits.perUserPerMinute} tasks or follow-ups in the last minute, the most one person may. Please try again in ${wait} s.`;
+  const user = { name: `user:${req.userId}`, limit: limits.perUserPerMinute };
+  const channel = { name: `channel:${req.channelId}`, limit: limits.perChannelPerMinute };
+  const counted = [user, channel].filter((l) => l.limit > 0);
+  if (counted.length === 0) return undefined;
+  const decision = await store.consumeRate(req.teamId, counted, WINDOW_MS, now);
+  if (decision.allowed) return undefined;
+  const wait = Math.max(1, Math.ceil(decision.retryAfterMs / 1000));
+  if (decision.refusedBy === user.name) {
+    return `You have started ${user.limit} tasks or follow-ups in the last minute, the most one person may. Please try again in ${wait} s.`;
   }
-  if (
-    !(await slot(store, req.teamId, `channel:${req.channelId}`, window, limits.perChannelPerMinute))
-  ) {
-    return `${limits.perChannelPerMinute} tasks or follow-ups were started in this channel in the last minute, the most it takes. Please try again in ${wait} s.`;
-  }
-  return undefined;
-}
-
-async function slot(
-  store: Pick<ThreadStore, "claimOnce">,
-  teamId: string,
-  scope: string,
-  window: number,
-  limit: number,
-): Promise<boolean> {
-  if (limit <= 0) return true;
-  for (let i = 0; i < limit; i++) {
-    // Kept a little past the window so a late clock on another instance still sees it.
-    if (await store.claimOnce(teamId, `rate:${scope}:${window}:${i}`, 2 * WINDOW_MS)) return true;
-  }
-  return false;
+  return `${channel.limit} tasks or follow-ups were started in this channel in the last minute, the most it takes. Please try again in ${wait} s.`;
 }

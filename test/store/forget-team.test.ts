@@ -124,7 +124,11 @@ async function fill(store: ThreadStore, teamId: string, enterpriseId: string): P
   await store.acquireLease(runLease(creating), "instance-1", 60_000);
   await store.requestStop(relaying, "U1");
   await store.claimOnce(teamId, "event:Ev1", 60_000);
-  await store.claimOnce(teamId, "rate:user:U1:123:0", 60_000);
+  const perMinute = [
+    { name: "user:U1", limit: 10 },
+    { name: "channel:C1", limit: 60 },
+  ];
+  await store.consumeRate(teamId, perMinute, 60_000, Date.now());
   await store.putRecentTask(teamId, "U1", {
     channelId: "C1",
     threadTs: rec.threadTs,
@@ -167,6 +171,7 @@ describe.each(backends)("forgetting a workspace on %s", (_name, makeBackend) => 
       ":lease:run:",
       ":stopreq:",
       ":claim:",
+      ":rate:",
       ":recent:",
       ":defaults:user:",
       ":defaults:channel:",
@@ -196,6 +201,8 @@ describe.each(backends)("forgetting a workspace on %s", (_name, makeBackend) => 
     expect(await store.recentTasks(teamA, "U1", 5)).toEqual([]);
     expect(await store.getRecord(`t:${teamA}:installation`)).toBeUndefined();
     expect(await store.claimOnce(teamA, "event:Ev1", 60_000)).toBe(true);
+    const full = [{ name: "user:U1", limit: 1 }];
+    expect(await store.consumeRate(teamA, full, 60_000, Date.now())).toEqual({ allowed: true });
     expect(await store.acquireLease(runLease(runsA[0] ?? ""), "instance-2", 60_000)).toBe(true);
     expect((await store.getThread(key(teamB)))?.queue).toHaveLength(2);
     expect((await store.listRuns()).map((r) => r.runId).sort()).toEqual([...runsB].sort());
@@ -204,6 +211,9 @@ describe.each(backends)("forgetting a workspace on %s", (_name, makeBackend) => 
       effort: "high",
     });
     expect(await store.claimOnce(teamB, "event:Ev1", 60_000)).toBe(false);
+    expect(await store.consumeRate(teamB, full, 60_000, Date.now())).toMatchObject({
+      allowed: false,
+    });
     expect(await store.acquireLease(runLease(runsB[0] ?? ""), "instance-2", 60_000)).toBe(false);
     await store.close();
     await backend.close();

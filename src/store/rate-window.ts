@@ -1,0 +1,118 @@
+/**
+ * Rate limits as one atomic operation per request, the same on every backend: a sliding-window
+ * log. Each limit keeps the times of the requests it let through in the last window; a request
+ * is let through when every limit it is counted against has fewer than its `limit` of them, and
+ * is then recorded in all of them, else in none. So at most `limit` requests pass in ANY window
+ * (a fixed window lets 2 × limit through around its edge), a refusal names exactly when the
+ * limit has room again, and a request refused by one limit spends nothing of the others.
+ *
+ * Written here rather than with `rate-limiter-flexible`: its limiters are fixed windows, one
+ * key per call (two limits are two calls, and a refusal by the second leaves the first spent
+ * unless a third call gives it back), and its SQLite limiter needs `sqlite3` or `better-sqlite3`
+ * (it opens transactions with better-sqlite3's `db.transaction`, which node:sqlite lacks).
+ */
+import type { RateDecision, RateLimit } from "./types.ts";
+
+/** One limit as a backend sees it: the key of its log, and how many requests a window holds. */
+export interface RateCount {
+  readonly key: string;
+  readonly limit: number;
+}
+
+/** A backend's answer: undefined when the request was recorded, else which count refused it. */
+export type RateRefusal = { readonly index: number; readonly retryAfterMs: number } | undefined;
+
+/** The times a log holds, oldest first (a missing or unreadable log holds none). */
+export function parseLog(raw: string | undefined): number[] {
+  if (raw === undefined) return [];
+  try {
+    const times: unknown = JSON.parse(raw);
+    return Array.isArray(times) ? times.filter((t): t is number => typeof t === "number") : [];
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * The decision on logs read together (in one transaction): each log without the times that left
+ * the window by `now` and, when the request passes, with `now` added (kept in order: another
+ * instance's clock may be a little behind). When several limits are full, the refusal names the
+ * one that frees last, so that trying again when it says finds room in all of them.
+ */
+export function decideRate(
+  counts: readonly RateCount[],
+  logs: readonly (readonly number[])[],
+  windowMs: number,
+  now: number,
+): { readonly refusal: RateRefusal; readonly logs: number[][] } {
+  const kept = logs.map((times) => times.filter((t) => t > now - windowMs).sort((a, b) => a - b));
+  let refusal: RateRefusal;
+  counts.forEach(({ limit }, index) => {
+    const times = kept[index] ?? [];
+    if (times.length < limit) return;
+    // Room comes back when enough of them have left the window to leave one place free.
+    const retryAfterMs = (times[times.length - limit] ?? now) + windowMs - now;
+    if (!refusal || retryAfterMs > refusal.retryAfterMs) refusal = { index, retryAfterMs };
+  });
+  if (!refusal) for (const times of kept) times.splice(sortedIndex(times, now), 0, now);
+  return { refusal, logs: kept };
+}
+
+function sortedIndex(times: readonly number[], t: number): number {
+  let i = times.length;
+  while (i > 0 && (times[i - 1] ?? 0) > t) i--;
+  return i;
+}
+
+/**
+ * The same in Redis, as one script (atomic: Redis runs nothing else meanwhile). Each log is a
+ * sorted set of request ids scored by time, expiring a window after its last request.
+ * KEYS: the logs; ARGV: windowMs, now, this request's id, then each log's limit.
+ * Returns {0, 0} when recorded, else {the refusing log's 1-based index, ms until it has room}.
+ */
+export const REDIS_CONSUME_RATE = `
+local window = tonumber(ARGV[1])
+local now = tonumber(ARGV[2])
+local refused, wait = 0, -1
+for i, key in ipairs(KEYS) do
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
+  local limit = tonumber(ARGV[i + 3])
+  local count = redis.call('ZCARD', key)
+  if count >= limit then
+    local first = redis.call('ZRANGE', key, count - limit, count - limit, 'WITHSCORES')
+    local w = tonumber(first[2]) + window - now
+    if w > wait then refused, wait = i, w end
+  end
+end
+if refused > 0 then return {refused, wait} end
+for _, key in ipairs(KEYS) do
+  redis.call('ZADD', key, now, ARGV[3])
+  redis.call('PEXPIRE', key, window)
+end
+return {0, 0}
+`;
+
+/** What the store's `consumeRate` checks before asking a backend (a bad call is a bug, not an outage). */
+export function checkRateCall(limits: readonly RateLimit[], windowMs: number, now: number): void {
+  if (limits.length === 0) throw new RangeError("consumeRate needs at least one limit");
+  if (new Set(limits.map((l) => l.name)).size < limits.length) {
+    throw new RangeError("consumeRate counts a request once per limit: its names must differ");
+  }
+  for (const { name, limit } of limits) {
+    if (!Number.isInteger(limit) || limit < 1) {
+      throw new RangeError(`rate limit ${name} must be a whole number ≥ 1, not ${limit}`);
+    }
+  }
+  if (!Number.isInteger(windowMs) || windowMs < 1) {
+    throw new RangeError(`a rate window must be a whole number of ms ≥ 1, not ${windowMs}`);
+  }
+  if (!Number.isSafeInteger(now)) throw new RangeError(`a rate time must be whole ms, not ${now}`);
+}
+
+/** A backend's answer in the store's terms. */
+export function rateDecision(limits: readonly RateLimit[], refusal: RateRefusal): RateDecision {
+  if (!refusal) return { allowed: true };
+  const limit = limits[refusal.index];
+  if (!limit) throw new Error(`the store refused by an unknown rate limit (${refusal.index})`);
+  return { allowed: false, refusedBy: limit.name, retryAfterMs: Math.max(1, refusal.retryAfterMs) };
+}
