@@ -22,6 +22,8 @@ export const featuresShape = {
    * the operator accepts the risk (true/false; unset is false, and previews are then off as root).
    */
   PREVIEW_ALLOW_NO_SANDBOX: flag,
+  /** Memory (MB) one page's renderer may hold; its JavaScript heap gets half of it. */
+  PREVIEW_MEMORY_MB: intFrom(128, 8192, 512),
   /** `on` (default) or `off`: a mention in a thread sends the thread to the agent. */
   THREAD_CONTEXT: choice(["on", "off"], "on"),
   THREAD_CONTEXT_MESSAGES: intFrom(1, 1000, 50),
@@ -44,6 +46,8 @@ export interface PreviewConfig {
   readonly maxHeight: number;
   /** PREVIEW_ALLOW_NO_SANDBOX: previews may run without Chromium's sandbox (as root). */
   readonly allowNoSandbox: boolean;
+  /** PREVIEW_MEMORY_MB: what one page's renderer process may hold in memory, in MB. */
+  readonly memoryMb: number;
 }
 
 export interface ThreadContextConfig {
@@ -78,6 +82,7 @@ export function featuresFrom(
       concurrency: v.PREVIEW_CONCURRENCY,
       maxHeight: v.PREVIEW_MAX_HEIGHT,
       allowNoSandbox: v.PREVIEW_ALLOW_NO_SANDBOX,
+      memoryMb: v.PREVIEW_MEMORY_MB,
     },
     threadContext: {
       enabled: v.THREAD_CONTEXT === "on",

@@ -107,6 +107,7 @@ describe("configuration", () => {
       concurrency: 2,
       maxHeight: 4000,
       allowNoSandbox: false,
+      memoryMb: 512,
     });
     expect(c.threadContext).toEqual({
       enabled: true,
@@ -119,6 +120,7 @@ describe("configuration", () => {
       PAGE_PREVIEWS: "OFF",
       CHROMIUM_PATH: "/opt/chrome",
       PREVIEW_ALLOW_NO_SANDBOX: "1",
+      PREVIEW_MEMORY_MB: "1024",
       THREAD_CONTEXT: "off",
       THREAD_CONTEXT_MESSAGES: "15",
     });
@@ -126,6 +128,7 @@ describe("configuration", () => {
       enabled: false,
       chromiumPath: "/opt/chrome",
       allowNoSandbox: true,
+      memoryMb: 1024,
     });
     for (const yes of ["true", "YES", "on"]) {
       expect(parseConfig({ ...base, PREVIEW_ALLOW_NO_SANDBOX: yes }).preview.allowNoSandbox).toBe(
@@ -144,12 +147,14 @@ describe("configuration", () => {
         PAGE_PREVIEWS: "maybe",
         PREVIEW_MAX_PAGES: "0",
         PREVIEW_ALLOW_NO_SANDBOX: "sometimes",
+        PREVIEW_MEMORY_MB: "64",
         THREAD_CONTEXT: "x",
       }),
     ).toEqual([
       "PAGE_PREVIEWS must be auto or off",
       "PREVIEW_MAX_PAGES must be a whole number from 1 to 20",
       "PREVIEW_ALLOW_NO_SANDBOX must be true or false",
+      "PREVIEW_MEMORY_MB must be a whole number from 128 to 8192",
       "THREAD_CONTEXT must be on or off",
     ]);
   });

@@ -8,7 +8,7 @@
 import type { Logger } from "pino";
 import type { PreviewConfig } from "../config-features.ts";
 import type { PagePreviews } from "../runs/ports.ts";
-import { ChromiumPreviews } from "./chromium.ts";
+import { ChromiumPreviews, heapMb } from "./chromium.ts";
 import { findBrowser } from "./find-browser.ts";
 
 export type { PreviewStats } from "./chromium.ts";
@@ -57,14 +57,21 @@ export function openPagePreviews(
   }
   const sandbox = sandboxAllowed(uid);
   if (!sandbox && !config.allowNoSandbox) return off(() => log.warn(NO_SANDBOX_OFF));
-  const facts = { browser: found.path, sandbox, maxPages: config.maxPages };
+  const facts = {
+    browser: found.path,
+    sandbox,
+    maxPages: config.maxPages,
+    memoryMb: config.memoryMb,
+    heapMb: heapMb(config.memoryMb),
+  };
+  const limits = `a page's renderer up to ${config.memoryMb} MB, its JavaScript heap ${facts.heapMb} MB`;
   return {
     announce: () =>
       sandbox
-        ? log.info(facts, `page previews are on (${found.path}, Chromium's sandbox on)`)
+        ? log.info(facts, `page previews are on (${found.path}, Chromium's sandbox on; ${limits})`)
         : log.warn(
             facts,
-            `page previews are on WITHOUT Chromium's sandbox (${found.path}): the app runs as root and PREVIEW_ALLOW_NO_SANDBOX is set`,
+            `page previews are on WITHOUT Chromium's sandbox (${found.path}): the app runs as root and PREVIEW_ALLOW_NO_SANDBOX is set; ${limits}`,
           ),
     previews: new ChromiumPreviews({
       chromium: async () => (await import("playwright-core")).chromium,
@@ -75,6 +82,7 @@ export function openPagePreviews(
       runTimeoutMs: config.runTimeoutMs,
       concurrency: config.concurrency,
       maxHeight: config.maxHeight,
+      memoryMb: config.memoryMb,
       log,
     }),
   };

@@ -19,6 +19,7 @@ const CONFIG: PreviewConfig = {
   concurrency: 2,
   maxHeight: 4000,
   allowNoSandbox: false,
+  memoryMb: 512,
 };
 
 /** Opens previews as `uid` and announces: whether there is a previewer, and the log lines. */
@@ -58,6 +59,7 @@ describe("page previews and Chromium's sandbox", () => {
     expect(lines[0]).toMatchObject({ level: 40, sandbox: false });
     expect(lines[0]?.msg).toContain("page previews are on WITHOUT Chromium's sandbox");
     expect(lines[0]?.msg).toContain("PREVIEW_ALLOW_NO_SANDBOX");
+    expect(lines[0]?.msg).toContain("renderer up to 512 MB, its JavaScript heap 256 MB");
   });
 
   it("keep the sandbox for any other user, with or without the opt-in", async () => {
