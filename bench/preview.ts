@@ -109,6 +109,8 @@ const previews = new ChromiumPreviews({
   runTimeoutMs: 30_000,
   concurrency: 1,
   maxHeight: 4000,
+  // The app's default (PREVIEW_MEMORY_MB).
+  memoryMb: 512,
   log: createLogger({ level: "warn" }),
 });
 

@@ -5,7 +5,7 @@
  */
 import type { z } from "zod";
 import { type SuggestedPrompt, suggestedPrompts } from "./config-prompts.ts";
-import { choice, intFrom, optionalString } from "./config-values.ts";
+import { choice, flag, intFrom, optionalString } from "./config-values.ts";
 
 export const featuresShape = {
   /** `auto` (default): previews when a Chromium is found; `off`: never. */
@@ -17,6 +17,13 @@ export const featuresShape = {
   PREVIEW_RUN_TIMEOUT_MS: intFrom(1000, 600_000, 30_000),
   PREVIEW_CONCURRENCY: intFrom(1, 16, 2),
   PREVIEW_MAX_HEIGHT: intFrom(800, 16_000, 4000),
+  /**
+   * Previews without Chromium's sandbox, which cannot work when the app runs as root: off unless
+   * the operator accepts the risk (true/false; unset is false, and previews are then off as root).
+   */
+  PREVIEW_ALLOW_NO_SANDBOX: flag,
+  /** Memory (MB) one page's renderer may hold; its JavaScript heap gets half of it. */
+  PREVIEW_MEMORY_MB: intFrom(128, 8192, 512),
   /** `on` (default) or `off`: a mention in a thread sends the thread to the agent. */
   THREAD_CONTEXT: choice(["on", "off"], "on"),
   THREAD_CONTEXT_MESSAGES: intFrom(1, 1000, 50),
@@ -37,6 +44,10 @@ export interface PreviewConfig {
   readonly runTimeoutMs: number;
   readonly concurrency: number;
   readonly maxHeight: number;
+  /** PREVIEW_ALLOW_NO_SANDBOX: previews may run without Chromium's sandbox (as root). */
+  readonly allowNoSandbox: boolean;
+  /** PREVIEW_MEMORY_MB: what one page's renderer process may hold in memory, in MB. */
+  readonly memoryMb: number;
 }
 
 export interface ThreadContextConfig {
@@ -70,6 +81,8 @@ export function featuresFrom(
       runTimeoutMs: v.PREVIEW_RUN_TIMEOUT_MS,
       concurrency: v.PREVIEW_CONCURRENCY,
       maxHeight: v.PREVIEW_MAX_HEIGHT,
+      allowNoSandbox: v.PREVIEW_ALLOW_NO_SANDBOX,
+      memoryMb: v.PREVIEW_MEMORY_MB,
     },
     threadContext: {
       enabled: v.THREAD_CONTEXT === "on",

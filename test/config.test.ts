@@ -106,6 +106,8 @@ describe("configuration", () => {
       runTimeoutMs: 30_000,
       concurrency: 2,
       maxHeight: 4000,
+      allowNoSandbox: false,
+      memoryMb: 512,
     });
     expect(c.threadContext).toEqual({
       enabled: true,
@@ -117,16 +119,42 @@ describe("configuration", () => {
       ...base,
       PAGE_PREVIEWS: "OFF",
       CHROMIUM_PATH: "/opt/chrome",
+      PREVIEW_ALLOW_NO_SANDBOX: "1",
+      PREVIEW_MEMORY_MB: "1024",
       THREAD_CONTEXT: "off",
       THREAD_CONTEXT_MESSAGES: "15",
     });
-    expect(set.preview).toMatchObject({ enabled: false, chromiumPath: "/opt/chrome" });
+    expect(set.preview).toMatchObject({
+      enabled: false,
+      chromiumPath: "/opt/chrome",
+      allowNoSandbox: true,
+      memoryMb: 1024,
+    });
+    for (const yes of ["true", "YES", "on"]) {
+      expect(parseConfig({ ...base, PREVIEW_ALLOW_NO_SANDBOX: yes }).preview.allowNoSandbox).toBe(
+        true,
+      );
+    }
+    for (const no of ["false", "0", "no", "off", ""]) {
+      expect(parseConfig({ ...base, PREVIEW_ALLOW_NO_SANDBOX: no }).preview.allowNoSandbox).toBe(
+        false,
+      );
+    }
     expect(set.threadContext).toMatchObject({ enabled: false, maxMessages: 15 });
     expect(
-      problemsOf({ ...base, PAGE_PREVIEWS: "maybe", PREVIEW_MAX_PAGES: "0", THREAD_CONTEXT: "x" }),
+      problemsOf({
+        ...base,
+        PAGE_PREVIEWS: "maybe",
+        PREVIEW_MAX_PAGES: "0",
+        PREVIEW_ALLOW_NO_SANDBOX: "sometimes",
+        PREVIEW_MEMORY_MB: "64",
+        THREAD_CONTEXT: "x",
+      }),
     ).toEqual([
       "PAGE_PREVIEWS must be auto or off",
       "PREVIEW_MAX_PAGES must be a whole number from 1 to 20",
+      "PREVIEW_ALLOW_NO_SANDBOX must be true or false",
+      "PREVIEW_MEMORY_MB must be a whole number from 128 to 8192",
       "THREAD_CONTEXT must be on or off",
     ]);
   });

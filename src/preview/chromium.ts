@@ -6,6 +6,7 @@
  * pop-ups, dialogs or permissions, and a time limit. One browser serves the process, a few pages
  * at a time; it is launched on first use, relaunched after it died, closed when idle.
  */
+import { randomUUID } from "node:crypto";
 import { lookup } from "mime-types";
 import type { Logger } from "pino";
 import type {
@@ -18,6 +19,7 @@ import type {
 } from "playwright-core";
 import type { PagePreviews, SiteFile, UploadItem } from "../runs/ports.ts";
 import { withDeadline } from "../util/deadline.ts";
+import { type ProcessTable, procTable, RendererMemoryCap } from "./renderer-memory.ts";
 import { Slots } from "./slots.ts";
 import {
   fileFor,
@@ -62,8 +64,18 @@ export interface ChromiumPreviewOptions {
    */
   readonly chromium: () => Promise<Pick<BrowserType, "launch">>;
   readonly executablePath: string;
-  /** Chromium's sandbox: on, except as root (where Chromium refuses to start with it). */
+  /**
+   * Chromium's sandbox: on, except as root (where Chromium refuses to start with it, and
+   * previews run only when the operator said PREVIEW_ALLOW_NO_SANDBOX).
+   */
   readonly sandbox: boolean;
+  /**
+   * What one page's renderer may hold in memory (MB): past it the renderer is ended (where
+   * /proc tells), and V8's heap in it is capped at half of it.
+   */
+  readonly memoryMb: number;
+  /** Where the renderers' memory is read (default /proc; none: only the heap cap holds). */
+  readonly processes?: ProcessTable | undefined;
   readonly maxPages: number;
   readonly pageTimeoutMs: number;
   readonly runTimeoutMs: number;
@@ -90,11 +102,25 @@ export class ChromiumPreviews implements PagePreviews {
   #browser: Promise<Browser> | undefined;
   #idle: NodeJS.Timeout | undefined;
   #closed = false;
+  /** Marks the browsers this previewer launches, for the memory cap to find their renderers. */
+  readonly #marker = `--task-agent-previews=${randomUUID()}`;
+  readonly #memory: RendererMemoryCap;
   readonly stats: PreviewStats = { launches: 0, pages: 0, failed: 0, refused: 0 };
 
   constructor(options: ChromiumPreviewOptions) {
     this.#o = options;
     this.#slots = new Slots(options.concurrency);
+    this.#memory = new RendererMemoryCap({
+      marker: this.#marker,
+      capMb: options.memoryMb,
+      table: "processes" in options ? options.processes : procTable(),
+      log: options.log,
+    });
+  }
+
+  /** Renderers ended for holding more than the memory cap. */
+  get endedForMemory(): number {
+    return this.#memory.ended;
   }
 
   async render(files: readonly SiteFile[]): Promise<UploadItem[]> {
@@ -111,6 +137,7 @@ export class ChromiumPreviews implements PagePreviews {
       }
       try {
         const release = await this.#slots.take(left);
+        this.#memory.watch();
         try {
           const ms = Math.min(this.#o.pageTimeoutMs, until - Date.now());
           out.push(...(await this.#shoot(site, page, ms)));
@@ -131,6 +158,7 @@ export class ChromiumPreviews implements PagePreviews {
   async close(): Promise<void> {
     this.#closed = true;
     clearTimeout(this.#idle);
+    this.#memory.rest();
     await this.#closeBrowser();
   }
 
@@ -262,7 +290,13 @@ export class ChromiumPreviews implements PagePreviews {
           executablePath: this.#o.executablePath,
           headless: true,
           chromiumSandbox: this.#o.sandbox,
-          args: ARGS,
+          args: [
+            ...ARGS,
+            // V8's limit on the JavaScript heap of each page (old space, in MB): a script that
+            // keeps allocating crashes its renderer, and so fails its preview, at this size.
+            `--js-flags=--max-old-space-size=${heapMb(this.#o.memoryMb)}`,
+            this.#marker,
+          ],
           timeout: 30_000,
           // The app handles its signals, and closes the browser as it stops.
           handleSIGINT: false,
@@ -302,9 +336,15 @@ export class ChromiumPreviews implements PagePreviews {
   #armIdle(): void {
     clearTimeout(this.#idle);
     if (this.#slots.busy > 0) return;
+    this.#memory.rest();
     this.#idle = setTimeout(() => void this.#closeBrowser(), this.#o.idleCloseMs ?? 300_000);
     this.#idle.unref();
   }
+}
+
+/** The JavaScript heap's share of a renderer's memory cap: half, so V8 ends a script first. */
+export function heapMb(memoryMb: number): number {
+  return Math.floor(memoryMb / 2);
 }
 
 function ignore(): void {}

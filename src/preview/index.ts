@@ -1,13 +1,14 @@
 /**
  * Generated web pages shown as images: whether previews are on (PAGE_PREVIEWS, a browser found,
- * playwright-core installed), said once in the log once the app has started, and the previewer if they are.
+ * playwright-core installed, Chromium's sandbox kept or PREVIEW_ALLOW_NO_SANDBOX), said once in
+ * the log once the app has started, and the previewer if they are.
  * playwright-core is an optional dependency, loaded only when the first page is shown: an
  * instance without Chromium, or that never previews a page, never loads it.
  */
 import type { Logger } from "pino";
 import type { PreviewConfig } from "../config-features.ts";
 import type { PagePreviews } from "../runs/ports.ts";
-import { ChromiumPreviews } from "./chromium.ts";
+import { ChromiumPreviews, heapMb } from "./chromium.ts";
 import { findBrowser } from "./find-browser.ts";
 
 export type { PreviewStats } from "./chromium.ts";
@@ -27,6 +28,12 @@ export interface OpenPreviews {
 export function sandboxAllowed(uid: number | undefined): boolean {
   return uid !== 0;
 }
+
+/** Said at start-up when previews are off for want of the sandbox: why, and the two ways out. */
+export const NO_SANDBOX_OFF =
+  "page previews are off: the app runs as root, where Chromium's sandbox cannot work, and a " +
+  "generated page is untrusted. Run the app as a non-root user (as the Docker image does), or " +
+  "set PREVIEW_ALLOW_NO_SANDBOX=1 to accept previews without the sandbox";
 
 export function openPagePreviews(
   config: PreviewConfig,
@@ -49,12 +56,23 @@ export function openPagePreviews(
     );
   }
   const sandbox = sandboxAllowed(uid);
+  if (!sandbox && !config.allowNoSandbox) return off(() => log.warn(NO_SANDBOX_OFF));
+  const facts = {
+    browser: found.path,
+    sandbox,
+    maxPages: config.maxPages,
+    memoryMb: config.memoryMb,
+    heapMb: heapMb(config.memoryMb),
+  };
+  const limits = `a page's renderer up to ${config.memoryMb} MB, its JavaScript heap ${facts.heapMb} MB`;
   return {
     announce: () =>
-      log.info(
-        { browser: found.path, sandbox, maxPages: config.maxPages },
-        `page previews are on (${found.path}, Chromium's sandbox ${sandbox ? "on" : "off: running as root"})`,
-      ),
+      sandbox
+        ? log.info(facts, `page previews are on (${found.path}, Chromium's sandbox on; ${limits})`)
+        : log.warn(
+            facts,
+            `page previews are on WITHOUT Chromium's sandbox (${found.path}): the app runs as root and PREVIEW_ALLOW_NO_SANDBOX is set; ${limits}`,
+          ),
     previews: new ChromiumPreviews({
       chromium: async () => (await import("playwright-core")).chromium,
       executablePath: found.path,
@@ -64,6 +82,7 @@ export function openPagePreviews(
       runTimeoutMs: config.runTimeoutMs,
       concurrency: config.concurrency,
       maxHeight: config.maxHeight,
+      memoryMb: config.memoryMb,
       log,
     }),
   };

@@ -33,6 +33,13 @@ import { type BotTokens, installedTokens, singleWorkspaceToken } from "./workspa
 
 export const SLACK_EVENTS_PATH = "/slack/events";
 
+/**
+ * The largest request body taken at /slack/events: Bolt's own default (4 MB, raw-body's limit
+ * in its HTTPReceiver), stated so that an upgrade changing it does not change ours. A larger body
+ * is answered 413 without being read further, before its signature is checked (anyone can post).
+ */
+export const SLACK_BODY_LIMIT_BYTES = 4 * 1024 * 1024;
+
 export interface SlackAppOptions {
   readonly config: Config;
   /** One workspace: the bot token's own, as start-up's auth.test named it (else asked later). */
@@ -293,6 +300,7 @@ function createReceiver(
     signingSecret: config.slack.signingSecret ?? "",
     endpoints: SLACK_EVENTS_PATH,
     customRoutes: publicRoutes,
+    bodyLimit: SLACK_BODY_LIMIT_BYTES,
     processBeforeResponse: false,
     logger: slackLogger,
   });

@@ -44,7 +44,12 @@ describe.skipIf(!hasChromium)(TITLE, () => {
   beforeAll(async () => {
     playground = await startPlayground({
       logger: createLogger({ level: "silent" }),
-      browser: { PATH: "", ...(CHROMIUM ? { CHROMIUM_PATH: CHROMIUM } : {}) },
+      browser: {
+        PATH: "",
+        ...(CHROMIUM ? { CHROMIUM_PATH: CHROMIUM } : {}),
+        // This machine and CI run as root, where previews need the operator's opt-in.
+        PREVIEW_ALLOW_NO_SANDBOX: "1",
+      },
     });
     if (!playground.sim) throw new Error("the playground started without its simulator");
     sim = playground.sim;

@@ -1,9 +1,12 @@
 /**
  * The real previewer on Debian's chromium: a page that never finishes is cut at its time limit
  * and the browser still serves the next page; a browser that died is launched again; a run's
- * pages are capped; two renders at once share one browser.
+ * pages are capped; two renders at once share one browser; a page that allocates far past its
+ * memory cap fails fast (V8's heap limit for its objects, the renderer cap for the rest) while
+ * another page renders beside it.
  */
 import { execFileSync } from "node:child_process";
+import { Writable } from "node:stream";
 import { chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ChromiumPreviews } from "../../src/preview/chromium.ts";
@@ -45,6 +48,7 @@ describe.skipIf(!hasChromium)("the Chromium previewer", () => {
       runTimeoutMs: 20_000,
       concurrency: 1,
       maxHeight: 2000,
+      memoryMb: 512,
       log: createLogger({ level: "silent" }),
     });
   });
@@ -80,4 +84,98 @@ describe.skipIf(!hasChromium)("the Chromium previewer", () => {
     expect(two.map((s) => s.title)).toEqual(["Good"]);
     expect(previews.stats.launches).toBe(launches);
   });
+});
+
+/**
+ * Scripts that allocate 1.5 GB, then hold it and spin (the test machine's own bound: far past
+ * the caps, short of hurting the machine). Without a cap such a page holds it all until its time
+ * limit; with one it crashes first.
+ */
+const HOG_LIMIT_MB = 1536;
+const hog = (title: string, allocate: string) =>
+  page(
+    `/w/${title}.html`,
+    `<title>${title}</title><script>const kept = []; let mb = 0;
+      while (mb < ${HOG_LIMIT_MB}) { ${allocate} }
+      for (;;) {}</script>`,
+  );
+/** JavaScript objects: arrays of numbers, ~0.8 MB each (V8's heap). */
+const OBJECTS = hog("objects", "kept.push(new Array(100000).fill(mb)); mb += 0.8;");
+/** ArrayBuffers, written so that their pages are resident: outside V8's heap. */
+const BUFFERS = hog("buffers", "kept.push(new Uint8Array(16 << 20).fill(1)); mb += 16;");
+
+describe.skipIf(!hasChromium)("a page that allocates without end", () => {
+  // Room for a loaded machine to reach the cap; without one the page times out at this limit.
+  const PAGE_TIMEOUT_MS = 20_000;
+  const lines: string[] = [];
+  const log = createLogger({
+    level: "warn",
+    destination: new Writable({
+      write(chunk, _enc, done) {
+        lines.push(String(chunk));
+        done();
+      },
+    }),
+  });
+  const open = (memory: "heap cap only" | "heap and renderer caps") =>
+    new ChromiumPreviews({
+      chromium: async () => chromium,
+      executablePath: CHROMIUM,
+      sandbox: process.getuid?.() !== 0,
+      maxPages: 2,
+      pageTimeoutMs: PAGE_TIMEOUT_MS,
+      runTimeoutMs: PAGE_TIMEOUT_MS,
+      concurrency: 2,
+      maxHeight: 2000,
+      memoryMb: 512,
+      // No process table: only V8's heap limit can end the page.
+      ...(memory === "heap cap only" ? { processes: undefined } : {}),
+      log,
+    });
+  /** Why the page's preview failed, as logged. */
+  const failures = () =>
+    lines
+      .map((l) => JSON.parse(l) as { msg: string; err?: { message: string } })
+      .filter((l) => l.msg === "page preview failed")
+      .map((l) => l.err?.message ?? "");
+
+  /** Renders the hog beside a good page, at once: the pictures of each. */
+  function beside(previews: ChromiumPreviews, hogPage: typeof OBJECTS) {
+    lines.length = 0;
+    return Promise.all([previews.render([hogPage]), previews.render([GOOD])]);
+  }
+
+  it("crashes a page whose script keeps allocating objects at V8's heap limit, before its time limit", async () => {
+    const previews = open("heap cap only");
+    try {
+      const [bad, good] = await beside(previews, OBJECTS);
+      expect(bad).toEqual([]);
+      // Crashed, not timed out: the heap limit ended it (1.5 GB would have held till the end).
+      expect(failures()).toEqual([expect.stringMatching(/crashed/i)]);
+      expect(good.map((s) => s.title)).toEqual(["Good"]);
+      // The browser lives on: the next page is shown by the same one.
+      const launches = previews.stats.launches;
+      expect((await previews.render([GOOD])).map((s) => s.title)).toEqual(["Good"]);
+      expect(previews.stats.launches).toBe(launches);
+    } finally {
+      await previews.close();
+    }
+  }, 60_000);
+
+  it("ends a renderer whose page holds ArrayBuffers past PREVIEW_MEMORY_MB, and only that one", async () => {
+    const previews = open("heap and renderer caps");
+    try {
+      const [bad, good] = await beside(previews, BUFFERS);
+      expect(bad).toEqual([]);
+      expect(previews.endedForMemory).toBe(1);
+      expect(failures()).toEqual([expect.stringMatching(/crashed/i)]);
+      expect(lines.some((l) => l.includes("held more than PREVIEW_MEMORY_MB (512 MB)"))).toBe(true);
+      expect(good.map((s) => s.title)).toEqual(["Good"]);
+      const launches = previews.stats.launches;
+      expect((await previews.render([GOOD])).map((s) => s.title)).toEqual(["Good"]);
+      expect(previews.stats.launches).toBe(launches);
+    } finally {
+      await previews.close();
+    }
+  }, 60_000);
 });

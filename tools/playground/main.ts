@@ -24,10 +24,14 @@ const playground = await startPlayground({
   port,
   ...(host ? { host } : {}),
   ...(serviceUrl && apiKey ? { service: { url: serviceUrl, apiKey } } : {}),
-  // Generated pages are previewed when a Chromium is on PATH (or at CHROMIUM_PATH).
+  // Generated pages are previewed when a Chromium is on PATH (or at CHROMIUM_PATH); as root,
+  // only with PREVIEW_ALLOW_NO_SANDBOX=1 (Chromium's sandbox cannot work there).
   browser: {
     PATH: process.env.PATH ?? "",
     ...(process.env.CHROMIUM_PATH ? { CHROMIUM_PATH: process.env.CHROMIUM_PATH } : {}),
+    ...(process.env.PREVIEW_ALLOW_NO_SANDBOX
+      ? { PREVIEW_ALLOW_NO_SANDBOX: process.env.PREVIEW_ALLOW_NO_SANDBOX }
+      : {}),
   },
 }).catch((err: unknown) => exitOnStartupError(err, { PLAYGROUND_PORT: port }));
 process.stdout.write(`Playground ready: ${playground.url}\n`);

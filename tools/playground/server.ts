@@ -61,9 +61,14 @@ export interface PlaygroundOptions {
   readonly maxBodyBytes?: number;
   /**
    * Where generated pages' previews find a Chromium: the machine's PATH and CHROMIUM_PATH, as
-   * main.ts read them (none: no previews).
+   * main.ts read them (none: no previews); and, as root, PREVIEW_ALLOW_NO_SANDBOX (without it
+   * previews are off there, as in the app).
    */
-  readonly browser?: { readonly PATH?: string; readonly CHROMIUM_PATH?: string };
+  readonly browser?: {
+    readonly PATH?: string;
+    readonly CHROMIUM_PATH?: string;
+    readonly PREVIEW_ALLOW_NO_SANDBOX?: string;
+  };
 }
 
 /** What the page says about where answers come from. */
@@ -130,7 +135,8 @@ export async function startPlayground(options: PlaygroundOptions = {}): Promise<
     // /metrics.json or its health routes.
     LISTEN_HOST: "127.0.0.1",
     DATA_DIR: dataDir,
-    // Generated pages are previewed when a Chromium is on PATH (or at CHROMIUM_PATH).
+    // Generated pages are previewed when a Chromium is on PATH (or at CHROMIUM_PATH), and as
+    // root only with PREVIEW_ALLOW_NO_SANDBOX.
     ...options.browser,
   });
   const app: Running = await startApp(config, logger);
