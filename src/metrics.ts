@@ -15,6 +15,8 @@ export interface AppMetrics {
   slackQueueWait(method: string, seconds: number): void;
   runStarted(how: "new" | "resumed"): void;
   runEnded(state: string): void;
+  /** A run not relayed again because instances kept dying relaying it (its id is in the log). */
+  runQuarantined(): void;
   /** From a chunk's arrival from the service to the Slack call that shows it. */
   chunkLag(seconds: number): void;
   serviceResponse(info: {
@@ -32,6 +34,7 @@ export const noMetrics: AppMetrics = {
   slackQueueWait: () => undefined,
   runStarted: () => undefined,
   runEnded: () => undefined,
+  runQuarantined: () => undefined,
   chunkLag: () => undefined,
   serviceResponse: () => undefined,
   storeError: () => undefined,
@@ -92,6 +95,7 @@ export function createPrometheusMetrics(options: PrometheusOptions = {}): Promet
     slackQueueWait: (method, seconds) => slack.queueWait.observe({ method }, seconds),
     runStarted: (how) => runs.started.inc({ how }),
     runEnded: (state) => runs.ended.inc({ state }),
+    runQuarantined: () => runs.quarantined.inc(),
     chunkLag: (seconds) => runs.lag.observe(seconds),
     serviceResponse({ endpoint, status, seconds }) {
       service.requests.inc({ endpoint, status: String(status) });
@@ -155,7 +159,12 @@ function runInstruments(registers: Registry[], activeRuns: () => number) {
     buckets: LAG_BUCKETS,
     registers,
   });
-  return { started, ended, lag };
+  const quarantined = new Counter({
+    name: `${PREFIX}runs_quarantined_total`,
+    help: "Agent runs not relayed again because instances kept dying while relaying them (the log names each).",
+    registers,
+  });
+  return { started, ended, lag, quarantined };
 }
 
 /** Requests to the task service, and errors of the store. */

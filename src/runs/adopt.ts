@@ -90,6 +90,7 @@ export async function adoptOpening(
     shownText: "",
     startedAt: record.startedAt,
     uploads: "pending",
+    openRelays: 1,
     owner: plan.userId,
     ...(plan.remark ? { remark: plan.remark } : {}),
   };

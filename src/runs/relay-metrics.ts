@@ -9,7 +9,14 @@ import type { AppMetrics } from "../metrics.ts";
 const LAG_BUCKETS = [100, 250, 500, 1000, 2000, 5000, 10_000, 30_000] as const;
 
 export interface RelayMetrics {
-  runs: { started: number; resumed: number; handedOver: number; ended: Record<string, number> };
+  runs: {
+    started: number;
+    resumed: number;
+    handedOver: number;
+    /** Runs not relayed again because instances kept dying relaying them. */
+    quarantined: number;
+    ended: Record<string, number>;
+  };
   deltas: number;
   edits: number;
   lagMs: { count: number; sum: number; max: number; le: Record<string, number> };
@@ -17,7 +24,7 @@ export interface RelayMetrics {
 
 function emptyMetrics(): RelayMetrics {
   return {
-    runs: { started: 0, resumed: 0, handedOver: 0, ended: {} },
+    runs: { started: 0, resumed: 0, handedOver: 0, quarantined: 0, ended: {} },
     deltas: 0,
     edits: 0,
     lagMs: {
@@ -53,6 +60,11 @@ export class RelayCounters {
 
   handedOver(): void {
     this.#m.runs.handedOver++;
+  }
+
+  quarantined(): void {
+    this.#m.runs.quarantined++;
+    this.#sink?.runQuarantined();
   }
 
   ended(state: string): void {

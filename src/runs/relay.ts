@@ -10,6 +10,7 @@ import { TaskServiceError } from "../service/errors.ts";
 import type { FollowOptions } from "../service/follow.ts";
 import type { AppMetrics } from "../metrics.ts";
 import {
+  type RelayedRun,
   type ReservationId,
   type ReservedRun,
   type RunOpening,
@@ -31,10 +32,11 @@ import {
 import { type MemoryLimits, memoryLimits } from "./memory.ts";
 import { RelayCounters, type RelayMetrics } from "./relay-metrics.ts";
 import { Reservations, type StartProgress } from "./reservations.ts";
-import { type RunDeps, RunRelay } from "./run.ts";
+import { type RunDeps, RunRelay, type RunStart } from "./run.ts";
 import { stopAsked } from "./start.ts";
 import {
   isShown,
+  MAX_RELAY_DEATHS,
   outcomeOf,
   recordOf,
   type RunEnd,
@@ -152,7 +154,7 @@ export class Relay {
       logger.warn({ err, runId: target.runId }, "could not record the run; relaying anyway");
     }
     this.#counters.started();
-    void this.#launch(record, false, !recorded);
+    void this.#launch(record, "new", !recorded);
   }
 
   /**
@@ -181,15 +183,43 @@ export class Relay {
   }
 
   /** Finishes a run another instance started, from its record; the caller holds its lease. */
-  resume(record: RunRecord): Promise<void> {
+  async resume(record: RunRecord): Promise<void> {
     if (needsAdopting(record)) return this.#adopt(record);
     if (!isShown(record)) return dropUnshown(this.#opts, record);
-    this.#opts.logger.info(
+    const { logger, store } = this.#opts;
+    if (record.kind === "relaying") {
+      // Each instance that began relaying it and did not hand it over died doing so.
+      const died = record.openRelays ?? 0;
+      if (died >= MAX_RELAY_DEATHS) return this.#quarantine(record, died);
+      const counted = { ...record, openRelays: died + 1 };
+      const kept = await store.updateRun(counted).catch((err: unknown) => {
+        logger.warn({ err, runId: record.runId }, "could not count a run's relay; relaying anyway");
+        return true;
+      });
+      if (!kept) return store.releaseLease(runLease(record.runId), this.instanceId);
+      record = counted;
+    }
+    logger.info(
       { runId: record.runId, shown: record.kind === "relaying" ? record.shownText.length : 0 },
       "resuming a run",
     );
     this.#counters.resumed();
-    return this.#launch(record, true);
+    return this.#launch(record, "resumed");
+  }
+
+  /**
+   * Instances died relaying this run, one after another: it is not followed again (that could
+   * take this instance down too, and then the next). Its thread says why and where its result
+   * is, and it ends like a run whose following failed.
+   */
+  #quarantine(record: RelayedRun, died: number): Promise<void> {
+    const { key, runId } = record;
+    this.#opts.logger.error(
+      { runId, teamId: key.teamId, channel: key.channelId, thread: key.threadTs, died },
+      `run quarantined: ${died} instances died relaying it; it is not relayed again`,
+    );
+    this.#counters.quarantined();
+    return this.#launch(record, "quarantined");
   }
 
   /** A run whose instance died before it was shown: posts what is missing, then relays it. */
@@ -214,12 +244,12 @@ export class Relay {
       // The service never answered: its message ends as interrupted, then the record goes.
       this.#reserved.forget(record.runId);
       this.#counters.resumed();
-      return this.#launch(next, true);
+      return this.#launch(next, "resumed");
     }
     await this.release(record.runId).catch(() => undefined);
     if (!next) return;
     this.#counters.resumed();
-    const done = this.#launch(next, true);
+    const done = this.#launch(next, "resumed");
     // Stop was pressed while it started: it is stopped now that it is known.
     if (stopBy !== undefined) {
       const run = { ref: next.ref, runId: next.runId };
@@ -228,7 +258,7 @@ export class Relay {
     await done;
   }
 
-  #launch(record: ShownRun, resumed: boolean, unrecorded = false): Promise<void> {
+  #launch(record: ShownRun, start: RunStart, unrecorded = false): Promise<void> {
     const existing = this.#runs.get(record.runId);
     if (existing) return existing.done;
     const relayed: Relayed = {
@@ -258,7 +288,7 @@ export class Relay {
       },
       record,
       relayed.fate,
-      resumed,
+      start,
       this.#opts.logger,
     );
     const limit = this.#timeLimit(record);

@@ -15,9 +15,20 @@ import type { ThreadRef } from "../service/client.ts";
 import { describeServiceError } from "../view/errors.ts";
 import type { RunState } from "../store/types.ts";
 
+/** Why a run ended here without its result, in words shown to the people in its thread as they are. */
+export class EndedHere extends Error {
+  override readonly name = "EndedHere";
+}
+
 /** What a run whose creator died before the service answered shows. */
 export const INTERRUPTED =
   "This was interrupted before the task service answered (the app restarted). Please try again: run `/task`, or send your message again.";
+
+/** How many instances may die relaying one run before it is quarantined instead. */
+export const MAX_RELAY_DEATHS = 3;
+
+/** What a quarantined run shows: why it ends, and where its result is. */
+export const QUARANTINED = `This answer could not be shown here: the app stopped ${MAX_RELAY_DEATHS} times while showing it, so it stopped trying (other tasks are not affected). The task service still has the whole result: open History under this message.`;
 
 export interface RunTarget {
   readonly key: SlackThreadKey;
@@ -69,6 +80,7 @@ export function recordOf(target: RunTarget): RelayedRun {
     ...(target.remark ? { remark: target.remark } : {}),
     ...(target.owner ? { owner: target.owner } : {}),
     uploads: "pending",
+    openRelays: 1,
   };
 }
 
@@ -116,9 +128,7 @@ export function failedReason(final: FinalRun): string | undefined {
 
 /** Why a run could not be followed to its end, for the person who asked. */
 export function failureReason(failure: unknown, runId: string): string {
-  return failure instanceof Error && failure.message === INTERRUPTED
-    ? INTERRUPTED
-    : describeServiceError(failure, runId);
+  return failure instanceof EndedHere ? failure.message : describeServiceError(failure, runId);
 }
 
 export function stateOf(status: string): RunState {

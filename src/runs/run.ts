@@ -21,8 +21,10 @@ import type { RelayCounters } from "./relay-metrics.ts";
 import { type AnswerSink, openAnswerSink, type StreamingMode } from "./answer/index.ts";
 import {
   appendCapped,
+  EndedHere,
   failedReason,
   INTERRUPTED,
+  QUARANTINED,
   failureReason,
   finalText,
   type RunEnd,
@@ -51,13 +53,17 @@ const STOP_TOO_LARGE_MS = 10_000;
 const isTooLarge = (err: unknown): boolean =>
   err instanceof TaskServiceError && err.kind === "too_large";
 
+/** How a relay of a run begins: a new run, one another instance left, or one that killed them. */
+export type RunStart = "new" | "resumed" | "quarantined";
+
 /** How long a hand-over waits to show the latest text before it lets the run go. */
 export const HANDOVER_FLUSH_MS = 1000;
 
 export class RunRelay {
   readonly #deps: RunDeps;
   readonly #fate: RunFate;
-  readonly #resumed: boolean;
+  /** How it came here: a new run, one taken over from another instance, or one quarantined. */
+  readonly #start: RunStart;
   readonly #log: Logger;
   readonly #sink: AnswerSink;
   readonly #lease: LeaseKeeper;
@@ -83,11 +89,12 @@ export class RunRelay {
   /** The answer's share of the process's memory, given back when the run ends here. */
   readonly #memory: AnswerMemory;
 
-  constructor(deps: RunDeps, record: ShownRun, fate: RunFate, resumed: boolean, log: Logger) {
+  constructor(deps: RunDeps, record: ShownRun, fate: RunFate, start: RunStart, log: Logger) {
     this.#deps = deps;
     this.#record = record;
     this.#fate = fate;
-    this.#resumed = resumed;
+    this.#start = start;
+    const resumed = start !== "new";
     // A reservation whose creator died before the service answered shows no text: it ends
     // as interrupted (#follow).
     const shown = record.kind === "relaying" ? record.shownText : "";
@@ -154,7 +161,9 @@ export class RunRelay {
   async #follow(): Promise<{ final?: FinalRun; failure?: unknown }> {
     // Its creator died before the service answered: nothing to follow, say so.
     const record = this.#record;
-    if (record.kind === "creating") return { failure: new Error(INTERRUPTED) };
+    if (record.kind === "creating") return { failure: new EndedHere(INTERRUPTED) };
+    // Instances died relaying it: it is not followed again, and says where its result is.
+    if (this.#start === "quarantined") return { failure: new EndedHere(QUARANTINED) };
     const { service, follow, counters } = this.#deps;
     try {
       // What an earlier owner showed counts as kept: the service's text goes on from it.
@@ -336,7 +345,8 @@ export class RunRelay {
         ),
       ]);
     }
-    await this.#persist({});
+    // Let go on purpose: its next owner does not count this relay as one that died.
+    await this.#persist({ openRelays: Math.max(0, (this.#record.openRelays ?? 1) - 1) });
     await this.#lease.release();
     await this.#sink.leave("handing over");
     this.#deps.counters.handedOver();
@@ -397,7 +407,8 @@ export class RunRelay {
     if (record.kind === "creating") return []; // it never reached the service: no files
     const persist = (change: RelayedRunProgress) => this.#persist(change);
     const { writer, previews, service, memory } = this.#deps;
-    const ctx = { writer, previews, service, memory, record, resumed: this.#resumed, persist };
+    const resumed = this.#start !== "new";
+    const ctx = { writer, previews, service, memory, record, resumed, persist };
     const delivered = await deliverAnswer({ ...ctx, log: this.#log }, text, files);
     this.#text = delivered.text;
     return delivered.notes;

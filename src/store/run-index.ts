@@ -61,6 +61,7 @@ const base = {
   startedAt: z.number(),
   remark: z.string().optional(),
   owner: z.string().optional(),
+  openRelays: z.number().int().min(0).optional(),
 };
 
 /** A start's place: older versions wrote its thread as "" until it existed. */

@@ -143,6 +143,14 @@ interface RunRecordBase {
   readonly remark?: string;
   /** Who asked (native streams are addressed to them). */
   readonly owner?: string;
+  /**
+   * Instances that began relaying the run and never let it go: each takes one when it begins
+   * (the first at the start, each next one as it takes the run over) and gives it back when it
+   * hands the run over. What is left when an instance takes the run over are the ones that
+   * died relaying it: past a few, the run is quarantined instead of relayed (a run that kills
+   * its instances must not go round them all).
+   */
+  readonly openRelays?: number;
 }
 
 /**
@@ -195,7 +203,7 @@ export type RunRecord = ReservedRun | RelayedRun;
 
 /** What a relayed run writes as it goes (the rest of its record does not change). */
 export type RelayedRunProgress = Partial<
-  Pick<RelayedRun, "shownText" | "uploads" | "controlTs" | "sealed">
+  Pick<RelayedRun, "shownText" | "uploads" | "controlTs" | "sealed" | "openRelays">
 >;
 
 /** The store could not be reached (Redis down, disk error): answer "temporarily unavailable". */
