@@ -38,6 +38,9 @@
  * | `drops=K` | Cut the first K stream connections of the run that way (default 1 when `drop` is given). |
  * | `stall=MS` | After the 3rd chunk the run produces nothing for MS ms (streams stay open, keep-alives go on), then continues. |
  * | `nofinal` | Streams end (server closes) without any final status / complete / finish event. |
+ * | `lang=ja` | The answer is Japanese prose (three UTF-8 bytes a character), of `length` characters. |
+ * | `abuse=KIND` | The service misbehaves on purpose, to show that no answer can take the app's memory. `comments`: every stream of the run is one event that never ends, `data:` lines of 60,000 characters each followed by a `:` comment line and never by a blank line (the run itself goes on and completes). `json`: `realtime=true` is answered `application/json` with a body that never ends (a result whose text grows forever). `runaway`: the run never ends on its own; it produces its answer again and again until stopped. |
+ * | `bigfiles=NxMB` | The run also generates N files (1..20) of MB MiB (1..200) each, `clip-K.mp4`, inlined (base64) whatever their size, as a service that ignores its inline limit. Their content is written as it is sent. |
  */
 import { z } from "zod";
 
@@ -76,7 +79,13 @@ export interface Directives {
   drops?: number;
   stall?: number;
   nofinal?: boolean;
+  lang?: "ja";
+  abuse?: Abuse;
+  bigfiles?: { count: number; mb: number };
 }
+
+/** How `abuse=KIND` misbehaves (see the table above). */
+export type Abuse = "comments" | "json" | "runaway";
 
 /** The repeated unit of each `hostile=KIND` answer. */
 export const HOSTILE_UNITS = {
@@ -210,6 +219,25 @@ const parsers: Record<string, (value: string | undefined, d: Directives) => void
   },
   nofinal: (v, d) => {
     d.nofinal = flag.parse(v);
+  },
+  lang: (v, d) => {
+    d.lang = z.literal("ja").parse(v);
+  },
+  abuse: (v, d) => {
+    d.abuse = z.enum(["comments", "json", "runaway"]).parse(v);
+  },
+  bigfiles: (v, d) => {
+    const [count, mb] = z
+      .string()
+      .regex(/^\d+x\d+$/i, { error: "expected NxMB, e.g. 6x50" })
+      .parse(v)
+      .toLowerCase()
+      .split("x")
+      .map(Number);
+    d.bigfiles = {
+      count: z.number().int().min(1).max(20).parse(count),
+      mb: z.number().int().min(1).max(200).parse(mb),
+    };
   },
 };
 

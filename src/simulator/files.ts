@@ -15,6 +15,8 @@ export interface GeneratedFile {
   text: boolean;
   content: Buffer;
   createdAt: number;
+  /** Sent inline whatever its size (`bigfiles`: a service that ignores its inline limit). */
+  alwaysInline?: boolean;
 }
 
 const TEXT_TYPES = /^(text\/|application\/(json|xml)|image\/svg\+xml)/;
@@ -124,6 +126,8 @@ export interface FileSpec {
   count: number;
   /** Size of the big file, or undefined for none. */
   bigFileBytes: number | undefined;
+  /** `bigfiles`: this many files of `mb` MiB each, always inline. */
+  huge?: { count: number; mb: number } | undefined;
   /** A web site too (`index.html`, `style.css`, `images/logo.png`), maybe reaching out to `external`. */
   site?: { external?: string } | undefined;
   now: number;
@@ -131,7 +135,7 @@ export interface FileSpec {
 
 export function generateFiles(spec: FileSpec): GeneratedFile[] {
   const files: GeneratedFile[] = [];
-  const add = (name: string, content: Buffer, dir = "") => {
+  const add = (name: string, content: Buffer, dir = "", alwaysInline = false) => {
     const path = `/workspace/${spec.folder}/${dir}${name}`;
     const type = lookup(name) || "application/octet-stream";
     files.push({
@@ -142,6 +146,7 @@ export function generateFiles(spec: FileSpec): GeneratedFile[] {
       text: isTextType(type),
       content,
       createdAt: spec.now,
+      ...(alwaysInline ? { alwaysInline } : {}),
     });
   };
   for (let i = 0; i < spec.count; i++) {
@@ -159,7 +164,24 @@ export function generateFiles(spec: FileSpec): GeneratedFile[] {
   if (spec.bigFileBytes !== undefined) {
     add("dataset-large.csv", bigCsv(spec.bigFileBytes));
   }
+  for (let k = 1; k <= (spec.huge?.count ?? 0); k++) {
+    add(`clip-${k}.mp4`, hugeFile((spec.huge?.mb ?? 0) * 1024 * 1024, spec.seed + k), "", true);
+  }
   return files;
+}
+
+/** `bytes` bytes that do not repeat in short runs (a video's worth, for `bigfiles`). */
+function hugeFile(bytes: number, seed: number): Buffer {
+  const out = Buffer.allocUnsafe(bytes);
+  let x = seed >>> 0 || 1;
+  for (let i = 0; i + 4 <= bytes; i += 4) {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    out.writeUInt32LE(x >>> 0, i);
+  }
+  out.fill(0, bytes - (bytes % 4));
+  return out;
 }
 
 /** A CSV file of exactly `bytes` bytes. */

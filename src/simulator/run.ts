@@ -8,6 +8,7 @@ import {
   generateAnswer,
   hashString,
   hostileAnswer,
+  japaneseAnswer,
   nextRandom,
 } from "./answers.ts";
 import {
@@ -36,7 +37,7 @@ import {
   type RunInfo,
   type RunStatus,
 } from "./types.ts";
-import { SseStream } from "./stream/sse-stream.ts";
+import { endlessEvent, SseStream } from "./stream/sse-stream.ts";
 
 const NON_ASCII = /[^\u0020-\u007e\n\t]/;
 const STALL_AFTER_CHUNK = 3;
@@ -47,11 +48,20 @@ const TOOL_NOISE = JSON.stringify({
   args: { path: "/workspace/index.html", old_str: "<h1>", new_str: '<h1 class="title">' },
 });
 
-/** End of the chunk starting at `start` for random value `r`: never splits a surrogate pair. */
-function chunkEnd(text: string, start: number, r: number, avg: number, limit: number): number {
+/**
+ * End of the chunk starting at `start` for random value `r`: never splits a surrogate pair.
+ * `codeAt` reads the answer's code unit at a position.
+ */
+function chunkEnd(
+  codeAt: (at: number) => number,
+  start: number,
+  r: number,
+  avg: number,
+  limit: number,
+): number {
   let end = Math.min(limit, start + 1 + Math.floor(r * (2 * avg - 1)));
   if (end < limit) {
-    const code = text.charCodeAt(end - 1);
+    const code = codeAt(end - 1);
     if (code >= 0xd800 && code <= 0xdbff) end++;
   }
   return end;
@@ -147,19 +157,27 @@ export class Run implements EventRun {
     const seed = hashString(`${parsed.prompt}#${this.turn}`);
     const full = d.hostile
       ? hostileAnswer(HOSTILE_UNITS[d.hostile], d.length ?? o.answerLength)
-      : generateAnswer({
-          prompt: parsed.text,
-          seed,
-          // `empty` still needs code blocks to carry the result.
-          length:
-            d.empty === true
-              ? Math.max(d.length ?? o.answerLength, 1200)
-              : (d.length ?? o.answerLength),
-          turn: this.turn,
-          mention: d.mention === true,
-        });
+      : d.lang === "ja"
+        ? japaneseAnswer(seed, d.length ?? o.answerLength)
+        : generateAnswer({
+            prompt: parsed.text,
+            seed,
+            // `empty` still needs code blocks to carry the result.
+            length:
+              d.empty === true
+                ? Math.max(d.length ?? o.answerLength, 1200)
+                : (d.length ?? o.answerLength),
+            turn: this.turn,
+            mention: d.mention === true,
+          });
     this.answer = d.empty === true ? "" : full;
-    this.limit = d.runFail === true ? Math.floor(this.answer.length * 0.4) : this.answer.length;
+    // A runaway run says its answer again and again, and never ends on its own.
+    this.limit =
+      d.abuse === "runaway" && this.answer !== ""
+        ? Number.POSITIVE_INFINITY
+        : d.runFail === true
+          ? Math.floor(this.answer.length * 0.4)
+          : this.answer.length;
     const folder = this.turn === 1 ? "output" : `output-${this.turn}`;
     this.codeBlocks = extractCodeBlocks(full).map((b, i) =>
       i % 2 === 1
@@ -184,8 +202,24 @@ export class Run implements EventRun {
 
   /** Content produced so far. */
   content(): string {
-    return this.pos === this.answer.length ? this.answer : this.answer.slice(0, this.pos);
+    return this.pos === this.answer.length ? this.answer : this.slice(0, this.pos);
   }
+
+  /** The answer from `start` to `end`; a runaway run's repeats its answer without end. */
+  slice(start: number, end: number): string {
+    const n = this.answer.length;
+    if (end <= n) return this.answer.slice(start, end);
+    let out = "";
+    for (let at = start; at < end;) {
+      const i = at % n;
+      const take = Math.min(end - at, n - i);
+      out += this.answer.slice(i, i + take);
+      at += take;
+    }
+    return out;
+  }
+
+  readonly #codeAt = (at: number): number => this.answer.charCodeAt(at % this.answer.length);
 
   get folder(): string {
     return this.turn === 1 ? "output" : `output-${this.turn}`;
@@ -221,9 +255,9 @@ export class Run implements EventRun {
     const [state, r] = nextRandom(this.chunkState);
     this.chunkState = state;
     const start = this.pos;
-    this.pos = chunkEnd(this.answer, start, r, this.chunkChars, this.limit);
+    this.pos = chunkEnd(this.#codeAt, start, r, this.chunkChars, this.limit);
     this.chunks++;
-    const delta = this.answer.slice(start, this.pos);
+    const delta = this.slice(start, this.pos);
     const at = nowMs();
     this.#engine.options.onChunk?.(this.id, delta, at);
     this.#engine.options.events.emit("chunk", this.id, delta, at);
@@ -260,6 +294,7 @@ export class Run implements EventRun {
         title: this.text.slice(0, 60) || "task",
         count,
         bigFileBytes: d.bigfile === true ? engine.options.inlineLimitBytes + 4096 : undefined,
+        huge: d.bigfiles,
         site: d.site,
         now: Date.now(),
       });
@@ -304,8 +339,8 @@ export class Run implements EventRun {
     for (let id = 1; pos < this.pos; id++) {
       const [next, r] = nextRandom(state);
       state = next;
-      const end = chunkEnd(this.answer, pos, r, this.chunkChars, this.pos);
-      if (!emit(id, this.answer.slice(pos, end))) return;
+      const end = chunkEnd(this.#codeAt, pos, r, this.chunkChars, this.pos);
+      if (!emit(id, this.slice(pos, end))) return;
       pos = end;
     }
   }
@@ -313,6 +348,11 @@ export class Run implements EventRun {
   /** Opens a `realtime=true` stream on this run (response headers already sent). */
   openStream(res: ServerResponse): void {
     const o = this.#engine.options;
+    if (this.directives.abuse === "comments") {
+      this.streamsOpened++;
+      endlessEvent(res);
+      return;
+    }
     const replay = !(
       this.status === "running" &&
       this.reconnect === "continue" &&

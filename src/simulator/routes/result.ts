@@ -9,8 +9,18 @@ import type { SimContext } from "../context.ts";
 import { failIfDirected, hold } from "../context.ts";
 import { gone, iso, paginate, sendDetail, sendJson, DOWNLOAD_PREFIX } from "../http.ts";
 
-export function fileEntry(ctx: SimContext, file: GeneratedFile, inline: boolean, base: string) {
-  const big = file.content.length >= ctx.o.inlineLimitBytes;
+/**
+ * A file's entry in a result. A file sent inline whatever its size (`bigfiles`) is given a
+ * mark in place of its content when `later` is given: its content is written as it is sent.
+ */
+export function fileEntry(
+  ctx: SimContext,
+  file: GeneratedFile,
+  inline: boolean,
+  base: string,
+  later?: Map<string, GeneratedFile>,
+) {
+  const big = file.alwaysInline !== true && file.content.length >= ctx.o.inlineLimitBytes;
   const entry: Record<string, unknown> = {
     file_id: file.fileId,
     file_name: file.name,
@@ -20,7 +30,13 @@ export function fileEntry(ctx: SimContext, file: GeneratedFile, inline: boolean,
     included_inline: inline && !big,
   };
   if (inline && !big) {
-    entry.content = file.text ? file.content.toString("utf8") : file.content.toString("base64");
+    if (file.alwaysInline === true && later !== undefined) {
+      const mark = `@@sim-content-${later.size}@@`;
+      later.set(mark, file);
+      entry.content = mark;
+    } else {
+      entry.content = file.text ? file.content.toString("utf8") : file.content.toString("base64");
+    }
     entry.encoding = file.text ? "utf-8" : "base64";
   }
   if (big) {
@@ -41,6 +57,7 @@ export function resultBody(
   q: z.infer<typeof resultQuery>,
   waitedMs: number,
   base: string,
+  later?: Map<string, GeneratedFile>,
 ) {
   const common = {
     success: true,
@@ -80,7 +97,7 @@ export function resultBody(
     has_code: codeBlocks.length > 0,
     has_files: files.length > 0,
     code_blocks: codeBlocks,
-    files: page.items.map((file) => fileEntry(ctx, file, q.include_file_content, base)),
+    files: page.items.map((file) => fileEntry(ctx, file, q.include_file_content, base, later)),
     pagination: page.pagination,
     ...(run.error === undefined ? {} : { error: run.error }),
   };
@@ -108,6 +125,10 @@ export async function result(
     sendDetail(res, 400, "Realtime streaming is not available");
     return;
   }
+  if (q.realtime && directives.abuse === "json") {
+    endlessJson(res);
+    return;
+  }
   if (q.realtime && directives.norealtime !== "json") {
     res.writeHead(200, {
       "Content-Type": "text/event-stream; charset=utf-8",
@@ -128,5 +149,55 @@ export async function result(
     await hold(ctx, q.timeout * 1000, res, run.waiters);
   }
   if (gone(res) || ctx.closing) return;
-  sendJson(res, 200, resultBody(ctx, thread, run, q, nowMs() - started, base));
+  const later = new Map<string, GeneratedFile>();
+  const body = resultBody(ctx, thread, run, q, nowMs() - started, base, later);
+  if (later.size === 0) sendJson(res, 200, body);
+  else await sendWithContent(res, JSON.stringify(body), later);
+}
+
+/** `abuse=json`: the stream answered as a JSON result whose text never ends. */
+function endlessJson(res: ServerResponse): void {
+  res.writeHead(200, { "Content-Type": "application/json" });
+  res.write('{"success":true,"status":"running","response":{"role":"assistant","content":"');
+  const piece = "x".repeat(64 * 1024);
+  const write = (): void => {
+    while (!res.destroyed && res.write(piece));
+  };
+  res.on("drain", write);
+  res.on("error", () => {});
+  write();
+}
+
+/** Slices of a file's bytes written as base64 at once: a multiple of 3, so the pieces join. */
+const BASE64_SLICE = 3 * 1024 * 1024;
+
+/**
+ * A JSON answer whose files' marks are replaced by their content as it is written, a slice at
+ * a time: a page of files of hundreds of MB is never one string.
+ */
+async function sendWithContent(
+  res: ServerResponse,
+  text: string,
+  later: ReadonlyMap<string, GeneratedFile>,
+): Promise<void> {
+  res.writeHead(200, { "Content-Type": "application/json" });
+  res.on("error", () => {});
+  const write = async (piece: string): Promise<boolean> => {
+    if (res.destroyed) return false;
+    if (!res.write(piece)) await new Promise((r) => res.once("drain", r).once("close", r));
+    return !res.destroyed;
+  };
+  let at = 0;
+  for (const [mark, file] of later) {
+    const found = text.indexOf(mark, at);
+    if (found < 0) continue;
+    if (!(await write(text.slice(at, found)))) return;
+    for (let i = 0; i < file.content.length; i += BASE64_SLICE) {
+      const slice = file.content.subarray(i, i + BASE64_SLICE);
+      // `bigfiles` are binary: base64, whose slices of whole 3-byte groups join.
+      if (!(await write(slice.toString("base64")))) return;
+    }
+    at = found + mark.length;
+  }
+  if (await write(text.slice(at))) res.end();
 }

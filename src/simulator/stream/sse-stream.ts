@@ -102,3 +102,17 @@ export class SseStream {
     this.#events.emit("streamClose", this.#run.id, reason);
   }
 }
+
+/**
+ * `abuse=comments`: one event that never ends. Each line of data is followed by a comment
+ * line and never by the blank line that would end the event, for as long as the client reads.
+ */
+export function endlessEvent(res: ServerResponse): void {
+  const line = `data: ${"x".repeat(60_000)}\n: still here\n`;
+  const write = (): void => {
+    while (!res.destroyed && res.write(line));
+  };
+  res.on("drain", write);
+  res.on("error", () => {}); // the client hangs up: that is the point
+  write();
+}
