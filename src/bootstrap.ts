@@ -86,6 +86,7 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
     tokens: slack.tokens,
     scheduler,
     serviceFor,
+    uploadDispatcher: outbound.slackDispatcher,
   });
   // One budget of the service's data for the whole process: runs' answers and files, "Get it".
   const memory = memoryLimits(config.service.memoryMb);

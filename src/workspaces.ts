@@ -4,6 +4,7 @@
  * task service client for its account. Made on first use and kept while the process runs.
  */
 import type { WebClient } from "@slack/web-api";
+import type { Dispatcher } from "undici";
 import type { SlackWriter, TaskService, Workspaces } from "./runs/ports.ts";
 import { scheduledWriter } from "./slack/scheduled-writer.ts";
 import type { SlackScheduler } from "./slack/scheduler/index.ts";
@@ -22,6 +23,8 @@ export function openWorkspaces(parts: {
   readonly scheduler: SlackScheduler;
   /** The task service as a workspace's account. */
   readonly serviceFor: (teamId: string) => TaskService;
+  /** How files' bytes reach Slack's upload URLs (the outbound proxy, when there is one). */
+  readonly uploadDispatcher?: Dispatcher | undefined;
 }): WorkspaceWiring {
   const writers = new Map<string, SlackWriter>();
   const services = new Map<string, TaskService>();
@@ -29,7 +32,11 @@ export function openWorkspaces(parts: {
     writer(teamId) {
       let writer = writers.get(teamId);
       if (!writer) {
-        const inner = webClientWriter(parts.client, () => parts.tokens.botToken(teamId));
+        const inner = webClientWriter(
+          parts.client,
+          () => parts.tokens.botToken(teamId),
+          parts.uploadDispatcher,
+        );
         // Budgets are per workspace (Slack's rate limits are per app per workspace).
         writer = scheduledWriter(inner, parts.scheduler, teamId);
         writers.set(teamId, writer);

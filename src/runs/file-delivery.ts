@@ -5,7 +5,7 @@
  */
 import { extension } from "mime-types";
 import type { Logger } from "pino";
-import { sentSize } from "../service/result-file.ts";
+import { freeFileBytes, sentSize } from "../service/result-file.ts";
 import type { ResultFile } from "../service/schemas.ts";
 import { TaskServiceError } from "../service/errors.ts";
 import type { RelayedRun, RelayedRunProgress } from "../store/types.ts";
@@ -188,10 +188,10 @@ class Uploads {
   readonly #ctx: DeliveryContext;
   /** Names already in the thread (a previous owner's uploads): not uploaded again. */
   #already = new Set<string>();
-  #batch: { item: UploadItem; note?: PlannedFile }[] = [];
+  #batch: { item: UploadItem; note?: PlannedFile; release?: () => void }[] = [];
   /** The run's files in the thread now. */
   readonly #sent = new Set<PlannedFile>();
-  /** Bytes of the budget the batch holds. */
+  /** Bytes of the run's budget the batch holds. */
   #held = 0;
 
   constructor(ctx: DeliveryContext) {
@@ -228,7 +228,8 @@ class Uploads {
       return;
     }
     this.#held += read.held;
-    this.#batch.push({ item: { filename: p.note.name, bytes: read.bytes }, note: p });
+    const item = { filename: p.note.name, bytes: read.bytes };
+    this.#batch.push({ item, note: p, release: read.release });
     if (this.#batch.length >= UPLOAD_BATCH) await this.#flush();
   }
 
@@ -244,14 +245,14 @@ class Uploads {
    * within the whole run's budget: each once, when the browser first asks for it.
    */
   async pictures(planned: readonly PlannedFile[]): Promise<UploadItem[]> {
-    const { previews, memory } = this.#ctx;
+    const { previews } = this.#ctx;
     if (!previews) return [];
     await this.#flush();
     const site = new SiteReads(this.#ctx, planned);
     try {
       return await previews.render(site.files);
     } finally {
-      memory.process.give(site.held);
+      site.release();
     }
   }
 
@@ -267,8 +268,7 @@ class Uploads {
         p.note = { ...p.note, attached: false, reason: `upload to Slack failed (${code})` };
       }
     }
-    this.#batch = [];
-    this.#give(this.#held);
+    this.#release();
   }
 
   async #flush(): Promise<void> {
@@ -280,14 +280,15 @@ class Uploads {
       record.key.threadTs,
       batch.map((b) => b.item),
     );
-    this.#batch = [];
     for (const b of batch) if (b.note) this.#sent.add(b.note);
-    this.#give(this.#held);
+    this.#release();
   }
 
-  #give(bytes: number): void {
-    this.#ctx.memory.process.give(bytes);
-    this.#held -= bytes;
+  /** The batch's files are in Slack (or never will be): their memory goes at once. */
+  #release(): void {
+    for (const b of this.#batch) b.release?.();
+    this.#batch = [];
+    this.#held = 0;
   }
 }
 
@@ -301,7 +302,10 @@ function reservation(file: ResultFile, budget: number): number {
 export type FileRead =
   | {
       readonly bytes: Buffer;
-      /** Of the process's budget: give it back once done. */ readonly held: number;
+      /** Of the process's budget, given back by `release`. */
+      readonly held: number;
+      /** Gives the bytes' memory and their share of the budget back (the bytes are gone then). */
+      readonly release: () => void;
     }
   | { readonly reason: string };
 
@@ -336,7 +340,13 @@ export async function readFile(
       { position, fileId: file.file_id },
       { maxBytes: reserve },
     );
-    if (bytes !== undefined) return { bytes, held: reserve };
+    if (bytes !== undefined) {
+      const release = () => {
+        freeFileBytes(bytes);
+        memory.process.give(reserve);
+      };
+      return { bytes, held: reserve, release };
+    }
     memory.process.give(reserve);
     return { reason: "content not available" };
   } catch (err) {
@@ -368,8 +378,15 @@ function notAttached(p: PlannedFile, reason: string): FileNote {
  */
 class SiteReads {
   readonly files: SiteFile[];
-  /** Bytes of the process's budget the reads hold (given back once the pictures are taken). */
+  /** Bytes of the run's budget the reads hold (given back once the pictures are taken). */
   held = 0;
+  readonly #releases: (() => void)[] = [];
+
+  /** The pictures are taken: the files read for them go. */
+  release(): void {
+    for (const release of this.#releases.splice(0)) release();
+    this.held = 0;
+  }
 
   constructor(ctx: DeliveryContext, planned: readonly PlannedFile[]) {
     const from = { ...ctx, ref: ctx.record.ref };
@@ -383,6 +400,7 @@ class SiteReads {
           const got = await readFile(from, p.file, p.position, budget - this.held);
           if ("reason" in got) return Buffer.alloc(0);
           this.held += got.held;
+          this.#releases.push(got.release);
           return got.bytes;
         };
         return {

@@ -1,12 +1,13 @@
 /**
  * One generated file's content, read alone and within a budget: page `position + 1` of Get
  * Task Results with `page_size=1` and `include_file_content=true`, parsed as it arrives
- * (stream-json's tokenizer) so the file's content goes straight into one buffer of at most
- * `maxBytes`. The answer's text on the same page, and the other files of a server that ignores
- * paging, are skipped as they pass, never held.
+ * (stream-json's tokenizer, called as the bytes come) so the file's content goes straight into
+ * one buffer of at most `maxBytes`. The answer's text on the same page, and the other files of
+ * a server that ignores paging, are skipped as they pass, never held.
  */
-import { pipeline, Readable } from "node:stream";
-import { parser } from "stream-json";
+import type { Readable } from "node:stream";
+import { getManyValues, isMany, none } from "stream-chain";
+import { jsonParser } from "stream-json/parser.js";
 import { tooLarge } from "./answers.ts";
 import { TaskServiceError } from "./errors.ts";
 import type { ServiceHttp } from "./http.ts";
@@ -28,6 +29,19 @@ export interface ReadFileOptions {
  * of binary files) is the larger, 4 characters for every 3 bytes.
  */
 export const sentSize = (size: number): number => Math.ceil(size / 3) * 4;
+
+/**
+ * Gives a file's memory back at once, without waiting for the garbage collector (which, with
+ * several files of tens of MB read one after the other, can leave several alive). Its buffer
+ * is empty afterwards. Only for what `readResultFile` returned: a buffer of its own memory.
+ */
+export function freeFileBytes(bytes: Buffer): void {
+  const memory = bytes.buffer;
+  // The shared pool of small buffers is never given back: others live in it.
+  if (memory instanceof ArrayBuffer && !memory.detached && memory.byteLength > Buffer.poolSize) {
+    memory.transfer(0);
+  }
+}
 
 /** Short fields of a file entry (its id, its encoding) are kept up to this many characters. */
 const FIELD_CHARS = 4096;
@@ -78,10 +92,109 @@ interface Entry {
 
 type Field = "file_id" | "encoding" | "content" | undefined;
 
+interface Token {
+  readonly name: string;
+  readonly value?: unknown;
+}
+
 /**
- * Walks the page's tokens: `files[*]` entries are followed, the content of each written into
- * one buffer (the matching entry's stays, another's is overwritten by the next).
+ * The page's tokens, one at a time: `files[*]` entries are followed, the content of each
+ * written into one buffer (the matching entry's stays, another's is overwritten by the next).
+ * Tokens are handled as the tokenizer makes them (no stream queues them), so the many pieces
+ * of a long string die young.
  */
+class PageWalk {
+  /** The matching entry, once it ended. */
+  found: Entry | undefined;
+  buffer: Buffer | undefined;
+  readonly #fileId: string;
+  readonly #maxBytes: number;
+  // Where the walk is: `depth` counts open containers; files' entries are at depth 3 (the
+  // page, its `files` array, the entry).
+  #depth = 0;
+  #key: string | undefined;
+  #inFiles = false;
+  #entry: Entry | undefined;
+  #field: Field;
+  #small = "";
+
+  constructor(fileId: string, maxBytes: number) {
+    this.#fileId = fileId;
+    this.#maxBytes = maxBytes;
+  }
+
+  take(token: Token): void {
+    if (this.found) return; // its content stays as it is in the buffer
+    switch (token.name) {
+      case "startObject":
+      case "startArray":
+        this.#depth++;
+        if (this.#depth === 2 && this.#key === "files" && token.name === "startArray") {
+          this.#inFiles = true;
+        } else if (this.#inFiles && this.#depth === 3 && token.name === "startObject") {
+          this.#entry = { id: "", encoding: "", inline: undefined, written: 0, hasContent: false };
+        }
+        this.#key = undefined;
+        break;
+      case "endObject":
+      case "endArray":
+        if (this.#inFiles && this.#depth === 3 && this.#entry !== undefined) {
+          if (this.#entry.id === this.#fileId) this.found = this.#entry;
+          this.#entry = undefined;
+        }
+        if (this.#inFiles && this.#depth === 2) this.#inFiles = false;
+        this.#depth--;
+        break;
+      case "keyValue": {
+        const key = String(token.value);
+        this.#key = key;
+        this.#field =
+          this.#entry !== undefined && this.#depth === 3 && isField(key) ? key : undefined;
+        break;
+      }
+      case "startString":
+        this.#small = "";
+        if (this.#field === "content" && this.#entry !== undefined) {
+          this.#entry.hasContent = true;
+          this.#entry.written = 0;
+          // Its own memory (never the shared pool of small buffers), so that it can be
+          // given back at once (freeFileBytes); untouched pages take none.
+          this.buffer ??= Buffer.from(new ArrayBuffer(this.#maxBytes));
+        }
+        break;
+      case "stringChunk": {
+        const text = String(token.value);
+        if (this.#field === "content" && this.#entry !== undefined && this.buffer !== undefined) {
+          this.#entry.written = write(this.buffer, this.#entry.written, text);
+        } else if (this.#field !== undefined && this.#small.length < FIELD_CHARS) {
+          this.#small += text.slice(0, FIELD_CHARS - this.#small.length);
+        }
+        break;
+      }
+      case "endString":
+        if (this.#entry !== undefined && this.#field === "file_id") this.#entry.id = this.#small;
+        if (this.#entry !== undefined && this.#field === "encoding") {
+          this.#entry.encoding = this.#small.toLowerCase();
+        }
+        this.#field = undefined;
+        this.#key = undefined;
+        break;
+      case "trueValue":
+      case "falseValue":
+        if (this.#entry !== undefined && this.#depth === 3 && this.#key === "included_inline") {
+          this.#entry.inline = token.name === "trueValue";
+        }
+        this.#key = undefined;
+        this.#field = undefined;
+        break;
+      default:
+        this.#key = undefined;
+        this.#field = undefined;
+    }
+  }
+}
+
+/** Reads the page until its file's entry ended (or the page did); its bytes, if it has any. */
 async function findFile(
   body: Readable,
   fileId: string,
@@ -89,96 +202,35 @@ async function findFile(
   maxRead: number,
   what: string,
 ): Promise<Buffer | undefined> {
-  let buffer: Buffer | undefined;
-  let read = 0;
-  const counted = async function* (source: AsyncIterable<Buffer>) {
-    for await (const chunk of source) {
-      read += chunk.length;
-      if (read > maxRead) throw tooLarge(what, maxRead);
-      yield chunk;
-    }
-  };
   // Keys and numbers are short and come whole; strings come in pieces, never whole.
-  const tokens = parser.asStream({
+  // The tokenizer is a flushable function of stream-chain's: text in, tokens out (`none`, one
+  // token or `many`); `none` in flushes it.
+  const tokenize = jsonParser({
     packKeys: true,
     streamKeys: false,
     packStrings: false,
     streamStrings: true,
     packNumbers: true,
     streamNumbers: false,
-  });
-  // A failure anywhere (the cap, the connection, bad JSON) ends the walk below with it.
-  pipeline(Readable.from(counted(body)), tokens, () => undefined);
-
-  // Where the walk is: `depth` counts open containers; files' entries are at depth 3
-  // (the page, its `files` array, the entry).
-  let depth = 0;
-  let key: string | undefined;
-  let inFiles = false;
-  let entry: Entry | undefined;
-  let field: Field;
-  let small = "";
+  }) as unknown as (input: string | typeof none) => unknown;
+  const walk = new PageWalk(fileId, maxBytes);
+  const feed = (input: string | typeof none): void => {
+    const out: unknown = tokenize(input);
+    if (isMany(out)) for (const token of getManyValues(out)) walk.take(token as Token);
+    else if (out !== none) walk.take(out as Token);
+  };
+  const decoder = new TextDecoder("utf-8");
+  let read = 0;
   try {
-    for await (const token of tokens as AsyncIterable<{ name: string; value?: unknown }>) {
-      switch (token.name) {
-        case "startObject":
-        case "startArray":
-          depth++;
-          if (depth === 2 && key === "files" && token.name === "startArray") inFiles = true;
-          else if (inFiles && depth === 3 && token.name === "startObject") {
-            entry = { id: "", encoding: "", inline: undefined, written: 0, hasContent: false };
-          }
-          key = undefined;
-          break;
-        case "endObject":
-        case "endArray":
-          if (inFiles && depth === 3 && entry !== undefined) {
-            if (entry.id === fileId) return finish(entry, buffer, maxBytes, what);
-            entry = undefined;
-          }
-          if (inFiles && depth === 2) inFiles = false;
-          depth--;
-          break;
-        case "keyValue":
-          key = String(token.value);
-          field = entry !== undefined && depth === 3 && isField(key) ? (key as Field) : undefined;
-          break;
-        case "startString":
-          small = "";
-          if (field === "content" && entry !== undefined) {
-            entry.hasContent = true;
-            entry.written = 0;
-            buffer ??= Buffer.allocUnsafe(maxBytes);
-          }
-          break;
-        case "stringChunk": {
-          const text = String(token.value);
-          if (field === "content" && entry !== undefined && buffer !== undefined) {
-            entry.written = write(buffer, entry.written, text);
-          } else if (field !== undefined && small.length < FIELD_CHARS) {
-            small += text.slice(0, FIELD_CHARS - small.length);
-          }
-          break;
-        }
-        case "endString":
-          if (entry !== undefined && field === "file_id") entry.id = small;
-          if (entry !== undefined && field === "encoding") entry.encoding = small.toLowerCase();
-          field = undefined;
-          key = undefined;
-          break;
-        case "trueValue":
-        case "falseValue":
-          if (entry !== undefined && depth === 3 && key === "included_inline") {
-            entry.inline = token.name === "trueValue";
-          }
-          key = undefined;
-          field = undefined;
-          break;
-        default:
-          key = undefined;
-          field = undefined;
-      }
+    for await (const chunk of body as AsyncIterable<Buffer>) {
+      read += chunk.length;
+      if (read > maxRead) throw tooLarge(what, maxRead);
+      feed(decoder.decode(chunk, { stream: true }));
+      // Leaving the loop closes the body: the rest of the page is not read.
+      if (walk.found) return finish(walk.found, walk.buffer, maxBytes, what);
     }
+    feed(decoder.decode());
+    feed(none);
   } catch (err) {
     if (err instanceof TaskServiceError) throw err;
     throw new TaskServiceError({
@@ -186,13 +238,11 @@ async function findFile(
       message: `Task service sent an unreadable answer to ${what}.`,
       cause: err,
     });
-  } finally {
-    tokens.destroy();
   }
-  return undefined; // not on the page
+  return walk.found ? finish(walk.found, walk.buffer, maxBytes, what) : undefined;
 }
 
-const isField = (key: string): boolean =>
+const isField = (key: string): key is "file_id" | "encoding" | "content" =>
   key === "file_id" || key === "encoding" || key === "content";
 
 /** Writes a piece of content at `at`; -1 once it does not fit (then nothing more is written). */

@@ -142,7 +142,7 @@ export class ThreadViews {
     try {
       await writer.upload(key.channelId, key.threadTs, [{ filename: safe, bytes: read.bytes }]);
     } finally {
-      memory.process.give(read.held);
+      read.release();
     }
     return `\`${name}\` is now in the thread.`;
   }

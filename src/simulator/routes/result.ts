@@ -184,7 +184,15 @@ async function sendWithContent(
   res.on("error", () => {});
   const write = async (piece: string): Promise<boolean> => {
     if (res.destroyed) return false;
-    if (!res.write(piece)) await new Promise((r) => res.once("drain", r).once("close", r));
+    if (!res.write(piece)) {
+      await new Promise<void>((resolve) => {
+        const done = (): void => {
+          res.off("drain", done).off("close", done);
+          resolve();
+        };
+        res.on("drain", done).on("close", done);
+      });
+    }
     return !res.destroyed;
   };
   let at = 0;

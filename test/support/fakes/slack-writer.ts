@@ -160,7 +160,8 @@ export class FakeSlackWriter implements SlackWriter {
   }
 
   async upload(channelId: string, threadTs: string, files: readonly UploadItem[]): Promise<void> {
-    const batch = files.map((f) => ({ ...f, channelId, threadTs }));
+    // The bytes as they were sent: the app may give their memory back once uploaded.
+    const batch = files.map((f) => ({ ...f, bytes: Buffer.from(f.bytes), channelId, threadTs }));
     this.uploads.push(...batch);
     this.uploadBatches.push(batch);
   }
