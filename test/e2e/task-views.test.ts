@@ -1,7 +1,8 @@
 /**
  * The buttons under a finished answer: History (the conversation, paged, status messages on
  * request), Files (paged, each fetched into the thread on request) and Continue… (a follow-up
- * from a form). Views are validated by the local Slack like Slack validates them.
+ * from a form), for the people who may use the app (a guest is told why). Views are
+ * validated by the local Slack like Slack validates them.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { OpenedView } from "../../tools/local-slack/index.ts";
@@ -37,13 +38,14 @@ describe.each(storeBackends())("task views with %s", (_name, redis) => {
     message: Parameters<typeof buttonOf>[0],
     actionId: string,
     channel = CHANNEL,
+    user = OWNER,
   ) {
     const button = buttonOf(message, actionId);
     if (!button) throw new Error(`no ${actionId} button`);
     const before = h.slack.views().length;
     const res = await sendBlockAction(h.eventsUrl, SIGNING_SECRET, {
       team_id: TEAM,
-      user_id: OWNER,
+      user_id: user,
       channel_id: channel,
       message_ts: message.ts,
       action_id: button.action_id,
@@ -70,7 +72,7 @@ describe.each(storeBackends())("task views with %s", (_name, redis) => {
 
   const texts = (view: OpenedView) => JSON.stringify(view.view.blocks);
 
-  const press = (view: OpenedView, actionId: string) => {
+  const press = (view: OpenedView, actionId: string, user = OWNER) => {
     const blocks = view.view.blocks as Array<{
       elements?: Array<Record<string, unknown>>;
       accessory?: Record<string, unknown>;
@@ -81,7 +83,7 @@ describe.each(storeBackends())("task views with %s", (_name, redis) => {
     if (!button) throw new Error(`no ${actionId} in the view`);
     return sendViewAction(h.eventsUrl, SIGNING_SECRET, {
       team_id: TEAM,
-      user_id: OWNER,
+      user_id: user,
       view: view.view,
       action_id: actionId,
       value: String(button.value),
@@ -159,6 +161,40 @@ describe.each(storeBackends())("task views with %s", (_name, redis) => {
       { description: "the note about the file" },
     );
     expect(note.text).toMatch(/is already in the thread|is now in the thread/);
+  });
+
+  it("refuses a guest History, Files and Get it, saying so in the view and privately", async () => {
+    h.slack.addUser({ id: "U0GUEST", name: "guest", is_restricted: true });
+    const { threadTs, answer } = await finishedTask("Draft a flyer [sim:files=2] [sim:length=100]");
+    for (const [action, title] of [
+      ["task_history", "Task history"],
+      ["task_files", "Task files"],
+    ] as const) {
+      const view = await filled(await click(answer, action, CHANNEL, "U0GUEST"));
+      expect(view.view.title).toMatchObject({ text: title });
+      expect(texts(view)).toContain("Guest accounts can't start or continue tasks");
+      expect(texts(view)).not.toContain("task_file_get");
+    }
+    // A Files view the guest had open (say, from before they were made a guest): Get it is
+    // refused privately, and nothing comes into the thread.
+    const files = await filled(await click(answer, "task_files"));
+    const shared = h.slack.files().length;
+    await press(files, "task_file_get", "U0GUEST");
+    const note = await h.slack.waitFor(
+      () => h.slack.ephemerals(CHANNEL, "U0GUEST").find((e) => e.thread_ts === threadTs),
+      { description: "the guest's private refusal" },
+    );
+    expect(note.text).toContain("TASK_ALLOW_GUESTS");
+    expect(h.slack.files().length).toBe(shared);
+    // The person who asked still gets them.
+    await press(files, "task_file_get");
+    await h.slack.waitFor(
+      () =>
+        h.slack
+          .ephemerals(CHANNEL, OWNER)
+          .find((e) => e.thread_ts === threadTs && /in the thread/.test(e.text)),
+      { description: "the owner's note about the file" },
+    );
   });
 
   it("continues the task from the Continue form, shown in the thread", async () => {
