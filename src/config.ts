@@ -17,6 +17,7 @@ import {
   flag,
   hostName,
   httpUrl,
+  insecureHttp,
   insecureUrls,
   intFrom,
   nameList,
@@ -38,8 +39,8 @@ const serviceShape = {
   TASK_ALLOW_EXTERNAL: flag,
   TASK_RATE_USER_PER_MIN: intFrom(0, 1000, 10),
   TASK_RATE_CHANNEL_PER_MIN: intFrom(0, 10_000, 60),
-  /** Lets TASK_API_URL and SLACK_API_URL use plain http:// to hosts other than this one. */
-  ALLOW_INSECURE_HTTP: flag,
+  /** Lets TASK_API_URL and SLACK_API_URL use plain http:// to other hosts: any, or those named. */
+  ALLOW_INSECURE_HTTP: insecureHttp,
 };
 
 /**
