@@ -11,7 +11,15 @@ import {
   sendViewAction,
   sendViewSubmission,
 } from "../../tools/local-slack/slack-requests.ts";
-import { buttonOf, CHANNEL, Harness, OWNER, SIGNING_SECRET, TEAM } from "../support/harness.ts";
+import {
+  buttonOf,
+  CHANNEL,
+  Harness,
+  markdownOf,
+  OWNER,
+  SIGNING_SECRET,
+  TEAM,
+} from "../support/harness.ts";
 import { storeBackends } from "../support/needs.ts";
 import { rawMarkdown } from "../support/mrkdwn-oracle.ts";
 
@@ -140,6 +148,26 @@ describe.each(storeBackends())("task views with %s", (_name, redis) => {
     // The simulator's answer has "## " headings, **bold** and a pipe table.
     expect(agent).toMatch(/^\*[^*\n]+\*$/m);
     for (const text of sections) expect(rawMarkdown(text)).toBeUndefined();
+  });
+
+  it("shows the host a link really goes to after a label naming another, in the thread and in History", async () => {
+    // The simulator's answer quotes the prompt: the link reaches the answer as written.
+    const link = "[https://sso.corp](https://evil.example/login)";
+    const tagged = "https://sso.corp (evil.example)";
+    await h.command(`Sign in at ${link} [sim:length=200]`);
+    const threadTs = await h.waitForTaskThread("Sign in at [https://sso.corp (evil.example)]");
+    const answer = (await h.waitForFinal(threadTs)).at(-1);
+    if (!answer) throw new Error("no answer");
+    const root = h.slack.message(CHANNEL, threadTs);
+    if (!root) throw new Error("no thread root");
+    for (const m of [root, answer]) {
+      expect(markdownOf(m)).toContain(`[${tagged}](https://evil.example/login)`);
+      expect(markdownOf(m)).not.toContain(link);
+    }
+    expect(answer.text).toContain(`<https://evil.example/login|${tagged}>`);
+    const history = texts(await filled(await click(answer, "task_history")));
+    expect(history).toContain(`<https://evil.example/login|${tagged}>`);
+    expect(history).not.toContain("|https://sso.corp>");
   });
 
   it("lists the thread's files in Files, paged, and says when one is already in the thread", async () => {
