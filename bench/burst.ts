@@ -95,7 +95,13 @@ export async function runBurst(o: BurstOptions): Promise<BurstResult> {
   const tiers = Object.fromEntries(
     Object.entries(SLACK_TIERS).map(([m, perMinute]) => [m, { perMinute }]),
   );
-  const slack = await startLocalSlack({ teamId: TEAM, tiers, defaultWaitTimeoutMs: 60_000 });
+  // The person every task comes from: the app asks Slack who they are (users.info).
+  const slack = await startLocalSlack({
+    teamId: TEAM,
+    users: [{ id: USER, name: "burst" }],
+    tiers,
+    defaultWaitTimeoutMs: 60_000,
+  });
   const postLimited = limitPostsPerChannel(slack, POST_PER_CHANNEL_PER_MINUTE);
   const tracks: Track[] = Array.from({ length: o.tasks }, (_, index) => ({
     index,

@@ -277,6 +277,8 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
   );
   const slack = await startLocalSlack({
     teamId: TEAM,
+    // The person every task comes from: the app asks Slack who they are (users.info).
+    users: [{ id: USER, name: "bench" }],
     tiers,
     defaultWaitTimeoutMs: 60_000,
     ...(o.streamLifetimeMs === undefined ? {} : { streamLifetimeMs: o.streamLifetimeMs }),

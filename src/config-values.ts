@@ -33,13 +33,41 @@ export const httpUrl = z
     message: "must be an http(s) URL",
   });
 
+/** A DNS name: labels of letters, digits and inner hyphens, dot-separated. */
+const HOST_NAME =
+  /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/;
+
+/**
+ * ALLOW_INSECURE_HTTP: `true` lets plain http:// reach any machine; `false` (unset) none but
+ * this one; host names, comma-separated, those hosts alone (the compose file's demo names its
+ * simulator, `simulator`, whose traffic stays on the Docker host's own network).
+ */
+export const insecureHttp = z
+  .string()
+  .trim()
+  .toLowerCase()
+  .optional()
+  .transform((v, ctx): boolean | readonly string[] => {
+    if (v === undefined || v === "" || ["false", "0", "no", "off"].includes(v)) return false;
+    if (["true", "1", "yes", "on"].includes(v)) return true;
+    const hosts = v.split(",").map((h) => h.trim().replace(/\.$/, ""));
+    if (hosts.every((h) => HOST_NAME.test(h))) return hosts;
+    ctx.addIssue({
+      code: "custom",
+      message: "must be true, false or host names, comma-separated (e.g. simulator)",
+    });
+    return z.NEVER;
+  });
+
 /**
  * Plain http:// to another machine is refused unless ALLOW_INSECURE_HTTP says so. Proxies are
  * not checked: an http:// proxy is the norm, and https:// traffic crosses it encrypted.
  */
 type UrlSettings = { TASK_API_URL: string; SLACK_API_URL?: string | undefined };
-export const insecureUrls = (v: UrlSettings & { ALLOW_INSECURE_HTTP: boolean }): string[] =>
-  v.ALLOW_INSECURE_HTTP
+export const insecureUrls = (
+  v: UrlSettings & { ALLOW_INSECURE_HTTP: boolean | readonly string[] },
+): string[] =>
+  v.ALLOW_INSECURE_HTTP === true
     ? []
     : plainHttpProblems(
         {
@@ -47,6 +75,7 @@ export const insecureUrls = (v: UrlSettings & { ALLOW_INSECURE_HTTP: boolean }):
           SLACK_API_URL: [v.SLACK_API_URL, "the Slack bot token"],
         },
         "ALLOW_INSECURE_HTTP=true",
+        v.ALLOW_INSECURE_HTTP === false ? [] : v.ALLOW_INSECURE_HTTP,
       );
 
 /** One of `values` (any case); unset or empty is `fallback`. */

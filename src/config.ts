@@ -17,6 +17,7 @@ import {
   flag,
   hostName,
   httpUrl,
+  insecureHttp,
   insecureUrls,
   intFrom,
   nameList,
@@ -50,8 +51,8 @@ const serviceShape = {
   TASK_FILES_MAX_MB: intFrom(1, 4096, DEFAULT_MEMORY_MB.runFiles),
   /** All runs' answers and files together (MiB): the process's budget of the service's data. */
   TASK_MEMORY_MAX_MB: intFrom(16, 65_536, DEFAULT_MEMORY_MB.process),
-  /** Lets TASK_API_URL and SLACK_API_URL use plain http:// to hosts other than this one. */
-  ALLOW_INSECURE_HTTP: flag,
+  /** Lets TASK_API_URL and SLACK_API_URL use plain http:// to other hosts: any, or those named. */
+  ALLOW_INSECURE_HTTP: insecureHttp,
 };
 
 /**

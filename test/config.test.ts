@@ -227,7 +227,7 @@ describe("configuration", () => {
       );
     });
 
-    it("accepts http:// anywhere with ALLOW_INSECURE_HTTP=true, and only true or false", () => {
+    it("accepts http:// anywhere with ALLOW_INSECURE_HTTP=true, and true, false or host names", () => {
       const env = {
         ...base,
         TASK_API_URL: "http://simulator:8787",
@@ -238,8 +238,30 @@ describe("configuration", () => {
       expect(c.service.baseUrl).toBe("http://simulator:8787");
       expect(c.slack.apiUrl).toBe("http://slack.invalid:3000/api/");
       expect(problemsOf({ ...env, ALLOW_INSECURE_HTTP: "false" })).toHaveLength(2);
-      expect(problemsOf({ ...base, ALLOW_INSECURE_HTTP: "maybe" })).toEqual([
-        "ALLOW_INSECURE_HTTP must be true or false",
+      for (const value of ["maybe?", "http://simulator", "a b", "simulator,", "-x"]) {
+        expect(problemsOf({ ...base, ALLOW_INSECURE_HTTP: value })).toEqual([
+          "ALLOW_INSECURE_HTTP must be true, false or host names, comma-separated (e.g. simulator)",
+        ]);
+      }
+    });
+
+    it("accepts http:// only to the hosts ALLOW_INSECURE_HTTP names (the compose demo's simulator)", () => {
+      const env = { ...base, TASK_API_URL: "http://simulator:8787" };
+      expect(parseConfig({ ...env, ALLOW_INSECURE_HTTP: "simulator" }).service.baseUrl).toBe(
+        "http://simulator:8787",
+      );
+      const both = { ...env, SLACK_API_URL: "http://Slack.Internal.:3000/api/" };
+      const c = parseConfig({ ...both, ALLOW_INSECURE_HTTP: " Simulator , slack.internal" });
+      expect(c.slack.apiUrl).toBe("http://Slack.Internal.:3000/api/");
+      // Any other host is still refused, however close its name.
+      const problems = problemsOf({
+        ...both,
+        TASK_API_URL: "http://simulator.example.com:8787",
+        ALLOW_INSECURE_HTTP: "simulator",
+      });
+      expect(problems.map((p) => p.split(",")[0])).toEqual([
+        "TASK_API_URL uses plain http:// to simulator.example.com",
+        "SLACK_API_URL uses plain http:// to slack.internal.",
       ]);
     });
 

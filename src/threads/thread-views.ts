@@ -1,7 +1,9 @@
 /**
  * What the History and Files views of a task thread show, and the two things they do: bring
  * one of the thread's files into the thread, and continue the task from the Continue form.
- * The thread is looked up in the store: a view only ever shows a thread the app ran.
+ * The thread is looked up in the store: a view only ever shows a thread the app ran, and only
+ * to someone the people policy and the workspace's usage policy let use the app in its
+ * channel (checks.ts), as for starting a task.
  */
 import { TaskServiceError } from "../service/errors.ts";
 import type { HistoryMessage, ResultFile, ThreadFile } from "../service/schemas.ts";
@@ -15,6 +17,7 @@ import { readFile, safeFileName } from "../runs/file-delivery.ts";
 import { memoryLimits } from "../runs/memory.ts";
 import type { ThreadRef } from "./ports.ts";
 import type { ThreadReply } from "./requests.ts";
+import { viewerRefusal } from "./checks.ts";
 import type { CoordinatorDeps } from "./task-context.ts";
 
 export type ViewResult<T> =
@@ -65,6 +68,17 @@ export class ThreadViews {
     return `You opened task history and files ${VIEW_LOADS_PER_MIN} times in the last minute, the most one person may. Please try again in ${Math.max(1, Math.ceil(wait / 1000))} s.`;
   }
 
+  /**
+   * Why `userId` may not load a view of the thread or get one of its files now: too many this
+   * minute (counted first: it asks nobody), or the people and usage policies.
+   */
+  async #refusal(key: SlackThreadKey, userId: string): Promise<string | undefined> {
+    return (
+      this.#throttled(key, userId) ??
+      (await viewerRefusal(this.#deps, { teamId: key.teamId, channelId: key.channelId, userId }))
+    );
+  }
+
   /** The service's reference of a task thread, if the app ran a task there. */
   async ref(key: SlackThreadKey): Promise<ThreadRef | undefined> {
     const record = await this.#deps.store.getThread(key);
@@ -107,8 +121,8 @@ export class ThreadViews {
    * is there already), or gives its download link. Returns what to tell the person who asked.
    */
   async fetchFile(key: SlackThreadKey, userId: string, fileId: string): Promise<string> {
-    const throttled = this.#throttled(key, userId);
-    if (throttled !== undefined) return throttled;
+    const refused = await this.#refusal(key, userId);
+    if (refused !== undefined) return refused;
     const ref = await this.ref(key);
     if (!ref) return NOT_A_TASK;
     let found: ResultFiles[number] | undefined;
@@ -205,8 +219,8 @@ export class ThreadViews {
     userId: string,
     load: (ref: ThreadRef) => Promise<{ items: readonly T[]; paging: Paging }>,
   ): Promise<ViewResult<T>> {
-    const throttled = this.#throttled(key, userId);
-    if (throttled !== undefined) return { ok: false, error: throttled };
+    const refused = await this.#refusal(key, userId);
+    if (refused !== undefined) return { ok: false, error: refused };
     const ref = await this.ref(key);
     if (!ref) return { ok: false, error: NOT_A_TASK };
     try {

@@ -1,7 +1,8 @@
 /**
  * A workspace's usage policy applied to a request (starting a task or a follow-up): who may,
- * where, and a quota per person per hour shared by every instance; and the service's refusals
- * of the workspace's account (402, 429) recorded for its admins.
+ * where, and a quota per person per hour shared by every instance; who and where also to the
+ * views of a task (History, Files), which count no quota. And the service's refusals of the
+ * workspace's account (402, 429) recorded for its admins.
  */
 import type { Logger } from "pino";
 import { TaskServiceError } from "../service/errors.ts";
@@ -52,19 +53,40 @@ export async function usageRefusal(
   deps: UsageDeps,
   req: UsageRequest,
 ): Promise<string | undefined> {
-  let policy: UsagePolicy;
+  const policy = await readPolicy(deps, req.teamId);
+  if (typeof policy === "string") return policy;
+  return (await accessOf(deps, policy, req)) ?? (await quotaRefusal(deps, policy, req));
+}
+
+/**
+ * Why the workspace's policy keeps `req`'s person from the app where they ask (who, where),
+ * without counting the quota: for what starts no task (a task's History and Files views).
+ */
+export async function accessRefusal(
+  deps: UsageDeps,
+  req: UsageRequest,
+): Promise<string | undefined> {
+  const policy = await readPolicy(deps, req.teamId);
+  if (typeof policy === "string") return policy;
+  return accessOf(deps, policy, req);
+}
+
+/** The workspace's policy, or what to tell the person when it cannot be read (fail closed). */
+async function readPolicy(deps: UsageDeps, teamId: string): Promise<UsagePolicy | string> {
   try {
-    policy = await getUsagePolicy(deps.store, req.teamId);
+    return await getUsagePolicy(deps.store, teamId);
   } catch (err) {
-    deps.logger.error({ err, team: req.teamId }, "could not read the usage policy");
+    deps.logger.error({ err, team: teamId }, "could not read the usage policy");
     return POLICY_UNREADABLE;
   }
-  return (
-    channelRefusal(policy, req.channelId) ??
-    (await groupRefusal(deps, policy, req)) ??
-    (await quotaRefusal(deps, policy, req))
-  );
 }
+
+const accessOf = async (
+  deps: UsageDeps,
+  policy: UsagePolicy,
+  req: UsageRequest,
+): Promise<string | undefined> =>
+  channelRefusal(policy, req.channelId) ?? (await groupRefusal(deps, policy, req));
 
 function channelRefusal(policy: UsagePolicy, channelId: string): string | undefined {
   const { where } = policy;

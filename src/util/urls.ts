@@ -8,16 +8,18 @@ export function isLoopbackHost(hostname: string): boolean {
 
 /**
  * One problem per URL that would send what it `carries` unencrypted, in plain http:// to
- * another machine (loopback never reaches the wire), saying how to fix it or opt out.
+ * another machine (loopback never reaches the wire) other than the `allowed` hosts, saying how
+ * to fix it or opt out.
  */
 export function plainHttpProblems(
   urls: Readonly<Record<string, readonly [url: string | undefined, carries: string]>>,
   optOut: string,
+  allowed: readonly string[] = [],
 ): string[] {
   return Object.entries(urls).flatMap(([name, [url, carries]]) => {
     if (url === undefined || !/^http:/i.test(url) || !URL.canParse(url)) return [];
     const host = new URL(url).hostname;
-    if (isLoopbackHost(host)) return [];
+    if (isLoopbackHost(host) || allowed.includes(host.replace(/\.$/, ""))) return [];
     return [
       `${name} uses plain http:// to ${host}, so ${carries} would cross the network unencrypted: use https://, or set ${optOut} on a network you trust (http:// is always allowed to localhost, 127.0.0.0/8 and ::1)`,
     ];

@@ -9,6 +9,7 @@
 import { blank } from "./markdown-scan.ts";
 import { codeSpans, LineText } from "./scan/inline-scan.ts";
 import { escapeText, ZWSP } from "./sanitize.ts";
+import { misleadingHost } from "./scan/link-hosts.ts";
 
 export const FENCE_OUT = "```";
 /** A table cell wider than this does not widen its column further (it just runs on). */
@@ -290,10 +291,11 @@ function linkAt(
   const url = s.slice(close + 2, urlEnd);
   const label = inline(s.slice(open + 1, close), strong, false).trim();
   if (!SAFE_URL.test(url)) return { text: label === "" ? escapeText(url) : label, end: end + 1 };
-  return {
-    text: label === "" ? `<${slackUrl(url)}>` : `<${slackUrl(url)}|${label}>`,
-    end: end + 1,
-  };
+  if (label === "") return { text: `<${slackUrl(url)}>`, end: end + 1 };
+  // A label that looks like an address of another host is followed by the real one.
+  const host = misleadingHost(s.slice(open + 1, close), url);
+  const shown = host === undefined ? label : `${label} (${escapeText(host)})`;
+  return { text: `<${slackUrl(url)}|${shown}>`, end: end + 1 };
 }
 
 /** A line inside a code block: shown as is, except a ``` that would end Slack's block. */

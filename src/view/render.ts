@@ -1,7 +1,8 @@
 /**
  * Pure rendering of everything the bot shows in Slack. Answers go into `markdown` blocks
  * (Slack renders standard Markdown itself: headings, lists, code, links), split across
- * messages so that no payload comes near Slack's limits; status and controls follow.
+ * messages so that no payload comes near Slack's limits; status and controls follow. A link
+ * whose label looks like another host's address shows the host it goes to (scan/link-hosts.ts).
  */
 import type { KnownBlock, MessageMetadata } from "@slack/types";
 import type { RunState } from "../store/types.ts";
@@ -10,6 +11,7 @@ import { feedbackBlock } from "./feedback.ts";
 import { repairPartial, splitMarkdown } from "./markdown.ts";
 import { mrkdwnExcerpt, notificationText } from "./mrkdwn.ts";
 import { mrkdwnText, neutralizeMentions, truncate } from "./sanitize.ts";
+import { revealLinkHosts } from "./scan/link-hosts.ts";
 import { type TaskRef, taskButtons } from "./task-views.ts";
 
 /**
@@ -197,8 +199,8 @@ export function renderRun(view: RunView, limit = MESSAGE_MARKDOWN_LIMIT): Messag
   // of a megabyte of backticks is closed by another megabyte).
   const repaired = view.state === "running" ? repairPartial(view.text) : undefined;
   const body = repaired
-    ? neutralizeMentions(repaired.kept) + repaired.closing
-    : neutralizeMentions(view.text);
+    ? neutralizeMentions(revealLinkHosts(repaired.kept)) + repaired.closing
+    : neutralizeMentions(revealLinkHosts(view.text));
   const parts = body.trim() === "" ? [] : splitMarkdown(body, limit);
   const status = statusLine(view);
   const payloads: MessagePayload[] = parts.map((part, i) => ({
@@ -317,7 +319,7 @@ export function renderPrompt(
   }
   // Quoting adds two characters a line; keep a pathological prompt inside one markdown block.
   const quoted = truncate(
-    neutralizeMentions(prompt)
+    neutralizeMentions(revealLinkHosts(prompt))
       .split("\n")
       .map((l) => `> ${l}`)
       .join("\n"),

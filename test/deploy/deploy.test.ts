@@ -141,18 +141,41 @@ describe("docker-compose.yml", () => {
     expect(env.NO_PROXY).toBe("${NO_PROXY:-simulator}");
   });
 
-  it("starts with its own defaults: the demo simulator's plain http:// is allowed by name", () => {
-    const env = at(app, "environment") as Record<string, string>;
-    // What the container gets when nothing is set: each `${VAR:-default}` is its default.
-    const defaults = Object.fromEntries(
-      Object.entries(env).map(([k, v]) => [k, v.replace(/\$\{[A-Za-z_]+:-([^}]*)\}/g, "$1")]),
+  // What the container gets when nothing is set: each `${VAR:-default}` is its default.
+  const defaults = () =>
+    Object.fromEntries(
+      Object.entries(at(app, "environment") as Record<string, string>).map(([k, v]) => [
+        k,
+        v.replace(/\$\{[A-Za-z_]+:-([^}]*)\}/g, "$1"),
+      ]),
     );
-    const tokens = { SLACK_BOT_TOKEN: "xoxb-placeholder", SLACK_SIGNING_SECRET: "placeholder" };
-    expect(env.ALLOW_INSECURE_HTTP).toBe("${ALLOW_INSECURE_HTTP:-true}");
-    expect(parseConfig({ ...defaults, ...tokens }).service.baseUrl).toBe("http://simulator:8787");
-    expect(() => parseConfig({ ...defaults, ...tokens, ALLOW_INSECURE_HTTP: "false" })).toThrow(
+  const tokens = { SLACK_BOT_TOKEN: "xoxb-placeholder", SLACK_SIGNING_SECRET: "placeholder" };
+
+  it("starts with its own defaults: the demo simulator's plain http:// is allowed by name", () => {
+    expect(parseConfig({ ...defaults(), ...tokens }).service.baseUrl).toBe("http://simulator:8787");
+    expect(() => parseConfig({ ...defaults(), ...tokens, ALLOW_INSECURE_HTTP: "false" })).toThrow(
       /TASK_API_URL uses plain http:\/\/ to simulator/,
     );
+  });
+
+  it("is not insecure by default: plain http:// to any host but the demo's simulator stops the app", () => {
+    const env = at(app, "environment") as Record<string, string>;
+    expect(env.ALLOW_INSECURE_HTTP).toBe("${ALLOW_INSECURE_HTTP:-simulator}");
+    expect(defaults().ALLOW_INSECURE_HTTP).not.toMatch(/^(true|1|yes|on)$/i);
+    for (const [name, url] of [
+      ["TASK_API_URL", "http://tasks.example.com"],
+      ["TASK_API_URL", "http://10.0.0.7:8787"],
+      ["TASK_API_URL", "http://simulator.example.com:8787"],
+      ["SLACK_API_URL", "http://slack.example.com/api/"],
+    ] as const) {
+      expect(() => parseConfig({ ...defaults(), ...tokens, [name]: url })).toThrow(
+        new RegExp(`${name} uses plain http://`),
+      );
+    }
+    expect(
+      parseConfig({ ...defaults(), ...tokens, TASK_API_URL: "https://tasks.example.com" }).service
+        .baseUrl,
+    ).toBe("https://tasks.example.com");
   });
 
   it("runs the simulator only in the demo profile, where the app points by default", () => {

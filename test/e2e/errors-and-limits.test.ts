@@ -252,6 +252,30 @@ describe("who may start and continue tasks (guests, Slack Connect)", () => {
     await h.waitForFinal(threadTs, 2);
   });
 
+  it("refuses a request when Slack cannot say who sent it (a 429), and lets the retry through", async () => {
+    // Someone the app has not looked up yet: Slack is busy the first time it is asked.
+    h.slack.addUser({ id: "U0BUSY", name: "busy" });
+    h.slack.failNext("users.info", { error: "ratelimited", retryAfter: 1 });
+    const from = h.slack.responseUrlPosts.length;
+    const runs = h.sim.runs().length;
+    await h.command("Build a busy page [sim:length=100]", { user: "U0BUSY" });
+    const post = await h.slack.waitFor(() => h.slack.responseUrlPosts.slice(from).at(0), {
+      description: "the refusal",
+    });
+    expect(post.body).toMatchObject({
+      response_type: "ephemeral",
+      text: "Slack could not confirm who you are just now, so nothing was done. Please try again in a moment.",
+    });
+    expect(h.sim.runs().length).toBe(runs);
+    // Nothing remembers the failure: the same request a moment later is looked up again.
+    await h.command("Build a busy page [sim:length=100]", { user: "U0BUSY" });
+    await h.waitForFinal(await h.waitForTaskThread("Build a busy page"));
+    const lookups = h.slack.calls.filter(
+      (c) => c.method === "users.info" && c.args.user === "U0BUSY",
+    );
+    expect(lookups.map((c) => c.status)).toEqual([429, 200]);
+  });
+
   it("refuses a guest's Continue form privately, and posts nothing of it in the thread", async () => {
     await h.command("Plan a picnic [sim:length=100]");
     const threadTs = await h.waitForTaskThread("Plan a picnic");
@@ -306,5 +330,26 @@ describe("guests allowed (TASK_ALLOW_GUESTS=true)", () => {
     await h.command("Guest poem [sim:length=100]", { user: "U0GUEST" });
     const threadTs = await h.waitForTaskThread("Guest poem");
     await h.waitForFinal(threadTs);
+  });
+});
+
+describe("guests and other organisations allowed (TASK_ALLOW_GUESTS, TASK_ALLOW_EXTERNAL)", () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await Harness.start({
+      env: { TASK_ALLOW_GUESTS: "true", TASK_ALLOW_EXTERNAL: "true" },
+    });
+    h.slack.addUser({ id: "U0GUEST", name: "guest", is_restricted: true });
+    // Were anyone looked up, Slack could not say who: nobody needs to be.
+    h.slack.failWhen((c) => (c.method === "users.info" ? { error: "ratelimited" } : undefined));
+  });
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  it("asks Slack about nobody: a guest starts a task while users.info fails", async () => {
+    await h.command("Open poem [sim:length=100]", { user: "U0GUEST" });
+    await h.waitForFinal(await h.waitForTaskThread("Open poem"));
+    expect(h.slack.calls.filter((c) => c.method === "users.info")).toEqual([]);
   });
 });

@@ -1,7 +1,8 @@
 /**
  * The buttons under a finished answer: History (the conversation, paged, status messages on
  * request), Files (paged, each fetched into the thread on request) and Continue… (a follow-up
- * from a form). Views are validated by the local Slack like Slack validates them.
+ * from a form), for the people who may use the app (a guest is told why). Views are
+ * validated by the local Slack like Slack validates them.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { OpenedView } from "../../tools/local-slack/index.ts";
@@ -10,7 +11,15 @@ import {
   sendViewAction,
   sendViewSubmission,
 } from "../../tools/local-slack/slack-requests.ts";
-import { buttonOf, CHANNEL, Harness, OWNER, SIGNING_SECRET, TEAM } from "../support/harness.ts";
+import {
+  buttonOf,
+  CHANNEL,
+  Harness,
+  markdownOf,
+  OWNER,
+  SIGNING_SECRET,
+  TEAM,
+} from "../support/harness.ts";
 import { storeBackends } from "../support/needs.ts";
 import { rawMarkdown } from "../support/mrkdwn-oracle.ts";
 
@@ -37,13 +46,14 @@ describe.each(storeBackends())("task views with %s", (_name, redis) => {
     message: Parameters<typeof buttonOf>[0],
     actionId: string,
     channel = CHANNEL,
+    user = OWNER,
   ) {
     const button = buttonOf(message, actionId);
     if (!button) throw new Error(`no ${actionId} button`);
     const before = h.slack.views().length;
     const res = await sendBlockAction(h.eventsUrl, SIGNING_SECRET, {
       team_id: TEAM,
-      user_id: OWNER,
+      user_id: user,
       channel_id: channel,
       message_ts: message.ts,
       action_id: button.action_id,
@@ -70,7 +80,7 @@ describe.each(storeBackends())("task views with %s", (_name, redis) => {
 
   const texts = (view: OpenedView) => JSON.stringify(view.view.blocks);
 
-  const press = (view: OpenedView, actionId: string) => {
+  const press = (view: OpenedView, actionId: string, user = OWNER) => {
     const blocks = view.view.blocks as Array<{
       elements?: Array<Record<string, unknown>>;
       accessory?: Record<string, unknown>;
@@ -81,7 +91,7 @@ describe.each(storeBackends())("task views with %s", (_name, redis) => {
     if (!button) throw new Error(`no ${actionId} in the view`);
     return sendViewAction(h.eventsUrl, SIGNING_SECRET, {
       team_id: TEAM,
-      user_id: OWNER,
+      user_id: user,
       view: view.view,
       action_id: actionId,
       value: String(button.value),
@@ -140,6 +150,26 @@ describe.each(storeBackends())("task views with %s", (_name, redis) => {
     for (const text of sections) expect(rawMarkdown(text)).toBeUndefined();
   });
 
+  it("shows the host a link really goes to after a label naming another, in the thread and in History", async () => {
+    // The simulator's answer quotes the prompt: the link reaches the answer as written.
+    const link = "[https://sso.corp](https://evil.example/login)";
+    const tagged = "https://sso.corp (evil.example)";
+    await h.command(`Sign in at ${link} [sim:length=200]`);
+    const threadTs = await h.waitForTaskThread("Sign in at [https://sso.corp (evil.example)]");
+    const answer = (await h.waitForFinal(threadTs)).at(-1);
+    if (!answer) throw new Error("no answer");
+    const root = h.slack.message(CHANNEL, threadTs);
+    if (!root) throw new Error("no thread root");
+    for (const m of [root, answer]) {
+      expect(markdownOf(m)).toContain(`[${tagged}](https://evil.example/login)`);
+      expect(markdownOf(m)).not.toContain(link);
+    }
+    expect(answer.text).toContain(`<https://evil.example/login|${tagged}>`);
+    const history = texts(await filled(await click(answer, "task_history")));
+    expect(history).toContain(`<https://evil.example/login|${tagged}>`);
+    expect(history).not.toContain("|https://sso.corp>");
+  });
+
   it("lists the thread's files in Files, paged, and says when one is already in the thread", async () => {
     const { threadTs, answer } = await finishedTask(
       "Make a report [sim:files=21] [sim:length=100]",
@@ -159,6 +189,40 @@ describe.each(storeBackends())("task views with %s", (_name, redis) => {
       { description: "the note about the file" },
     );
     expect(note.text).toMatch(/is already in the thread|is now in the thread/);
+  });
+
+  it("refuses a guest History, Files and Get it, saying so in the view and privately", async () => {
+    h.slack.addUser({ id: "U0GUEST", name: "guest", is_restricted: true });
+    const { threadTs, answer } = await finishedTask("Draft a flyer [sim:files=2] [sim:length=100]");
+    for (const [action, title] of [
+      ["task_history", "Task history"],
+      ["task_files", "Task files"],
+    ] as const) {
+      const view = await filled(await click(answer, action, CHANNEL, "U0GUEST"));
+      expect(view.view.title).toMatchObject({ text: title });
+      expect(texts(view)).toContain("Guest accounts can't start or continue tasks");
+      expect(texts(view)).not.toContain("task_file_get");
+    }
+    // A Files view the guest had open (say, from before they were made a guest): Get it is
+    // refused privately, and nothing comes into the thread.
+    const files = await filled(await click(answer, "task_files"));
+    const shared = h.slack.files().length;
+    await press(files, "task_file_get", "U0GUEST");
+    const note = await h.slack.waitFor(
+      () => h.slack.ephemerals(CHANNEL, "U0GUEST").find((e) => e.thread_ts === threadTs),
+      { description: "the guest's private refusal" },
+    );
+    expect(note.text).toContain("TASK_ALLOW_GUESTS");
+    expect(h.slack.files().length).toBe(shared);
+    // The person who asked still gets them.
+    await press(files, "task_file_get");
+    await h.slack.waitFor(
+      () =>
+        h.slack
+          .ephemerals(CHANNEL, OWNER)
+          .find((e) => e.thread_ts === threadTs && /in the thread/.test(e.text)),
+      { description: "the owner's note about the file" },
+    );
   });
 
   it("continues the task from the Continue form, shown in the thread", async () => {

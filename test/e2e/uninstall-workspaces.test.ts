@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { InstallationNotFoundError } from "../../src/store/installations.ts";
 import { CHANNEL, markdownOf, SIGNING_SECRET } from "../support/harness.ts";
 import { storeBackends } from "../support/needs.ts";
-import { MultiWorkspaceApp } from "../support/multi-workspace.ts";
+import { MultiWorkspaceApp, personOf } from "../support/multi-workspace.ts";
 import { mentioning, rawKeys } from "../support/raw-keys.ts";
 import { seedWorkspace } from "../support/workspace-records.ts";
 import { until } from "../support/until.ts";
@@ -27,7 +27,7 @@ function command(
   return sendSlashCommand(app.eventsUrl, SIGNING_SECRET, {
     text,
     team_id: team,
-    user_id: "U0SOMEONE",
+    user_id: personOf(app.slack, team),
     channel_id: CHANNEL,
     response_url: app.slack.responseUrl(`uninstall${++seq}`),
     trigger_id: `trig.uninstall.${++seq}.${Date.now()}`,

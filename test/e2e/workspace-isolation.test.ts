@@ -19,7 +19,7 @@ import {
   sendViewSubmission,
 } from "../../tools/local-slack/slack-requests.ts";
 import { ADMIN, CHANNEL, Harness, SIGNING_SECRET, TEAM } from "../support/harness.ts";
-import { MultiWorkspaceApp } from "../support/multi-workspace.ts";
+import { MultiWorkspaceApp, personOf } from "../support/multi-workspace.ts";
 import { seedWorkspace } from "../support/workspace-records.ts";
 import { until } from "../support/until.ts";
 
@@ -34,7 +34,7 @@ describe("many workspaces: each kept to itself", () => {
     sendSlashCommand(app.eventsUrl, SIGNING_SECRET, {
       text,
       team_id: team,
-      user_id: `U0${team.slice(2)}PERSON`,
+      user_id: personOf(app.slack, team),
       channel_id: `C0${team.slice(2)}`,
       response_url: app.slack.responseUrl(`iso${++seq}`),
       trigger_id: `trig.iso.${seq}.${Date.now()}`,

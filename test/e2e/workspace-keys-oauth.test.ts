@@ -24,6 +24,7 @@ import {
 } from "../../tools/local-slack/slack-requests.ts";
 import { addToSlackLink, Browser } from "../support/browser.ts";
 import { appEnv, SIGNING_SECRET, startPeers } from "../support/harness.ts";
+import { personOf } from "../support/multi-workspace.ts";
 import { storeBackends } from "../support/needs.ts";
 
 /** Each workspace's key, from its own account on the service. */
@@ -101,7 +102,7 @@ describe.each(storeBackends())(
       sendSlashCommand(events, SIGNING_SECRET, {
         text: prompt,
         team_id: team,
-        user_id: `U0${team.slice(2)}PERSON`,
+        user_id: personOf(slack, team),
         channel_id: channelOf(team),
         response_url: slack.responseUrl(`keys${++seq}`),
         trigger_id: `trig.keys.${seq}.${Date.now()}`,

@@ -78,6 +78,10 @@ const MARKUP = [
   ")",
   "![",
   "[link](https://example.com)",
+  // Labels that look like another host's address, and one of the target's own host.
+  "[https://sso.corp](https://evil.example)",
+  "[sso.corp](http://evil.example/login)",
+  "[www.example.com](https://example.com)",
   "|",
   ">",
   "&",

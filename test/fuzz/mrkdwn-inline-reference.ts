@@ -6,6 +6,7 @@
 
 import { ZWSP } from "../../src/view/sanitize.ts";
 import { escapeBefore as escapeText } from "./markdown-reference.ts";
+import { misleadingHost } from "../../src/view/scan/link-hosts.ts";
 
 type Kind = "strong" | "em" | "strike" | "strongEm";
 interface Delim {
@@ -289,8 +290,9 @@ function linkAt(
   const url = s.slice(close + 2, urlEnd);
   const label = inline(s.slice(open + 1, close), strong, false).trim();
   if (!SAFE_URL.test(url)) return { text: label === "" ? escapeText(url) : label, end: end + 1 };
-  return {
-    text: label === "" ? `<${slackUrl(url)}>` : `<${slackUrl(url)}|${label}>`,
-    end: end + 1,
-  };
+  if (label === "") return { text: `<${slackUrl(url)}>`, end: end + 1 };
+  // A label that looks like an address of another host is followed by the real one.
+  const host = misleadingHost(s.slice(open + 1, close), url);
+  const shown = host === undefined ? label : `${label} (${escapeText(host)})`;
+  return { text: `<${slackUrl(url)}|${shown}>`, end: end + 1 };
 }

@@ -38,7 +38,12 @@ const BUDGET_MS_PER_KIB = 3;
 const CASE_KIB = 16;
 
 /** The characters Markdown and Slack give meaning to, and the ones that end or pad lines. */
-const HOSTILE = "[]()!`*_~<>|@#&\\-+=:. \t\r\n\u2028\u00a0\u200b😀".split(/(?:)/u);
+const HOSTILE = [
+  ..."[]()!`*_~<>|@#&\\-+=:. \t\r\n\u2028\u00a0\u200b😀".split(/(?:)/u),
+  // Labels and targets of links that name another host (each tagged while rendering).
+  "a.b",
+  "https://c",
+];
 
 const unit = fc.array(fc.constantFrom(...HOSTILE), { minLength: 1, maxLength: 12 });
 

@@ -24,6 +24,15 @@ import { addToSlackLink, Browser, type Page } from "./browser.ts";
 import { freePort } from "./cluster.ts";
 import { appEnv, CHANNEL, SIGNING_SECRET, startPeers, statusOf } from "./harness.ts";
 
+/**
+ * A person of `team` (by default `U0<team>PERSON`), known to the local Slack as its member: the
+ * app asks Slack who sends each request (users.info) and refuses whom Slack cannot name.
+ */
+export function personOf(slack: LocalSlack, team: string, id = `U0${team.slice(2)}PERSON`) {
+  slack.addUser({ id, name: id.slice(2).toLowerCase(), team_id: team });
+  return id;
+}
+
 /** Signs the OAuth `state` (SLACK_STATE_SECRET): a test checks it never reaches the log. */
 export const STATE_SECRET = "e2e-state-secret-0123456789abcdef";
 let seq = 0;
@@ -173,7 +182,7 @@ export class MultiWorkspaceApp {
     return sendSlashCommand(`${this.baseUrl}/slack/events`, SIGNING_SECRET, {
       text,
       team_id: team,
-      user_id: `U0${team.slice(2)}PERSON`,
+      user_id: personOf(this.slack, team),
       channel_id: channel,
       response_url: this.slack.responseUrl(`oauth${++seq}`),
       trigger_id: `trig.oauth.${seq}.${Date.now()}`,

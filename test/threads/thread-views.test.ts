@@ -1,16 +1,19 @@
 /**
  * History, Files and "Get it" with in-process doubles: a file is uploaded into the thread under
  * its safe base name (never the service's path), the task result is fetched once for clicks
- * close together, and one person's clicks are throttled with a sentence saying when to retry.
+ * close together, one person's clicks are throttled with a sentence saying when to retry, and
+ * only people the people policy and the workspace's usage policy let use the app get them.
  */
 import { pino } from "pino";
 import { beforeEach, describe, expect, it } from "vitest";
 import { TaskCoordinator } from "../../src/threads/coordinator.ts";
 import { VIEW_LOADS_PER_MIN } from "../../src/threads/thread-views.ts";
 import { memoryLimits } from "../../src/runs/memory.ts";
+import { GUEST_REFUSAL, PERSON_UNKNOWN } from "../../src/threads/policy.ts";
+import { putUsagePolicy } from "../../src/store/usage-policy.ts";
 import type { ResultFile } from "../../src/service/schemas.ts";
 import { createMemoryStore } from "../../src/store/memory.ts";
-import type { SlackThreadKey } from "../../src/store/types.ts";
+import type { SlackThreadKey, ThreadStore } from "../../src/store/types.ts";
 import { oneWorkspace } from "../support/fakes/workspaces.ts";
 import { FakeFiles } from "../support/fakes/file-source.ts";
 import { FakeRelay } from "../support/fakes/relay-control.ts";
@@ -39,15 +42,21 @@ let relay: FakeRelay;
 let now: number;
 let coordinator: TaskCoordinator;
 let key: SlackThreadKey;
+let store: ThreadStore;
+/** The workspace's user groups, as Slack's usergroups.users.list would answer. */
+const groups = new Map<string, string[]>();
 
 beforeEach(async () => {
   writer = new FakeSlackWriter();
   service = new FakeTaskService();
   relay = new FakeRelay();
   now = 1_700_000_100_000; // the start of a minute
+  store = createMemoryStore();
+  groups.clear();
   coordinator = new TaskCoordinator({
     workspaces: oneWorkspace(writer, service),
-    store: createMemoryStore(),
+    store,
+    groupMembers: async (_teamId, groupId) => new Set(groups.get(groupId) ?? []),
     relay,
     files: new FakeFiles(),
     logger: pino({ level: "silent" }),
@@ -131,5 +140,84 @@ describe("one person's History, Files and Get it clicks", () => {
     expect(await coordinator.threads.files(key, "U2", 1)).toMatchObject({ ok: true });
     now += 60_000;
     expect(await coordinator.threads.files(key, "U1", 1)).toMatchObject({ ok: true });
+  });
+});
+
+describe("who may see a task's History and Files, and get its files", () => {
+  /** What the service was asked for: histories, and results (what Get it reads). */
+  let histories = 0;
+  const asked = () => ({ histories, results: service.results });
+  beforeEach(() => {
+    histories = 0;
+    service.files = [file("f1", "a.md", "A")];
+    service.getHistory = async () => {
+      histories++;
+      return { messages: [], pagination: { has_next: false } };
+    };
+  });
+
+  /** What History, Files and Get it answer `userId`: each refusal, or "ok". */
+  async function views(userId: string) {
+    const history = await coordinator.threads.history(key, userId, 1, false);
+    const files = await coordinator.threads.files(key, userId, 1);
+    const got = await coordinator.threads.fetchFile(key, userId, "f1");
+    return {
+      history: history.ok ? "ok" : history.error,
+      files: files.ok ? "ok" : files.error,
+      get: /is (now|already) in the thread/.test(got) ? "ok" : got,
+    };
+  }
+  const refusedWith = (why: string) => ({ history: why, files: why, get: why });
+  const allowed = { history: "ok", files: "ok", get: "ok" };
+
+  it("refuses a guest with the people policy's refusal, and asks the service nothing", async () => {
+    writer.people.set("U0GUEST", { teamId: "T1", guest: true, deleted: false });
+    expect(await views("U0GUEST")).toEqual(refusedWith(GUEST_REFUSAL));
+    expect(asked()).toEqual({ histories: 0, results: 0 });
+    expect(writer.uploads).toEqual([]);
+    expect(await views("U1")).toEqual(allowed);
+  });
+
+  it("refuses someone Slack cannot identify just now, and lets them in once it can", async () => {
+    writer.unidentified.add("U2");
+    expect(await views("U2")).toEqual(refusedWith(PERSON_UNKNOWN));
+    writer.unidentified.delete("U2");
+    expect(await views("U2")).toEqual(allowed);
+  });
+
+  it("applies the workspace's groups and channels, and counts no hourly quota", async () => {
+    groups.set("S0ENG", ["U1"]);
+    await putUsagePolicy(store, "T1", {
+      who: { kind: "groups", groupIds: ["S0ENG"] },
+      where: { kind: "all" },
+      perUserPerHour: 1,
+    });
+    expect(await views("U2")).toEqual(
+      refusedWith(
+        "Only members of <!subteam^S0ENG> may start tasks in this workspace (set by its admins).",
+      ),
+    );
+    // A member sees them as often as they like: their one task of the hour is still theirs.
+    for (let i = 0; i < 3; i++) expect(await views("U1")).toEqual(allowed);
+    const told: string[] = [];
+    await coordinator.startTask(
+      { teamId: "T1", channelId: "C2", userId: "U1", prompt: "One more" },
+      async (text) => {
+        told.push(text);
+      },
+    );
+    expect(told).toEqual([]);
+    expect(relay.started).toHaveLength(2);
+
+    await putUsagePolicy(store, "T1", {
+      who: { kind: "everyone" },
+      where: { kind: "channels", channelIds: ["C0TASKS"] },
+      perUserPerHour: 0,
+    });
+    expect(await views("U1")).toEqual(
+      refusedWith(
+        "Tasks can't be started in this channel: this workspace allows them only in <#C0TASKS> (set by its admins).",
+      ),
+    );
   });
 });

@@ -1,7 +1,8 @@
 /**
  * Rendering a streamed answer is linear in its length, whatever the answer: each hostile
- * shape the benchmark times (`npm run bench:render`) is rendered at n and 4n characters, and
- * 4n may take at most 10 times as long as n (linear: about 4; quadratic: 16). Each size is
+ * shape the benchmark times (`npm run bench:render`), and links whose labels look like other
+ * hosts' addresses (each one tagged), is rendered at n and 4n characters, and 4n may take at
+ * most 10 times as long as n (linear: about 4; quadratic: 16). Each size is
  * timed by its fastest of five runs, and anything under 2 ms counts as 2 ms: at these sizes a
  * linear pass takes well under that, so timer noise and a loaded machine cannot fail the
  * test, and the quadratic expressions this replaced (0.3 s for 16 KiB of "[") cannot pass it.
@@ -11,7 +12,7 @@
 import { describe, expect, it } from "vitest";
 import { StreamablePrefix, streamablePrefix } from "../../src/view/markdown.ts";
 import { renderRun } from "../../src/view/render.ts";
-import { HOSTILE_SHAPES, prose } from "../support/hostile-text.ts";
+import { fill, HOSTILE_SHAPES, prose } from "../support/hostile-text.ts";
 import { settledRatio } from "../support/linear-time.ts";
 
 const N = 16 * 1024;
@@ -39,8 +40,15 @@ const PASSES = {
   },
 };
 
+/** Links whose labels look like other hosts' addresses: each label is read, and tagged. */
+const LINK_SHAPES = [
+  { name: "links labelled with another host", make: (n: number) => fill("[a.b](https://c.d) ", n) },
+  { name: "short labels in labels", make: (n: number) => fill("[[a.b](http://c)](http://d)", n) },
+  { name: "a line of link openers", make: (n: number) => `${fill("[a.b", n - 14)}](https://c.d)` },
+];
+
 describe.each(Object.entries(PASSES))("%s of an answer", (_name, pass) => {
-  it.each([{ name: "prose", make: prose }, ...HOSTILE_SHAPES])(
+  it.each([{ name: "prose", make: prose }, ...HOSTILE_SHAPES, ...LINK_SHAPES])(
     "takes linear time on $name",
     ({ make }) => {
       const small = make(N);

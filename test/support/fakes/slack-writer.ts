@@ -10,6 +10,7 @@
  * would (expired, or stopped by its reader), and `refuseNextStream` makes a start fail.
  */
 import type {
+  Person,
   SlackWriter,
   StreamBudget,
   StreamEnd,
@@ -60,6 +61,8 @@ export class FakeSlackWriter implements SlackWriter {
   readonly admins = new Set<string>();
   /** People by id; anyone else is a member of the workspace ("T1"). */
   readonly people = new Map<string, { teamId: string; guest: boolean; deleted: boolean }>();
+  /** People Slack cannot say who they are just now (`users.info` failing): no answer is kept. */
+  readonly unidentified = new Set<string>();
   /** The agent-view status of each thread, as last set ("" once cleared). */
   readonly statuses = new Map<string, string>();
   /** The agent-view title of each thread. */
@@ -202,7 +205,8 @@ export class FakeSlackWriter implements SlackWriter {
     return true;
   }
 
-  async person(userId: string) {
+  async person(userId: string): Promise<Person | undefined> {
+    if (this.unidentified.has(userId)) return undefined;
     return this.people.get(userId) ?? { teamId: "T1", guest: false, deleted: false };
   }
 
