@@ -1,5 +1,5 @@
 /**
- * `npm run bench:memory [-- --shapes runaway,files]`
+ * `npm run bench:memory [-- --shapes runaway,files] [--app DIR] [--cap SECONDS]`
  *
  * Whether one answer of the service can take the app's memory. For each hostile shape the app
  * runs fresh (`node src/main.ts`, default budgets, in a child process so that its memory is
@@ -16,6 +16,8 @@
  * peak RSS (VmHWM) against its idle RSS, the slowest health check and the other `/task`'s
  * acknowledgement, and how the attacked run ended in its thread. Targets: every shape under
  * 400 MB of peak RSS, every answer within 3 s; the process exits 1 when one is missed.
+ * `--app DIR` runs another checkout's app (an earlier version, for a before-and-after), and a
+ * run that has not ended after `--cap` seconds (default 180) is reported as still going.
  */
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
@@ -46,8 +48,13 @@ const SHAPES = {
 type Shape = keyof typeof SHAPES;
 
 const { values } = parseArgs({
-  options: { shapes: { type: "string", default: Object.keys(SHAPES).join(",") } },
+  options: {
+    shapes: { type: "string", default: Object.keys(SHAPES).join(",") },
+    app: { type: "string" },
+    cap: { type: "string", default: "180" },
+  },
 });
+const capMs = Number(values.cap) * 1000;
 const shapes = values.shapes.split(",").map((s) => s.trim()) as Shape[];
 for (const s of shapes) {
   if (!(s in SHAPES)) {
@@ -72,10 +79,14 @@ class Bench extends SlackScenario {
   }
 }
 
-/** A line of /proc/<pid>/status, in bytes. */
+/** A line of /proc/<pid>/status, in bytes (0 once the process is gone). */
 function procBytes(pid: number, field: "VmRSS" | "VmHWM"): number {
-  const status = readFileSync(`/proc/${pid}/status`, "utf8");
-  return Number(new RegExp(`^${field}:\\s+(\\d+)\\s+kB`, "m").exec(status)?.[1] ?? 0) * 1024;
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, "utf8");
+    return Number(new RegExp(`^${field}:\\s+(\\d+)\\s+kB`, "m").exec(status)?.[1] ?? 0) * 1024;
+  } catch {
+    return 0;
+  }
 }
 
 async function timed<T>(fn: () => Promise<T>): Promise<{ value: T; ms: number }> {
@@ -103,6 +114,7 @@ async function measure(shape: Shape): Promise<Row> {
       SLACK_RATE_LIMITS: "",
       SLACK_EDIT_INTERVAL_MS: "1000",
     }),
+    { appDir: values.app },
   );
   const bench = new Bench(sim, slack, app);
   try {
@@ -139,13 +151,27 @@ async function measure(shape: Shape): Promise<Row> {
         channel_id: CHANNEL,
         response_url: slack.responseUrl("bench-other"),
         trigger_id: `bench.other.${Date.now()}`,
-      }),
+      }).catch(() => ({ status: 0 })),
     );
-    const replies = await bench.waitForFinal(threadTs, 1, 180_000).finally(() => {
-      ended = true;
-    });
+    // The peak while it lasts (an app that dies has no /proc entry to read afterwards).
+    let peak = 0;
+    const sampling = setInterval(() => {
+      if (!app.exited()) peak = Math.max(peak, procBytes(app.pid, "VmHWM"));
+    }, 100);
+    const replies = await bench
+      .waitForFinal(threadTs, 1, capMs)
+      .catch(() => undefined)
+      .finally(() => {
+        ended = true;
+        clearInterval(sampling);
+      });
     await probing;
-    const peak = procBytes(app.pid, "VmHWM");
+    if (!app.exited()) peak = Math.max(peak, procBytes(app.pid, "VmHWM"));
+    const endedAs = app.exited()
+      ? "the app died"
+      : replies === undefined
+        ? `still going after ${capMs / 1000} s`
+        : statusOf(replies.at(-1) ?? NO_MESSAGE);
     const healthMaxMs = Math.max(...health);
     const otherAckMs = other.value.status === 200 ? other.ms : Number.POSITIVE_INFINITY;
     const peakMb = peak / MB;
@@ -156,10 +182,12 @@ async function measure(shape: Shape): Promise<Row> {
       healthMaxMs,
       probes: health.length,
       otherAckMs,
-      ended: statusOf(replies.at(-1) ?? NO_MESSAGE)
-        .replace(/\s+/g, " ")
-        .slice(0, 110),
-      pass: peakMb < PEAK_MAX_MB && healthMaxMs < DEADLINE_MS && otherAckMs < DEADLINE_MS,
+      ended: endedAs.replace(/\s+/g, " ").slice(0, 110),
+      pass:
+        replies !== undefined &&
+        peakMb < PEAK_MAX_MB &&
+        healthMaxMs < DEADLINE_MS &&
+        otherAckMs < DEADLINE_MS,
     };
   } finally {
     await app.stop();

@@ -1,6 +1,9 @@
 /**
- * The size limits of src/ (ARCHITECTURE.md's standards): no file over 400 lines, no function
- * over 80, no folder holding more than 16 source files directly. Functions are found with the
+ * The size limits of src/ (ARCHITECTURE.md's standards): no file over 800 lines, no function
+ * over 80, no folder holding more than 16 source files directly. A file is as long as its one
+ * concept needs and is split by responsibility, never to meet a number: 800 lines is where a
+ * file is read again for whether it still holds one concept (400 made commits move code "to get
+ * back under 400"). Functions are found with the
  * TypeScript compiler's parser, so a function is measured from its first line (the signature)
  * to its last (the closing brace), nested functions included in their parent, as ESLint's
  * max-lines-per-function counts them.
@@ -14,7 +17,7 @@ import { describe, expect, it } from "vitest";
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const SRC = join(ROOT, "src");
 
-const MAX_FILE_LINES = 400;
+const MAX_FILE_LINES = 800;
 const MAX_FUNCTION_LINES = 80;
 const MAX_FILES_PER_FOLDER = 16;
 
@@ -90,7 +93,7 @@ function nameOf(node: ts.SignatureDeclaration): string {
 }
 
 describe("the layout of src/", () => {
-  it("keeps every file within 400 lines", () => {
+  it("keeps every file within 800 lines", () => {
     expect(files.length).toBeGreaterThan(100);
     const long = files
       .map((file) => ({ file, lines: lineCount(readFileSync(join(ROOT, file), "utf8")) }))

@@ -50,7 +50,7 @@ export interface RunDeps extends Pick<DeliveryContext, "previews" | "memory"> {
 /** How long the stop of a run whose answer is too large is asked before the run ends anyway. */
 const STOP_TOO_LARGE_MS = 10_000;
 
-const isTooLarge = (err: unknown): boolean =>
+const isTooLarge = (err: unknown): err is TaskServiceError =>
   err instanceof TaskServiceError && err.kind === "too_large";
 
 /** How a relay of a run begins: a new run, one another instance left, or one that killed them. */
@@ -193,7 +193,7 @@ export class RunRelay {
         }
       }
     } catch (err) {
-      if (isTooLarge(err)) await this.#stopTooLarge();
+      if (isTooLarge(err)) await this.#stopTooLarge(err);
       return { failure: err };
     }
   }
@@ -202,13 +202,15 @@ export class RunRelay {
    * The answer passed what this app keeps of it (its own budget, or the process's): the run is
    * stopped at the service, and ends here as stopped, saying why, with what it kept.
    */
-  async #stopTooLarge(): Promise<void> {
+  async #stopTooLarge(err: TaskServiceError): Promise<void> {
     const max = formatBytes(this.#memory.maxBytes);
     const reason = this.#memory.processFull
       ? `the app holds too many long answers at once to keep more of this one; what came is kept, and all of it is in the task service's History`
-      : `its answer passed ${max}, the most this app keeps of one answer; what came first is kept, and all of it is in the task service's History`;
+      : err.limit === "answer"
+        ? `its answer passed ${max}, the most this app keeps of one answer; what came first is kept, and all of it is in the task service's History`
+        : `the task service sent more than this app reads at once (${err.message}); what came before is kept, and all of it is in the task service's History`;
     this.#log.warn(
-      { keptBytes: Buffer.byteLength(this.#whole, "utf8"), max },
+      { keptBytes: Buffer.byteLength(this.#whole, "utf8"), max, err },
       "answer too large: stopping the run",
     );
     if (!this.#fate.stop(undefined, reason)) return;

@@ -70,14 +70,12 @@ export interface TextBudget {
   grow(bytes: number): boolean;
 }
 
-/** The run's text passed its budget: the error following ends with. */
-export function textTooLarge(
-  maxBytes: number,
-  why = "the most this app keeps of one answer",
-): TaskServiceError {
+/** The run's text passed its budget: the error following ends with (`limit`: "answer"). */
+export function textTooLarge(maxBytes: number): TaskServiceError {
   return new TaskServiceError({
     kind: "too_large",
-    message: `The answer passed ${formatBytes(maxBytes)}, ${why}.`,
+    limit: "answer",
+    message: `The answer passed ${formatBytes(maxBytes)}, the most this app keeps of one answer.`,
   });
 }
 

@@ -60,7 +60,8 @@ describe("answers past the app's memory budgets", () => {
     const replies = await h.waitForFinal(threadTs, 1, 30_000);
     const status = statusOf(replies.at(-1) ?? NO_MESSAGE);
     expect(status).toMatch(/Stopped after/);
-    expect(status).toContain("the most this app keeps of one answer");
+    expect(status).toContain("the task service sent more than this app reads at once");
+    expect(status).toContain("answer to the result stream is larger than 5.0 MB");
   });
 
   it("brings files of many MB in one at a time within the budget, and lists one past it", async () => {
