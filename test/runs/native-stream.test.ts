@@ -131,7 +131,7 @@ describe("native streaming", () => {
     expect(sent.map((s) => s.method)).toEqual(["startStream", "appendStream", "appendStream"]);
   });
 
-  it("streams whole lines into a message while its bytes fit, then goes on in the next", async () => {
+  it("streams whole lines into a message while its bytes fit, fills it, then goes on in the next", async () => {
     const { writer, sent, messages } = streamingWriter();
     const left: string[] = [];
     const native = stream(writer, left);
@@ -141,10 +141,12 @@ describe("native streaming", () => {
     expect(sent.map((s) => s.method)).toEqual([
       "startStream",
       "appendStream",
+      "appendStream",
       "startStream",
       "stopStream",
     ]);
-    expect(messages()).toEqual([line.repeat(89), line.repeat(12)]);
+    // 9,000 bytes: the one line the first message still had room for, then the rest.
+    expect(messages()).toEqual([line.repeat(90), line.repeat(11)]);
     expect(left).toEqual([]);
   });
 

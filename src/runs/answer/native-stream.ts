@@ -232,7 +232,7 @@ export class NativeStream {
    * Streams the answer up to `safe` (where it may end, in code block `fence` if any) and the
    * steps held: into the current stream message while it has room and is not due to rotate,
    * then into new ones, a Slack call at a time. Steps wait for a stream (it starts with text),
-   * and for a message with room. True when something was sent.
+   * and for a message with room for them. True when something was sent.
    */
   async #streamTo(safe: string, fence: FenceState | undefined): Promise<boolean> {
     let sent = false;
@@ -249,7 +249,7 @@ export class NativeStream {
           continue;
         }
         const due = rotate && more && this.#fence === undefined && this.#due();
-        if (!due && (await this.#appendAll(ts, safe, fence))) {
+        if (!due && (await this.#fill(ts, safe, fence))) {
           sent = true;
           continue;
         }
@@ -277,17 +277,21 @@ export class NativeStream {
     }
   }
 
-  /** Appends all that is new, with the steps held, if the current message has room for it. */
-  async #appendAll(ts: string, safe: string, fence: FenceState | undefined): Promise<boolean> {
-    const add = neutralizeMentions(safe.slice(this.#streamed.length));
+  /**
+   * Appends to the current message, with the steps held, what of the new text it has room for:
+   * all of it, or up to a place where the message may end (the answer goes on in the next).
+   * False when not even a line fits, or the steps do not.
+   */
+  async #fill(ts: string, safe: string, fence: FenceState | undefined): Promise<boolean> {
     const steps = this.#steps;
-    const bytes = utf8Bytes(add) + stepBytes(steps);
-    if (this.#used + bytes + utf8Bytes(closingLine(fence)) > STREAM_MESSAGE_BYTES) return false;
+    const room = STREAM_MESSAGE_BYTES - this.#used - stepBytes(steps);
+    const piece = nextPiece(safe, this.#streamed.length, this.#fence, fence, room);
+    if (piece === undefined) return false;
     this.#steps = [];
-    await this.#opts.writer.appendStream(this.#opts.channelId, ts, add, steps);
-    this.#used += bytes;
-    this.#streamed = safe;
-    this.#fence = fence;
+    await this.#opts.writer.appendStream(this.#opts.channelId, ts, piece.markdown, steps);
+    this.#used += piece.bytes + stepBytes(steps);
+    this.#streamed = safe.slice(0, piece.end);
+    this.#fence = piece.fence;
     return true;
   }
 
