@@ -225,7 +225,7 @@ export function streamablePrefix(text: string): string {
  * the last one, so following an answer costs its length once, not once per delta.
  */
 export class StreamablePrefix {
-  #state: FenceState = { open: undefined, info: "" };
+  #state: FenceState;
   /** The paragraph so far, as counts (each line once): backticks, and ** and ~~ outside code
    * spans. A code span ends on its line, so a line's spans are its own. */
   #counts = { ticks: 0, strong: 0, strike: 0, under: 0 };
@@ -239,10 +239,37 @@ export class StreamablePrefix {
   #next = 0;
   #searched = 0;
   #safe = 0;
+  /** The end of the longest streamable prefix that ends outside a code block. */
+  #outside = 0;
+  readonly #start: FenceState;
+
+  /** A text that starts inside a code block (its fence opened before it) is read as code. */
+  constructor(inCode?: FenceState) {
+    this.#start = { open: inCode?.open, info: inCode?.open === undefined ? "" : inCode.info };
+    this.#state = { ...this.#start };
+    if (this.#start.open !== undefined) this.#outside = -1;
+  }
+
+  /**
+   * The code block open where the streamable prefix ends, if any (a later line that is held
+   * back is outside code: a fence line makes everything before it final).
+   */
+  get fence(): FenceState | undefined {
+    return this.#state.open === undefined ? undefined : { ...this.#state };
+  }
+
+  /**
+   * The length of the longest streamable prefix, as of the last call, that ends outside a code
+   * block: where a message can end with nothing left open. -1 when none (the text starts in a
+   * code block that is still open).
+   */
+  get outsideCode(): number {
+    return this.#outside;
+  }
 
   /** The streamable prefix of `text`, which extends the text of the previous call. */
   of(text: string): string {
-    if (text.length < this.#searched) return new StreamablePrefix().of(text); // not an extension
+    if (text.length < this.#searched) return new StreamablePrefix(this.#start).of(text); // not an extension
     // Whole lines only: they end at the last "\n" (looked for once in each character).
     const fresh = text.indexOf("\n", Math.max(this.#next, this.#searched));
     const end = fresh < 0 ? this.#next : text.lastIndexOf("\n") + 1;
@@ -258,7 +285,7 @@ export class StreamablePrefix {
         // Plain lines up to the next notable one change nothing but what is final.
         const stop = this.#notable >= end ? end : text.lastIndexOf("\n", this.#notable - 1) + 1;
         if (stop > start) {
-          if (this.#state.open !== undefined || balanced(this.#counts)) this.#safe = stop;
+          if (this.#state.open !== undefined || balanced(this.#counts)) this.#final(stop);
           this.#next = stop;
           continue;
         }
@@ -274,14 +301,15 @@ export class StreamablePrefix {
       if ((first === 10 || spaced) && BLANK_LINES.test(text)) {
         // Blank lines: each one ends a paragraph and is final.
         this.#counts.ticks = this.#counts.strong = this.#counts.strike = 0;
-        this.#next = this.#safe = BLANK_LINES.lastIndex;
+        this.#next = BLANK_LINES.lastIndex;
+        this.#final(this.#next);
         continue;
       }
       // Short lines of a paragraph (a page of "`" lines): one loop, no search per line.
       if (this.#state.open === undefined) {
         const { stop, balancedAt } = readShortLines(text, start, end, this.#counts);
         if (stop > start) {
-          if (balancedAt > 0) this.#safe = balancedAt;
+          if (balancedAt > 0) this.#final(balancedAt);
           this.#next = stop;
           continue;
         }
@@ -308,7 +336,7 @@ export class StreamablePrefix {
     // In (or opening, or closing) a code block finished lines are final; so is a blank line.
     if (wasOpen || this.#state.open !== undefined || first === nl) {
       counts.ticks = counts.strong = counts.strike = 0;
-      this.#safe = nl + 1;
+      this.#final(nl + 1);
       return;
     }
     // A table row: nothing is final until a line after the table.
@@ -319,7 +347,13 @@ export class StreamablePrefix {
       if (this.#marker < start) this.#marker = nextMarker(text, start);
       if (this.#marker < nl) countMarkerParities(text, start, nl, counts, this.#marker);
     }
-    if (balanced(counts)) this.#safe = nl + 1;
+    if (balanced(counts)) this.#final(nl + 1);
+  }
+
+  /** The text up to `end` is final (and, outside a code block, a place a message may end). */
+  #final(end: number): void {
+    this.#safe = end;
+    if (this.#state.open === undefined) this.#outside = end;
   }
 }
 

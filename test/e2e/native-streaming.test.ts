@@ -1,4 +1,8 @@
+import { Buffer } from "node:buffer";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { STREAM_MESSAGE_BYTES } from "../../src/runs/answer/stream-parts.ts";
+import { scanFences } from "../../src/view/markdown-scan.ts";
+import { SLACK_LIMITS, streamedTextBytes } from "../../tools/local-slack/index.ts";
 import {
   CHANNEL,
   comparable,
@@ -8,6 +12,7 @@ import {
   OWNER,
   statusOf,
 } from "../support/harness.ts";
+import { inJapanese } from "../support/japanese-answers.ts";
 
 describe("native Slack streaming (SLACK_STREAMING=native)", () => {
   let h: Harness;
@@ -102,4 +107,66 @@ describe("native Slack streaming (SLACK_STREAMING=native)", () => {
     );
     expect(statusOf(replies[0] ?? NO_MESSAGE)).toMatch(/Completed in/);
   });
+});
+
+describe("a Japanese answer, natively streamed (SLACK_STREAMING=native)", () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await Harness.start({
+      streaming: "native",
+      answersInJapanese: true,
+      // This story is about bytes, not Tier 2: the parts' stops need not wait a minute.
+      rateLimits: { "chat.startStream": 600, "chat.stopStream": 600 },
+    });
+  });
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  it("goes on in new stream messages before Slack's byte ceiling: 30,000 characters, every one shown, no msg_too_long", async () => {
+    const label = "Japanese answer";
+    const from = h.slack.calls.length;
+    await h.command(`${label} [sim:length=30200] [sim:delay=10] [sim:chunk=60]`);
+    const threadTs = await h.waitForTaskThread(label);
+    await h.waitForFinal(threadTs, 1, 60_000);
+    // Every message of the answer: streamed parts have no blocks, the last has its status.
+    const replies = h.slack
+      .thread(CHANNEL, threadTs)
+      .filter((m) => m.ts !== threadTs && m.user === h.slack.botUserId);
+    const content = inJapanese(
+      h.sim.runs().find((r) => r.promptText.includes(label))?.content ?? "",
+    );
+    // Japanese: 30,000 characters, most of them three bytes in UTF-8 (spaces, digits and
+    // Markdown's marks one).
+    expect(content.length).toBeGreaterThanOrEqual(30_000);
+    expect(Buffer.byteLength(content)).toBeGreaterThan(2 * content.length);
+
+    const calls = h.slack.calls.slice(from);
+    expect(calls.filter((c) => c.response.error === "msg_too_long")).toEqual([]);
+    expect(h.slack.validationErrors).toEqual([]);
+    // The answer is its stream messages, in order: each streamed, stopped, never edited.
+    const starts = calls.filter(
+      (c) => c.method === "chat.startStream" && c.args.thread_ts === threadTs,
+    );
+    expect(starts.length).toBeGreaterThanOrEqual(3);
+    expect(replies.map((m) => m.ts)).toEqual(starts.map((c) => c.response.ts));
+    const parts = new Set(replies.map((m) => m.ts));
+    expect(calls.filter((c) => c.method === "chat.update" && parts.has(String(c.args.ts)))).toEqual(
+      [],
+    );
+    for (const part of replies) {
+      expect(part.streaming_state).toBe("completed");
+      // Within the app's budget of bytes, and no code block left open for the next one.
+      const sent = calls.filter(
+        (c) => c.method.endsWith("Stream") && (c.response.ts ?? c.args.ts) === part.ts,
+      );
+      const bytes = sent.reduce((n, c) => n + streamedTextBytes(c.args), 0);
+      expect(bytes).toBeLessThanOrEqual(STREAM_MESSAGE_BYTES);
+      expect(bytes).toBeLessThan(SLACK_LIMITS.streamMessageBytesMax);
+      expect(scanFences(part.text).open).toBeUndefined();
+    }
+    // Every character, in order (the lines that close and reopen a code block cut aside).
+    expect(comparable(replies.map((m) => m.text).join(""))).toBe(comparable(content));
+    expect(statusOf(replies.at(-1) ?? NO_MESSAGE)).toMatch(/Completed in/);
+  }, 90_000);
 });

@@ -1,34 +1,68 @@
 /**
- * Native streaming on its own: an answer goes into the stream in whole lines while it fits one
- * message, and the run goes back to editing messages before a piece Slack would refuse.
+ * Native streaming on its own: an answer goes into the stream in whole lines, a stream message
+ * holding at most STREAM_MESSAGE_BYTES of UTF-8 text (steps included), the answer going on in
+ * the next one at a place where a message may end; no piece is one Slack would refuse.
  */
+import { Buffer } from "node:buffer";
 import { pino } from "pino";
 import { describe, expect, it, vi } from "vitest";
 import { NativeStream } from "../../src/runs/answer/native-stream.ts";
-import type { SlackWriter } from "../../src/runs/ports.ts";
+import { STREAM_MESSAGE_BYTES } from "../../src/runs/answer/stream-parts.ts";
+import type { SlackWriter, StreamStep } from "../../src/runs/ports.ts";
 import { MESSAGE_MARKDOWN_LIMIT } from "../../src/view/render.ts";
 import { SLACK_LIMITS } from "../../tools/local-slack/index.ts";
+import { FakeClock } from "../support/fake-clock.ts";
 
-/** The three stream calls, recorded as tried; Slack's 12,000 characters of markdown_text enforced. */
+interface Sent {
+  readonly method: string;
+  readonly ts: string;
+  readonly markdown: string;
+}
+
+/**
+ * The three stream calls, recorded as tried, each start a new message. Slack's limits are
+ * enforced: 12,000 characters of markdown_text a call, and the bytes of text one streamed
+ * message takes (its markdown and its steps' titles), past which it answers msg_too_long.
+ */
 function streamingWriter() {
-  const sent: { method: string; markdown: string }[] = [];
-  const record = (method: string, markdown: string) => {
-    sent.push({ method, markdown });
+  const sent: Sent[] = [];
+  const steps: StreamStep[] = [];
+  const bytes = new Map<string, number>();
+  let starts = 0;
+  const record = (
+    method: string,
+    ts: string,
+    markdown: string,
+    stepsSent?: readonly StreamStep[],
+  ) => {
+    sent.push({ method, ts, markdown });
+    const titles = (stepsSent ?? []).reduce((n, s) => n + Buffer.byteLength(s.title), 0);
+    const total = (bytes.get(ts) ?? 0) + Buffer.byteLength(markdown) + titles;
     if (markdown.length > SLACK_LIMITS.markdownTextMax) throw new Error("msg_too_long");
+    if (total > SLACK_LIMITS.streamMessageBytesMax) throw new Error("msg_too_long");
+    bytes.set(ts, total);
+    steps.push(...(stepsSent ?? []));
   };
   const writer = {
     startStream: async (_c: string, _t: string, _r: unknown, markdown: string) => {
-      record("startStream", markdown);
-      return "1700000000.000200";
+      const ts = `1700000000.${String(++starts).padStart(6, "0")}`;
+      record("startStream", ts, markdown);
+      return ts;
     },
-    appendStream: async (_c: string, _ts: string, markdown: string) => {
-      record("appendStream", markdown);
+    appendStream: async (_c: string, ts: string, markdown: string, steps?: StreamStep[]) => {
+      record("appendStream", ts, markdown, steps);
     },
-    stopStream: async () => {
-      sent.push({ method: "stopStream", markdown: "" });
+    stopStream: async (_c: string, ts: string) => {
+      sent.push({ method: "stopStream", ts, markdown: "" });
     },
   };
-  return { writer: writer as unknown as SlackWriter, sent };
+  /** What each stream message holds, in the order they started. */
+  const messages = () => {
+    const texts = new Map<string, string>();
+    for (const s of sent) texts.set(s.ts, (texts.get(s.ts) ?? "") + s.markdown);
+    return [...texts.values()];
+  };
+  return { writer: writer as unknown as SlackWriter, sent, bytes, messages, steps };
 }
 
 function stream(writer: SlackWriter, left: string[]) {
@@ -43,18 +77,23 @@ function stream(writer: SlackWriter, left: string[]) {
   });
 }
 
+/** Whether a text holds half of a surrogate pair (an emoji cut in two). */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
 const line = `${"word ".repeat(19)}word\n`; // 100 characters
 
 describe("native streaming", () => {
-  it("sends no piece Slack would refuse: an answer that arrives whole and long is edited in instead", async () => {
+  it("sends no piece Slack would refuse: an answer that arrives whole and long goes into as many stream messages as its bytes need", async () => {
     // Found by fuzzing: 15,000 characters at once went to chat.startStream, which Slack refuses.
-    const { writer, sent } = streamingWriter();
+    const { writer, sent, messages } = streamingWriter();
     const left: string[] = [];
     const native = stream(writer, left);
-    expect(await native.append(() => line.repeat(150))).toBe(false);
-    expect(native.on).toBe(false);
-    await vi.waitFor(() => expect(left).toEqual(["left"]));
-    expect(sent).toEqual([]);
+    expect(await native.append(() => line.repeat(150))).toBe(true);
+    expect(native.on).toBe(true);
+    // 9,000 bytes of whole lines in the first message, the rest in the next.
+    expect(messages()).toEqual([line.repeat(90), line.repeat(60)]);
+    expect(sent.map((s) => s.method)).toEqual(["startStream", "startStream", "stopStream"]);
+    expect(left).toEqual([]);
   });
 
   it("reads the answer once per append sent, however many deltas arrive while one waits", async () => {
@@ -92,16 +131,117 @@ describe("native streaming", () => {
     expect(sent.map((s) => s.method)).toEqual(["startStream", "appendStream", "appendStream"]);
   });
 
-  it("streams whole lines while they fit one message, then leaves before passing it", async () => {
-    const { writer, sent } = streamingWriter();
+  it("streams whole lines into a message while its bytes fit, fills it, then goes on in the next", async () => {
+    const { writer, sent, messages } = streamingWriter();
     const left: string[] = [];
     const native = stream(writer, left);
     expect(await native.append(() => line.repeat(60))).toBe(true);
-    expect(await native.append(() => `${line.repeat(99)}half a li`)).toBe(true);
-    expect(await native.append(() => line.repeat(101))).toBe(false);
-    await vi.waitFor(() => expect(left).toEqual(["left"]));
-    expect(sent.map((s) => s.method)).toEqual(["startStream", "appendStream", "stopStream"]);
-    expect(sent.map((s) => s.markdown).join("")).toBe(line.repeat(99));
-    expect(sent.map((s) => s.markdown).join("").length).toBeLessThanOrEqual(MESSAGE_MARKDOWN_LIMIT);
+    expect(await native.append(() => `${line.repeat(89)}half a li`)).toBe(true);
+    expect(await native.append(() => line.repeat(101))).toBe(true);
+    expect(sent.map((s) => s.method)).toEqual([
+      "startStream",
+      "appendStream",
+      "appendStream",
+      "startStream",
+      "stopStream",
+    ]);
+    // 9,000 bytes: the one line the first message still had room for, then the rest.
+    expect(messages()).toEqual([line.repeat(90), line.repeat(11)]);
+    expect(left).toEqual([]);
+  });
+
+  it("counts bytes, not characters: an emoji-rich answer goes on in new messages long before 10,000 characters, no emoji cut in two", async () => {
+    const { writer, bytes, messages } = streamingWriter();
+    const left: string[] = [];
+    const native = stream(writer, left);
+    const emojiLine = (n: number) => `${n}. 🚀 Ship it ✅ — 日本語 👍🏽 ${"🎉".repeat(n % 7)}\n`;
+    let answer = "";
+    for (let n = 0; answer.length < 9000; n++) answer += emojiLine(n);
+    // One message of it by characters, and more than Slack takes in one by bytes.
+    expect(answer.length).toBeLessThan(MESSAGE_MARKDOWN_LIMIT);
+    expect(Buffer.byteLength(answer)).toBeGreaterThan(SLACK_LIMITS.streamMessageBytesMax);
+    // Deltas of 37 code units cut through emoji (surrogate pairs) and lines alike.
+    for (let end = 37; end < answer.length; end += 37) {
+      await native.append(() => answer.slice(0, end));
+    }
+    expect(await native.end(answer, () => ({ blocks: [] }))).toBe(true);
+    expect(left).toEqual(["left"]); // the end, and no refusal before it
+    expect(messages().join("")).toBe(answer);
+    expect(messages().length).toBeGreaterThanOrEqual(2);
+    for (const [i, text] of messages().entries()) {
+      expect(text, `message ${i}`).not.toMatch(LONE_SURROGATE);
+      expect(text.endsWith("\n")).toBe(true);
+    }
+    for (const n of bytes.values()) expect(n).toBeLessThanOrEqual(STREAM_MESSAGE_BYTES);
+  });
+
+  it("cuts a code block longer than a message at a line, closing it at the end of one message and opening it again in the next", async () => {
+    const { writer, bytes, messages } = streamingWriter();
+    const native = stream(writer, []);
+    const code = Array.from({ length: 400 }, (_, n) => `const v${n} = "値"; // 🚀\n`).join("");
+    const answer = `Intro\n\n\`\`\`ts\n${code}\`\`\`\n\nAfter the code.\n`;
+    for (let end = 500; end < answer.length; end += 500) {
+      await native.append(() => answer.slice(0, end));
+    }
+    expect(await native.end(answer, () => ({ blocks: [] }))).toBe(true);
+    const parts = messages();
+    expect(parts.length).toBeGreaterThanOrEqual(2);
+    for (const [i, text] of parts.entries()) {
+      // Each message shows whole code blocks: every fence it opens it closes.
+      expect(text.match(/^```/gm)?.length ?? 0, `message ${i}`).toSatisfy(
+        (n: number) => n % 2 === 0,
+      );
+      if (i > 0) expect(text.startsWith("```ts\n")).toBe(true);
+      if (i < parts.length - 1) expect(text.endsWith("```\n")).toBe(true);
+    }
+    // Without the lines that close and reopen the block at each cut, the answer as it was.
+    const seams = parts.map((t, i) => (i > 0 ? t.slice("```ts\n".length) : t));
+    const joined = seams.map((t, i) => (i < parts.length - 1 ? t.slice(0, -"```\n".length) : t));
+    expect(joined.join("")).toBe(answer);
+    for (const n of bytes.values()) expect(n).toBeLessThanOrEqual(STREAM_MESSAGE_BYTES);
+  });
+
+  it("counts the agent's steps toward a message's bytes", async () => {
+    const { writer, bytes, messages, steps } = streamingWriter();
+    const left: string[] = [];
+    const native = stream(writer, left);
+    let text = "";
+    for (let i = 0; i < 30; i++) {
+      // 80 characters: a tool step's title at its longest, of 3 bytes each.
+      await native.step(`${"日本語の手順".repeat(13)}${String(i).padStart(2, "0")}`);
+      text += `${line}${line}`;
+      await native.append(() => text);
+    }
+    expect(await native.end(text, () => ({ blocks: [] }))).toBe(true);
+    expect(left).toEqual(["left"]);
+    expect(messages().join("")).toBe(text);
+    expect(messages().length).toBeGreaterThanOrEqual(2);
+    for (const n of bytes.values()) expect(n).toBeLessThanOrEqual(STREAM_MESSAGE_BYTES);
+    expect(steps.at(-1)).toMatchObject({ id: "step-30", status: "in_progress" });
+  });
+
+  it("rotates by time only where no code block is open", async () => {
+    const { writer, messages } = streamingWriter();
+    const clock = new FakeClock();
+    const native = new NativeStream({
+      writer,
+      channelId: "C1",
+      threadTs: "1700000000.000100",
+      recipient: { userId: "U1", teamId: "T1" },
+      log: pino({ level: "silent" }),
+      onStarted: async () => undefined,
+      onLeft: () => undefined,
+      rotateMs: 1000,
+      clock,
+    });
+    let text = "Intro\n```ts\nconst a = 1;\n";
+    await native.append(() => text);
+    await clock.advance(1000, async () => undefined);
+    text += "const b = 2;\n```\n";
+    await native.append(() => text);
+    expect(messages()).toHaveLength(1);
+    text += "After\n";
+    await native.append(() => text);
+    expect(messages()).toEqual(["Intro\n```ts\nconst a = 1;\nconst b = 2;\n```\n", "After\n"]);
   });
 });

@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { scanFences } from "../../src/view/markdown-scan.ts";
 import { StreamablePrefix, streamablePrefix } from "../../src/view/markdown.ts";
 
 describe("what native streaming may append", () => {
@@ -81,6 +82,53 @@ describe("what native streaming may append", () => {
           for (const piece of pieces) {
             text += piece;
             expect(growing.of(text)).toBe(streamablePrefix(text));
+          }
+        },
+      ),
+      { numRuns: 1000 },
+    );
+  });
+
+  it("says where a message may end outside code, and which code block is open where it ends", () => {
+    const p = new StreamablePrefix();
+    const code = "Intro\n```ts\nconst a = 1;\n";
+    expect(p.of(`${code}const b`)).toBe(code);
+    expect(p.outsideCode).toBe("Intro\n".length);
+    expect(p.fence).toEqual({ open: "```", info: "ts" });
+    const closed = `${code}\`\`\`\nAfter\n`;
+    expect(p.of(`${closed}Some **bold\n`)).toBe(closed);
+    expect(p.outsideCode).toBe(closed.length);
+    expect(p.fence).toBeUndefined();
+  });
+
+  it("reads a text that starts inside a code block as code, until its fence closes", () => {
+    const inCode = new StreamablePrefix({ open: "```", info: "ts" });
+    expect(inCode.of("a ** b\nc\n")).toBe("a ** b\nc\n");
+    expect(inCode.outsideCode).toBe(-1);
+    expect(inCode.fence).toEqual({ open: "```", info: "ts" });
+    expect(inCode.of("a ** b\nc\n```\nd **\n")).toBe("a ** b\nc\n```\n");
+    expect(inCode.outsideCode).toBe("a ** b\nc\n```\n".length);
+    expect(inCode.fence).toBeUndefined();
+  });
+
+  it("ends outside code only where a message can end, and knows the code block open at its end (property)", () => {
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.constantFrom("text ", "**", "`", "\n", "\n\n", "| a |", "```ts\n", "```\n", "~~~\n"),
+          { maxLength: 80 },
+        ),
+        (pieces) => {
+          const growing = new StreamablePrefix();
+          let text = "";
+          for (const piece of pieces) {
+            text += piece;
+            const safe = growing.of(text);
+            const outside = text.slice(0, growing.outsideCode);
+            expect(growing.outsideCode).toBeLessThanOrEqual(safe.length);
+            expect(streamablePrefix(outside)).toBe(outside);
+            expect(scanFences(outside).open).toBeUndefined();
+            expect(growing.fence?.open).toBe(scanFences(safe).open);
           }
         },
       ),

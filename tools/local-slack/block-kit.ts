@@ -1,5 +1,6 @@
 // Block Kit and message-content validation: rejects what Slack rejects (limits in limits.ts), with
 // Slack's error codes and json-pointer detail. Exported for renderer unit tests that need no server.
+import { Buffer } from "node:buffer";
 import { validateContextActions, validateMetadata } from "./agent-blocks.ts";
 import type { Problem } from "./errors.ts";
 import type { LimitErrorCodes } from "./limits.ts";
@@ -340,4 +341,28 @@ export function validateStreamContent(
     };
   }
   return validateChunks(args.chunks, codes);
+}
+
+/** The text fields of a task_update chunk that count toward a streamed message's bytes. */
+const TASK_TEXTS = ["title", "details", "output"] as const;
+
+/**
+ * UTF-8 bytes of the text one chat.startStream / appendStream / stopStream call streams into
+ * its message: its `markdown_text`, its markdown chunks and its task updates' titles, details
+ * and outputs (what counts toward SLACK_LIMITS.streamMessageBytesMax). Exported for tests of
+ * what the app streams.
+ */
+export function streamedTextBytes(args: SlackArgs): number {
+  const markdownText = str(args.markdown_text);
+  let bytes = markdownText === undefined ? 0 : Buffer.byteLength(markdownText);
+  for (const chunk of Array.isArray(args.chunks) ? args.chunks : []) {
+    if (!isRecord(chunk)) continue;
+    const fields =
+      chunk.type === "task_update" ? TASK_TEXTS : chunk.type === "markdown_text" ? ["text"] : [];
+    for (const field of fields) {
+      const value = chunk[field];
+      if (typeof value === "string") bytes += Buffer.byteLength(value);
+    }
+  }
+  return bytes;
 }

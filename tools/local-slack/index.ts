@@ -35,7 +35,12 @@
  *   expect(slack.validationErrors).toEqual([]);
  *   await slack.close();
  */
-export { validateBlocks, validateMessageContent, validateStreamContent } from "./block-kit.ts";
+export {
+  streamedTextBytes,
+  validateBlocks,
+  validateMessageContent,
+  validateStreamContent,
+} from "./block-kit.ts";
 export type { Problem } from "./errors.ts";
 export type { LimitErrorCodes } from "./limits.ts";
 export { SLACK_LIMITS } from "./limits.ts";

@@ -1,6 +1,7 @@
 // Slack's documented message and Block Kit limits, and the error codes the double answers when one is exceeded.
 // Source: Slack's method pages (docs.slack.dev/reference/methods/chat.postMessage, chat.update, chat.startStream)
-// and the Block Kit reference (docs.slack.dev/reference/block-kit/blocks).
+// and the Block Kit reference (docs.slack.dev/reference/block-kit/blocks). One is measured, not documented: the
+// bytes of a streamed message (`streamMessageBytesMax`).
 
 /** Slack's documented limits enforced by the double (see the header of this file). */
 export const SLACK_LIMITS = {
@@ -22,6 +23,14 @@ export const SLACK_LIMITS = {
   markdownBlocksTotalMax: 12_000,
   /** `markdown_text` argument (postMessage, postEphemeral, update, start/append/stopStream). */
   markdownTextMax: 12_000,
+  /**
+   * UTF-8 bytes of text one streamed message takes, over all its chat.startStream,
+   * appendStream and stopStream calls: its markdown and its task updates' titles, details and
+   * outputs. Past it Slack answers `msg_too_long` (on append or stop). Measured against Slack
+   * by other projects at roughly 10,600–11,300 bytes; not documented by Slack. The double
+   * refuses at the low end.
+   */
+  streamMessageBytesMax: 10_600,
   loadingMessagesMax: 10,
 } as const;
 

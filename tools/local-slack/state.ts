@@ -17,6 +17,8 @@ export interface StoredMessage extends SlackMessage {
   streamEndError?: string;
   /** When chat.startStream created it (the double's clock): its lifetime counts from here. */
   streamStartedAt?: number;
+  /** UTF-8 bytes of the text streamed into it (SLACK_LIMITS.streamMessageBytesMax). */
+  streamBytes?: number;
 }
 
 /**
@@ -244,6 +246,7 @@ export class Workspace {
       deleted: _deleted,
       streamEndError: _end,
       streamStartedAt: _at,
+      streamBytes: _bytes,
       ...rest
     } = this.expireIfOld(m);
     return clone(rest);

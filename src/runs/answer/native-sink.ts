@@ -1,12 +1,13 @@
 /**
  * The answer streamed with Slack's native streaming, addressed to the person who asked: the
- * text is appended to a stream message that replaces the "working…" one (and, past the
- * rotation time, to the next stream message). When Slack ends or refuses the stream, when no
- * stream can start (auto: no budget now), or when the answer outgrows one message, the answer
- * goes on by editing messages; the final answer is appended at once and then edited in, with
- * its status, once the stream is stopped.
+ * text is appended to a stream message that replaces the "working…" one (and, once that one
+ * holds all the bytes Slack takes or is past the rotation time, to the next stream message).
+ * When Slack ends or refuses the stream, or when no stream can start (auto: no budget now),
+ * the answer goes on by editing messages; the final answer is appended at once, and its
+ * status goes below it with the stream's stop (or by an edit, if the stream does not hold it).
  */
 import type { Clock } from "../../util/clock.ts";
+import type { StreamEnd } from "../ports.ts";
 import { EditSink, type SinkOptions } from "./edit-sink.ts";
 import { NativeStream } from "./native-stream.ts";
 import type { AnswerPlace, AnswerSink, FinalAnswer, RunningAnswer } from "./sink.ts";
@@ -71,13 +72,15 @@ export class NativeSink implements AnswerSink {
   }
 
   async final(answer: FinalAnswer): Promise<boolean> {
-    // A stream that holds the whole answer needs no edit: its stop adds the status below it.
-    const [only, ...more] = answer.render(this.#edits.sealedChars);
-    const [body, ...status] = only?.blocks ?? [];
-    const end =
-      only && more.length === 0 && body?.type === "markdown"
+    // A stream that holds the whole answer needs no edit: its stop adds the status below it,
+    // as rendered for the message the answer ends in (the rest may have gone on in a new one).
+    const end = (): StreamEnd | undefined => {
+      const [only, ...more] = answer.render(this.#edits.sealedChars);
+      const [body, ...status] = only?.blocks ?? [];
+      return only && more.length === 0 && body?.type === "markdown"
         ? { blocks: status, ...(only.metadata ? { metadata: only.metadata } : {}) }
         : undefined;
+    };
     if (await this.#stream.end(answer.text, end)) return true;
     return this.#edits.final(answer);
   }

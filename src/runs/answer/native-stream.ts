@@ -1,20 +1,30 @@
 /**
  * Slack's native streaming for one run (`chat.startStream` / `appendStream` / `stopStream`):
  * the answer is appended to a stream message in whole lines (tables and half-open formatting
- * held back), one append at a time, each sending whatever arrived since the last. Slack ends a
- * stream about five minutes after it started, so a stream older than `rotateMs` goes on in a
- * new stream message of the thread (the old one is stopped when the budget allows; nothing of
- * the answer waits for that). When Slack ends or refuses the stream, or no stream can start,
- * the run goes back to editing messages.
+ * held back), one append at a time, each sending whatever arrived since the last. A stream
+ * message holds STREAM_MESSAGE_BYTES of text, counted in UTF-8 bytes as it is sent, the agent's
+ * steps included (Slack refuses more, whatever the characters: stream-parts.ts); the answer then
+ * goes on in a new stream message of the thread. So it does too once the stream is older than
+ * `rotateMs`, as Slack ends a stream about five minutes after it started. The message before is
+ * stopped when the budget allows (nothing of the answer waits for that). When Slack ends or
+ * refuses the stream, or no stream can start, the run goes back to editing messages.
  */
 import type { Logger } from "pino";
 import type { Clock } from "../../util/clock.ts";
 import { systemClock } from "../../util/clock.ts";
 import { slackErrorCode } from "../../view/errors.ts";
+import { type FenceState, scanFences } from "../../view/markdown-scan.ts";
 import { StreamablePrefix } from "../../view/markdown.ts";
-import { MESSAGE_MARKDOWN_LIMIT } from "../../view/render.ts";
 import { neutralizeMentions } from "../../view/sanitize.ts";
 import type { SlackWriter, StreamEnd, StreamStep } from "../ports.ts";
+import {
+  closingLine,
+  nextPiece,
+  type Piece,
+  reopeningLine,
+  STREAM_MESSAGE_BYTES,
+  utf8Bytes,
+} from "./stream-parts.ts";
 
 /** Slack's answers when it ended the stream itself: nothing is left to stop. */
 const ENDED_BY_SLACK = new Set(["message_not_in_streaming_state", "stopped_by_user"]);
@@ -43,16 +53,25 @@ export interface NativeStreamOptions {
   readonly clock?: Clock;
 }
 
+/** Steps held for the next message (the one they were for is full): the latest this many bytes. */
+const STEPS_HELD_BYTES = 1_500;
+
+const stepBytes = (steps: readonly StreamStep[]): number =>
+  steps.reduce((n, s) => n + utf8Bytes(s.title), 0);
+
 export class NativeStream {
   readonly #opts: NativeStreamOptions;
   readonly #clock: Clock;
   #on = true;
   #streamTs: string | undefined;
-  /** When the current stream message started, and the answer's character it starts at. */
+  /** When the current stream message started. */
   #startedAt = 0;
-  #partStart = 0;
   /** The prefix of the answer already in the stream messages. */
   #streamed = "";
+  /** Bytes of text sent into the current stream message, its steps' titles included. */
+  #used = 0;
+  /** The code block open where the stream is, if any. */
+  #fence: FenceState | undefined;
   /** What of the answer may be streamed, read as it grows. */
   readonly #streamable = new StreamablePrefix();
   #appending: Promise<boolean> = Promise.resolve(false);
@@ -64,7 +83,7 @@ export class NativeStream {
   #lastTitle = "";
   /** The whole text as last seen, so a step alone appends no text of its own. */
   #streamedFull = "";
-  /** Stops of stream messages the answer rotated out of, under way. */
+  /** Stops of stream messages the answer went on from, under way. */
   #stops: Promise<void> = Promise.resolve();
   /** Leaving streaming, once: the run edits when this is done. */
   #leaving: Promise<boolean> | undefined;
@@ -103,6 +122,8 @@ export class NativeStream {
       this.#steps.push({ id: `step-${n - 1}`, title: this.#lastTitle, status: "complete" });
     this.#steps.push({ id: `step-${n}`, title: neutralizeMentions(title), status: "in_progress" });
     this.#lastTitle = neutralizeMentions(title);
+    // Held while no message has room for them: the latest ones are what the plan shows now.
+    while (this.#steps.length > 1 && stepBytes(this.#steps) > STEPS_HELD_BYTES) this.#steps.shift();
     // An append waiting (of text, or of steps) sends this step too.
     if (this.#waiting.text || this.#waiting.steps) return Promise.resolve(false);
     this.#waiting.steps = true;
@@ -115,31 +136,26 @@ export class NativeStream {
   /**
    * The run ended with `text`: what of it the stream lacks is appended at once (on the append
    * budget: the answer shows whole without waiting for a stop), then the stream is stopped
-   * when the stop budget allows, with `end` (the run's status and buttons) below the answer
-   * when the stream holds all of it. True when that stop showed the final answer (no edit is
-   * needed); false when an edit must show it.
+   * when the stop budget allows, with `end()` (the run's status and buttons, for the message
+   * the answer ends in) below the answer when the stream holds all of it. True when that stop
+   * showed the final answer (no edit is needed); false when an edit must show it.
    */
-  async end(text: string, end: StreamEnd | undefined): Promise<boolean> {
+  async end(text: string, end: () => StreamEnd | undefined): Promise<boolean> {
     if (this.#on) await this.#appending.catch(() => false);
     const whole = await this.#appendRest(text);
-    return this.#leaveWith("the run ended", whole ? end : undefined);
+    return this.#leaveWith("the run ended", whole ? end() : undefined);
   }
 
   /** Appends what of the final `text` the stream lacks; true when it then holds all of it. */
   async #appendRest(text: string): Promise<boolean> {
-    const ts = this.#streamTs;
-    if (!this.#on || ts === undefined || !text.startsWith(this.#streamed)) return false;
-    if (text.length - this.#partStart > MESSAGE_MARKDOWN_LIMIT) return false;
-    const rest = text.slice(this.#streamed.length);
-    if (rest === "") return true;
+    if (!this.#on || this.#streamTs === undefined || !text.startsWith(this.#streamed)) return false;
+    if (text.length === this.#streamed.length) return true;
     // Whole lines, as every append (a final newline shows as nothing).
-    const lines = rest.endsWith("\n") ? rest : `${rest}\n`;
-    try {
-      await this.#opts.writer.appendStream(this.#opts.channelId, ts, neutralizeMentions(lines));
-    } catch (err) {
-      this.#endedBySlack(err);
-      return false;
-    }
+    const lines = text.endsWith("\n") ? text : `${text}\n`;
+    const open = this.#fence ?? { open: undefined, info: "" };
+    const atEnd = scanFences(lines.slice(this.#streamed.length), { ...open });
+    await this.#streamTo(lines, atEnd.open === undefined ? undefined : atEnd);
+    if (!this.#on || this.#streamed.length !== lines.length) return false;
     this.#streamed = text;
     return true;
   }
@@ -173,19 +189,27 @@ export class NativeStream {
   }
 
   /**
-   * Stops a stream message when the stop budget allows (true once it did); Slack may have
-   * ended it already.
+   * Stops a stream message when the stop budget allows (true once it did), after the line that
+   * closes its code block, if any; Slack may have ended it already.
    */
-  #stop(ts: string, end?: StreamEnd): Promise<boolean> {
+  #stop(ts: string, end?: StreamEnd, closing = ""): Promise<boolean> {
     const { writer, channelId, log } = this.#opts;
-    const stop = writer.stopStream(channelId, ts, end).then(
-      () => true,
-      (err: unknown) => {
-        const code = slackErrorCode(err) ?? "";
-        if (!ENDED_BY_SLACK.has(code)) log.warn({ err, code }, "could not stop a stream");
-        return false;
-      },
-    );
+    const closed =
+      closing === ""
+        ? Promise.resolve()
+        : writer.appendStream(channelId, ts, closing).catch((err: unknown) => {
+            log.warn({ err, code: slackErrorCode(err) }, "could not close a stream's code block");
+          });
+    const stop = closed
+      .then(() => writer.stopStream(channelId, ts, end))
+      .then(
+        () => true,
+        (err: unknown) => {
+          const code = slackErrorCode(err) ?? "";
+          if (!ENDED_BY_SLACK.has(code)) log.warn({ err, code }, "could not stop a stream");
+          return false;
+        },
+      );
     this.#stops = this.#stops.then(() => stop).then(() => undefined);
     return stop;
   }
@@ -201,26 +225,50 @@ export class NativeStream {
     if (!this.#on) return false;
     this.#streamedFull = text;
     const safe = this.#streamable.of(text);
-    const add = safe.slice(this.#streamed.length);
-    // Steps wait for the stream to exist (it starts with text).
-    if (add === "" && (this.#streamTs === undefined || this.#steps.length === 0)) return false;
-    const rotate = add !== "" && this.#streamTs !== undefined && this.#due();
-    if (this.#outgrows(safe, rotate ? this.#streamed.length : this.#partStart)) return false;
+    return this.#streamTo(safe, this.#streamable.fence);
+  }
+
+  /**
+   * Streams the answer up to `safe` (where it may end, in code block `fence` if any) and the
+   * steps held: into the current stream message while it has room and is not due to rotate,
+   * then into new ones, a Slack call at a time. Steps wait for a stream (it starts with text),
+   * and for a message with room for them. True when something was sent.
+   */
+  async #streamTo(safe: string, fence: FenceState | undefined): Promise<boolean> {
+    let sent = false;
+    // Rotation by time goes only where nothing is left open, and only while a start can go.
+    let rotate = true;
     try {
-      if (this.#streamTs === undefined) {
-        if (!(await this.#start(add))) return false;
-      } else if (!(rotate && (await this.#rotate(add)))) {
-        if (this.#outgrows(safe, this.#partStart)) return false;
-        const steps = this.#steps.splice(0);
-        await this.#opts.writer.appendStream(
-          this.#opts.channelId,
-          this.#streamTs,
-          neutralizeMentions(add),
-          steps,
-        );
+      while (this.#on) {
+        const ts = this.#streamTs;
+        const more = safe.length > this.#streamed.length;
+        if (!more && (ts === undefined || this.#steps.length === 0)) return sent;
+        if (ts === undefined) {
+          if (!(await this.#start(safe, fence))) return sent;
+          sent = true;
+          continue;
+        }
+        const due = rotate && more && this.#fence === undefined && this.#due();
+        if (!due && (await this.#fill(ts, safe, fence))) {
+          sent = true;
+          continue;
+        }
+        if (!more) return sent; // the steps wait for the next message
+        const piece = this.#piece(safe, fence);
+        if (piece === undefined) {
+          void this.leave("a line is longer than a stream message holds");
+          return sent;
+        }
+        if (await this.#next(safe, piece, due)) {
+          sent = true;
+        } else if (due) {
+          rotate = false; // no start now: on in this one; the next append tries again
+        } else {
+          void this.leave("no stream budget for the next message");
+          return sent;
+        }
       }
-      this.#streamed = safe;
-      return true;
+      return sent;
     } catch (err) {
       // Expired (message_not_in_streaming_state), stopped by the user, or refused: go on by
       // editing the same message (or the working message if no stream started).
@@ -230,13 +278,28 @@ export class NativeStream {
   }
 
   /**
-   * One message holds MESSAGE_MARKDOWN_LIMIT characters; past that the run edits messages (in
-   * parts). Sending first would not do: a big piece is more than Slack takes at once.
+   * Appends to the current message, with the steps held, what of the new text it has room for:
+   * all of it, or up to a place where the message may end (the answer goes on in the next).
+   * False when not even a line fits, or the steps do not.
    */
-  #outgrows(safe: string, from: number): boolean {
-    if (safe.length - from <= MESSAGE_MARKDOWN_LIMIT) return false;
-    void this.leave("the answer outgrew one message");
+  async #fill(ts: string, safe: string, fence: FenceState | undefined): Promise<boolean> {
+    const steps = this.#steps;
+    const room = STREAM_MESSAGE_BYTES - this.#used - stepBytes(steps);
+    const piece = nextPiece(safe, this.#streamed.length, this.#fence, fence, room);
+    if (piece === undefined) return false;
+    this.#steps = [];
+    await this.#opts.writer.appendStream(this.#opts.channelId, ts, piece.markdown, steps);
+    this.#used += piece.bytes + stepBytes(steps);
+    this.#streamed = safe.slice(0, piece.end);
+    this.#fence = piece.fence;
     return true;
+  }
+
+  /** What of `safe` a new stream message takes, with room for the steps held. */
+  #piece(safe: string, fence: FenceState | undefined): Piece | undefined {
+    const reopening = utf8Bytes(reopeningLine(this.#fence));
+    const room = STREAM_MESSAGE_BYTES - stepBytes(this.#steps) - reopening;
+    return nextPiece(safe, this.#streamed.length, this.#fence, fence, room);
   }
 
   #due(): boolean {
@@ -245,46 +308,58 @@ export class NativeStream {
   }
 
   /**
-   * Starts the run's stream message with `add`: when the budget allows it at once (auto), or
-   * when its turn comes. False when none started: the run edits from now on.
+   * Starts the run's stream message with the answer's first piece: when the budget allows it
+   * at once (auto), or when its turn comes. False when none started: the run edits from now on.
    */
-  async #start(add: string): Promise<boolean> {
+  async #start(safe: string, fence: FenceState | undefined): Promise<boolean> {
     const { writer, channelId, threadTs, recipient, ifBudget } = this.#opts;
-    const markdown = neutralizeMentions(add);
+    const piece = this.#piece(safe, fence);
+    if (piece === undefined) {
+      void this.leave("a line is longer than a stream message holds");
+      return false;
+    }
     const ts = ifBudget
-      ? await writer.streams?.tryStart(channelId, threadTs, recipient, markdown)
-      : await writer.startStream(channelId, threadTs, recipient, markdown);
+      ? await writer.streams?.tryStart(channelId, threadTs, recipient, piece.markdown)
+      : await writer.startStream(channelId, threadTs, recipient, piece.markdown);
     if (ts === undefined) {
       void this.leave("no stream budget now");
       return false;
     }
-    await this.#started(ts, 0);
+    await this.#started(ts, safe, piece, "");
     return true;
   }
 
   /**
-   * Goes on in a new stream message with `add` if one can start at once; the one before is
-   * stopped (when the stop budget allows) and keeps what it shows. False when none could
-   * start now: the answer goes on in the current one, and the next append tries again (Slack
-   * ends it at about five minutes; then the run edits).
+   * Goes on in a new stream message with `piece` (the code block open here opened again); the
+   * one before gets the line closing that block and is stopped when the stop budget allows, and
+   * keeps what it shows. By time (`byTime`) or in auto mode, only if a start can go at once;
+   * the current message is full otherwise, and a native run's start waits for its turn. False
+   * when none started.
    */
-  async #rotate(add: string): Promise<boolean> {
-    const { writer, channelId, threadTs, recipient } = this.#opts;
+  async #next(safe: string, piece: Piece, byTime: boolean): Promise<boolean> {
+    const { writer, channelId, threadTs, recipient, ifBudget } = this.#opts;
     const previous = this.#streamTs;
-    const markdown = neutralizeMentions(add);
-    const ts = writer.streams
-      ? await writer.streams.tryNext(channelId, threadTs, recipient, markdown)
-      : await writer.startStream(channelId, threadTs, recipient, markdown);
+    const reopening = reopeningLine(this.#fence);
+    const markdown = reopening + piece.markdown;
+    const ts =
+      writer.streams && (byTime || ifBudget)
+        ? await writer.streams.tryNext(channelId, threadTs, recipient, markdown)
+        : await writer.startStream(channelId, threadTs, recipient, markdown);
     if (ts === undefined) return false;
-    await this.#started(ts, this.#streamed.length);
-    if (previous !== undefined) this.#stop(previous);
+    const closing = closingLine(this.#fence);
+    await this.#started(ts, safe, piece, reopening);
+    if (previous !== undefined) this.#stop(previous, undefined, closing);
     return true;
   }
 
-  async #started(ts: string, from: number): Promise<void> {
+  /** A stream message started with `reopening` and `piece`: the answer goes on in it. */
+  async #started(ts: string, safe: string, piece: Piece, reopening: string): Promise<void> {
+    const from = this.#streamed.length;
     this.#streamTs = ts;
     this.#startedAt = this.#clock.now();
-    this.#partStart = from;
+    this.#used = utf8Bytes(reopening) + piece.bytes;
+    this.#streamed = safe.slice(0, piece.end);
+    this.#fence = piece.fence;
     // Steps reported meanwhile go into it with the next append.
     await this.#opts.onStarted(ts, from);
   }

@@ -2,6 +2,7 @@
  * The local Slack double, driven by a REAL @slack/web-api WebClient: what works on Slack works here,
  * and what Slack rejects is rejected here the same way (as WebAPIPlatformError / WebAPIRateLimitedError).
  */
+import { Buffer } from "node:buffer";
 import { randomBytes } from "node:crypto";
 import {
   WebAPIHTTPError,
@@ -673,6 +674,58 @@ describe("native streaming", () => {
     expect(await slackError(client.apiCall("chat.startStream", { channel: "D1" }))).toBe(
       "invalid_arguments",
     );
+  });
+
+  it("refuses a streamed message past Slack's byte ceiling with msg_too_long, task updates counted, and keeps what it had", async () => {
+    const max = SLACK_LIMITS.streamMessageBytesMax;
+    // 3,000 Japanese characters are 9,000 UTF-8 bytes: far below 12,000 characters a call.
+    const japanese = "日本語の答え。".repeat(3000 / 7) + "\n";
+    const bytes = Buffer.byteLength(japanese);
+    expect(japanese.length).toBeLessThan(SLACK_LIMITS.markdownTextMax / 3);
+    const started = await client.chat.startStream({
+      channel: "D1",
+      thread_ts: "1.1",
+      markdown_text: japanese,
+    });
+    const ts = started.ts ?? "";
+    const title = "x".repeat(max - bytes - 10);
+    await client.chat.appendStream({
+      channel: "D1",
+      ts,
+      chunks: [{ type: "task_update", id: "s1", title, status: "in_progress" }],
+    });
+    // Ten bytes are left: four Japanese characters are twelve.
+    expect(
+      await slackError(client.chat.appendStream({ channel: "D1", ts, markdown_text: "日本語。" })),
+    ).toBe("msg_too_long");
+    expect(
+      await slackError(client.chat.stopStream({ channel: "D1", ts, markdown_text: "日本語。" })),
+    ).toBe("msg_too_long");
+    await client.chat.appendStream({ channel: "D1", ts, markdown_text: "0123456789" });
+    expect(slack.message("D1", ts)?.text).toBe(`${japanese}0123456789`);
+    expect(
+      await slackError(client.chat.stopStream({ channel: "D1", ts, markdown_text: "!" })),
+    ).toBe("msg_too_long");
+    await client.chat.stopStream({ channel: "D1", ts });
+    expect(slack.message("D1", ts)?.streaming_state).toBe("completed");
+    // A start past the ceiling leaves no message.
+    const before = slack.messages("D1").length;
+    expect(
+      await slackError(
+        client.chat.startStream({
+          channel: "D1",
+          thread_ts: "1.1",
+          markdown_text: japanese + japanese,
+        }),
+      ),
+    ).toBe("msg_too_long");
+    expect(slack.messages("D1")).toHaveLength(before);
+    expect(slack.validationErrors.map((v) => v.error)).toEqual([
+      "msg_too_long",
+      "msg_too_long",
+      "msg_too_long",
+      "msg_too_long",
+    ]);
   });
 
   it("an expired stream fails the next append with message_not_in_streaming_state; chat.update still works", async () => {

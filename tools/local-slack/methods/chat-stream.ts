@@ -1,8 +1,10 @@
 // chat.startStream, chat.appendStream, chat.stopStream: Slack's native streamed messages, including
-// the recipient rules outside DMs and streams that Slack ends: after `streamLifetimeMs` (about five
-// minutes on Slack) or when a person presses the stop control (LocalSlack.expireStream).
-import { validateBlocks, validateStreamContent } from "../block-kit.ts";
+// the recipient rules outside DMs, the bytes one streamed message takes, and streams that Slack
+// ends: after `streamLifetimeMs` (about five minutes on Slack) or when a person presses the stop
+// control (LocalSlack.expireStream).
+import { streamedTextBytes, validateBlocks, validateStreamContent } from "../block-kit.ts";
 import { ApiFailure, check, invalid } from "../errors.ts";
+import { SLACK_LIMITS } from "../limits.ts";
 import type { StoredMessage, Workspace } from "../state.ts";
 import type { SlackArgs } from "../types.ts";
 import { clone, isRecord, nonEmpty, str } from "../util.ts";
@@ -17,6 +19,24 @@ function streaming(state: Workspace, channel: string, ts: unknown): StoredMessag
     throw new ApiFailure(message.streamEndError ?? "message_not_in_streaming_state");
   }
   return message;
+}
+
+/**
+ * Slack refuses a streamed message whose text passes about 10,600–11,300 UTF-8 bytes, task
+ * updates included, with `msg_too_long` (measured against Slack by other projects; not
+ * documented by Slack), whatever the characters: Japanese or emoji text reaches it at a third
+ * of the characters Latin text needs. Nothing of a refused call is kept.
+ */
+function bytesAfter(message: StoredMessage | undefined, args: SlackArgs): number {
+  const max = SLACK_LIMITS.streamMessageBytesMax;
+  const bytes = (message?.streamBytes ?? 0) + streamedTextBytes(args);
+  if (bytes > max) {
+    check({
+      error: "msg_too_long",
+      message: `the streamed message would hold ${bytes} bytes of text; at most ${max} allowed`,
+    });
+  }
+  return bytes;
 }
 
 /** Appends markdown_text and chunks to the streamed text, recording every chunk. */
@@ -62,7 +82,9 @@ function startStream(args: SlackArgs, { state, codes }: MethodContext): Record<s
   }
   const markdownText = str(args.markdown_text);
   check(validateStreamContent(args, codes));
+  const bytes = bytesAfter(undefined, args);
   const message = state.storeBotMessage(channel, "");
+  message.streamBytes = bytes;
   message.thread_ts = threadTs;
   message.streaming_state = "in_progress";
   message.streamStartedAt = state.now();
@@ -79,6 +101,7 @@ function appendStream(args: SlackArgs, { state, codes }: MethodContext): Record<
     throw invalid({ error: "no_text", message: "markdown_text or chunks is required" });
   }
   check(validateStreamContent(args, codes));
+  message.streamBytes = bytesAfter(message, args);
   applyChunks(message, markdownText, args.chunks);
   return { channel, ts: message.ts };
 }
@@ -89,6 +112,7 @@ function stopStream(args: SlackArgs, { state, codes }: MethodContext): Record<st
   const markdownText = str(args.markdown_text);
   check(validateStreamContent(args, codes));
   if (args.blocks !== undefined) check(validateBlocks(args.blocks, "/blocks", codes));
+  message.streamBytes = bytesAfter(message, args);
   applyChunks(message, markdownText, args.chunks);
   if (Array.isArray(args.blocks)) message.blocks = clone(args.blocks);
   if (args.metadata !== undefined) message.metadata = clone(args.metadata);

@@ -1,0 +1,103 @@
+/**
+ * What one native stream message may hold, and where the answer goes on in the next one.
+ *
+ * Slack refuses a streamed message (`msg_too_long`, on chat.appendStream or chat.stopStream)
+ * once its text passes roughly 10,600–11,300 UTF-8 bytes, its task updates' titles, details and
+ * outputs included (measured against Slack by other projects; not documented by Slack). Its
+ * characters do not tell: Japanese or emoji text reaches that at a third of the characters
+ * Latin text needs. So what goes into a stream message is counted in bytes as it is sent, and
+ * the answer goes on in the next message from a place where a message can end: a line end
+ * outside a code block, with its formatting closed; or, when the stream is in a code block
+ * that does not fit, a line end of that block, which is closed at the end of the one message
+ * and opened again (same language) at the start of the next, as edited messages split it
+ * (`splitMarkdown`). A line is never cut, so neither is a character.
+ */
+import { Buffer } from "node:buffer";
+import type { FenceState } from "../../view/markdown-scan.ts";
+import { StreamablePrefix } from "../../view/markdown.ts";
+import { neutralizeMentions } from "../../view/sanitize.ts";
+
+/**
+ * Bytes of text one stream message is given: 1,600 below the lowest ceiling measured (about
+ * 10,600), for what is not counted here (the status and buttons its stop adds below the
+ * answer) and for Slack's own count, which it does not document. Other projects roll over at
+ * about 9,000 too.
+ */
+export const STREAM_MESSAGE_BYTES = 9_000;
+
+/** A language tag longer than this is no language tag: a reopened block goes without it. */
+const INFO_MAX = 100;
+
+export const utf8Bytes = (text: string): number => Buffer.byteLength(text, "utf8");
+
+/** The line that closes the code block open at the end of a message ("" when none is). */
+export const closingLine = (fence: FenceState | undefined): string =>
+  fence?.open === undefined ? "" : `${fence.open}\n`;
+
+/** The line that opens that code block again at the start of the next message, as sent. */
+export const reopeningLine = (fence: FenceState | undefined): string =>
+  fence?.open === undefined
+    ? ""
+    : neutralizeMentions(`${fence.open}${fence.info.length <= INFO_MAX ? fence.info : ""}\n`);
+
+/** A piece of the answer for one stream message. */
+export interface Piece {
+  /** Where it ends in the answer (it starts where the stream is). */
+  readonly end: number;
+  /** What is sent of it: its text with mentions broken. */
+  readonly markdown: string;
+  /** UTF-8 bytes of `markdown`. */
+  readonly bytes: number;
+  /** The code block open at its end, if any: closed when the message ends there. */
+  readonly fence: FenceState | undefined;
+}
+
+const encoder = new TextEncoder();
+let scratch = new Uint8Array(STREAM_MESSAGE_BYTES);
+
+/** How many characters of `text` from `from` take at most `bytes` bytes in UTF-8. */
+function charsWithin(text: string, from: number, bytes: number): number {
+  if (scratch.length < bytes) scratch = new Uint8Array(bytes);
+  // Whole code points only: a pair whose second half does not fit is left out whole.
+  return encoder.encodeInto(text.slice(from, from + bytes), scratch.subarray(0, bytes)).read;
+}
+
+/**
+ * The longest piece of `text` from `from` that `room` bytes hold, with the line closing its
+ * code block if it ends in one: all the rest if it fits (`text` ends where the stream may end,
+ * in code block `fenceAtEnd` if any), else up to a place where a message may end, outside code
+ * unless that is less than half as far. `fence` is the code block open at `from`, if any.
+ * Undefined when not even one line fits. Costs the length of the piece, never of the text.
+ */
+export function nextPiece(
+  text: string,
+  from: number,
+  fence: FenceState | undefined,
+  fenceAtEnd: FenceState | undefined,
+  room: number,
+): Piece | undefined {
+  // A character takes a byte at least: a rest longer than the room cannot fit.
+  if (text.length - from <= room) {
+    const markdown = neutralizeMentions(text.slice(from));
+    const bytes = utf8Bytes(markdown);
+    if (bytes + utf8Bytes(closingLine(fenceAtEnd)) <= room) {
+      return { end: text.length, markdown, bytes, fence: fenceAtEnd };
+    }
+  }
+  // Broken mentions and a closing line take more than the text: a few tries with less.
+  let raw = room;
+  for (let tries = 0; tries < 4 && raw > 0; tries++) {
+    const scan = new StreamablePrefix(fence);
+    const final = scan.of(text.slice(from, from + charsWithin(text, from, raw))).length;
+    const inCode = scan.outsideCode * 2 < final;
+    const length = inCode ? final : scan.outsideCode;
+    if (length <= 0) return undefined;
+    const markdown = neutralizeMentions(text.slice(from, from + length));
+    const bytes = utf8Bytes(markdown);
+    const endFence = inCode ? scan.fence : undefined;
+    const total = bytes + utf8Bytes(closingLine(endFence));
+    if (total <= room) return { end: from + length, markdown, bytes, fence: endFence };
+    raw = Math.min(raw - 1, Math.floor((raw * room) / total));
+  }
+  return undefined;
+}
