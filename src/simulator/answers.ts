@@ -285,27 +285,19 @@ export function generateAnswer(options: AnswerOptions): string {
   return parts.join("\n\n") + closing;
 }
 
-const JAPANESE: readonly string[] = [
-  "キャッシュ層は毎秒数百件のリクエストを処理できます。",
-  "設定を変更する前に、現在の値を必ず確認してください。",
-  "レート制限を調整すると、待ち時間が大きく減ります。",
-  "検索インデックスは夜間に再構築するのが安全です。",
-  "デプロイの手順は三つの段階に分かれています。",
-  "ログに秘密の値を書かないように注意しましょう。",
-  "この変更で応答時間の九十五パーセンタイルが改善しました。",
-  "まずは小さな範囲で試し、結果を見てから広げます。",
-];
+const HIRAGANA = "あいうえおかきくけこさしすせそたちつてとなにぬねのは";
+const KATAKANA = "アイウエオカキクケコサシスセソタチツテトナニヌネノハ";
 
-/** A `lang=ja` answer: Japanese paragraphs (three UTF-8 bytes a character) of `length` characters. */
-export function japaneseAnswer(seed: number, length: number): string {
-  const rnd = seededRandom(seed);
-  let text = "";
-  let sentences = 0;
-  while (text.length < length) {
-    text += pick(rnd, JAPANESE);
-    if (++sentences % 4 === 0) text += "\n\n";
-  }
-  return text.slice(0, length);
+/**
+ * A `lang=ja` answer: each ASCII letter of the English one a kana. It keeps its length in
+ * characters and its Markdown (headings, lists, tables, code fences: only letters change), and
+ * takes about three times the UTF-8 bytes, as Japanese text does.
+ */
+export function inJapanese(text: string): string {
+  return text.replace(/[a-zA-Z]/g, (c) => {
+    const code = c.charCodeAt(0);
+    return code >= 97 ? (HIRAGANA[code - 97] ?? c) : (KATAKANA[code - 65] ?? c);
+  });
 }
 
 /** A `hostile=KIND` answer: the kind's unit repeated to exactly `length` characters. */

@@ -38,7 +38,7 @@
  * | `drops=K` | Cut the first K stream connections of the run that way (default 1 when `drop` is given). |
  * | `stall=MS` | After the 3rd chunk the run produces nothing for MS ms (streams stay open, keep-alives go on), then continues. |
  * | `nofinal` | Streams end (server closes) without any final status / complete / finish event. |
- * | `lang=ja` | The answer is Japanese prose (three UTF-8 bytes a character), of `length` characters. |
+ * | `lang=ja` | The answer in Japanese: each ASCII letter of it a kana (three UTF-8 bytes), its length and Markdown (code fences included) kept. |
  * | `abuse=KIND` | The service misbehaves on purpose, to show that no answer can take the app's memory. `comments`: every stream of the run is one event that never ends, `data:` lines of 60,000 characters each followed by a `:` comment line and never by a blank line (the run itself goes on and completes). `json`: `realtime=true` is answered `application/json` with a body that never ends (a result whose text grows forever). `runaway`: the run never ends on its own; it produces its answer again and again until stopped. |
  * | `bigfiles=NxMB` | The run also generates N files (1..20) of MB MiB (1..200) each, `clip-K.mp4`, inlined (base64) whatever their size, as a service that ignores its inline limit. Their content is written as it is sent. |
  */

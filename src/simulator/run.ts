@@ -8,7 +8,7 @@ import {
   generateAnswer,
   hashString,
   hostileAnswer,
-  japaneseAnswer,
+  inJapanese,
   nextRandom,
 } from "./answers.ts";
 import {
@@ -157,20 +157,18 @@ export class Run implements EventRun {
     const seed = hashString(`${parsed.prompt}#${this.turn}`);
     const full = d.hostile
       ? hostileAnswer(HOSTILE_UNITS[d.hostile], d.length ?? o.answerLength)
-      : d.lang === "ja"
-        ? japaneseAnswer(seed, d.length ?? o.answerLength)
-        : generateAnswer({
-            prompt: parsed.text,
-            seed,
-            // `empty` still needs code blocks to carry the result.
-            length:
-              d.empty === true
-                ? Math.max(d.length ?? o.answerLength, 1200)
-                : (d.length ?? o.answerLength),
-            turn: this.turn,
-            mention: d.mention === true,
-          });
-    this.answer = d.empty === true ? "" : full;
+      : generateAnswer({
+          prompt: parsed.text,
+          seed,
+          // `empty` still needs code blocks to carry the result.
+          length:
+            d.empty === true
+              ? Math.max(d.length ?? o.answerLength, 1200)
+              : (d.length ?? o.answerLength),
+          turn: this.turn,
+          mention: d.mention === true,
+        });
+    this.answer = d.empty === true ? "" : d.lang === "ja" ? inJapanese(full) : full;
     // A runaway run says its answer again and again, and never ends on its own.
     this.limit =
       d.abuse === "runaway" && this.answer !== ""

@@ -12,7 +12,6 @@ import {
   OWNER,
   statusOf,
 } from "../support/harness.ts";
-import { inJapanese } from "../support/japanese-answers.ts";
 
 describe("native Slack streaming (SLACK_STREAMING=native)", () => {
   let h: Harness;
@@ -114,7 +113,6 @@ describe("a Japanese answer, natively streamed (SLACK_STREAMING=native)", () => 
   beforeAll(async () => {
     h = await Harness.start({
       streaming: "native",
-      answersInJapanese: true,
       // This story is about bytes, not Tier 2: the parts' stops need not wait a minute.
       rateLimits: { "chat.startStream": 600, "chat.stopStream": 600 },
     });
@@ -126,16 +124,14 @@ describe("a Japanese answer, natively streamed (SLACK_STREAMING=native)", () => 
   it("goes on in new stream messages before Slack's byte ceiling: 30,000 characters, every one shown, no msg_too_long", async () => {
     const label = "Japanese answer";
     const from = h.slack.calls.length;
-    await h.command(`${label} [sim:length=30200] [sim:delay=10] [sim:chunk=60]`);
+    await h.command(`${label} [sim:lang=ja] [sim:length=30200] [sim:delay=10] [sim:chunk=60]`);
     const threadTs = await h.waitForTaskThread(label);
     await h.waitForFinal(threadTs, 1, 60_000);
     // Every message of the answer: streamed parts have no blocks, the last has its status.
     const replies = h.slack
       .thread(CHANNEL, threadTs)
       .filter((m) => m.ts !== threadTs && m.user === h.slack.botUserId);
-    const content = inJapanese(
-      h.sim.runs().find((r) => r.promptText.includes(label))?.content ?? "",
-    );
+    const content = h.sim.runs().find((r) => r.promptText.includes(label))?.content ?? "";
     // Japanese: 30,000 characters, most of them three bytes in UTF-8 (spaces, digits and
     // Markdown's marks one).
     expect(content.length).toBeGreaterThanOrEqual(30_000);

@@ -29,7 +29,6 @@ import {
   sendEvent,
   sendSlashCommand,
 } from "../../tools/local-slack/slack-requests.ts";
-import { type JapaneseAnswers, startJapaneseAnswers } from "./japanese-answers.ts";
 
 export const TEAM = "T0001";
 export const CHANNEL = "C0GENERAL";
@@ -50,8 +49,6 @@ export interface HarnessOptions {
   readonly rateLimits?: Readonly<Record<string, number>>;
   /** More settings of the app's environment (e.g. TASK_MODELS). */
   readonly env?: Readonly<Record<string, string>>;
-  /** The service's answers reach the app in Japanese (japanese-answers.ts). */
-  readonly answersInJapanese?: boolean;
 }
 
 let counter = 0;
@@ -319,8 +316,6 @@ export class Harness extends SlackScenario {
   readonly logLines: string[] = [];
   app!: Running;
   readonly #options: HarnessOptions;
-  /** The hop that gives the service's answers in Japanese, if asked for. */
-  #japanese: JapaneseAnswers | undefined;
   /** The prefix of every key of this app's store (each suite its own). */
   readonly namespace = `e2e${process.pid}x${Date.now().toString(36)}x${Math.random().toString(36).slice(2, 6)}`;
 
@@ -333,7 +328,6 @@ export class Harness extends SlackScenario {
   static async start(options: HarnessOptions = {}): Promise<Harness> {
     const { sim, slack } = await startPeers(options);
     const h = new Harness(sim, slack, mkdtempSync(join(tmpdir(), "taskbot-e2e-")), options);
-    if (options.answersInJapanese) h.#japanese = await startJapaneseAnswers(sim.url);
     await h.startApp();
     return h;
   }
@@ -353,7 +347,6 @@ export class Harness extends SlackScenario {
         STORE_NAMESPACE: this.namespace,
         SLACK_STREAMING: this.#options.streaming ?? "edit",
         ...(this.#options.redisUrl ? { REDIS_URL: this.#options.redisUrl } : {}),
-        ...(this.#japanese ? { TASK_API_URL: this.#japanese.url } : {}),
         ...this.#options.env,
       }),
     );
@@ -389,7 +382,6 @@ export class Harness extends SlackScenario {
 
   async close(): Promise<void> {
     await this.app.close();
-    await this.#japanese?.close();
     await this.sim.close();
     await this.slack.close();
     rmSync(this.dataDir, { recursive: true, force: true });
