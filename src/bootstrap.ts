@@ -58,7 +58,13 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
     config.instanceId ?? `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
   const metrics = createPrometheusMetrics();
   const { store, scheduler, tokenTeamId } = await openChecked(config, logger, outbound, metrics);
-  const { service, serviceFor, workspaceKeys } = openServices(config, metrics, outbound, store);
+  const { service, serviceFor, workspaceKeys } = openServices(
+    config,
+    metrics,
+    outbound,
+    store,
+    logger,
+  );
   const { previews, announce } = openPagePreviews(config.preview, logger);
   const started = Date.now();
   // What /metrics.json shows beside the process: each part adds its figures once it exists.
