@@ -375,10 +375,12 @@ describe.each(storeBackends())("installing in many workspaces with %s", (_name, 
     expect(opened.token).toBe(refresh?.response.access_token);
     expect(opened.team).toBe("T0ROTATE");
     const stored = await app.installation("T0ROTATE");
+    // The new pair: the refresh token used is spent (Slack's rotation).
     expect(stored.bot).toMatchObject({
       token: opened.token,
-      refreshToken: installed.bot?.refreshToken,
+      refreshToken: refresh?.response.refresh_token,
     });
+    expect(stored.bot?.refreshToken).not.toBe(installed.bot?.refreshToken);
     expect(stored.bot?.expiresAt ?? 0).toBeGreaterThanOrEqual(expiresAt);
   });
 
