@@ -28,7 +28,7 @@ import {
   oauthReceiverOptions,
   UninstalledWorkspaces,
   unreadableInstallation,
-} from "./oauth.ts";
+} from "./oauth/install-flow.ts";
 import { WorkspaceRemoval, type WorkspaceRemovalDeps } from "./workspace-removal.ts";
 import { type BotTokens, installedTokens, singleWorkspaceToken } from "./workspace-tokens.ts";
 

@@ -1,7 +1,8 @@
 /**
  * Many workspaces: the options that turn on Bolt's built-in OAuth install flow (`/slack/install`,
- * `/slack/oauth_redirect`), with installations in the project's store and an OAuth `state` that
- * works once, and the report of events from workspaces where the app is not installed.
+ * `/slack/oauth_redirect`), with installations in the project's store (rotating tokens refreshed
+ * once at a time, token-refresh.ts) and an OAuth `state` that works once, and the report of
+ * events from workspaces where the app is not installed.
  */
 import { createHash } from "node:crypto";
 import type { InstallationStore } from "@slack/bolt";
@@ -19,17 +20,19 @@ import {
   OAUTH_INSTALL_PATH,
   OAUTH_REDIRECT_PATH,
   type SlackOAuthConfig,
-} from "../config-workspaces.ts";
+} from "../../config-workspaces.ts";
 import {
   createInstallationStore,
   type InstallationKey,
   InstallationNotFoundError,
   InstallationUnreadableError,
-} from "../store/installations.ts";
-import type { ThreadStore } from "../store/types.ts";
-import type { SealingKey } from "../util/secret-box.ts";
-import { teamPolicy } from "./gate/team-policy.ts";
-import { BOT_SCOPES } from "./scopes.ts";
+} from "../../store/installations.ts";
+import type { ThreadStore } from "../../store/types.ts";
+import type { SealingKey } from "../../util/secret-box.ts";
+import { boltLogger } from "../bolt-logger.ts";
+import { teamPolicy } from "../gate/team-policy.ts";
+import { BOT_SCOPES } from "../scopes.ts";
+import { refreshingInstallations } from "./token-refresh.ts";
 
 /** How long an install may take between the install page and Slack's redirect back. */
 export const STATE_TTL_S = 600;
@@ -96,7 +99,19 @@ export function oauthReceiverOptions(
     clientSecret: oauth.clientSecret,
     stateSecret: oauth.stateSecret,
     scopes: [...BOT_SCOPES],
-    installationStore: createInstallationStore(deps.store, deps.keys),
+    installationStore: refreshingInstallations(createInstallationStore(deps.store, deps.keys), {
+      clientId: oauth.clientId,
+      clientSecret: oauth.clientSecret,
+      // Bounded: a refresh holds its lease (15 s) while it waits for Slack.
+      client: new WebClient(undefined, {
+        ...deps.clientOptions,
+        timeout: 5000,
+        retryConfig: { retries: 1 },
+        logger: boltLogger(logger),
+      }),
+      leases: deps.store,
+      logger,
+    }),
     ...(oauth.redirectUri ? { redirectUri: oauth.redirectUri } : {}),
     installerOptions: {
       stateStore: singleUseStateStore(oauth.stateSecret, deps.store),

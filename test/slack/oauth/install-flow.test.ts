@@ -6,18 +6,18 @@
 import { Writable } from "node:stream";
 import { InvalidStateError } from "@slack/oauth";
 import { describe, expect, it } from "vitest";
-import { createLogger } from "../../src/log.ts";
+import { createLogger } from "../../../src/log.ts";
 import {
   missingInstallation,
   singleUseStateStore,
   UninstalledWorkspaces,
   unreadableInstallation,
-} from "../../src/slack/oauth.ts";
+} from "../../../src/slack/oauth/install-flow.ts";
 import {
   InstallationNotFoundError,
   InstallationUnreadableError,
-} from "../../src/store/installations.ts";
-import { createMemoryStore } from "../../src/store/memory.ts";
+} from "../../../src/store/installations.ts";
+import { createMemoryStore } from "../../../src/store/memory.ts";
 
 const SECRET = "state-secret-of-my-own-0123";
 const options = { scopes: ["chat:write", "commands"] };
