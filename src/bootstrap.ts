@@ -16,7 +16,7 @@ import { CONTROL_POOL, SERVICE_POOL } from "./service/pools.ts";
 import { StreamRefusals } from "./service/refusals.ts";
 import { createSlackApp, type SlackApp } from "./slack/app.ts";
 import { budgetsWith, createSlackScheduler, type SlackScheduler } from "./slack/scheduler/index.ts";
-import { slackChannelDirectory } from "./slack/channel-directory.ts";
+import { slackBotMembership, slackChannelDirectory } from "./slack/channel-directory.ts";
 import { fileOrigins, slackFileSource } from "./slack/file-source.ts";
 import { adminHome } from "./slack/admin-home.ts";
 import { HomeTab } from "./slack/home-tab.ts";
@@ -91,6 +91,7 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
     tokens: slack.tokens,
     scheduler,
     serviceFor,
+    records: store,
   });
   const relay = openRelay(config, logger, { workspaces, store, instanceId, metrics, previews });
   metrics.countActiveRuns(() => relay.activeRuns);
@@ -208,6 +209,7 @@ function openCoordinator(
     preferences,
     home,
     groupMembers: slackGroupMembers({ client, tokenFor: (team) => tokens.botToken(team) }),
+    botMembership: slackBotMembership({ client, tokenFor: (team) => tokens.botToken(team) }),
     threadHistory: slackThreadHistory({
       client,
       tokenFor: (team) => tokens.botToken(team),

@@ -65,7 +65,7 @@ export function describeServiceError(err: unknown, runId?: string): string {
 /** Slack error codes that mean the bot cannot post where it was asked to. */
 export function describeSlackPostError(code: string, channelId: string): string | undefined {
   if (code === "not_in_channel") {
-    return "I'm not a member of this channel, so I can't post the answer here. Invite me with `/invite @Task Agent` and run the command again.";
+    return "I'm not a member of this channel, so I can't post the answer here. Invite me with `/invite @Task Agent` and run the command again, or ask a workspace admin to let me join public channels by myself (Workspace settings, on my Home tab).";
   }
   if (code === "channel_not_found") {
     return channelId.startsWith("D")
