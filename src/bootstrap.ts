@@ -16,7 +16,7 @@ import { CONTROL_POOL, SERVICE_POOL } from "./service/pools.ts";
 import { StreamRefusals } from "./service/refusals.ts";
 import { createSlackApp, type SlackApp } from "./slack/app.ts";
 import { budgetsWith, createSlackScheduler, type SlackScheduler } from "./slack/scheduler/index.ts";
-import { slackChannelDirectory } from "./slack/channel-directory.ts";
+import { slackBotMembership, slackChannelDirectory } from "./slack/channel-directory.ts";
 import { fileOrigins, slackFileSource } from "./slack/file-source.ts";
 import { adminHome } from "./slack/admin-home.ts";
 import { HomeTab } from "./slack/home-tab.ts";
@@ -59,7 +59,13 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
     config.instanceId ?? `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
   const metrics = createPrometheusMetrics();
   const { store, scheduler, tokenTeamId } = await openChecked(config, logger, outbound, metrics);
-  const { service, serviceFor, workspaceKeys } = openServices(config, metrics, outbound, store);
+  const { service, serviceFor, workspaceKeys } = openServices(
+    config,
+    metrics,
+    outbound,
+    store,
+    logger,
+  );
   const { previews, announce } = openPagePreviews(config.preview, logger);
   const started = Date.now();
   // What /metrics.json shows beside the process: each part adds its figures once it exists.
@@ -87,6 +93,7 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
     scheduler,
     serviceFor,
     uploadDispatcher: outbound.slackDispatcher,
+    records: store,
   });
   // One budget of the service's data for the whole process: runs' answers and files, "Get it".
   const memory = memoryLimits(config.service.memoryMb);
@@ -216,6 +223,7 @@ function openCoordinator(
     preferences,
     home,
     groupMembers: slackGroupMembers({ client, tokenFor: (team) => tokens.botToken(team) }),
+    botMembership: slackBotMembership({ client, tokenFor: (team) => tokens.botToken(team) }),
     threadHistory: slackThreadHistory({
       client,
       tokenFor: (team) => tokens.botToken(team),

@@ -4,6 +4,7 @@
  * the store), else the app's TASK_API_KEY, else none; asked for at each request, so a key an
  * admin changes applies to the next call. Pure apart from reading the store.
  */
+import type { Logger } from "pino";
 import { Agent } from "undici";
 import type { Config } from "./config.ts";
 import type { PrometheusMetrics } from "./metrics.ts";
@@ -23,18 +24,23 @@ import type { Outbound } from "./util/proxy.ts";
 /**
  * The key supplier for one workspace (the service client's `apiKey`). A stored key that can no
  * longer be opened is not replaced by the app's key: it fails (its admin is asked to set it
- * again) rather than charging another account without saying so. `fallback` is the app's key,
- * or asks for it when whether the workspace may use it depends on the workspace.
+ * again) rather than charging another account without saying so; `onUnreadable` hears why
+ * (never the value). `fallback` is the app's key, or asks for it when whether the workspace may
+ * use it depends on the workspace.
  */
 export function keySupplier(
   keys: Pick<ServiceKeyStore, "get"> | undefined,
   teamId: string,
   fallback: string | undefined | (() => Promise<string | undefined>),
+  onUnreadable: (why: string) => void = () => undefined,
 ): () => Promise<string> {
   return async () => {
     const stored = keys ? await keys.get(teamId) : { state: "none" as const };
     if (stored.state === "set") return stored.key;
-    if (stored.state === "unreadable") throw new ServiceKeyUnreadableError();
+    if (stored.state === "unreadable") {
+      onUnreadable(stored.why);
+      throw new ServiceKeyUnreadableError();
+    }
     const lent = typeof fallback === "function" ? await fallback() : fallback;
     if (lent !== undefined && lent !== "") return lent;
     throw new ServiceKeyMissingError();
@@ -58,6 +64,7 @@ export function openServices(
   metrics: PrometheusMetrics,
   outbound: Outbound,
   store: ThreadStore,
+  logger: Logger,
 ) {
   const lends = appKeyLender(config, store);
   const options = {
@@ -81,8 +88,15 @@ export function openServices(
     serviceFor: (teamId: string): TaskService =>
       createTaskServiceClient({
         ...options,
-        apiKey: keySupplier(serviceKeys, teamId, async () =>
-          (await lends(teamId)) ? appKey : undefined,
+        apiKey: keySupplier(
+          serviceKeys,
+          teamId,
+          async () => ((await lends(teamId)) ? appKey : undefined),
+          (why) =>
+            logger.error(
+              { team: teamId, why },
+              "refused the workspace's stored Task service key: it cannot be read, and its admin must set it again (Workspace settings)",
+            ),
         ),
       }),
     // What Workspace settings need of the workspaces' keys, when they can be sealed.

@@ -1,11 +1,14 @@
 /**
  * Wiring of each workspace's way out (the relay's `Workspaces` port): a Slack writer that calls
- * with the workspace's own bot token and spends its own share of Slack's rate budget, and the
- * task service client for its account. Made on first use and kept while the process runs.
+ * with the workspace's own bot token and spends its own share of Slack's rate budget, and joins
+ * a public channel only when the workspace's admins let it; and the task service client for its
+ * account. Made on first use and kept while the process runs.
  */
 import type { WebClient } from "@slack/web-api";
 import type { Dispatcher } from "undici";
 import type { SlackWriter, TaskService, Workspaces } from "./runs/ports.ts";
+import type { RecordStore } from "./store/types.ts";
+import { getUsagePolicy } from "./store/usage-policy.ts";
 import { scheduledWriter } from "./slack/scheduled-writer.ts";
 import type { SlackScheduler } from "./slack/scheduler/index.ts";
 import { webClientWriter } from "./slack/web-writer.ts";
@@ -25,7 +28,15 @@ export function openWorkspaces(parts: {
   readonly serviceFor: (teamId: string) => TaskService;
   /** How files' bytes reach Slack's upload URLs (the outbound proxy, when there is one). */
   readonly uploadDispatcher?: Dispatcher | undefined;
+  /** Where each workspace's usage policy is (whether the app may join public channels). */
+  readonly records: Pick<RecordStore, "getRecord">;
 }): WorkspaceWiring {
+  /** The admins' choice, read when a join is asked (rarely: only where the app is not yet). */
+  const mayJoin = (teamId: string): Promise<boolean> =>
+    getUsagePolicy(parts.records, teamId).then(
+      (policy) => policy.joinPublicChannels,
+      () => false, // unreadable: every task is refused anyway, and says so
+    );
   const writers = new Map<string, SlackWriter>();
   const services = new Map<string, TaskService>();
   return {
@@ -38,7 +49,11 @@ export function openWorkspaces(parts: {
           parts.uploadDispatcher,
         );
         // Budgets are per workspace (Slack's rate limits are per app per workspace).
-        writer = scheduledWriter(inner, parts.scheduler, teamId);
+        const scheduled = scheduledWriter(inner, parts.scheduler, teamId);
+        // Not allowed, it cannot join: the person is told to invite it (or ask an admin).
+        const join = async (channelId: string) =>
+          (await mayJoin(teamId)) && scheduled.join(channelId);
+        writer = { ...scheduled, join };
         writers.set(teamId, writer);
       }
       return writer;

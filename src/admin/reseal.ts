@@ -1,8 +1,8 @@
 /**
  * Re-encrypting every workspace's stored service key and every installation's Slack tokens with
- * the first of ENCRYPTION_KEYS, bound to their records, so the older keys can be removed from
- * the list (and tokens stored in plain text before they were sealed are sealed): opens the store
- * the app uses, reports counts only.
+ * the first of ENCRYPTION_KEYS, so the older keys can be removed from the list: opens the store
+ * the app uses, reports counts only. A stored value that is not sealed in the app's format is
+ * not sealed here either: it is counted as unreadable and left as it is (never used).
  */
 import type { Config } from "../config.ts";
 import { resealInstallations } from "../store/installations.ts";
@@ -63,12 +63,12 @@ export function describeReseal(reports: ResealReports): string[] {
   ];
   if (report.unreadable > 0) {
     lines.push(
-      `${plural(report.unreadable, "key", "keys")} could not be opened with any listed encryption key (left as they are): those workspaces' admins must set their key again.`,
+      `${plural(report.unreadable, "key", "keys")} could not be opened (sealed with an encryption key no longer listed, or not sealed in the app's format; left as they are, never used): those workspaces' admins must set their key again.`,
     );
   }
   if (installations.unreadable > 0) {
     lines.push(
-      `${plural(installations.unreadable, "installation's tokens", "installations' tokens")} could not be opened with any listed encryption key (left as they are): install the app in those workspaces again, or list the key that sealed them.`,
+      `${plural(installations.unreadable, "installation's tokens", "installations' tokens")} could not be opened (sealed with an encryption key no longer listed, or not sealed in the app's format; left as they are, never used): install the app in those workspaces again, or list the key that sealed them.`,
     );
   }
   if (report.unreadable === 0 && installations.unreadable === 0) {

@@ -27,7 +27,8 @@ import {
   type OAuthReceiverOptions,
   oauthReceiverOptions,
   UninstalledWorkspaces,
-} from "./oauth.ts";
+  unreadableInstallation,
+} from "./oauth/install-flow.ts";
 import { WorkspaceRemoval, type WorkspaceRemovalDeps } from "./workspace-removal.ts";
 import { type BotTokens, installedTokens, singleWorkspaceToken } from "./workspace-tokens.ts";
 
@@ -185,7 +186,9 @@ function watchErrors(app: App, oauth: boolean, logger: Logger): void {
   const uninstalled = new UninstalledWorkspaces(logger);
   app.error(async ({ error }: { readonly error: Error }) => {
     const notInstalled = oauth ? missingInstallation(error) : undefined;
+    const unreadable = oauth ? unreadableInstallation(error) : undefined;
     if (notInstalled) uninstalled.report(notInstalled);
+    else if (unreadable) uninstalled.unreadable(unreadable);
     else logger.error({ err: error }, "unhandled error in a Slack listener");
   });
 }

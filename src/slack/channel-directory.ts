@@ -1,9 +1,11 @@
 /**
  * What Slack says of a channel: who created it (conversations.info), its manager for `/task
- * settings`; and whether a person is in it (conversations.members), before a task is posted there.
+ * settings`; whether the app is in it (conversations.info), and whether a person is
+ * (conversations.members), before a task is posted there.
  */
 import type { WebClient } from "@slack/web-api";
 import type { ChannelDirectory } from "../threads/preferences.ts";
+import type { BotMembership } from "../threads/ports.ts";
 import type { BotTokens } from "./workspace-tokens.ts";
 import { slackErrorCode } from "../view/errors.ts";
 
@@ -18,6 +20,47 @@ export function slackChannelDirectory(
       const creator = (res.channel as { creator?: unknown } | undefined)?.creator;
       return typeof creator === "string" && creator !== "" ? creator : undefined;
     },
+  };
+}
+
+/** How long the app being in a channel is taken as known (it is rarely removed). */
+const MEMBER_TTL_MS = 10 * 60_000;
+const CHANNELS_MAX = 10_000;
+
+/**
+ * Whether the app's bot is in a channel (`conversations.info`'s `is_member`), asked with the
+ * workspace's token; a channel it is in is remembered for 10 minutes (a post where it was
+ * removed meanwhile says so), one it is not in is asked again next time. Questions about one
+ * channel that arrive together (a burst of tasks) share one call.
+ */
+export function slackBotMembership(options: {
+  readonly client: Pick<WebClient, "conversations">;
+  readonly tokenFor: (teamId: string) => Promise<string>;
+  readonly now?: () => number;
+}): BotMembership {
+  const now = options.now ?? Date.now;
+  const known = new Map<string, number>();
+  const asking = new Map<string, Promise<boolean>>();
+  const ask = async (teamId: string, channelId: string, key: string) => {
+    const token = await options.tokenFor(teamId);
+    const res = await options.client.conversations.info({ token, channel: channelId });
+    const member = res.channel?.is_member === true;
+    known.delete(key);
+    if (member) {
+      if (known.size >= CHANNELS_MAX) known.delete(known.keys().next().value ?? "");
+      known.set(key, now() + MEMBER_TTL_MS);
+    }
+    return member;
+  };
+  return (teamId, channelId) => {
+    const key = `${teamId}:${channelId}`;
+    if ((known.get(key) ?? 0) > now()) return Promise.resolve(true);
+    let answer = asking.get(key);
+    if (!answer) {
+      answer = ask(teamId, channelId, key).finally(() => asking.delete(key));
+      asking.set(key, answer);
+    }
+    return answer;
   };
 }
 

@@ -3,10 +3,10 @@
  * refresh tokens, an incoming webhook's URL), sealed at rest with the box that seals
  * workspaces' service keys (util/secret-box.ts). Each is bound to its record and field
  * (`t:<team>:installation#bot.token`): a token copied into another workspace's installation, or
- * from one field to another, does not open. An installation stored before tokens were sealed
- * (plain text) still loads; it is sealed on its next save, or by `npm run keys:reseal`.
+ * from one field to another, does not open. A stored secret that is not a box of the sealed
+ * format (plain text, an older format) does not open either: it is refused, never used.
  */
-import { isSealed, open, reseal, type SealingKey, seal } from "../util/secret-box.ts";
+import { open, reseal, type SealingKey, seal } from "../util/secret-box.ts";
 
 /** Where the secrets are in an installation (Bolt's `Installation` shape). */
 const SECRET_FIELDS = [
@@ -37,25 +37,29 @@ function eachSecret(
   return out;
 }
 
-/** The installation as stored at `at`: every secret sealed with the first key, bound to it. */
+/** The installation (as Bolt gives it) as stored at `at`: every secret sealed with the first key. */
 export const sealInstallation = (
   installation: Fields,
   at: string,
   keys: readonly SealingKey[],
 ): Record<string, unknown> =>
-  eachSecret(installation, at, (value, binding) =>
-    isSealed(value) ? reseal(value, keys, binding) : seal(value, keys, binding),
-  );
+  eachSecret(installation, at, (value, binding) => seal(value, keys, binding));
 
 /**
- * The installation stored at `at` with its secrets opened (a plain-text one from before they
- * were sealed is taken as it is). Throws SecretBoxError when one does not open.
+ * The installation stored at `at` with every secret sealed again with the first key (a box
+ * already sealed with it is checked and kept). Throws SecretBoxError when one does not open.
  */
+export const resealInstallation = (
+  stored: Fields,
+  at: string,
+  keys: readonly SealingKey[],
+): Record<string, unknown> =>
+  eachSecret(stored, at, (value, binding) => reseal(value, keys, binding));
+
+/** The installation stored at `at` with its secrets opened; throws SecretBoxError when one does not. */
 export const openInstallation = (
   stored: Fields,
   at: string,
   keys: readonly SealingKey[],
 ): Record<string, unknown> =>
-  eachSecret(stored, at, (value, binding) =>
-    isSealed(value) ? open(value, keys, binding) : value,
-  );
+  eachSecret(stored, at, (value, binding) => open(value, keys, binding));

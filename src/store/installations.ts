@@ -5,8 +5,8 @@
  */
 import type { Installation, InstallationQuery, InstallationStore } from "@slack/bolt";
 import { z } from "zod";
-import { type SealingKey, SecretBoxError } from "../util/secret-box.ts";
-import { openInstallation, sealInstallation } from "./installation-secrets.ts";
+import { KEY_NOT_LISTED, type SealingKey, SecretBoxError } from "../util/secret-box.ts";
+import { openInstallation, resealInstallation, sealInstallation } from "./installation-secrets.ts";
 import type { ResealReport } from "./service-keys.ts";
 import type { RecordStore } from "./types.ts";
 
@@ -23,6 +23,21 @@ export class InstallationNotFoundError extends Error {
   constructor(key: InstallationKey) {
     super(`the app is not installed in ${describeKey(key)}`);
     this.name = "InstallationNotFoundError";
+    this.key = key;
+  }
+}
+
+/**
+ * The stored installation cannot be used: its record does not read as one, or a token in it is
+ * not a box this app opens (plain text, an older format, sealed with an encryption key no longer
+ * listed, altered, or copied from another record). It is never used; the message says what to
+ * do and names no secret.
+ */
+export class InstallationUnreadableError extends Error {
+  readonly key: InstallationKey;
+  constructor(key: InstallationKey, why: string, options?: ErrorOptions) {
+    super(`the stored installation of ${describeKey(key)} is unreadable: ${why}`, options);
+    this.name = "InstallationUnreadableError";
     this.key = key;
   }
 }
@@ -81,16 +96,20 @@ const keyOfInstallation = (i: Installation): InstallationKey => ({
 function opened(raw: unknown, at: string, key: InstallationKey, keys: readonly SealingKey[]) {
   const parsed = StoredInstallation.safeParse(raw);
   // zod's messages name fields, never values: no token reaches the error.
-  if (!parsed.success)
-    throw new Error(`the stored installation of ${describeKey(key)} is unreadable`);
+  if (!parsed.success) {
+    throw new InstallationUnreadableError(key, "not an installation; install the app there again");
+  }
   try {
     return StoredInstallation.parse(openInstallation(parsed.data, at, keys));
   } catch (err) {
     if (!(err instanceof SecretBoxError)) throw err;
-    throw new Error(
-      `the stored tokens of ${describeKey(key)} do not open with any listed encryption key (sealed with a key no longer in ENCRYPTION_KEYS, or altered): list that key again, or install the app there again`,
-      { cause: err }, // names no secret either
-    );
+    // SecretBoxError's message says why (a plain value, an unlisted key…), never the value.
+    const advice =
+      err.message === KEY_NOT_LISTED
+        ? "list that key in ENCRYPTION_KEYS again, or install the app there again"
+        : "install the app there again";
+    const why = `a token in it does not open (${err.message}); ${advice}`;
+    throw new InstallationUnreadableError(key, why, { cause: err });
   }
 }
 
@@ -149,9 +168,9 @@ export function createInstallationStore(
 }
 
 /**
- * Seals every stored installation's tokens with the first key, bound to their record (the
- * plain-text ones from before tokens were sealed, and those sealed with an older key). Counts
- * installations; one that does not open is left as it is.
+ * Seals every stored installation's tokens with the first key (those sealed with an older
+ * one). Counts installations; one that does not open (an unlisted key, or not sealed in this
+ * app's format) is left as it is and counted as unreadable.
  */
 export async function resealInstallations(
   records: RecordStore,
@@ -171,7 +190,7 @@ export async function resealInstallations(
     }
     let sealed: Record<string, unknown>;
     try {
-      sealed = sealInstallation(parsed.data, at, keys); // a current box is verified, kept as is
+      sealed = resealInstallation(parsed.data, at, keys); // a current box is verified, kept as is
     } catch (err) {
       if (!(err instanceof SecretBoxError)) throw err;
       counts.unreadable++;

@@ -29,8 +29,14 @@ export type ServiceKeyState =
     }
   | { readonly state: "none" }
   | {
-      /** Sealed with an encryption key no longer listed, or altered: it must be set again. */
+      /**
+       * Not a box this app opens (sealed with an encryption key no longer listed, not sealed in
+       * its format, altered, or another record's), or not a key's record: never used, it must
+       * be set again.
+       */
       readonly state: "unreadable";
+      /** Why, for the log (never the value). */
+      readonly why: string;
       readonly lastFour: string | undefined;
       readonly setBy?: string | undefined;
       readonly setAt?: number | undefined;
@@ -42,7 +48,7 @@ export interface ResealReport {
   readonly resealed: number;
   /** Already sealed with it. */
   readonly current: number;
-  /** Sealed with no listed key (or altered): left as they are, their admins must set them again. */
+  /** Not opened (an unlisted key, not sealed in this format, altered): left as they are. */
   readonly unreadable: number;
 }
 
@@ -88,14 +94,16 @@ export function createServiceKeyStore(
     async get(teamId) {
       const stored = await read(recordKey(teamId));
       if (stored === undefined) return { state: "none" };
-      if (stored === "malformed") return { state: "unreadable", lastFour: undefined };
+      if (stored === "malformed") {
+        return { state: "unreadable", why: "not a key's record", lastFour: undefined };
+      }
       const { lastFour: four, setBy, setAt } = stored;
       try {
         const key = open(stored.box, keys, recordKey(teamId));
         return { state: "set", key, lastFour: four, setBy, setAt };
       } catch (err) {
         if (!(err instanceof SecretBoxError)) throw err;
-        return { state: "unreadable", lastFour: four, setBy, setAt };
+        return { state: "unreadable", why: err.message, lastFour: four, setBy, setAt };
       }
     },
 

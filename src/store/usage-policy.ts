@@ -1,6 +1,7 @@
 /**
  * A workspace's usage policy (who may start tasks, in which channels, how many per person per
- * hour) and the service's last refusal of its account (402, 429), as records of the workspace.
+ * hour, whether the app joins public channels by itself) and the service's last refusal of its
+ * account (402, 429), as records of the workspace.
  */
 import { z } from "zod";
 import type { RecordStore } from "./types.ts";
@@ -25,14 +26,24 @@ export const UsagePolicy = z.object({
   ]),
   /** Tasks (follow-ups included) one person may start per hour; 0: no quota. */
   perUserPerHour: z.number().int().min(0).max(QUOTA_MAX),
+  /**
+   * Whether the app joins a public channel it is not in when someone starts a task there
+   * (`conversations.join`), instead of asking to be invited. Once in a channel it reads the
+   * threads it is asked about there (thread context), so bringing it in is the admins' call.
+   */
+  joinPublicChannels: z.boolean(),
 });
 export type UsagePolicy = z.infer<typeof UsagePolicy>;
 
-/** A workspace without a policy: everyone, everywhere, no quota. */
+/**
+ * A workspace without a policy: everyone, everywhere, no quota; the app goes only where it is
+ * invited (it joins no channel by itself until an admin lets it).
+ */
 export const DEFAULT_USAGE_POLICY: UsagePolicy = {
   who: { kind: "everyone" },
   where: { kind: "all" },
   perUserPerHour: 0,
+  joinPublicChannels: false,
 };
 
 /** The stored policy does not read as one (written by a newer version, or damaged). */

@@ -14,6 +14,7 @@ import { MEMBERS_ONLY, type PeoplePolicy } from "./policy.ts";
 import { NO_RATE_LIMITS, type RateLimits } from "./rate-limits.ts";
 import { NewTasks } from "./new-task.ts";
 import type {
+  BotMembership,
   HomeRefresher,
   SlackFileSource,
   ThreadHistory,
@@ -72,6 +73,8 @@ export interface CoordinatorOptions {
   readonly preferences?: Preferences;
   /** Members of a workspace's user group (its usage policy); groups fail closed without it. */
   readonly groupMembers?: GroupMembers;
+  /** Whether the app is in a channel, before a new task there asks the service. */
+  readonly botMembership?: BotMembership;
   /** Where the service's 402 and 429 go (default: the workspace's record for App Home). */
   readonly serviceAlerts?: ServiceAlerts;
   /** Reads the thread a mention was posted in, for the agent (none: the mention goes alone). */

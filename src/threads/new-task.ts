@@ -2,11 +2,14 @@
  * A new task: created on the service at once, while its prompt (the thread) and working
  * message are posted as Slack's budget allows, in the order the requests arrived; then its
  * first run is handed to the relay. The start is recorded so another instance can finish it.
+ * In a public channel the app is not in, and may not join (its workspace's admins decide), the
+ * service is not asked: the prompt cannot be posted, and the person is told how to invite it.
  */
 import type { TaskServiceError } from "../service/errors.ts";
 import type { UploadFile } from "../service/multipart.ts";
 import type { CreateTaskResponse } from "../service/schemas.ts";
 import { type RunOpening, serviceRunId, type SlackThreadKey } from "../store/types.ts";
+import { getUsagePolicy } from "../store/usage-policy.ts";
 import { blameDefaults } from "../view/defaults.ts";
 import { describeServiceError } from "../view/errors.ts";
 import { USAGE } from "../view/render.ts";
@@ -15,6 +18,7 @@ import { type Attachments, brokenFileReason, readAttachments } from "./attachmen
 import { startRun } from "../runs/start.ts";
 import { type TaskOptions, toCreateInput } from "./options.ts";
 import type { TaskDefaultsUsed } from "./preferences.ts";
+import type { BotMembership } from "./ports.ts";
 import type { NewTask, TellUser } from "./requests.ts";
 import { type WithThread, withThreadContext } from "../thread-context/compose.ts";
 import { type CoordinatorDeps, showStartError } from "./task-context.ts";
@@ -23,6 +27,11 @@ const NOT_POSTED =
   "I couldn't post the task's messages in this channel, so it was not started. Please try again.";
 const NOT_STARTED =
   "The task could not be started, so your message was not sent. Start a new one with `/task`.";
+
+/** The app is not in the public channel and may not join it: the service is not asked. */
+class NotInChannelError extends Error {
+  override readonly name = "NotInChannelError";
+}
 
 export class NewTasks {
   readonly #deps: CoordinatorDeps;
@@ -63,10 +72,12 @@ export class NewTasks {
       place: { teamId: task.teamId, channelId: task.channelId, threadTs: task.threadTs },
       plan: openingOf(task, startedAt),
       startedAt,
-      ask: () =>
-        context
+      ask: () => {
+        const present = this.#present(task);
+        return (present ? present.then(() => context) : context)
           .then((c) => this.#create({ ...task, prompt: c.prompt }, used.options, c.files))
-          .then(createdRun),
+          .then(createdRun);
+      },
       remark: () => context.then((c) => c.remark),
       // From now on replies in the thread wait for the run instead of starting their own.
       onThread: (thread) => this.#recordStarting(task, thread, startedAt),
@@ -83,6 +94,34 @@ export class NewTasks {
     } else {
       this.#deps.serviceAlerts.accepted(task.teamId);
     }
+  }
+
+  /**
+   * Before the service is asked for a task that opens its thread in a public channel: the app
+   * is in it, or its workspace lets it join (`joinPublicChannels`). Otherwise this rejects, and
+   * the prompt's post (running meanwhile, in arrival order) fails and tells the person how to
+   * invite it. When Slack cannot say, the post will.
+   */
+  #present(task: NewTask): Promise<void> | undefined {
+    const { botMembership } = this.#deps;
+    if (!botMembership || task.threadTs !== undefined || !task.channelId.startsWith("C")) {
+      return undefined; // nothing to wait for: the service is asked at once
+    }
+    return this.#inChannelOrMayJoin(task, botMembership);
+  }
+
+  async #inChannelOrMayJoin(task: NewTask, botMembership: BotMembership): Promise<void> {
+    const { store, logger } = this.#deps;
+    const policy = await getUsagePolicy(store, task.teamId).catch(() => undefined);
+    if (!policy || policy.joinPublicChannels) return;
+    const member = await botMembership(task.teamId, task.channelId).catch((err: unknown) => {
+      logger.warn(
+        { err, channel: task.channelId },
+        "could not ask Slack whether I am in a channel",
+      );
+      return true;
+    });
+    if (!member) throw new NotInChannelError("not in the channel, and may not join it");
   }
 
   /** The prompt and files with the thread a message was posted in (never rejects). */

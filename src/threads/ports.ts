@@ -1,10 +1,14 @@
 /**
  * What the threads need from the outside beyond the ports of runs (which it re-exports):
- * attached files from Slack's file host, App Home refreshes, a thread's history.
+ * attached files from Slack's file host, App Home refreshes, a thread's history, whether the
+ * app is in a channel.
  */
 import type { SlackFileRef } from "../store/types.ts";
 
 export * from "../runs/ports.ts";
+
+/** Whether the app's bot is a member of a channel; throws when Slack cannot say. */
+export type BotMembership = (teamId: string, channelId: string) => Promise<boolean>;
 
 /** Shows a person their tasks again (App Home) after one changed; may wait and coalesce. */
 export interface HomeRefresher {

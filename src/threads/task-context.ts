@@ -8,6 +8,7 @@ import { describeServiceError } from "../view/errors.ts";
 import { renderRun } from "../view/render.ts";
 import type { ThreadContextConfig } from "../config-features.ts";
 import type {
+  BotMembership,
   HomeRefresher,
   SlackFileSource,
   ThreadHistory,
@@ -46,6 +47,8 @@ export interface CoordinatorDeps {
   readonly home: HomeRefresher;
   /** Members of a workspace's user group, for its usage policy. */
   readonly groupMembers?: GroupMembers | undefined;
+  /** Whether the app is in a channel, before a new task there asks the service. */
+  readonly botMembership?: BotMembership | undefined;
   /** Keeps the service's refusals of the workspace's account (402, 429) for its admins. */
   readonly serviceAlerts: ServiceAlerts;
   /** Reads the thread a mention was posted in, within its budget (thread-context/). */

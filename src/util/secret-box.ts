@@ -7,15 +7,14 @@
  * Every box is bound to where it is kept: the caller names the record and the field (e.g.
  * `t:T123:service-key`), and that name is authenticated with the box (GCM's additional data),
  * so a box copied into another workspace's record, or from a bot token into a user token, does
- * not open. Boxes of the first format (`v1`, bound to nothing) still open, wherever they are,
- * until `npm run keys:reseal` (or the next save) seals them again in the bound format (`v2`).
+ * not open. A box starts with its format's version (`v2`), so that a later format can tell the
+ * boxes it must migrate; this version opens its own format only: a plain value, or a box of any
+ * other format (the unbound `v1` of the app's development), is refused, never used.
  */
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from "node:crypto";
 
-/** Bound to its record (the additional data names it); what `seal` writes. */
+/** The format: bound to its record (the additional data names it). The only one `open` reads. */
 const VERSION = "v2";
-/** Bound to nothing: written before boxes were bound; still opened, resealed as `v2`. */
-const UNBOUND = "v1";
 const KEY_BYTES = 32;
 const IV_BYTES = 12;
 
@@ -29,6 +28,11 @@ export class SecretBoxError extends Error {
   override readonly name = "SecretBoxError";
 }
 
+/** What `open` says of a value that is not a box of this format (never the value). */
+export const NOT_SEALED = "not sealed in this app's format";
+/** What `open` says of a box sealed with a key no longer in the list. */
+export const KEY_NOT_LISTED = "sealed with an encryption key that is no longer listed";
+
 /** Keys from base64 strings (32 bytes each), in order: the first one encrypts. */
 export function sealingKeys(base64Keys: readonly string[]): SealingKey[] {
   if (base64Keys.length === 0) throw new SecretBoxError("no encryption key is set");
@@ -41,9 +45,9 @@ export function sealingKeys(base64Keys: readonly string[]): SealingKey[] {
   });
 }
 
-/** The additional data: the format, the key's id and, from `v2`, the record the box is bound to. */
-const additionalData = (version: string, id: string, binding: string): Buffer =>
-  Buffer.from(version === UNBOUND ? `${version}.${id}` : `${version}.${id}.${binding}`);
+/** The additional data: the format, the key's id and the record the box is bound to. */
+const additionalData = (id: string, binding: string): Buffer =>
+  Buffer.from(`${VERSION}.${id}.${binding}`);
 
 /**
  * `v2.<key id>.<iv>.<tag>.<ciphertext>` (base64url parts); the key id and `binding` (where the
@@ -54,30 +58,27 @@ export function seal(plaintext: string, keys: readonly SealingKey[], binding: st
   if (!first) throw new SecretBoxError("no encryption key is set");
   const iv = randomBytes(IV_BYTES);
   const cipher = createCipheriv("aes-256-gcm", first.key, iv);
-  cipher.setAAD(additionalData(VERSION, first.id, binding));
+  cipher.setAAD(additionalData(first.id, binding));
   const body = Buffer.concat([cipher.update(plaintext, "utf8"), cipher.final()]);
   const parts = [iv, cipher.getAuthTag(), body].map((b) => b.toString("base64url"));
   return [VERSION, first.id, ...parts].join(".");
 }
 
-/** Whether a stored value is a box (a Slack token or an API key never has this shape). */
-export const isSealed = (value: string): boolean => /^v[12]\.[0-9a-f]{8}\./.test(value);
-
 /**
- * The sealed text, when the box was sealed for `binding` (or is an unbound `v1` box). Throws
- * SecretBoxError when its key is not listed, it was tampered with, or it belongs elsewhere.
+ * The sealed text, when the box was sealed for `binding`. Throws SecretBoxError (whose message
+ * never holds the value) when it is not a box of this format (a plain value, an older format),
+ * its key is not listed, it was tampered with, or it belongs elsewhere.
  */
 export function open(box: string, keys: readonly SealingKey[], binding: string): string {
   const [version, id, iv, tag, body, ...rest] = box.split(".");
-  const known = version === VERSION || version === UNBOUND;
-  if (!known || !id || !iv || !tag || body === undefined || rest.length > 0) {
-    throw new SecretBoxError("not a sealed secret");
+  if (version !== VERSION || !id || !iv || !tag || body === undefined || rest.length > 0) {
+    throw new SecretBoxError(NOT_SEALED);
   }
   const found = keys.find((k) => k.id === id);
-  if (!found) throw new SecretBoxError("sealed with an encryption key that is no longer listed");
+  if (!found) throw new SecretBoxError(KEY_NOT_LISTED);
   try {
     const decipher = createDecipheriv("aes-256-gcm", found.key, Buffer.from(iv, "base64url"));
-    decipher.setAAD(additionalData(version, id, binding));
+    decipher.setAAD(additionalData(id, binding));
     decipher.setAuthTag(Buffer.from(tag, "base64url"));
     const text = Buffer.concat([decipher.update(Buffer.from(body, "base64url")), decipher.final()]);
     return text.toString("utf8");
@@ -92,7 +93,10 @@ export function open(box: string, keys: readonly SealingKey[], binding: string):
 export const isCurrent = (box: string, keys: readonly SealingKey[]): boolean =>
   box.startsWith(`${VERSION}.${keys[0]?.id ?? "-"}.`);
 
-/** The box sealed again with the first key, bound (unchanged when it already is). */
+/**
+ * The box sealed again with the first key (unchanged when it already is); throws like `open`
+ * when it does not open.
+ */
 export function reseal(box: string, keys: readonly SealingKey[], binding: string): string {
   if (isCurrent(box, keys)) {
     open(box, keys, binding); // one bound elsewhere is not passed on as current

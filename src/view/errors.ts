@@ -32,7 +32,7 @@ export function describeServiceError(err: unknown, runId?: string): string {
     return `This workspace has no Task service API key yet. A workspace admin can set it ${KEY_SETTING}.`;
   }
   if (err instanceof ServiceKeyUnreadableError) {
-    return `This workspace's Task service API key can no longer be read (the app's encryption keys changed). A workspace admin needs to set it again ${KEY_SETTING}.`;
+    return `This workspace's Task service API key can no longer be read (the app's encryption keys changed, or it is not stored in the app's sealed format). A workspace admin needs to set it again ${KEY_SETTING}.`;
   }
   // The service's words are its own: escaped like answers (no link, mention or markup of theirs).
   const detail = err.detail ? ` (${mrkdwnText(truncate(err.detail, DETAIL_CHARS))})` : "";
@@ -67,7 +67,7 @@ export function describeServiceError(err: unknown, runId?: string): string {
 /** Slack error codes that mean the bot cannot post where it was asked to. */
 export function describeSlackPostError(code: string, channelId: string): string | undefined {
   if (code === "not_in_channel") {
-    return "I'm not a member of this channel, so I can't post the answer here. Invite me with `/invite @Task Agent` and run the command again.";
+    return "I'm not a member of this channel, so I can't post the answer here. Invite me with `/invite @Task Agent` and run the command again, or ask a workspace admin to let me join public channels by myself (Workspace settings, on my Home tab).";
   }
   if (code === "channel_not_found") {
     return channelId.startsWith("D")

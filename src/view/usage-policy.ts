@@ -1,7 +1,7 @@
 /**
- * A workspace's usage policy in Block Kit: the admin's form section (who, where, quota) and
- * reading its submission back, the "Usage policy" modal around it, and App Home's admin part
- * with the service's last refusal of the account (402, 429). Pure.
+ * A workspace's usage policy in Block Kit: the admin's form section (who, where, quota, joining
+ * public channels) and reading its submission back, the "Usage policy" modal around it, and App
+ * Home's admin part with the service's last refusal of the account (402, 429). Pure.
  */
 import { QUOTA_MAX, type ServiceAlert, type UsagePolicy } from "../store/usage-policy.ts";
 import { workspaceSettingsButton } from "./workspace-settings.ts";
@@ -14,6 +14,7 @@ export const USAGE_FIELD = {
   where: "usage_where",
   channels: "usage_channels",
   quota: "usage_quota",
+  join: "usage_join",
 } as const;
 
 /** A user group the form offers (from `usergroups.list`). */
@@ -96,6 +97,10 @@ export function usagePolicyBlocks(
     option("all", "Every channel, and direct messages with me"),
     option("channels", "Only these channels"),
   ];
+  const join = [
+    option("invite", "Only where I'm invited (/invite @Task Agent)"),
+    option("join", "I join a public channel when a task is started there"),
+  ];
   return [
     { type: "header", text: plain("Usage policy") },
     {
@@ -136,6 +141,12 @@ export function usagePolicyBlocks(
         initial_value: String(policy.perUserPerHour),
       },
     },
+    {
+      ...choice(USAGE_FIELD.join, "Public channels I'm not in", join, policy.joinPublicChannels),
+      hint: plain(
+        "In a channel, I read the thread I'm asked about to answer it. Joining by myself lets anyone bring me into any public channel; private channels always need an invitation.",
+      ),
+    },
   ];
 }
 
@@ -160,6 +171,7 @@ export function readUsagePolicy(
   const channelIds = [...(field(USAGE_FIELD.channels)?.selected_conversations ?? [])];
   const onlyGroups = field(USAGE_FIELD.who)?.selected_option?.value === "groups";
   const onlyChannels = field(USAGE_FIELD.where)?.selected_option?.value === "channels";
+  const joins = field(USAGE_FIELD.join)?.selected_option?.value === "join";
   if (onlyGroups && groupIds.length === 0) {
     const at = values[USAGE_FIELD.groups] ? USAGE_FIELD.groups : USAGE_FIELD.who;
     errors[at] = "Pick at least one user group, or let everyone start tasks.";
@@ -184,6 +196,7 @@ export function readUsagePolicy(
         ? { kind: "channels", channelIds: [...new Set(channelIds)] }
         : { kind: "all" },
       perUserPerHour: quota,
+      joinPublicChannels: joins,
     },
   };
 }

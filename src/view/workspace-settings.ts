@@ -45,7 +45,7 @@ export function describeKeyStatus(status: KeyStatus): string {
         ? "No key set; tasks use the app's default key."
         : "No key: tasks cannot start until an admin sets one.";
     case "unreadable":
-      return `:warning: The key${status.lastFour ? ` ending in ${status.lastFour}` : ""} can no longer be read (the app's encryption keys changed): tasks cannot start until it is set again.`;
+      return `:warning: The key${status.lastFour ? ` ending in ${status.lastFour}` : ""} can no longer be read (the app's encryption keys changed, or it is not stored in the app's sealed format): tasks cannot start until it is set again.`;
   }
 }
 

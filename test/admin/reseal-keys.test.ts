@@ -1,9 +1,9 @@
 /**
  * `npm run keys:reseal` run as an operator runs it (a child process with the app's environment)
  * against a real embedded store: every workspace key sealed with an older encryption key is
- * sealed again with the first of ENCRYPTION_KEYS, so the older one can be dropped, and every
- * installation's Slack tokens stored in plain text before tokens were sealed are sealed; counts
- * are printed, never a key.
+ * sealed again with the first of ENCRYPTION_KEYS, so the older one can be dropped, and so is
+ * every installation's Slack tokens; a value not sealed in the app's format (plain text) is not
+ * sealed but counted as unreadable. Counts are printed, never a key.
  */
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -71,12 +71,21 @@ describe("npm run keys:reseal", () => {
     await sealedWith(OLD).set("T1", WORKSPACE_KEYS.T1, "UADMIN");
     await sealedWith(OLD).set("T2", WORKSPACE_KEYS.T2, "UADMIN");
     await sealedWith(GONE).set("T3", WORKSPACE_KEYS.T3, "UADMIN"); // its key was dropped long ago
-    // An installation stored before tokens were sealed.
-    await store.putRecord("t:T1:installation", {
+    // An installation sealed with the older key, and one whose tokens are plain text.
+    await createInstallationStore(store, sealingKeys([OLD])).storeInstallation({
       team: { id: "T1" },
-      user: { id: "UADMIN", token: "xoxp-plain-user-token" },
-      bot: { token: "xoxb-plain-bot-token", id: "B1", userId: "UBOT", scopes: ["chat:write"] },
+      enterprise: undefined,
+      user: { id: "UADMIN", token: "xoxp-sealed-user-token", scopes: undefined },
+      bot: { token: "xoxb-sealed-bot-token", id: "B1", userId: "UBOT", scopes: ["chat:write"] },
+      isEnterpriseInstall: false,
+      authVersion: "v2",
     });
+    const plain = {
+      team: { id: "T2" },
+      user: { id: "UADMIN" },
+      bot: { token: "xoxb-plain-bot-token", id: "B2", userId: "UBOT", scopes: ["chat:write"] },
+    };
+    await store.putRecord("t:T2:installation", plain);
     await store.close();
 
     const first = await reseal({ ENCRYPTION_KEYS: `${NEW},${OLD}` });
@@ -84,9 +93,10 @@ describe("npm run keys:reseal", () => {
     expect(first.stdout).toBe(
       "Re-encrypted 2 workspace keys with the first encryption key; 0 were already.\n" +
         "Sealed the Slack tokens of 1 installation with the first encryption key; 0 were already.\n" +
-        "1 key could not be opened with any listed encryption key (left as they are): those workspaces' admins must set their key again.\n",
+        "1 key could not be opened (sealed with an encryption key no longer listed, or not sealed in the app's format; left as they are, never used): those workspaces' admins must set their key again.\n" +
+        "1 installation's tokens could not be opened (sealed with an encryption key no longer listed, or not sealed in the app's format; left as they are, never used): install the app in those workspaces again, or list the key that sealed them.\n",
     );
-    const tokens = ["xoxp-plain-user-token", "xoxb-plain-bot-token"];
+    const tokens = ["xoxp-sealed-user-token", "xoxb-sealed-bot-token", "xoxb-plain-bot-token"];
     for (const secret of [...Object.values(WORKSPACE_KEYS), ...tokens, OLD, NEW, GONE]) {
       expect(first.stdout).not.toContain(secret);
     }
@@ -95,14 +105,20 @@ describe("npm run keys:reseal", () => {
     const store2 = createSqliteStore(defaultSqlitePath(dataDir), () => {}, {
       namespace: NAMESPACE,
     });
-    const atRest = JSON.stringify(await store2.getRecord("t:T1:installation"));
-    for (const token of tokens) expect(atRest).not.toContain(token);
-    const installation = await createInstallationStore(
-      store2,
-      sealingKeys([NEW]),
-    ).fetchInstallation({ teamId: "T1", enterpriseId: undefined, isEnterpriseInstall: false });
-    expect(installation.bot?.token).toBe("xoxb-plain-bot-token");
-    expect(installation.user.token).toBe("xoxp-plain-user-token");
+    const installations = createInstallationStore(store2, sealingKeys([NEW]));
+    const query = (teamId: string) => ({
+      teamId,
+      enterpriseId: undefined,
+      isEnterpriseInstall: false,
+    });
+    const installation = await installations.fetchInstallation(query("T1"));
+    expect(installation.bot?.token).toBe("xoxb-sealed-bot-token");
+    expect(installation.user.token).toBe("xoxp-sealed-user-token");
+    // The plain one is left as it was, and still refused.
+    expect(await store2.getRecord("t:T2:installation")).toEqual(plain);
+    await expect(installations.fetchInstallation(query("T2"))).rejects.toThrow(
+      "not sealed in this app's format",
+    );
     await store2.close();
 
     const again = await reseal({ ENCRYPTION_KEY: NEW });
@@ -112,6 +128,7 @@ describe("npm run keys:reseal", () => {
     expect(again.stdout).toContain(
       "Sealed the Slack tokens of 0 installations with the first encryption key; 1 was already.",
     );
+    expect(again.stdout).toContain("1 installation's tokens could not be opened");
   });
 
   it("says what is missing when no encryption key is set, and exits 1", async () => {

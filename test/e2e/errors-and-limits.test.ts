@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DEFAULT_USAGE_POLICY, putUsagePolicy } from "../../src/store/usage-policy.ts";
 import { sendBlockAction, sendViewSubmission } from "../../tools/local-slack/slack-requests.ts";
 import {
   buttonOf,
@@ -22,7 +23,9 @@ describe.each(stores)("errors, limits and stream formats with %s", (_name, redis
       redisUrl: redis,
       slack: { notInChannel: ["C0NOTMEMBER"], unknownChannels: ["G0PRIVATE"] },
     });
-    // A workspace that does not let apps join channels by themselves.
+    // The app's Workspace settings let it join public channels by itself, but Slack refuses
+    // (a workspace that does not let apps join channels by themselves).
+    await putUsagePolicy(h.app.store, TEAM, { ...DEFAULT_USAGE_POLICY, joinPublicChannels: true });
     h.slack.failWhen((c) =>
       c.method === "conversations.join" && c.args.channel === "C0NOTMEMBER"
         ? { error: "restricted_action" }

@@ -5,6 +5,7 @@
  */
 import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DEFAULT_USAGE_POLICY, putUsagePolicy } from "../../src/store/usage-policy.ts";
 import type { OpenedView } from "../../tools/local-slack/index.ts";
 import {
   type SlackHttpResponse,
@@ -109,7 +110,9 @@ describe.each(storeBackends())("the New task modal with %s", (_name, redis) => {
 
   it("starts no task in a channel the person is not in, and tells them in the DM what to do", async () => {
     const elsewhere = "C0ELSEWHERE";
-    h.slack.notInChannel.add(elsewhere); // the bot is not in it either: it would join it
+    // The bot is not in it either, and may join public channels by itself: it would join it.
+    h.slack.notInChannel.add(elsewhere);
+    await putUsagePolicy(h.app.store, TEAM, { ...DEFAULT_USAGE_POLICY, joinPublicChannels: true });
     h.slack.setChannelMembers(elsewhere, ["U0OTHER"]);
     const before = h.slack.views().length;
     await h.command("");

@@ -15,6 +15,7 @@ import { rawKeys } from "../support/raw-keys.ts";
 import { CHANNEL, SIGNING_SECRET, statusOf, stopButton } from "../support/harness.ts";
 import { storeBackends } from "../support/needs.ts";
 import { MultiWorkspaceApp, personOf, STATE_SECRET } from "../support/multi-workspace.ts";
+import { until } from "../support/until.ts";
 
 const STATE_COOKIE = "slack-app-oauth-state";
 let seq = 0;
@@ -307,6 +308,28 @@ describe.each(storeBackends())("installing in many workspaces with %s", (_name, 
     expect(app.log()).not.toContain("unhandled error in a Slack listener");
   });
 
+  it("never uses an installation whose token is not sealed: the event is ignored, the operator told why", async () => {
+    slack.addTeam({ id: "T0PLAIN" });
+    expect((await app.installFlow("T0PLAIN")).status).toBe(200);
+    const at = "t:T0PLAIN:installation";
+    const stored = (await app.running.store.getRecord(at)) as { bot: Record<string, unknown> };
+    // Its bot token in plain text (as an unsealed store would hold it), a valid one at that.
+    const [token] = slack.tokensOf("T0PLAIN");
+    await app.running.store.putRecord(at, { ...stored, bot: { ...stored.bot, token } });
+    const from = slack.calls.length;
+    const { res } = await app.openForm("T0PLAIN");
+    expect(res.status).toBe(200);
+    const why =
+      "ignored an event: the stored installation of workspace T0PLAIN is unreadable: a token in it does not open (not sealed in this app's format); install the app there again";
+    await until("the unreadable installation's report", () => app.log().includes(why));
+    expect(app.logLines.find((l) => l.includes(why))).toContain('"level":50');
+    // No listener ran, and the token was never sent to Slack (nor logged).
+    expect(slack.calls.slice(from).filter((c) => c.token === token)).toEqual([]);
+    expect(slack.calls.slice(from).some((c) => c.method === "views.open")).toBe(false);
+    expect(app.log()).not.toContain(token);
+    await app.running.store.putRecord(at, stored); // sealed again, for the tests that follow
+  });
+
   it("installs org-wide on an Enterprise Grid organisation: its workspaces use the org's token", async () => {
     const grid = slack.addEnterprise({ id: "E0GRID", name: "Grid Co" });
     slack.addTeam({ id: "T0GRIDWS", enterpriseId: "E0GRID" });
@@ -354,10 +377,12 @@ describe.each(storeBackends())("installing in many workspaces with %s", (_name, 
     expect(opened.token).toBe(refresh?.response.access_token);
     expect(opened.team).toBe("T0ROTATE");
     const stored = await app.installation("T0ROTATE");
+    // The new pair: the refresh token used is spent (Slack's rotation).
     expect(stored.bot).toMatchObject({
       token: opened.token,
-      refreshToken: installed.bot?.refreshToken,
+      refreshToken: refresh?.response.refresh_token,
     });
+    expect(stored.bot?.refreshToken).not.toBe(installed.bot?.refreshToken);
     expect(stored.bot?.expiresAt ?? 0).toBeGreaterThanOrEqual(expiresAt);
   });
 

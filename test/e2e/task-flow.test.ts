@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DEFAULT_USAGE_POLICY, putUsagePolicy } from "../../src/store/usage-policy.ts";
 import { neutralizeMentions } from "../../src/view/sanitize.ts";
 import {
   API_KEY,
@@ -9,6 +10,7 @@ import {
   OWNER,
   SIGNING_SECRET,
   statusOf,
+  TEAM,
 } from "../support/harness.ts";
 import { storeBackends } from "../support/needs.ts";
 
@@ -34,8 +36,10 @@ async function serviceFiles(h: Harness, threadId: string, projectId: string) {
 describe.each(stores)("/task end to end with %s", (_name, redis) => {
   let h: Harness;
   beforeAll(async () => {
-    // The bot starts outside the channel: it joins on /task, so it can post and hear replies.
+    // The bot starts outside the channel, in a workspace whose admins let it join public
+    // channels by itself (Workspace settings): it joins on /task, so it can post and hear replies.
     h = await Harness.start({ redisUrl: redis, slack: { notInChannel: [CHANNEL] } });
+    await putUsagePolicy(h.app.store, TEAM, { ...DEFAULT_USAGE_POLICY, joinPublicChannels: true });
   });
   afterAll(async () => {
     await h?.close();

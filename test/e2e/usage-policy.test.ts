@@ -27,7 +27,12 @@ type Values = Record<string, Record<string, Record<string, unknown>>>;
 const TASKS_CHANNEL = "C0TASKS";
 
 /** The form's fields as Slack submits them. */
-function policyForm(f: { groups?: string[]; channels?: string[]; quota?: string }): Values {
+function policyForm(f: {
+  groups?: string[];
+  channels?: string[];
+  quota?: string;
+  join?: boolean;
+}): Values {
   const radio = (value: string) => ({
     value: { type: "radio_buttons", selected_option: { value } },
   });
@@ -44,6 +49,7 @@ function policyForm(f: { groups?: string[]; channels?: string[]; quota?: string 
       value: { type: "multi_conversations_select", selected_conversations: f.channels ?? [] },
     },
     usage_quota: { value: { type: "number_input", value: f.quota ?? "0" } },
+    usage_join: radio(f.join ? "join" : "invite"),
   };
 }
 
@@ -194,6 +200,62 @@ describe.each(storeBackends())("the usage policy with %s", (_name, redis) => {
       `Tasks can't be started in this channel: this workspace allows them only in <#${TASKS_CHANNEL}> (set by its admins).`,
     );
     expect(reachedService("Plan the offsite")).toBe(false);
+  });
+
+  it("joins a public channel it is not in only once an admin lets it: until then it says how to invite it", async () => {
+    const person = newPerson();
+    const channel = "C0NOTYET";
+    h.slack.notInChannel.add(channel);
+    // Off by default: /task there joins nothing, posts nothing, and says what to do, privately.
+    const from = h.slack.calls.length;
+    const told = await command("Draft the launch notes", person, channel);
+    expect(told).toContain("Invite me with `/invite @Task Agent`");
+    expect(told).toContain("ask a workspace admin to let me join public channels by myself");
+    const made = () => h.slack.calls.slice(from);
+    expect(made().some((c) => c.method === "conversations.join")).toBe(false);
+    expect(h.slack.messages(channel)).toEqual([]);
+    expect(reachedService("Draft the launch notes")).toBe(false);
+
+    // The admin's form shows the choice; once they let it, the same /task joins and runs there.
+    const form = await openPolicyForm();
+    expect(JSON.stringify(form.view.blocks)).toContain("Public channels I'm not in");
+    await setPolicy(policyForm({ join: true }));
+    await h.command("Draft the launch notes again [sim:length=50]", { user: person, channel });
+    const root = await h.slack.waitFor(
+      () => h.slack.messages(channel).find((m) => JSON.stringify(m.blocks).includes("again")),
+      { description: "the task's thread in the channel it joined" },
+    );
+    await h.slack.waitFor(
+      () =>
+        h.slack
+          .thread(channel, root.ts)
+          .some((m) => /Completed in/.test(statusOf(m)) && m.user === h.slack.botUserId),
+      { description: "the task's final answer there" },
+    );
+    const joins = made().filter((c) => c.method === "conversations.join");
+    expect(joins.map((c) => [c.args.channel, c.response.ok])).toEqual([[channel, true]]);
+  });
+
+  it("does not join again a public channel it was removed from, even when it still took itself for a member", async () => {
+    const person = newPerson();
+    const channel = "C0REMOVED";
+    await h.command("Sketch the roadmap [sim:length=50]", { user: person, channel });
+    await h.slack.waitFor(
+      () => h.slack.messages(channel).some((m) => m.user === h.slack.botUserId),
+      { description: "the first task in the channel" },
+    );
+    await h.settled();
+    // Removed from the channel: the app took itself for a member a moment ago (it remembers
+    // that for a while), so Slack's refusal of the post is what tells it.
+    h.slack.notInChannel.add(channel);
+    const from = h.slack.calls.length;
+    const told = await command("Sketch the roadmap again", person, channel);
+    expect(told).toContain("Invite me with `/invite @Task Agent`");
+    const made = h.slack.calls.slice(from);
+    expect(
+      made.some((c) => c.method === "chat.postMessage" && c.response.error === "not_in_channel"),
+    ).toBe(true);
+    expect(made.some((c) => c.method === "conversations.join")).toBe(false);
   });
 
   it("refuses a person's third task in an hour when the quota is two, saying when they can start another", async () => {

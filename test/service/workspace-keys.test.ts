@@ -76,12 +76,20 @@ describe("a workspace's key, per request", () => {
       "This workspace has no Task service API key yet. A workspace admin can set it in the app's Home tab (Workspace settings) or with `/task settings`.",
     );
     // Sealed with an encryption key no longer listed: not silently charged to the app's account.
-    const lost = keySupplier(stored({ state: "unreadable", lastFour: "…9999" }), "T1", APP_KEY);
+    const why = "sealed with an encryption key that is no longer listed";
+    const heard: string[] = [];
+    const lost = keySupplier(
+      stored({ state: "unreadable", why, lastFour: "…9999" }),
+      "T1",
+      APP_KEY,
+      (w) => heard.push(w),
+    );
     const reads = client(lost);
     const ref = { threadId: "thr_x", projectId: "proj_x" };
     const unreadable = await reads.getHistory(ref).catch((e: unknown) => e);
     expect(unreadable).toBeInstanceOf(ServiceKeyUnreadableError);
     expect(describeServiceError(unreadable)).toContain("A workspace admin needs to set it again");
+    expect(heard).toEqual([why]);
     expect(sim.requests.length).toBe(before);
   });
 

@@ -2,7 +2,7 @@
  * Slack installations on the project's store (Bolt's InstallationStore): a workspace's, one of a
  * workspace in an Enterprise Grid organisation, an org-wide one, on each backend, read back
  * through another handle as another instance would; their tokens sealed at rest, bound to their
- * record, and the plain-text ones of before still read, then sealed.
+ * record; a token stored otherwise (plain text, the unbound `v1` format) is refused, never used.
  */
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -14,6 +14,7 @@ import { testRedisUrl } from "../support/needs.ts";
 import {
   createInstallationStore,
   InstallationNotFoundError,
+  InstallationUnreadableError,
   resealInstallations,
 } from "../../src/store/installations.ts";
 import { createMemoryStore } from "../../src/store/memory.ts";
@@ -294,38 +295,49 @@ describe.each(backends)("installations on %s", (_name, make) => {
     const err = await store
       .fetchInstallation({ teamId: theirs, enterpriseId: undefined, isEnterpriseInstall: false })
       .catch((e: unknown) => e as Error);
-    expect(String(err)).toContain(`the stored tokens of workspace ${theirs} do not open`);
+    expect(err).toBeInstanceOf(InstallationUnreadableError);
+    expect(String(err)).toContain(`the stored installation of workspace ${theirs} is unreadable`);
+    expect(String(err)).toContain("does not authenticate");
     expect(String(err)).toContain("install the app there again");
     expect(String(err)).not.toContain("xoxb-mine-only-secret");
     await closeAll(stores);
   });
 
-  it("reads a plain-text installation of before, seals it on its next save or by re-sealing", async () => {
+  it("refuses an installation whose tokens are plain text or unbound (v1), and re-sealing leaves it so", async () => {
     const [store, , stores] = pair();
-    const [saved, resealed] = [unique("T"), unique("T")];
     const raw = stores[0] as ThreadStore;
-    for (const team of [saved, resealed]) {
-      await raw.putRecord(`t:${team}:installation`, workspaceInstall(team, `xoxb-plain-${team}`));
-    }
+    const [plain, unbound] = [unique("T"), unique("T")];
+    await raw.putRecord(`t:${plain}:installation`, workspaceInstall(plain, `xoxb-plain-${plain}`));
+    // A v1 box: the bound box of another record with its version changed.
+    await store.storeInstallation(workspaceInstall(unbound, "xoxb-unbound-secret"));
+    const sealed = (await raw.getRecord(`t:${unbound}:installation`)) as Installation;
+    const token = sealed.bot?.token ?? "";
+    await raw.putRecord(`t:${unbound}:installation`, {
+      ...sealed,
+      bot: { ...sealed.bot, token: token.replace(/^v2\./, "v1.") },
+    });
     const query = (teamId: string) => ({
       teamId,
       enterpriseId: undefined,
       isEnterpriseInstall: false as const,
     });
-    expect((await store.fetchInstallation(query(saved))).bot?.token).toBe(`xoxb-plain-${saved}`);
-    // Bolt stores it again after a token refresh: sealed from then on.
-    await store.storeInstallation(await store.fetchInstallation(query(saved)));
-    expect(JSON.stringify(await raw.getRecord(`t:${saved}:installation`))).not.toContain("xoxb");
-
-    // (Other tests' records share the namespace: the copied one of above stays unreadable.)
+    for (const team of [plain, unbound]) {
+      const err = await store.fetchInstallation(query(team)).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(InstallationUnreadableError);
+      expect(String(err)).toBe(
+        `InstallationUnreadableError: the stored installation of workspace ${team} is unreadable: a token in it does not open (not sealed in this app's format); install the app there again`,
+      );
+      expect((err as InstallationUnreadableError).key.teamId).toBe(team);
+    }
+    // Re-sealing does not seal them either: they stay as they are, counted as unreadable.
     const report = await resealInstallations(raw, KEYS);
-    expect(report.resealed).toBeGreaterThanOrEqual(1);
-    expect(JSON.stringify(await raw.getRecord(`t:${resealed}:installation`))).not.toContain("xoxb");
-    expect((await store.fetchInstallation(query(resealed))).bot?.token).toBe(
-      `xoxb-plain-${resealed}`,
+    expect(report.unreadable).toBeGreaterThanOrEqual(2);
+    expect(JSON.stringify(await raw.getRecord(`t:${plain}:installation`))).toContain(
+      `xoxb-plain-${plain}`,
     );
-    const again = await resealInstallations(raw, KEYS);
-    expect(again.resealed).toBe(0);
+    await expect(store.fetchInstallation(query(plain))).rejects.toBeInstanceOf(
+      InstallationUnreadableError,
+    );
     await closeAll(stores);
   });
 

@@ -2,8 +2,8 @@
  * Each workspace's service key on the project's store, on each backend: sealed at rest (the raw
  * record never holds the key), read back by another handle as another instance would, rotated
  * (an older encryption key listed second still opens; re-sealing makes it unnecessary), and a
- * key sealed with an encryption key no longer listed (or altered) reads as "unreadable", never
- * a crash.
+ * key sealed with an encryption key no longer listed (or altered), or not sealed in the app's
+ * format (plain text, the unbound `v1`), reads as "unreadable", never a crash, never used.
  */
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -16,8 +16,7 @@ import { createRedisStore } from "../../src/store/redis.ts";
 import { createServiceKeyStore, type ServiceKeyStore } from "../../src/store/service-keys.ts";
 import { createSqliteStore } from "../../src/store/sqlite.ts";
 import type { ThreadStore } from "../../src/store/types.ts";
-import { sealingKeys } from "../../src/util/secret-box.ts";
-import { unboundBox } from "../support/unbound-box.ts";
+import { KEY_NOT_LISTED, NOT_SEALED, sealingKeys } from "../../src/util/secret-box.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "taskbot-service-keys-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -125,6 +124,7 @@ describe.each(backends)("workspace service keys on %s", (_name, open) => {
     const [now, raw] = handle(ns, [NEW]);
     expect(await now.get("T1")).toEqual({
       state: "unreadable",
+      why: KEY_NOT_LISTED,
       lastFour: "…9876",
       setBy: "UADMIN",
       setAt: 1_700_000_000_000,
@@ -139,7 +139,11 @@ describe.each(backends)("workspace service keys on %s", (_name, open) => {
     await raw.putRecord("t:T2:service-key", { ...stored, box });
     expect(await now.get("T2")).toMatchObject({ state: "unreadable", lastFour: "…5555" });
     await raw.putRecord("t:T3:service-key", { something: "else" });
-    expect(await now.get("T3")).toEqual({ state: "unreadable", lastFour: undefined });
+    expect(await now.get("T3")).toEqual({
+      state: "unreadable",
+      why: "not a key's record",
+      lastFour: undefined,
+    });
     // Setting it again makes it readable.
     await now.set("T1", "he-new-workspace-key-4321", "UADMIN");
     expect(await now.get("T1")).toMatchObject({ state: "set", key: "he-new-workspace-key-4321" });
@@ -156,21 +160,38 @@ describe.each(backends)("workspace service keys on %s", (_name, open) => {
     expect(await keys.get("T1")).toMatchObject({ key: "he-workspace-one-only-7777" });
   });
 
-  it("reads a key sealed before boxes were bound to their record, and re-sealing binds it", async () => {
-    const ns = unique("unbound");
+  it("refuses a key stored in plain text or in the unbound v1 format, and re-sealing leaves it so", async () => {
+    const ns = unique("unsealed");
     const [keys, raw] = handle(ns, [NEW]);
-    await raw.putRecord("t:T1:service-key", {
-      box: unboundBox("he-sealed-long-ago-6666", NEW),
-      lastFour: "…6666",
+    await keys.set("T1", "he-bound-workspace-key-1111", "UADMIN");
+    const { box } = (await raw.getRecord("t:T1:service-key")) as { box: string };
+    const stored = (value: string, four: string) => ({
+      box: value,
+      lastFour: four,
       setBy: "UADMIN",
       setAt: 1,
     });
-    expect(await keys.get("T1")).toMatchObject({ state: "set", key: "he-sealed-long-ago-6666" });
-    expect(await keys.resealAll()).toEqual({ resealed: 1, current: 0, unreadable: 0 });
-    expect(await keys.resealAll()).toEqual({ resealed: 0, current: 1, unreadable: 0 });
-    // Bound now: copied to another workspace's record, it no longer opens.
-    await raw.putRecord("t:T2:service-key", await raw.getRecord("t:T1:service-key"));
-    expect(await keys.get("T2")).toMatchObject({ state: "unreadable" });
+    // Plain text, and a box of the unbound format (its version changed: the rest as sealed).
+    await raw.putRecord("t:T2:service-key", stored("he-plain-workspace-key-6666", "…6666"));
+    await raw.putRecord("t:T3:service-key", stored(box.replace(/^v2\./, "v1."), "…1111"));
+    for (const [team, four] of [
+      ["T2", "…6666"],
+      ["T3", "…1111"],
+    ] as const) {
+      const state = await keys.get(team);
+      expect(state).toEqual({
+        state: "unreadable",
+        why: NOT_SEALED,
+        lastFour: four,
+        setBy: "UADMIN",
+        setAt: 1,
+      });
+      expect(JSON.stringify(state)).not.toContain("he-plain");
+    }
+    expect(await keys.resealAll()).toEqual({ resealed: 0, current: 1, unreadable: 2 });
+    expect(((await raw.getRecord("t:T2:service-key")) as { box: string }).box).toBe(
+      "he-plain-workspace-key-6666",
+    );
   });
 
   it("lists record keys by prefix, and nothing of the store's own entries (leases, claims)", async () => {

@@ -47,6 +47,7 @@ const strict: UsagePolicy = {
   who: { kind: "groups", groupIds: ["S0ENG", "S0OPS"] },
   where: { kind: "channels", channelIds: ["C0GENERAL", "G0PRIVATE"] },
   perUserPerHour: 5,
+  joinPublicChannels: true,
 };
 
 describe.each(backends)("usage policy records on %s", (_name, make) => {
@@ -54,7 +55,7 @@ describe.each(backends)("usage policy records on %s", (_name, make) => {
   const pair = (): [ThreadStore, ThreadStore] => [make(), make()];
   const closeAll = (stores: ThreadStore[]) => Promise.all(stores.map((s) => s.close()));
 
-  it("lets everyone start tasks everywhere without a quota until an admin saves a policy", async () => {
+  it("lets everyone start tasks everywhere without a quota, and joins no channel by itself, until an admin saves a policy", async () => {
     const [a, b] = pair();
     const team = unique("T");
     expect(await getUsagePolicy(b, team)).toEqual(DEFAULT_USAGE_POLICY);
@@ -62,6 +63,7 @@ describe.each(backends)("usage policy records on %s", (_name, make) => {
       who: { kind: "everyone" },
       where: { kind: "all" },
       perUserPerHour: 0,
+      joinPublicChannels: false,
     });
     await putUsagePolicy(a, team, strict);
     // Another instance reads it; it is kept with the workspace's other records.

@@ -48,6 +48,8 @@ export class MultiWorkspaceApp {
   readonly namespace: string;
   /** The encryption keys the app seals with (base64, the first seals). */
   readonly encryptionKeys: readonly string[];
+  /** Whether closing this app closes the simulator and the Slack double (it started them). */
+  readonly ownsPeers: boolean;
 
   private constructor(
     parts: Omit<
@@ -75,6 +77,7 @@ export class MultiWorkspaceApp {
     this.dataDir = parts.dataDir;
     this.namespace = parts.namespace;
     this.encryptionKeys = parts.encryptionKeys;
+    this.ownsPeers = parts.ownsPeers;
     this.installations = createInstallationStore(
       parts.running.store,
       sealingKeys(parts.encryptionKeys),
@@ -87,14 +90,20 @@ export class MultiWorkspaceApp {
       socket?: LocalSocketMode;
       /** More settings (e.g. TASK_ALLOWED_TEAMS, or TASK_API_KEY_FOR other than every one). */
       env?: Readonly<Record<string, string>>;
+      /**
+       * Another instance of `app`: the same Slack, simulator, store (its Redis and namespace)
+       * and encryption key, as a second process behind the same load balancer would have.
+       */
+      instanceOf?: MultiWorkspaceApp;
     } = {},
   ): Promise<MultiWorkspaceApp> {
-    const { sim, slack } = await startPeers();
+    const first = options.instanceOf;
+    const { sim, slack } = first ?? (await startPeers());
     // Socket Mode: the install pages are served on PORT beside the health routes.
     const port = options.socket ? await freePort() : 0;
     if (options.socket) slack.socketModeUrl = options.socket.url;
     const dataDir = mkdtempSync(join(tmpdir(), "taskbot-many-"));
-    const namespace = `many${process.pid}x${Date.now().toString(36)}x${++seq}`;
+    const namespace = first?.namespace ?? `many${process.pid}x${Date.now().toString(36)}x${++seq}`;
     const env = appEnv(sim, slack, {
       SLACK_BOT_TOKEN: "",
       SLACK_CLIENT_ID: slack.oauth.clientId,
@@ -102,7 +111,7 @@ export class MultiWorkspaceApp {
       SLACK_STATE_SECRET: STATE_SECRET,
       // Each workspace's service key is sealed with it; TASK_API_KEY is every workspace's
       // fallback here (the suites of TASK_API_KEY_FOR itself narrow it).
-      ENCRYPTION_KEY: randomBytes(32).toString("base64"),
+      ENCRYPTION_KEY: first?.encryptionKeys[0] ?? randomBytes(32).toString("base64"),
       TASK_API_KEY_FOR: "*",
       PORT: String(port),
       DATA_DIR: dataDir,
@@ -122,7 +131,8 @@ export class MultiWorkspaceApp {
     const logger = createLogger({ level: "debug", secrets: secretsOf(config), destination });
     const running = await startApp(config, logger);
     const baseUrl = `http://127.0.0.1:${running.port ?? port}`;
-    slack.oauth.redirectUrls = [`${baseUrl}/slack/oauth_redirect`];
+    // Installs go through the first instance.
+    if (!first) slack.oauth.redirectUrls = [`${baseUrl}/slack/oauth_redirect`];
     const { encryptionKeys } = config;
     return new MultiWorkspaceApp({
       sim,
@@ -133,6 +143,7 @@ export class MultiWorkspaceApp {
       dataDir,
       namespace,
       encryptionKeys,
+      ownsPeers: first === undefined,
     });
   }
 
@@ -238,8 +249,10 @@ export class MultiWorkspaceApp {
 
   async close(): Promise<void> {
     await this.running.close();
-    await this.sim.close();
-    await this.slack.close();
+    if (this.ownsPeers) {
+      await this.sim.close();
+      await this.slack.close();
+    }
     rmSync(this.dataDir, { recursive: true, force: true });
   }
 }

@@ -191,6 +191,7 @@ describe("who may see a task's History and Files, and get its files", () => {
       who: { kind: "groups", groupIds: ["S0ENG"] },
       where: { kind: "all" },
       perUserPerHour: 1,
+      joinPublicChannels: false,
     });
     expect(await views("U2")).toEqual(
       refusedWith(
@@ -213,6 +214,7 @@ describe("who may see a task's History and Files, and get its files", () => {
       who: { kind: "everyone" },
       where: { kind: "channels", channelIds: ["C0TASKS"] },
       perUserPerHour: 0,
+      joinPublicChannels: false,
     });
     expect(await views("U1")).toEqual(
       refusedWith(

@@ -41,6 +41,7 @@ const everyone: UsagePolicy = {
   who: { kind: "everyone" },
   where: { kind: "all" },
   perUserPerHour: 0,
+  joinPublicChannels: false,
 };
 const req = (userId: string, channelId = "C0GENERAL") => ({ teamId: TEAM, channelId, userId });
 
@@ -234,6 +235,38 @@ describe("the policy in the coordinator", () => {
     expect(service.prompts).toEqual([]);
     await c.startTask(task("UALICE", "Build a shop"), tell);
     expect(service.prompts).toEqual(["Build a shop"]);
+  });
+
+  it("asks the service nothing for a task in a public channel the app is not in and may not join", async () => {
+    const asked: string[] = [];
+    const botMembership = async (_team: string, channelId: string) => {
+      asked.push(channelId);
+      return channelId === "C0IN";
+    };
+    const c = new TaskCoordinator({
+      workspaces: oneWorkspace(writer, service),
+      store,
+      relay,
+      files: new FakeFiles(),
+      logger,
+      now: () => TEN,
+      botMembership,
+    });
+    writer.failPosts("not_in_channel"); // as Slack answers where the app is not
+    await c.startTask(task("UALICE", "Draft the notes", "C0OUT"), tell);
+    expect(told).toEqual([expect.stringContaining("Invite me with `/invite @Task Agent`")]);
+    expect(service.prompts).toEqual([]);
+    // Where it is, the service is asked at once; a private channel or a DM is not asked about.
+    writer.failPosts("");
+    await c.startTask(task("UALICE", "Draft it here", "C0IN"), tell);
+    await c.startTask(task("UALICE", "Draft it in private", "G0PRIVATE"), tell);
+    expect(service.prompts).toEqual(["Draft it here", "Draft it in private"]);
+    expect(asked).toEqual(["C0OUT", "C0IN"]);
+    // Once the admins let it join public channels, nobody is asked.
+    await putUsagePolicy(store, TEAM, { ...everyone, joinPublicChannels: true });
+    await c.startTask(task("UALICE", "Draft it anywhere", "C0OUT"), tell);
+    expect(service.prompts).toContain("Draft it anywhere");
+    expect(asked).toEqual(["C0OUT", "C0IN"]);
   });
 
   it("applies the policy to follow-ups too: a reply past the quota is refused in the thread", async () => {

@@ -29,6 +29,7 @@ const strict: UsagePolicy = {
   who: { kind: "groups", groupIds: ["S0ENG"] },
   where: { kind: "channels", channelIds: ["C0TASKS"] },
   perUserPerHour: 5,
+  joinPublicChannels: true,
 };
 
 /** What Slack submits for the form's fields. */
@@ -38,6 +39,7 @@ function submitted(f: {
   where: string;
   channels?: string[];
   quota?: string;
+  join?: string;
 }): ViewStateValues {
   return {
     [USAGE_FIELD.who]: { value: { selected_option: { value: f.who } } },
@@ -47,6 +49,7 @@ function submitted(f: {
     [USAGE_FIELD.where]: { value: { selected_option: { value: f.where } } },
     [USAGE_FIELD.channels]: { value: { selected_conversations: f.channels ?? [] } },
     [USAGE_FIELD.quota]: { value: { value: f.quota ?? "0" } },
+    [USAGE_FIELD.join]: { value: { selected_option: { value: f.join ?? "invite" } } },
   };
 }
 
@@ -81,6 +84,11 @@ describe("the usage policy form", () => {
       type: "number_input",
       initial_value: "5",
     });
+    expect(field(blocks, USAGE_FIELD.join)?.initial_option).toMatchObject({ value: "join" });
+    // Off by default: the app goes where it is invited.
+    const off = settingsModal(DEFAULT_USAGE_POLICY, groups).blocks as Block[];
+    expect(field(off, USAGE_FIELD.join)?.initial_option).toMatchObject({ value: "invite" });
+    expect(DEFAULT_USAGE_POLICY.joinPublicChannels).toBe(false);
   });
 
   it("keeps a chosen group that Slack no longer lists, and says so when there are none", () => {
@@ -104,6 +112,7 @@ describe("the usage policy form", () => {
           where: "channels",
           channels: ["C0TASKS", "G0SECRET"],
           quota: "12",
+          join: "join",
         }),
       ),
     ).toEqual({
@@ -111,6 +120,7 @@ describe("the usage policy form", () => {
         who: { kind: "groups", groupIds: ["S0ENG", "S0OPS"] },
         where: { kind: "channels", channelIds: ["C0TASKS", "G0SECRET"] },
         perUserPerHour: 12,
+        joinPublicChannels: true,
       },
     });
     // Groups and channels picked but not used are not kept.

@@ -3,7 +3,9 @@
 // oauth.v2.access exchanges it for the workspace's bot token, or refreshes a rotating token.
 // Shapes and error codes follow Slack's oauth.v2.access reference page and its token rotation
 // guide (docs.slack.dev): codes live 10 minutes and work once; rotating bot tokens start with
-// `xoxe.xoxb-`, refresh tokens with `xoxe-`, and expire after `expires_in` seconds (12 hours).
+// `xoxe.xoxb-`, refresh tokens with `xoxe-`, and expire after `expires_in` seconds (12 hours). A
+// refresh answers a new token and a new refresh token, and the one it used stops working
+// (`invalid_refresh_token`); tokens issued before keep working until they expire.
 import { ApiFailure } from "./errors.ts";
 import {
   type Caller,
@@ -121,26 +123,28 @@ export class LocalOAuth {
     return { ...this.#issue(grant), authed_user: { id: grant.userId } };
   }
 
+  /** A refresh token works once: it is spent here, and the answer carries the next one. */
   #refresh(refreshToken: string | undefined): Record<string, unknown> {
     const target = refreshToken === undefined ? undefined : this.#refreshTokens.get(refreshToken);
-    if (!target) throw new ApiFailure("invalid_refresh_token");
-    return this.#issue(target, refreshToken);
+    if (!target || refreshToken === undefined) throw new ApiFailure("invalid_refresh_token");
+    this.#refreshTokens.delete(refreshToken);
+    return this.#issue(target, true);
   }
 
-  /** The install's bot token: its stable one, or a new rotating one with its refresh token. */
-  #issue(target: InstallTarget, refreshToken?: string): Record<string, unknown> {
+  /** The install's bot token: its stable one, or a new rotating one with a new refresh token. */
+  #issue(target: InstallTarget, refreshing = false): Record<string, unknown> {
     const { team, enterprise } = target;
     const scopes = new Set(target.scopes);
     let caller: Caller;
     let rotation: Record<string, unknown> = {};
-    if (this.tokenRotation || refreshToken !== undefined) {
+    if (this.tokenRotation || refreshing) {
       const lifetimeS = this.tokenLifetimeS;
       caller = this.#tenancy.grant(`xoxe.xoxb-1-${secret(24)}`, {
         ...target,
         scopes,
         expiresAt: this.#now() + lifetimeS * 1000,
       });
-      const refresh = refreshToken ?? `xoxe-1-${secret(24)}`;
+      const refresh = `xoxe-1-${secret(24)}`;
       this.#refreshTokens.set(refresh, target);
       rotation = { refresh_token: refresh, expires_in: lifetimeS };
     } else {

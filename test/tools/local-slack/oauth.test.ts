@@ -213,7 +213,7 @@ describe("installing through OAuth", () => {
 });
 
 describe("token rotation", () => {
-  it("gives expiring tokens with a refresh token; the refresh grant gives a new working one", async () => {
+  it("gives expiring tokens with a refresh token; the refresh grant gives a new pair, and the used refresh token stops working", async () => {
     await start({ oauth: { redirectUrls: [REDIRECT], tokenRotation: true, tokenLifetimeS: 3600 } });
     slack.addTeam({ id: "T0TWO" });
     const granted = await exchange(
@@ -227,20 +227,30 @@ describe("token rotation", () => {
 
     now += 3600_000;
     expect(await slackError(clientFor(first).auth.test())).toBe("token_expired");
-    const refreshed = await clientFor().oauth.v2.access({
-      client_id: slack.oauth.clientId,
-      client_secret: slack.oauth.clientSecret,
-      grant_type: "refresh_token",
-      refresh_token: granted.refresh_token ?? "",
-    });
-    expect(refreshed).toMatchObject({
-      token_type: "bot",
-      team: { id: "T0TWO" },
-      refresh_token: granted.refresh_token,
-      expires_in: 3600,
-    });
+    const refreshWith = (refreshToken: string) =>
+      clientFor().oauth.v2.access({
+        client_id: slack.oauth.clientId,
+        client_secret: slack.oauth.clientSecret,
+        grant_type: "refresh_token",
+        refresh_token: refreshToken,
+      });
+    const refreshed = await refreshWith(granted.refresh_token ?? "");
+    expect(refreshed).toMatchObject({ token_type: "bot", team: { id: "T0TWO" }, expires_in: 3600 });
+    expect(refreshed.refresh_token).toMatch(/^xoxe-1-/);
+    expect(refreshed.refresh_token).not.toBe(granted.refresh_token);
     expect(refreshed.access_token).not.toBe(first);
     expect((await clientFor(refreshed.access_token).auth.test()).team_id).toBe("T0TWO");
+    // The used refresh token is spent: a second refresh with it loses, the new one works once.
+    expect(await slackError(refreshWith(granted.refresh_token ?? ""))).toBe(
+      "invalid_refresh_token",
+    );
+    const again = await refreshWith(refreshed.refresh_token ?? "");
+    expect(again.access_token).not.toBe(refreshed.access_token);
+    // A token issued before a refresh works until it expires.
+    expect((await clientFor(refreshed.access_token).auth.test()).team_id).toBe("T0TWO");
+    expect(await slackError(refreshWith(refreshed.refresh_token ?? ""))).toBe(
+      "invalid_refresh_token",
+    );
     expect(
       await slackError(
         clientFor().oauth.v2.access({

@@ -1,7 +1,8 @@
 /**
  * Many workspaces: the options that turn on Bolt's built-in OAuth install flow (`/slack/install`,
- * `/slack/oauth_redirect`), with installations in the project's store and an OAuth `state` that
- * works once, and the report of events from workspaces where the app is not installed.
+ * `/slack/oauth_redirect`), with installations in the project's store (rotating tokens refreshed
+ * once at a time, token-refresh.ts) and an OAuth `state` that works once, and the report of
+ * events from workspaces where the app is not installed.
  */
 import { createHash } from "node:crypto";
 import type { InstallationStore } from "@slack/bolt";
@@ -19,16 +20,19 @@ import {
   OAUTH_INSTALL_PATH,
   OAUTH_REDIRECT_PATH,
   type SlackOAuthConfig,
-} from "../config-workspaces.ts";
+} from "../../config-workspaces.ts";
 import {
   createInstallationStore,
   type InstallationKey,
   InstallationNotFoundError,
-} from "../store/installations.ts";
-import type { ThreadStore } from "../store/types.ts";
-import type { SealingKey } from "../util/secret-box.ts";
-import { teamPolicy } from "./gate/team-policy.ts";
-import { BOT_SCOPES } from "./scopes.ts";
+  InstallationUnreadableError,
+} from "../../store/installations.ts";
+import type { ThreadStore } from "../../store/types.ts";
+import type { SealingKey } from "../../util/secret-box.ts";
+import { boltLogger } from "../bolt-logger.ts";
+import { teamPolicy } from "../gate/team-policy.ts";
+import { BOT_SCOPES } from "../scopes.ts";
+import { refreshingInstallations } from "./token-refresh.ts";
 
 /** How long an install may take between the install page and Slack's redirect back. */
 export const STATE_TTL_S = 600;
@@ -95,7 +99,19 @@ export function oauthReceiverOptions(
     clientSecret: oauth.clientSecret,
     stateSecret: oauth.stateSecret,
     scopes: [...BOT_SCOPES],
-    installationStore: createInstallationStore(deps.store, deps.keys),
+    installationStore: refreshingInstallations(createInstallationStore(deps.store, deps.keys), {
+      clientId: oauth.clientId,
+      clientSecret: oauth.clientSecret,
+      // Bounded: a refresh holds its lease (15 s) while it waits for Slack.
+      client: new WebClient(undefined, {
+        ...deps.clientOptions,
+        timeout: 5000,
+        retryConfig: { retries: 1 },
+        logger: boltLogger(logger),
+      }),
+      leases: deps.store,
+      logger,
+    }),
     ...(oauth.redirectUri ? { redirectUri: oauth.redirectUri } : {}),
     installerOptions: {
       stateStore: singleUseStateStore(oauth.stateSecret, deps.store),
@@ -151,24 +167,36 @@ function refusedInstallPage(id: string | undefined): string {
   return `<!DOCTYPE html><html><head><meta charset="utf-8"><title>Not enabled</title></head><body><p>Task Agent is not enabled for this workspace${which}. Ask the people who run Task Agent to add it to TASK_ALLOWED_TEAMS, then install it again.</p></body></html>`;
 }
 
-/** The installation Bolt looked for when authorizing an event failed because there is none. */
-export function missingInstallation(err: unknown): InstallationKey | undefined {
+/** The store's error behind a failed authorization, when it is one of `kind`. */
+function storeError<T extends Error>(
+  err: unknown,
+  kind: abstract new (...args: never[]) => T,
+): T | undefined {
   // Bolt wraps the store's error twice (@slack/oauth's, then Bolt's AuthorizationError).
   for (let e = err, depth = 0; e && depth < 5; depth++) {
-    if (e instanceof InstallationNotFoundError) return e.key;
+    if (e instanceof kind) return e;
     const { original, cause } = e as { original?: unknown; cause?: unknown };
     e = original ?? cause;
   }
   return undefined;
 }
 
+/** The installation Bolt looked for when authorizing an event failed because there is none. */
+export const missingInstallation = (err: unknown): InstallationKey | undefined =>
+  storeError(err, InstallationNotFoundError)?.key;
+
+/** The installation that could not be used (unreadable) when authorizing an event failed. */
+export const unreadableInstallation = (err: unknown): InstallationUnreadableError | undefined =>
+  storeError(err, InstallationUnreadableError);
+
 /** How often the same uninstalled workspace is reported again while its events keep coming. */
 const REPORT_AGAIN_MS = 3600_000;
 const REMEMBERED = 1000;
 
 /**
- * Events from a workspace where the app is not installed are ignored (Bolt acknowledges them
- * and calls no listener); each such workspace is logged once, and again only an hour later.
+ * Events from a workspace where the app is not installed, or whose stored installation cannot
+ * be used, are ignored (Bolt calls no listener); each such workspace is logged once, and again
+ * only an hour later.
  */
 export class UninstalledWorkspaces {
   readonly #logger: Logger;
@@ -181,17 +209,7 @@ export class UninstalledWorkspaces {
   }
 
   report(key: InstallationKey): void {
-    const name = `${key.enterpriseId ?? "-"}:${key.isEnterpriseInstall ? "*" : (key.teamId ?? "-")}`;
-    const now = this.#now();
-    const last = this.#reported.get(name);
-    if (last !== undefined && now - last < REPORT_AGAIN_MS) return;
-    this.#reported.delete(name);
-    this.#reported.set(name, now);
-    // Oldest first in a Map: forget the longest-reported beyond the cap.
-    for (const old of this.#reported.keys()) {
-      if (this.#reported.size <= REMEMBERED) break;
-      this.#reported.delete(old);
-    }
+    if (!this.#due(`missing:${nameOf(key)}`)) return;
     this.#logger.warn(
       {
         team: key.teamId,
@@ -201,4 +219,33 @@ export class UninstalledWorkspaces {
       `ignored an event from a workspace where the app is not installed (install it from ${OAUTH_INSTALL_PATH})`,
     );
   }
+
+  /** An installation that is stored but cannot be used: an error for the operator, hourly. */
+  unreadable(err: InstallationUnreadableError): void {
+    if (!this.#due(`unreadable:${nameOf(err.key)}`)) return;
+    const { key } = err;
+    // The message says why and what to do; it names no secret.
+    this.#logger.error(
+      { team: key.teamId, enterprise: key.enterpriseId, orgWide: key.isEnterpriseInstall },
+      `ignored an event: ${err.message}`,
+    );
+  }
+
+  /** Whether `name` was not reported within the hour (it counts as reported now). */
+  #due(name: string): boolean {
+    const now = this.#now();
+    const last = this.#reported.get(name);
+    if (last !== undefined && now - last < REPORT_AGAIN_MS) return false;
+    this.#reported.delete(name);
+    this.#reported.set(name, now);
+    // Oldest first in a Map: forget the longest-reported beyond the cap.
+    for (const old of this.#reported.keys()) {
+      if (this.#reported.size <= REMEMBERED) break;
+      this.#reported.delete(old);
+    }
+    return true;
+  }
 }
+
+const nameOf = (key: InstallationKey): string =>
+  `${key.enterpriseId ?? "-"}:${key.isEnterpriseInstall ? "*" : (key.teamId ?? "-")}`;

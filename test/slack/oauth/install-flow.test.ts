@@ -1,18 +1,23 @@
 /**
  * The pieces of the OAuth install flow the app adds to Bolt's: a `state` that works once (on
- * any instance), and one log line per workspace where the app is not installed.
+ * any instance), and one log line per workspace where the app is not installed, or whose stored
+ * installation cannot be used.
  */
 import { Writable } from "node:stream";
 import { InvalidStateError } from "@slack/oauth";
 import { describe, expect, it } from "vitest";
-import { createLogger } from "../../src/log.ts";
+import { createLogger } from "../../../src/log.ts";
 import {
   missingInstallation,
   singleUseStateStore,
   UninstalledWorkspaces,
-} from "../../src/slack/oauth.ts";
-import { InstallationNotFoundError } from "../../src/store/installations.ts";
-import { createMemoryStore } from "../../src/store/memory.ts";
+  unreadableInstallation,
+} from "../../../src/slack/oauth/install-flow.ts";
+import {
+  InstallationNotFoundError,
+  InstallationUnreadableError,
+} from "../../../src/store/installations.ts";
+import { createMemoryStore } from "../../../src/store/memory.ts";
 
 const SECRET = "state-secret-of-my-own-0123";
 const options = { scopes: ["chat:write", "commands"] };
@@ -92,5 +97,34 @@ describe("events from a workspace where the app is not installed", () => {
     now += 2 * 60_000;
     uninstalled.report(key);
     expect(lines.map((l) => l.team)).toEqual(["T0NOTHERE", "T0ALSONOT", "T0NOTHERE"]);
+  });
+});
+
+describe("events from a workspace whose stored installation cannot be used", () => {
+  const key = { teamId: "T0PLAIN", enterpriseId: undefined, isEnterpriseInstall: false };
+  const why =
+    "a token in it does not open (not sealed in this app's format); install the app there again";
+
+  it("are recognised through Bolt's wrapping, and logged as errors once per workspace an hour", () => {
+    const fromStore = new InstallationUnreadableError(key, why);
+    const wrapped = Object.assign(new Error("Authorization of incoming event did not succeed."), {
+      original: Object.assign(new Error(fromStore.message), { original: fromStore }),
+    });
+    expect(unreadableInstallation(wrapped)).toBe(fromStore);
+    expect(missingInstallation(wrapped)).toBeUndefined();
+    const { lines, logger } = capture();
+    let now = 1_000_000;
+    const reports = new UninstalledWorkspaces(logger, () => now);
+    reports.unreadable(fromStore);
+    reports.report(key); // not installed is another report
+    now += 30 * 60_000;
+    reports.unreadable(fromStore);
+    expect(lines.map((l) => [l.level, l.msg])).toEqual([
+      [50, `ignored an event: the stored installation of workspace T0PLAIN is unreadable: ${why}`],
+      [
+        40,
+        "ignored an event from a workspace where the app is not installed (install it from /slack/install)",
+      ],
+    ]);
   });
 });

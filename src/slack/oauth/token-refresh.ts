@@ -1,0 +1,224 @@
+/**
+ * Slack's token rotation (`token_rotation_enabled`): a bot token expires after `expires_in` (12
+ * hours), and `oauth.v2.access` with `grant_type=refresh_token` answers a new token and a new
+ * refresh token, the used one no longer working (Slack's token rotation guide). @slack/oauth's
+ * `authorize` refreshes a token that expires within 2 hours on every call that finds it so, and
+ * nothing makes concurrent calls wait for one another: all but one lose with
+ * `invalid_refresh_token`, log an error and go on with the old token.
+ *
+ * So the app refreshes before Bolt would, here, in the installation store Bolt reads: a read that
+ * finds the token due is refreshed once per installation at a time, in this process (the calls
+ * share one refresh) and across instances (a short lease in the store; the others wait a bounded
+ * time, then read the refreshed installation back). What Bolt gets carries no refresh token, so
+ * its own refresh never runs. Written here rather than taken from a library: @slack/oauth has no
+ * hook around its refresh, and none that coordinates instances.
+ */
+import { randomUUID } from "node:crypto";
+import { setTimeout as delay } from "node:timers/promises";
+import type { Installation, InstallationQuery, InstallationStore } from "@slack/bolt";
+import type { Logger as SlackLogger } from "@slack/logger";
+import type { WebClient } from "@slack/web-api";
+import type { Logger } from "pino";
+import { z } from "zod";
+import type { ThreadStore } from "../../store/types.ts";
+import { slackErrorCode } from "../../view/errors.ts";
+
+/** A token is refreshed this long before it expires: @slack/oauth's own window (2 hours). */
+const REFRESH_WINDOW_S = 7200;
+/** How long a refresh may hold its lease: the call's bound (5 s, one retry) and the write. */
+const LEASE_TTL_MS = 15_000;
+/** How long a call waits for another instance's refresh while its token still works. */
+const WAIT_MS = 2000;
+/** How often a waiting call reads the installation again. */
+const POLL_MS = 50;
+
+type AnyInstallation = Installation<"v1" | "v2", boolean>;
+type Query = InstallationQuery<boolean>;
+
+/** What `oauth.v2.access` answers a refresh (the parts used; its other fields are the install's). */
+const Refreshed = z.object({
+  access_token: z.string().min(1),
+  refresh_token: z.string().min(1),
+  expires_in: z.number().positive(),
+});
+
+export interface TokenRefreshOptions {
+  readonly clientId: string;
+  readonly clientSecret: string;
+  /** A client without a token, for `oauth.v2.access` (bounded: a few seconds, one retry). */
+  readonly client: Pick<WebClient, "oauth">;
+  /** The leases instances share (the app's store). */
+  readonly leases: Pick<ThreadStore, "acquireLease" | "releaseLease">;
+  readonly logger: Logger;
+  readonly now?: () => number;
+  /** How long a call waits for another instance's refresh while its token still works. */
+  readonly waitMs?: number;
+}
+
+/** Who an installation is, for the log (no secret). */
+const who = (i: AnyInstallation) => ({
+  team: i.team?.id,
+  enterprise: i.enterprise?.id,
+  orgWide: i.isEnterpriseInstall === true,
+});
+
+/** The installation as Bolt gets it: its tokens, without the refresh tokens this module uses. */
+function forBolt(i: AnyInstallation): AnyInstallation {
+  // A user token's too: a refresh of it by Bolt would store this installation, without the
+  // bot's refresh token. (The app asks for no user scopes: its installations have no user token.)
+  return {
+    ...i,
+    user: { ...i.user, refreshToken: undefined },
+    ...(i.bot ? { bot: { ...i.bot, refreshToken: undefined } } : {}),
+  };
+}
+
+/**
+ * The installations of `inner`, with a bot token due to expire refreshed first, once per
+ * installation at a time across every instance sharing `leases`.
+ */
+export function refreshingInstallations(
+  inner: InstallationStore,
+  options: TokenRefreshOptions,
+): InstallationStore {
+  return new RefreshingInstallations(inner, options);
+}
+
+class RefreshingInstallations implements InstallationStore {
+  readonly #inner: InstallationStore;
+  readonly #options: TokenRefreshOptions;
+  readonly #now: () => number;
+  /** This instance, as a lease holder. */
+  readonly #owner = randomUUID();
+  /** Refreshes under way in this process, by installation. */
+  readonly #flights = new Map<string, Promise<AnyInstallation>>();
+
+  constructor(inner: InstallationStore, options: TokenRefreshOptions) {
+    this.#inner = inner;
+    this.#options = options;
+    this.#now = options.now ?? Date.now;
+  }
+
+  storeInstallation(installation: AnyInstallation, log?: SlackLogger): Promise<void> {
+    return this.#inner.storeInstallation(installation, log);
+  }
+
+  async deleteInstallation(query: Query, log?: SlackLogger): Promise<void> {
+    await this.#inner.deleteInstallation?.(query, log);
+  }
+
+  async fetchInstallation(query: Query, log?: SlackLogger): Promise<AnyInstallation> {
+    const found = (await this.#inner.fetchInstallation(query, log)) as AnyInstallation;
+    if (!this.#due(found)) return forBolt(found);
+    const name = found.isEnterpriseInstall
+      ? `e:${found.enterprise?.id ?? ""}`
+      : `t:${found.team?.id ?? ""}`;
+    let flight = this.#flights.get(name);
+    if (!flight) {
+      flight = this.#settle(query, name, found).finally(() => this.#flights.delete(name));
+      this.#flights.set(name, flight);
+    }
+    return forBolt(await flight);
+  }
+
+  /** Whether the installation's bot token is due for a refresh (it rotates, and expires soon). */
+  #due(i: AnyInstallation): boolean {
+    const bot = i.bot;
+    if (!bot?.refreshToken || bot.expiresAt === undefined || bot.expiresAt === null) return false;
+    return bot.expiresAt - this.#now() / 1000 <= REFRESH_WINDOW_S;
+  }
+
+  /** Until when a call waits for a refresh: longer once its token no longer works. */
+  #waitUntil(i: AnyInstallation): number {
+    const expired = (i.bot?.expiresAt ?? Number.POSITIVE_INFINITY) * 1000 <= this.#now();
+    return this.#now() + (expired ? LEASE_TTL_MS : (this.#options.waitMs ?? WAIT_MS));
+  }
+
+  #read(query: Query): Promise<AnyInstallation> {
+    return this.#inner.fetchInstallation(query) as Promise<AnyInstallation>;
+  }
+
+  /** The installation once its due token is refreshed here, or by whoever holds the lease. */
+  async #settle(query: Query, name: string, found: AnyInstallation): Promise<AnyInstallation> {
+    const { leases, logger } = this.#options;
+    const lease = `token-refresh:${name}`;
+    const until = this.#waitUntil(found);
+    for (let current = found; ; current = await this.#read(query)) {
+      if (!this.#due(current)) return current;
+      if (await leases.acquireLease(lease, this.#owner, LEASE_TTL_MS)) {
+        try {
+          // Another instance may have refreshed it between that read and this lease.
+          const fresh = await this.#read(query);
+          return this.#due(fresh) ? await this.#refresh(query, fresh) : fresh;
+        } finally {
+          await leases.releaseLease(lease, this.#owner).catch((err: unknown) => {
+            logger.warn({ err }, "could not release a token refresh's lease; it expires anyway");
+          });
+        }
+      }
+      if (this.#now() >= until) {
+        logger.warn(
+          who(current),
+          "another instance's refresh of the workspace's token did not finish in time: the current token is used",
+        );
+        return current;
+      }
+      await delay(POLL_MS);
+    }
+  }
+
+  /** Refreshes the bot token of `stale` (read under the lease) and stores the new pair. */
+  async #refresh(query: Query, stale: AnyInstallation): Promise<AnyInstallation> {
+    const { logger } = this.#options;
+    const { bot } = stale;
+    if (!bot?.refreshToken) return stale;
+    let answer: z.infer<typeof Refreshed>;
+    try {
+      const res = await this.#options.client.oauth.v2.access({
+        client_id: this.#options.clientId,
+        client_secret: this.#options.clientSecret,
+        grant_type: "refresh_token",
+        refresh_token: bot.refreshToken,
+      });
+      answer = Refreshed.parse(res);
+    } catch (err) {
+      const code = slackErrorCode(err);
+      if (code === "invalid_refresh_token") return this.#refreshedElsewhere(query, stale);
+      // Named by its code or kind only: the request carried the app's secret and the token.
+      logger.error(
+        { ...who(stale), code: code ?? (err as Error).name },
+        "could not refresh the workspace's rotating token: the current one is used until it expires, and the next call tries again",
+      );
+      return stale;
+    }
+    const expiresAt = Math.floor(this.#now() / 1000) + answer.expires_in;
+    const token = answer.access_token;
+    const refreshToken = answer.refresh_token;
+    const updated = { ...stale, bot: { ...bot, token, refreshToken, expiresAt } };
+    await this.#inner.storeInstallation(updated);
+    logger.info({ ...who(stale), expiresAt }, "refreshed the workspace's rotating bot token");
+    return updated;
+  }
+
+  /** Slack refused the used refresh token: another instance spent it; its new pair is read. */
+  async #refreshedElsewhere(query: Query, stale: AnyInstallation): Promise<AnyInstallation> {
+    const { logger } = this.#options;
+    const used = stale.bot?.refreshToken;
+    const until = this.#waitUntil(stale);
+    for (;;) {
+      const current = await this.#read(query);
+      if (current.bot?.refreshToken !== used) {
+        logger.info(who(current), "another instance refreshed the workspace's token first");
+        return current;
+      }
+      if (this.#now() >= until) {
+        logger.error(
+          who(current),
+          "Slack refused the workspace's refresh token (invalid_refresh_token) and no instance stored a new one: the current token is used until it expires; install the app there again",
+        );
+        return current;
+      }
+      await delay(POLL_MS);
+    }
+  }
+}
