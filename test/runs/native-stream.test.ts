@@ -96,6 +96,14 @@ describe("native streaming", () => {
     expect(left).toEqual([]);
   });
 
+  it("shows a link's real host beside a label that names another, as edited messages do", async () => {
+    const { writer, messages } = streamingWriter();
+    const native = stream(writer, []);
+    const answer = "Sign in at [https://sso.corp/login](https://evil.example/x) today.\n";
+    expect(await native.append(() => answer)).toBe(true);
+    expect(messages().join("")).toContain("(evil.example)](https://evil.example/x)");
+  });
+
   it("reads the answer once per append sent, however many deltas arrive while one waits", async () => {
     const { writer, sent } = streamingWriter();
     let release = () => {};

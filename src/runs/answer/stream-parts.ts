@@ -16,6 +16,14 @@ import { Buffer } from "node:buffer";
 import type { FenceState } from "../../view/markdown-scan.ts";
 import { StreamablePrefix } from "../../view/markdown.ts";
 import { neutralizeMentions } from "../../view/sanitize.ts";
+import { revealLinkHosts } from "../../view/scan/link-hosts.ts";
+
+/**
+ * A piece of the answer as it is streamed: as an edited message shows it (no mention pings, a
+ * link's real host shown beside a label that names another). A piece is whole lines, so a link
+ * is never cut.
+ */
+const asStreamed = (piece: string): string => neutralizeMentions(revealLinkHosts(piece));
 
 /**
  * Bytes of text one stream message is given: 1,600 below the lowest ceiling measured (about
@@ -78,7 +86,7 @@ export function nextPiece(
 ): Piece | undefined {
   // A character takes a byte at least: a rest longer than the room cannot fit.
   if (text.length - from <= room) {
-    const markdown = neutralizeMentions(text.slice(from));
+    const markdown = asStreamed(text.slice(from));
     const bytes = utf8Bytes(markdown);
     if (bytes + utf8Bytes(closingLine(fenceAtEnd)) <= room) {
       return { end: text.length, markdown, bytes, fence: fenceAtEnd };
@@ -92,7 +100,7 @@ export function nextPiece(
     const inCode = scan.outsideCode * 2 < final;
     const length = inCode ? final : scan.outsideCode;
     if (length <= 0) return undefined;
-    const markdown = neutralizeMentions(text.slice(from, from + length));
+    const markdown = asStreamed(text.slice(from, from + length));
     const bytes = utf8Bytes(markdown);
     const endFence = inCode ? scan.fence : undefined;
     const total = bytes + utf8Bytes(closingLine(endFence));
