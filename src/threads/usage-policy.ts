@@ -18,7 +18,7 @@ import type { ThreadStore } from "./ports.ts";
 export type GroupMembers = (teamId: string, groupId: string) => Promise<ReadonlySet<string>>;
 
 export interface UsageDeps {
-  readonly store: Pick<ThreadStore, "getRecord" | "claimOnce">;
+  readonly store: Pick<ThreadStore, "getRecord" | "consumeRate">;
   /** Slack's `usergroups.users.list` for the workspace; without it groups cannot be checked. */
   readonly groupMembers?: GroupMembers | undefined;
   readonly logger: Logger;
@@ -126,8 +126,8 @@ async function groupRefusal(
 }
 
 /**
- * N tasks per person per clock hour, shared by every instance: each task claims one of N
- * slots of the hour in the store (atomic on every backend, like the per-minute limits).
+ * N tasks per person in any sliding hour, shared by every instance: one atomic store operation
+ * per request (`consumeRate`, as the per-minute limits), whatever N.
  */
 async function quotaRefusal(
   deps: UsageDeps,
@@ -136,14 +136,10 @@ async function quotaRefusal(
 ): Promise<string | undefined> {
   const limit = policy.perUserPerHour;
   if (limit <= 0) return undefined;
-  const now = deps.now();
-  const hour = Math.floor(now / HOUR_MS);
-  for (let i = 0; i < limit; i++) {
-    // Kept a little past the hour so a late clock on another instance still sees it.
-    const name = `quota:${req.userId}:${hour}:${i}`;
-    if (await deps.store.claimOnce(req.teamId, name, 2 * HOUR_MS)) return undefined;
-  }
-  const minutes = Math.max(1, Math.ceil(((hour + 1) * HOUR_MS - now) / 60_000));
+  const quota = [{ name: `quota:${req.userId}`, limit }];
+  const decision = await deps.store.consumeRate(req.teamId, quota, HOUR_MS, deps.now());
+  if (decision.allowed) return undefined;
+  const minutes = Math.max(1, Math.ceil(decision.retryAfterMs / 60_000));
   const tasks = limit === 1 ? "1 task" : `${limit} tasks`;
   return `You have started ${tasks} in the last hour (follow-ups included), the most this workspace allows per person. You can start another in ${minutes} min.`;
 }

@@ -155,7 +155,7 @@ if (redisUrl) backends.push(["Redis", () => createRedisStore(redisUrl, () => {},
 let teams = 0;
 
 describe.each(backends)("the hourly quota per person on %s", (_name, make) => {
-  it("refuses the fourth task of an hour, saying when the next may start; the next hour starts afresh", async () => {
+  it("refuses the fourth task in any hour, saying when the next may start: an hour after the first", async () => {
     const store = make();
     const team = `TQ${++teams}x${Date.now()}`;
     await putUsagePolicy(store, team, { ...everyone, perUserPerHour: 3 });
@@ -164,12 +164,15 @@ describe.each(backends)("the hourly quota per person on %s", (_name, make) => {
     const ask = (user = "UALICE") => usageRefusal(deps, { ...req(user), teamId: team });
     for (let i = 0; i < 3; i++) expect(await ask()).toBeUndefined();
     now = TEN + 42 * 60_000 + 30_000; // 10:42:30
+    // A sliding hour: the first of the three leaves it at 11:05, not at 11:00.
     expect(await ask()).toBe(
-      "You have started 3 tasks in the last hour (follow-ups included), the most this workspace allows per person. You can start another in 18 min.",
+      "You have started 3 tasks in the last hour (follow-ups included), the most this workspace allows per person. You can start another in 23 min.",
     );
     // Another person has their own quota.
     expect(await ask("UBOB")).toBeUndefined();
     now = TEN + HOUR;
+    expect(await ask()).toBeDefined();
+    now = TEN + HOUR + 5 * 60_000;
     expect(await ask()).toBeUndefined();
     await store.close();
   });
