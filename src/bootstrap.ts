@@ -67,7 +67,6 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
     logger,
   );
   const { previews, announce } = openPagePreviews(config.preview, logger);
-  const started = Date.now();
   // What /metrics.json shows beside the process: each part adds its figures once it exists.
   const figures = new Map<string, () => unknown>([["slack", () => scheduler.metrics()]]);
   const slack = createSlackApp({
@@ -78,12 +77,7 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
     outbound,
     prometheus: metrics,
     metrics,
-    metricsJson: () => ({
-      instance: instanceId,
-      uptimeS: Math.round((Date.now() - started) / 1000),
-      process: { rssBytes: process.memoryUsage().rss, cpu: process.cpuUsage() },
-      ...Object.fromEntries([...figures].map(([part, read]) => [part, read()])),
-    }),
+    metricsJson: metricsJsonOf(instanceId, figures),
     workspaceKeys,
   });
   // Each workspace calls Slack with its own token and budget, and the service as its account.
@@ -135,6 +129,17 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
     );
   const settle = (timeoutMs: number) => coordinator.settle(timeoutMs);
   return { slack, store, relay, service, port, resumer, settle, close };
+}
+
+/** `/metrics.json`: the instance, its process, and each part's figures. */
+function metricsJsonOf(instanceId: string, figures: ReadonlyMap<string, () => unknown>) {
+  const started = Date.now();
+  return () => ({
+    instance: instanceId,
+    uptimeS: Math.round((Date.now() - started) / 1000),
+    process: { rssBytes: process.memoryUsage().rss, cpu: process.cpuUsage() },
+    ...Object.fromEntries([...figures].map(([part, read]) => [part, read()])),
+  });
 }
 
 /**

@@ -39,6 +39,9 @@ export const VIEWPORT = { width: 1280, height: 800 } as const;
  * whatever request routing does not see (WebRTC, prefetches): every connection goes to a proxy
  * on a closed port, loopback included, and no host name resolves.
  */
+/** The most bytes of the run's files one page is handed, all its requests together. */
+export const PAGE_BYTES_MAX = 16 * 1024 * 1024;
+
 const ARGS = [
   "--disable-gpu",
   "--disable-dev-shm-usage",
@@ -215,7 +218,7 @@ export class ChromiumPreviews implements PagePreviews {
     page: SiteFile,
     ms: number,
   ): Promise<UploadItem[]> {
-    const requests = { served: 0, refused: 0 };
+    const requests = { served: 0, refused: 0, bytes: 0 };
     await context.route("**/*", (route) => this.#serve(route, site, page, requests));
     await context.routeWebSocket(
       () => true,
@@ -257,20 +260,24 @@ export class ChromiumPreviews implements PagePreviews {
     route: Route,
     site: Site,
     page: SiteFile,
-    requests: { served: number; refused: number },
+    requests: { served: number; refused: number; bytes: number },
   ): Promise<void> {
     const file = fileFor(site, page, route.request().url());
     try {
-      if (!file) {
+      const body = file ? await file.read() : undefined;
+      // Each body crosses to the browser as base64 in a JSON message (several copies in the
+      // app's memory): a page is handed PAGE_BYTES_MAX at most, however often it asks.
+      if (!file || !body || requests.bytes + body.length > PAGE_BYTES_MAX) {
         this.stats.refused += 1;
         requests.refused += 1;
         await route.abort("blockedbyclient");
         return;
       }
       requests.served += 1;
+      requests.bytes += body.length;
       await route.fulfill({
         status: 200,
-        body: await file.read(),
+        body,
         contentType: file.type ?? (lookup(file.path) || "application/octet-stream"),
         headers: { "cache-control": "no-store" },
       });

@@ -163,8 +163,10 @@ export async function deliverFiles(
   const upload = new Uploads(ctx);
   try {
     await upload.begin();
-    for (const p of uploads) await upload.file(p);
+    // The pictures first, while no file is held: the pages' files are read within the whole
+    // run's budget, and the pictures (small) go up with the files, in their message.
     const pictures = await upload.pictures(planned);
+    for (const p of uploads) await upload.file(p);
     if (answer !== undefined && answerFile !== undefined) {
       await upload.item({ filename: answerFile, bytes: Buffer.from(answer, "utf8") });
     }
@@ -240,14 +242,10 @@ class Uploads {
     if (this.#batch.length >= UPLOAD_BATCH) await this.#flush();
   }
 
-  /**
-   * Pictures of the run's web pages. The batch goes first, so the pages' files are read
-   * within the whole run's budget: each once, when the browser first asks for it.
-   */
+  /** Pictures of the run's web pages, their files read each once, when the browser asks. */
   async pictures(planned: readonly PlannedFile[]): Promise<UploadItem[]> {
     const { previews } = this.#ctx;
     if (!previews) return [];
-    await this.#flush();
     const site = new SiteReads(this.#ctx, planned);
     try {
       return await previews.render(site.files);
@@ -371,35 +369,43 @@ function notAttached(p: PlannedFile, reason: string): FileNote {
   };
 }
 
+/** The most of one file a page is given (as the service sends it): pages are for looking at. */
+const SITE_FILE_MAX = 16 * 1024 * 1024;
+
 /**
  * The run's files as its web pages may load them, read from the service when the browser first
- * asks for each (a run with no page reads none), together within the run's file budget: a file
- * that does not fit any more is served empty.
+ * asks for each (a run with no page reads none), together within the run's file budget: each
+ * read takes its share before it waits, and a file that does not fit any more (or is larger
+ * than SITE_FILE_MAX) is served empty. Once the pictures are taken everything read goes, and
+ * a read still under way then gives its bytes back as soon as it ends.
  */
 class SiteReads {
   readonly files: SiteFile[];
-  /** Bytes of the run's budget the reads hold (given back once the pictures are taken). */
-  held = 0;
+  /** Bytes of the run's budget the reads hold or have asked for. */
+  #held = 0;
+  #closed = false;
   readonly #releases: (() => void)[] = [];
-
-  /** The pictures are taken: the files read for them go. */
-  release(): void {
-    for (const release of this.#releases.splice(0)) release();
-    this.held = 0;
-  }
 
   constructor(ctx: DeliveryContext, planned: readonly PlannedFile[]) {
     const from = { ...ctx, ref: ctx.record.ref };
-    const budget = ctx.memory.runFileBytes;
+    const budget = Math.min(ctx.memory.runFileBytes, SITE_FILE_MAX);
     this.files = planned
       .filter((p) => !p.file.download_url)
       .map((p) => {
         let read: Promise<Buffer> | undefined;
         const load = async (): Promise<Buffer> => {
-          if (this.held >= budget) return Buffer.alloc(0);
-          const got = await readFile(from, p.file, p.position, budget - this.held);
-          if ("reason" in got) return Buffer.alloc(0);
-          this.held += got.held;
+          const want = reservation(p.file, budget);
+          if (this.#closed || this.#held + want > ctx.memory.runFileBytes) return Buffer.alloc(0);
+          this.#held += want; // before any wait: reads at once share the budget
+          const got = await readFile(from, p.file, p.position, want);
+          if ("reason" in got) {
+            this.#held -= want;
+            return Buffer.alloc(0);
+          }
+          if (this.#closed) {
+            got.release();
+            return Buffer.alloc(0);
+          }
           this.#releases.push(got.release);
           return got.bytes;
         };
@@ -409,6 +415,13 @@ class SiteReads {
           read: () => (read ??= load()),
         };
       });
+  }
+
+  /** The pictures are taken: the files read for them go, and any read that ends later. */
+  release(): void {
+    this.#closed = true;
+    for (const release of this.#releases.splice(0)) release();
+    this.#held = 0;
   }
 }
 

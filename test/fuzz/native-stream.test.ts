@@ -18,12 +18,15 @@ import {
   validateStreamContent,
 } from "../../tools/local-slack/index.ts";
 import { NativeStream } from "../../src/runs/answer/native-stream.ts";
-import { reopeningLine, STREAM_MESSAGE_BYTES } from "../../src/runs/answer/stream-parts.ts";
+import {
+  asStreamed,
+  reopeningLine,
+  STREAM_MESSAGE_BYTES,
+} from "../../src/runs/answer/stream-parts.ts";
 import { toolStep } from "../../src/service/stream.ts";
 import { webClientWriter } from "../../src/slack/web-writer.ts";
 import { scanFences } from "../../src/view/markdown-scan.ts";
 import { streamablePrefix } from "../../src/view/markdown.ts";
-import { neutralizeMentions } from "../../src/view/sanitize.ts";
 import { inline, markdown, rawMention } from "./arbitraries.ts";
 import { fuzz } from "./fuzz.ts";
 
@@ -104,7 +107,7 @@ function expectedMessage(done: string, starts: readonly number[], i: number, end
   const closing = scanFences(done.slice(0, end)).open;
   return (
     (i > 0 ? reopeningLine(open) : "") +
-    neutralizeMentions(done.slice(from, end)) +
+    asStreamed(done.slice(from, end), open) +
     (i < starts.length - 1 && closing !== undefined ? `${closing}\n` : "")
   );
 }

@@ -9,7 +9,7 @@ import { execFileSync } from "node:child_process";
 import { Writable } from "node:stream";
 import { chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ChromiumPreviews } from "../../src/preview/chromium.ts";
+import { ChromiumPreviews, PAGE_BYTES_MAX } from "../../src/preview/chromium.ts";
 import { createLogger } from "../../src/log.ts";
 import { chromiumPath } from "../support/needs.ts";
 
@@ -74,6 +74,24 @@ describe.skipIf(!hasChromium)("the Chromium previewer", () => {
     const shots = await previews.render([GOOD]);
     expect(shots.map((s) => s.title)).toEqual(["Good"]);
     expect(previews.stats.launches).toBe(launches + 1);
+  });
+
+  it(`hands a page at most ${PAGE_BYTES_MAX / 2 ** 20} MiB of the run's files, however often it asks`, async () => {
+    // Each body crosses to the browser as base64 in a JSON message: several copies in memory.
+    const big = {
+      path: "/w/big.png",
+      read: async () => Buffer.alloc(10 * 2 ** 20),
+      type: "image/png",
+    };
+    const asks = page(
+      "/w/index.html",
+      '<title>Asks</title><img src="big.png?1"><img src="big.png?2"><img src="big.png?3">',
+    );
+    const refused = previews.stats.refused;
+    const shots = await previews.render([asks, big]);
+    expect(shots.map((s) => s.title)).toEqual(["Asks"]);
+    // The first 10 MiB is handed over; the next two would pass the page's 16 MiB.
+    expect(previews.stats.refused - refused).toBe(2);
   });
 
   it("shows at most the run's page limit, and serves two runs at once from one browser", async () => {

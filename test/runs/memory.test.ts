@@ -9,6 +9,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { memoryLimits } from "../../src/runs/memory.ts";
 import { Relay, type RunOutcome } from "../../src/runs/relay.ts";
 import type { ResultFile } from "../../src/service/schemas.ts";
+import type { SiteFile } from "../../src/runs/ports.ts";
 import { createMemoryStore } from "../../src/store/memory.ts";
 import type { ThreadStore } from "../../src/store/types.ts";
 import { ByteBudget } from "../../src/util/byte-budget.ts";
@@ -196,5 +197,92 @@ describe("the process's byte budget", () => {
     expect(await waiting).toBe(true);
     expect(budget.used).toBe(60);
     expect(await budget.take(101, 10)).toBe(false); // more than the whole never fits
+  });
+});
+
+describe("the files a run's pages load for their pictures", () => {
+  /** Previews that ask for every file at once, as a page loading its assets does. */
+  const loadingAll = (seen: number[]) => ({
+    render: async (files: readonly SiteFile[]) => {
+      const bodies = await Promise.all(files.map((f) => f.read()));
+      seen.push(...bodies.map((b) => b.length));
+      return [];
+    },
+  });
+
+  it("reads them within the run's budget even when the browser asks for all at once", async () => {
+    const memory = memoryLimits({ answer: 1, runFiles: 1, process: 16 });
+    const seen: number[] = [];
+    const relay = new Relay({
+      workspaces: oneWorkspace(writer, service),
+      store,
+      instanceId: "i1",
+      logger: pino({ level: "silent" }),
+      follow: { reconnectDelayMs: 1, pollTimeoutS: 1 },
+      memory,
+      previews: loadingAll(seen),
+    });
+    let peak = 0;
+    const read = service.readResultFile;
+    service.readResultFile = async (...args) => {
+      peak = Math.max(peak, memory.process.used);
+      return read(...args);
+    };
+    const created = await service.createTask({ prompt: "site" });
+    const working = await writer.post("C1", { text: "Working…", blocks: [] }, key.threadTs);
+    await relay.start({
+      key,
+      ref: { projectId: created.project_id, threadId: created.thread_id },
+      runId: created.agent_run_id,
+      messageTs: working,
+      startedAt: Date.now(),
+    });
+    // Six files of 250 KiB (341 KB as base64): three fit the run's 1 MiB at once.
+    await endWith(relay, textFiles(6, 250 * 1024));
+    expect(peak).toBeLessThanOrEqual(1024 * 1024);
+    expect(seen.filter((n) => n > 0)).toHaveLength(3);
+    expect(seen.filter((n) => n === 0)).toHaveLength(3);
+    expect(memory.process.used).toBe(0);
+  });
+
+  it("gives back the share of a read that ends after the pictures were taken", async () => {
+    const memory = memoryLimits({ answer: 1, runFiles: 1, process: 16 });
+    let late: (() => void) | undefined;
+    const slow = new Promise<void>((resolve) => (late = resolve));
+    const relay = new Relay({
+      workspaces: oneWorkspace(writer, service),
+      store,
+      instanceId: "i1",
+      logger: pino({ level: "silent" }),
+      follow: { reconnectDelayMs: 1, pollTimeoutS: 1 },
+      memory,
+      // The page gives up on its file before it comes (a preview's time limit).
+      previews: {
+        render: async (files: readonly SiteFile[]) => {
+          void files[0]?.read();
+          return [];
+        },
+      },
+    });
+    const read = service.readResultFile;
+    service.readResultFile = async (...args) => {
+      await slow;
+      return read(...args);
+    };
+    const created = await service.createTask({ prompt: "site" });
+    const working = await writer.post("C1", { text: "Working…", blocks: [] }, key.threadTs);
+    await relay.start({
+      key,
+      ref: { projectId: created.project_id, threadId: created.thread_id },
+      runId: created.agent_run_id,
+      messageTs: working,
+      startedAt: Date.now(),
+    });
+    service.readResultFile = read; // the run's own files come at once
+    const pending = endWith(relay, textFiles(1, 1000));
+    await pending;
+    late?.();
+    await new Promise((r) => setTimeout(r, 20));
+    expect(memory.process.used).toBe(0);
   });
 });

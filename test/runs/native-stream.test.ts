@@ -7,7 +7,7 @@ import { Buffer } from "node:buffer";
 import { pino } from "pino";
 import { describe, expect, it, vi } from "vitest";
 import { NativeStream } from "../../src/runs/answer/native-stream.ts";
-import { STREAM_MESSAGE_BYTES } from "../../src/runs/answer/stream-parts.ts";
+import { asStreamed, STREAM_MESSAGE_BYTES } from "../../src/runs/answer/stream-parts.ts";
 import type { SlackWriter, StreamStep } from "../../src/runs/ports.ts";
 import { MESSAGE_MARKDOWN_LIMIT } from "../../src/view/render.ts";
 import { SLACK_LIMITS } from "../../tools/local-slack/index.ts";
@@ -102,6 +102,12 @@ describe("native streaming", () => {
     const answer = "Sign in at [https://sso.corp/login](https://evil.example/x) today.\n";
     expect(await native.append(() => answer)).toBe(true);
     expect(messages().join("")).toContain("(evil.example)](https://evil.example/x)");
+  });
+
+  it("leaves a link as written in a piece that goes on inside a code block", () => {
+    const code = "[https://sso.corp](https://evil.example)\n```\n";
+    expect(asStreamed(code, { open: "```", info: "" })).toBe(code);
+    expect(asStreamed(code, undefined)).toContain("(evil.example)");
   });
 
   it("reads the answer once per append sent, however many deltas arrive while one waits", async () => {

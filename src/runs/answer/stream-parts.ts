@@ -21,9 +21,12 @@ import { revealLinkHosts } from "../../view/scan/link-hosts.ts";
 /**
  * A piece of the answer as it is streamed: as an edited message shows it (no mention pings, a
  * link's real host shown beside a label that names another). A piece is whole lines, so a link
- * is never cut.
+ * is never cut; one that starts in a code block (`fence`) is read as code from its first line.
  */
-const asStreamed = (piece: string): string => neutralizeMentions(revealLinkHosts(piece));
+export function asStreamed(piece: string, fence: FenceState | undefined): string {
+  const open = fence?.open === undefined ? "" : `${fence.open}\n`;
+  return neutralizeMentions(revealLinkHosts(open + piece).slice(open.length));
+}
 
 /**
  * Bytes of text one stream message is given: 1,600 below the lowest ceiling measured (about
@@ -86,7 +89,7 @@ export function nextPiece(
 ): Piece | undefined {
   // A character takes a byte at least: a rest longer than the room cannot fit.
   if (text.length - from <= room) {
-    const markdown = asStreamed(text.slice(from));
+    const markdown = asStreamed(text.slice(from), fence);
     const bytes = utf8Bytes(markdown);
     if (bytes + utf8Bytes(closingLine(fenceAtEnd)) <= room) {
       return { end: text.length, markdown, bytes, fence: fenceAtEnd };
@@ -100,7 +103,7 @@ export function nextPiece(
     const inCode = scan.outsideCode * 2 < final;
     const length = inCode ? final : scan.outsideCode;
     if (length <= 0) return undefined;
-    const markdown = asStreamed(text.slice(from, from + length));
+    const markdown = asStreamed(text.slice(from, from + length), fence);
     const bytes = utf8Bytes(markdown);
     const endFence = inCode ? scan.fence : undefined;
     const total = bytes + utf8Bytes(closingLine(endFence));
