@@ -20,7 +20,8 @@ describe("npm start as a real process", () => {
 
   beforeAll(async () => {
     sim = await startSimulator({ apiKeys: [API_KEY], chunkDelayMs: 5 });
-    slack = await startLocalSlack({ teamId: TEAM });
+    // The person who asks is one Slack knows: the app refuses anyone it cannot identify.
+    slack = await startLocalSlack({ teamId: TEAM, users: [{ id: OWNER, name: "owner" }] });
     // PORT 0: the system picks it when the app listens, and the app's log line says which.
     child = spawn(process.execPath, ["src/main.ts"], {
       env: {

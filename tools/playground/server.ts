@@ -106,6 +106,45 @@ function manifestScopes(): string[] {
 }
 
 export async function startPlayground(options: PlaygroundOptions = {}): Promise<Playground> {
+  // Its port first: a busy or forbidden one is said before anything else starts (and says
+  // anything), in one line (tools/playground/main.ts).
+  let ui: PlaygroundUi | undefined;
+  let port = 0;
+  const early = options.logger ?? createLogger({ level: "warn" });
+  const server = createServer(
+    pageHandler(
+      () => ui,
+      early,
+      options.maxBodyBytes ?? MAX_BODY_BYTES,
+      () => port,
+    ),
+  );
+  const host = options.host ?? "127.0.0.1";
+  server.listen(options.port ?? 0, host);
+  await once(server, "listening");
+  port = (server.address() as AddressInfo).port;
+  try {
+    const parts = await startParts(options);
+    ui = parts.ui;
+    return {
+      url: `http://${host === "0.0.0.0" || host === "::" ? "localhost" : host}:${port}/`,
+      slack: parts.slack,
+      sim: parts.sim,
+      appPort: parts.appPort,
+      async close() {
+        parts.ui.closeStreams();
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+        await parts.stop();
+      },
+    };
+  } catch (err) {
+    server.close();
+    throw err;
+  }
+}
+
+/** The service (simulator or real), the Slack double and the app, and the page's UI on them. */
+async function startParts(options: PlaygroundOptions) {
   const signingSecret = runSecret("");
   const simKey = runSecret("he-");
   const sim = options.service
@@ -139,47 +178,28 @@ export async function startPlayground(options: PlaygroundOptions = {}): Promise<
     // root only with PREVIEW_ALLOW_NO_SANDBOX.
     ...options.browser,
   });
-  const app: Running = await startApp(config, logger);
+  const stop = async (app?: Running) => {
+    await app?.close();
+    await sim?.close();
+    await slack.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  };
+  const app: Running = await startApp(config, logger).catch(async (err: unknown) => {
+    await stop();
+    throw err;
+  });
   const appPort = app.port ?? 0;
   const ui = new PlaygroundUi(slack, {
     eventsUrl: `http://127.0.0.1:${appPort}/slack/events`,
     signingSecret,
     service: { simulator: sim !== undefined, url: service.url },
   });
-  let port = 0;
-  const server = createServer(
-    pageHandler(ui, logger, options.maxBodyBytes ?? MAX_BODY_BYTES, () => port),
-  );
-  const stopParts = async () => {
-    await app.close();
-    await sim?.close();
-    await slack.close();
-    rmSync(dataDir, { recursive: true, force: true });
-  };
-  const host = options.host ?? "127.0.0.1";
-  server.listen(options.port ?? 0, host);
-  await once(server, "listening").catch(async (err: unknown) => {
-    // A busy or forbidden port: stop what started, then say so (tools/playground/main.ts).
-    await stopParts();
-    throw err;
-  });
-  port = (server.address() as AddressInfo).port;
-  return {
-    url: `http://${host === "0.0.0.0" || host === "::" ? "localhost" : host}:${port}/`,
-    slack,
-    sim,
-    appPort,
-    async close() {
-      ui.closeStreams();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      await stopParts();
-    },
-  };
+  return { ui, slack, sim, appPort, stop: () => stop(app) };
 }
 
 /** The page server's requests: refused from elsewhere, else the UI's, its failures in words. */
 function pageHandler(
-  ui: PlaygroundUi,
+  uiOf: () => PlaygroundUi | undefined,
   logger: Logger,
   maxBody: number,
   port: () => number,
@@ -187,6 +207,9 @@ function pageHandler(
   return (req, res) => {
     const refusal = refuse(req, port());
     if (refusal) return void res.writeHead(refusal.status, TEXT).end(refusal.text);
+    const ui = uiOf();
+    if (!ui)
+      return void res.writeHead(503, TEXT).end("The playground is starting: reload in a moment.");
     ui.handle(req, res, maxBody).catch((err: unknown) => {
       if (err instanceof BodyTooLarge) {
         // Node reads the rest of the body and drops it: nothing more is kept.
