@@ -7,6 +7,7 @@ import type { Logger } from "pino";
 import { TaskServiceError } from "../service/errors.ts";
 import { type FinalRun, type FollowOptions, followRun } from "../service/follow.ts";
 import { formatBytes } from "../util/bytes.ts";
+import { GrowingText } from "../util/text.ts";
 import type { RelayedRunProgress, RunState } from "../store/types.ts";
 import { ended } from "../view/completion.ts";
 import { slackErrorCode } from "../view/errors.ts";
@@ -71,7 +72,7 @@ export class RunRelay {
   #record: ShownRun;
   /** The answer as shown while it runs (at most MAX_ANSWER_CHARS), and all of it. */
   #text: string;
-  #whole: string;
+  readonly #whole: GrowingText;
   /** Text that came while a Stop was asked: dropped if it takes, the answer's if refused. */
   #held = "";
   /** When the oldest delta not yet shown arrived. */
@@ -99,7 +100,7 @@ export class RunRelay {
     // as interrupted (#follow).
     const shown = record.kind === "relaying" ? record.shownText : "";
     this.#text = shown;
-    this.#whole = shown;
+    this.#whole = new GrowingText(shown);
     this.#memory = new AnswerMemory(deps.memory);
     const { channelId, threadTs, teamId } = record.key;
     this.#log = log.child({ runId: record.runId, channel: channelId, thread: threadTs });
@@ -210,7 +211,7 @@ export class RunRelay {
         ? `its answer passed ${max}, the most this app keeps of one answer; what came first is kept, and all of it is in the task service's History`
         : `the task service sent more than this app reads at once (${err.message}); what came before is kept, and all of it is in the task service's History`;
     this.#log.warn(
-      { keptBytes: Buffer.byteLength(this.#whole, "utf8"), max, err },
+      { keptBytes: Buffer.byteLength(this.#whole.text, "utf8"), max, err },
       "answer too large: stopping the run",
     );
     if (!this.#fate.stop(undefined, reason)) return;
@@ -231,7 +232,7 @@ export class RunRelay {
     // Past the cap the answer keeps its head; the rest is attached at the end.
     const shown = this.#text;
     this.#text = appendCapped(shown, more);
-    this.#whole += more;
+    this.#whole.append(more);
     if (this.#text === shown) return;
     this.#unshownSince ??= this.#deps.clock.now();
     void this.#showInterim();
@@ -390,12 +391,12 @@ export class RunRelay {
     const finishedAnyway =
       final !== undefined && (final.status === "completed" || final.status === "failed");
     if (this.#fate.stopping && !finishedAnyway) {
-      return { state: "stopped", files: await this.#deliver(this.#whole) };
+      return { state: "stopped", files: await this.#deliver(this.#whole.text) };
     }
     if (!final) {
       this.#log.error({ err: failure }, "following the run failed");
       const reason = failureReason(failure, this.#record.runId);
-      return { state: "error", reason, files: await this.#deliver(this.#whole) };
+      return { state: "error", reason, files: await this.#deliver(this.#whole.text) };
     }
     const state = stateOf(final.status);
     const files = await this.#deliver(finalText(final), final.files);

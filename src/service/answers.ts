@@ -50,9 +50,13 @@ export async function failure(
   res: Dispatcher.ResponseData,
   what: string,
 ): Promise<TaskServiceError> {
+  // Its first 64 KiB at most: leaving the loop closes the body, so a refusal that goes on
+  // (or trickles) is not read to its end.
+  const decoder = new TextDecoder("utf-8");
   let raw = "";
   for await (const chunk of res.body) {
-    if (raw.length < MAX_ERROR_BODY) raw += Buffer.from(chunk).toString("utf8");
+    raw += decoder.decode(chunk as Buffer, { stream: true });
+    if (raw.length >= MAX_ERROR_BODY) break;
   }
   let detail: string | undefined;
   let issues: ValidationIssue[] = [];
@@ -120,6 +124,42 @@ async function readCapped(
   return text + decoder.decode();
 }
 
+/**
+ * The most values one JSON answer may hold. JSON.parse builds an object for each, which takes
+ * many times its bytes: 33 MB of `{},` would take over 1 GB. Legitimate answers hold far fewer
+ * (a page of 1,000 history messages, about 10,000); their long texts are one value each.
+ */
+export const MAX_JSON_VALUES = 200_000;
+
+/**
+ * About how many values JSON.parse would build of `text` (its separators and openings outside
+ * strings), counting no further than `max`. One pass.
+ */
+export function jsonValues(text: string, max = MAX_JSON_VALUES): number {
+  let n = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === QUOTE) {
+      // To the string's end: its characters are no values.
+      for (i++; i < text.length; i++) {
+        const d = text.charCodeAt(i);
+        if (d === BACKSLASH) i++;
+        else if (d === QUOTE) break;
+      }
+    } else if (c === COMMA || c === COLON || c === OPEN_ARRAY || c === OPEN_OBJECT) {
+      if (++n > max) return n;
+    }
+  }
+  return n;
+}
+
+const QUOTE = 34;
+const BACKSLASH = 92;
+const COMMA = 44;
+const COLON = 58;
+const OPEN_ARRAY = 91;
+const OPEN_OBJECT = 123;
+
 /** A 2xx answer's JSON checked against the contract; anything else is a protocol error. */
 export async function parseAnswer<S extends z.ZodType>(
   res: Dispatcher.ResponseData,
@@ -129,7 +169,14 @@ export async function parseAnswer<S extends z.ZodType>(
 ): Promise<z.infer<S>> {
   let json: unknown;
   try {
-    json = JSON.parse(await readCapped(res, maxBytes, what));
+    const text = await readCapped(res, maxBytes, what);
+    if (jsonValues(text) > MAX_JSON_VALUES) {
+      throw new TaskServiceError({
+        kind: "too_large",
+        message: `Task service's answer to ${what} holds more than ${MAX_JSON_VALUES.toLocaleString("en-US")} values; it was not read.`,
+      });
+    }
+    json = JSON.parse(text);
   } catch (err) {
     if (isAbort(err) || err instanceof TaskServiceError) throw err;
     throw new TaskServiceError({

@@ -93,14 +93,19 @@ const isRefusal = (err: unknown) =>
   err.kind !== "forbidden" &&
   err.kind !== "too_large";
 
+/** The most of a failed run's reason kept: it is shown in a line under the answer. */
+const ERROR_MAX = 2000;
+
 function errorMessageOf(result: TaskResult): string | undefined {
   const e = result.error;
-  if (typeof e === "string" && e !== "") return e;
-  if (e && typeof e === "object") {
-    const m = (e as Record<string, unknown>).message ?? (e as Record<string, unknown>).detail;
-    if (typeof m === "string") return m;
-  }
-  return undefined;
+  const m =
+    typeof e === "string"
+      ? e
+      : e && typeof e === "object"
+        ? ((e as Record<string, unknown>).message ?? (e as Record<string, unknown>).detail)
+        : undefined;
+  if (typeof m !== "string" || m === "") return undefined;
+  return m.length <= ERROR_MAX ? m : `${m.slice(0, ERROR_MAX).replace(/[\uD800-\uDBFF]$/, "")}…`;
 }
 
 export async function* followRun(
@@ -130,11 +135,10 @@ export async function* followRun(
   if (poll) yield* pollRun(run);
 
   const final = await fetchFinal(service, ref, run.text.text, options);
-  // The final text replaces the streamed one: it may not pass the budget either.
+  // The final text replaces the streamed one (and code blocks stand for an empty one): it
+  // may not pass the budget either.
   const budget = options.textBudget;
-  if (budget && Buffer.byteLength(final.text, "utf8") > budget.maxBytes) {
-    throw textTooLarge(budget.maxBytes);
-  }
+  if (budget && finalBytes(final) > budget.maxBytes) throw textTooLarge(budget.maxBytes);
   // Whatever the stream did not show (held back, or never streamed) comes from the result.
   yield* delta(run, run.text.snapshot(final.text));
   // A stream can end without naming a status (minimal shape's finish): report the final one.
@@ -358,10 +362,15 @@ export async function fetchFinal(
       call,
     );
   }
-  const files = [...first.files];
+  const files = first.files.slice(0, MAX_FILES);
   const seen = new Set(files.map((f) => f.file_id));
-  // Bounded, and stops when a page adds nothing new (a server that ignores `page`).
-  for (let page = 2; page <= MAX_FILE_PAGES && hasMore(first, page - 1, files.length); page++) {
+  // Bounded (pages, files), and stops when a page adds nothing new (a server that ignores
+  // `page`). Files past MAX_FILES are not listed: a run uploads 20, and Files shows them all.
+  for (
+    let page = 2;
+    page <= MAX_FILE_PAGES && files.length < MAX_FILES && hasMore(first, page - 1, files.length);
+    page++
+  ) {
     const next = await service.getTaskResult(
       ref,
       { timeout: 0, includeFileContent: false, page, pageSize },
@@ -369,8 +378,10 @@ export async function fetchFinal(
     );
     const fresh = next.files.filter((f) => !seen.has(f.file_id));
     if (fresh.length === 0) break;
-    for (const f of fresh) seen.add(f.file_id);
-    files.push(...fresh);
+    for (const f of fresh.slice(0, MAX_FILES - files.length)) {
+      seen.add(f.file_id);
+      files.push(f);
+    }
     if (next.pagination?.has_next === false) break;
   }
   const content = first.response.content;
@@ -386,6 +397,12 @@ export async function fetchFinal(
   };
 }
 
+/** The bytes of what a run's answer will be: its text, or its code blocks when it has none. */
+function finalBytes(final: FinalRun): number {
+  if (final.text.trim() !== "") return Buffer.byteLength(final.text, "utf8");
+  return final.codeBlocks.reduce((n, b) => n + Buffer.byteLength(b.code, "utf8") + 16, 0);
+}
+
 /** Whether a result is about the run being followed (the endpoint answers for the thread). */
 function sameRun(ref: { readonly agentRunId?: string }, result: TaskResult): boolean {
   return !ref.agentRunId || !result.agent_run_id || result.agent_run_id === ref.agentRunId;
@@ -396,6 +413,8 @@ const MIN_POLL_INTERVAL_MS = 1000;
 const MAX_POLL_BACKOFF_MS = 10_000;
 const FINAL_RETRY_MS = 500;
 const MAX_FILE_PAGES = 50;
+/** The most files of a result kept (their names, sizes and places: never their content). */
+const MAX_FILES = 1000;
 
 function hasMore(first: TaskResult, page: number, have: number): boolean {
   const p = first.pagination;

@@ -3,6 +3,8 @@
  * replays from the start or continues, with gaps filled from polled snapshots.
  */
 
+import { GrowingText, owned } from "../util/text.ts";
+
 /**
  * Reconciles the text of successive connections with what was already yielded, so that a
  * server that replays from the start and one that continues both give each character once.
@@ -16,9 +18,10 @@
  * nothing is repeated.
  */
 export class TextReconciler {
-  #yielded = "";
+  /** The text yielded so far; `#conn`: the current connection's (both grown piece by piece). */
+  #y = new GrowingText();
   #base = "";
-  #conn = "";
+  #c = new GrowingText();
   #mode: "fresh" | "unknown" | "replay" | "continue" | "aligning" | "aligned" = "fresh";
   #maxSeq = Number.NEGATIVE_INFINITY;
   /** Where the current connection's text starts in the yielded text ("aligned" mode). */
@@ -36,24 +39,24 @@ export class TextReconciler {
   static readonly ALIGN_MIN_CHARS = 48;
 
   get text(): string {
-    return this.#yielded;
+    return this.#y.text;
   }
 
   /** Characters of the current connection held to compare or place (bounded by the caller). */
   get connectionChars(): number {
-    return this.#conn.length;
+    return this.#c.text.length;
   }
 
   /** True when a snapshot of the service's text is needed to place the current connection. */
   get needsSnapshot(): boolean {
-    return this.#mode === "aligning" && this.#conn.length >= TextReconciler.ALIGN_MIN_CHARS;
+    return this.#mode === "aligning" && this.#c.text.length >= TextReconciler.ALIGN_MIN_CHARS;
   }
 
   #connections = 0;
 
   /** `shown`: text a previous follower already showed (resuming another instance's run). */
   constructor(shown = "") {
-    this.#yielded = shown;
+    this.#y = new GrowingText(shown);
     if (shown !== "") this.#connections = 1;
   }
 
@@ -61,10 +64,10 @@ export class TextReconciler {
     // A connection placed by a snapshot stops short of the snapshot's end: a continuing
     // server's next numbered chunks repeat that text first.
     if (this.#mode === "aligned") {
-      this.#overlap = this.#yielded.slice(this.#offset + this.#conn.length);
+      this.#overlap = this.#y.text.slice(this.#offset + this.#c.text.length);
     }
-    this.#base = this.#yielded;
-    this.#conn = "";
+    this.#base = this.#y.text;
+    this.#c = new GrowingText("");
     this.#replay = "unchecked";
     this.#mode = this.#connections++ === 0 ? "fresh" : "unknown";
   }
@@ -98,15 +101,15 @@ export class TextReconciler {
         this.#overlap = "";
       }
       if (this.#mode === "unknown") this.#mode = "continue";
-      this.#yielded += fresh;
+      this.#y.append(fresh);
       return fresh;
     }
     if (this.#mode === "unknown") {
-      const conn = this.#conn + text;
+      const conn = this.#c.text + text; // compared only: kept below only while replaying
       if (this.#base !== "") {
         // The base starts with the connection's text so far: compare the delta only.
-        if (this.#base.startsWith(text, this.#conn.length)) {
-          this.#conn = conn; // still replaying, or undecidable yet
+        if (this.#base.startsWith(text, this.#c.text.length)) {
+          this.#c.append(text); // still replaying, or undecidable yet
           return "";
         }
         if (conn.startsWith(this.#base)) this.#mode = "replay";
@@ -118,13 +121,13 @@ export class TextReconciler {
   }
 
   #onConn(text: string): string {
-    const before = this.#conn.length;
-    this.#conn += text;
+    const before = this.#c.text.length;
+    this.#c.append(text);
     switch (this.#mode) {
       case "fresh":
       case "continue":
       case "unknown":
-        this.#yielded += text;
+        this.#y.append(text);
         return text;
       case "replay":
         return this.#replayed(text, before);
@@ -133,9 +136,9 @@ export class TextReconciler {
       case "aligned": {
         // The delta stands at `at` in the service's text: only what passes the yielded is new.
         const at = this.#offset + before;
-        if (at + text.length <= this.#yielded.length) return "";
-        const out = text.slice(Math.max(0, this.#yielded.length - at));
-        this.#yielded += out;
+        if (at + text.length <= this.#y.text.length) return "";
+        const out = text.slice(Math.max(0, this.#y.text.length - at));
+        this.#y.append(out);
         return out;
       }
     }
@@ -143,14 +146,14 @@ export class TextReconciler {
 
   /** What a replaying connection's delta (at `before`) adds to the yielded text. */
   #replayed(text: string, before: number): string {
-    const yielded = this.#yielded;
+    const yielded = this.#y.text;
     if (this.#replay === "unchecked") {
-      const conn = this.#conn;
+      const conn = this.#c.text;
       const shared = Math.min(conn.length, yielded.length);
       this.#replay = yielded.startsWith(conn.slice(0, shared)) ? "agrees" : "differs";
       if (this.#replay === "differs" || conn.length <= yielded.length) return "";
       const out = conn.slice(yielded.length);
-      this.#yielded += out;
+      this.#y.append(out);
       return out;
     }
     if (this.#replay === "differs") return "";
@@ -162,7 +165,7 @@ export class TextReconciler {
       return "";
     }
     const out = text.slice(known);
-    this.#yielded += out;
+    this.#y.append(out);
     return out;
   }
 
@@ -178,25 +181,27 @@ export class TextReconciler {
   }
 
   #align(full: string): string {
-    const at = full.startsWith(this.#yielded) ? lastIndexOf(full, this.#conn) : -1;
+    const at = full.startsWith(this.#y.text) ? lastIndexOf(full, this.#c.text) : -1;
     if (at < 0) {
       // The snapshot does not contain the connection's text (it differs from the stream):
       // keep the connection's text rather than lose it.
       this.#mode = "continue";
-      this.#yielded += this.#conn;
-      return this.#conn;
+      this.#y.append(this.#c.text);
+      return this.#c.text;
     }
     this.#mode = "aligned";
     this.#offset = at;
-    const out = full.slice(this.#yielded.length);
-    this.#yielded = full;
+    // A piece of its own: a slice would keep the whole snapshot alive in whatever holds it.
+    const out = owned(full.slice(this.#y.text.length));
+    this.#y = new GrowingText(full);
     return out;
   }
 
   #advanceTo(full: string): string {
-    if (full.length <= this.#yielded.length || !full.startsWith(this.#yielded)) return "";
-    const out = full.slice(this.#yielded.length);
-    this.#yielded = full;
+    if (full.length <= this.#y.text.length || !full.startsWith(this.#y.text)) return "";
+    // A piece of its own: a slice would keep the whole snapshot alive in whatever holds it.
+    const out = owned(full.slice(this.#y.text.length));
+    this.#y = new GrowingText(full);
     return out;
   }
 }

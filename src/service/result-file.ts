@@ -43,6 +43,9 @@ export function freeFileBytes(bytes: Buffer): void {
   }
 }
 
+/** The most of a key kept: the walk looks for short ones (`files`, `content`, `file_id`…). */
+const KEY_CHARS = 64;
+
 /** Short fields of a file entry (its id, its encoding) are kept up to this many characters. */
 const FIELD_CHARS = 4096;
 
@@ -117,6 +120,8 @@ class PageWalk {
   #entry: Entry | undefined;
   #field: Field;
   #small = "";
+  #inKey = false;
+  #keyText = "";
 
   constructor(fileId: string, maxBytes: number) {
     this.#fileId = fileId;
@@ -145,8 +150,14 @@ class PageWalk {
         if (this.#inFiles && this.#depth === 2) this.#inFiles = false;
         this.#depth--;
         break;
-      case "keyValue": {
-        const key = String(token.value);
+      case "startKey":
+        this.#inKey = true;
+        this.#keyText = "";
+        break;
+      case "endKey": {
+        // A key is kept to KEY_CHARS: none the walk looks for is longer.
+        const key = this.#keyText;
+        this.#inKey = false;
         this.#key = key;
         this.#field =
           this.#entry !== undefined && this.#depth === 3 && isField(key) ? key : undefined;
@@ -164,6 +175,12 @@ class PageWalk {
         break;
       case "stringChunk": {
         const text = String(token.value);
+        if (this.#inKey) {
+          if (this.#keyText.length < KEY_CHARS) {
+            this.#keyText += text.slice(0, KEY_CHARS - this.#keyText.length);
+          }
+          break;
+        }
         if (this.#field === "content" && this.#entry !== undefined && this.buffer !== undefined) {
           this.#entry.written = write(this.buffer, this.#entry.written, text);
         } else if (this.#field !== undefined && this.#small.length < FIELD_CHARS) {
@@ -202,17 +219,12 @@ async function findFile(
   maxRead: number,
   what: string,
 ): Promise<Buffer | undefined> {
-  // Keys and numbers are short and come whole; strings come in pieces, never whole.
-  // The tokenizer is a flushable function of stream-chain's: text in, tokens out (`none`, one
-  // token or `many`); `none` in flushes it.
-  const tokenize = jsonParser({
-    packKeys: true,
-    streamKeys: false,
-    packStrings: false,
-    streamStrings: true,
-    packNumbers: true,
-    streamNumbers: false,
-  }) as unknown as (input: string | typeof none) => unknown;
+  // Keys, strings and numbers all come in pieces, never whole (a key or a number may be as
+  // long as a hostile page makes it). The tokenizer is a flushable function of stream-chain's:
+  // text in, tokens out (`none`, one token or `many`); `none` in flushes it.
+  const tokenize = jsonParser({ packValues: false, streamValues: true }) as unknown as (
+    input: string | typeof none,
+  ) => unknown;
   const walk = new PageWalk(fileId, maxBytes);
   const feed = (input: string | typeof none): void => {
     const out: unknown = tokenize(input);

@@ -5,9 +5,27 @@
  */
 import { z } from "zod";
 
+/**
+ * Bounds on what one field of an answer may hold (an answer as a whole is bounded by the
+ * client's read cap). An id or a status past its bound makes the answer not the contract's;
+ * a name, a path or a type past its bound is cut (never between the halves of an emoji).
+ */
+const ID_MAX = 256;
+const NAME_MAX = 1024;
+const URL_MAX = 8192;
+
+/** An identifier of the service's (a project, a thread, a run, a message, a file). */
+const Id = z.string().min(1).max(ID_MAX);
+
+/** A string cut to `max` characters. */
+const cut = (max: number) =>
+  z
+    .string()
+    .transform((v) => (v.length <= max ? v : v.slice(0, max).replace(/[\uD800-\uDBFF]$/, "")));
+
 export const RUN_STATUSES = ["running", "completed", "failed", "stopped", "no_run"] as const;
 /** Known statuses plus whatever new one the service may invent (kept as a string). */
-export const RunStatus = z.string().min(1);
+export const RunStatus = z.string().min(1).max(64);
 export type RunStatus = (typeof RUN_STATUSES)[number] | (string & {});
 
 /** Statuses of a run that is not over yet (the documented one, and what deployments add). */
@@ -27,33 +45,40 @@ const ok = { success: z.boolean().optional() };
 
 export const CreateTaskResponse = z.object({
   ...ok,
-  project_id: z.string().min(1),
-  thread_id: z.string().min(1),
-  agent_run_id: z.string().min(1),
+  project_id: Id,
+  thread_id: Id,
+  agent_run_id: Id,
   message: z.string().optional(),
 });
 export type CreateTaskResponse = z.infer<typeof CreateTaskResponse>;
 
 export const CodeBlock = z.object({
-  language: z
-    .string()
+  language: cut(64)
     .nullish()
     .transform((v) => v ?? ""),
   code: z.string(),
-  file_path: z.string().nullish(),
+  file_path: cut(NAME_MAX).nullish(),
 });
 export type CodeBlock = z.infer<typeof CodeBlock>;
 
+/**
+ * A file of a task result, as the app keeps it: what it is, never its content (a file's
+ * content is read alone, when it is delivered: result-file.ts). Content a service sends
+ * anyway is not kept.
+ */
 export const ResultFile = z.object({
-  file_id: z.string().min(1),
-  file_name: z.string().min(1),
-  file_path: z.string().nullish(),
-  file_type: z.string().nullish(),
+  file_id: Id,
+  file_name: cut(NAME_MAX).pipe(z.string().min(1)),
+  file_path: cut(NAME_MAX).nullish(),
+  file_type: cut(255).nullish(),
   file_size: z.number().int().nonnegative().nullish(),
   included_inline: z.boolean().nullish(),
-  content: z.string().nullish(),
-  encoding: z.string().nullish(),
-  download_url: z.string().nullish(),
+  /** A link no longer than any browser takes; a longer one is not offered. */
+  download_url: z
+    .string()
+    .nullish()
+    .transform((v) => (v && v.length <= URL_MAX ? v : undefined))
+    .optional(),
 });
 export type ResultFile = z.infer<typeof ResultFile>;
 
@@ -69,9 +94,9 @@ export type Pagination = z.infer<typeof Pagination>;
 
 export const TaskResult = z.object({
   ...ok,
-  thread_id: z.string().optional(),
-  project_id: z.string().optional(),
-  agent_run_id: z.string().nullish(),
+  thread_id: Id.optional(),
+  project_id: Id.optional(),
+  agent_run_id: Id.nullish(),
   status: RunStatus,
   response: z
     .object({
@@ -80,7 +105,7 @@ export const TaskResult = z.object({
         .string()
         .nullish()
         .transform((v) => v ?? ""),
-      message_id: z.string().nullish(),
+      message_id: Id.nullish(),
       created_at: z.string().nullish(),
     })
     .nullish()
@@ -104,14 +129,14 @@ export type TaskResult = z.infer<typeof TaskResult>;
 
 export const ContinueResponse = z.object({
   ...ok,
-  agent_run_id: z.string().min(1),
+  agent_run_id: Id,
   status: RunStatus.optional(),
   message: z.string().optional(),
 });
 export type ContinueResponse = z.infer<typeof ContinueResponse>;
 
 export const HistoryMessage = z.object({
-  message_id: z.string().nullish(),
+  message_id: Id.nullish(),
   role: z.string(),
   content: z
     .string()
@@ -133,16 +158,16 @@ export type HistoryResponse = z.infer<typeof HistoryResponse>;
 
 export const StopResponse = z.object({
   ...ok,
-  agent_run_id: z.string().nullish(),
+  agent_run_id: Id.nullish(),
   status: RunStatus.optional(),
 });
 export type StopResponse = z.infer<typeof StopResponse>;
 
 export const ThreadFile = z.object({
-  file_id: z.string().min(1),
-  file_name: z.string().min(1),
+  file_id: Id,
+  file_name: cut(NAME_MAX).pipe(z.string().min(1)),
   file_size: z.number().int().nonnegative().nullish(),
-  file_type: z.string().nullish(),
+  file_type: cut(255).nullish(),
 });
 export type ThreadFile = z.infer<typeof ThreadFile>;
 

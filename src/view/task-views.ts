@@ -153,7 +153,8 @@ export function renderHistoryView(
     const when = m.created_at ? ` · ${mrkdwnText(toTheMinute(m.created_at))}` : "";
     blocks.push(context(`${who}${when}`));
     // A section takes mrkdwn only: the agent's Markdown is converted (headings, bold, tables).
-    const shown = mrkdwnExcerpt(m.content, 3000);
+    // Only the head of a message is converted (a message of the service's may be long).
+    const shown = mrkdwnExcerpt(m.content.slice(0, 12_000).replace(/[\uD800-\uDBFF]$/, ""), 3000);
     blocks.push(section(shown.trim() === "" ? "(no text)" : shown));
   }
   const toggle = {

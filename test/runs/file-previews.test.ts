@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { deliverFiles, uploadName } from "../../src/runs/file-delivery.ts";
-import type { ResultFile } from "../../src/service/schemas.ts";
+import type { FakeFile } from "../support/fakes/task-service.ts";
 import type { RelayedRun } from "../../src/store/types.ts";
 import { createLogger } from "../../src/log.ts";
 import { FakePagePreviews } from "../support/fakes/page-previews.ts";
@@ -12,7 +12,7 @@ import { FakeSlackWriter } from "../support/fakes/slack-writer.ts";
 import { FakeTaskService } from "../support/fakes/task-service.ts";
 import { memoryLimits } from "../../src/runs/memory.ts";
 
-const text = (name: string, path: string, content: string, type?: string): ResultFile => ({
+const text = (name: string, path: string, content: string, type?: string): FakeFile => ({
   file_id: `t:${path}`,
   file_name: name,
   file_path: path,
@@ -21,7 +21,7 @@ const text = (name: string, path: string, content: string, type?: string): Resul
   encoding: "utf-8",
 });
 
-const SITE: ResultFile[] = [
+const SITE: FakeFile[] = [
   text("index.html", "/workspace/out/index.html", "<title>Hi</title>", "text/html"),
   text("style.css", "/workspace/out/style.css", "body{}", "text/css"),
 ];

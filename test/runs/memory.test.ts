@@ -8,7 +8,7 @@ import { pino } from "pino";
 import { beforeEach, describe, expect, it } from "vitest";
 import { memoryLimits } from "../../src/runs/memory.ts";
 import { Relay, type RunOutcome } from "../../src/runs/relay.ts";
-import type { ResultFile } from "../../src/service/schemas.ts";
+import type { FakeFile } from "../support/fakes/task-service.ts";
 import type { SiteFile } from "../../src/runs/ports.ts";
 import { createMemoryStore } from "../../src/store/memory.ts";
 import type { ThreadStore } from "../../src/store/types.ts";
@@ -105,7 +105,7 @@ describe("a run's answer within its budget", () => {
 });
 
 /** `n` text files of `size` bytes each. */
-function textFiles(n: number, size: number): ResultFile[] {
+function textFiles(n: number, size: number): FakeFile[] {
   return Array.from({ length: n }, (_, i) => ({
     file_id: `f${i}`,
     file_name: `part-${i}.txt`,
@@ -117,7 +117,7 @@ function textFiles(n: number, size: number): ResultFile[] {
 }
 
 /** Ends the run with these files. */
-async function endWith(relay: Relay, files: ResultFile[]): Promise<void> {
+async function endWith(relay: Relay, files: FakeFile[]): Promise<void> {
   service.final = { status: "completed", content: "Done.", files };
   service.emit({ type: "status", status: "completed" });
   service.close();
@@ -167,7 +167,7 @@ describe("a run's files within their budget", () => {
 
   it("lists a file whose content turns out larger than it said", async () => {
     const { relay } = await start(memoryLimits({ answer: 1, runFiles: 1, process: 16 }));
-    const liar = { ...textFiles(1, 2 * MiB)[0], file_size: 1000 } as ResultFile;
+    const liar = { ...textFiles(1, 2 * MiB)[0], file_size: 1000 } as FakeFile;
     await endWith(relay, [liar]);
     expect(writer.uploads).toEqual([]);
     expect(finalShown()).toContain("larger than 1.0 MB");

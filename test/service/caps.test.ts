@@ -5,11 +5,13 @@
  */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { planFiles } from "../../src/runs/file-delivery.ts";
 import { capAnswer, MAX_ANSWER_CHARS } from "../../src/runs/run-state.ts";
 import { createTaskServiceClient } from "../../src/service/client.ts";
 import { TaskServiceError } from "../../src/service/errors.ts";
+import { jsonValues, MAX_JSON_VALUES } from "../../src/service/answers.ts";
 import { parseSse } from "../../src/service/stream.ts";
 import { type Simulator, startSimulator } from "../../src/simulator/server.ts";
 import { until } from "../support/until.ts";
@@ -82,9 +84,47 @@ describe("caps on what the service sends", () => {
   });
 });
 
+describe("the values of a JSON answer", () => {
+  /** Every value JSON.parse builds of `v` (containers and what they hold, keys aside). */
+  const built = (v: unknown): number =>
+    1 +
+    (Array.isArray(v)
+      ? v.reduce((n: number, x) => n + built(x), 0)
+      : typeof v === "object" && v !== null
+        ? Object.values(v).reduce((n: number, x) => n + built(x), 0)
+        : 0);
+
+  it("are never counted fewer than JSON.parse builds, whatever the text and its strings", () => {
+    fc.assert(
+      fc.property(fc.json(), (text) => {
+        expect(jsonValues(text) + 1).toBeGreaterThanOrEqual(built(JSON.parse(text)));
+      }),
+      { numRuns: 500 },
+    );
+    expect(jsonValues('{"a":"x,y:[{\\"}"}')).toBe(2); // in a string, none count
+  });
+
+  it("are counted no further than needed", () => {
+    expect(jsonValues("[" + "1,".repeat(1000) + "1]", 10)).toBe(11);
+  });
+});
+
+/** A server that answers every request with `body` (JSON). */
+async function serving(body: string): Promise<{ url: string; close: () => Promise<void> }> {
+  const server = createServer((_req, res) => {
+    res.writeHead(200, { "content-type": "application/json" }).end(body);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
+
 describe("an answer past the size cap", () => {
   let server: Server;
   let serverUrl: string;
+  let many: Awaited<ReturnType<typeof serving>>;
   beforeAll(async () => {
     // Says it sends 1 GB and sends a few bytes, then nothing: refused on its word.
     server = createServer((_req, res) => {
@@ -93,10 +133,65 @@ describe("an answer past the size cap", () => {
     });
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     serverUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    many = await serving(`{"status":"running","x":[${"{},".repeat(300_000)}{}]}`);
   });
   afterAll(async () => {
     server.closeAllConnections();
     await new Promise((resolve) => server.close(resolve));
+    await many.close();
+  });
+
+  it("is not parsed when it holds too many values: small within the byte cap, huge as objects", async () => {
+    const client = createTaskServiceClient({
+      baseUrl: many.url,
+      apiKey: "he-capsTestKey0123456789",
+      retries: 0,
+    });
+    const err = await client
+      .getTaskResult({ projectId: "p", threadId: "t" }, { timeout: 0 })
+      .catch((e: unknown) => e);
+    expect((err as TaskServiceError).kind).toBe("too_large");
+    expect((err as Error).message).toContain(
+      `more than ${MAX_JSON_VALUES.toLocaleString("en-US")} values`,
+    );
+  });
+
+  it("is a refusal read no further than its first 64 KiB, however long it goes on", async () => {
+    const endless = createServer((_req, res) => {
+      res.writeHead(500, { "content-type": "application/json" });
+      res.write('{"detail":"');
+      const more = () => {
+        while (!res.destroyed && res.write("x".repeat(65_536)));
+      };
+      res.on("drain", more).on("error", () => undefined);
+      more();
+    });
+    await new Promise<void>((resolve) => endless.listen(0, "127.0.0.1", resolve));
+    const client = createTaskServiceClient({
+      baseUrl: `http://127.0.0.1:${(endless.address() as AddressInfo).port}`,
+      apiKey: "he-capsTestKey0123456789",
+      retries: 0,
+    });
+    const err = await client
+      .getTaskResult({ projectId: "p", threadId: "t" }, { timeout: 0 })
+      .catch((e: unknown) => e);
+    expect((err as TaskServiceError).kind).toBe("server");
+    endless.closeAllConnections();
+    await new Promise((resolve) => endless.close(resolve));
+  });
+
+  it("is not the contract's when an id is longer than any id", async () => {
+    const long = await serving(`{"status":"running","agent_run_id":"${"r".repeat(300)}"}`);
+    const client = createTaskServiceClient({
+      baseUrl: long.url,
+      apiKey: "he-capsTestKey0123456789",
+      retries: 0,
+    });
+    const err = await client
+      .getTaskResult({ projectId: "p", threadId: "t" }, { timeout: 0 })
+      .catch((e: unknown) => e);
+    expect((err as TaskServiceError).kind).toBe("protocol");
+    await long.close();
   });
 
   it("is refused at once when its length says it is too large", async () => {

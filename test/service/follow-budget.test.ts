@@ -100,6 +100,39 @@ describe("following a run within its text budget", () => {
   });
 });
 
+describe("what the final result keeps", () => {
+  it("ends as too large when code blocks stand for an empty text past the budget", async () => {
+    const service = new FakeTaskService();
+    service.emit({ type: "status", status: "completed" });
+    service.close();
+    const result = service.getTaskResult;
+    service.getTaskResult = async (...args) => ({
+      ...(await result(...args)),
+      code_blocks: [{ language: "ts", code: "x".repeat(500) }],
+    });
+    service.final = { status: "completed", content: "" };
+    const { end } = await follow(service, budget(100));
+    expect(isTooLarge(end)).toBe(true);
+  });
+
+  it("keeps at most 1,000 files of a result, and 2,000 characters of a failed run's reason", async () => {
+    const service = new FakeTaskService();
+    service.emit({ type: "status", status: "failed" });
+    service.close();
+    service.final = {
+      status: "failed",
+      content: "",
+      error: "why ".repeat(5000),
+      files: Array.from({ length: 1500 }, (_, i) => ({ file_id: `f${i}`, file_name: `${i}.txt` })),
+    };
+    const { end } = await follow(service, budget(1000));
+    const final = end as { files: unknown[]; errorMessage: string };
+    expect(final.files).toHaveLength(1000);
+    expect(final.errorMessage.length).toBeLessThanOrEqual(2001);
+    expect(final.errorMessage.startsWith("why why")).toBe(true);
+  });
+});
+
 describe("reconnecting after a drop", () => {
   it("waits a jittered time in the upper half of the doubling backoff, capped at 8 s", () => {
     expect(reconnectDelay(250, 1, () => 0)).toBe(125);

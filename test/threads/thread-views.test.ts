@@ -11,7 +11,7 @@ import { VIEW_LOADS_PER_MIN } from "../../src/threads/thread-views.ts";
 import { memoryLimits } from "../../src/runs/memory.ts";
 import { GUEST_REFUSAL, PERSON_UNKNOWN } from "../../src/threads/policy.ts";
 import { putUsagePolicy } from "../../src/store/usage-policy.ts";
-import type { ResultFile } from "../../src/service/schemas.ts";
+import type { FakeFile } from "../support/fakes/task-service.ts";
 import { createMemoryStore } from "../../src/store/memory.ts";
 import type { SlackThreadKey, ThreadStore } from "../../src/store/types.ts";
 import { oneWorkspace } from "../support/fakes/workspaces.ts";
@@ -28,7 +28,7 @@ const uploaded = () =>
     bytes: Buffer.from(u.bytes).toString(),
   }));
 
-const file = (id: string, name: string, content: string): ResultFile => ({
+const file = (id: string, name: string, content: string): FakeFile => ({
   file_id: id,
   file_name: name,
   included_inline: true,

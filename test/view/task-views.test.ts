@@ -76,3 +76,18 @@ describe("task views within Slack's limits", () => {
     expect(decodeViewState("not json")).toBeUndefined();
   });
 });
+
+describe("a History message of any length", () => {
+  it("shows what its head shows: the rest of a message is never converted", () => {
+    const row = (i: number) => `| ${i} | ${"cell ".repeat(i % 7)} |\n`;
+    const table = `| n | text |\n| --- | --- |\n${Array.from({ length: 100_000 }, (_, i) => row(i)).join("")}`;
+    const view = (content: string) =>
+      renderHistoryView(
+        { ...state, kind: "history" },
+        [{ role: "assistant", content, created_at: null, message_id: null }],
+        { page: 1, hasNext: false },
+      );
+    expect(table.length).toBeGreaterThan(1_000_000);
+    expect(JSON.stringify(view(table))).toBe(JSON.stringify(view(table.slice(0, 12_000))));
+  });
+});

@@ -11,11 +11,14 @@ import type { ResultFile, StopResponse, TaskResult } from "../../../src/service/
 import type { StreamEvent } from "../../../src/service/stream.ts";
 import { TaskServiceError } from "../../../src/service/errors.ts";
 
+/** A file of the result as the service holds it: what it is, and its content. */
+export type FakeFile = ResultFile & { content?: string | null; encoding?: string | null };
+
 /** What the task result says. */
 export interface ScriptedRun {
   status: string;
   content: string;
-  files?: ResultFile[];
+  files?: FakeFile[];
   error?: string;
 }
 
@@ -51,11 +54,11 @@ export class FakeTaskService implements TaskService {
   }
 
   /** The files the task result offers (`final.files`). */
-  get files(): ResultFile[] {
+  get files(): FakeFile[] {
     return this.final.files ?? [];
   }
 
-  set files(files: ResultFile[]) {
+  set files(files: FakeFile[]) {
     this.final = { ...this.final, files };
   }
 

@@ -1,0 +1,39 @@
+/**
+ * Strings that hold no more memory than their characters. In V8 a slice of a long string
+ * points into it (keeping all of it alive), and a string grown by `+=` is a tree of its pieces
+ * (about 32 bytes each): a text grown one character at a time takes 32 times its length.
+ */
+
+/** A piece of a (maybe long) string as a string of its own: its parent can go. */
+export const owned = (text: string): string => (text.length < 13 ? text : ` ${text}`.slice(1));
+
+/**
+ * A text grown piece by piece, made one flat string again whenever its pieces would outweigh
+ * it: each character is copied a bounded number of times (at most 32 per piece appended).
+ */
+export class GrowingText {
+  #text: string;
+  #pieces = 0;
+
+  constructor(text = "") {
+    this.#text = text;
+  }
+
+  get text(): string {
+    return this.#text;
+  }
+
+  get length(): number {
+    return this.#text.length;
+  }
+
+  append(piece: string): void {
+    if (piece === "") return;
+    this.#text += piece;
+    if (++this.#pieces > 1024 && this.#pieces * 32 > this.#text.length) {
+      // Reading a tree of pieces (a slice) makes V8 flatten it into one string.
+      this.#text = ` ${this.#text}`.slice(1);
+      this.#pieces = 0;
+    }
+  }
+}
