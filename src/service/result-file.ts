@@ -110,6 +110,8 @@ class PageWalk {
   /** The matching entry, once it ended. */
   found: Entry | undefined;
   buffer: Buffer | undefined;
+  /** Whether the tokenizer is inside a file's content (a string) now. */
+  inContent = false;
   readonly #fileId: string;
   readonly #maxBytes: number;
   // Where the walk is: `depth` counts open containers; files' entries are at depth 3 (the
@@ -126,6 +128,17 @@ class PageWalk {
   constructor(fileId: string, maxBytes: number) {
     this.#fileId = fileId;
     this.#maxBytes = maxBytes;
+  }
+
+  /**
+   * Bytes of a file's content as they came, none of them a quote or a backslash: what the
+   * tokenizer would have made of them, written without making them text first.
+   */
+  raw(bytes: Buffer, from: number, to: number): void {
+    const entry = this.#entry;
+    if (this.found || entry === undefined || this.buffer === undefined || entry.written < 0) return;
+    if (entry.written + (to - from) > this.buffer.length) entry.written = -1;
+    else entry.written += bytes.copy(this.buffer, entry.written, from, to);
   }
 
   take(token: Token): void {
@@ -166,6 +179,7 @@ class PageWalk {
       case "startString":
         this.#small = "";
         if (this.#field === "content" && this.#entry !== undefined) {
+          this.inContent = true;
           this.#entry.hasContent = true;
           this.#entry.written = 0;
           // Its own memory (never the shared pool of small buffers), so that it can be
@@ -189,6 +203,7 @@ class PageWalk {
         break;
       }
       case "endString":
+        this.inContent = false;
         if (this.#entry !== undefined && this.#field === "file_id") this.#entry.id = this.#small;
         if (this.#entry !== undefined && this.#field === "encoding") {
           this.#entry.encoding = this.#small.toLowerCase();
@@ -234,10 +249,23 @@ async function findFile(
   const decoder = new TextDecoder("utf-8");
   let read = 0;
   try {
+    // Whether the decoder and the tokenizer hold nothing back (no part of a character, of an
+    // escape, or of a surrogate pair): then a content's bytes may skip them.
+    let clean = false;
     for await (const chunk of body as AsyncIterable<Buffer>) {
       read += chunk.length;
       if (read > maxRead) throw tooLarge(what, maxRead);
-      feed(decoder.decode(chunk, { stream: true }));
+      let from = 0;
+      if (walk.inContent && clean) {
+        // A file's content is most of the page: its plain bytes go straight into the buffer
+        // (base64 is all plain). At its closing quote, or an escape, the tokenizer goes on.
+        from = plainUntil(chunk);
+        walk.raw(chunk, 0, from);
+      }
+      if (from < chunk.length) {
+        feed(decoder.decode(from === 0 ? chunk : chunk.subarray(from), { stream: true }));
+        clean = endsClean(chunk);
+      }
       // Leaving the loop closes the body: the rest of the page is not read.
       if (walk.found) return finish(walk.found, walk.buffer, maxBytes, what);
     }
@@ -252,6 +280,27 @@ async function findFile(
     });
   }
   return walk.found ? finish(walk.found, walk.buffer, maxBytes, what) : undefined;
+}
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+
+/** Where a string's plain bytes end in `chunk`: its first quote or backslash, or its end. */
+function plainUntil(chunk: Buffer): number {
+  const quote = chunk.indexOf(QUOTE);
+  const backslash = chunk.indexOf(BACKSLASH);
+  const stops = [quote, backslash].filter((at) => at >= 0);
+  return stops.length === 0 ? chunk.length : Math.min(...stops);
+}
+
+/**
+ * Whether the text fed ended where nothing is held back: on a byte of ASCII (no part of a
+ * character in the decoder, no half of a surrogate pair), with no backslash near (no part of
+ * an escape in the tokenizer).
+ */
+function endsClean(chunk: Buffer): boolean {
+  const last = chunk.at(-1) ?? 0;
+  return last < 0x80 && chunk.lastIndexOf(BACKSLASH) < chunk.length - 6;
 }
 
 const isField = (key: string): key is "file_id" | "encoding" | "content" =>

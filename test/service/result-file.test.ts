@@ -13,7 +13,7 @@ import { TaskServiceError } from "../../src/service/errors.ts";
 import { decodeBase64InPlace } from "../../src/service/result-file.ts";
 
 /** What the server answers to the next request, and the queries it was asked. */
-let page: () => AsyncIterable<string> | string = () => "{}";
+let page: () => AsyncIterable<string | Uint8Array> | string = () => "{}";
 const asked: URLSearchParams[] = [];
 let server: Server;
 let base: string;
@@ -164,6 +164,32 @@ describe("reading one file of a result", () => {
     expect(await read("link")).toBeUndefined();
     expect(await read("empty")).toBeUndefined();
     expect(await read("gone")).toBeUndefined();
+  });
+
+  it("keeps every byte of a long content however the page is cut: characters, escapes, pairs", async () => {
+    // Pieces of text of every kind, many times over (so that most of it takes the fast way),
+    // the page sent in pieces cut anywhere, a character's bytes and an escape included.
+    const text = `${"plain ".repeat(5000)}é "quoted" \\ back\nslash 🚀 日本語 \u0001`.repeat(20);
+    const base64 = Buffer.from(text).toString("base64");
+    for (const [encoding, content] of [
+      ["utf-8", text],
+      ["base64", base64],
+    ] as const) {
+      const bytes = Buffer.from(resultPage([{ file_id: "f", encoding, content }]));
+      for (const size of [1, 7, 1000, 65_536]) {
+        page = () =>
+          (async function* () {
+            for (let i = 0; i < bytes.length; i += size) yield bytes.subarray(i, i + size);
+          })();
+        if (size === 1 && encoding === "utf-8") continue; // a byte a write: too slow to be worth it
+        const got = await client(1 << 22).readResultFile(
+          ref,
+          { position: 0, fileId: "f" },
+          { maxBytes: 4 << 20 },
+        );
+        expect(got?.equals(Buffer.from(text)), `${encoding} in pieces of ${size}`).toBe(true);
+      }
+    }
   });
 
   it("says a page that is no JSON is unreadable", async () => {
