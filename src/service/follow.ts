@@ -362,28 +362,7 @@ export async function fetchFinal(
       call,
     );
   }
-  const files = first.files.slice(0, MAX_FILES);
-  const seen = new Set(files.map((f) => f.file_id));
-  // Bounded (pages, files), and stops when a page adds nothing new (a server that ignores
-  // `page`). Files past MAX_FILES are not listed: a run uploads 20, and Files shows them all.
-  for (
-    let page = 2;
-    page <= MAX_FILE_PAGES && files.length < MAX_FILES && hasMore(first, page - 1, files.length);
-    page++
-  ) {
-    const next = await service.getTaskResult(
-      ref,
-      { timeout: 0, includeFileContent: false, page, pageSize },
-      call,
-    );
-    const fresh = next.files.filter((f) => !seen.has(f.file_id));
-    if (fresh.length === 0) break;
-    for (const f of fresh.slice(0, MAX_FILES - files.length)) {
-      seen.add(f.file_id);
-      files.push(f);
-    }
-    if (next.pagination?.has_next === false) break;
-  }
+  const files = await allFiles(service, ref, first, { pageSize, call });
   const content = first.response.content;
   return {
     agentRunId: first.agent_run_id ?? ref.agentRunId,
@@ -395,6 +374,40 @@ export async function fetchFinal(
     files,
     errorMessage: errorMessageOf(first),
   };
+}
+
+/**
+ * The result's files, page after page from its first: bounded (pages, files), and stopped when
+ * a page adds nothing new (a server that ignores `page`). Files past MAX_FILES are not listed:
+ * a run uploads 20, and Files shows them all.
+ */
+async function allFiles(
+  service: TaskService,
+  ref: ThreadRef,
+  first: TaskResult,
+  read: { readonly pageSize: number; readonly call: CallOptions },
+): Promise<ResultFile[]> {
+  const files = first.files.slice(0, MAX_FILES);
+  const seen = new Set(files.map((f) => f.file_id));
+  for (
+    let page = 2;
+    page <= MAX_FILE_PAGES && files.length < MAX_FILES && hasMore(first, page - 1, files.length);
+    page++
+  ) {
+    const next = await service.getTaskResult(
+      ref,
+      { timeout: 0, includeFileContent: false, page, pageSize: read.pageSize },
+      read.call,
+    );
+    const fresh = next.files.filter((f) => !seen.has(f.file_id));
+    if (fresh.length === 0) break;
+    for (const f of fresh.slice(0, MAX_FILES - files.length)) {
+      seen.add(f.file_id);
+      files.push(f);
+    }
+    if (next.pagination?.has_next === false) break;
+  }
+  return files;
 }
 
 /** The bytes of what a run's answer will be: its text, or its code blocks when it has none. */

@@ -141,6 +141,23 @@ class PageWalk {
     else entry.written += bytes.copy(this.buffer, entry.written, from, to);
   }
 
+  /** A piece of a key or of a string: kept where it counts (a content, a short field). */
+  #piece(text: string): void {
+    if (this.#inKey) {
+      if (this.#keyText.length < KEY_CHARS) {
+        this.#keyText += text.slice(0, KEY_CHARS - this.#keyText.length);
+      }
+    } else if (
+      this.#field === "content" &&
+      this.#entry !== undefined &&
+      this.buffer !== undefined
+    ) {
+      this.#entry.written = write(this.buffer, this.#entry.written, text);
+    } else if (this.#field !== undefined && this.#small.length < FIELD_CHARS) {
+      this.#small += text.slice(0, FIELD_CHARS - this.#small.length);
+    }
+  }
+
   take(token: Token): void {
     if (this.found) return; // its content stays as it is in the buffer
     switch (token.name) {
@@ -187,21 +204,9 @@ class PageWalk {
           this.buffer ??= Buffer.from(new ArrayBuffer(this.#maxBytes));
         }
         break;
-      case "stringChunk": {
-        const text = String(token.value);
-        if (this.#inKey) {
-          if (this.#keyText.length < KEY_CHARS) {
-            this.#keyText += text.slice(0, KEY_CHARS - this.#keyText.length);
-          }
-          break;
-        }
-        if (this.#field === "content" && this.#entry !== undefined && this.buffer !== undefined) {
-          this.#entry.written = write(this.buffer, this.#entry.written, text);
-        } else if (this.#field !== undefined && this.#small.length < FIELD_CHARS) {
-          this.#small += text.slice(0, FIELD_CHARS - this.#small.length);
-        }
+      case "stringChunk":
+        this.#piece(String(token.value));
         break;
-      }
       case "endString":
         this.inContent = false;
         if (this.#entry !== undefined && this.#field === "file_id") this.#entry.id = this.#small;
