@@ -59,12 +59,16 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
     config.instanceId ?? `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
   const metrics = createPrometheusMetrics();
   const { store, scheduler, tokenTeamId } = await openChecked(config, logger, outbound, metrics);
+  // One budget of the service's data for the whole process: runs' answers and files, large
+  // answers while they are read, "Get it".
+  const memory = memoryLimits(config.service.memoryMb);
   const { service, serviceFor, workspaceKeys } = openServices(
     config,
     metrics,
     outbound,
     store,
     logger,
+    memory.process,
   );
   const { previews, announce } = openPagePreviews(config.preview, logger);
   // What /metrics.json shows beside the process: each part adds its figures once it exists.
@@ -89,8 +93,6 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
     uploadDispatcher: outbound.slackDispatcher,
     records: store,
   });
-  // One budget of the service's data for the whole process: runs' answers and files, "Get it".
-  const memory = memoryLimits(config.service.memoryMb);
   const relay = openRelay(config, logger, {
     workspaces,
     store,

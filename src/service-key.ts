@@ -4,6 +4,7 @@
  * the store), else the app's TASK_API_KEY, else none; asked for at each request, so a key an
  * admin changes applies to the next call. Pure apart from reading the store.
  */
+import type { ByteBudget } from "./util/byte-budget.ts";
 import type { Logger } from "pino";
 import { Agent } from "undici";
 import type { Config } from "./config.ts";
@@ -65,9 +66,12 @@ export function openServices(
   outbound: Outbound,
   store: ThreadStore,
   logger: Logger,
+  readBudget?: ByteBudget,
 ) {
   const lends = appKeyLender(config, store);
   const options = {
+    // Large answers take from the process's budget of the service's data while they are read.
+    readBudget,
     baseUrl: config.service.baseUrl,
     streamIdleTimeoutMs: config.service.streamIdleTimeoutS * 1000,
     // A result (without its files' content) holds the answer's text, JSON-escaped: at most a

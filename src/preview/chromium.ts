@@ -39,6 +39,11 @@ export const VIEWPORT = { width: 1280, height: 800 } as const;
  * whatever request routing does not see (WebRTC, prefetches): every connection goes to a proxy
  * on a closed port, loopback included, and no host name resolves.
  */
+/** Run in every page before its own scripts: its console's methods do nothing. */
+const SILENT_CONSOLE = `for (const k of Object.keys(console)) {
+  if (typeof console[k] === "function") console[k] = () => undefined;
+}`;
+
 /** The most bytes of the run's files one page is handed, all its requests together. */
 export const PAGE_BYTES_MAX = 16 * 1024 * 1024;
 
@@ -219,6 +224,9 @@ export class ChromiumPreviews implements PagePreviews {
     ms: number,
   ): Promise<UploadItem[]> {
     const requests = { served: 0, refused: 0, bytes: 0 };
+    // Playwright keeps a page's console messages (200 of them, whatever their size) in this
+    // process: a page's console says nothing.
+    await context.addInitScript(SILENT_CONSOLE);
     await context.route("**/*", (route) => this.#serve(route, site, page, requests));
     await context.routeWebSocket(
       () => true,

@@ -170,7 +170,7 @@ export async function deliverFiles(
     if (answer !== undefined && answerFile !== undefined) {
       await upload.item({ filename: answerFile, bytes: Buffer.from(answer, "utf8") });
     }
-    for (const picture of pictures) await upload.item(picture);
+    for (const picture of pictures) await upload.picture(picture);
     await upload.end();
   } catch (err) {
     const code = slackErrorCode(err) ?? "error";
@@ -195,6 +195,8 @@ class Uploads {
   readonly #sent = new Set<PlannedFile>();
   /** Bytes of the run's budget the batch holds. */
   #held = 0;
+  /** Bytes of the pages' pictures held until they go up with the files. */
+  #pictureBytes = 0;
 
   constructor(ctx: DeliveryContext) {
     this.#ctx = ctx;
@@ -221,7 +223,8 @@ class Uploads {
   async file(p: PlannedFile): Promise<void> {
     if (this.#already.has(p.note.name)) return;
     const { memory } = this.#ctx;
-    if (this.#held + reservation(p.file, memory.runFileBytes) > memory.runFileBytes) {
+    const held = this.#held + this.#pictureBytes;
+    if (held + reservation(p.file, memory.runFileBytes) > memory.runFileBytes) {
       await this.#flush();
     }
     const read = await readFile(this.#from, p.file, p.position);
@@ -242,16 +245,40 @@ class Uploads {
     if (this.#batch.length >= UPLOAD_BATCH) await this.#flush();
   }
 
-  /** Pictures of the run's web pages, their files read each once, when the browser asks. */
+  /** A picture of a page: its share of the budgets goes once it is in Slack. */
+  async picture(item: UploadItem): Promise<void> {
+    const { memory } = this.#ctx;
+    const release = () => {
+      memory.process.give(item.bytes.length);
+      this.#pictureBytes -= item.bytes.length;
+    };
+    if (this.#already.has(item.filename)) return release();
+    this.#batch.push({ item, release });
+    if (this.#batch.length >= UPLOAD_BATCH) await this.#flush();
+  }
+
+  /**
+   * Pictures of the run's web pages, their files read each once, when the browser asks. The
+   * pictures wait for their files' message, held in the run's and the process's budgets (a
+   * picture of a tall page of noise takes MBs); without room for them in time, there are none.
+   */
   async pictures(planned: readonly PlannedFile[]): Promise<UploadItem[]> {
-    const { previews } = this.#ctx;
+    const { previews, memory, log } = this.#ctx;
     if (!previews) return [];
     const site = new SiteReads(this.#ctx, planned);
+    let pictures: UploadItem[];
     try {
-      return await previews.render(site.files);
+      pictures = await previews.render(site.files);
     } finally {
       site.release();
     }
+    const bytes = pictures.reduce((n, p) => n + p.bytes.length, 0);
+    if (bytes > 0 && !(await memory.process.take(bytes, memory.fileWaitMs))) {
+      log.warn({ bytes }, "no room in the process's budget for the pages' pictures");
+      return [];
+    }
+    this.#pictureBytes = bytes;
+    return pictures;
   }
 
   async end(): Promise<void> {
@@ -267,6 +294,9 @@ class Uploads {
       }
     }
     this.#release();
+    // Pictures that never reached the batch give their share back too.
+    this.#ctx.memory.process.give(this.#pictureBytes);
+    this.#pictureBytes = 0;
   }
 
   async #flush(): Promise<void> {

@@ -36,6 +36,13 @@ export function memoryLimits(
 }
 
 /**
+ * What a byte of an answer's text takes in memory, at most: two copies of it are kept (the
+ * follower's, to place what the service sends again; the run's, to attach it whole), and V8
+ * stores a text with one character past Latin-1 at two bytes a character, ASCII ones included.
+ */
+export const ANSWER_MEMORY_FACTOR = 4;
+
+/**
  * One run's answer as the process budget sees it: what it grows by is taken from the process
  * as it comes, and all of it is given back when the run ends here (`release`).
  */
@@ -53,7 +60,7 @@ export class AnswerMemory implements TextBudget {
 
   grow(bytes: number): boolean {
     if (this.#held + bytes > this.maxBytes) return false;
-    if (!this.#process.tryTake(bytes)) {
+    if (!this.#process.tryTake(bytes * ANSWER_MEMORY_FACTOR)) {
       this.processFull = true;
       return false;
     }
@@ -62,7 +69,7 @@ export class AnswerMemory implements TextBudget {
   }
 
   release(): void {
-    this.#process.give(this.#held);
+    this.#process.give(this.#held * ANSWER_MEMORY_FACTOR);
     this.#held = 0;
   }
 }

@@ -37,6 +37,7 @@ import { stopAsked } from "./start.ts";
 import {
   isShown,
   MAX_RELAY_DEATHS,
+  MAX_RELAY_DEATHS_FOLLOWING,
   outcomeOf,
   recordOf,
   type RunEnd,
@@ -190,7 +191,8 @@ export class Relay {
     if (record.kind === "relaying") {
       // Each instance that began relaying it and did not hand it over died doing so.
       const died = record.openRelays ?? 0;
-      if (died >= MAX_RELAY_DEATHS) return this.#quarantine(record, died);
+      const limit = record.finishing ? MAX_RELAY_DEATHS : MAX_RELAY_DEATHS_FOLLOWING;
+      if (died >= limit) return this.#quarantine(record, died);
       const counted = { ...record, openRelays: died + 1 };
       const kept = await store.updateRun(counted).catch((err: unknown) => {
         logger.warn({ err, runId: record.runId }, "could not count a run's relay; relaying anyway");

@@ -24,11 +24,17 @@ export class EndedHere extends Error {
 export const INTERRUPTED =
   "This was interrupted before the task service answered (the app restarted). Please try again: run `/task`, or send your message again.";
 
-/** How many instances may die relaying one run before it is quarantined instead. */
+/**
+ * How many instances may die relaying one run before it is quarantined instead: fewer when
+ * they died while it was ending (its heaviest steps), more while it was only followed (the
+ * instance may have died of another run relayed at the time).
+ */
 export const MAX_RELAY_DEATHS = 3;
+export const MAX_RELAY_DEATHS_FOLLOWING = 10;
 
 /** What a quarantined run shows: why it ends, and where its result is. */
-export const QUARANTINED = `This answer could not be shown here: the app stopped ${MAX_RELAY_DEATHS} times while showing it, so it stopped trying (other tasks are not affected). The task service still has the whole result: open History under this message.`;
+export const quarantined = (deaths: number): string =>
+  `This answer could not be shown here: the app stopped ${deaths} times while showing it, so it stopped trying (other tasks are not affected). The task service still has the whole result: open History under this message.`;
 
 export interface RunTarget {
   readonly key: SlackThreadKey;

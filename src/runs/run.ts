@@ -25,7 +25,7 @@ import {
   EndedHere,
   failedReason,
   INTERRUPTED,
-  QUARANTINED,
+  quarantined,
   failureReason,
   finalText,
   type RunEnd,
@@ -164,7 +164,9 @@ export class RunRelay {
     const record = this.#record;
     if (record.kind === "creating") return { failure: new EndedHere(INTERRUPTED) };
     // Instances died relaying it: it is not followed again, and says where its result is.
-    if (this.#start === "quarantined") return { failure: new EndedHere(QUARANTINED) };
+    if (this.#start === "quarantined") {
+      return { failure: new EndedHere(quarantined(record.openRelays ?? 0)) };
+    }
     const { service, follow, counters } = this.#deps;
     try {
       // What an earlier owner showed counts as kept: the service's text goes on from it.
@@ -358,6 +360,8 @@ export class RunRelay {
 
   async #finish(final: FinalRun | undefined, failure: unknown): Promise<void> {
     this.#ending = true;
+    // Its heaviest steps begin: an instance that dies now likely died of this run.
+    if (this.#start !== "quarantined") await this.#persist({ finishing: true });
     const { store } = this.#deps;
     // Stopped from another instance: the request is in the store.
     if (!this.#fate.stopping && final?.status === "stopped") {

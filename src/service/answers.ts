@@ -5,6 +5,7 @@
 import { type Dispatcher, errors as undiciErrors } from "undici";
 import type { z } from "zod";
 import { formatBytes } from "../util/bytes.ts";
+import type { ByteBudget } from "../util/byte-budget.ts";
 import {
   kindForStatus,
   retryAfterFromHeaders,
@@ -96,16 +97,35 @@ export function tooLarge(what: string, max: number): TaskServiceError {
   });
 }
 
+/** How an answer is read: at most `maxBytes`, and what a large one takes of the process's budget. */
+export interface AnswerRead {
+  readonly maxBytes: number;
+  /**
+   * The process's budget of the service's data. A large answer takes about four times its bytes
+   * while it is read and parsed (its text, as one string, then as objects): past FREE_BYTES it
+   * is charged as it comes, and refused when the budget has no room for it.
+   */
+  readonly budget?: ByteBudget | undefined;
+}
+
+/** An answer this small is read without asking the budget (a create, a stop, a short poll). */
+const FREE_BYTES = 1024 * 1024;
+/** What a byte of a JSON answer takes while it is read and parsed, at most. */
+const READ_MEMORY_FACTOR = 4;
+
 /**
- * A body as text, at most `max` bytes: refused at once when it says it is larger, dropped as
- * soon as it passes `max` otherwise. Each chunk is decoded as it arrives and let go, so the
- * bytes and their text are never held whole side by side.
+ * A body as text, at most `read.maxBytes` bytes: refused at once when it says it is larger,
+ * dropped as soon as it passes the cap otherwise. Each chunk is decoded as it arrives and let
+ * go, so the bytes and their text are never held whole side by side. What it took of the
+ * budget is added to `charged.bytes` (the caller gives it back once the answer is parsed).
  */
 async function readCapped(
   res: Dispatcher.ResponseData,
-  max: number,
+  read: AnswerRead,
   what: string,
+  charged: { bytes: number },
 ): Promise<string> {
+  const max = read.maxBytes;
   const declared = Number(res.headers["content-length"]);
   if (Number.isFinite(declared) && declared > max) {
     res.body.on("error", () => undefined);
@@ -119,9 +139,22 @@ async function readCapped(
     size += (chunk as Buffer).length;
     // Leaving the loop closes the body (the async iterator destroys it).
     if (size > max) throw tooLarge(what, max);
+    const due = Math.max(0, size - FREE_BYTES) * READ_MEMORY_FACTOR - charged.bytes;
+    if (due > 0 && read.budget) {
+      if (!read.budget.tryTake(due)) throw tooMuchAtOnce(what);
+      charged.bytes += due;
+    }
     text += decoder.decode(chunk as Buffer, { stream: true });
   }
   return text + decoder.decode();
+}
+
+/** The process's budget has no room for this answer now: refused, the others go on. */
+function tooMuchAtOnce(what: string): TaskServiceError {
+  return new TaskServiceError({
+    kind: "too_large",
+    message: `Task service's answer to ${what} did not fit in what this app holds of the service's answers at once; it was not read.`,
+  });
 }
 
 /**
@@ -165,11 +198,26 @@ export async function parseAnswer<S extends z.ZodType>(
   res: Dispatcher.ResponseData,
   what: string,
   schema: S,
-  maxBytes: number,
+  read: AnswerRead,
+): Promise<z.infer<S>> {
+  const charged = { bytes: 0 };
+  try {
+    return await parseCharged(res, what, schema, read, charged);
+  } finally {
+    read.budget?.give(charged.bytes);
+  }
+}
+
+async function parseCharged<S extends z.ZodType>(
+  res: Dispatcher.ResponseData,
+  what: string,
+  schema: S,
+  read: AnswerRead,
+  charged: { bytes: number },
 ): Promise<z.infer<S>> {
   let json: unknown;
   try {
-    const text = await readCapped(res, maxBytes, what);
+    const text = await readCapped(res, read, what, charged);
     if (jsonValues(text) > MAX_JSON_VALUES) {
       throw new TaskServiceError({
         kind: "too_large",

@@ -206,7 +206,7 @@ async function* streamTaskResult(
     if (type.includes("application/json")) {
       // Streaming not honoured: the answer is a plain result, read like any other (capped).
       // Present it as a stream.
-      const result = await parseAnswer(res, "the result stream", TaskResult, http.maxAnswerBytes);
+      const result = await parseAnswer(res, "the result stream", TaskResult, http.answerRead);
       yield { type: "snapshot", text: result.response.content };
       yield { type: "status", status: result.status };
       return;

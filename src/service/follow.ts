@@ -7,6 +7,7 @@
  */
 import { setTimeout as delay } from "node:timers/promises";
 import { formatBytes } from "../util/bytes.ts";
+import { owned } from "../util/text.ts";
 import type { CallOptions, TaskService, ThreadRef } from "./client.ts";
 import { TaskServiceError } from "./errors.ts";
 import type { CodeBlock, ResultFile, TaskResult } from "./schemas.ts";
@@ -105,7 +106,10 @@ function errorMessageOf(result: TaskResult): string | undefined {
         ? ((e as Record<string, unknown>).message ?? (e as Record<string, unknown>).detail)
         : undefined;
   if (typeof m !== "string" || m === "") return undefined;
-  return m.length <= ERROR_MAX ? m : `${m.slice(0, ERROR_MAX).replace(/[\uD800-\uDBFF]$/, "")}…`;
+  // A string of its own: a slice would keep all of the service's text alive with the reason.
+  return m.length <= ERROR_MAX
+    ? m
+    : owned(`${m.slice(0, ERROR_MAX).replace(/[\uD800-\uDBFF]$/, "")}…`);
 }
 
 export async function* followRun(
@@ -364,13 +368,15 @@ export async function fetchFinal(
   }
   const files = await allFiles(service, ref, first, { pageSize, call });
   const content = first.response.content;
+  const text = content !== "" ? content : streamedText;
   return {
     agentRunId: first.agent_run_id ?? ref.agentRunId,
     status: first.status,
-    text: content !== "" ? content : streamedText,
+    text,
     streamedText,
     messageId: first.response.message_id ?? undefined,
-    codeBlocks: first.code_blocks,
+    // Code blocks stand for an empty answer only: otherwise they are in its text already.
+    codeBlocks: text.trim() === "" ? first.code_blocks : [],
     files,
     errorMessage: errorMessageOf(first),
   };

@@ -8,7 +8,8 @@ import { setTimeout as delay } from "node:timers/promises";
 import pRetry from "p-retry";
 import { Agent, type Dispatcher, request, errors as undiciErrors } from "undici";
 import type { z } from "zod";
-import { failure, isAbort, MAX_ANSWER_BYTES, parseAnswer } from "./answers.ts";
+import type { ByteBudget } from "../util/byte-budget.ts";
+import { type AnswerRead, failure, isAbort, MAX_ANSWER_BYTES, parseAnswer } from "./answers.ts";
 import { TaskServiceError } from "./errors.ts";
 import { LIMITS } from "./limits.ts";
 import { CONTROL_POOL, SERVICE_POOL } from "./pools.ts";
@@ -36,6 +37,8 @@ export interface HttpOptions {
   controlDispatcher?: Dispatcher;
   /** The largest JSON answer read (default `MAX_ANSWER_BYTES`). */
   maxAnswerBytes?: number;
+  /** The process's budget of the service's data, which large answers take from while read. */
+  readBudget?: ByteBudget | undefined;
   /** Retries of idempotent reads (default 4). */
   retries?: number;
   retryMinDelayMs?: number;
@@ -142,6 +145,8 @@ export class ServiceHttp {
   readonly streamIdleTimeoutMs: number;
   /** The largest JSON answer read (a result without its files' content, a history page…). */
   readonly maxAnswerBytes: number;
+  /** How JSON answers are read: the cap, and the budget large ones take from. */
+  readonly answerRead: AnswerRead;
   readonly #options: HttpOptions;
   readonly #base: string;
   readonly #dispatcher: Dispatcher;
@@ -158,6 +163,7 @@ export class ServiceHttp {
     this.requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
     this.streamIdleTimeoutMs = options.streamIdleTimeoutMs ?? 120_000;
     this.maxAnswerBytes = options.maxAnswerBytes ?? MAX_ANSWER_BYTES;
+    this.answerRead = { maxBytes: this.maxAnswerBytes, budget: options.readBudget };
     this.#baseHeaders = {
       "user-agent": options.userAgent ?? "slack-task-bot/0.1",
       accept: "application/json",
@@ -218,7 +224,7 @@ export class ServiceHttp {
     }
     report(res.statusCode);
     if (res.statusCode < 200 || res.statusCode >= 300) throw await failure(res, what);
-    return parseAnswer(res, what, schema, this.maxAnswerBytes);
+    return parseAnswer(res, what, schema, this.answerRead);
   }
 
   /** Idempotent reads: retried on transient failures, honouring Retry-After. */

@@ -18,10 +18,16 @@ import { GrowingText, owned } from "../util/text.ts";
  * nothing is repeated.
  */
 export class TextReconciler {
-  /** The text yielded so far; `#conn`: the current connection's (both grown piece by piece). */
+  /** The text yielded so far (grown piece by piece). */
   #y = new GrowingText();
   #base = "";
+  /**
+   * The current connection's text, kept only while it is compared or placed (an unknown
+   * connection, a replay not yet checked, a connection waiting for a snapshot); its length,
+   * always. Otherwise it is the yielded text's end: a second copy would only take memory.
+   */
   #c = new GrowingText();
+  #connLength = 0;
   #mode: "fresh" | "unknown" | "replay" | "continue" | "aligning" | "aligned" = "fresh";
   #maxSeq = Number.NEGATIVE_INFINITY;
   /** Where the current connection's text starts in the yielded text ("aligned" mode). */
@@ -44,12 +50,12 @@ export class TextReconciler {
 
   /** Characters of the current connection held to compare or place (bounded by the caller). */
   get connectionChars(): number {
-    return this.#c.text.length;
+    return this.#c.length;
   }
 
   /** True when a snapshot of the service's text is needed to place the current connection. */
   get needsSnapshot(): boolean {
-    return this.#mode === "aligning" && this.#c.text.length >= TextReconciler.ALIGN_MIN_CHARS;
+    return this.#mode === "aligning" && this.#c.length >= TextReconciler.ALIGN_MIN_CHARS;
   }
 
   #connections = 0;
@@ -64,10 +70,11 @@ export class TextReconciler {
     // A connection placed by a snapshot stops short of the snapshot's end: a continuing
     // server's next numbered chunks repeat that text first.
     if (this.#mode === "aligned") {
-      this.#overlap = this.#y.text.slice(this.#offset + this.#c.text.length);
+      this.#overlap = this.#y.text.slice(this.#offset + this.#connLength);
     }
     this.#base = this.#y.text;
     this.#c = new GrowingText("");
+    this.#connLength = 0;
     this.#replay = "unchecked";
     this.#mode = this.#connections++ === 0 ? "fresh" : "unknown";
   }
@@ -105,11 +112,12 @@ export class TextReconciler {
       return fresh;
     }
     if (this.#mode === "unknown") {
-      const conn = this.#c.text + text; // compared only: kept below only while replaying
+      const conn = this.#c.text + text; // compared only: kept by #onConn while it must be
       if (this.#base !== "") {
         // The base starts with the connection's text so far: compare the delta only.
-        if (this.#base.startsWith(text, this.#c.text.length)) {
+        if (this.#base.startsWith(text, this.#connLength)) {
           this.#c.append(text); // still replaying, or undecidable yet
+          this.#connLength += text.length;
           return "";
         }
         if (conn.startsWith(this.#base)) this.#mode = "replay";
@@ -121,8 +129,11 @@ export class TextReconciler {
   }
 
   #onConn(text: string): string {
-    const before = this.#c.text.length;
-    this.#c.append(text);
+    const before = this.#connLength;
+    this.#connLength += text.length;
+    const compared =
+      this.#mode === "aligning" || (this.#mode === "replay" && this.#replay === "unchecked");
+    if (compared) this.#c.append(text);
     switch (this.#mode) {
       case "fresh":
       case "continue":
@@ -151,6 +162,7 @@ export class TextReconciler {
       const conn = this.#c.text;
       const shared = Math.min(conn.length, yielded.length);
       this.#replay = yielded.startsWith(conn.slice(0, shared)) ? "agrees" : "differs";
+      this.#c = new GrowingText(""); // checked: from now on each delta compares its own text
       if (this.#replay === "differs" || conn.length <= yielded.length) return "";
       const out = conn.slice(yielded.length);
       this.#y.append(out);
@@ -181,13 +193,15 @@ export class TextReconciler {
   }
 
   #align(full: string): string {
-    const at = full.startsWith(this.#y.text) ? lastIndexOf(full, this.#c.text) : -1;
+    const conn = this.#c.text;
+    this.#c = new GrowingText(""); // placed: its text is the yielded text's from now on
+    const at = full.startsWith(this.#y.text) ? lastIndexOf(full, conn) : -1;
     if (at < 0) {
       // The snapshot does not contain the connection's text (it differs from the stream):
       // keep the connection's text rather than lose it.
       this.#mode = "continue";
-      this.#y.append(this.#c.text);
-      return this.#c.text;
+      this.#y.append(conn);
+      return conn;
     }
     this.#mode = "aligned";
     this.#offset = at;

@@ -131,8 +131,8 @@ class PageWalk {
   }
 
   /**
-   * Bytes of a file's content as they came, none of them a quote or a backslash: what the
-   * tokenizer would have made of them, written without making them text first.
+   * Bytes of a file's content as they came, all printable ASCII but quotes and backslashes:
+   * what the tokenizer would have made of them, written without making them text first.
    */
   raw(bytes: Buffer, from: number, to: number): void {
     const entry = this.#entry;
@@ -290,12 +290,18 @@ async function findFile(
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 
-/** Where a string's plain bytes end in `chunk`: its first quote or backslash, or its end. */
+/**
+ * Where a string's plain bytes end in `chunk`: at its first byte that is not printable ASCII
+ * (a quote, a backslash, a control character, a byte of a character past ASCII), or its end.
+ * Printable ASCII is what the tokenizer takes as it is (base64 is all of it); anything else is
+ * left to the tokenizer and the decoder, so the fast way never reads a page differently.
+ */
 function plainUntil(chunk: Buffer): number {
-  const quote = chunk.indexOf(QUOTE);
-  const backslash = chunk.indexOf(BACKSLASH);
-  const stops = [quote, backslash].filter((at) => at >= 0);
-  return stops.length === 0 ? chunk.length : Math.min(...stops);
+  for (let i = 0; i < chunk.length; i++) {
+    const b = chunk[i] ?? 0;
+    if (b < 0x20 || b >= 0x7f || b === QUOTE || b === BACKSLASH) return i;
+  }
+  return chunk.length;
 }
 
 /**

@@ -4,6 +4,7 @@
  * out of the typed result; optional fields default sensibly).
  */
 import { z } from "zod";
+import { owned } from "../util/text.ts";
 
 /**
  * Bounds on what one field of an answer may hold (an answer as a whole is bounded by the
@@ -11,17 +12,39 @@ import { z } from "zod";
  * a name, a path or a type past its bound is cut (never between the halves of an emoji).
  */
 const ID_MAX = 256;
+/** A file's id is a path in its run's workspace (`<thread_id>:/workspace/<path>`): longer. */
+const FILE_ID_MAX = 4096;
 const NAME_MAX = 1024;
 const URL_MAX = 8192;
 
 /** An identifier of the service's (a project, a thread, a run, a message, a file). */
 const Id = z.string().min(1).max(ID_MAX);
 
-/** A string cut to `max` characters. */
+/**
+ * A string cut to `max` characters, as a string of its own (a slice would keep the whole
+ * original alive: a 30-million-character name cut to 1,024 held 30 million).
+ */
 const cut = (max: number) =>
   z
     .string()
-    .transform((v) => (v.length <= max ? v : v.slice(0, max).replace(/[\uD800-\uDBFF]$/, "")));
+    .transform((v) =>
+      v.length <= max ? v : owned(v.slice(0, max).replace(/[\uD800-\uDBFF]$/, "")),
+    );
+
+/**
+ * A list of `entry`, an entry that is not one left out (a file whose id is no id, say): one
+ * odd entry does not cost the others.
+ */
+const entries = <S extends z.ZodType>(entry: S) =>
+  z
+    .array(z.unknown())
+    .nullish()
+    .transform((items): z.infer<S>[] =>
+      (items ?? []).flatMap((item) => {
+        const read = entry.safeParse(item);
+        return read.success ? [read.data as z.infer<S>] : [];
+      }),
+    );
 
 export const RUN_STATUSES = ["running", "completed", "failed", "stopped", "no_run"] as const;
 /** Known statuses plus whatever new one the service may invent (kept as a string). */
@@ -67,7 +90,7 @@ export type CodeBlock = z.infer<typeof CodeBlock>;
  * anyway is not kept.
  */
 export const ResultFile = z.object({
-  file_id: Id,
+  file_id: z.string().min(1).max(FILE_ID_MAX),
   file_name: cut(NAME_MAX).pipe(z.string().min(1)),
   file_path: cut(NAME_MAX).nullish(),
   file_type: cut(255).nullish(),
@@ -116,10 +139,7 @@ export const TaskResult = z.object({
     .array(CodeBlock)
     .nullish()
     .transform((v) => v ?? []),
-  files: z
-    .array(ResultFile)
-    .nullish()
-    .transform((v) => v ?? []),
+  files: entries(ResultFile),
   pagination: Pagination.nullish(),
   waited_seconds: z.number().nullish(),
   /** Not in the spec; some deployments explain a failed run here. */
@@ -164,7 +184,7 @@ export const StopResponse = z.object({
 export type StopResponse = z.infer<typeof StopResponse>;
 
 export const ThreadFile = z.object({
-  file_id: Id,
+  file_id: z.string().min(1).max(FILE_ID_MAX),
   file_name: cut(NAME_MAX).pipe(z.string().min(1)),
   file_size: z.number().int().nonnegative().nullish(),
   file_type: cut(255).nullish(),
@@ -173,7 +193,7 @@ export type ThreadFile = z.infer<typeof ThreadFile>;
 
 export const FileListResponse = z.object({
   ...ok,
-  files: z.array(ThreadFile),
+  files: entries(ThreadFile),
   pagination: Pagination.nullish(),
 });
 export type FileListResponse = z.infer<typeof FileListResponse>;

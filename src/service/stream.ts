@@ -4,6 +4,8 @@
  * `StreamEvent`; acknowledgements, comments, unknown events and malformed lines are dropped.
  */
 import { createParser } from "eventsource-parser";
+import { owned } from "../util/text.ts";
+import { jsonValues } from "./answers.ts";
 import { TaskServiceError } from "./errors.ts";
 
 export type StreamEvent =
@@ -25,7 +27,14 @@ type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json =>
   typeof v === "object" && v !== null && !Array.isArray(v);
 
+/**
+ * The most values one event's JSON may hold (a content event holds a handful): JSON.parse
+ * builds an object for each, many times the event's 1 MiB for one of `{},{},…`.
+ */
+const EVENT_VALUES_MAX = 20_000;
+
 function parseJsonObject(text: string): Json | undefined {
+  if (jsonValues(text, EVENT_VALUES_MAX) > EVENT_VALUES_MAX) return undefined;
   try {
     const v: unknown = JSON.parse(text);
     return isObject(v) ? v : undefined;
@@ -68,7 +77,10 @@ export function toolStep(text: string): string | undefined {
     target === undefined ? "" : ` ${target.split("/").filter(Boolean).at(-1) ?? target}`;
   const title = `${name}${shown}`.replace(/\s+/g, " ");
   // Never cut between the halves of an emoji.
-  return title.length > 80 ? `${title.slice(0, 79).replace(/[\uD800-\uDBFF]$/, "")}…` : title;
+  // A string of its own: a slice would keep the whole event's text alive with the step.
+  return owned(
+    title.length > 80 ? `${title.slice(0, 79).replace(/[\uD800-\uDBFF]$/, "")}…` : title,
+  );
 }
 
 /** A content delta, or the step it stands for when it is a tool call's raw JSON. */

@@ -151,6 +151,12 @@ interface RunRecordBase {
    * its instances must not go round them all).
    */
   readonly openRelays?: number;
+  /**
+   * Set once its relay began to end it (the final result, its files, their pictures: the
+   * heavy steps). An instance that died then is much more likely to have died of this run than
+   * of another it relayed at the time: such a run is quarantined sooner.
+   */
+  readonly finishing?: boolean;
 }
 
 /**
@@ -203,7 +209,7 @@ export type RunRecord = ReservedRun | RelayedRun;
 
 /** What a relayed run writes as it goes (the rest of its record does not change). */
 export type RelayedRunProgress = Partial<
-  Pick<RelayedRun, "shownText" | "uploads" | "controlTs" | "sealed" | "openRelays">
+  Pick<RelayedRun, "shownText" | "uploads" | "controlTs" | "sealed" | "openRelays" | "finishing">
 >;
 
 /** The store could not be reached (Redis down, disk error): answer "temporarily unavailable". */

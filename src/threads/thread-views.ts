@@ -173,6 +173,9 @@ export class ThreadViews {
   ): Promise<ResultFiles[number] | undefined> {
     const at = `${key.teamId}/${key.channelId}/${key.threadTs}`;
     const now = this.#deps.now();
+    // Expired results go at every click, not only when another is kept.
+    for (const [old, r] of this.#results)
+      if (now - r.at >= RESULT_TTL_MS) this.#results.delete(old);
     const kept = this.#results.get(at);
     let files = kept && now - kept.at < RESULT_TTL_MS ? kept.files : undefined;
     if (files === undefined || !files.some((f) => f.file.file_id === fileId)) {

@@ -8,8 +8,9 @@
 export const owned = (text: string): string => (text.length < 13 ? text : ` ${text}`.slice(1));
 
 /**
- * A text grown piece by piece, made one flat string again whenever its pieces would outweigh
- * it: each character is copied a bounded number of times (at most 32 per piece appended).
+ * A text grown piece by piece, made one flat string again whenever its pieces would weigh a
+ * quarter of it: each character is copied a bounded number of times (at most 128 for each
+ * piece appended).
  */
 export class GrowingText {
   #text: string;
@@ -30,7 +31,7 @@ export class GrowingText {
   append(piece: string): void {
     if (piece === "") return;
     this.#text += piece;
-    if (++this.#pieces > 1024 && this.#pieces * 32 > this.#text.length) {
+    if (++this.#pieces > 1024 && this.#pieces * 128 > this.#text.length) {
       // Reading a tree of pieces (a slice) makes V8 flatten it into one string.
       this.#text = ` ${this.#text}`.slice(1);
       this.#pieces = 0;

@@ -9,12 +9,13 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { memoryLimits } from "../../src/runs/memory.ts";
 import { Relay, type RunOutcome } from "../../src/runs/relay.ts";
 import type { FakeFile } from "../support/fakes/task-service.ts";
-import type { SiteFile } from "../../src/runs/ports.ts";
+import type { PagePreviews, SiteFile } from "../../src/runs/ports.ts";
 import { createMemoryStore } from "../../src/store/memory.ts";
 import type { ThreadStore } from "../../src/store/types.ts";
 import { ByteBudget } from "../../src/util/byte-budget.ts";
 import { FakeSlackWriter } from "../support/fakes/slack-writer.ts";
 import { FakeTaskService } from "../support/fakes/task-service.ts";
+import { FakePagePreviews } from "../support/fakes/page-previews.ts";
 import { oneWorkspace } from "../support/fakes/workspaces.ts";
 
 const key = { teamId: "T1", channelId: "C1", threadTs: "1700000000.000001" };
@@ -284,5 +285,65 @@ describe("the files a run's pages load for their pictures", () => {
     late?.();
     await new Promise((r) => setTimeout(r, 20));
     expect(memory.process.used).toBe(0);
+  });
+});
+
+describe("the pictures of a run's pages", () => {
+  const site = (): FakeFile[] => [
+    {
+      file_id: "p",
+      file_name: "index.html",
+      file_path: "/w/index.html",
+      file_type: "text/html",
+      file_size: 40,
+      content: "<title>Hi</title>",
+      encoding: "utf-8",
+    },
+  ];
+  async function deliver(
+    memory: ReturnType<typeof memoryLimits>,
+    previews: PagePreviews = new FakePagePreviews(),
+  ) {
+    const relay = new Relay({
+      workspaces: oneWorkspace(writer, service),
+      store,
+      instanceId: "i1",
+      logger: pino({ level: "silent" }),
+      follow: { reconnectDelayMs: 1, pollTimeoutS: 1 },
+      memory,
+      previews,
+    });
+    relay.onEnded(async (o) => {
+      ended.push(o);
+    });
+    const created = await service.createTask({ prompt: "site" });
+    const working = await writer.post("C1", { text: "Working…", blocks: [] }, key.threadTs);
+    await relay.start({
+      key,
+      ref: { projectId: created.project_id, threadId: created.thread_id },
+      runId: created.agent_run_id,
+      messageTs: working,
+      startedAt: Date.now(),
+    });
+    await endWith(relay, site());
+  }
+
+  it("are held in the budgets until they go up with the files, then given back", async () => {
+    const memory = memoryLimits({ answer: 1, runFiles: 1, process: 16 });
+    await deliver(memory);
+    expect(writer.uploads.map((u) => u.filename)).toEqual(["index.html", "index-preview.png"]);
+    expect(memory.process.used).toBe(0);
+  });
+
+  it("are left out when the process has no room for them in time, and the run ends", async () => {
+    const memory = { ...memoryLimits({ answer: 1, runFiles: 1, process: 16 }), fileWaitMs: 30 };
+    // Room for the answer and the page's file, none for its 2 KB picture.
+    expect(memory.process.tryTake(16 * MiB - 1100)).toBe(true);
+    await deliver(memory, {
+      render: async () => [{ filename: "tall.png", bytes: Buffer.alloc(2048), title: "Tall" }],
+    });
+    expect(writer.uploads.map((u) => u.filename)).toEqual(["index.html"]);
+    expect(ended.map((e) => e.state)).toEqual(["completed"]);
+    expect(memory.process.used).toBe(16 * MiB - 1100);
   });
 });

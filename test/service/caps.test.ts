@@ -12,6 +12,7 @@ import { capAnswer, MAX_ANSWER_CHARS } from "../../src/runs/run-state.ts";
 import { createTaskServiceClient } from "../../src/service/client.ts";
 import { TaskServiceError } from "../../src/service/errors.ts";
 import { jsonValues, MAX_JSON_VALUES } from "../../src/service/answers.ts";
+import { ByteBudget } from "../../src/util/byte-budget.ts";
 import { parseSse } from "../../src/service/stream.ts";
 import { type Simulator, startSimulator } from "../../src/simulator/server.ts";
 import { until } from "../support/until.ts";
@@ -192,6 +193,41 @@ describe("an answer past the size cap", () => {
       .catch((e: unknown) => e);
     expect((err as TaskServiceError).kind).toBe("protocol");
     await long.close();
+  });
+
+  it("takes from the process's budget while a large one is read, and gives it back", async () => {
+    const large = await serving(
+      JSON.stringify({ status: "running", response: { content: "x".repeat(3 << 20) } }),
+    );
+    const full = new ByteBudget(64 << 20);
+    const client = createTaskServiceClient({
+      baseUrl: large.url,
+      apiKey: "he-capsTestKey0123456789",
+      retries: 0,
+      readBudget: full,
+    });
+    const ref = { projectId: "p", threadId: "t" };
+    expect((await client.getTaskResult(ref, { timeout: 0 })).response.content).toHaveLength(
+      3 << 20,
+    );
+    expect(full.used).toBe(0);
+    // With no room for it, it is refused (and the budget left as it was)…
+    expect(full.tryTake((64 << 20) - (1 << 20))).toBe(true);
+    const err = await client.getTaskResult(ref, { timeout: 0 }).catch((e: unknown) => e);
+    expect((err as TaskServiceError).kind).toBe("too_large");
+    expect((err as Error).message).toContain("did not fit in what this app holds");
+    expect(full.used).toBe((64 << 20) - (1 << 20));
+    await large.close();
+    // …while a small one never asks it.
+    const small = await serving('{"success":true,"agent_run_id":"r","status":"stopped"}');
+    const control = createTaskServiceClient({
+      baseUrl: small.url,
+      apiKey: "he-capsTestKey0123456789",
+      retries: 0,
+      readBudget: full,
+    });
+    expect((await control.stopAgent(ref)).status).toBe("stopped");
+    await small.close();
   });
 
   it("is refused at once when its length says it is too large", async () => {
