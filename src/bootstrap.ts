@@ -379,4 +379,6 @@ async function closeApp(
   await parts.scheduler.close();
   await parts.store.close();
   await parts.outbound.close();
+  // Last: probes and scrapes saw the instance stopping (not ready, alive) until here.
+  await slack.closeAdmin();
 }
