@@ -293,9 +293,46 @@ describe("the Dockerfile", () => {
     expect(app.indexOf(install)).toBeLessThan(app.indexOf("USER node"));
   });
 
-  it("keeps data, dependencies and tests out of the build context", () => {
+  it("keeps data, dependencies, tests and a local .env (secrets) out of the build context", () => {
     const ignored = read(".dockerignore").split("\n");
-    for (const entry of ["data", "node_modules", "test"]) expect(ignored).toContain(entry);
+    for (const entry of ["data", "node_modules", "test", ".env"]) expect(ignored).toContain(entry);
+  });
+
+  it("builds every stage on Node 24 on Debian 13 (trixie), the current stable, slim", () => {
+    const base = /^ARG NODE_IMAGE=(\S+)$/m.exec(dockerfile)?.[1];
+    const major = (
+      JSON.parse(read("package.json")) as { devDependencies: { node: string } }
+    ).devDependencies.node.split(".")[0];
+    expect(base).toBe(`node:${major}-trixie-slim`);
+    const froms = dockerfile.match(/^FROM .*$/gm) ?? [];
+    expect(froms.length).toBe(3);
+    for (const from of froms) expect(from).toMatch(/^FROM \$\{NODE_IMAGE\}( AS \S+)?$/);
+  });
+
+  it("runs the app under an init process (tini) that reaps orphans and passes signals on", () => {
+    expect(app).toMatch(/apt-get install -y --no-install-recommends tini\b/);
+    expect(app.indexOf("install -y --no-install-recommends tini")).toBeLessThan(
+      app.indexOf("USER node"),
+    );
+    expect(app).toMatch(/^ENTRYPOINT \["\/usr\/bin\/tini", "--"\]$/m);
+    // The compose services that override the command still run under it.
+    expect(at(parse(read("docker-compose.yml")), "services", "app", "entrypoint")).toBeUndefined();
+  });
+
+  it("labels the image with the OCI annotations, its version the package's", () => {
+    const labels = Object.fromEntries(
+      [...app.matchAll(/(org\.opencontainers\.image\.[a-z.]+)="([^"]*)"/g)].map((m) => [
+        m[1],
+        m[2],
+      ]),
+    );
+    for (const key of ["title", "description", "version", "revision", "created", "source"]) {
+      expect(labels[`org.opencontainers.image.${key}`], key).toBeTruthy();
+    }
+    expect(labels["org.opencontainers.image.version"]).toBe("${VERSION}");
+    const version = (JSON.parse(read("package.json")) as { version: string }).version;
+    expect(app).toMatch(new RegExp(`^ARG VERSION=${version.replaceAll(".", "\\.")}$`, "m"));
+    expect(labels["org.opencontainers.image.base.name"]).toBe("docker.io/library/${NODE_IMAGE}");
   });
 
   it("serves Slack on the path the manifest's HTTP mode names", () => {
