@@ -100,6 +100,7 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
     memory,
   });
   metrics.countActiveRuns(() => relay.activeRuns);
+  metrics.countQueuedSlackCalls(() => scheduler.queueDepth());
   figures.set("relay", () => relay.metrics());
   // The coordinator subscribes to the relay's run ends (threads above runs).
   const { coordinator, home } = openCoordinator(config, logger, {

@@ -38,6 +38,10 @@ describe("Prometheus metrics", () => {
       "# TYPE taskbot_service_requests_total counter",
       "# TYPE taskbot_service_request_duration_seconds histogram",
       "# TYPE taskbot_store_errors_total counter",
+      "# TYPE taskbot_build_info gauge",
+      "# TYPE taskbot_run_duration_seconds histogram",
+      "# TYPE taskbot_runs_handed_over_total counter",
+      "# TYPE taskbot_slack_queue_depth gauge",
     ]) {
       expect(text).toContain(family);
     }
@@ -63,6 +67,17 @@ describe("Prometheus metrics", () => {
     expect(sample(after, "taskbot_runs_ended_total", ended)).toBe(
       sample(before, "taskbot_runs_ended_total", ended) + 1,
     );
+    // Timed from the /task to its final message: more than nothing, less than the test.
+    const took =
+      sample(after, "taskbot_run_duration_seconds_sum", ended) -
+      sample(before, "taskbot_run_duration_seconds_sum", ended);
+    expect(sample(after, "taskbot_run_duration_seconds_count", ended)).toBe(
+      sample(before, "taskbot_run_duration_seconds_count", ended) + 1,
+    );
+    expect(took).toBeGreaterThan(0);
+    expect(took).toBeLessThan(20);
+    // The scheduler's queue, by method, drained once the run is over.
+    expect(sample(after, "taskbot_slack_queue_depth", '{method="chat.update"}')).toBe(0);
     const posts = '{method="chat.postMessage",outcome="ok"}';
     expect(sample(after, "taskbot_slack_calls_total", posts)).toBeGreaterThanOrEqual(
       sample(before, "taskbot_slack_calls_total", posts) + 2,
