@@ -126,8 +126,8 @@ export async function startAppProcess(
         throw new Error(`the app exited (${String(exitCode)}) at start-up:\n${output.join("")}`);
       }
       if (Date.now() > deadline)
-        throw new Error(`the app was not healthy in time:\n${output.join("")}`);
-      const ok = await fetch(`${base}/healthz`)
+        throw new Error(`the app was not ready in time:\n${output.join("")}`);
+      const ok = await fetch(`${base}/readyz`)
         .then((r) => r.ok)
         .catch(() => false);
       if (ok) break;

@@ -227,7 +227,7 @@ function report(rows: readonly Row[], baseline: Figures, dependencies: readonly 
     mb(f.external),
     mb(f.arrayBuffers),
   ]);
-  console.log(`\nIdle memory (MB; settled ${settleMs / 1000} s after /healthz; GC: two full GCs)`);
+  console.log(`\nIdle memory (MB; settled ${settleMs / 1000} s after /readyz; GC: two full GCs)`);
   console.log(`| ${header.join(" | ")} |`);
   console.log(`| ${header.map(() => "---").join(" | ")} |`);
   for (const line of lines) console.log(`| ${line.join(" | ")} |`);
@@ -271,7 +271,7 @@ async function main(): Promise<void> {
         ...extra,
       };
       const ready = () =>
-        fetch(`http://127.0.0.1:${port}/healthz`)
+        fetch(`http://127.0.0.1:${port}/readyz`)
           .then((r) => r.ok)
           .catch(() => false);
       rows.push({ label, figures: await measure([main], { cwd, env, ready }) });

@@ -2,10 +2,19 @@
 // JavaScript, so that an old Node says which version it needs instead of failing on `.ts`.
 import { existsSync, readFileSync } from "node:fs";
 
-/** The lowest version `engines.node` (">=MAJOR.MINOR") allows, as [major, minor]. */
+/**
+ * The lowest version `engines.node` allows, as [major, minor]: of ">=MAJOR.MINOR", or of the
+ * lowest alternative of "^24.0.0 || ^26.0.0". Only older versions are refused: they lack the type
+ * stripping the app runs on; a newer one may print npm's engine warning, and runs.
+ */
 export function requiredVersion(range) {
-  const m = /^>=\s*(\d+)(?:\.(\d+))?/.exec(range ?? "");
-  return m ? [Number(m[1]), Number(m[2] ?? 0)] : undefined;
+  const lows = (range ?? "")
+    .split("||")
+    .map((part) => /^\s*(?:>=|\^)\s*(\d+)(?:\.(\d+))?/.exec(part))
+    .filter((m) => m !== null)
+    .map((m) => [Number(m[1]), Number(m[2] ?? 0)]);
+  lows.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  return lows[0];
 }
 
 /**
@@ -27,7 +36,7 @@ export function nodeVersionProblem(version, range, projectNode = false) {
   return (
     `This app needs Node.js ${need[0]}.${need[1]} or newer (Node 24 LTS recommended); ` +
     `this is Node ${version.replace(/^v/, "")}. It runs its TypeScript sources with Node's ` +
-    `built-in type stripping, which older versions lack. ${how}`
+    `built-in type stripping, and is tested on Node ${range.trim()}. ${how}`
   );
 }
 

@@ -102,6 +102,7 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
     memory,
   });
   metrics.countActiveRuns(() => relay.activeRuns);
+  metrics.countQueuedSlackCalls(() => scheduler.queueDepth());
   figures.set("relay", () => relay.metrics());
   // The coordinator subscribes to the relay's run ends (threads above runs).
   const { coordinator, home } = openCoordinator(config, logger, {
@@ -381,4 +382,6 @@ async function closeApp(
   await parts.scheduler.close();
   await parts.store.close();
   await parts.outbound.close();
+  // Last: probes and scrapes saw the instance stopping (not ready, alive) until here.
+  await slack.closeAdmin();
 }

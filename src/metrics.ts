@@ -4,6 +4,7 @@
  * ids. Parts of the app report through the small `AppMetrics` interface; a scrape of
  * `GET /metrics` renders the registry in the text exposition format.
  */
+import { readFileSync } from "node:fs";
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 
 export type SlackCallOutcome = "ok" | "rate_limited" | "error";
@@ -14,7 +15,10 @@ export interface AppMetrics {
   /** Time a Slack call waited for its rate budget before it was sent. */
   slackQueueWait(method: string, seconds: number): void;
   runStarted(how: "new" | "resumed"): void;
-  runEnded(state: string): void;
+  /** A run's final state shown, `seconds` after it was asked for (on any instance). */
+  runEnded(state: string, seconds: number): void;
+  /** A run this instance let go for another to go on relaying (shutdown, a lost lease). */
+  runHandedOver(): void;
   /** A run not relayed again because instances kept dying relaying it (its id is in the log). */
   runQuarantined(): void;
   /** From a chunk's arrival from the service to the Slack call that shows it. */
@@ -34,6 +38,7 @@ export const noMetrics: AppMetrics = {
   slackQueueWait: () => undefined,
   runStarted: () => undefined,
   runEnded: () => undefined,
+  runHandedOver: () => undefined,
   runQuarantined: () => undefined,
   chunkLag: () => undefined,
   serviceResponse: () => undefined,
@@ -45,6 +50,19 @@ const PREFIX = "taskbot_";
 const WAIT_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 const LAG_BUCKETS = [0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60];
 const SERVICE_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 120, 600];
+/** A run lasts from seconds to TASK_MAX_RUN_S (4 h by default). */
+const RUN_BUCKETS = [5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200, 14_400];
+
+/** This app's version (package.json), shown by `taskbot_build_info`. */
+function appVersion(): string {
+  try {
+    const text = readFileSync(new URL("../package.json", import.meta.url), "utf8");
+    const { version } = JSON.parse(text) as { version?: unknown };
+    return typeof version === "string" ? version : "unknown";
+  } catch {
+    return "unknown";
+  }
+}
 
 /** The registry with every metric, and the interface the app reports through. */
 export interface PrometheusMetrics extends AppMetrics {
@@ -54,6 +72,8 @@ export interface PrometheusMetrics extends AppMetrics {
   readonly contentType: string;
   /** Where the number of runs relayed here now is read at each scrape (0 until given). */
   countActiveRuns(source: () => number): void;
+  /** Where the Slack calls waiting for their budget, by method, are read at each scrape. */
+  countQueuedSlackCalls(source: () => ReadonlyMap<string, number>): void;
 }
 
 export interface PrometheusOptions {
@@ -71,9 +91,18 @@ export function createPrometheusMetrics(options: PrometheusOptions = {}): Promet
   }
   const registers = [registry];
   // Registered in this order, so a scrape lists them in this order.
-  const slack = slackInstruments(registers);
-  const active = { runs: (): number => 0 };
-  const runs = runInstruments(registers, () => active.runs());
+  new Gauge({
+    name: `${PREFIX}build_info`,
+    help: "Always 1; its labels say which version of the app runs, on which Node.",
+    labelNames: ["version", "node_version"] as const,
+    registers,
+  }).set({ version: appVersion(), node_version: process.versions.node }, 1);
+  const sources = {
+    runs: (): number => 0,
+    queued: (): ReadonlyMap<string, number> => new Map(),
+  };
+  const slack = slackInstruments(registers, () => sources.queued());
+  const runs = runInstruments(registers, () => sources.runs());
   const service = serviceInstruments(registers);
   const feedback = new Counter({
     name: `${PREFIX}task_feedback_total`,
@@ -86,7 +115,10 @@ export function createPrometheusMetrics(options: PrometheusOptions = {}): Promet
     contentType: registry.contentType,
     render: () => registry.metrics(),
     countActiveRuns(source) {
-      active.runs = source;
+      sources.runs = source;
+    },
+    countQueuedSlackCalls(source) {
+      sources.queued = source;
     },
     slackCall(method, outcome) {
       slack.calls.inc({ method, outcome });
@@ -94,7 +126,11 @@ export function createPrometheusMetrics(options: PrometheusOptions = {}): Promet
     },
     slackQueueWait: (method, seconds) => slack.queueWait.observe({ method }, seconds),
     runStarted: (how) => runs.started.inc({ how }),
-    runEnded: (state) => runs.ended.inc({ state }),
+    runEnded(state, seconds) {
+      runs.ended.inc({ state });
+      runs.duration.observe({ state }, seconds);
+    },
+    runHandedOver: () => runs.handedOver.inc(),
     runQuarantined: () => runs.quarantined.inc(),
     chunkLag: (seconds) => runs.lag.observe(seconds),
     serviceResponse({ endpoint, status, seconds }) {
@@ -106,8 +142,18 @@ export function createPrometheusMetrics(options: PrometheusOptions = {}): Promet
   };
 }
 
-/** Slack Web API calls: outcomes, rate limits, and the wait for budget. */
-function slackInstruments(registers: Registry[]) {
+/** Slack Web API calls: outcomes, rate limits, the calls waiting for budget and their wait. */
+function slackInstruments(registers: Registry[], queued: () => ReadonlyMap<string, number>) {
+  new Gauge({
+    name: `${PREFIX}slack_queue_depth`,
+    help: "Slack calls (and message edits) waiting for their method's rate budget now, by method.",
+    labelNames: ["method"] as const,
+    registers,
+    collect() {
+      this.reset();
+      for (const [method, waiting] of queued()) this.set({ method }, waiting);
+    },
+  });
   return {
     calls: new Counter({
       name: `${PREFIX}slack_calls_total`,
@@ -145,6 +191,18 @@ function runInstruments(registers: Registry[], activeRuns: () => number) {
     labelNames: ["state"] as const,
     registers,
   });
+  const duration = new Histogram({
+    name: `${PREFIX}run_duration_seconds`,
+    help: "Time from a run's request to its final state shown, by that state (completed, failed, stopped…).",
+    labelNames: ["state"] as const,
+    buckets: RUN_BUCKETS,
+    registers,
+  });
+  const handedOver = new Counter({
+    name: `${PREFIX}runs_handed_over_total`,
+    help: "Agent runs this instance stopped relaying for another instance to go on (shutdown, a lost lease).",
+    registers,
+  });
   new Gauge({
     name: `${PREFIX}runs_active`,
     help: "Agent runs being relayed by this instance now.",
@@ -164,7 +222,7 @@ function runInstruments(registers: Registry[], activeRuns: () => number) {
     help: "Agent runs not relayed again because instances kept dying while relaying them (the log names each).",
     registers,
   });
-  return { started, ended, lag, quarantined };
+  return { started, ended, duration, handedOver, lag, quarantined };
 }
 
 /** Requests to the task service, and errors of the store. */

@@ -31,6 +31,17 @@ describe("first contact", () => {
     expect(nodeVersionProblem("22.18.0", ">=22.18")).toBeUndefined();
     expect(nodeVersionProblem("24.1.0", ">=22.18")).toBeUndefined();
     expect(nodeVersionProblem("22.9.0", ">=22.18")).toContain("22.18");
+    // package.json's form: the majors the CI tests on. Older is refused, newer runs.
+    const tested = "^24.0.0 || ^26.0.0";
+    expect(requiredVersion(tested)).toEqual([24, 0]);
+    expect(requiredVersion("^26.1.0 || ^24.3.0")).toEqual([24, 3]);
+    expect(nodeVersionProblem("v22.18.0", tested)).toContain(
+      "needs Node.js 24.0 or newer (Node 24 LTS recommended); this is Node 22.18.0",
+    );
+    expect(nodeVersionProblem("v22.18.0", tested)).toContain("tested on Node ^24.0.0 || ^26.0.0");
+    for (const v of ["24.0.0", "24.21.0", "26.10.0", "28.0.0"]) {
+      expect(nodeVersionProblem(v, tested)).toBeUndefined();
+    }
   });
 
   it("refuses a plain http:// service URL on another machine before connecting anywhere", async () => {

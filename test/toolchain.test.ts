@@ -32,10 +32,33 @@ describe("the project's own Node", () => {
     expect(withScripts.map(([path]) => path)).toEqual(["node_modules/node"]);
   });
 
-  it("needs only an npm-capable Node to install, and Node 22.18+ to run without it", () => {
+  it("needs only an npm-capable Node to install, and to run without it a Node the CI tests on", () => {
     expect(pkg.devEngines.runtime).toMatchObject({ name: "node", version: ">=20.17" });
-    expect(pkg.engines.node).toBe(">=22.18");
+    // `engines` names what .ci/run tests: the project's Node 24 (the whole suite) and the
+    // current release (the start-up and proxy paths), each a major.
+    const current = /^current_node=(\d+)\.\d+\.\d+$/m.exec(read(".ci/run"))?.[1];
+    const ours = projectNode.split(".")[0];
+    expect(Number(current)).toBeGreaterThan(Number(ours));
+    expect(pkg.engines.node).toBe(`^${ours}.0.0 || ^${current}.0.0`);
     expect(existsSync(new URL("../.npmrc", import.meta.url))).toBe(false); // no engine-strict
+  });
+
+  it("runs the start-up and proxy tests on the current release in CI, from a clean clone", () => {
+    const ci = read(".ci/run");
+    const run = ci.slice(ci.indexOf("current_node="));
+    const files = run.match(/test\/\S+\.test\.ts/g) ?? [];
+    expect(files).toEqual(
+      expect.arrayContaining(["test/startup.test.ts", "test/e2e/proxy.test.ts"]),
+    );
+    for (const file of files)
+      expect(existsSync(new URL(`../${file}`, import.meta.url)), file).toBe(true);
+    // Installed apart, with the `node` package's install script allowed there.
+    expect(run).toContain('"allowScripts":{"node":true}');
+    expect(run).toMatch(/npm install --prefix "\$other"/);
+  });
+
+  it("tells nvm, mise and setup-node which Node to use: the project's major", () => {
+    expect(read(".nvmrc").trim()).toBe(projectNode.split(".")[0]);
   });
 
   it("runs every npm script that starts a program on it (node_modules/.bin comes first on PATH)", () => {

@@ -60,6 +60,7 @@ export class RelayCounters {
 
   handedOver(): void {
     this.#m.runs.handedOver++;
+    this.#sink?.runHandedOver();
   }
 
   quarantined(): void {
@@ -67,9 +68,10 @@ export class RelayCounters {
     this.#sink?.runQuarantined();
   }
 
-  ended(state: string): void {
+  /** A run's final state shown, `ms` after it was asked for. */
+  ended(state: string, ms: number): void {
     this.#m.runs.ended[state] = (this.#m.runs.ended[state] ?? 0) + 1;
-    this.#sink?.runEnded(state);
+    this.#sink?.runEnded(state, Math.max(0, ms) / 1000);
   }
 
   delta(): void {

@@ -370,7 +370,7 @@ export class RunRelay {
     const fate = this.#fate.now; // who stopped it, whatever a refusal arriving late says
     const { state, reason, files } = await this.#outcome(final, failure);
     await this.#showFinal(state, reason, files, fate);
-    this.#deps.counters.ended(state);
+    this.#deps.counters.ended(state, this.#deps.clock.now() - this.#record.startedAt);
     this.#log.info(
       {
         state,

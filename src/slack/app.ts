@@ -19,7 +19,7 @@ import { answerUnrecognised, trackAcks } from "./gate/acks.ts";
 import { OrgMembership } from "./gate/org-membership.ts";
 import { teamGate } from "./gate/team.ts";
 import { teamPolicy } from "./gate/team-policy.ts";
-import { healthRoutes, type PrometheusText } from "./health.ts";
+import { healthRoutes, type PrometheusText, socketModeConnection } from "./health.ts";
 import type { HomeTab } from "./home-tab.ts";
 import { SURFACES, type WorkspaceKeys } from "./listeners/index.ts";
 import {
@@ -74,7 +74,13 @@ export interface SlackApp {
   adminPort(): number | undefined;
   /** The address that port listens on (`ADMIN_HOST`, loopback by default). */
   adminHost(): string | undefined;
+  /**
+   * Stops taking Slack's requests. The internal port keeps answering (readiness 503, liveness
+   * 200) while the rest of the app stops, until `closeAdmin`.
+   */
   stop(): Promise<void>;
+  /** Closes the internal port (ADMIN_PORT): the last step of shutting down. */
+  closeAdmin(): Promise<void>;
 }
 
 export function createSlackApp(options: SlackAppOptions): SlackApp {
@@ -82,8 +88,11 @@ export function createSlackApp(options: SlackAppOptions): SlackApp {
   const slackFetch = options.outbound?.slackFetch;
   const socketDispatcher = options.outbound?.socketDispatcher;
   let ready = false;
+  // HTTP mode: Slack's requests come in. Socket Mode: the client's connection, once it exists.
+  let slackConnected = (): boolean => true;
   const customRoutes = healthRoutes({
     ready: () => ready,
+    slackConnected: () => slackConnected(),
     store,
     prometheus: options.prometheus,
     metricsJson: options.metricsJson,
@@ -104,19 +113,9 @@ export function createSlackApp(options: SlackAppOptions): SlackApp {
       })
     : undefined;
   const receiver = createReceiver(config, { publicRoutes, slackLogger, socketDispatcher, oauth });
-  const app = new App({
-    ...(oauth ? {} : { token: config.slack.botToken }),
-    receiver,
-    logger: slackLogger,
-    clientOptions: {
-      ...clientBase,
-      retryConfig: { retries: 3, factor: 2, minTimeout: 500, maxTimeout: 10_000, randomize: true },
-      // Our scheduler owns the rate budget: a 429 comes back to it instead of pausing a queue.
-      rejectRateLimitedCalls: true,
-    },
-    // The handler gets the failed event too (whose workspace was not authorized).
-    extendedErrorHandler: true,
-  });
+  if (receiver instanceof SocketModeReceiver)
+    slackConnected = socketModeConnection(receiver.client);
+  const app = boltApp(receiver, slackLogger, clientBase, oauth ? undefined : config.slack.botToken);
   const tokens = workspaceTokens(config, receiver, store);
   watchErrors(app, oauth !== undefined, logger);
 
@@ -152,9 +151,33 @@ export function createSlackApp(options: SlackAppOptions): SlackApp {
     async stop() {
       ready = false;
       await app.stop();
+    },
+    async closeAdmin() {
       await admin?.close();
     },
   };
+}
+
+/** Bolt's app on `receiver`; `token`: the one workspace's (with OAuth, each event's own). */
+function boltApp(
+  receiver: SocketModeReceiver | HTTPReceiver,
+  logger: ReturnType<typeof boltLogger>,
+  clientBase: ReturnType<typeof baseClientOptions>,
+  token: string | undefined,
+): App {
+  return new App({
+    ...(token === undefined ? {} : { token }),
+    receiver,
+    logger,
+    clientOptions: {
+      ...clientBase,
+      retryConfig: { retries: 3, factor: 2, minTimeout: 500, maxTimeout: 10_000, randomize: true },
+      // Our scheduler owns the rate budget: a 429 comes back to it instead of pausing a queue.
+      rejectRateLimitedCalls: true,
+    },
+    // The handler gets the failed event too (whose workspace was not authorized).
+    extendedErrorHandler: true,
+  });
 }
 
 /** What every WebClient of the app is built with: the Slack API's URL and the outbound fetch. */

@@ -1,7 +1,12 @@
 /**
- * The HTTP routes beside Slack's: `/healthz` (liveness: the app is up), `/readyz` (it can take
- * work: the store answers too), `/metrics` (Prometheus text) and `/metrics.json` (the same
- * counters as JSON, with the scheduler's and relay's own figures), served by either receiver.
+ * The HTTP routes beside Slack's: `/healthz` (liveness: the process answers, so its event loop
+ * runs), `/readyz` (it can take work now: started and not stopping, Slack's Socket Mode
+ * connection open, the store answering), `/metrics` (Prometheus text) and `/metrics.json` (the
+ * same counters as JSON, with the scheduler's and relay's own figures), served by either
+ * receiver or on the internal port (ADMIN_PORT).
+ *
+ * Liveness never depends on Redis, Slack or the app's phase: an orchestrator restarts a process
+ * whose liveness fails, and a restart cures none of those (Redis coming back does).
  */
 import type { CustomRoute } from "@slack/bolt";
 import type { ServerResponse } from "node:http";
@@ -24,6 +29,11 @@ export interface PrometheusText {
 export interface HealthOptions {
   /** Whether the app has started and not begun to stop. */
   readonly ready: () => boolean;
+  /**
+   * Whether Slack can reach the app: in Socket Mode, its WebSocket is open (Slack said hello);
+   * in HTTP mode Slack's requests come in, so always true (the default).
+   */
+  readonly slackConnected?: (() => boolean) | undefined;
   readonly store: Pick<ThreadStore, "ping">;
   /** What `GET /metrics` shows. */
   readonly prometheus?: PrometheusText | undefined;
@@ -38,11 +48,12 @@ function json(res: ServerResponse, status: number, body: unknown): void {
 
 export function healthRoutes(options: HealthOptions): CustomRoute[] {
   const { ready, store, prometheus, metricsJson } = options;
+  const slackConnected = options.slackConnected ?? (() => true);
   return [
     {
       path: HEALTH_PATHS.liveness,
       method: ["GET"],
-      handler: (_req, res) => json(res, ready() ? 200 : 503, { ok: ready() }),
+      handler: (_req, res) => json(res, 200, { ok: true }),
     },
     {
       path: HEALTH_PATHS.metrics,
@@ -70,11 +81,46 @@ export function healthRoutes(options: HealthOptions): CustomRoute[] {
       path: HEALTH_PATHS.readiness,
       method: ["GET"],
       handler: (_req, res) => {
-        void store.ping().then((ok) => {
-          const good = ready() && ok;
-          json(res, good ? 200 : 503, { ok: good, store: ok });
-        });
+        // A ping that throws is a store that does not answer, never a request left hanging.
+        void store
+          .ping()
+          .catch(() => false)
+          .then((storeOk) => {
+            // Read after the ping: the app may have begun to stop, or Slack dropped, meanwhile.
+            const parts = { running: ready(), slack: slackConnected(), store: storeOk };
+            const ok = parts.running && parts.slack && parts.store;
+            json(res, ok ? 200 : 503, { ok, ...parts });
+          });
       },
     },
   ];
+}
+
+/** What of Bolt's Socket Mode client (@slack/socket-mode's SocketModeClient) readiness reads. */
+export interface SocketModeClientLike {
+  on(event: string, listener: () => void): unknown;
+  /** Its current WebSocket, replaced at each reconnection (undefined between them). */
+  readonly websocket?: { readonly readyState: number | undefined } | undefined;
+}
+
+/** The WebSocket readyState of an open connection (the WHATWG WebSocket's OPEN). */
+const WEBSOCKET_OPEN = 1;
+
+/**
+ * Whether the Socket Mode connection is up: its WebSocket is open and Slack has said hello on
+ * it (the client's `connected` event). The client reconnects by itself after a drop (after
+ * about 5 s, its ping timeout, then again as long as it fails); meanwhile Slack cannot deliver
+ * anything to this instance, so it is not ready.
+ */
+export function socketModeConnection(client: SocketModeClientLike): () => boolean {
+  let helloed = false;
+  client.on("connected", () => {
+    helloed = true;
+  });
+  for (const event of ["connecting", "reconnecting", "disconnecting", "disconnected"]) {
+    client.on(event, () => {
+      helloed = false;
+    });
+  }
+  return () => helloed && client.websocket?.readyState === WEBSOCKET_OPEN;
 }

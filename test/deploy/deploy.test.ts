@@ -4,6 +4,7 @@ import { parse, parseAllDocuments } from "yaml";
 import { parseConfig, SETTINGS, SHUTDOWN_DEADLINE_MS } from "../../src/config.ts";
 import { SLACK_EVENTS_PATH } from "../../src/slack/app.ts";
 import { HEALTH_PATHS } from "../../src/slack/health.ts";
+import { restrictedViolations } from "./pod-security.ts";
 
 const read = (path: string) => readFileSync(new URL(`../../${path}`, import.meta.url), "utf8");
 
@@ -21,15 +22,26 @@ describe("the Kubernetes example", () => {
   const container = at(deployment, "spec", "template", "spec", "containers", 0) as Doc;
   const env = (at(container, "env") as { name: string; value?: string }[]) ?? [];
 
-  it("runs two replicas with a grace period longer than the app's shutdown", () => {
+  it("runs two replicas, pausing before SIGTERM while endpoints drain, with a grace period longer than that pause and the app's shutdown together", () => {
     expect(at(deployment, "spec", "replicas")).toBe(2);
     const grace = at(deployment, "spec", "template", "spec", "terminationGracePeriodSeconds");
-    expect(Number(grace) * 1000).toBeGreaterThan(SHUTDOWN_DEADLINE_MS);
+    // Endpoint removal reaches kube-proxy and ingresses within seconds; 5 s at the least.
+    const pause = Number(at(container, "lifecycle", "preStop", "sleep", "seconds"));
+    expect(pause).toBeGreaterThanOrEqual(5);
+    // The grace period counts from before the preStop hook.
+    expect(Number(grace) * 1000).toBeGreaterThan(pause * 1000 + SHUTDOWN_DEADLINE_MS);
   });
 
   it("probes the app's own liveness and readiness routes on its internal port, which the Service does not expose", () => {
+    expect(at(container, "startupProbe", "httpGet", "path")).toBe(HEALTH_PATHS.liveness);
     expect(at(container, "livenessProbe", "httpGet", "path")).toBe(HEALTH_PATHS.liveness);
     expect(at(container, "readinessProbe", "httpGet", "path")).toBe(HEALTH_PATHS.readiness);
+    // The start-up probe, not a delay, holds liveness off: a start may take a minute.
+    expect(at(container, "livenessProbe", "initialDelaySeconds")).toBeUndefined();
+    const startup = at(container, "startupProbe") as Doc;
+    expect(Number(startup.periodSeconds) * Number(startup.failureThreshold)).toBeGreaterThanOrEqual(
+      60,
+    );
     const ports = at(container, "ports") as { name: string; containerPort: number }[];
     const [slack, admin] = [
       ports.find((p) => p.name === "http"),
@@ -40,8 +52,9 @@ describe("the Kubernetes example", () => {
     // Metrics and health off the public Slack port: on ADMIN_PORT, on the pod's address.
     expect(String(admin?.containerPort)).toBe(value("ADMIN_PORT"));
     expect(value("ADMIN_HOST")).toBe("0.0.0.0");
-    expect(at(container, "livenessProbe", "httpGet", "port")).toBe("admin");
-    expect(at(container, "readinessProbe", "httpGet", "port")).toBe("admin");
+    for (const probe of ["startupProbe", "livenessProbe", "readinessProbe"]) {
+      expect(at(container, probe, "httpGet", "port")).toBe("admin");
+    }
     const service = byKind("Service");
     const servicePorts = at(service, "spec", "ports") as { targetPort: string }[];
     expect(servicePorts.map((p) => p.targetPort)).toEqual(["http"]);
@@ -65,6 +78,58 @@ describe("the Kubernetes example", () => {
     const config = parseConfig(podEnv);
     expect(config.redisUrl).toMatch(/^redis:\/\//); // two replicas need the shared store
     expect(config.slack.signingSecret).toBeDefined(); // HTTP mode behind the Service
+  });
+
+  it('passes the "restricted" Pod Security Standard, with a read-only root and writable volumes where the app writes', () => {
+    const template = at(deployment, "spec", "template") as Doc;
+    expect(restrictedViolations(template.spec as Doc, template.metadata as Doc)).toEqual([]);
+    expect(at(container, "securityContext", "readOnlyRootFilesystem")).toBe(true);
+    // Where the app writes: temporary files, and the embedded store's DATA_DIR (the image's).
+    const mounts = (at(container, "volumeMounts") as { mountPath: string }[]).map(
+      (m) => m.mountPath,
+    );
+    expect(mounts).toEqual(expect.arrayContaining(["/tmp", "/data"]));
+    expect(read("Dockerfile")).toMatch(/DATA_DIR=\/data\b/);
+    // The image's user (`USER node`, uid 1000).
+    expect(at(template, "spec", "securityContext", "runAsUser")).toBe(1000);
+  });
+
+  it("checks each control of the standard: a pod breaking any one of them is refused", () => {
+    const template = at(deployment, "spec", "template") as Doc;
+    const good = template.spec as Doc;
+    const broken = (change: (spec: Doc & { containers: Doc[] }) => void) => {
+      const spec = structuredClone(good) as Doc & { containers: Doc[] };
+      change(spec);
+      return restrictedViolations(spec);
+    };
+    const sc = (spec: { containers: Doc[] }) => spec.containers[0]?.securityContext as Doc;
+    const cases: [string, (spec: Doc & { containers: Doc[] }) => void][] = [
+      ["hostNetwork", (p) => (p.hostNetwork = true)],
+      ["privileged", (p) => (sc(p).privileged = true)],
+      ["hostPort", (p) => ((at(p, "containers", 0, "ports", 0) as Doc).hostPort = 3000)],
+      ["hostPath", (p) => (p.volumes as Doc[]).push({ name: "h", hostPath: { path: "/" } })],
+      ["nfs", (p) => (p.volumes as Doc[]).push({ name: "n", nfs: { server: "x", path: "/" } })],
+      ["allowPrivilegeEscalation", (p) => delete sc(p).allowPrivilegeEscalation],
+      ["runAsNonRoot", (p) => delete (p.securityContext as Doc).runAsNonRoot],
+      ["runAsUser", (p) => (sc(p).runAsUser = 0)],
+      ["seccompProfile", (p) => delete (p.securityContext as Doc).seccompProfile],
+      ["seccompProfile", (p) => (sc(p).seccompProfile = { type: "Unconfined" })],
+      ["capabilities.drop", (p) => (sc(p).capabilities = {})],
+      ["SYS_ADMIN", (p) => (sc(p).capabilities = { drop: ["ALL"], add: ["SYS_ADMIN"] })],
+      ["procMount", (p) => (sc(p).procMount = "Unmasked")],
+      ["sysctl", (p) => ((p.securityContext as Doc).sysctls = [{ name: "kernel.msgmax" }])],
+      [
+        "host",
+        (p) => ((at(p, "containers", 0, "livenessProbe", "httpGet") as Doc).host = "10.0.0.1"),
+      ],
+    ];
+    for (const [control, change] of cases) {
+      expect(broken(change).join("\n"), control).toContain(control);
+    }
+    // What the standard allows stays allowed.
+    expect(
+      broken((p) => (sc(p).capabilities = { drop: ["ALL"], add: ["NET_BIND_SERVICE"] })),
+    ).toEqual([]);
   });
 
   it("keeps a replica up during drains", () => {
@@ -228,9 +293,46 @@ describe("the Dockerfile", () => {
     expect(app.indexOf(install)).toBeLessThan(app.indexOf("USER node"));
   });
 
-  it("keeps data, dependencies and tests out of the build context", () => {
+  it("keeps data, dependencies, tests and a local .env (secrets) out of the build context", () => {
     const ignored = read(".dockerignore").split("\n");
-    for (const entry of ["data", "node_modules", "test"]) expect(ignored).toContain(entry);
+    for (const entry of ["data", "node_modules", "test", ".env"]) expect(ignored).toContain(entry);
+  });
+
+  it("builds every stage on Node 24 on Debian 13 (trixie), the current stable, slim", () => {
+    const base = /^ARG NODE_IMAGE=(\S+)$/m.exec(dockerfile)?.[1];
+    const major = (
+      JSON.parse(read("package.json")) as { devDependencies: { node: string } }
+    ).devDependencies.node.split(".")[0];
+    expect(base).toBe(`node:${major}-trixie-slim`);
+    const froms = dockerfile.match(/^FROM .*$/gm) ?? [];
+    expect(froms.length).toBe(3);
+    for (const from of froms) expect(from).toMatch(/^FROM \$\{NODE_IMAGE\}( AS \S+)?$/);
+  });
+
+  it("runs the app under an init process (tini) that reaps orphans and passes signals on", () => {
+    expect(app).toMatch(/apt-get install -y --no-install-recommends tini\b/);
+    expect(app.indexOf("install -y --no-install-recommends tini")).toBeLessThan(
+      app.indexOf("USER node"),
+    );
+    expect(app).toMatch(/^ENTRYPOINT \["\/usr\/bin\/tini", "--"\]$/m);
+    // The compose services that override the command still run under it.
+    expect(at(parse(read("docker-compose.yml")), "services", "app", "entrypoint")).toBeUndefined();
+  });
+
+  it("labels the image with the OCI annotations, its version the package's", () => {
+    const labels = Object.fromEntries(
+      [...app.matchAll(/(org\.opencontainers\.image\.[a-z.]+)="([^"]*)"/g)].map((m) => [
+        m[1],
+        m[2],
+      ]),
+    );
+    for (const key of ["title", "description", "version", "revision", "created", "source"]) {
+      expect(labels[`org.opencontainers.image.${key}`], key).toBeTruthy();
+    }
+    expect(labels["org.opencontainers.image.version"]).toBe("${VERSION}");
+    const version = (JSON.parse(read("package.json")) as { version: string }).version;
+    expect(app).toMatch(new RegExp(`^ARG VERSION=${version.replaceAll(".", "\\.")}$`, "m"));
+    expect(labels["org.opencontainers.image.base.name"]).toBe("docker.io/library/${NODE_IMAGE}");
   });
 
   it("serves Slack on the path the manifest's HTTP mode names", () => {

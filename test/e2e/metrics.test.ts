@@ -4,6 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Harness } from "../support/harness.ts";
+import { until } from "../support/until.ts";
 
 /** The value of one sample line (`name{labels} value`), or 0 when it is not there. */
 function sample(text: string, name: string, labels = ""): number {
@@ -37,6 +38,10 @@ describe("Prometheus metrics", () => {
       "# TYPE taskbot_service_requests_total counter",
       "# TYPE taskbot_service_request_duration_seconds histogram",
       "# TYPE taskbot_store_errors_total counter",
+      "# TYPE taskbot_build_info gauge",
+      "# TYPE taskbot_run_duration_seconds histogram",
+      "# TYPE taskbot_runs_handed_over_total counter",
+      "# TYPE taskbot_slack_queue_depth gauge",
     ]) {
       expect(text).toContain(family);
     }
@@ -62,6 +67,17 @@ describe("Prometheus metrics", () => {
     expect(sample(after, "taskbot_runs_ended_total", ended)).toBe(
       sample(before, "taskbot_runs_ended_total", ended) + 1,
     );
+    // Timed from the /task to its final message: more than nothing, less than the test.
+    const took =
+      sample(after, "taskbot_run_duration_seconds_sum", ended) -
+      sample(before, "taskbot_run_duration_seconds_sum", ended);
+    expect(sample(after, "taskbot_run_duration_seconds_count", ended)).toBe(
+      sample(before, "taskbot_run_duration_seconds_count", ended) + 1,
+    );
+    expect(took).toBeGreaterThan(0);
+    expect(took).toBeLessThan(20);
+    // The scheduler's queue, by method, drained once the run is over.
+    expect(sample(after, "taskbot_slack_queue_depth", '{method="chat.update"}')).toBe(0);
     const posts = '{method="chat.postMessage",outcome="ok"}';
     expect(sample(after, "taskbot_slack_calls_total", posts)).toBeGreaterThanOrEqual(
       sample(before, "taskbot_slack_calls_total", posts) + 2,
@@ -101,5 +117,29 @@ describe("health and metrics on an internal port (ADMIN_PORT)", () => {
     await h.command("Write a limerick [sim:length=100]");
     const threadTs = await h.waitForTaskThread("Write a limerick");
     await h.waitForFinal(threadTs);
+  });
+
+  it("says not ready, yet alive, while the app stops, and closes the port last", async () => {
+    const inside = `http://127.0.0.1:${h.app.slack.adminPort()}`;
+    // A task whose creation the service holds for 2 s: shutting down waits for it.
+    h.sim.injectFault({ endpoint: "create", delayMs: 2000 });
+    const creates = h.sim.requests.filter((r) => r.method === "POST").length;
+    await h.command("Held at creation [sim:length=50]");
+    await until("the held creation", () => {
+      return h.sim.requests.filter((r) => r.method === "POST").length > creates;
+    });
+    const closing = h.app.close();
+    const [ready, alive] = await Promise.all([
+      fetch(`${inside}/readyz`).then(async (r) => ({ status: r.status, body: await r.json() })),
+      fetch(`${inside}/healthz`).then((r) => r.status),
+    ]);
+    expect(ready).toEqual({
+      status: 503,
+      body: { ok: false, running: false, slack: true, store: true },
+    });
+    expect(alive).toBe(200);
+    await closing;
+    await expect(fetch(`${inside}/healthz`)).rejects.toThrow();
+    await h.startApp(); // for afterAll
   });
 });

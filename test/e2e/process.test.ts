@@ -39,13 +39,13 @@ describe("npm start as a real process", () => {
     });
     child.stdout?.on("data", (d: Buffer) => output.push(d.toString()));
     child.stderr?.on("data", (d: Buffer) => output.push(d.toString()));
-    // Ready when the health check says so.
+    // Ready when its readiness route says so.
     for (;;) {
       if (child.exitCode !== null) throw new Error(`the app exited: ${output.join("")}`);
       port ||= listeningPort(output.join(""));
       const ok =
         port > 0 &&
-        (await fetch(`http://127.0.0.1:${port}/healthz`)
+        (await fetch(`http://127.0.0.1:${port}/readyz`)
           .then((r) => r.ok)
           .catch(() => false));
       if (ok) break;

@@ -49,9 +49,13 @@ describe.skipIf(!haveRedis)("Redis outage", () => {
     await redis.stop();
     const downAt = Date.now();
 
-    // Meanwhile: probes tell the truth; people get a clear message, not silence.
+    // Meanwhile: probes tell the truth (alive: a restart would not bring Redis back; not ready,
+    // and why); people get a clear message, not silence.
     expect(await healthy("i1")).toBe(200);
     expect(await ready("i1")).toBe(503);
+    const readiness = await fetch(`http://127.0.0.1:${c.instance("i2").port}/readyz`);
+    expect(await readiness.json()).toEqual({ ok: false, running: true, slack: true, store: false });
+    expect(await healthy("i2")).toBe(200);
     const before = c.sim.requests.length;
     await c.target("i1").command("During the outage");
     const refusal = await c.slack.waitFor(

@@ -9,12 +9,14 @@ import { freePort } from "../support/cluster.ts";
 import { appEnv, CHANNEL, OWNER, startPeers, statusOf, TEAM } from "../support/harness.ts";
 import type { LocalSlack } from "../../tools/local-slack/index.ts";
 import { LocalSocketMode } from "../../tools/local-slack/local-socket-mode.ts";
+import { until } from "../support/until.ts";
 
 describe("Socket Mode (SLACK_APP_TOKEN set): npm start with no public URL", () => {
   let sim: Simulator;
   let slack: LocalSlack;
   let socket: LocalSocketMode;
   let child: ChildProcess;
+  let port: number;
   const output: string[] = [];
   const dataDir = mkdtempSync(join(tmpdir(), "taskbot-socket-"));
 
@@ -22,9 +24,10 @@ describe("Socket Mode (SLACK_APP_TOKEN set): npm start with no public URL", () =
     ({ sim, slack } = await startPeers());
     socket = await LocalSocketMode.start();
     slack.socketModeUrl = socket.url;
+    port = await freePort();
     const env = appEnv(sim, slack, {
       SLACK_APP_TOKEN: slack.appToken,
-      PORT: String(await freePort()),
+      PORT: String(port),
       DATA_DIR: dataDir,
     });
     delete env.SLACK_SIGNING_SECRET;
@@ -106,4 +109,43 @@ describe("Socket Mode (SLACK_APP_TOKEN set): npm start with no public URL", () =
     expect(sim.runs().filter((r) => r.followUp)).toHaveLength(1);
     expect(output.join("")).not.toContain(slack.appToken);
   });
+
+  it("is not ready while its Socket Mode connection is down, yet alive, and ready again once reconnected", async () => {
+    const probe = async (path: string) => {
+      const res = await fetch(`http://127.0.0.1:${port}${path}`);
+      return { status: res.status, body: (await res.json()) as unknown };
+    };
+    const ready = { ok: true, running: true, slack: true, store: true };
+    expect(await probe("/readyz")).toEqual({ status: 200, body: ready });
+
+    // Slack's end drops the connection and refuses new ones for a while.
+    socket.refuse();
+    socket.drop();
+    await until("/readyz to say 503 once the connection dropped", async () => {
+      return (await probe("/readyz")).status === 503;
+    });
+    expect((await probe("/readyz")).body).toEqual({ ...ready, ok: false, slack: false });
+    // Alive all along: restarting the process would not bring Slack back.
+    expect(await probe("/healthz")).toEqual({ status: 200, body: { ok: true } });
+    // The client tries again by itself; refused, the instance stays not ready.
+    await until("a reconnection attempt", () => socket.refused > 0);
+    expect((await probe("/readyz")).status).toBe(503);
+
+    socket.refuse(false);
+    await until("/readyz to say 200 once reconnected", async () => {
+      return (await probe("/readyz")).status === 200;
+    });
+    expect(socket.open).toBe(true);
+    // Ready means reachable: Slack's deliveries are acknowledged again.
+    const ack = await socket.send("slash_commands", {
+      command: "/task",
+      text: "",
+      team_id: TEAM,
+      user_id: OWNER,
+      channel_id: CHANNEL,
+      response_url: slack.responseUrl("socket-again"),
+      trigger_id: "trig.socket.2",
+    });
+    expect(ack.envelope_id).toBeTruthy();
+  }, 40_000);
 });

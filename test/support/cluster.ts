@@ -111,7 +111,7 @@ export class Cluster extends SlackScenario {
       instance.port ||= listeningPort(instance.output.join(""));
       const ok =
         instance.port > 0 &&
-        (await fetch(`http://127.0.0.1:${instance.port}/healthz`)
+        (await fetch(`http://127.0.0.1:${instance.port}/readyz`)
           .then((r) => r.ok)
           .catch(() => false));
       if (ok) return instance;

@@ -2,7 +2,9 @@
  * A local Slack Socket Mode endpoint: a WebSocket server (the `ws` library) that says
  * "hello" to the app, sends it envelopes as Slack does (slash commands, Events API, block
  * actions) and records the app's acknowledgements. Point the local Slack double's
- * `socketModeUrl` at it; Bolt's SocketModeReceiver then runs unmodified.
+ * `socketModeUrl` at it; Bolt's SocketModeReceiver then runs unmodified. It can also fail as
+ * Slack's endpoint can: drop the connections it holds, and refuse new ones (HTTP 503 to the
+ * WebSocket upgrade) until told otherwise.
  */
 import { randomUUID } from "node:crypto";
 import { once } from "node:events";
@@ -19,6 +21,9 @@ export class LocalSocketMode {
   readonly #sockets = new Set<WebSocket>();
   readonly acks: Ack[] = [];
   readonly #waiters = new Map<string, (ack: Ack) => void>();
+  #refusing = false;
+  /** Connection attempts answered 503 while refusing. */
+  refused = 0;
 
   private constructor(server: WebSocketServer) {
     this.#server = server;
@@ -37,9 +42,37 @@ export class LocalSocketMode {
   }
 
   static async start(): Promise<LocalSocketMode> {
-    const server = new WebSocketServer({ host: "127.0.0.1", port: 0 });
+    // Set once the instance exists: the upgrade check reads whether it refuses.
+    let refuses = (): boolean => false;
+    const server = new WebSocketServer({
+      host: "127.0.0.1",
+      port: 0,
+      verifyClient: (_info, accept) => (refuses() ? accept(false, 503) : accept(true)),
+    });
     await once(server, "listening");
-    return new LocalSocketMode(server);
+    const endpoint = new LocalSocketMode(server);
+    refuses = () => endpoint.#refuseNext();
+    return endpoint;
+  }
+
+  /** Refuses every new connection from now on (`false`: accepts them again). */
+  refuse(on = true): void {
+    this.#refusing = on;
+  }
+
+  /** Drops every connection at once, as a network failure would (no close frame). */
+  drop(): void {
+    for (const socket of this.#sockets) socket.terminate();
+  }
+
+  /** Whether connections are open now. */
+  get open(): boolean {
+    return this.#sockets.size > 0;
+  }
+
+  #refuseNext(): boolean {
+    if (this.#refusing) this.refused += 1;
+    return this.#refusing;
   }
 
   get url(): string {

@@ -155,6 +155,15 @@ export class SlackScheduler {
     return this.#stats.snapshot(queued);
   }
 
+  /** Calls and edits waiting for their budget now, by method, every workspace together. */
+  queueDepth(): Map<string, number> {
+    const depth = new Map<string, number>();
+    for (const lane of this.#allLanes()) {
+      depth.set(lane.method, (depth.get(lane.method) ?? 0) + waitingCalls(lane));
+    }
+    return depth;
+  }
+
   /**
    * Resolves when no bucket request and no call is in progress. Calls waiting for a timer (budget,
    * pause, interval) do not count: tests advance a fake clock, then await this.
