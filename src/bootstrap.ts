@@ -101,9 +101,7 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
     previews,
     memory,
   });
-  metrics.countActiveRuns(() => relay.activeRuns);
-  metrics.countQueuedSlackCalls(() => scheduler.queueDepth());
-  figures.set("relay", () => relay.metrics());
+  countRuns(metrics, figures, relay, scheduler);
   // The coordinator subscribes to the relay's run ends (threads above runs).
   const { coordinator, home } = openCoordinator(config, logger, {
     parts: { workspaces, store, relay, memory },
@@ -112,13 +110,7 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
     dispatcher: outbound.slackDispatcher,
     scheduler,
   });
-  const resumer = new Resumer({
-    store,
-    relay,
-    logger,
-    leaseTtlMs: config.runLeaseTtlMs,
-    intervalMs: config.resumeScanIntervalMs,
-  });
+  const resumer = openResumer(config, logger, store, relay);
   slack.listen(coordinator, home, { runs: relay, budgets: scheduler, workspaces });
   const port = await slack.start();
   // Runs left unfinished by a crash or a previous shutdown, and later orphans, are taken over.
@@ -132,6 +124,29 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
     );
   const settle = (timeoutMs: number) => coordinator.settle(timeoutMs);
   return { slack, store, relay, service, port, resumer, settle, close };
+}
+
+/** What the metrics read of the runs and the Slack queue at each scrape. */
+function countRuns(
+  metrics: PrometheusMetrics,
+  figures: Map<string, () => unknown>,
+  relay: Relay,
+  scheduler: SlackScheduler,
+): void {
+  metrics.countActiveRuns(() => relay.activeRuns);
+  metrics.countQueuedSlackCalls(() => scheduler.queueDepth());
+  figures.set("relay", () => relay.metrics());
+}
+
+/** Takes over the runs nobody relays (left by a crash or a shutdown), every scan interval. */
+function openResumer(config: Config, logger: Logger, store: ThreadStore, relay: Relay): Resumer {
+  return new Resumer({
+    store,
+    relay,
+    logger,
+    leaseTtlMs: config.runLeaseTtlMs,
+    intervalMs: config.resumeScanIntervalMs,
+  });
 }
 
 /** `/metrics.json`: the instance, its process, and each part's figures. */
