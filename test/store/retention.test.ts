@@ -52,9 +52,9 @@ function sqliteBackend(): Backend {
       const db = new DatabaseSync(path, { readOnly: true });
       try {
         const row = db.prepare("SELECT expires FROM keyv WHERE key = ?").get(`${ns}:${key}`) as
-          | { expires: number | null }
-          | undefined;
-        return row?.expires == null ? undefined : row.expires - Date.now();
+          { expires: number | null } | undefined;
+        const expires = row?.expires ?? undefined;
+        return expires === undefined ? undefined : expires - Date.now();
       } finally {
         db.close();
       }
