@@ -24,6 +24,7 @@ import { slackGroupMembers } from "./slack/user-groups.ts";
 import { workspaceUrls } from "./slack/workspace-tokens.ts";
 import { runIndexTtlMs } from "./store/run-index.ts";
 import type * as RedisStoreModule from "./store/redis.ts";
+import { AuditTrail } from "./store/audit.ts";
 import type { ThreadStore } from "./store/types.ts";
 import { openServices } from "./service-key.ts";
 import { withDeadline } from "./util/deadline.ts";
@@ -59,6 +60,8 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
     config.instanceId ?? `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
   const metrics = createPrometheusMetrics();
   const { store, scheduler, tokenTeamId } = await openChecked(config, logger, outbound, metrics);
+  // Admin actions, as log lines and per workspace for its admins' App Home.
+  const audit = new AuditTrail({ records: store, logger, retentionMs: retentionMs(config) });
   const { service, serviceFor, workspaceKeys } = openServices(
     config,
     metrics,
@@ -103,7 +106,7 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
   figures.set("relay", () => relay.metrics());
   // The coordinator subscribes to the relay's run ends (threads above runs).
   const { coordinator, home } = openCoordinator(config, logger, {
-    parts: { workspaces, store, relay, memory },
+    parts: { workspaces, store, relay, memory, audit },
     client: slack.app.client,
     tokens: slack.tokens,
     dispatcher: outbound.slackDispatcher,
@@ -116,7 +119,7 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
     leaseTtlMs: config.runLeaseTtlMs,
     intervalMs: config.resumeScanIntervalMs,
   });
-  slack.listen(coordinator, home, { runs: relay, budgets: scheduler, workspaces });
+  slack.listen(coordinator, home, { runs: relay, budgets: scheduler, workspaces, audit });
   const port = await slack.start();
   // Runs left unfinished by a crash or a previous shutdown, and later orphans, are taken over.
   resumer.start();
@@ -188,7 +191,9 @@ function openCoordinator(
   config: Config,
   logger: Logger,
   wiring: {
-    readonly parts: Pick<CoordinatorOptions, "workspaces" | "store" | "relay" | "memory">;
+    readonly parts: Pick<CoordinatorOptions, "workspaces" | "store" | "relay" | "memory"> & {
+      readonly audit: AuditTrail;
+    };
     readonly client: SlackApp["app"]["client"];
     readonly tokens: SlackApp["tokens"];
     readonly dispatcher: Outbound["slackDispatcher"];
@@ -215,7 +220,9 @@ function openCoordinator(
       client,
       records: wiring.parts.store,
       tokenFor: (team) => tokens.botToken(team),
+      audit: wiring.parts.audit,
     }),
+    retentionDays: config.retentionDays,
   });
   const coordinator = new TaskCoordinator({
     ...wiring.parts,
@@ -302,6 +309,7 @@ async function openStore(
   const options = {
     namespace: config.storeNamespace,
     runTtlMs: runIndexTtlMs(config.service.maxRunS * 1000),
+    retentionMs: retentionMs(config),
   };
   if (redis && config.redisUrl) {
     return redis.openRedisStore(config.redisUrl, reportStore, {
@@ -348,6 +356,11 @@ function logRunning(
     },
     "Task bot is running",
   );
+}
+
+/** How long people's records and the audit trail are kept (DATA_RETENTION_DAYS). */
+function retentionMs(config: Config): number {
+  return config.retentionDays * 24 * 3600 * 1000;
 }
 
 /** How long shutdown waits for the tasks being created (a container gets 30 s in all). */

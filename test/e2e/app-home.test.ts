@@ -254,6 +254,14 @@ describe.each(storeBackends())("App Home and defaults with %s", (_name, redis) =
           .find((e) => e.text.includes("now default to model `channel-model`")),
       { description: "the confirmation of the channel defaults" },
     );
+    // A change of a channel's defaults is an audit event.
+    const audit = h.logLines
+      .map((l) => (JSON.parse(l) as { audit?: Record<string, unknown> }).audit)
+      .filter((a) => a?.what === "channel_defaults.changed");
+    expect(audit).toEqual([
+      expect.objectContaining({ who: OWNER, workspace: TEAM, channel: CHANNEL }),
+    ]);
+    expect(audit[0]?.detail).toContain("channel-model");
     // The form opens again with them.
     await h.command("settings", { user: OWNER });
     const again = await opened(views + 2);
