@@ -32,7 +32,9 @@ const MessageDeleted = z.object({
   subtype: z.literal("message_deleted"),
   channel: z.string().min(1),
   deleted_ts: z.string().min(1),
-  previous_message: z.object({ thread_ts: z.string().optional() }).nullish(),
+  previous_message: z
+    .object({ thread_ts: z.string().optional(), bot_id: z.string().optional() })
+    .nullish(),
 });
 
 export function register(app: App, { coordinator }: ListenerDeps): void {
@@ -40,8 +42,10 @@ export function register(app: App, { coordinator }: ListenerDeps): void {
     const deleted = MessageDeleted.safeParse(event);
     if (deleted.success) {
       const { channel, deleted_ts: ts, previous_message: previous } = deleted.data;
+      // A bot's message (the app's own "working…" one going) was never a waiting reply.
+      const replyIn = previous?.bot_id === undefined ? previous?.thread_ts : undefined;
       const teamId = authorisedTeam(context);
-      await coordinator.forgetting.messageDeleted(teamId, channel, ts, previous?.thread_ts);
+      await coordinator.forgetting.messageDeleted(teamId, channel, ts, replyIn);
       return;
     }
     const parsed = MessageEvent.safeParse(event);
