@@ -13,7 +13,9 @@ import { sendViewSubmission } from "../../tools/local-slack/slack-requests.ts";
 import {
   ADMIN,
   CHANNEL,
+  comparable,
   Harness,
+  markdownOf,
   OTHER,
   OWNER,
   SIGNING_SECRET,
@@ -78,6 +80,23 @@ describe.each(storeBackends())("data an admin controls, with %s", (_name, redisU
           .filter((m) => m.ts !== threadTs && /Completed in|Failed after|Stopped/.test(statusOf(m)))
           .length >= count,
       { description: `${count} ended run(s) in ${threadTs}`, timeoutMs: 20_000 },
+    );
+
+  /**
+   * A stalled run (`[sim:stall]` stalls after its third chunk) has shown all it sent: no edit of
+   * it is still on its way to Slack, so any later write would be the app's doing.
+   */
+  const quiet = (threadTs: string, runId: string, channel = CHANNEL) =>
+    h.slack.waitFor(
+      () => {
+        const run = h.sim.runs().find((r) => r.id === runId);
+        const shown = h.slack
+          .thread(channel, threadTs)
+          .filter((m) => m.ts !== threadTs && m.user === h.slack.botUserId)
+          .map((m) => comparable(markdownOf(m)));
+        return (run?.chunks ?? 0) >= 3 && shown.includes(comparable(run?.content ?? "x"));
+      },
+      { description: `the stalled run of ${threadTs} shown as far as it went` },
     );
 
   const runOf = (fragment: string) =>
@@ -152,6 +171,7 @@ describe.each(storeBackends())("data an admin controls, with %s", (_name, redisU
     const threadTs = await h.waitForTaskThread("Plan the offsite");
     const run = await runOf("Plan the offsite");
     await running(threadTs);
+    await quiet(threadTs, run.id);
     const reply = await h.reply(threadTs, "Also book the venue");
     await queued(threadTs, 1);
     // Slack shows it queued (a reaction, a word to the person) before the message goes.
@@ -198,6 +218,7 @@ describe.each(storeBackends())("data an admin controls, with %s", (_name, redisU
     const going = await taskThread(GONE, "Draft the roadmap");
     const run = await runOf("Draft the roadmap");
     await running(going, GONE);
+    await quiet(going, run.id, GONE);
     await h.command("Kept elsewhere [sim:length=40]");
     const kept = await h.waitForTaskThread("Kept elsewhere");
     await ended(kept);
@@ -295,6 +316,7 @@ describe.each(storeBackends())("data an admin controls, with %s", (_name, redisU
     const going = await h.waitForTaskThread("Index the wiki");
     const run = await runOf("Index the wiki");
     await running(going);
+    await quiet(going, run.id);
     await h.app.store.putDefaults(TEAM, { kind: "channel", channelId: CHANNEL }, { effort: "low" });
     const from = h.slack.calls.length;
     expect((await submit(form, ADMIN, ticked)).body).toBe("");
