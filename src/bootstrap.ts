@@ -60,8 +60,6 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
     config.instanceId ?? `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
   const metrics = createPrometheusMetrics();
   const { store, scheduler, tokenTeamId } = await openChecked(config, logger, outbound, metrics);
-  // Admin actions, as log lines and per workspace for its admins' App Home.
-  const audit = new AuditTrail({ records: store, logger, retentionMs: retentionMs(config) });
   const { service, serviceFor, workspaceKeys } = openServices(
     config,
     metrics,
@@ -105,8 +103,8 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
   metrics.countActiveRuns(() => relay.activeRuns);
   figures.set("relay", () => relay.metrics());
   // The coordinator subscribes to the relay's run ends (threads above runs).
-  const { coordinator, home } = openCoordinator(config, logger, {
-    parts: { workspaces, store, relay, memory, audit },
+  const { coordinator, home, audit } = openCoordinator(config, logger, {
+    parts: { workspaces, store, relay, memory },
     client: slack.app.client,
     tokens: slack.tokens,
     dispatcher: outbound.slackDispatcher,
@@ -191,16 +189,17 @@ function openCoordinator(
   config: Config,
   logger: Logger,
   wiring: {
-    readonly parts: Pick<CoordinatorOptions, "workspaces" | "store" | "relay" | "memory"> & {
-      readonly audit: AuditTrail;
-    };
+    readonly parts: Pick<CoordinatorOptions, "workspaces" | "store" | "relay" | "memory">;
     readonly client: SlackApp["app"]["client"];
     readonly tokens: SlackApp["tokens"];
     readonly dispatcher: Outbound["slackDispatcher"];
     readonly scheduler: SlackScheduler;
   },
-): { coordinator: TaskCoordinator; home: HomeTab } {
+): { coordinator: TaskCoordinator; home: HomeTab; audit: AuditTrail } {
   const { client, tokens } = wiring;
+  // Admin actions, as log lines and per workspace for its admins' App Home.
+  const records = wiring.parts.store;
+  const audit = new AuditTrail({ records, logger, retentionMs: retentionMs(config) });
   const directory = slackChannelDirectory(client, tokens);
   const preferences = new Preferences({
     store: wiring.parts.store,
@@ -216,12 +215,7 @@ function openCoordinator(
     preferences,
     logger,
     teamUrl: workspaceUrls(client, tokens),
-    admin: adminHome({
-      client,
-      records: wiring.parts.store,
-      tokenFor: (team) => tokens.botToken(team),
-      audit: wiring.parts.audit,
-    }),
+    admin: adminHome({ client, records, tokenFor: (team) => tokens.botToken(team), audit }),
     retentionDays: config.retentionDays,
   });
   const coordinator = new TaskCoordinator({
@@ -252,8 +246,9 @@ function openCoordinator(
       allowExternal: config.service.allowExternal,
     },
     logger,
+    audit,
   });
-  return { coordinator, home };
+  return { coordinator, home, audit };
 }
 
 /**
