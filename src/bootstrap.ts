@@ -24,6 +24,7 @@ import { slackGroupMembers } from "./slack/user-groups.ts";
 import { workspaceUrls } from "./slack/workspace-tokens.ts";
 import { runIndexTtlMs } from "./store/run-index.ts";
 import type * as RedisStoreModule from "./store/redis.ts";
+import { AuditTrail } from "./store/audit.ts";
 import type { ThreadStore } from "./store/types.ts";
 import { openServices } from "./service-key.ts";
 import { withDeadline } from "./util/deadline.ts";
@@ -103,7 +104,7 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
   });
   countRuns(metrics, figures, relay, scheduler);
   // The coordinator subscribes to the relay's run ends (threads above runs).
-  const { coordinator, home } = openCoordinator(config, logger, {
+  const { coordinator, home, audit } = openCoordinator(config, logger, {
     parts: { workspaces, store, relay, memory },
     client: slack.app.client,
     tokens: slack.tokens,
@@ -111,7 +112,7 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
     scheduler,
   });
   const resumer = openResumer(config, logger, store, relay);
-  slack.listen(coordinator, home, { runs: relay, budgets: scheduler, workspaces });
+  slack.listen(coordinator, home, { runs: relay, budgets: scheduler, workspaces, audit });
   const port = await slack.start();
   // Runs left unfinished by a crash or a previous shutdown, and later orphans, are taken over.
   resumer.start();
@@ -212,8 +213,11 @@ function openCoordinator(
     readonly dispatcher: Outbound["slackDispatcher"];
     readonly scheduler: SlackScheduler;
   },
-): { coordinator: TaskCoordinator; home: HomeTab } {
+): { coordinator: TaskCoordinator; home: HomeTab; audit: AuditTrail } {
   const { client, tokens } = wiring;
+  // Admin actions, as log lines and per workspace for its admins' App Home.
+  const records = wiring.parts.store;
+  const audit = new AuditTrail({ records, logger, retentionMs: retentionMs(config) });
   const directory = slackChannelDirectory(client, tokens);
   const preferences = new Preferences({
     store: wiring.parts.store,
@@ -229,11 +233,8 @@ function openCoordinator(
     preferences,
     logger,
     teamUrl: workspaceUrls(client, tokens),
-    admin: adminHome({
-      client,
-      records: wiring.parts.store,
-      tokenFor: (team) => tokens.botToken(team),
-    }),
+    admin: adminHome({ client, records, tokenFor: (team) => tokens.botToken(team), audit }),
+    retentionDays: config.retentionDays,
   });
   const coordinator = new TaskCoordinator({
     ...wiring.parts,
@@ -263,8 +264,9 @@ function openCoordinator(
       allowExternal: config.service.allowExternal,
     },
     logger,
+    audit,
   });
-  return { coordinator, home };
+  return { coordinator, home, audit };
 }
 
 /**
@@ -320,6 +322,7 @@ async function openStore(
   const options = {
     namespace: config.storeNamespace,
     runTtlMs: runIndexTtlMs(config.service.maxRunS * 1000),
+    retentionMs: retentionMs(config),
   };
   if (redis && config.redisUrl) {
     return redis.openRedisStore(config.redisUrl, reportStore, {
@@ -366,6 +369,11 @@ function logRunning(
     },
     "Task bot is running",
   );
+}
+
+/** How long people's records and the audit trail are kept (DATA_RETENTION_DAYS). */
+function retentionMs(config: Config): number {
+  return config.retentionDays * 24 * 3600 * 1000;
 }
 
 /** How long shutdown waits for the tasks being created (a container gets 30 s in all). */

@@ -28,6 +28,12 @@ import { type Features, featuresFrom, featuresShape } from "./config-features.ts
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 
 /**
+ * How long people's records (task threads with their queued replies, recent tasks with their
+ * prompt excerpts, votes on answers) and the audit trail are kept after they were last written.
+ */
+export const DEFAULT_RETENTION_DAYS = 90;
+
+/**
  * What the task service's data may take in memory by default (MiB): one answer's text, one
  * run's files at once (as sent: base64 takes 4 bytes for 3), and everything the process holds.
  */
@@ -143,6 +149,7 @@ const slackShape = {
     .optional()
     .transform((v) => (v === undefined || v === "" ? "taskbot" : v))
     .pipe(z.string().regex(/^[A-Za-z0-9_-]{1,40}$/, "must be 1 to 40 letters, digits, - or _")),
+  DATA_RETENTION_DAYS: intFrom(1, 3650, DEFAULT_RETENTION_DAYS),
   RUN_LEASE_TTL_MS: intFrom(500, 600_000, 15_000),
   RESUME_SCAN_INTERVAL_MS: intFrom(100, 600_000, 2000),
   PORT: intFrom(0, 65_535, 3000),
@@ -276,6 +283,8 @@ export interface Config extends Features {
   readonly instanceId: string | undefined;
   /** Prefix of every key in the store (several bots may share one Redis). */
   readonly storeNamespace: string;
+  /** Days people's records and the audit trail are kept after last written (DATA_RETENTION_DAYS). */
+  readonly retentionDays: number;
   /** A run whose owner stops renewing its lease is taken over after this long. */
   readonly runLeaseTtlMs: number;
   /** How often an instance looks for runs nobody relays. */
@@ -404,6 +413,7 @@ export function parseConfig(env: Env): Config {
     dataDir: v.DATA_DIR ?? "data",
     instanceId: v.INSTANCE_ID,
     storeNamespace: v.STORE_NAMESPACE,
+    retentionDays: v.DATA_RETENTION_DAYS,
     runLeaseTtlMs: v.RUN_LEASE_TTL_MS,
     resumeScanIntervalMs: v.RESUME_SCAN_INTERVAL_MS,
     port: v.PORT,

@@ -186,6 +186,16 @@ describe("configuration", () => {
     ]);
   });
 
+  it("keeps people's records 90 days unless DATA_RETENTION_DAYS says otherwise (1 to 3650)", () => {
+    expect(parseConfig(base).retentionDays).toBe(90);
+    expect(parseConfig({ ...base, DATA_RETENTION_DAYS: "30" }).retentionDays).toBe(30);
+    for (const days of ["0", "3651", "7.5", "a month"]) {
+      expect(problemsOf({ ...base, DATA_RETENTION_DAYS: days })).toEqual([
+        "DATA_RETENTION_DAYS must be a whole number from 1 to 3650",
+      ]);
+    }
+  });
+
   describe("plain http:// (refused beyond this machine unless ALLOW_INSECURE_HTTP=true)", () => {
     it.each([
       ["TASK_API_URL", "http://tasks.example.com", "tasks.example.com", "the service API key"],

@@ -31,7 +31,8 @@ const EXPECTED_BOT_SCOPES = [
   "commands",
   "channels:history",
   "groups:history",
-  // conversations.info: a channel's creator may change its defaults (`/task settings`).
+  // conversations.info: a channel's creator may change its defaults (`/task settings`); and
+  // channel_deleted, group_deleted: a deleted channel's records are forgotten.
   "channels:read",
   "groups:read",
   "im:history",
@@ -140,13 +141,16 @@ describe("manifest.yml", () => {
     });
   });
 
-  it("subscribes to messages everywhere the bot is, to uninstalls, and enables interactivity and DMs", () => {
+  it("subscribes to messages everywhere the bot is, to uninstalls and deleted channels, and enables interactivity and DMs", () => {
     expect(at(manifest, "settings", "event_subscriptions", "bot_events")).toEqual([
       "agent_session_stopped",
       "app_home_opened",
       "app_mention",
       "app_context_changed",
       "app_uninstalled",
+      // Deleted channels are forgotten (the scopes they need, channels:read and groups:read, are asked for already).
+      "channel_deleted",
+      "group_deleted",
       "message.channels",
       "message.groups",
       "message.im",

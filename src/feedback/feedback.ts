@@ -1,8 +1,9 @@
 /**
  * Feedback on answers: each click of the feedback buttons is recorded with the run it is about
  * (one vote per person and run, the latest counts) and counted in Prometheus. Records live
- * beside the workspace's threads (`t:<team>:feedback:<run id>`), so uninstalling the app
- * forgets them with the rest of the workspace.
+ * beside the workspace's threads (`t:<team>:feedback:<run id>`), for the data retention after
+ * the last vote; uninstalling the app forgets them with the rest of the workspace, and they
+ * are forgotten with their thread or channel, and a person's with their records.
  */
 import type { AppMetrics } from "../metrics.ts";
 import type { RecordStore } from "../store/types.ts";
@@ -77,7 +78,7 @@ export class FeedbackRecorder {
         -MAX_VOTES,
       ),
     };
-    await this.#o.records.putRecord(key, record);
+    await this.#o.records.putRecord(key, record, { retained: true });
     this.#o.metrics.feedback(vote.kind);
     return true;
   }
@@ -94,3 +95,42 @@ function readRecord(raw: unknown): FeedbackRecord | undefined {
   if (typeof r.runId !== "string" || !Array.isArray(r.votes)) return undefined;
   return r as FeedbackRecord;
 }
+
+/** Which votes to forget: a thread's or a channel's, one person's, or the whole workspace's. */
+export type FeedbackScope =
+  { readonly channelId: string; readonly threadTs?: string } | { readonly voter: string } | "all";
+
+/**
+ * Forgets the votes of `scope` in a workspace (a scan of its feedback records, which erasing
+ * and deleted channels or threads are rare enough for); how many records changed.
+ */
+export async function forgetFeedback(
+  records: Pick<RecordStore, "recordKeys" | "getRecord" | "updateRecord" | "deleteRecord">,
+  teamId: string,
+  scope: FeedbackScope,
+): Promise<number> {
+  let changed = 0;
+  for (const key of await records.recordKeys(feedbackKey(teamId, ""))) {
+    const record = scope === "all" ? undefined : readRecord(await records.getRecord(key));
+    if (scope === "all" || (record && "channelId" in scope && inPlace(record, scope))) {
+      await records.deleteRecord(key);
+      changed += 1;
+    } else if (record && "voter" in scope && record.votes.some((v) => v.userId === scope.voter)) {
+      const left = await records.updateRecord(
+        key,
+        (current) => {
+          const read = readRecord(current);
+          return read && { ...read, votes: read.votes.filter((v) => v.userId !== scope.voter) };
+        },
+        { retained: true },
+      );
+      if (readRecord(left)?.votes.length === 0) await records.deleteRecord(key);
+      changed += 1;
+    }
+  }
+  return changed;
+}
+
+const inPlace = (record: FeedbackRecord, where: { channelId: string; threadTs?: string }) =>
+  record.channelId === where.channelId &&
+  (where.threadTs === undefined || record.threadTs === where.threadTs);

@@ -1,18 +1,34 @@
 /**
- * Runs of a workspace that uninstalled the app (or revoked its bot token): stopped at the
- * service and ended without a word to Slack, whose token is gone, wherever they are relayed.
+ * Runs whose records are forgotten: of a workspace that uninstalled the app (or revoked its bot
+ * token), or erased its records; of a channel deleted in Slack; of a thread whose task message
+ * was deleted. Each is stopped at the service and ends without a word to Slack (where there is
+ * no token, channel or thread any more), wherever it is relayed.
  */
 import type { Logger } from "pino";
-import type { RunRecord } from "../store/types.ts";
+import type { RunRecord, StartPlace } from "../store/types.ts";
 import type { RunStore, TaskService, ThreadRef } from "./ports.ts";
 import type { RunFate } from "./fate.ts";
 
-/** The Stop requester recorded for a forgotten workspace's run (no Slack user id has a "!"). */
-export const UNINSTALLED = "!uninstalled";
+/** The Stop requester recorded for a forgotten run (no Slack user id has a "!"). */
+export const FORGOTTEN = "!forgotten";
 
 /** Why a run stops when its record is gone while it is relayed. */
 export const RECORD_GONE =
-  "the run's record is gone: its workspace uninstalled the app; stopping it quietly";
+  "the run's record is gone: its workspace, channel or thread was forgotten; stopping it quietly";
+
+/** The runs to forget: a workspace's, or those of one of its channels, or of one thread. */
+export interface RunScope {
+  readonly teamId: string;
+  readonly channelId?: string;
+  readonly threadTs?: string;
+}
+
+/** Whether a run's place is within `scope`. */
+export function inScope(place: StartPlace, scope: RunScope): boolean {
+  if (place.teamId !== scope.teamId) return false;
+  if (scope.channelId !== undefined && place.channelId !== scope.channelId) return false;
+  return scope.threadTs === undefined || place.threadTs === scope.threadTs;
+}
 
 /**
  * Writes a relayed run's record: only while it exists (a forgotten workspace's run is never
@@ -41,55 +57,54 @@ export interface LocalRun {
 }
 
 /**
- * Stops every run of `teamId`: those relayed here end at once without a word (each stops its
- * service run itself); those in the index that another instance relays (or nobody, its owner
- * dead) are stopped at the service, with a Stop request that tells their relay to say nothing.
- * Their records go with the workspace's (`forgetTeam`); a relay that finds its record gone
- * stops quietly too, so nobody resumes them.
+ * Stops every run in `scope` (`local`: those relayed here, all in it): those relayed here end
+ * at once without a word (each stops its service run itself); those in the index that another
+ * instance relays (or nobody, its owner dead) are stopped at the service, with a Stop request
+ * that tells their relay to say nothing. Their records go next (`forgetTeam`, `forgetChannel`,
+ * …); a relay that finds its record gone stops quietly too, so nobody resumes them.
  */
-export async function stopTeamRuns(
+export async function stopRunsQuietly(
   deps: {
     readonly store: Pick<RunStore, "listRuns" | "requestStop">;
     readonly service: Pick<TaskService, "stopAgent">;
     readonly logger: Logger;
   },
-  teamId: string,
+  forgotten: { readonly scope: RunScope; readonly why: string },
   local: ReadonlyMap<string, LocalRun>,
 ): Promise<void> {
   const { store, service, logger } = deps;
+  const { scope, why } = forgotten;
   let elsewhere: RunRecord[] = [];
   try {
     elsewhere = (await store.listRuns()).filter(
-      (r) => r.key.teamId === teamId && !local.has(r.runId),
+      (r) => inScope(r.key, scope) && !local.has(r.runId),
     );
   } catch (err) {
-    logger.warn({ err, team: teamId }, "could not list the runs of a workspace to stop them");
+    logger.warn({ err, team: scope.teamId }, "could not list the runs to stop them quietly");
   }
-  for (const run of local.values()) {
-    run.fate.forget("its workspace uninstalled the app");
-  }
+  for (const run of local.values()) run.fate.forget(why);
   await Promise.all(
     elsewhere.map(async (record) => {
       const { runId } = record;
-      await store.requestStop(runId, UNINSTALLED).catch(() => undefined);
+      await store.requestStop(runId, FORGOTTEN).catch(() => undefined);
       const ref = serviceRef(record);
       if (!ref) return;
       await service.stopAgent(ref).catch((err: unknown) => {
-        logger.warn({ err, runId }, "could not stop a run of an uninstalled workspace");
+        logger.warn({ err, runId }, "could not stop a run whose records are forgotten");
       });
     }),
   );
   await Promise.allSettled([...local.values()].map((run) => run.done));
   logger.info(
-    { team: teamId, here: local.size, elsewhere: elsewhere.length },
-    "stopped the runs of a workspace that uninstalled the app",
+    { team: scope.teamId, here: local.size, elsewhere: elsewhere.length, why },
+    "stopped runs quietly: their records are forgotten",
   );
 }
 
 /**
  * A run that ended "stopped" by nobody known here: who asked (recorded in its fate), and whether
- * it was stopped because its workspace uninstalled the app (the Stop request says so or, once
- * the workspace is forgotten, its record is gone): then nothing more is shown.
+ * it was stopped because its records are forgotten (the Stop request says so or, once they are,
+ * its record is gone): then nothing more is shown.
  */
 export async function stoppedForgotten(
   store: Pick<RunStore, "getRun" | "stopRequester">,
@@ -97,13 +112,13 @@ export async function stoppedForgotten(
   runId: string,
 ): Promise<boolean> {
   const by = await store.stopRequester(runId).catch(() => undefined);
-  if (by === UNINSTALLED) return true;
+  if (by === FORGOTTEN) return true;
   if (by !== undefined) fate.stoppedElsewhere(by);
   if (by !== undefined || fate.unrecorded) return false;
   return (await store.getRun(runId).catch(() => "unknown")) === undefined;
 }
 
-/** A forgotten workspace's run ends here: stopped at the service (unless it already is). */
+/** A forgotten run ends here: stopped at the service (unless it already is). */
 export async function stopForgotten(
   service: Pick<TaskService, "stopAgent">,
   record: RunRecord,
@@ -113,8 +128,8 @@ export async function stopForgotten(
   const ref = serviceRef(record);
   if (stopAtService && ref) {
     await service.stopAgent(ref).catch((err: unknown) => {
-      log.warn({ err }, "could not stop the run of an uninstalled workspace");
+      log.warn({ err }, "could not stop a run whose records are forgotten");
     });
   }
-  log.info("run stopped: its workspace uninstalled the app (nothing more shown in Slack)");
+  log.info("run stopped: its records are forgotten (nothing more shown in Slack)");
 }

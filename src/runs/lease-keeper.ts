@@ -20,7 +20,8 @@ export interface LeaseKeeperOptions {
   /** The run must stop here (handed over): why. */
   readonly onLost: (why: string) => void;
   /**
-   * The lease and the run's record are both gone: its workspace was forgotten (uninstalled).
+   * The lease and the run's record are both gone: its records were forgotten (its workspace
+   * uninstalled the app or erased its records, its channel or task message was deleted).
    * Asked only while `recorded()` says the record was written (without it, the lease is taken
    * again as before).
    */

@@ -20,7 +20,7 @@ import {
 } from "../store/types.ts";
 import { formatDuration } from "../view/render.ts";
 import { adoptOpening, claimAdopted, dropUnshown, needsAdopting } from "./adopt.ts";
-import { stopTeamRuns } from "./forget.ts";
+import { inScope, type RunScope, stopRunsQuietly } from "./forget.ts";
 import { runLease } from "./lease-keeper.ts";
 import {
   type Clock,
@@ -50,6 +50,7 @@ import { RunFate } from "./fate.ts";
 export type { RelayMetrics } from "./relay-metrics.ts";
 export type { StartProgress } from "./reservations.ts";
 export type { RunOutcome, RunTarget } from "./run-state.ts";
+export type { RunScope } from "./forget.ts";
 
 export interface RelayOptions {
   /** Each workspace's writer and service client: a run uses its own workspace's. */
@@ -402,9 +403,18 @@ export class Relay {
    * a word to Slack, here and on other instances (forget.ts); resolves once those here ended.
    */
   stopTeam(teamId: string): Promise<void> {
-    const here = new Map([...this.#runs].filter(([, run]) => run.key.teamId === teamId));
+    return this.stopQuietly({ teamId }, "its workspace uninstalled the app");
+  }
+
+  /**
+   * The records of `scope` are being forgotten (a channel or a task message deleted in Slack, a
+   * workspace's records erased): its runs stop as a workspace's do when it uninstalls the app.
+   */
+  stopQuietly(scope: RunScope, why: string): Promise<void> {
+    const here = new Map([...this.#runs].filter(([, run]) => inScope(run.key, scope)));
     const { store, workspaces, logger } = this.#opts;
-    return stopTeamRuns({ store, service: workspaces.service(teamId), logger }, teamId, here);
+    const service = workspaces.service(scope.teamId);
+    return stopRunsQuietly({ store, service, logger }, { scope, why }, here);
   }
 
   /** Resolves once no run is being relayed (follow-ups started meanwhile included). */

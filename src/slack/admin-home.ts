@@ -1,10 +1,12 @@
 /**
  * Who administers a workspace (`users.info`: `is_admin` or `is_owner`), and App Home's admin
- * part for them: the service's last refusal of the workspace's account.
+ * part for them: the service's last refusal of the workspace's account, and its audit trail.
  */
 import type { WebClient } from "@slack/web-api";
+import type { AuditTrail } from "../store/audit.ts";
 import type { RecordStore } from "../store/types.ts";
 import { getServiceAlert } from "../store/usage-policy.ts";
+import { AUDIT_SHOWN } from "../view/home.ts";
 import type { AdminHome } from "../view/usage-policy.ts";
 
 /**
@@ -32,6 +34,8 @@ export interface AdminHomeOptions {
   readonly records: Pick<RecordStore, "getRecord">;
   /** The workspace's bot token for each call; undefined: the client's own. */
   readonly tokenFor?: (teamId: string) => string | undefined | Promise<string | undefined>;
+  /** The workspace's audit trail, whose latest events the admins see. */
+  readonly audit?: Pick<AuditTrail, "latest"> | undefined;
   readonly now?: () => number;
 }
 
@@ -58,7 +62,10 @@ export function adminHome(
   };
   return async (teamId, userId) => {
     if (!(await isAdmin(teamId, userId))) return undefined;
-    const alert = await getServiceAlert(options.records, teamId, now());
-    return { alert };
+    const [alert, audit] = await Promise.all([
+      getServiceAlert(options.records, teamId, now()),
+      options.audit?.latest(teamId, AUDIT_SHOWN),
+    ]);
+    return { alert, audit };
   };
 }

@@ -59,8 +59,11 @@ export interface SlackAppOptions {
   readonly workspaceKeys?: WorkspaceKeys | undefined;
 }
 
-/** What forgetting an uninstalled workspace needs beyond the store: its runs, budget, clients. */
-export type RemovalParts = Pick<WorkspaceRemovalDeps, "runs" | "budgets" | "workspaces">;
+/**
+ * What forgetting an uninstalled workspace needs beyond the store: its runs, budget, clients,
+ * and the audit trail (which the listeners write admin actions to as well).
+ */
+export type RemovalParts = Pick<WorkspaceRemovalDeps, "runs" | "budgets" | "workspaces" | "audit">;
 
 export interface SlackApp {
   readonly app: App;
@@ -129,7 +132,8 @@ export function createSlackApp(options: SlackAppOptions): SlackApp {
     });
     const { choices, suggestedPrompts } = config;
     const deps = { coordinator, logger, choices, suggestedPrompts, home, workspaceKeys, removal };
-    for (const surface of SURFACES) surface.register(app, { ...deps, feedback, records: store });
+    const more = { feedback, records: store, audit: parts.audit };
+    for (const surface of SURFACES) surface.register(app, { ...deps, ...more });
   }
 
   return {

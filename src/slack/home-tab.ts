@@ -27,6 +27,8 @@ export interface HomeTabOptions {
   readonly intervalMs?: number;
   /** The admin part of the person's Home tab, when they administer the workspace. */
   readonly admin?: (teamId: string, userId: string) => Promise<AdminHome | undefined>;
+  /** How long people's records are kept (DATA_RETENTION_DAYS), as the tab tells them. */
+  readonly retentionDays?: number | undefined;
 }
 
 interface Pending {
@@ -59,7 +61,8 @@ export class HomeTab implements HomeRefresher {
         this.#o.tokens.botToken(teamId),
         this.#adminPart(teamId, userId),
       ]);
-      const view = renderHome({ tasks, defaults, teamUrl, admin });
+      const { retentionDays } = this.#o;
+      const view = renderHome({ tasks, defaults, teamUrl, admin, retentionDays });
       await this.#o.client.views.publish({ token, user_id: userId, view: view as never });
     } catch (err) {
       this.#o.logger.warn({ err }, "could not publish the App Home tab");

@@ -6,6 +6,7 @@
 import type { InstallationStore } from "@slack/bolt";
 import type { Logger } from "pino";
 import { z } from "zod";
+import { type AuditTrail, BY_SLACK } from "../store/audit.ts";
 import { InstallationNotFoundError } from "../store/installations.ts";
 import type { ThreadStore } from "../store/types.ts";
 
@@ -26,6 +27,8 @@ export interface WorkspaceRemovalDeps {
   readonly workspaces?: { forget(teamId: string): void };
   /** Many workspaces: Bolt's installation store. Undefined with one SLACK_BOT_TOKEN. */
   readonly installations: InstallationStore | undefined;
+  /** Where the uninstall is written (its log line: the workspace's own list goes with it). */
+  readonly audit?: Pick<AuditTrail, "record"> | undefined;
   readonly logger: Logger;
 }
 
@@ -91,8 +94,11 @@ export class WorkspaceRemoval {
   }
 
   async #forgetTeam(teamId: string, enterpriseId: string | undefined): Promise<void> {
-    const { runs, store, installations, budgets, workspaces, logger } = this.#deps;
+    const { runs, store, installations, budgets, workspaces, audit, logger } = this.#deps;
     await runs.stopTeam(teamId);
+    // Its log line stays; its entry in the workspace's list goes with the rest below. Slack
+    // does not say who uninstalled the app.
+    await audit?.record({ what: "app.uninstalled", who: BY_SLACK, workspace: teamId });
     // Bolt's store first, so that it agrees; then every record of the team (its own included).
     await installations?.deleteInstallation?.({
       teamId,

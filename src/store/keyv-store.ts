@@ -6,13 +6,17 @@
 import { randomUUID } from "node:crypto";
 import { setTimeout as delay } from "node:timers/promises";
 import type { Keyv } from "keyv";
+import { DEFAULT_RETENTION_DAYS } from "../config.ts";
 import {
   type DefaultsScope,
+  type PersonForgotten,
   type RateLimit,
+  type RecordLife,
   RECENT_TASKS_KEPT,
   type RecentTask,
   type RunRecord,
   type SlackThreadKey,
+  type StartPlace,
   StoreUnavailableError,
   type TaskDefaults,
   type ThreadRecord,
@@ -23,17 +27,35 @@ import { checkRateCall, type RateCount, rateDecision, type RateRefusal } from ".
 import { decodeRunEntry, DEFAULT_RUN_TTL_MS, encodeRunEntry, runLease } from "./run-index.ts";
 import { fromStored, type StoredThread, toStored } from "./thread-record.ts";
 
-const THREAD_TTL_MS = 90 * 24 * 3600 * 1000;
+const DAY_MS = 24 * 3600 * 1000;
 const LOCK_TTL_MS = 10_000;
 /** Default key prefix; several bots (or test suites) can share one Redis with their own. */
 export const DEFAULT_NAMESPACE = "taskbot";
 
-const threadKey = (k: SlackThreadKey) => `t:${k.teamId}:thread:${k.channelId}:${k.threadTs}`;
-const recentKey = (teamId: string, userId: string) => `t:${teamId}:recent:${userId}`;
+/** A workspace's thread records (`…:<channel>:<ts>` each), and one channel's. */
+const threadsOf = (teamId: string, channelId = "") =>
+  `t:${teamId}:thread:${channelId === "" ? "" : `${channelId}:`}`;
+const threadKey = (k: SlackThreadKey) => `${threadsOf(k.teamId, k.channelId)}${k.threadTs}`;
+const recentsOf = (teamId: string) => `t:${teamId}:recent:`;
+const recentKey = (teamId: string, userId: string) => `${recentsOf(teamId)}${userId}`;
 const defaultsKey = (teamId: string, scope: DefaultsScope) =>
   `t:${teamId}:defaults:${scope.kind === "user" ? `user:${scope.userId}` : `channel:${scope.channelId}`}`;
-/** A person's recent tasks outlive their threads' records a little (read only while listed). */
-const RECENT_TTL_MS = THREAD_TTL_MS;
+
+/** The thread a thread record's key names (`t:<team>:thread:<channel>:<ts>`), if it is one. */
+function threadOfKey(teamId: string, key: string): SlackThreadKey | undefined {
+  const [channelId, threadTs, ...more] = key.slice(threadsOf(teamId).length).split(":");
+  if (!channelId || !threadTs || more.length > 0) return undefined;
+  return { teamId, channelId, threadTs };
+}
+
+/** Whether a run's place is in `scope`: its workspace, and its channel and thread when named. */
+function placeIn(
+  place: StartPlace,
+  scope: { readonly channelId?: string; readonly threadTs?: string },
+): boolean {
+  if (scope.channelId !== undefined && place.channelId !== scope.channelId) return false;
+  return scope.threadTs === undefined || place.threadTs === scope.threadTs;
+}
 
 /** What each backend provides beyond keyv's get/set: the atomic operations. */
 export interface Primitives {
@@ -93,7 +115,12 @@ export interface StoreOptions {
    * `runIndexTtlMs`: the maximum run time plus a day); 7 days when not given.
    */
   readonly runTtlMs?: number;
-  /** The time, for the run index's expiry (tests pass a fake one). */
+  /**
+   * How long thread records (with their queued replies), recent tasks and retained records
+   * are kept after they were last written (DATA_RETENTION_DAYS); 90 days when not given.
+   */
+  readonly retentionMs?: number;
+  /** The time, for the run index's expiry and the retention of list entries (tests pass a fake one). */
   readonly now?: () => number;
 }
 
@@ -102,6 +129,7 @@ export class KeyvThreadStore implements ThreadStore {
   readonly #p: Primitives;
   readonly #ns: string;
   readonly #runTtlMs: number;
+  readonly #retentionMs: number;
   readonly #now: () => number;
   readonly #locks = new Map<string, Promise<unknown>>();
 
@@ -110,6 +138,7 @@ export class KeyvThreadStore implements ThreadStore {
     this.#p = primitives;
     this.#ns = options.namespace ?? DEFAULT_NAMESPACE;
     this.#runTtlMs = options.runTtlMs ?? DEFAULT_RUN_TTL_MS;
+    this.#retentionMs = options.retentionMs ?? DEFAULT_RETENTION_DAYS * DAY_MS;
     this.#now = options.now ?? Date.now;
   }
 
@@ -137,7 +166,7 @@ export class KeyvThreadStore implements ThreadStore {
 
   async putThread(record: ThreadRecord): Promise<void> {
     await guard(async () => {
-      if (!(await this.#keyv.set(threadKey(record), toStored(record), THREAD_TTL_MS))) {
+      if (!(await this.#keyv.set(threadKey(record), toStored(record), this.#retentionMs))) {
         throw new Error("the store did not accept the write");
       }
     });
@@ -279,13 +308,20 @@ export class KeyvThreadStore implements ThreadStore {
     return undefined;
   }
 
+  /** A person's latest tasks, newest first: those written within the retention only. */
   async recentTasks(teamId: string, userId: string, limit: number): Promise<RecentTask[]> {
     const list = await guard(() => this.#keyv.get<RecentTask[]>(recentKey(teamId, userId)));
-    return Array.isArray(list) ? list.slice(0, limit) : [];
+    return Array.isArray(list) ? this.#retained(list).slice(0, limit) : [];
   }
 
-  putRecentTask(teamId: string, userId: string, task: RecentTask): Promise<void> {
-    return this.#changeRecent(teamId, userId, (list) => {
+  /** The entries of a list written within the retention (the list itself lives while written). */
+  #retained<T extends { readonly updatedAt: number }>(list: readonly T[]): T[] {
+    const since = this.#now() - this.#retentionMs;
+    return list.filter((entry) => entry.updatedAt > since);
+  }
+
+  async putRecentTask(teamId: string, userId: string, task: RecentTask): Promise<void> {
+    await this.#changeRecent(teamId, userId, (list) => {
       const others = list.filter(
         (t) => t.channelId !== task.channelId || t.threadTs !== task.threadTs,
       );
@@ -293,13 +329,13 @@ export class KeyvThreadStore implements ThreadStore {
     });
   }
 
-  updateRecentTask(
+  async updateRecentTask(
     teamId: string,
     userId: string,
     thread: { readonly channelId: string; readonly threadTs: string },
     change: (task: RecentTask) => RecentTask,
   ): Promise<void> {
-    return this.#changeRecent(teamId, userId, (list) => {
+    await this.#changeRecent(teamId, userId, (list) => {
       const at = list.findIndex(
         (t) => t.channelId === thread.channelId && t.threadTs === thread.threadTs,
       );
@@ -309,18 +345,25 @@ export class KeyvThreadStore implements ThreadStore {
     });
   }
 
-  /** One person's list rewritten under a lock shared by every instance, kept bounded. */
+  /**
+   * One person's list rewritten under a lock shared by every instance, kept bounded and within
+   * the retention; an empty list is deleted. Whether it changed.
+   */
   async #changeRecent(
     teamId: string,
     userId: string,
     change: (list: RecentTask[]) => RecentTask[] | undefined,
-  ): Promise<void> {
+  ): Promise<boolean> {
     const key = recentKey(teamId, userId);
-    await this.#withLock(`lock:${key}`, async () => {
+    return this.#withLock(`lock:${key}`, async () => {
       const list = await this.recentTasks(teamId, userId, RECENT_TASKS_KEPT);
       const next = change(list);
-      if (!next) return;
-      await guard(() => this.#keyv.set(key, next.slice(0, RECENT_TASKS_KEPT), RECENT_TTL_MS));
+      if (!next) return false;
+      await guard(async () => {
+        if (next.length === 0) await this.#keyv.delete(key);
+        else await this.#keyv.set(key, next.slice(0, RECENT_TASKS_KEPT), this.#retentionMs);
+      });
+      return true;
     });
   }
 
@@ -343,10 +386,25 @@ export class KeyvThreadStore implements ThreadStore {
     return guard(() => this.#keyv.get<unknown>(key));
   }
 
-  async putRecord(key: string, value: unknown): Promise<void> {
+  async putRecord(key: string, value: unknown, life: RecordLife = {}): Promise<void> {
     await guard(async () => {
-      if (!(await this.#keyv.set(key, value)))
+      const ttl = life.retained === true ? this.#retentionMs : undefined;
+      if (!(await this.#keyv.set(key, value, ttl)))
         throw new Error("the store did not accept the write");
+    });
+  }
+
+  updateRecord(
+    key: string,
+    change: (current: unknown) => unknown,
+    life: RecordLife = {},
+  ): Promise<unknown> {
+    return this.#withLock(`lock:${key}`, async () => {
+      const current = await this.getRecord(key);
+      const next = change(current);
+      if (next === undefined) return current;
+      await this.putRecord(key, next, life);
+      return next;
     });
   }
 
@@ -361,20 +419,106 @@ export class KeyvThreadStore implements ThreadStore {
    */
   async forgetTeam(teamId: string): Promise<void> {
     await guard(async () => {
-      const runIds: string[] = [];
-      for (const [key, raw] of await this.#p.entries(this.#run(""))) {
-        const entry = tryDecode(raw, this.#runTtlMs);
-        if (entry?.teamId !== teamId) continue;
-        runIds.push(entry.record.runId);
-        await this.#p.deleteEntry(key);
-        await this.#p.deleteEntry(this.#stop(entry.record.runId));
-      }
-      await this.#p.deleteKeys(runIds.map((id) => this.#lease(runLease(id))));
+      await this.#forgetRuns(teamId, {});
       await this.#p.deletePrefix(`${this.#ns}:claim:t:${teamId}:`);
       await this.#p.deletePrefix(this.#rate(teamId, ""));
       // Locks of its threads and recent tasks (held for a moment; nobody waits on them now).
       await this.#p.deletePrefix(this.#lease(`lock:t:${teamId}:`));
       await this.#p.deleteRecords(`t:${teamId}:`);
+    });
+  }
+
+  /** Deletes the index entries of a workspace's runs in `scope`, their Stop requests and leases. */
+  async #forgetRuns(
+    teamId: string,
+    scope: { readonly channelId?: string; readonly threadTs?: string },
+  ): Promise<void> {
+    const runIds: string[] = [];
+    for (const [key, raw] of await this.#p.entries(this.#run(""))) {
+      const entry = tryDecode(raw, this.#runTtlMs);
+      if (entry?.teamId !== teamId || !placeIn(entry.record.key, scope)) continue;
+      runIds.push(entry.record.runId);
+      await this.#p.deleteEntry(key);
+      await this.#p.deleteEntry(this.#stop(entry.record.runId));
+    }
+    await this.#p.deleteKeys(runIds.map((id) => this.#lease(runLease(id))));
+  }
+
+  async forgetThread(key: SlackThreadKey): Promise<ThreadRecord | undefined> {
+    const record = await this.getThread(key);
+    await guard(() => this.#forgetRuns(key.teamId, key));
+    if (!record) return undefined;
+    await this.#deleteThread(key);
+    await this.#changeRecent(key.teamId, record.ownerUserId, (list) => {
+      const kept = list.filter((t) => t.channelId !== key.channelId || t.threadTs !== key.threadTs);
+      return kept.length === list.length ? undefined : kept;
+    });
+    return record;
+  }
+
+  /** Deletes a thread's record under its lock, so that no update under way writes it back. */
+  async #deleteThread(key: SlackThreadKey): Promise<void> {
+    const k = threadKey(key);
+    await this.#withLock(`lock:${k}`, () => guard(() => this.#keyv.delete(k)));
+  }
+
+  async forgetChannel(teamId: string, channelId: string): Promise<string[]> {
+    await guard(async () => {
+      await this.#forgetRuns(teamId, { channelId });
+      await this.#p.deleteRecords(threadsOf(teamId, channelId));
+      await this.#p.deletePrefix(this.#lease(`lock:${threadsOf(teamId, channelId)}`));
+      await this.#keyv.delete(defaultsKey(teamId, { kind: "channel", channelId }));
+    });
+    // Every person's recent tasks are one record each: the tasks of the channel go from each.
+    const changed: string[] = [];
+    for (const key of await this.recordKeys(recentsOf(teamId))) {
+      const userId = key.slice(recentsOf(teamId).length);
+      const dropped = await this.#changeRecent(teamId, userId, (list) => {
+        const kept = list.filter((t) => t.channelId !== channelId);
+        return kept.length === list.length ? undefined : kept;
+      });
+      if (dropped) changed.push(userId);
+    }
+    return changed;
+  }
+
+  async forgetPerson(teamId: string, userId: string): Promise<PersonForgotten> {
+    let threads = 0;
+    let queuedReplies = 0;
+    for (const key of await this.recordKeys(threadsOf(teamId))) {
+      const thread = threadOfKey(teamId, key);
+      const record = thread && (await this.getThread(thread));
+      if (!thread || !record) continue;
+      if (record.ownerUserId === userId) {
+        await this.#deleteThread(thread);
+        threads += 1;
+        continue;
+      }
+      await this.updateThread(thread, (current) => {
+        const queue = current.queue.filter((reply) => reply.userId !== userId);
+        if (queue.length === current.queue.length) return undefined;
+        queuedReplies += current.queue.length - queue.length;
+        return { ...current, queue };
+      });
+    }
+    const recentTasks = (await this.recentTasks(teamId, userId, RECENT_TASKS_KEPT)).length;
+    const personal = defaultsKey(teamId, { kind: "user", userId });
+    const defaults = (await this.getRecord(personal)) !== undefined;
+    await guard(async () => {
+      await this.#keyv.delete(recentKey(teamId, userId));
+      await this.#keyv.delete(personal);
+    });
+    return { threads, queuedReplies, recentTasks, defaults };
+  }
+
+  async forgetPeople(teamId: string): Promise<void> {
+    await guard(async () => {
+      await this.#forgetRuns(teamId, {});
+      await this.#p.deleteRecords(threadsOf(teamId));
+      await this.#p.deleteRecords(recentsOf(teamId));
+      await this.#p.deleteRecords(`t:${teamId}:defaults:user:`);
+      await this.#p.deletePrefix(this.#lease(`lock:${threadsOf(teamId)}`));
+      await this.#p.deletePrefix(this.#lease(`lock:${recentsOf(teamId)}`));
     });
   }
 

@@ -277,16 +277,46 @@ export interface PreferenceStore {
 }
 
 /**
+ * How long a record is kept: until deleted (a setting, an installation), or for the store's
+ * retention after it was last written (`retained`: what people did, e.g. votes on answers).
+ */
+export interface RecordLife {
+  readonly retained?: boolean;
+}
+
+/**
  * Plain JSON records by key beside the threads, on the same backend (a workspace's Slack
  * installation…). Keys start with `t:<team id>:` for a workspace's records, like the threads'.
  */
 export interface RecordStore {
   getRecord(key: string): Promise<unknown>;
-  /** Kept until deleted. */
-  putRecord(key: string, value: unknown): Promise<void>;
+  /** Kept until deleted, or for the store's retention when `retained`. */
+  putRecord(key: string, value: unknown, life?: RecordLife): Promise<void>;
+  /**
+   * Read-modify-write of one record, atomic across instances (a short lock per key): `change`
+   * gets the record (undefined when there is none) and returns the new one, or undefined to
+   * leave it as it is. Resolves with what the record holds afterwards.
+   */
+  updateRecord(
+    key: string,
+    change: (current: unknown) => unknown,
+    life?: RecordLife,
+  ): Promise<unknown>;
   deleteRecord(key: string): Promise<void>;
   /** The keys of every record starting with `prefix` (e.g. `t:` for all workspaces'); a scan. */
   recordKeys(prefix: string): Promise<string[]>;
+}
+
+/** What erasing a person's records removed (for the word they get). */
+export interface PersonForgotten {
+  /** Records of the task threads they started. */
+  readonly threads: number;
+  /** Their replies waiting in other people's task threads. */
+  readonly queuedReplies: number;
+  /** Entries of their recent tasks. */
+  readonly recentTasks: number;
+  /** Whether they had personal defaults. */
+  readonly defaults: boolean;
 }
 
 /** A limit on how often something happens in a workspace: at most `limit` times in any window. */
@@ -363,6 +393,30 @@ export interface ThreadStore extends PreferenceStore, RecordStore {
    * rate counts and locks, and its runs with their Stop requests and leases. Other workspaces keep theirs.
    */
   forgetTeam(teamId: string): Promise<void>;
+  /**
+   * Forgets one task thread (its root message was deleted in Slack): its record with its queued
+   * replies, its runs in the index (with their Stop requests and leases) and its entry in its
+   * owner's recent tasks. The record it deleted, or undefined when there was none.
+   */
+  forgetThread(key: SlackThreadKey): Promise<ThreadRecord | undefined>;
+  /**
+   * Forgets a channel (it was deleted in Slack): its threads' records, its runs, its defaults,
+   * and its tasks in every person's recent tasks. The people whose recent tasks changed.
+   */
+  forgetChannel(teamId: string, channelId: string): Promise<string[]>;
+  /**
+   * Erases a person's records in a workspace: the records of the task threads they started,
+   * their replies queued in other threads, their recent tasks and personal defaults. Runs go on
+   * (their index entries are deleted when they end, as always).
+   */
+  forgetPerson(teamId: string, userId: string): Promise<PersonForgotten>;
+  /**
+   * Erases what a workspace's people left (an admin asked): every thread record, recent tasks,
+   * personal defaults, and its runs with their Stop requests and leases. Kept: the workspace's
+   * settings (installation, service key, usage policy, channel defaults), its audit trail and
+   * other records beside them, its claims and rate counts (which lapse by themselves).
+   */
+  forgetPeople(teamId: string): Promise<void>;
   /** Whether the backing store answers. */
   ping(): Promise<boolean>;
   close(): Promise<void>;

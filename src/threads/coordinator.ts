@@ -7,7 +7,9 @@
  */
 import type { Logger } from "pino";
 import type { SlackThreadKey } from "../store/types.ts";
+import type { AuditTrail } from "../store/audit.ts";
 import { FollowUps } from "./follow-ups.ts";
+import { Forgetting } from "./forgetting.ts";
 import { mergeOptions } from "./options.ts";
 import { askerRefusal } from "./checks.ts";
 import { MEMBERS_ONLY, type PeoplePolicy } from "./policy.ts";
@@ -82,6 +84,8 @@ export interface CoordinatorOptions {
   readonly threadContext?: ThreadContextConfig | undefined;
   /** What the process may hold of the service's data, shared with the relay ("Get it"). */
   readonly memory?: MemoryLimits | undefined;
+  /** Where admin actions are written (another person's run stopped, records erased). */
+  readonly audit?: Pick<AuditTrail, "record"> | undefined;
 }
 
 export class TaskCoordinator {
@@ -94,6 +98,8 @@ export class TaskCoordinator {
   readonly #inFlight = new Set<Promise<unknown>>();
   /** The History and Files views of task threads, and the Continue form. */
   readonly threads: ThreadViews;
+  /** What is forgotten when Slack deletes a message or channel, or someone erases records. */
+  readonly forgetting: Forgetting;
 
   constructor(options: CoordinatorOptions) {
     const now = options.now ?? Date.now;
@@ -113,6 +119,7 @@ export class TaskCoordinator {
       reply: (reply) => this.handleReply(reply),
       check: (reply) => this.#followUps.check(reply),
     });
+    this.forgetting = new Forgetting(this.#deps);
     // The end of every run reaches the thread it answered (its queue, its state).
     options.relay.onEnded((outcome) => this.onRunEnded(outcome));
   }

@@ -1,6 +1,7 @@
 /**
  * The Stop request: only the task's owner or a workspace admin may stop a run, once; the relay
- * stops a run it relays, and a run nobody relays here is stopped on the service directly.
+ * stops a run it relays, and a run nobody relays here is stopped on the service directly. An
+ * admin stopping another person's run is written to the audit trail.
  */
 import type { SlackThreadKey, ThreadRecord } from "../store/types.ts";
 import type { StopRequest, TellUser } from "./requests.ts";
@@ -47,7 +48,10 @@ export async function stopRun(
     await tell(stopFailed(err, req.runId));
   };
   try {
-    if (await relay.stop({ runId: req.runId, ref, key: req.key }, req.userId)) return;
+    if (await relay.stop({ runId: req.runId, ref, key: req.key }, req.userId)) {
+      await audited(deps, record, req, `run ${req.runId}`);
+      return;
+    }
   } catch (err) {
     await failed(err);
     return;
@@ -59,10 +63,29 @@ export async function stopRun(
   // Not relayed by this process (e.g. after a restart): stop it on the service anyway.
   try {
     await deps.workspaces.service(req.key.teamId).stopAgent(ref);
+    await audited(deps, record, req, `run ${req.runId}`);
     await tell("The run was stopped.");
   } catch (err) {
     await failed(err);
   }
+}
+
+/** Another person's run stopped (by an admin, as only they may): written to the audit trail. */
+async function audited(
+  deps: CoordinatorDeps,
+  record: ThreadRecord,
+  req: { readonly key: SlackThreadKey; readonly userId: string },
+  detail: string,
+): Promise<void> {
+  if (req.userId === record.ownerUserId) return;
+  await deps.audit?.record({
+    what: "run.stopped",
+    who: req.userId,
+    workspace: req.key.teamId,
+    channel: req.key.channelId,
+    whom: record.ownerUserId,
+    detail,
+  });
 }
 
 /** The task's owner, or an active admin of the same workspace. */
@@ -100,13 +123,16 @@ export async function stopWhenStarted(
     return;
   }
   let started: string | undefined;
+  let asked = false;
   await deps.store.updateThread(req.key, (rec) => {
     if (rec.active.kind === "starting") {
+      asked = true;
       return { ...rec, active: { ...rec.active, stopBy: req.userId } };
     }
     started = rec.active.kind === "running" ? rec.active.runId : undefined;
     return undefined;
   });
+  if (asked) await audited(deps, record, req, "a run being started");
   // The run started while this stop was checked, and its start read no stop: stop it now.
   if (started !== undefined) await stopRun(deps, { ...req, runId: started }, tell);
 }

@@ -20,12 +20,13 @@ import type { Preferences } from "./preferences.ts";
 import type { RateLimits } from "./rate-limits.ts";
 import type { MemoryLimits } from "../runs/memory.ts";
 import type { Relay } from "../runs/relay.ts";
+import type { AuditTrail } from "../store/audit.ts";
 import type { GroupMembers, ServiceAlerts } from "./usage-policy.ts";
 
 /** The part of the relay the coordinator uses. */
 export type RelayControl = Pick<
   Relay,
-  "start" | "reserve" | "progress" | "release" | "stop" | "isActive" | "onEnded"
+  "start" | "reserve" | "progress" | "release" | "stop" | "isActive" | "onEnded" | "stopQuietly"
 >;
 
 export interface CoordinatorDeps {
@@ -56,6 +57,8 @@ export interface CoordinatorDeps {
   readonly threadContext?: ThreadContextConfig | undefined;
   /** What the process may hold of the service's data (shared with the relay): files read for "Get it". */
   readonly memory?: MemoryLimits | undefined;
+  /** Where admin actions are written (another person's run stopped, records erased). */
+  readonly audit?: Pick<AuditTrail, "record"> | undefined;
 }
 
 /** Turns a run's message into the reason its start failed. */

@@ -1,15 +1,28 @@
 /**
  * The App Home tab (Block Kit, `views.publish`): a person's recent tasks with a link to each
- * thread, the New task and Edit defaults buttons, and their defaults. Pure.
+ * thread, the New task and Edit defaults buttons, their defaults, what the app keeps of them
+ * and for how long with a button to erase it; for admins, the workspace's part, its audit
+ * trail and a button to erase the workspace's records. The two erase forms. Pure.
  */
-import type { RecentTask, RunState, TaskDefaults } from "../store/types.ts";
+import { DEFAULT_RETENTION_DAYS } from "../config.ts";
+import type { AuditAction, AuditEvent } from "../store/audit.ts";
+import type { PersonForgotten, RecentTask, RunState, TaskDefaults } from "../store/types.ts";
 import { summarizeDefaults } from "./defaults.ts";
 import { mrkdwnLabel } from "./mrkdwn.ts";
+import { escapeText } from "./sanitize.ts";
 import { type AdminHome, adminHomeBlocks } from "./usage-policy.ts";
 
 /** Action ids of the Home tab's buttons. */
 export const HOME_NEW_TASK = "home_new_task";
 export const HOME_EDIT_DEFAULTS = "home_edit_defaults";
+export const HOME_ERASE_MINE = "home_erase_mine";
+export const HOME_ERASE_WORKSPACE = "home_erase_workspace";
+/** Callback ids of the erase forms, and the block id of the workspace form's confirmation. */
+export const ERASE_MINE_VIEW = "erase_my_records";
+export const ERASE_WORKSPACE_VIEW = "erase_workspace_records";
+export const ERASE_WORKSPACE_CONFIRM = "erase_confirm";
+/** How many audit events App Home shows (the log has every one). */
+export const AUDIT_SHOWN = 15;
 
 export interface HomeView {
   readonly tasks: readonly RecentTask[];
@@ -18,6 +31,8 @@ export interface HomeView {
   readonly teamUrl?: string | undefined;
   /** The workspace's admin part, shown to its admins and owners only. */
   readonly admin?: AdminHome | undefined;
+  /** How many days people's records are kept after they last changed (DATA_RETENTION_DAYS). */
+  readonly retentionDays?: number | undefined;
 }
 
 const STATUS: Readonly<Record<RunState, string>> = {
@@ -59,6 +74,7 @@ function taskBlock(task: RecentTask, teamUrl: string | undefined) {
 /** The Home tab's view, for `views.publish`. */
 export function renderHome(home: HomeView): Record<string, unknown> {
   const summary = summarizeDefaults(home.defaults);
+  const kept = home.retentionDays ?? DEFAULT_RETENTION_DAYS;
   const tasks =
     home.tasks.length === 0
       ? [
@@ -90,10 +106,149 @@ export function renderHome(home: HomeView): Record<string, unknown> {
             : "*Your defaults:* none (the channel's defaults, or the service's own, apply).",
         ),
       },
-      ...(home.admin ? adminHomeBlocks(home.admin) : []),
+      ...(home.admin ? [...adminHomeBlocks(home.admin), ...adminRecords(home.admin, kept)] : []),
       { type: "divider" },
       { type: "header", text: plain("Recent tasks") },
       ...tasks,
+      ...yourRecords(kept),
     ],
   };
+}
+
+const days = (n: number) => (n === 1 ? "1 day" : `${n} days`);
+
+/** What the app keeps of a person, for how long, and the button to erase it. */
+function yourRecords(retentionDays: number) {
+  return [
+    { type: "divider" },
+    {
+      type: "section",
+      text: mrkdwn(
+        `*Your records.* I keep the threads of the tasks you start (with replies waiting in them), your recent tasks with the start of each prompt, and your votes on answers for ${days(retentionDays)} after they last changed, and your defaults until you change them.`,
+      ),
+    },
+    {
+      type: "actions",
+      block_id: "home_records",
+      elements: [{ type: "button", action_id: HOME_ERASE_MINE, text: plain("Erase my records…") }],
+    },
+  ];
+}
+
+/** What an audit event did, in words after its actor's name. */
+const DID: Readonly<Record<AuditAction, (e: AuditEvent) => string>> = {
+  "service_key.set": () => "set the workspace's service key",
+  "service_key.removed": () => "removed the workspace's service key",
+  "usage_policy.changed": () => "changed the usage policy",
+  "channel_defaults.changed": (e) => `changed the defaults of <#${e.channel ?? ""}>`,
+  "run.stopped": (e) => `stopped a run of <@${e.whom ?? ""}> in <#${e.channel ?? ""}>`,
+  "records.erased": () => "erased the workspace's records",
+  "app.uninstalled": () => "uninstalled the app",
+};
+
+/** One audit event on one line: when, who, what (and its detail, escaped). */
+export function auditLine(event: AuditEvent): string {
+  const who = /^[UW][A-Z0-9]+$/.test(event.who) ? `<@${event.who}>` : escapeText(event.who);
+  const detail = event.detail ? ` (${escapeText(mrkdwnLabel(event.detail, 200))})` : "";
+  return `${when(event.when)} · ${who} ${DID[event.what](event)}${detail}`;
+}
+
+/** The admin part's records: the audit trail and the button to erase the workspace's records. */
+function adminRecords(admin: AdminHome, retentionDays: number) {
+  const events = (admin.audit ?? []).slice(0, AUDIT_SHOWN);
+  return [
+    {
+      type: "section",
+      text: mrkdwn(
+        `*Audit trail:* the latest admin actions of the last ${days(retentionDays)} (the app's log has each one).${events.length === 0 ? " None yet." : ""}`,
+      ),
+    },
+    ...events.map((e) => ({ type: "context", elements: [mrkdwn(auditLine(e))] })),
+    {
+      type: "actions",
+      block_id: "home_admin_records",
+      elements: [
+        {
+          type: "button",
+          action_id: HOME_ERASE_WORKSPACE,
+          text: plain("Erase workspace records…"),
+          style: "danger",
+        },
+      ],
+    },
+  ];
+}
+
+/** What the task service and Slack keep whatever the app erases. */
+const KEPT_ELSEWHERE =
+  "*Not erased:* the messages in Slack (delete them there: the app then forgets their task too), and the task service's own copy of each task (its prompts, answers and files), which the app cannot reach: ask the service's account holder, usually your workspace admins.";
+
+/** The form a person confirms to erase their records. */
+export function eraseMineModal(): Record<string, unknown> {
+  return {
+    type: "modal",
+    callback_id: ERASE_MINE_VIEW,
+    title: plain("Erase my records"),
+    submit: plain("Erase"),
+    close: plain("Cancel"),
+    blocks: [
+      {
+        type: "section",
+        text: mrkdwn(
+          "*Erased now:* the records of the tasks you started (replies in their threads no longer continue them), your replies waiting in other tasks' threads, your recent tasks, your defaults and your votes on answers. A task of yours still running finishes in its thread; nothing of it is kept after.",
+        ),
+      },
+      { type: "section", text: mrkdwn(KEPT_ELSEWHERE) },
+    ],
+  };
+}
+
+/** The form an admin confirms to erase the workspace's records. */
+export function eraseWorkspaceModal(): Record<string, unknown> {
+  return {
+    type: "modal",
+    callback_id: ERASE_WORKSPACE_VIEW,
+    title: plain("Erase workspace records"),
+    submit: plain("Erase"),
+    close: plain("Cancel"),
+    blocks: [
+      {
+        type: "section",
+        text: mrkdwn(
+          "*Erased now, for everyone in this workspace:* every task's record (replies in task threads no longer continue them) with the replies waiting in them, everyone's recent tasks, personal defaults and votes on answers. Runs still going are stopped at the service and their threads say nothing more.",
+        ),
+      },
+      {
+        type: "section",
+        text: mrkdwn(
+          "*Kept:* the app's installation, the workspace's service key, usage policy and channel defaults, and the audit trail (this erase is written to it).",
+        ),
+      },
+      { type: "section", text: mrkdwn(KEPT_ELSEWHERE) },
+      {
+        type: "input",
+        block_id: ERASE_WORKSPACE_CONFIRM,
+        label: plain("Confirm"),
+        element: {
+          type: "checkboxes",
+          action_id: "value",
+          options: [{ text: plain("Erase every task record of this workspace"), value: "erase" }],
+        },
+      },
+    ],
+  };
+}
+
+const count = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
+
+/** What a person is told once their records are erased. */
+export function erasedMineText(erased: PersonForgotten & { readonly votes: number }): string {
+  const parts = [
+    count(erased.threads, "task record", "task records"),
+    count(erased.queuedReplies, "waiting reply", "waiting replies"),
+    count(erased.recentTasks, "recent task", "recent tasks"),
+    count(erased.votes, "vote", "votes"),
+    erased.defaults ? "your defaults" : "no defaults",
+  ];
+  return `Your records are erased: ${parts.join(", ")}. The messages in Slack and the task service's own copy of your tasks are not: delete the messages in Slack, and ask your workspace admins about the service's copy.`;
 }

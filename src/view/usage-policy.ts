@@ -3,6 +3,7 @@
  * public channels) and reading its submission back, the "Usage policy" modal around it, and App
  * Home's admin part with the service's last refusal of the account (402, 429). Pure.
  */
+import type { AuditEvent } from "../store/audit.ts";
 import { QUOTA_MAX, type ServiceAlert, type UsagePolicy } from "../store/usage-policy.ts";
 import { workspaceSettingsButton } from "./workspace-settings.ts";
 
@@ -218,6 +219,8 @@ export function serviceAlertText(alert: ServiceAlert): string {
 export interface AdminHome {
   /** The service's last refusal of the account, when still worth showing. */
   readonly alert?: ServiceAlert | undefined;
+  /** The workspace's latest admin actions, newest first (its audit trail). */
+  readonly audit?: readonly AuditEvent[] | undefined;
 }
 
 /**

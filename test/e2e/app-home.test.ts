@@ -148,8 +148,8 @@ describe.each(storeBackends())("App Home and defaults with %s", (_name, redis) =
         threadTs: `1700000${String(i).padStart(3, "0")}.000100`,
         prompt: `Task number ${i} ${"with a long description ".repeat(6)}`.slice(0, 150),
         status: i % 2 === 0 ? "completed" : "failed",
-        startedAt: 1_700_000_000_000 + i * 1000,
-        updatedAt: 1_700_000_000_000 + i * 1000,
+        startedAt: Date.now() - 3_600_000 + i * 1000,
+        updatedAt: Date.now() - 3_600_000 + i * 1000,
       });
     }
     const home = await openHome(user);
@@ -167,8 +167,8 @@ describe.each(storeBackends())("App Home and defaults with %s", (_name, redis) =
       threadTs: "1700000999.000100",
       prompt: "# Build a **landing** page\nwith a [menu](https://example.com) | and more",
       status: "completed",
-      startedAt: 1_700_000_000_000,
-      updatedAt: 1_700_000_000_000,
+      startedAt: Date.now(),
+      updatedAt: Date.now(),
     });
     const text = shown(await openHome(user));
     expect(text).toContain("|Build a landing page>*");
@@ -254,6 +254,14 @@ describe.each(storeBackends())("App Home and defaults with %s", (_name, redis) =
           .find((e) => e.text.includes("now default to model `channel-model`")),
       { description: "the confirmation of the channel defaults" },
     );
+    // A change of a channel's defaults is an audit event.
+    const audit = h.logLines
+      .map((l) => (JSON.parse(l) as { audit?: Record<string, unknown> }).audit)
+      .filter((a) => a?.what === "channel_defaults.changed");
+    expect(audit).toEqual([
+      expect.objectContaining({ who: OWNER, workspace: TEAM, channel: CHANNEL }),
+    ]);
+    expect(audit[0]?.detail).toContain("channel-model");
     // The form opens again with them.
     await h.command("settings", { user: OWNER });
     const again = await opened(views + 2);

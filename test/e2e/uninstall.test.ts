@@ -77,6 +77,10 @@ describe.each(storeBackends())("uninstalling the app (one workspace, %s)", (_nam
     expect(
       h.slack.thread(CHANNEL, threadTs).some((m) => /Stopped/.test(JSON.stringify(m.blocks))),
     ).toBe(false);
+    // The uninstall is an audit event (its line in the log; the workspace's own list went with it).
+    expect(
+      h.logLines.some((l) => l.includes('"audit":{"what":"app.uninstalled","who":"slack"')),
+    ).toBe(true);
     // The operator is told the token no longer works.
     expect(h.logLines.some((l) => l.includes("SLACK_BOT_TOKEN is no longer valid"))).toBe(true);
 

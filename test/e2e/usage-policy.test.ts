@@ -135,6 +135,24 @@ describe.each(storeBackends())("the usage policy with %s", (_name, redis) => {
     await setPolicy(policyForm({}));
   });
 
+  it("writes a change of the policy to the audit trail, and a save that changes nothing not", async () => {
+    const changes = () =>
+      h.logLines
+        .map((l) => (JSON.parse(l) as { audit?: Record<string, unknown> }).audit)
+        .filter((a) => a?.what === "usage_policy.changed");
+    const before = changes().length;
+    await setPolicy(policyForm({}));
+    expect(changes()).toHaveLength(before);
+    await setPolicy(policyForm({ quota: "5" }));
+    expect(changes().slice(before)).toEqual([
+      expect.objectContaining({
+        who: ADMIN,
+        workspace: TEAM,
+        detail: "everyone; every channel; 5 per person per hour; joins no channel by itself",
+      }),
+    ]);
+  });
+
   it("shows the Workspace settings button to admins only, and refuses the form to anyone else", async () => {
     const person = newPerson();
     expect(shown(await openHome(person))).not.toContain("open_workspace_settings");

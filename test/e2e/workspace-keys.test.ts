@@ -168,6 +168,16 @@ describe.each(storeBackends())("each workspace's service key with %s", (_name, r
     expect(await h.app.store.getRecord(RECORD)).toBeUndefined();
     expect(await taskKey("List the open questions")).toBe(0);
 
+    // Both are audit events, naming the key by its last four characters only.
+    const audit = h.logLines
+      .map((l) => (JSON.parse(l) as { audit?: Record<string, unknown> }).audit)
+      .filter((a) => a?.what === "service_key.set" || a?.what === "service_key.removed");
+    expect(audit).toEqual([
+      expect.objectContaining({ what: "service_key.set", who: ADMIN, workspace: TEAM }),
+      expect.objectContaining({ what: "service_key.removed", who: ADMIN, workspace: TEAM }),
+    ]);
+    expect(audit[0]?.detail).toBe("key ending in …7f3a");
+
     // No key, refused or accepted, ever reached the logs or a Slack message.
     const logs = h.logLines.join("");
     expect(logs).toContain("a workspace's service key was set");

@@ -1,7 +1,9 @@
 /**
  * A workspace uninstalls the app while its runs are relayed: every one of them is stopped at
  * the service and ends without a word to Slack (the token is gone), on this instance and on
- * the others, nobody resumes them, and another workspace's run goes on and finishes.
+ * the others, nobody resumes them, and another workspace's run goes on and finishes. The same
+ * for the runs of a deleted channel, or of a thread whose task message was deleted, and only
+ * for them.
  */
 import { pino } from "pino";
 import { beforeEach, describe, expect, it } from "vitest";
@@ -92,10 +94,15 @@ beforeEach(() => {
   clock = new FakeClock(Date.now());
 });
 
-/** Starts a run of `teamId` on `at`, its message posted there. */
-async function startRun(at: Instance, teamId: string, name: string): Promise<RunTarget> {
-  const key = { teamId, channelId: "C1", threadTs: `${name}.000001` };
-  const messageTs = await at.writer.post("C1", { text: "Working…", blocks: [] }, key.threadTs);
+/** Starts a run of `teamId` on `at`, its message posted there (in `channelId`, C1 by default). */
+async function startRun(
+  at: Instance,
+  teamId: string,
+  name: string,
+  channelId = "C1",
+): Promise<RunTarget> {
+  const key = { teamId, channelId, threadTs: `${name}.000001` };
+  const messageTs = await at.writer.post(channelId, { text: "Working…", blocks: [] }, key.threadTs);
   const target: RunTarget = {
     key,
     ref: { projectId: "p1", threadId: `thr_${name}` },
@@ -258,5 +265,56 @@ describe("a workspace that uninstalls the app", () => {
     service.of("thr_a").close();
     await i1.relay.idle();
     expect(i1.ended.map((o) => o.state)).toEqual(["completed"]);
+  });
+});
+
+describe("a deleted channel, or a deleted task message", () => {
+  it("stops the runs of that thread, then of that channel, here and elsewhere, without a word; the rest go on", async () => {
+    const i1 = instance("i1");
+    const i2 = instance("i2");
+    const a = await startRun(i1, "TA", "a");
+    const b = await startRun(i2, "TA", "b");
+    const c = await startRun(i1, "TA", "c", "C2");
+    for (const name of ["a", "b", "c"]) {
+      service.of(`thr_${name}`).emit({ type: "delta", text: `Run ${name} so far` });
+    }
+    await until("all shown", async () => {
+      await i1.writer.flush();
+      await i2.writer.flush();
+      return [
+        shownText(i1, a.messageTs),
+        shownText(i2, b.messageTs),
+        shownText(i1, c.messageTs),
+      ].every((t) => t.includes("so far"));
+    });
+    const edits = (at: Instance, t: RunTarget) =>
+      at.writer.messages.find((m) => m.ts === t.messageTs)?.edits;
+    const before = [edits(i1, a), edits(i2, b)];
+
+    // A's task message was deleted: A alone stops.
+    await i1.relay.stopQuietly(a.key, "its task message was deleted in Slack");
+    await store.forgetThread(a.key);
+    expect(service.stopped).toEqual(["thr_a"]);
+    expect(i1.relay.isActive(a.runId)).toBe(false);
+    expect(await store.getRun(b.runId)).toBeDefined();
+
+    // C1 was deleted: B, relayed by the other instance, stops there too; C (in C2) goes on.
+    await i1.relay.stopQuietly({ teamId: "TA", channelId: "C1" }, "its channel was deleted");
+    await store.forgetChannel("TA", "C1");
+    await i2.relay.idle();
+    expect(service.stopped).toEqual(["thr_a", "thr_b"]);
+    expect(i1.relay.isActive(c.runId)).toBe(true);
+    await i1.writer.flush();
+    await i2.writer.flush();
+    expect([edits(i1, a), edits(i2, b)]).toEqual(before);
+    expect(i1.ended).toEqual([]);
+    expect(i2.ended).toEqual([]);
+
+    service.of("thr_c").final = { status: "completed", content: "Run c done" };
+    service.of("thr_c").close();
+    await i1.relay.idle();
+    await i1.writer.flush();
+    expect(i1.ended.map((o) => [o.target.runId, o.state])).toEqual([[c.runId, "completed"]]);
+    expect(shownText(i1, c.messageTs)).toContain("Run c done");
   });
 });

@@ -1,9 +1,12 @@
 /**
  * App Home's admin part: shown to a workspace's admins and owners only (Slack's `users.info`),
- * asked of Slack at most once a minute per person however often the Home tab is refreshed.
+ * asked of Slack at most once a minute per person however often the Home tab is refreshed, with
+ * the workspace's own audit trail.
  */
+import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import { adminHome, isWorkspaceAdmin } from "../../src/slack/admin-home.ts";
+import { AuditTrail } from "../../src/store/audit.ts";
 import { createMemoryStore } from "../../src/store/memory.ts";
 
 function slackUsers(admins: readonly string[]) {
@@ -33,6 +36,22 @@ describe("App Home's admin part", () => {
       { user: "U0ADMIN", token: "xoxb-T1" },
       { user: "U0MEMBER", token: "xoxb-T1" },
     ]);
+  });
+
+  it("shows the admins the workspace's audit trail, newest first, and no other workspace's", async () => {
+    const { client } = slackUsers(["U0ADMIN"]);
+    const records = createMemoryStore();
+    const audit = new AuditTrail({ records, logger: pino({ level: "silent" }), retentionMs: 1e9 });
+    await audit.record({ what: "service_key.removed", who: "U0ADMIN", workspace: "T1" });
+    await audit.record({ what: "records.erased", who: "U0ADMIN", workspace: "T1" });
+    await audit.record({ what: "records.erased", who: "U0ADMIN", workspace: "T2" });
+    const part = adminHome({ client, records, audit });
+    const shown = await part("T1", "U0ADMIN");
+    expect(shown?.audit?.map((e) => [e.what, e.workspace])).toEqual([
+      ["records.erased", "T1"],
+      ["service_key.removed", "T1"],
+    ]);
+    expect(await part("T1", "U0MEMBER")).toBeUndefined();
   });
 
   it("asks Slack again only after a minute, per workspace and person", async () => {

@@ -56,8 +56,9 @@ describe("the Home tab publisher", () => {
       threadTs: "1700000000.000100",
       prompt: "Build a shop",
       status: "completed",
-      startedAt: clock.now(),
-      updatedAt: clock.now(),
+      // The store's time, not the publisher's: a task older than the retention is not listed.
+      startedAt: Date.now(),
+      updatedAt: Date.now(),
     });
     // Three more runs end within the interval: one publish at its end, showing the latest.
     home.taskChanged("T1", "U1");

@@ -230,13 +230,15 @@ describe.each(backends)("thread store on %s", (_name, make) => {
   it("keeps a person's recent tasks newest first, bounded, updated in place, per workspace", async () => {
     const store = make();
     const teamId = unique();
+    // Within the retention (older entries are not kept: see the retention's own test).
+    const since = Date.now() - 3_600_000;
     const task = (i: number): RecentTask => ({
       channelId: "C1",
       threadTs: `17000000${String(i).padStart(2, "0")}.000100`,
       prompt: `task ${i}`,
       status: "running",
-      startedAt: 1000 + i,
-      updatedAt: 1000 + i,
+      startedAt: since + i,
+      updatedAt: since + i,
     });
     // Concurrent starts (as two instances would) all land: the list is rewritten under a lock.
     await Promise.all(

@@ -67,7 +67,8 @@ describe("recent tasks", () => {
   it("lists a task by the start of its prompt on one line, cut between two emoji", async () => {
     // Found by fuzzing the Home tab: the 149th character could be the first half of an emoji.
     const p = preferences();
-    const thread = { channelId: "C1", threadTs: "1.2", startedAt: 1 };
+    // Started now: a task older than the retention is not listed.
+    const thread = { channelId: "C1", threadTs: "1.2", startedAt: Date.now() };
     await p.taskStarted("T1", "U1", { ...thread, prompt: `Draw:\n\n  ${"🎨".repeat(100)}` });
     const [task] = await p.recentTasks("T1", "U1");
     expect(task?.prompt).toBe(`Draw: ${"🎨".repeat(71)}…`);

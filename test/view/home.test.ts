@@ -1,12 +1,22 @@
 /**
  * The App Home view and the defaults texts: within Slack's view limits whatever the prompts, links
- * to the threads, and the sentence naming the default a refusal came from.
+ * to the threads, and the sentence naming the default a refusal came from. What the app keeps of
+ * a person and for how long, the admins' audit trail, and the erase forms.
  */
 import { describe, expect, it } from "vitest";
 import { TaskServiceError } from "../../src/service/errors.ts";
 import type { RecentTask } from "../../src/store/types.ts";
 import { blameDefaults, renderDefaultsModal } from "../../src/view/defaults.ts";
-import { renderHome, threadLink } from "../../src/view/home.ts";
+import type { AuditEvent } from "../../src/store/audit.ts";
+import {
+  AUDIT_SHOWN,
+  auditLine,
+  erasedMineText,
+  eraseMineModal,
+  eraseWorkspaceModal,
+  renderHome,
+  threadLink,
+} from "../../src/view/home.ts";
 import { validateView } from "../../tools/local-slack/index.ts";
 
 const task = (i: number, prompt: string): RecentTask => ({
@@ -30,6 +40,64 @@ describe("the App Home view", () => {
     const text = JSON.stringify(view);
     expect(text).not.toContain("<!channel>");
     expect(text).not.toContain("<@U1>");
+  });
+
+  it("tells a person what is kept and how long, and admins the audit trail, within Slack's limits", () => {
+    const at = Date.UTC(2026, 0, 15, 9, 30);
+    const audit: AuditEvent[] = Array.from({ length: 100 }, (_, i) => ({
+      what: "channel_defaults.changed",
+      who: "U0ADMIN",
+      when: at - i * 60_000,
+      workspace: "T1",
+      channel: "C1",
+      detail: `model *m${i}* <!channel> & more`,
+    }));
+    const view = renderHome({
+      tasks: Array.from({ length: 20 }, (_, i) => task(i, `Task ${i}`)),
+      defaults: {},
+      admin: { alert: { status: 402, at }, audit },
+      retentionDays: 30,
+    });
+    expect(validateView(view)).toBeUndefined();
+    const text = JSON.stringify(view);
+    expect(text).toContain("for 30 days after they last changed");
+    expect(text).toContain('"action_id":"home_erase_mine"');
+    expect(text).toContain('"action_id":"home_erase_workspace"');
+    expect(text).toContain("the latest admin actions of the last 30 days");
+    expect(text.match(/changed the defaults of <#C1>/g)).toHaveLength(AUDIT_SHOWN);
+    expect(text).not.toContain("<!channel>");
+    // A person who is no admin sees neither the trail nor the workspace's erase.
+    const member = JSON.stringify(renderHome({ tasks: [], defaults: {}, admin: undefined }));
+    expect(member).toContain("for 90 days after they last changed");
+    expect(member).not.toContain("Audit trail");
+    expect(member).not.toContain("home_erase_workspace");
+  });
+
+  it("says who did what in each audit event, a key by its last four characters only", () => {
+    const when = Date.UTC(2026, 0, 15, 9, 30);
+    const base = { who: "U0ADMIN", when, workspace: "T1" };
+    expect(auditLine({ ...base, what: "service_key.set", detail: "key ending in …1234" })).toBe(
+      "<!date^1768469400^{date_short_pretty} {time}|2026-01-15 09:30 UTC> · <@U0ADMIN> set the workspace's service key (key ending in …1234)",
+    );
+    expect(
+      auditLine({ ...base, what: "run.stopped", channel: "C1", whom: "U0OWNER", detail: "run r1" }),
+    ).toContain("<@U0ADMIN> stopped a run of <@U0OWNER> in <#C1> (run r1)");
+    expect(auditLine({ ...base, who: "slack", what: "app.uninstalled" })).toContain(
+      "· slack uninstalled the app",
+    );
+  });
+
+  it("builds valid erase forms that say what is erased and what is not", () => {
+    for (const modal of [eraseMineModal(), eraseWorkspaceModal()]) {
+      expect(validateView(modal)).toBeUndefined();
+      expect(JSON.stringify(modal)).toContain("the task service's own copy");
+    }
+    expect(JSON.stringify(eraseWorkspaceModal())).toContain("audit trail (this erase is written");
+    expect(
+      erasedMineText({ threads: 2, queuedReplies: 1, recentTasks: 2, defaults: true, votes: 0 }),
+    ).toMatch(
+      /^Your records are erased: 2 task records, 1 waiting reply, 2 recent tasks, 0 votes, your defaults\./,
+    );
   });
 
   it("links to a thread by its permalink, or to the channel without the workspace URL", () => {

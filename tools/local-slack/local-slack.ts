@@ -52,6 +52,7 @@ import type {
   WaitOptions,
 } from "./types.ts";
 import { deliverEvents, type EventDestination, uninstallEvents } from "./uninstall.ts";
+import { channelDeletedEvent, messageDeletedEvent } from "./deletions.ts";
 import { clone, truncate } from "./util.ts";
 
 export class LocalSlack extends EventEmitter<LocalSlackEvents> {
@@ -209,6 +210,37 @@ export class LocalSlack extends EventEmitter<LocalSlackEvents> {
     this.emit("change");
     if (to) await deliverEvents(events, to);
     return events;
+  }
+
+  /**
+   * Someone deletes a message in Slack: it is gone from its channel, and `message_deleted` is
+   * sent to the app (to `to`, else `eventDestination`; neither: returned for the caller).
+   */
+  async deleteMessage(
+    channel: string,
+    ts: string,
+    to: EventDestination | undefined = this.eventDestination,
+  ): Promise<EventInput> {
+    const message = this.#state.messages.get(channel)?.get(ts);
+    if (!message || message.deleted) throw new Error(`local-slack: no message ${channel}/${ts}`);
+    message.deleted = true;
+    const event = messageDeletedEvent(this.teamId, this.appId, message, this.#state.nextTs());
+    this.emit("change");
+    if (to) await deliverEvents([event], to);
+    return event;
+  }
+
+  /** A channel is deleted: its messages go, and `channel_deleted` (`group_deleted`) is sent. */
+  async deleteChannel(
+    channel: string,
+    to: EventDestination | undefined = this.eventDestination,
+  ): Promise<EventInput> {
+    for (const message of this.#state.messages.get(channel)?.values() ?? []) message.deleted = true;
+    this.unknownChannels.add(channel);
+    const event = channelDeletedEvent(this.teamId, this.appId, channel);
+    this.emit("change");
+    if (to) await deliverEvents([event], to);
+    return event;
   }
 
   /** Where `apps.connections.open` sends a Socket Mode client (set by the test). */

@@ -1,11 +1,27 @@
 /**
  * App Home: the Home tab is published when a person opens it; its New task button opens the New
  * task modal, its Edit defaults button the form of their personal defaults (saved, then shown).
+ * Its erase buttons open the forms that erase a person's own records, and (for admins) the
+ * workspace's; each erases once its form is submitted, then says what it did in a direct
+ * message and shows the tab again.
  */
-import type { App } from "@slack/bolt";
+import type { AllMiddlewareArgs, App } from "@slack/bolt";
 import { z } from "zod";
 import { PERSONAL_DEFAULTS_VIEW } from "../../view/defaults.ts";
-import { HOME_EDIT_DEFAULTS, HOME_NEW_TASK } from "../../view/home.ts";
+import {
+  ERASE_MINE_VIEW,
+  ERASE_WORKSPACE_CONFIRM,
+  ERASE_WORKSPACE_VIEW,
+  erasedMineText,
+  eraseMineModal,
+  eraseWorkspaceModal,
+  HOME_EDIT_DEFAULTS,
+  HOME_ERASE_MINE,
+  HOME_ERASE_WORKSPACE,
+  HOME_NEW_TASK,
+} from "../../view/home.ts";
+import { notAllowedModal } from "../../view/workspace-settings.ts";
+import { isWorkspaceAdmin } from "../admin-home.ts";
 import { DefaultsSubmission, openDefaultsModal, readDefaults } from "./defaults-form.ts";
 import { openNewTaskModal } from "./modal.ts";
 import { authorisedTeam, type ListenerDeps } from "./surface.ts";
@@ -19,7 +35,116 @@ const ViewAction = z.object({
   user: z.object({ id: z.string().min(1) }),
 });
 
+const Submitted = z.object({ user: z.object({ id: z.string().min(1) }) });
+
+/** The workspace erase form, its confirmation ticked. */
+const WorkspaceErase = Submitted.extend({
+  view: z.object({
+    state: z.object({
+      values: z.object({
+        [ERASE_WORKSPACE_CONFIRM]: z.object({
+          value: z.object({
+            selected_options: z.array(z.object({ value: z.literal("erase") })).min(1),
+          }),
+        }),
+      }),
+    }),
+  }),
+});
+
+type Client = AllMiddlewareArgs["client"];
+
+/** Whether Slack says the person administers the workspace (no: when Slack cannot say). */
+function isAdmin(client: Client, deps: ListenerDeps, teamId: string, userId: string) {
+  return isWorkspaceAdmin(client, userId, { teamId }).catch((err: unknown) => {
+    deps.logger.warn({ err }, "could not ask Slack whether someone is a workspace admin");
+    return false;
+  });
+}
+
+/** Tells the person in their direct message with the app. */
+async function tell(client: Client, deps: ListenerDeps, userId: string, text: string) {
+  await client.chat
+    .postMessage({ channel: userId, text })
+    .catch((err: unknown) => deps.logger.debug({ err }, "could not tell what was erased"));
+}
+
+/** A person's erase form: opened from the Home tab, erasing once submitted. */
+function registerEraseMine(app: App, deps: ListenerDeps): void {
+  const { forgetting } = deps.coordinator;
+  const TRY_AGAIN = "Your records could not be erased just now; please try again in a minute.";
+
+  app.action(HOME_ERASE_MINE, async ({ ack, body, client }) => {
+    await ack();
+    const parsed = ViewAction.safeParse(body);
+    if (!parsed.success) return;
+    await client.views
+      .open({ trigger_id: parsed.data.trigger_id, view: eraseMineModal() as never })
+      .catch((err: unknown) => deps.logger.warn({ err }, "could not open the erase form"));
+  });
+
+  app.view(ERASE_MINE_VIEW, async ({ ack, body, client, context }) => {
+    // The form closes at once: erasing may take longer than Slack waits for an answer.
+    await ack();
+    const parsed = Submitted.safeParse(body);
+    if (!parsed.success) return;
+    const teamId = authorisedTeam(context);
+    const userId = parsed.data.user.id;
+    const erased = await forgetting.erasePerson(teamId, userId).catch((err: unknown) => {
+      deps.logger.warn({ err }, "could not erase a person's records");
+      return undefined;
+    });
+    await tell(client, deps, userId, erased ? erasedMineText(erased) : TRY_AGAIN);
+    await deps.home.publish(teamId, userId);
+  });
+}
+
+/** An admin's form to erase the workspace's records: the same, for admins and owners only. */
+function registerEraseWorkspace(app: App, deps: ListenerDeps): void {
+  const { forgetting } = deps.coordinator;
+
+  app.action(HOME_ERASE_WORKSPACE, async ({ ack, body, client, context }) => {
+    await ack();
+    const parsed = ViewAction.safeParse(body);
+    if (!parsed.success) return;
+    const admin = await isAdmin(client, deps, authorisedTeam(context), parsed.data.user.id);
+    const view = admin ? eraseWorkspaceModal() : notAllowedModal();
+    await client.views
+      .open({ trigger_id: parsed.data.trigger_id, view: view as never })
+      .catch((err: unknown) => deps.logger.warn({ err }, "could not open the erase form"));
+  });
+
+  app.view(ERASE_WORKSPACE_VIEW, async ({ ack, body, client, context }) => {
+    const parsed = WorkspaceErase.safeParse(body);
+    const teamId = authorisedTeam(context);
+    const refuse = (error: string) =>
+      ack({ response_action: "errors", errors: { [ERASE_WORKSPACE_CONFIRM]: error } });
+    if (!parsed.success) {
+      await refuse("Tick the box to confirm, then press Erase.");
+      return;
+    }
+    // The form may be old, or forged: whoever submits it must be an admin now.
+    if (!(await isAdmin(client, deps, teamId, parsed.data.user.id))) {
+      await refuse("Only workspace admins and owners can erase the workspace's records.");
+      return;
+    }
+    await ack();
+    const userId = parsed.data.user.id;
+    const done = await forgetting.eraseWorkspace(teamId, userId).then(
+      () => "The workspace's records are erased. Its settings and audit trail are kept.",
+      (err: unknown) => {
+        deps.logger.warn({ err }, "could not erase the workspace's records");
+        return "The workspace's records could not all be erased just now; please try again in a minute.";
+      },
+    );
+    await tell(client, deps, userId, done);
+    await deps.home.publish(teamId, userId);
+  });
+}
+
 export function register(app: App, deps: ListenerDeps): void {
+  registerEraseMine(app, deps);
+  registerEraseWorkspace(app, deps);
   app.event("app_home_opened", async ({ body, context }) => {
     const parsed = HomeOpened.safeParse(body);
     // The Messages tab sends this event too: only the Home tab is ours to draw.

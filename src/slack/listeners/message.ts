@@ -1,7 +1,9 @@
 /**
  * People's messages (`message` events): a reply in a task thread continues the task; in a
  * direct message with the app (and in Slack's agent view, whose threads are DM threads) a
- * message outside a task thread starts one. Bolt acknowledges events itself.
+ * message outside a task thread starts one. A deleted message (`message_deleted`) is forgotten
+ * with what it held: a task's root its task, a waiting reply its place in the queue. Bolt
+ * acknowledges events itself.
  */
 import type { App } from "@slack/bolt";
 import { z } from "zod";
@@ -24,8 +26,28 @@ const MessageEvent = z.object({
   channel_type: z.string().optional(),
 });
 
+/** Slack's event for a deleted message: its ts, and its thread when it was in one. */
+const MessageDeleted = z.object({
+  type: z.literal("message"),
+  subtype: z.literal("message_deleted"),
+  channel: z.string().min(1),
+  deleted_ts: z.string().min(1),
+  previous_message: z
+    .object({ thread_ts: z.string().optional(), bot_id: z.string().optional() })
+    .nullish(),
+});
+
 export function register(app: App, { coordinator }: ListenerDeps): void {
   app.event("message", async ({ event, context }) => {
+    const deleted = MessageDeleted.safeParse(event);
+    if (deleted.success) {
+      const { channel, deleted_ts: ts, previous_message: previous } = deleted.data;
+      // A bot's message (the app's own "working…" one going) was never a waiting reply.
+      const replyIn = previous?.bot_id === undefined ? previous?.thread_ts : undefined;
+      const teamId = authorisedTeam(context);
+      await coordinator.forgetting.messageDeleted(teamId, channel, ts, replyIn);
+      return;
+    }
     const parsed = MessageEvent.safeParse(event);
     if (!parsed.success) return;
     const msg = parsed.data;

@@ -1,7 +1,8 @@
 /**
  * The service-key part of the Workspace settings modal: what a submission asks of the key
  * (a new one, removing it, nothing), checking a new key with the service before sealing and
- * saving it, and what the modal says of the stored key. A key is never logged or shown back.
+ * saving it, and what the modal says of the stored key. A key is never logged or shown back
+ * (the audit trail names its last four characters).
  */
 import type { ServiceKeyState } from "../../store/service-keys.ts";
 import type { ViewStateValues } from "../../view/usage-policy.ts";
@@ -44,7 +45,7 @@ export function readKeyChange(values: ViewStateValues): KeyChange | { error: str
  */
 export async function applyKeyChange(
   keys: WorkspaceKeys,
-  deps: Pick<ListenerDeps, "logger">,
+  deps: Pick<ListenerDeps, "logger" | "audit">,
   req: { readonly teamId: string; readonly userId: string },
   change: KeyChange,
 ): Promise<{ readonly error: string } | { readonly confirm?: string }> {
@@ -56,6 +57,8 @@ export async function applyKeyChange(
       deps.logger.warn({ err, teamId: req.teamId }, "could not remove a workspace's service key");
       return { error: "The key could not be removed right now; please try again." };
     }
+    const by = { who: req.userId, workspace: req.teamId };
+    await deps.audit?.record({ what: "service_key.removed", ...by });
     // The key is gone either way: an unreadable lending record still gets the admin an answer.
     const lent = await keys.fallback(req.teamId).catch((err: unknown) => {
       deps.logger.warn({ err, teamId: req.teamId }, "could not tell whether TASK_API_KEY is lent");
@@ -86,6 +89,13 @@ export async function applyKeyChange(
   try {
     const lastFour = await keys.store.set(req.teamId, change.key, req.userId);
     deps.logger.info({ teamId: req.teamId, by: req.userId }, "a workspace's service key was set");
+    const detail = `key ending in ${lastFour}`;
+    await deps.audit?.record({
+      what: "service_key.set",
+      who: req.userId,
+      workspace: req.teamId,
+      detail,
+    });
     return {
       confirm: `The workspace's Task service API key ending in ${lastFour} is saved: tasks started in this workspace now use it.`,
     };

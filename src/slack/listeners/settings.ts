@@ -1,10 +1,13 @@
 /**
  * Channel defaults: `/task settings` in a channel opens their form for the channel's managers
  * (its creator, workspace admins, or anyone when TASK_SETTINGS_ANYONE is set); saving checks
- * again who submits, and tells the channel's defaults privately.
+ * again who submits, tells the channel's defaults privately, and writes a change to the audit
+ * trail.
  */
 import type { AllMiddlewareArgs, App } from "@slack/bolt";
+import type { TaskDefaults } from "../../store/types.ts";
 import type { TellUser } from "../../threads/coordinator.ts";
+import { asDefaults } from "../../threads/preferences.ts";
 import { CHANNEL_SETTINGS_VIEW, summarizeDefaults } from "../../view/defaults.ts";
 import { DefaultsSubmission, openDefaultsModal, readDefaults } from "./defaults-form.ts";
 import { authorisedTeam, type ListenerDeps } from "./surface.ts";
@@ -61,6 +64,8 @@ export function register(app: App, deps: ListenerDeps): void {
     const { preferences } = deps.coordinator;
     const userId = parsed.data.user.id;
     const teamId = authorisedTeam(context);
+    const scope = { kind: "channel" as const, channelId };
+    const before = await preferences.defaults(teamId, scope).catch(() => undefined);
     // The form names the channel; whoever submits it must still be allowed to change it.
     const problem = await preferences
       .mayChangeChannel(teamId, channelId, userId)
@@ -69,7 +74,7 @@ export function register(app: App, deps: ListenerDeps): void {
     const saved =
       problem ??
       (await preferences
-        .saveDefaults(teamId, { kind: "channel", channelId }, read.defaults)
+        .saveDefaults(teamId, scope, read.defaults)
         .then(() => undefined)
         .catch((err: unknown) => {
           deps.logger.warn({ err }, "could not save the channel defaults");
@@ -81,6 +86,16 @@ export function register(app: App, deps: ListenerDeps): void {
     }
     await ack();
     const summary = summarizeDefaults(read.defaults);
+    if (!before || !sameDefaults(before, asDefaults(read.defaults))) {
+      const detail = summary ?? "none";
+      await deps.audit?.record({
+        what: "channel_defaults.changed",
+        who: userId,
+        workspace: teamId,
+        channel: channelId,
+        detail,
+      });
+    }
     const text = summary
       ? `Tasks started in <#${channelId}> now default to ${summary}.`
       : `<#${channelId}> has no defaults now: the service's own apply.`;
@@ -88,4 +103,10 @@ export function register(app: App, deps: ListenerDeps): void {
       .postEphemeral({ channel: channelId, user: userId, text })
       .catch((err: unknown) => deps.logger.debug({ err }, "could not confirm the settings"));
   });
+}
+
+/** Whether two defaults set the same options to the same values. */
+function sameDefaults(a: TaskDefaults, b: TaskDefaults): boolean {
+  const keys = new Set([...Object.keys(a), ...Object.keys(b)]) as Set<keyof TaskDefaults>;
+  return [...keys].every((key) => a[key] === b[key]);
 }

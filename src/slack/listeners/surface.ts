@@ -10,6 +10,7 @@ import type { FeedbackRecorder } from "../../feedback/feedback.ts";
 import type { TaskCoordinator, TellUser } from "../../threads/coordinator.ts";
 import type { SlackFileRef } from "../../runs/ports.ts";
 import type { KeyChecker } from "../../service/client.ts";
+import type { AuditTrail } from "../../store/audit.ts";
 import type { ServiceKeyStore } from "../../store/service-keys.ts";
 import type { RecordStore } from "../../store/types.ts";
 import type { ModalChoices } from "../../view/modal.ts";
@@ -34,6 +35,8 @@ export interface ListenerDeps {
   readonly suggestedPrompts: readonly SuggestedPrompt[];
   /** Records the feedback on answers. */
   readonly feedback: Pick<FeedbackRecorder, "record">;
+  /** Where admin actions are written (keys, usage policy, channel defaults). */
+  readonly audit?: Pick<AuditTrail, "record"> | undefined;
 }
 
 /** What the Workspace settings modal needs for the workspace's service key. */

@@ -1,12 +1,14 @@
 /**
- * Uninstalls: `app_uninstalled`, and `tokens_revoked` with the bot's token, forget everything
- * of the workspace (or organisation); `tokens_revoked` with people's tokens only drops those.
- * Bolt delivers both events without authorizing them (the tokens are already gone).
+ * What Slack says is gone. Uninstalls: `app_uninstalled`, and `tokens_revoked` with the bot's
+ * token, forget everything of the workspace (or organisation); `tokens_revoked` with people's
+ * tokens only drops those. Bolt delivers both events without authorizing them (the tokens are
+ * already gone). A deleted channel (`channel_deleted`, `group_deleted` for a private one) is
+ * forgotten with every record of it.
  */
 import type { App } from "@slack/bolt";
 import { z } from "zod";
 import type { InstallKey } from "../workspace-removal.ts";
-import type { ListenerDeps } from "./surface.ts";
+import { authorisedTeam, type ListenerDeps } from "./surface.ts";
 
 const Envelope = z.object({
   team_id: z.string().min(1).optional(),
@@ -28,7 +30,17 @@ function installOf(body: unknown): InstallKey | undefined {
   return { teamId, enterpriseId: enterpriseId ?? undefined, isEnterpriseInstall: org === true };
 }
 
-export function register(app: App, { removal }: ListenerDeps): void {
+const ChannelDeleted = z.object({ channel: z.string().min(1) });
+
+export function register(app: App, { removal, coordinator }: ListenerDeps): void {
+  for (const deleted of ["channel_deleted", "group_deleted"] as const) {
+    app.event(deleted, async ({ event, context }) => {
+      const parsed = ChannelDeleted.safeParse(event);
+      if (!parsed.success) return;
+      await coordinator.forgetting.channelDeleted(authorisedTeam(context), parsed.data.channel);
+    });
+  }
+
   // An org-wide uninstall names only the organisation: its workspaces are noted as they speak,
   // once confirmed as its own (src/slack/gate/team.ts).
   app.event("app_uninstalled", async ({ body }) => {

@@ -6,7 +6,12 @@
  */
 import type { AllMiddlewareArgs, App, RespondFn } from "@slack/bolt";
 import { z } from "zod";
-import { DEFAULT_USAGE_POLICY, getUsagePolicy, putUsagePolicy } from "../../store/usage-policy.ts";
+import {
+  DEFAULT_USAGE_POLICY,
+  getUsagePolicy,
+  putUsagePolicy,
+  UsagePolicy,
+} from "../../store/usage-policy.ts";
 import {
   readUsagePolicy,
   USAGE_FIELD,
@@ -158,6 +163,8 @@ async function save(
   // The key first: a key the service refuses leaves everything as it was.
   const keyDone = keys ? await applyKeyChange(keys, deps, req, change) : {};
   if ("error" in keyDone) return { errors: { [SERVICE_KEY_FIELD.key]: keyDone.error } };
+  // An unreadable policy counts as changed by a save.
+  const before = await getUsagePolicy(deps.records, req.teamId).catch(() => undefined);
   try {
     await putUsagePolicy(deps.records, req.teamId, policy.policy);
   } catch (err) {
@@ -166,7 +173,28 @@ async function save(
     return { errors: { [USAGE_FIELD.quota]: error } };
   }
   deps.logger.info({ team: req.teamId, user: req.userId }, "usage policy saved");
+  // Both as the store keeps them (its fields in one order).
+  if (JSON.stringify(before) !== JSON.stringify(UsagePolicy.parse(policy.policy))) {
+    const detail = describePolicy(policy.policy);
+    await deps.audit?.record({
+      what: "usage_policy.changed",
+      who: req.userId,
+      workspace: req.teamId,
+      detail,
+    });
+  }
   return { confirm: keyDone.confirm };
+}
+
+/** A policy in a few words for the audit trail (counts, never names). */
+function describePolicy(policy: UsagePolicy): string {
+  const { who, where, perUserPerHour: quota } = policy;
+  return [
+    who.kind === "everyone" ? "everyone" : `members of ${who.groupIds.length} group(s)`,
+    where.kind === "all" ? "every channel" : `${where.channelIds.length} channel(s)`,
+    quota === 0 ? "no hourly quota" : `${quota} per person per hour`,
+    policy.joinPublicChannels ? "joins public channels" : "joins no channel by itself",
+  ].join("; ");
 }
 
 export function register(app: App, deps: ListenerDeps): void {

@@ -2,7 +2,7 @@
  * The relay as the threads see it (`RelayControl`), for unit tests: it records the runs handed
  * to it, the reservations made and what they learnt, and the runs asked to stop.
  */
-import type { RunOutcome, RunTarget, StartProgress } from "../../../src/runs/relay.ts";
+import type { RunOutcome, RunScope, RunTarget, StartProgress } from "../../../src/runs/relay.ts";
 import { type ReservationId, reservationId } from "../../../src/store/types.ts";
 import type { RelayControl } from "../../../src/threads/task-context.ts";
 
@@ -47,6 +47,13 @@ export class FakeRelay implements RelayControl {
 
   isActive(runId: string): boolean {
     return this.relayed.has(runId);
+  }
+
+  /** What was asked to stop quietly (its records forgotten), and why. */
+  readonly stoppedQuietly: { scope: RunScope; why: string }[] = [];
+
+  async stopQuietly(scope: RunScope, why: string): Promise<void> {
+    this.stoppedQuietly.push({ scope, why });
   }
 
   /** Who listens for runs' ends (the coordinator subscribes when it is made). */
