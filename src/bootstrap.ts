@@ -16,12 +16,17 @@ import { CONTROL_POOL, SERVICE_POOL } from "./service/pools.ts";
 import { StreamRefusals } from "./service/refusals.ts";
 import { createSlackApp, type SlackApp } from "./slack/app.ts";
 import { budgetsWith, createSlackScheduler, type SlackScheduler } from "./slack/scheduler/index.ts";
-import { slackBotMembership, slackChannelDirectory } from "./slack/channel-directory.ts";
+import {
+  slackBotMembership,
+  slackChannelDirectory,
+  slackDirectMessages,
+} from "./slack/channel-directory.ts";
 import { fileOrigins, slackFileSource } from "./slack/file-source.ts";
 import { adminHome } from "./slack/admin-home.ts";
 import { HomeTab } from "./slack/home-tab.ts";
 import { slackGroupMembers } from "./slack/user-groups.ts";
 import { workspaceUrls } from "./slack/workspace-tokens.ts";
+import { slackWorkflowSteps, stepTokenKeys } from "./slack/workflow-steps.ts";
 import { runIndexTtlMs } from "./store/run-index.ts";
 import type * as RedisStoreModule from "./store/redis.ts";
 import type { ThreadStore } from "./store/types.ts";
@@ -91,6 +96,7 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
   });
   // One budget of the service's data for the whole process: runs' answers and files, "Get it".
   const memory = memoryLimits(config.service.memoryMb);
+  const steps = openSteps(config, logger, slack, store);
   const relay = openRelay(config, logger, {
     workspaces,
     store,
@@ -98,12 +104,13 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
     metrics,
     previews,
     memory,
+    steps,
   });
   metrics.countActiveRuns(() => relay.activeRuns);
   figures.set("relay", () => relay.metrics());
   // The coordinator subscribes to the relay's run ends (threads above runs).
   const { coordinator, home } = openCoordinator(config, logger, {
-    parts: { workspaces, store, relay, memory },
+    parts: { workspaces, store, relay, memory, steps },
     client: slack.app.client,
     tokens: slack.tokens,
     dispatcher: outbound.slackDispatcher,
@@ -163,13 +170,28 @@ async function openChecked(
   }
 }
 
+/**
+ * Workflow Builder steps end with their task, on whichever instance ends it, once (a claim as
+ * long as a run can be resumed), with the execution's own token.
+ */
+function openSteps(config: Config, logger: Logger, slack: SlackApp, store: ThreadStore) {
+  return slackWorkflowSteps({
+    client: slack.app.client,
+    store,
+    teamUrl: workspaceUrls(slack.app.client, slack.tokens),
+    keys: stepTokenKeys(config),
+    claimTtlMs: runIndexTtlMs(config.service.maxRunS * 1000),
+    logger,
+  });
+}
+
 /** The relay of runs, with the operator's streaming mode and time limits. */
 function openRelay(
   config: Config,
   logger: Logger,
   parts: Pick<
     RelayOptions,
-    "workspaces" | "store" | "instanceId" | "metrics" | "previews" | "memory"
+    "workspaces" | "store" | "instanceId" | "metrics" | "previews" | "memory" | "steps"
   >,
 ): Relay {
   return new Relay({
@@ -188,7 +210,7 @@ function openCoordinator(
   config: Config,
   logger: Logger,
   wiring: {
-    readonly parts: Pick<CoordinatorOptions, "workspaces" | "store" | "relay" | "memory">;
+    readonly parts: Pick<CoordinatorOptions, "workspaces" | "store" | "relay" | "memory" | "steps">;
     readonly client: SlackApp["app"]["client"];
     readonly tokens: SlackApp["tokens"];
     readonly dispatcher: Outbound["slackDispatcher"];
@@ -229,6 +251,7 @@ function openCoordinator(
     home,
     groupMembers: slackGroupMembers({ client, tokenFor: (team) => tokens.botToken(team) }),
     botMembership: slackBotMembership({ client, tokenFor: (team) => tokens.botToken(team) }),
+    directMessages: slackDirectMessages({ client, tokenFor: (team) => tokens.botToken(team) }),
     threadHistory: slackThreadHistory({
       client,
       tokenFor: (team) => tokens.botToken(team),

@@ -6,11 +6,19 @@
  * threads need (attachments, App Home, thread history) is in src/threads/ports.ts.
  */
 import type { TaskService, ThreadRef } from "../service/client.ts";
-import type { PreferenceStore, RunStore, SlackFileRef, ThreadStore } from "../store/types.ts";
+import type {
+  PreferenceStore,
+  RunState,
+  RunStore,
+  SlackFileRef,
+  SlackThreadKey,
+  ThreadStore,
+  WorkflowStep,
+} from "../store/types.ts";
 import type { MessagePayload } from "../view/render.ts";
 
 export type { TaskService, ThreadRef };
-export type { PreferenceStore, RunStore, SlackFileRef, ThreadStore };
+export type { PreferenceStore, RunStore, SlackFileRef, ThreadStore, WorkflowStep };
 
 export type { Clock } from "../util/clock.ts";
 export { systemClock } from "../util/clock.ts";
@@ -198,4 +206,28 @@ export interface Person {
   /** A guest account (`is_restricted` or `is_ultra_restricted`). */
   readonly guest: boolean;
   readonly deleted: boolean;
+}
+
+/**
+ * How a task a Workflow Builder step asked for ended, for the step: its state, its answer, why
+ * it did not complete (as its thread says), its files, and its thread (absent when nothing was
+ * posted, e.g. a refusal).
+ */
+export interface StepResult {
+  readonly state: RunState;
+  readonly answer: string;
+  readonly reason?: string | undefined;
+  /** Who pressed Stop, for a stopped run. */
+  readonly stoppedBy?: string | undefined;
+  /** The names of the files the run generated. */
+  readonly files: readonly string[];
+  readonly thread?: SlackThreadKey | undefined;
+}
+
+/**
+ * Ends Workflow Builder steps (Slack's `functions.completeSuccess` / `functions.completeError`),
+ * each once whatever instance asks and however often. Never rejects.
+ */
+export interface WorkflowSteps {
+  end(teamId: string, step: WorkflowStep, result: StepResult): Promise<void>;
 }

@@ -27,6 +27,7 @@ import {
   type PagePreviews,
   systemClock,
   type ThreadStore,
+  type WorkflowSteps,
   type Workspaces,
 } from "./ports.ts";
 import { type MemoryLimits, memoryLimits } from "./memory.ts";
@@ -73,6 +74,8 @@ export interface RelayOptions {
   readonly clock?: Clock;
   /** The app's Prometheus metrics. */
   readonly metrics?: AppMetrics;
+  /** Ends the Workflow Builder steps runs were asked by, when the runs end. */
+  readonly steps?: WorkflowSteps | undefined;
 }
 
 interface Relayed {
@@ -247,7 +250,7 @@ export class Relay {
       return this.#launch(next, "resumed");
     }
     await this.release(record.runId).catch(() => undefined);
-    if (!next) return;
+    if (!next) return this.#notShown(record);
     this.#counters.resumed();
     const done = this.#launch(next, "resumed");
     // Stop was pressed while it started: it is stopped now that it is known.
@@ -256,6 +259,19 @@ export class Relay {
       stopAsked({ relay: this, workspaces, logger }, next.key, run, stopBy);
     }
     await done;
+  }
+
+  /** An adopted start nothing shows (its messages could not be posted): its step fails. */
+  async #notShown(record: ReservedRun & { readonly opening: RunOpening }): Promise<void> {
+    const { step } = record.opening;
+    if (!step || !this.#opts.steps) return;
+    const reason = "The task's messages could not be posted in Slack, so it was stopped.";
+    await this.#opts.steps.end(record.key.teamId, step, {
+      state: "error",
+      answer: "",
+      reason,
+      files: [],
+    });
   }
 
   #launch(record: ShownRun, start: RunStart, unrecorded = false): Promise<void> {
@@ -285,6 +301,7 @@ export class Relay {
         previews: this.#opts.previews,
         memory: this.#memory,
         onEnded: (end) => this.#ended(end),
+        steps: this.#opts.steps,
       },
       record,
       relayed.fate,

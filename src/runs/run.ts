@@ -17,7 +17,14 @@ import { awaitStopAnswer, type Fate, type RunFate } from "./fate.ts";
 import { stoppedForgotten, keepRecord, RECORD_GONE, stopForgotten } from "./forget.ts";
 import { LeaseKeeper } from "./lease-keeper.ts";
 import { AnswerMemory } from "./memory.ts";
-import type { Clock, RunStore, SlackWriter, TaskService } from "./ports.ts";
+import type {
+  Clock,
+  RunStore,
+  SlackWriter,
+  StepResult,
+  TaskService,
+  WorkflowSteps,
+} from "./ports.ts";
 import type { RelayCounters } from "./relay-metrics.ts";
 import { type AnswerSink, openAnswerSink, type StreamingMode } from "./answer/index.ts";
 import {
@@ -31,6 +38,7 @@ import {
   type RunEnd,
   type ShownRun,
   stateOf,
+  stepOf,
 } from "./run-state.ts";
 
 export interface RunDeps extends Pick<DeliveryContext, "previews" | "memory"> {
@@ -46,6 +54,8 @@ export interface RunDeps extends Pick<DeliveryContext, "previews" | "memory"> {
   readonly streamRotateMs?: number | undefined;
   readonly follow: Omit<FollowOptions, "signal" | "resumeText">;
   readonly onEnded: (end: RunEnd) => Promise<void>;
+  /** Ends the Workflow Builder step a run was asked by (none: no step is ended). */
+  readonly steps?: WorkflowSteps | undefined;
 }
 
 /** How long the stop of a run whose answer is too large is asked before the run ends anyway. */
@@ -365,7 +375,7 @@ export class RunRelay {
     }
     const fate = this.#fate.now; // who stopped it, whatever a refusal arriving late says
     const { state, reason, files } = await this.#outcome(final, failure);
-    await this.#showFinal(state, reason, files, fate);
+    const shown = await this.#showFinal(state, reason, files, fate);
     this.#deps.counters.ended(state);
     this.#log.info(
       {
@@ -379,7 +389,14 @@ export class RunRelay {
       },
       "run ended",
     );
-    await this.#cleanUp(state);
+    await this.#cleanUp(state, {
+      state,
+      answer: this.#text,
+      reason: shown.reason,
+      stoppedBy: shown.stoppedBy,
+      files: files.map((f) => f.name),
+      thread: this.#record.key,
+    });
   }
 
   async #outcome(
@@ -420,8 +437,9 @@ export class RunRelay {
   async #showFinal(state: RunState, reason: string | undefined, files: FileNote[], fate: Fate) {
     const stoppedBy = fate.kind === "stopping" ? fate.by : undefined;
     const stopReason = state === "stopped" && fate.kind === "stopping" ? fate.reason : undefined;
+    const why = reason ?? stopReason;
     const view = this.#view(state, {
-      ...(reason ? { reason } : stopReason ? { reason: stopReason } : {}),
+      ...(why ? { reason: why } : {}),
       ...(stoppedBy ? { stoppedBy } : {}),
       files,
     });
@@ -433,13 +451,21 @@ export class RunRelay {
     if ((await this.#sink.final({ text, render })) && this.#unshownSince !== undefined) {
       this.#deps.counters.lag(this.#deps.clock.now() - this.#unshownSince);
     }
+    return { reason: why, stoppedBy };
   }
 
-  /** After the final state is shown: the working message goes, the run is forgotten. */
-  async #cleanUp(state: RunState): Promise<void> {
-    const { store, onEnded } = this.#deps;
+  /**
+   * After the final state is shown: the working message goes, the Workflow Builder step that
+   * asked for the run ends, the run is forgotten.
+   */
+  async #cleanUp(state: RunState, result: StepResult): Promise<void> {
+    const { store, onEnded, steps } = this.#deps;
     const { runId } = this.#record;
     await this.#sink.removeControl();
+    // Before the record goes: an instance dying now leaves the run to one that resumes it,
+    // shows its end again and ends the step (which a step ended already ignores).
+    const step = stepOf(this.#record);
+    if (step && steps) await steps.end(this.#record.key.teamId, step, result);
     // Finished: nobody needs to resume it. Forgotten before the queue is drained, so that a
     // follow-up's run is never mistaken for this one's continuation.
     await this.#persisting;

@@ -30,6 +30,7 @@ import {
   unreadableInstallation,
 } from "./oauth/install-flow.ts";
 import { WorkspaceRemoval, type WorkspaceRemovalDeps } from "./workspace-removal.ts";
+import { stepKeeper } from "./workflow-steps.ts";
 import { type BotTokens, installedTokens, singleWorkspaceToken } from "./workspace-tokens.ts";
 
 export const SLACK_EVENTS_PATH = "/slack/events";
@@ -130,7 +131,8 @@ export function createSlackApp(options: SlackAppOptions): SlackApp {
     });
     const { choices, suggestedPrompts } = config;
     const deps = { coordinator, logger, choices, suggestedPrompts, home, workspaceKeys, removal };
-    for (const surface of SURFACES) surface.register(app, { ...deps, feedback, records: store });
+    const more = { feedback, records: store, workflowSteps: stepKeeper(config) };
+    for (const surface of SURFACES) surface.register(app, { ...deps, ...more });
   }
 
   return {

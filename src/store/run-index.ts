@@ -35,6 +35,7 @@ interface EntryFields {
 
 const Key = z.object({ teamId: z.string(), channelId: z.string(), threadTs: z.string() });
 const Ref = z.object({ projectId: z.string(), threadId: z.string() });
+const Step = z.object({ executionId: z.string(), token: z.string() });
 
 /** Older versions wrote the remark under the answer as `note` (in a record and its opening). */
 const withRemark = (value: unknown): unknown => {
@@ -53,6 +54,7 @@ const Opening = z.preprocess(
     title: z.string().optional(),
     since: z.number(),
     replyTs: z.string().optional(),
+    step: Step.optional(),
   }),
 );
 
@@ -62,6 +64,7 @@ const base = {
   remark: z.string().optional(),
   owner: z.string().optional(),
   openRelays: z.number().int().min(0).optional(),
+  step: Step.optional(),
 };
 
 /** A start's place: older versions wrote its thread as "" until it existed. */

@@ -9,10 +9,12 @@ import { renderRun } from "../view/render.ts";
 import type { ThreadContextConfig } from "../config-features.ts";
 import type {
   BotMembership,
+  DirectMessages,
   HomeRefresher,
   SlackFileSource,
   ThreadHistory,
   ThreadStore,
+  WorkflowSteps,
   Workspaces,
 } from "./ports.ts";
 import type { PeoplePolicy } from "./policy.ts";
@@ -56,6 +58,10 @@ export interface CoordinatorDeps {
   readonly threadContext?: ThreadContextConfig | undefined;
   /** What the process may hold of the service's data (shared with the relay): files read for "Get it". */
   readonly memory?: MemoryLimits | undefined;
+  /** Ends the Workflow Builder steps whose task is refused (the relay ends the others). */
+  readonly steps?: WorkflowSteps | undefined;
+  /** Opens a person's DM with the app (a step without a channel answers there). */
+  readonly directMessages?: DirectMessages | undefined;
 }
 
 /** Turns a run's message into the reason its start failed. */

@@ -11,7 +11,7 @@ import type { TaskCoordinator, TellUser } from "../../threads/coordinator.ts";
 import type { SlackFileRef } from "../../runs/ports.ts";
 import type { KeyChecker } from "../../service/client.ts";
 import type { ServiceKeyStore } from "../../store/service-keys.ts";
-import type { RecordStore } from "../../store/types.ts";
+import type { RecordStore, WorkflowStep } from "../../store/types.ts";
 import type { ModalChoices } from "../../view/modal.ts";
 import type { HomeTab } from "../home-tab.ts";
 import type { WorkspaceRemoval } from "../workspace-removal.ts";
@@ -34,6 +34,10 @@ export interface ListenerDeps {
   readonly suggestedPrompts: readonly SuggestedPrompt[];
   /** Records the feedback on answers. */
   readonly feedback: Pick<FeedbackRecorder, "record">;
+  /** How a Workflow Builder step's execution is kept with its run (its token sealed). */
+  readonly workflowSteps: {
+    keep(executionId: string, token: string): WorkflowStep;
+  };
 }
 
 /** What the Workspace settings modal needs for the workspace's service key. */

@@ -1,0 +1,111 @@
+/**
+ * The Workflow Builder step "Run a task": the local Slack runs the app's step as a workflow
+ * does (`function_executed`, a token of the execution's own), the task streams into a new
+ * thread of the step's channel like a `/task`, and the step ends when the task ends:
+ * `functions.completeSuccess` with the answer, status, thread link and files, or
+ * `functions.completeError` with the reason the thread shows. The local Slack accepts one end
+ * per execution, with its token only, and outputs that fit the manifest's.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CHANNEL, Harness, markdownOf, NO_MESSAGE, OWNER, statusOf } from "../support/harness.ts";
+import { storeBackends } from "../support/needs.ts";
+
+describe.each(storeBackends())("the Run a task workflow step with %s", (_name, redis) => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await Harness.start({ redisUrl: redis });
+  });
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  /** The execution once the app ended it (or undefined after the wait). */
+  const ended = (id: string, timeoutMs = 20_000) =>
+    h.slack.waitFor(
+      () => {
+        const e = h.slack.execution(id);
+        return e && e.status !== "running" ? e : undefined;
+      },
+      { timeoutMs, description: `workflow step ${id} ended` },
+    );
+
+  /** The calls that ended workflow steps. */
+  const endCalls = (id: string) =>
+    h.slack.calls.filter(
+      (c) => c.method.startsWith("functions.complete") && c.args.function_execution_id === id,
+    );
+
+  it("streams into a new thread of its channel and completes with the answer, status, thread link and files", async () => {
+    const id = await h.runStep({
+      prompt: "Weekly report from the workflow [sim:length=6000] [sim:files=2]",
+      channel: CHANNEL,
+      requester: OWNER,
+    });
+    const threadTs = await h.waitForTaskThread("Weekly report from the workflow");
+    const [final] = await h.waitForFinal(threadTs);
+    expect(statusOf(final ?? NO_MESSAGE)).toMatch(/Completed in/);
+    const execution = await ended(id);
+    const run = h.sim.runs().find((r) => r.promptText.startsWith("Weekly report"));
+    expect(execution.status).toBe("completed");
+    const outputs = execution.outputs ?? {};
+    expect(outputs.status).toBe("completed");
+    expect(outputs.thread_link).toBe(
+      `${h.slack.teamUrl}archives/${CHANNEL}/p${threadTs.replace(".", "")}`,
+    );
+    // 6,000 characters do not fit a step's 4,000 bytes: the head, and where the rest is.
+    const answer = String(outputs.answer);
+    expect(Buffer.byteLength(answer, "utf8")).toBeLessThanOrEqual(4000);
+    expect(answer).toContain("The answer was cut here");
+    expect(answer).toContain(String(outputs.thread_link));
+    const head = answer.slice(0, answer.indexOf("\n\n[…]"));
+    expect((run?.content ?? "").startsWith(head)).toBe(true);
+    expect(String(outputs.files).split("\n").sort()).toEqual(
+      (run?.files ?? []).map((f) => f.name).sort(),
+    );
+    // The thread shows the whole answer as for any task; one end, with the execution's token.
+    expect(markdownOf(final ?? NO_MESSAGE).length).toBeGreaterThan(5000);
+    const calls = endCalls(id);
+    expect(calls.map((c) => [c.method, c.response.ok])).toEqual([
+      ["functions.completeSuccess", true],
+    ]);
+    expect(calls[0]?.token).toBe(h.slack.executions().find((e) => e.id === id)?.token);
+    expect(h.slack.validationErrors).toEqual([]);
+  });
+
+  it("fails the step with the reason its thread shows when the task fails", async () => {
+    const id = await h.runStep({
+      prompt: "Summarise the incident [sim:length=400] [sim:run=fail]",
+      channel: CHANNEL,
+      requester: OWNER,
+    });
+    const threadTs = await h.waitForTaskThread("Summarise the incident");
+    const [final] = await h.waitForFinal(threadTs);
+    const status = statusOf(final ?? NO_MESSAGE);
+    expect(status).toMatch(/Failed after/);
+    const execution = await ended(id);
+    expect(execution.status).toBe("failed");
+    const reason = status.replace(/^.*Failed after \S+: /, "");
+    expect(execution.error).toContain(`The task failed: ${reason}`);
+    expect(execution.error).toContain(`p${threadTs.replace(".", "")}`);
+    expect(endCalls(id)).toHaveLength(1);
+  });
+
+  it("fails the step without a word in Slack when it names nobody whose task it is", async () => {
+    const before = h.sim.runs().length;
+    const id = await h.runStep({ prompt: "An orphan task", channel: CHANNEL });
+    const execution = await ended(id);
+    expect(execution.error).toMatch(/needs a Requester/);
+    expect(h.sim.runs()).toHaveLength(before);
+  });
+
+  it("acknowledges a step of another callback id and ignores it", async () => {
+    const from = h.slack.calls.length;
+    const runs = h.sim.runs().length;
+    // runStep resolves once the app answered Slack's request with HTTP 200 (it throws otherwise).
+    const id = await h.runStep({ prompt: "Not ours", channel: CHANNEL }, "some_other_step");
+    await h.settled();
+    expect(h.slack.execution(id)?.status).toBe("running");
+    expect(h.slack.calls.slice(from)).toEqual([]);
+    expect(h.sim.runs()).toHaveLength(runs);
+  });
+});
