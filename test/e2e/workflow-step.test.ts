@@ -4,10 +4,21 @@
  * thread of the step's channel like a `/task`, and the step ends when the task ends:
  * `functions.completeSuccess` with the answer, status, thread link and files, or
  * `functions.completeError` with the reason the thread shows. The local Slack accepts one end
- * per execution, with its token only, and outputs that fit the manifest's.
+ * per execution, with its token only, and outputs that fit the manifest's. Instances killed
+ * while the step's task runs (real processes on one store) leave it to the one that resumes it.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CHANNEL, Harness, markdownOf, NO_MESSAGE, OWNER, statusOf } from "../support/harness.ts";
+import type { RecordedCall } from "../../tools/local-slack/index.ts";
+import { Cluster } from "../support/cluster.ts";
+import {
+  CHANNEL,
+  comparable,
+  Harness,
+  markdownOf,
+  NO_MESSAGE,
+  OWNER,
+  statusOf,
+} from "../support/harness.ts";
 import { storeBackends } from "../support/needs.ts";
 
 describe.each(storeBackends())("the Run a task workflow step with %s", (_name, redis) => {
@@ -109,3 +120,61 @@ describe.each(storeBackends())("the Run a task workflow step with %s", (_name, r
     expect(h.sim.runs()).toHaveLength(runs);
   });
 });
+
+describe.each(storeBackends())(
+  "a Run a task step whose instances are killed, with %s",
+  (_name, redis) => {
+    let c: Cluster;
+    beforeAll(async () => {
+      // One instance at a time, each killed in turn (an embedded store is one process's).
+      c = await Cluster.start({ redisUrl: redis, instances: 1, leaseTtlMs: 3000 });
+    }, 60_000);
+    afterAll(async () => {
+      await c?.close();
+    });
+
+    it("is ended once, by the instance that resumes its run, even if that one dies right after ending it", async () => {
+      const id = await c.target("i1").runStep({
+        prompt: "Nightly digest [sim:delay=25] [sim:length=3000] [sim:files=1]",
+        channel: CHANNEL,
+        requester: OWNER,
+      });
+      const threadTs = await c.waitForTaskThread("Nightly digest");
+      // i1 dies mid-stream; i2 takes the run over.
+      await c.slack.waitFor(() => c.botReplies(threadTs).find((m) => markdownOf(m).length > 400), {
+        description: "some streamed text",
+      });
+      await c.kill("i1", "SIGKILL");
+      // i2 dies the moment it ends the step, before Slack even answers (so before the run's
+      // record goes): i3 takes the run over, shows its end again, and leaves the step alone.
+      const i2 = await c.spawn("i2");
+      const killAtEnd = (call: RecordedCall) => {
+        if (call.method.startsWith("functions.complete")) i2.process.kill("SIGKILL");
+      };
+      c.slack.on("call", killAtEnd);
+      try {
+        await c.slack.waitForCall((call) => call.method.startsWith("functions.complete"), {
+          timeoutMs: 30_000,
+        });
+        await c.kill("i2", "SIGKILL");
+      } finally {
+        c.slack.off("call", killAtEnd);
+      }
+      await c.spawn("i3");
+      await c.slack.waitFor(() => c.logs("i3", "the workflow step was ended already").length > 0, {
+        timeoutMs: 30_000,
+        description: "i3 finding the step ended",
+      });
+      const [final] = await c.waitForFinal(threadTs, 1, 30_000);
+      expect(statusOf(final ?? NO_MESSAGE)).toMatch(/Completed in/);
+      const run = c.sim.runs().find((r) => r.promptText.startsWith("Nightly digest"));
+      expect(comparable(markdownOf(final ?? NO_MESSAGE))).toBe(comparable(run?.content ?? "x"));
+      const ends = c.slack.calls.filter((call) => call.method.startsWith("functions.complete"));
+      expect(ends.map((call) => call.method)).toEqual(["functions.completeSuccess"]);
+      expect(c.slack.execution(id)?.outputs).toMatchObject({ status: "completed" });
+      for (const i of ["i2", "i3"]) {
+        expect(c.logs(i, "resuming a run").length, `${i} resumed the run`).toBeGreaterThan(0);
+      }
+    }, 90_000);
+  },
+);
