@@ -101,6 +101,24 @@ describe.each(storeBackends())("the Run a task workflow step with %s", (_name, r
     expect(endCalls(id)).toHaveLength(1);
   });
 
+  it("answers in the requester's DM with the app when it names no channel", async () => {
+    const id = await h.runStep({
+      prompt: "Remind me of the plan [sim:length=80]",
+      requester: OWNER,
+    });
+    const execution = await ended(id);
+    // conversations.open names the DM; the task's thread is there, as for a /task.
+    const dm = `D${OWNER.slice(1)}`;
+    const parent = h.slack
+      .messages(dm)
+      .find((m) => JSON.stringify(m.blocks ?? []).includes("Remind me of the plan"));
+    expect(parent).toBeDefined();
+    expect(execution.outputs).toMatchObject({
+      status: "completed",
+      thread_link: `${h.slack.teamUrl}archives/${dm}/p${(parent?.ts ?? "").replace(".", "")}`,
+    });
+  });
+
   it("fails the step without a word in Slack when it names nobody whose task it is", async () => {
     const before = h.sim.runs().length;
     const id = await h.runStep({ prompt: "An orphan task", channel: CHANNEL });
