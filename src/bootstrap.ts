@@ -96,7 +96,7 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
   });
   // One budget of the service's data for the whole process: runs' answers and files, "Get it".
   const memory = memoryLimits(config.service.memoryMb);
-  const steps = openSteps(config, logger, slack, store);
+  const workflowSteps = openSteps(config, logger, slack, store);
   const relay = openRelay(config, logger, {
     workspaces,
     store,
@@ -104,13 +104,13 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
     metrics,
     previews,
     memory,
-    steps,
+    workflowSteps,
   });
   metrics.countActiveRuns(() => relay.activeRuns);
   figures.set("relay", () => relay.metrics());
   // The coordinator subscribes to the relay's run ends (threads above runs).
   const { coordinator, home } = openCoordinator(config, logger, {
-    parts: { workspaces, store, relay, memory, steps },
+    parts: { workspaces, store, relay, memory, workflowSteps },
     client: slack.app.client,
     tokens: slack.tokens,
     dispatcher: outbound.slackDispatcher,
@@ -191,14 +191,18 @@ function openRelay(
   logger: Logger,
   parts: Pick<
     RelayOptions,
-    "workspaces" | "store" | "instanceId" | "metrics" | "previews" | "memory" | "steps"
+    "workspaces" | "store" | "instanceId" | "metrics" | "previews" | "memory" | "workflowSteps"
   >,
 ): Relay {
   return new Relay({
     ...parts,
     leaseTtlMs: config.runLeaseTtlMs,
     logger: logger.child({ instance: parts.instanceId }),
-    streaming: { mode: config.slack.streaming, rotateMs: config.slack.streamRotateMs },
+    streaming: {
+      mode: config.slack.streaming,
+      rotateMs: config.slack.streamRotateMs,
+      display: config.slack.taskDisplay,
+    },
     maxRunMs: config.service.maxRunS * 1000,
     // A thread whose stream a proxy refused is polled for a while without asking again.
     follow: { pollTimeoutS: config.service.pollTimeoutS, refusals: new StreamRefusals() },
@@ -210,7 +214,10 @@ function openCoordinator(
   config: Config,
   logger: Logger,
   wiring: {
-    readonly parts: Pick<CoordinatorOptions, "workspaces" | "store" | "relay" | "memory" | "steps">;
+    readonly parts: Pick<
+      CoordinatorOptions,
+      "workspaces" | "store" | "relay" | "memory" | "workflowSteps"
+    >;
     readonly client: SlackApp["app"]["client"];
     readonly tokens: SlackApp["tokens"];
     readonly dispatcher: Outbound["slackDispatcher"];

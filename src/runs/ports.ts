@@ -100,12 +100,16 @@ export interface SlackWriter {
   unreact(channelId: string, ts: string, name: string): Promise<void>;
   /** Uploads files into a thread, several per call. */
   upload(channelId: string, threadTs: string, files: readonly UploadItem[]): Promise<void>;
-  /** Starts a native Slack stream in a thread (`chat.startStream`); returns the message ts. */
+  /**
+   * Starts a native Slack stream in a thread (`chat.startStream`); returns the message ts.
+   * `display` is how Slack shows the steps appended to it (`task_display_mode`).
+   */
   startStream(
     channelId: string,
     threadTs: string,
     recipient: { userId: string; teamId: string },
     markdown: string,
+    display?: TaskDisplay,
   ): Promise<string>;
   /**
    * Appends Markdown to a native stream (`chat.appendStream`), and the agent's steps as Slack
@@ -187,7 +191,14 @@ type StartStream = (
   threadTs: string,
   recipient: { userId: string; teamId: string },
   markdown: string,
+  display?: TaskDisplay,
 ) => Promise<string | undefined>;
+
+/**
+ * How the agent's steps show above its answer (Slack's `task_display_mode` of a stream): one
+ * plan block listing them (`plan`), or each step a card of its own in order (`timeline`).
+ */
+export type TaskDisplay = "plan" | "timeline";
 
 /** What a stream's stop adds to its message: blocks at its end, and metadata. */
 export type StreamEnd = Pick<MessagePayload, "blocks" | "metadata">;

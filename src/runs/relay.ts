@@ -56,8 +56,15 @@ export interface RelayOptions {
   readonly workspaces: Workspaces;
   readonly store: ThreadStore;
   readonly logger: Logger;
-  /** How answers reach Slack (edits by default), and how long a native stream message lasts. */
-  readonly streaming?: { readonly mode: RunDeps["streaming"]; readonly rotateMs?: number };
+  /**
+   * How answers reach Slack (edits by default), how long a native stream message lasts, and
+   * how the agent's steps show (a plan by default).
+   */
+  readonly streaming?: {
+    readonly mode: RunDeps["streaming"];
+    readonly rotateMs?: number;
+    readonly display?: RunDeps["taskDisplay"];
+  };
   /** Who this instance is, as lease holder. */
   readonly instanceId: string;
   /** How long a run's lease lasts without renewal (renewed every third of it). */
@@ -75,7 +82,7 @@ export interface RelayOptions {
   /** The app's Prometheus metrics. */
   readonly metrics?: AppMetrics;
   /** Ends the Workflow Builder steps runs were asked by, when the runs end. */
-  readonly steps?: WorkflowSteps | undefined;
+  readonly workflowSteps?: WorkflowSteps | undefined;
 }
 
 interface Relayed {
@@ -264,9 +271,9 @@ export class Relay {
   /** An adopted start nothing shows (its messages could not be posted): its step fails. */
   async #notShown(record: ReservedRun & { readonly opening: RunOpening }): Promise<void> {
     const { step } = record.opening;
-    if (!step || !this.#opts.steps) return;
+    if (!step || !this.#opts.workflowSteps) return;
     const reason = "The task's messages could not be posted in Slack, so it was stopped.";
-    await this.#opts.steps.end(record.key.teamId, step, {
+    await this.#opts.workflowSteps.end(record.key.teamId, step, {
       state: "error",
       answer: "",
       reason,
@@ -297,11 +304,12 @@ export class Relay {
         leaseTtlMs: this.#leaseTtl,
         streaming: this.#opts.streaming?.mode ?? "edit",
         streamRotateMs: this.#opts.streaming?.rotateMs,
+        taskDisplay: this.#opts.streaming?.display,
         follow: this.#opts.follow ?? {},
         previews: this.#opts.previews,
         memory: this.#memory,
         onEnded: (end) => this.#ended(end),
-        steps: this.#opts.steps,
+        workflowSteps: this.#opts.workflowSteps,
       },
       record,
       relayed.fate,

@@ -11,7 +11,13 @@ import { GrowingText } from "../util/text.ts";
 import type { RelayedRunProgress, RunState } from "../store/types.ts";
 import { ended } from "../view/completion.ts";
 import { slackErrorCode } from "../view/errors.ts";
-import { encodeStopValue, type FileNote, type RunView, renderRun } from "../view/render.ts";
+import {
+  encodeStopValue,
+  type FileNote,
+  PLAN_STEPS_SHOWN,
+  type RunView,
+  renderRun,
+} from "../view/render.ts";
 import { deliverAnswer, type DeliveryContext } from "./file-delivery.ts";
 import { awaitStopAnswer, type Fate, type RunFate } from "./fate.ts";
 import { stoppedForgotten, keepRecord, RECORD_GONE, stopForgotten } from "./forget.ts";
@@ -22,6 +28,7 @@ import type {
   RunStore,
   SlackWriter,
   StepResult,
+  TaskDisplay,
   TaskService,
   WorkflowSteps,
 } from "./ports.ts";
@@ -52,10 +59,12 @@ export interface RunDeps extends Pick<DeliveryContext, "previews" | "memory"> {
   readonly streaming: StreamingMode;
   /** How long one native stream message is streamed into (default: four minutes). */
   readonly streamRotateMs?: number | undefined;
+  /** How the agent's steps show: one plan, or a timeline (streams and edited messages alike). */
+  readonly taskDisplay?: TaskDisplay | undefined;
   readonly follow: Omit<FollowOptions, "signal" | "resumeText">;
   readonly onEnded: (end: RunEnd) => Promise<void>;
   /** Ends the Workflow Builder step a run was asked by (none: no step is ended). */
-  readonly steps?: WorkflowSteps | undefined;
+  readonly workflowSteps?: WorkflowSteps | undefined;
 }
 
 /** How long the stop of a run whose answer is too large is asked before the run ends anyway. */
@@ -89,8 +98,8 @@ export class RunRelay {
   #unshownSince: number | undefined;
   /** What the service last said the run is doing (a status event). */
   #serviceStatus: string | undefined;
-  /** The agent's steps so far (a tool it ran): their count and the latest, for the status line. */
-  #steps: { count: number; last: string } | undefined;
+  /** The agent's steps so far (a tool it ran): their count and the latest few, latest last. */
+  #steps: { count: number; last: string; recent: string[] } | undefined;
   /** The run is over here (not handed over): interim edits give way to the final one. */
   #ending = false;
   #edits = 0;
@@ -125,6 +134,7 @@ export class RunRelay {
       resumed,
       rotateMs: deps.streamRotateMs,
       clock: deps.clock,
+      display: deps.taskDisplay,
       log: this.#log,
       onMoved: () => this.#persist({}),
       reshow: () => {
@@ -300,7 +310,7 @@ export class RunRelay {
       thread: { channelId: this.#record.key.channelId, threadTs: this.#record.key.threadTs },
       ...(remark ? { remark } : {}),
       ...(this.#serviceStatus ? { serviceStatus: this.#serviceStatus } : {}),
-      ...(this.#steps ? { steps: this.#steps } : {}),
+      ...(this.#steps ? { steps: { ...this.#steps, as: this.#deps.taskDisplay ?? "plan" } } : {}),
       ...extra,
     };
   }
@@ -310,7 +320,8 @@ export class RunRelay {
     if (this.#fate.stopping) return;
     if (u.type === "status") this.#serviceStatus = u.status;
     else {
-      this.#steps = { count: (this.#steps?.count ?? 0) + 1, last: u.title };
+      const recent = [...(this.#steps?.recent ?? []), u.title].slice(-PLAN_STEPS_SHOWN);
+      this.#steps = { count: (this.#steps?.count ?? 0) + 1, last: u.title, recent };
       this.#sink.step(u.title);
     }
     void this.#showInterim();
@@ -459,13 +470,13 @@ export class RunRelay {
    * asked for the run ends, the run is forgotten.
    */
   async #cleanUp(state: RunState, result: StepResult): Promise<void> {
-    const { store, onEnded, steps } = this.#deps;
+    const { store, onEnded, workflowSteps } = this.#deps;
     const { runId } = this.#record;
     await this.#sink.removeControl();
     // Before the record goes: an instance dying now leaves the run to one that resumes it,
     // shows its end again and ends the step (which a step ended already ignores).
     const step = stepOf(this.#record);
-    if (step && steps) await steps.end(this.#record.key.teamId, step, result);
+    if (step && workflowSteps) await workflowSteps.end(this.#record.key.teamId, step, result);
     // Finished: nobody needs to resume it. Forgotten before the queue is drained, so that a
     // follow-up's run is never mistaken for this one's continuation.
     await this.#persisting;

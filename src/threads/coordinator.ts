@@ -87,7 +87,7 @@ export interface CoordinatorOptions {
   /** What the process may hold of the service's data, shared with the relay ("Get it"). */
   readonly memory?: MemoryLimits | undefined;
   /** Ends Workflow Builder steps whose task is refused (the relay ends the others). */
-  readonly steps?: WorkflowSteps | undefined;
+  readonly workflowSteps?: WorkflowSteps | undefined;
   /** Opens a person's DM with the app, for a workflow step without a channel. */
   readonly directMessages?: DirectMessages | undefined;
 }
@@ -206,7 +206,12 @@ export class TaskCoordinator {
 
   /** A Workflow Builder step that cannot start a task (its inputs): it fails with the reason. */
   async failStep(teamId: string, step: WorkflowStep, reason: string): Promise<void> {
-    await this.#deps.steps?.end(teamId, step, { state: "error", answer: "", reason, files: [] });
+    await this.#deps.workflowSteps?.end(teamId, step, {
+      state: "error",
+      answer: "",
+      reason,
+      files: [],
+    });
   }
 
   /**

@@ -163,10 +163,10 @@ export class NewTasks {
       ? brokenFileReason(broken)
       : blamed && `${describeServiceError(err)} ${blamed}`;
     await showStartError(this.#deps, key, messageTs, err, startedAt, why);
-    if (task.step && this.#deps.steps) {
+    if (task.step && this.#deps.workflowSteps) {
       const reason = why ?? describeServiceError(err);
       const refused = { state: "error", answer: "", reason, files: [], thread: key } as const;
-      await this.#deps.steps.end(task.teamId, task.step, refused);
+      await this.#deps.workflowSteps.end(task.teamId, task.step, refused);
     }
     void preferences
       .taskState(task.teamId, task.userId, key, "error")

@@ -59,7 +59,7 @@ export interface CoordinatorDeps {
   /** What the process may hold of the service's data (shared with the relay): files read for "Get it". */
   readonly memory?: MemoryLimits | undefined;
   /** Ends the Workflow Builder steps whose task is refused (the relay ends the others). */
-  readonly steps?: WorkflowSteps | undefined;
+  readonly workflowSteps?: WorkflowSteps | undefined;
   /** Opens a person's DM with the app (a step without a channel answers there). */
   readonly directMessages?: DirectMessages | undefined;
 }

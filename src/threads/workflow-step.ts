@@ -29,14 +29,14 @@ export const NO_REQUESTER =
 
 /** Starts the step's task; whatever refuses it fails the step with the reason. */
 export async function runStep(
-  deps: Pick<CoordinatorDeps, "steps" | "directMessages" | "logger">,
+  deps: Pick<CoordinatorDeps, "workflowSteps" | "directMessages" | "logger">,
   request: StepRequest,
   start: (task: NewTask, tell: TellUser) => Promise<void>,
 ): Promise<void> {
   const { teamId, step } = request;
   const fail: TellUser = (reason) =>
-    deps.steps
-      ? deps.steps.end(teamId, step, { state: "error", answer: "", reason, files: [] })
+    deps.workflowSteps
+      ? deps.workflowSteps.end(teamId, step, { state: "error", answer: "", reason, files: [] })
       : Promise.resolve();
   const userId = request.requester;
   if (!userId) return fail(NO_REQUESTER);

@@ -81,6 +81,8 @@ export interface SlackMessage {
   edited?: { user: string; ts: string };
   /** Only for messages created by chat.startStream. "ended" = expired or stopped by the user. */
   streaming_state?: StreamingState;
+  /** How a stream shows its task updates (chat.startStream's `task_display_mode`), when given. */
+  task_display_mode?: "timeline" | "plan";
   /** Every chunk received while streaming (markdown_text arguments are recorded as markdown_text chunks). */
   chunks?: unknown[];
 }
