@@ -16,12 +16,17 @@ import { CONTROL_POOL, SERVICE_POOL } from "./service/pools.ts";
 import { StreamRefusals } from "./service/refusals.ts";
 import { createSlackApp, type SlackApp } from "./slack/app.ts";
 import { budgetsWith, createSlackScheduler, type SlackScheduler } from "./slack/scheduler/index.ts";
-import { slackBotMembership, slackChannelDirectory } from "./slack/channel-directory.ts";
+import {
+  slackBotMembership,
+  slackChannelDirectory,
+  slackDirectMessages,
+} from "./slack/channel-directory.ts";
 import { fileOrigins, slackFileSource } from "./slack/file-source.ts";
 import { adminHome } from "./slack/admin-home.ts";
 import { HomeTab } from "./slack/home-tab.ts";
 import { slackGroupMembers } from "./slack/user-groups.ts";
 import { workspaceUrls } from "./slack/workspace-tokens.ts";
+import { slackWorkflowSteps, stepTokenKeys } from "./slack/workflow-steps.ts";
 import { runIndexTtlMs } from "./store/run-index.ts";
 import type * as RedisStoreModule from "./store/redis.ts";
 import { AuditTrail } from "./store/audit.ts";
@@ -94,6 +99,7 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
     uploadDispatcher: outbound.slackDispatcher,
     records: store,
   });
+  const workflowSteps = openSteps(config, logger, slack, store);
   const relay = openRelay(config, logger, {
     workspaces,
     store,
@@ -101,11 +107,12 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
     metrics,
     previews,
     memory,
+    workflowSteps,
   });
   countRuns(metrics, figures, relay, scheduler);
   // The coordinator subscribes to the relay's run ends (threads above runs).
   const { coordinator, home, audit } = openCoordinator(config, logger, {
-    parts: { workspaces, store, relay, memory },
+    parts: { workspaces, store, relay, memory, workflowSteps },
     client: slack.app.client,
     tokens: slack.tokens,
     dispatcher: outbound.slackDispatcher,
@@ -182,20 +189,39 @@ async function openChecked(
   }
 }
 
+/**
+ * Workflow Builder steps end with their task, on whichever instance ends it, once (a claim as
+ * long as a run can be resumed), with the execution's own token.
+ */
+function openSteps(config: Config, logger: Logger, slack: SlackApp, store: ThreadStore) {
+  return slackWorkflowSteps({
+    client: slack.app.client,
+    store,
+    teamUrl: workspaceUrls(slack.app.client, slack.tokens),
+    keys: stepTokenKeys(config),
+    claimTtlMs: runIndexTtlMs(config.service.maxRunS * 1000),
+    logger,
+  });
+}
+
 /** The relay of runs, with the operator's streaming mode and time limits. */
 function openRelay(
   config: Config,
   logger: Logger,
   parts: Pick<
     RelayOptions,
-    "workspaces" | "store" | "instanceId" | "metrics" | "previews" | "memory"
+    "workspaces" | "store" | "instanceId" | "metrics" | "previews" | "memory" | "workflowSteps"
   >,
 ): Relay {
   return new Relay({
     ...parts,
     leaseTtlMs: config.runLeaseTtlMs,
     logger: logger.child({ instance: parts.instanceId }),
-    streaming: { mode: config.slack.streaming, rotateMs: config.slack.streamRotateMs },
+    streaming: {
+      mode: config.slack.streaming,
+      rotateMs: config.slack.streamRotateMs,
+      display: config.slack.taskDisplay,
+    },
     maxRunMs: config.service.maxRunS * 1000,
     // A thread whose stream a proxy refused is polled for a while without asking again.
     follow: { pollTimeoutS: config.service.pollTimeoutS, refusals: new StreamRefusals() },
@@ -207,7 +233,10 @@ function openCoordinator(
   config: Config,
   logger: Logger,
   wiring: {
-    readonly parts: Pick<CoordinatorOptions, "workspaces" | "store" | "relay" | "memory">;
+    readonly parts: Pick<
+      CoordinatorOptions,
+      "workspaces" | "store" | "relay" | "memory" | "workflowSteps"
+    >;
     readonly client: SlackApp["app"]["client"];
     readonly tokens: SlackApp["tokens"];
     readonly dispatcher: Outbound["slackDispatcher"];
@@ -248,6 +277,7 @@ function openCoordinator(
     home,
     groupMembers: slackGroupMembers({ client, tokenFor: (team) => tokens.botToken(team) }),
     botMembership: slackBotMembership({ client, tokenFor: (team) => tokens.botToken(team) }),
+    directMessages: slackDirectMessages({ client, tokenFor: (team) => tokens.botToken(team) }),
     threadHistory: slackThreadHistory({
       client,
       tokenFor: (team) => tokens.botToken(team),

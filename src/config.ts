@@ -96,6 +96,14 @@ const slackShape = {
     .pipe(z.enum(["auto", "edit", "native"])),
   // Slack ends a native stream about five minutes after it started: rotate well before.
   SLACK_STREAM_ROTATE_S: intFrom(1, 280, 240),
+  // How the agent's steps show: one plan block (the default: a long run's steps stay one
+  // block above the answer) or a timeline of cards, one per step.
+  SLACK_TASK_DISPLAY: z
+    .string()
+    .trim()
+    .optional()
+    .transform((v) => (v === undefined || v === "" ? "plan" : v.toLowerCase()))
+    .pipe(z.enum(["plan", "timeline"])),
   SLACK_RATE_SAFETY: z
     .string()
     .trim()
@@ -252,6 +260,12 @@ export interface SlackConfig extends Workspaces {
   readonly streaming: "auto" | "edit" | "native";
   /** How long one native stream message is streamed into before the answer goes on in a new one. */
   readonly streamRotateMs: number;
+  /**
+   * How the agent's steps show while it works: `plan` (default), one block listing them (a
+   * stream's `task_display_mode`, and the latest few in an edited message); `timeline`, a card
+   * per step in a stream (and the latest step in an edited message's status line).
+   */
+  readonly taskDisplay: "plan" | "timeline";
   /** Share of each method's rate tier the app allows itself (headroom for other apps' calls). */
   readonly rateSafety: number;
   /** Calls per minute by method, overriding the tier defaults. */
@@ -397,6 +411,7 @@ export function parseConfig(env: Env): Config {
       editIntervalMs: v.SLACK_EDIT_INTERVAL_MS,
       streaming: v.SLACK_STREAMING,
       streamRotateMs: v.SLACK_STREAM_ROTATE_S * 1000,
+      taskDisplay: v.SLACK_TASK_DISPLAY,
       rateSafety: v.SLACK_RATE_SAFETY,
       rateLimits: v.SLACK_RATE_LIMITS,
     },

@@ -29,8 +29,15 @@ const REDACT_PATHS = [
   'req.headers["x-slack-signature"]',
 ];
 
-/** Slack tokens (bot, user, app-level, config) and Slack webhook-ish secrets by shape. */
-const TOKEN_SHAPES = /\b(?:xox[abposre]|xapp)-[A-Za-z0-9-]{8,}/g;
+/** Slack tokens (bot, user, app-level, config, a workflow step's) by shape. */
+const TOKEN_SHAPES = /\b(?:xox[abposre]|xapp|xwfp)-[A-Za-z0-9-]{8,}/g;
+
+/**
+ * A workflow step's execution token by where it travels, whatever its shape: the
+ * `bot_access_token` of a `function_executed` event, as JSON or as JSON inside a string
+ * (Bolt's Socket Mode receiver logs each message it receives at debug).
+ */
+const EXECUTION_TOKEN = /(bot_access_token\\?"\s*:\s*\\?")[^"\\]+/g;
 
 const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
@@ -51,7 +58,7 @@ export function makeScrubber(secrets: readonly string[]): (line: string) => stri
         )
       : undefined;
   return (line) => {
-    let out = line.replace(TOKEN_SHAPES, "[REDACTED]");
+    let out = line.replace(TOKEN_SHAPES, "[REDACTED]").replace(EXECUTION_TOKEN, "$1[REDACTED]");
     if (re) out = out.replace(re, "[REDACTED]");
     return out;
   };

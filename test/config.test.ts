@@ -53,6 +53,16 @@ describe("configuration", () => {
     );
   });
 
+  it("shows the agent's steps as a plan unless told to show a timeline", () => {
+    expect(parseConfig(base).slack.taskDisplay).toBe("plan");
+    expect(parseConfig({ ...base, SLACK_TASK_DISPLAY: "Timeline" }).slack.taskDisplay).toBe(
+      "timeline",
+    );
+    expect(problemsOf({ ...base, SLACK_TASK_DISPLAY: "cards" }).join("\n")).toMatch(
+      /SLACK_TASK_DISPLAY/,
+    );
+  });
+
   it("reads the agent view's suggested prompts from TASK_SUGGESTED_PROMPTS, with defaults", () => {
     expect(parseConfig(base).suggestedPrompts).toEqual(DEFAULT_SUGGESTED_PROMPTS);
     const own = [{ title: "Landing page", message: "Build a landing page for my shop" }];

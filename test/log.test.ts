@@ -42,6 +42,21 @@ describe("logging", () => {
     expect(all).toContain("[REDACTED]");
   });
 
+  it("never writes a workflow step's execution token, by shape or by where Slack puts it", () => {
+    const { lines, destination } = capture();
+    const log = createLogger({ level: "debug", destination });
+    const event = { event: { type: "function_executed", bot_access_token: "abcd-1325-SECRET" } };
+    // As Bolt's Socket Mode receiver logs what it receives: the message as a string.
+    log.debug(`Received a message on the WebSocket: ${JSON.stringify(event)}`);
+    log.debug({ body: event }, "as a field");
+    log.info("token xwfp-T0001-75f74e2d591ee6514a8b4084 by its shape");
+    const all = lines.join("");
+    for (const secret of ["abcd-1325-SECRET", "xwfp-T0001-75f74e2d591ee6514a8b4084"]) {
+      expect(all).not.toContain(secret);
+    }
+    expect(all).toContain("function_executed");
+  });
+
   it("writes the last line before the call returns, scrubbed like every other", () => {
     const dir = mkdtempSync(join(tmpdir(), "taskbot-log-"));
     const path = join(dir, "out.log");

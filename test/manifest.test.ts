@@ -11,6 +11,8 @@ import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { DEFAULT_SUGGESTED_PROMPTS } from "../src/config-prompts.ts";
 import { BOT_SCOPES } from "../src/slack/scopes.ts";
+import { RUN_TASK } from "../src/slack/workflow-steps.ts";
+import { stepOutputs } from "../src/view/completion.ts";
 
 const VENDOR = new URL("./fixtures/slack-manifest-schema/", import.meta.url);
 const MANIFEST = new URL("../manifest.yml", import.meta.url);
@@ -40,6 +42,8 @@ const EXPECTED_BOT_SCOPES = [
   // Reading the files people attach (url_private_download with the bot token).
   "files:read",
   "files:write",
+  // conversations.open: a workflow step without a channel answers in the requester's DM.
+  "im:write",
   "reactions:write",
   "users:read",
   // The usage policy: who is in the user groups allowed to start tasks.
@@ -151,6 +155,7 @@ describe("manifest.yml", () => {
       // Deleted channels are forgotten (the scopes they need, channels:read and groups:read, are asked for already).
       "channel_deleted",
       "group_deleted",
+      "function_executed",
       "message.channels",
       "message.groups",
       "message.im",
@@ -173,10 +178,42 @@ describe("manifest.yml", () => {
     );
   });
 
-  it("uses Socket Mode, no org-wide deploy and no token rotation", () => {
+  it("uses Socket Mode, is org-ready (for its workflow step) and has no token rotation", () => {
     expect(at(manifest, "settings", "socket_mode_enabled")).toBe(true);
-    expect(at(manifest, "settings", "org_deploy_enabled")).toBe(false);
+    expect(at(manifest, "settings", "org_deploy_enabled")).toBe(true);
+    expect(at(manifest, "settings", "function_runtime")).toBe("remote");
     expect(at(manifest, "settings", "token_rotation_enabled")).toBe(false);
+  });
+
+  it("defines the Workflow Builder step the app listens for, with the inputs and outputs it reads and sends", () => {
+    const step = at(manifest, "functions", RUN_TASK);
+    expect(at(step, "title")).toBe("Run a task");
+    const inputs = at(step, "input_parameters");
+    expect(isRecord(inputs) ? Object.keys(inputs) : inputs).toEqual([
+      "prompt",
+      "channel",
+      "requester",
+      "model",
+      "effort",
+    ]);
+    expect(at(inputs, "prompt", "is_required")).toBe(true);
+    expect(at(inputs, "channel", "type")).toBe("slack#/types/channel_id");
+    expect(at(inputs, "requester", "type")).toBe("slack#/types/user_id");
+    const outputs = at(step, "output_parameters");
+    expect(isRecord(outputs) ? Object.keys(outputs).sort() : outputs).toEqual(
+      Object.keys(stepOutputs({ state: "completed", answer: "a", files: ["f"], link: "l" })).sort(),
+    );
+    for (const name of ["answer", "status", "thread_link", "files"]) {
+      expect(at(outputs, name, "type")).toBe("string");
+    }
+  });
+
+  it("rejects a step whose parameter has no type (the schema checks the functions too)", () => {
+    const broken: unknown = structuredClone(manifest);
+    const prompt = at(broken, "functions", RUN_TASK, "input_parameters", "prompt");
+    if (!isRecord(prompt)) throw new Error("no prompt input in manifest.yml");
+    delete prompt.type;
+    expect(validate(broken)).toBe(false);
   });
 
   it("rejects a broken variant (the schema is really applied to manifest.yml's shape)", () => {

@@ -93,6 +93,7 @@ export async function adoptOpening(
     openRelays: 1,
     owner: plan.userId,
     ...(plan.remark ? { remark: plan.remark } : {}),
+    ...(plan.step ? { step: plan.step } : {}),
   };
   return { record: relayed, stopBy };
 }

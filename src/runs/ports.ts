@@ -6,11 +6,19 @@
  * threads need (attachments, App Home, thread history) is in src/threads/ports.ts.
  */
 import type { TaskService, ThreadRef } from "../service/client.ts";
-import type { PreferenceStore, RunStore, SlackFileRef, ThreadStore } from "../store/types.ts";
+import type {
+  PreferenceStore,
+  RunState,
+  RunStore,
+  SlackFileRef,
+  SlackThreadKey,
+  ThreadStore,
+  WorkflowStep,
+} from "../store/types.ts";
 import type { MessagePayload } from "../view/render.ts";
 
 export type { TaskService, ThreadRef };
-export type { PreferenceStore, RunStore, SlackFileRef, ThreadStore };
+export type { PreferenceStore, RunStore, SlackFileRef, ThreadStore, WorkflowStep };
 
 export type { Clock } from "../util/clock.ts";
 export { systemClock } from "../util/clock.ts";
@@ -92,12 +100,16 @@ export interface SlackWriter {
   unreact(channelId: string, ts: string, name: string): Promise<void>;
   /** Uploads files into a thread, several per call. */
   upload(channelId: string, threadTs: string, files: readonly UploadItem[]): Promise<void>;
-  /** Starts a native Slack stream in a thread (`chat.startStream`); returns the message ts. */
+  /**
+   * Starts a native Slack stream in a thread (`chat.startStream`); returns the message ts.
+   * `display` is how Slack shows the steps appended to it (`task_display_mode`).
+   */
   startStream(
     channelId: string,
     threadTs: string,
     recipient: { userId: string; teamId: string },
     markdown: string,
+    display?: TaskDisplay,
   ): Promise<string>;
   /**
    * Appends Markdown to a native stream (`chat.appendStream`), and the agent's steps as Slack
@@ -179,7 +191,14 @@ type StartStream = (
   threadTs: string,
   recipient: { userId: string; teamId: string },
   markdown: string,
+  display?: TaskDisplay,
 ) => Promise<string | undefined>;
+
+/**
+ * How the agent's steps show above its answer (Slack's `task_display_mode` of a stream): one
+ * plan block listing them (`plan`), or each step a card of its own in order (`timeline`).
+ */
+export type TaskDisplay = "plan" | "timeline";
 
 /** What a stream's stop adds to its message: blocks at its end, and metadata. */
 export type StreamEnd = Pick<MessagePayload, "blocks" | "metadata">;
@@ -198,4 +217,28 @@ export interface Person {
   /** A guest account (`is_restricted` or `is_ultra_restricted`). */
   readonly guest: boolean;
   readonly deleted: boolean;
+}
+
+/**
+ * How a task a Workflow Builder step asked for ended, for the step: its state, its answer, why
+ * it did not complete (as its thread says), its files, and its thread (absent when nothing was
+ * posted, e.g. a refusal).
+ */
+export interface StepResult {
+  readonly state: RunState;
+  readonly answer: string;
+  readonly reason?: string | undefined;
+  /** Who pressed Stop, for a stopped run. */
+  readonly stoppedBy?: string | undefined;
+  /** The names of the files the run generated. */
+  readonly files: readonly string[];
+  readonly thread?: SlackThreadKey | undefined;
+}
+
+/**
+ * Ends Workflow Builder steps (Slack's `functions.completeSuccess` / `functions.completeError`),
+ * each once whatever instance asks and however often. Never rejects.
+ */
+export interface WorkflowSteps {
+  end(teamId: string, step: WorkflowStep, result: StepResult): Promise<void>;
 }

@@ -27,6 +27,7 @@ import {
   type PagePreviews,
   systemClock,
   type ThreadStore,
+  type WorkflowSteps,
   type Workspaces,
 } from "./ports.ts";
 import { type MemoryLimits, memoryLimits } from "./memory.ts";
@@ -57,8 +58,15 @@ export interface RelayOptions {
   readonly workspaces: Workspaces;
   readonly store: ThreadStore;
   readonly logger: Logger;
-  /** How answers reach Slack (edits by default), and how long a native stream message lasts. */
-  readonly streaming?: { readonly mode: RunDeps["streaming"]; readonly rotateMs?: number };
+  /**
+   * How answers reach Slack (edits by default), how long a native stream message lasts, and
+   * how the agent's steps show (a plan by default).
+   */
+  readonly streaming?: {
+    readonly mode: RunDeps["streaming"];
+    readonly rotateMs?: number;
+    readonly display?: RunDeps["taskDisplay"];
+  };
   /** Who this instance is, as lease holder. */
   readonly instanceId: string;
   /** How long a run's lease lasts without renewal (renewed every third of it). */
@@ -75,6 +83,8 @@ export interface RelayOptions {
   readonly clock?: Clock;
   /** The app's Prometheus metrics. */
   readonly metrics?: AppMetrics;
+  /** Ends the Workflow Builder steps runs were asked by, when the runs end. */
+  readonly workflowSteps?: WorkflowSteps | undefined;
 }
 
 interface Relayed {
@@ -250,7 +260,7 @@ export class Relay {
       return this.#launch(next, "resumed");
     }
     await this.release(record.runId).catch(() => undefined);
-    if (!next) return;
+    if (!next) return this.#notShown(record);
     this.#counters.resumed();
     const done = this.#launch(next, "resumed");
     // Stop was pressed while it started: it is stopped now that it is known.
@@ -259,6 +269,19 @@ export class Relay {
       stopAsked({ relay: this, workspaces, logger }, next.key, run, stopBy);
     }
     await done;
+  }
+
+  /** An adopted start nothing shows (its messages could not be posted): its step fails. */
+  async #notShown(record: ReservedRun & { readonly opening: RunOpening }): Promise<void> {
+    const { step } = record.opening;
+    if (!step || !this.#opts.workflowSteps) return;
+    const reason = "The task's messages could not be posted in Slack, so it was stopped.";
+    await this.#opts.workflowSteps.end(record.key.teamId, step, {
+      state: "error",
+      answer: "",
+      reason,
+      files: [],
+    });
   }
 
   #launch(record: ShownRun, start: RunStart, unrecorded = false): Promise<void> {
@@ -284,10 +307,12 @@ export class Relay {
         leaseTtlMs: this.#leaseTtl,
         streaming: this.#opts.streaming?.mode ?? "edit",
         streamRotateMs: this.#opts.streaming?.rotateMs,
+        taskDisplay: this.#opts.streaming?.display,
         follow: this.#opts.follow ?? {},
         previews: this.#opts.previews,
         memory: this.#memory,
         onEnded: (end) => this.#ended(end),
+        workflowSteps: this.#opts.workflowSteps,
       },
       record,
       relayed.fate,

@@ -10,6 +10,7 @@ import {
   type RunRecord,
   serviceRunId,
   type SlackThreadKey,
+  type WorkflowStep,
 } from "../store/types.ts";
 import type { ThreadRef } from "../service/client.ts";
 import { describeServiceError } from "../view/errors.ts";
@@ -47,7 +48,13 @@ export interface RunTarget {
   readonly remark?: string;
   /** Who asked: native streams are addressed to them. */
   readonly owner?: string;
+  /** The Workflow Builder step that asked for it, ended with it. */
+  readonly step?: WorkflowStep;
 }
+
+/** The Workflow Builder step a run's record waits with: a start's (its opening's), or a run's. */
+export const stepOf = (record: RunRecord): WorkflowStep | undefined =>
+  record.kind === "relaying" ? record.step : record.opening?.step;
 
 /** What an ended run answered; a start that never reached the service has no service thread. */
 export type EndedTarget = Omit<RunTarget, "ref" | "messageTs"> & {
@@ -85,6 +92,7 @@ export function recordOf(target: RunTarget): RelayedRun {
     startedAt: target.startedAt,
     ...(target.remark ? { remark: target.remark } : {}),
     ...(target.owner ? { owner: target.owner } : {}),
+    ...(target.step ? { step: target.step } : {}),
     uploads: "pending",
     openRelays: 1,
   };

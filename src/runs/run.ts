@@ -11,13 +11,27 @@ import { GrowingText } from "../util/text.ts";
 import type { RelayedRunProgress, RunState } from "../store/types.ts";
 import { ended } from "../view/completion.ts";
 import { slackErrorCode } from "../view/errors.ts";
-import { encodeStopValue, type FileNote, type RunView, renderRun } from "../view/render.ts";
+import {
+  encodeStopValue,
+  type FileNote,
+  PLAN_STEPS_SHOWN,
+  type RunView,
+  renderRun,
+} from "../view/render.ts";
 import { deliverAnswer, type DeliveryContext } from "./file-delivery.ts";
 import { awaitStopAnswer, type Fate, type RunFate } from "./fate.ts";
 import { stoppedForgotten, keepRecord, RECORD_GONE, stopForgotten } from "./forget.ts";
 import { LeaseKeeper } from "./lease-keeper.ts";
 import { AnswerMemory } from "./memory.ts";
-import type { Clock, RunStore, SlackWriter, TaskService } from "./ports.ts";
+import type {
+  Clock,
+  RunStore,
+  SlackWriter,
+  StepResult,
+  TaskDisplay,
+  TaskService,
+  WorkflowSteps,
+} from "./ports.ts";
 import type { RelayCounters } from "./relay-metrics.ts";
 import { type AnswerSink, openAnswerSink, type StreamingMode } from "./answer/index.ts";
 import {
@@ -31,6 +45,7 @@ import {
   type RunEnd,
   type ShownRun,
   stateOf,
+  stepOf,
 } from "./run-state.ts";
 
 export interface RunDeps extends Pick<DeliveryContext, "previews" | "memory"> {
@@ -44,8 +59,12 @@ export interface RunDeps extends Pick<DeliveryContext, "previews" | "memory"> {
   readonly streaming: StreamingMode;
   /** How long one native stream message is streamed into (default: four minutes). */
   readonly streamRotateMs?: number | undefined;
+  /** How the agent's steps show: one plan, or a timeline (streams and edited messages alike). */
+  readonly taskDisplay?: TaskDisplay | undefined;
   readonly follow: Omit<FollowOptions, "signal" | "resumeText">;
   readonly onEnded: (end: RunEnd) => Promise<void>;
+  /** Ends the Workflow Builder step a run was asked by (none: no step is ended). */
+  readonly workflowSteps?: WorkflowSteps | undefined;
 }
 
 /** How long the stop of a run whose answer is too large is asked before the run ends anyway. */
@@ -79,8 +98,8 @@ export class RunRelay {
   #unshownSince: number | undefined;
   /** What the service last said the run is doing (a status event). */
   #serviceStatus: string | undefined;
-  /** The agent's steps so far (a tool it ran): their count and the latest, for the status line. */
-  #steps: { count: number; last: string } | undefined;
+  /** The agent's steps so far (a tool it ran): their count and the latest few, latest last. */
+  #steps: { count: number; last: string; recent: string[] } | undefined;
   /** The run is over here (not handed over): interim edits give way to the final one. */
   #ending = false;
   #edits = 0;
@@ -115,6 +134,7 @@ export class RunRelay {
       resumed,
       rotateMs: deps.streamRotateMs,
       clock: deps.clock,
+      display: deps.taskDisplay,
       log: this.#log,
       onMoved: () => this.#persist({}),
       reshow: () => {
@@ -292,7 +312,7 @@ export class RunRelay {
       thread: { channelId: this.#record.key.channelId, threadTs: this.#record.key.threadTs },
       ...(remark ? { remark } : {}),
       ...(this.#serviceStatus ? { serviceStatus: this.#serviceStatus } : {}),
-      ...(this.#steps ? { steps: this.#steps } : {}),
+      ...(this.#steps ? { steps: { ...this.#steps, as: this.#deps.taskDisplay ?? "plan" } } : {}),
       ...extra,
     };
   }
@@ -302,7 +322,8 @@ export class RunRelay {
     if (this.#fate.stopping) return;
     if (u.type === "status") this.#serviceStatus = u.status;
     else {
-      this.#steps = { count: (this.#steps?.count ?? 0) + 1, last: u.title };
+      const recent = [...(this.#steps?.recent ?? []), u.title].slice(-PLAN_STEPS_SHOWN);
+      this.#steps = { count: (this.#steps?.count ?? 0) + 1, last: u.title, recent };
       this.#sink.step(u.title);
     }
     void this.#showInterim();
@@ -369,7 +390,7 @@ export class RunRelay {
     }
     const fate = this.#fate.now; // who stopped it, whatever a refusal arriving late says
     const { state, reason, files } = await this.#outcome(final, failure);
-    await this.#showFinal(state, reason, files, fate);
+    const shown = await this.#showFinal(state, reason, files, fate);
     this.#deps.counters.ended(state, this.#deps.clock.now() - this.#record.startedAt);
     this.#log.info(
       {
@@ -383,7 +404,14 @@ export class RunRelay {
       },
       "run ended",
     );
-    await this.#cleanUp(state);
+    await this.#cleanUp(state, {
+      state,
+      answer: this.#text,
+      reason: shown.reason,
+      stoppedBy: shown.stoppedBy,
+      files: files.map((f) => f.name),
+      thread: this.#record.key,
+    });
   }
 
   async #outcome(
@@ -424,8 +452,9 @@ export class RunRelay {
   async #showFinal(state: RunState, reason: string | undefined, files: FileNote[], fate: Fate) {
     const stoppedBy = fate.kind === "stopping" ? fate.by : undefined;
     const stopReason = state === "stopped" && fate.kind === "stopping" ? fate.reason : undefined;
+    const why = reason ?? stopReason;
     const view = this.#view(state, {
-      ...(reason ? { reason } : stopReason ? { reason: stopReason } : {}),
+      ...(why ? { reason: why } : {}),
       ...(stoppedBy ? { stoppedBy } : {}),
       files,
     });
@@ -437,13 +466,21 @@ export class RunRelay {
     if ((await this.#sink.final({ text, render })) && this.#unshownSince !== undefined) {
       this.#deps.counters.lag(this.#deps.clock.now() - this.#unshownSince);
     }
+    return { reason: why, stoppedBy };
   }
 
-  /** After the final state is shown: the working message goes, the run is forgotten. */
-  async #cleanUp(state: RunState): Promise<void> {
-    const { store, onEnded } = this.#deps;
+  /**
+   * After the final state is shown: the working message goes, the Workflow Builder step that
+   * asked for the run ends, the run is forgotten.
+   */
+  async #cleanUp(state: RunState, result: StepResult): Promise<void> {
+    const { store, onEnded, workflowSteps } = this.#deps;
     const { runId } = this.#record;
     await this.#sink.removeControl();
+    // Before the record goes: an instance dying now leaves the run to one that resumes it,
+    // shows its end again and ends the step (which a step ended already ignores).
+    const step = stepOf(this.#record);
+    if (step && workflowSteps) await workflowSteps.end(this.#record.key.teamId, step, result);
     // Finished: nobody needs to resume it. Forgotten before the queue is drained, so that a
     // follow-up's run is never mistaken for this one's continuation.
     await this.#persisting;

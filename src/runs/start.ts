@@ -160,6 +160,7 @@ async function started(
     startedAt: req.startedAt,
     owner: req.plan.userId,
     ...(remark ? { remark } : {}),
+    ...(req.plan.step ? { step: req.plan.step } : {}),
   });
   if (stopBy !== undefined) stopAsked(deps, at, run, stopBy);
   return { kind: "started", key: at, messageTs, run };

@@ -30,6 +30,7 @@ import {
   unreadableInstallation,
 } from "./oauth/install-flow.ts";
 import { WorkspaceRemoval, type WorkspaceRemovalDeps } from "./workspace-removal.ts";
+import { stepKeeper } from "./workflow-steps.ts";
 import { type BotTokens, installedTokens, singleWorkspaceToken } from "./workspace-tokens.ts";
 
 export const SLACK_EVENTS_PATH = "/slack/events";
@@ -132,7 +133,12 @@ export function createSlackApp(options: SlackAppOptions): SlackApp {
     });
     const { choices, suggestedPrompts } = config;
     const deps = { coordinator, logger, choices, suggestedPrompts, home, workspaceKeys, removal };
-    const more = { feedback, records: store, audit: parts.audit };
+    const more = {
+      feedback,
+      records: store,
+      audit: parts.audit,
+      workflowSteps: stepKeeper(config),
+    };
     for (const surface of SURFACES) surface.register(app, { ...deps, ...more });
   }
 

@@ -1,11 +1,12 @@
 /**
  * What Slack says of a channel: who created it (conversations.info), its manager for `/task
  * settings`; whether the app is in it (conversations.info), and whether a person is
- * (conversations.members), before a task is posted there.
+ * (conversations.members), before a task is posted there; a person's DM with the app
+ * (conversations.open), where a workflow step without a channel answers.
  */
 import type { WebClient } from "@slack/web-api";
 import type { ChannelDirectory } from "../threads/preferences.ts";
-import type { BotMembership } from "../threads/ports.ts";
+import type { BotMembership, DirectMessages } from "../threads/ports.ts";
 import type { BotTokens } from "./workspace-tokens.ts";
 import { slackErrorCode } from "../view/errors.ts";
 
@@ -61,6 +62,20 @@ export function slackBotMembership(options: {
       asking.set(key, answer);
     }
     return answer;
+  };
+}
+
+/** A person's DM with the app (`conversations.open`, scope `im:write`), asked with the workspace's token. */
+export function slackDirectMessages(options: {
+  readonly client: Pick<WebClient, "conversations">;
+  readonly tokenFor: (teamId: string) => Promise<string>;
+}): DirectMessages {
+  return async (teamId, userId) => {
+    const token = await options.tokenFor(teamId);
+    const res = await options.client.conversations.open({ token, users: userId });
+    const id = res.channel?.id;
+    if (!id) throw new Error("conversations.open returned no channel");
+    return id;
   };
 }
 

@@ -71,9 +71,9 @@ export function scheduledWriter(
         await uploadBatch(inner, run, channelId, threadTs, files.slice(i, i + UPLOAD_BATCH));
       }
     },
-    startStream: (channelId, threadTs, recipient, markdown) =>
+    startStream: (channelId, threadTs, recipient, markdown, display) =>
       run("chat.startStream", () =>
-        inner.startStream(channelId, threadTs, recipient, markdown),
+        inner.startStream(channelId, threadTs, recipient, markdown, display),
       ).then(opened),
     appendStream: (channelId, ts, markdown, steps) =>
       run("chat.appendStream", () => inner.appendStream(channelId, ts, markdown, steps)).catch(

@@ -16,6 +16,7 @@ export const BOT_SCOPES: readonly string[] = [
   "mpim:history",
   "files:read",
   "files:write",
+  "im:write",
   "reactions:write",
   "users:read",
   "usergroups:read",

@@ -4,7 +4,7 @@
  */
 import type { WebClient } from "@slack/web-api";
 import { z } from "zod";
-import type { GroupMembers } from "../threads/usage-policy.ts";
+import type { GroupMembers } from "../threads/access/usage-policy.ts";
 
 /** How long a group's members are remembered: a change in Slack applies within a minute. */
 export const GROUP_MEMBERS_TTL_MS = 60_000;

@@ -4,7 +4,14 @@
  */
 import type { WebClient } from "@slack/web-api";
 import { type Dispatcher, request } from "undici";
-import type { Person, SlackWriter, StreamEnd, StreamStep, UploadItem } from "../runs/ports.ts";
+import type {
+  Person,
+  SlackWriter,
+  StreamEnd,
+  StreamStep,
+  TaskDisplay,
+  UploadItem,
+} from "../runs/ports.ts";
 import type { MessagePayload } from "../view/render.ts";
 
 const UPLOAD_BATCH = 10;
@@ -194,6 +201,7 @@ class WebClientWriter implements SlackWriter {
     threadTs: string,
     recipient: { userId: string; teamId: string },
     markdown: string,
+    display?: TaskDisplay,
   ): Promise<string> {
     const res = await this.#client.chat.startStream({
       ...(await this.#auth()),
@@ -202,6 +210,7 @@ class WebClientWriter implements SlackWriter {
       recipient_user_id: recipient.userId,
       recipient_team_id: recipient.teamId,
       markdown_text: markdown,
+      ...(display ? { task_display_mode: display } : {}),
     });
     if (!res.ts) throw new Error("chat.startStream returned no ts");
     return res.ts;

@@ -35,6 +35,7 @@ interface EntryFields {
 
 const Key = z.object({ teamId: z.string(), channelId: z.string(), threadTs: z.string() });
 const Ref = z.object({ projectId: z.string(), threadId: z.string() });
+const Step = z.object({ executionId: z.string(), token: z.string() });
 
 /** Older versions wrote the remark under the answer as `note` (in a record and its opening). */
 const withRemark = (value: unknown): unknown => {
@@ -53,6 +54,7 @@ const Opening = z.preprocess(
     title: z.string().optional(),
     since: z.number(),
     replyTs: z.string().optional(),
+    step: Step.optional(),
   }),
 );
 
@@ -63,6 +65,7 @@ const base = {
   owner: z.string().optional(),
   openRelays: z.number().int().min(0).optional(),
   finishing: z.boolean().optional(),
+  step: Step.optional(),
 };
 
 /** A start's place: older versions wrote its thread as "" until it existed. */

@@ -109,6 +109,18 @@ export interface RunOpening {
   readonly since: number;
   /** A follow-up: the reply the run answers. */
   readonly replyTs?: string;
+  /** A Workflow Builder step asked for it: the step ends when the run ends. */
+  readonly step?: WorkflowStep;
+}
+
+/**
+ * A Workflow Builder step ("Run a task") waiting for its run: Slack's execution of it, and the
+ * token Slack gave for it (`bot_access_token` of `function_executed`), which completes it. The
+ * token is kept sealed when the app has an encryption key (slack/workflow-steps.ts).
+ */
+export interface WorkflowStep {
+  readonly executionId: string;
+  readonly token: string;
 }
 
 declare const serviceRunBrand: unique symbol;
@@ -157,6 +169,8 @@ interface RunRecordBase {
    * of another it relayed at the time: such a run is quarantined sooner.
    */
   readonly finishing?: boolean;
+  /** The Workflow Builder step that asked for the run: whoever ends the run ends the step. */
+  readonly step?: WorkflowStep;
 }
 
 /**

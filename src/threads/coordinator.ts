@@ -6,21 +6,23 @@
  * stop.ts. Failures are told to the user.
  */
 import type { Logger } from "pino";
-import type { SlackThreadKey } from "../store/types.ts";
+import type { SlackThreadKey, WorkflowStep } from "../store/types.ts";
 import type { AuditTrail } from "../store/audit.ts";
 import { FollowUps } from "./follow-ups.ts";
 import { Forgetting } from "./forgetting.ts";
 import { mergeOptions } from "./options.ts";
-import { askerRefusal } from "./checks.ts";
-import { MEMBERS_ONLY, type PeoplePolicy } from "./policy.ts";
-import { NO_RATE_LIMITS, type RateLimits } from "./rate-limits.ts";
+import { askerRefusal } from "./access/checks.ts";
+import { MEMBERS_ONLY, type PeoplePolicy } from "./access/policy.ts";
+import { NO_RATE_LIMITS, type RateLimits } from "./access/rate-limits.ts";
 import { NewTasks } from "./new-task.ts";
 import type {
   BotMembership,
+  DirectMessages,
   HomeRefresher,
   SlackFileSource,
   ThreadHistory,
   ThreadStore,
+  WorkflowSteps,
   Workspaces,
 } from "./ports.ts";
 import type { MemoryLimits } from "../runs/memory.ts";
@@ -40,9 +42,15 @@ import {
 } from "./requests.ts";
 import { stopRun, stopWhenStarted } from "./stop.ts";
 import { ThreadViews } from "./thread-views.ts";
-import { type GroupMembers, type ServiceAlerts, storedServiceAlerts } from "./usage-policy.ts";
+import {
+  type GroupMembers,
+  type ServiceAlerts,
+  storedServiceAlerts,
+} from "./access/usage-policy.ts";
 import type { CoordinatorDeps, RelayControl } from "./task-context.ts";
+import { runStep, type StepRequest } from "./workflow-step.ts";
 
+export type { StepRequest } from "./workflow-step.ts";
 export type {
   Delivery,
   IncomingMessage,
@@ -86,6 +94,10 @@ export interface CoordinatorOptions {
   readonly memory?: MemoryLimits | undefined;
   /** Where admin actions are written (another person's run stopped, records erased). */
   readonly audit?: Pick<AuditTrail, "record"> | undefined;
+  /** Ends Workflow Builder steps whose task is refused (the relay ends the others). */
+  readonly workflowSteps?: WorkflowSteps | undefined;
+  /** Opens a person's DM with the app, for a workflow step without a channel. */
+  readonly directMessages?: DirectMessages | undefined;
 }
 
 export class TaskCoordinator {
@@ -192,6 +204,25 @@ export class TaskCoordinator {
       this.#deps.logger.error({ err }, "starting a task failed");
       await tell(describeFailure(err)).catch(() => undefined);
     }
+  }
+
+  /**
+   * A Workflow Builder step ("Run a task"), once Slack's event was acknowledged: a new task
+   * whose end ends the step; a refusal fails the step with the reason.
+   */
+  runStep(request: StepRequest): Promise<void> {
+    const start = (task: NewTask, tell: TellUser) => this.#startTask(task, tell);
+    return this.#tracked(runStep(this.#deps, request, start));
+  }
+
+  /** A Workflow Builder step that cannot start a task (its inputs): it fails with the reason. */
+  async failStep(teamId: string, step: WorkflowStep, reason: string): Promise<void> {
+    await this.#deps.workflowSteps?.end(teamId, step, {
+      state: "error",
+      answer: "",
+      reason,
+      files: [],
+    });
   }
 
   /**

@@ -15,7 +15,7 @@ import {
 import { describeServiceError } from "../view/errors.ts";
 import { clearWorking } from "../runs/agent-status.ts";
 import { brokenFileReason, NO_ATTACHMENTS, readAttachments } from "./attachments.ts";
-import { askerRefusal } from "./checks.ts";
+import { askerRefusal } from "./access/checks.ts";
 import { notForFollowUps, parsePrompt } from "./options.ts";
 import type { RunOutcome } from "../runs/relay.ts";
 import type { ThreadReply } from "./requests.ts";

@@ -163,6 +163,11 @@ export class NewTasks {
       ? brokenFileReason(broken)
       : blamed && `${describeServiceError(err)} ${blamed}`;
     await showStartError(this.#deps, key, messageTs, err, startedAt, why);
+    if (task.step && this.#deps.workflowSteps) {
+      const reason = why ?? describeServiceError(err);
+      const refused = { state: "error", answer: "", reason, files: [], thread: key } as const;
+      await this.#deps.workflowSteps.end(task.teamId, task.step, refused);
+    }
     void preferences
       .taskState(task.teamId, task.userId, key, "error")
       .then(() => home.taskChanged(task.teamId, task.userId));
@@ -216,6 +221,7 @@ function openingOf(task: NewTask, startedAt: number): RunOpening {
     since: task.receivedAt ?? startedAt,
     ...(task.threadTs === undefined ? { prompt: { text: task.prompt, fileNames: names } } : {}),
     ...(task.surface === "dm" ? { title: sessionTitle(task) } : {}),
+    ...(task.step ? { step: task.step } : {}),
   };
 }
 

@@ -10,6 +10,9 @@ export * from "../runs/ports.ts";
 /** Whether the app's bot is a member of a channel; throws when Slack cannot say. */
 export type BotMembership = (teamId: string, channelId: string) => Promise<boolean>;
 
+/** The id of a person's DM with the app (opened if need be); throws when Slack cannot open it. */
+export type DirectMessages = (teamId: string, userId: string) => Promise<string>;
+
 /** Shows a person their tasks again (App Home) after one changed; may wait and coalesce. */
 export interface HomeRefresher {
   taskChanged(teamId: string, userId: string): void;

@@ -3,7 +3,12 @@
  * whatever surface sent it: the prompt, retried or redelivered deliveries, and failure texts.
  */
 import { LIMITS, promptLength } from "../service/limits.ts";
-import { type SlackFileRef, type SlackThreadKey, StoreUnavailableError } from "../store/types.ts";
+import {
+  type SlackFileRef,
+  type SlackThreadKey,
+  StoreUnavailableError,
+  type WorkflowStep,
+} from "../store/types.ts";
 import { describeServiceError } from "../view/errors.ts";
 import { USAGE } from "../view/render.ts";
 import { parsePrompt, type TaskOptions } from "./options.ts";
@@ -57,6 +62,8 @@ export interface NewTask {
    * go to the agent with it.
    */
   readonly inThreadTs?: string | undefined;
+  /** A Workflow Builder step asked for it: the step ends when its run ends (or is refused). */
+  readonly step?: WorkflowStep | undefined;
 }
 
 /** Where a task was started: a channel (command, mention) or a direct message / agent view. */

@@ -9,19 +9,21 @@ import { renderRun } from "../view/render.ts";
 import type { ThreadContextConfig } from "../config-features.ts";
 import type {
   BotMembership,
+  DirectMessages,
   HomeRefresher,
   SlackFileSource,
   ThreadHistory,
   ThreadStore,
+  WorkflowSteps,
   Workspaces,
 } from "./ports.ts";
-import type { PeoplePolicy } from "./policy.ts";
+import type { PeoplePolicy } from "./access/policy.ts";
 import type { Preferences } from "./preferences.ts";
-import type { RateLimits } from "./rate-limits.ts";
+import type { RateLimits } from "./access/rate-limits.ts";
 import type { MemoryLimits } from "../runs/memory.ts";
 import type { Relay } from "../runs/relay.ts";
 import type { AuditTrail } from "../store/audit.ts";
-import type { GroupMembers, ServiceAlerts } from "./usage-policy.ts";
+import type { GroupMembers, ServiceAlerts } from "./access/usage-policy.ts";
 
 /** The part of the relay the coordinator uses. */
 export type RelayControl = Pick<
@@ -59,6 +61,10 @@ export interface CoordinatorDeps {
   readonly memory?: MemoryLimits | undefined;
   /** Where admin actions are written (another person's run stopped, records erased). */
   readonly audit?: Pick<AuditTrail, "record"> | undefined;
+  /** Ends the Workflow Builder steps whose task is refused (the relay ends the others). */
+  readonly workflowSteps?: WorkflowSteps | undefined;
+  /** Opens a person's DM with the app (a step without a channel answers there). */
+  readonly directMessages?: DirectMessages | undefined;
 }
 
 /** Turns a run's message into the reason its start failed. */

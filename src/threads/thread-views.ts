@@ -17,7 +17,7 @@ import { readFile, safeFileName } from "../runs/file-delivery.ts";
 import { memoryLimits } from "../runs/memory.ts";
 import type { ThreadRef } from "./ports.ts";
 import type { ThreadReply } from "./requests.ts";
-import { viewerRefusal } from "./checks.ts";
+import { viewerRefusal } from "./access/checks.ts";
 import type { CoordinatorDeps } from "./task-context.ts";
 
 export type ViewResult<T> =

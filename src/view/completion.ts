@@ -1,11 +1,14 @@
 /**
- * The completion record a run's final message carries as Slack message `metadata`, so that
- * Workflow Builder and other apps can react to a task ending (Slack's "Using message metadata"
- * page: an `event_type` and a flat `event_payload`; subscribers list the event types in their
- * manifest's `metadata_subscriptions`). Pure. The shape is documented in the README.
+ * What a run hands on when it ends. The completion record its final message carries as Slack
+ * message `metadata`, so that Workflow Builder and other apps can react to a task ending
+ * (Slack's "Using message metadata" page: an `event_type` and a flat `event_payload`;
+ * subscribers list the event types in their manifest's `metadata_subscriptions`); the shape is
+ * documented in the README. And, for a task a Workflow Builder step ("Run a task") asked for,
+ * the step's outputs (`functions.completeSuccess`) or its error (`functions.completeError`),
+ * worded as the task's thread says it. Pure.
  */
 import type { MessageMetadata } from "@slack/types";
-import type { RunRecord } from "../store/types.ts";
+import type { RunRecord, RunState } from "../store/types.ts";
 import type { RunView } from "./render.ts";
 
 export type CompletionEvent = "task_completed" | "task_failed" | "task_stopped";
@@ -66,4 +69,82 @@ export function ended(record: RunRecord, view: RunView): RunView {
     threadTs: record.key.threadTs,
   });
   return { ...view, runId: record.runId, completion };
+}
+
+/**
+ * The most a step's string output carries: Slack's `string` type is "UTF-8 encoded string, up
+ * to 4000 bytes" (Slack's "Slack types" reference). A longer answer is cut to fit, with a marker.
+ */
+export const STEP_OUTPUT_MAX_BYTES = 4000;
+
+/** How a step's task ended, as the step shows it. */
+export interface StepEnding {
+  readonly state: RunState;
+  readonly answer: string;
+  readonly reason?: string | undefined;
+  readonly stoppedBy?: string | undefined;
+  readonly files: readonly string[];
+  /** A link to the task's thread, when it has one. */
+  readonly link?: string | undefined;
+}
+
+/** The outputs the manifest declares for `run_task` (manifest.yml), as strings. */
+export interface StepOutputs {
+  readonly status: string;
+  readonly thread_link: string;
+  readonly answer?: string;
+  readonly files?: string;
+}
+
+const utf8 = (text: string): number => Buffer.byteLength(text, "utf8");
+
+/**
+ * `text` within `maxBytes` of UTF-8: as it is when it fits, else its head (never half a
+ * character) followed by `marker`.
+ */
+export function fitBytes(text: string, maxBytes: number, marker: string): string {
+  if (utf8(text) <= maxBytes) return text;
+  const room = Math.max(0, maxBytes - utf8(marker));
+  // Cut by bytes, then drop a character the cut split (a lone surrogate or a partial sequence).
+  const head = Buffer.from(text, "utf8").subarray(0, room).toString("utf8");
+  const whole = head.replace(/\uFFFD$/, "").replace(/[\uD800-\uDBFF]$/, "");
+  return `${whole}${marker}`;
+}
+
+/** The marker after a cut answer: where the rest is. */
+function answerMarker(link: string | undefined): string {
+  const where = link ? `its thread: ${link}` : "its thread in Slack";
+  return `\n\n[…] The answer was cut here: a workflow step passes on at most ${STEP_OUTPUT_MAX_BYTES.toLocaleString("en-US")} bytes. The whole answer is in ${where}`;
+}
+
+/** The outputs of a completed task (empty ones left out). */
+export function stepOutputs(ending: StepEnding): StepOutputs {
+  const answer = fitBytes(ending.answer.trim(), STEP_OUTPUT_MAX_BYTES, answerMarker(ending.link));
+  const files = fitBytes(
+    ending.files.join("\n"),
+    STEP_OUTPUT_MAX_BYTES,
+    "\n[…] more files: see the thread",
+  );
+  return {
+    status: ending.state,
+    thread_link: ending.link ?? "",
+    ...(answer === "" ? {} : { answer }),
+    ...(files === "" ? {} : { files }),
+  };
+}
+
+/** Why a task did not complete, as its thread's status line says it (plain text). */
+export function stepError(ending: StepEnding): string {
+  const reason = ending.reason?.trim() ?? "";
+  const because = reason === "" ? "" : `: ${reason}`;
+  const text =
+    ending.state === "failed"
+      ? `The task failed${because || ": the task service gave no reason"}`
+      : ending.state === "stopped"
+        ? `The task was stopped${ending.stoppedBy ? ` by <@${ending.stoppedBy}>` : ""}${because}`
+        : ending.state === "completed" || ending.state === "running"
+          ? `The task ended as ${ending.state}`
+          : reason || "Something went wrong.";
+  const where = ending.link ? ` (thread: ${ending.link})` : "";
+  return fitBytes(`${text}${where}`, STEP_OUTPUT_MAX_BYTES, "…");
 }

@@ -78,8 +78,16 @@ export interface RunView {
   readonly completion?: MessageMetadata;
   /** The run's id at the service: once it ended, the feedback buttons name it. */
   readonly runId?: string;
-  /** While running: how many steps the agent took so far, and the latest. */
-  readonly steps?: { readonly count: number; readonly last: string };
+  /**
+   * While running: how many steps the agent took so far, the latest, and how they show (as a
+   * plan, with the latest few listed above the status; as a timeline, the latest in it).
+   */
+  readonly steps?: {
+    readonly count: number;
+    readonly last: string;
+    readonly recent?: readonly string[];
+    readonly as?: "plan" | "timeline";
+  };
 }
 
 export interface StopRef {
@@ -168,11 +176,36 @@ function runningWhat(view: RunView): string {
   return `${status[0]?.toUpperCase() ?? ""}${status.slice(1).replace(/_/g, " ")}…`;
 }
 
-/** The agent's steps, collapsed to a count and the latest one, so a long run stays short. */
+/** A step's title as code in mrkdwn (short, its backticks made quotes). */
+const stepTitle = (title: string): string =>
+  `\`${mrkdwnText(truncate(title, 80)).replace(/`/g, "'")}\``;
+
+/** A timeline's steps in the status line: a count and the latest one, so a long run stays short. */
 function stepsText(steps: RunView["steps"]): string {
-  if (steps === undefined) return "";
-  const last = mrkdwnText(truncate(steps.last, 80)).replace(/`/g, "'");
-  return ` · step ${steps.count}: \`${last}\``;
+  if (steps === undefined || steps.as === "plan") return "";
+  return ` · step ${steps.count}: ${stepTitle(steps.last)}`;
+}
+
+/** How many of a plan's latest steps an edited message lists. */
+export const PLAN_STEPS_SHOWN = 5;
+
+/**
+ * The agent's plan while it works, as an edited message shows what a stream's plan block does:
+ * the latest steps, the last one under way, the earlier ones counted.
+ */
+function planBlock(steps: NonNullable<RunView["steps"]>): KnownBlock {
+  const recent = (steps.recent ?? [steps.last]).slice(-PLAN_STEPS_SHOWN);
+  const earlier = steps.count - recent.length;
+  const lines = recent.map(
+    (title, i) =>
+      `${i === recent.length - 1 ? ":hourglass_flowing_sand:" : ":white_check_mark:"} ${stepTitle(title)}`,
+  );
+  const head = `*Plan* · ${steps.count} ${steps.count === 1 ? "step" : "steps"}`;
+  const more = earlier > 0 ? [`…and ${earlier} earlier`] : [];
+  return {
+    type: "context",
+    elements: [{ type: "mrkdwn", text: [head, ...more, ...lines].join("\n") }],
+  };
 }
 
 function fileLines(files: readonly FileNote[]): string {
@@ -191,6 +224,16 @@ function fileLines(files: readonly FileNote[]): string {
 }
 
 const markdownBlock = (text: string): KnownBlock => ({ type: "markdown", text });
+
+/** The status line, and above it while running the agent's plan (when steps show as one). */
+function statusBlocks(view: RunView, status: string): KnownBlock[] {
+  const plan = view.state === "running" && view.steps?.as === "plan" ? [planBlock(view.steps)] : [];
+  // Escaping can make a reason up to five times longer; a context text holds 3,000.
+  return [
+    ...plan,
+    { type: "context", elements: [{ type: "mrkdwn", text: truncate(status, 3000) }] },
+  ];
+}
 
 /** The answer of a run as one or more messages; the last one carries status and controls. */
 export function renderRun(view: RunView, limit = MESSAGE_MARKDOWN_LIMIT): MessagePayload[] {
@@ -223,8 +266,7 @@ export function renderRun(view: RunView, limit = MESSAGE_MARKDOWN_LIMIT): Messag
       elements: [{ type: "mrkdwn", text: truncate(mrkdwnText(view.remark), 2000) }],
     });
   }
-  // Escaping can make a reason up to five times longer; a context text holds 3,000.
-  tail.push({ type: "context", elements: [{ type: "mrkdwn", text: truncate(status, 3000) }] });
+  tail.push(...statusBlocks(view, status));
   if (view.state === "running" && view.stopValue) {
     tail.push({
       type: "actions",

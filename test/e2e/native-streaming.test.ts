@@ -54,11 +54,14 @@ describe("native Slack streaming (SLACK_STREAMING=native)", () => {
     expect(h.slack.validationErrors).toEqual([]);
   });
 
-  it("shows the agent's tool steps as Slack task updates, never as raw JSON", async () => {
+  it("shows the agent's tool steps as Slack task updates in one plan, never as raw JSON", async () => {
     const from = h.slack.calls.length;
     await h.command("Native steps [sim:delay=20] [sim:length=2500] [sim:toolnoise]");
     const threadTs = await h.waitForTaskThread("Native steps");
     await h.waitForFinal(threadTs);
+    // SLACK_TASK_DISPLAY's default: the steps show as one plan block above the answer.
+    const starts = h.slack.calls.slice(from).filter((c) => c.method === "chat.startStream");
+    expect(starts.map((c) => c.args.task_display_mode)).toEqual(starts.map(() => "plan"));
     const appends = h.slack.calls.slice(from).filter((c) => c.method === "chat.appendStream");
     const updates = appends.flatMap((c) =>
       Array.isArray(c.args.chunks)

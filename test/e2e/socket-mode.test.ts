@@ -148,4 +148,19 @@ describe("Socket Mode (SLACK_APP_TOKEN set): npm start with no public URL", () =
     });
     expect(ack.envelope_id).toBeTruthy();
   }, 40_000);
+
+  it("acknowledges a Workflow Builder step over the socket and ends it when its task ends", async () => {
+    const inputs = { prompt: "Socket step [sim:length=120]", channel: CHANNEL, requester: OWNER };
+    const { id, token } = await slack.executeFunction(
+      { callbackId: "run_task", inputs },
+      { socket },
+    );
+    const ended = await slack.waitFor(
+      () => (slack.execution(id)?.status === "completed" ? slack.execution(id) : undefined),
+      { timeoutMs: 15_000, description: "the step ended" },
+    );
+    expect(ended?.outputs?.answer).toContain("Socket step");
+    // The execution's token never reaches the logs.
+    expect(output.join("")).not.toContain(token);
+  });
 });

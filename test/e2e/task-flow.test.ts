@@ -108,13 +108,16 @@ describe.each(stores)("/task end to end with %s", (_name, redis) => {
     expect(h.slack.validationErrors).toEqual([]);
   });
 
-  it("shows the agent's steps in the status line while it works, never its raw JSON", async () => {
+  it("shows the agent's steps as a plan above the status line while it works, never its raw JSON", async () => {
     const from = h.slack.calls.length;
     await h.command("Stepwise page [sim:delay=30] [sim:length=1500] [sim:toolnoise]");
     const threadTs = await h.waitForTaskThread("Stepwise page");
     await h.waitForFinal(threadTs);
     const edits = h.slack.calls.slice(from).filter((c) => c.method === "chat.update");
-    expect(JSON.stringify(edits.map((c) => c.args))).toContain("step 1: `str_replace index.html`");
+    // As a native stream's plan (SLACK_TASK_DISPLAY's default) shows them.
+    expect(JSON.stringify(edits.map((c) => c.args))).toContain(
+      "*Plan* · 1 step\\n:hourglass_flowing_sand: `str_replace index.html`",
+    );
     expect(JSON.stringify(h.slack.calls.slice(from))).not.toContain('\\"tool\\"');
   });
 

@@ -125,6 +125,18 @@ describe.skipIf(!hasChromium)(TITLE, () => {
     expect(await thread().locator(".context", { hasText: "Completed in" }).count()).toBe(0);
   }, 40_000);
 
+  it("runs the text as Workflow Builder's Run a task step and shows the step's outputs", async () => {
+    await page.locator("#text").fill("Weekly digest [sim:length=80]");
+    await page.getByRole("button", { name: "Run as a workflow step" }).click();
+    await openThreadOf("Weekly digest");
+    await thread().locator(".context", { hasText: "Completed in" }).waitFor({ timeout: 20_000 });
+    const step = page.locator("#steps li", { hasText: "✅ completed: Weekly digest" });
+    await step.locator("summary").click({ timeout: 15_000 });
+    // The answer as the step passes it on, after its status and the thread's link.
+    await expect.poll(() => step.locator("dd").nth(2).textContent()).toContain("Weekly digest");
+    expect(await step.locator("dt").allTextContents()).toEqual(["status", "thread_link", "answer"]);
+  }, 40_000);
+
   it("shows generated files with download links, and takes the README's screenshot", async () => {
     await type("/task Build a landing page [sim:files=2]");
     await openThreadOf("Build a landing page");

@@ -163,6 +163,30 @@ describe("the playground's page server", () => {
       expect(await reach(external ?? "")).toBe("ECONNREFUSED");
     },
   );
+
+  it("runs Workflow Builder's Run a task step with a prompt and shows its outputs once its task ends", async () => {
+    const headers = { host, "content-type": "application/json" };
+    const body = JSON.stringify({ channel: "C0GENERAL", prompt: "Daily digest [sim:length=60]" });
+    const answer = await raw(`${playground.url}api/step`, { method: "POST", headers, body });
+    expect(answer.status).toBe(200);
+    const state = async () =>
+      JSON.parse((await raw(`${playground.url}api/state`, { headers: { host } })).body) as {
+        steps: { prompt: string; status: string; outputs?: Record<string, string> }[];
+      };
+    await playground.slack.waitFor(() => playground.slack.executions()[0]?.status === "completed", {
+      timeoutMs: 20_000,
+    });
+    const [step] = (await state()).steps;
+    expect(step).toMatchObject({
+      prompt: "Daily digest [sim:length=60]",
+      status: "completed",
+      outputs: {
+        status: "completed",
+        thread_link: expect.stringContaining("/archives/C0GENERAL/p"),
+      },
+    });
+    expect(step?.outputs?.answer).toContain("Daily digest");
+  });
 });
 
 describe("the playground with a real Task service", () => {

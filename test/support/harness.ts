@@ -17,6 +17,7 @@ import {
   startSimulator,
 } from "../../src/simulator/server.ts";
 import {
+  type FunctionDefinition,
   type LocalSlack,
   type LocalSlackOptions,
   type SlackMessage,
@@ -53,13 +54,15 @@ export interface HarnessOptions {
 
 let counter = 0;
 
-function manifestScopes(): string[] {
-  const manifest = parseYaml(
-    readFileSync(new URL("../../manifest.yml", import.meta.url), "utf8"),
-  ) as {
+/** What the local Slack takes from manifest.yml: the bot scopes, the Workflow Builder steps. */
+function fromManifest(): {
+  oauth_config: { scopes: { bot: string[] } };
+  functions: Record<string, FunctionDefinition>;
+} {
+  return parseYaml(readFileSync(new URL("../../manifest.yml", import.meta.url), "utf8")) as {
     oauth_config: { scopes: { bot: string[] } };
+    functions: Record<string, FunctionDefinition>;
   };
-  return manifest.oauth_config.scopes.bot;
 }
 
 /** Starts the two local peers of the app: the service simulator and the Slack double. */
@@ -70,7 +73,8 @@ export async function startPeers(
   const slack = await startLocalSlack({
     teamId: TEAM,
     // The app gets exactly the scopes its manifest asks for: a call needing another fails.
-    scopes: manifestScopes(),
+    scopes: fromManifest().oauth_config.scopes.bot,
+    functions: fromManifest().functions,
     users: [
       { id: OWNER, name: "owner" },
       { id: OTHER, name: "other" },
@@ -252,6 +256,15 @@ export abstract class SlackScenario {
     );
     await this.settled();
     return replies();
+  }
+
+  /**
+   * A workflow reaching the app's step `callbackId` ("Run a task" unless said): Slack's
+   * `function_executed` event; returns the execution's id once the app acknowledged it.
+   */
+  async runStep(inputs: Record<string, unknown>, callbackId = "run_task"): Promise<string> {
+    const to = { url: this.eventsUrl, signingSecret: SIGNING_SECRET };
+    return (await this.slack.executeFunction({ callbackId, inputs }, to)).id;
   }
 
   /** Clicks the Stop button of a bot message. */

@@ -16,7 +16,7 @@ import {
   POLICY_UNREADABLE,
   storedServiceAlerts,
   usageRefusal,
-} from "../../src/threads/usage-policy.ts";
+} from "../../src/threads/access/usage-policy.ts";
 import { TaskServiceError } from "../../src/service/errors.ts";
 import { createMemoryStore } from "../../src/store/memory.ts";
 import { createRedisStore } from "../../src/store/redis.ts";

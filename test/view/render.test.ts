@@ -168,6 +168,33 @@ describe("renderRun: the answer and its controls", () => {
     },
   );
 
+  it("shows the agent's steps as its stream does: a plan of the latest five, or the latest in a timeline's status", () => {
+    const titles = ["read brief", "plan", "write index.html", "write `style.css`", "test", "fix"];
+    const steps = { count: 7, last: "fix", recent: titles.slice(-5) };
+    const [plan] = renderRun(run({ state: "running", steps: { ...steps, as: "plan" } }));
+    expect(contextsOf(plan as MessagePayload)).toEqual([
+      [
+        "*Plan* · 7 steps",
+        "…and 2 earlier",
+        ":white_check_mark: `plan`",
+        ":white_check_mark: `write index.html`",
+        ":white_check_mark: `write 'style.css'`",
+        ":white_check_mark: `test`",
+        ":hourglass_flowing_sand: `fix`",
+      ].join("\n"),
+      ":hourglass_flowing_sand: Working… 0s",
+    ]);
+    const [timeline] = renderRun(run({ state: "running", steps: { ...steps, as: "timeline" } }));
+    expect(contextsOf(timeline as MessagePayload)).toEqual([
+      ":hourglass_flowing_sand: Working… 0s · step 7: `fix`",
+    ]);
+    // Once the run ended, neither shows.
+    const [done] = renderRun(
+      run({ text: "x", state: "completed", steps: { ...steps, as: "plan" } }),
+    );
+    expect(contextsOf(done as MessagePayload)).toEqual([":white_check_mark: Completed in 0s"]);
+  });
+
   it("shows no Stop button when there is nothing to stop", () => {
     expect(buttonsOf(renderRun(run({ text: "x", state: "running" }))[0] as MessagePayload)).toEqual(
       [],

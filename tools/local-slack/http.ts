@@ -14,6 +14,7 @@ const JSON_FIELDS = new Set([
   "files",
   "loading_messages",
   "metadata",
+  "outputs",
   "prompts",
   "unfurls",
   "user_auth_blocks",

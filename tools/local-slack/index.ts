@@ -22,6 +22,11 @@
  * every recorded call names its token's team) and oauth.ts (the consent screen at
  * /oauth/v2/authorize and oauth.v2.access, with token rotation).
  *
+ * Workflow Builder steps: `executeFunction` starts an execution of one of the app's steps (its token,
+ * its `function_executed` event, sent like the other events); functions.completeSuccess and
+ * functions.completeError end it once, with that token only (methods/functions.ts); `execution`
+ * shows its outputs or error.
+ *
  * Native streams end by themselves `streamLifetimeMs` after chat.startStream (default five minutes,
  * as on Slack), or when a test calls `expireStream` / `stopStreamByUser` (a person pressing stop).
  * Inspection: `thread` / `threadText` (a thread's messages in order, with the text they show),

@@ -38,6 +38,7 @@ import type {
   SuggestedPrompts,
   FailNextOptions,
   FaultPredicate,
+  FunctionExecution,
   LocalSlackEvents,
   LocalSlackOptions,
   RateTier,
@@ -53,6 +54,7 @@ import type {
 } from "./types.ts";
 import { deliverEvents, type EventDestination, uninstallEvents } from "./uninstall.ts";
 import { channelDeletedEvent, messageDeletedEvent } from "./deletions.ts";
+import { functionExecution } from "./workflows.ts";
 import { clone, truncate } from "./util.ts";
 
 export class LocalSlack extends EventEmitter<LocalSlackEvents> {
@@ -241,6 +243,34 @@ export class LocalSlack extends EventEmitter<LocalSlackEvents> {
     this.emit("change");
     if (to) await deliverEvents([event], to);
     return event;
+  }
+
+  /**
+   * Runs one of the app's Workflow Builder steps, as a workflow reaching it does: a new
+   * execution (running until the app calls functions.completeSuccess or functions.completeError,
+   * once), with a token of its own that the app must complete it with, and the
+   * `function_executed` event Slack sends then. The event goes to `to` (else
+   * `eventDestination`); with neither, nothing is sent and the caller delivers `event`.
+   */
+  async executeFunction(
+    step: { callbackId: string; inputs?: Record<string, unknown>; team?: string },
+    to: EventDestination | undefined = this.eventDestination,
+  ): Promise<{ id: string; token: string; event: EventInput }> {
+    const { id, token, event } = functionExecution(this.#state, this.#tenancy, step);
+    this.emit("change");
+    if (to) await deliverEvents([event], to);
+    return { id, token, event };
+  }
+
+  /** An execution of a step as it stands (running, completed with outputs, failed with an error). */
+  execution(id: string): FunctionExecution | undefined {
+    const execution = this.#state.executions.get(id);
+    return execution && clone(execution);
+  }
+
+  /** Every execution of the app's steps, oldest first. */
+  executions(): FunctionExecution[] {
+    return [...this.#state.executions.values()].map((e) => clone(e));
   }
 
   /** Where `apps.connections.open` sends a Socket Mode client (set by the test). */

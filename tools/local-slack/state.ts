@@ -3,6 +3,8 @@
 import { ApiFailure } from "./errors.ts";
 import type {
   AssistantStatus,
+  FunctionDefinition,
+  FunctionExecution,
   SuggestedPrompts,
   LocalSlackOptions,
   SlackEphemeral,
@@ -120,6 +122,10 @@ export class Workspace {
   readonly channelCreators = new Map<string, string>();
   /** User groups by id (each belongs to one workspace). */
   readonly userGroups = new Map<string, UserGroup>();
+  /** The app's Workflow Builder steps by callback id (the `functions` option). */
+  readonly functions: ReadonlyMap<string, FunctionDefinition>;
+  /** Executions of the app's steps by id, as `executeFunction` started them. */
+  readonly executions = new Map<string, FunctionExecution>();
   /** Trigger ids already used to open a view: Slack takes each once. */
   readonly usedTriggers = new Set<string>();
   /** A native stream ends this long after chat.startStream (mutable; Infinity = never). */
@@ -144,6 +150,7 @@ export class Workspace {
     for (const [id, name] of Object.entries(options.channelNames ?? {})) {
       this.channelNames.set(id, name);
     }
+    this.functions = new Map(Object.entries(options.functions ?? {}));
     for (const [id, user] of Object.entries(options.channelCreators ?? {})) {
       this.channelCreators.set(id, user);
     }

@@ -81,6 +81,8 @@ export interface SlackMessage {
   edited?: { user: string; ts: string };
   /** Only for messages created by chat.startStream. "ended" = expired or stopped by the user. */
   streaming_state?: StreamingState;
+  /** How a stream shows its task updates (chat.startStream's `task_display_mode`), when given. */
+  task_display_mode?: "timeline" | "plan";
   /** Every chunk received while streaming (markdown_text arguments are recorded as markdown_text chunks). */
   chunks?: unknown[];
 }
@@ -214,6 +216,41 @@ export interface LocalSlackOptions {
   publicHost?: string;
   /** The app's OAuth settings (client id and secret, redirect URLs, token rotation). */
   oauth?: OAuthAppOptions;
+  /**
+   * The app's Workflow Builder steps by callback id, as its manifest's `functions` declares them:
+   * `function_executed` describes them, and functions.completeSuccess checks outputs against them.
+   */
+  functions?: Record<string, FunctionDefinition>;
+}
+
+/** One input or output of a step, as a manifest (major version 1) declares it. */
+export interface FunctionParameter {
+  type: string;
+  title?: string;
+  description?: string;
+  is_required?: boolean;
+}
+
+/** A Workflow Builder step of the app (a manifest's `functions.<callback_id>`). */
+export interface FunctionDefinition {
+  title: string;
+  description?: string;
+  input_parameters: Record<string, FunctionParameter>;
+  output_parameters: Record<string, FunctionParameter>;
+}
+
+/** One run of a step, as the double keeps it: running until the app completes it, once. */
+export interface FunctionExecution {
+  id: string;
+  workflowExecutionId: string;
+  callbackId: string;
+  teamId: string;
+  /** The execution's own token (`bot_access_token`): the only one that completes it. */
+  token: string;
+  inputs: Record<string, unknown>;
+  status: "running" | "completed" | "failed";
+  outputs?: Record<string, unknown>;
+  error?: string;
 }
 
 export interface WaitOptions {

@@ -20,7 +20,7 @@ import { type Running, startApp } from "../../src/bootstrap.ts";
 import { parseConfig } from "../../src/config.ts";
 import { createLogger, type Logger } from "../../src/log.ts";
 import { type Simulator, startSimulator } from "../../src/simulator/server.ts";
-import { type LocalSlack, startLocalSlack } from "../local-slack/index.ts";
+import { type FunctionDefinition, type LocalSlack, startLocalSlack } from "../local-slack/index.ts";
 import { sendBlockAction, sendEvent, sendSlashCommand } from "../local-slack/slack-requests.ts";
 import { BodyTooLarge, readBody, refuse } from "./guard.ts";
 import { CloseBody, PlaygroundModals, SubmitBody, ViewActionBody } from "./modals.ts";
@@ -98,11 +98,21 @@ const ActionBody = z.object({
   blockId: z.string().optional(),
 });
 
-function manifestScopes(): string[] {
-  const manifest = parseYaml(
-    readFileSync(new URL("../../manifest.yml", import.meta.url), "utf8"),
-  ) as { oauth_config: { scopes: { bot: string[] } } };
-  return manifest.oauth_config.scopes.bot;
+/** Workflow Builder's "Run a task" step, run with the text typed, in the channel shown. */
+const StepBody = z.object({
+  channel: z.enum([GENERAL, DM]),
+  prompt: z.string().max(40_000),
+});
+
+/** What the local Slack takes from manifest.yml: the bot scopes, the Workflow Builder steps. */
+function fromManifest(): {
+  oauth_config: { scopes: { bot: string[] } };
+  functions: Record<string, FunctionDefinition>;
+} {
+  return parseYaml(readFileSync(new URL("../../manifest.yml", import.meta.url), "utf8")) as {
+    oauth_config: { scopes: { bot: string[] } };
+    functions: Record<string, FunctionDefinition>;
+  };
 }
 
 export async function startPlayground(options: PlaygroundOptions = {}): Promise<Playground> {
@@ -153,7 +163,8 @@ async function startParts(options: PlaygroundOptions) {
   const service = options.service ?? { url: sim?.url ?? "", apiKey: simKey };
   const slack = await startLocalSlack({
     teamId: TEAM,
-    scopes: manifestScopes(),
+    scopes: fromManifest().oauth_config.scopes.bot,
+    functions: fromManifest().functions,
     users: [{ id: YOU, name: "you" }],
   });
   const dataDir = mkdtempSync(join(tmpdir(), "taskbot-playground-"));
@@ -292,6 +303,8 @@ class PlaygroundUi {
         return json(res, await this.#send(SendBody.parse(body)));
       case "/api/action":
         return json(res, await this.#action(ActionBody.parse(body)));
+      case "/api/step":
+        return json(res, await this.#step(StepBody.parse(body)));
       case "/api/view/submit":
         return json(
           res,
@@ -336,6 +349,14 @@ class PlaygroundUi {
         .map((m) => ({ ...m, attached: this.#attached.get(`${m.channel}/${m.ts}`) })),
       ephemerals: this.#private.list(),
       files,
+      // Workflow Builder steps run here: each with its outputs (or error) once its task ended.
+      steps: slack.executions().map((e) => ({
+        id: e.id,
+        prompt: typeof e.inputs.prompt === "string" ? e.inputs.prompt : "",
+        status: e.status,
+        ...(e.outputs ? { outputs: e.outputs } : {}),
+        ...(e.error === undefined ? {} : { error: e.error }),
+      })),
       modal: this.#modals.current(),
     };
   }
@@ -433,6 +454,15 @@ class PlaygroundUi {
       bytes: Buffer.from(file.base64, "base64"),
     });
     return { ...stored, filetype: extname(file.name).slice(1) };
+  }
+
+  /** The "Run a task" step, as a workflow runs it: your task, in the channel shown. */
+  async #step(body: z.infer<typeof StepBody>): Promise<{ status: number }> {
+    const inputs = { prompt: body.prompt, channel: body.channel, requester: YOU };
+    const to = { url: this.#eventsUrl, signingSecret: this.#secret };
+    await this.#slack.executeFunction({ callbackId: "run_task", inputs }, to);
+    this.#changed();
+    return { status: 200 };
   }
 
   async #action(body: z.infer<typeof ActionBody>): Promise<{ status: number }> {

@@ -7,7 +7,7 @@
  * status goes below it with the stream's stop (or by an edit, if the stream does not hold it).
  */
 import type { Clock } from "../../util/clock.ts";
-import type { StreamEnd } from "../ports.ts";
+import type { StreamEnd, TaskDisplay } from "../ports.ts";
 import { EditSink, type SinkOptions } from "./edit-sink.ts";
 import { NativeStream } from "./native-stream.ts";
 import type { AnswerPlace, AnswerSink, FinalAnswer, RunningAnswer } from "./sink.ts";
@@ -23,6 +23,8 @@ export interface NativeSinkOptions extends SinkOptions {
   readonly ifBudget: boolean;
   readonly rotateMs: number;
   readonly clock: Clock;
+  /** How Slack shows the agent's steps in the stream (`task_display_mode`). */
+  readonly display?: TaskDisplay | undefined;
 }
 
 export class NativeSink implements AnswerSink {
@@ -42,6 +44,7 @@ export class NativeSink implements AnswerSink {
       ifBudget: options.ifBudget,
       rotateMs: options.rotateMs,
       clock: options.clock,
+      display: options.display,
       onStarted: async (streamTs, from) => {
         edits.streamedIn(streamTs, from);
         await options.onMoved();

@@ -16,7 +16,7 @@ import { slackErrorCode } from "../../view/errors.ts";
 import { type FenceState, scanFences } from "../../view/markdown-scan.ts";
 import { StreamablePrefix } from "../../view/markdown.ts";
 import { neutralizeMentions } from "../../view/sanitize.ts";
-import type { SlackWriter, StreamEnd, StreamStep } from "../ports.ts";
+import type { SlackWriter, StreamEnd, StreamStep, TaskDisplay } from "../ports.ts";
 import {
   closingLine,
   nextPiece,
@@ -51,6 +51,8 @@ export interface NativeStreamOptions {
   /** How long one stream message is streamed into before the answer goes on in a new one. */
   readonly rotateMs?: number;
   readonly clock?: Clock;
+  /** How Slack shows the steps (`task_display_mode`); Slack's default when absent. */
+  readonly display?: TaskDisplay | undefined;
 }
 
 /** Steps held for the next message (the one they were for is full): the latest this many bytes. */
@@ -312,15 +314,15 @@ export class NativeStream {
    * at once (auto), or when its turn comes. False when none started: the run edits from now on.
    */
   async #start(safe: string, fence: FenceState | undefined): Promise<boolean> {
-    const { writer, channelId, threadTs, recipient, ifBudget } = this.#opts;
+    const { writer, channelId, threadTs, recipient, ifBudget, display } = this.#opts;
     const piece = this.#piece(safe, fence);
     if (piece === undefined) {
       void this.leave("a line is longer than a stream message holds");
       return false;
     }
     const ts = ifBudget
-      ? await writer.streams?.tryStart(channelId, threadTs, recipient, piece.markdown)
-      : await writer.startStream(channelId, threadTs, recipient, piece.markdown);
+      ? await writer.streams?.tryStart(channelId, threadTs, recipient, piece.markdown, display)
+      : await writer.startStream(channelId, threadTs, recipient, piece.markdown, display);
     if (ts === undefined) {
       void this.leave("no stream budget now");
       return false;
@@ -337,14 +339,14 @@ export class NativeStream {
    * when none started.
    */
   async #next(safe: string, piece: Piece, byTime: boolean): Promise<boolean> {
-    const { writer, channelId, threadTs, recipient, ifBudget } = this.#opts;
+    const { writer, channelId, threadTs, recipient, ifBudget, display } = this.#opts;
     const previous = this.#streamTs;
     const reopening = reopeningLine(this.#fence);
     const markdown = reopening + piece.markdown;
     const ts =
       writer.streams && (byTime || ifBudget)
-        ? await writer.streams.tryNext(channelId, threadTs, recipient, markdown)
-        : await writer.startStream(channelId, threadTs, recipient, markdown);
+        ? await writer.streams.tryNext(channelId, threadTs, recipient, markdown, display)
+        : await writer.startStream(channelId, threadTs, recipient, markdown, display);
     if (ts === undefined) return false;
     const closing = closingLine(this.#fence);
     await this.#started(ts, safe, piece, reopening);

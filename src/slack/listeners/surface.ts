@@ -12,7 +12,7 @@ import type { SlackFileRef } from "../../runs/ports.ts";
 import type { KeyChecker } from "../../service/client.ts";
 import type { AuditTrail } from "../../store/audit.ts";
 import type { ServiceKeyStore } from "../../store/service-keys.ts";
-import type { RecordStore } from "../../store/types.ts";
+import type { RecordStore, WorkflowStep } from "../../store/types.ts";
 import type { ModalChoices } from "../../view/modal.ts";
 import type { HomeTab } from "../home-tab.ts";
 import type { WorkspaceRemoval } from "../workspace-removal.ts";
@@ -37,6 +37,10 @@ export interface ListenerDeps {
   readonly feedback: Pick<FeedbackRecorder, "record">;
   /** Where admin actions are written (keys, usage policy, channel defaults). */
   readonly audit?: Pick<AuditTrail, "record"> | undefined;
+  /** How a Workflow Builder step's execution is kept with its run (its token sealed). */
+  readonly workflowSteps: {
+    keep(executionId: string, token: string): WorkflowStep;
+  };
 }
 
 /** What the Workspace settings modal needs for the workspace's service key. */

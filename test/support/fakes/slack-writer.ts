@@ -15,6 +15,7 @@ import type {
   StreamBudget,
   StreamEnd,
   StreamStep,
+  TaskDisplay,
   UploadItem,
 } from "../../../src/runs/ports.ts";
 import type { MessagePayload } from "../../../src/view/render.ts";
@@ -216,6 +217,8 @@ export class FakeSlackWriter implements SlackWriter {
 
   /** Streams Slack has not ended, by message ts; what a stream shows is its markdown so far. */
   readonly #streaming = new Set<string>();
+  /** The `task_display_mode` of each chat.startStream, in order. */
+  readonly displays: (TaskDisplay | undefined)[] = [];
   /** The error Slack answers the next chat.startStream with, if any. */
   refuseNextStream: string | undefined;
   /** Stops wait for this (their budget is spent) before they are sent. */
@@ -239,8 +242,10 @@ export class FakeSlackWriter implements SlackWriter {
     threadTs: string,
     _recipient: { userId: string; teamId: string },
     markdown: string,
+    display?: TaskDisplay,
   ): Promise<string> {
     this.calls.push("chat.startStream");
+    this.displays.push(display);
     const refusal = this.refuseNextStream;
     this.refuseNextStream = undefined;
     if (refusal) throw slackError(refusal);

@@ -82,8 +82,17 @@ function startStream(args: SlackArgs, { state, codes }: MethodContext): Record<s
   }
   const markdownText = str(args.markdown_text);
   check(validateStreamContent(args, codes));
+  const display = args.task_display_mode;
+  if (display !== undefined && display !== "timeline" && display !== "plan") {
+    throw invalid({
+      error: "invalid_arguments",
+      message: "task_display_mode must be timeline or plan",
+      pointer: "/task_display_mode",
+    });
+  }
   const bytes = bytesAfter(undefined, args);
   const message = state.storeBotMessage(channel, "");
+  if (display !== undefined) message.task_display_mode = display;
   message.streamBytes = bytes;
   message.thread_ts = threadTs;
   message.streaming_state = "in_progress";

@@ -1,5 +1,5 @@
 // conversations.info, .join, .members, .replies, .history: channels, membership and reading
-// threads back.
+// threads back; conversations.open: a person's DM with the app.
 import { ApiFailure } from "../errors.ts";
 import type { SlackArgs } from "../types.ts";
 import { channelKind, nonEmpty, str } from "../util.ts";
@@ -16,6 +16,18 @@ function lastPage(): Record<string, unknown> {
 }
 
 export const conversationsMethods: MethodFamily = {
+  "conversations.open": {
+    // A DM with one person (the only kind the app opens); Slack also opens group DMs.
+    scopes: ["im:write"],
+    handle: (args, { state }) => {
+      const users = (nonEmpty(args.users) ?? "").split(",").filter((u) => u !== "");
+      const [user] = users;
+      if (user === undefined) throw new ApiFailure("users_list_not_supplied");
+      if (users.length > 1) throw new ApiFailure("method_not_supported_for_channel_type");
+      if (!state.users.has(user)) throw new ApiFailure("user_not_found");
+      return { channel: { id: state.channel(user) }, no_op: true, already_open: true };
+    },
+  },
   "conversations.info": {
     scopes: scopeFor("read"),
     handle: (args, { state }) => ({ channel: state.channelObject(state.channel(args.channel)) }),

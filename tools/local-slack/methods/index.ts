@@ -7,6 +7,7 @@ import { chatStreamMethods } from "./chat-stream.ts";
 import { chatMethods } from "./chat.ts";
 import { conversationsMethods } from "./conversations.ts";
 import { filesMethods } from "./files.ts";
+import { functionsMethods } from "./functions.ts";
 import { reactionsMethods } from "./reactions.ts";
 import { oauthMethods } from "./oauth.ts";
 import type { MethodFamily } from "./registry.ts";
@@ -28,4 +29,5 @@ export const METHOD_FAMILIES: readonly MethodFamily[] = [
   conversationsMethods,
   filesMethods,
   viewsMethods,
+  functionsMethods,
 ];

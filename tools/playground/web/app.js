@@ -131,6 +131,25 @@ function renderEphemeral(e) {
   return `<div class="msg ephemeral" data-private="${escapeHtml(e.id)}"><span class="who bot">${escapeHtml(state.bot.name)}</span><div class="body">${body}</div>${only}</div>`;
 }
 
+const STEP_STATUS = { running: "⏳ running", completed: "✅ completed", failed: "❌ failed" };
+
+/** The Run a task steps run here, newest first: their outputs, or why they failed. */
+function renderSteps() {
+  const html = [...state.steps]
+    .reverse()
+    .map((s) => {
+      const outputs = Object.entries(s.outputs ?? {})
+        .map(([k, v]) => `<dt>${escapeHtml(k)}</dt><dd>${escapeHtml(String(v))}</dd>`)
+        .join("");
+      const error = s.error ? `<dt>error</dt><dd>${escapeHtml(s.error)}</dd>` : "";
+      return `<li><details><summary>${STEP_STATUS[s.status] ?? escapeHtml(s.status)}: ${escapeHtml(s.prompt.slice(0, 40))}</summary><dl>${outputs}${error}</dl></details></li>`;
+    })
+    .join("");
+  const list = $("steps");
+  const shown = html || `<li class="empty">Type a prompt, then <em>Run as step</em>.</li>`;
+  if (list.innerHTML !== shown) list.innerHTML = shown;
+}
+
 /** Where the answers come from: the simulator's canned text, or the service it names. */
 function renderServiceNote() {
   const note = $("service-note");
@@ -160,6 +179,7 @@ function render() {
   const eph = state.ephemerals.filter((e) => e.channel === current && !e.threadTs);
   keepScrolled($("messages"), inTimeOrder(top, eph, false));
   renderServiceNote();
+  renderSteps();
   renderOverlay();
   $("thread").hidden = !openThread;
   if (openThread) {
@@ -228,6 +248,12 @@ $("composer").addEventListener("submit", (ev) => {
   const text = $("text").value;
   $("text").value = "";
   void send(text, $("file"));
+});
+$("run-step").addEventListener("click", () => {
+  const prompt = $("text").value;
+  if (!prompt.trim()) return;
+  $("text").value = "";
+  void post("/api/step", { channel: current, prompt }).then(refresh);
 });
 $("thread-composer").addEventListener("submit", (ev) => {
   ev.preventDefault();

@@ -4,7 +4,7 @@
  * per request (`consumeRate`): a request refused by either limit counts in neither. Refusals
  * say when to try again.
  */
-import type { ThreadStore } from "./ports.ts";
+import type { ThreadStore } from "../ports.ts";
 
 export interface RateLimits {
   /** Tasks and follow-ups one person may start per minute (0: no limit). */

@@ -9,7 +9,7 @@
  * allowed nobody is looked up.
  */
 import type { Logger } from "pino";
-import type { Workspaces } from "./ports.ts";
+import type { Workspaces } from "../ports.ts";
 
 export interface PeoplePolicy {
   readonly allowGuests: boolean;

@@ -5,14 +5,14 @@
  * workspace's account (402, 429) recorded for its admins.
  */
 import type { Logger } from "pino";
-import { TaskServiceError } from "../service/errors.ts";
+import { TaskServiceError } from "../../service/errors.ts";
 import {
   clearServiceAlert,
   getUsagePolicy,
   putServiceAlert,
   type UsagePolicy,
-} from "../store/usage-policy.ts";
-import type { ThreadStore } from "./ports.ts";
+} from "../../store/usage-policy.ts";
+import type { ThreadStore } from "../ports.ts";
 
 /** The members (user ids) of one of a workspace's user groups; throws when Slack cannot say. */
 export type GroupMembers = (teamId: string, groupId: string) => Promise<ReadonlySet<string>>;
