@@ -13,6 +13,7 @@ import type { TaskCoordinator } from "../threads/coordinator.ts";
 import type { ThreadStore } from "../store/types.ts";
 import type { Outbound } from "../util/proxy.ts";
 import { sealingKeys } from "../util/secret-box.ts";
+import { traceSlackRequests } from "../tracing/slack-requests.ts";
 import { type AdminServer, startAdminServer } from "./admin-server.ts";
 import { boltLogger } from "./bolt-logger.ts";
 import { answerUnrecognised, trackAcks } from "./gate/acks.ts";
@@ -119,6 +120,7 @@ export function createSlackApp(options: SlackAppOptions): SlackApp {
   });
   const tokens = workspaceTokens(config, receiver, store);
   watchErrors(app, oauth !== undefined, logger);
+  traceSlackRequests(app, receiver, SLACK_EVENTS_PATH); // each one's span: a task's first
 
   function listen(coordinator: TaskCoordinator, home: HomeTab, parts: RemovalParts): void {
     const installations = oauth?.installationStore;
