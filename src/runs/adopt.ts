@@ -93,6 +93,7 @@ export async function adoptOpening(
     openRelays: 1,
     owner: plan.userId,
     ...(plan.remark ? { remark: plan.remark } : {}),
+    ...(record.traceparent === undefined ? {} : { traceparent: record.traceparent }),
   };
   return { record: relayed, stopBy };
 }
@@ -122,7 +123,8 @@ export async function dropUnshown(
   record: RunRecord,
 ): Promise<void> {
   const { store, instanceId, logger } = deps;
-  logger.warn({ id: record.runId }, "dropping the record of a start that shows nowhere");
+  const teamId = record.key.teamId;
+  logger.warn({ id: record.runId, teamId }, "dropping the record of a start that shows nowhere");
   await store.deleteRun(record.runId).catch(() => undefined);
   await store.releaseLease(runLease(record.runId), instanceId).catch(() => undefined);
 }

@@ -41,6 +41,8 @@ export interface RunTarget {
   readonly remark?: string;
   /** Who asked: native streams are addressed to them. */
   readonly owner?: string;
+  /** The trace of the request that asked (W3C `traceparent`), when tracing is on. */
+  readonly traceparent?: string;
 }
 
 /** What an ended run answered; a start that never reached the service has no service thread. */
@@ -79,6 +81,7 @@ export function recordOf(target: RunTarget): RelayedRun {
     startedAt: target.startedAt,
     ...(target.remark ? { remark: target.remark } : {}),
     ...(target.owner ? { owner: target.owner } : {}),
+    ...(target.traceparent ? { traceparent: target.traceparent } : {}),
     uploads: "pending",
     openRelays: 1,
   };

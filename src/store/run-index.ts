@@ -62,6 +62,7 @@ const base = {
   remark: z.string().optional(),
   owner: z.string().optional(),
   openRelays: z.number().int().min(0).optional(),
+  traceparent: z.string().max(64).optional(),
 };
 
 /** A start's place: older versions wrote its thread as "" until it existed. */

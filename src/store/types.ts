@@ -151,6 +151,11 @@ interface RunRecordBase {
    * its instances must not go round them all).
    */
   readonly openRelays?: number;
+  /**
+   * The trace of the request that started the run (its W3C `traceparent`), when tracing is on:
+   * the instance that takes the run over continues that trace.
+   */
+  readonly traceparent?: string;
 }
 
 /**
