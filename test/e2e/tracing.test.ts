@@ -222,6 +222,44 @@ describe("a trace per task", () => {
     expect(click?.traceId).not.toBe(traceId);
   });
 
+  it("keeps each task's Slack edits in its own trace when the workspace's budget makes them wait", async () => {
+    // A scarce chat.update budget: the edits of two tasks queue together and go in turns.
+    const busy = await Harness.start({ rateLimits: { "chat.update": 30 } });
+    try {
+      const channels = [CHANNEL, "C0SECOND"];
+      await Promise.all(
+        channels.map((channel) =>
+          busy.command(`Draft a budgeted report [sim:length=900] [sim:delay=20]`, { channel }),
+        ),
+      );
+      await until("both answers", () =>
+        channels.every((channel) =>
+          busy.slack
+            .messages(channel, { includeReplies: true })
+            .some((m) => m.thread_ts !== m.ts && /Completed in/.test(statusOf(m))),
+        ),
+      );
+      await busy.settled();
+      const traces = new Set(busy.sim.requests.map((r) => idsOf(r.traceparent).traceId));
+      expect(traces.size).toBe(2);
+      let edits = 0;
+      for (const traceId of traces) {
+        const spans = await traceOf(traceId);
+        const channel = spans.find((s) => s.name === "slack /task")?.attributes["slack.channel.id"];
+        const updates = spans.filter((s) => s.name === "chat.update");
+        edits += updates.length;
+        expect(updates.map((s) => s.attributes["slack.channel.id"])).toEqual(
+          updates.map(() => channel),
+        );
+      }
+      // Every edit sent is in one of the two traces, none in another.
+      const sent = busy.slack.calls.filter((c) => c.method === "chat.update" && c.status === 200);
+      expect(edits).toBe(sent.length);
+    } finally {
+      await busy.close();
+    }
+  }, 40_000);
+
   it("never exports a prompt, an answer, a token or a key", async () => {
     await tracing.flush();
     const exported = receiver.bodies.join("\n");
