@@ -12,7 +12,7 @@
 //   feature        thread-context/, feedback/
 //   view/          Block Kit and mrkdwn (imports types of service/ and store/)
 //   data           service/ (the task service client), store/
-//   base           config*.ts, log.ts, metrics.ts, util/
+//   base           config*.ts, log.ts, metrics.ts, util/, tracing/ (OpenTelemetry)
 // src/simulator/ (the task service double, its own program) stands apart: it uses only the
 // base, and nothing else in src/ imports it.
 
@@ -29,7 +29,7 @@ const layers = [
   { name: "feature", path: "^src/(thread-context|feedback)/" },
   { name: "view", path: "^src/view/" },
   { name: "data", path: "^src/(service|store)/" },
-  { name: "base", path: "^src/config[^/]*[.]ts$|^src/(log|metrics)[.]ts$|^src/util/" },
+  { name: "base", path: "^src/config[^/]*[.]ts$|^src/(log|metrics)[.]ts$|^src/(util|tracing)/" },
 ];
 
 const simulator = "^src/simulator/";

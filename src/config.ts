@@ -24,6 +24,12 @@ import {
   optionalString,
 } from "./config-values.ts";
 import { type Features, featuresFrom, featuresShape } from "./config-features.ts";
+import {
+  type TracingConfig,
+  tracingFrom,
+  tracingProblems,
+  tracingShape,
+} from "./config-tracing.ts";
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 
@@ -191,6 +197,7 @@ export const SETTINGS: readonly string[] = [
   ...Object.keys(workspacesShape),
   ...Object.keys(proxyShape),
   ...Object.keys(featuresShape),
+  ...Object.keys(tracingShape),
 ];
 
 /** How long a SIGTERM'd instance may take to hand its runs over before it exits anyway. */
@@ -311,6 +318,8 @@ export interface Config extends Features {
   /** The interface the admin port listens on (ADMIN_HOST; loopback by default). */
   readonly adminHost: string;
   readonly logLevel: (typeof LOG_LEVELS)[number];
+  /** OpenTelemetry traces (the standard OTEL_* variables, which the SDK reads itself). */
+  readonly tracing: TracingConfig;
 }
 
 export function parseServiceConfig(env: Env): ServiceConfig {
@@ -381,7 +390,10 @@ export function parseConfigOrExit(env: Env): Config {
 
 export function parseConfig(env: Env): Config {
   const main = attempt(() =>
-    parseWith({ ...serviceShape, ...slackShape, ...proxyShape, ...featuresShape }, env),
+    parseWith(
+      { ...serviceShape, ...slackShape, ...proxyShape, ...featuresShape, ...tracingShape },
+      env,
+    ),
   );
   const auth = attempt(() => parseWith(workspacesShape, env));
   const v = main.value;
@@ -398,7 +410,7 @@ export function parseConfig(env: Env): Config {
       "SLACK_SIGNING_SECRET is required in HTTP mode (or set SLACK_APP_TOKEN to use Socket Mode)",
     );
   }
-  if (v) problems.push(...insecureUrls(v), ...memoryProblems(v));
+  if (v) problems.push(...insecureUrls(v), ...memoryProblems(v), ...tracingProblems(v));
   const workspaces = chosen?.workspaces;
   if (problems.length > 0 || !v || !workspaces) throw new ConfigError(problems);
   return {
@@ -436,6 +448,7 @@ export function parseConfig(env: Env): Config {
     adminPort: v.ADMIN_PORT,
     adminHost: v.ADMIN_HOST ?? "127.0.0.1",
     logLevel: v.LOG_LEVEL,
+    tracing: tracingFrom(v),
     ...featuresFrom(v, env.PATH),
   };
 }
@@ -450,6 +463,7 @@ export function secretsOf(config: Partial<Config>): string[] {
     config.slack?.signingSecret,
     config.slack?.appToken,
     ...(config.encryptionKeys ?? []),
+    ...(config.tracing?.secrets ?? []),
     config.redisUrl ? urlPassword(config.redisUrl) : undefined,
     ...[config.proxy?.httpProxy, config.proxy?.httpsProxy].flatMap((url) =>
       url ? [urlPassword(url), urlPassword(url, { raw: true })] : [],

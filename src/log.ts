@@ -1,9 +1,11 @@
 /**
  * The app's pino logger. Secrets are kept out twice: by path (`redact`) for the fields
  * where they usually travel, and by value (a last-chance scrubber over every serialized
- * line) for the secrets this process knows plus anything shaped like a Slack token.
+ * line) for the secrets this process knows plus anything shaped like a Slack token. A line
+ * written while a trace is under way carries its ids (`trace_id`, `span_id`: tracing/).
  */
 import { type DestinationStream, type Logger, pino } from "pino";
+import { traceFields } from "./tracing/spans.ts";
 
 export type { Logger };
 
@@ -80,6 +82,7 @@ export function createLogger(options: LoggerOptions = {}): Logger {
       redact: { paths: REDACT_PATHS, censor: "[REDACTED]" },
       hooks: { streamWrite: scrub },
       serializers: { err: pino.stdSerializers.err },
+      mixin: traceFields,
     },
     options.destination ?? stdoutDestination(),
   );

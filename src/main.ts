@@ -3,6 +3,7 @@
 import { startApp } from "./bootstrap.ts";
 import { parseConfigOrExit, SHUTDOWN_DEADLINE_MS, secretsOf } from "./config.ts";
 import { createFinalLogger, createLogger, stdoutDestination } from "./log.ts";
+import { startTracing } from "./tracing/sdk.ts";
 import { asStartupError, StartupError } from "./util/startup-error.ts";
 
 const config = parseConfigOrExit(process.env);
@@ -30,6 +31,9 @@ process.on("unhandledRejection", (reason) => {
 });
 process.on("uncaughtException", (err) => exitWithFatal(err, "uncaught exception"));
 
+// Before the app is built: its first Slack and service calls are traced too (when on).
+const tracing = await startTracing(config.tracing, logger);
+
 const running = await startApp(config, logger).catch((err: unknown) => {
   const failure = asStartupError(err, { PORT: config.port, ADMIN_PORT: config.adminPort });
   if (failure instanceof StartupError) {
@@ -49,9 +53,17 @@ for (const signal of ["SIGINT", "SIGTERM"] as const) {
     logger.info({ signal }, "shutting down");
     const deadline = setTimeout(() => process.exit(1), SHUTDOWN_DEADLINE_MS);
     deadline.unref();
-    void running.close().finally(() => {
-      logger.flush();
-      process.exit(0);
-    });
+    void running
+      .close()
+      // The spans still waiting are exported before the process goes (within the deadline).
+      .finally(() =>
+        tracing
+          .shutdown()
+          .catch((err: unknown) => logger.warn({ err }, "could not export the last spans")),
+      )
+      .finally(() => {
+        logger.flush();
+        process.exit(0);
+      });
   });
 }

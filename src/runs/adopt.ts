@@ -94,6 +94,7 @@ export async function adoptOpening(
     owner: plan.userId,
     ...(plan.remark ? { remark: plan.remark } : {}),
     ...(plan.step ? { step: plan.step } : {}),
+    ...(record.traceparent === undefined ? {} : { traceparent: record.traceparent }),
   };
   return { record: relayed, stopBy };
 }
@@ -123,7 +124,8 @@ export async function dropUnshown(
   record: RunRecord,
 ): Promise<void> {
   const { store, instanceId, logger } = deps;
-  logger.warn({ id: record.runId }, "dropping the record of a start that shows nowhere");
+  const teamId = record.key.teamId;
+  logger.warn({ id: record.runId, teamId }, "dropping the record of a start that shows nowhere");
   await store.deleteRun(record.runId).catch(() => undefined);
   await store.releaseLease(runLease(record.runId), instanceId).catch(() => undefined);
 }

@@ -47,6 +47,8 @@ import {
   type ShownRun,
 } from "./run-state.ts";
 import { RunFate } from "./fate.ts";
+import { type RelaySpan, startRelaySpan } from "../tracing/run-spans.ts";
+import { inTrace, linkToTrace } from "../tracing/spans.ts";
 
 export type { RelayMetrics } from "./relay-metrics.ts";
 export type { StartProgress } from "./reservations.ts";
@@ -93,6 +95,8 @@ interface Relayed {
   done: Promise<void>;
   /** The run's thread: only a Stop from that thread (and workspace) stops it. */
   readonly key: SlackThreadKey;
+  /** Its span here: its requests are in it, and a Stop pressed in Slack links to it. */
+  readonly span: RelaySpan;
 }
 
 export class Relay {
@@ -163,7 +167,8 @@ export class Relay {
       }
     } catch (err) {
       // Without the store the run cannot be handed over, but it can still be shown.
-      logger.warn({ err, runId: target.runId }, "could not record the run; relaying anyway");
+      const { runId, key } = target;
+      logger.warn({ err, runId, teamId: key.teamId }, "could not record the run; relaying anyway");
     }
     this.#counters.started();
     void this.#launch(record, "new", !recorded);
@@ -194,8 +199,15 @@ export class Relay {
     return this.#reserved.release(id);
   }
 
-  /** Finishes a run another instance started, from its record; the caller holds its lease. */
-  async resume(record: RunRecord): Promise<void> {
+  /**
+   * Finishes a run another instance started, from its record; the caller holds its lease. It
+   * goes on in the trace of the request that started it (kept in its record).
+   */
+  resume(record: RunRecord): Promise<void> {
+    return inTrace(record.traceparent, () => this.#resume(record));
+  }
+
+  async #resume(record: RunRecord): Promise<void> {
     if (needsAdopting(record)) return this.#adopt(record);
     if (!isShown(record)) return dropUnshown(this.#opts, record);
     const { logger, store } = this.#opts;
@@ -206,14 +218,22 @@ export class Relay {
       if (died >= limit) return this.#quarantine(record, died);
       const counted = { ...record, openRelays: died + 1 };
       const kept = await store.updateRun(counted).catch((err: unknown) => {
-        logger.warn({ err, runId: record.runId }, "could not count a run's relay; relaying anyway");
+        const { runId, key } = record;
+        logger.warn(
+          { err, runId, teamId: key.teamId },
+          "could not count a run's relay; relaying anyway",
+        );
         return true;
       });
       if (!kept) return store.releaseLease(runLease(record.runId), this.instanceId);
       record = counted;
     }
     logger.info(
-      { runId: record.runId, shown: record.kind === "relaying" ? record.shownText.length : 0 },
+      {
+        runId: record.runId,
+        teamId: record.key.teamId,
+        shown: record.kind === "relaying" ? record.shownText.length : 0,
+      },
       "resuming a run",
     );
     this.#counters.resumed();
@@ -238,12 +258,21 @@ export class Relay {
   /** A run whose instance died before it was shown: posts what is missing, then relays it. */
   async #adopt(record: ReservedRun & { readonly opening: RunOpening }): Promise<void> {
     const { store, workspaces, logger, instanceId } = this.#opts;
-    logger.info({ id: record.runId }, "finishing the start of a run whose instance stopped");
+    const teamId = record.key.teamId;
+    logger.info(
+      { id: record.runId, teamId },
+      "finishing the start of a run whose instance stopped",
+    );
     await this.#reserved.hold(record);
     let next: ShownRun | undefined;
     let stopBy: string | undefined;
     try {
-      const deps = { workspaces, store, logger, now: () => this.#clock.now() };
+      const deps = {
+        workspaces,
+        store,
+        logger: logger.child({ teamId }),
+        now: () => this.#clock.now(),
+      };
       const adopted = await adoptOpening(deps, record);
       next = adopted?.record;
       stopBy = adopted?.stopBy;
@@ -251,7 +280,7 @@ export class Relay {
         next = await claimAdopted({ store, instanceId, leaseTtlMs: this.#leaseTtl }, next);
       }
     } catch (err) {
-      logger.warn({ err, id: record.runId }, "could not finish a run's start");
+      logger.warn({ err, id: record.runId, teamId }, "could not finish a run's start");
     }
     if (next?.kind === "creating") {
       // The service never answered: its message ends as interrupted, then the record goes.
@@ -287,6 +316,9 @@ export class Relay {
   #launch(record: ShownRun, start: RunStart, unrecorded = false): Promise<void> {
     const existing = this.#runs.get(record.runId);
     if (existing) return existing.done;
+    const { key, runId, traceparent } = record;
+    // The run's span here: what it asks the service and Slack from now on is in it.
+    const span = startRelaySpan({ ...key, runId, start, traceparent });
     const relayed: Relayed = {
       fate: new RunFate({
         stoppedBy: record.kind === "relaying" ? record.stoppedBy : undefined,
@@ -294,9 +326,29 @@ export class Relay {
       }),
       done: Promise.resolve(),
       key: record.key,
+      span,
     };
     this.#runs.set(record.runId, relayed);
-    const run = new RunRelay(
+    const run = span.run(() => this.#relayOf(record, relayed.fate, start, span.ended));
+    const limit = span.run(() => this.#timeLimit(record));
+    relayed.done = span
+      .run(() => run.run())
+      .finally(() => {
+        span.end(relayed.fate.now.kind === "forgotten" ? "forgotten" : "handed_over");
+        if (limit) this.#clock.clearTimeout(limit);
+        this.#runs.delete(record.runId);
+      });
+    return relayed.done;
+  }
+
+  /** The life of one run here (run.ts); `ended` hears its final state once it is shown. */
+  #relayOf(
+    record: ShownRun,
+    fate: RunFate,
+    start: RunStart,
+    ended: (state: string) => void,
+  ): RunRelay {
+    return new RunRelay(
       {
         service: this.#opts.workspaces.service(record.key.teamId),
         writer: this.#opts.workspaces.writer(record.key.teamId),
@@ -311,20 +363,17 @@ export class Relay {
         follow: this.#opts.follow ?? {},
         previews: this.#opts.previews,
         memory: this.#memory,
-        onEnded: (end) => this.#ended(end),
+        onEnded: (end) => {
+          ended(end.state);
+          return this.#ended(end);
+        },
         workflowSteps: this.#opts.workflowSteps,
       },
       record,
-      relayed.fate,
+      fate,
       start,
       this.#opts.logger,
     );
-    const limit = this.#timeLimit(record);
-    relayed.done = run.run().finally(() => {
-      if (limit) this.#clock.clearTimeout(limit);
-      this.#runs.delete(record.runId);
-    });
-    return relayed.done;
   }
 
   /** Stops the run at the service once it has run for `maxRunMs`; the thread says why. */
@@ -373,11 +422,14 @@ export class Relay {
     if (!relayed) {
       const record = await store.getRun(runId);
       if (!record || !sameThread(record.key, run.key)) return false;
+      // The Stop's request links to the run's trace, where the service is asked.
+      linkToTrace(record.traceparent);
       await store.requestStop(runId, userId);
       try {
-        await workspaces.service(record.key.teamId).stopAgent(ref);
+        const service = workspaces.service(record.key.teamId);
+        await inTrace(record.traceparent, () => service.stopAgent(ref));
       } catch (err) {
-        logger.warn({ err, runId }, "stop request failed");
+        logger.warn({ err, runId, teamId: record.key.teamId }, "stop request failed");
         if (stopNotNeeded(err)) return true;
         // Refused: nobody may take the run as stopped; the person is told and may try again.
         await store.withdrawStop(runId, userId).catch(() => undefined);
@@ -385,6 +437,7 @@ export class Relay {
       }
       return true;
     }
+    relayed.span.linkHere();
     await this.#stopHere(relayed, ref, userId);
     return true;
   }
@@ -403,9 +456,10 @@ export class Relay {
     if (relayed.fate.stop(by, reason)) {
       const asking = (async () => {
         try {
-          await workspaces.service(relayed.key.teamId).stopAgent(ref);
+          const service = workspaces.service(relayed.key.teamId);
+          await relayed.span.run(() => service.stopAgent(ref));
         } catch (err) {
-          logger.warn({ err }, "stop request failed");
+          logger.warn({ err, teamId: relayed.key.teamId }, "stop request failed");
           if (stopNotNeeded(err)) return;
           // The run goes on: it is not shown as stopped, and Stop may be pressed again.
           relayed.fate.refused();

@@ -14,6 +14,7 @@ import {
   type ServiceRunId,
   type StartPlace,
 } from "../store/types.ts";
+import { currentTraceparent } from "../tracing/spans.ts";
 import { LeaseKeeper, runLease } from "./lease-keeper.ts";
 import type { Clock, RunStore } from "./ports.ts";
 
@@ -59,6 +60,8 @@ export class Reservations {
     messageTs?: string,
   ): Promise<ReservationId> {
     const id = reservationId(`creating:${key.teamId}:${key.channelId}:${randomUUID()}`);
+    // The request's trace, for the instance that may finish this start.
+    const traceparent = currentTraceparent();
     const record: ReservedRun = {
       kind: "creating",
       runId: id,
@@ -67,6 +70,7 @@ export class Reservations {
       startedAt,
       owner: opening.userId,
       opening,
+      ...(traceparent === undefined ? {} : { traceparent }),
     };
     await this.#opts.store.putRun(record);
     await this.hold(record);

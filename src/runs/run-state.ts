@@ -50,6 +50,8 @@ export interface RunTarget {
   readonly owner?: string;
   /** The Workflow Builder step that asked for it, ended with it. */
   readonly step?: WorkflowStep;
+  /** The trace of the request that asked (W3C `traceparent`), when tracing is on. */
+  readonly traceparent?: string;
 }
 
 /** The Workflow Builder step a run's record waits with: a start's (its opening's), or a run's. */
@@ -93,6 +95,7 @@ export function recordOf(target: RunTarget): RelayedRun {
     ...(target.remark ? { remark: target.remark } : {}),
     ...(target.owner ? { owner: target.owner } : {}),
     ...(target.step ? { step: target.step } : {}),
+    ...(target.traceparent ? { traceparent: target.traceparent } : {}),
     uploads: "pending",
     openRelays: 1,
   };

@@ -122,7 +122,7 @@ export class RunRelay {
     this.#whole = new GrowingText(shown);
     this.#memory = new AnswerMemory(deps.memory);
     const { channelId, threadTs, teamId } = record.key;
-    this.#log = log.child({ runId: record.runId, channel: channelId, thread: threadTs });
+    this.#log = log.child({ runId: record.runId, teamId, channel: channelId, thread: threadTs });
     this.#stopValue = encodeStopValue({ channelId, threadTs, runId: record.runId });
     this.#sink = openAnswerSink({
       mode: deps.streaming,

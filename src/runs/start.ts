@@ -20,6 +20,7 @@ import type { ThreadRef, ThreadStore, Workspaces } from "./ports.ts";
 import { stopFailed } from "../view/errors.ts";
 import type { StartProgress } from "./reservations.ts";
 import type { RunTarget } from "./run-state.ts";
+import { currentTraceparent } from "../tracing/spans.ts";
 
 /** The service's run, as its answer to a create or a continue names it. */
 export interface CreatedRun {
@@ -89,9 +90,11 @@ export type StartResult =
     };
 
 /** Starts a run (see the module's comment); never leaves its reservation behind. */
-export async function startRun(deps: StartDeps, req: StartRequest): Promise<StartResult> {
-  const { relay, logger } = deps;
+export async function startRun(given: StartDeps, req: StartRequest): Promise<StartResult> {
   const { teamId, channelId, threadTs } = req.place;
+  // Every line about this start says which workspace.
+  const deps = { ...given, logger: given.logger.child({ teamId, channel: channelId }) };
+  const { relay, logger } = deps;
   // Recorded first: should this instance die from now on, another one finishes the start.
   const reservation = await relay
     .reserve({ teamId, channelId, threadTs }, req.startedAt, req.plan)
@@ -152,6 +155,7 @@ async function started(
   );
   const remark = req.remark ? await req.remark() : req.plan.remark;
   req.onRunning?.(at);
+  const traceparent = currentTraceparent();
   await deps.relay.start({
     key: at,
     ref: run.ref,
@@ -161,6 +165,7 @@ async function started(
     owner: req.plan.userId,
     ...(remark ? { remark } : {}),
     ...(req.plan.step ? { step: req.plan.step } : {}),
+    ...(traceparent ? { traceparent } : {}),
   });
   if (stopBy !== undefined) stopAsked(deps, at, run, stopBy);
   return { kind: "started", key: at, messageTs, run };

@@ -14,6 +14,8 @@ import { TaskServiceError } from "./errors.ts";
 import { LIMITS } from "./limits.ts";
 import { CONTROL_POOL, SERVICE_POOL } from "./pools.ts";
 import { encodeMultipart, type MultipartBody, type UploadFile } from "./multipart.ts";
+import { clientSpanOf, statusOn } from "./spans.ts";
+import { failed, inSpan, startSpan, withTraceHeaders } from "../tracing/spans.ts";
 
 export { isAbort, MAX_ANSWER_BYTES } from "./answers.ts";
 
@@ -189,42 +191,49 @@ export class ServiceHttp {
     return `/threads/${encodeURIComponent(ref.threadId)}${suffix}`;
   }
 
-  /** One request whose JSON answer must match `schema`; refusals become TaskServiceErrors. */
-  async send<S extends z.ZodType>(
+  /**
+   * One request whose JSON answer must match `schema`; refusals become TaskServiceErrors. Each
+   * is a span of the current trace, whose `traceparent` it carries.
+   */
+  send<S extends z.ZodType>(
     what: string,
     method: "GET" | "POST",
     target: URL,
     schema: S,
     opts: SendOptions,
   ): Promise<z.infer<S>> {
-    let res: Dispatcher.ResponseData;
-    const headers = await this.#headers(opts.apiKey);
-    const report = this.#reporter(endpointOf(method, target));
-    try {
-      res = await request(target, {
-        method,
-        dispatcher: method === "POST" ? this.#control : this.#dispatcher,
-        signal: opts.signal,
-        headersTimeout: opts.headersTimeoutMs ?? this.requestTimeoutMs,
-        bodyTimeout: opts.headersTimeoutMs ?? this.requestTimeoutMs,
-        headers: opts.body
-          ? {
-              ...headers,
-              "content-type": opts.body.contentType,
-              "content-length": String(opts.body.length),
-            }
-          : headers,
-        body: opts.body
-          ? (opts.body.bytes ?? Readable.from(opts.body.body, { objectMode: false }))
-          : null,
-      });
-    } catch (err) {
-      report("error");
-      throw networkError(err, what);
-    }
-    report(res.statusCode);
-    if (res.statusCode < 200 || res.statusCode >= 300) throw await failure(res, what);
-    return parseAnswer(res, what, schema, this.answerRead);
+    const endpoint = endpointOf(method, target);
+    return inSpan(...clientSpanOf(method, target, endpoint), async (span) => {
+      let res: Dispatcher.ResponseData;
+      const headers = withTraceHeaders(await this.#headers(opts.apiKey));
+      const report = this.#reporter(endpoint);
+      try {
+        res = await request(target, {
+          method,
+          dispatcher: method === "POST" ? this.#control : this.#dispatcher,
+          signal: opts.signal,
+          headersTimeout: opts.headersTimeoutMs ?? this.requestTimeoutMs,
+          bodyTimeout: opts.headersTimeoutMs ?? this.requestTimeoutMs,
+          headers: opts.body
+            ? {
+                ...headers,
+                "content-type": opts.body.contentType,
+                "content-length": String(opts.body.length),
+              }
+            : headers,
+          body: opts.body
+            ? (opts.body.bytes ?? Readable.from(opts.body.body, { objectMode: false }))
+            : null,
+        });
+      } catch (err) {
+        report("error");
+        throw networkError(err, what);
+      }
+      report(res.statusCode);
+      statusOn(span, res.statusCode);
+      if (res.statusCode < 200 || res.statusCode >= 300) throw await failure(res, what);
+      return parseAnswer(res, what, schema, this.answerRead);
+    });
   }
 
   /** Idempotent reads: retried on transient failures, honouring Retry-After. */
@@ -264,7 +273,8 @@ export class ServiceHttp {
 
   /**
    * Opens a GET whose body the caller reads as it comes (the realtime result stream, one
-   * file's content); a refusal (not 2xx) is thrown as a TaskServiceError.
+   * file's content); a refusal (not 2xx) is thrown as a TaskServiceError. Its span lasts until
+   * the body is read or dropped.
    */
   async open(
     what: string,
@@ -278,7 +288,15 @@ export class ServiceHttp {
   ): Promise<Dispatcher.ResponseData> {
     let res: Dispatcher.ResponseData;
     const headers = await this.#headers();
-    const report = this.#reporter(endpointOf("GET", target));
+    const endpoint = endpointOf("GET", target);
+    const [name, options] = clientSpanOf("GET", target, endpoint);
+    const { span, context } = startSpan(name, options);
+    const fail = (err: unknown) => {
+      failed(span, err);
+      span.end();
+      return err;
+    };
+    const report = this.#reporter(endpoint);
     try {
       res = await request(target, {
         method: "GET",
@@ -286,14 +304,17 @@ export class ServiceHttp {
         signal,
         headersTimeout: read.headersTimeoutMs,
         bodyTimeout: read.bodyTimeoutMs,
-        headers: { ...headers, accept: read.accept },
+        headers: withTraceHeaders({ ...headers, accept: read.accept }, context),
       });
     } catch (err) {
       report("error");
-      throw networkError(err, what);
+      throw fail(networkError(err, what));
     }
     report(res.statusCode);
-    if (res.statusCode < 200 || res.statusCode >= 300) throw await failure(res, what);
+    statusOn(span, res.statusCode);
+    if (res.statusCode < 200 || res.statusCode >= 300) throw fail(await failure(res, what));
+    res.body.once("error", (err: unknown) => failed(span, networkError(err, what)));
+    res.body.once("close", () => span.end());
     return res;
   }
 

@@ -71,6 +71,8 @@ function logRequest(ctx: SimContext, req: IncomingMessage, res: ServerResponse, 
   const record: RequestRecord = { method, path: url.pathname, query, at: Date.now() };
   const keyIndex = keyIndexOf(ctx, req);
   if (keyIndex !== undefined) record.keyIndex = keyIndex;
+  const traceparent = req.headers.traceparent;
+  if (typeof traceparent === "string") record.traceparent = traceparent;
   if (ctx.o.maxRequestLog > 0) {
     ctx.requests.push(record);
     if (ctx.requests.length > ctx.o.maxRequestLog + 1000)

@@ -38,6 +38,8 @@ export interface RequestRecord {
    * undefined for a request with no key or an unknown one.
    */
   keyIndex?: number;
+  /** The W3C trace context it carried (`traceparent`), when the client traces its requests. */
+  traceparent?: string;
 }
 
 /** Events of `Simulator.events`. */

@@ -13,6 +13,7 @@ import type { TaskCoordinator } from "../threads/coordinator.ts";
 import type { ThreadStore } from "../store/types.ts";
 import type { Outbound } from "../util/proxy.ts";
 import { sealingKeys } from "../util/secret-box.ts";
+import { traceSlackRequests } from "../tracing/slack-requests.ts";
 import { type AdminServer, startAdminServer } from "./admin-server.ts";
 import { boltLogger } from "./bolt-logger.ts";
 import { answerUnrecognised, trackAcks } from "./gate/acks.ts";
@@ -122,19 +123,16 @@ export function createSlackApp(options: SlackAppOptions): SlackApp {
   const app = boltApp(receiver, slackLogger, clientBase, oauth ? undefined : config.slack.botToken);
   const tokens = workspaceTokens(config, receiver, store);
   watchErrors(app, oauth !== undefined, logger);
+  traceSlackRequests(app, receiver, SLACK_EVENTS_PATH); // each one's span: a task's first
 
   function listen(coordinator: TaskCoordinator, home: HomeTab, parts: RemovalParts): void {
     const installations = oauth?.installationStore;
     const removal = new WorkspaceRemoval({ ...parts, store, installations, logger });
     app.use(gateOf(config, { tokens, removal, logger, slackFetch }, options.tokenTeamId));
-    const feedback = new FeedbackRecorder({
-      records: store,
-      metrics: options.metrics ?? noMetrics,
-    });
     const { choices, suggestedPrompts } = config;
     const deps = { coordinator, logger, choices, suggestedPrompts, home, workspaceKeys, removal };
     const more = {
-      feedback,
+      feedback: new FeedbackRecorder({ records: store, metrics: options.metrics ?? noMetrics }),
       records: store,
       audit: parts.audit,
       workflowSteps: stepKeeper(config),

@@ -66,6 +66,7 @@ const base = {
   openRelays: z.number().int().min(0).optional(),
   finishing: z.boolean().optional(),
   step: Step.optional(),
+  traceparent: z.string().max(64).optional(),
 };
 
 /** A start's place: older versions wrote its thread as "" until it existed. */

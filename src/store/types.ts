@@ -171,6 +171,11 @@ interface RunRecordBase {
   readonly finishing?: boolean;
   /** The Workflow Builder step that asked for the run: whoever ends the run ends the step. */
   readonly step?: WorkflowStep;
+  /**
+   * The trace of the request that started the run (its W3C `traceparent`), when tracing is on:
+   * the instance that takes the run over continues that trace.
+   */
+  readonly traceparent?: string;
 }
 
 /**

@@ -201,7 +201,7 @@ export class TaskCoordinator {
       );
       await this.#newTasks.start({ ...task, prompt: checked.prompt }, used, tell);
     } catch (err) {
-      this.#deps.logger.error({ err }, "starting a task failed");
+      this.#deps.logger.error({ err, teamId: task.teamId }, "starting a task failed");
       await tell(describeFailure(err)).catch(() => undefined);
     }
   }
@@ -242,7 +242,7 @@ export class TaskCoordinator {
       if (!(await claimDelivery(store, reply.key.teamId, reply.delivery))) return true;
       await this.#followUps.handle(record, reply);
     } catch (err) {
-      logger.error({ err }, "handling a thread reply failed");
+      logger.error({ err, teamId: reply.key.teamId }, "handling a thread reply failed");
       const text = `Your message could not be handled: ${describeFailure(err)}`;
       await writer
         .ephemeral(reply.key.channelId, reply.userId, text, reply.key.threadTs)
@@ -303,7 +303,7 @@ export class TaskCoordinator {
       if (record?.active.kind !== "running") return; // nothing runs: nothing to stop
       await this.handleStop({ ...stop, runId: record.active.runId }, tell);
     } catch (err) {
-      this.#deps.logger.error({ err }, "stopping a session failed");
+      this.#deps.logger.error({ err, teamId: stop.key.teamId }, "stopping a session failed");
       await tell(describeFailure(err)).catch(() => undefined);
     }
   }
@@ -313,7 +313,7 @@ export class TaskCoordinator {
     try {
       await stopRun(this.#deps, req, tell);
     } catch (err) {
-      this.#deps.logger.error({ err }, "stop failed");
+      this.#deps.logger.error({ err, teamId: req.key.teamId }, "stop failed");
       await tell(describeFailure(err)).catch(() => undefined);
     }
   }

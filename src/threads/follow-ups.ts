@@ -177,7 +177,9 @@ export class FollowUps {
         dropped = rec.queue;
         return { ...rec, queue: [], active: IDLE };
       })
-      .catch((err: unknown) => logger.warn({ err }, "could not clear a thread's queue"));
+      .catch((err: unknown) =>
+        logger.warn({ err, teamId: key.teamId }, "could not clear a thread's queue"),
+      );
     await Promise.allSettled(
       dropped.map((q) => writer.ephemeral(key.channelId, q.userId, why, key.threadTs)),
     );
@@ -198,7 +200,10 @@ export class FollowUps {
       .writer(key.teamId)
       .unreact(key.channelId, item.ts, QUEUED_REACTION)
       .catch((err: unknown) =>
-        this.#deps.logger.debug({ err }, "could not remove the queued reaction"),
+        this.#deps.logger.debug(
+          { err, teamId: key.teamId },
+          "could not remove the queued reaction",
+        ),
       );
     await this.#start(key, item);
   }
@@ -249,7 +254,7 @@ export class FollowUps {
       }
       this.#deps.serviceAlerts.accepted(key.teamId);
     } catch (err) {
-      logger.warn({ err }, "starting a follow-up failed");
+      logger.warn({ err, teamId: key.teamId }, "starting a follow-up failed");
       const broken = attachments.broken();
       const why = broken ? brokenFileReason(broken) : undefined;
       if (messageTs) await showStartError(this.#deps, key, messageTs, err, startedAt, why);
@@ -293,7 +298,8 @@ export class FollowUps {
         .getTaskResult(record.service, { timeout: 0 });
       return now.status === "running" && (now.agent_run_id ?? runId) === runId;
     } catch (err) {
-      this.#deps.logger.warn({ err }, "could not check a thread's leftover run");
+      const teamId = record.teamId;
+      this.#deps.logger.warn({ err, teamId }, "could not check a thread's leftover run");
       return true;
     }
   }

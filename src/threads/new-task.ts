@@ -116,7 +116,7 @@ export class NewTasks {
     if (!policy || policy.joinPublicChannels) return;
     const member = await botMembership(task.teamId, task.channelId).catch((err: unknown) => {
       logger.warn(
-        { err, channel: task.channelId },
+        { err, teamId: task.teamId, channel: task.channelId },
         "could not ask Slack whether I am in a channel",
       );
       return true;
@@ -155,7 +155,8 @@ export class NewTasks {
     startedAt: number,
   ): Promise<void> {
     const { logger, preferences, home } = this.#deps;
-    logger.warn({ err, kind: (err as TaskServiceError).kind }, "creating the task failed");
+    const kind = (err as TaskServiceError).kind;
+    logger.warn({ err, kind, teamId: key.teamId }, "creating the task failed");
     const broken = attachments.broken();
     // A refusal that a default may have caused names it, so the person can change it.
     const blamed = blameDefaults(err, used.applied);
@@ -187,7 +188,9 @@ export class NewTasks {
         createdAt: startedAt,
         updatedAt: startedAt,
       })
-      .catch((err: unknown) => this.#deps.logger.warn({ err }, "could not record the new thread"));
+      .catch((err: unknown) =>
+        this.#deps.logger.warn({ err, teamId: key.teamId }, "could not record the new thread"),
+      );
   }
 
   #create(

@@ -14,6 +14,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { type Clock, systemClock } from "../../util/clock.ts";
 import { handled } from "../../util/handled.ts";
+import { bindToCurrent } from "../../tracing/spans.ts";
 import {
   bucketFor,
   checkBudgets,
@@ -93,7 +94,9 @@ export class SlackScheduler {
     const lane = this.#lane(teamId, EDIT_METHOD);
     return handled(
       new Promise<EditResult>((settle, fail) => {
-        const queued = queueEdit(lane, messageKey, { send, settle, fail }, options, () => ({
+        // Sent later, it stays in the trace of whoever asked for it (its span is that run's).
+        const call = bindToCurrent(send);
+        const queued = queueEdit(lane, messageKey, { send: call, settle, fail }, options, () => ({
           since: this.#clock.now(),
           seq: this.#seq++,
         }));
@@ -130,7 +133,7 @@ export class SlackScheduler {
         const job: Job = {
           kind: "job",
           key: lane.perKey ? options?.key : undefined,
-          attempt: async () => resolve(await fn()),
+          attempt: bindToCurrent(async () => resolve(await fn())),
           fail: reject,
           rank: options?.priority === "high" ? 0 : 1,
           since: Math.min(options?.since ?? Infinity, this.#clock.now()),

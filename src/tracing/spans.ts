@@ -1,0 +1,194 @@
+/**
+ * The app's spans, through OpenTelemetry's API alone: with no SDK started (tracing off) every
+ * call here is the API's no-op (no span recorded, no header added, nothing kept), so code that
+ * traces costs nothing measurable then. The SDK (sdk.ts) makes them real when it starts.
+ *
+ * A task's trace: the Slack request that started it, its service requests and Slack calls;
+ * later the run's relay (a span of its own, in the same trace, even on another instance after a
+ * restart: the run's record keeps the trace's `traceparent`). Spans never carry a prompt, an
+ * answer, a token or a key: only ids, methods, statuses and addresses.
+ */
+import {
+  type Attributes,
+  type Context,
+  context,
+  createContextKey,
+  isSpanContextValid,
+  type Link,
+  propagation,
+  ROOT_CONTEXT,
+  type Span,
+  SpanKind,
+  type SpanOptions,
+  SpanStatusCode,
+  trace,
+} from "@opentelemetry/api";
+import { W3CTraceContextPropagator } from "@opentelemetry/core";
+import { ATTR_ERROR_TYPE } from "@opentelemetry/semantic-conventions";
+
+export { SpanKind, type Span, type Attributes };
+
+/** The tracer's name: the instrumentation scope every span of the app carries. */
+export const TRACER_NAME = "slack-task-bot";
+
+const tracer = trace.getTracer(TRACER_NAME);
+
+/** Attribute names of the app's own (Slack's ids, the task service's run). */
+export const ATTR = {
+  team: "slack.team.id",
+  channel: "slack.channel.id",
+  payload: "slack.payload.type",
+  event: "slack.event.type",
+  command: "slack.command",
+  action: "slack.action.id",
+  callback: "slack.callback.id",
+  retry: "slack.retry.num",
+  endpoint: "task.endpoint",
+  runId: "task.run.id",
+  runStart: "task.run.start",
+  runStatus: "task.run.status",
+  /** OpenTelemetry's (still incubating) name for a URL's route with its ids left out. */
+  urlTemplate: "url.template",
+} as const;
+
+/** The Slack workspace the work under way is for (Web API calls' spans read it). */
+const TEAM = createContextKey("slack-task-bot.team");
+
+/** The workspace the current work is for, as the Slack request or the run set it. */
+export const currentTeam = (): string | undefined => {
+  const team = context.active().getValue(TEAM);
+  return typeof team === "string" ? team : undefined;
+};
+
+/** Runs `fn` as work for `teamId` (the spans started in it say which workspace). */
+export function withTeam<T>(teamId: string | undefined, fn: () => T): T {
+  if (teamId === undefined) return fn();
+  return context.with(context.active().setValue(TEAM, teamId), fn);
+}
+
+/**
+ * Runs `fn` in a new span (a child of the current one), ended when `fn` settles: a failure
+ * marks it as an error of `error.type` (its class or code; never its message, which may quote
+ * what a person typed).
+ */
+export function inSpan<T>(
+  name: string,
+  options: SpanOptions,
+  fn: (span: Span) => Promise<T>,
+): Promise<T> {
+  return tracer.startActiveSpan(name, options, async (span) => {
+    try {
+      return await fn(span);
+    } catch (err) {
+      failed(span, err);
+      throw err;
+    } finally {
+      span.end();
+    }
+  });
+}
+
+/** A span begun now in `parent` (the current context by default), for the caller to end. */
+export function startSpan(
+  name: string,
+  options: SpanOptions,
+  parent: Context = context.active(),
+): { readonly span: Span; readonly context: Context } {
+  const span = tracer.startSpan(name, options, parent);
+  return { span, context: trace.setSpan(parent, span) };
+}
+
+/** Marks a span as failed with `err`'s type (or `type`). */
+export function failed(span: Span, err: unknown, type = errorType(err)): void {
+  if (!span.isRecording()) return;
+  span.setAttribute(ATTR_ERROR_TYPE, type);
+  span.setStatus({ code: SpanStatusCode.ERROR, message: type });
+}
+
+/** A Slack error's code (`channel_not_found`), an HTTP status, a service error's kind, its class. */
+function errorType(err: unknown): string {
+  const data = (err as { data?: { error?: unknown } } | null)?.data;
+  if (typeof data?.error === "string") return data.error;
+  // An HTTP refusal is its status, as OpenTelemetry's HTTP spans name it.
+  const status = (err as { status?: unknown } | null)?.status;
+  if (typeof status === "number") return String(status);
+  const kind = (err as { kind?: unknown } | null)?.kind;
+  if (typeof kind === "string") return kind;
+  return err instanceof Error ? err.name : "error";
+}
+
+/** Adds the current trace's headers (W3C `traceparent`, by default) to outgoing `headers`. */
+export function withTraceHeaders(
+  headers: Record<string, string>,
+  at: Context = context.active(),
+): Record<string, string> {
+  propagation.inject(at, headers);
+  return headers;
+}
+
+/** Binds `fn` to the current context: work queued now and run later stays in this trace. */
+export const bindToCurrent = <F extends (...args: never[]) => unknown>(fn: F): F =>
+  context.bind(context.active(), fn);
+
+/**
+ * The stored form of a trace: the current span's W3C `traceparent`, kept with a run's record so
+ * the instance that takes the run over continues its trace. Undefined when nothing is traced.
+ * (W3C's own format whatever propagators the operator chose for outgoing requests.)
+ */
+export function currentTraceparent(): string | undefined {
+  const span = trace.getActiveSpan();
+  if (span === undefined || !isSpanContextValid(span.spanContext())) return undefined;
+  const carrier: Record<string, string> = {};
+  W3C.inject(context.active(), carrier, { set: (c, k, v) => void (c[k] = v) });
+  return carrier.traceparent;
+}
+
+const W3C = new W3CTraceContextPropagator();
+
+/**
+ * Where a run's relay span goes: in the trace `traceparent` names (the request that started
+ * the run), linked to it as well, or in the current context when nothing was stored.
+ */
+export function continuing(traceparent: string | undefined): {
+  readonly parent: Context;
+  readonly links: Link[];
+} {
+  if (traceparent === undefined) return { parent: context.active(), links: [] };
+  const parent = W3C.extract(
+    ROOT_CONTEXT,
+    { traceparent },
+    { get: (c, k) => c[k], keys: Object.keys },
+  );
+  const stored = trace.getSpanContext(parent);
+  return stored
+    ? { parent, links: [{ context: stored }] }
+    : { parent: context.active(), links: [] };
+}
+
+/** The current span (a Stop pressed in Slack, say) links to the trace `traceparent` names. */
+export function linkToTrace(traceparent: string | undefined): void {
+  const current = trace.getActiveSpan();
+  if (traceparent === undefined || current === undefined || !current.isRecording()) return;
+  const stored = continuing(traceparent).links[0];
+  if (stored) current.addLink(stored);
+}
+
+/** Runs `fn` in the trace `traceparent` names (a run's stored one), or as it is without one. */
+export function inTrace<T>(traceparent: string | undefined, fn: () => T): T {
+  if (traceparent === undefined) return fn();
+  return context.with(continuing(traceparent).parent, fn);
+}
+
+/**
+ * The trace of the current span, for log lines (`trace_id`, `span_id`, `trace_flags`, the
+ * field names OpenTelemetry's log correlation uses): none when nothing is traced.
+ */
+export function traceFields(): Record<string, string> {
+  const span = trace.getActiveSpan();
+  // A new object each time: pino merges the line's own fields into it.
+  if (span === undefined) return {};
+  const ids = span.spanContext();
+  if (!isSpanContextValid(ids)) return {};
+  const flags = ids.traceFlags.toString(16).padStart(2, "0");
+  return { trace_id: ids.traceId, span_id: ids.spanId, trace_flags: flags };
+}
