@@ -214,6 +214,10 @@ describe("per-person limits (TASK_RATE_USER_PER_MIN)", () => {
   });
 });
 
+/** What a guest is told when guests are not allowed: the setting that would allow them. */
+const GUEST_REFUSAL =
+  "Guest accounts can't start or continue tasks in this workspace. A workspace admin can allow it (the app's TASK_ALLOW_GUESTS setting).";
+
 describe("who may start and continue tasks (guests, Slack Connect)", () => {
   let h: Harness;
   beforeAll(async () => {
@@ -232,7 +236,9 @@ describe("who may start and continue tasks (guests, Slack Connect)", () => {
     const post = await h.slack.waitFor(() => h.slack.responseUrlPosts.slice(from).at(0), {
       description: "the refusal",
     });
-    expect(JSON.stringify(post.body)).toContain("TASK_ALLOW_GUESTS");
+    expect(post.body).toMatchObject({ response_type: "ephemeral", text: GUEST_REFUSAL });
+    expect(h.slack.responseUrlPosts.slice(from)).toHaveLength(1);
+    expect(JSON.stringify(h.slack.messages(CHANNEL))).not.toContain("Build a page");
     expect(h.sim.runs().length).toBe(runs);
   });
 
@@ -307,12 +313,11 @@ describe("who may start and continue tasks (guests, Slack Connect)", () => {
       values: { prompt: { value: { type: "plain_text_input", value: "Bring lemonade" } } },
     });
     expect(res.status).toBe(200);
-    const note = await h.slack.waitFor(
-      () =>
-        h.slack.ephemerals(CHANNEL, "U0GUEST").find((e) => e.text.includes("TASK_ALLOW_GUESTS")),
-      { description: "the private refusal" },
-    );
-    expect(note.thread_ts).toBe(threadTs);
+    const note = await h.slack.waitFor(() => h.slack.ephemerals(CHANNEL, "U0GUEST").at(0), {
+      description: "the private refusal",
+    });
+    expect(note).toMatchObject({ text: GUEST_REFUSAL, thread_ts: threadTs });
+    expect(h.slack.ephemerals(CHANNEL, "U0GUEST")).toHaveLength(1);
     const shown = JSON.stringify(h.slack.thread(CHANNEL, threadTs));
     expect(shown).not.toContain("Bring lemonade");
     expect(h.sim.runs().length).toBe(runs);
@@ -329,10 +334,9 @@ describe("guests allowed (TASK_ALLOW_GUESTS=true)", () => {
     await h?.close();
   });
 
-  it("lets a guest start a task", async () => {
+  it("lets a guest start a task, and shows them the whole answer", async () => {
     await h.command("Guest poem [sim:length=100]", { user: "U0GUEST" });
-    const threadTs = await h.waitForTaskThread("Guest poem");
-    await h.waitForFinal(threadTs);
+    await expectCompleted(h, "Guest poem");
   });
 });
 
@@ -352,7 +356,20 @@ describe("guests and other organisations allowed (TASK_ALLOW_GUESTS, TASK_ALLOW_
 
   it("asks Slack about nobody: a guest starts a task while users.info fails", async () => {
     await h.command("Open poem [sim:length=100]", { user: "U0GUEST" });
-    await h.waitForFinal(await h.waitForTaskThread("Open poem"));
+    await expectCompleted(h, "Open poem");
     expect(h.slack.calls.filter((c) => c.method === "users.info")).toEqual([]);
   });
 });
+
+/**
+ * The task for `prompt` ran to its end and the thread shows its whole answer: not refused, not
+ * failed (a final status that is an error would not do).
+ */
+async function expectCompleted(h: Harness, prompt: string): Promise<void> {
+  const [answer, ...more] = await h.waitForFinal(await h.waitForTaskThread(prompt));
+  const run = h.sim.runs().find((r) => r.promptText.includes(prompt));
+  expect(run?.status).toBe("completed");
+  expect(more).toEqual([]);
+  expect(statusOf(answer ?? NO_MESSAGE)).toMatch(/^:white_check_mark: Completed in \d/);
+  expect(comparable(markdownOf(answer ?? NO_MESSAGE))).toBe(comparable(run?.content ?? "x"));
+}
