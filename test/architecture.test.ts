@@ -2,10 +2,12 @@
  * ARCHITECTURE.md stays true to the tree: every file or folder it names in backticks exists
  * (a path under src/ unless it starts with a top-level folder of the repository; a bare
  * `name.ts` or `name/` at the top or somewhere under src/ or tools/; a bare `.md` is a file
- * the app writes, like `answer.md`).
+ * the app writes, like `answer.md`), and every folder under src/ and tools/ is named, by its
+ * path: `runs/answer/` for src/runs/answer/, `tools/playground/web/` for that one (a bare
+ * `answer/` does not say whose it is).
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { join, relative, sep } from "node:path";
 import { describe, expect, it } from "vitest";
 
 const ROOT = join(import.meta.dirname, "..");
@@ -31,6 +33,28 @@ function namesUnder(dir: string): Set<string> {
   return new Set(entries.map((e) => (e.isDirectory() ? `${e.name}/` : e.name)));
 }
 
+/** Every folder below `dir` (from the repository's root), with a trailing slash. */
+function foldersUnder(dir: string): string[] {
+  const entries = readdirSync(join(ROOT, dir), { recursive: true, withFileTypes: true });
+  return entries
+    .filter((e) => e.isDirectory())
+    .map((e) => `${relative(ROOT, join(e.parentPath, e.name)).split(sep).join("/")}/`)
+    .filter(
+      (path) => !path.split("/").some((part) => part.startsWith(".") || part === "node_modules"),
+    )
+    .sort();
+}
+
+/** The folders of `folders` that `markdown` does not name by their path. */
+function unnamedFolders(folders: readonly string[], markdown: string): string[] {
+  const named = new Set(
+    namedPaths(markdown)
+      .filter((path) => path.endsWith("/"))
+      .map((path) => (TOP.some((top) => path.startsWith(top)) ? path : `src/${path}`)),
+  );
+  return folders.filter((folder) => !named.has(folder));
+}
+
 describe("ARCHITECTURE.md", () => {
   const text = readFileSync(join(ROOT, "ARCHITECTURE.md"), "utf8");
   const named = namedPaths(text);
@@ -49,5 +73,33 @@ describe("ARCHITECTURE.md", () => {
       return !candidates.some((p) => existsSync(join(ROOT, p)));
     });
     expect(missing).toEqual([]);
+  });
+
+  it("names every folder under src/ and tools/", () => {
+    const folders = [...foldersUnder("src"), ...foldersUnder("tools")];
+    expect(folders).toEqual(expect.arrayContaining(["src/runs/answer/", "tools/local-slack/"]));
+    expect(unnamedFolders(folders, text)).toEqual([]);
+  });
+});
+
+describe("the check that every folder is named", () => {
+  const folders = ["src/runs/", "src/runs/answer/", "src/view/", "tools/kit/", "tools/kit/web/"];
+
+  it("reports a folder left out, or named only by its last part", () => {
+    const text = "`runs/` holds runs (`answer/`); `tools/kit/` and `kit/web/`, then `view.ts`.";
+    expect(unnamedFolders(folders, text)).toEqual([
+      "src/runs/answer/",
+      "src/view/",
+      "tools/kit/web/",
+    ]);
+  });
+
+  it("takes a folder named by its path, with or without src/, in prose or a table", () => {
+    const text = [
+      "| `runs/`, `src/runs/answer/` | runs |",
+      "| `view/` | views |",
+      "The kit (`tools/kit/`, its page in `tools/kit/web/`).",
+    ].join("\n");
+    expect(unnamedFolders(folders, text)).toEqual([]);
   });
 });
