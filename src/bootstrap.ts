@@ -11,6 +11,7 @@ import { Preferences } from "./threads/preferences.ts";
 import { Relay, type RelayOptions } from "./runs/relay.ts";
 import { Resumer } from "./runs/resumer.ts";
 import { type CoordinatorOptions, TaskCoordinator } from "./threads/coordinator.ts";
+import { runningThreads } from "./threads/running.ts";
 import type { TaskService } from "./service/client.ts";
 import { CONTROL_POOL, SERVICE_POOL } from "./service/pools.ts";
 import { StreamRefusals } from "./service/refusals.ts";
@@ -103,6 +104,8 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
   const relay = openRelay(config, logger, {
     workspaces,
     store,
+    // An adopted start's thread is recorded by the thread layer, as a fresh start's is.
+    threads: runningThreads({ store, now: Date.now }),
     instanceId,
     metrics,
     previews,
@@ -210,7 +213,14 @@ function openRelay(
   logger: Logger,
   parts: Pick<
     RelayOptions,
-    "workspaces" | "store" | "instanceId" | "metrics" | "previews" | "memory" | "workflowSteps"
+    | "workspaces"
+    | "store"
+    | "threads"
+    | "instanceId"
+    | "metrics"
+    | "previews"
+    | "memory"
+    | "workflowSteps"
   >,
 ): Relay {
   return new Relay({

@@ -5,13 +5,7 @@
  * so that another instance can post what is missing if this one dies.
  */
 import type { Logger } from "pino";
-import type {
-  RunOpening,
-  ServiceThreadRef,
-  SlackThreadKey,
-  StartPlace,
-  ThreadStore,
-} from "../store/types.ts";
+import type { RunOpening, StartPlace } from "../store/types.ts";
 import { describeSlackPostError, slackErrorCode } from "../view/errors.ts";
 import { type MessagePayload, renderPrompt, renderRun } from "../view/render.ts";
 import { showWorking } from "./agent-status.ts";
@@ -114,42 +108,4 @@ async function postPrompt(
       `I couldn't post in this channel (Slack said \`${code || "error"}\`). Please try again.`;
     throw new PromptNotPosted(code, advice, err);
   }
-}
-
-/**
- * Records a thread as running the service's run `created`, shown in `messageTs`: a new task's
- * thread gets its conversation (and is written if the prompt's instance died before it was);
- * a follow-up's thread only while it still waits for that run. Returns who asked to stop the
- * run while it was starting, if anyone did.
- */
-export async function recordRunning(
-  store: Pick<ThreadStore, "updateThread" | "putThread">,
-  key: SlackThreadKey,
-  plan: RunOpening,
-  created: { readonly ref: ServiceThreadRef; readonly runId: string },
-  messageTs: string,
-  now: number,
-): Promise<string | undefined> {
-  const active = { kind: "running", runId: created.runId, messageTs } as const;
-  let stopBy: string | undefined;
-  const updated = await store.updateThread(key, (rec) => {
-    const starting = rec.active.kind === "starting" ? rec.active : undefined;
-    if (plan.replyTs !== undefined && starting?.replyTs !== plan.replyTs) return undefined;
-    stopBy = starting?.stopBy;
-    if (plan.replyTs !== undefined) return { ...rec, active };
-    return { ...rec, service: created.ref, active };
-  });
-  if (updated || plan.replyTs !== undefined) return stopBy;
-  await store.putThread({
-    ...key,
-    service: created.ref,
-    ownerUserId: plan.userId,
-    surface: plan.surface,
-    active,
-    lastRunId: undefined,
-    queue: [],
-    createdAt: now,
-    updatedAt: now,
-  });
-  return undefined;
 }

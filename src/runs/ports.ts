@@ -8,8 +8,10 @@
 import type { TaskService, ThreadRef } from "../service/client.ts";
 import type {
   PreferenceStore,
+  RunOpening,
   RunState,
   RunStore,
+  ServiceRunId,
   SlackFileRef,
   SlackThreadKey,
   ThreadStore,
@@ -32,6 +34,23 @@ export { systemClock } from "../util/clock.ts";
 export interface Workspaces {
   writer(teamId: string): SlackWriter;
   service(teamId: string): TaskService;
+}
+
+/**
+ * The threads above, told that a run runs: a start (runs/start.ts) reports it, and the thread
+ * layer writes its own record (threads/running.ts). runs/ never writes a thread's record.
+ */
+export interface RunningThreads {
+  /**
+   * The service's run `created`, shown in `messageTs`, now runs in `key`'s thread, opened as
+   * `plan` says. Resolves to who asked to stop it while it was starting, if anyone did.
+   */
+  running(
+    key: SlackThreadKey,
+    plan: RunOpening,
+    created: { readonly ref: ThreadRef; readonly runId: ServiceRunId },
+    messageTs: string,
+  ): Promise<string | undefined>;
 }
 
 /** A file to upload into a thread. */

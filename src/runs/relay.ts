@@ -19,12 +19,13 @@ import {
   type StartPlace,
 } from "../store/types.ts";
 import { formatDuration } from "../view/render.ts";
-import { adoptOpening, claimAdopted, dropUnshown, needsAdopting } from "./adopt.ts";
+import { claimAdopted, dropUnshown, needsAdopting } from "./adopt.ts";
 import { inScope, type RunScope, stopRunsQuietly } from "./forget.ts";
 import { runLease } from "./lease-keeper.ts";
 import {
   type Clock,
   type PagePreviews,
+  type RunningThreads,
   systemClock,
   type ThreadStore,
   type WorkflowSteps,
@@ -34,12 +35,14 @@ import { type MemoryLimits, memoryLimits } from "./memory.ts";
 import { RelayCounters, type RelayMetrics } from "./relay-metrics.ts";
 import { Reservations, type StartProgress } from "./reservations.ts";
 import { type RunDeps, RunRelay, type RunStart } from "./run.ts";
-import { stopAsked } from "./start.ts";
+import { type RunRegistry, type StartResult, startReserved } from "./start.ts";
 import {
   isShown,
   MAX_RELAY_DEATHS,
   MAX_RELAY_DEATHS_FOLLOWING,
   outcomeOf,
+  INTERRUPTED,
+  EndedHere,
   recordOf,
   type RunEnd,
   type RunOutcome,
@@ -59,6 +62,8 @@ export interface RelayOptions {
   /** Each workspace's writer and service client: a run uses its own workspace's. */
   readonly workspaces: Workspaces;
   readonly store: ThreadStore;
+  /** Told when an adopted start's run runs: the thread layer records it (threads/running.ts). */
+  readonly threads: RunningThreads;
   readonly logger: Logger;
   /**
    * How answers reach Slack (edits by default), how long a native stream message lasts, and
@@ -255,49 +260,66 @@ export class Relay {
     return this.#launch(record, "quarantined");
   }
 
-  /** A run whose instance died before it was shown: posts what is missing, then relays it. */
+  /**
+   * A run whose instance died before it was shown: its start goes on from its reservation by
+   * a fresh start's steps (start.ts), then the run is relayed; a start the service never
+   * answered ends its message as interrupted.
+   */
   async #adopt(record: ReservedRun & { readonly opening: RunOpening }): Promise<void> {
-    const { store, workspaces, logger, instanceId } = this.#opts;
-    const teamId = record.key.teamId;
-    logger.info(
-      { id: record.runId, teamId },
-      "finishing the start of a run whose instance stopped",
-    );
+    const { workspaces, threads, logger } = this.#opts;
+    const { key, opening: plan, created } = record;
+    const log = logger.child({ teamId: key.teamId });
+    log.info({ id: record.runId }, "finishing the start of a run whose instance stopped");
     await this.#reserved.hold(record);
-    let next: ShownRun | undefined;
-    let stopBy: string | undefined;
+    let result: StartResult | undefined;
     try {
-      const deps = {
-        workspaces,
-        store,
-        logger: logger.child({ teamId }),
-        now: () => this.#clock.now(),
-      };
-      const adopted = await adoptOpening(deps, record);
-      next = adopted?.record;
-      stopBy = adopted?.stopBy;
-      if (next?.kind === "relaying") {
-        next = await claimAdopted({ store, instanceId, leaseTtlMs: this.#leaseTtl }, next);
-      }
+      const relay = this.#adopting(record.traceparent);
+      result = await startReserved(
+        { relay, workspaces, threads, logger: log },
+        {
+          place: { ...key, messageTs: record.messageTs[0] },
+          plan,
+          startedAt: record.startedAt,
+          ask: () =>
+            created ? Promise.resolve(created) : Promise.reject(new EndedHere(INTERRUPTED)),
+          // Only Slack's reason is told: the person asked long ago, on another instance.
+          tell: (text) => workspaces.writer(key.teamId).ephemeral(key.channelId, plan.userId, text),
+        },
+        record.runId,
+      );
     } catch (err) {
-      logger.warn({ err, id: record.runId, teamId }, "could not finish a run's start");
+      log.warn({ err, id: record.runId }, "could not finish a run's start");
     }
-    if (next?.kind === "creating") {
+    if (result?.kind === "refused") {
       // The service never answered: its message ends as interrupted, then the record goes.
       this.#reserved.forget(record.runId);
       this.#counters.resumed();
-      return this.#launch(next, "resumed");
+      const shown = { ...record, key: result.key, messageTs: [result.messageTs] };
+      return this.#launch(shown, "resumed");
     }
     await this.release(record.runId).catch(() => undefined);
-    if (!next) return this.#notShown(record);
-    this.#counters.resumed();
-    const done = this.#launch(next, "resumed");
-    // Stop was pressed while it started: it is stopped now that it is known.
-    if (stopBy !== undefined) {
-      const run = { ref: next.ref, runId: next.runId };
-      stopAsked({ relay: this, workspaces, logger }, next.key, run, stopBy);
-    }
-    await done;
+    if (result?.kind !== "started") return this.#notShown(record);
+    await this.#runs.get(result.run.runId)?.done;
+  }
+
+  /**
+   * The relay as an adopted start sees it: the service's run is claimed (another instance may
+   * relay it already) and resumed here, in the trace of the request that started it.
+   */
+  #adopting(traceparent: string | undefined): Pick<RunRegistry, "progress" | "start" | "stop"> {
+    const { store, instanceId } = this.#opts;
+    return {
+      progress: (id, change) => this.progress(id, change),
+      stop: (run, userId) => this.stop(run, userId),
+      start: async ({ traceparent: _here, ...target }) => {
+        const record = recordOf(traceparent === undefined ? target : { ...target, traceparent });
+        const claim = { store, instanceId, leaseTtlMs: this.#leaseTtl };
+        const next = await claimAdopted(claim, record);
+        if (!next) return;
+        this.#counters.resumed();
+        void this.#launch(next, "resumed");
+      },
+    };
   }
 
   /** An adopted start nothing shows (its messages could not be posted): its step fails. */

@@ -2,10 +2,11 @@
  * The one way a run starts, whatever asked for it (a new task, a reply in its thread): the
  * start is recorded first (a reservation another instance finishes if this one dies), the
  * service is asked at once while the run's messages are posted as Slack's budget allows, then
- * the thread records the run as running and the relay follows it; a Stop pressed meanwhile
+ * the threads above are told the run runs and the relay follows it; a Stop pressed meanwhile
  * stops it as soon as it is known. What differs between origins is data: how to ask the
  * service, what to tell the person when nothing could be posted, what happens once the thread
- * exists. A start whose instance died midway is finished by adopt.ts, with the same steps.
+ * exists. A start whose instance died midway is finished from its reservation by the same
+ * steps (`startReserved`, called by the relay's adoption).
  */
 import type { Logger } from "pino";
 import type {
@@ -15,8 +16,8 @@ import type {
   SlackThreadKey,
   StartPlace,
 } from "../store/types.ts";
-import { type OpeningPlace, openRun, PromptNotPosted, recordRunning } from "./opening.ts";
-import type { ThreadRef, ThreadStore, Workspaces } from "./ports.ts";
+import { type OpeningPlace, openRun, PromptNotPosted } from "./opening.ts";
+import type { RunningThreads, ThreadRef, Workspaces } from "./ports.ts";
 import { stopFailed } from "../view/errors.ts";
 import type { StartProgress } from "./reservations.ts";
 import type { RunTarget } from "./run-state.ts";
@@ -43,10 +44,15 @@ export interface RunRegistry {
 export interface StartDeps {
   readonly relay: RunRegistry;
   readonly workspaces: Workspaces;
-  readonly store: ThreadStore;
+  /** Told that the run runs: the thread layer records it (runs/ never writes a thread). */
+  readonly threads: RunningThreads;
   readonly logger: Logger;
-  readonly now: () => number;
 }
+
+/** What finishing a start that is reserved already needs of the relay. */
+export type ReservedStartDeps = Omit<StartDeps, "relay"> & {
+  readonly relay: Pick<RunRegistry, "progress" | "start" | "stop">;
+};
 
 /** What asks for a run, and its policy where starts differ. */
 export interface StartRequest {
@@ -67,8 +73,11 @@ export interface StartRequest {
   readonly onRunning?: (key: SlackThreadKey) => void;
   /** Tells the person who asked, privately. */
   readonly tell: (text: string) => Promise<void>;
-  /** What they are told when the run's messages could not be posted (unless Slack said why). */
-  readonly notShownAdvice: string;
+  /**
+   * What they are told when the run's messages could not be posted, unless Slack said why
+   * (without it, only Slack's reason is told).
+   */
+  readonly notShownAdvice?: string;
 }
 
 /** How a start ended: relayed, or why not (what the caller still has to do differs). */
@@ -99,24 +108,30 @@ export async function startRun(given: StartDeps, req: StartRequest): Promise<Sta
   const reservation = await relay
     .reserve({ teamId, channelId, threadTs }, req.startedAt, req.plan)
     .catch((err: unknown) => void logger.warn({ err }, "could not record a run being started"));
+  try {
+    return await startReserved(deps, req, reservation);
+  } finally {
+    if (reservation !== undefined) await relay.release(reservation).catch(() => undefined);
+  }
+}
+
+/**
+ * The steps of a start once it is reserved (each recorded in `reservation`, if there is one):
+ * a fresh start's, or one another instance began and this one finishes. The caller releases
+ * the reservation.
+ */
+export async function startReserved(
+  deps: ReservedStartDeps,
+  req: StartRequest,
+  reservation: ReservationId | undefined,
+): Promise<StartResult> {
+  const { relay, logger } = deps;
   const progress = (change: StartProgress): Promise<void> =>
     reservation === undefined
       ? Promise.resolve()
       : relay.progress(reservation, change).catch((err: unknown) => {
           logger.warn({ err }, "could not record a start");
         });
-  try {
-    return await started(deps, req, progress);
-  } finally {
-    if (reservation !== undefined) await relay.release(reservation).catch(() => undefined);
-  }
-}
-
-async function started(
-  deps: StartDeps,
-  req: StartRequest,
-  progress: (change: StartProgress) => Promise<void>,
-): Promise<StartResult> {
   const asking = req.ask().then(async (run) => {
     await progress({ created: run });
     return run;
@@ -150,9 +165,9 @@ async function started(
     return { kind: "refused", key: at, messageTs, error: asked.reason };
   }
   const run = asked.value;
-  const stopBy = await recordRunning(deps.store, at, req.plan, run, messageTs, deps.now()).catch(
-    (err: unknown) => void deps.logger.error({ err }, "could not record the thread's run"),
-  );
+  const stopBy = await deps.threads
+    .running(at, req.plan, run, messageTs)
+    .catch((err: unknown) => void deps.logger.error({ err }, "could not record the thread's run"));
   const remark = req.remark ? await req.remark() : req.plan.remark;
   req.onRunning?.(at);
   const traceparent = currentTraceparent();
@@ -180,16 +195,17 @@ const key = (req: StartRequest, threadTs: string): SlackThreadKey => ({
 
 /** The run's messages could not be posted: say why, and stop the run nobody can see. */
 async function notShown(
-  deps: StartDeps,
+  deps: ReservedStartDeps,
   req: StartRequest,
   err: unknown,
   asked: PromiseSettledResult<CreatedRun>,
 ): Promise<void> {
   const { logger } = deps;
   if (!(err instanceof PromptNotPosted)) logger.warn({ err }, "could not show a run's start");
-  await req
-    .tell(err instanceof PromptNotPosted ? err.advice : req.notShownAdvice)
-    .catch((e: unknown) => logger.debug({ err: e }, "could not tell why"));
+  const advice = err instanceof PromptNotPosted ? err.advice : req.notShownAdvice;
+  if (advice !== undefined) {
+    await req.tell(advice).catch((e: unknown) => logger.debug({ err: e }, "could not tell why"));
+  }
   if (asked.status === "fulfilled") {
     await deps.workspaces
       .service(req.place.teamId)
@@ -203,7 +219,7 @@ async function notShown(
  * goes on if that fails, and the person who pressed Stop is told so).
  */
 export function stopAsked(
-  deps: Pick<StartDeps, "relay" | "workspaces" | "logger">,
+  deps: Pick<ReservedStartDeps, "relay" | "workspaces" | "logger">,
   key: SlackThreadKey,
   run: CreatedRun,
   userId: string,

@@ -15,6 +15,7 @@ import { askerRefusal } from "./access/checks.ts";
 import { MEMBERS_ONLY, type PeoplePolicy } from "./access/policy.ts";
 import { NO_RATE_LIMITS, type RateLimits } from "./access/rate-limits.ts";
 import { NewTasks } from "./new-task.ts";
+import { runningThreads } from "./running.ts";
 import type {
   BotMembership,
   DirectMessages,
@@ -124,6 +125,7 @@ export class TaskCoordinator {
       preferences: this.preferences,
       home: options.home ?? { taskChanged: () => undefined },
       serviceAlerts: options.serviceAlerts ?? storedServiceAlerts({ ...options, now }),
+      threads: runningThreads({ store: options.store, now }),
     };
     this.#followUps = new FollowUps(this.#deps);
     this.#newTasks = new NewTasks(this.#deps, (key, why) => this.#followUps.abandon(key, why));

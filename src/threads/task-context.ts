@@ -11,6 +11,7 @@ import type {
   BotMembership,
   DirectMessages,
   HomeRefresher,
+  RunningThreads,
   SlackFileSource,
   ThreadHistory,
   ThreadStore,
@@ -36,6 +37,8 @@ export interface CoordinatorDeps {
   readonly workspaces: Workspaces;
   readonly store: ThreadStore;
   readonly relay: RelayControl;
+  /** Where a start reports that its run runs: this thread layer's record of it (running.ts). */
+  readonly threads: RunningThreads;
   /** Where the files people attach are read from. */
   readonly files: SlackFileSource;
   /** How many tasks and follow-ups a person, and a channel, may start per minute. */

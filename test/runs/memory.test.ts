@@ -17,6 +17,7 @@ import { FakeSlackWriter } from "../support/fakes/slack-writer.ts";
 import { FakeTaskService } from "../support/fakes/task-service.ts";
 import { FakePagePreviews } from "../support/fakes/page-previews.ts";
 import { oneWorkspace } from "../support/fakes/workspaces.ts";
+import { runningThreads } from "../../src/threads/running.ts";
 
 const key = { teamId: "T1", channelId: "C1", threadTs: "1700000000.000001" };
 const MiB = 1024 * 1024;
@@ -37,6 +38,7 @@ async function start(memory = memoryLimits({ answer: 1, runFiles: 1, process: 16
   const relay = new Relay({
     workspaces: oneWorkspace(writer, service),
     store,
+    threads: runningThreads({ store, now: Date.now }),
     instanceId: "i1",
     logger: pino({ level: "silent" }),
     follow: { reconnectDelayMs: 1, pollTimeoutS: 1 },
@@ -217,6 +219,7 @@ describe("the files a run's pages load for their pictures", () => {
     const relay = new Relay({
       workspaces: oneWorkspace(writer, service),
       store,
+      threads: runningThreads({ store, now: Date.now }),
       instanceId: "i1",
       logger: pino({ level: "silent" }),
       follow: { reconnectDelayMs: 1, pollTimeoutS: 1 },
@@ -253,6 +256,7 @@ describe("the files a run's pages load for their pictures", () => {
     const relay = new Relay({
       workspaces: oneWorkspace(writer, service),
       store,
+      threads: runningThreads({ store, now: Date.now }),
       instanceId: "i1",
       logger: pino({ level: "silent" }),
       follow: { reconnectDelayMs: 1, pollTimeoutS: 1 },
@@ -307,6 +311,7 @@ describe("the pictures of a run's pages", () => {
     const relay = new Relay({
       workspaces: oneWorkspace(writer, service),
       store,
+      threads: runningThreads({ store, now: Date.now }),
       instanceId: "i1",
       logger: pino({ level: "silent" }),
       follow: { reconnectDelayMs: 1, pollTimeoutS: 1 },

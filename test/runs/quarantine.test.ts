@@ -14,6 +14,7 @@ import { runLease } from "../../src/runs/lease-keeper.ts";
 import { FakeSlackWriter } from "../support/fakes/slack-writer.ts";
 import { FakeTaskService } from "../support/fakes/task-service.ts";
 import { oneWorkspace } from "../support/fakes/workspaces.ts";
+import { runningThreads } from "../../src/threads/running.ts";
 
 const key = { teamId: "T1", channelId: "C1", threadTs: "1700000000.000001" };
 let writer: FakeSlackWriter;
@@ -36,6 +37,7 @@ beforeEach(() => {
   relay = new Relay({
     workspaces: oneWorkspace(writer, service),
     store,
+    threads: runningThreads({ store, now: Date.now }),
     instanceId: "i9",
     logger,
     follow: { reconnectDelayMs: 1, pollTimeoutS: 1 },

@@ -18,6 +18,7 @@ import { HANDOVER_FLUSH_MS } from "../../src/runs/run.ts";
 import { FakeSlackWriter } from "../support/fakes/slack-writer.ts";
 import { FakeTaskService } from "../support/fakes/task-service.ts";
 import { oneWorkspace } from "../support/fakes/workspaces.ts";
+import { runningThreads } from "../../src/threads/running.ts";
 
 const key = { teamId: "T1", channelId: "C1", threadTs: "1700000000.000001" };
 let writer: FakeSlackWriter;
@@ -35,6 +36,7 @@ function relayOf(
   return new Relay({
     workspaces: oneWorkspace(parts.writer, parts.service),
     store: parts.store,
+    threads: runningThreads({ store: parts.store, now: Date.now }),
     instanceId: parts.id,
     logger: pino({ level: "silent" }),
     follow: { reconnectDelayMs: 1, pollTimeoutS: 1 },

@@ -18,6 +18,7 @@ import { FakeClock } from "../support/fake-clock.ts";
 import { FakeSlackWriter } from "../support/fakes/slack-writer.ts";
 import { FakeTaskService } from "../support/fakes/task-service.ts";
 import { oneWorkspace } from "../support/fakes/workspaces.ts";
+import { runningThreads } from "../../src/threads/running.ts";
 
 const silent = pino({ level: "silent" });
 const LEASE_TTL_MS = 3000;
@@ -75,6 +76,7 @@ function instance(id: string): Instance {
   const relay = new Relay({
     workspaces: oneWorkspace(writer, service),
     store,
+    threads: runningThreads({ store, now: Date.now }),
     instanceId: id,
     logger: silent,
     clock,

@@ -1,0 +1,45 @@
+/**
+ * A thread's record once its run runs: what the start of a run (runs/start.ts, a fresh start
+ * or one another instance finishes) reports through the `RunningThreads` port. The thread
+ * layer owns its record; the run layer only says where the run is and who asked for it.
+ */
+import type { RunningThreads, ThreadStore } from "./ports.ts";
+
+/**
+ * Records a thread as running the service's run: a new task's thread gets its conversation
+ * (and is written whole if the instance that posted its prompt died before it was); a
+ * follow-up's thread only while it still waits for that run.
+ */
+export function runningThreads(deps: {
+  readonly store: Pick<ThreadStore, "updateThread" | "putThread">;
+  readonly now: () => number;
+}): RunningThreads {
+  return {
+    async running(key, plan, created, messageTs) {
+      const { store } = deps;
+      const active = { kind: "running", runId: created.runId, messageTs } as const;
+      let stopBy: string | undefined;
+      const updated = await store.updateThread(key, (rec) => {
+        const starting = rec.active.kind === "starting" ? rec.active : undefined;
+        if (plan.replyTs !== undefined && starting?.replyTs !== plan.replyTs) return undefined;
+        stopBy = starting?.stopBy;
+        if (plan.replyTs !== undefined) return { ...rec, active };
+        return { ...rec, service: created.ref, active };
+      });
+      if (updated || plan.replyTs !== undefined) return stopBy;
+      const now = deps.now();
+      await store.putThread({
+        ...key,
+        service: created.ref,
+        ownerUserId: plan.userId,
+        surface: plan.surface,
+        active,
+        lastRunId: undefined,
+        queue: [],
+        createdAt: now,
+        updatedAt: now,
+      });
+      return undefined;
+    },
+  };
+}
