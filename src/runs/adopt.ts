@@ -4,7 +4,7 @@
  * followed; or, when the service never answered, the message says the start was interrupted.
  */
 import type { Logger } from "pino";
-import type { RelayedRun, ReservedRun, RunOpening, RunRecord } from "../store/types.ts";
+import type { RelayedRun, ReservedRun } from "../store/types.ts";
 import { openRun, PromptNotPosted, recordRunning } from "./opening.ts";
 import { runLease } from "./lease-keeper.ts";
 import type { RunStore, ThreadStore, Workspaces } from "./ports.ts";
@@ -25,14 +25,8 @@ export interface Adopted {
 }
 
 /** A reservation left with messages to post, or with a service run nobody follows. */
-export function needsAdopting(
-  record: RunRecord,
-): record is ReservedRun & { readonly opening: RunOpening } {
-  return (
-    record.kind === "creating" &&
-    record.opening !== undefined &&
-    (record.created !== undefined || record.messageTs.length === 0)
-  );
+export function needsAdopting(record: ReservedRun): boolean {
+  return record.created !== undefined || record.messageTs.length === 0;
 }
 
 /**
@@ -43,7 +37,7 @@ export function needsAdopting(
  */
 export async function adoptOpening(
   deps: AdoptDeps,
-  record: ReservedRun & { readonly opening: RunOpening },
+  record: ReservedRun,
 ): Promise<Adopted | undefined> {
   const { store, logger } = deps;
   const plan = record.opening;
@@ -115,21 +109,6 @@ export async function claimAdopted(
   return next;
 }
 
-/**
- * A start of a version that kept no opening, whose instance died before anything was posted:
- * nothing shows it, and nothing can (its prompt is not known); its record goes.
- */
-export async function dropUnshown(
-  deps: { readonly store: RunStore; readonly instanceId: string; readonly logger: Logger },
-  record: RunRecord,
-): Promise<void> {
-  const { store, instanceId, logger } = deps;
-  const teamId = record.key.teamId;
-  logger.warn({ id: record.runId, teamId }, "dropping the record of a start that shows nowhere");
-  await store.deleteRun(record.runId).catch(() => undefined);
-  await store.releaseLease(runLease(record.runId), instanceId).catch(() => undefined);
-}
-
 /** Nothing shows the run: tell whoever asked, and stop the run nobody can see. */
 async function giveUp(deps: AdoptDeps, record: ReservedRun, err: unknown): Promise<void> {
   const { logger } = deps;
@@ -137,7 +116,7 @@ async function giveUp(deps: AdoptDeps, record: ReservedRun, err: unknown): Promi
   const service = deps.workspaces.service(record.key.teamId);
   logger.warn({ err, id: record.runId }, "could not post the messages of a run's start");
   const plan = record.opening;
-  if (plan && err instanceof PromptNotPosted) {
+  if (err instanceof PromptNotPosted) {
     await writer
       .ephemeral(record.key.channelId, plan.userId, err.advice)
       .catch((e: unknown) => logger.debug({ err: e }, "could not tell why"));
