@@ -312,8 +312,8 @@ export interface RecordStore {
   putRecord(key: string, value: unknown, life?: RecordLife): Promise<void>;
   /**
    * Read-modify-write of one record, atomic across instances (a short lock per key): `change`
-   * gets the record (undefined when there is none) and returns the new one, or undefined to
-   * leave it as it is. Resolves with what the record holds afterwards.
+   * gets the record (as getRecord reads it) and returns the new one, or undefined to leave it
+   * as it is. Resolves with what the record holds afterwards.
    */
   updateRecord(
     key: string,
