@@ -6,21 +6,14 @@
  * is followed; or, when the service never answered, the message says the start was
  * interrupted.
  */
-import type { Logger } from "pino";
-import type { RelayedRun, ReservedRun, RunOpening, RunRecord } from "../store/types.ts";
+import type { RelayedRun, ReservedRun } from "../store/types.ts";
 import { runLease } from "./lease-keeper.ts";
 import type { RunStore } from "./ports.ts";
 import { isShown, type ShownRun } from "./run-state.ts";
 
 /** A reservation left with messages to post, or with a service run nobody follows. */
-export function needsAdopting(
-  record: RunRecord,
-): record is ReservedRun & { readonly opening: RunOpening } {
-  return (
-    record.kind === "creating" &&
-    record.opening !== undefined &&
-    (record.created !== undefined || record.messageTs.length === 0)
-  );
+export function needsAdopting(record: ReservedRun): boolean {
+  return record.created !== undefined || record.messageTs.length === 0;
 }
 
 /**
@@ -37,19 +30,4 @@ export async function claimAdopted(
   if (known && isShown(known)) return known;
   await store.putRun(next);
   return next;
-}
-
-/**
- * A start of a version that kept no opening, whose instance died before anything was posted:
- * nothing shows it, and nothing can (its prompt is not known); its record goes.
- */
-export async function dropUnshown(
-  deps: { readonly store: RunStore; readonly instanceId: string; readonly logger: Logger },
-  record: RunRecord,
-): Promise<void> {
-  const { store, instanceId, logger } = deps;
-  const teamId = record.key.teamId;
-  logger.warn({ id: record.runId, teamId }, "dropping the record of a start that shows nowhere");
-  await store.deleteRun(record.runId).catch(() => undefined);
-  await store.releaseLease(runLease(record.runId), instanceId).catch(() => undefined);
 }

@@ -19,7 +19,7 @@ import {
   type StartPlace,
 } from "../store/types.ts";
 import { formatDuration } from "../view/render.ts";
-import { claimAdopted, dropUnshown, needsAdopting } from "./adopt.ts";
+import { claimAdopted, needsAdopting } from "./adopt.ts";
 import { inScope, type RunScope, stopRunsQuietly } from "./forget.ts";
 import { runLease } from "./lease-keeper.ts";
 import {
@@ -213,8 +213,10 @@ export class Relay {
   }
 
   async #resume(record: RunRecord): Promise<void> {
-    if (needsAdopting(record)) return this.#adopt(record);
-    if (!isShown(record)) return dropUnshown(this.#opts, record);
+    // A start its instance left unfinished: its thread, its message or its run still to show.
+    if (!isShown(record) || (record.kind === "creating" && needsAdopting(record))) {
+      return this.#adopt(record);
+    }
     const { logger, store } = this.#opts;
     if (record.kind === "relaying") {
       // Each instance that began relaying it and did not hand it over died doing so.
@@ -265,7 +267,7 @@ export class Relay {
    * a fresh start's steps (start.ts), then the run is relayed; a start the service never
    * answered ends its message as interrupted.
    */
-  async #adopt(record: ReservedRun & { readonly opening: RunOpening }): Promise<void> {
+  async #adopt(record: ReservedRun): Promise<void> {
     const { workspaces, threads, logger } = this.#opts;
     const { key, opening: plan, created } = record;
     const log = logger.child({ teamId: key.teamId });
@@ -323,7 +325,7 @@ export class Relay {
   }
 
   /** An adopted start nothing shows (its messages could not be posted): its step fails. */
-  async #notShown(record: ReservedRun & { readonly opening: RunOpening }): Promise<void> {
+  async #notShown(record: ReservedRun): Promise<void> {
     const { step } = record.opening;
     if (!step || !this.#opts.workflowSteps) return;
     const reason = "The task's messages could not be posted in Slack, so it was stopped.";

@@ -56,7 +56,7 @@ export interface RunTarget {
 
 /** The Workflow Builder step a run's record waits with: a start's (its opening's), or a run's. */
 export const stepOf = (record: RunRecord): WorkflowStep | undefined =>
-  record.kind === "relaying" ? record.step : record.opening?.step;
+  record.kind === "relaying" ? record.step : record.opening.step;
 
 /** What an ended run answered; a start that never reached the service has no service thread. */
 export type EndedTarget = Omit<RunTarget, "ref" | "messageTs"> & {

@@ -24,8 +24,8 @@ import {
 } from "./types.ts";
 
 import { checkRateCall, type RateCount, rateDecision, type RateRefusal } from "./rate-window.ts";
+import { OTHER_FORMAT, stamp, type StampedRecord, unstamp } from "./record-format.ts";
 import { decodeRunEntry, DEFAULT_RUN_TTL_MS, encodeRunEntry, runLease } from "./run-index.ts";
-import { fromStored, type StoredThread, toStored } from "./thread-record.ts";
 
 const DAY_MS = 24 * 3600 * 1000;
 const LOCK_TTL_MS = 10_000;
@@ -125,7 +125,7 @@ export interface StoreOptions {
 }
 
 export class KeyvThreadStore implements ThreadStore {
-  readonly #keyv: Keyv<StoredThread>;
+  readonly #keyv: Keyv<StampedRecord>;
   readonly #p: Primitives;
   readonly #ns: string;
   readonly #runTtlMs: number;
@@ -133,7 +133,7 @@ export class KeyvThreadStore implements ThreadStore {
   readonly #now: () => number;
   readonly #locks = new Map<string, Promise<unknown>>();
 
-  constructor(keyv: Keyv<StoredThread>, primitives: Primitives, options: StoreOptions = {}) {
+  constructor(keyv: Keyv<StampedRecord>, primitives: Primitives, options: StoreOptions = {}) {
     this.#keyv = keyv;
     this.#p = primitives;
     this.#ns = options.namespace ?? DEFAULT_NAMESPACE;
@@ -157,19 +157,32 @@ export class KeyvThreadStore implements ThreadStore {
     return `${this.#ns}:stopreq:${runId}`;
   }
 
-  async getThread(key: SlackThreadKey): Promise<ThreadRecord | undefined> {
-    return guard(async () => {
-      const stored: StoredThread | undefined = await this.#keyv.get(threadKey(key));
-      return stored ? fromStored(stored) : undefined;
-    });
+  /**
+   * The value of a keyv record: undefined when there is none, OTHER_FORMAT when it is not of
+   * this release's format (record-format.ts).
+   */
+  async #read(key: string): Promise<unknown> {
+    const stored = await guard(() => this.#keyv.get<unknown>(key));
+    return stored === undefined ? undefined : unstamp(stored);
   }
 
-  async putThread(record: ThreadRecord): Promise<void> {
+  /** Writes a keyv record in this release's format, kept for `ttlMs` (forever when undefined). */
+  async #write(key: string, value: unknown, ttlMs: number | undefined): Promise<void> {
     await guard(async () => {
-      if (!(await this.#keyv.set(threadKey(record), toStored(record), this.#retentionMs))) {
+      if (!(await this.#keyv.set(key, stamp(value), ttlMs))) {
         throw new Error("the store did not accept the write");
       }
     });
+  }
+
+  /** A thread's record; one of another format is not read (as if there were none). */
+  async getThread(key: SlackThreadKey): Promise<ThreadRecord | undefined> {
+    const stored = await this.#read(threadKey(key));
+    return stored === OTHER_FORMAT ? undefined : (stored as ThreadRecord | undefined);
+  }
+
+  async putThread(record: ThreadRecord): Promise<void> {
+    await this.#write(threadKey(record), record, this.#retentionMs);
   }
 
   updateThread(
@@ -297,10 +310,11 @@ export class KeyvThreadStore implements ThreadStore {
   /**
    * The record of a live index entry. An entry past its expiry (a run nobody wrote for a
    * long time) is removed with its Stop request, unless it was rewritten meanwhile; an
-   * entry that cannot be read is skipped, so it cannot keep every other run from resuming.
+   * entry that does not read (damaged, or of another format: record-format.ts) is skipped and
+   * left as it is, so it cannot keep every other run from resuming.
    */
   async #live(key: string, raw: string): Promise<RunRecord | undefined> {
-    const entry = tryDecode(raw, this.#runTtlMs);
+    const entry = decodeRunEntry(raw);
     if (!entry) return undefined;
     if (entry.expiresAt > this.#now()) return entry.record;
     const stop = this.#stop(entry.record.runId);
@@ -310,8 +324,8 @@ export class KeyvThreadStore implements ThreadStore {
 
   /** A person's latest tasks, newest first: those written within the retention only. */
   async recentTasks(teamId: string, userId: string, limit: number): Promise<RecentTask[]> {
-    const list = await guard(() => this.#keyv.get<RecentTask[]>(recentKey(teamId, userId)));
-    return Array.isArray(list) ? this.#retained(list).slice(0, limit) : [];
+    const list = await this.#read(recentKey(teamId, userId));
+    return Array.isArray(list) ? this.#retained(list as RecentTask[]).slice(0, limit) : [];
   }
 
   /** The entries of a list written within the retention (the list itself lives while written). */
@@ -359,39 +373,30 @@ export class KeyvThreadStore implements ThreadStore {
       const list = await this.recentTasks(teamId, userId, RECENT_TASKS_KEPT);
       const next = change(list);
       if (!next) return false;
-      await guard(async () => {
-        if (next.length === 0) await this.#keyv.delete(key);
-        else await this.#keyv.set(key, next.slice(0, RECENT_TASKS_KEPT), this.#retentionMs);
-      });
+      if (next.length === 0) await guard(() => this.#keyv.delete(key));
+      else await this.#write(key, next.slice(0, RECENT_TASKS_KEPT), this.#retentionMs);
       return true;
     });
   }
 
   async getDefaults(teamId: string, scope: DefaultsScope): Promise<TaskDefaults | undefined> {
-    const stored = await guard(() => this.#keyv.get<TaskDefaults>(defaultsKey(teamId, scope)));
-    return stored && typeof stored === "object" ? stored : undefined;
+    const stored = await this.#read(defaultsKey(teamId, scope));
+    return stored && typeof stored === "object" ? (stored as TaskDefaults) : undefined;
   }
 
   async putDefaults(teamId: string, scope: DefaultsScope, defaults: TaskDefaults): Promise<void> {
     const key = defaultsKey(teamId, scope);
     const set = Object.fromEntries(Object.entries(defaults).filter(([, v]) => v !== undefined));
-    await guard(async () => {
-      if (Object.keys(set).length === 0) await this.#keyv.delete(key);
-      else if (!(await this.#keyv.set(key, set)))
-        throw new Error("the store did not accept the write");
-    });
+    if (Object.keys(set).length === 0) await guard(() => this.#keyv.delete(key));
+    else await this.#write(key, set, undefined);
   }
 
   getRecord(key: string): Promise<unknown> {
-    return guard(() => this.#keyv.get<unknown>(key));
+    return this.#read(key);
   }
 
   async putRecord(key: string, value: unknown, life: RecordLife = {}): Promise<void> {
-    await guard(async () => {
-      const ttl = life.retained === true ? this.#retentionMs : undefined;
-      if (!(await this.#keyv.set(key, value, ttl)))
-        throw new Error("the store did not accept the write");
-    });
+    await this.#write(key, value, life.retained === true ? this.#retentionMs : undefined);
   }
 
   updateRecord(
@@ -435,8 +440,8 @@ export class KeyvThreadStore implements ThreadStore {
   ): Promise<void> {
     const runIds: string[] = [];
     for (const [key, raw] of await this.#p.entries(this.#run(""))) {
-      const entry = tryDecode(raw, this.#runTtlMs);
-      if (entry?.teamId !== teamId || !placeIn(entry.record.key, scope)) continue;
+      const entry = decodeRunEntry(raw);
+      if (entry?.record.key.teamId !== teamId || !placeIn(entry.record.key, scope)) continue;
       runIds.push(entry.record.runId);
       await this.#p.deleteEntry(key);
       await this.#p.deleteEntry(this.#stop(entry.record.runId));
@@ -447,8 +452,9 @@ export class KeyvThreadStore implements ThreadStore {
   async forgetThread(key: SlackThreadKey): Promise<ThreadRecord | undefined> {
     const record = await this.getThread(key);
     await guard(() => this.#forgetRuns(key.teamId, key));
-    if (!record) return undefined;
+    // Deleted even when it does not read (another format's): erased is erased.
     await this.#deleteThread(key);
+    if (!record) return undefined;
     await this.#changeRecent(key.teamId, record.ownerUserId, (list) => {
       const kept = list.filter((t) => t.channelId !== key.channelId || t.threadTs !== key.threadTs);
       return kept.length === list.length ? undefined : kept;
@@ -532,13 +538,5 @@ export class KeyvThreadStore implements ThreadStore {
 
   close(): Promise<void> {
     return this.#p.close();
-  }
-}
-
-function tryDecode(raw: string, ttlMs: number): ReturnType<typeof decodeRunEntry> | undefined {
-  try {
-    return decodeRunEntry(raw, ttlMs);
-  } catch {
-    return undefined;
   }
 }

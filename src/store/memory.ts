@@ -7,7 +7,8 @@ import {
   type StoreOptions,
 } from "./keyv-store.ts";
 import { decideRate, parseLog } from "./rate-window.ts";
-import type { ThreadRecord, ThreadStore } from "./types.ts";
+import type { StampedRecord } from "./record-format.ts";
+import type { ThreadStore } from "./types.ts";
 
 /** The maps the memory store keeps everything in (a test may pass its own, to look inside). */
 export interface MemoryMaps {
@@ -23,7 +24,7 @@ export function createMemoryStore(
 ): ThreadStore {
   const namespace = options.namespace ?? DEFAULT_NAMESPACE;
   const records = options.maps?.records ?? new Map<string, unknown>();
-  const keyv = new Keyv<ThreadRecord>({ store: records, namespace });
+  const keyv = new Keyv<StampedRecord>({ store: records, namespace });
   const entries = options.maps?.entries ?? new Map<string, { value: string; until: number }>();
   const dropPrefix = (map: Map<string, unknown>, prefix: string) => {
     for (const k of [...map.keys()]) if (k.startsWith(prefix)) map.delete(k);

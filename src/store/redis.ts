@@ -12,7 +12,8 @@ import {
   type StoreOptions,
 } from "./keyv-store.ts";
 import { type RateCount, type RateRefusal, REDIS_CONSUME_RATE } from "./rate-window.ts";
-import type { ThreadRecord, ThreadStore } from "./types.ts";
+import type { StampedRecord } from "./record-format.ts";
+import type { ThreadStore } from "./types.ts";
 
 // Compare-and-set scripts: a lease is only renewed or released by the instance that holds it.
 const RENEW_IF_HOLDS = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) else return 0 end`;
@@ -80,13 +81,13 @@ function redisStore(
   const namespace = options.namespace ?? DEFAULT_NAMESPACE;
   const client = newClient(url);
   client.on("error", report);
-  const adapter = new KeyvRedis<ThreadRecord>(client, {
+  const adapter = new KeyvRedis<StampedRecord>(client, {
     throwOnConnectError: true,
     throwOnErrors: true,
     connectionTimeout: 2000,
   });
   adapter.on("error", report);
-  const keyv = new Keyv<ThreadRecord>({
+  const keyv = new Keyv<StampedRecord>({
     store: adapter,
     namespace,
     throwOnErrors: true,

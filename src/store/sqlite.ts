@@ -3,7 +3,8 @@ import { join } from "node:path";
 import { Keyv } from "keyv";
 import { DEFAULT_NAMESPACE, KeyvThreadStore, type StoreOptions } from "./keyv-store.ts";
 import { SqliteKeyvAdapter } from "./sqlite-adapter.ts";
-import type { ThreadRecord, ThreadStore } from "./types.ts";
+import type { StampedRecord } from "./record-format.ts";
+import type { ThreadStore } from "./types.ts";
 
 /** The embedded store: one SQLite file under `dataDir`, nothing to install. */
 export function createSqliteStore(
@@ -13,7 +14,7 @@ export function createSqliteStore(
 ): ThreadStore {
   const adapter = new SqliteKeyvAdapter(path);
   const namespace = options.namespace ?? DEFAULT_NAMESPACE;
-  const keyv = new Keyv<ThreadRecord>({
+  const keyv = new Keyv<StampedRecord>({
     store: adapter,
     namespace,
     throwOnErrors: true,

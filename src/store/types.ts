@@ -10,7 +10,6 @@ export interface ServiceThreadRef {
   readonly threadId: string;
 }
 
-/** A follow-up typed while a run was in progress, waiting for its turn. */
 /** A file a person attached in Slack, as Slack described it (kept while its message waits). */
 export interface SlackFileRef {
   readonly id: string;
@@ -24,13 +23,12 @@ export interface SlackFileRef {
   readonly mode?: string | undefined;
 }
 
+/** A follow-up typed while a run was in progress, waiting for its turn. */
 export interface QueuedFollowUp {
   readonly userId: string;
   readonly text: string;
   /** The Slack message that carried it. */
   readonly ts: string;
-  /** Whether it had attachments (all a record written before attachments were sent holds). */
-  readonly hadFiles: boolean;
   /** The files it carried, read from Slack when it is sent. */
   readonly files?: readonly SlackFileRef[];
   /** Inline options the person gave that a continuation cannot apply (named in the run's remark). */
@@ -67,7 +65,7 @@ export interface ThreadRecord {
   readonly teamId: string;
   readonly channelId: string;
   /** Where the task started: a channel, or a direct message (where Slack's agent view lives). */
-  readonly surface?: "channel" | "dm";
+  readonly surface: "channel" | "dm";
   /** The Slack thread: the ts of the channel message that shows the prompt. */
   readonly threadTs: string;
   /**
@@ -188,11 +186,8 @@ export interface ReservedRun extends RunRecordBase {
   readonly kind: "creating";
   readonly runId: ReservationId;
   readonly key: StartPlace;
-  /**
-   * The messages to post (`messageTs` is empty until they exist). Absent in records of
-   * versions that did not post for another instance.
-   */
-  readonly opening?: RunOpening;
+  /** The messages to post (`messageTs` is empty until they exist). */
+  readonly opening: RunOpening;
   /** The service's run, once it answered, so that it is not lost. */
   readonly created?: { readonly ref: ServiceThreadRef; readonly runId: ServiceRunId };
 }
@@ -308,13 +303,17 @@ export interface RecordLife {
  * installation…). Keys start with `t:<team id>:` for a workspace's records, like the threads'.
  */
 export interface RecordStore {
+  /**
+   * The record, undefined when there is none, or `OTHER_FORMAT` (record-format.ts) when it is
+   * of another format: no reader's check accepts that, so it is read as a damaged record.
+   */
   getRecord(key: string): Promise<unknown>;
   /** Kept until deleted, or for the store's retention when `retained`. */
   putRecord(key: string, value: unknown, life?: RecordLife): Promise<void>;
   /**
    * Read-modify-write of one record, atomic across instances (a short lock per key): `change`
-   * gets the record (undefined when there is none) and returns the new one, or undefined to
-   * leave it as it is. Resolves with what the record holds afterwards.
+   * gets the record (as getRecord reads it) and returns the new one, or undefined to leave it
+   * as it is. Resolves with what the record holds afterwards.
    */
   updateRecord(
     key: string,

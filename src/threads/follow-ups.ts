@@ -25,9 +25,6 @@ import { type CoordinatorDeps, showStartError } from "./task-context.ts";
 export const QUEUED_REACTION = "hourglass_flowing_sand";
 /** A run still "starting" after this long was abandoned by a crashed instance. */
 const STARTING_TIMEOUT_MS = 120_000;
-/** A reply queued by a version of the app that did not send attachments kept no files. */
-const LEGACY_FILES_NOT_SENT =
-  "Your attachments were not sent to the task service (the message was queued before an update of the app); only your text was.";
 const NOTHING_TO_CONTINUE =
   "This task could not be started, so there is nothing to continue. Start a new one with `/task`.";
 /** Replies that may wait in one thread; past it a reply is refused (privately). */
@@ -106,7 +103,6 @@ export class FollowUps {
       userId: reply.userId,
       text: parsed.prompt,
       ts: reply.ts,
-      hadFiles: reply.files.length > 0,
       ...(reply.files.length > 0 ? { files: reply.files } : {}),
       ...(ignored.length > 0 ? { ignoredOptions: ignored } : {}),
     };
@@ -312,7 +308,7 @@ function openingOf(record: ThreadRecord, item: QueuedFollowUp, startedAt: number
   const sent = Math.round(Number(item.ts) * 1000);
   return {
     userId: item.userId,
-    surface: record.surface ?? "channel",
+    surface: record.surface,
     since: Number.isFinite(sent) && sent > 0 ? Math.min(sent, startedAt) : startedAt,
     replyTs: item.ts,
     ...(remark ? { remark } : {}),
@@ -321,16 +317,10 @@ function openingOf(record: ThreadRecord, item: QueuedFollowUp, startedAt: number
 
 /** The remark under a follow-up's answer: what of the reply was not sent, if anything. */
 function followUpRemark(item: QueuedFollowUp): string | undefined {
-  const notes: string[] = [];
-  if (item.hadFiles && item.files === undefined) notes.push(LEGACY_FILES_NOT_SENT);
   const ignored = item.ignoredOptions ?? [];
-  if (ignored.length > 0) {
-    const names = ignored.map((k) => `\`${k}\``).join(", ");
-    notes.push(
-      `Not applied to this follow-up: ${names} (the task service takes these only when a task starts; start a new task with \`/task\` to use them).`,
-    );
-  }
-  return notes.length > 0 ? notes.join(" ") : undefined;
+  if (ignored.length === 0) return undefined;
+  const names = ignored.map((k) => `\`${k}\``).join(", ");
+  return `Not applied to this follow-up: ${names} (the task service takes these only when a task starts; start a new task with \`/task\` to use them).`;
 }
 
 /** Why a reply cannot continue the task, or undefined when it can. */

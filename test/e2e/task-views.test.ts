@@ -297,6 +297,7 @@ describe.each(storeBackends())("task views with %s", (_name, redis) => {
       channelId: CHANNEL,
       threadTs,
       service: { projectId: "proj_gone", threadId: "thr_gone" },
+      surface: "channel",
       ownerUserId: OWNER,
       active: { kind: "idle" },
       lastRunId: undefined,

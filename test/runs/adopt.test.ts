@@ -122,6 +122,7 @@ describe("finishing a start another instance began", () => {
     await store.putThread({
       ...key,
       ownerUserId: "U1",
+      surface: "channel",
       active: { kind: "starting", since: now, stopBy: "U3" },
       lastRunId: undefined,
       queue: [],

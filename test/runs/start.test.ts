@@ -174,6 +174,7 @@ describe("starting a run", () => {
     await store.putThread({
       ...key,
       ownerUserId: "U1",
+      surface: "channel",
       active: { kind: "starting", since: now, stopBy: "U2" },
       lastRunId: undefined,
       queue: [],
@@ -196,6 +197,7 @@ describe("starting a run", () => {
       ...key,
       service: { projectId: "p", threadId: "thr_0" },
       ownerUserId: "U1",
+      surface: "channel",
       active: { kind: "starting", since: now, replyTs: "1700000001.000001" },
       lastRunId: undefined,
       queue: [],

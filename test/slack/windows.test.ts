@@ -179,7 +179,7 @@ describe.skipIf(!redisUrl)("a workspace's sliding window in Redis", () => {
     expect(answers.filter((w) => w === 0)).toHaveLength(5);
   });
 
-  it("runs beside an older version's token bucket of the same name, and forgets a workspace's windows", async () => {
+  it("forgets a workspace's windows and channel buckets, and only that workspace's", async () => {
     const prefix = `test-windows:${randomUUID()}:`;
     const errors: unknown[] = [];
     const b = await connectRedisBuckets(url, { prefix, onError: (err) => errors.push(err) });
@@ -187,18 +187,16 @@ describe.skipIf(!redisUrl)("a workspace's sliding window in Redis", () => {
     const client = createClient({ url });
     await client.connect();
     try {
-      // What an older instance keeps for chat.update: a token bucket (a hash), not a window.
-      await client.hSet(`${prefix}{T0A}:chat.update`, { tokens: "2", at: String(Date.now()) });
-      const window = update("{T0A}:chat.update");
-      expect(await b.take([window, update("{T0B}:chat.update")], Date.now())).toBe(0);
+      const channel = { key: "{T0A}:chat.postMessage:C1", ratePerMs: 1 / 1000, burst: 1 };
+      expect(await b.take([update("{T0A}:chat.update"), channel], Date.now())).toBe(0);
+      expect(await b.take([update("{T0B}:chat.update")], Date.now())).toBe(0);
       expect(errors).toEqual([]);
-      expect(await client.type(`${prefix}{T0A}:chat.update`)).toBe("hash");
       await b.forget("{T0A}:");
       const left: string[] = [];
       for await (const batch of client.scanIterator({ MATCH: `${prefix}*`, COUNT: 100 })) {
         left.push(...batch.map((k) => k.slice(prefix.length)));
       }
-      expect(left).toEqual(["w:{T0B}:chat.update"]);
+      expect(left).toEqual(["{T0B}:chat.update"]);
     } finally {
       await client.close();
     }
@@ -211,7 +209,7 @@ describe.skipIf(!redisUrl)("a workspace's sliding window in Redis", () => {
     await client.connect();
     try {
       await b.take([update("k")], Date.now());
-      const ttl = await client.pTTL(`${prefix}w:k`);
+      const ttl = await client.pTTL(`${prefix}k`);
       // The window's 61 s and a second, less the time the test took since the take.
       expect(ttl).toBeGreaterThan(55_000);
       expect(ttl).toBeLessThanOrEqual(62_000);

@@ -87,6 +87,7 @@ function thread(key: SlackThreadKey, owner: string, queuedBy: string[]): ThreadR
   return {
     ...key,
     service: { projectId: "proj_1", threadId: `thr_${key.channelId}_${key.threadTs}` },
+    surface: "channel",
     ownerUserId: owner,
     active: { kind: "idle" },
     lastRunId: undefined,
@@ -94,7 +95,6 @@ function thread(key: SlackThreadKey, owner: string, queuedBy: string[]): ThreadR
       userId,
       text: `reply ${i} of ${userId}`,
       ts: `1700000001.00000${i}`,
-      hadFiles: false,
     })),
     createdAt: Date.now(),
     updatedAt: Date.now(),
@@ -127,6 +127,7 @@ async function fill(store: ThreadStore, teamId: string): Promise<Record<string, 
     key: place(teamId, "C2", T3),
     messageTs: [],
     startedAt: Date.now(),
+    opening: { userId: "U1", surface: "channel", since: Date.now() },
   };
   await store.putRun(relayed(runs.t1, place(teamId, "C1", T1)));
   await store.putRun(relayed(runs.t2, place(teamId, "C1", T2)));

@@ -79,10 +79,11 @@ const thread = (teamId: string, threadTs: string, runId: string): ThreadRecord =
   channelId: "C1",
   threadTs,
   service: { projectId: "proj_1", threadId: `thr_${threadTs}` },
+  surface: "channel",
   ownerUserId: "U1",
   active: { kind: "running", runId, messageTs: "1700000000.000200" },
   lastRunId: undefined,
-  queue: [{ userId: "U2", text: "and then?", ts: "1700000000.000300", hadFiles: false }],
+  queue: [{ userId: "U2", text: "and then?", ts: "1700000000.000300" }],
   createdAt: 1,
   updatedAt: 1,
 });
@@ -94,6 +95,7 @@ const reserved = (teamId: string, runId: string): ReservedRun => ({
   key: { teamId, channelId: "C1", threadTs: "1700000000.000100" },
   messageTs: ["1700000000.000200"],
   startedAt: 1,
+  opening: { userId: "U1", surface: "channel", since: 1 },
 });
 
 const run = (teamId: string, runId: string): RelayedRun => ({
@@ -116,7 +118,7 @@ async function fill(store: ThreadStore, teamId: string, enterpriseId: string): P
   // A queued reply written under the thread's lock, as follow-ups are.
   await store.updateThread(rec, (r) => ({
     ...r,
-    queue: [...r.queue, { userId: "U3", text: "also", ts: "1700000000.000400", hadFiles: false }],
+    queue: [...r.queue, { userId: "U3", text: "also", ts: "1700000000.000400" }],
   }));
   await store.putRun(run(teamId, relaying));
   await store.putRun(reserved(teamId, creating));

@@ -90,10 +90,11 @@ const thread = (teamId: string, now: number): ThreadRecord => ({
   channelId: "C1",
   threadTs: "1700000000.000100",
   service: { projectId: "proj_1", threadId: "thr_1" },
+  surface: "channel",
   ownerUserId: "U1",
   active: { kind: "idle" },
   lastRunId: "run_1",
-  queue: [{ userId: "U2", text: "and then?", ts: "1700000000.000300", hadFiles: false }],
+  queue: [{ userId: "U2", text: "and then?", ts: "1700000000.000300" }],
   createdAt: now,
   updatedAt: now,
 });
@@ -128,7 +129,7 @@ describe.each(backends)("the data retention on %s", (_name, makeBackend) => {
     at(start + DAY);
     await store.updateThread(key, (r) => ({
       ...r,
-      queue: [...r.queue, { userId: "U3", text: "also", ts: "1700000000.000400", hadFiles: false }],
+      queue: [...r.queue, { userId: "U3", text: "also", ts: "1700000000.000400" }],
     }));
 
     at(start + RETENTION - 1);

@@ -1,6 +1,7 @@
 /**
- * The index of unfinished runs on the embedded store and on Redis: entries carry their team
- * and lapse when nobody writes them, entries of the previous version are still found.
+ * The index of unfinished runs on the embedded store and on Redis: entries are stamped with the
+ * store's format version and lapse when nobody writes them; an entry of another format is
+ * skipped and left as it is.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -10,6 +11,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { testRedisUrl } from "../support/needs.ts";
 import type { StoreOptions } from "../../src/store/keyv-store.ts";
 import { createRedisStore } from "../../src/store/redis.ts";
+import { FORMAT_VERSION } from "../../src/store/record-format.ts";
 import { runIndexTtlMs } from "../../src/store/run-index.ts";
 import { SqliteKeyvAdapter } from "../../src/store/sqlite-adapter.ts";
 import { createSqliteStore } from "../../src/store/sqlite.ts";
@@ -28,7 +30,7 @@ const redisUrl = testRedisUrl();
 let n = 0;
 const unique = () => `${process.pid}x${Date.now().toString(36)}x${n++}`;
 
-/** One backend: a store on it, and its raw run-index entries (as another version sees them). */
+/** One backend: a store on it, and its raw run-index entries (as another release sees them). */
 interface Backend {
   open(options: StoreOptions): ThreadStore;
   readRaw(namespace: string, runId: string): Promise<string | undefined>;
@@ -44,7 +46,6 @@ function sqliteBackend(): Backend {
     readRaw: async (ns, runId) =>
       (await raw.get<string>(`${ns}:run:${runId}`)) as string | undefined,
     writeRaw: async (ns, runId, value) => {
-      // As the previous version wrote it: the record's JSON, seven days to live.
       await raw.set(`${ns}:run:${runId}`, value, 7 * 24 * 3600 * 1000);
     },
     close: () => raw.disconnect(),
@@ -103,12 +104,12 @@ describe.each(backends)("the run index on %s", (_name, makeBackend) => {
     return { store, clock, namespace, ttl };
   }
 
-  it("writes each entry with its team and expiry, and reads the record back as it was", async () => {
+  it("writes each entry with its format version and expiry, and reads the record back as it was", async () => {
     const { store, clock, namespace, ttl } = storeAt(Date.UTC(2025, 0, 1));
     const run = runRecord(`run_${unique()}`, clock.now);
     await store.putRun(run);
     const raw = JSON.parse((await backend.readRaw(namespace, run.runId)) ?? "{}") as object;
-    expect(raw).toMatchObject({ teamId: TEAM, expiresAt: clock.now + ttl, runId: run.runId });
+    expect(raw).toEqual({ v: FORMAT_VERSION, value: { record: run, expiresAt: clock.now + ttl } });
     expect(await store.getRun(run.runId)).toEqual(run);
     expect(await store.listRuns()).toEqual([run]);
     await store.close();
@@ -139,56 +140,7 @@ describe.each(backends)("the run index on %s", (_name, makeBackend) => {
     await store.close();
   });
 
-  it("finds runs the previous version recorded (no team, no expiry) until a run's lifetime after they started", async () => {
-    const now = Date.UTC(2025, 6, 1);
-    const { store, clock, namespace, ttl } = storeAt(now);
-    const { kind: _kind, ...oldest } = runRecord(`pending:${TEAM}:C1:${unique()}`, now - HOUR);
-    const recent = runRecord(`run_${unique()}`, now - 3 * HOUR);
-    const forgotten = runRecord(`run_${unique()}`, now - ttl - 1);
-    await backend.writeRaw(namespace, oldest.runId, JSON.stringify(oldest));
-    await backend.writeRaw(namespace, recent.runId, JSON.stringify(recent));
-    await backend.writeRaw(namespace, forgotten.runId, JSON.stringify(forgotten));
-
-    const listed = await store.listRuns();
-    expect(listed.map((r) => r.runId).sort()).toEqual([oldest.runId, recent.runId].sort());
-    expect(listed.find((r) => r.runId === oldest.runId)?.kind).toBe("creating");
-    expect(await store.getRun(recent.runId)).toEqual(recent);
-    expect(await backend.readRaw(namespace, forgotten.runId)).toBeUndefined();
-
-    // Written again by this version, an old entry gets its team and expiry.
-    await store.putRun(recent);
-    expect(JSON.parse((await backend.readRaw(namespace, recent.runId)) ?? "{}")).toMatchObject({
-      teamId: TEAM,
-      expiresAt: clock.now + ttl,
-    });
-    await store.close();
-  });
-
-  it("reads the remark under an answer that earlier versions wrote as `note`, in the record and its opening", async () => {
-    const { store, clock, namespace } = storeAt(Date.UTC(2025, 0, 1));
-    const shown = { ...runRecord(`run_${unique()}`, clock.now), note: "Not applied: `model`" };
-    const opening = { userId: "U1", surface: "channel", since: clock.now, note: "Only text" };
-    const starting = {
-      ...runRecord(`creating:${TEAM}:C1:${unique()}`, clock.now),
-      kind: "creating",
-      opening,
-    };
-    await backend.writeRaw(namespace, shown.runId, JSON.stringify(shown));
-    await backend.writeRaw(namespace, starting.runId, JSON.stringify(starting));
-    const read = await store.getRun(shown.runId);
-    expect(read?.remark).toBe("Not applied: `model`");
-    expect(read).not.toHaveProperty("note");
-    const opened = await store.getRun(starting.runId);
-    expect(opened?.kind === "creating" ? opened.opening : undefined).toEqual({
-      userId: "U1",
-      surface: "channel",
-      since: clock.now,
-      remark: "Only text",
-    });
-    await store.close();
-  });
-
-  it("keeps a start whose thread does not exist yet without a thread, and writes it as older versions read it", async () => {
+  it("keeps a start whose thread does not exist yet without a thread", async () => {
     const { store, clock, namespace } = storeAt(Date.UTC(2025, 0, 1));
     const start: ReservedRun = {
       kind: "creating",
@@ -200,12 +152,7 @@ describe.each(backends)("the run index on %s", (_name, makeBackend) => {
     };
     await store.putRun(start);
     expect(await store.getRun(start.runId)).toEqual(start);
-    // Older versions read a thread not yet posted as "", and every record's ref and text.
-    expect(JSON.parse((await backend.readRaw(namespace, start.runId)) ?? "{}")).toMatchObject({
-      key: { threadTs: "" },
-      ref: { projectId: "", threadId: "" },
-      shownText: "",
-    });
+    expect(await backend.readRaw(namespace, start.runId)).not.toContain("threadTs");
     await store.close();
   });
 
@@ -215,6 +162,25 @@ describe.each(backends)("the run index on %s", (_name, makeBackend) => {
     await store.putRun(run);
     await backend.writeRaw(namespace, "broken", "{not json");
     expect(await store.listRuns()).toEqual([run]);
+    await store.close();
+  });
+
+  it("skips an entry of another format version, and leaves it for the release that wrote it", async () => {
+    const { store, clock, namespace } = storeAt(Date.UTC(2025, 0, 1));
+    const run = runRecord(`run_${unique()}`, clock.now);
+    const later = runRecord(`run_${unique()}`, clock.now);
+    await store.putRun(run);
+    // What a later release might write: the same record under the next format version.
+    const entry = { v: FORMAT_VERSION + 1, value: { record: later, expiresAt: clock.now + HOUR } };
+    await backend.writeRaw(namespace, later.runId, JSON.stringify(entry));
+    // An entry as it was written before the format had a version: not read either.
+    const unstamped = runRecord(`run_${unique()}`, clock.now);
+    await backend.writeRaw(namespace, unstamped.runId, JSON.stringify(unstamped));
+
+    expect(await store.listRuns()).toEqual([run]);
+    expect(await store.getRun(later.runId)).toBeUndefined();
+    expect(await store.getRun(unstamped.runId)).toBeUndefined();
+    expect(JSON.parse((await backend.readRaw(namespace, later.runId)) ?? "{}")).toEqual(entry);
     await store.close();
   });
 

@@ -9,7 +9,6 @@ import { createSqliteStore } from "../../src/store/sqlite.ts";
 import {
   RECENT_TASKS_KEPT,
   type RecentTask,
-  type RunRecord,
   serviceRunId,
   type ThreadRecord,
   type ThreadStore,
@@ -28,6 +27,7 @@ function record(teamId: string, overrides: Partial<ThreadRecord> = {}): ThreadRe
     channelId: "C1",
     threadTs: "1700000000.000100",
     service: { projectId: "proj_1", threadId: "thr_1" },
+    surface: "channel",
     ownerUserId: "U1",
     active: { kind: "running", runId: "run_1", messageTs: "1700000000.000200" },
     lastRunId: undefined,
@@ -80,7 +80,7 @@ describe.each(backends)("thread store on %s", (_name, make) => {
       Array.from({ length: 20 }, (_, i) =>
         store.updateThread(rec, (r) => ({
           ...r,
-          queue: [...r.queue, { userId: "U2", text: `reply ${i}`, ts: String(i), hadFiles: false }],
+          queue: [...r.queue, { userId: "U2", text: `reply ${i}`, ts: String(i) }],
         })),
       ),
     );
@@ -143,31 +143,6 @@ describe.each(backends)("thread store on %s", (_name, make) => {
     await store.close();
   });
 
-  it("reads a run record of the previous version by its shape: a pending: id was a task being created", async () => {
-    const store = make();
-    const legacy = (runId: string) =>
-      ({
-        runId,
-        key: { teamId: "T1", channelId: "C1", threadTs: "1.1" },
-        ref: { projectId: "", threadId: "" },
-        messageTs: ["1.2"],
-        shownText: "",
-        startedAt: 1,
-        uploads: "pending",
-      }) as unknown as RunRecord;
-    const creating = `pending:T1:C1:${unique()}`;
-    const relaying = `run_${unique()}`;
-    await store.putRun(legacy(creating));
-    await store.putRun(legacy(relaying));
-    expect((await store.getRun(creating))?.kind).toBe("creating");
-    expect((await store.getRun(relaying))?.kind).toBe("relaying");
-    const listed = await store.listRuns();
-    expect(listed.find((r) => r.runId === creating)?.kind).toBe("creating");
-    await store.deleteRun(creating);
-    await store.deleteRun(relaying);
-    await store.close();
-  });
-
   it("keeps an index of unfinished runs that any instance can read", async () => {
     const a = make();
     const b = make();
@@ -190,41 +165,6 @@ describe.each(backends)("thread store on %s", (_name, make) => {
     expect((await a.listRuns()).map((r) => r.runId)).not.toContain(runId);
     await a.close();
     await b.close();
-  });
-
-  it.each([
-    [
-      "a run in progress",
-      { activeRunId: "run_7", activeMessageTs: "1700000000.000200" },
-      { kind: "running", runId: "run_7", messageTs: "1700000000.000200" },
-    ],
-    [
-      "a task's first run being created",
-      {
-        activeRunId: "starting:1700000000.000200:1700000123456",
-        activeMessageTs: "1700000000.000200",
-      },
-      { kind: "starting", since: 1700000123456, messageTs: "1700000000.000200" },
-    ],
-    [
-      "a follow-up's run being created",
-      { activeRunId: "starting:1700000000.000300:1700000123456" },
-      { kind: "starting", since: 1700000123456, replyTs: "1700000000.000300" },
-    ],
-    ["nothing running", {}, { kind: "idle" }],
-  ])("reads a thread the previous version stored with %s", async (_what, legacyFields, active) => {
-    const store = make();
-    const { active: _current, ...rest } = record(unique());
-    // Exactly what the previous version's putThread handed to keyv.
-    const legacy = { ...rest, ...legacyFields };
-    await store.putThread(legacy as unknown as ThreadRecord);
-    const read = await store.getThread(legacy);
-    expect(read?.active).toEqual(active);
-    expect(read).not.toHaveProperty("activeRunId");
-    // Updating it (as the next reply or run end does) keeps what it said.
-    await store.updateThread(legacy, (r) => ({ ...r, lastRunId: "run_6" }));
-    expect(await store.getThread(legacy)).toMatchObject({ active, lastRunId: "run_6" });
-    await store.close();
   });
 
   it("keeps a person's recent tasks newest first, bounded, updated in place, per workspace", async () => {

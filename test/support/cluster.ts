@@ -11,6 +11,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createClient } from "@keyv/redis";
 import type { Simulator } from "../../src/simulator/server.ts";
+import { decodeRunEntry } from "../../src/store/run-index.ts";
+import type { RunRecord } from "../../src/store/types.ts";
 import { appEnv, type HarnessOptions, SlackScenario, startPeers } from "./harness.ts";
 import type { LocalSlack } from "../../tools/local-slack/index.ts";
 
@@ -188,22 +190,22 @@ export class Cluster extends SlackScenario {
     );
   }
 
-  /** The first unfinished-run record (as stored, JSON) that `matches`, as soon as there is one. */
+  /** The first unfinished-run record (as the store reads it) that `matches`, once there is one. */
   waitForRecordWhere(
-    matches: (record: Record<string, unknown>) => boolean,
+    matches: (record: RunRecord) => boolean,
     timeoutMs = 10_000,
-  ): Promise<string> {
+  ): Promise<RunRecord> {
     return this.#poll(
       async () => {
         const all = await this.#redis((r) => r.hVals(`${this.namespace}:runs`));
-        return all.find((raw) => matches(JSON.parse(raw) as Record<string, unknown>));
+        return all.map((raw) => decodeRunEntry(raw)?.record).find((r) => r && matches(r));
       },
       timeoutMs,
       "no such run was recorded",
     );
   }
 
-  async #poll(read: () => Promise<string | null | undefined>, timeoutMs: number, failure: string) {
+  async #poll<T>(read: () => Promise<T | null | undefined>, timeoutMs: number, failure: string) {
     const until = Date.now() + timeoutMs;
     for (;;) {
       const value = await read();

@@ -11,6 +11,7 @@ export async function seedWorkspace(store: ThreadStore, teamId: string): Promise
     channelId: "C0OTHER",
     threadTs: "1700000000.000100",
     service: { projectId: "proj_other", threadId: "thr_other" },
+    surface: "channel",
     ownerUserId: "U0B",
     active: { kind: "idle" },
     lastRunId: "run_other",

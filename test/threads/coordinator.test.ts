@@ -1,6 +1,6 @@
 /**
  * The coordinator with in-process doubles (the end-to-end suites drive it through Slack): the
- * checks every surface's requests get, and a thread's state across replies, runs and upgrades.
+ * checks every surface's requests get, and a thread's state across replies and runs.
  */
 import { pino } from "pino";
 import { beforeEach, describe, expect, it } from "vitest";
@@ -9,7 +9,6 @@ import { createMemoryStore } from "../../src/store/memory.ts";
 import {
   type SlackThreadKey,
   StoreUnavailableError,
-  type ThreadRecord,
   type ThreadStore,
 } from "../../src/store/types.ts";
 import { FakeFiles } from "../support/fakes/file-source.ts";
@@ -22,7 +21,6 @@ const TEAM = "T1";
 const CHANNEL = "C1";
 const OWNER = "U1";
 const OTHER = "U2";
-const MINUTE = 60_000;
 
 let store: ThreadStore;
 let writer: FakeSlackWriter;
@@ -157,6 +155,7 @@ describe("the checks every surface's requests go through", () => {
     await store.putThread({
       ...key,
       service: { projectId: "proj_x", threadId: "thr_x" },
+      surface: "channel",
       ownerUserId: OWNER,
       active: { kind: "idle" },
       lastRunId: "run_x",
@@ -374,51 +373,5 @@ describe("a task thread's state", () => {
     await coordinator.handleReply(reply(key, "Continue"));
     expect((await store.getThread(key))?.active).toEqual({ kind: "idle" });
     expect(writer.thread(key.threadTs).at(-1)).toMatch(/^Something went wrong/);
-  });
-
-  it("after an upgrade, frees a thread the previous version left starting when its instance died", async () => {
-    const key = { teamId: TEAM, channelId: CHANNEL, threadTs: "1700000000.000500" };
-    const since = now - 3 * MINUTE;
-    // What the previous version stored while starting a follow-up, then crashed.
-    const legacy = {
-      ...key,
-      service: { projectId: "proj_old", threadId: "thr_old" },
-      ownerUserId: OWNER,
-      activeRunId: `starting:1700000000.000600:${since}`,
-      lastRunId: "run_old",
-      queue: [],
-      createdAt: since,
-      updatedAt: since,
-    };
-    await store.putThread(legacy as unknown as ThreadRecord);
-    await coordinator.handleReply(reply(key, "Are you still there?"));
-    expect(service.prompts).toEqual(["Are you still there?"]);
-    expect((await store.getThread(key))?.active).toMatchObject({
-      kind: "running",
-      runId: relay.started[0]?.runId,
-    });
-  });
-
-  it("after an upgrade, queues a reply behind a run the previous version recorded, while it goes on", async () => {
-    const key = { teamId: TEAM, channelId: CHANNEL, threadTs: "1700000000.000700" };
-    const legacy = {
-      ...key,
-      service: { projectId: "proj_old", threadId: "thr_old" },
-      ownerUserId: OWNER,
-      activeRunId: "run_old",
-      activeMessageTs: "1700000000.000800",
-      queue: [],
-      createdAt: now,
-      updatedAt: now,
-    };
-    await store.putThread(legacy as unknown as ThreadRecord);
-    service.status = "running";
-    await coordinator.handleReply(reply(key, "And a logo"));
-    expect(service.prompts).toEqual([]);
-    expect((await store.getThread(key))?.queue.map((q) => q.text)).toEqual(["And a logo"]);
-    // Stop still finds the run the old record names, and stops it on the service.
-    await coordinator.handleStop({ key, userId: OWNER, runId: "run_old" }, tell);
-    expect(service.stopped).toEqual(["thr_old"]);
-    expect(told).toEqual(["The run was stopped."]);
   });
 });

@@ -224,12 +224,6 @@ export interface RedisBucketsOptions {
   readonly onError?: (err: unknown) => void;
 }
 
-/**
- * Windows are sorted sets under names of their own: older versions of the app kept a token
- * bucket (a hash) under the same name, and both may run side by side during an upgrade.
- */
-const WINDOWS = "w:";
-
 export class RedisTokenBuckets implements TokenBuckets {
   readonly shared = true;
   readonly #client: ScriptClient;
@@ -258,7 +252,7 @@ export class RedisTokenBuckets implements TokenBuckets {
   }
 
   async tryTake(buckets: readonly BucketSpec[], now: number): Promise<TakeAnswer> {
-    const keys = buckets.map((b) => this.#prefix + (b.kind === "window" ? WINDOWS : "") + b.key);
+    const keys = buckets.map((b) => this.#prefix + b.key);
     const args = [String(now), ...buckets.flatMap(scriptArgs)];
     try {
       const reply = await this.#eval(keys, args);
@@ -285,11 +279,9 @@ export class RedisTokenBuckets implements TokenBuckets {
   async forget(prefix: string): Promise<void> {
     const { scanIterator, unlink } = this.#client;
     if (!scanIterator || !unlink) return;
-    for (const kind of ["", WINDOWS]) {
-      const match = `${(this.#prefix + kind + prefix).replace(/[*?[\]\\]/g, (c) => `\\${c}`)}*`;
-      for await (const keys of scanIterator.call(this.#client, { MATCH: match, COUNT: 500 })) {
-        if (keys.length > 0) await unlink.call(this.#client, keys);
-      }
+    const match = `${(this.#prefix + prefix).replace(/[*?[\]\\]/g, (c) => `\\${c}`)}*`;
+    for await (const keys of scanIterator.call(this.#client, { MATCH: match, COUNT: 500 })) {
+      if (keys.length > 0) await unlink.call(this.#client, keys);
     }
   }
 
