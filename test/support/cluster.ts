@@ -68,7 +68,10 @@ export class Cluster extends SlackScenario {
   }
 
   static async start(options: ClusterOptions): Promise<Cluster> {
-    const { sim, slack } = await startPeers(options);
+    // Several app processes share the machine's cores with the test: a wait for what they
+    // show gets three times a single app's default (5 s) before it fails the test.
+    const slackOptions = { defaultWaitTimeoutMs: 15_000, ...options.slack };
+    const { sim, slack } = await startPeers({ ...options, slack: slackOptions });
     const c = new Cluster(sim, slack, options);
     for (let i = 1; i <= options.instances; i++) await c.spawn(`i${i}`);
     c.target(`i1`);
