@@ -5,8 +5,8 @@
  */
 import pretty from "pino-pretty";
 import { startApp } from "../src/bootstrap.ts";
-import { ConfigError, parseConfig, secretsOf, withPointer } from "../src/config.ts";
-import { portSettingOrExit } from "../src/config-values.ts";
+import { ConfigError, parseConfig, secretsOf, withPointer } from "../src/config/config.ts";
+import { portSettingOrExit } from "../src/config/values.ts";
 import { createLogger } from "../src/log.ts";
 import { startSimulator } from "../src/simulator/server.ts";
 import { exitOnStartupError } from "../src/util/startup-error.ts";

@@ -5,7 +5,7 @@
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import type { Logger } from "pino";
-import type { Config } from "./config.ts";
+import type { Config } from "./config/config.ts";
 import { createPrometheusMetrics, type PrometheusMetrics } from "./metrics.ts";
 import { Preferences } from "./threads/preferences.ts";
 import { Relay, type RelayOptions } from "./runs/relay.ts";

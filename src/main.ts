@@ -1,7 +1,7 @@
 /** Entry point: `npm start`. Reads the environment once, starts the app, stops cleanly. */
 
 import { startApp } from "./bootstrap.ts";
-import { parseConfigOrExit, SHUTDOWN_DEADLINE_MS, secretsOf } from "./config.ts";
+import { parseConfigOrExit, SHUTDOWN_DEADLINE_MS, secretsOf } from "./config/config.ts";
 import { createFinalLogger, createLogger, stdoutDestination } from "./log.ts";
 import { startTracing } from "./tracing/sdk.ts";
 import { asStartupError, StartupError } from "./util/startup-error.ts";

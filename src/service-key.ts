@@ -7,7 +7,7 @@
 import type { ByteBudget } from "./util/byte-budget.ts";
 import type { Logger } from "pino";
 import { Agent } from "undici";
-import type { Config } from "./config.ts";
+import type { Config } from "./config/config.ts";
 import type { PrometheusMetrics } from "./metrics.ts";
 import {
   createTaskServiceClient,

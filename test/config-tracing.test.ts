@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { ConfigError, parseConfig, secretsOf, SETTINGS } from "../src/config.ts";
-import { DEFAULT_SERVICE_NAME } from "../src/config-tracing.ts";
+import { ConfigError, parseConfig, secretsOf, SETTINGS } from "../src/config/config.ts";
+import { DEFAULT_SERVICE_NAME } from "../src/config/tracing.ts";
 
 const base = {
   TASK_API_URL: "https://tasks.example.com/",

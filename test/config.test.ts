@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { ConfigError, parseConfig, parseServiceConfig, secretsOf } from "../src/config.ts";
-import { DEFAULT_SUGGESTED_PROMPTS } from "../src/config-prompts.ts";
+import { ConfigError, parseConfig, parseServiceConfig, secretsOf } from "../src/config/config.ts";
+import { DEFAULT_SUGGESTED_PROMPTS } from "../src/config/prompts.ts";
 import { describeProxy } from "../src/util/proxy.ts";
 
 const base = {

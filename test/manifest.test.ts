@@ -9,7 +9,7 @@ import type { ValidateFunction } from "ajv";
 import { Ajv } from "ajv";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { DEFAULT_SUGGESTED_PROMPTS } from "../src/config-prompts.ts";
+import { DEFAULT_SUGGESTED_PROMPTS } from "../src/config/prompts.ts";
 import { BOT_SCOPES } from "../src/slack/scopes.ts";
 import { RUN_TASK } from "../src/slack/workflow-steps.ts";
 import { stepOutputs } from "../src/view/completion.ts";

@@ -5,7 +5,7 @@
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { SETTINGS } from "../src/config.ts";
+import { SETTINGS } from "../src/config/config.ts";
 
 const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
 

@@ -6,7 +6,7 @@
  * instance without Chromium, or that never previews a page, never loads it.
  */
 import type { Logger } from "pino";
-import type { PreviewConfig } from "../config-features.ts";
+import type { PreviewConfig } from "../config/features.ts";
 import type { PagePreviews } from "../runs/ports.ts";
 import { ChromiumPreviews, heapMb } from "./chromium.ts";
 import { findBrowser } from "./find-browser.ts";

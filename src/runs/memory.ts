@@ -5,7 +5,7 @@
  * limit the run is stopped and says so; past the process's, the one asking is refused and says
  * so, and the others go on.
  */
-import { DEFAULT_MEMORY_MB, type ServiceConfig } from "../config.ts";
+import { DEFAULT_MEMORY_MB, type ServiceConfig } from "../config/config.ts";
 import type { TextBudget } from "../service/follow.ts";
 import { ByteBudget } from "../util/byte-budget.ts";
 

@@ -34,7 +34,7 @@ import {
 import { type MemoryLimits, memoryLimits } from "./memory.ts";
 import { RelayCounters, type RelayMetrics } from "./relay-metrics.ts";
 import { Reservations, type StartProgress } from "./reservations.ts";
-import { type RunDeps, RunRelay, type RunStart } from "./run.ts";
+import { type RunDeps, Run, type RunStart } from "./run.ts";
 import { type RunRegistry, type StartResult, startReserved } from "./start.ts";
 import {
   isShown,
@@ -366,13 +366,8 @@ export class Relay {
   }
 
   /** The life of one run here (run.ts); `ended` hears its final state once it is shown. */
-  #relayOf(
-    record: ShownRun,
-    fate: RunFate,
-    start: RunStart,
-    ended: (state: string) => void,
-  ): RunRelay {
-    return new RunRelay(
+  #relayOf(record: ShownRun, fate: RunFate, start: RunStart, ended: (state: string) => void): Run {
+    return new Run(
       {
         service: this.#opts.workspaces.service(record.key.teamId),
         writer: this.#opts.workspaces.writer(record.key.teamId),

@@ -79,7 +79,7 @@ export type RunStart = "new" | "resumed" | "quarantined";
 /** How long a hand-over waits to show the latest text before it lets the run go. */
 export const HANDOVER_FLUSH_MS = 1000;
 
-export class RunRelay {
+export class Run {
   readonly #deps: RunDeps;
   readonly #fate: RunFate;
   /** How it came here: a new run, one taken over from another instance, or one quarantined. */

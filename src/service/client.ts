@@ -5,7 +5,7 @@
  * 429 / 5xx / network errors; create and continue are never retried blindly.
  */
 import { randomUUID } from "node:crypto";
-import { parseAnswer } from "./answers.ts";
+import { parseAnswer } from "./responses.ts";
 import { TaskServiceError } from "./errors.ts";
 import {
   checkPaging,

@@ -1,7 +1,7 @@
 /**
  * The HTTP plumbing of the task service client: URLs, the API key (fixed, or asked for at each
  * request), undici requests with their timeouts, retries of idempotent reads (p-retry,
- * honouring Retry-After), and a report of every response; answers are read in answers.ts.
+ * honouring Retry-After), and a report of every response; responses are read in responses.ts.
  */
 import { Readable } from "node:stream";
 import { setTimeout as delay } from "node:timers/promises";
@@ -9,7 +9,7 @@ import pRetry from "p-retry";
 import { Agent, type Dispatcher, request, errors as undiciErrors } from "undici";
 import type { z } from "zod";
 import type { ByteBudget } from "../util/byte-budget.ts";
-import { type AnswerRead, failure, isAbort, MAX_ANSWER_BYTES, parseAnswer } from "./answers.ts";
+import { type AnswerRead, failure, isAbort, MAX_ANSWER_BYTES, parseAnswer } from "./responses.ts";
 import { TaskServiceError } from "./errors.ts";
 import { LIMITS } from "./limits.ts";
 import { CONTROL_POOL, SERVICE_POOL } from "./pools.ts";
@@ -17,7 +17,7 @@ import { encodeMultipart, type MultipartBody, type UploadFile } from "./multipar
 import { clientSpanOf, statusOn } from "./spans.ts";
 import { failed, inSpan, startSpan, withTraceHeaders } from "../tracing/spans.ts";
 
-export { isAbort, MAX_ANSWER_BYTES } from "./answers.ts";
+export { isAbort, MAX_ANSWER_BYTES } from "./responses.ts";
 
 /**
  * The API key: one for every request, or asked for at each request (a workspace's own key,

@@ -8,7 +8,7 @@
 import type { Readable } from "node:stream";
 import { getManyValues, isMany, none } from "stream-chain";
 import { jsonParser } from "stream-json/parser.js";
-import { tooLarge } from "./answers.ts";
+import { tooLarge } from "./responses.ts";
 import { TaskServiceError } from "./errors.ts";
 import type { ServiceHttp } from "./http.ts";
 

@@ -5,7 +5,7 @@
  */
 import { createParser } from "eventsource-parser";
 import { owned } from "../util/text.ts";
-import { jsonValues } from "./answers.ts";
+import { jsonValues } from "./responses.ts";
 import { TaskServiceError } from "./errors.ts";
 
 export type StreamEvent =

@@ -6,7 +6,7 @@ import type { Server } from "node:http";
 import { WebClient } from "@slack/web-api";
 import { App, type CustomRoute, HTTPReceiver, SocketModeReceiver } from "@slack/bolt";
 import type { Logger } from "pino";
-import type { Config } from "../config.ts";
+import type { Config } from "../config/config.ts";
 import { FeedbackRecorder } from "../feedback/feedback.ts";
 import { type AppMetrics, noMetrics } from "../metrics.ts";
 import type { TaskCoordinator } from "../threads/coordinator.ts";

@@ -4,7 +4,7 @@
  */
 import { type FetchFunction, LogLevel, WebClient } from "@slack/web-api";
 import type { Logger } from "pino";
-import type { Config } from "../config.ts";
+import type { Config } from "../config/config.ts";
 import { StartupError } from "../util/startup-error.ts";
 import { boltLogger } from "./bolt-logger.ts";
 

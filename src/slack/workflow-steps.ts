@@ -12,7 +12,7 @@ import type { WebClient } from "@slack/web-api";
 import type { Logger } from "pino";
 import type { StepResult, WorkflowSteps } from "../runs/ports.ts";
 import type { ThreadStore, WorkflowStep } from "../store/types.ts";
-import type { Config } from "../config.ts";
+import type { Config } from "../config/config.ts";
 import { open, type SealingKey, seal, sealingKeys } from "../util/secret-box.ts";
 import { slackErrorCode } from "../view/errors.ts";
 import { threadLink } from "../view/home.ts";

@@ -6,7 +6,7 @@
 import { randomUUID } from "node:crypto";
 import { setTimeout as delay } from "node:timers/promises";
 import type { Keyv } from "keyv";
-import { DEFAULT_RETENTION_DAYS } from "../config.ts";
+import { DEFAULT_RETENTION_DAYS } from "../config/config.ts";
 import {
   type DefaultsScope,
   type PersonForgotten,

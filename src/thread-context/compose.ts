@@ -4,7 +4,7 @@
  * fit; the answer's note says how many were read, or why none were (the mention goes alone).
  */
 import type { Logger } from "pino";
-import type { ThreadContextConfig } from "../config-features.ts";
+import type { ThreadContextConfig } from "../config/features.ts";
 import type { ThreadHistory } from "./history.ts";
 import { LIMITS } from "../service/limits.ts";
 import type { UploadFile } from "../service/multipart.ts";

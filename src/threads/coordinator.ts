@@ -27,7 +27,7 @@ import type {
   Workspaces,
 } from "./ports.ts";
 import type { MemoryLimits } from "../runs/memory.ts";
-import type { ThreadContextConfig } from "../config-features.ts";
+import type { ThreadContextConfig } from "../config/features.ts";
 import { type ChannelDirectory, Preferences } from "./preferences.ts";
 import type { RunOutcome } from "../runs/relay.ts";
 import {
@@ -48,7 +48,7 @@ import {
   type ServiceAlerts,
   storedServiceAlerts,
 } from "./access/usage-policy.ts";
-import type { CoordinatorDeps, RelayControl } from "./task-context.ts";
+import type { CoordinatorDeps, RelayControl } from "./coordinator-deps.ts";
 import { runStep, type StepRequest } from "./workflow-step.ts";
 
 export type { StepRequest } from "./workflow-step.ts";

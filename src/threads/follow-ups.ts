@@ -20,7 +20,7 @@ import { notForFollowUps, parsePrompt } from "./options.ts";
 import type { RunOutcome } from "../runs/relay.ts";
 import type { ThreadReply } from "./requests.ts";
 import { startRun } from "../runs/start.ts";
-import { type CoordinatorDeps, showStartError } from "./task-context.ts";
+import { type CoordinatorDeps, showStartError } from "./coordinator-deps.ts";
 
 export const QUEUED_REACTION = "hourglass_flowing_sand";
 /** A run still "starting" after this long was abandoned by a crashed instance. */

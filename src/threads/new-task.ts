@@ -21,7 +21,7 @@ import type { TaskDefaultsUsed } from "./preferences.ts";
 import type { BotMembership } from "./ports.ts";
 import type { NewTask, TellUser } from "./requests.ts";
 import { type WithThread, withThreadContext } from "../thread-context/compose.ts";
-import { type CoordinatorDeps, showStartError } from "./task-context.ts";
+import { type CoordinatorDeps, showStartError } from "./coordinator-deps.ts";
 
 const NOT_POSTED =
   "I couldn't post the task's messages in this channel, so it was not started. Please try again.";

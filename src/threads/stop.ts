@@ -5,7 +5,7 @@
  */
 import type { SlackThreadKey, ThreadRecord } from "../store/types.ts";
 import type { StopRequest, TellUser } from "./requests.ts";
-import type { CoordinatorDeps } from "./task-context.ts";
+import type { CoordinatorDeps } from "./coordinator-deps.ts";
 import { stopFailed } from "../view/errors.ts";
 
 /** How long a Stop is remembered, so a double click stops once. */

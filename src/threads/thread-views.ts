@@ -18,7 +18,7 @@ import { memoryLimits } from "../runs/memory.ts";
 import type { ThreadRef } from "./ports.ts";
 import type { ThreadReply } from "./requests.ts";
 import { viewerRefusal } from "./access/checks.ts";
-import type { CoordinatorDeps } from "./task-context.ts";
+import type { CoordinatorDeps } from "./coordinator-deps.ts";
 
 export type ViewResult<T> =
   | { readonly ok: true; readonly items: readonly T[]; readonly paging: Paging }

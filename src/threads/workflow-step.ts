@@ -8,7 +8,7 @@
 import type { WorkflowStep } from "../store/types.ts";
 import type { TaskOptions } from "./options.ts";
 import type { NewTask, TellUser } from "./requests.ts";
-import type { CoordinatorDeps } from "./task-context.ts";
+import type { CoordinatorDeps } from "./coordinator-deps.ts";
 
 /** What a step's execution asks for, as its inputs said. */
 export interface StepRequest {

@@ -1,5 +1,5 @@
 /**
- * Starts OpenTelemetry's Node SDK when tracing is on (config-tracing.ts): it reads the standard
+ * Starts OpenTelemetry's Node SDK when tracing is on (config/tracing.ts): it reads the standard
  * OTEL_* variables itself (endpoint, protocol, sampler, service name, propagators, batching)
  * and exports spans with its OTLP exporter. Off, the SDK is not even loaded, and the API's
  * no-ops stand in (spans.ts).
@@ -10,7 +10,7 @@
  */
 import { context, diag, DiagLogLevel, propagation, trace } from "@opentelemetry/api";
 import type { Logger } from "pino";
-import type { TracingConfig } from "../config-tracing.ts";
+import type { TracingConfig } from "../config/tracing.ts";
 import { traceWebApiCalls } from "./slack-web-api.ts";
 
 export interface Tracing {

@@ -4,7 +4,7 @@
  * and for how long with a button to erase it; for admins, the workspace's part, its audit
  * trail and a button to erase the workspace's records. The two erase forms. Pure.
  */
-import { DEFAULT_RETENTION_DAYS } from "../config.ts";
+import { DEFAULT_RETENTION_DAYS } from "../config/config.ts";
 import type { AuditAction, AuditEvent } from "../store/audit.ts";
 import type { PersonForgotten, RecentTask, RunState, TaskDefaults } from "../store/types.ts";
 import { summarizeDefaults } from "./defaults.ts";

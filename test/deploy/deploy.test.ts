@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { parse, parseAllDocuments } from "yaml";
-import { parseConfig, SETTINGS, SHUTDOWN_DEADLINE_MS } from "../../src/config.ts";
+import { parseConfig, SETTINGS, SHUTDOWN_DEADLINE_MS } from "../../src/config/config.ts";
 import { SLACK_EVENTS_PATH } from "../../src/slack/app.ts";
 import { HEALTH_PATHS } from "../../src/slack/health.ts";
 import { restrictedViolations } from "./pod-security.ts";

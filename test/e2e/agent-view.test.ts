@@ -4,7 +4,7 @@
  * `app_context_changed` is accepted quietly (answered, nothing called, nothing logged).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DEFAULT_SUGGESTED_PROMPTS } from "../../src/config-prompts.ts";
+import { DEFAULT_SUGGESTED_PROMPTS } from "../../src/config/prompts.ts";
 import { sendAppHomeOpened } from "../../tools/local-slack/home-requests.ts";
 import { sendEvent } from "../../tools/local-slack/slack-requests.ts";
 import { CHANNEL, Harness, OWNER, SIGNING_SECRET, TEAM } from "../support/harness.ts";

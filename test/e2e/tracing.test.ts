@@ -5,7 +5,7 @@
  * `traceparent`) and the local Slack.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseConfig } from "../../src/config.ts";
+import { parseConfig } from "../../src/config/config.ts";
 import { createLogger } from "../../src/log.ts";
 import { startTracing, type Tracing } from "../../src/tracing/sdk.ts";
 import { until } from "../support/until.ts";

@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { Writable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Running, startApp } from "../../src/bootstrap.ts";
-import { parseConfig, secretsOf } from "../../src/config.ts";
+import { parseConfig, secretsOf } from "../../src/config/config.ts";
 import { createLogger } from "../../src/log.ts";
 import type { Simulator } from "../../src/simulator/server.ts";
 import { type LocalSlack, sessionCookie } from "../../tools/local-slack/index.ts";

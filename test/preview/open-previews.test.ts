@@ -5,7 +5,7 @@
  */
 import { Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
-import type { PreviewConfig } from "../../src/config-features.ts";
+import type { PreviewConfig } from "../../src/config/features.ts";
 import { createLogger } from "../../src/log.ts";
 import { openPagePreviews } from "../../src/preview/index.ts";
 

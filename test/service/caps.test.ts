@@ -11,7 +11,7 @@ import { planFiles } from "../../src/runs/file-delivery.ts";
 import { capAnswer, MAX_ANSWER_CHARS } from "../../src/runs/run-state.ts";
 import { createTaskServiceClient } from "../../src/service/client.ts";
 import { TaskServiceError } from "../../src/service/errors.ts";
-import { jsonValues, MAX_JSON_VALUES } from "../../src/service/answers.ts";
+import { jsonValues, MAX_JSON_VALUES } from "../../src/service/responses.ts";
 import { ByteBudget } from "../../src/util/byte-budget.ts";
 import { parseSse } from "../../src/service/stream.ts";
 import { type Simulator, startSimulator } from "../../src/simulator/server.ts";

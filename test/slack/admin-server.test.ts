@@ -3,7 +3,7 @@
  * told, every interface in a pod whose probes and scrapes come from outside the container.
  */
 import { describe, expect, it } from "vitest";
-import { parseConfig } from "../../src/config.ts";
+import { parseConfig } from "../../src/config/config.ts";
 import { startAdminServer } from "../../src/slack/admin-server.ts";
 
 const env = {

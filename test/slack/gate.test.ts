@@ -7,7 +7,7 @@
 import { WebClient } from "@slack/web-api";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { SlackOAuthConfig } from "../../src/config-workspaces.ts";
+import type { SlackOAuthConfig } from "../../src/config/workspaces.ts";
 import { olderVersion } from "../../src/slack/gate/acks.ts";
 import { OrgMembership } from "../../src/slack/gate/org-membership.ts";
 import { answerPrivately, namePayload } from "../../src/slack/gate/private-answer.ts";

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { Writable } from "node:stream";
 import { parse as parseYaml } from "yaml";
 import { type Running, startApp } from "../../src/bootstrap.ts";
-import { parseConfig } from "../../src/config.ts";
+import { parseConfig } from "../../src/config/config.ts";
 import { createLogger } from "../../src/log.ts";
 import {
   type Simulator,

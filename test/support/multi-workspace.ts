@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { Writable } from "node:stream";
 import type { InstallationQuery, InstallationStore } from "@slack/bolt";
 import { type Running, startApp } from "../../src/bootstrap.ts";
-import { parseConfig, secretsOf } from "../../src/config.ts";
+import { parseConfig, secretsOf } from "../../src/config/config.ts";
 import { createLogger } from "../../src/log.ts";
 import type { Simulator } from "../../src/simulator/server.ts";
 import { createInstallationStore } from "../../src/store/installations.ts";

@@ -2,7 +2,7 @@
  * `npm run playground`: starts the local playground and prints the one URL to open. Answers come
  * from the service simulator, or from a real Task service with TASK_API_URL and TASK_API_KEY.
  */
-import { portSettingOrExit } from "../../src/config-values.ts";
+import { portSettingOrExit } from "../../src/config/values.ts";
 import { exitOnStartupError } from "../../src/util/startup-error.ts";
 import { startPlayground } from "./server.ts";
 

@@ -17,7 +17,7 @@ import { extname, join } from "node:path";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 import { type Running, startApp } from "../../src/bootstrap.ts";
-import { parseConfig } from "../../src/config.ts";
+import { parseConfig } from "../../src/config/config.ts";
 import { createLogger, type Logger } from "../../src/log.ts";
 import { type Simulator, startSimulator } from "../../src/simulator/server.ts";
 import { type FunctionDefinition, type LocalSlack, startLocalSlack } from "../local-slack/index.ts";

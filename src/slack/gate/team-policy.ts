@@ -4,7 +4,7 @@
  * own TASK_API_KEY while they have no key of their own (TASK_API_KEY_FOR). With one workspace
  * the app serves that one, on TASK_API_KEY. Pure.
  */
-import type { SlackOAuthConfig } from "../../config-workspaces.ts";
+import type { SlackOAuthConfig } from "../../config/workspaces.ts";
 
 export interface TeamPolicy {
   /** Whether the workspace (or its organisation) may install and use the app. */

@@ -5,7 +5,7 @@
 import type { App, RespondFn } from "@slack/bolt";
 import type { Logger } from "pino";
 import { z } from "zod";
-import type { SuggestedPrompt } from "../../config-prompts.ts";
+import type { SuggestedPrompt } from "../../config/prompts.ts";
 import type { FeedbackRecorder } from "../../feedback/feedback.ts";
 import type { TaskCoordinator, TellUser } from "../../threads/coordinator.ts";
 import type { SlackFileRef } from "../../runs/ports.ts";

@@ -20,7 +20,7 @@ import {
   OAUTH_INSTALL_PATH,
   OAUTH_REDIRECT_PATH,
   type SlackOAuthConfig,
-} from "../../config-workspaces.ts";
+} from "../../config/workspaces.ts";
 import {
   createInstallationStore,
   type InstallationKey,

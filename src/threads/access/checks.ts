@@ -9,7 +9,7 @@
  */
 import { personRefusal } from "./policy.ts";
 import { takeRateSlot } from "./rate-limits.ts";
-import type { CoordinatorDeps } from "../task-context.ts";
+import type { CoordinatorDeps } from "../coordinator-deps.ts";
 import { accessRefusal, usageRefusal } from "./usage-policy.ts";
 
 /** The person asking, where. */

@@ -4,7 +4,7 @@
  */
 import type { RunOutcome, RunScope, RunTarget, StartProgress } from "../../../src/runs/relay.ts";
 import { type ReservationId, reservationId } from "../../../src/store/types.ts";
-import type { RelayControl } from "../../../src/threads/task-context.ts";
+import type { RelayControl } from "../../../src/threads/coordinator-deps.ts";
 
 /** The relay: records the runs handed to it; `relayed` are the runs it says it relays. */
 export class FakeRelay implements RelayControl {

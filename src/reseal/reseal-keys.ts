@@ -3,7 +3,7 @@
  * installation's Slack tokens with the first of ENCRYPTION_KEYS (reading the same environment as
  * `npm start`) and prints counts, never a key.
  */
-import { parseConfigOrExit } from "../config.ts";
+import { parseConfigOrExit } from "../config/config.ts";
 import { describeReseal, NoEncryptionKeyError, resealStoredKeys } from "./reseal.ts";
 
 const config = parseConfigOrExit(process.env);

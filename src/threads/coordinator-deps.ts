@@ -6,7 +6,7 @@ import type { Logger } from "pino";
 import type { SlackThreadKey } from "../store/types.ts";
 import { describeServiceError } from "../view/errors.ts";
 import { renderRun } from "../view/render.ts";
-import type { ThreadContextConfig } from "../config-features.ts";
+import type { ThreadContextConfig } from "../config/features.ts";
 import type {
   BotMembership,
   DirectMessages,

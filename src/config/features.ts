@@ -4,8 +4,8 @@
  * prompts Slack's agent view suggests.
  */
 import type { z } from "zod";
-import { type SuggestedPrompt, suggestedPrompts } from "./config-prompts.ts";
-import { choice, flag, intFrom, optionalString } from "./config-values.ts";
+import { type SuggestedPrompt, suggestedPrompts } from "./prompts.ts";
+import { choice, flag, intFrom, optionalString } from "./values.ts";
 
 export const featuresShape = {
   /** `auto` (default): previews when a Chromium is found; `off`: never. */

@@ -43,7 +43,7 @@ const env = (encryption: Record<string, string>) => ({
 });
 
 async function reseal(encryption: Record<string, string>) {
-  const script = new URL("../../src/admin/reseal-keys.ts", import.meta.url).pathname;
+  const script = new URL("../../src/reseal/reseal-keys.ts", import.meta.url).pathname;
   return run(process.execPath, [script], { env: env(encryption) }).catch(
     (err: { stdout: string; stderr: string; code: number }) => err,
   );

@@ -3,7 +3,7 @@
  * lists), and the check that no secret travels over plain http:// to another machine.
  */
 import { z } from "zod";
-import { plainHttpProblems } from "./util/urls.ts";
+import { plainHttpProblems } from "../util/urls.ts";
 
 export const optionalString = z
   .string()

@@ -1,18 +1,18 @@
 /**
  * Every setting of the app comes from the environment and is parsed here (and, for which Slack
- * workspaces it serves, in config-workspaces.ts), once, by zod. Logic receives the parsed
+ * workspaces it serves, in config/workspaces.ts), once, by zod. Logic receives the parsed
  * `Config` object; nothing else reads `process.env`.
  */
 import { z } from "zod";
-import type { ProxyConfig } from "./util/proxy.ts";
-import { urlPassword } from "./util/urls.ts";
+import type { ProxyConfig } from "../util/proxy.ts";
+import { urlPassword } from "../util/urls.ts";
 import {
   type Workspaces,
   encryptionFrom,
   wantsOAuth,
   workspacesFrom,
   workspacesShape,
-} from "./config-workspaces.ts";
+} from "./workspaces.ts";
 import {
   flag,
   hostName,
@@ -22,14 +22,9 @@ import {
   intFrom,
   nameList,
   optionalString,
-} from "./config-values.ts";
-import { type Features, featuresFrom, featuresShape } from "./config-features.ts";
-import {
-  type TracingConfig,
-  tracingFrom,
-  tracingProblems,
-  tracingShape,
-} from "./config-tracing.ts";
+} from "./values.ts";
+import { type Features, featuresFrom, featuresShape } from "./features.ts";
+import { type TracingConfig, tracingFrom, tracingProblems, tracingShape } from "./tracing.ts";
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 
@@ -403,7 +398,7 @@ export function parseConfig(env: Env): Config {
   const sealing = auth.value ? encryptionFrom(auth.value, oauth) : undefined;
   const problems = [...main.problems, ...auth.problems, ...(chosen?.problems ?? [])];
   problems.push(...(sealing?.problems ?? []));
-  // One workspace pays with the app's key; many may each have their own (see config-workspaces).
+  // One workspace pays with the app's key; many may each have their own (see config/workspaces.ts).
   if (!oauth && !env.TASK_API_KEY?.trim()) problems.push("TASK_API_KEY is required but not set");
   if (v && !v.SLACK_APP_TOKEN && !v.SLACK_SIGNING_SECRET) {
     problems.push(

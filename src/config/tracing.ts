@@ -7,7 +7,7 @@
  * that the app knows whether tracing is on at all: only then is the SDK loaded.
  */
 import { z } from "zod";
-import { flag, httpUrl, optionalString } from "./config-values.ts";
+import { flag, httpUrl, optionalString } from "./values.ts";
 
 const EXPORTERS = ["otlp", "none"] as const;
 const PROTOCOLS = ["http/protobuf", "http/json", "grpc"] as const;

@@ -4,7 +4,7 @@
  * the app uses, reports counts only. A stored value that is not sealed in the app's format is
  * not sealed here either: it is counted as unreadable and left as it is (never used).
  */
-import type { Config } from "../config.ts";
+import type { Config } from "../config/config.ts";
 import { resealInstallations } from "../store/installations.ts";
 import { type ResealReport, serviceKeyStoreFor } from "../store/service-keys.ts";
 import type { ThreadStore } from "../store/types.ts";

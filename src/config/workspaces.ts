@@ -4,8 +4,8 @@
  * and the keys that seal each workspace's own service key at rest (ENCRYPTION_KEY(S)).
  */
 import type { z } from "zod";
-import { optionalString } from "./config-values.ts";
-import { sealingKeys, SecretBoxError } from "./util/secret-box.ts";
+import { optionalString } from "./values.ts";
+import { sealingKeys, SecretBoxError } from "../util/secret-box.ts";
 
 /** Where Bolt serves the install page and Slack's redirect back (Bolt's default paths). */
 export const OAUTH_INSTALL_PATH = "/slack/install";
