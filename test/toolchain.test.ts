@@ -5,6 +5,7 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
+import { BOTH_STORES } from "./support/needs.ts";
 import { skippedLine } from "./support/skipped-reporter.ts";
 
 const read = (path: string) => readFileSync(new URL(`../${path}`, import.meta.url), "utf8");
@@ -103,7 +104,25 @@ describe("the run's last line on what was skipped", () => {
     );
   });
 
+  it("after `npm run test:unit`, which starts no Redis and no browser, points at `npm test`", () => {
+    const modules = [{ relativeModuleId: "test/store/store.test.ts", missing: ["redis" as const] }];
+    expect(skippedLine(modules, true)).toBe(
+      "Skipped the Redis parts of 1 test file (test/store/store.test.ts): `npm test` runs them.",
+    );
+  });
+
   it("says nothing when nothing was skipped", () => {
     expect(skippedLine([{ relativeModuleId: "test/config.test.ts", missing: [] }])).toBeUndefined();
+  });
+});
+
+describe("the end-to-end files that run on both stores (test/support/needs.ts)", () => {
+  it("names files that exist and take their stores from storeBackends(), each with a reason", () => {
+    expect(Object.keys(BOTH_STORES).length).toBeGreaterThan(0);
+    for (const [file, reason] of Object.entries(BOTH_STORES)) {
+      expect(existsSync(new URL(`../${file}`, import.meta.url)), file).toBe(true);
+      expect(read(file), file).toContain("storeBackends()");
+      expect(reason.length, file).toBeGreaterThan(20);
+    }
   });
 });
