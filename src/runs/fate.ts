@@ -1,44 +1,101 @@
 /**
- * What becomes of a run relayed by this process: one state, changed only by the named
- * transitions below. The relay moves it (Stop, shutdown, the workspace uninstalled the app),
- * and so does the run itself (its lease lost, its record gone).
+ * What becomes of a run relayed by this process: one state (`Fate`), changed only by the
+ * named transitions of `TRANSITIONS`, which the methods below go through. The run (run.ts)
+ * owns it; the relay signals Stop, a refused Stop and shutdown to it, and forget.ts the
+ * forgetting of its records. ARCHITECTURE.md draws the table (test/runs/fate-diagram.test.ts
+ * checks the drawing against it).
  *
- *     running ──stop(by)──▶ stopping ──refused()──▶ running (or handingOver, if it was asked)
- *        │                   ▲   │
- *        │                   │   └──unanswered()──▶ handingOver
- *        ├──handOver()──▶ handingOver ──stop(by)─┘   a stopping run is not handed over: it
- *        │                                           ends here, stopped (once the service
- *        │                                           answers the Stop, or hands it over)
- *        └──forget()────▶ forgotten        from any state: ends without a word to Slack
- *
- * How the run then ends: running → its final state; stopping → "stopped by"; handingOver →
- * its latest text shown and its lease released for another instance; forgotten → nothing.
+ * How the run then ends: running → its final state (`ending`); stopping → "stopped by"
+ * (`ending`, with the Stop); handingOver → its latest text shown and its lease released for
+ * another instance; forgotten → nothing.
  */
 import type { Logger } from "pino";
 import type { Clock, RunStore } from "./ports.ts";
 
+/** A Stop asked of a run. */
+export interface StopAsk {
+  /** Who pressed Stop; none when the app itself stops it (e.g. at its maximum run time). */
+  readonly by?: string | undefined;
+  /** Why the app stopped it, shown with "Stopped". */
+  readonly reason?: string | undefined;
+}
+
 export type Fate =
+  /** Followed here, its answer shown as it grows. */
   | { readonly kind: "running" }
-  | {
-      readonly kind: "stopping";
-      /** Who pressed Stop; none when the app itself stops it (e.g. at its maximum run time). */
-      readonly by?: string | undefined;
-      /** Why the app stopped it, shown with "Stopped". */
-      readonly reason?: string | undefined;
-    }
+  /** A Stop is asked of the service: refused, the run goes on. */
+  | { readonly kind: "stopping"; readonly stop: StopAsk }
+  /**
+   * A Stop is asked of the service, and the run was asked to be handed over too (shutdown, a
+   * lost lease): refused (or unanswered), it is handed over; taken, it ends here, stopped.
+   */
+  | { readonly kind: "stoppingHandingOver"; readonly stop: StopAsk }
+  /** It stops following here, shows its latest text and lets another instance go on. */
   | { readonly kind: "handingOver" }
+  /** It is over here: its end is being shown (stopped, while a Stop holds). */
+  | { readonly kind: "ending"; readonly stop?: StopAsk }
+  /** Its records are forgotten: it ends without a word to Slack. */
   | { readonly kind: "forgotten" };
 
-const RUNNING: Fate = { kind: "running" };
+export type FateKind = Fate["kind"];
+
+/** The methods of `RunFate` that move it. */
+export type Transition =
+  "stop" | "refused" | "unanswered" | "stoppedElsewhere" | "handOver" | "end" | "forget";
+
+/**
+ * Every move a fate makes: from a state, by a transition, to a state. A transition not listed
+ * for a state leaves it as it is. Moves within `ending` keep what its end shows true: a Stop
+ * pressed (or learnt of) while it is shown still stops the run; a refusal arriving late means
+ * the run no longer counts as stopped.
+ */
+export const TRANSITIONS: readonly (readonly [from: FateKind, by: Transition, to: FateKind])[] = [
+  ["running", "stop", "stopping"],
+  ["running", "stoppedElsewhere", "stopping"],
+  ["running", "handOver", "handingOver"],
+  ["running", "end", "ending"],
+  ["running", "forget", "forgotten"],
+  ["stopping", "refused", "running"],
+  ["stopping", "handOver", "stoppingHandingOver"],
+  ["stopping", "unanswered", "handingOver"],
+  ["stopping", "end", "ending"],
+  ["stopping", "forget", "forgotten"],
+  ["handingOver", "stop", "stoppingHandingOver"],
+  ["handingOver", "forget", "forgotten"],
+  ["stoppingHandingOver", "refused", "handingOver"],
+  ["stoppingHandingOver", "unanswered", "handingOver"],
+  ["stoppingHandingOver", "end", "ending"],
+  ["stoppingHandingOver", "forget", "forgotten"],
+  ["ending", "stop", "ending"],
+  ["ending", "stoppedElsewhere", "ending"],
+  ["ending", "refused", "ending"],
+  ["ending", "forget", "forgotten"],
+];
+
+/** The state of kind `kind`, holding `stop` where that kind holds one. */
+function stateOf(kind: FateKind, stop: StopAsk | undefined): Fate {
+  switch (kind) {
+    case "stopping":
+    case "stoppingHandingOver":
+      return { kind, stop: stop ?? {} };
+    case "ending":
+      return stop === undefined ? { kind } : { kind, stop };
+    default:
+      return { kind };
+  }
+}
+
+const ask = (by: string | undefined, reason?: string): StopAsk => ({
+  ...(by === undefined ? {} : { by }),
+  ...(reason === undefined ? {} : { reason }),
+});
 
 export class RunFate {
   /** Aborted when the run must stop following the service now (hand-over, forget, grace). */
-  readonly abort = new AbortController();
+  readonly #abort = new AbortController();
   /** Its record could not be written when it started (the store was down): written later. */
-  unrecorded: boolean;
-  #fate: Fate;
-  /** A hand-over was asked: where a refused stop goes back to. */
-  #handOverAsked = false;
+  #unrecorded: boolean;
+  #fate: Fate = { kind: "running" };
   /** Told when a refused stop lets the run go on (the run shows what it held meanwhile). */
   #onRefused: (() => void) | undefined;
   /** Settles once the service answered the latest stop asked of it. */
@@ -47,41 +104,74 @@ export class RunFate {
   #onForgotten: () => void = () => undefined;
   readonly #forgotten = new Promise<void>((resolve) => (this.#onForgotten = resolve));
 
-  constructor(options: { stoppedBy?: string | undefined; unrecorded?: boolean } = {}) {
-    this.#fate =
-      options.stoppedBy === undefined ? RUNNING : { kind: "stopping", by: options.stoppedBy };
-    this.unrecorded = options.unrecorded ?? false;
+  constructor(options: { unrecorded?: boolean } = {}) {
+    this.#unrecorded = options.unrecorded ?? false;
   }
 
   get now(): Fate {
     return this.#fate;
   }
 
+  /** The Stop that holds: asked of the service, or the one its end shows. */
+  get stopHeld(): StopAsk | undefined {
+    const fate = this.#fate;
+    return fate.kind === "stopping" || fate.kind === "stoppingHandingOver" || fate.kind === "ending"
+      ? fate.stop
+      : undefined;
+  }
+
   /** Whether the run is being stopped (by a person, or by the app itself). */
   get stopping(): boolean {
-    return this.#fate.kind === "stopping";
+    return this.stopHeld !== undefined;
   }
 
-  /** Who stopped the run, while it is stopping (none when the app itself did). */
+  /** Who stopped the run, while a Stop holds (none when the app itself did). */
   get stoppedBy(): string | undefined {
-    return this.#fate.kind === "stopping" ? this.#fate.by : undefined;
+    return this.stopHeld?.by;
   }
 
-  /** running or handingOver → stopping. False when it is stopping already, or forgotten. */
-  stop(by: string | undefined, reason?: string): boolean {
-    if (this.#fate.kind === "stopping" || this.#fate.kind === "forgotten") return false;
-    this.#fate = {
-      kind: "stopping",
-      ...(by === undefined ? {} : { by }),
-      ...(reason === undefined ? {} : { reason }),
-    };
+  /** Whether the run goes on here, or is handed over with its latest text shown. */
+  get goesOn(): boolean {
+    return this.#fate.kind === "running" || this.#fate.kind === "handingOver";
+  }
+
+  /** Whether it is over here: its end is being shown, or it is forgotten. */
+  get over(): boolean {
+    return this.#fate.kind === "ending" || this.#fate.kind === "forgotten";
+  }
+
+  /** Tells the service's stream to stop following (hand-over, forget, a stop's grace ran out). */
+  get signal(): AbortSignal {
+    return this.#abort.signal;
+  }
+
+  /** Whether its record is still to be written anew (its first write failed). */
+  get unrecorded(): boolean {
+    return this.#unrecorded;
+  }
+
+  /** Its record is written at last. */
+  recorded(): void {
+    this.#unrecorded = false;
+  }
+
+  /** Moves by `by` as TRANSITIONS says, holding `stop`; false when it lists no move. */
+  #move(by: Transition, stop: StopAsk | undefined): boolean {
+    const from = this.#fate.kind;
+    const to = TRANSITIONS.find(([f, t]) => f === from && t === by)?.[2];
+    if (to === undefined) return false;
+    this.#fate = stateOf(to, stop);
     return true;
+  }
+
+  /** A Stop is asked (of a run not being stopped). False when one holds already, or forgotten. */
+  stop(by: string | undefined, reason?: string): boolean {
+    return !this.stopping && this.#move("stop", ask(by, reason));
   }
 
   /** The service refused the stop: the run goes on (and Stop may be pressed again). */
   refused(): void {
-    if (this.#fate.kind !== "stopping") return;
-    this.#fate = this.#handOverAsked ? { kind: "handingOver" } : RUNNING;
+    if (!this.stopping || !this.#move("refused", undefined)) return;
     this.#onRefused?.();
   }
 
@@ -105,7 +195,7 @@ export class RunFate {
 
   /** No answer to the stop in time: the run is handed over, and its next owner finds out. */
   unanswered(): void {
-    if (this.#fate.kind === "stopping") this.#fate = { kind: "handingOver" };
+    this.#move("unanswered", undefined);
   }
 
   /** `fn` runs each time a refused stop lets the run go on. */
@@ -113,28 +203,32 @@ export class RunFate {
     this.#onRefused = fn;
   }
 
-  /** Whether the run goes on here, or is handed over with its latest text shown. */
-  get goesOn(): boolean {
-    return this.#fate.kind === "running" || this.#fate.kind === "handingOver";
-  }
-
   /** The service says the run was stopped, by whom another instance recorded. */
   stoppedElsewhere(by: string): void {
-    if (this.#fate.kind === "running") this.#fate = { kind: "stopping", by };
+    if (!this.stopping) this.#move("stoppedElsewhere", { by });
   }
 
   /** Shutdown or a lost lease: the run stops following here and is handed over. */
   handOver(why: string): void {
-    if (this.#fate.kind === "forgotten") return;
-    this.#handOverAsked = true;
-    if (this.#fate.kind === "running") this.#fate = { kind: "handingOver" };
-    this.abort.abort(new Error(why));
+    this.#move("handOver", this.stopHeld);
+    const { kind } = this.#fate;
+    if (kind === "handingOver" || kind === "stoppingHandingOver") this.#abort.abort(new Error(why));
+  }
+
+  /** Its end is shown here (stopped, if a Stop holds): it is neither handed over nor let go. */
+  end(): void {
+    this.#move("end", this.stopHeld);
+  }
+
+  /** A stop whose run does not end in time: following it is cut, wherever its fate is. */
+  cut(why: string): void {
+    this.#abort.abort(new Error(why));
   }
 
   /** Its workspace is gone: the run ends without a word to Slack and without its record. */
   forget(why: string): void {
-    this.#fate = { kind: "forgotten" };
-    this.abort.abort(new Error(why));
+    this.#move("forget", undefined);
+    this.#abort.abort(new Error(why));
     this.#onForgotten();
   }
 }

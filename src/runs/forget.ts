@@ -9,8 +9,15 @@ import type { RunRecord, StartPlace } from "../store/types.ts";
 import type { RunStore, TaskService, ThreadRef } from "./ports.ts";
 import type { RunFate } from "./fate.ts";
 
-/** The Stop requester recorded for a forgotten run (no Slack user id has a "!"). */
-export const FORGOTTEN = "!forgotten";
+/** Who asked a run to stop, as its Stop request in the store says (for every instance). */
+export type StopRequest =
+  /** A person pressed Stop. */
+  | { readonly kind: "person"; readonly userId: string }
+  /** Its records are forgotten (or being forgotten): it ends without a word to Slack. */
+  | { readonly kind: "forgotten" };
+
+/** How the store's Stop request names a forgotten run (no Slack user id has a "!"). */
+const FORGOTTEN = "!forgotten";
 
 /** Why a run stops when its record is gone while it is relayed. */
 export const RECORD_GONE =
@@ -28,21 +35,6 @@ export function inScope(place: StartPlace, scope: RunScope): boolean {
   if (place.teamId !== scope.teamId) return false;
   if (scope.channelId !== undefined && place.channelId !== scope.channelId) return false;
   return scope.threadTs === undefined || place.threadTs === scope.threadTs;
-}
-
-/**
- * Writes a relayed run's record: only while it exists (a forgotten workspace's run is never
- * brought back), or anew when its first write failed. False when it is gone.
- */
-export async function keepRecord(
-  store: Pick<RunStore, "putRun" | "updateRun">,
-  fate: RunFate,
-  record: RunRecord,
-): Promise<boolean> {
-  if (!fate.unrecorded) return store.updateRun(record);
-  await store.putRun(record);
-  fate.unrecorded = false;
-  return true;
 }
 
 /** The service's run behind a record, when the service has one. */
@@ -102,20 +94,21 @@ export async function stopRunsQuietly(
 }
 
 /**
- * A run that ended "stopped" by nobody known here: who asked (recorded in its fate), and whether
- * it was stopped because its records are forgotten (the Stop request says so or, once they are,
- * its record is gone): then nothing more is shown.
+ * Who asked a run that ended "stopped" by nobody known here: a person (on another instance), or
+ * nobody because its records are forgotten (the Stop request says so or, once they are, its
+ * record is gone: only a run that was `recorded` can tell). Undefined when nobody is known.
  */
-export async function stoppedForgotten(
+export async function stopRequestOf(
   store: Pick<RunStore, "getRun" | "stopRequester">,
-  fate: RunFate,
   runId: string,
-): Promise<boolean> {
+  recorded: boolean,
+): Promise<StopRequest | undefined> {
   const by = await store.stopRequester(runId).catch(() => undefined);
-  if (by === FORGOTTEN) return true;
-  if (by !== undefined) fate.stoppedElsewhere(by);
-  if (by !== undefined || fate.unrecorded) return false;
-  return (await store.getRun(runId).catch(() => "unknown")) === undefined;
+  if (by === FORGOTTEN) return { kind: "forgotten" };
+  if (by !== undefined) return { kind: "person", userId: by };
+  if (!recorded) return undefined;
+  const gone = (await store.getRun(runId).catch(() => "unknown")) === undefined;
+  return gone ? { kind: "forgotten" } : undefined;
 }
 
 /** A forgotten run ends here: stopped at the service (unless it already is). */

@@ -344,10 +344,7 @@ export class Relay {
     // The run's span here: what it asks the service and Slack from now on is in it.
     const span = startRelaySpan({ ...key, runId, start, traceparent });
     const relayed: Relayed = {
-      fate: new RunFate({
-        stoppedBy: record.kind === "relaying" ? record.stoppedBy : undefined,
-        unrecorded,
-      }),
+      fate: new RunFate({ unrecorded }),
       done: Promise.resolve(),
       key: record.key,
       span,
@@ -488,7 +485,7 @@ export class Relay {
       relayed.fate.asking(asking); // a run whose following is cut waits for the answer
       await asking;
       const grace = this.#clock.setTimeout(
-        () => relayed.fate.abort.abort(new Error("stopped")),
+        () => relayed.fate.cut("stopped"),
         this.#opts.stopGraceMs ?? 10_000,
       );
       void relayed.done.finally(() => this.#clock.clearTimeout(grace));

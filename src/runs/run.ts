@@ -20,7 +20,7 @@ import {
 } from "../view/render.ts";
 import { deliverAnswer, type DeliveryContext } from "./file-delivery.ts";
 import { awaitStopAnswer, type Fate, type RunFate } from "./fate.ts";
-import { stoppedForgotten, keepRecord, RECORD_GONE, stopForgotten } from "./forget.ts";
+import { RECORD_GONE, stopForgotten, stopRequestOf } from "./forget.ts";
 import { LeaseKeeper } from "./lease-keeper.ts";
 import { AnswerMemory } from "./memory.ts";
 import type {
@@ -100,8 +100,6 @@ export class Run {
   #serviceStatus: string | undefined;
   /** The agent's steps so far (a tool it ran): their count and the latest few, latest last. */
   #steps: { count: number; last: string; recent: string[] } | undefined;
-  /** The run is over here (not handed over): interim edits give way to the final one. */
-  #ending = false;
   #edits = 0;
   #lagMax = 0;
   #lagSum = 0;
@@ -138,12 +136,12 @@ export class Run {
       log: this.#log,
       onMoved: () => this.#persist({}),
       reshow: () => {
-        if (!this.#ending && this.#fate.now.kind !== "handingOver") void this.#showInterim();
+        if (!this.#fate.over && this.#fate.now.kind !== "handingOver") void this.#showInterim();
       },
     });
     // A refused Stop: what came while it was asked is shown (by #handOver if handed over).
     fate.whenRefused(() => {
-      if (!this.#ending && fate.now.kind === "running") this.#take("");
+      if (fate.now.kind === "running") this.#take("");
     });
     this.#lease = new LeaseKeeper({
       store: deps.store,
@@ -196,7 +194,7 @@ export class Run {
         { ...record.ref, agentRunId: record.runId },
         {
           ...follow,
-          signal: this.#fate.abort.signal,
+          signal: this.#fate.signal,
           resumeText: record.shownText,
           textBudget: this.#memory,
         },
@@ -275,8 +273,7 @@ export class Run {
           return this.#text;
         },
         render: (from) => {
-          const { kind } = this.#fate.now;
-          if (this.#ending || kind === "forgotten" || kind === "stopping") return;
+          if (!this.#fate.goesOn) return; // over, or a Stop is asked: the final edit follows
           take();
           return renderRun(this.#view("running", { text: this.#text.slice(from) }));
         },
@@ -340,7 +337,7 @@ export class Run {
         : { ...current, ...change, ...place, messageTs: ts };
     const record = this.#record;
     this.#persisting = this.#persisting.then(() =>
-      keepRecord(this.#deps.store, this.#fate, record).then(
+      this.#keep(record).then(
         (kept) => void (kept || this.#letGo(RECORD_GONE, true)),
         (err: unknown) => this.#log.warn({ err }, "could not record progress"),
       ),
@@ -348,8 +345,20 @@ export class Run {
     return this.#persisting;
   }
 
+  /**
+   * Writes the run's record: only while it exists (a forgotten workspace's run is never
+   * brought back), or anew when its first write failed. False when it is gone.
+   */
+  async #keep(record: ShownRun): Promise<boolean> {
+    const { store } = this.#deps;
+    if (!this.#fate.unrecorded) return store.updateRun(record);
+    await store.putRun(record);
+    this.#fate.recorded();
+    return true;
+  }
+
   #letGo(why: string, forgotten = false): void {
-    if (this.#ending) return;
+    if (this.#fate.over) return;
     this.#log.warn(why);
     if (forgotten) this.#fate.forget(why);
     else this.#fate.handOver(why);
@@ -357,7 +366,6 @@ export class Run {
 
   /** Its workspace is gone: stopped at the service, no word to Slack, no record, no queue. */
   async #forget(stopAtService: boolean): Promise<void> {
-    this.#ending = true;
     await stopForgotten(this.#deps.service, this.#record, this.#log, stopAtService);
   }
 
@@ -380,13 +388,15 @@ export class Run {
   }
 
   async #finish(final: FinalRun | undefined, failure: unknown): Promise<void> {
-    this.#ending = true;
+    this.#fate.end();
     // Its heaviest steps begin: an instance that dies now likely died of this run.
     if (this.#start !== "quarantined") await this.#persist({ finishing: true });
     const { store } = this.#deps;
-    // Stopped from another instance: the request is in the store.
+    // Stopped from another instance: the request is in the store (or its records are gone).
     if (!this.#fate.stopping && final?.status === "stopped") {
-      if (await stoppedForgotten(store, this.#fate, this.#record.runId)) return this.#forget(false);
+      const asked = await stopRequestOf(store, this.#record.runId, !this.#fate.unrecorded);
+      if (asked?.kind === "forgotten") return this.#forget(false);
+      if (asked) this.#fate.stoppedElsewhere(asked.userId);
     }
     const fate = this.#fate.now; // who stopped it, whatever a refusal arriving late says
     const { state, reason, files } = await this.#outcome(final, failure);
@@ -450,8 +460,9 @@ export class Run {
   }
 
   async #showFinal(state: RunState, reason: string | undefined, files: FileNote[], fate: Fate) {
-    const stoppedBy = fate.kind === "stopping" ? fate.by : undefined;
-    const stopReason = state === "stopped" && fate.kind === "stopping" ? fate.reason : undefined;
+    const stop = fate.kind === "ending" ? fate.stop : undefined;
+    const stoppedBy = stop?.by;
+    const stopReason = state === "stopped" ? stop?.reason : undefined;
     const why = reason ?? stopReason;
     const view = this.#view(state, {
       ...(why ? { reason: why } : {}),

@@ -68,7 +68,6 @@ const Relayed = z.object({
   ref: Ref,
   shownText: z.string(),
   uploads: z.enum(["pending", "started", "done"]),
-  stoppedBy: z.string().optional(),
   controlTs: z.string().optional(),
   sealed: z
     .object({ messages: z.number().int().min(0), chars: z.number().int().min(0) })

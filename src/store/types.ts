@@ -202,8 +202,6 @@ export interface RelayedRun extends RunRecordBase {
   readonly shownText: string;
   /** Files: not yet uploaded, upload under way (may have partly happened), or uploaded. */
   readonly uploads: "pending" | "started" | "done";
-  /** Set when someone pressed Stop (on any instance). */
-  readonly stoppedBy?: string;
   /** A native-streaming run's "working…" message, removed once the answer is final. */
   readonly controlTs?: string;
   /**

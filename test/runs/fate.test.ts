@@ -14,8 +14,7 @@ describe("a run's fate", () => {
     expect(fate.stop("U1", "it reached the maximum run time")).toBe(true);
     expect(fate.now).toEqual({
       kind: "stopping",
-      by: "U1",
-      reason: "it reached the maximum run time",
+      stop: { by: "U1", reason: "it reached the maximum run time" },
     });
     expect(fate.stoppedBy).toBe("U1");
     // A second Stop changes nothing: the first one is shown.
@@ -28,7 +27,10 @@ describe("a run's fate", () => {
     expect(fate.stop(undefined, "it reached the maximum run time of 4h")).toBe(true);
     expect(fate.stopping).toBe(true);
     expect(fate.stoppedBy).toBeUndefined();
-    expect(fate.now).toEqual({ kind: "stopping", reason: "it reached the maximum run time of 4h" });
+    expect(fate.now).toEqual({
+      kind: "stopping",
+      stop: { reason: "it reached the maximum run time of 4h" },
+    });
   });
 
   it("goes on running when the service refuses the stop, and may be stopped again", () => {
@@ -44,7 +46,7 @@ describe("a run's fate", () => {
     const fate = new RunFate();
     fate.handOver("handing over");
     expect(fate.now).toEqual({ kind: "handingOver" });
-    expect(fate.abort.signal.aborted).toBe(true);
+    expect(fate.signal.aborted).toBe(true);
   });
 
   it("waits for the service's answer to a Stop when following is cut, and no longer than its bound", async () => {
@@ -69,7 +71,7 @@ describe("a run's fate", () => {
     silent.asking(new Promise(() => undefined));
     const waiting = awaitStopAnswer(silent, deps);
     await clock.advance(STOP_ANSWER_MS - 1, async () => undefined);
-    expect(silent.now.kind).toBe("stopping");
+    expect(silent.now.kind).toBe("stoppingHandingOver");
     await clock.advance(1, async () => undefined);
     await waiting;
     expect(silent.now).toEqual({ kind: "handingOver" });
@@ -88,11 +90,11 @@ describe("a run's fate", () => {
     const stoppedFirst = new RunFate();
     stoppedFirst.stop("U1");
     stoppedFirst.handOver("handing over");
-    expect(stoppedFirst.now.kind).toBe("stopping");
+    expect(stoppedFirst.now.kind).toBe("stoppingHandingOver");
     const handedFirst = new RunFate();
     handedFirst.handOver("handing over");
     expect(handedFirst.stop("U1")).toBe(true);
-    expect(handedFirst.now.kind).toBe("stopping");
+    expect(handedFirst.now.kind).toBe("stoppingHandingOver");
     // Refused: it goes back to being handed over, not to running here.
     handedFirst.refused();
     expect(handedFirst.now).toEqual({ kind: "handingOver" });
@@ -105,17 +107,43 @@ describe("a run's fate", () => {
       if (before === "handingOver") fate.handOver("lease lost");
       fate.forget("its workspace uninstalled the app");
       expect(fate.now).toEqual({ kind: "forgotten" });
-      expect(fate.abort.signal.aborted).toBe(true);
+      expect(fate.signal.aborted).toBe(true);
       expect(fate.stop("U2")).toBe(false);
       fate.handOver("handing over");
       expect(fate.now).toEqual({ kind: "forgotten" });
     }
   });
 
-  it("starts stopping when its record says someone pressed Stop, and learns of a Stop made elsewhere", () => {
-    expect(new RunFate({ stoppedBy: "U1" }).now).toEqual({ kind: "stopping", by: "U1" });
+  it("learns of a Stop made elsewhere", () => {
     const fate = new RunFate();
     fate.stoppedElsewhere("U3");
     expect(fate.stoppedBy).toBe("U3");
+  });
+
+  it("ends here once: its end is neither handed over nor let go, and keeps who stopped it", () => {
+    const fate = new RunFate();
+    fate.stop("U1");
+    fate.end();
+    expect(fate.now).toEqual({ kind: "ending", stop: { by: "U1" } });
+    expect(fate.over).toBe(true);
+    fate.handOver("lease lost");
+    expect(fate.now).toEqual({ kind: "ending", stop: { by: "U1" } });
+    expect(fate.signal.aborted).toBe(false);
+    // A refusal arriving late: it no longer counts as stopped.
+    fate.refused();
+    expect(fate.now).toEqual({ kind: "ending" });
+    // A Stop pressed while its end is shown still stops it (the service is asked).
+    expect(fate.stop("U2")).toBe(true);
+    expect(fate.stoppedBy).toBe("U2");
+    fate.forget("its workspace uninstalled the app");
+    expect(fate.now).toEqual({ kind: "forgotten" });
+  });
+
+  it("writes its record anew until it is recorded", () => {
+    const fate = new RunFate({ unrecorded: true });
+    expect(fate.unrecorded).toBe(true);
+    fate.recorded();
+    expect(fate.unrecorded).toBe(false);
+    expect(new RunFate().unrecorded).toBe(false);
   });
 });
