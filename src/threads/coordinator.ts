@@ -5,29 +5,15 @@
  * replies, which may wait in a queue), then done by its part: new-task.ts, follow-ups.ts,
  * stop.ts. Failures are told to the user.
  */
-import type { Logger } from "pino";
 import type { SlackThreadKey, WorkflowStep } from "../store/types.ts";
-import type { AuditTrail } from "../store/audit.ts";
 import { FollowUps } from "./follow-ups.ts";
 import { Forgetting } from "./forgetting.ts";
 import { mergeOptions } from "./options.ts";
 import { askerRefusal } from "./access/checks.ts";
-import { MEMBERS_ONLY, type PeoplePolicy } from "./access/policy.ts";
-import { NO_RATE_LIMITS, type RateLimits } from "./access/rate-limits.ts";
+import { MEMBERS_ONLY } from "./access/policy.ts";
+import { NO_RATE_LIMITS } from "./access/rate-limits.ts";
 import { NewTasks } from "./new-task.ts";
 import { runningThreads } from "./running.ts";
-import type {
-  BotMembership,
-  DirectMessages,
-  HomeRefresher,
-  SlackFileSource,
-  ThreadHistory,
-  ThreadStore,
-  WorkflowSteps,
-  Workspaces,
-} from "./ports.ts";
-import type { MemoryLimits } from "../runs/memory.ts";
-import type { ThreadContextConfig } from "../config/features.ts";
 import { type ChannelDirectory, Preferences } from "./preferences.ts";
 import type { RunOutcome } from "../runs/relay.ts";
 import {
@@ -43,12 +29,8 @@ import {
 } from "./requests.ts";
 import { stopRun, stopWhenStarted } from "./stop.ts";
 import { ThreadViews } from "./thread-views.ts";
-import {
-  type GroupMembers,
-  type ServiceAlerts,
-  storedServiceAlerts,
-} from "./access/usage-policy.ts";
-import type { CoordinatorDeps, RelayControl } from "./coordinator-deps.ts";
+import { storedServiceAlerts } from "./access/usage-policy.ts";
+import type { CoordinatorDeps } from "./coordinator-deps.ts";
 import { runStep, type StepRequest } from "./workflow-step.ts";
 
 export type { StepRequest } from "./workflow-step.ts";
@@ -61,45 +43,21 @@ export type {
   ThreadReply,
 } from "./requests.ts";
 
-export interface CoordinatorOptions {
-  /** Each workspace's Slack writer and service client. */
-  readonly workspaces: Workspaces;
-  readonly store: ThreadStore;
-  readonly relay: RelayControl;
-  /** Where the files people attach are read from (Slack's file host). */
-  readonly files: SlackFileSource;
-  /** Per person and per channel; none when not given. */
-  readonly limits?: RateLimits;
-  /** Who may start and continue tasks (default: members of the workspace only). */
-  readonly people?: PeoplePolicy;
-  readonly logger: Logger;
-  readonly now?: () => number;
-  /** Who created a channel (its manager for `/task settings`). */
-  readonly directory?: ChannelDirectory;
-  /** Anyone may change a channel's defaults. */
-  readonly settingsAnyone?: boolean;
-  /** Shows a person's App Home again when one of their tasks changed. */
-  readonly home?: HomeRefresher;
-  /** Recent tasks and default options, when App Home shares them (else made here). */
-  readonly preferences?: Preferences;
-  /** Members of a workspace's user group (its usage policy); groups fail closed without it. */
-  readonly groupMembers?: GroupMembers;
-  /** Whether the app is in a channel, before a new task there asks the service. */
-  readonly botMembership?: BotMembership;
-  /** Where the service's 402 and 429 go (default: the workspace's record for App Home). */
-  readonly serviceAlerts?: ServiceAlerts;
-  /** Reads the thread a mention was posted in, for the agent (none: the mention goes alone). */
-  readonly threadHistory?: ThreadHistory | undefined;
-  readonly threadContext?: ThreadContextConfig | undefined;
-  /** What the process may hold of the service's data, shared with the relay ("Get it"). */
-  readonly memory?: MemoryLimits | undefined;
-  /** Where admin actions are written (another person's run stopped, records erased). */
-  readonly audit?: Pick<AuditTrail, "record"> | undefined;
-  /** Ends Workflow Builder steps whose task is refused (the relay ends the others). */
-  readonly workflowSteps?: WorkflowSteps | undefined;
-  /** Opens a person's DM with the app, for a workflow step without a channel. */
-  readonly directMessages?: DirectMessages | undefined;
-}
+/** Dependencies the coordinator makes itself when not given. */
+type Defaulted = "limits" | "people" | "now" | "preferences" | "home" | "serviceAlerts";
+
+/**
+ * What a coordinator is made with: its parts' dependencies (`CoordinatorDeps`), the defaulted
+ * ones optional (no rate limits, members only, `Date.now`, preferences and service alerts in
+ * the store, no App Home refresh), and what `/task settings` asks of a channel.
+ */
+export type CoordinatorOptions = Omit<CoordinatorDeps, Defaulted | "threads"> &
+  Partial<Pick<CoordinatorDeps, Defaulted>> & {
+    /** Who created a channel (its manager for `/task settings`). */
+    readonly directory?: ChannelDirectory;
+    /** Anyone may change a channel's defaults. */
+    readonly settingsAnyone?: boolean;
+  };
 
 export class TaskCoordinator {
   /** Recent tasks and default options, for App Home and `/task settings`. */
