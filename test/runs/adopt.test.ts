@@ -5,11 +5,10 @@
  * stopped if Stop was pressed meanwhile); a start the service never answered ends its message
  * as interrupted; a start nothing can show tells the person and stops the service's run.
  */
-import { pino } from "pino";
 import { beforeEach, describe, expect, it } from "vitest";
-import { Relay, type RunOutcome } from "../../src/runs/relay.ts";
+import type { Relay } from "../../src/runs/relay.ts";
+import { type RunOutcome } from "../../src/runs/relay.ts";
 import type { StepResult } from "../../src/runs/ports.ts";
-import { createMemoryStore } from "../../src/store/memory.ts";
 import {
   type RelayedRun,
   type ReservedRun,
@@ -19,11 +18,10 @@ import {
   type ThreadStore,
 } from "../../src/store/types.ts";
 import { runLease } from "../../src/runs/lease-keeper.ts";
-import { runningThreads } from "../../src/threads/running.ts";
-import { FakeClock } from "../support/fake-clock.ts";
-import { FakeSlackWriter } from "../support/fakes/slack-writer.ts";
-import { FakeTaskService } from "../support/fakes/task-service.ts";
-import { oneWorkspace } from "../support/fakes/workspaces.ts";
+import type { FakeClock } from "../support/fake-clock.ts";
+import { relayOnFakes } from "../support/fakes/relay.ts";
+import type { FakeSlackWriter } from "../support/fakes/slack-writer.ts";
+import type { FakeTaskService } from "../support/fakes/task-service.ts";
 
 const place = { teamId: "T1", channelId: "C1" };
 const threadTs = "1700000000.000001";
@@ -36,23 +34,14 @@ let ended: RunOutcome[];
 let steps: StepResult[];
 
 beforeEach(() => {
-  writer = new FakeSlackWriter();
-  service = new FakeTaskService();
-  store = createMemoryStore();
-  clock = new FakeClock();
-  ended = [];
   steps = [];
-  relay = new Relay({
-    workspaces: oneWorkspace(writer, service),
-    store,
-    threads: runningThreads({ store, now: () => clock.now() }),
+  const workflowSteps = {
+    end: async (_t: string, _s: unknown, r: StepResult) => void steps.push(r),
+  };
+  ({ writer, service, store, clock, relay, ended } = relayOnFakes({
     instanceId: "i2",
-    logger: pino({ level: "silent" }),
-    follow: { reconnectDelayMs: 1, pollTimeoutS: 1 },
-    clock,
-    workflowSteps: { end: async (_team, _step, result) => void steps.push(result) },
-  });
-  relay.onEnded(async (o) => void ended.push(o));
+    workflowSteps,
+  }));
 });
 
 /** The reservation a dead instance left: its opening, and what it got done. */

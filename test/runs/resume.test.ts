@@ -8,9 +8,9 @@
 import { pino } from "pino";
 import { beforeEach, describe, expect, it } from "vitest";
 import { runLease } from "../../src/runs/lease-keeper.ts";
-import { Relay, type RunOutcome } from "../../src/runs/relay.ts";
+import type { Relay } from "../../src/runs/relay.ts";
+import { type RunOutcome } from "../../src/runs/relay.ts";
 import { Resumer } from "../../src/runs/resumer.ts";
-import { createMemoryStore } from "../../src/store/memory.ts";
 import {
   type RelayedRun,
   reservationId,
@@ -18,11 +18,10 @@ import {
   serviceRunId,
   type ThreadStore,
 } from "../../src/store/types.ts";
-import { runningThreads } from "../../src/threads/running.ts";
-import { FakeClock } from "../support/fake-clock.ts";
-import { FakeSlackWriter } from "../support/fakes/slack-writer.ts";
-import { FakeTaskService } from "../support/fakes/task-service.ts";
-import { oneWorkspace } from "../support/fakes/workspaces.ts";
+import type { FakeClock } from "../support/fake-clock.ts";
+import { relayOnFakes } from "../support/fakes/relay.ts";
+import type { FakeSlackWriter } from "../support/fakes/slack-writer.ts";
+import type { FakeTaskService } from "../support/fakes/task-service.ts";
 
 const key = { teamId: "T1", channelId: "C1", threadTs: "1700000000.000001" };
 let writer: FakeSlackWriter;
@@ -46,22 +45,8 @@ function resumer(over: ThreadStore = store): Resumer {
 }
 
 beforeEach(() => {
-  writer = new FakeSlackWriter();
-  service = new FakeTaskService();
-  store = createMemoryStore();
-  clock = new FakeClock();
-  ended = [];
+  ({ writer, service, store, clock, relay, ended } = relayOnFakes({ instanceId: "i2" }));
   resumed = [];
-  relay = new Relay({
-    workspaces: oneWorkspace(writer, service),
-    store,
-    threads: runningThreads({ store, now: () => clock.now() }),
-    instanceId: "i2",
-    logger: pino({ level: "silent" }),
-    follow: { reconnectDelayMs: 1, pollTimeoutS: 1 },
-    clock,
-  });
-  relay.onEnded(async (o) => void ended.push(o));
   const resume = relay.resume.bind(relay);
   relay.resume = (record) => {
     const done = resume(record);

@@ -7,14 +7,15 @@
  */
 import { pino } from "pino";
 import { beforeEach, describe, expect, it } from "vitest";
-import { Relay, type RunOutcome } from "../../src/runs/relay.ts";
+import type { Relay } from "../../src/runs/relay.ts";
+import { type RunOutcome } from "../../src/runs/relay.ts";
 import { type StartRequest, startRun } from "../../src/runs/start.ts";
 import { TaskServiceError } from "../../src/service/errors.ts";
-import { createMemoryStore } from "../../src/store/memory.ts";
 import { type RunOpening, serviceRunId, type ThreadStore } from "../../src/store/types.ts";
-import { FakeClock } from "../support/fake-clock.ts";
-import { FakeSlackWriter } from "../support/fakes/slack-writer.ts";
-import { FakeTaskService } from "../support/fakes/task-service.ts";
+import type { FakeClock } from "../support/fake-clock.ts";
+import { relayOnFakes } from "../support/fakes/relay.ts";
+import type { FakeSlackWriter } from "../support/fakes/slack-writer.ts";
+import type { FakeTaskService } from "../support/fakes/task-service.ts";
 import { oneWorkspace } from "../support/fakes/workspaces.ts";
 import { runningThreads } from "../../src/threads/running.ts";
 
@@ -28,22 +29,8 @@ let ended: RunOutcome[];
 let told: string[];
 
 beforeEach(() => {
-  writer = new FakeSlackWriter();
-  service = new FakeTaskService();
-  store = createMemoryStore();
-  clock = new FakeClock();
-  ended = [];
+  ({ writer, service, store, clock, relay, ended } = relayOnFakes());
   told = [];
-  relay = new Relay({
-    workspaces: oneWorkspace(writer, service),
-    store,
-    threads: runningThreads({ store, now: () => clock.now() }),
-    instanceId: "i1",
-    logger: pino({ level: "silent" }),
-    follow: { reconnectDelayMs: 1, pollTimeoutS: 1 },
-    clock,
-  });
-  relay.onEnded(async (o) => void ended.push(o));
 });
 
 /** Starts a run the way a new task does (a command: no thread yet), with `over` changed. */
