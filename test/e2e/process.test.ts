@@ -1,11 +1,11 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Simulator, startSimulator } from "../../src/simulator/server.ts";
-import { listeningPort } from "../support/cluster.ts";
+import { startAppProcess } from "../support/app-process.ts";
 import { API_KEY, CHANNEL, OWNER, SIGNING_SECRET, statusOf, TEAM } from "../support/harness.ts";
 import { type LocalSlack, startLocalSlack } from "../../tools/local-slack/index.ts";
 import { sendSlashCommand } from "../../tools/local-slack/slack-requests.ts";
@@ -15,7 +15,7 @@ describe("npm start as a real process", () => {
   let slack: LocalSlack;
   let child: ChildProcess;
   let port = 0;
-  const output: string[] = [];
+  let output: string[] = [];
   const dataDir = mkdtempSync(join(tmpdir(), "taskbot-proc-"));
 
   beforeAll(async () => {
@@ -23,34 +23,10 @@ describe("npm start as a real process", () => {
     // The person who asks is one Slack knows: the app refuses anyone it cannot identify.
     slack = await startLocalSlack({ teamId: TEAM, users: [{ id: OWNER, name: "owner" }] });
     // PORT 0: the system picks it when the app listens, and the app's log line says which.
-    child = spawn(process.execPath, ["src/main.ts"], {
-      env: {
-        PATH: process.env.PATH ?? "",
-        TASK_API_URL: sim.url,
-        TASK_API_KEY: API_KEY,
-        SLACK_BOT_TOKEN: slack.botToken,
-        SLACK_SIGNING_SECRET: SIGNING_SECRET,
-        SLACK_API_URL: slack.apiUrl,
-        PORT: "0",
-        DATA_DIR: dataDir,
-        LOG_LEVEL: "debug",
-      },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    child.stdout?.on("data", (d: Buffer) => output.push(d.toString()));
-    child.stderr?.on("data", (d: Buffer) => output.push(d.toString()));
-    // Ready when its readiness route says so.
-    for (;;) {
-      if (child.exitCode !== null) throw new Error(`the app exited: ${output.join("")}`);
-      port ||= listeningPort(output.join(""));
-      const ok =
-        port > 0 &&
-        (await fetch(`http://127.0.0.1:${port}/readyz`)
-          .then((r) => r.ok)
-          .catch(() => false));
-      if (ok) break;
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    ({ child, port, output } = await startAppProcess(
+      { sim, slack, dataDir },
+      { LOG_LEVEL: "debug" },
+    ));
   });
 
   afterAll(async () => {

@@ -5,14 +5,14 @@
  * `traceparent`) and the Slack writes, exported by the time the process has stopped; the
  * task's log lines on stdout carry the trace's id and the workspace.
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Simulator, startSimulator } from "../../src/simulator/server.ts";
-import { listeningPort } from "../support/cluster.ts";
+import { startAppProcess } from "../support/app-process.ts";
 import { API_KEY, CHANNEL, OWNER, SIGNING_SECRET, statusOf, TEAM } from "../support/harness.ts";
 import { type OtlpReceiver, startOtlpReceiver } from "../support/otlp-receiver.ts";
 import { type LocalSlack, startLocalSlack } from "../../tools/local-slack/index.ts";
@@ -24,42 +24,21 @@ describe("npm start with an OTLP collector configured", () => {
   let receiver: OtlpReceiver;
   let child: ChildProcess;
   let port = 0;
-  const output: string[] = [];
+  let output: string[] = [];
   const dataDir = mkdtempSync(join(tmpdir(), "taskbot-otel-"));
 
   beforeAll(async () => {
     sim = await startSimulator({ apiKeys: [API_KEY], chunkDelayMs: 5 });
     slack = await startLocalSlack({ teamId: TEAM, users: [{ id: OWNER, name: "owner" }] });
     receiver = await startOtlpReceiver();
-    child = spawn(process.execPath, ["src/main.ts"], {
-      env: {
-        PATH: process.env.PATH ?? "",
-        TASK_API_URL: sim.url,
-        TASK_API_KEY: API_KEY,
-        SLACK_BOT_TOKEN: slack.botToken,
-        SLACK_SIGNING_SECRET: SIGNING_SECRET,
-        SLACK_API_URL: slack.apiUrl,
-        PORT: "0",
-        DATA_DIR: dataDir,
+    ({ child, port, output } = await startAppProcess(
+      { sim, slack, dataDir },
+      {
         // The standard variables, nothing else: the SDK batches, and exports the rest at exit.
         OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
         OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
       },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    child.stdout?.on("data", (d: Buffer) => output.push(d.toString()));
-    child.stderr?.on("data", (d: Buffer) => output.push(d.toString()));
-    for (;;) {
-      if (child.exitCode !== null) throw new Error(`the app exited: ${output.join("")}`);
-      port ||= listeningPort(output.join(""));
-      const ok =
-        port > 0 &&
-        (await fetch(`http://127.0.0.1:${port}/healthz`)
-          .then((r) => r.ok)
-          .catch(() => false));
-      if (ok) break;
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    ));
   });
 
   afterAll(async () => {
