@@ -24,10 +24,12 @@ export default defineConfig(({ mode }) => {
       hookTimeout: 30_000,
       // End-to-end suites start real servers on ephemeral ports; keep them in separate forks.
       pool: "forks",
-      // Unit files share their workers' imports (isolation costs a minute of CPU: each file
-      // would import the app's modules again), and use both cores (vitest's default keeps one
-      // free on a 2-core machine, leaving the other idle while a test waits on a timer).
-      ...(unit ? { isolate: false, maxWorkers: 2 } : {}),
+      // Two files at once, even on a 2-core machine (vitest's default keeps one core free):
+      // most of a file's time is waiting (timers, servers, other processes), so one worker left
+      // the machine two-thirds idle. Unit files also share their workers' imports (isolation
+      // costs a minute of CPU: each file would import the app's modules again).
+      maxWorkers: 2,
+      ...(unit ? { isolate: false } : {}),
       // Finds or starts Redis and finds Chromium; the last line names what was skipped without.
       globalSetup: unit ? [] : ["test/support/global-setup.ts"],
       provide: unit ? { redisUrl: null, chromiumPath: null } : {},
