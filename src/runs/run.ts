@@ -76,6 +76,10 @@ const isTooLarge = (err: unknown): err is TaskServiceError =>
 /** How a relay of a run begins: a new run, one another instance left, or one that killed them. */
 export type RunStart = "new" | "resumed" | "quarantined";
 
+/** Why a workflow step fails when its run's records are forgotten. */
+export const STEP_FORGOTTEN =
+  "its Slack message, its channel or the records of its task were deleted, so it was stopped";
+
 /** How long a hand-over waits to show the latest text before it lets the run go. */
 export const HANDOVER_FLUSH_MS = 1000;
 
@@ -364,9 +368,21 @@ export class Run {
     else this.#fate.handOver(why);
   }
 
-  /** Its workspace is gone: stopped at the service, no word to Slack, no record, no queue. */
+  /**
+   * Its records are forgotten: stopped at the service, no word in its thread, no record, no
+   * queue. A Workflow Builder step that asked for it fails, saying so (a workspace that
+   * uninstalled the app has no token left: Slack refuses, and that is logged).
+   */
   async #forget(stopAtService: boolean): Promise<void> {
     await stopForgotten(this.#deps.service, this.#record, this.#log, stopAtService);
+    const step = stepOf(this.#record);
+    if (!step || !this.#deps.workflowSteps) return;
+    await this.#deps.workflowSteps.end(this.#record.key.teamId, step, {
+      state: "stopped",
+      answer: "",
+      reason: STEP_FORGOTTEN,
+      files: [],
+    });
   }
 
   /** Shows the latest text (bounded: shutting down must not wait long), lets the run go. */

@@ -17,10 +17,12 @@ import {
   markdownOf,
   NO_MESSAGE,
   OWNER,
+  SIGNING_SECRET,
   statusOf,
 } from "../support/harness.ts";
 import { storeBackends } from "../support/needs.ts";
 import { GUEST_REFUSAL } from "../../src/threads/access/policy.ts";
+import { STEP_FORGOTTEN } from "../../src/runs/run.ts";
 
 describe.each(storeBackends())("the Run a task workflow step with %s", (_name, redis) => {
   let h: Harness;
@@ -99,6 +101,27 @@ describe.each(storeBackends())("the Run a task workflow step with %s", (_name, r
     const reason = status.replace(/^.*Failed after \S+: /, "");
     expect(execution.error).toContain(`The task failed: ${reason}`);
     expect(execution.error).toContain(`p${threadTs.replace(".", "")}`);
+    expect(endCalls(id)).toHaveLength(1);
+  });
+
+  it("fails the step, saying why, when its task's message is deleted while the task runs", async () => {
+    const id = await h.runStep({
+      prompt: "Draft the offsite agenda [sim:delay=20] [sim:length=3000]",
+      channel: CHANNEL,
+      requester: OWNER,
+    });
+    const threadTs = await h.waitForTaskThread("Draft the offsite agenda");
+    const run = await h.slack.waitFor(() =>
+      h.sim.runs().find((r) => r.promptText.startsWith("Draft the offsite agenda")),
+    );
+    await h.slack.deleteMessage(CHANNEL, threadTs, {
+      url: h.eventsUrl,
+      signingSecret: SIGNING_SECRET,
+    });
+    expect((await h.sim.waitForRun(run.id, 10_000)).status).toBe("stopped");
+    const execution = await ended(id);
+    expect(execution.status).toBe("failed");
+    expect(execution.error).toContain(`The task was stopped: ${STEP_FORGOTTEN}`);
     expect(endCalls(id)).toHaveLength(1);
   });
 
