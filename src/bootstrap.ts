@@ -15,7 +15,7 @@ import { runningThreads } from "./threads/running.ts";
 import type { TaskService } from "./service/client.ts";
 import { CONTROL_POOL, SERVICE_POOL } from "./service/pools.ts";
 import { StreamRefusals } from "./service/refusals.ts";
-import { createSlackApp, type SlackApp } from "./slack/app.ts";
+import { createSlackApp, patientClient, type SlackApp } from "./slack/app.ts";
 import { budgetsWith, createSlackScheduler, type SlackScheduler } from "./slack/scheduler/index.ts";
 import {
   slackBotMembership,
@@ -100,7 +100,7 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
     uploadDispatcher: outbound.slackDispatcher,
     records: store,
   });
-  const workflowSteps = openSteps(config, logger, slack, store);
+  const workflowSteps = openSteps(config, logger, slack, store, outbound);
   const relay = openRelay(config, logger, {
     workspaces,
     store,
@@ -196,9 +196,15 @@ async function openChecked(
  * Workflow Builder steps end with their task, on whichever instance ends it, once (a claim as
  * long as a run can be resumed), with the execution's own token.
  */
-function openSteps(config: Config, logger: Logger, slack: SlackApp, store: ThreadStore) {
+function openSteps(
+  config: Config,
+  logger: Logger,
+  slack: SlackApp,
+  store: ThreadStore,
+  outbound: Outbound,
+) {
   return slackWorkflowSteps({
-    client: slack.app.client,
+    client: patientClient(config, outbound.slackFetch, logger),
     store,
     teamUrl: workspaceUrls(slack.app.client, slack.tokens),
     keys: stepTokenKeys(config),

@@ -188,6 +188,26 @@ function boltApp(
   });
 }
 
+/**
+ * A client for the few calls that must land once and go through no budget (a Workflow Builder
+ * step's end, `functions.completeSuccess` / `completeError`, each once per execution): it waits
+ * out Slack's rate limit (Retry-After) and tries a failed request again, up to five times over
+ * about a minute, instead of giving up at the first refusal as Bolt's client does for the
+ * scheduler.
+ */
+export function patientClient(
+  config: Config,
+  slackFetch: Outbound["slackFetch"] | undefined,
+  logger: Logger,
+): WebClient {
+  return new WebClient(undefined, {
+    ...baseClientOptions(config, slackFetch),
+    retryConfig: { retries: 5, factor: 2, minTimeout: 1000, maxTimeout: 30_000, randomize: true },
+    rejectRateLimitedCalls: false,
+    logger: boltLogger(logger),
+  });
+}
+
 /** What every WebClient of the app is built with: the Slack API's URL and the outbound fetch. */
 function baseClientOptions(
   config: Config,

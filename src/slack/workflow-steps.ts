@@ -48,11 +48,15 @@ export function stepKeeper(config: Pick<Config, "encryptionKeys">): {
   return { keep: (executionId, token) => keptToken(executionId, token, keys) };
 }
 
+/** Why a completed task's step fails when Slack refuses its outputs. */
+export const OUTPUTS_REFUSED =
+  "The task completed, but Slack refused its outputs for this step; the answer is in its thread";
+
 /** Slack's answers to an execution that was ended already (or is gone): nothing more to do. */
 const ENDED = new Set(["execution_not_in_running_state", "function_execution_not_found"]);
 
 export interface WorkflowStepOptions {
-  /** Bolt's client (its retries); the execution's token goes with each call. */
+  /** A client that waits out rate limits and retries (`patientClient`); the execution's token goes with each call. */
   readonly client: Pick<WebClient, "functions">;
   readonly store: Pick<ThreadStore, "claimOnce">;
   /** The workspace's URL, for the link to the task's thread. */
@@ -90,7 +94,16 @@ export function slackWorkflowSteps(options: WorkflowStepOptions): WorkflowSteps 
         const function_execution_id = step.executionId;
         if (result.state === "completed") {
           const outputs = { ...stepOutputs(ending) };
-          await client.functions.completeSuccess({ token, function_execution_id, outputs });
+          await client.functions
+            .completeSuccess({ token, function_execution_id, outputs })
+            .catch(async (err: unknown) => {
+              // Outputs Slack refuses would leave the step running: it fails, saying where
+              // the answer is.
+              if (slackErrorCode(err) !== "invalid_arguments") throw err;
+              log.warn("Slack refused a workflow step's outputs; failing the step instead");
+              const error = stepError({ ...ending, state: "error", reason: OUTPUTS_REFUSED });
+              await client.functions.completeError({ token, function_execution_id, error });
+            });
         } else {
           const error = stepError(ending);
           await client.functions.completeError({ token, function_execution_id, error });

@@ -23,6 +23,7 @@ import {
 import { storeBackends } from "../support/needs.ts";
 import { GUEST_REFUSAL } from "../../src/threads/access/policy.ts";
 import { STEP_FORGOTTEN } from "../../src/runs/run.ts";
+import { OUTPUTS_REFUSED } from "../../src/slack/workflow-steps.ts";
 
 describe.each(storeBackends())("the Run a task workflow step with %s", (_name, redis) => {
   let h: Harness;
@@ -123,6 +124,42 @@ describe.each(storeBackends())("the Run a task workflow step with %s", (_name, r
     expect(execution.status).toBe("failed");
     expect(execution.error).toContain(`The task was stopped: ${STEP_FORGOTTEN}`);
     expect(endCalls(id)).toHaveLength(1);
+  });
+
+  it("ends the step once Slack's rate limit on ending it has passed", async () => {
+    h.slack.failNext("functions.completeSuccess", {
+      error: "ratelimited",
+      retryAfter: 1,
+      times: 2,
+    });
+    const id = await h.runStep({
+      prompt: "Count the open tickets [sim:length=200]",
+      channel: CHANNEL,
+      requester: OWNER,
+    });
+    const execution = await ended(id, 30_000);
+    expect(execution.status).toBe("completed");
+    expect(endCalls(id).map((c) => [c.method, c.response.ok])).toEqual([
+      ["functions.completeSuccess", false],
+      ["functions.completeSuccess", false],
+      ["functions.completeSuccess", true],
+    ]);
+  });
+
+  it("fails the step, saying where the answer is, when Slack refuses its outputs", async () => {
+    h.slack.failNext("functions.completeSuccess", { error: "invalid_arguments" });
+    const id = await h.runStep({
+      prompt: "List the release notes [sim:length=200]",
+      channel: CHANNEL,
+      requester: OWNER,
+    });
+    const execution = await ended(id);
+    expect(execution.status).toBe("failed");
+    expect(execution.error).toContain(OUTPUTS_REFUSED);
+    expect(endCalls(id).map((c) => [c.method, c.response.ok])).toEqual([
+      ["functions.completeSuccess", false],
+      ["functions.completeError", true],
+    ]);
   });
 
   it("answers in the requester's DM with the app when it names no channel", async () => {
