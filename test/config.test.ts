@@ -326,6 +326,17 @@ describe("configuration", () => {
     expect(problems).not.toContain("hunter2secret");
   });
 
+  it("keeps a password in the task service's or Slack's URL out of the logs", () => {
+    const c = parseConfig({
+      ...base,
+      TASK_API_URL: "https://svc:t%40sk-pass-9@tasks.example.com/",
+      SLACK_API_URL: "https://slk:sl4ck-pass-7@slack.example.com/api/",
+    });
+    expect(secretsOf(c)).toEqual(
+      expect.arrayContaining(["t@sk-pass-9", "t%40sk-pass-9", "sl4ck-pass-7"]),
+    );
+  });
+
   it("keeps a proxy's password out of the logs and describes the proxy without credentials", () => {
     const c = parseConfig({
       ...base,

@@ -11,7 +11,7 @@ import {
   ATTR_SERVER_PORT,
   ATTR_URL_FULL,
 } from "@opentelemetry/semantic-conventions";
-import { ATTR, failed, type Span, SpanKind } from "../tracing/spans.ts";
+import { ATTR, failed, type Span, SpanKind, urlFull } from "../tracing/spans.ts";
 import type { SpanOptions } from "@opentelemetry/api";
 
 /** The span's name and options for a request to `target`. */
@@ -33,7 +33,7 @@ export function clientSpanOf(
       kind: SpanKind.CLIENT,
       attributes: {
         [ATTR_HTTP_REQUEST_METHOD]: method,
-        [ATTR_URL_FULL]: target.href,
+        [ATTR_URL_FULL]: urlFull(target),
         [ATTR_SERVER_ADDRESS]: target.hostname,
         [ATTR_SERVER_PORT]: port,
         [ATTR.endpoint]: endpoint,

@@ -13,7 +13,7 @@ import {
   ATTR_SERVER_PORT,
   ATTR_URL_FULL,
 } from "@opentelemetry/semantic-conventions";
-import { ATTR, type Attributes, currentTeam, inSpan, SpanKind } from "./spans.ts";
+import { ATTR, type Attributes, currentTeam, inSpan, SpanKind, urlFull } from "./spans.ts";
 
 type ApiCall = WebClient["apiCall"];
 
@@ -48,7 +48,7 @@ function callAttributes(
   const channel = stringOf(options?.channel) ?? stringOf(options?.channel_id);
   return {
     [ATTR_HTTP_REQUEST_METHOD]: "POST",
-    [ATTR_URL_FULL]: `${apiUrl}${method}`,
+    [ATTR_URL_FULL]: urlFull(`${apiUrl}${method}`),
     [ATTR_SERVER_ADDRESS]: server.address,
     [ATTR_SERVER_PORT]: server.port,
     ...(team === undefined ? {} : { [ATTR.team]: team }),

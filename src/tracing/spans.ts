@@ -54,6 +54,18 @@ export const ATTR = {
 /** The Slack workspace the work under way is for (Web API calls' spans read it). */
 const TEAM = createContextKey("slack-task-bot.team");
 
+/**
+ * A URL as `url.full` holds it: user name and password replaced by `REDACTED`, as
+ * OpenTelemetry's HTTP semantic conventions require (a URL may carry credentials).
+ */
+export function urlFull(url: string | URL): string {
+  const parsed = new URL(url);
+  if (parsed.username === "" && parsed.password === "") return parsed.href;
+  parsed.username = "REDACTED";
+  parsed.password = parsed.password === "" ? "" : "REDACTED";
+  return parsed.href;
+}
+
 /** The workspace the current work is for, as the Slack request or the run set it. */
 export const currentTeam = (): string | undefined => {
   const team = context.active().getValue(TEAM);
