@@ -290,7 +290,13 @@ export class Relay {
         record.runId,
       );
     } catch (err) {
-      log.warn({ err, id: record.runId }, "could not finish a run's start");
+      // Its messages may be posted and its service run made: forgetting it would leave a
+      // thread working for ever. It is left for a later scan, here or on another instance.
+      log.error({ err, id: record.runId }, "could not finish a run's start; it is tried again");
+      this.#reserved.forget(record.runId);
+      const lease = runLease(record.runId);
+      await this.#opts.store.releaseLease(lease, this.#opts.instanceId).catch(() => undefined);
+      return;
     }
     if (result?.kind === "refused") {
       // The service never answered: its message ends as interrupted, then the record goes.

@@ -104,6 +104,27 @@ describe("finishing a start another instance began", () => {
     expect(service.prompts).toEqual(["Draft the memo"]);
   });
 
+  it("leaves a start it could not finish for a later scan, neither forgotten nor its step failed", async () => {
+    const created = await serviceRun();
+    const record = await leftBehind({
+      created,
+      plan: { step: { executionId: "Fx1", token: "xwfp-step" } },
+    });
+    // The store fails once the service's run is claimed here (after its messages are posted).
+    const getRun = store.getRun.bind(store);
+    store.getRun = async (id) => {
+      if (id === created.runId) throw new Error("the store is unreachable");
+      return getRun(id);
+    };
+    await relay.resume(record);
+    store.getRun = getRun;
+    // Still recorded, its lease free: the next scan (any instance) finishes it.
+    expect((await store.listRuns()).map((r) => r.runId)).toEqual([record.runId]);
+    expect(await store.acquireLease(runLease(record.runId), "i3", 15_000)).toBe(true);
+    expect(steps).toEqual([]);
+    expect(service.stopped).toEqual([]);
+  });
+
   it("posts only the working message in a thread that exists, and stops a run whose Stop was pressed meanwhile", async () => {
     const created = await serviceRun();
     const key = { ...place, threadTs };
