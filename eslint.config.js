@@ -41,7 +41,7 @@ export default tseslint.config(
   },
   {
     // Command-line entry points talk to the terminal.
-    files: ["src/simulator/main.ts", "scripts/**", "bench/**"],
+    files: ["tools/simulator/main.ts", "scripts/**", "bench/**"],
     rules: { "no-console": "off" },
   },
   {

@@ -10,7 +10,7 @@
  */
 import { spawn } from "node:child_process";
 import { parseArgs } from "node:util";
-import { startSimulator } from "../src/simulator/server.ts";
+import { startSimulator } from "../tools/simulator/server.ts";
 import { startLocalSlack } from "../tools/local-slack/index.ts";
 
 const { values } = parseArgs({

@@ -5,7 +5,7 @@
  * final answer, whether its messages were posted in the order the requests arrived, and the
  * 429s. Slack's real budgets: about one post per second per channel.
  */
-import { startSimulator } from "../src/simulator/server.ts";
+import { startSimulator } from "../tools/simulator/server.ts";
 import { API_KEY, appEnv, SIGNING_SECRET, TEAM } from "../test/support/harness.ts";
 import { type RecordedCall, startLocalSlack } from "../tools/local-slack/index.ts";
 import { sendEvent, sendSlashCommand } from "../tools/local-slack/slack-requests.ts";

@@ -34,7 +34,7 @@ import {
   statusOf,
   TEAM,
 } from "../test/support/harness.ts";
-import type { Simulator } from "../src/simulator/server.ts";
+import type { Simulator } from "../tools/simulator/server.ts";
 import type { LocalSlack } from "../tools/local-slack/index.ts";
 import { type AppProcess, startAppProcess } from "./app-process.ts";
 

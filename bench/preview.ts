@@ -18,7 +18,7 @@ import { ChromiumPreviews } from "../src/preview/chromium.ts";
 import { findBrowser } from "../src/preview/find-browser.ts";
 import { sandboxAllowed } from "../src/preview/index.ts";
 import type { SiteFile } from "../src/runs/ports.ts";
-import { generateFiles } from "../src/simulator/files.ts";
+import { generateFiles } from "../tools/simulator/files.ts";
 
 const { values } = parseArgs({ options: { pages: { type: "string", default: "15" } } });
 const PAGES = Math.max(1, Number(values.pages));

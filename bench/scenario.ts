@@ -3,7 +3,7 @@
  * simulator, a fresh local Slack that enforces the tier budgets, and a fresh app process.
  */
 import { DEFAULT_BUDGETS } from "../src/slack/scheduler/index.ts";
-import { startSimulator } from "../src/simulator/server.ts";
+import { startSimulator } from "../tools/simulator/server.ts";
 import { API_KEY, appEnv, SIGNING_SECRET, TEAM } from "../test/support/harness.ts";
 import {
   type LocalSlack,

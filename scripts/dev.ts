@@ -8,7 +8,7 @@ import { startApp } from "../src/bootstrap.ts";
 import { ConfigError, parseConfig, secretsOf, withPointer } from "../src/config/config.ts";
 import { portSettingOrExit } from "../src/config/values.ts";
 import { createLogger } from "../src/log.ts";
-import { startSimulator } from "../src/simulator/server.ts";
+import { startSimulator } from "../tools/simulator/server.ts";
 import { exitOnStartupError } from "../src/util/startup-error.ts";
 
 const simKey = "he-simulator-key";

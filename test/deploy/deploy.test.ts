@@ -246,9 +246,11 @@ describe("docker-compose.yml", () => {
   it("runs the simulator only in the demo profile, where the app points by default", () => {
     const sim = at(compose, "services", "simulator") as Doc;
     expect(at(sim, "profiles")).toEqual(["demo"]);
-    expect(at(sim, "command")).toEqual(["node", "src/simulator/main.ts"]);
+    // A development tool: from the playground's image (which has tools/), not the app's.
+    expect(at(sim, "build", "target")).toBe("playground");
+    expect(at(sim, "command")).toEqual(["node", "tools/simulator/main.ts"]);
     const simEnv = at(sim, "environment") as Record<string, string>;
-    const simulatorMain = read("src/simulator/main.ts");
+    const simulatorMain = read("tools/simulator/main.ts");
     for (const name of Object.keys(simEnv)) expect(simulatorMain).toContain(name);
     const appEnv = at(app, "environment") as Record<string, string>;
     expect(appEnv.TASK_API_URL).toContain(`http://simulator:${simEnv.SIM_PORT}`);

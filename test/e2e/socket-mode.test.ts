@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Simulator } from "../../src/simulator/server.ts";
+import type { Simulator } from "../../tools/simulator/server.ts";
 import { freePort } from "../support/cluster.ts";
 import { appEnv, CHANNEL, OWNER, startPeers, statusOf, TEAM } from "../support/harness.ts";
 import type { LocalSlack } from "../../tools/local-slack/index.ts";

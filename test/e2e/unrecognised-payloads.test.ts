@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Running, startApp } from "../../src/bootstrap.ts";
 import { parseConfig } from "../../src/config/config.ts";
-import type { Simulator } from "../../src/simulator/server.ts";
+import type { Simulator } from "../../tools/simulator/server.ts";
 import type { LocalSlack } from "../../tools/local-slack/index.ts";
 import { LocalSocketMode } from "../../tools/local-slack/local-socket-mode.ts";
 import {

@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Running, startApp } from "../../src/bootstrap.ts";
 import { parseConfig, secretsOf } from "../../src/config/config.ts";
 import { createLogger } from "../../src/log.ts";
-import type { Simulator } from "../../src/simulator/server.ts";
+import type { Simulator } from "../../tools/simulator/server.ts";
 import { type LocalSlack, sessionCookie } from "../../tools/local-slack/index.ts";
 import { sendAppHomeOpened, sendViewAction } from "../../tools/local-slack/home-requests.ts";
 import {

@@ -12,7 +12,7 @@ import { type BrowserContext, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Playground, startPlayground } from "../../tools/playground/server.ts";
 import { createLogger } from "../../src/log.ts";
-import type { Simulator } from "../../src/simulator/server.ts";
+import type { Simulator } from "../../tools/simulator/server.ts";
 import { chromiumPath } from "../support/needs.ts";
 
 const CHROMIUM = chromiumPath();

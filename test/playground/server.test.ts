@@ -9,7 +9,7 @@ import { networkInterfaces } from "node:os";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sendSlashCommand } from "../../tools/local-slack/slack-requests.ts";
 import { type Playground, startPlayground } from "../../tools/playground/server.ts";
-import { type Simulator, startSimulator } from "../../src/simulator/server.ts";
+import { type Simulator, startSimulator } from "../../tools/simulator/server.ts";
 import { createLogger } from "../../src/log.ts";
 
 const silent = createLogger({ level: "silent" });

@@ -14,7 +14,7 @@ import { TaskServiceError } from "../../src/service/errors.ts";
 import { jsonValues, MAX_JSON_VALUES } from "../../src/service/responses.ts";
 import { ByteBudget } from "../../src/util/byte-budget.ts";
 import { parseSse } from "../../src/service/stream.ts";
-import { type Simulator, startSimulator } from "../../src/simulator/server.ts";
+import { type Simulator, startSimulator } from "../../tools/simulator/server.ts";
 import { until } from "../support/until.ts";
 
 async function* chunks(...parts: string[]) {

@@ -20,10 +20,14 @@ import {
 } from "../../src/service/client.ts";
 import { TaskServiceError } from "../../src/service/errors.ts";
 import { fileFromBytes, fileFromPath, type UploadFile } from "../../src/service/multipart.ts";
-import { hashString } from "../../src/simulator/answers.ts";
-import { parseDirectives } from "../../src/simulator/directives.ts";
-import { generateFiles } from "../../src/simulator/files.ts";
-import { type RequestRecord, type Simulator, startSimulator } from "../../src/simulator/server.ts";
+import { hashString } from "../../tools/simulator/answers.ts";
+import { parseDirectives } from "../../tools/simulator/directives.ts";
+import { generateFiles } from "../../tools/simulator/files.ts";
+import {
+  type RequestRecord,
+  type Simulator,
+  startSimulator,
+} from "../../tools/simulator/server.ts";
 
 const MB = 1024 * 1024;
 const sha256 = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex");

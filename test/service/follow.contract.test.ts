@@ -17,10 +17,10 @@ import {
   followRun,
   type RunUpdate,
 } from "../../src/service/follow.ts";
-import { hashString } from "../../src/simulator/answers.ts";
-import { parseDirectives } from "../../src/simulator/directives.ts";
-import { generateFiles } from "../../src/simulator/files.ts";
-import { type Simulator, startSimulator } from "../../src/simulator/server.ts";
+import { hashString } from "../../tools/simulator/answers.ts";
+import { parseDirectives } from "../../tools/simulator/directives.ts";
+import { generateFiles } from "../../tools/simulator/files.ts";
+import { type Simulator, startSimulator } from "../../tools/simulator/server.ts";
 
 const FORMATS = ["contract", "agent", "minimal"] as const;
 type Format = (typeof FORMATS)[number];

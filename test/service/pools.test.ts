@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Agent, type Dispatcher } from "undici";
 import { createTaskServiceClient } from "../../src/service/client.ts";
-import { type Simulator, startSimulator } from "../../src/simulator/server.ts";
+import { type Simulator, startSimulator } from "../../tools/simulator/server.ts";
 
 const KEY = "he-poolsTestKey0123456789";
 

@@ -12,7 +12,7 @@ import {
   ServiceKeyUnreadableError,
   TaskServiceError,
 } from "../../src/service/errors.ts";
-import { type Simulator, startSimulator } from "../../src/simulator/server.ts";
+import { type Simulator, startSimulator } from "../../tools/simulator/server.ts";
 import type { ServiceKeyState } from "../../src/store/service-keys.ts";
 import { describeServiceError } from "../../src/view/errors.ts";
 

@@ -4,7 +4,7 @@
  * its readiness route answers 200.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import type { Simulator } from "../../src/simulator/server.ts";
+import type { Simulator } from "../../tools/simulator/server.ts";
 import type { LocalSlack } from "../../tools/local-slack/index.ts";
 import { listeningPort } from "./cluster.ts";
 import { API_KEY, SIGNING_SECRET } from "./harness.ts";

@@ -10,7 +10,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createClient } from "@keyv/redis";
-import type { Simulator } from "../../src/simulator/server.ts";
+import type { Simulator } from "../../tools/simulator/server.ts";
 import { decodeRunEntry } from "../../src/store/run-index.ts";
 import type { RunRecord } from "../../src/store/types.ts";
 import { appEnv, type HarnessOptions, SlackScenario, startPeers } from "./harness.ts";

@@ -15,7 +15,7 @@ import {
   type Simulator,
   type SimulatorOptions,
   startSimulator,
-} from "../../src/simulator/server.ts";
+} from "../../tools/simulator/server.ts";
 import {
   type FunctionDefinition,
   type LocalSlack,

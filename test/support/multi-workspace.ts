@@ -12,7 +12,7 @@ import type { InstallationQuery, InstallationStore } from "@slack/bolt";
 import { type Running, startApp } from "../../src/bootstrap.ts";
 import { parseConfig, secretsOf } from "../../src/config/config.ts";
 import { createLogger } from "../../src/log.ts";
-import type { Simulator } from "../../src/simulator/server.ts";
+import type { Simulator } from "../../tools/simulator/server.ts";
 import { createInstallationStore } from "../../src/store/installations.ts";
 import { sealingKeys } from "../../src/util/secret-box.ts";
 import { expect } from "vitest";

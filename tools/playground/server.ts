@@ -19,7 +19,7 @@ import { z } from "zod";
 import { type Running, startApp } from "../../src/bootstrap.ts";
 import { parseConfig } from "../../src/config/config.ts";
 import { createLogger, type Logger } from "../../src/log.ts";
-import { type Simulator, startSimulator } from "../../src/simulator/server.ts";
+import { type Simulator, startSimulator } from "../simulator/server.ts";
 import { type FunctionDefinition, type LocalSlack, startLocalSlack } from "../local-slack/index.ts";
 import { sendBlockAction, sendEvent, sendSlashCommand } from "../local-slack/slack-requests.ts";
 import { BodyTooLarge, readBody, refuse } from "./guard.ts";

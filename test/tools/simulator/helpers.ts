@@ -1,6 +1,6 @@
 /** Plain-fetch helpers for the simulator's own tests (the real client lives in src/service). */
 import { createParser } from "eventsource-parser";
-import type { Simulator } from "../../src/simulator/server.ts";
+import type { Simulator } from "../../../tools/simulator/server.ts";
 
 export interface Upload {
   name: string;

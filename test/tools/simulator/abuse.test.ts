@@ -4,7 +4,7 @@
  * files of many MB inlined whatever their size, and Japanese answers.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Simulator, startSimulator } from "../../src/simulator/server.ts";
+import { type Simulator, startSimulator } from "../../../tools/simulator/server.ts";
 import { type Api, api } from "./helpers.ts";
 
 let sim: Simulator;

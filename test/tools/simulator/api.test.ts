@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Simulator, startSimulator } from "../../src/simulator/server.ts";
+import { type Simulator, startSimulator } from "../../../tools/simulator/server.ts";
 import { type Api, api, type Created, formOf, until } from "./helpers.ts";
 
 let sim: Simulator;

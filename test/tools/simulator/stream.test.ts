@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Simulator, startSimulator } from "../../src/simulator/server.ts";
+import { type Simulator, startSimulator } from "../../../tools/simulator/server.ts";
 import {
   type Api,
   api,

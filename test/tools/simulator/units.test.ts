@@ -9,15 +9,15 @@ import {
   generateAnswer,
   hashString,
   hostileAnswer,
-} from "../../src/simulator/answers.ts";
-import { HOSTILE_UNITS, parseDirectives } from "../../src/simulator/directives.ts";
-import { makePng } from "../../src/simulator/files.ts";
-import { multipartParser, readMultipart } from "../../src/simulator/uploads/multipart.ts";
+} from "../../../tools/simulator/answers.ts";
+import { HOSTILE_UNITS, parseDirectives } from "../../../tools/simulator/directives.ts";
+import { makePng } from "../../../tools/simulator/files.ts";
+import { multipartParser, readMultipart } from "../../../tools/simulator/uploads/multipart.ts";
 import {
   BadBodyError,
   DEFAULT_LIMITS,
   type FormBody,
-} from "../../src/simulator/uploads/uploads.ts";
+} from "../../../tools/simulator/uploads/uploads.ts";
 
 describe("directives", () => {
   it("parses and strips every [sim:...] token", () => {

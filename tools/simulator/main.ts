@@ -7,7 +7,7 @@
  * (replay|continue), SIM_KEEPALIVE_MS, SIM_QUIET=1 (no request log).
  */
 import { z } from "zod";
-import { exitOnStartupError } from "../util/startup-error.ts";
+import { exitOnStartupError } from "../../src/util/startup-error.ts";
 import { startSimulator } from "./server.ts";
 
 const number = (min: number, max: number) =>
