@@ -6,8 +6,8 @@
  */
 import { pino } from "pino";
 import { beforeEach, describe, expect, it } from "vitest";
-import { memoryLimits } from "../../src/runs/memory.ts";
-import { Relay, type RunOutcome } from "../../src/runs/relay.ts";
+import { type MemoryLimits, memoryLimits } from "../../src/runs/memory.ts";
+import { Relay, type RelayOptions, type RunOutcome } from "../../src/runs/relay.ts";
 import type { FakeFile } from "../support/fakes/task-service.ts";
 import type { PagePreviews, SiteFile } from "../../src/runs/ports.ts";
 import { createMemoryStore } from "../../src/store/memory.ts";
@@ -35,6 +35,13 @@ beforeEach(() => {
 
 /** Starts one run on a relay with these memory limits; resolves once the run is relayed. */
 async function start(memory = memoryLimits({ answer: 1, runFiles: 1, process: 16 })) {
+  const relay = relayWith(memory, { stopGraceMs: 50 });
+  const created = await relayRun(relay, "go", "U1");
+  return { relay, memory, threadId: created.thread_id };
+}
+
+/** A relay with these memory limits (and `extra` options) on the in-process doubles. */
+function relayWith(memory: MemoryLimits, extra: Partial<RelayOptions> = {}): Relay {
   const relay = new Relay({
     workspaces: oneWorkspace(writer, service),
     store,
@@ -42,13 +49,16 @@ async function start(memory = memoryLimits({ answer: 1, runFiles: 1, process: 16
     instanceId: "i1",
     logger: pino({ level: "silent" }),
     follow: { reconnectDelayMs: 1, pollTimeoutS: 1 },
-    stopGraceMs: 50,
     memory,
+    ...extra,
   });
-  relay.onEnded(async (o) => {
-    ended.push(o);
-  });
-  const created = await service.createTask({ prompt: "go" });
+  relay.onEnded(async (o) => void ended.push(o));
+  return relay;
+}
+
+/** Relays a run of `prompt` (asked by `owner`) in the thread's working message. */
+async function relayRun(relay: Relay, prompt: string, owner?: string) {
+  const created = await service.createTask({ prompt });
   const working = await writer.post("C1", { text: "Working…", blocks: [] }, key.threadTs);
   await relay.start({
     key,
@@ -56,9 +66,9 @@ async function start(memory = memoryLimits({ answer: 1, runFiles: 1, process: 16
     runId: created.agent_run_id,
     messageTs: working,
     startedAt: Date.now(),
-    owner: "U1",
+    ...(owner === undefined ? {} : { owner }),
   });
-  return { relay, memory, threadId: created.thread_id };
+  return created;
 }
 
 /** The run's last message: its final state, its files. */
@@ -216,31 +226,14 @@ describe("the files a run's pages load for their pictures", () => {
   it("reads them within the run's budget even when the browser asks for all at once", async () => {
     const memory = memoryLimits({ answer: 1, runFiles: 1, process: 16 });
     const seen: number[] = [];
-    const relay = new Relay({
-      workspaces: oneWorkspace(writer, service),
-      store,
-      threads: runningThreads({ store, now: Date.now }),
-      instanceId: "i1",
-      logger: pino({ level: "silent" }),
-      follow: { reconnectDelayMs: 1, pollTimeoutS: 1 },
-      memory,
-      previews: loadingAll(seen),
-    });
+    const relay = relayWith(memory, { previews: loadingAll(seen) });
     let peak = 0;
     const read = service.readResultFile;
     service.readResultFile = async (...args) => {
       peak = Math.max(peak, memory.process.used);
       return read(...args);
     };
-    const created = await service.createTask({ prompt: "site" });
-    const working = await writer.post("C1", { text: "Working…", blocks: [] }, key.threadTs);
-    await relay.start({
-      key,
-      ref: { projectId: created.project_id, threadId: created.thread_id },
-      runId: created.agent_run_id,
-      messageTs: working,
-      startedAt: Date.now(),
-    });
+    await relayRun(relay, "site");
     // Six files of 250 KiB (341 KB as base64): three fit the run's 1 MiB at once.
     await endWith(relay, textFiles(6, 250 * 1024));
     expect(peak).toBeLessThanOrEqual(1024 * 1024);
@@ -253,14 +246,7 @@ describe("the files a run's pages load for their pictures", () => {
     const memory = memoryLimits({ answer: 1, runFiles: 1, process: 16 });
     let late: (() => void) | undefined;
     const slow = new Promise<void>((resolve) => (late = resolve));
-    const relay = new Relay({
-      workspaces: oneWorkspace(writer, service),
-      store,
-      threads: runningThreads({ store, now: Date.now }),
-      instanceId: "i1",
-      logger: pino({ level: "silent" }),
-      follow: { reconnectDelayMs: 1, pollTimeoutS: 1 },
-      memory,
+    const relay = relayWith(memory, {
       // The page gives up on its file before it comes (a preview's time limit).
       previews: {
         render: async (files: readonly SiteFile[]) => {
@@ -274,15 +260,7 @@ describe("the files a run's pages load for their pictures", () => {
       await slow;
       return read(...args);
     };
-    const created = await service.createTask({ prompt: "site" });
-    const working = await writer.post("C1", { text: "Working…", blocks: [] }, key.threadTs);
-    await relay.start({
-      key,
-      ref: { projectId: created.project_id, threadId: created.thread_id },
-      runId: created.agent_run_id,
-      messageTs: working,
-      startedAt: Date.now(),
-    });
+    await relayRun(relay, "site");
     service.readResultFile = read; // the run's own files come at once
     const pending = endWith(relay, textFiles(1, 1000));
     await pending;
@@ -308,28 +286,8 @@ describe("the pictures of a run's pages", () => {
     memory: ReturnType<typeof memoryLimits>,
     previews: PagePreviews = new FakePagePreviews(),
   ) {
-    const relay = new Relay({
-      workspaces: oneWorkspace(writer, service),
-      store,
-      threads: runningThreads({ store, now: Date.now }),
-      instanceId: "i1",
-      logger: pino({ level: "silent" }),
-      follow: { reconnectDelayMs: 1, pollTimeoutS: 1 },
-      memory,
-      previews,
-    });
-    relay.onEnded(async (o) => {
-      ended.push(o);
-    });
-    const created = await service.createTask({ prompt: "site" });
-    const working = await writer.post("C1", { text: "Working…", blocks: [] }, key.threadTs);
-    await relay.start({
-      key,
-      ref: { projectId: created.project_id, threadId: created.thread_id },
-      runId: created.agent_run_id,
-      messageTs: working,
-      startedAt: Date.now(),
-    });
+    const relay = relayWith(memory, { previews });
+    await relayRun(relay, "site");
     await endWith(relay, site());
   }
 
