@@ -460,12 +460,12 @@ export function secretsOf(config: Partial<Config>): string[] {
     ...(config.encryptionKeys ?? []),
     ...(config.tracing?.secrets ?? []),
     config.redisUrl ? urlPassword(config.redisUrl) : undefined,
-    // A password in the service's or Slack's URL (https://user:pass@host) stays out of logs too.
-    ...[config.service?.baseUrl, config.slack?.apiUrl].flatMap((url) =>
-      url ? [urlPassword(url), urlPassword(url, { raw: true })] : [],
-    ),
-    ...[config.proxy?.httpProxy, config.proxy?.httpsProxy].flatMap((url) =>
-      url ? [urlPassword(url), urlPassword(url, { raw: true })] : [],
-    ),
+    // A password in a URL (https://user:pass@host), as written and decoded.
+    ...[
+      config.proxy?.httpProxy,
+      config.proxy?.httpsProxy,
+      config.service?.baseUrl,
+      config.slack?.apiUrl,
+    ].flatMap((url) => (url ? [urlPassword(url), urlPassword(url, { raw: true })] : [])),
   ].filter((s): s is string => typeof s === "string" && s.length >= 4);
 }
