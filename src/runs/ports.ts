@@ -132,19 +132,26 @@ export interface SlackWriter {
   ): Promise<string>;
   /**
    * Appends Markdown to a native stream (`chat.appendStream`), and the agent's steps as Slack
-   * task updates (shown as a collapsible plan above the answer) when given.
+   * task updates (shown as a collapsible plan above the answer) when given. `last`: it carries
+   * the end of the run's answer (a Slack budget spends it as soon as it can, not paced).
    */
   appendStream(
     channelId: string,
     ts: string,
     markdown: string,
     steps?: readonly StreamStep[],
+    last?: boolean,
   ): Promise<void>;
   /**
    * Ends a native stream (`chat.stopStream`); the message can then be edited like any other.
    * `end` adds blocks below what was streamed (a run's status and buttons) and metadata.
    */
   stopStream(channelId: string, ts: string, end?: StreamEnd): Promise<void>;
+  /**
+   * The run of stream `ts` ended: an append of it still waiting for Slack's budget carries the
+   * end of its answer now, and goes as soon as the budget allows (not paced). Optional.
+   */
+  hurryStream?(channelId: string, ts: string): void;
   /**
    * The workspace's budget of native streams, where the writer spends Slack's budgets (its
    * scheduler): auto streaming starts a stream only when it allows. Absent: auto edits.

@@ -39,6 +39,11 @@ export function scheduledWriter(
     choice.opened(ts);
     return ts;
   };
+  /** The stream ended: it owes the append budget nothing more. */
+  const closed = (ts: string) => {
+    choice.closed(ts);
+    scheduler.closeUnit(teamId, "chat.appendStream", ts);
+  };
 
   return {
     // A task's posts keep its command's place in the channel's queue (first come, first served).
@@ -75,17 +80,17 @@ export function scheduledWriter(
       run("chat.startStream", () =>
         inner.startStream(channelId, threadTs, recipient, markdown, display),
       ).then(opened),
-    appendStream: (channelId, ts, markdown, steps) =>
-      run("chat.appendStream", () => inner.appendStream(channelId, ts, markdown, steps)).catch(
-        (err: unknown) => {
-          if (STREAM_ENDED.has(slackErrorCode(err) ?? "")) choice.closed(ts);
-          throw err;
-        },
-      ),
+    // An append with more to come is an interim text: paced (scheduler/windows.ts).
+    appendStream: (channelId, ts, markdown, steps, last) =>
+      run("chat.appendStream", () => inner.appendStream(channelId, ts, markdown, steps), {
+        pace: { unit: ts, last: last === true },
+      }).catch((err: unknown) => {
+        if (STREAM_ENDED.has(slackErrorCode(err) ?? "")) closed(ts);
+        throw err;
+      }),
     stopStream: (channelId, ts, end) =>
-      run("chat.stopStream", () => inner.stopStream(channelId, ts, end)).finally(() =>
-        choice.closed(ts),
-      ),
+      run("chat.stopStream", () => inner.stopStream(channelId, ts, end)).finally(() => closed(ts)),
+    hurryStream: (_channelId, ts) => scheduler.hurry(teamId, "chat.appendStream", ts),
     streams: streamBudget(inner, run, choice, opened),
     // One token for the whole read: threads of more than one page (200 messages) are rare.
     sharedFileNames: (channelId, threadTs, sinceTs) =>

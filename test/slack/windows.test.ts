@@ -14,25 +14,39 @@ import {
   MemoryTokenBuckets,
   type WindowSpec,
 } from "../../src/slack/scheduler/token-buckets.ts";
+import { paceHorizon } from "../../src/slack/scheduler/windows.ts";
 
 const T0 = 1_700_000_000_000;
 const MINUTE = 60_000;
 
-/** chat.update after the margin: 45 in any 61 s, 3 at once, the rest over about 20 s. */
+/**
+ * chat.update after the margin, for paced calls of ten runs a second old: 45 in any 61 s, 3 at
+ * once, the rest over √(1 s × 61 s × 42 / 10) = 16 s at first.
+ */
 const update = (key = "{T1}:chat.update"): WindowSpec => ({
   kind: "window",
   key,
   limit: 45,
   windowMs: 61_000,
-  horizonMs: 20_000,
   burst: 3,
+  units: 10,
+  ageMs: 1000,
+  reserve: 0,
 });
 
-/** Takes as soon as allowed until `end`: the times the window let calls go. */
-async function greedy(b: MemoryTokenBuckets, spec: BucketSpec, from: number, end: number) {
+/**
+ * Takes as soon as allowed until `end`: the times the window let calls go. A spec given as a
+ * function is asked at each take (runs that age).
+ */
+async function greedy(
+  b: MemoryTokenBuckets,
+  spec: BucketSpec | ((now: number) => BucketSpec),
+  from: number,
+  end: number,
+) {
   const sent: number[] = [];
   for (let now = from; now < end;) {
-    const wait = await b.take([spec], now);
+    const wait = await b.take([typeof spec === "function" ? spec(now) : spec], now);
     if (wait === 0) sent.push(now);
     else now += wait;
   }
@@ -59,13 +73,49 @@ describe("a workspace's sliding window", () => {
   });
 
   it("never runs dry within a minute, and never exceeds its calls in any window", async () => {
-    const sent = await greedy(new MemoryTokenBuckets(), update(), T0, T0 + 5 * MINUTE);
+    // Ten runs started at T0, streaming for five minutes.
+    const aging = (now: number): WindowSpec => ({ ...update(), ageMs: Math.max(1000, now - T0) });
+    const sent = await greedy(new MemoryTokenBuckets(), aging, T0, T0 + 5 * MINUTE);
     expect(maxInWindow(sent, 61_000)).toBeLessThanOrEqual(45);
     // Sustained demand gets the window's whole rate: 45 each 61 s (less the first minute's pace).
     expect(sent.length).toBeGreaterThanOrEqual(Math.floor((5 * MINUTE * 45) / 61_000) - 5);
     // Paced, never stopped: the longest gap between two calls stays far below the minute.
     const gaps = sent.slice(1).map((t, i) => t - (sent[i] ?? t));
     expect(Math.max(...gaps)).toBeLessThan(15_000);
+  });
+
+  it("lets owed calls go back to back while the window has room, and no further", async () => {
+    const b = new MemoryTokenBuckets();
+    const owed: WindowSpec = { ...update(), units: 0 };
+    for (let i = 0; i < 45; i++) expect(await b.take([owed], T0 + i)).toBe(0);
+    expect(await b.take([owed], T0 + 100)).toBe(61_000 - 100);
+  });
+
+  it("keeps the reserve for owed calls: paced ones spend only the spare calls", async () => {
+    const b = new MemoryTokenBuckets();
+    // 40.5 calls kept for owed ones: 4 spare (a spare call is a whole one).
+    const paced: WindowSpec = { ...update(), reserve: 40.5 };
+    const sent = await greedy(b, paced, T0, T0 + 50_000);
+    // Three at once, the fourth paced: 3 gaps of √(1 s × 61 s × 1.5 / 10) / 1.5 after the first.
+    expect(sent).toEqual([T0, T0, T0, T0 + Math.ceil((3 * Math.sqrt(1000 * 61_000 * 0.15)) / 1.5)]);
+    // Asked again within a second: the reserve shrinks as the runs it is kept for age.
+    expect(await b.take([paced], T0 + 50_000)).toBe(1000);
+    // The owed calls still find their room: 41 more go at once.
+    const owed: WindowSpec = { ...update(), units: 0 };
+    for (let i = 0; i < 41; i++) expect(await b.take([owed], T0 + 50_000)).toBe(0);
+    expect(await b.take([owed], T0 + 50_000)).toBe(11_000);
+  });
+
+  it("spreads spare calls over a horizon that grows with the runs' age and share of calls", () => {
+    const spec = (units: number, ageMs: number) => ({ ...update(), units, ageMs });
+    // A run just started spends at once; ten runs of a second, 42 spare calls: over 16 s.
+    expect(paceHorizon(spec(10, 0), 42)).toBe(0);
+    const tenRunsOfASecond = paceHorizon(spec(10, 1000), 42);
+    expect(Math.round(tenRunsOfASecond)).toBe(16_006);
+    // Older runs, or fewer sharing the spare calls, spread them longer: at most the window.
+    expect(paceHorizon(spec(10, 4000), 42) / tenRunsOfASecond).toBeCloseTo(2, 9);
+    expect(paceHorizon(spec(1, 1000), 42) / tenRunsOfASecond).toBeCloseTo(Math.sqrt(10), 9);
+    expect(paceHorizon(spec(10, 60_000), 42)).toBe(61_000);
   });
 
   it("holds the (limit + 1)-th call until the window's oldest call has left it", async () => {
@@ -144,7 +194,12 @@ describe.skipIf(!redisUrl)("a workspace's sliding window in Redis", () => {
           fc.record({
             // Backwards too: instances whose clocks differ share one window.
             advanceMs: fc.integer({ min: -50, max: 4000 }),
-            keys: fc.subarray(["w", "s", "c"], { minLength: 1 }),
+            // One window asked as a paced call, one with a reserve or as an owed call.
+            keys: fc.oneof(
+              fc.subarray(["w", "s", "c"], { minLength: 1 }),
+              fc.subarray(["r", "s", "c"], { minLength: 1 }),
+              fc.subarray(["o", "s", "c"], { minLength: 1 }),
+            ),
           }),
           { minLength: 1, maxLength: 60 },
         ),
@@ -152,7 +207,9 @@ describe.skipIf(!redisUrl)("a workspace's sliding window in Redis", () => {
           run += 1;
           const memory = new MemoryTokenBuckets();
           const specs: Record<string, BucketSpec> = {
-            w: { ...update(`${run}:w`), limit: 6, horizonMs: 5000, burst: 2 },
+            w: { ...update(`${run}:w`), limit: 6, burst: 2, units: 3, ageMs: 700 },
+            r: { ...update(`${run}:w`), limit: 6, burst: 2, units: 2, ageMs: 5000, reserve: 2.37 },
+            o: { ...update(`${run}:w`), limit: 6, burst: 2, units: 0 },
             s: { ...update(`${run}:s`), limit: 4, windowMs: 10_000, burst: 4 },
             c: { key: `${run}:c`, ratePerMs: 1 / 1000, burst: 3 },
           };

@@ -65,6 +65,8 @@ export class NativeStream {
   readonly #opts: NativeStreamOptions;
   readonly #clock: Clock;
   #on = true;
+  /** The run ended: what is appended now completes its answer. */
+  #ending = false;
   #streamTs: string | undefined;
   /** When the current stream message started. */
   #startedAt = 0;
@@ -143,6 +145,9 @@ export class NativeStream {
    * showed the final answer (no edit is needed); false when an edit must show it.
    */
   async end(text: string, end: () => StreamEnd | undefined): Promise<boolean> {
+    this.#ending = true;
+    if (this.#streamTs !== undefined)
+      this.#opts.writer.hurryStream?.(this.#opts.channelId, this.#streamTs);
     if (this.#on) await this.#appending.catch(() => false);
     const whole = await this.#appendRest(text);
     return this.#leaveWith("the run ended", whole ? end() : undefined);
@@ -290,7 +295,8 @@ export class NativeStream {
     const piece = nextPiece(safe, this.#streamed.length, this.#fence, fence, room);
     if (piece === undefined) return false;
     this.#steps = [];
-    await this.#opts.writer.appendStream(this.#opts.channelId, ts, piece.markdown, steps);
+    const { writer, channelId } = this.#opts;
+    await writer.appendStream(channelId, ts, piece.markdown, steps, this.#ending);
     this.#used += piece.bytes + stepBytes(steps);
     this.#streamed = safe.slice(0, piece.end);
     this.#fence = piece.fence;

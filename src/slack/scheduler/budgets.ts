@@ -71,40 +71,25 @@ export function refillPerMs(method: string, r: Rate, safety: number): number {
 }
 
 /**
- * A workspace's window for `method`: `safety` of the tier's calls in any minute (at least one),
- * the unspent ones spread over about `horizonMs`.
+ * A workspace's window for `method`: `safety` of the tier's calls in any minute (at least one).
+ * As the lane's spec it is an owed call's; a paced call's adds its units, their age and the reserve.
  */
-export function windowFor(
-  key: string,
-  method: string,
-  budget: Rate,
-  safety: number,
-  horizonMs: number,
-): WindowSpec {
+export function windowFor(key: string, method: string, budget: Rate, safety: number): WindowSpec {
   const limit = Math.max(1, Math.floor(budget.perMinute * safety));
-  if (!(budget.perMinute >= 1 && budget.burst >= 1 && horizonMs > 0 && horizonMs <= WINDOW_MS)) {
-    throw new Error(
-      `${method}: a budget needs ≥ 1 call a minute, a burst ≥ 1 and a horizon within the window`,
-    );
+  if (!(budget.perMinute >= 1 && budget.burst >= 1)) {
+    throw new Error(`${method}: a budget needs ≥ 1 call a minute and a burst ≥ 1`);
   }
   const burst = Math.min(Math.floor(budget.burst), limit);
-  return { kind: "window", key, limit, windowMs: WINDOW_MS, horizonMs, burst };
+  return { kind: "window", key, limit, windowMs: WINDOW_MS, burst, units: 0, ageMs: 0, reserve: 0 };
 }
-
-/**
- * A window's unspent calls are spread over about this long: ten runs' answers of twelve seconds
- * get most of a minute's edits, and a run alone edits at about limit / 70 s.
- */
-export const DEFAULT_HORIZON_MS = 20_000;
 
 /** Fails at start-up, not on the first call, when a budget cannot keep its margin. */
 export function checkBudgets(
   budgets: Readonly<Record<string, MethodBudget>>,
   safety: number,
-  horizonMs: number,
 ): void {
   for (const [method, budget] of Object.entries(budgets)) {
-    windowFor("", method, budget, safety, horizonMs);
+    windowFor("", method, budget, safety);
     if (budget.perKey) bucketFor(method, budget.perKey, safety);
   }
 }

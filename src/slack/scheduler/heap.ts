@@ -18,6 +18,11 @@ export class Heap<T extends Indexed> {
     return this.#items.length;
   }
 
+  /** A copy of the items, in no particular order. */
+  items(): T[] {
+    return [...this.#items];
+  }
+
   peek(): T | undefined {
     return this.#items[0];
   }

@@ -4,13 +4,19 @@
  */
 import type { Clock } from "../../util/clock.ts";
 import type { BucketSpec, TokenBucketSpec, WindowSpec } from "./token-buckets.ts";
+import { WINDOW_MS } from "./windows.ts";
 import { Heap, type Indexed } from "./heap.ts";
 
 /** How an edit ended: sent, or replaced by a newer text before it was. */
 export type EditResult = "sent" | "superseded";
 
-/** What the pick order compares: waiting since (priority counts as a head start), then arrival. */
+/**
+ * What the pick order compares: owed calls before paced ones (windows.ts), then waiting since
+ * (priority counts as a head start), then arrival.
+ */
 export interface Place {
+  /** An interim text (an edit, or an append with more to come): it spends only spare calls. */
+  paced: boolean;
   rank: 0 | 1;
   since: number;
   seq: number;
@@ -18,6 +24,8 @@ export interface Place {
 
 export interface Job extends Place, Indexed {
   readonly kind: "job";
+  /** Of a paced call (ScheduleOptions.pace): its unit. */
+  readonly unit: string | undefined;
   readonly key: string | undefined;
   readonly attempt: () => Promise<void>;
   readonly fail: (err: unknown) => void;
@@ -68,6 +76,11 @@ export interface Lane {
   /** ...and by when they will have a token. */
   readonly heldKeys: Heap<Hold<Job>>;
   readonly edits: Map<string, EditSlot>;
+  /**
+   * Units (runs, or messages) with paced calls and no final one yet: each owes the window a final
+   * call. When each was first and last seen.
+   */
+  readonly open: Map<string, { readonly since: number; at: number }>;
   /** Slots with a pending text, neither in flight nor parked, in pick order. */
   readonly readyEdits: Heap<EditSlot>;
   /** Units edited less than the interval ago (`until` = last edit + interval); swept now and then. */
@@ -78,6 +91,8 @@ export interface Lane {
   pausedUntil: number;
   /** The team's bucket is empty until then: no call of the lane can go before (the timer asks again). */
   blockedUntil: number;
+  /** No spare call for paced ones until then; owed calls may still go. */
+  pacedUntil: number;
   /** Set by #pick: when the earliest hold ends. The timer's callback is `wake` (one per lane). */
   nextAt: number;
   timer: unknown;
@@ -103,6 +118,7 @@ const placeOf = (p: Place) => p.since - (p.rank === 0 ? PRIORITY_HEADSTART_MS : 
 
 export function better(a: Place, b: Place | undefined): boolean {
   if (!b) return true;
+  if (a.paced !== b.paced) return b.paced;
   const [pa, pb] = [placeOf(a), placeOf(b)];
   if (pa !== pb) return pa < pb;
   if (a.rank !== b.rank) return a.rank < b.rank;
@@ -171,8 +187,6 @@ export interface LaneLoad {
   /** Calls allowed in any minute (the safety margin kept), back to back, and their pacing. */
   readonly perMinute: number;
   readonly burst: number;
-  /** The window's unspent calls are spread over about this long (windows.ts). */
-  readonly horizonMs: number;
   /** Jobs waiting for the budget. */
   readonly waiting: number;
   /** Messages being edited: a text waiting or being sent, or edited within the interval. */
@@ -185,10 +199,51 @@ export function laneLoad(lane: Lane, now: number): LaneLoad {
   return {
     perMinute: lane.bucket.limit,
     burst: lane.bucket.burst,
-    horizonMs: lane.bucket.horizonMs,
     waiting: waitingJobs(lane),
     editing: Math.max(recent, lane.edits.size),
   };
+}
+
+/**
+ * What a paced call of the lane asks of its window (windows.ts): the open units, their mean age,
+ * and the owed calls expected before a call spent now leaves the window. That is one final call
+ * for each open unit, counted with the chance that it comes within the window: nothing says how
+ * long a run goes on, and with no other knowledge a run that has gone on for `age` is as likely
+ * to end within the next `age` as after it (the scale-free prior behind Gott's estimate), so it
+ * ends within the window with chance window / (age + window): 1 for a run just started, 1/2
+ * after a minute, 1/4 after three. Units not seen for a window are forgotten (their runs ended
+ * without a final call, or went quiet). A unit counts as at least `minAgeMs` old (the interval
+ * between two of its edits: it was seen to go on for at least that long).
+ */
+export function paceOf(
+  lane: Lane,
+  now: number,
+  minAgeMs: number,
+): { readonly units: number; readonly ageMs: number; readonly reserve: number } {
+  let reserve = 0;
+  let ages = 0;
+  for (const [unit, u] of lane.open) {
+    if (u.at <= now - WINDOW_MS) {
+      lane.open.delete(unit);
+      continue;
+    }
+    const age = Math.max(minAgeMs, now - u.since);
+    ages += age;
+    reserve += WINDOW_MS / (age + WINDOW_MS);
+  }
+  const units = lane.open.size;
+  return { units: Math.max(1, units), ageMs: units === 0 ? minAgeMs : ages / units, reserve };
+}
+
+/** A unit's paced call (it owes a final one), or its final call (it owes no more). */
+export function track(lane: Lane, unit: string, paced: boolean, now: number): void {
+  if (!paced) {
+    lane.open.delete(unit);
+    return;
+  }
+  const u = lane.open.get(unit);
+  if (u) u.at = now;
+  else lane.open.set(unit, { since: now, at: now });
 }
 
 /** The jobs waiting in a lane, held keys' too (edits are not jobs). */
@@ -275,12 +330,14 @@ export function newLane(
     keyHolds: new Map(),
     heldKeys: new Heap<Hold<Job>>(holdBefore),
     edits: new Map(),
+    open: new Map(),
     readyEdits: new Heap<EditSlot>(slotBefore),
     units: new Map(),
     heldUnits: new Heap<Hold<EditSlot>>(holdBefore),
     unitsSweepAt: UNITS_SWEEP_MIN,
     pausedUntil: 0,
     blockedUntil: 0,
+    pacedUntil: 0,
     nextAt: Infinity,
     timer: undefined,
     timerAt: 0,
@@ -301,6 +358,7 @@ export function failAll(lane: Lane, error: Error): void {
   lane.readyEdits.clear();
   lane.heldUnits.clear();
   lane.units.clear();
+  lane.open.clear();
   for (const slot of lane.edits.values()) {
     slot.parked = false;
     slot.pending?.fail(error);
@@ -322,12 +380,13 @@ export function queueEdit(
   place: () => { since: number; seq: number },
 ): "queued" | "promoted" | "replaced" {
   const final = options?.final === true;
+  const unit = options?.runId ?? messageKey;
   let slot = lane.edits.get(messageKey);
   if (!slot) {
     slot = {
       kind: "edit",
       messageKey,
-      unit: options?.runId ?? messageKey,
+      unit,
       pending: undefined,
       inflight: false,
       parked: false,
@@ -336,6 +395,8 @@ export function queueEdit(
     lane.edits.set(messageKey, slot);
   }
   const previous = slot.pending;
+  const at = place();
+  track(lane, unit, !final, at.since);
   if (previous) {
     // Taking over the object keeps its place in the heap too (and allocates nothing).
     const superseded = previous.settle;
@@ -344,14 +405,15 @@ export function queueEdit(
     previous.fail = text.fail;
     superseded("superseded");
     // Replacing a text changes nothing the pump cares about, unless the edit just became final.
-    if (final && previous.rank !== 0) {
+    if (final && previous.paced) {
       previous.rank = 0;
+      previous.paced = false;
       promote(lane, slot);
       return "promoted";
     }
     return "replaced";
   }
-  slot.pending = { ...text, rank: final ? 0 : 1, ...place(), retries: 0 };
+  slot.pending = { ...text, paced: !final, rank: final ? 0 : 1, ...at, retries: 0 };
   // In flight: it joins the line when the current edit of the message is done.
   if (!slot.inflight) lane.readyEdits.push(slot);
   return "queued";

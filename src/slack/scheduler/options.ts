@@ -21,6 +21,11 @@ export interface ScheduleOptions {
   readonly since?: number;
   /** Give up (BudgetWaitExceeded) when the call has not started within this long. */
   readonly maxWaitMs?: number;
+  /**
+   * An interim text of `unit` (a stream's append with more to come): it spends only the calls
+   * the owed ones will not need (windows.ts). `last`: the unit's final one, owed like any call.
+   */
+  readonly pace?: { readonly unit: string; readonly last?: boolean };
 }
 
 export interface SchedulerOptions {
@@ -31,8 +36,6 @@ export interface SchedulerOptions {
   readonly safety?: number;
   /** Overrides of DEFAULT_BUDGETS, by method. */
   readonly budgets?: Readonly<Record<string, MethodBudget>>;
-  /** A workspace window's unspent calls are spread over about this long (windows.ts). Default 20 s. */
-  readonly paceHorizonMs?: number;
   /** Minimum time between two interim edits of one message (or run). Default 1000 ms. */
   readonly minEditIntervalMs?: number;
   /** How many 429s in a row a call survives before it fails. Default 10 (as WebClient's own retries). */

@@ -5,6 +5,8 @@
  *
  * - Every call waits for its method's sliding window (windows.ts; for chat.postMessage, its
  *   channel's token bucket too). Both live in memory or in Redis (several instances, one budget).
+ *   Calls the app owes go as soon as the window has room; interim texts (paced) spend only the
+ *   calls the owed ones will not need, spread over the window.
  * - Message edits are coalesced: only the latest pending text of a message is sent; older ones
  *   resolve "superseded". Among messages, the one waiting longest goes first, final edits before
  *   interim ones, and each message gets at most one interim edit per `minEditIntervalMs`.
@@ -19,7 +21,6 @@ import {
   bucketFor,
   checkBudgets,
   DEFAULT_BUDGETS,
-  DEFAULT_HORIZON_MS,
   EDIT_METHOD,
   type MethodBudget,
   rateLimitedRetryAfter,
@@ -37,6 +38,8 @@ import {
   type Lane,
   pick,
   queueEdit,
+  paceOf,
+  track,
   enqueueJob,
   laneLoad,
   waitingCalls,
@@ -53,7 +56,6 @@ export class SlackScheduler {
   readonly #safety: number;
   readonly #budgets: Readonly<Record<string, MethodBudget>>;
   readonly #minInterval: number;
-  readonly #horizonMs: number;
   readonly #maxRetries: number;
   readonly #onError: (err: unknown) => void;
   /** By team, then method: no string is built per call to find a lane. */
@@ -71,12 +73,11 @@ export class SlackScheduler {
     this.#safety = options.safety ?? 0.9;
     this.#budgets = { ...DEFAULT_BUDGETS, ...options.budgets };
     this.#minInterval = options.minEditIntervalMs ?? 1000;
-    this.#horizonMs = options.paceHorizonMs ?? DEFAULT_HORIZON_MS;
     this.#maxRetries = options.maxRateLimitRetries ?? 10;
     this.#onError = options.onError ?? (() => {});
     this.#stats = new SchedulerStats(options.metrics);
     if (!(this.#safety > 0 && this.#safety <= 1)) throw new Error("safety must be in (0, 1]");
-    checkBudgets(this.#budgets, this.#safety, this.#horizonMs);
+    checkBudgets(this.#budgets, this.#safety);
   }
 
   /**
@@ -130,8 +131,12 @@ export class SlackScheduler {
       new Promise<T>((resolve, reject) => {
         // An unknown method throws here, which rejects the promise.
         const lane = this.#lane(teamId, method);
+        const paced = options?.pace !== undefined && options.pace.last !== true;
+        if (options?.pace) track(lane, options.pace.unit, paced, this.#clock.now());
         const job: Job = {
           kind: "job",
+          paced,
+          unit: options?.pace?.unit,
           key: lane.perKey ? options?.key : undefined,
           attempt: bindToCurrent(async () => resolve(await fn())),
           fail: reject,
@@ -145,6 +150,24 @@ export class SlackScheduler {
         this.#requestPump(lane);
       }),
     );
+  }
+
+  /** `unit` (of ScheduleOptions.pace) owes `method` no final call any more (its stream ended). */
+  closeUnit(teamId: string, method: string, unit: string): void {
+    this.#lanes.get(teamId)?.get(method)?.open.delete(unit);
+  }
+
+  /** `unit`'s run ended: its paced calls still waiting carry its end now, owed like any call. */
+  hurry(teamId: string, method: string, unit: string): void {
+    const lane = this.#lanes.get(teamId)?.get(method);
+    if (!lane) return;
+    lane.open.delete(unit);
+    const waiting = lane.jobs.items().filter((job) => job.unit === unit && job.paced);
+    for (const job of waiting) {
+      job.paced = false;
+      lane.jobs.update(job);
+    }
+    if (waiting.length > 0) this.#requestPump(lane);
   }
 
   /** What `method`'s budget for `teamId` carries now here (auto streaming weighs these). */
@@ -210,13 +233,7 @@ export class SlackScheduler {
     const budget = this.#budgets[method];
     if (!budget) throw new Error(`no Slack rate budget for ${method}`);
     // The {team} hash tag keeps a team's keys in one Redis Cluster slot (one script, many keys).
-    const bucket = windowFor(
-      `{${teamId}}:${method}`,
-      method,
-      budget,
-      this.#safety,
-      this.#horizonMs,
-    );
+    const bucket = windowFor(`{${teamId}}:${method}`, method, budget, this.#safety);
     const perKey = budget.perKey && bucketFor(method, budget.perKey, this.#safety);
     const lane: Lane = newLane(method, bucket, perKey, () => {
       lane.timer = undefined;
@@ -285,9 +302,16 @@ export class SlackScheduler {
         if (lane.nextAt < Infinity) this.#arm(lane, lane.nextAt);
         return;
       }
+      // Owed calls go first (pick), so a paced one on top means none is ready to go.
+      const paced = best.kind === "job" ? best.paced : best.pending?.paced === true;
+      if (paced && now < lane.pacedUntil) {
+        this.#arm(lane, Math.min(lane.pacedUntil, lane.nextAt));
+        return;
+      }
       const key = best.kind === "job" ? best.key : undefined;
-      const specs =
-        key === undefined || !lane.perKey
+      const specs = paced
+        ? [{ ...lane.bucket, ...paceOf(lane, now, this.#minInterval) }]
+        : key === undefined || !lane.perKey
           ? lane.teamSpecs
           : [lane.bucket, { key: `${lane.bucket.key}:${key}`, ...lane.perKey }];
       let wait: number;
@@ -304,6 +328,12 @@ export class SlackScheduler {
         // Instances sharing a bucket all wake when its next token is due; whoever asks first wins.
         // Without jitter the same instance could win every time and starve the others' messages.
         const jitter = this.#buckets.shared ? Math.floor(Math.random() * SHARED_JITTER_MS) : 0;
+        if (paced) {
+          // Owed calls arriving meanwhile still go (#requestPump does not look at this).
+          lane.pacedUntil = now + wait + jitter;
+          this.#arm(lane, Math.min(lane.pacedUntil, lane.nextAt));
+          return;
+        }
         if (teamWait > 0 || key === undefined || best.kind !== "job") {
           // The team's bucket is empty: nothing else in this lane can go before it refills.
           lane.blockedUntil = now + (teamWait > 0 ? teamWait : wait) + jitter;

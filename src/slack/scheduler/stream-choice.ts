@@ -5,7 +5,7 @@
  * edits go about once a second, while a stream waits for whole lines. Once edits are shared,
  * each budget's calls are shared by the runs riding on it, so a run goes where its share is
  * larger (an append worth about half an edit: `APPEND_WORTH`), so runs split about evenly
- * between streams and edits, as long as starts can go at once and the stops waiting go soon.
+ * between streams and edits, as long as starts can go at once and no stop waits.
  */
 import { type Clock, systemClock } from "../../util/clock.ts";
 import type { LaneLoad } from "./lanes.ts";
@@ -25,9 +25,6 @@ const CHOSEN_MS = 2000;
  * rate of calls (one run alone: lag p50 1.1 s streamed, 0.5 s edited, `npm run bench`).
  */
 const APPEND_WORTH = 0.5;
-/** A stream may start while the stops waiting would all go within this long. */
-const STOPS_WITHIN_MS = 10_000;
-
 export class StreamChoice {
   readonly #loads: Loads;
   readonly #teamId: string;
@@ -59,15 +56,13 @@ export class StreamChoice {
   }
 
   /**
-   * Whether the stops waiting here, and one more, would all go soon: within STOPS_WITHIN_MS a
-   * fresh window paced over its horizon lets 1 - exp(-within / horizon) of its calls go. An
-   * estimate: stops this minute already sent (here or by other instances) are not counted, only
-   * those still waiting; a stop that waits longer delays no text (the answer shows first).
+   * Whether a stop would go at once: stops are owed calls, which go whenever the window has
+   * room (windows.ts), so one waits here only while the window is full. Stops this minute sent
+   * by other instances are not known here; a stop that waits delays no text (the answer shows
+   * first).
    */
   stopsKeepUp(): boolean {
-    const stops = this.#loads.load(this.#teamId, "chat.stopStream");
-    const soon = stops.perMinute * (1 - Math.exp(-STOPS_WITHIN_MS / stops.horizonMs));
-    return stops.waiting + 1 <= Math.max(stops.burst, soon);
+    return this.#loads.load(this.#teamId, "chat.stopStream").waiting === 0;
   }
 
   /** A run edits (it chose to, or its stream could not start at once). */

@@ -1,16 +1,16 @@
 /**
  * A workspace's budget for one Slack method as Slack counts it: at most `limit` calls in any
  * sliding window (a minute, plus a second for the time a call takes to reach Slack), at any
- * pace within it. A minute's calls may all be spent in the first seconds of a burst of runs,
- * which a token bucket (a small burst, then a steady refill) never allows: ten answers of twelve
- * seconds each get about twice the edits (`npm run bench:pacing`).
+ * pace within it. docs/benchmarks.md ("How the budgets are spent") gives the reasoning.
  *
- * Spending a whole minute at once would leave nothing for the rest of it, so the calls left are
- * paced: after `burst` calls back to back, the next goes `horizonMs / left` after the one before
- * (on average), `left` being the window's calls not spent yet plus those that leave the window
- * within the horizon. A burst of demand spends the window's calls quickly at first and ever more
- * slowly (like exp(-t / horizon)), never running dry; under sustained demand calls go at the
- * window's own rate (limit / window), as the calls leaving it make room.
+ * A call the app owes (a run's final edit, a post, a stop: calls it makes whatever happens) goes
+ * as soon as the window has room: holding it back cannot save it, only delay what it shows, and
+ * a call spent earlier leaves the window earlier. A paced call (an interim edit or append: a
+ * newer text of a message that a later call would show anyway) may only spend the window's
+ * spare calls, those beyond `reserve` (the owed calls expected before a call spent now leaves
+ * the window), spread over a horizon (`paceHorizon`): after `burst` back to back, the next goes
+ * `horizon / spare` after the one before, counting as spare the calls that leave the window
+ * within the horizon too.
  */
 
 export interface WindowSpec {
@@ -19,14 +19,37 @@ export interface WindowSpec {
   /** Calls allowed in any window. */
   readonly limit: number;
   readonly windowMs: number;
-  /** The window's unspent calls are spread over about this long. */
-  readonly horizonMs: number;
-  /** Calls that may go back to back (at most `limit`). */
+  /** Paced calls that may go back to back (at most `limit`). */
   readonly burst: number;
+  /** For a paced call: the units (runs, messages) sharing the spare calls; 0 for an owed call. */
+  readonly units: number;
+  /** For a paced call: how long those units have gone on, on average. */
+  readonly ageMs: number;
+  /** For a paced call: the calls kept for owed ones (a fraction counts). */
+  readonly reserve: number;
 }
 
 /** Slack's minute, and a second for a call's way there (its window counts arrivals). */
 export const WINDOW_MS = 61_000;
+
+/** A paced call that finds no spare call asks again this often: the reserve shrinks as runs age. */
+export const RESERVE_RECHECK_MS = 1000;
+
+/**
+ * Over how long `spare` calls are spread among `units` that have gone on for `ageMs`. Spent
+ * fast, each unit shows its text often now, but if the runs go on past the horizon they wait
+ * for the calls to leave the window: about window − horizon. Spent slowly, each unit waits about
+ * units × horizon / spare between texts. With nothing known of how long a run goes on, a run
+ * of age a goes on past h with chance a / h (the scale-free prior of Gott's estimate), so the
+ * expected longest wait, units × h / spare + (a / h) × (window − h), is least at
+ * h = √(a × window × spare / units). A run just started spends quickly (its first lines show at
+ * once); a run that has gone on for long, or few runs sharing many calls, spread them over the
+ * window, the pace the window sustains.
+ */
+export function paceHorizon(spec: WindowSpec, spare: number): number {
+  const h = Math.sqrt((spec.ageMs * spec.windowMs * spare) / Math.max(1, spec.units));
+  return Math.min(spec.windowMs, h);
+}
 
 /**
  * Ms until a call may go (0: now), given the window's calls at `times` (ascending, none older
@@ -38,12 +61,22 @@ export function windowWait(spec: WindowSpec, times: readonly number[], now: numb
     // The call goes once enough of the window's calls have left it.
     return Math.max(1, Math.ceil((times[n - spec.limit] ?? now) + spec.windowMs - now));
   }
+  if (spec.units <= 0) return 0;
+  const spare = spec.limit - spec.reserve - n;
+  if (spare < 1) {
+    // One more is spare once `gone` calls have left the window (or the reserve shrank).
+    const gone = Math.ceil(1 - spare);
+    const at = gone <= n ? times[gone - 1] : undefined;
+    if (at === undefined) return RESERVE_RECHECK_MS;
+    return Math.max(1, Math.min(RESERVE_RECHECK_MS, Math.ceil(at + spec.windowMs - now)));
+  }
   const burst = Math.max(1, Math.min(spec.burst, spec.limit));
   if (n < burst) return 0;
+  const horizon = paceHorizon(spec, spare);
   let leaving = 0;
-  const soon = now - spec.windowMs + spec.horizonMs;
+  const soon = now - spec.windowMs + horizon;
   while (leaving < n && (times[leaving] ?? Infinity) <= soon) leaving++;
-  const gap = spec.horizonMs / (spec.limit - n + leaving);
+  const gap = horizon / (spare + leaving);
   return Math.max(0, Math.ceil((times[n - burst] ?? now) + burst * gap - now));
 }
 
@@ -65,9 +98,9 @@ export function record(times: number[], now: number): void {
 /**
  * The same algorithm, atomic in Redis, for one key of the take script: a sorted set of call
  * times (score = time; the member adds the count, so two calls at one ms stay two). Reads
- * `key`, `now` and the spec's numbers `limit`, `windowMs`, `horizonMs`, `burst`; sets `w`,
- * the wait. `WINDOW_TAKE_LUA` records the call under a member of its own (two calls stamped with
- * one ms by instances whose clocks differ are two members, never one).
+ * `key`, `now` and the spec's numbers `limit`, `windowMs`, `burst`, `units`, `ageMs`, `reserve`;
+ * sets `w`, the wait. `WINDOW_TAKE_LUA` records the call under a member of its own (two calls
+ * stamped with one ms by instances whose clocks differ are two members, never one).
  */
 export const WINDOW_WAIT_LUA = `
     redis.call('ZREMRANGEBYSCORE', key, '-inf', string.format('%.17g', now - windowMs))
@@ -76,13 +109,24 @@ export const WINDOW_WAIT_LUA = `
     if n >= limit then
       local at = redis.call('ZRANGE', key, n - limit, n - limit, 'WITHSCORES')
       w = math.max(1, math.ceil(tonumber(at[2]) + windowMs - now))
-    else
-      local b = math.max(1, math.min(burst, limit))
-      if n >= b then
-        local soon = string.format('%.17g', now - windowMs + horizonMs)
-        local left = limit - n + redis.call('ZCOUNT', key, '-inf', soon)
-        local at = redis.call('ZRANGE', key, n - b, n - b, 'WITHSCORES')
-        w = math.max(0, math.ceil(tonumber(at[2]) + b * (horizonMs / left) - now))
+    elseif units > 0 then
+      local spare = limit - reserve - n
+      if spare < 1 then
+        local gone = math.ceil(1 - spare)
+        w = ${RESERVE_RECHECK_MS}
+        if gone <= n then
+          local at = redis.call('ZRANGE', key, gone - 1, gone - 1, 'WITHSCORES')
+          w = math.max(1, math.min(w, math.ceil(tonumber(at[2]) + windowMs - now)))
+        end
+      else
+        local b = math.max(1, math.min(burst, limit))
+        if n >= b then
+          local h = math.min(windowMs, math.sqrt(ageMs * windowMs * spare / math.max(1, units)))
+          local soon = string.format('%.17g', now - windowMs + h)
+          local left = spare + redis.call('ZCOUNT', key, '-inf', soon)
+          local at = redis.call('ZRANGE', key, n - b, n - b, 'WITHSCORES')
+          w = math.max(0, math.ceil(tonumber(at[2]) + b * (h / left) - now))
+        end
       end
     end`;
 
