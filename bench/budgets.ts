@@ -296,15 +296,16 @@ export function physicalBound(runs: readonly RunWorkload[], o: BoundOptions): Ph
 }
 
 /**
- * The benchmark's workload without the app: every run asked at 0, its first chunk after one
- * chunk delay, then one every `delayOf(run)` ms.
+ * The benchmark's workload without the app: run `i` asked at `startOf(i)` (default: all at 0),
+ * its first chunk one chunk delay later, then one every `delayOf(i)` ms.
  */
 export function benchWorkload(
   runs: number,
   chunksPerRun: number,
   delayOf: (run: number) => number,
+  startOf: (run: number) => number = () => 0,
 ): RunWorkload[] {
   return Array.from({ length: runs }, (_, i) =>
-    Array.from({ length: chunksPerRun }, (_, k) => (k + 1) * delayOf(i)),
+    Array.from({ length: chunksPerRun }, (_, k) => startOf(i) + (k + 1) * delayOf(i)),
   );
 }

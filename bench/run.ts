@@ -22,6 +22,14 @@
  * streams end after 5 minutes (both divided by N), its thread compared with the answer;
  * `--long-user-stop`: a person also presses Slack's stop on the first stream (stopped_by_user).
  *
+ * `--shapes 6s,12s,60s,3m` (default `6s`, the answer above) and `--starts at-once,over-1m`
+ * (default `at-once`) make issue 33's matrix: every scenario in every answer shape
+ * (bench/shapes.ts) with its runs' `/task` sent all at once or evenly over a minute; the
+ * table then adds each scenario's lag p95 against its physical bound (the same starts) and
+ * the verdict "p95 ≤ 2 × bound p95 + 5 s". `--baseline DIR` measures every scenario also
+ * against the app in DIR (like `--app`) and prints before / after p95 with "no worse than
+ * before".
+ *
  * `--cpu-prof DIR` writes a V8 CPU profile of each app process; `--app DIR` runs the
  * `src/main.ts` of another checkout (e.g. `git archive HEAD`, node_modules linked);
  * `--app-env K=V,K=V` adds settings to the app's environment.
@@ -29,15 +37,30 @@
 import { parseArgs } from "node:util";
 import { baselineText, cpuSplitText, detailsText, table, targetsText } from "./report.ts";
 import { type BurstResult, burstReport, runBurst } from "./burst.ts";
-import { chunkDelayOf, runScenario, type ScenarioResult, type StreamingMode } from "./scenario.ts";
+import { runScenario, type ScenarioResult, type StreamingMode } from "./scenario.ts";
 import {
   budgetDetailsText,
   budgetTable,
   budgetTargetsText,
   type Bound,
+  keyOf,
   type ModeOutcome,
+  type ScenarioKey,
+  TARGETS_SHAPE,
 } from "./budget-report.ts";
-import { benchWorkload, physicalBound } from "./budgets.ts";
+import { physicalBound } from "./budgets.ts";
+import {
+  type AnswerShape,
+  answerChars,
+  describeShape,
+  parseShapes,
+  parseStarts,
+  scenarioWorkload,
+  spreadMs,
+  startOffsetMs,
+  type Starts,
+} from "./shapes.ts";
+import { beforeAfterText } from "./baseline.ts";
 import { longRunText, runLongCheck } from "./long-run.ts";
 
 const { values } = parseArgs({
@@ -46,6 +69,9 @@ const { values } = parseArgs({
     bursts: { type: "string", default: "50x1,50x5,50x1m" },
     scale: { type: "string", default: "25" },
     length: { type: "string", default: "3000" },
+    shapes: { type: "string", default: TARGETS_SHAPE },
+    starts: { type: "string", default: "at-once" },
+    baseline: { type: "string" },
     modes: { type: "string" },
     streaming: { type: "string" },
     long: { type: "boolean", default: false },
@@ -62,7 +88,7 @@ const { values } = parseArgs({
 
 if (values.help) {
   console.log(
-    "usage: npm run bench -- [--scenarios 1,10,50,1000|none] [--bursts 50x1,50x5,50x1m|none] [--scale 25] [--length 3000] [--modes auto,edit,native] [--long] [--long-scale N] [--long-user-stop] [--cpu-prof DIR] [--app CHECKOUT_DIR] [--app-env K=V,…] [--split]",
+    "usage: npm run bench -- [--scenarios 1,10,50,1000|none] [--bursts 50x1,50x5,50x1m|none] [--scale 25] [--length 3000] [--shapes 6s,12s,60s,3m] [--starts at-once,over-1m] [--baseline CHECKOUT_DIR] [--modes auto,edit,native] [--long] [--long-scale N] [--long-user-stop] [--cpu-prof DIR] [--app CHECKOUT_DIR] [--app-env K=V,…] [--split]",
   );
   process.exit(0);
 }
@@ -110,7 +136,16 @@ if (
   process.exit(2);
 }
 
-const DELAY_MS: readonly [number, number] = [40, 60];
+const shapes = parseShapes(values.shapes, answerLength);
+const startsList = parseStarts(values.starts);
+for (const parsed of [shapes, startsList]) {
+  if (typeof parsed === "string") {
+    console.error(`bad arguments: ${parsed}`);
+    process.exit(2);
+  }
+}
+const shapeList = shapes as AnswerShape[];
+const starts = startsList as Starts[];
 const progress = (line: string) => process.stderr.write(`${line}\n`);
 const results: ScenarioResult[] = [];
 const started = Date.now();
@@ -123,38 +158,45 @@ const unsupported = (err: unknown, mode: StreamingMode): string | undefined => {
     : undefined;
 };
 const outcomes: ModeOutcome[] = [];
+/** The same scenarios against `--baseline`'s app. */
+const before: ModeOutcome[] = [];
 const runOne = async (
-  runs: number,
-  length: number,
+  k: ScenarioKey,
   mode: StreamingMode,
+  o: { readonly appDir?: string | undefined; readonly into?: ModeOutcome[] } = {},
 ): Promise<ScenarioResult | undefined> => {
+  const { runs, shape } = k;
   const scale = runs > 50 ? largeScale : 1;
+  const length = answerChars(shape);
   progress(
-    `scenario: ${runs} concurrent run(s), ${mode} mode, budgets ${scale === 1 ? "real" : `×${scale}`}, ${length}-char answers`,
+    `scenario: ${runs} concurrent run(s) started ${k.starts}, ${mode} mode, budgets ${scale === 1 ? "real" : `×${scale}`}, ${describeShape(shape)}${o.appDir === undefined ? "" : `, app in ${o.appDir}`}`,
   );
   try {
     const result = await runScenario({
       runs,
       scale,
       answerLength: length,
-      chunkChars: 24,
-      delayMs: DELAY_MS,
-      // Generous: runs are started as fast as the budgets allow, then need their final edits.
-      timeoutMs: 60_000 + (runs * 4000) / scale + (length / 24) * 60,
+      chunkChars: shape.chunkChars,
+      delayMs: shape.delayMs,
+      startOffsetMs: (i) => startOffsetMs(k.starts, i, runs),
+      // Generous: runs are started as fast as the budgets allow, then need their final edits
+      // (counted from the last /task sent).
+      timeoutMs: 60_000 + (runs * 4000) / scale + shape.chunks * shape.delayMs[1],
       sendConcurrency: 50,
       streaming: mode,
       appEnv,
       progress,
       cpuProfileDir: values["cpu-prof"],
-      appDir: values.app,
+      appDir: o.appDir,
     });
     progress(`  done in ${Math.round(result.wallMs / 1000)} s`);
+    o.into?.push({ ...k, mode, result });
     return result;
   } catch (err) {
     const reason = unsupported(err, mode);
     if (reason !== undefined) {
       progress(`  ${reason}`);
-      outcomes.push({ runs, mode, unsupported: reason });
+      o.into?.push({ ...k, mode, unsupported: reason });
       return undefined;
     }
     failed = true;
@@ -164,12 +206,17 @@ const runOne = async (
     return undefined;
   }
 };
-for (const runs of scenarios) {
+const keys: ScenarioKey[] = shapeList.flatMap((shape) =>
+  scenarios.flatMap((runs) => starts.map((s) => ({ runs, shape, starts: s }))),
+);
+/** Issue 4's figures are for the benchmark's answer before issue 33, all runs asked at once. */
+const isIssue4 = (k: ScenarioKey) => k.shape.name === TARGETS_SHAPE && k.starts === "at-once";
+for (const k of keys) {
   for (const mode of modes) {
-    const result = await runOne(runs, answerLength, mode);
-    if (result) {
-      results.push(result);
-      outcomes.push({ runs, mode, result });
+    const result = await runOne(k, mode, { appDir: values.app, into: outcomes });
+    if (result && isIssue4(k)) results.push(result);
+    if (values.baseline !== undefined) {
+      await runOne(k, mode, { appDir: values.baseline, into: before });
     }
   }
 }
@@ -181,8 +228,19 @@ const largest = results
     (a, b) => (a === undefined || b.runs > a.runs ? b : a),
     undefined,
   );
+const longShape = shapeList.find((sh) => sh.name === TARGETS_SHAPE);
 const longer =
-  values.split && largest ? await runOne(largest.runs, answerLength * 4, mainMode) : undefined;
+  values.split && largest && longShape
+    ? await runOne(
+        {
+          runs: largest.runs,
+          shape: { ...longShape, chunks: longShape.chunks * 4 },
+          starts: "at-once",
+        },
+        mainMode,
+        { appDir: values.app },
+      )
+    : undefined;
 
 const burstResults: BurstResult[] = [];
 for (const b of bursts) {
@@ -230,10 +288,13 @@ const scaled = results.find((r) => r.scale !== 1)?.scale;
 console.log("");
 if (outcomes.length > 0) {
   console.log(
-    `Benchmark: ${answerLength}-char answers, ~24 chars per chunk, 40–60 ms between chunks, one channel per run, one workspace, SLACK_EDIT_INTERVAL_MS=1000, modes ${modes.join(", ")}.`,
+    `Benchmark: answers ${shapeList.map(describeShape).join("; ")}; runs started ${starts.map((st) => (st === "at-once" ? "all at once" : `evenly over ${spreadMs(st) / 1000} s`)).join(" / ")}; one channel per run, one workspace, SLACK_EDIT_INTERVAL_MS=1000, modes ${modes.join(", ")}.`,
   );
 }
 console.log(`App: node src/main.ts in ${values.app ?? "this checkout"}.`);
+if (values.baseline !== undefined) {
+  console.log(`Baseline ("before"): node src/main.ts in ${values.baseline}.`);
+}
 if (scaled !== undefined) {
   console.log(
     `Runs > 50: budgets ×${scaled} (local Slack's tiers and the app's SLACK_RATE_LIMITS alike): same shape, ${scaled}× faster; chunk timing unchanged.`,
@@ -253,23 +314,25 @@ for (const mode of modes) {
   console.log(detailsText(ofMode));
 }
 if (outcomes.length > 0) {
-  // The bound depends on the scenario only: the same runs, chunks and delays as measured.
-  const bounds = new Map<number, Bound>();
-  for (const runs of new Set(outcomes.map((o) => o.runs))) {
-    const workload = benchWorkload(runs, Math.ceil(answerLength / 24), (i) =>
-      chunkDelayOf(i, DELAY_MS),
-    );
-    bounds.set(runs, physicalBound(workload, { scale: runs > 50 ? largeScale : 1 }));
+  // The bound depends on the scenario only: the same runs, chunks, delays and start times.
+  const bounds = new Map<string, Bound>();
+  for (const k of keys) {
+    const workload = scenarioWorkload(k.shape, k.runs, k.starts);
+    bounds.set(keyOf(k), physicalBound(workload, { scale: k.runs > 50 ? largeScale : 1 }));
   }
   console.log("");
   console.log(
-    "Issue 24 figures: each scenario in each streaming mode; physical bound = the lag ideal schedulers reach spending all of Slack's budgets (docs/benchmarks.md):",
+    "Issue 24 and 33 figures: each scenario in each streaming mode; physical bound = the lag ideal schedulers reach spending all of Slack's budgets, with the same runs, chunks and start times (docs/benchmarks.md):",
   );
   console.log(budgetTable(outcomes, bounds));
   console.log("");
-  console.log(budgetTargetsText(outcomes));
+  console.log(budgetTargetsText(outcomes, bounds));
   console.log("");
   console.log(budgetDetailsText(outcomes));
+  if (values.baseline !== undefined) {
+    console.log("");
+    console.log(beforeAfterText(before, outcomes));
+  }
 }
 if (longRun) {
   console.log("");

@@ -14,6 +14,7 @@ import {
 import { sendSlashCommand } from "../tools/local-slack/slack-requests.ts";
 import { type AppMetrics, startAppProcess } from "./app-process.ts";
 import { type BucketUse, bucketUse } from "./budgets.ts";
+import { chunkDelayOf } from "./shapes.ts";
 import {
   type ChunkMark,
   chunkLags,
@@ -75,6 +76,8 @@ export interface ScenarioOptions {
   readonly timeoutMs: number;
   /** `/task` requests in flight at once while the runs are started. */
   readonly sendConcurrency: number;
+  /** When run `index` sends its `/task`, in ms from the scenario's start (default: at once). */
+  readonly startOffsetMs?: ((index: number) => number) | undefined;
   readonly streaming: StreamingMode;
   /** More settings of the app's environment (`--app-env`). */
   readonly appEnv?: Readonly<Record<string, string>> | undefined;
@@ -231,11 +234,6 @@ export function limitPostsPerChannel(slack: LocalSlack, perMinute: number): () =
     return undefined;
   });
   return () => refused;
-}
-
-/** The chunk delay of run `index`: spread over the range, fixed per run. */
-export function chunkDelayOf(index: number, [lo, hi]: readonly [number, number]): number {
-  return lo + ((index * 7) % (hi - lo + 1));
 }
 
 /** Runs `fn` over `items` with at most `limit` at once. */
@@ -424,6 +422,8 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
 
     const sendErrors: string[] = [];
     await pool(tracks, o.sendConcurrency, async (track) => {
+      const wait = scenarioStart + (o.startOffsetMs?.(track.index) ?? 0) - Date.now();
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
       const delay = chunkDelayOf(track.index, o.delayMs);
       const prompt = `bench-run-${track.index} Write a status report on the migration [sim:length=${o.answerLength}] [sim:chunk=${o.chunkChars}] [sim:delay=${delay}]`;
       const res = await sendSlashCommand(app.eventsUrl, SIGNING_SECRET, {
