@@ -1,8 +1,7 @@
 /**
- * The Task Execution Service client: all six endpoints with every documented field,
- * on undici with keep-alive. Every response is validated by zod; every failure becomes a
- * `TaskServiceError`. Idempotent reads are retried with jittered backoff (p-retry) on
- * 429 / 5xx / network errors; create and continue are never retried blindly.
+ * The Task Execution Service client: all six endpoints with every documented field. Every
+ * response is validated by zod, every failure is a `TaskServiceError`; idempotent reads are
+ * retried (http.ts), create and continue never blindly.
  */
 import { randomUUID } from "node:crypto";
 import { parseAnswer } from "./responses.ts";
@@ -10,11 +9,10 @@ import { TaskServiceError } from "./errors.ts";
 import {
   checkPaging,
   checkRange,
-  createHttp,
   type HttpOptions,
   networkError,
   type PageQuery,
-  type ServiceHttp,
+  ServiceHttp,
 } from "./http.ts";
 import { LIMITS, validateTaskInput } from "./limits.ts";
 import type { UploadFile } from "./multipart.ts";
@@ -28,8 +26,6 @@ import {
 } from "./schemas.ts";
 import { type ReadFileOptions, readResultFile, type ResultFileRef } from "./result-file.ts";
 import { parseSse, type StreamEvent } from "./stream.ts";
-
-export type { ReadFileOptions, ResultFileRef } from "./result-file.ts";
 
 export type ReasoningEffort = "low" | "medium" | "high";
 export type TaskSource = "web" | "mobile" | "widget";
@@ -74,14 +70,13 @@ export interface HistoryQuery {
   compact?: boolean;
 }
 
-export type { PageQuery, ServiceEndpoint, ServiceResponseInfo } from "./http.ts";
-export { endpointOf } from "./http.ts";
+export type { ServiceResponseInfo } from "./http.ts";
 
 export interface CallOptions {
   signal?: AbortSignal;
 }
 
-/** The service boundary. The real implementation is below; tests use the simulator behind it. */
+/** The service boundary; tests run the real client against the simulator. */
 export interface TaskService {
   createTask(input: CreateTaskInput, options?: CallOptions): Promise<CreateTaskResponse>;
   getTaskResult(ref: ThreadRef, query?: ResultQuery, options?: CallOptions): Promise<TaskResult>;
@@ -120,7 +115,7 @@ export type TaskServiceClientOptions = HttpOptions;
 export function createTaskServiceClient(
   options: TaskServiceClientOptions,
 ): TaskService & KeyChecker {
-  const http = createHttp(options);
+  const http = new ServiceHttp(options);
   return {
     checkKey: (key, callOptions = {}) => checkKey(http, key, callOptions),
     createTask: (input, callOptions = {}) => createTask(http, input, callOptions),
@@ -204,8 +199,7 @@ async function* streamTaskResult(
   const type = String(res.headers["content-type"] ?? "");
   try {
     if (type.includes("application/json")) {
-      // Streaming not honoured: the answer is a plain result, read like any other (capped).
-      // Present it as a stream.
+      // Streaming not honoured: a plain result (capped like any other), presented as a stream.
       const result = await parseAnswer(res, "the result stream", TaskResult, http.answerRead);
       yield { type: "snapshot", text: result.response.content };
       yield { type: "status", status: result.status };
@@ -223,8 +217,7 @@ async function* streamTaskResult(
   } catch (err) {
     throw networkError(err, "reading the result stream");
   } finally {
-    // Ending early (consumer broke out, abort, error) must free the socket.
-    // An unread body emits "aborted" when destroyed: nobody waits for it, so it is expected.
+    // Ending early (break, abort, error) frees the socket; the unread body's "aborted" is expected.
     if (!res.body.destroyed) {
       res.body.on("error", () => undefined);
       res.body.destroy();

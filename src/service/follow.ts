@@ -1,9 +1,8 @@
 /**
- * Following a run: one operation that yields, in order, the text deltas and status changes
- * of an agent run and returns its final state. It streams (`realtime=true`) when it can,
- * reconnects when a stream drops while the run goes on, falls back to long polling when
- * streaming is refused or keeps failing, and always ends with the authoritative result
- * (files and code blocks are not in the stream).
+ * Following a run: yields its text deltas and status changes, returns its final state. It
+ * streams (`realtime=true`), reconnects when a stream drops while the run goes on, long-polls
+ * when streaming is refused or keeps failing, and ends with the authoritative result (files
+ * and code blocks are not in the stream).
  */
 import { setTimeout as delay } from "node:timers/promises";
 import { formatBytes } from "../util/bytes.ts";
@@ -21,15 +20,14 @@ export type RunUpdate =
   | { readonly type: "status"; readonly status: string }
   /** A step of the agent's work (a tool it ran), for progress: never part of the text. */
   | { readonly type: "step"; readonly title: string }
-  /** How the run is being followed changed (for logs and metrics, not for users). */
+  /** How the run is followed changed (logs and metrics only). */
   | { readonly type: "transport"; readonly mode: "stream" | "poll"; readonly reason: string };
 
 export interface FinalRun {
   readonly agentRunId: string | undefined;
   readonly status: string;
-  /** The final, authoritative text (falls back to the streamed text when the result has none). */
+  /** The result's text, else the streamed one. */
   readonly text: string;
-  /** What was streamed, for comparison and metrics. */
   readonly streamedText: string;
   readonly messageId: string | undefined;
   readonly codeBlocks: readonly CodeBlock[];
@@ -40,8 +38,6 @@ export interface FinalRun {
 
 export interface FollowOptions {
   signal?: AbortSignal;
-  /** Stream first (default) or poll only. */
-  stream?: boolean;
   /** Reconnections of a dropped stream before falling back to polling (default 5). */
   maxReconnects?: number;
   /** Long-poll `timeout` in seconds while polling (default 30). */
@@ -54,10 +50,7 @@ export interface FollowOptions {
   resumeText?: string;
   /** Threads whose stream was refused lately: they are polled without asking again. */
   refusals?: StreamRefusals;
-  /**
-   * What the run's text may take in memory. Past it following ends with a `too_large`
-   * TaskServiceError: the text yielded until then is what is kept.
-   */
+  /** Past it following ends with a `too_large` TaskServiceError (what was yielded is kept). */
   textBudget?: TextBudget;
   /** A number in [0, 1) for the reconnection jitter (Math.random unless a test says). */
   random?: () => number;
@@ -65,14 +58,12 @@ export interface FollowOptions {
 
 /** The memory a run's text may take (its UTF-8 bytes), asked before each piece is kept. */
 export interface TextBudget {
-  /** The most bytes one run's text may take. */
   readonly maxBytes: number;
   /** Takes `bytes` more for the text; false (nothing taken) when it may not grow so. */
   grow(bytes: number): boolean;
 }
 
-/** The run's text passed its budget: the error following ends with (`limit`: "answer"). */
-export function textTooLarge(maxBytes: number): TaskServiceError {
+function textTooLarge(maxBytes: number): TaskServiceError {
   return new TaskServiceError({
     kind: "too_large",
     limit: "answer",
@@ -126,8 +117,7 @@ export async function* followRun(
     text: new TextReconciler(options.resumeText),
     status: "running",
   };
-  const refusedLately = options.stream !== false && options.refusals?.isRefused(ref.threadId);
-  let poll = options.stream === false || refusedLately === true;
+  const refusedLately = options.refusals?.isRefused(ref.threadId) === true;
   if (refusedLately) {
     yield {
       type: "transport",
@@ -135,12 +125,10 @@ export async function* followRun(
       reason: "the stream was refused lately on this thread",
     };
   }
-  if (!poll) poll = (yield* streamRun(run)) === "poll";
-  if (poll) yield* pollRun(run);
+  if (refusedLately || (yield* streamRun(run)) === "poll") yield* pollRun(run);
 
   const final = await fetchFinal(service, ref, run.text.text, options);
-  // The final text replaces the streamed one (and code blocks stand for an empty one): it
-  // may not pass the budget either.
+  // The final text (or the code blocks standing for an empty one) may not pass the budget either.
   const budget = options.textBudget;
   if (budget && finalBytes(final) > budget.maxBytes) throw textTooLarge(budget.maxBytes);
   // Whatever the stream did not show (held back, or never streamed) comes from the result.
@@ -226,10 +214,7 @@ export function reconnectDelay(base: number, failures: number, random: () => num
 
 const MAX_RECONNECT_DELAY_MS = 8000;
 
-/**
- * A connection's text not yet placed (or replayed) is held by the reconciler outside the
- * text kept: it may not pass the budget either.
- */
+/** A connection's text the reconciler holds, not yet placed, may not pass the budget either. */
 function checkHeld(run: Follower): void {
   const budget = run.options.textBudget;
   if (budget && run.text.connectionChars > budget.maxBytes) throw textTooLarge(budget.maxBytes);
@@ -319,22 +304,20 @@ async function* pollRun(run: Follower): AsyncGenerator<RunUpdate, void, undefine
  * content (a run's files may weigh hundreds of MB: each is read alone when it is delivered,
  * `TaskService.readResultFile`). A file's place in `files` is its place in the result.
  */
-export async function fetchFinal(
+async function fetchFinal(
   service: TaskService,
   ref: ThreadRef & { readonly agentRunId?: string },
   streamedText: string,
-  options: FollowOptions = {},
+  options: FollowOptions,
 ): Promise<FinalRun> {
   const { signal } = options;
   const pageSize = options.filePageSize ?? 100;
   const call = signal ? { signal } : {};
+  const firstPage = (timeout: number) =>
+    service.getTaskResult(ref, { timeout, includeFileContent: false, page: 1, pageSize }, call);
   // The result endpoint may lag behind the stream (still "running", or still the previous
   // run right after a follow-up): wait for this run's final state, within bounds.
-  let first = await service.getTaskResult(
-    ref,
-    { timeout: 0, includeFileContent: false, page: 1, pageSize },
-    call,
-  );
+  let first = await firstPage(0);
   for (let attempt = 1; attempt <= FINAL_ATTEMPTS; attempt++) {
     if (sameRun(ref, first) && isFinalStatus(first.status)) break;
     if (attempt === FINAL_ATTEMPTS) {
@@ -355,16 +338,7 @@ export async function fetchFinal(
       break;
     }
     await delay(FINAL_RETRY_MS, undefined, call);
-    first = await service.getTaskResult(
-      ref,
-      {
-        timeout: Math.min(options.pollTimeoutS ?? 30, 10),
-        includeFileContent: false,
-        page: 1,
-        pageSize,
-      },
-      call,
-    );
+    first = await firstPage(Math.min(options.pollTimeoutS ?? 30, 10));
   }
   const files = await allFiles(service, ref, first, { pageSize, call });
   const content = first.response.content;

@@ -1,7 +1,6 @@
 /**
- * The HTTP plumbing of the task service client: URLs, the API key (fixed, or asked for at each
- * request), undici requests with their timeouts, retries of idempotent reads (p-retry,
- * honouring Retry-After), and a report of every response; responses are read in responses.ts.
+ * The task service client's HTTP: URLs, the API key, undici requests with their timeouts,
+ * retries of idempotent reads (p-retry, honouring Retry-After), a report of every response.
  */
 import { Readable } from "node:stream";
 import { setTimeout as delay } from "node:timers/promises";
@@ -17,12 +16,9 @@ import { encodeMultipart, type MultipartBody, type UploadFile } from "./multipar
 import { clientSpanOf, statusOn } from "./spans.ts";
 import { failed, inSpan, startSpan, withTraceHeaders } from "../tracing/spans.ts";
 
-export { isAbort, MAX_ANSWER_BYTES } from "./responses.ts";
-
 /**
- * The API key: one for every request, or asked for at each request (a workspace's own key,
- * which an admin may change at any time). A supplier that throws fails the request with what
- * it threw (e.g. ServiceKeyMissingError), before anything is sent.
+ * The API key, or a supplier asked at each request (a workspace's key, which an admin may
+ * change); one that throws (ServiceKeyMissingError) fails the request before anything is sent.
  */
 export type ApiKeySource = string | (() => Promise<string>);
 
@@ -49,7 +45,6 @@ export interface HttpOptions {
   requestTimeoutMs?: number;
   /** A stream with no bytes (not even a keep-alive) for this long is treated as dropped. */
   streamIdleTimeoutMs?: number;
-  userAgent?: string;
   /** Told about every request once its status is known (or it failed): for metrics. */
   onResponse?: (response: ServiceResponseInfo) => void;
 }
@@ -71,7 +66,7 @@ export type ServiceEndpoint =
   "create" | "result" | "result_stream" | "continue" | "history" | "stop" | "files" | "other";
 
 /** The endpoint a request goes to, from its method and path (thread ids are not labels). */
-export function endpointOf(method: string, target: URL): ServiceEndpoint {
+function endpointOf(method: string, target: URL): ServiceEndpoint {
   const path = target.pathname;
   if (path.endsWith("/quick-action")) return "create";
   if (/\/threads\/[^/]+\/response$/.test(path)) {
@@ -127,11 +122,6 @@ export function networkError(err: unknown, what: string): TaskServiceError | unk
   });
 }
 
-/** Requests to one service: built once per client. */
-export function createHttp(options: HttpOptions): ServiceHttp {
-  return new ServiceHttp(options);
-}
-
 /** What a request sends besides its method and URL. */
 interface SendOptions {
   signal?: AbortSignal | undefined;
@@ -145,9 +135,7 @@ interface SendOptions {
 export class ServiceHttp {
   readonly requestTimeoutMs: number;
   readonly streamIdleTimeoutMs: number;
-  /** The largest JSON answer read (a result without its files' content, a history page…). */
   readonly maxAnswerBytes: number;
-  /** How JSON answers are read: the cap, and the budget large ones take from. */
   readonly answerRead: AnswerRead;
   readonly #options: HttpOptions;
   readonly #base: string;
@@ -167,12 +155,11 @@ export class ServiceHttp {
     this.maxAnswerBytes = options.maxAnswerBytes ?? MAX_ANSWER_BYTES;
     this.answerRead = { maxBytes: this.maxAnswerBytes, budget: options.readBudget };
     this.#baseHeaders = {
-      "user-agent": options.userAgent ?? "slack-task-bot/0.1",
+      "user-agent": "slack-task-bot/0.1",
       accept: "application/json",
     };
   }
 
-  /** The headers every request carries, with the key it is sent with. */
   async #headers(override?: string): Promise<Record<string, string>> {
     const source = override ?? this.#options.apiKey;
     const key = typeof source === "string" ? source : await source();
@@ -191,10 +178,7 @@ export class ServiceHttp {
     return `/threads/${encodeURIComponent(ref.threadId)}${suffix}`;
   }
 
-  /**
-   * One request whose JSON answer must match `schema`; refusals become TaskServiceErrors. Each
-   * is a span of the current trace, whose `traceparent` it carries.
-   */
+  /** One request, a span carrying `traceparent`, whose JSON answer must match `schema`. */
   send<S extends z.ZodType>(
     what: string,
     method: "GET" | "POST",
@@ -271,11 +255,7 @@ export class ServiceHttp {
     );
   }
 
-  /**
-   * Opens a GET whose body the caller reads as it comes (the realtime result stream, one
-   * file's content); a refusal (not 2xx) is thrown as a TaskServiceError. Its span lasts until
-   * the body is read or dropped.
-   */
+  /** A GET whose body the caller reads as it comes; its span lasts until the body closes. */
   async open(
     what: string,
     target: URL,
@@ -318,7 +298,6 @@ export class ServiceHttp {
     return res;
   }
 
-  /** Opens the realtime result stream; a refusal (not 2xx) is thrown as a TaskServiceError. */
   openStream(target: URL, signal: AbortSignal | undefined): Promise<Dispatcher.ResponseData> {
     return this.open("opening the result stream", target, signal, {
       accept: "text/event-stream, application/json",
@@ -327,7 +306,6 @@ export class ServiceHttp {
     });
   }
 
-  /** Times a request and tells `onResponse` its status (or "error"). */
   #reporter(endpoint: ServiceEndpoint): (status: number | "error") => void {
     const started = performance.now();
     return (status) =>

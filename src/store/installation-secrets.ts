@@ -1,10 +1,7 @@
 /**
- * The secrets in a stored Slack installation (the bot's and the installer's tokens, their
- * refresh tokens, an incoming webhook's URL), sealed at rest with the box that seals
- * workspaces' service keys (util/secret-box.ts). Each is bound to its record and field
- * (`t:<team>:installation#bot.token`): a token copied into another workspace's installation, or
- * from one field to another, does not open. A stored secret that is not a box of the sealed
- * format (plain text, an older format) does not open either: it is refused, never used.
+ * The secrets in a stored Slack installation (tokens, refresh tokens, a webhook's URL), sealed
+ * at rest (util/secret-box.ts), each bound to its record and field
+ * (`t:<team>:installation#bot.token`): a copy elsewhere, or plain text, does not open.
  */
 import { open, reseal, type SealingKey, seal } from "../util/secret-box.ts";
 
@@ -45,10 +42,7 @@ export const sealInstallation = (
 ): Record<string, unknown> =>
   eachSecret(installation, at, (value, binding) => seal(value, keys, binding));
 
-/**
- * The installation stored at `at` with every secret sealed again with the first key (a box
- * already sealed with it is checked and kept). Throws SecretBoxError when one does not open.
- */
+/** Every secret sealed again with the first key (a current box is checked, kept); may throw SecretBoxError. */
 export const resealInstallation = (
   stored: Fields,
   at: string,

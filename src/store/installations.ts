@@ -28,10 +28,8 @@ export class InstallationNotFoundError extends Error {
 }
 
 /**
- * The stored installation cannot be used: its record does not read as one, or a token in it is
- * not a box this app opens (plain text, an older format, sealed with an encryption key no longer
- * listed, altered, or copied from another record). It is never used; the message says what to
- * do and names no secret.
+ * The stored installation does not read, or a token in it does not open: never used; the
+ * message says what to do and names no secret.
  */
 export class InstallationUnreadableError extends Error {
   readonly key: InstallationKey;
@@ -63,10 +61,7 @@ const StoredInstallation = z.looseObject({
   authVersion: z.enum(["v1", "v2"]).optional(),
 });
 
-/**
- * A workspace's installation lives with its other records (`t:<team>:installation`); an
- * org-wide one under its organisation (`e:<enterprise>:installation`).
- */
+/** `t:<team>:installation`, or an org-wide one's `e:<enterprise>:installation`. */
 function recordKey(key: InstallationKey): string | undefined {
   if (key.isEnterpriseInstall) {
     return key.enterpriseId ? `e:${key.enterpriseId}:installation` : undefined;
@@ -113,10 +108,7 @@ function opened(raw: unknown, at: string, key: InstallationKey, keys: readonly S
   }
 }
 
-/**
- * Bolt's InstallationStore on the project's store (embedded SQLite or Redis), the tokens sealed
- * with `keys` (the first seals; ENCRYPTION_KEY(S), which OAuth requires).
- */
+/** Bolt's InstallationStore on the project's store, the tokens sealed with `keys` (the first seals). */
 export function createInstallationStore(
   records: RecordStore,
   keys: readonly SealingKey[],
@@ -167,11 +159,7 @@ export function createInstallationStore(
   };
 }
 
-/**
- * Seals every stored installation's tokens with the first key (those sealed with an older
- * one). Counts installations; one that does not open (an unlisted key, or not sealed in this
- * app's format) is left as it is and counted as unreadable.
- */
+/** Seals every stored installation's tokens with the first key; one that does not open is left. */
 export async function resealInstallations(
   records: RecordStore,
   keys: readonly SealingKey[],

@@ -1,4 +1,3 @@
-/** The in-memory store for unit tests: the same store on keyv's map, nothing persisted. */
 import { Keyv } from "keyv";
 import {
   DEFAULT_NAMESPACE,
@@ -18,7 +17,7 @@ export interface MemoryMaps {
   readonly entries: Map<string, { value: string; until: number }>;
 }
 
-/** The fake: the same store on keyv's in-memory map (no persistence). */
+/** The store for unit tests: the same store on keyv's in-memory map, nothing persisted. */
 export function createMemoryStore(
   options: StoreOptions & { readonly maps?: MemoryMaps } = {},
 ): ThreadStore {

@@ -29,9 +29,9 @@ const HSET_IF_EXISTS = `if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then ret
 const DELETE_BATCH = 500;
 
 /** How long start-up waits for Redis by default (REDIS_CONNECT_TIMEOUT_MS). */
-export const DEFAULT_REDIS_CONNECT_TIMEOUT_MS = 10_000;
+const DEFAULT_REDIS_CONNECT_TIMEOUT_MS = 10_000;
 
-/** Redis did not answer in time at start-up; the message names what to check, never the URL's credentials. */
+/** Redis did not answer in time at start-up; the message never names the URL's credentials. */
 export class RedisUnreachableError extends Error {
   constructor(message: string) {
     super(message);
@@ -39,10 +39,7 @@ export class RedisUnreachableError extends Error {
   }
 }
 
-/**
- * Shared state for several instances: Redis through @keyv/redis. It connects on first use
- * and reconnects by itself; `openRedisStore` waits for the first connection instead.
- */
+/** The Redis store, connected on first use (`openRedisStore` waits for it), reconnecting by itself. */
 export function createRedisStore(
   url: string,
   report: (err: unknown) => void = () => {},
@@ -51,10 +48,7 @@ export function createRedisStore(
   return redisStore(url, report, options).store;
 }
 
-/**
- * The Redis store once Redis has answered, for start-up: a URL pointing nowhere, or at a
- * server that never answers, fails within `connectTimeoutMs` with a RedisUnreachableError.
- */
+/** The Redis store once Redis answered, for start-up; else a RedisUnreachableError in time. */
 export async function openRedisStore(
   url: string,
   report: (err: unknown) => void = () => {},
@@ -87,11 +81,7 @@ function redisStore(
     connectionTimeout: 2000,
   });
   adapter.on("error", report);
-  const keyv = new Keyv<StampedRecord>({
-    store: adapter,
-    namespace,
-    throwOnErrors: true,
-  });
+  const keyv = new Keyv<StampedRecord>({ store: adapter, namespace, throwOnErrors: true });
   keyv.on("error", report);
   const redis = new ReadyClient(client, report);
   // keyv's records are `<namespace>::<namespace>:<key>` (@keyv/redis prefixes its namespace
@@ -194,9 +184,7 @@ class ReadyClient {
 
   async #waitReady(): Promise<void> {
     const client = this.#client;
-    if (!client.isOpen) {
-      this.#opening = client.connect().catch(this.#report);
-    }
+    if (!client.isOpen) this.#opening = client.connect().catch(this.#report);
     const stop = new AbortController();
     try {
       await Promise.race([
@@ -212,7 +200,7 @@ class ReadyClient {
   }
 }
 
-/** A system error code (ECONNREFUSED…) or Redis' error prefix (WRONGPASS…): never the message, which could echo input. */
+/** A system error code (ECONNREFUSED…) or Redis' error prefix (WRONGPASS…): never the message. */
 function errorName(err: unknown): string {
   const { code, message } = err as { code?: unknown; message?: unknown };
   if (typeof code === "string" && /^E[A-Z_]+$/.test(code)) return code;
@@ -220,7 +208,7 @@ function errorName(err: unknown): string {
   return prefix ?? "an error";
 }
 
-/** One request counted against rate limits: rate-window.ts' script, one command whatever the limits. */
+/** One request counted against rate limits: rate-window.ts' script, one command. */
 async function consumeRateIn(
   client: RedisClient,
   counts: readonly RateCount[],

@@ -1,8 +1,6 @@
 /**
- * A Keyv storage adapter on Node's built-in `node:sqlite`: the embedded, persistent store.
- * Written here because @keyv/sqlite needs the native `sqlite3` build; node:sqlite needs
- * nothing installed and survives restarts in one file. It also offers the atomic
- * `setIfAbsent` that claim-once needs.
+ * A Keyv adapter on Node's built-in `node:sqlite`, written because @keyv/sqlite needs the
+ * native `sqlite3` build; with the atomic operations the store needs (setIfAbsent…).
  */
 import { EventEmitter } from "node:events";
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from "node:fs";
@@ -12,9 +10,8 @@ import type { KeyvStoreAdapter, StoredData } from "keyv";
 import { decideRate, parseLog, type RateCount, type RateRefusal } from "./rate-window.ts";
 
 /**
- * The data directory (created 0700) and the database file (0600) are the app's alone: they hold
- * the sealed secrets and everything people asked. An existing directory is left as the operator
- * made it (a mounted volume); the database files are made 0600 whatever they were.
+ * The data directory (created 0700) and database files (0600) are the app's alone: sealed
+ * secrets, everything people asked. An existing directory (a mounted volume) is left as it is.
  */
 function createPrivately(path: string): void {
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
@@ -116,9 +113,8 @@ export class SqliteKeyvAdapter extends EventEmitter implements KeyvStoreAdapter 
   }
 
   /**
-   * One request counted in every log of `counts`, or in none (rate-window.ts): one transaction,
-   * run to its end before any other JavaScript (node:sqlite is synchronous); IMMEDIATE takes
-   * the write lock at once, so another process on the same file waits for it, never interleaves.
+   * One request counted in every log of `counts`, or in none (rate-window.ts): one synchronous
+   * transaction; IMMEDIATE takes the write lock at once, so another process waits for it.
    */
   async consumeRate(
     counts: readonly RateCount[],
@@ -171,13 +167,8 @@ export class SqliteKeyvAdapter extends EventEmitter implements KeyvStoreAdapter 
 
   /** Live entries whose key starts with `prefix`. */
   async entries(prefix: string): Promise<Array<[string, string]>> {
-    const rows = this.#entries.all(
-      `${prefix.replace(/[\\%_]/g, (c) => `\\${c}`)}%`,
-      Date.now(),
-    ) as Array<{
-      key: string;
-      value: string;
-    }>;
+    const like = `${prefix.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    const rows = this.#entries.all(like, Date.now()) as Array<{ key: string; value: string }>;
     return rows.map((r) => [r.key, r.value]);
   }
 

@@ -1,4 +1,3 @@
-/** The embedded store: one SQLite file (Node's built-in node:sqlite), nothing to install. */
 import { join } from "node:path";
 import { Keyv } from "keyv";
 import { DEFAULT_NAMESPACE, KeyvThreadStore, type StoreOptions } from "./keyv-store.ts";
@@ -6,7 +5,7 @@ import { SqliteKeyvAdapter } from "./sqlite-adapter.ts";
 import type { StampedRecord } from "./record-format.ts";
 import type { ThreadStore } from "./types.ts";
 
-/** The embedded store: one SQLite file under `dataDir`, nothing to install. */
+/** The embedded store: one SQLite file (Node's built-in node:sqlite), nothing to install. */
 export function createSqliteStore(
   path: string,
   report: (err: unknown) => void = () => {},
@@ -14,11 +13,7 @@ export function createSqliteStore(
 ): ThreadStore {
   const adapter = new SqliteKeyvAdapter(path);
   const namespace = options.namespace ?? DEFAULT_NAMESPACE;
-  const keyv = new Keyv<StampedRecord>({
-    store: adapter,
-    namespace,
-    throwOnErrors: true,
-  });
+  const keyv = new Keyv<StampedRecord>({ store: adapter, namespace, throwOnErrors: true });
   keyv.on("error", report);
   const sweep = setInterval(() => adapter.purgeExpired(), 10 * 60_000);
   sweep.unref();
@@ -49,11 +44,10 @@ export function createSqliteStore(
       deletePrefix: async (prefix) => {
         await adapter.deletePrefix(prefix);
       },
-      // keyv names its rows `<namespace>:<key>` in this table.
+      // keyv names its rows `<namespace>:<key>` (the atomic entries use other prefixes).
       deleteRecords: async (prefix) => {
         await adapter.deletePrefix(`${namespace}:${prefix}`);
       },
-      // keyv names a record `<namespace>:<key>` in the table (the atomic entries use other prefixes).
       recordKeys: async (prefix) => {
         const ns = `${namespace}:`;
         return (await adapter.entries(`${ns}${prefix}`)).map(([key]) => key.slice(ns.length));
