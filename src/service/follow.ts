@@ -38,8 +38,6 @@ export interface FinalRun {
 
 export interface FollowOptions {
   signal?: AbortSignal;
-  /** Reconnections of a dropped stream before falling back to polling (default 5). */
-  maxReconnects?: number;
   /** Long-poll `timeout` in seconds while polling (default 30). */
   pollTimeoutS?: number;
   /** Backoff before reconnecting, doubled each time (default 250 ms, at most 8 s). */
@@ -164,13 +162,9 @@ function* setStatus(run: Follower, next: string): Generator<RunUpdate> {
   }
 }
 
-/**
- * Streams, reconnecting after drops while the run goes on. Returns "done" once the run is
- * over, or "poll" when streaming was refused or kept failing.
- */
+/** Streams, reconnecting after drops: "done" once the run is over, "poll" when streaming fails. */
 async function* streamRun(run: Follower): AsyncGenerator<RunUpdate, "done" | "poll", undefined> {
   const { service, ref, options, text } = run;
-  const maxReconnects = options.maxReconnects ?? 5;
   const baseDelay = options.reconnectDelayMs ?? 250;
   const random = options.random ?? Math.random;
   let failures = 0;
@@ -181,15 +175,14 @@ async function* streamRun(run: Follower): AsyncGenerator<RunUpdate, "done" | "po
     if (outcome === "ended") return "done";
     // The connection closed without a final status: ask where the run is.
     const now = await service.getTaskResult(ref, { timeout: 0 }, run.call);
+    // Fill what was produced while disconnected: a server that continues will not resend it.
+    yield* delta(run, text.snapshot(now.response.content));
     if (sameRun(ref, now) && isFinalStatus(now.status)) {
-      yield* delta(run, text.snapshot(now.response.content));
       yield* setStatus(run, now.status);
       return "done";
     }
-    // Fill what was produced while disconnected: a server that continues will not resend it.
-    yield* delta(run, text.snapshot(now.response.content));
     failures++;
-    if (failures > maxReconnects) {
+    if (failures > MAX_RECONNECTS) {
       yield { type: "transport", mode: "poll", reason: `stream dropped ${failures} times` };
       return "poll";
     }
@@ -203,9 +196,8 @@ async function* streamRun(run: Follower): AsyncGenerator<RunUpdate, "done" | "po
 }
 
 /**
- * How long to wait before reconnection `failures` (from 1): the backoff doubles from `base`
- * up to 8 s, and each wait is drawn from its upper half ("equal jitter"), so runs that lost
- * their streams in the same service blip do not all come back at the same instant.
+ * The wait before reconnection `failures` (from 1): doubling from `base` up to 8 s, drawn from
+ * its upper half ("equal jitter") so runs dropped by one service blip do not return at once.
  */
 export function reconnectDelay(base: number, failures: number, random: () => number): number {
   const backoff = Math.min(base * 2 ** (failures - 1), MAX_RECONNECT_DELAY_MS);
@@ -213,6 +205,8 @@ export function reconnectDelay(base: number, failures: number, random: () => num
 }
 
 const MAX_RECONNECT_DELAY_MS = 8000;
+/** Reconnections of a dropped stream before following falls back to polling. */
+const MAX_RECONNECTS = 5;
 
 /** A connection's text the reconciler holds, not yet placed, may not pass the budget either. */
 function checkHeld(run: Follower): void {
@@ -220,10 +214,7 @@ function checkHeld(run: Follower): void {
   if (budget && run.text.connectionChars > budget.maxBytes) throw textTooLarge(budget.maxBytes);
 }
 
-/**
- * One connection to the stream: "ended" when it told the run's end, "refused" when streaming
- * is refused on this thread, "dropped" when it closed or broke with the run still going.
- */
+/** One connection to the stream: how it ended (the run's end, a refusal, or a drop). */
 async function* readStream(
   run: Follower,
 ): AsyncGenerator<RunUpdate, "ended" | "refused" | "dropped", undefined> {
@@ -300,9 +291,8 @@ async function* pollRun(run: Follower): AsyncGenerator<RunUpdate, void, undefine
 }
 
 /**
- * The authoritative end state: text, code blocks and every page of files, without their
- * content (a run's files may weigh hundreds of MB: each is read alone when it is delivered,
- * `TaskService.readResultFile`). A file's place in `files` is its place in the result.
+ * The authoritative end state: text, code blocks and every page of files, without their content
+ * (each is read alone when delivered, `readResultFile`, at its place in `files`).
  */
 async function fetchFinal(
   service: TaskService,
@@ -356,11 +346,7 @@ async function fetchFinal(
   };
 }
 
-/**
- * The result's files, page after page from its first: bounded (pages, files), and stopped when
- * a page adds nothing new (a server that ignores `page`). Files past MAX_FILES are not listed:
- * a run uploads 20, and Files shows them all.
- */
+/** The result's files, page after page: bounded, and stopped by a page adding nothing (`page` ignored). */
 async function allFiles(
   service: TaskService,
   ref: ThreadRef,

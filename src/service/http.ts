@@ -174,8 +174,14 @@ export class ServiceHttp {
     return u;
   }
 
-  threadPath(ref: { readonly threadId: string }, suffix: string): string {
-    return `/threads/${encodeURIComponent(ref.threadId)}${suffix}`;
+  /** A URL of a service thread's: its path, `project_id` and `query`. */
+  threadUrl(
+    ref: { readonly threadId: string; readonly projectId: string },
+    suffix: string,
+    query: Query = {},
+  ): URL {
+    const path = `/threads/${encodeURIComponent(ref.threadId)}${suffix}`;
+    return this.url(path, { project_id: ref.projectId, ...query });
   }
 
   /** One request, a span carrying `traceparent`, whose JSON answer must match `schema`. */
@@ -220,8 +226,19 @@ export class ServiceHttp {
     });
   }
 
+  /** An idempotent `send`: retried on transient failures, honouring Retry-After. */
+  read<S extends z.ZodType>(
+    what: string,
+    method: "GET" | "POST",
+    target: URL,
+    schema: S,
+    opts: SendOptions,
+  ): Promise<z.infer<S>> {
+    return this.retried(opts.signal, () => this.send(what, method, target, schema, opts));
+  }
+
   /** Idempotent reads: retried on transient failures, honouring Retry-After. */
-  read<T>(signal: AbortSignal | undefined, fn: () => Promise<T>): Promise<T> {
+  retried<T>(signal: AbortSignal | undefined, fn: () => Promise<T>): Promise<T> {
     return pRetry(fn, {
       retries: this.#retries,
       minTimeout: this.#options.retryMinDelayMs ?? 500,

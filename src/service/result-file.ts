@@ -49,14 +49,13 @@ export async function readResultFile(
   options: ReadFileOptions,
 ): Promise<Buffer | undefined> {
   const what = "fetching a generated file";
-  const target = http.url(http.threadPath(ref, "/response"), {
-    project_id: ref.projectId,
+  const target = http.threadUrl(ref, "/response", {
     timeout: 0,
     include_file_content: true,
     page: file.position + 1,
     page_size: 1,
   });
-  return http.read(options.signal, async () => {
+  return http.retried(options.signal, async () => {
     const res = await http.open(what, target, options.signal, {
       accept: "application/json",
       headersTimeoutMs: http.requestTimeoutMs,

@@ -94,10 +94,6 @@ export class SqliteKeyvAdapter extends EventEmitter implements KeyvStoreAdapter 
     return this.#read(key) as StoredData<Value> | undefined;
   }
 
-  async getMany<Value>(keys: string[]): Promise<Array<StoredData<Value | undefined>>> {
-    return keys.map((k) => this.#read(k) as StoredData<Value | undefined>);
-  }
-
   async set(key: string, value: unknown, ttl?: number): Promise<boolean> {
     const expires = typeof ttl === "number" && ttl > 0 ? Date.now() + ttl : null;
     this.#set.run(key, String(value), expires);
@@ -182,18 +178,9 @@ export class SqliteKeyvAdapter extends EventEmitter implements KeyvStoreAdapter 
     return any;
   }
 
-  async has(key: string): Promise<boolean> {
-    return this.#read(key) !== undefined;
-  }
-
   async clear(): Promise<void> {
-    if (this.namespace) {
-      this.#db
-        .prepare("DELETE FROM keyv WHERE key LIKE ? ESCAPE '\\'")
-        .run(`${this.namespace.replace(/[\\%_]/g, (c) => `\\${c}`)}:%`);
-    } else {
-      this.#db.exec("DELETE FROM keyv");
-    }
+    if (this.namespace) await this.deletePrefix(`${this.namespace}:`);
+    else this.#db.exec("DELETE FROM keyv");
   }
 
   /** Removes expired rows (called now and then; reads also drop expired rows lazily). */

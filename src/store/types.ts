@@ -345,10 +345,8 @@ export interface ThreadStore extends PreferenceStore, RecordStore {
   /** Forgets a claim, so the next `claimOnce` of it wins again (e.g. a Stop that failed). */
   releaseClaim(teamId: string, name: string): Promise<void>;
   /**
-   * Counts one request against each of a workspace's `limits` as one atomic operation, shared by
-   * every instance: allowed when each limit let fewer than `limit` requests through in the
-   * `windowMs` before `now` (a sliding window), and then counted in all of them; refused, and
-   * counted in none, otherwise. Its records are the workspace's (`forgetTeam` deletes them).
+   * Counts one request against each of a workspace's `limits` atomically, across instances: a
+   * sliding window (rate-window.ts); allowed and counted in all, or refused and counted in none.
    */
   consumeRate(
     teamId: string,
@@ -389,16 +387,9 @@ export interface ThreadStore extends PreferenceStore, RecordStore {
    * owner's recent tasks. The record it deleted, or undefined when there was none.
    */
   forgetThread(key: SlackThreadKey): Promise<ThreadRecord | undefined>;
-  /**
-   * Forgets a channel (it was deleted in Slack): its threads' records, its runs, its defaults,
-   * and its tasks in every person's recent tasks. The people whose recent tasks changed.
-   */
+  /** Forgets a deleted channel: its threads, runs, defaults and recent tasks; whose tasks changed. */
   forgetChannel(teamId: string, channelId: string): Promise<string[]>;
-  /**
-   * Erases a person's records in a workspace: the records of the task threads they started,
-   * their replies queued in other threads, their recent tasks and personal defaults. Runs go on
-   * (their index entries are deleted when they end, as always).
-   */
+  /** Erases a person's threads, replies queued in others', recent tasks and defaults; runs go on. */
   forgetPerson(teamId: string, userId: string): Promise<PersonForgotten>;
   /**
    * Erases what a workspace's people left (an admin asked): every thread record, recent tasks,
