@@ -1,6 +1,8 @@
 /**
  * The task service client's HTTP: URLs, the API key, undici requests with their timeouts,
  * retries of idempotent reads (p-retry, honouring Retry-After), a report of every response.
+ * Each request is an HTTP client span named after its route (`GET …/threads/{thread_id}/response`)
+ * with OpenTelemetry's HTTP attributes; its URL holds ids only (the key is in a header).
  */
 import { Readable } from "node:stream";
 import { setTimeout as delay } from "node:timers/promises";
@@ -13,8 +15,24 @@ import { TaskServiceError } from "./errors.ts";
 import { LIMITS } from "./limits.ts";
 import { CONTROL_POOL, SERVICE_POOL } from "./pools.ts";
 import { encodeMultipart, type MultipartBody, type UploadFile } from "./multipart.ts";
-import { clientSpanOf, statusOn } from "./spans.ts";
-import { failed, inSpan, startSpan, withTraceHeaders } from "../tracing/spans.ts";
+import type { SpanOptions } from "@opentelemetry/api";
+import {
+  ATTR_HTTP_REQUEST_METHOD,
+  ATTR_HTTP_RESPONSE_STATUS_CODE,
+  ATTR_SERVER_ADDRESS,
+  ATTR_SERVER_PORT,
+  ATTR_URL_FULL,
+} from "@opentelemetry/semantic-conventions";
+import {
+  ATTR,
+  failed,
+  inSpan,
+  type Span,
+  SpanKind,
+  startSpan,
+  urlFull,
+  withTraceHeaders,
+} from "../tracing/spans.ts";
 
 /**
  * The API key, or a supplier asked at each request (a workspace's key, which an admin may
@@ -332,4 +350,40 @@ export class ServiceHttp {
         seconds: (performance.now() - started) / 1000,
       });
   }
+}
+
+/** The span's name and options for a request to `target`. */
+function clientSpanOf(
+  method: string,
+  target: URL,
+  /** Which endpoint (`create`, `result_stream`…; `other` for any other path). */
+  endpoint: string,
+): [name: string, options: SpanOptions] {
+  // A thread's id is not part of a route: spans of one endpoint share one name.
+  const template =
+    endpoint === "other"
+      ? undefined
+      : target.pathname.replace(/\/threads\/[^/]+/, "/threads/{thread_id}");
+  const port = target.port === "" ? (target.protocol === "https:" ? 443 : 80) : Number(target.port);
+  return [
+    template === undefined ? method : `${method} ${template}`,
+    {
+      kind: SpanKind.CLIENT,
+      attributes: {
+        [ATTR_HTTP_REQUEST_METHOD]: method,
+        [ATTR_URL_FULL]: urlFull(target),
+        [ATTR_SERVER_ADDRESS]: target.hostname,
+        [ATTR_SERVER_PORT]: port,
+        [ATTR.endpoint]: endpoint,
+        ...(template === undefined ? {} : { [ATTR.urlTemplate]: template }),
+      },
+    },
+  ];
+}
+
+/** The answer's status on the span; from 400 on, an error of that status. */
+function statusOn(span: Span, status: number): void {
+  if (!span.isRecording()) return;
+  span.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, status);
+  if (status >= 400) failed(span, undefined, String(status));
 }

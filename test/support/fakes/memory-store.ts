@@ -4,10 +4,10 @@ import {
   iteratedKeys,
   KeyvThreadStore,
   type StoreOptions,
-} from "./keyv-store.ts";
-import { decideRate, parseLog } from "./rate-window.ts";
-import type { StampedRecord } from "./record-format.ts";
-import type { ThreadStore } from "./types.ts";
+} from "../../../src/store/keyv-store.ts";
+import { decideRate, parseLog } from "../../../src/store/rate-window.ts";
+import type { StampedRecord } from "../../../src/store/record-format.ts";
+import type { ThreadStore } from "../../../src/store/types.ts";
 
 /** The maps the memory store keeps everything in (a test may pass its own, to look inside). */
 export interface MemoryMaps {
