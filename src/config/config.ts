@@ -2,13 +2,7 @@
 import { z } from "zod";
 import type { ProxyConfig } from "../util/proxy.ts";
 import { urlPassword } from "../util/urls.ts";
-import {
-  type Workspaces,
-  encryptionFrom,
-  wantsOAuth,
-  workspacesFrom,
-  workspacesShape,
-} from "./workspaces.ts";
+import { encryptionFrom, wantsOAuth, workspacesFrom, workspacesShape } from "./workspaces.ts";
 import {
   choice,
   flag,
@@ -20,8 +14,8 @@ import {
   nameList,
   optionalString,
 } from "./values.ts";
-import { type Features, featuresFrom, featuresShape } from "./features.ts";
-import { type TracingConfig, tracingFrom, tracingProblems, tracingShape } from "./tracing.ts";
+import { featuresFrom, featuresShape } from "./features.ts";
+import { tracingFrom, tracingProblems, tracingShape } from "./tracing.ts";
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 
@@ -144,14 +138,19 @@ const slackShape = {
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
+/** Every setting but the workspaces' (parsed apart: their problems are reported with these). */
+const appShape = {
+  ...serviceShape,
+  ...slackShape,
+  ...proxyShape,
+  ...featuresShape,
+  ...tracingShape,
+};
+
 /** Every environment variable the app reads (deploy files are checked against this list). */
 export const SETTINGS: readonly string[] = [
-  ...Object.keys(serviceShape),
-  ...Object.keys(slackShape),
+  ...Object.keys(appShape),
   ...Object.keys(workspacesShape),
-  ...Object.keys(proxyShape),
-  ...Object.keys(featuresShape),
-  ...Object.keys(tracingShape),
 ];
 
 /** How long a SIGTERM'd instance may take to hand its runs over before it exits anyway. */
@@ -182,82 +181,10 @@ function parseWith<S extends z.ZodRawShape>(shape: S, env: Env): z.infer<z.ZodOb
   throw new ConfigError([...new Set(problems)]);
 }
 
-/** The task service's settings (README.md describes each). */
-export interface ServiceConfig {
-  readonly baseUrl: string;
-  /** With many workspaces, for those without their own (or none). */
-  readonly apiKey: string | undefined;
-  readonly pollTimeoutS: number;
-  readonly streamIdleTimeoutS: number;
-  readonly maxRunS: number;
-  /** 0: no limit. */
-  readonly rateUserPerMin: number;
-  readonly rateChannelPerMin: number;
-  readonly allowGuests: boolean;
-  readonly allowExternal: boolean;
-  readonly memoryMb: {
-    readonly answer: number;
-    readonly runFiles: number;
-    readonly process: number;
-  };
-}
+export type ServiceConfig = Readonly<ReturnType<typeof serviceFrom>>;
+export type Config = Readonly<ReturnType<typeof parseConfig>>;
 
-/** One workspace (`botToken`) or many installed through OAuth (`oauth`): exactly one is set. */
-export interface SlackConfig extends Workspaces {
-  readonly signingSecret: string | undefined;
-  readonly appToken: string | undefined;
-  readonly apiUrl: string | undefined;
-  readonly editIntervalMs: number;
-  readonly streaming: "auto" | "edit" | "native";
-  readonly streamRotateMs: number;
-  readonly taskDisplay: "plan" | "timeline";
-  /** Share of each method's rate tier the app allows itself. */
-  readonly rateSafety: number;
-  /** Calls per minute by method, overriding the tier defaults. */
-  readonly rateLimits: Readonly<Record<string, number>>;
-}
-
-/** What the New task modal offers; an empty list makes the field free text. */
-export interface TaskChoices {
-  readonly models: readonly string[];
-  readonly agents: readonly string[];
-}
-
-export interface Config extends Features {
-  readonly service: ServiceConfig;
-  readonly slack: SlackConfig;
-  readonly choices: TaskChoices;
-  /** Keys (base64) sealing each workspace's service key: the first seals, all open; maybe none. */
-  readonly encryptionKeys: readonly string[];
-  readonly settingsAnyone: boolean;
-  readonly proxy: ProxyConfig;
-  readonly redisUrl: string | undefined;
-  readonly redisConnectTimeoutMs: number;
-  readonly dataDir: string;
-  /** This instance's name as the holder of run leases (unique per process). */
-  readonly instanceId: string | undefined;
-  readonly storeNamespace: string;
-  readonly retentionDays: number;
-  readonly runLeaseTtlMs: number;
-  readonly resumeScanIntervalMs: number;
-  readonly port: number;
-  readonly listenHost: string | undefined;
-  /** Where health and metrics are served instead of `port`, when set. */
-  readonly adminPort: number | undefined;
-  readonly adminHost: string;
-  readonly logLevel: (typeof LOG_LEVELS)[number];
-  readonly tracing: TracingConfig;
-}
-
-export function parseServiceConfig(env: Env): ServiceConfig {
-  const v = parseWith(serviceShape, env);
-  if (v.TASK_API_KEY === undefined) throw new ConfigError(["TASK_API_KEY is required but not set"]);
-  const problems = [...insecureUrls(v), ...memoryProblems(v)];
-  if (problems.length > 0) throw new ConfigError(problems);
-  return serviceFrom(v);
-}
-
-function serviceFrom(v: z.infer<z.ZodObject<typeof serviceShape>>): ServiceConfig {
+function serviceFrom(v: z.infer<z.ZodObject<typeof serviceShape>>) {
   return {
     baseUrl: v.TASK_API_URL,
     apiKey: v.TASK_API_KEY,
@@ -312,13 +239,9 @@ export function parseConfigOrExit(env: Env): Config {
   }
 }
 
-export function parseConfig(env: Env): Config {
-  const main = attempt(() =>
-    parseWith(
-      { ...serviceShape, ...slackShape, ...proxyShape, ...featuresShape, ...tracingShape },
-      env,
-    ),
-  );
+/** The app's configuration; README.md and docs/ describe each setting. */
+export function parseConfig(env: Env) {
+  const main = attempt(() => parseWith(appShape, env));
   const auth = attempt(() => parseWith(workspacesShape, env));
   const v = main.value;
   const appKey = Boolean(env.TASK_API_KEY?.trim());
@@ -351,17 +274,20 @@ export function parseConfig(env: Env): Config {
       rateSafety: v.SLACK_RATE_SAFETY,
       rateLimits: v.SLACK_RATE_LIMITS,
     },
+    /** What the New task modal offers; an empty list makes the field free text. */
     choices: { models: v.TASK_MODELS, agents: v.TASK_AGENTS },
+    /** Keys (base64) sealing each workspace's service key: the first seals, all open. */
     encryptionKeys: sealing?.keys ?? [],
     settingsAnyone: v.TASK_SETTINGS_ANYONE,
     proxy: {
       httpProxy: v.http_proxy ?? v.HTTP_PROXY,
       httpsProxy: v.https_proxy ?? v.HTTPS_PROXY,
       noProxy: v.no_proxy ?? v.NO_PROXY,
-    },
+    } satisfies ProxyConfig,
     redisUrl: v.REDIS_URL,
     redisConnectTimeoutMs: v.REDIS_CONNECT_TIMEOUT_MS,
     dataDir: v.DATA_DIR ?? "data",
+    /** This instance's name as the holder of run leases (unique per process). */
     instanceId: v.INSTANCE_ID,
     storeNamespace: v.STORE_NAMESPACE,
     retentionDays: v.DATA_RETENTION_DAYS,
@@ -369,6 +295,7 @@ export function parseConfig(env: Env): Config {
     resumeScanIntervalMs: v.RESUME_SCAN_INTERVAL_MS,
     port: v.PORT,
     listenHost: v.LISTEN_HOST,
+    /** Where health and metrics are served instead of `port`, when set. */
     adminPort: v.ADMIN_PORT,
     adminHost: v.ADMIN_HOST ?? "127.0.0.1",
     logLevel: v.LOG_LEVEL,
