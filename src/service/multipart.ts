@@ -4,9 +4,6 @@
  * them, and the Content-Length is known up front.
  */
 import { randomBytes } from "node:crypto";
-import { createReadStream } from "node:fs";
-import { stat } from "node:fs/promises";
-import { basename } from "node:path";
 import { lookup } from "mime-types";
 
 export interface UploadFile {
@@ -34,12 +31,6 @@ export function partContentType(given: string | undefined, name: string): string
   return given !== undefined && given.length <= 255 && MEDIA_TYPE.test(given)
     ? given
     : contentTypeFor(name);
-}
-
-/** A file on disk, streamed when sent. */
-export async function fileFromPath(path: string, name = basename(path)): Promise<UploadFile> {
-  const { size } = await stat(path);
-  return { name, size, open: () => createReadStream(path) };
 }
 
 export function fileFromBytes(name: string, bytes: Uint8Array, contentType?: string): UploadFile {

@@ -130,20 +130,12 @@ export class KeyvThreadStore implements ThreadStore {
     this.#now = options.now ?? Date.now;
   }
 
-  #lease(name: string): string {
-    return `${this.#ns}:lease:${name}`;
-  }
-
-  #run(runId: string): string {
-    return `${this.#ns}:run:${runId}`;
-  }
-
+  #lease = (name: string) => `${this.#ns}:lease:${name}`;
+  #run = (runId: string) => `${this.#ns}:run:${runId}`;
+  #stop = (runId: string) => `${this.#ns}:stopreq:${runId}`;
+  #claim = (teamId: string, name: string) => `${this.#ns}:claim:t:${teamId}:${name}`;
   /** A rate limit's log (rate-window.ts), under its workspace like its claims. */
   #rate = (teamId: string, name: string) => `${this.#ns}:rate:t:${teamId}:${name}`;
-
-  #stop(runId: string): string {
-    return `${this.#ns}:stopreq:${runId}`;
-  }
 
   /** A keyv record's value: undefined when there is none, else OTHER_FORMAT when of another format. */
   async #read(key: string): Promise<unknown> {
@@ -217,12 +209,12 @@ export class KeyvThreadStore implements ThreadStore {
   }
 
   claimOnce(teamId: string, name: string, ttlMs: number): Promise<boolean> {
-    return guard(() => this.#p.setIfAbsent(`${this.#ns}:claim:t:${teamId}:${name}`, "1", ttlMs));
+    return guard(() => this.#p.setIfAbsent(this.#claim(teamId, name), "1", ttlMs));
   }
 
   async releaseClaim(teamId: string, name: string): Promise<void> {
     // A claim holds "1" (see claimOnce): deleted like a lease its holder gives up.
-    await guard(() => this.#p.deleteIfHolds(`${this.#ns}:claim:t:${teamId}:${name}`, "1"));
+    await guard(() => this.#p.deleteIfHolds(this.#claim(teamId, name), "1"));
   }
 
   async consumeRate(teamId: string, limits: readonly RateLimit[], windowMs: number, now: number) {
@@ -407,7 +399,7 @@ export class KeyvThreadStore implements ThreadStore {
   async forgetTeam(teamId: string): Promise<void> {
     await guard(async () => {
       await this.#forgetRuns(teamId, {});
-      await this.#p.deletePrefix(`${this.#ns}:claim:t:${teamId}:`);
+      await this.#p.deletePrefix(this.#claim(teamId, ""));
       await this.#p.deletePrefix(this.#rate(teamId, ""));
       // Locks of its threads and recent tasks (held for a moment; nobody waits on them now).
       await this.#p.deletePrefix(this.#lease(`lock:t:${teamId}:`));
