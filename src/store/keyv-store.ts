@@ -106,7 +106,7 @@ export interface StoreOptions {
   readonly namespace?: string;
   /** How long a run index entry outlives its last write (`runIndexTtlMs`; default 7 days). */
   readonly runTtlMs?: number;
-  /** How long threads, recent tasks and retained records outlive their last write (default 90 days). */
+  /** How long threads, recent tasks, retained records outlive their last write (default 90 days). */
   readonly retentionMs?: number;
   /** The time of the run index's expiry and of list entries' retention. */
   readonly now?: () => number;
@@ -137,7 +137,7 @@ export class KeyvThreadStore implements ThreadStore {
   /** A rate limit's log (rate-window.ts), under its workspace like its claims. */
   #rate = (teamId: string, name: string) => `${this.#ns}:rate:t:${teamId}:${name}`;
 
-  /** A keyv record's value: undefined when there is none, else OTHER_FORMAT when of another format. */
+  /** A keyv record's value: undefined when there is none, OTHER_FORMAT when of another format. */
   async #read(key: string): Promise<unknown> {
     const stored = await guard(() => this.#keyv.get<unknown>(key));
     return stored === undefined ? undefined : unstamp(stored);
@@ -336,7 +336,7 @@ export class KeyvThreadStore implements ThreadStore {
     });
   }
 
-  /** One person's list rewritten under a shared lock, bounded, an empty one deleted; whether it changed. */
+  /** One person's list rewritten under a shared lock, bounded (empty: deleted); whether it changed. */
   async #changeRecent(
     teamId: string,
     userId: string,
