@@ -234,6 +234,10 @@ function redisPrimitives(
   recordPrefix: string,
 ): Omit<Primitives, "recordKeys"> {
   const connected = () => redis.connected();
+  /** A script's numeric answer. */
+  const evaluate = async (script: string, keys: string[], args: string[]) =>
+    Number(await (await connected()).eval(script, { keys, arguments: args }));
+  const ms = (ttl: number) => Math.max(1, Math.round(ttl));
   const deletePrefix = async (prefix: string) => {
     const client = await connected();
     // SCAN with MATCH walks the keyspace in steps (never KEYS, which blocks Redis), and
@@ -247,39 +251,23 @@ function redisPrimitives(
   };
   return {
     setIfAbsent: async (k, v, ttl) =>
-      (await (await connected()).set(k, v, { NX: true, PX: Math.max(1, Math.round(ttl)) })) ===
-      "OK",
+      (await (await connected()).set(k, v, { NX: true, PX: ms(ttl) })) === "OK",
     consumeRate: async (counts, windowMs, now) =>
       consumeRateIn(await connected(), counts, windowMs, now),
     renewIfHolds: async (k, v, ttl) =>
-      Number(
-        await (
-          await connected()
-        ).eval(RENEW_IF_HOLDS, {
-          keys: [k],
-          arguments: [v, String(Math.max(1, Math.round(ttl)))],
-        }),
-      ) === 1,
-    deleteIfHolds: async (k, v) =>
-      Number(await (await connected()).eval(DELETE_IF_HOLDS, { keys: [k], arguments: [v] })) === 1,
+      (await evaluate(RENEW_IF_HOLDS, [k], [v, `${ms(ttl)}`])) === 1,
+    deleteIfHolds: async (k, v) => (await evaluate(DELETE_IF_HOLDS, [k], [v])) === 1,
     // The run index is one hash, so listing it is one command, not a key scan.
     putEntry: async (k, v) => {
       await (await connected()).hSet(runsHash, k, v);
     },
-    replaceEntry: async (k, v) =>
-      Number(
-        await (await connected()).eval(HSET_IF_EXISTS, { keys: [runsHash], arguments: [k, v] }),
-      ) > 0,
+    replaceEntry: async (k, v) => (await evaluate(HSET_IF_EXISTS, [runsHash], [k, v])) > 0,
     getEntry: async (k) => (await (await connected()).hGet(runsHash, k)) ?? undefined,
     deleteEntry: async (k) => {
       await (await connected()).hDel(runsHash, k);
     },
     deleteEntryIfSame: async (k, v, also) =>
-      Number(
-        await (
-          await connected()
-        ).eval(HDEL_IF_SAME, { keys: [runsHash], arguments: [k, v, ...also] }),
-      ) > 0,
+      (await evaluate(HDEL_IF_SAME, [runsHash], [k, v, ...also])) > 0,
     entries: async (prefix) =>
       Object.entries(await (await connected()).hGetAll(runsHash)).filter(([k]) =>
         k.startsWith(prefix),
