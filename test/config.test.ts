@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ConfigError, parseConfig, parseServiceConfig, secretsOf } from "../src/config/config.ts";
+import { ConfigError, parseConfig, secretsOf } from "../src/config/config.ts";
 import { DEFAULT_SUGGESTED_PROMPTS } from "../src/config/prompts.ts";
 import { describeProxy } from "../src/util/proxy.ts";
 
@@ -223,12 +223,6 @@ describe("configuration", () => {
       );
       expect(problems[0]).toContain(carries);
       expect(problems[0]).toContain("use https://, or set ALLOW_INSECURE_HTTP=true");
-      // The service-only parser holds the service URL to the same rule.
-      if (name === "TASK_API_URL") {
-        expect(() => parseServiceConfig({ TASK_API_URL: url, TASK_API_KEY: "k" })).toThrow(
-          /TASK_API_URL uses plain http:\/\//,
-        );
-      }
     });
 
     it.each([
@@ -289,12 +283,6 @@ describe("configuration", () => {
       const c = parseConfig({ ...base, HTTPS_PROXY: "http://proxy.corp.example:3128" });
       expect(c.proxy.httpsProxy).toBe("http://proxy.corp.example:3128");
     });
-  });
-
-  it("parses the service settings alone for tools that only talk to the service", () => {
-    expect(
-      parseServiceConfig({ TASK_API_URL: "http://127.0.0.1:8787", TASK_API_KEY: "k" }).pollTimeoutS,
-    ).toBe(30);
   });
 
   it("reads the proxy variables in either case, lower case first, as curl and undici do", () => {

@@ -1,19 +1,10 @@
-/**
- * Every setting of the app comes from the environment and is parsed here (and, for which Slack
- * workspaces it serves, in config/workspaces.ts), once, by zod. Logic receives the parsed
- * `Config` object; nothing else reads `process.env`.
- */
+/** Every setting, parsed once from the environment by zod; nothing else reads `process.env`. */
 import { z } from "zod";
 import type { ProxyConfig } from "../util/proxy.ts";
 import { urlPassword } from "../util/urls.ts";
+import { encryptionFrom, wantsOAuth, workspacesFrom, workspacesShape } from "./workspaces.ts";
 import {
-  type Workspaces,
-  encryptionFrom,
-  wantsOAuth,
-  workspacesFrom,
-  workspacesShape,
-} from "./workspaces.ts";
-import {
+  choice,
   flag,
   hostName,
   httpUrl,
@@ -23,24 +14,17 @@ import {
   nameList,
   optionalString,
 } from "./values.ts";
-import { type Features, featuresFrom, featuresShape } from "./features.ts";
-import { type TracingConfig, tracingFrom, tracingProblems, tracingShape } from "./tracing.ts";
+import { featuresFrom, featuresShape } from "./features.ts";
+import { tracingFrom, tracingProblems, tracingShape } from "./tracing.ts";
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 
-/**
- * How long people's records (task threads with their queued replies, recent tasks with their
- * prompt excerpts, votes on answers) and the audit trail are kept after they were last written.
- */
+/** Days people's records (threads, recent tasks, votes) and the audit trail outlive their last write. */
 export const DEFAULT_RETENTION_DAYS = 90;
 
-/**
- * What the task service's data may take in memory by default (MiB): one answer's text, one
- * run's files at once (as sent: base64 takes 4 bytes for 3), and everything the process holds.
- */
+/** MiB the service's data may take: one answer's text, one run's files (as sent), the process. */
 export const DEFAULT_MEMORY_MB = { answer: 8, runFiles: 64, process: 256 } as const;
 
-/** Settings of the Task Execution Service client (needed by everything that talks to it). */
 const serviceShape = {
   TASK_API_URL: httpUrl.transform((v) => v.replace(/\/+$/, "")),
   /** Required with one workspace; with many (OAuth), the key of workspaces without their own. */
@@ -62,10 +46,7 @@ const serviceShape = {
   ALLOW_INSECURE_HTTP: insecureHttp,
 };
 
-/**
- * A proxy URL as HTTP(S)_PROXY holds it. `proxy.corp:3128` (no scheme, as curl accepts it)
- * means http://. Only HTTP proxies (http:// or https://) are supported, as undici's.
- */
+/** An HTTP(S)_PROXY: http:// or https:// (undici's); no scheme (`proxy.corp:3128`, as curl) is http://. */
 const proxyUrl = optionalString
   .transform((v) => (v === undefined || /^[a-z][a-z0-9+.-]*:\/\//i.test(v) ? v : `http://${v}`))
   .refine((v) => v === undefined || (/^https?:\/\//i.test(v) && URL.canParse(v)), {
@@ -89,22 +70,10 @@ const slackShape = {
   }),
   SLACK_API_URL: httpUrl.optional().or(z.literal("").transform(() => undefined)),
   SLACK_EDIT_INTERVAL_MS: intFrom(100, 60_000, 1000),
-  SLACK_STREAMING: z
-    .string()
-    .trim()
-    .optional()
-    .transform((v) => (v === undefined || v === "" ? "auto" : v.toLowerCase()))
-    .pipe(z.enum(["auto", "edit", "native"])),
+  SLACK_STREAMING: choice(["auto", "edit", "native"], "auto"),
   // Slack ends a native stream about five minutes after it started: rotate well before.
   SLACK_STREAM_ROTATE_S: intFrom(1, 280, 240),
-  // How the agent's steps show: one plan block (the default: a long run's steps stay one
-  // block above the answer) or a timeline of cards, one per step.
-  SLACK_TASK_DISPLAY: z
-    .string()
-    .trim()
-    .optional()
-    .transform((v) => (v === undefined || v === "" ? "plan" : v.toLowerCase()))
-    .pipe(z.enum(["plan", "timeline"])),
+  SLACK_TASK_DISPLAY: choice(["plan", "timeline"], "plan"),
   SLACK_RATE_SAFETY: z
     .string()
     .trim()
@@ -125,10 +94,9 @@ const slackShape = {
     .transform((v, ctx) => {
       if (v === undefined || v === "") return {};
       try {
-        const parsed = z
+        return z
           .record(z.string().regex(/^[a-z]+\.[A-Za-z.]+$/), z.number().positive())
           .parse(JSON.parse(v));
-        return parsed;
       } catch {
         ctx.addIssue({
           code: "custom",
@@ -139,24 +107,15 @@ const slackShape = {
     }),
   TASK_MODELS: nameList,
   TASK_AGENTS: nameList,
-  TASK_SETTINGS_ANYONE: z
-    .string()
-    .trim()
-    .optional()
-    .transform((v) => (v === undefined || v === "" ? "false" : v.toLowerCase()))
-    .pipe(z.enum(["true", "false", "1", "0", "yes", "no"], { error: "must be true or false" }))
-    .transform((v) => v === "true" || v === "1" || v === "yes"),
+  TASK_SETTINGS_ANYONE: flag,
   REDIS_URL: optionalString.refine((v) => v === undefined || /^rediss?:\/\//.test(v), {
     message: "must be a redis:// or rediss:// URL",
   }),
   REDIS_CONNECT_TIMEOUT_MS: intFrom(100, 600_000, 10_000),
   DATA_DIR: optionalString,
   INSTANCE_ID: optionalString,
-  STORE_NAMESPACE: z
-    .string()
-    .trim()
-    .optional()
-    .transform((v) => (v === undefined || v === "" ? "taskbot" : v))
+  STORE_NAMESPACE: optionalString
+    .transform((v) => v ?? "taskbot")
     .pipe(z.string().regex(/^[A-Za-z0-9_-]{1,40}$/, "must be 1 to 40 letters, digits, - or _")),
   DATA_RETENTION_DAYS: intFrom(1, 3650, DEFAULT_RETENTION_DAYS),
   RUN_LEASE_TTL_MS: intFrom(500, 600_000, 15_000),
@@ -171,28 +130,27 @@ const slackShape = {
       .refine((n) => n <= 65_535, "must be a port number (0 to 65535)")
       .optional(),
   ),
-  /** The interface of ADMIN_PORT: loopback unless the operator names one (0.0.0.0 in a pod). */
   ADMIN_HOST: hostName(
     "must be an IP address or a host name (e.g. 127.0.0.1, or 0.0.0.0 for every interface)",
   ),
-  LOG_LEVEL: z
-    .string()
-    .trim()
-    .optional()
-    .transform((v) => (v === undefined || v === "" ? "info" : v.toLowerCase()))
-    .pipe(z.enum(LOG_LEVELS)),
+  LOG_LEVEL: choice(LOG_LEVELS, "info"),
 };
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
+/** Every setting but the workspaces' (parsed apart: their problems are reported with these). */
+const appShape = {
+  ...serviceShape,
+  ...slackShape,
+  ...proxyShape,
+  ...featuresShape,
+  ...tracingShape,
+};
+
 /** Every environment variable the app reads (deploy files are checked against this list). */
 export const SETTINGS: readonly string[] = [
-  ...Object.keys(serviceShape),
-  ...Object.keys(slackShape),
+  ...Object.keys(appShape),
   ...Object.keys(workspacesShape),
-  ...Object.keys(proxyShape),
-  ...Object.keys(featuresShape),
-  ...Object.keys(tracingShape),
 ];
 
 /** How long a SIGTERM'd instance may take to hand its runs over before it exits anyway. */
@@ -201,7 +159,6 @@ export const SHUTDOWN_DEADLINE_MS = 15_000;
 export class ConfigError extends Error {
   readonly problems: readonly string[];
   constructor(problems: readonly string[]) {
-    // One problem, one line; several, a line each under a heading.
     super(
       problems.length === 1
         ? `Invalid configuration: ${problems[0]}`
@@ -224,108 +181,10 @@ function parseWith<S extends z.ZodRawShape>(shape: S, env: Env): z.infer<z.ZodOb
   throw new ConfigError([...new Set(problems)]);
 }
 
-export interface ServiceConfig {
-  readonly baseUrl: string;
-  /** The app's key (TASK_API_KEY): with many workspaces, for those without their own (or none). */
-  readonly apiKey: string | undefined;
-  /** Long-poll `timeout` (seconds) used when following a run without a stream. */
-  readonly pollTimeoutS: number;
-  /** A stream silent for this long (no event, no keep-alive) counts as dropped. */
-  readonly streamIdleTimeoutS: number;
-  /** A run still going after this long is stopped at the service, and the thread says so. */
-  readonly maxRunS: number;
-  /** Tasks and follow-ups one person, and one channel, may start per minute (0: no limit). */
-  readonly rateUserPerMin: number;
-  readonly rateChannelPerMin: number;
-  /** Whether guests, and people of other organisations (Slack Connect), may use the app. */
-  readonly allowGuests: boolean;
-  readonly allowExternal: boolean;
-  /** What the service's data may take in memory (MiB): one answer, one run's files, all of it. */
-  readonly memoryMb: {
-    readonly answer: number;
-    readonly runFiles: number;
-    readonly process: number;
-  };
-}
+export type ServiceConfig = Readonly<ReturnType<typeof serviceFrom>>;
+export type Config = Readonly<ReturnType<typeof parseConfig>>;
 
-/** One workspace (`botToken`) or many installed through OAuth (`oauth`): exactly one is set. */
-export interface SlackConfig extends Workspaces {
-  readonly signingSecret: string | undefined;
-  readonly appToken: string | undefined;
-  readonly apiUrl: string | undefined;
-  /** Minimum interval between two edits of one streaming message. */
-  readonly editIntervalMs: number;
-  /**
-   * How answers reach Slack: `auto` (default) streams natively while the workspace's stream
-   * budget allows and edits otherwise; `edit` always edits; `native` always streams.
-   */
-  readonly streaming: "auto" | "edit" | "native";
-  /** How long one native stream message is streamed into before the answer goes on in a new one. */
-  readonly streamRotateMs: number;
-  /**
-   * How the agent's steps show while it works: `plan` (default), one block listing them (a
-   * stream's `task_display_mode`, and the latest few in an edited message); `timeline`, a card
-   * per step in a stream (and the latest step in an edited message's status line).
-   */
-  readonly taskDisplay: "plan" | "timeline";
-  /** Share of each method's rate tier the app allows itself (headroom for other apps' calls). */
-  readonly rateSafety: number;
-  /** Calls per minute by method, overriding the tier defaults. */
-  readonly rateLimits: Readonly<Record<string, number>>;
-}
-
-/** What the New task modal offers; an empty list makes the field free text. */
-export interface TaskChoices {
-  readonly models: readonly string[];
-  readonly agents: readonly string[];
-}
-
-/** The optional features (page previews, thread context, suggested prompts) are in Features. */
-export interface Config extends Features {
-  readonly service: ServiceConfig;
-  readonly slack: SlackConfig;
-  readonly choices: TaskChoices;
-  /** Keys (base64) sealing each workspace's service key: the first seals, all open; maybe none. */
-  readonly encryptionKeys: readonly string[];
-  /** Anyone may change a channel's task defaults (else its creator and workspace admins). */
-  readonly settingsAnyone: boolean;
-  /** Where outbound connections go: through these proxies unless NO_PROXY lists the host. */
-  readonly proxy: ProxyConfig;
-  readonly redisUrl: string | undefined;
-  /** Start-up gives up when Redis has not answered within this long. */
-  readonly redisConnectTimeoutMs: number;
-  readonly dataDir: string;
-  /** This instance's name as the holder of run leases (unique per process). */
-  readonly instanceId: string | undefined;
-  /** Prefix of every key in the store (several bots may share one Redis). */
-  readonly storeNamespace: string;
-  /** Days people's records and the audit trail are kept after last written (DATA_RETENTION_DAYS). */
-  readonly retentionDays: number;
-  /** A run whose owner stops renewing its lease is taken over after this long. */
-  readonly runLeaseTtlMs: number;
-  /** How often an instance looks for runs nobody relays. */
-  readonly resumeScanIntervalMs: number;
-  readonly port: number;
-  /** The address `port` listens on (every interface when unset), e.g. 127.0.0.1 locally. */
-  readonly listenHost: string | undefined;
-  /** Where health and metrics are served instead of `port`, when set (an internal port). */
-  readonly adminPort: number | undefined;
-  /** The interface the admin port listens on (ADMIN_HOST; loopback by default). */
-  readonly adminHost: string;
-  readonly logLevel: (typeof LOG_LEVELS)[number];
-  /** OpenTelemetry traces (the standard OTEL_* variables, which the SDK reads itself). */
-  readonly tracing: TracingConfig;
-}
-
-export function parseServiceConfig(env: Env): ServiceConfig {
-  const v = parseWith(serviceShape, env);
-  if (v.TASK_API_KEY === undefined) throw new ConfigError(["TASK_API_KEY is required but not set"]);
-  const problems = [...insecureUrls(v), ...memoryProblems(v)];
-  if (problems.length > 0) throw new ConfigError(problems);
-  return serviceFrom(v);
-}
-
-function serviceFrom(v: z.infer<z.ZodObject<typeof serviceShape>>): ServiceConfig {
+function serviceFrom(v: z.infer<z.ZodObject<typeof serviceShape>>) {
   return {
     baseUrl: v.TASK_API_URL,
     apiKey: v.TASK_API_KEY,
@@ -369,10 +228,7 @@ export function withPointer(err: ConfigError, pointer: string): string {
   return `${err.message}${err.problems.length === 1 ? " — " : "\n"}${pointer}.`;
 }
 
-/**
- * For a command's entry point (`npm start`, `npm run keys:reseal`): the config, or the problems
- * printed (never a value) and exit code 1.
- */
+/** For a command's entry point: the config, or its problems printed (never a value) and exit 1. */
 export function parseConfigOrExit(env: Env): Config {
   try {
     return parseConfig(env);
@@ -383,13 +239,9 @@ export function parseConfigOrExit(env: Env): Config {
   }
 }
 
-export function parseConfig(env: Env): Config {
-  const main = attempt(() =>
-    parseWith(
-      { ...serviceShape, ...slackShape, ...proxyShape, ...featuresShape, ...tracingShape },
-      env,
-    ),
-  );
+/** The app's configuration; README.md and docs/ describe each setting. */
+export function parseConfig(env: Env) {
+  const main = attempt(() => parseWith(appShape, env));
   const auth = attempt(() => parseWith(workspacesShape, env));
   const v = main.value;
   const appKey = Boolean(env.TASK_API_KEY?.trim());
@@ -422,17 +274,20 @@ export function parseConfig(env: Env): Config {
       rateSafety: v.SLACK_RATE_SAFETY,
       rateLimits: v.SLACK_RATE_LIMITS,
     },
+    /** What the New task modal offers; an empty list makes the field free text. */
     choices: { models: v.TASK_MODELS, agents: v.TASK_AGENTS },
+    /** Keys (base64) sealing each workspace's service key: the first seals, all open. */
     encryptionKeys: sealing?.keys ?? [],
     settingsAnyone: v.TASK_SETTINGS_ANYONE,
     proxy: {
       httpProxy: v.http_proxy ?? v.HTTP_PROXY,
       httpsProxy: v.https_proxy ?? v.HTTPS_PROXY,
       noProxy: v.no_proxy ?? v.NO_PROXY,
-    },
+    } satisfies ProxyConfig,
     redisUrl: v.REDIS_URL,
     redisConnectTimeoutMs: v.REDIS_CONNECT_TIMEOUT_MS,
     dataDir: v.DATA_DIR ?? "data",
+    /** This instance's name as the holder of run leases (unique per process). */
     instanceId: v.INSTANCE_ID,
     storeNamespace: v.STORE_NAMESPACE,
     retentionDays: v.DATA_RETENTION_DAYS,
@@ -440,6 +295,7 @@ export function parseConfig(env: Env): Config {
     resumeScanIntervalMs: v.RESUME_SCAN_INTERVAL_MS,
     port: v.PORT,
     listenHost: v.LISTEN_HOST,
+    /** Where health and metrics are served instead of `port`, when set. */
     adminPort: v.ADMIN_PORT,
     adminHost: v.ADMIN_HOST ?? "127.0.0.1",
     logLevel: v.LOG_LEVEL,

@@ -1,10 +1,9 @@
 /**
- * Settings of the optional features around an answer: generated web pages previewed as images
- * (a headless Chromium), the thread a mention was posted in, read for the agent, and the
- * prompts Slack's agent view suggests.
+ * Settings of the optional features: generated web pages previewed as images (Chromium), a
+ * mention's thread sent to the agent, the prompts Slack's agent view suggests.
  */
 import type { z } from "zod";
-import { type SuggestedPrompt, suggestedPrompts } from "./prompts.ts";
+import { suggestedPrompts } from "./prompts.ts";
 import { choice, flag, intFrom, optionalString } from "./values.ts";
 
 export const featuresShape = {
@@ -33,43 +32,15 @@ export const featuresShape = {
   TASK_SUGGESTED_PROMPTS: suggestedPrompts,
 };
 
-export interface PreviewConfig {
-  readonly enabled: boolean;
-  /** CHROMIUM_PATH, when set. */
-  readonly chromiumPath: string | undefined;
-  /** The directories searched for a browser when CHROMIUM_PATH is not set (PATH). */
-  readonly searchPath: readonly string[];
-  readonly maxPages: number;
-  readonly pageTimeoutMs: number;
-  readonly runTimeoutMs: number;
-  readonly concurrency: number;
-  readonly maxHeight: number;
-  /** PREVIEW_ALLOW_NO_SANDBOX: previews may run without Chromium's sandbox (as root). */
-  readonly allowNoSandbox: boolean;
-  /** PREVIEW_MEMORY_MB: what one page's renderer process may hold in memory, in MB. */
-  readonly memoryMb: number;
-}
+export type Features = Readonly<ReturnType<typeof featuresFrom>>;
+export type PreviewConfig = Readonly<Features["preview"]>;
+export type ThreadContextConfig = Readonly<Features["threadContext"]>;
 
-export interface ThreadContextConfig {
-  readonly enabled: boolean;
-  readonly maxMessages: number;
-  readonly maxChars: number;
-  readonly waitMs: number;
-}
-
-export interface Features {
-  /** Generated web pages shown as images. */
-  readonly preview: PreviewConfig;
-  /** The thread a mention was posted in, sent to the agent. */
-  readonly threadContext: ThreadContextConfig;
-  /** What Slack's agent view suggests when a person opens the app (TASK_SUGGESTED_PROMPTS). */
-  readonly suggestedPrompts: readonly SuggestedPrompt[];
-}
-
+/** `path`: PATH, the directories searched for a browser when CHROMIUM_PATH is not set. */
 export function featuresFrom(
   v: z.infer<z.ZodObject<typeof featuresShape>>,
   path: string | undefined,
-): Features {
+) {
   return {
     suggestedPrompts: v.TASK_SUGGESTED_PROMPTS,
     preview: {

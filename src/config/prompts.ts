@@ -1,8 +1,7 @@
 /**
- * TASK_SUGGESTED_PROMPTS: the prompts Slack's agent view offers when a person opens the app
- * (`assistant.threads.setSuggestedPrompts`, at most 4, each a title and the message it sends).
- * A JSON array; unset means the defaults below (what the service does best: websites, apps,
- * documents, images), `[]` means none. Parsed once with the rest of the configuration.
+ * TASK_SUGGESTED_PROMPTS: what Slack's agent view offers when a person opens the app
+ * (`assistant.threads.setSuggestedPrompts`: at most 4). A JSON array; unset: the defaults below;
+ * `[]`: none.
  */
 import { z } from "zod";
 

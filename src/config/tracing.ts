@@ -1,10 +1,7 @@
 /**
- * Tracing's settings: the standard `OTEL_*` variables of OpenTelemetry's "SDK environment
- * variables" specification. The OpenTelemetry SDK reads them itself from the environment (that
- * is the standard, what collectors' and platforms' documentation tells operators to set); they
- * are listed and checked here once, like every other setting, so that a misspelt value stops
- * the app with one clear line instead of the SDK falling back to a default in silence, and so
- * that the app knows whether tracing is on at all: only then is the SDK loaded.
+ * Tracing's settings: OpenTelemetry's standard `OTEL_*` variables. The SDK reads them itself;
+ * they are checked here too, so a misspelt value stops the app with one clear line instead of a
+ * silent default, and so the SDK is loaded only when tracing is on.
  */
 import { z } from "zod";
 import { flag, httpUrl, optionalString } from "./values.ts";
@@ -62,21 +59,13 @@ type TracingValues = z.infer<z.ZodObject<typeof tracingShape>>;
 /** The service name spans carry when the operator names none (the SDK's own is `unknown_service`). */
 export const DEFAULT_SERVICE_NAME = "slack-task-bot";
 
-export interface TracingConfig {
-  /**
-   * Whether spans are exported: an OTLP endpoint (or `OTEL_TRACES_EXPORTER=otlp`) is set and
-   * `OTEL_SDK_DISABLED` is not. Off, the SDK is never loaded and no span is recorded.
-   */
-  readonly enabled: boolean;
-  /** How spans travel to the collector (the SDK's default: http/protobuf). */
-  readonly protocol: (typeof PROTOCOLS)[number];
-  /** The service name to give the SDK, when neither OTEL_SERVICE_NAME nor the attributes name one. */
-  readonly defaultServiceName: string | undefined;
-  /** The OTLP headers' values (a vendor's key, often), for the logs' scrubber. */
-  readonly secrets: readonly string[];
-}
+export type TracingConfig = Readonly<ReturnType<typeof tracingFrom>>;
 
-export function tracingFrom(v: TracingValues): TracingConfig {
+/**
+ * On when an OTLP endpoint (or `OTEL_TRACES_EXPORTER=otlp`) is set and OTEL_SDK_DISABLED is not;
+ * `secrets`: the OTLP headers' values (a vendor's key, often), for the logs' scrubber.
+ */
+export function tracingFrom(v: TracingValues) {
   const exporters = v.OTEL_TRACES_EXPORTER;
   const endpointSet =
     v.OTEL_EXPORTER_OTLP_ENDPOINT !== undefined ||
@@ -93,7 +82,7 @@ export function tracingFrom(v: TracingValues): TracingConfig {
     defaultServiceName: named ? undefined : DEFAULT_SERVICE_NAME,
     secrets: [v.OTEL_EXPORTER_OTLP_HEADERS, v.OTEL_EXPORTER_OTLP_TRACES_HEADERS].flatMap(
       headerValues,
-    ),
+    ) as readonly string[],
   };
 }
 

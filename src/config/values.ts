@@ -1,7 +1,4 @@
-/**
- * The zod parsers of environment values the config's parts share (whole numbers, URLs, flags,
- * lists), and the check that no secret travels over plain http:// to another machine.
- */
+/** The zod parsers of environment values, and the check that no secret crosses plain http://. */
 import { z } from "zod";
 import { plainHttpProblems } from "../util/urls.ts";
 
@@ -48,9 +45,9 @@ export const insecureHttp = z
   .toLowerCase()
   .optional()
   .transform((v, ctx): boolean | readonly string[] => {
-    if (v === undefined || v === "" || ["false", "0", "no", "off"].includes(v)) return false;
-    if (["true", "1", "yes", "on"].includes(v)) return true;
-    const hosts = v.split(",").map((h) => h.trim().replace(/\.$/, ""));
+    const yes = yesOrNo(v);
+    if (yes !== undefined) return yes;
+    const hosts = (v ?? "").split(",").map((h) => h.trim().replace(/\.$/, ""));
     if (hosts.every((h) => HOST_NAME.test(h))) return hosts;
     ctx.addIssue({
       code: "custom",
@@ -97,15 +94,20 @@ export const hostName = (problem: string) =>
     message: problem,
   });
 
-/** true/false (also 1/0, yes/no, on/off); unset is false. */
+/** true/false (also 1/0, yes/no, on/off; unset is false), or undefined for another word. */
+function yesOrNo(v: string | undefined): boolean | undefined {
+  if (v === undefined || v === "" || ["false", "0", "no", "off"].includes(v)) return false;
+  return ["true", "1", "yes", "on"].includes(v) ? true : undefined;
+}
+
 export const flag = z
   .string()
   .trim()
   .toLowerCase()
   .optional()
   .transform((v, ctx) => {
-    if (v === undefined || v === "" || ["false", "0", "no", "off"].includes(v)) return false;
-    if (["true", "1", "yes", "on"].includes(v)) return true;
+    const yes = yesOrNo(v);
+    if (yes !== undefined) return yes;
     ctx.addIssue({ code: "custom", message: "must be true or false" });
     return z.NEVER;
   });
@@ -128,10 +130,7 @@ export const nameList = z
       .max(100, "lists more than 100 names (a Slack menu shows at most 100)"),
   );
 
-/**
- * A port setting of a developer command (SIM_PORT, PLAYGROUND_PORT): the number (`fallback`
- * when unset), or the problem on one line and exit code 1.
- */
+/** A developer command's port setting (SIM_PORT…): the number, or the problem and exit 1. */
 export function portSettingOrExit(
   name: string,
   value: string | undefined,

@@ -1,7 +1,6 @@
 /**
- * Which Slack workspaces the app serves: one, with its bot token (SLACK_BOT_TOKEN), or many,
- * installed through Slack's OAuth flow (SLACK_CLIENT_ID, SLACK_CLIENT_SECRET, SLACK_STATE_SECRET),
- * and the keys that seal each workspace's own service key at rest (ENCRYPTION_KEY(S)).
+ * Which Slack workspaces the app serves: one (SLACK_BOT_TOKEN) or many, installed through OAuth;
+ * and the keys that seal each workspace's service key at rest (ENCRYPTION_KEY(S)).
  */
 import type { z } from "zod";
 import { optionalString } from "./values.ts";
@@ -34,7 +33,6 @@ const teamIds = optionalString
     },
   );
 
-/** The variables this part reads (zod shape, merged into the config's). */
 export const workspacesShape = {
   SLACK_BOT_TOKEN: optionalString.refine((v) => v === undefined || v.startsWith("xoxb-"), {
     message: "must be a bot token (starts with xoxb-)",
@@ -68,29 +66,20 @@ type WorkspacesValues = Readonly<Partial<z.infer<z.ZodObject<typeof workspacesSh
 export interface SlackOAuthConfig {
   readonly clientId: string;
   readonly clientSecret: string;
-  /** Signs the OAuth `state` parameter. */
   readonly stateSecret: string;
-  /** The redirect URL to name in the authorize request; Slack's configured one when unset. */
+  /** Slack's configured one when unset. */
   readonly redirectUri: string | undefined;
   /** Slack's consent screen: slack.com's, or the same origin as SLACK_API_URL's. */
   readonly authorizeUrl: string;
-  /**
-   * The workspaces (T…) and organisations (E…) that may install and use the app
-   * (TASK_ALLOWED_TEAMS); undefined: every workspace that installs it.
-   */
+  /** TASK_ALLOWED_TEAMS; undefined: every workspace that installs the app. */
   readonly allowedTeams: ReadonlySet<string> | undefined;
-  /**
-   * The workspaces and organisations whose tasks may use the app's TASK_API_KEY while they have
-   * no key of their own (TASK_API_KEY_FOR); "all" for "*". Empty: none (the default).
-   */
+  /** TASK_API_KEY_FOR: who may use the app's key without one of their own ("*": all). */
   readonly apiKeyFor: ReadonlySet<string> | "all";
 }
 
-/** Exactly one of the two is set. */
+/** Exactly one of the two is set: one workspace's bot token, or OAuth for many. */
 export interface Workspaces {
-  /** One workspace: its bot token. */
   readonly botToken: string | undefined;
-  /** Many workspaces: installed through OAuth, each with its own token. */
   readonly oauth: SlackOAuthConfig | undefined;
 }
 
@@ -150,10 +139,7 @@ export function workspacesFrom(
   };
 }
 
-/**
- * The operator's allow-list and the workspaces that may spend the app's key: both only with
- * many workspaces (with one, the app serves that one, on TASK_API_KEY).
- */
+/** The allow-list and the workspaces that may spend the app's key: with many workspaces only. */
 function teamsFrom(
   v: WorkspacesValues,
   oauth: boolean,
@@ -193,10 +179,7 @@ export const wantsOAuth = (v: WorkspacesValues): boolean =>
 
 const KEY_HINT = "32 random bytes, base64: `openssl rand -base64 32`";
 
-/**
- * The keys that seal workspaces' service keys (base64, the first seals), or the problems:
- * never a value, only which variable (and which of its keys) is wrong. Required with OAuth.
- */
+/** The keys sealing workspaces' service keys (the first seals; required with OAuth), or the problems. */
 export function encryptionFrom(
   v: WorkspacesValues,
   oauth: boolean,

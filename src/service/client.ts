@@ -1,8 +1,7 @@
 /**
- * The Task Execution Service client: all six endpoints with every documented field,
- * on undici with keep-alive. Every response is validated by zod; every failure becomes a
- * `TaskServiceError`. Idempotent reads are retried with jittered backoff (p-retry) on
- * 429 / 5xx / network errors; create and continue are never retried blindly.
+ * The Task Execution Service client: all six endpoints with every documented field. Every
+ * response is validated by zod, every failure is a `TaskServiceError`; idempotent reads are
+ * retried (http.ts), create and continue never blindly.
  */
 import { randomUUID } from "node:crypto";
 import { parseAnswer } from "./responses.ts";
@@ -10,11 +9,10 @@ import { TaskServiceError } from "./errors.ts";
 import {
   checkPaging,
   checkRange,
-  createHttp,
   type HttpOptions,
   networkError,
   type PageQuery,
-  type ServiceHttp,
+  ServiceHttp,
 } from "./http.ts";
 import { LIMITS, validateTaskInput } from "./limits.ts";
 import type { UploadFile } from "./multipart.ts";
@@ -28,8 +26,6 @@ import {
 } from "./schemas.ts";
 import { type ReadFileOptions, readResultFile, type ResultFileRef } from "./result-file.ts";
 import { parseSse, type StreamEvent } from "./stream.ts";
-
-export type { ReadFileOptions, ResultFileRef } from "./result-file.ts";
 
 export type ReasoningEffort = "low" | "medium" | "high";
 export type TaskSource = "web" | "mobile" | "widget";
@@ -74,14 +70,13 @@ export interface HistoryQuery {
   compact?: boolean;
 }
 
-export type { PageQuery, ServiceEndpoint, ServiceResponseInfo } from "./http.ts";
-export { endpointOf } from "./http.ts";
+export type { ServiceResponseInfo } from "./http.ts";
 
 export interface CallOptions {
   signal?: AbortSignal;
 }
 
-/** The service boundary. The real implementation is below; tests use the simulator behind it. */
+/** The service boundary; tests run the real client against the simulator. */
 export interface TaskService {
   createTask(input: CreateTaskInput, options?: CallOptions): Promise<CreateTaskResponse>;
   getTaskResult(ref: ThreadRef, query?: ResultQuery, options?: CallOptions): Promise<TaskResult>;
@@ -120,191 +115,169 @@ export type TaskServiceClientOptions = HttpOptions;
 export function createTaskServiceClient(
   options: TaskServiceClientOptions,
 ): TaskService & KeyChecker {
-  const http = createHttp(options);
-  return {
-    checkKey: (key, callOptions = {}) => checkKey(http, key, callOptions),
-    createTask: (input, callOptions = {}) => createTask(http, input, callOptions),
-    getTaskResult: (ref, query = {}, callOptions = {}) =>
-      getTaskResult(http, ref, query, callOptions),
-    streamTaskResult: (ref, callOptions = {}) => streamTaskResult(http, ref, callOptions),
-    continueConversation: (ref, input, callOptions = {}) =>
-      continueConversation(http, ref, input, callOptions),
-    getHistory: (ref, query = {}, callOptions = {}) => getHistory(http, ref, query, callOptions),
-    stopAgent: (ref, callOptions = {}) => stopAgent(http, ref, callOptions),
-    listFiles: (ref, query = {}, callOptions = {}) => listFiles(http, ref, query, callOptions),
-    readResultFile: (ref, file, readOptions) => readResultFile(http, ref, file, readOptions),
-  };
+  return new TaskServiceClient(new ServiceHttp(options));
 }
 
-async function createTask(
-  http: ServiceHttp,
-  input: CreateTaskInput,
-  callOptions: CallOptions,
-): Promise<CreateTaskResponse> {
-  const files = input.files ?? [];
-  validateTaskInput(input.prompt, files);
-  const body = http.multipart(
-    [
-      ["prompt", input.prompt || undefined],
-      ["agent_id", input.agentId],
-      ["model_name", input.modelName],
-      ["enable_thinking", input.enableThinking],
-      ["reasoning_effort", input.reasoningEffort],
-      ["enable_context_manager", input.enableContextManager],
-      ["source", input.source],
-      ["metadata", input.metadata === undefined ? undefined : JSON.stringify(input.metadata)],
-      ["show_in_recent_tasks", input.showInRecentTasks],
-    ],
-    files,
-  );
-  return http.send("creating the task", "POST", http.url("/quick-action"), CreateTaskResponse, {
-    signal: callOptions.signal,
-    body,
-    headersTimeoutMs: Math.max(http.requestTimeoutMs, 120_000),
-  });
-}
+class TaskServiceClient implements TaskService, KeyChecker {
+  readonly #http: ServiceHttp;
 
-async function getTaskResult(
-  http: ServiceHttp,
-  ref: ThreadRef,
-  query: ResultQuery,
-  callOptions: CallOptions,
-): Promise<TaskResult> {
-  checkRange("timeout", query.timeout, 0, LIMITS.pollTimeoutMaxS);
-  checkPaging(query);
-  const target = http.url(http.threadPath(ref, "/response"), {
-    project_id: ref.projectId,
-    timeout: query.timeout,
-    include_file_content: query.includeFileContent,
-    page: query.page,
-    page_size: query.pageSize,
-  });
-  // The server may hold a long poll for `timeout` seconds (300 when unset).
-  const waitMs = (query.timeout ?? 300) * 1000 + http.requestTimeoutMs;
-  return http.read(callOptions.signal, () =>
-    http.send("fetching the task result", "GET", target, TaskResult, {
-      signal: callOptions.signal,
-      headersTimeoutMs: waitMs,
-    }),
-  );
-}
-
-async function* streamTaskResult(
-  http: ServiceHttp,
-  ref: ThreadRef,
-  callOptions: CallOptions,
-): AsyncGenerator<StreamEvent> {
-  const target = http.url(http.threadPath(ref, "/response"), {
-    project_id: ref.projectId,
-    realtime: true,
-    // A server that ignores `realtime` answers a long poll instead; keep it short.
-    timeout: Math.min(30, Math.round(http.streamIdleTimeoutMs / 1000)),
-  });
-  const res = await http.openStream(target, callOptions.signal);
-  const type = String(res.headers["content-type"] ?? "");
-  try {
-    if (type.includes("application/json")) {
-      // Streaming not honoured: the answer is a plain result, read like any other (capped).
-      // Present it as a stream.
-      const result = await parseAnswer(res, "the result stream", TaskResult, http.answerRead);
-      yield { type: "snapshot", text: result.response.content };
-      yield { type: "status", status: result.status };
-      return;
-    }
-    if (type !== "" && !type.includes("text/event-stream")) {
-      // A proxy's page or another answer that is no event stream: streaming is refused here.
-      throw new TaskServiceError({
-        kind: "protocol",
-        status: res.statusCode,
-        message: `Task service answered the result stream with ${type.split(";")[0]}, not an event stream.`,
-      });
-    }
-    yield* parseSse(res.body);
-  } catch (err) {
-    throw networkError(err, "reading the result stream");
-  } finally {
-    // Ending early (consumer broke out, abort, error) must free the socket.
-    // An unread body emits "aborted" when destroyed: nobody waits for it, so it is expected.
-    if (!res.body.destroyed) {
-      res.body.on("error", () => undefined);
-      res.body.destroy();
-    }
+  constructor(http: ServiceHttp) {
+    this.#http = http;
   }
-}
 
-async function continueConversation(
-  http: ServiceHttp,
-  ref: ThreadRef,
-  input: ContinueInput,
-  callOptions: CallOptions,
-): Promise<ContinueResponse> {
-  const files = input.files ?? [];
-  validateTaskInput(input.prompt, files);
-  const body = http.multipart([["prompt", input.prompt || undefined]], files);
-  return http.send(
-    "sending the follow-up",
-    "POST",
-    http.url(http.threadPath(ref, "/response"), { project_id: ref.projectId }),
-    ContinueResponse,
-    {
-      signal: callOptions.signal,
+  async createTask(
+    input: CreateTaskInput,
+    { signal }: CallOptions = {},
+  ): Promise<CreateTaskResponse> {
+    const http = this.#http;
+    const files = input.files ?? [];
+    validateTaskInput(input.prompt, files);
+    const body = http.multipart(
+      [
+        ["prompt", input.prompt || undefined],
+        ["agent_id", input.agentId],
+        ["model_name", input.modelName],
+        ["enable_thinking", input.enableThinking],
+        ["reasoning_effort", input.reasoningEffort],
+        ["enable_context_manager", input.enableContextManager],
+        ["source", input.source],
+        ["metadata", input.metadata === undefined ? undefined : JSON.stringify(input.metadata)],
+        ["show_in_recent_tasks", input.showInRecentTasks],
+      ],
+      files,
+    );
+    return http.send("creating the task", "POST", http.url("/quick-action"), CreateTaskResponse, {
+      signal,
       body,
       headersTimeoutMs: Math.max(http.requestTimeoutMs, 120_000),
-    },
-  );
-}
+    });
+  }
 
-async function getHistory(
-  http: ServiceHttp,
-  ref: ThreadRef,
-  query: HistoryQuery,
-  callOptions: CallOptions,
-): Promise<HistoryResponse> {
-  checkPaging(query);
-  const target = http.url(http.threadPath(ref, "/history"), {
-    project_id: ref.projectId,
-    page: query.page,
-    page_size: query.pageSize,
-    include_file_content: query.includeFileContent,
-    include_status_messages: query.includeStatusMessages,
-    compact: query.compact,
-  });
-  return http.read(callOptions.signal, () =>
-    http.send("reading the conversation history", "GET", target, HistoryResponse, {
-      signal: callOptions.signal,
-    }),
-  );
-}
+  async getTaskResult(
+    ref: ThreadRef,
+    query: ResultQuery = {},
+    { signal }: CallOptions = {},
+  ): Promise<TaskResult> {
+    checkRange("timeout", query.timeout, 0, LIMITS.pollTimeoutMaxS);
+    checkPaging(query);
+    const target = this.#http.threadUrl(ref, "/response", {
+      timeout: query.timeout,
+      include_file_content: query.includeFileContent,
+      page: query.page,
+      page_size: query.pageSize,
+    });
+    // The server may hold a long poll for `timeout` seconds (300 when unset).
+    const headersTimeoutMs = (query.timeout ?? 300) * 1000 + this.#http.requestTimeoutMs;
+    return this.#http.read("fetching the task result", "GET", target, TaskResult, {
+      signal,
+      headersTimeoutMs,
+    });
+  }
 
-async function stopAgent(
-  http: ServiceHttp,
-  ref: ThreadRef,
-  callOptions: CallOptions,
-): Promise<StopResponse> {
-  const target = http.url(http.threadPath(ref, "/agent/stop"), { project_id: ref.projectId });
-  // Stopping twice has the same effect as stopping once, so it is safe to retry.
-  return http.read(callOptions.signal, () =>
-    http.send("stopping the task", "POST", target, StopResponse, { signal: callOptions.signal }),
-  );
-}
+  async *streamTaskResult(
+    ref: ThreadRef,
+    { signal }: CallOptions = {},
+  ): AsyncGenerator<StreamEvent> {
+    const http = this.#http;
+    const target = http.threadUrl(ref, "/response", {
+      realtime: true,
+      // A server that ignores `realtime` answers a long poll instead; keep it short.
+      timeout: Math.min(30, Math.round(http.streamIdleTimeoutMs / 1000)),
+    });
+    const res = await http.openStream(target, signal);
+    const type = String(res.headers["content-type"] ?? "");
+    try {
+      if (type.includes("application/json")) {
+        // Streaming not honoured: a plain result (capped like any other), presented as a stream.
+        const result = await parseAnswer(res, "the result stream", TaskResult, http.answerRead);
+        yield { type: "snapshot", text: result.response.content };
+        yield { type: "status", status: result.status };
+        return;
+      }
+      if (type !== "" && !type.includes("text/event-stream")) {
+        // A proxy's page or another answer that is no event stream: streaming is refused here.
+        throw new TaskServiceError({
+          kind: "protocol",
+          status: res.statusCode,
+          message: `Task service answered the result stream with ${type.split(";")[0]}, not an event stream.`,
+        });
+      }
+      yield* parseSse(res.body);
+    } catch (err) {
+      throw networkError(err, "reading the result stream");
+    } finally {
+      // Ending early (break, abort, error) frees the socket; the unread body's "aborted" is expected.
+      if (!res.body.destroyed) {
+        res.body.on("error", () => undefined);
+        res.body.destroy();
+      }
+    }
+  }
 
-async function listFiles(
-  http: ServiceHttp,
-  ref: ThreadRef,
-  query: PageQuery,
-  callOptions: CallOptions,
-): Promise<FileListResponse> {
-  checkPaging(query);
-  const target = http.url(http.threadPath(ref, "/files"), {
-    project_id: ref.projectId,
-    page: query.page,
-    page_size: query.pageSize,
-  });
-  return http.read(callOptions.signal, () =>
-    http.send("listing the thread's files", "GET", target, FileListResponse, {
-      signal: callOptions.signal,
-    }),
-  );
+  async continueConversation(
+    ref: ThreadRef,
+    input: ContinueInput,
+    { signal }: CallOptions = {},
+  ): Promise<ContinueResponse> {
+    const http = this.#http;
+    const files = input.files ?? [];
+    validateTaskInput(input.prompt, files);
+    const body = http.multipart([["prompt", input.prompt || undefined]], files);
+    const target = http.threadUrl(ref, "/response");
+    return http.send("sending the follow-up", "POST", target, ContinueResponse, {
+      signal,
+      body,
+      headersTimeoutMs: Math.max(http.requestTimeoutMs, 120_000),
+    });
+  }
+
+  async getHistory(
+    ref: ThreadRef,
+    query: HistoryQuery = {},
+    { signal }: CallOptions = {},
+  ): Promise<HistoryResponse> {
+    checkPaging(query);
+    const target = this.#http.threadUrl(ref, "/history", {
+      page: query.page,
+      page_size: query.pageSize,
+      include_file_content: query.includeFileContent,
+      include_status_messages: query.includeStatusMessages,
+      compact: query.compact,
+    });
+    const what = "reading the conversation history";
+    return this.#http.read(what, "GET", target, HistoryResponse, { signal });
+  }
+
+  async stopAgent(ref: ThreadRef, { signal }: CallOptions = {}): Promise<StopResponse> {
+    const target = this.#http.threadUrl(ref, "/agent/stop");
+    // Stopping twice has the same effect as stopping once, so it is safe to retry.
+    return this.#http.read("stopping the task", "POST", target, StopResponse, { signal });
+  }
+
+  async listFiles(
+    ref: ThreadRef,
+    query: PageQuery = {},
+    { signal }: CallOptions = {},
+  ): Promise<FileListResponse> {
+    checkPaging(query);
+    const paging = { page: query.page, page_size: query.pageSize };
+    const target = this.#http.threadUrl(ref, "/files", paging);
+    return this.#http.read("listing the thread's files", "GET", target, FileListResponse, {
+      signal,
+    });
+  }
+
+  async readResultFile(
+    ref: ThreadRef,
+    file: ResultFileRef,
+    options: ReadFileOptions,
+  ): Promise<Buffer | undefined> {
+    return readResultFile(this.#http, ref, file, options);
+  }
+
+  async checkKey(key: string, options: CallOptions = {}): Promise<KeyCheck> {
+    return checkKey(this.#http, key, options);
+  }
 }
 
 /**
@@ -318,8 +291,7 @@ async function checkKey(
   callOptions: CallOptions,
 ): Promise<KeyCheck> {
   const probe = `key-check-${randomUUID()}`;
-  const target = http.url(http.threadPath({ threadId: probe }, "/history"), {
-    project_id: probe,
+  const target = http.threadUrl({ threadId: probe, projectId: probe }, "/history", {
     page_size: 1,
     compact: true,
   });

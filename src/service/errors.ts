@@ -33,6 +33,13 @@ export interface ServiceErrorInit {
   cause?: unknown;
 }
 
+const TRANSIENT: ReadonlySet<ServiceErrorKind> = new Set([
+  "rate_limited",
+  "server",
+  "network",
+  "timeout",
+]);
+
 export class TaskServiceError extends Error {
   readonly kind: ServiceErrorKind;
   readonly status: number | undefined;
@@ -56,26 +63,21 @@ export class TaskServiceError extends Error {
 
   /** Whether repeating the same idempotent request may succeed. */
   get transient(): boolean {
-    return (
-      this.kind === "rate_limited" ||
-      this.kind === "server" ||
-      this.kind === "network" ||
-      this.kind === "timeout"
-    );
+    return TRANSIENT.has(this.kind);
   }
 }
 
-export function kindForStatus(status: number): ServiceErrorKind {
-  if (status === 400) return "bad_request";
-  if (status === 401) return "auth";
-  if (status === 402) return "credits";
-  if (status === 403) return "forbidden";
-  if (status === 404) return "not_found";
-  if (status === 422) return "validation";
-  if (status === 429) return "rate_limited";
-  if (status >= 500) return "server";
-  return "bad_request";
-}
+const KIND_OF_STATUS: Readonly<Record<number, ServiceErrorKind>> = {
+  401: "auth",
+  402: "credits",
+  403: "forbidden",
+  404: "not_found",
+  422: "validation",
+  429: "rate_limited",
+};
+
+export const kindForStatus = (status: number): ServiceErrorKind =>
+  KIND_OF_STATUS[status] ?? (status >= 500 ? "server" : "bad_request");
 
 /** `Retry-After` (seconds or HTTP date) first, then `X-RateLimit-Reset` (epoch seconds or delta). */
 export function retryAfterFromHeaders(
@@ -104,10 +106,7 @@ export function retryAfterFromHeaders(
   return undefined;
 }
 
-/**
- * The workspace has no service API key of its own and the app has no default one: nothing was
- * sent. (A TaskServiceError of kind `auth`, so it is never retried.)
- */
+/** The workspace has no service API key, nor the app a default one: nothing was sent. */
 export class ServiceKeyMissingError extends TaskServiceError {
   constructor() {
     super({ kind: "auth", message: "This workspace has no Task service API key." });
@@ -115,10 +114,7 @@ export class ServiceKeyMissingError extends TaskServiceError {
   }
 }
 
-/**
- * The workspace's stored key cannot be opened (sealed with an encryption key no longer listed,
- * or altered): an admin must set it again. Nothing was sent.
- */
+/** The workspace's stored key does not open (an unlisted encryption key, altered): set it again. */
 export class ServiceKeyUnreadableError extends TaskServiceError {
   constructor() {
     super({ kind: "auth", message: "This workspace's Task service API key cannot be read." });

@@ -1,9 +1,8 @@
 /**
- * Following a run: one operation that yields, in order, the text deltas and status changes
- * of an agent run and returns its final state. It streams (`realtime=true`) when it can,
- * reconnects when a stream drops while the run goes on, falls back to long polling when
- * streaming is refused or keeps failing, and always ends with the authoritative result
- * (files and code blocks are not in the stream).
+ * Following a run: yields its text deltas and status changes, returns its final state. It
+ * streams (`realtime=true`), reconnects when a stream drops while the run goes on, long-polls
+ * when streaming is refused or keeps failing, and ends with the authoritative result (files
+ * and code blocks are not in the stream).
  */
 import { setTimeout as delay } from "node:timers/promises";
 import { formatBytes } from "../util/bytes.ts";
@@ -21,15 +20,14 @@ export type RunUpdate =
   | { readonly type: "status"; readonly status: string }
   /** A step of the agent's work (a tool it ran), for progress: never part of the text. */
   | { readonly type: "step"; readonly title: string }
-  /** How the run is being followed changed (for logs and metrics, not for users). */
+  /** How the run is followed changed (logs and metrics only). */
   | { readonly type: "transport"; readonly mode: "stream" | "poll"; readonly reason: string };
 
 export interface FinalRun {
   readonly agentRunId: string | undefined;
   readonly status: string;
-  /** The final, authoritative text (falls back to the streamed text when the result has none). */
+  /** The result's text, else the streamed one. */
   readonly text: string;
-  /** What was streamed, for comparison and metrics. */
   readonly streamedText: string;
   readonly messageId: string | undefined;
   readonly codeBlocks: readonly CodeBlock[];
@@ -40,10 +38,6 @@ export interface FinalRun {
 
 export interface FollowOptions {
   signal?: AbortSignal;
-  /** Stream first (default) or poll only. */
-  stream?: boolean;
-  /** Reconnections of a dropped stream before falling back to polling (default 5). */
-  maxReconnects?: number;
   /** Long-poll `timeout` in seconds while polling (default 30). */
   pollTimeoutS?: number;
   /** Backoff before reconnecting, doubled each time (default 250 ms, at most 8 s). */
@@ -54,10 +48,7 @@ export interface FollowOptions {
   resumeText?: string;
   /** Threads whose stream was refused lately: they are polled without asking again. */
   refusals?: StreamRefusals;
-  /**
-   * What the run's text may take in memory. Past it following ends with a `too_large`
-   * TaskServiceError: the text yielded until then is what is kept.
-   */
+  /** Past it following ends with a `too_large` TaskServiceError (what was yielded is kept). */
   textBudget?: TextBudget;
   /** A number in [0, 1) for the reconnection jitter (Math.random unless a test says). */
   random?: () => number;
@@ -65,14 +56,12 @@ export interface FollowOptions {
 
 /** The memory a run's text may take (its UTF-8 bytes), asked before each piece is kept. */
 export interface TextBudget {
-  /** The most bytes one run's text may take. */
   readonly maxBytes: number;
   /** Takes `bytes` more for the text; false (nothing taken) when it may not grow so. */
   grow(bytes: number): boolean;
 }
 
-/** The run's text passed its budget: the error following ends with (`limit`: "answer"). */
-export function textTooLarge(maxBytes: number): TaskServiceError {
+function textTooLarge(maxBytes: number): TaskServiceError {
   return new TaskServiceError({
     kind: "too_large",
     limit: "answer",
@@ -126,8 +115,7 @@ export async function* followRun(
     text: new TextReconciler(options.resumeText),
     status: "running",
   };
-  const refusedLately = options.stream !== false && options.refusals?.isRefused(ref.threadId);
-  let poll = options.stream === false || refusedLately === true;
+  const refusedLately = options.refusals?.isRefused(ref.threadId) === true;
   if (refusedLately) {
     yield {
       type: "transport",
@@ -135,12 +123,10 @@ export async function* followRun(
       reason: "the stream was refused lately on this thread",
     };
   }
-  if (!poll) poll = (yield* streamRun(run)) === "poll";
-  if (poll) yield* pollRun(run);
+  if (refusedLately || (yield* streamRun(run)) === "poll") yield* pollRun(run);
 
   const final = await fetchFinal(service, ref, run.text.text, options);
-  // The final text replaces the streamed one (and code blocks stand for an empty one): it
-  // may not pass the budget either.
+  // The final text (or the code blocks standing for an empty one) may not pass the budget either.
   const budget = options.textBudget;
   if (budget && finalBytes(final) > budget.maxBytes) throw textTooLarge(budget.maxBytes);
   // Whatever the stream did not show (held back, or never streamed) comes from the result.
@@ -176,13 +162,9 @@ function* setStatus(run: Follower, next: string): Generator<RunUpdate> {
   }
 }
 
-/**
- * Streams, reconnecting after drops while the run goes on. Returns "done" once the run is
- * over, or "poll" when streaming was refused or kept failing.
- */
+/** Streams, reconnecting after drops: "done" once the run is over, "poll" when streaming fails. */
 async function* streamRun(run: Follower): AsyncGenerator<RunUpdate, "done" | "poll", undefined> {
   const { service, ref, options, text } = run;
-  const maxReconnects = options.maxReconnects ?? 5;
   const baseDelay = options.reconnectDelayMs ?? 250;
   const random = options.random ?? Math.random;
   let failures = 0;
@@ -193,15 +175,14 @@ async function* streamRun(run: Follower): AsyncGenerator<RunUpdate, "done" | "po
     if (outcome === "ended") return "done";
     // The connection closed without a final status: ask where the run is.
     const now = await service.getTaskResult(ref, { timeout: 0 }, run.call);
+    // Fill what was produced while disconnected: a server that continues will not resend it.
+    yield* delta(run, text.snapshot(now.response.content));
     if (sameRun(ref, now) && isFinalStatus(now.status)) {
-      yield* delta(run, text.snapshot(now.response.content));
       yield* setStatus(run, now.status);
       return "done";
     }
-    // Fill what was produced while disconnected: a server that continues will not resend it.
-    yield* delta(run, text.snapshot(now.response.content));
     failures++;
-    if (failures > maxReconnects) {
+    if (failures > MAX_RECONNECTS) {
       yield { type: "transport", mode: "poll", reason: `stream dropped ${failures} times` };
       return "poll";
     }
@@ -215,9 +196,8 @@ async function* streamRun(run: Follower): AsyncGenerator<RunUpdate, "done" | "po
 }
 
 /**
- * How long to wait before reconnection `failures` (from 1): the backoff doubles from `base`
- * up to 8 s, and each wait is drawn from its upper half ("equal jitter"), so runs that lost
- * their streams in the same service blip do not all come back at the same instant.
+ * The wait before reconnection `failures` (from 1): doubling from `base` up to 8 s, drawn from
+ * its upper half ("equal jitter") so runs dropped by one service blip do not return at once.
  */
 export function reconnectDelay(base: number, failures: number, random: () => number): number {
   const backoff = Math.min(base * 2 ** (failures - 1), MAX_RECONNECT_DELAY_MS);
@@ -225,20 +205,16 @@ export function reconnectDelay(base: number, failures: number, random: () => num
 }
 
 const MAX_RECONNECT_DELAY_MS = 8000;
+/** Reconnections of a dropped stream before following falls back to polling. */
+const MAX_RECONNECTS = 5;
 
-/**
- * A connection's text not yet placed (or replayed) is held by the reconciler outside the
- * text kept: it may not pass the budget either.
- */
+/** A connection's text the reconciler holds, not yet placed, may not pass the budget either. */
 function checkHeld(run: Follower): void {
   const budget = run.options.textBudget;
   if (budget && run.text.connectionChars > budget.maxBytes) throw textTooLarge(budget.maxBytes);
 }
 
-/**
- * One connection to the stream: "ended" when it told the run's end, "refused" when streaming
- * is refused on this thread, "dropped" when it closed or broke with the run still going.
- */
+/** One connection to the stream: how it ended (the run's end, a refusal, or a drop). */
 async function* readStream(
   run: Follower,
 ): AsyncGenerator<RunUpdate, "ended" | "refused" | "dropped", undefined> {
@@ -315,26 +291,23 @@ async function* pollRun(run: Follower): AsyncGenerator<RunUpdate, void, undefine
 }
 
 /**
- * The authoritative end state: text, code blocks and every page of files, without their
- * content (a run's files may weigh hundreds of MB: each is read alone when it is delivered,
- * `TaskService.readResultFile`). A file's place in `files` is its place in the result.
+ * The authoritative end state: text, code blocks and every page of files, without their content
+ * (each is read alone when delivered, `readResultFile`, at its place in `files`).
  */
-export async function fetchFinal(
+async function fetchFinal(
   service: TaskService,
   ref: ThreadRef & { readonly agentRunId?: string },
   streamedText: string,
-  options: FollowOptions = {},
+  options: FollowOptions,
 ): Promise<FinalRun> {
   const { signal } = options;
   const pageSize = options.filePageSize ?? 100;
   const call = signal ? { signal } : {};
+  const firstPage = (timeout: number) =>
+    service.getTaskResult(ref, { timeout, includeFileContent: false, page: 1, pageSize }, call);
   // The result endpoint may lag behind the stream (still "running", or still the previous
   // run right after a follow-up): wait for this run's final state, within bounds.
-  let first = await service.getTaskResult(
-    ref,
-    { timeout: 0, includeFileContent: false, page: 1, pageSize },
-    call,
-  );
+  let first = await firstPage(0);
   for (let attempt = 1; attempt <= FINAL_ATTEMPTS; attempt++) {
     if (sameRun(ref, first) && isFinalStatus(first.status)) break;
     if (attempt === FINAL_ATTEMPTS) {
@@ -355,16 +328,7 @@ export async function fetchFinal(
       break;
     }
     await delay(FINAL_RETRY_MS, undefined, call);
-    first = await service.getTaskResult(
-      ref,
-      {
-        timeout: Math.min(options.pollTimeoutS ?? 30, 10),
-        includeFileContent: false,
-        page: 1,
-        pageSize,
-      },
-      call,
-    );
+    first = await firstPage(Math.min(options.pollTimeoutS ?? 30, 10));
   }
   const files = await allFiles(service, ref, first, { pageSize, call });
   const content = first.response.content;
@@ -382,11 +346,7 @@ export async function fetchFinal(
   };
 }
 
-/**
- * The result's files, page after page from its first: bounded (pages, files), and stopped when
- * a page adds nothing new (a server that ignores `page`). Files past MAX_FILES are not listed:
- * a run uploads 20, and Files shows them all.
- */
+/** The result's files, page after page: bounded, and stopped by a page adding nothing (`page` ignored). */
 async function allFiles(
   service: TaskService,
   ref: ThreadRef,

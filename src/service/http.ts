@@ -1,7 +1,8 @@
 /**
- * The HTTP plumbing of the task service client: URLs, the API key (fixed, or asked for at each
- * request), undici requests with their timeouts, retries of idempotent reads (p-retry,
- * honouring Retry-After), and a report of every response; responses are read in responses.ts.
+ * The task service client's HTTP: URLs, the API key, undici requests with their timeouts,
+ * retries of idempotent reads (p-retry, honouring Retry-After), a report of every response.
+ * Each request is an HTTP client span named after its route (`GET …/threads/{thread_id}/response`)
+ * with OpenTelemetry's HTTP attributes; its URL holds ids only (the key is in a header).
  */
 import { Readable } from "node:stream";
 import { setTimeout as delay } from "node:timers/promises";
@@ -14,15 +15,28 @@ import { TaskServiceError } from "./errors.ts";
 import { LIMITS } from "./limits.ts";
 import { CONTROL_POOL, SERVICE_POOL } from "./pools.ts";
 import { encodeMultipart, type MultipartBody, type UploadFile } from "./multipart.ts";
-import { clientSpanOf, statusOn } from "./spans.ts";
-import { failed, inSpan, startSpan, withTraceHeaders } from "../tracing/spans.ts";
-
-export { isAbort, MAX_ANSWER_BYTES } from "./responses.ts";
+import type { SpanOptions } from "@opentelemetry/api";
+import {
+  ATTR_HTTP_REQUEST_METHOD,
+  ATTR_HTTP_RESPONSE_STATUS_CODE,
+  ATTR_SERVER_ADDRESS,
+  ATTR_SERVER_PORT,
+  ATTR_URL_FULL,
+} from "@opentelemetry/semantic-conventions";
+import {
+  ATTR,
+  failed,
+  inSpan,
+  type Span,
+  SpanKind,
+  startSpan,
+  urlFull,
+  withTraceHeaders,
+} from "../tracing/spans.ts";
 
 /**
- * The API key: one for every request, or asked for at each request (a workspace's own key,
- * which an admin may change at any time). A supplier that throws fails the request with what
- * it threw (e.g. ServiceKeyMissingError), before anything is sent.
+ * The API key, or a supplier asked at each request (a workspace's key, which an admin may
+ * change); one that throws (ServiceKeyMissingError) fails the request before anything is sent.
  */
 export type ApiKeySource = string | (() => Promise<string>);
 
@@ -49,7 +63,6 @@ export interface HttpOptions {
   requestTimeoutMs?: number;
   /** A stream with no bytes (not even a keep-alive) for this long is treated as dropped. */
   streamIdleTimeoutMs?: number;
-  userAgent?: string;
   /** Told about every request once its status is known (or it failed): for metrics. */
   onResponse?: (response: ServiceResponseInfo) => void;
 }
@@ -71,7 +84,7 @@ export type ServiceEndpoint =
   "create" | "result" | "result_stream" | "continue" | "history" | "stop" | "files" | "other";
 
 /** The endpoint a request goes to, from its method and path (thread ids are not labels). */
-export function endpointOf(method: string, target: URL): ServiceEndpoint {
+function endpointOf(method: string, target: URL): ServiceEndpoint {
   const path = target.pathname;
   if (path.endsWith("/quick-action")) return "create";
   if (/\/threads\/[^/]+\/response$/.test(path)) {
@@ -127,11 +140,6 @@ export function networkError(err: unknown, what: string): TaskServiceError | unk
   });
 }
 
-/** Requests to one service: built once per client. */
-export function createHttp(options: HttpOptions): ServiceHttp {
-  return new ServiceHttp(options);
-}
-
 /** What a request sends besides its method and URL. */
 interface SendOptions {
   signal?: AbortSignal | undefined;
@@ -145,9 +153,7 @@ interface SendOptions {
 export class ServiceHttp {
   readonly requestTimeoutMs: number;
   readonly streamIdleTimeoutMs: number;
-  /** The largest JSON answer read (a result without its files' content, a history page…). */
   readonly maxAnswerBytes: number;
-  /** How JSON answers are read: the cap, and the budget large ones take from. */
   readonly answerRead: AnswerRead;
   readonly #options: HttpOptions;
   readonly #base: string;
@@ -167,12 +173,11 @@ export class ServiceHttp {
     this.maxAnswerBytes = options.maxAnswerBytes ?? MAX_ANSWER_BYTES;
     this.answerRead = { maxBytes: this.maxAnswerBytes, budget: options.readBudget };
     this.#baseHeaders = {
-      "user-agent": options.userAgent ?? "slack-task-bot/0.1",
+      "user-agent": "slack-task-bot/0.1",
       accept: "application/json",
     };
   }
 
-  /** The headers every request carries, with the key it is sent with. */
   async #headers(override?: string): Promise<Record<string, string>> {
     const source = override ?? this.#options.apiKey;
     const key = typeof source === "string" ? source : await source();
@@ -187,14 +192,17 @@ export class ServiceHttp {
     return u;
   }
 
-  threadPath(ref: { readonly threadId: string }, suffix: string): string {
-    return `/threads/${encodeURIComponent(ref.threadId)}${suffix}`;
+  /** A URL of a service thread's: its path, `project_id` and `query`. */
+  threadUrl(
+    ref: { readonly threadId: string; readonly projectId: string },
+    suffix: string,
+    query: Query = {},
+  ): URL {
+    const path = `/threads/${encodeURIComponent(ref.threadId)}${suffix}`;
+    return this.url(path, { project_id: ref.projectId, ...query });
   }
 
-  /**
-   * One request whose JSON answer must match `schema`; refusals become TaskServiceErrors. Each
-   * is a span of the current trace, whose `traceparent` it carries.
-   */
+  /** One request, a span carrying `traceparent`, whose JSON answer must match `schema`. */
   send<S extends z.ZodType>(
     what: string,
     method: "GET" | "POST",
@@ -236,8 +244,19 @@ export class ServiceHttp {
     });
   }
 
+  /** An idempotent `send`: retried on transient failures, honouring Retry-After. */
+  read<S extends z.ZodType>(
+    what: string,
+    method: "GET" | "POST",
+    target: URL,
+    schema: S,
+    opts: SendOptions,
+  ): Promise<z.infer<S>> {
+    return this.retried(opts.signal, () => this.send(what, method, target, schema, opts));
+  }
+
   /** Idempotent reads: retried on transient failures, honouring Retry-After. */
-  read<T>(signal: AbortSignal | undefined, fn: () => Promise<T>): Promise<T> {
+  retried<T>(signal: AbortSignal | undefined, fn: () => Promise<T>): Promise<T> {
     return pRetry(fn, {
       retries: this.#retries,
       minTimeout: this.#options.retryMinDelayMs ?? 500,
@@ -271,11 +290,7 @@ export class ServiceHttp {
     );
   }
 
-  /**
-   * Opens a GET whose body the caller reads as it comes (the realtime result stream, one
-   * file's content); a refusal (not 2xx) is thrown as a TaskServiceError. Its span lasts until
-   * the body is read or dropped.
-   */
+  /** A GET whose body the caller reads as it comes; its span lasts until the body closes. */
   async open(
     what: string,
     target: URL,
@@ -318,7 +333,6 @@ export class ServiceHttp {
     return res;
   }
 
-  /** Opens the realtime result stream; a refusal (not 2xx) is thrown as a TaskServiceError. */
   openStream(target: URL, signal: AbortSignal | undefined): Promise<Dispatcher.ResponseData> {
     return this.open("opening the result stream", target, signal, {
       accept: "text/event-stream, application/json",
@@ -327,7 +341,6 @@ export class ServiceHttp {
     });
   }
 
-  /** Times a request and tells `onResponse` its status (or "error"). */
   #reporter(endpoint: ServiceEndpoint): (status: number | "error") => void {
     const started = performance.now();
     return (status) =>
@@ -337,4 +350,40 @@ export class ServiceHttp {
         seconds: (performance.now() - started) / 1000,
       });
   }
+}
+
+/** The span's name and options for a request to `target`. */
+function clientSpanOf(
+  method: string,
+  target: URL,
+  /** Which endpoint (`create`, `result_stream`…; `other` for any other path). */
+  endpoint: string,
+): [name: string, options: SpanOptions] {
+  // A thread's id is not part of a route: spans of one endpoint share one name.
+  const template =
+    endpoint === "other"
+      ? undefined
+      : target.pathname.replace(/\/threads\/[^/]+/, "/threads/{thread_id}");
+  const port = target.port === "" ? (target.protocol === "https:" ? 443 : 80) : Number(target.port);
+  return [
+    template === undefined ? method : `${method} ${template}`,
+    {
+      kind: SpanKind.CLIENT,
+      attributes: {
+        [ATTR_HTTP_REQUEST_METHOD]: method,
+        [ATTR_URL_FULL]: urlFull(target),
+        [ATTR_SERVER_ADDRESS]: target.hostname,
+        [ATTR_SERVER_PORT]: port,
+        [ATTR.endpoint]: endpoint,
+        ...(template === undefined ? {} : { [ATTR.urlTemplate]: template }),
+      },
+    },
+  ];
+}
+
+/** The answer's status on the span; from 400 on, an error of that status. */
+function statusOn(span: Span, status: number): void {
+  if (!span.isRecording()) return;
+  span.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, status);
+  if (status >= 400) failed(span, undefined, String(status));
 }

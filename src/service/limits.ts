@@ -15,35 +15,15 @@ export const LIMITS = {
   pageSizeMax: 1000,
 } as const;
 
-export const ALLOWED_EXTENSIONS: ReadonlySet<string> = new Set([
-  // images
-  ".png",
-  ".jpg",
-  ".jpeg",
-  ".gif",
-  ".svg",
-  ".webp",
-  // documents
-  ".pdf",
-  ".docx",
-  ".xlsx",
-  ".pptx",
-  ".csv",
-  // text
-  ".txt",
-  ".json",
-  ".xml",
-  ".md",
-  // audio
-  ".mp3",
-  ".wav",
-  ".flac",
-  ".aac",
-  // archives
-  ".zip",
-  ".rar",
-  ".7z",
-]);
+export const ALLOWED_EXTENSIONS: ReadonlySet<string> = new Set(
+  [
+    "png jpg jpeg gif svg webp", // images
+    "pdf docx xlsx pptx csv", // documents
+    "txt json xml md", // text
+    "mp3 wav flac aac", // audio
+    "zip rar 7z", // archives
+  ].flatMap((group) => group.split(" ").map((ext) => `.${ext}`)),
+);
 
 /** Prompt length in characters as the service counts them (Unicode code points). */
 export const promptLength = (prompt: string): number => [...prompt].length;

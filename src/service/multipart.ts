@@ -1,13 +1,9 @@
 /**
- * A streaming multipart/form-data body. Written here rather than using FormData because
- * FormData only takes Blobs: a file coming from a stream (a Slack download, say) would have
- * to be buffered whole. This encoder pulls each file's bytes only when undici sends them and
- * knows the exact Content-Length up front.
+ * A streaming multipart/form-data body, written here because FormData takes only Blobs (a
+ * Slack download would be buffered whole): each file's bytes are read only as undici sends
+ * them, and the Content-Length is known up front.
  */
 import { randomBytes } from "node:crypto";
-import { createReadStream } from "node:fs";
-import { stat } from "node:fs/promises";
-import { basename } from "node:path";
 import { lookup } from "mime-types";
 
 export interface UploadFile {
@@ -23,28 +19,18 @@ export interface UploadFile {
 export const contentTypeFor = (name: string): string =>
   lookup(name.toLowerCase()) || "application/octet-stream";
 
-/**
- * RFC 9110's media type: `type/subtype` (tokens) with optional `; name=value` parameters (a
- * token or a quoted string without escapes). No CR, LF or other control character passes.
- */
+/** RFC 9110's media type (tokens, `; name=value` parameters): no CR, LF or control character. */
 const MEDIA_TYPE =
   /^[!#$%&'*+.^_`|~0-9A-Za-z-]+\/[!#$%&'*+.^_`|~0-9A-Za-z-]+(?:[ \t]*;[ \t]*[!#$%&'*+.^_`|~0-9A-Za-z-]+=(?:[!#$%&'*+.^_`|~0-9A-Za-z-]+|"[ !#-[\]-~]*"))*$/;
 
 /**
- * The Content-Type of a file's part: the one given (Slack's `mimetype` of an attachment, say)
- * when it is a well-formed media type, else the one its name implies. Slack's value is taken as
- * hostile: a CR or LF in it would end the part's headers and inject parts into the request.
+ * A file part's Content-Type: the one given (Slack's `mimetype`) when well-formed, else its
+ * name's. Slack's is hostile: a CR or LF would end the part's headers and inject parts.
  */
 export function partContentType(given: string | undefined, name: string): string {
   return given !== undefined && given.length <= 255 && MEDIA_TYPE.test(given)
     ? given
     : contentTypeFor(name);
-}
-
-/** A file on disk, streamed when sent. */
-export async function fileFromPath(path: string, name = basename(path)): Promise<UploadFile> {
-  const { size } = await stat(path);
-  return { name, size, open: () => createReadStream(path) };
 }
 
 export function fileFromBytes(name: string, bytes: Uint8Array, contentType?: string): UploadFile {
@@ -100,8 +86,7 @@ export function encodeMultipart(
       0,
     ) + closing.byteLength;
 
-  // Everything held in memory (headers, fields) goes out as one buffer per run of parts, so
-  // a task without files is a single write; only file bytes are streamed as they are read.
+  // What is in memory goes out as one buffer per run of parts; only file bytes are streamed.
   async function* body(): AsyncGenerator<Uint8Array> {
     let held: Uint8Array[] = [];
     const flush = () => {

@@ -1,8 +1,3 @@
-/**
- * The task service client's two connection pools: one for streams, long polls and reads, and
- * one of its own for create, continue and stop, so that open streams never delay them.
- */
-
 /** Streams, long polls and reads: long-lived keep-alive, room for many concurrent streams. */
 export const SERVICE_POOL = {
   keepAliveTimeout: 30_000,

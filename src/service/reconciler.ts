@@ -1,31 +1,17 @@
-/**
- * Text of a run followed over several connections: each character once, whether the server
- * replays from the start or continues, with gaps filled from polled snapshots.
- */
-
 import { GrowingText, owned } from "../util/text.ts";
 
 /**
- * Reconciles the text of successive connections with what was already yielded, so that a
- * server that replays from the start and one that continues both give each character once.
- * Numbered chunks (`chunk_id`, `sequence`) are deduplicated by number; otherwise a new
- * connection is compared with the text already shown until it is clear which it does.
- *
- * A server that continues does not resend what it produced while nobody was connected.
- * When a reconnection shows such a gap, the new connection's text is held back until a
- * polled snapshot (`snapshot()`) is available; the held text is then located in the
- * snapshot and the connection is followed from that position, so the gap is filled and
- * nothing is repeated.
+ * The text of a run followed over several connections, each character once, whether the server
+ * replays from the start or continues. Numbered chunks (`chunk_id`, `sequence`) are deduplicated
+ * by number; otherwise a new connection is compared with the text shown until it is clear which
+ * it does. A continuing server does not resend what it produced while nobody was connected: a
+ * connection that shows such a gap is held back until a polled `snapshot()` places it.
  */
 export class TextReconciler {
-  /** The text yielded so far (grown piece by piece). */
+  /** The text yielded so far. */
   #y = new GrowingText();
   #base = "";
-  /**
-   * The current connection's text, kept only while it is compared or placed (an unknown
-   * connection, a replay not yet checked, a connection waiting for a snapshot); its length,
-   * always. Otherwise it is the yielded text's end: a second copy would only take memory.
-   */
+  /** The current connection's text, kept only while it is compared or placed; its length, always. */
   #c = new GrowingText();
   #connLength = 0;
   #mode: "fresh" | "unknown" | "replay" | "continue" | "aligning" | "aligned" = "fresh";
@@ -35,9 +21,8 @@ export class TextReconciler {
   /** Text a snapshot added that numbered chunks of the next connection may repeat. */
   #overlap = "";
   /**
-   * Whether a replaying connection's text agrees with the yielded text. Once checked, each
-   * delta compares only its own characters: a replay costs its length, not its length times
-   * its deltas (reading the whole text after each `+=` would copy it each time).
+   * Whether a replaying connection agrees with the yielded text. Once checked, each delta
+   * compares only its own characters: a replay costs its length, not length × deltas.
    */
   #replay: "unchecked" | "agrees" | "differs" = "unchecked";
 
@@ -48,12 +33,12 @@ export class TextReconciler {
     return this.#y.text;
   }
 
-  /** Characters of the current connection held to compare or place (bounded by the caller). */
+  /** Characters of the current connection held (bounded by the caller). */
   get connectionChars(): number {
     return this.#c.length;
   }
 
-  /** True when a snapshot of the service's text is needed to place the current connection. */
+  /** Whether a snapshot of the service's text is needed to place the current connection. */
   get needsSnapshot(): boolean {
     return this.#mode === "aligning" && this.#c.length >= TextReconciler.ALIGN_MIN_CHARS;
   }
@@ -97,9 +82,7 @@ export class TextReconciler {
           return "";
         }
         if (!fresh.startsWith(this.#overlap)) {
-          // The chunk repeats only part of what the snapshot added (the snapshot was taken
-          // in the middle of it, or of an earlier one): guessing where it starts could repeat
-          // or drop text, so it is placed with the next snapshot, like a gap.
+          // It repeats only part of what the snapshot added: placed by the next snapshot, like a gap.
           this.#overlap = "";
           this.#mode = "aligning";
           return this.#onConn(text);
@@ -181,10 +164,7 @@ export class TextReconciler {
     return out;
   }
 
-  /**
-   * The service's whole text so far (a `complete` event, a polled result): only its new
-   * tail counts. While a connection waits to be placed, this places it.
-   */
+  /** The service's whole text so far (a `complete` event, a poll): its new tail; places a held connection. */
   snapshot(full: string): string {
     if (this.#mode === "aligning") return this.#align(full);
     const added = this.#advanceTo(full);
@@ -197,22 +177,22 @@ export class TextReconciler {
     this.#c = new GrowingText(""); // placed: its text is the yielded text's from now on
     const at = full.startsWith(this.#y.text) ? lastIndexOf(full, conn) : -1;
     if (at < 0) {
-      // The snapshot does not contain the connection's text (it differs from the stream):
-      // keep the connection's text rather than lose it.
+      // The snapshot does not contain the connection's text: keep it rather than lose it.
       this.#mode = "continue";
       this.#y.append(conn);
       return conn;
     }
     this.#mode = "aligned";
     this.#offset = at;
-    // A piece of its own: a slice would keep the whole snapshot alive in whatever holds it.
-    const out = owned(full.slice(this.#y.text.length));
-    this.#y = new GrowingText(full);
-    return out;
+    return this.#grownTo(full);
   }
 
   #advanceTo(full: string): string {
     if (full.length <= this.#y.text.length || !full.startsWith(this.#y.text)) return "";
+    return this.#grownTo(full);
+  }
+
+  #grownTo(full: string): string {
     // A piece of its own: a slice would keep the whole snapshot alive in whatever holds it.
     const out = owned(full.slice(this.#y.text.length));
     this.#y = new GrowingText(full);
@@ -221,9 +201,8 @@ export class TextReconciler {
 }
 
 /**
- * `hay.lastIndexOf(needle)` in time linear in both lengths (Knuth–Morris–Pratt, read from the
- * end): V8 compares the needle at every position, so a hostile stream's long connection text
- * against a long snapshot took their product.
+ * `hay.lastIndexOf(needle)` in linear time (Knuth–Morris–Pratt from the end): V8's takes the
+ * product of the lengths, which a hostile stream's long text against a long snapshot reaches.
  */
 export function lastIndexOf(hay: string, needle: string): number {
   const m = needle.length;

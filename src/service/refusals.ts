@@ -1,9 +1,6 @@
-/** Which service threads refused their result stream lately (they are polled meanwhile). */
-
 /**
- * Remembers, per service thread, that its result stream was refused (a deployment or proxy
- * that does not route the streaming variant), so the next run there polls at once; for a
- * while only, so a fixed deployment gets streamed again. Bounded: the oldest entry goes first.
+ * The service threads whose result stream was refused lately (a proxy that does not route it):
+ * their next run polls at once. For a while only, so a fixed deployment streams again; bounded.
  */
 export class StreamRefusals {
   readonly #until = new Map<string, number>();

@@ -1,7 +1,4 @@
-/**
- * What the service answered, read: a refusal (not 2xx) as a TaskServiceError with its
- * `{detail}`, kind and Retry-After; a 2xx JSON answer checked against the contract, capped.
- */
+/** The service's answers read: a refusal as a TaskServiceError, a 2xx JSON answer checked and capped. */
 import { type Dispatcher, errors as undiciErrors } from "undici";
 import type { z } from "zod";
 import { formatBytes } from "../util/bytes.ts";
@@ -51,8 +48,7 @@ export async function failure(
   res: Dispatcher.ResponseData,
   what: string,
 ): Promise<TaskServiceError> {
-  // Its first 64 KiB at most: leaving the loop closes the body, so a refusal that goes on
-  // (or trickles) is not read to its end.
+  // Its first 64 KiB at most: leaving the loop closes the body.
   const decoder = new TextDecoder("utf-8");
   let raw = "";
   for await (const chunk of res.body) {
@@ -82,11 +78,7 @@ export async function failure(
   });
 }
 
-/**
- * The largest JSON answer read when the client is not told otherwise. The app sets its own
- * from the answer it keeps of a run (`TASK_ANSWER_MAX_MB`); results are always read without
- * their files' content, which is read one file at a time (result-file.ts).
- */
+/** The largest JSON answer read unless told (the app derives its own from TASK_ANSWER_MAX_MB). */
 export const MAX_ANSWER_BYTES = 32 * 1024 * 1024;
 
 /** An answer past the budget: nothing of it is kept. */
@@ -97,14 +89,12 @@ export function tooLarge(what: string, max: number): TaskServiceError {
   });
 }
 
-/** How an answer is read: at most `maxBytes`, and what a large one takes of the process's budget. */
+/**
+ * How an answer is read: at most `maxBytes`; past FREE_BYTES charged to the process's `budget`
+ * as it comes (about four times its bytes while read and parsed), refused when it has no room.
+ */
 export interface AnswerRead {
   readonly maxBytes: number;
-  /**
-   * The process's budget of the service's data. A large answer takes about four times its bytes
-   * while it is read and parsed (its text, as one string, then as objects): past FREE_BYTES it
-   * is charged as it comes, and refused when the budget has no room for it.
-   */
   readonly budget?: ByteBudget | undefined;
 }
 
@@ -114,10 +104,8 @@ const FREE_BYTES = 1024 * 1024;
 const READ_MEMORY_FACTOR = 4;
 
 /**
- * A body as text, at most `read.maxBytes` bytes: refused at once when it says it is larger,
- * dropped as soon as it passes the cap otherwise. Each chunk is decoded as it arrives and let
- * go, so the bytes and their text are never held whole side by side. What it took of the
- * budget is added to `charged.bytes` (the caller gives it back once the answer is parsed).
+ * A body as text, at most `read.maxBytes` (refused at once when it says it is larger), each
+ * chunk decoded and let go as it arrives. What it took of the budget is added to `charged`.
  */
 async function readCapped(
   res: Dispatcher.ResponseData,
@@ -158,16 +146,12 @@ function tooMuchAtOnce(what: string): TaskServiceError {
 }
 
 /**
- * The most values one JSON answer may hold. JSON.parse builds an object for each, which takes
- * many times its bytes: 33 MB of `{},` would take over 1 GB. Legitimate answers hold far fewer
- * (a page of 1,000 history messages, about 10,000); their long texts are one value each.
+ * The most values one JSON answer may hold: JSON.parse of 33 MB of `{},` takes over 1 GB; a page
+ * of 1,000 history messages holds about 10,000.
  */
 export const MAX_JSON_VALUES = 200_000;
 
-/**
- * About how many values JSON.parse would build of `text` (its separators and openings outside
- * strings), counting no further than `max`. One pass.
- */
+/** About how many values JSON.parse would build of `text` (separators outside strings), up to `max`. */
 export function jsonValues(text: string, max = MAX_JSON_VALUES): number {
   let n = 0;
   for (let i = 0; i < text.length; i++) {

@@ -1,9 +1,7 @@
 /**
- * One generated file's content, read alone and within a budget: page `position + 1` of Get
- * Task Results with `page_size=1` and `include_file_content=true`, parsed as it arrives
- * (stream-json's tokenizer, called as the bytes come) so the file's content goes straight into
- * one buffer of at most `maxBytes`. The answer's text on the same page, and the other files of
- * a server that ignores paging, are skipped as they pass, never held.
+ * One generated file's content, read alone within a budget: page `position + 1` of Get Task
+ * Results (`page_size=1`, `include_file_content=true`), tokenized as it arrives (stream-json) so
+ * the content goes straight into one buffer of at most `maxBytes`; the rest is skipped.
  */
 import type { Readable } from "node:stream";
 import { getManyValues, isMany, none } from "stream-chain";
@@ -20,20 +18,16 @@ export interface ResultFileRef {
 
 export interface ReadFileOptions {
   readonly signal?: AbortSignal;
-  /** The most bytes the file's content may take as the service sends it (base64 or text). */
+  /** The most bytes the content may take as sent (base64 or text). */
   readonly maxBytes: number;
 }
 
-/**
- * How many bytes a file of `size` bytes takes as the service sends it: base64 (the encoding
- * of binary files) is the larger, 4 characters for every 3 bytes.
- */
+/** The bytes a file of `size` takes as sent: base64, 4 characters for 3 bytes, at most. */
 export const sentSize = (size: number): number => Math.ceil(size / 3) * 4;
 
 /**
- * Gives a file's memory back at once, without waiting for the garbage collector (which, with
- * several files of tens of MB read one after the other, can leave several alive). Its buffer
- * is empty afterwards. Only for what `readResultFile` returned: a buffer of its own memory.
+ * Gives a file's memory back now, not when the collector gets to it (several of tens of MB may
+ * be alive otherwise); the buffer is empty afterwards. Only for what `readResultFile` returned.
  */
 export function freeFileBytes(bytes: Buffer): void {
   const memory = bytes.buffer;
@@ -43,10 +37,8 @@ export function freeFileBytes(bytes: Buffer): void {
   }
 }
 
-/** The most of a key kept: the walk looks for short ones (`files`, `content`, `file_id`…). */
+/** The most of a key kept (the walk looks for short ones), and of a short field (id, encoding). */
 const KEY_CHARS = 64;
-
-/** Short fields of a file entry (its id, its encoding) are kept up to this many characters. */
 const FIELD_CHARS = 4096;
 
 /** Reads one file's bytes: undefined when the result has no content for it. */
@@ -57,14 +49,13 @@ export async function readResultFile(
   options: ReadFileOptions,
 ): Promise<Buffer | undefined> {
   const what = "fetching a generated file";
-  const target = http.url(http.threadPath(ref, "/response"), {
-    project_id: ref.projectId,
+  const target = http.threadUrl(ref, "/response", {
     timeout: 0,
     include_file_content: true,
     page: file.position + 1,
     page_size: 1,
   });
-  return http.read(options.signal, async () => {
+  return http.retried(options.signal, async () => {
     const res = await http.open(what, target, options.signal, {
       accept: "application/json",
       headersTimeoutMs: http.requestTimeoutMs,
@@ -101,10 +92,8 @@ interface Token {
 }
 
 /**
- * The page's tokens, one at a time: `files[*]` entries are followed, the content of each
- * written into one buffer (the matching entry's stays, another's is overwritten by the next).
- * Tokens are handled as the tokenizer makes them (no stream queues them), so the many pieces
- * of a long string die young.
+ * The page's tokens, one at a time (no stream queues them, so a long string's pieces die
+ * young): each `files[*]` entry's content is written into one buffer, the matching one's stays.
  */
 class PageWalk {
   /** The matching entry, once it ended. */
@@ -130,10 +119,7 @@ class PageWalk {
     this.#maxBytes = maxBytes;
   }
 
-  /**
-   * Bytes of a file's content as they came, all printable ASCII but quotes and backslashes:
-   * what the tokenizer would have made of them, written without making them text first.
-   */
+  /** Content bytes that are plain printable ASCII, written as the tokenizer would have. */
   raw(bytes: Buffer, from: number, to: number): void {
     const entry = this.#entry;
     if (this.found || entry === undefined || this.buffer === undefined || entry.written < 0) return;
@@ -239,9 +225,8 @@ async function findFile(
   maxRead: number,
   what: string,
 ): Promise<Buffer | undefined> {
-  // Keys, strings and numbers all come in pieces, never whole (a key or a number may be as
-  // long as a hostile page makes it). The tokenizer is a flushable function of stream-chain's:
-  // text in, tokens out (`none`, one token or `many`); `none` in flushes it.
+  // Keys, strings and numbers come in pieces (a hostile page makes them as long as it likes).
+  // stream-chain's flushable function: text in, `none`, a token or `many` out; `none` flushes.
   const tokenize = jsonParser({ packValues: false, streamValues: true }) as unknown as (
     input: string | typeof none,
   ) => unknown;
@@ -254,16 +239,14 @@ async function findFile(
   const decoder = new TextDecoder("utf-8");
   let read = 0;
   try {
-    // Whether the decoder and the tokenizer hold nothing back (no part of a character, of an
-    // escape, or of a surrogate pair): then a content's bytes may skip them.
+    // Whether the decoder and tokenizer hold nothing back: then content bytes may skip them.
     let clean = false;
     for await (const chunk of body as AsyncIterable<Buffer>) {
       read += chunk.length;
       if (read > maxRead) throw tooLarge(what, maxRead);
       let from = 0;
       if (walk.inContent && clean) {
-        // A file's content is most of the page: its plain bytes go straight into the buffer
-        // (base64 is all plain). At its closing quote, or an escape, the tokenizer goes on.
+        // The content's plain bytes (base64 is all plain) go straight into the buffer.
         from = plainUntil(chunk);
         walk.raw(chunk, 0, from);
       }
@@ -290,12 +273,7 @@ async function findFile(
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 
-/**
- * Where a string's plain bytes end in `chunk`: at its first byte that is not printable ASCII
- * (a quote, a backslash, a control character, a byte of a character past ASCII), or its end.
- * Printable ASCII is what the tokenizer takes as it is (base64 is all of it); anything else is
- * left to the tokenizer and the decoder, so the fast way never reads a page differently.
- */
+/** Where `chunk`'s plain bytes end: its first quote, backslash or byte not printable ASCII. */
 function plainUntil(chunk: Buffer): number {
   for (let i = 0; i < chunk.length; i++) {
     const b = chunk[i] ?? 0;
@@ -304,11 +282,7 @@ function plainUntil(chunk: Buffer): number {
   return chunk.length;
 }
 
-/**
- * Whether the text fed ended where nothing is held back: on a byte of ASCII (no part of a
- * character in the decoder, no half of a surrogate pair), with no backslash near (no part of
- * an escape in the tokenizer).
- */
+/** Whether `chunk` ends where nothing is held back: an ASCII byte, no backslash near (an escape). */
 function endsClean(chunk: Buffer): boolean {
   const last = chunk.at(-1) ?? 0;
   return last < 0x80 && chunk.lastIndexOf(BACKSLASH) < chunk.length - 6;
@@ -343,11 +317,7 @@ function finish(
 const BLOCK = 64 * 1024;
 const NOT_BASE64 = /[^A-Za-z0-9+/\-_]/g;
 
-/**
- * Decodes the base64 text in `buffer[0, length)` into the same buffer, from its start, and
- * returns the decoded length. Decoding never overtakes reading (3 bytes out for 4 characters
- * in), so no second buffer is needed.
- */
+/** Decodes `buffer[0, length)`'s base64 into itself (3 bytes out for 4 in never overtake); its length. */
 export function decodeBase64InPlace(buffer: Buffer, length: number): number {
   let written = 0;
   let carry = "";

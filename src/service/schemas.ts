@@ -1,16 +1,8 @@
-/**
- * zod schemas of every response of the Task Execution Service. They follow the spec and
- * stay tolerant of what the deployed service adds (unknown fields are accepted and kept
- * out of the typed result; optional fields default sensibly).
- */
+/** zod schemas of the service's responses: the spec's, tolerant of what deployments add. */
 import { z } from "zod";
 import { owned } from "../util/text.ts";
 
-/**
- * Bounds on what one field of an answer may hold (an answer as a whole is bounded by the
- * client's read cap). An id or a status past its bound makes the answer not the contract's;
- * a name, a path or a type past its bound is cut (never between the halves of an emoji).
- */
+/** Field bounds: an id past its bound breaks the contract; a name, path or type is cut. */
 const ID_MAX = 256;
 /** A file's id is a path in its run's workspace (`<thread_id>:/workspace/<path>`): longer. */
 const FILE_ID_MAX = 4096;
@@ -20,10 +12,7 @@ const URL_MAX = 8192;
 /** An identifier of the service's (a project, a thread, a run, a message, a file). */
 const Id = z.string().min(1).max(ID_MAX);
 
-/**
- * A string cut to `max` characters, as a string of its own (a slice would keep the whole
- * original alive: a 30-million-character name cut to 1,024 held 30 million).
- */
+/** A string cut to `max` characters, never in an emoji, as a string of its own (not a slice). */
 const cut = (max: number) =>
   z
     .string()
@@ -31,10 +20,7 @@ const cut = (max: number) =>
       v.length <= max ? v : owned(v.slice(0, max).replace(/[\uD800-\uDBFF]$/, "")),
     );
 
-/**
- * A list of `entry`, an entry that is not one left out (a file whose id is no id, say): one
- * odd entry does not cost the others.
- */
+/** A list of `entry`; an odd item is left out, not the list. */
 const entries = <S extends z.ZodType>(entry: S) =>
   z
     .array(z.unknown())
@@ -46,10 +32,14 @@ const entries = <S extends z.ZodType>(entry: S) =>
       }),
     );
 
-export const RUN_STATUSES = ["running", "completed", "failed", "stopped", "no_run"] as const;
-/** Known statuses plus whatever new one the service may invent (kept as a string). */
-export const RunStatus = z.string().min(1).max(64);
-export type RunStatus = (typeof RUN_STATUSES)[number] | (string & {});
+/** The documented statuses, or any new one the service invents. */
+const RunStatus = z.string().min(1).max(64);
+
+/** A text that may be missing or null: "" then. */
+const text = z
+  .string()
+  .nullish()
+  .transform((v) => v ?? "");
 
 /** Statuses of a run that is not over yet (the documented one, and what deployments add). */
 const ACTIVE_STATUSES = new Set([
@@ -84,11 +74,7 @@ export const CodeBlock = z.object({
 });
 export type CodeBlock = z.infer<typeof CodeBlock>;
 
-/**
- * A file of a task result, as the app keeps it: what it is, never its content (a file's
- * content is read alone, when it is delivered: result-file.ts). Content a service sends
- * anyway is not kept.
- */
+/** A file of a task result, never its content (read alone when delivered: result-file.ts). */
 export const ResultFile = z.object({
   file_id: z.string().min(1).max(FILE_ID_MAX),
   file_name: cut(NAME_MAX).pipe(z.string().min(1)),
@@ -105,7 +91,7 @@ export const ResultFile = z.object({
 });
 export type ResultFile = z.infer<typeof ResultFile>;
 
-export const Pagination = z.object({
+const Pagination = z.object({
   current_page: z.number().int().optional(),
   page_size: z.number().int().optional(),
   total_items: z.number().int().optional(),
@@ -113,7 +99,6 @@ export const Pagination = z.object({
   has_next: z.boolean().optional(),
   has_prev: z.boolean().optional(),
 });
-export type Pagination = z.infer<typeof Pagination>;
 
 export const TaskResult = z.object({
   ...ok,
@@ -124,10 +109,7 @@ export const TaskResult = z.object({
   response: z
     .object({
       role: z.string().optional(),
-      content: z
-        .string()
-        .nullish()
-        .transform((v) => v ?? ""),
+      content: text,
       message_id: Id.nullish(),
       created_at: z.string().nullish(),
     })
@@ -158,10 +140,7 @@ export type ContinueResponse = z.infer<typeof ContinueResponse>;
 export const HistoryMessage = z.object({
   message_id: Id.nullish(),
   role: z.string(),
-  content: z
-    .string()
-    .nullish()
-    .transform((v) => v ?? ""),
+  content: text,
   created_at: z.string().nullish(),
   has_code: z.boolean().nullish(),
   has_files: z.boolean().nullish(),

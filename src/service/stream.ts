@@ -1,7 +1,7 @@
 /**
- * The realtime stream of Get Task Results, as it really arrives: server-sent events
- * (parsed by eventsource-parser) in any of three JSON shapes. Everything is normalised to
- * `StreamEvent`; acknowledgements, comments, unknown events and malformed lines are dropped.
+ * The realtime stream of Get Task Results as it really arrives: server-sent events
+ * (eventsource-parser) in any of three JSON shapes, normalised to `StreamEvent`;
+ * acknowledgements, comments, unknown events and malformed lines are dropped.
  */
 import { createParser } from "eventsource-parser";
 import { owned } from "../util/text.ts";
@@ -16,10 +16,7 @@ export type StreamEvent =
   | { readonly type: "status"; readonly status: string }
   /** The stream says the run is over without naming a status (minimal shape's finish). */
   | { readonly type: "end"; readonly reason?: string }
-  /**
-   * A step of the agent's work (a tool it ran), seen when raw tool-execution JSON arrives as
-   * content: shown as progress, never as text.
-   */
+  /** A tool the agent ran (its raw JSON arrived as content): progress, never text. */
   | { readonly type: "step"; readonly title: string };
 
 type Json = Record<string, unknown>;
@@ -27,10 +24,7 @@ type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json =>
   typeof v === "object" && v !== null && !Array.isArray(v);
 
-/**
- * The most values one event's JSON may hold (a content event holds a handful): JSON.parse
- * builds an object for each, many times the event's 1 MiB for one of `{},{},…`.
- */
+/** The most values one event's JSON may hold: JSON.parse of 1 MiB of `{},{},…` is many times that. */
 const EVENT_VALUES_MAX = 20_000;
 
 function parseJsonObject(text: string): Json | undefined {
@@ -76,8 +70,7 @@ export function toolStep(text: string): string | undefined {
   const shown =
     target === undefined ? "" : ` ${target.split("/").filter(Boolean).at(-1) ?? target}`;
   const title = `${name}${shown}`.replace(/\s+/g, " ");
-  // Never cut between the halves of an emoji.
-  // A string of its own: a slice would keep the whole event's text alive with the step.
+  // Never cut an emoji in half; a string of its own (a slice would keep the event's text alive).
   return owned(
     title.length > 80 ? `${title.slice(0, 79).replace(/[\uD800-\uDBFF]$/, "")}…` : title,
   );
@@ -154,7 +147,7 @@ export function normalizeData(data: string): StreamEvent[] {
 /** The largest event the stream may carry (a chunk of text is a few hundred characters). */
 export const MAX_EVENT_CHARS = 1024 * 1024;
 
-/** A stream event past `MAX_EVENT_CHARS`: like a dropped connection, it is followed anew. */
+/** An event past `MAX_EVENT_CHARS` is a dropped connection: followed anew. */
 function eventTooLarge(max: number): TaskServiceError {
   return new TaskServiceError({
     kind: "network",
@@ -163,14 +156,9 @@ function eventTooLarge(max: number): TaskServiceError {
 }
 
 /**
- * Parses an SSE byte stream into normalised events. Bytes may be split anywhere (mid-line,
- * mid-UTF-8 character); CRLF, LF and CR line ends are all accepted. The end of the byte
- * stream is the end of the event stream; a last event without its blank line still counts.
- *
- * One event may hold at most `maxEventChars` characters: eventsource-parser's `maxBufferSize`
- * counts what it buffers for the event being read (its data lines and any unfinished line),
- * and a comment line neither resets nor escapes it, so `data:` lines interleaved with `:`
- * comments and never ended by a blank line cannot grow one event without bound.
+ * Parses an SSE byte stream (split anywhere; CRLF, LF or CR) into normalised events; a last
+ * event without its blank line still counts. eventsource-parser's `maxBufferSize` bounds the
+ * event being read, comment lines included, so no event grows past `maxEventChars`.
  */
 export async function* parseSse(
   body: AsyncIterable<Uint8Array | string>,

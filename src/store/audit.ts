@@ -1,8 +1,6 @@
 /**
- * The audit trail: every admin action (a service key set or removed, the usage policy or a
- * channel's defaults changed, another person's run stopped, a workspace's records erased, the
- * app uninstalled) written as one structured log line of a stable shape, and kept per workspace
- * in a bounded list, each event for the data retention, which App Home shows its admins.
+ * The audit trail: every admin action as one structured log line of a stable shape, and kept per
+ * workspace in a bounded list (each event for the data retention) that App Home shows admins.
  */
 import type { Logger } from "pino";
 import { z } from "zod";
@@ -67,10 +65,7 @@ export class AuditTrail {
     this.#log = logger.child({}, { level });
   }
 
-  /**
-   * Writes the event: its log line first (the trail of record), then the workspace's list. A
-   * store that fails is logged, never thrown: the action was done, and the line says so.
-   */
+  /** Writes the log line (the trail of record), then the list; a failing store is logged, not thrown. */
   async record(event: Omit<AuditEvent, "when">): Promise<void> {
     const entry = AuditEvent.parse({ ...event, when: this.#now() });
     this.#log.info(

@@ -1,14 +1,55 @@
 /**
  * Slack installations (Bolt's InstallationStore) on the project's store: one record per
- * workspace, or per organisation for an org-wide install on Enterprise Grid. The bot tokens in
- * them are secrets: nothing here logs a record or puts one in an error.
+ * workspace, or per organisation for an org-wide install on Enterprise Grid. Their secrets
+ * (tokens, refresh tokens, a webhook's URL) are sealed at rest (util/secret-box.ts), each bound
+ * to its record and field (`t:<team>:installation#bot.token`): a copy elsewhere, or plain text,
+ * does not open. Nothing here logs a record or puts one in an error.
  */
 import type { Installation, InstallationQuery, InstallationStore } from "@slack/bolt";
 import { z } from "zod";
-import { KEY_NOT_LISTED, type SealingKey, SecretBoxError } from "../util/secret-box.ts";
-import { openInstallation, resealInstallation, sealInstallation } from "./installation-secrets.ts";
+import {
+  KEY_NOT_LISTED,
+  open,
+  reseal,
+  type SealingKey,
+  SecretBoxError,
+  seal,
+} from "../util/secret-box.ts";
 import type { ResealReport } from "./service-keys.ts";
 import type { RecordStore } from "./types.ts";
+
+/** Where the secrets are in an installation (Bolt's `Installation` shape). */
+const SECRET_FIELDS = [
+  ["bot", "token"],
+  ["bot", "refreshToken"],
+  ["user", "token"],
+  ["user", "refreshToken"],
+  ["incomingWebhook", "url"],
+] as const;
+
+/** An installation as JSON: its parts by name. */
+type Fields = Readonly<Record<string, unknown>>;
+
+/** The record with `change` applied to each secret it holds (given the secret and its binding). */
+function eachSecret(
+  record: Fields,
+  at: string,
+  change: (value: string, binding: string) => string,
+): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...record };
+  for (const [part, field] of SECRET_FIELDS) {
+    const holder = out[part];
+    if (typeof holder !== "object" || holder === null) continue;
+    const value = (holder as Fields)[field];
+    if (typeof value !== "string" || value === "") continue;
+    out[part] = { ...holder, [field]: change(value, `${at}#${part}.${field}`) };
+  }
+  return out;
+}
+
+/** The installation (as Bolt gives it) as stored at `at`: every secret sealed with the first key. */
+const sealInstallation = (installation: Fields, at: string, keys: readonly SealingKey[]) =>
+  eachSecret(installation, at, (value, binding) => seal(value, keys, binding));
 
 /** Which installation a query or an installation names (no secret in it). */
 export interface InstallationKey {
@@ -28,10 +69,8 @@ export class InstallationNotFoundError extends Error {
 }
 
 /**
- * The stored installation cannot be used: its record does not read as one, or a token in it is
- * not a box this app opens (plain text, an older format, sealed with an encryption key no longer
- * listed, altered, or copied from another record). It is never used; the message says what to
- * do and names no secret.
+ * The stored installation does not read, or a token in it does not open: never used; the
+ * message says what to do and names no secret.
  */
 export class InstallationUnreadableError extends Error {
   readonly key: InstallationKey;
@@ -63,10 +102,7 @@ const StoredInstallation = z.looseObject({
   authVersion: z.enum(["v1", "v2"]).optional(),
 });
 
-/**
- * A workspace's installation lives with its other records (`t:<team>:installation`); an
- * org-wide one under its organisation (`e:<enterprise>:installation`).
- */
+/** `t:<team>:installation`, or an org-wide one's `e:<enterprise>:installation`. */
 function recordKey(key: InstallationKey): string | undefined {
   if (key.isEnterpriseInstall) {
     return key.enterpriseId ? `e:${key.enterpriseId}:installation` : undefined;
@@ -100,7 +136,9 @@ function opened(raw: unknown, at: string, key: InstallationKey, keys: readonly S
     throw new InstallationUnreadableError(key, "not an installation; install the app there again");
   }
   try {
-    return StoredInstallation.parse(openInstallation(parsed.data, at, keys));
+    return StoredInstallation.parse(
+      eachSecret(parsed.data, at, (value, binding) => open(value, keys, binding)),
+    );
   } catch (err) {
     if (!(err instanceof SecretBoxError)) throw err;
     // SecretBoxError's message says why (a plain value, an unlisted key…), never the value.
@@ -113,10 +151,7 @@ function opened(raw: unknown, at: string, key: InstallationKey, keys: readonly S
   }
 }
 
-/**
- * Bolt's InstallationStore on the project's store (embedded SQLite or Redis), the tokens sealed
- * with `keys` (the first seals; ENCRYPTION_KEY(S), which OAuth requires).
- */
+/** Bolt's InstallationStore on the project's store, the tokens sealed with `keys` (the first seals). */
 export function createInstallationStore(
   records: RecordStore,
   keys: readonly SealingKey[],
@@ -167,11 +202,7 @@ export function createInstallationStore(
   };
 }
 
-/**
- * Seals every stored installation's tokens with the first key (those sealed with an older
- * one). Counts installations; one that does not open (an unlisted key, or not sealed in this
- * app's format) is left as it is and counted as unreadable.
- */
+/** Seals every stored installation's tokens with the first key; one that does not open is left. */
 export async function resealInstallations(
   records: RecordStore,
   keys: readonly SealingKey[],
@@ -190,7 +221,8 @@ export async function resealInstallations(
     }
     let sealed: Record<string, unknown>;
     try {
-      sealed = resealInstallation(parsed.data, at, keys); // a current box is verified, kept as is
+      // A box sealed with the first key already is verified and kept as it is.
+      sealed = eachSecret(parsed.data, at, (value, binding) => reseal(value, keys, binding));
     } catch (err) {
       if (!(err instanceof SecretBoxError)) throw err;
       counts.unreadable++;

@@ -1,7 +1,6 @@
 /**
- * The store on keyv, whatever the backend: threads as keyv values, everything atomic
- * (claims, leases, locks, the run index) through each backend's primitives. Every key is
- * namespaced by Slack team, so workspaces never see each other's threads.
+ * The store on keyv, whatever the backend: records as keyv values, everything atomic (claims,
+ * leases, locks, the run index) through the backend's primitives; keys are namespaced by team.
  */
 import { randomUUID } from "node:crypto";
 import { setTimeout as delay } from "node:timers/promises";
@@ -29,7 +28,7 @@ import { decodeRunEntry, DEFAULT_RUN_TTL_MS, encodeRunEntry, runLease } from "./
 
 const DAY_MS = 24 * 3600 * 1000;
 const LOCK_TTL_MS = 10_000;
-/** Default key prefix; several bots (or test suites) can share one Redis with their own. */
+/** Default key prefix; several bots (or test suites) may share one Redis with their own. */
 export const DEFAULT_NAMESPACE = "taskbot";
 
 /** A workspace's thread records (`…:<channel>:<ts>` each), and one channel's. */
@@ -77,18 +76,14 @@ export interface Primitives {
   deleteKeys(keys: readonly string[]): Promise<void>;
   /** Deletes every key of the atomic operations (claims, leases) that starts with `prefix`. */
   deletePrefix(prefix: string): Promise<void>;
-  /** Deletes every keyv record whose key (as given to keyv, namespace not included) starts with `prefix`. */
+  /** Keyv records whose key (as given to keyv, without the namespace) starts with `prefix`. */
   deleteRecords(prefix: string): Promise<void>;
-  /** The keys (as keyv names them, without the namespace) of the records starting with `prefix`. */
   recordKeys(prefix: string): Promise<string[]>;
   ping(): Promise<boolean>;
   close(): Promise<void>;
 }
 
-/**
- * Record keys through keyv's own iterator (the in-memory map; Redis, where it scans only keyv's
- * values with SCAN, never the atomic entries beside them), filtered by prefix.
- */
+/** Record keys by keyv's own iterator (on Redis a SCAN of keyv's values only), by prefix. */
 export async function iteratedKeys(keyv: Keyv<unknown>, prefix: string): Promise<string[]> {
   if (!keyv.iterator) throw new Error("this store cannot list its records");
   const keys: string[] = [];
@@ -106,21 +101,14 @@ async function guard<T>(op: () => Promise<T>): Promise<T> {
   }
 }
 
-/** What every backend's store is opened with. */
 export interface StoreOptions {
   /** Prefix of every key (default `taskbot`). */
   readonly namespace?: string;
-  /**
-   * How long an entry of the run index lives after the run last wrote it (see
-   * `runIndexTtlMs`: the maximum run time plus a day); 7 days when not given.
-   */
+  /** How long a run index entry outlives its last write (`runIndexTtlMs`; default 7 days). */
   readonly runTtlMs?: number;
-  /**
-   * How long thread records (with their queued replies), recent tasks and retained records
-   * are kept after they were last written (DATA_RETENTION_DAYS); 90 days when not given.
-   */
+  /** How long threads, recent tasks, retained records outlive their last write (default 90 days). */
   readonly retentionMs?: number;
-  /** The time, for the run index's expiry and the retention of list entries (tests pass a fake one). */
+  /** The time of the run index's expiry and of list entries' retention. */
   readonly now?: () => number;
 }
 
@@ -142,31 +130,20 @@ export class KeyvThreadStore implements ThreadStore {
     this.#now = options.now ?? Date.now;
   }
 
-  #lease(name: string): string {
-    return `${this.#ns}:lease:${name}`;
-  }
-
-  #run(runId: string): string {
-    return `${this.#ns}:run:${runId}`;
-  }
-
+  #lease = (name: string) => `${this.#ns}:lease:${name}`;
+  #run = (runId: string) => `${this.#ns}:run:${runId}`;
+  #stop = (runId: string) => `${this.#ns}:stopreq:${runId}`;
+  #claim = (teamId: string, name: string) => `${this.#ns}:claim:t:${teamId}:${name}`;
   /** A rate limit's log (rate-window.ts), under its workspace like its claims. */
   #rate = (teamId: string, name: string) => `${this.#ns}:rate:t:${teamId}:${name}`;
 
-  #stop(runId: string): string {
-    return `${this.#ns}:stopreq:${runId}`;
-  }
-
-  /**
-   * The value of a keyv record: undefined when there is none, OTHER_FORMAT when it is not of
-   * this release's format (record-format.ts).
-   */
+  /** A keyv record's value: undefined when there is none, OTHER_FORMAT when of another format. */
   async #read(key: string): Promise<unknown> {
     const stored = await guard(() => this.#keyv.get<unknown>(key));
     return stored === undefined ? undefined : unstamp(stored);
   }
 
-  /** Writes a keyv record in this release's format, kept for `ttlMs` (forever when undefined). */
+  /** Writes a keyv record, kept for `ttlMs` (forever when undefined). */
   async #write(key: string, value: unknown, ttlMs: number | undefined): Promise<void> {
     await guard(async () => {
       if (!(await this.#keyv.set(key, stamp(value), ttlMs))) {
@@ -232,12 +209,12 @@ export class KeyvThreadStore implements ThreadStore {
   }
 
   claimOnce(teamId: string, name: string, ttlMs: number): Promise<boolean> {
-    return guard(() => this.#p.setIfAbsent(`${this.#ns}:claim:t:${teamId}:${name}`, "1", ttlMs));
+    return guard(() => this.#p.setIfAbsent(this.#claim(teamId, name), "1", ttlMs));
   }
 
   async releaseClaim(teamId: string, name: string): Promise<void> {
     // A claim holds "1" (see claimOnce): deleted like a lease its holder gives up.
-    await guard(() => this.#p.deleteIfHolds(`${this.#ns}:claim:t:${teamId}:${name}`, "1"));
+    await guard(() => this.#p.deleteIfHolds(this.#claim(teamId, name), "1"));
   }
 
   async consumeRate(teamId: string, limits: readonly RateLimit[], windowMs: number, now: number) {
@@ -328,7 +305,7 @@ export class KeyvThreadStore implements ThreadStore {
     return Array.isArray(list) ? this.#retained(list as RecentTask[]).slice(0, limit) : [];
   }
 
-  /** The entries of a list written within the retention (the list itself lives while written). */
+  /** A list's entries written within the retention. */
   #retained<T extends { readonly updatedAt: number }>(list: readonly T[]): T[] {
     const since = this.#now() - this.#retentionMs;
     return list.filter((entry) => entry.updatedAt > since);
@@ -359,10 +336,7 @@ export class KeyvThreadStore implements ThreadStore {
     });
   }
 
-  /**
-   * One person's list rewritten under a lock shared by every instance, kept bounded and within
-   * the retention; an empty list is deleted. Whether it changed.
-   */
+  /** One person's list rewritten under a shared lock, bounded (empty: deleted); whether it changed. */
   async #changeRecent(
     teamId: string,
     userId: string,
@@ -425,7 +399,7 @@ export class KeyvThreadStore implements ThreadStore {
   async forgetTeam(teamId: string): Promise<void> {
     await guard(async () => {
       await this.#forgetRuns(teamId, {});
-      await this.#p.deletePrefix(`${this.#ns}:claim:t:${teamId}:`);
+      await this.#p.deletePrefix(this.#claim(teamId, ""));
       await this.#p.deletePrefix(this.#rate(teamId, ""));
       // Locks of its threads and recent tasks (held for a moment; nobody waits on them now).
       await this.#p.deletePrefix(this.#lease(`lock:t:${teamId}:`));

@@ -1,15 +1,11 @@
 /**
- * Rate limits as one atomic operation per request, the same on every backend: a sliding-window
- * log. Each limit keeps the times of the requests it let through in the last window; a request
- * is let through when every limit it is counted against has fewer than its `limit` of them, and
- * is then recorded in all of them, else in none. So at most `limit` requests pass in ANY window
- * (a fixed window lets 2 × limit through around its edge), a refusal names exactly when the
- * limit has room again, and a request refused by one limit spends nothing of the others.
+ * Rate limits as one atomic operation per request on every backend: a sliding-window log. A
+ * request passes when each of its limits let fewer than `limit` through in the last window, and
+ * is then recorded in all, else in none: at most `limit` in ANY window (a fixed window lets
+ * 2 × limit through around its edge), and a refusal says exactly when there is room again.
  *
- * Written here rather than with `rate-limiter-flexible`: its limiters are fixed windows, one
- * key per call (two limits are two calls, and a refusal by the second leaves the first spent
- * unless a third call gives it back), and its SQLite limiter needs `sqlite3` or `better-sqlite3`
- * (it opens transactions with better-sqlite3's `db.transaction`, which node:sqlite lacks).
+ * Not `rate-limiter-flexible`: fixed windows, one key per call (a refusal by a second limit
+ * leaves the first spent), and its SQLite limiter needs better-sqlite3's `db.transaction`.
  */
 import type { RateDecision, RateLimit } from "./types.ts";
 
@@ -34,10 +30,9 @@ export function parseLog(raw: string | undefined): number[] {
 }
 
 /**
- * The decision on logs read together (in one transaction): each log without the times that left
- * the window by `now` and, when the request passes, with `now` added (kept in order: another
- * instance's clock may be a little behind). When several limits are full, the refusal names the
- * one that frees last, so that trying again when it says finds room in all of them.
+ * The decision on logs read in one transaction: each without the times that left the window
+ * and, when the request passes, with `now` added in order (another instance's clock may lag).
+ * The refusal names the full limit that frees last, so a retry then finds room in all.
  */
 export function decideRate(
   counts: readonly RateCount[],
@@ -65,10 +60,9 @@ function sortedIndex(times: readonly number[], t: number): number {
 }
 
 /**
- * The same in Redis, as one script (atomic: Redis runs nothing else meanwhile). Each log is a
- * sorted set of request ids scored by time, expiring a window after its last request.
- * KEYS: the logs; ARGV: windowMs, now, this request's id, then each log's limit.
- * Returns {0, 0} when recorded, else {the refusing log's 1-based index, ms until it has room}.
+ * The same as one Redis script (atomic); each log a sorted set of request ids scored by time.
+ * KEYS: the logs; ARGV: windowMs, now, the request's id, each log's limit. Returns {0, 0} when
+ * recorded, else {the refusing log's 1-based index, ms until it has room}.
  */
 export const REDIS_CONSUME_RATE = `
 local window = tonumber(ARGV[1])

@@ -1,9 +1,6 @@
 /**
- * The format of what the store writes: every record (a thread's, a run's index entry, recent
- * tasks, defaults, and the records beside them) is stored as `{ v, value }`, `v` being the
- * version of the format its value is written in. This release writes and reads version 1 only;
- * the first release that changes a record's shape writes 2 and migrates what it finds at 1.
- * (Sealed secrets inside a record have their own envelope: util/secret-box.ts.)
+ * Every record the store writes is `{ v, value }`, `v` the version of its format. This release
+ * writes and reads 1 only; the first that changes a record's shape writes 2 and migrates 1.
  */
 import { z } from "zod";
 
@@ -16,11 +13,7 @@ export interface StampedRecord {
   readonly value: unknown;
 }
 
-/**
- * What a record of another format reads as (a later release's, or not a stamped record at
- * all). No reader's check takes it, so each treats it as it treats a damaged record: a
- * thread or a run that is not found, a setting that is unreadable.
- */
+/** What a record of another format reads as: no reader's check takes it, like a damaged record. */
 export const OTHER_FORMAT: unique symbol = Symbol("a record of another format");
 
 const Stamped = z.object({ v: z.literal(FORMAT_VERSION), value: z.unknown() });

@@ -29,9 +29,9 @@ const HSET_IF_EXISTS = `if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then ret
 const DELETE_BATCH = 500;
 
 /** How long start-up waits for Redis by default (REDIS_CONNECT_TIMEOUT_MS). */
-export const DEFAULT_REDIS_CONNECT_TIMEOUT_MS = 10_000;
+const DEFAULT_REDIS_CONNECT_TIMEOUT_MS = 10_000;
 
-/** Redis did not answer in time at start-up; the message names what to check, never the URL's credentials. */
+/** Redis did not answer in time at start-up; the message never names the URL's credentials. */
 export class RedisUnreachableError extends Error {
   constructor(message: string) {
     super(message);
@@ -39,10 +39,7 @@ export class RedisUnreachableError extends Error {
   }
 }
 
-/**
- * Shared state for several instances: Redis through @keyv/redis. It connects on first use
- * and reconnects by itself; `openRedisStore` waits for the first connection instead.
- */
+/** The Redis store, connected on first use (`openRedisStore` waits for it), reconnecting by itself. */
 export function createRedisStore(
   url: string,
   report: (err: unknown) => void = () => {},
@@ -51,10 +48,7 @@ export function createRedisStore(
   return redisStore(url, report, options).store;
 }
 
-/**
- * The Redis store once Redis has answered, for start-up: a URL pointing nowhere, or at a
- * server that never answers, fails within `connectTimeoutMs` with a RedisUnreachableError.
- */
+/** The Redis store once Redis answered, for start-up; else a RedisUnreachableError in time. */
 export async function openRedisStore(
   url: string,
   report: (err: unknown) => void = () => {},
@@ -87,11 +81,7 @@ function redisStore(
     connectionTimeout: 2000,
   });
   adapter.on("error", report);
-  const keyv = new Keyv<StampedRecord>({
-    store: adapter,
-    namespace,
-    throwOnErrors: true,
-  });
+  const keyv = new Keyv<StampedRecord>({ store: adapter, namespace, throwOnErrors: true });
   keyv.on("error", report);
   const redis = new ReadyClient(client, report);
   // keyv's records are `<namespace>::<namespace>:<key>` (@keyv/redis prefixes its namespace
@@ -194,9 +184,7 @@ class ReadyClient {
 
   async #waitReady(): Promise<void> {
     const client = this.#client;
-    if (!client.isOpen) {
-      this.#opening = client.connect().catch(this.#report);
-    }
+    if (!client.isOpen) this.#opening = client.connect().catch(this.#report);
     const stop = new AbortController();
     try {
       await Promise.race([
@@ -212,7 +200,7 @@ class ReadyClient {
   }
 }
 
-/** A system error code (ECONNREFUSED…) or Redis' error prefix (WRONGPASS…): never the message, which could echo input. */
+/** A system error code (ECONNREFUSED…) or Redis' error prefix (WRONGPASS…): never the message. */
 function errorName(err: unknown): string {
   const { code, message } = err as { code?: unknown; message?: unknown };
   if (typeof code === "string" && /^E[A-Z_]+$/.test(code)) return code;
@@ -220,7 +208,7 @@ function errorName(err: unknown): string {
   return prefix ?? "an error";
 }
 
-/** One request counted against rate limits: rate-window.ts' script, one command whatever the limits. */
+/** One request counted against rate limits: rate-window.ts' script, one command. */
 async function consumeRateIn(
   client: RedisClient,
   counts: readonly RateCount[],
@@ -246,6 +234,10 @@ function redisPrimitives(
   recordPrefix: string,
 ): Omit<Primitives, "recordKeys"> {
   const connected = () => redis.connected();
+  /** A script's numeric answer. */
+  const evaluate = async (script: string, keys: string[], args: string[]) =>
+    Number(await (await connected()).eval(script, { keys, arguments: args }));
+  const ms = (ttl: number) => Math.max(1, Math.round(ttl));
   const deletePrefix = async (prefix: string) => {
     const client = await connected();
     // SCAN with MATCH walks the keyspace in steps (never KEYS, which blocks Redis), and
@@ -259,39 +251,23 @@ function redisPrimitives(
   };
   return {
     setIfAbsent: async (k, v, ttl) =>
-      (await (await connected()).set(k, v, { NX: true, PX: Math.max(1, Math.round(ttl)) })) ===
-      "OK",
+      (await (await connected()).set(k, v, { NX: true, PX: ms(ttl) })) === "OK",
     consumeRate: async (counts, windowMs, now) =>
       consumeRateIn(await connected(), counts, windowMs, now),
     renewIfHolds: async (k, v, ttl) =>
-      Number(
-        await (
-          await connected()
-        ).eval(RENEW_IF_HOLDS, {
-          keys: [k],
-          arguments: [v, String(Math.max(1, Math.round(ttl)))],
-        }),
-      ) === 1,
-    deleteIfHolds: async (k, v) =>
-      Number(await (await connected()).eval(DELETE_IF_HOLDS, { keys: [k], arguments: [v] })) === 1,
+      (await evaluate(RENEW_IF_HOLDS, [k], [v, `${ms(ttl)}`])) === 1,
+    deleteIfHolds: async (k, v) => (await evaluate(DELETE_IF_HOLDS, [k], [v])) === 1,
     // The run index is one hash, so listing it is one command, not a key scan.
     putEntry: async (k, v) => {
       await (await connected()).hSet(runsHash, k, v);
     },
-    replaceEntry: async (k, v) =>
-      Number(
-        await (await connected()).eval(HSET_IF_EXISTS, { keys: [runsHash], arguments: [k, v] }),
-      ) > 0,
+    replaceEntry: async (k, v) => (await evaluate(HSET_IF_EXISTS, [runsHash], [k, v])) > 0,
     getEntry: async (k) => (await (await connected()).hGet(runsHash, k)) ?? undefined,
     deleteEntry: async (k) => {
       await (await connected()).hDel(runsHash, k);
     },
     deleteEntryIfSame: async (k, v, also) =>
-      Number(
-        await (
-          await connected()
-        ).eval(HDEL_IF_SAME, { keys: [runsHash], arguments: [k, v, ...also] }),
-      ) > 0,
+      (await evaluate(HDEL_IF_SAME, [runsHash], [k, v, ...also])) > 0,
     entries: async (prefix) =>
       Object.entries(await (await connected()).hGetAll(runsHash)).filter(([k]) =>
         k.startsWith(prefix),

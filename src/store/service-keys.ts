@@ -1,8 +1,7 @@
 /**
- * Each workspace's own Task service API key, sealed at rest (AES-256-GCM, util/secret-box.ts)
- * in the record `t:<team>:service-key`: the box (bound to that record: a box copied into another
- * workspace's record does not open), its last four characters, who set it and when.
- * Nothing here logs a key or puts one in an error.
+ * Each workspace's own Task service API key, sealed at rest (util/secret-box.ts) in its record
+ * `t:<team>:service-key` and bound to it (a copy in another record does not open), with its
+ * last four characters, who set it and when. Nothing here logs a key or puts one in an error.
  */
 import { z } from "zod";
 import {
@@ -29,11 +28,7 @@ export type ServiceKeyState =
     }
   | { readonly state: "none" }
   | {
-      /**
-       * Not a box this app opens (sealed with an encryption key no longer listed, not sealed in
-       * its format, altered, or another record's), or not a key's record: never used, it must
-       * be set again.
-       */
+      /** Not a box this app opens, or not a key's record: never used, it must be set again. */
       readonly state: "unreadable";
       /** Why, for the log (never the value). */
       readonly why: string;
@@ -42,13 +37,10 @@ export type ServiceKeyState =
       readonly setAt?: number | undefined;
     };
 
-/** What re-sealing every stored key with the first encryption key did (counts only). */
+/** What re-sealing every stored key with the first encryption key did; unreadable ones are left. */
 export interface ResealReport {
-  /** Sealed again with the first key. */
   readonly resealed: number;
-  /** Already sealed with it. */
   readonly current: number;
-  /** Not opened (an unlisted key, not sealed in this format, altered): left as they are. */
   readonly unreadable: number;
 }
 
@@ -73,10 +65,8 @@ const StoredKey = z.object({
 type StoredKey = z.infer<typeof StoredKey>;
 
 /**
- * The keys on the store's records. Listing them (for `resealAll`) scans the store's record keys
- * rather than keeping an index of workspaces: an index is a second record to keep in step
- * across instances and to clean up on uninstall, and one it missed would stay sealed with an
- * old key until that key is gone and the workspace's key with it.
+ * The keys on the store's records. `resealAll` scans the record keys rather than keep an index
+ * of workspaces: one more record to keep in step, and a key it missed would stay on an old key.
  */
 export function createServiceKeyStore(
   records: RecordStore,

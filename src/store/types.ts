@@ -1,10 +1,9 @@
 /**
- * The store's records and its boundary: the Slack thread → service conversation mappings,
- * the index of unfinished runs, the atomic primitives several instances coordinate with, and
- * people's recent tasks and default options.
+ * The store's records and its boundary: Slack threads and their service conversations, the
+ * index of unfinished runs, the atomic primitives instances share, people's tasks and defaults.
  */
 
-/** The service's conversation a Slack thread maps to (the same shape as the client's ThreadRef). */
+/** The service's conversation a Slack thread maps to (the client's ThreadRef). */
 export interface ServiceThreadRef {
   readonly projectId: string;
   readonly threadId: string;
@@ -68,10 +67,7 @@ export interface ThreadRecord {
   readonly surface: "channel" | "dm";
   /** The Slack thread: the ts of the channel message that shows the prompt. */
   readonly threadTs: string;
-  /**
-   * The service's conversation the thread continues; absent until the service created the
-   * task (its first run is being started, or creating it failed).
-   */
+  /** The service's conversation; absent until the service created the task. */
   readonly service?: ServiceThreadRef;
   /** Who started the task; only they (or an admin) may stop it. */
   readonly ownerUserId: string;
@@ -234,11 +230,7 @@ export class StoreUnavailableError extends Error {
   }
 }
 
-/**
- * The states of a run as people see them, declared once: running, or how it ended (done,
- * failed at the service, stopped by someone, or an error of the app or of Slack). Run messages,
- * App Home's recent tasks and the final message's completion record all show these.
- */
+/** A run's state as people see it (run messages, App Home, the completion record). */
 export type RunState = "running" | "completed" | "failed" | "stopped" | "error";
 
 /** One task in a person's recent tasks (their App Home lists the latest). */
@@ -288,30 +280,19 @@ export interface PreferenceStore {
   putDefaults(teamId: string, scope: DefaultsScope, defaults: TaskDefaults): Promise<void>;
 }
 
-/**
- * How long a record is kept: until deleted (a setting, an installation), or for the store's
- * retention after it was last written (`retained`: what people did, e.g. votes on answers).
- */
+/** Kept until deleted (a setting), or `retained` for the store's retention (what people did). */
 export interface RecordLife {
   readonly retained?: boolean;
 }
 
-/**
- * Plain JSON records by key beside the threads, on the same backend (a workspace's Slack
- * installation…). Keys start with `t:<team id>:` for a workspace's records, like the threads'.
- */
+/** Plain JSON records by key beside the threads (`t:<team id>:…` for a workspace's). */
 export interface RecordStore {
-  /**
-   * The record, undefined when there is none, or `OTHER_FORMAT` (record-format.ts) when it is
-   * of another format: no reader's check accepts that, so it is read as a damaged record.
-   */
+  /** The record; `OTHER_FORMAT` (record-format.ts) when of another format. */
   getRecord(key: string): Promise<unknown>;
-  /** Kept until deleted, or for the store's retention when `retained`. */
   putRecord(key: string, value: unknown, life?: RecordLife): Promise<void>;
   /**
-   * Read-modify-write of one record, atomic across instances (a short lock per key): `change`
-   * gets the record (as getRecord reads it) and returns the new one, or undefined to leave it
-   * as it is. Resolves with what the record holds afterwards.
+   * Read-modify-write, atomic across instances (a short lock per key): `change` returns the new
+   * record, or undefined to leave it. Resolves with what the record holds afterwards.
    */
   updateRecord(
     key: string,
@@ -323,15 +304,11 @@ export interface RecordStore {
   recordKeys(prefix: string): Promise<string[]>;
 }
 
-/** What erasing a person's records removed (for the word they get). */
+/** What erasing a person's records removed: their threads, replies queued in others', tasks. */
 export interface PersonForgotten {
-  /** Records of the task threads they started. */
   readonly threads: number;
-  /** Their replies waiting in other people's task threads. */
   readonly queuedReplies: number;
-  /** Entries of their recent tasks. */
   readonly recentTasks: number;
-  /** Whether they had personal defaults. */
   readonly defaults: boolean;
 }
 
@@ -358,10 +335,7 @@ export type RateDecision =
 export interface ThreadStore extends PreferenceStore, RecordStore {
   getThread(key: SlackThreadKey): Promise<ThreadRecord | undefined>;
   putThread(record: ThreadRecord): Promise<void>;
-  /**
-   * Read-modify-write of one thread, atomic across instances (a short lock per thread).
-   * `change` returns the new record, or undefined to leave it as it is.
-   */
+  /** Read-modify-write, atomic like `updateRecord`. */
   updateThread(
     key: SlackThreadKey,
     change: (current: ThreadRecord) => ThreadRecord | undefined,
@@ -371,10 +345,8 @@ export interface ThreadStore extends PreferenceStore, RecordStore {
   /** Forgets a claim, so the next `claimOnce` of it wins again (e.g. a Stop that failed). */
   releaseClaim(teamId: string, name: string): Promise<void>;
   /**
-   * Counts one request against each of a workspace's `limits` as one atomic operation, shared by
-   * every instance: allowed when each limit let fewer than `limit` requests through in the
-   * `windowMs` before `now` (a sliding window), and then counted in all of them; refused, and
-   * counted in none, otherwise. Its records are the workspace's (`forgetTeam` deletes them).
+   * Counts one request against each of a workspace's `limits` atomically, across instances: a
+   * sliding window (rate-window.ts); allowed and counted in all, or refused and counted in none.
    */
   consumeRate(
     teamId: string,
@@ -415,16 +387,9 @@ export interface ThreadStore extends PreferenceStore, RecordStore {
    * owner's recent tasks. The record it deleted, or undefined when there was none.
    */
   forgetThread(key: SlackThreadKey): Promise<ThreadRecord | undefined>;
-  /**
-   * Forgets a channel (it was deleted in Slack): its threads' records, its runs, its defaults,
-   * and its tasks in every person's recent tasks. The people whose recent tasks changed.
-   */
+  /** Forgets a deleted channel: its threads, runs, defaults and recent tasks; whose tasks changed. */
   forgetChannel(teamId: string, channelId: string): Promise<string[]>;
-  /**
-   * Erases a person's records in a workspace: the records of the task threads they started,
-   * their replies queued in other threads, their recent tasks and personal defaults. Runs go on
-   * (their index entries are deleted when they end, as always).
-   */
+  /** Erases a person's threads, replies queued in others', recent tasks and defaults; runs go on. */
   forgetPerson(teamId: string, userId: string): Promise<PersonForgotten>;
   /**
    * Erases what a workspace's people left (an admin asked): every thread record, recent tasks,

@@ -1,8 +1,4 @@
-/**
- * A workspace's usage policy (who may start tasks, in which channels, how many per person per
- * hour, whether the app joins public channels by itself) and the service's last refusal of its
- * account (402, 429), as records of the workspace.
- */
+/** A workspace's usage policy and the service's last refusal of its account (402, 429), as records. */
 import { z } from "zod";
 import type { RecordStore } from "./types.ts";
 
@@ -27,18 +23,14 @@ export const UsagePolicy = z.object({
   /** Tasks (follow-ups included) one person may start per hour; 0: no quota. */
   perUserPerHour: z.number().int().min(0).max(QUOTA_MAX),
   /**
-   * Whether the app joins a public channel it is not in when someone starts a task there
-   * (`conversations.join`), instead of asking to be invited. Once in a channel it reads the
-   * threads it is asked about there (thread context), so bringing it in is the admins' call.
+   * Whether the app joins a public channel it is not in (`conversations.join`) instead of asking
+   * to be invited: once in, it reads threads there (thread context), so it is the admins' call.
    */
   joinPublicChannels: z.boolean(),
 });
 export type UsagePolicy = z.infer<typeof UsagePolicy>;
 
-/**
- * A workspace without a policy: everyone, everywhere, no quota; the app goes only where it is
- * invited (it joins no channel by itself until an admin lets it).
- */
+/** A workspace without a policy: everyone, everywhere, no quota, only where the app is invited. */
 export const DEFAULT_USAGE_POLICY: UsagePolicy = {
   who: { kind: "everyone" },
   where: { kind: "all" },
@@ -77,10 +69,7 @@ export async function putUsagePolicy(
   await records.putRecord(policyKey(teamId), UsagePolicy.parse(policy));
 }
 
-/**
- * The service's last refusal of the workspace's account, for its admins' App Home: out of
- * credits (402) or rate-limited (429, with the time its limit resets when the service said).
- */
+/** The service's last refusal of the workspace's account, for its admins' App Home (402 or 429). */
 export const ServiceAlert = z.object({
   status: z.union([z.literal(402), z.literal(429)]),
   /** When the service said so (ms since the epoch). */
@@ -95,8 +84,7 @@ const CREDITS_STALE_MS = 24 * 3_600_000;
 /** A 429 is shown until its reset time, or this long when the service gave none. */
 const RATE_STALE_MS = 15 * 60_000;
 
-/** Whether an alert is no longer worth showing at `now`. */
-export function alertIsStale(alert: ServiceAlert, now: number): boolean {
+function alertIsStale(alert: ServiceAlert, now: number): boolean {
   if (alert.status === 402) return now - alert.at > CREDITS_STALE_MS;
   return now > (alert.resetAt ?? alert.at + RATE_STALE_MS);
 }

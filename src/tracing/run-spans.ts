@@ -1,10 +1,8 @@
 /**
- * The span of a run's relay on one instance (`relay run`): from the moment this instance
- * follows the run to its final message, or to its hand-over. A new run's is a child of the
- * Slack request that started it. A run taken over (after a restart, or from an instance that
- * died) continues the same trace from the `traceparent` its record keeps, with a link to that
- * request; a run recorded while tracing was off starts a trace of its own. Its status says how
- * the run ended here: `completed`, `failed`, `stopped`, `error`, or `handed_over`/`forgotten`.
+ * The span of a run's relay on one instance (`relay run`), to its final message or hand-over:
+ * a child of the Slack request that started it, or, for a run taken over, in (and linked to)
+ * the trace its record keeps. Its status: `completed`, `failed`, `stopped`, `error`,
+ * `handed_over` or `forgotten`.
  */
 import { context, trace } from "@opentelemetry/api";
 import { ATTR, continuing, failed, SpanKind, startSpan, withTeam } from "./spans.ts";

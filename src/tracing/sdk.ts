@@ -1,12 +1,7 @@
 /**
- * Starts OpenTelemetry's Node SDK when tracing is on (config/tracing.ts): it reads the standard
- * OTEL_* variables itself (endpoint, protocol, sampler, service name, propagators, batching)
- * and exports spans with its OTLP exporter. Off, the SDK is not even loaded, and the API's
- * no-ops stand in (spans.ts).
- *
- * Only traces: the app's metrics are Prometheus' (`/metrics`) and its logs pino's JSON on
- * stdout, which carry each line's trace id. The SDK's own warnings (an unreachable collector, a
- * refused export) become log lines.
+ * Starts OpenTelemetry's Node SDK when tracing is on: it reads the OTEL_* variables itself and
+ * exports spans by OTLP; off, it is not even loaded. Traces only (metrics are Prometheus', logs
+ * pino's, with trace ids); the SDK's warnings become log lines.
  */
 import { context, diag, DiagLogLevel, propagation, trace } from "@opentelemetry/api";
 import type { Logger } from "pino";

@@ -1,11 +1,8 @@
 /**
- * The span of each Slack request, the first of a task's trace: `slack <what>` (`slack
- * /task`, `slack event app_mention`, `slack block_actions`) around Bolt's handling of the
- * payload, whichever receiver brought it (Bolt's `processEvent`, the one door both use), with
- * the workspace (as Bolt authorised it), the channel, and what was asked (command, event type,
- * action or callback id; never the text). In HTTP mode an HTTP server span (`POST
- * /slack/events`) holds it, ended when the request is answered (the acknowledgement), and
- * continues a trace a proxy in front may have begun (its `traceparent`).
+ * The span of each Slack request (`slack /task`, `slack event app_mention`…) around Bolt's
+ * `processEvent`, the one door of both receivers: workspace, channel and what was asked, never
+ * the text. In HTTP mode an HTTP server span (`POST /slack/events`, continuing a proxy's
+ * `traceparent`) holds it until the request is acknowledged.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { context, propagation, trace } from "@opentelemetry/api";
@@ -26,11 +23,7 @@ import {
 } from "@opentelemetry/semantic-conventions";
 import { ATTR, type Attributes, failed, inSpan, SpanKind, startSpan, withTeam } from "./spans.ts";
 
-/**
- * Wraps `app.processEvent` in the request's span, tagged with the authorised team; in HTTP
- * mode, the receiver's requests to `path` in HTTP server spans. Around everything else the app
- * wraps them in (the acknowledgement's tracking): call it last.
- */
+/** Wraps Bolt's requests (and, in HTTP mode, the POSTs to `path`) in spans: call it last. */
 export function traceSlackRequests(
   app: App,
   receiver: HTTPReceiver | SocketModeReceiver,

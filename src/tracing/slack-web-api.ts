@@ -1,10 +1,7 @@
 /**
- * A span for every Slack Web API call, named after its method (`chat.update`): every call of
- * every WebClient (the app's, Bolt's, the OAuth installer's) goes through `apiCall`, which is
- * wrapped while tracing is on, as OpenTelemetry's instrumentations wrap the libraries they
- * trace. The span covers the call as the app sees it (the client's own retries included); it
- * holds the method, Slack's host, the workspace and channel, and Slack's error code when it
- * refused; never the call's text, blocks or token.
+ * A span for every Slack Web API call (`chat.update`), retries included: every WebClient's
+ * `apiCall` is wrapped while tracing is on. It holds the method, Slack's host, the workspace,
+ * channel and Slack's error code; never the call's text, blocks or token.
  */
 import { WebClient } from "@slack/web-api";
 import {

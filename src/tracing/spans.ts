@@ -1,12 +1,8 @@
 /**
- * The app's spans, through OpenTelemetry's API alone: with no SDK started (tracing off) every
- * call here is the API's no-op (no span recorded, no header added, nothing kept), so code that
- * traces costs nothing measurable then. The SDK (sdk.ts) makes them real when it starts.
- *
- * A task's trace: the Slack request that started it, its service requests and Slack calls;
- * later the run's relay (a span of its own, in the same trace, even on another instance after a
- * restart: the run's record keeps the trace's `traceparent`). Spans never carry a prompt, an
- * answer, a token or a key: only ids, methods, statuses and addresses.
+ * The app's spans, through OpenTelemetry's API alone: without the SDK (sdk.ts) every call is a
+ * no-op. A task's trace: its Slack request, service requests, Slack calls, then its relay (on
+ * any instance: the run's record keeps its `traceparent`). Spans carry ids, methods, statuses
+ * and addresses: never a prompt, an answer, a token or a key.
  */
 import {
   type Attributes,
@@ -28,10 +24,7 @@ import { ATTR_ERROR_TYPE } from "@opentelemetry/semantic-conventions";
 
 export { SpanKind, type Span, type Attributes };
 
-/** The tracer's name: the instrumentation scope every span of the app carries. */
-export const TRACER_NAME = "slack-task-bot";
-
-const tracer = trace.getTracer(TRACER_NAME);
+const tracer = trace.getTracer("slack-task-bot");
 
 /** Attribute names of the app's own (Slack's ids, the task service's run). */
 export const ATTR = {
@@ -54,10 +47,7 @@ export const ATTR = {
 /** The Slack workspace the work under way is for (Web API calls' spans read it). */
 const TEAM = createContextKey("slack-task-bot.team");
 
-/**
- * A URL as `url.full` holds it: user name and password replaced by `REDACTED`, as
- * OpenTelemetry's HTTP semantic conventions require (a URL may carry credentials).
- */
+/** A URL as `url.full` holds it: credentials `REDACTED`, as OpenTelemetry's HTTP conventions say. */
 export function urlFull(url: string | URL): string {
   const parsed = new URL(url);
   if (parsed.username === "" && parsed.password === "") return parsed.href;
@@ -79,9 +69,8 @@ export function withTeam<T>(teamId: string | undefined, fn: () => T): T {
 }
 
 /**
- * Runs `fn` in a new span (a child of the current one), ended when `fn` settles: a failure
- * marks it as an error of `error.type` (its class or code; never its message, which may quote
- * what a person typed).
+ * Runs `fn` in a child span, ended when `fn` settles; a failure sets `error.type` (its class or
+ * code, never its message, which may quote what a person typed).
  */
 export function inSpan<T>(
   name: string,
@@ -143,9 +132,8 @@ export const bindToCurrent = <F extends (...args: never[]) => unknown>(fn: F): F
   context.bind(context.active(), fn);
 
 /**
- * The stored form of a trace: the current span's W3C `traceparent`, kept with a run's record so
- * the instance that takes the run over continues its trace. Undefined when nothing is traced.
- * (W3C's own format whatever propagators the operator chose for outgoing requests.)
+ * The current span's W3C `traceparent` (whatever propagators are chosen), kept with a run's
+ * record so the instance that takes the run over continues its trace.
  */
 export function currentTraceparent(): string | undefined {
   const span = trace.getActiveSpan();
@@ -157,10 +145,7 @@ export function currentTraceparent(): string | undefined {
 
 const W3C = new W3CTraceContextPropagator();
 
-/**
- * Where a run's relay span goes: in the trace `traceparent` names (the request that started
- * the run), linked to it as well, or in the current context when nothing was stored.
- */
+/** Where a run's relay span goes: in (and linked to) the trace `traceparent` names, else here. */
 export function continuing(traceparent: string | undefined): {
   readonly parent: Context;
   readonly links: Link[];
@@ -191,10 +176,7 @@ export function inTrace<T>(traceparent: string | undefined, fn: () => T): T {
   return context.with(continuing(traceparent).parent, fn);
 }
 
-/**
- * The trace of the current span, for log lines (`trace_id`, `span_id`, `trace_flags`, the
- * field names OpenTelemetry's log correlation uses): none when nothing is traced.
- */
+/** The current span's ids for log lines, named as OpenTelemetry's log correlation names them. */
 export function traceFields(): Record<string, string> {
   const span = trace.getActiveSpan();
   // A new object each time: pino merges the line's own fields into it.

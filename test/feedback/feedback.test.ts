@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { FeedbackRecorder } from "../../src/feedback/feedback.ts";
-import { createMemoryStore } from "../../src/store/memory.ts";
+import { createMemoryStore } from "../support/fakes/memory-store.ts";
 
 const ref = { runId: "run_1", channelId: "C0123", threadTs: "1700000000.000100" };
 

@@ -8,7 +8,7 @@ import fc from "fast-check";
 import { pino } from "pino";
 import { describe } from "vitest";
 import { Preferences, RECENT_TASKS_SHOWN } from "../../src/threads/preferences.ts";
-import { createMemoryStore } from "../../src/store/memory.ts";
+import { createMemoryStore } from "../support/fakes/memory-store.ts";
 import type { RunState, TaskDefaults } from "../../src/store/types.ts";
 import { renderDefaultsModal, summarizeDefaults } from "../../src/view/defaults.ts";
 import { renderHome } from "../../src/view/home.ts";

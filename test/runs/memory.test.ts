@@ -10,7 +10,7 @@ import { type MemoryLimits, memoryLimits } from "../../src/runs/memory.ts";
 import { Relay, type RelayOptions, type RunOutcome } from "../../src/runs/relay.ts";
 import type { FakeFile } from "../support/fakes/task-service.ts";
 import type { PagePreviews, SiteFile } from "../../src/runs/ports.ts";
-import { createMemoryStore } from "../../src/store/memory.ts";
+import { createMemoryStore } from "../support/fakes/memory-store.ts";
 import type { ThreadStore } from "../../src/store/types.ts";
 import { ByteBudget } from "../../src/util/byte-budget.ts";
 import { FakeSlackWriter } from "../support/fakes/slack-writer.ts";

@@ -8,7 +8,7 @@ import { pino } from "pino";
 import { beforeEach, describe, expect, it } from "vitest";
 import { Relay, type RunOutcome } from "../../src/runs/relay.ts";
 import { TaskServiceError } from "../../src/service/errors.ts";
-import { createMemoryStore } from "../../src/store/memory.ts";
+import { createMemoryStore } from "../support/fakes/memory-store.ts";
 import type { ThreadStore } from "../../src/store/types.ts";
 import { shownText } from "../support/run-records.ts";
 import { until } from "../support/until.ts";

@@ -11,7 +11,7 @@ import { Relay, type RunOutcome, type RunTarget } from "../../src/runs/relay.ts"
 import { Resumer } from "../../src/runs/resumer.ts";
 import { LeaseKeeper } from "../../src/runs/lease-keeper.ts";
 import type { TaskService } from "../../src/runs/ports.ts";
-import { createMemoryStore } from "../../src/store/memory.ts";
+import { createMemoryStore } from "../support/fakes/memory-store.ts";
 import type { ThreadStore } from "../../src/store/types.ts";
 import { shownText as recordedText } from "../support/run-records.ts";
 import { FakeClock } from "../support/fake-clock.ts";

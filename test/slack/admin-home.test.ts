@@ -7,7 +7,7 @@ import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import { adminHome, isWorkspaceAdmin } from "../../src/slack/admin-home.ts";
 import { AuditTrail } from "../../src/store/audit.ts";
-import { createMemoryStore } from "../../src/store/memory.ts";
+import { createMemoryStore } from "../support/fakes/memory-store.ts";
 
 function slackUsers(admins: readonly string[]) {
   const asked: Array<{ user: string; token: string | undefined }> = [];

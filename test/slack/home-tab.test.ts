@@ -6,7 +6,7 @@ import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import { TaskCoordinator } from "../../src/threads/coordinator.ts";
 import { HomeTab } from "../../src/slack/home-tab.ts";
-import { createMemoryStore } from "../../src/store/memory.ts";
+import { createMemoryStore } from "../support/fakes/memory-store.ts";
 import { validateView } from "../../tools/local-slack/index.ts";
 import { FakeClock } from "../support/fake-clock.ts";
 

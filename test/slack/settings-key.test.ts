@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { createLogger } from "../../src/log.ts";
 import { applyKeyChange } from "../../src/slack/listeners/settings-key.ts";
 import type { WorkspaceKeys } from "../../src/slack/listeners/surface.ts";
-import { createMemoryStore } from "../../src/store/memory.ts";
+import { createMemoryStore } from "../support/fakes/memory-store.ts";
 import { createServiceKeyStore } from "../../src/store/service-keys.ts";
 import { sealingKeys } from "../../src/util/secret-box.ts";
 

@@ -10,7 +10,7 @@ import pino from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { keptToken, RUN_TASK, slackWorkflowSteps } from "../../src/slack/workflow-steps.ts";
-import { createMemoryStore } from "../../src/store/memory.ts";
+import { createMemoryStore } from "../support/fakes/memory-store.ts";
 import { sealingKeys } from "../../src/util/secret-box.ts";
 import {
   type FunctionDefinition,

@@ -6,7 +6,7 @@
 import type { InstallationQuery } from "@slack/bolt";
 import { describe, expect, it } from "vitest";
 import { installedTokens, WorkspaceNotInstalledError } from "../../src/slack/workspace-tokens.ts";
-import { createMemoryStore } from "../../src/store/memory.ts";
+import { createMemoryStore } from "../support/fakes/memory-store.ts";
 
 /** Bolt's installer over a fixed set of installations: a workspace's, or an organisation's. */
 function installer(installs: Record<string, string>) {

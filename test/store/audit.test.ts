@@ -7,7 +7,7 @@ import { Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { createLogger } from "../../src/log.ts";
 import { AuditTrail } from "../../src/store/audit.ts";
-import { createMemoryStore } from "../../src/store/memory.ts";
+import { createMemoryStore } from "../support/fakes/memory-store.ts";
 import { StoreUnavailableError } from "../../src/store/types.ts";
 
 function capture(level: string) {

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { testRedisUrl } from "../support/needs.ts";
 import type { StoreOptions } from "../../src/store/keyv-store.ts";
-import { createMemoryStore, type MemoryMaps } from "../../src/store/memory.ts";
+import { createMemoryStore, type MemoryMaps } from "../support/fakes/memory-store.ts";
 import { createRedisStore } from "../../src/store/redis.ts";
 import { runLease } from "../../src/store/run-index.ts";
 import { createSqliteStore } from "../../src/store/sqlite.ts";

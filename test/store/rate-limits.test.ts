@@ -12,7 +12,7 @@ import { DatabaseSync } from "node:sqlite";
 import { createClient } from "@redis/client";
 import { afterAll, describe, expect, it } from "vitest";
 import { testRedisUrl } from "../support/needs.ts";
-import { createMemoryStore, type MemoryMaps } from "../../src/store/memory.ts";
+import { createMemoryStore, type MemoryMaps } from "../support/fakes/memory-store.ts";
 import { createRedisStore } from "../../src/store/redis.ts";
 import { createSqliteStore } from "../../src/store/sqlite.ts";
 import type { ThreadStore } from "../../src/store/types.ts";

@@ -6,7 +6,7 @@
  */
 import { Keyv } from "keyv";
 import { describe, expect, it } from "vitest";
-import { createMemoryStore, type MemoryMaps } from "../../src/store/memory.ts";
+import { createMemoryStore, type MemoryMaps } from "../support/fakes/memory-store.ts";
 import { FORMAT_VERSION, OTHER_FORMAT } from "../../src/store/record-format.ts";
 import type { RecentTask, ThreadRecord } from "../../src/store/types.ts";
 import {

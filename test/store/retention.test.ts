@@ -16,7 +16,7 @@ import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
 import { testRedisUrl } from "../support/needs.ts";
 import { AUDIT_KEPT, AuditTrail } from "../../src/store/audit.ts";
 import type { StoreOptions } from "../../src/store/keyv-store.ts";
-import { createMemoryStore, type MemoryMaps } from "../../src/store/memory.ts";
+import { createMemoryStore, type MemoryMaps } from "../support/fakes/memory-store.ts";
 import { createRedisStore } from "../../src/store/redis.ts";
 import { createSqliteStore } from "../../src/store/sqlite.ts";
 import type { RecentTask, ThreadRecord, ThreadStore } from "../../src/store/types.ts";

@@ -13,8 +13,7 @@ import type { StoreOptions } from "../../src/store/keyv-store.ts";
 import { createRedisStore } from "../../src/store/redis.ts";
 import { FORMAT_VERSION } from "../../src/store/record-format.ts";
 import { runIndexTtlMs } from "../../src/store/run-index.ts";
-import { SqliteKeyvAdapter } from "../../src/store/sqlite-adapter.ts";
-import { createSqliteStore } from "../../src/store/sqlite.ts";
+import { createSqliteStore, SqliteKeyvAdapter } from "../../src/store/sqlite.ts";
 import {
   type RelayedRun,
   type ReservedRun,

@@ -7,7 +7,7 @@ import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import { gatherAttachments, selectAttachments } from "../../src/threads/attachments.ts";
 import { TaskCoordinator } from "../../src/threads/coordinator.ts";
-import { createMemoryStore } from "../../src/store/memory.ts";
+import { createMemoryStore } from "../support/fakes/memory-store.ts";
 import { LIMITS } from "../../src/service/limits.ts";
 import { FakeFiles } from "../support/fakes/file-source.ts";
 import { FakeRelay } from "../support/fakes/relay-control.ts";

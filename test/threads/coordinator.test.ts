@@ -5,7 +5,7 @@
 import { pino } from "pino";
 import { beforeEach, describe, expect, it } from "vitest";
 import { type TellUser, TaskCoordinator } from "../../src/threads/coordinator.ts";
-import { createMemoryStore } from "../../src/store/memory.ts";
+import { createMemoryStore } from "../support/fakes/memory-store.ts";
 import {
   type SlackThreadKey,
   StoreUnavailableError,

@@ -8,7 +8,7 @@ import { pino } from "pino";
 import { beforeEach, describe, expect, it } from "vitest";
 import { feedbackKey } from "../../src/feedback/feedback.ts";
 import type { AuditEvent } from "../../src/store/audit.ts";
-import { createMemoryStore } from "../../src/store/memory.ts";
+import { createMemoryStore } from "../support/fakes/memory-store.ts";
 import type { SlackThreadKey, ThreadStore } from "../../src/store/types.ts";
 import { type TellUser, TaskCoordinator } from "../../src/threads/coordinator.ts";
 import { FakeFiles } from "../support/fakes/file-source.ts";

@@ -5,7 +5,7 @@
 import { pino } from "pino";
 import { beforeEach, describe, expect, it } from "vitest";
 import { type IncomingMessage, TaskCoordinator } from "../../src/threads/coordinator.ts";
-import { createMemoryStore } from "../../src/store/memory.ts";
+import { createMemoryStore } from "../support/fakes/memory-store.ts";
 import type { ThreadStore } from "../../src/store/types.ts";
 import { FakeFiles } from "../support/fakes/file-source.ts";
 import { FakeRelay } from "../support/fakes/relay-control.ts";

@@ -5,7 +5,7 @@
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import { Preferences } from "../../src/threads/preferences.ts";
-import { createMemoryStore } from "../../src/store/memory.ts";
+import { createMemoryStore } from "../support/fakes/memory-store.ts";
 
 function preferences(opts: { anyone?: boolean; admins?: string[]; creator?: string } = {}) {
   return new Preferences({

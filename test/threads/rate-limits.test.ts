@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { takeRateSlot } from "../../src/threads/access/rate-limits.ts";
-import { createMemoryStore } from "../../src/store/memory.ts";
+import { createMemoryStore } from "../support/fakes/memory-store.ts";
 
 const limits = { perUserPerMinute: 3, perChannelPerMinute: 5 };
 const at = 1_800_000_000_000; // a minute boundary

@@ -12,7 +12,7 @@ import { memoryLimits } from "../../src/runs/memory.ts";
 import { GUEST_REFUSAL, PERSON_UNKNOWN } from "../../src/threads/access/policy.ts";
 import { putUsagePolicy } from "../../src/store/usage-policy.ts";
 import type { FakeFile } from "../support/fakes/task-service.ts";
-import { createMemoryStore } from "../../src/store/memory.ts";
+import { createMemoryStore } from "../support/fakes/memory-store.ts";
 import type { SlackThreadKey, ThreadStore } from "../../src/store/types.ts";
 import { oneWorkspace } from "../support/fakes/workspaces.ts";
 import { FakeFiles } from "../support/fakes/file-source.ts";

@@ -18,7 +18,7 @@ import {
   usageRefusal,
 } from "../../src/threads/access/usage-policy.ts";
 import { TaskServiceError } from "../../src/service/errors.ts";
-import { createMemoryStore } from "../../src/store/memory.ts";
+import { createMemoryStore } from "../support/fakes/memory-store.ts";
 import { createRedisStore } from "../../src/store/redis.ts";
 import { createSqliteStore } from "../../src/store/sqlite.ts";
 import type { ThreadStore } from "../../src/store/types.ts";

@@ -17,7 +17,7 @@ import {
   InstallationNotFoundError,
   InstallationUnreadableError,
 } from "../../../src/store/installations.ts";
-import { createMemoryStore } from "../../../src/store/memory.ts";
+import { createMemoryStore } from "../../support/fakes/memory-store.ts";
 
 const SECRET = "state-secret-of-my-own-0123";
 const options = { scopes: ["chat:write", "commands"] };

@@ -15,7 +15,7 @@ import { createLogger } from "../../../src/log.ts";
 import { boltLogger } from "../../../src/slack/bolt-logger.ts";
 import { refreshingInstallations } from "../../../src/slack/oauth/token-refresh.ts";
 import { createInstallationStore } from "../../../src/store/installations.ts";
-import { createMemoryStore } from "../../../src/store/memory.ts";
+import { createMemoryStore } from "../../support/fakes/memory-store.ts";
 import { openRedisStore } from "../../../src/store/redis.ts";
 import type { ThreadStore } from "../../../src/store/types.ts";
 import { sealingKeys } from "../../../src/util/secret-box.ts";

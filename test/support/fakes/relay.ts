@@ -5,7 +5,7 @@
  */
 import { pino } from "pino";
 import { Relay, type RelayOptions, type RunOutcome } from "../../../src/runs/relay.ts";
-import { createMemoryStore } from "../../../src/store/memory.ts";
+import { createMemoryStore } from "./memory-store.ts";
 import type { ThreadStore } from "../../../src/store/types.ts";
 import { runningThreads } from "../../../src/threads/running.ts";
 import { FakeClock } from "../fake-clock.ts";

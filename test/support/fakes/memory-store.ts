@@ -1,14 +1,13 @@
-/** The in-memory store for unit tests: the same store on keyv's map, nothing persisted. */
 import { Keyv } from "keyv";
 import {
   DEFAULT_NAMESPACE,
   iteratedKeys,
   KeyvThreadStore,
   type StoreOptions,
-} from "./keyv-store.ts";
-import { decideRate, parseLog } from "./rate-window.ts";
-import type { StampedRecord } from "./record-format.ts";
-import type { ThreadStore } from "./types.ts";
+} from "../../../src/store/keyv-store.ts";
+import { decideRate, parseLog } from "../../../src/store/rate-window.ts";
+import type { StampedRecord } from "../../../src/store/record-format.ts";
+import type { ThreadStore } from "../../../src/store/types.ts";
 
 /** The maps the memory store keeps everything in (a test may pass its own, to look inside). */
 export interface MemoryMaps {
@@ -18,7 +17,7 @@ export interface MemoryMaps {
   readonly entries: Map<string, { value: string; until: number }>;
 }
 
-/** The fake: the same store on keyv's in-memory map (no persistence). */
+/** The store for unit tests: the same store on keyv's in-memory map, nothing persisted. */
 export function createMemoryStore(
   options: StoreOptions & { readonly maps?: MemoryMaps } = {},
 ): ThreadStore {
