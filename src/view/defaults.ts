@@ -6,6 +6,7 @@ import { TaskServiceError } from "../service/errors.ts";
 import type { TaskDefaults } from "../store/types.ts";
 import type { ModalChoices } from "./modal.ts";
 import { truncate } from "./sanitize.ts";
+import { type Block, plain } from "./blocks.ts";
 
 /** Callback ids of the two defaults modals. */
 export const PERSONAL_DEFAULTS_VIEW = "task_defaults";
@@ -20,8 +21,6 @@ export const DEFAULTS_FIELD = {
 /** The menu value that means "no default: the service's own". */
 export const NO_DEFAULT = "__service_default__";
 
-type Block = Record<string, unknown>;
-const plain = (text: string) => ({ type: "plain_text", text, emoji: true });
 const code = (v: string | boolean) =>
   typeof v === "boolean" ? (v ? "on" : "off") : `\`${truncate(v.replace(/`/g, "'"), 100)}\``;
 

@@ -4,6 +4,7 @@
  */
 import { ALLOWED_EXTENSIONS, LIMITS } from "../service/limits.ts";
 import { truncate } from "./sanitize.ts";
+import { type Block, plain } from "./blocks.ts";
 
 /** The modal's `callback_id`, and the ids of the shortcuts that open it. */
 export const NEW_TASK_VIEW = "new_task";
@@ -37,9 +38,6 @@ export interface ModalSeed {
   readonly prompt?: string | undefined;
   readonly choices: ModalChoices;
 }
-
-type Block = Record<string, unknown>;
-const plain = (text: string) => ({ type: "plain_text", text, emoji: true });
 
 /** The modal's view, for `views.open`. */
 export function renderNewTaskModal(seed: ModalSeed): Record<string, unknown> {

@@ -9,6 +9,7 @@ import { formatBytes } from "../util/bytes.ts";
 import { MODAL_PROMPT_MAX } from "./modal.ts";
 import { mrkdwnExcerpt } from "./mrkdwn.ts";
 import { mrkdwnText, truncate } from "./sanitize.ts";
+import { type Block, plain, section } from "./blocks.ts";
 
 export const TASK_ACTION = {
   history: "task_history",
@@ -70,12 +71,6 @@ export function decodeViewState(value: string | undefined): ViewState | undefine
   }
 }
 
-type Block = Record<string, unknown>;
-const plain = (text: string) => ({ type: "plain_text", text, emoji: true });
-const section = (text: string): Block => ({
-  type: "section",
-  text: { type: "mrkdwn", text: truncate(text, 3000) },
-});
 const context = (text: string): Block => ({
   type: "context",
   elements: [{ type: "mrkdwn", text: truncate(text, 3000) }],
