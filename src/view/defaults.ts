@@ -1,7 +1,4 @@
-/**
- * Default task options in words and in Block Kit: the modal that edits a person's or a channel's
- * defaults, their one-line summary, and the sentence naming a default the service refused. Pure.
- */
+/** Default task options: the modal editing them, their summary, and blaming one the service refused. */
 import { TaskServiceError } from "../service/errors.ts";
 import type { TaskDefaults } from "../store/types.ts";
 import type { ModalChoices } from "./modal.ts";
@@ -132,9 +129,8 @@ const SERVICE_FIELD: Readonly<Record<string, string>> = {
 };
 
 /**
- * When the service refused a task (400/422) that used defaults: the sentence naming the
- * default(s) that caused it (those the refusal mentions, else every one used), and where to
- * change them. Undefined for other failures, or when no default was used.
+ * When the service refused (400/422) a task that used defaults: the sentence naming those the
+ * refusal mentions (else every one used) and where to change them.
  */
 export function blameDefaults(err: unknown, used: readonly UsedDefault[]): string | undefined {
   if (used.length === 0 || !(err instanceof TaskServiceError)) return undefined;

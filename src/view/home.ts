@@ -1,8 +1,6 @@
 /**
- * The App Home tab (Block Kit, `views.publish`): a person's recent tasks with a link to each
- * thread, the New task and Edit defaults buttons, their defaults, what the app keeps of them
- * and for how long with a button to erase it; for admins, the workspace's part, its audit
- * trail and a button to erase the workspace's records. The two erase forms. Pure.
+ * The App Home tab (`views.publish`): a person's recent tasks, defaults and records (with the
+ * button to erase them); for admins, the workspace's part and audit trail. The erase forms.
  */
 import { DEFAULT_RETENTION_DAYS } from "../config/config.ts";
 import type { AuditAction, AuditEvent } from "../store/audit.ts";
@@ -13,7 +11,6 @@ import { escapeText } from "./sanitize.ts";
 import { type AdminHome, adminHomeBlocks } from "./usage-policy.ts";
 import { mrkdwn, plain, section, slackDate } from "./blocks.ts";
 
-/** Action ids of the Home tab's buttons. */
 export const HOME_NEW_TASK = "home_new_task";
 export const HOME_EDIT_DEFAULTS = "home_edit_defaults";
 export const HOME_ERASE_MINE = "home_erase_mine";
@@ -62,7 +59,6 @@ function taskBlock(task: RecentTask, teamUrl: string | undefined) {
   );
 }
 
-/** The Home tab's view, for `views.publish`. */
 export function renderHome(home: HomeView): Record<string, unknown> {
   const summary = summarizeDefaults(home.defaults);
   const kept = home.retentionDays ?? DEFAULT_RETENTION_DAYS;
@@ -162,7 +158,6 @@ function adminRecords(admin: AdminHome, retentionDays: number) {
 const KEPT_ELSEWHERE =
   "*Not erased:* the messages in Slack (delete them there: the app then forgets their task too), and the task service's own copy of each task (its prompts, answers and files), which the app cannot reach: ask the service's account holder, usually your workspace admins.";
 
-/** The form a person confirms to erase their records. */
 export function eraseMineModal(): Record<string, unknown> {
   return {
     type: "modal",
@@ -179,7 +174,6 @@ export function eraseMineModal(): Record<string, unknown> {
   };
 }
 
-/** The form an admin confirms to erase the workspace's records. */
 export function eraseWorkspaceModal(): Record<string, unknown> {
   return {
     type: "modal",

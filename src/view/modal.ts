@@ -1,7 +1,4 @@
-/**
- * The "New task" modal (Block Kit), opened by `/task` with no text and by the shortcuts: the
- * prompt, the channel, the task options and up to ten files. Pure: builds the view only.
- */
+/** The "New task" modal, opened by `/task` with no text and by the shortcuts. */
 import { ALLOWED_EXTENSIONS, LIMITS } from "../service/limits.ts";
 import { truncate } from "./sanitize.ts";
 import { type Block, plain } from "./blocks.ts";
@@ -39,7 +36,6 @@ export interface ModalSeed {
   readonly choices: ModalChoices;
 }
 
-/** The modal's view, for `views.open`. */
 export function renderNewTaskModal(seed: ModalSeed): Record<string, unknown> {
   return {
     type: "modal",

@@ -184,10 +184,7 @@ function planBlock(steps: NonNullable<RunView["steps"]>): KnownBlock {
   );
   const head = `*Plan* · ${steps.count} ${steps.count === 1 ? "step" : "steps"}`;
   const more = earlier > 0 ? [`…and ${earlier} earlier`] : [];
-  return {
-    type: "context",
-    elements: [{ type: "mrkdwn", text: [head, ...more, ...lines].join("\n") }],
-  };
+  return contextBlock([head, ...more, ...lines].join("\n"));
 }
 
 function fileLines(files: readonly FileNote[]): string {
@@ -206,15 +203,20 @@ function fileLines(files: readonly FileNote[]): string {
 }
 
 const markdownBlock = (text: string): KnownBlock => ({ type: "markdown", text });
+const contextBlock = (text: string): KnownBlock => ({
+  type: "context",
+  elements: [{ type: "mrkdwn", text }],
+});
+const sectionBlock = (text: string): KnownBlock => ({
+  type: "section",
+  text: { type: "mrkdwn", text },
+});
 
 /** The status line, and above it while running the agent's plan. */
 function statusBlocks(view: RunView, status: string): KnownBlock[] {
   const plan = view.state === "running" && view.steps?.as === "plan" ? [planBlock(view.steps)] : [];
   // Escaping can make a reason up to five times longer; a context text holds 3,000.
-  return [
-    ...plan,
-    { type: "context", elements: [{ type: "mrkdwn", text: truncate(status, 3000) }] },
-  ];
+  return [...plan, contextBlock(truncate(status, 3000))];
 }
 
 /** The answer of a run as one or more messages; the last one carries status and controls. */
@@ -236,16 +238,10 @@ export function renderRun(view: RunView, limit = MESSAGE_MARKDOWN_LIMIT): Messag
   }));
   const tail: KnownBlock[] = [];
   if (view.files && view.files.length > 0) {
-    tail.push({
-      type: "section",
-      text: { type: "mrkdwn", text: truncate(fileLines(view.files), 3000) },
-    });
+    tail.push(sectionBlock(truncate(fileLines(view.files), 3000)));
   }
   if (view.remark) {
-    tail.push({
-      type: "context",
-      elements: [{ type: "mrkdwn", text: truncate(mrkdwnText(view.remark), 2000) }],
-    });
+    tail.push(contextBlock(truncate(mrkdwnText(view.remark), 2000)));
   }
   tail.push(...statusBlocks(view, status));
   if (view.state === "running" && view.stopValue) {
@@ -319,24 +315,11 @@ export function renderPrompt(
   const files =
     fileNames.length === 0
       ? []
-      : [
-          {
-            type: "context" as const,
-            elements: [
-              {
-                type: "mrkdwn" as const,
-                text: `:paperclip: ${mrkdwnText(truncate(fileNames.join(", "), 2900))}`,
-              },
-            ],
-          },
-        ];
+      : [contextBlock(`:paperclip: ${mrkdwnText(truncate(fileNames.join(", "), 2900))}`)];
   if (prompt === "") {
     return {
       text: `<@${userId}> sent the task agent ${fileNames.length} file(s)`,
-      blocks: [
-        { type: "section", text: { type: "mrkdwn", text: `<@${userId}> sent the task agent:` } },
-        ...files,
-      ],
+      blocks: [sectionBlock(`<@${userId}> sent the task agent:`), ...files],
     };
   }
   // Quoting adds two characters a line; keep a pathological prompt inside one markdown block.
@@ -349,11 +332,7 @@ export function renderPrompt(
   );
   return {
     text: `<@${userId}> asked: ${notificationText(prompt, FALLBACK_CHARS)}`,
-    blocks: [
-      { type: "section", text: { type: "mrkdwn", text: `<@${userId}> asked the task agent:` } },
-      markdownBlock(quoted),
-      ...files,
-    ],
+    blocks: [sectionBlock(`<@${userId}> asked the task agent:`), markdownBlock(quoted), ...files],
   };
 }
 
@@ -370,7 +349,7 @@ export function renderContinued(
   ].join("\n");
   // A section holds 3,000 characters (escaping makes the text up to five times longer).
   const cut = truncate(shown, 3000);
-  return { text: cut, blocks: [{ type: "section", text: { type: "mrkdwn", text: cut } }] };
+  return { text: cut, blocks: [sectionBlock(cut)] };
 }
 
 export const USAGE = [

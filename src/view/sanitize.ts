@@ -1,8 +1,7 @@
 /**
- * Model output must never ping anyone: Slack's special mentions (<!channel>, <!here>,
- * <!everyone>, <!subteam^…>), user and channel mentions (<@U…>, <#C…>) and the bare
- * @channel/@here/@everyone words are broken with a zero-width space. They still read the
- * same to a person; Slack no longer resolves them.
+ * Model output must never ping anyone: Slack's special mentions (<!channel>, <!subteam^…>),
+ * user and channel mentions (<@U…>, <#C…>) and bare @channel/@here/@everyone are broken with
+ * a zero-width space, which Slack does not resolve.
  */
 import { Buffer } from "node:buffer";
 

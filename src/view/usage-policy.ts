@@ -1,7 +1,6 @@
 /**
- * A workspace's usage policy in Block Kit: the admin's form section (who, where, quota, joining
- * public channels) and reading its submission back, the "Usage policy" modal around it, and App
- * Home's admin part with the service's last refusal of the account (402, 429). Pure.
+ * A workspace's usage policy in Block Kit: the admins' form section and reading it back, and
+ * App Home's admin part with the service's last refusal of the account (402, 429).
  */
 import type { AuditEvent } from "../store/audit.ts";
 import { QUOTA_MAX, type ServiceAlert, type UsagePolicy } from "../store/usage-policy.ts";
@@ -29,7 +28,6 @@ const option = (value: string, text: string) => ({ value, text: plain(text.slice
 /** Slack shows a select's limit: 100 options. */
 const OPTIONS_MAX = 100;
 
-/** A radio input of two choices, the second picked when `second`. */
 function choice(blockId: string, label: string, options: Block[], second: boolean): Block {
   return {
     type: "input",
@@ -45,9 +43,8 @@ function choice(blockId: string, label: string, options: Block[], second: boolea
 }
 
 /**
- * The user groups to pick from. Block Kit has no user-group select of its own (users,
- * conversations and channels only), so this is a multi-select filled from `usergroups.list`:
- * a static list needs no options-load URL, which a Socket Mode app may not have.
+ * The user groups to pick from: Block Kit has no user-group select, so a static multi-select
+ * filled from `usergroups.list` (no options-load URL, which a Socket Mode app may not have).
  */
 function groupsBlock(policy: UsagePolicy, groups: readonly UserGroupOption[]): Block {
   const chosen = policy.who.kind === "groups" ? policy.who.groupIds : [];
@@ -213,10 +210,7 @@ export interface AdminHome {
   readonly audit?: readonly AuditEvent[] | undefined;
 }
 
-/**
- * App Home's blocks for an admin: the service's refusal, if any, and the Workspace settings
- * button (the service key and the usage policy).
- */
+/** App Home's blocks for an admin: the service's refusal, if any, and the settings button. */
 export function adminHomeBlocks(admin: AdminHome): Block[] {
   return [
     { type: "divider" },

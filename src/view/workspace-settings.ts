@@ -1,7 +1,4 @@
-/**
- * The "Workspace settings" modal for workspace admins: the workspace's Task service API key
- * (never shown back, only its last four characters) and room for more sections. Pure.
- */
+/** The "Workspace settings" modal for admins: the service key (only its last four shown), and more. */
 import { type Block, plain, section, slackDate } from "./blocks.ts";
 
 /** Callback id of the modal, and the action id of the buttons that open it. */
@@ -27,7 +24,6 @@ export type KeyStatus =
     }
   | { readonly state: "unreadable"; readonly lastFour: string | undefined };
 
-/** One sentence: which key the workspace's tasks use. */
 export function describeKeyStatus(status: KeyStatus): string {
   switch (status.state) {
     case "set":
@@ -111,7 +107,6 @@ export function workspaceSettingsModal(parts: {
   };
 }
 
-/** What someone who is not a workspace admin or owner sees instead of the settings. */
 export function notAllowedModal(): Block {
   return {
     type: "modal",
