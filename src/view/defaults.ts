@@ -23,11 +23,10 @@ const code = (v: string | boolean) =>
 
 /** "model `x` · effort `high`", or undefined when nothing is set. */
 export function summarizeDefaults(defaults: TaskDefaults): string | undefined {
-  const parts: string[] = [];
-  if (defaults.model !== undefined) parts.push(`model ${code(defaults.model)}`);
-  if (defaults.agent !== undefined) parts.push(`agent ${code(defaults.agent)}`);
-  if (defaults.effort !== undefined) parts.push(`effort ${code(defaults.effort)}`);
-  if (defaults.thinking !== undefined) parts.push(`thinking ${code(defaults.thinking)}`);
+  const parts = (["model", "agent", "effort", "thinking"] as const).flatMap((key) => {
+    const value = defaults[key];
+    return value === undefined ? [] : [`${key} ${code(value)}`];
+  });
   return parts.length === 0 ? undefined : parts.join(" · ");
 }
 
