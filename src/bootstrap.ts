@@ -1,7 +1,4 @@
-/**
- * Builds the whole app from a parsed config: store, service client, Slack app, relay and
- * coordinator, wired along the data path. `main.ts` runs it; end-to-end tests run it too.
- */
+/** Builds the whole app from a parsed config, along the data path (main.ts and e2e tests run it). */
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import type { Logger } from "pino";
@@ -50,24 +47,17 @@ export interface Running {
   readonly resumer: Resumer;
   /** The HTTP port (HTTP receiver, or the health server in Socket Mode). */
   readonly port: number | undefined;
-  /**
-   * Resolves once the requests being handled (task starts and continues, up to their first
-   * messages) are done, or after `timeoutMs`.
-   */
+  /** Resolves once the task starts being handled have posted, or after `timeoutMs`. */
   settle(timeoutMs: number): Promise<void>;
-  /** Stops taking work, ends relays, closes the store. */
   close(): Promise<void>;
 }
 
 export async function startApp(config: Config, logger: Logger): Promise<Running> {
-  // Every outbound connection (Slack, its WebSocket, the service) honours HTTP(S)_PROXY/NO_PROXY.
   const outbound = createOutbound(config.proxy, SERVICE_POOL, CONTROL_POOL);
   const instanceId =
     config.instanceId ?? `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
   const metrics = createPrometheusMetrics();
   const { store, scheduler, tokenTeamId } = await openChecked(config, logger, outbound, metrics);
-  // One budget of the service's data for the whole process: runs' answers and files, large
-  // answers while they are read, "Get it".
   const memory = memoryLimits(config.service.memoryMb);
   const { service, serviceFor, workspaceKeys } = openServices(
     config,
@@ -91,7 +81,6 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
     metricsJson: metricsJsonOf(instanceId, figures),
     workspaceKeys,
   });
-  // Each workspace calls Slack with its own token and budget, and the service as its account.
   const workspaces = openWorkspaces({
     client: slack.app.client,
     tokens: slack.tokens,
@@ -124,7 +113,6 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
   const resumer = openResumer(config, logger, store, relay);
   slack.listen(coordinator, home, { runs: relay, budgets: scheduler, workspaces, audit });
   const port = await slack.start();
-  // Runs left unfinished by a crash or a previous shutdown, and later orphans, are taken over.
   resumer.start();
   logRunning(config, logger, port, instanceId, outbound.description);
   announce(); // after the start: a start-up failure is one line
@@ -137,7 +125,6 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
   return { slack, store, relay, service, port, resumer, settle, close };
 }
 
-/** What the metrics read of the runs and the Slack queue at each scrape. */
 function countRuns(
   metrics: PrometheusMetrics,
   figures: Map<string, () => unknown>,
@@ -213,7 +200,6 @@ function openSteps(
   });
 }
 
-/** The relay of runs, with the operator's streaming mode and time limits. */
 function openRelay(
   config: Config,
   logger: Logger,
@@ -260,7 +246,6 @@ function openCoordinator(
   },
 ): { coordinator: TaskCoordinator; home: HomeTab; audit: AuditTrail } {
   const { client, tokens } = wiring;
-  // Admin actions, as log lines and per workspace for its admins' App Home.
   const records = wiring.parts.store;
   const audit = new AuditTrail({ records, logger, retentionMs: retentionMs(config) });
   const directory = slackChannelDirectory(client, tokens);
@@ -324,14 +309,13 @@ async function openShared(
   logger: Logger,
   metrics: PrometheusMetrics,
 ): Promise<{ store: ThreadStore; scheduler: SlackScheduler }> {
-  // Only the store in use is loaded (an instance on SQLite never loads the Redis client).
+  // Only the store in use is loaded.
   const redis = config.redisUrl === undefined ? undefined : await import("./store/redis.ts");
   const store = await openStore(config, logger, metrics, redis).catch((err: unknown) => {
     throw redis && err instanceof redis.RedisUnreachableError ? new StartupError(err.message) : err;
   });
   try {
-    // The scheduler connects a client of its own: Redis answered the store just now, but the
-    // wait is bounded all the same.
+    // The scheduler connects a client of its own: bounded too.
     const scheduler = await withDeadline(
       openScheduler(config, logger, metrics),
       config.redisConnectTimeoutMs,
@@ -353,7 +337,6 @@ async function openShared(
   }
 }
 
-/** Redis when configured (shared by every instance), SQLite on disk otherwise. */
 async function openStore(
   config: Config,
   logger: Logger,
@@ -364,7 +347,6 @@ async function openStore(
     metrics.storeError();
     logger.error({ err }, "store error");
   };
-  // An unfinished run nobody wrote for its maximum run time and a day is no longer listed.
   const options = {
     namespace: config.storeNamespace,
     runTtlMs: runIndexTtlMs(config.service.maxRunS * 1000),

@@ -9,7 +9,7 @@ import { traceFields } from "./tracing/spans.ts";
 
 export type { Logger };
 
-const REDACT_PATHS = [
+const SECRET_FIELDS = [
   "apiKey",
   "token",
   "botToken",
@@ -17,13 +17,10 @@ const REDACT_PATHS = [
   "signingSecret",
   "authorization",
   "password",
-  "*.apiKey",
-  "*.token",
-  "*.botToken",
-  "*.appToken",
-  "*.signingSecret",
-  "*.authorization",
-  "*.password",
+];
+const REDACT_PATHS = [
+  ...SECRET_FIELDS,
+  ...SECRET_FIELDS.map((field) => `*.${field}`),
   'headers["x-api-key"]',
   "headers.authorization",
   '*.headers["x-api-key"]',
@@ -36,14 +33,14 @@ const TOKEN_SHAPES = /\b(?:xox[abposre]|xapp|xwfp)-[A-Za-z0-9-]{8,}/g;
 
 /**
  * A workflow step's execution token by where it travels, whatever its shape: the
- * `bot_access_token` of a `function_executed` event, as JSON or as JSON inside a string
- * (Bolt's Socket Mode receiver logs each message it receives at debug).
+ * `bot_access_token` of a `function_executed` event, as JSON or as JSON inside a string (Bolt's
+ * Socket Mode receiver logs each message at debug).
  */
 const EXECUTION_TOKEN = /(bot_access_token\\?"\s*:\s*\\?")[^"\\]+/g;
 
 const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
-export function makeScrubber(secrets: readonly string[]): (line: string) => string {
+function makeScrubber(secrets: readonly string[]): (line: string) => string {
   const known = secrets.filter((s) => s.length >= 4);
   const re =
     known.length > 0
@@ -94,11 +91,9 @@ export function stdoutDestination() {
 }
 
 /**
- * A logger whose lines are written before each call returns (a blocking write to `fd`,
- * stdout by default), with the same redaction: for the last line before the process exits.
- * pino.final is gone since pino 7; the app's own logger writes asynchronously, and neither
- * `fatal`'s flushSync nor `logger.flush()` waits for a write already under way, which
- * `process.exit` can cut short.
+ * A logger that writes before each call returns (to `fd`, stdout by default), with the same
+ * redaction: for the last line before the process exits (pino.final is gone since pino 7, and
+ * `logger.flush()` does not wait for a write already under way, which `process.exit` cuts short).
  */
 export function createFinalLogger(options: Omit<LoggerOptions, "destination"> & { fd?: number }) {
   const { fd, ...rest } = options;

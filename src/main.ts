@@ -1,5 +1,4 @@
 /** Entry point: `npm start`. Reads the environment once, starts the app, stops cleanly. */
-
 import { startApp } from "./bootstrap.ts";
 import { parseConfigOrExit, SHUTDOWN_DEADLINE_MS, secretsOf } from "./config/config.ts";
 import { createFinalLogger, createLogger, stdoutDestination } from "./log.ts";
@@ -37,7 +36,6 @@ const tracing = await startTracing(config.tracing, logger);
 const running = await startApp(config, logger).catch((err: unknown) => {
   const failure = asStartupError(err, { PORT: config.port, ADMIN_PORT: config.adminPort });
   if (failure instanceof StartupError) {
-    // One line that says what to fix (Slack or Redis unreachable, a busy port), not a stack trace.
     process.stderr.write(`Could not start: ${failure.message}\n`);
     logger.flush();
     process.exit(1);

@@ -1,13 +1,11 @@
 /**
- * The app's Prometheus metrics (prom-client): Node's default process metrics plus what the
- * app does. Labels are methods, endpoints, states and outcomes: never user, channel or thread
- * ids. Parts of the app report through the small `AppMetrics` interface; a scrape of
- * `GET /metrics` renders the registry in the text exposition format.
+ * The app's Prometheus metrics (prom-client): Node's default process metrics plus what the app
+ * does. Labels are methods, endpoints, states and outcomes: never user, channel or thread ids.
  */
 import { readFileSync } from "node:fs";
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 
-export type SlackCallOutcome = "ok" | "rate_limited" | "error";
+type SlackCallOutcome = "ok" | "rate_limited" | "error";
 
 /** What the app reports; `noMetrics` ignores everything (unit tests, tools). */
 export interface AppMetrics {
@@ -67,7 +65,6 @@ function appVersion(): string {
 /** The registry with every metric, and the interface the app reports through. */
 export interface PrometheusMetrics extends AppMetrics {
   readonly registry: Registry;
-  /** The text exposition of every metric (what `GET /metrics` answers). */
   render(): Promise<string>;
   readonly contentType: string;
   /** Where the number of runs relayed here now is read at each scrape (0 until given). */
@@ -76,7 +73,7 @@ export interface PrometheusMetrics extends AppMetrics {
   countQueuedSlackCalls(source: () => ReadonlyMap<string, number>): void;
 }
 
-export interface PrometheusOptions {
+interface PrometheusOptions {
   /** Node's default process metrics (memory, CPU, event loop, GC). Default true. */
   readonly defaultMetrics?: boolean;
 }
@@ -84,9 +81,8 @@ export interface PrometheusOptions {
 export function createPrometheusMetrics(options: PrometheusOptions = {}): PrometheusMetrics {
   const registry = new Registry();
   if (options.defaultMetrics !== false) {
-    // The event-loop lag histogram samples on a timer: prom-client's 10 ms default woke the
-    // process 100 times a second and cost about a fifth of the app's CPU in `npm run bench`
-    // (50 runs: 523 → 418 µs per chunk without it). 100 ms still shows lag of interest.
+    // prom-client's 10 ms event-loop sampling cost a fifth of the app's CPU in `npm run bench`;
+    // 100 ms still shows lag of interest.
     collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 100 });
   }
   const registers = [registry];

@@ -1,8 +1,7 @@
 /**
- * The task service as each workspace's account. Which Task service API key a workspace's
- * requests carry: its own (set by an admin, sealed in
- * the store), else the app's TASK_API_KEY, else none; asked for at each request, so a key an
- * admin changes applies to the next call. Pure apart from reading the store.
+ * The task service as each workspace's account: its requests carry the workspace's own key
+ * (set by an admin, sealed in the store), else the app's TASK_API_KEY, else none; asked for at
+ * each request, so a key an admin changes applies to the next call.
  */
 import type { ByteBudget } from "./util/byte-budget.ts";
 import type { Logger } from "pino";
@@ -24,10 +23,8 @@ import type { Outbound } from "./util/proxy.ts";
 
 /**
  * The key supplier for one workspace (the service client's `apiKey`). A stored key that can no
- * longer be opened is not replaced by the app's key: it fails (its admin is asked to set it
- * again) rather than charging another account without saying so; `onUnreadable` hears why
- * (never the value). `fallback` is the app's key, or asks for it when whether the workspace may
- * use it depends on the workspace.
+ * longer be opened fails (its admin is asked to set it again) rather than charging the app's
+ * account without saying so; `onUnreadable` hears why (never the value).
  */
 export function keySupplier(
   keys: Pick<ServiceKeyStore, "get"> | undefined,
@@ -56,10 +53,7 @@ function appKeyLender(config: Config, store: ThreadStore): (teamId: string) => P
     policy.lendsAppKey(teamId, await rememberedOrganisation(store, teamId));
 }
 
-/**
- * The task service: the app's client (TASK_API_KEY: checking keys, and the fallback), each
- * workspace's (its own key first), sharing the connection pools, and the workspaces' keys.
- */
+/** The app's client (TASK_API_KEY), each workspace's (its own key first), and their keys. */
 export function openServices(
   config: Config,
   metrics: PrometheusMetrics,
@@ -70,7 +64,6 @@ export function openServices(
 ) {
   const lends = appKeyLender(config, store);
   const options = {
-    // Large answers take from the process's budget of the service's data while they are read.
     readBudget,
     baseUrl: config.service.baseUrl,
     streamIdleTimeoutMs: config.service.streamIdleTimeoutS * 1000,

@@ -1,8 +1,7 @@
 /**
- * Wiring of each workspace's way out (the relay's `Workspaces` port): a Slack writer that calls
- * with the workspace's own bot token and spends its own share of Slack's rate budget, and joins
- * a public channel only when the workspace's admins let it; and the task service client for its
- * account. Made on first use and kept while the process runs.
+ * Each workspace's way out (the relay's `Workspaces` port): a Slack writer with the workspace's
+ * own bot token and share of Slack's rate budget, joining a public channel only when its admins
+ * let it; and the task service client for its account. Made on first use.
  */
 import type { WebClient } from "@slack/web-api";
 import type { Dispatcher } from "undici";
@@ -20,18 +19,15 @@ export interface WorkspaceWiring extends Workspaces {
 }
 
 export function openWorkspaces(parts: {
-  /** Bolt's client: the workspace's token goes with each call. */
   readonly client: WebClient;
   readonly tokens: Pick<BotTokens, "botToken" | "forget">;
   readonly scheduler: SlackScheduler;
-  /** The task service as a workspace's account. */
   readonly serviceFor: (teamId: string) => TaskService;
   /** How files' bytes reach Slack's upload URLs (the outbound proxy, when there is one). */
   readonly uploadDispatcher?: Dispatcher | undefined;
   /** Where each workspace's usage policy is (whether the app may join public channels). */
   readonly records: Pick<RecordStore, "getRecord">;
 }): WorkspaceWiring {
-  /** The admins' choice, read when a join is asked (rarely: only where the app is not yet). */
   const mayJoin = (teamId: string): Promise<boolean> =>
     getUsagePolicy(parts.records, teamId).then(
       (policy) => policy.joinPublicChannels,

@@ -1,9 +1,8 @@
 /**
- * Feedback on answers: each click of the feedback buttons is recorded with the run it is about
- * (one vote per person and run, the latest counts) and counted in Prometheus. Records live
- * beside the workspace's threads (`t:<team>:feedback:<run id>`), for the data retention after
- * the last vote; uninstalling the app forgets them with the rest of the workspace, and they
- * are forgotten with their thread or channel, and a person's with their records.
+ * Feedback on answers: each click is recorded with its run (one vote per person and run, the
+ * latest counts) and counted in Prometheus. Records (`t:<team>:feedback:<run id>`) are kept for
+ * the data retention after the last vote, and forgotten with their workspace, thread, channel
+ * or voter.
  */
 import type { AppMetrics } from "../metrics.ts";
 import type { RecordStore } from "../store/types.ts";
@@ -20,8 +19,7 @@ export interface FeedbackVote {
   readonly ref: FeedbackRef;
 }
 
-/** What is kept per run. */
-export interface FeedbackRecord {
+interface FeedbackRecord {
   readonly runId: string;
   readonly channelId: string;
   readonly threadTs: string;
@@ -31,7 +29,7 @@ export interface FeedbackRecord {
 export const feedbackKey = (teamId: string, runId: string): string =>
   `t:${teamId}:feedback:${runId}`;
 
-export interface FeedbackRecorderOptions {
+interface FeedbackRecorderOptions {
   readonly records: RecordStore;
   readonly metrics: Pick<AppMetrics, "feedback">;
   readonly clock?: Clock;
@@ -40,7 +38,7 @@ export interface FeedbackRecorderOptions {
 export class FeedbackRecorder {
   readonly #o: FeedbackRecorderOptions;
   readonly #clock: Clock;
-  /** The latest click being recorded, per run (this instance's). */
+  /** The latest click being recorded, per run. */
   readonly #writing = new Map<string, Promise<boolean>>();
 
   constructor(options: FeedbackRecorderOptions) {
@@ -49,9 +47,8 @@ export class FeedbackRecorder {
   }
 
   /**
-   * Records a vote; false when the person had already given this one (nothing changed). The
-   * votes on one run are read, changed and written one click at a time (clicks at the same
-   * moment would otherwise each write the record they read, and keep only one vote).
+   * Records a vote; false when the person had already given this one. A run's votes are read,
+   * changed and written one click at a time (simultaneous clicks would keep only one vote).
    */
   record(vote: FeedbackVote): Promise<boolean> {
     const key = feedbackKey(vote.teamId, vote.ref.runId);
@@ -83,7 +80,6 @@ export class FeedbackRecorder {
     return true;
   }
 
-  /** The votes on a run's answer, if any. */
   async votes(teamId: string, runId: string): Promise<FeedbackRecord | undefined> {
     return readRecord(await this.#o.records.getRecord(feedbackKey(teamId, runId)));
   }
@@ -100,10 +96,7 @@ function readRecord(raw: unknown): FeedbackRecord | undefined {
 export type FeedbackScope =
   { readonly channelId: string; readonly threadTs?: string } | { readonly voter: string } | "all";
 
-/**
- * Forgets the votes of `scope` in a workspace (a scan of its feedback records, which erasing
- * and deleted channels or threads are rare enough for); how many records changed.
- */
+/** Forgets the votes of `scope` in a workspace (a scan: erasing is rare); how many records changed. */
 export async function forgetFeedback(
   records: Pick<RecordStore, "recordKeys" | "getRecord" | "updateRecord" | "deleteRecord">,
   teamId: string,

@@ -1,10 +1,9 @@
 /**
  * PagePreviews on a headless Chromium driven by playwright-core. The pages are untrusted (the
- * agent wrote them): each opens in a fresh browser context with no network at all (every
- * request is routed: the run's own files are served from memory, everything else is aborted;
- * a dead proxy and a resolver that finds nothing catch what routing cannot see), no downloads,
- * pop-ups, dialogs or permissions, and a time limit. One browser serves the process, a few pages
- * at a time; it is launched on first use, relaunched after it died, closed when idle.
+ * agent wrote them): each opens in a fresh browser context with no network (the run's own
+ * files are served from memory, every other request is aborted), no downloads, pop-ups,
+ * dialogs or permissions, and a time limit. One browser serves the process, a few pages at a
+ * time; it is launched on first use, relaunched after it died, closed when idle.
  */
 import { randomUUID } from "node:crypto";
 import { lookup } from "mime-types";
@@ -34,11 +33,6 @@ import {
 
 export const VIEWPORT = { width: 1280, height: 800 } as const;
 
-/**
- * Chromium's own switches: nothing in the background, and a network that goes nowhere for
- * whatever request routing does not see (WebRTC, prefetches): every connection goes to a proxy
- * on a closed port, loopback included, and no host name resolves.
- */
 /** Run in every page before its own scripts: its console's methods do nothing. */
 const SILENT_CONSOLE = `for (const k of Object.keys(console)) {
   if (typeof console[k] === "function") console[k] = () => undefined;
@@ -47,6 +41,11 @@ const SILENT_CONSOLE = `for (const k of Object.keys(console)) {
 /** The most bytes of the run's files one page is handed, all its requests together. */
 export const PAGE_BYTES_MAX = 16 * 1024 * 1024;
 
+/**
+ * Chromium's own switches: nothing in the background, and a network that goes nowhere for
+ * whatever routing does not see (WebRTC, prefetches): every connection goes to a proxy on a
+ * closed port, loopback included, and no host name resolves.
+ */
 const ARGS = [
   "--disable-gpu",
   "--disable-dev-shm-usage",
@@ -66,21 +65,12 @@ const ARGS = [
 ];
 
 export interface ChromiumPreviewOptions {
-  /**
-   * playwright-core's `chromium`, loaded when the first page is shown (importing playwright-core
-   * takes ~80 MB of memory, which an instance that never previews a page should not pay).
-   */
+  /** playwright-core's `chromium`, loaded when the first page is shown (it takes ~80 MB). */
   readonly chromium: () => Promise<Pick<BrowserType, "launch">>;
   readonly executablePath: string;
-  /**
-   * Chromium's sandbox: on, except as root (where Chromium refuses to start with it, and
-   * previews run only when the operator said PREVIEW_ALLOW_NO_SANDBOX).
-   */
+  /** Chromium's sandbox: off only as root, with PREVIEW_ALLOW_NO_SANDBOX. */
   readonly sandbox: boolean;
-  /**
-   * What one page's renderer may hold in memory (MB): past it the renderer is ended (where
-   * /proc tells), and V8's heap in it is capped at half of it.
-   */
+  /** What one page's renderer may hold (MB); V8's heap in it is capped at half of it. */
   readonly memoryMb: number;
   /** Where the renderers' memory is read (default /proc; none: only the heap cap holds). */
   readonly processes?: ProcessTable | undefined;
@@ -88,7 +78,6 @@ export interface ChromiumPreviewOptions {
   readonly pageTimeoutMs: number;
   readonly runTimeoutMs: number;
   readonly concurrency: number;
-  /** Height at which the full-page image is cut. */
   readonly maxHeight: number;
   /** The browser is closed after this long without a page (default 5 minutes). */
   readonly idleCloseMs?: number;
@@ -96,11 +85,11 @@ export interface ChromiumPreviewOptions {
 }
 
 /** What the browser did, for the log, the benchmark and the tests. */
-export interface PreviewStats {
+interface PreviewStats {
   launches: number;
   pages: number;
   failed: number;
-  /** Requests of pages that were refused (not one of the run's files). */
+  /** Requests refused (not one of the run's files). */
   refused: number;
 }
 
@@ -126,7 +115,6 @@ export class ChromiumPreviews implements PagePreviews {
     });
   }
 
-  /** Renderers ended for holding more than the memory cap. */
   get endedForMemory(): number {
     return this.#memory.ended;
   }
@@ -162,7 +150,6 @@ export class ChromiumPreviews implements PagePreviews {
     return out;
   }
 
-  /** Closes the browser; later renders return nothing. */
   async close(): Promise<void> {
     this.#closed = true;
     clearTimeout(this.#idle);
@@ -273,8 +260,7 @@ export class ChromiumPreviews implements PagePreviews {
     const file = fileFor(site, page, route.request().url());
     try {
       const body = file ? await file.read() : undefined;
-      // Each body crosses to the browser as base64 in a JSON message (several copies in the
-      // app's memory): a page is handed PAGE_BYTES_MAX at most, however often it asks.
+      // Each body crosses to the browser as base64 in JSON (several copies in memory).
       if (!file || !body || requests.bytes + body.length > PAGE_BYTES_MAX) {
         this.stats.refused += 1;
         requests.refused += 1;

@@ -1,9 +1,7 @@
 /**
- * Generated web pages shown as images: whether previews are on (PAGE_PREVIEWS, a browser found,
- * playwright-core installed, Chromium's sandbox kept or PREVIEW_ALLOW_NO_SANDBOX), said once in
- * the log once the app has started, and the previewer if they are.
- * playwright-core is an optional dependency, loaded only when the first page is shown: an
- * instance without Chromium, or that never previews a page, never loads it.
+ * Whether page previews are on (PAGE_PREVIEWS, a browser found, playwright-core installed,
+ * Chromium's sandbox kept or PREVIEW_ALLOW_NO_SANDBOX), and the previewer if they are.
+ * playwright-core is an optional dependency, loaded only when the first page is shown.
  */
 import type { Logger } from "pino";
 import type { PreviewConfig } from "../config/features.ts";
@@ -11,16 +9,9 @@ import type { PagePreviews } from "../runs/ports.ts";
 import { ChromiumPreviews, heapMb } from "./chromium.ts";
 import { findBrowser } from "./find-browser.ts";
 
-export type { PreviewStats } from "./chromium.ts";
-export { ChromiumPreviews };
-
 export interface OpenPreviews {
-  /** Undefined when previews are off. */
   readonly previews: (PagePreviews & { close(): Promise<void> }) | undefined;
-  /**
-   * Logs once whether previews are on, and why not: called when the app has started, so that a
-   * start-up that fails says only why (one line).
-   */
+  /** Logs whether previews are on, and why not: once started (a failed start says only why). */
   readonly announce: () => void;
 }
 
@@ -29,8 +20,7 @@ export function sandboxAllowed(uid: number | undefined): boolean {
   return uid !== 0;
 }
 
-/** Said at start-up when previews are off for want of the sandbox: why, and the two ways out. */
-export const NO_SANDBOX_OFF =
+const NO_SANDBOX_OFF =
   "page previews are off: the app runs as root, where Chromium's sandbox cannot work, and a " +
   "generated page is untrusted. Run the app as a non-root user (as the Docker image does), or " +
   "set PREVIEW_ALLOW_NO_SANDBOX=1 to accept previews without the sandbox";
@@ -46,7 +36,6 @@ export function openPagePreviews(
   const found = findBrowser(config.chromiumPath, config.searchPath);
   if ("missing" in found) return off(() => log.info(`page previews are off: ${found.missing}`));
   try {
-    // Found, not loaded: it is imported when the first page is shown.
     import.meta.resolve("playwright-core");
   } catch {
     return off(() =>

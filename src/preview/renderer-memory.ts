@@ -1,11 +1,9 @@
 /**
- * A cap on the memory one page's renderer holds (Linux). V8's heap limit (`--js-flags`, set at
- * launch) ends a script that keeps allocating objects, but not what lives outside V8's heap:
- * ArrayBuffers, decoded images, the DOM. So while pages render, the browser's renderer processes
- * are looked at four times a second (their resident memory, from /proc) and one past the cap is
- * killed: its page fails as crashed, and the other pages go on (each page has a browser context,
- * so a renderer, of its own). Read from /proc directly, a few small files per process, where the
- * process-tree libraries spawn `ps` for each look.
+ * A cap on the memory one page's renderer holds (Linux). V8's heap limit does not bound what
+ * lives outside V8's heap (ArrayBuffers, decoded images, the DOM), so while pages render the
+ * renderers' resident memory is read from /proc four times a second and one past the cap is
+ * killed: its page fails, the others go on (each page has a renderer of its own). Read from
+ * /proc directly: the process-tree libraries spawn `ps` for each look.
  */
 import { existsSync } from "node:fs";
 import { readdir, readFile } from "node:fs/promises";
@@ -18,31 +16,21 @@ export interface ProcessEntry {
 
 /** What is read from the system, and the one thing done to it. */
 export interface ProcessTable {
-  /** Every process, with its parent. */
   list(): Promise<ProcessEntry[]>;
-  /**
-   * Its command line, arguments joined by spaces (Chromium rewrites a forked process's in place
-   * as one string), or undefined when it is gone.
-   */
+  /** Arguments joined by spaces (Chromium rewrites a fork's in place as one string). */
   commandLine(pid: number): Promise<string | undefined>;
-  /** Its resident memory in bytes, or undefined when it is gone. */
   residentBytes(pid: number): Promise<number | undefined>;
   kill(pid: number): void;
 }
 
-/** A renderer past the cap. */
-export interface OverCap {
+interface OverCap {
   readonly pid: number;
   readonly bytes: number;
 }
 
 const MB = 1024 * 1024;
 
-/**
- * The renderers past `capBytes` among the processes under `parent`'s children whose arguments
- * include `marker` (the browser this previewer launched; the Chromium wrapper script and the
- * browser both carry it), found in one look at the table.
- */
+/** The renderers past `capBytes` under `parent`'s children whose arguments include `marker`. */
 export async function renderersOverCap(
   table: ProcessTable,
   parent: number,
@@ -73,7 +61,6 @@ export async function renderersOverCap(
   return over;
 }
 
-/** /proc, where there is one (Linux); undefined elsewhere. */
 export function procTable(): ProcessTable | undefined {
   if (!existsSync("/proc/self/stat")) return undefined;
   const read = (path: string) => readFile(path, "utf8").catch(() => undefined);
@@ -109,14 +96,13 @@ export function procTable(): ProcessTable | undefined {
   };
 }
 
-export interface RendererMemoryCapOptions {
+interface RendererMemoryCapOptions {
   /** The argument that marks the browser this previewer launched. */
   readonly marker: string;
   readonly capMb: number;
-  /** undefined: no /proc here, nothing is looked at (V8's heap limit still holds). */
+  /** undefined: no /proc here (V8's heap limit still holds). */
   readonly table: ProcessTable | undefined;
   readonly log: Logger;
-  /** The browser's parent: this process. */
   readonly parent?: number;
   readonly everyMs?: number;
 }
@@ -127,14 +113,12 @@ export class RendererMemoryCap {
   #timer: NodeJS.Timeout | undefined;
   #looking = false;
   #failed = false;
-  /** Renderers ended for their memory, for the tests and the log. */
   ended = 0;
 
   constructor(options: RendererMemoryCapOptions) {
     this.#o = options;
   }
 
-  /** Starts looking (again); does nothing where there is no process table. */
   watch(): void {
     if (this.#timer || !this.#o.table) return;
     this.#timer = setInterval(() => void this.check(), this.#o.everyMs ?? 250);
@@ -146,7 +130,6 @@ export class RendererMemoryCap {
     this.#timer = undefined;
   }
 
-  /** One look: kills the renderers past the cap (one look at a time). */
   async check(): Promise<void> {
     const table = this.#o.table;
     if (!table || this.#looking) return;

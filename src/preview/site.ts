@@ -1,7 +1,4 @@
-/**
- * A run's files as the site its pages load from memory (pure): which files are pages, which
- * file a request of a page stands for, what the images are called.
- */
+/** A run's files as the site its pages load from memory (pure). */
 import { posix } from "node:path";
 import type { SiteFile } from "../runs/ports.ts";
 import { truncate } from "../view/sanitize.ts";
@@ -14,7 +11,7 @@ const HTML_EXT = /\.x?html?$/i;
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g;
 const TITLE_MAX = 100;
 
-/** The run's files by their normalised path (a later file of the same path wins). */
+/** The run's files by their normalised path (a later one of the same path wins). */
 export interface Site {
   readonly files: ReadonlyMap<string, SiteFile>;
 }
@@ -30,7 +27,7 @@ export function siteOf(files: readonly SiteFile[]): Site {
   return { files: map };
 }
 
-export function isPage(file: SiteFile): boolean {
+function isPage(file: SiteFile): boolean {
   return (
     /^(text\/html|application\/xhtml\+xml)\b/i.test(file.type ?? "") || HTML_EXT.test(file.path)
   );
@@ -47,15 +44,13 @@ export function pagesOf(site: Site, max: number): SiteFile[] {
     .map(({ f }) => f);
 }
 
-/** Where the browser opens a page. */
 export function pageUrl(page: SiteFile): string {
   return `${SITE_ORIGIN}${encodeURI(sitePath(page.path))}`;
 }
 
 /**
  * The run's file a page's request stands for: its exact path, else the same path under the
- * page's folder (a site written for its own root: `/style.css` next to `index.html`).
- * Anything else (another origin included) is undefined: it is refused.
+ * page's folder (`/style.css` next to `index.html`); else undefined (refused).
  */
 export function fileFor(site: Site, page: SiteFile, url: string): SiteFile | undefined {
   let parsed: URL;

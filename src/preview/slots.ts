@@ -1,7 +1,4 @@
-/**
- * At most N pages in the browser at once: a counting semaphore whose waiters give up after a
- * while (a run's preview time is bounded). Small enough not to need a library.
- */
+/** A counting semaphore whose waiters give up after a while (small enough for no library). */
 export class Slots {
   readonly #max: number;
   #busy = 0;

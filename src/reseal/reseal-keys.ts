@@ -1,8 +1,4 @@
-/**
- * `npm run keys:reseal`: re-encrypts every workspace's stored service key and every
- * installation's Slack tokens with the first of ENCRYPTION_KEYS (reading the same environment as
- * `npm start`) and prints counts, never a key.
- */
+/** `npm run keys:reseal` (the same environment as `npm start`): prints counts, never a key. */
 import { parseConfigOrExit } from "../config/config.ts";
 import { describeReseal, NoEncryptionKeyError, resealStoredKeys } from "./reseal.ts";
 

@@ -1,8 +1,7 @@
 /**
- * Re-encrypting every workspace's stored service key and every installation's Slack tokens with
- * the first of ENCRYPTION_KEYS, so the older keys can be removed from the list: opens the store
- * the app uses, reports counts only. A stored value that is not sealed in the app's format is
- * not sealed here either: it is counted as unreadable and left as it is (never used).
+ * Re-encrypting every stored service key and Slack token with the first of ENCRYPTION_KEYS, so
+ * older keys can be removed from the list; counts only. A value not sealed in the app's format
+ * is counted as unreadable and left as it is (never used).
  */
 import type { Config } from "../config/config.ts";
 import { resealInstallations } from "../store/installations.ts";
@@ -10,13 +9,11 @@ import { type ResealReport, serviceKeyStoreFor } from "../store/service-keys.ts"
 import type { ThreadStore } from "../store/types.ts";
 import { sealingKeys } from "../util/secret-box.ts";
 
-/** What re-sealing did, for the workspaces' service keys and the installations' tokens. */
-export interface ResealReports {
+interface ResealReports {
   readonly serviceKeys: ResealReport;
   readonly installations: ResealReport;
 }
 
-/** Nothing to re-encrypt with: ENCRYPTION_KEY(S) is not set. */
 export class NoEncryptionKeyError extends Error {
   constructor() {
     super("ENCRYPTION_KEY (or ENCRYPTION_KEYS) is not set: there is no key to re-encrypt with.");
@@ -25,7 +22,7 @@ export class NoEncryptionKeyError extends Error {
 }
 
 /** The store the app would open with this config (SQLite under DATA_DIR, or Redis). */
-export async function openConfiguredStore(config: Config): Promise<ThreadStore> {
+async function openConfiguredStore(config: Config): Promise<ThreadStore> {
   const options = { namespace: config.storeNamespace };
   if (config.redisUrl !== undefined) {
     const redis = await import("../store/redis.ts");

@@ -1,7 +1,6 @@
 /**
- * A task started by a message inside a thread that has no task (a mention, a DM reply) takes
- * the thread along: its earlier messages in the prompt, or as `thread.md` when they would not
- * fit; the answer's note says how many were read, or why none were (the mention goes alone).
+ * A task started inside a thread that has no task (a mention, a DM reply) takes the thread
+ * along: its earlier messages in the prompt, or as `thread.md` when they would not fit.
  */
 import type { Logger } from "pino";
 import type { ThreadContextConfig } from "../config/features.ts";
@@ -17,7 +16,7 @@ import {
   threadNote,
 } from "./render.ts";
 
-/** Reading the thread was refused; the message says why, in words for the person. */
+/** Reading the thread was refused; the message says why, for the person. */
 export class ThreadUnreadable extends Error {
   override readonly name = "ThreadUnreadable";
 }
@@ -31,7 +30,6 @@ export interface ThreadContextDeps {
 export interface WithThread {
   readonly prompt: string;
   readonly files: readonly UploadFile[];
-  /** The remark under the answer about the thread, when it was asked for. */
   readonly remark?: string;
 }
 

@@ -1,7 +1,4 @@
-/**
- * What the thread context needs of Slack: a thread read back (the port the Slack layer
- * implements in src/slack/thread-history/; the relay passes it on).
- */
+/** What the thread context needs of Slack (implemented in src/slack/thread-history/). */
 
 /** A message of a Slack thread, as the agent is shown it. */
 export interface ThreadMessage {
@@ -14,10 +11,7 @@ export interface ThreadMessage {
 
 /** Reads a Slack thread back (conversations.replies, within its rate budget). */
 export interface ThreadHistory {
-  /**
-   * The thread's messages before `beforeTs`, oldest first, at most `limit` of the newest ones,
-   * and how many older ones were left out. Rejects when Slack (or its budget) refused.
-   */
+  /** The newest `limit` messages before `beforeTs`, oldest first, and how many were left out. */
   read(
     teamId: string,
     thread: { readonly channelId: string; readonly threadTs: string; readonly beforeTs: string },

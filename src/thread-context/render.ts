@@ -1,7 +1,6 @@
 /**
- * A Slack thread as the agent reads it (pure): its earlier messages, newest last, within a
- * size, as Markdown; and the prompt that carries it, or the `thread.md` file when the prompt
- * would be too long. Every pass over a text is linear in its length.
+ * A Slack thread as the agent reads it (pure): its earlier messages as Markdown, and the prompt
+ * that carries it, or the `thread.md` file when the prompt would be too long.
  */
 import type { ThreadMessage } from "./history.ts";
 import { LIMITS, promptLength } from "../service/limits.ts";
@@ -10,9 +9,8 @@ import { LIMITS, promptLength } from "../service/limits.ts";
 const MESSAGE_MAX = 4000;
 export const THREAD_FILE = "thread.md";
 
-export interface RenderedThread {
+interface RenderedThread {
   readonly markdown: string;
-  /** Messages shown. */
   readonly included: number;
   /** Earlier messages left out (the thread's size limits, or beyond what was read). */
   readonly omitted: number;
@@ -27,10 +25,7 @@ function entry(m: ThreadMessage): string {
   return `**${m.author}**: ${text}${files}`;
 }
 
-/**
- * The newest messages that fit in `maxMessages` and `maxChars`, oldest first, after a line
- * saying how many earlier ones are not included (those `omitted` before reading, too).
- */
+/** The newest messages that fit the limits, oldest first, after a line counting the rest. */
 export function renderThread(
   messages: readonly ThreadMessage[],
   omitted: number,
@@ -64,7 +59,6 @@ export function promptWithThreadFile(prompt: string): string {
   return promptLength(pointed) <= LIMITS.promptMaxChars ? pointed : prompt;
 }
 
-/** The thread as the file attached instead. */
 export function threadFile(thread: RenderedThread): string {
   return `# Earlier messages of the Slack thread (oldest first)\n\n${thread.markdown}\n`;
 }

@@ -1,8 +1,6 @@
 /**
  * A budget of bytes shared by everything in this process that holds the task service's data
- * (the answers runs keep, the files being brought into Slack): a counting semaphore.
- * `tryTake` takes at once or not at all; `take` waits its turn, first come first served, for
- * at most a given time. What is taken is given back with `give`.
+ * (answers, files being brought into Slack): a counting semaphore, first come first served.
  */
 export class ByteBudget {
   readonly limit: number;
@@ -13,12 +11,10 @@ export class ByteBudget {
     this.limit = limit;
   }
 
-  /** Bytes taken now. */
   get used(): number {
     return this.#used;
   }
 
-  /** Takes `bytes` if they fit now; false (nothing taken) otherwise. */
   tryTake(bytes: number): boolean {
     if (this.#used + bytes > this.limit) return false;
     this.#used += bytes;
@@ -58,7 +54,6 @@ export class ByteBudget {
     });
   }
 
-  /** Gives back bytes taken. */
   give(bytes: number): void {
     this.#used = Math.max(0, this.#used - bytes);
     this.#grant();

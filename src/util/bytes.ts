@@ -1,5 +1,4 @@
-/** Byte counts for people: "3.2 MB", "512 B". Pure; shared by the service client and the view. */
-
+/** Byte counts for people: "3.2 MB", "512 B". */
 const KB = 1024;
 const MB = 1024 * KB;
 

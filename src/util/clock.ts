@@ -1,5 +1,4 @@
-/** Time as a port: now, and timers that can be cancelled; the system clock, or a fake in tests. */
-
+/** Time as a port: the system clock, or a fake in tests. */
 export interface Clock {
   now(): number;
   setTimeout(fn: () => void, ms: number): unknown;

@@ -1,5 +1,3 @@
-/** A bound on how long start-up waits for something that may never answer. */
-
 /** `work`, or `timeout()`'s error when it takes longer than `ms` (the work is not cancelled). */
 export async function withDeadline<T>(
   work: Promise<T>,

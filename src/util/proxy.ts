@@ -1,12 +1,10 @@
 /**
  * Outbound connections through a corporate proxy: undici dispatchers that follow the parsed
- * HTTP(S)_PROXY / NO_PROXY settings, for the Slack Web API and file downloads, the Socket Mode
- * WebSocket and the task service. Without a proxy nothing here is used and every client keeps its own defaults.
+ * HTTP(S)_PROXY / NO_PROXY settings. Without a proxy every client keeps its own defaults.
  */
 import type { FetchFunction } from "@slack/web-api";
 import { type Agent, type Dispatcher, EnvHttpProxyAgent } from "undici";
 
-/** The proxy settings (HTTP_PROXY, HTTPS_PROXY, NO_PROXY), as the config parsed them. */
 export interface ProxyConfig {
   /** For http:// URLs, and for https:// ones when `httpsProxy` is not set (undici's rule). */
   readonly httpProxy: string | undefined;
@@ -15,7 +13,7 @@ export interface ProxyConfig {
   readonly noProxy: string | undefined;
 }
 
-/** The transports the app's clients use; each is undefined when no proxy is configured. */
+/** The transports the app's clients use; each undefined without a proxy. */
 export interface Outbound {
   /** WebClient's `fetch` (every Web API call, and the uploads filesUploadV2 PUTs). */
   readonly slackFetch: FetchFunction | undefined;
@@ -23,19 +21,15 @@ export interface Outbound {
   readonly slackDispatcher: Dispatcher | undefined;
   /** The Socket Mode client's dispatcher: its WebSocket and `apps.connections.open`. */
   readonly socketDispatcher: Dispatcher | undefined;
-  /** The task service client's dispatcher (undici `request`). */
   readonly serviceDispatcher: Dispatcher | undefined;
   /** …and its pool for create, continue and stop. */
   readonly serviceControlDispatcher: Dispatcher | undefined;
-  /** Where requests go, for the start-up log: the proxies without their credentials. */
+  /** Where requests go, for the start-up log (never credentials). */
   readonly description: string;
   close(): Promise<void>;
 }
 
-/**
- * Builds the dispatchers once for the whole app. `servicePool` are the task service's
- * connection-pool settings, applied to its direct and proxied connections alike.
- */
+/** The dispatchers for the whole app; the pools' settings apply to proxied connections too. */
 export function createOutbound(
   proxy: ProxyConfig,
   servicePool: Agent.Options = {},
@@ -58,9 +52,8 @@ export function createOutbound(
   const service = proxyDispatcher(proxy, servicePool);
   const control = proxyDispatcher(proxy, controlPool);
   return {
-    // Node's own fetch, as WebClient uses by default, given undici's dispatcher (Node documents
-    // the `dispatcher` option). Not undici's fetch: it would not take the global FormData that
-    // WebClient builds for file uploads (it checks FormData by class).
+    // Node's own fetch with undici's dispatcher (Node documents the option). Not undici's
+    // fetch: it refuses the global FormData WebClient builds for uploads (checked by class).
     slackFetch: (url, init) => fetch(url, { ...init, dispatcher: slack } as RequestInit),
     slackDispatcher: slack,
     socketDispatcher: socket,
@@ -74,7 +67,7 @@ export function createOutbound(
 }
 
 /** This machine: always reached directly (a proxy elsewhere cannot reach its loopback). */
-export const LOOPBACK_HOSTS = ["localhost", "127.0.0.1", "[::1]"] as const;
+const LOOPBACK_HOSTS = ["localhost", "127.0.0.1", "[::1]"] as const;
 
 /** NO_PROXY with the loopback names added (`*` stays `*`: nothing is proxied). */
 export function noProxyWithLoopback(noProxy: string | undefined): string {
@@ -85,9 +78,8 @@ export function noProxyWithLoopback(noProxy: string | undefined): string {
 
 /**
  * A dispatcher that sends each request through the proxy its URL's scheme calls for, or
- * directly when NO_PROXY lists the host (`host`, `.domain`, `host:port`, `*`) or the host is
- * loopback (`localhost`, `127.0.0.1`, `[::1]`): a task service on this machine (a sidecar's
- * plain http://) is never sent to the proxy, which would see its traffic and its API key.
+ * directly when NO_PROXY lists the host or it is loopback: a task service sidecar's plain
+ * http:// is never sent to the proxy, which would see its traffic and its API key.
  */
 export function proxyDispatcher(proxy: ProxyConfig, options: Agent.Options = {}): Dispatcher {
   // Empty strings rather than undefined: undici would otherwise read process.env itself.
@@ -112,7 +104,7 @@ export function describeProxy(proxy: ProxyConfig): string {
 }
 
 /** `scheme://host:port` of a URL: what may be shown of a proxy address. */
-export function withoutCredentials(url: string): string {
+function withoutCredentials(url: string): string {
   try {
     const u = new URL(url);
     return `${u.protocol}//${u.host}`;

@@ -1,5 +1,3 @@
-/** The error that stops start-up with one line (no stack trace), for every part of the app. */
-
 /** Start-up failed for a reason one line can tell (printed as it is, with no stack trace). */
 export class StartupError extends Error {
   constructor(message: string) {
@@ -30,10 +28,8 @@ function isListenError(err: unknown): err is ListenError {
 }
 
 /**
- * A failure at start-up as a StartupError when one line can say it: a StartupError itself, or a
- * server that cannot listen (a busy or forbidden port), naming the setting to change:
- * `ports` maps each setting (PORT, SIM_PORT…) to the port it asked for. Anything else
- * (a bug) is returned unchanged, to keep its stack.
+ * A failure at start-up as a StartupError when one line can say it (a server that cannot
+ * listen names the setting in `ports` to change); anything else is returned unchanged.
  */
 export function asStartupError(
   err: unknown,
@@ -50,10 +46,7 @@ export function asStartupError(
   return new StartupError(`port ${where} ${why} (${err.code}): ${fix}`);
 }
 
-/**
- * For an entry point's start-up: exits 1 with `Could not start: …` on one line (stderr) when
- * `asStartupError` can say what failed; otherwise throws `err` as it is.
- */
+/** Exits 1 with `Could not start: …` on one line when `asStartupError` can say it; else throws. */
 export function exitOnStartupError(
   err: unknown,
   ports: Readonly<Record<string, number | undefined>> = {},

@@ -7,11 +7,7 @@
 /** A piece of a (maybe long) string as a string of its own: its parent can go. */
 export const owned = (text: string): string => (text.length < 13 ? text : ` ${text}`.slice(1));
 
-/**
- * A text grown piece by piece, made one flat string again whenever its pieces would weigh a
- * quarter of it: each character is copied a bounded number of times (at most 128 for each
- * piece appended).
- */
+/** A text grown piece by piece, flattened whenever its pieces would weigh a quarter of it. */
 export class GrowingText {
   #text: string;
   #pieces = 0;

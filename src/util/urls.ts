@@ -1,16 +1,12 @@
 /** Facts about URLs the configuration checks: whether one stays on this machine, its password. */
 
 /** localhost, 127.0.0.0/8 or ::1, as a parsed URL spells them (IPv4 normalised, IPv6 in brackets). */
-export function isLoopbackHost(hostname: string): boolean {
+function isLoopbackHost(hostname: string): boolean {
   const host = hostname.toLowerCase().replace(/\.$/, "");
   return host === "localhost" || host === "[::1]" || /^127(\.\d{1,3}){3}$/.test(host);
 }
 
-/**
- * One problem per URL that would send what it `carries` unencrypted, in plain http:// to
- * another machine (loopback never reaches the wire) other than the `allowed` hosts, saying how
- * to fix it or opt out.
- */
+/** One problem per URL that would send what it `carries` in plain http:// to another machine. */
 export function plainHttpProblems(
   urls: Readonly<Record<string, readonly [url: string | undefined, carries: string]>>,
   optOut: string,

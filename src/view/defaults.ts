@@ -1,11 +1,9 @@
-/**
- * Default task options in words and in Block Kit: the modal that edits a person's or a channel's
- * defaults, their one-line summary, and the sentence naming a default the service refused. Pure.
- */
+/** Default task options: the modal editing them, their summary, and blaming one the service refused. */
 import { TaskServiceError } from "../service/errors.ts";
 import type { TaskDefaults } from "../store/types.ts";
 import type { ModalChoices } from "./modal.ts";
 import { truncate } from "./sanitize.ts";
+import { type Block, plain } from "./blocks.ts";
 
 /** Callback ids of the two defaults modals. */
 export const PERSONAL_DEFAULTS_VIEW = "task_defaults";
@@ -20,18 +18,15 @@ export const DEFAULTS_FIELD = {
 /** The menu value that means "no default: the service's own". */
 export const NO_DEFAULT = "__service_default__";
 
-type Block = Record<string, unknown>;
-const plain = (text: string) => ({ type: "plain_text", text, emoji: true });
 const code = (v: string | boolean) =>
   typeof v === "boolean" ? (v ? "on" : "off") : `\`${truncate(v.replace(/`/g, "'"), 100)}\``;
 
 /** "model `x` · effort `high`", or undefined when nothing is set. */
 export function summarizeDefaults(defaults: TaskDefaults): string | undefined {
-  const parts: string[] = [];
-  if (defaults.model !== undefined) parts.push(`model ${code(defaults.model)}`);
-  if (defaults.agent !== undefined) parts.push(`agent ${code(defaults.agent)}`);
-  if (defaults.effort !== undefined) parts.push(`effort ${code(defaults.effort)}`);
-  if (defaults.thinking !== undefined) parts.push(`thinking ${code(defaults.thinking)}`);
+  const parts = (["model", "agent", "effort", "thinking"] as const).flatMap((key) => {
+    const value = defaults[key];
+    return value === undefined ? [] : [`${key} ${code(value)}`];
+  });
   return parts.length === 0 ? undefined : parts.join(" · ");
 }
 
@@ -133,9 +128,8 @@ const SERVICE_FIELD: Readonly<Record<string, string>> = {
 };
 
 /**
- * When the service refused a task (400/422) that used defaults: the sentence naming the
- * default(s) that caused it (those the refusal mentions, else every one used), and where to
- * change them. Undefined for other failures, or when no default was used.
+ * When the service refused (400/422) a task that used defaults: the sentence naming those the
+ * refusal mentions (else every one used) and where to change them.
  */
 export function blameDefaults(err: unknown, used: readonly UsedDefault[]): string | undefined {
   if (used.length === 0 || !(err instanceof TaskServiceError)) return undefined;

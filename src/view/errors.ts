@@ -15,15 +15,14 @@ function seconds(ms: number | undefined): string {
   return s < 90 ? `${s} second${s === 1 ? "" : "s"}` : `${Math.ceil(s / 60)} minutes`;
 }
 
-/** How much of the service's `detail` a refusal quotes. */
 const DETAIL_CHARS = 500;
 
-/** A specific, actionable sentence for a service failure. Never contains secrets. */
 /** What the person who pressed Stop reads when the service would not stop the run. */
 export function stopFailed(err: unknown, runId: string): string {
   return `Stopping the run failed: ${describeServiceError(err, runId)} The run goes on; press Stop to try again.`;
 }
 
+/** A specific, actionable sentence for a service failure. Never contains secrets. */
 export function describeServiceError(err: unknown, runId?: string): string {
   if (!(err instanceof TaskServiceError)) {
     return `Something went wrong on our side${runId ? ` (run \`${runId}\`)` : ""}. Please try again; if it keeps happening, tell the person who runs this app.`;

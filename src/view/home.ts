@@ -1,8 +1,6 @@
 /**
- * The App Home tab (Block Kit, `views.publish`): a person's recent tasks with a link to each
- * thread, the New task and Edit defaults buttons, their defaults, what the app keeps of them
- * and for how long with a button to erase it; for admins, the workspace's part, its audit
- * trail and a button to erase the workspace's records. The two erase forms. Pure.
+ * The App Home tab (`views.publish`): a person's recent tasks, defaults and records (with the
+ * button to erase them); for admins, the workspace's part and audit trail. The erase forms.
  */
 import { DEFAULT_RETENTION_DAYS } from "../config/config.ts";
 import type { AuditAction, AuditEvent } from "../store/audit.ts";
@@ -11,8 +9,8 @@ import { summarizeDefaults } from "./defaults.ts";
 import { mrkdwnLabel } from "./mrkdwn.ts";
 import { escapeText } from "./sanitize.ts";
 import { type AdminHome, adminHomeBlocks } from "./usage-policy.ts";
+import { mrkdwn, plain, section, slackDate } from "./blocks.ts";
 
-/** Action ids of the Home tab's buttons. */
 export const HOME_NEW_TASK = "home_new_task";
 export const HOME_EDIT_DEFAULTS = "home_edit_defaults";
 export const HOME_ERASE_MINE = "home_erase_mine";
@@ -43,9 +41,6 @@ const STATUS: Readonly<Record<RunState, string>> = {
   error: ":warning: Not started",
 };
 
-const plain = (text: string) => ({ type: "plain_text", text, emoji: true });
-const mrkdwn = (text: string) => ({ type: "mrkdwn", text });
-
 /** A link to a task's thread: the message's permalink, or Slack's redirect to the channel. */
 export function threadLink(teamUrl: string | undefined, channelId: string, ts: string): string {
   if (teamUrl && /^https:\/\//.test(teamUrl)) {
@@ -54,36 +49,25 @@ export function threadLink(teamUrl: string | undefined, channelId: string, ts: s
   return `https://slack.com/app_redirect?channel=${encodeURIComponent(channelId)}`;
 }
 
-/** Slack renders the date in each reader's own time zone; the fallback is UTC. */
-const when = (ms: number) =>
-  `<!date^${Math.floor(ms / 1000)}^{date_short_pretty} {time}|${new Date(ms).toISOString().slice(0, 16).replace("T", " ")} UTC>`;
-
 function taskBlock(task: RecentTask, teamUrl: string | undefined) {
   const link = threadLink(teamUrl, task.channelId, task.threadTs);
   // A label shows no formatting: the prompt's Markdown without its markers, on one line.
   const title = mrkdwnLabel(task.prompt, 200) || "(files only)";
   const where = task.surface === "dm" ? "Direct message" : `<#${task.channelId}>`;
-  return {
-    type: "section",
-    text: mrkdwn(
-      `*<${link}|${title}>*\n${where} · ${STATUS[task.status]} · ${when(task.startedAt)}`,
-    ),
-  };
+  return section(
+    `*<${link}|${title}>*\n${where} · ${STATUS[task.status]} · ${slackDate(task.startedAt)}`,
+  );
 }
 
-/** The Home tab's view, for `views.publish`. */
 export function renderHome(home: HomeView): Record<string, unknown> {
   const summary = summarizeDefaults(home.defaults);
   const kept = home.retentionDays ?? DEFAULT_RETENTION_DAYS;
   const tasks =
     home.tasks.length === 0
       ? [
-          {
-            type: "section",
-            text: mrkdwn(
-              "You have no tasks yet. Press *New task*, type `/task` in a channel, or send me a message to start one.",
-            ),
-          },
+          section(
+            "You have no tasks yet. Press *New task*, type `/task` in a channel, or send me a message to start one.",
+          ),
         ]
       : home.tasks.map((t) => taskBlock(t, home.teamUrl));
   return {
@@ -98,14 +82,11 @@ export function renderHome(home: HomeView): Record<string, unknown> {
           { type: "button", action_id: HOME_EDIT_DEFAULTS, text: plain("Edit defaults") },
         ],
       },
-      {
-        type: "section",
-        text: mrkdwn(
-          summary
-            ? `*Your defaults:* ${summary}`
-            : "*Your defaults:* none (the channel's defaults, or the service's own, apply).",
-        ),
-      },
+      section(
+        summary
+          ? `*Your defaults:* ${summary}`
+          : "*Your defaults:* none (the channel's defaults, or the service's own, apply).",
+      ),
       ...(home.admin ? [...adminHomeBlocks(home.admin), ...adminRecords(home.admin, kept)] : []),
       { type: "divider" },
       { type: "header", text: plain("Recent tasks") },
@@ -121,12 +102,9 @@ const days = (n: number) => (n === 1 ? "1 day" : `${n} days`);
 function yourRecords(retentionDays: number) {
   return [
     { type: "divider" },
-    {
-      type: "section",
-      text: mrkdwn(
-        `*Your records.* I keep the threads of the tasks you start (with replies waiting in them), your recent tasks with the start of each prompt, and your votes on answers for ${days(retentionDays)} after they last changed, and your defaults until you change them.`,
-      ),
-    },
+    section(
+      `*Your records.* I keep the threads of the tasks you start (with replies waiting in them), your recent tasks with the start of each prompt, and your votes on answers for ${days(retentionDays)} after they last changed, and your defaults until you change them.`,
+    ),
     {
       type: "actions",
       block_id: "home_records",
@@ -150,19 +128,16 @@ const DID: Readonly<Record<AuditAction, (e: AuditEvent) => string>> = {
 export function auditLine(event: AuditEvent): string {
   const who = /^[UW][A-Z0-9]+$/.test(event.who) ? `<@${event.who}>` : escapeText(event.who);
   const detail = event.detail ? ` (${escapeText(mrkdwnLabel(event.detail, 200))})` : "";
-  return `${when(event.when)} · ${who} ${DID[event.what](event)}${detail}`;
+  return `${slackDate(event.when)} · ${who} ${DID[event.what](event)}${detail}`;
 }
 
 /** The admin part's records: the audit trail and the button to erase the workspace's records. */
 function adminRecords(admin: AdminHome, retentionDays: number) {
   const events = (admin.audit ?? []).slice(0, AUDIT_SHOWN);
   return [
-    {
-      type: "section",
-      text: mrkdwn(
-        `*Audit trail:* the latest admin actions of the last ${days(retentionDays)} (the app's log has each one).${events.length === 0 ? " None yet." : ""}`,
-      ),
-    },
+    section(
+      `*Audit trail:* the latest admin actions of the last ${days(retentionDays)} (the app's log has each one).${events.length === 0 ? " None yet." : ""}`,
+    ),
     ...events.map((e) => ({ type: "context", elements: [mrkdwn(auditLine(e))] })),
     {
       type: "actions",
@@ -183,7 +158,6 @@ function adminRecords(admin: AdminHome, retentionDays: number) {
 const KEPT_ELSEWHERE =
   "*Not erased:* the messages in Slack (delete them there: the app then forgets their task too), and the task service's own copy of each task (its prompts, answers and files), which the app cannot reach: ask the service's account holder, usually your workspace admins.";
 
-/** The form a person confirms to erase their records. */
 export function eraseMineModal(): Record<string, unknown> {
   return {
     type: "modal",
@@ -192,18 +166,14 @@ export function eraseMineModal(): Record<string, unknown> {
     submit: plain("Erase"),
     close: plain("Cancel"),
     blocks: [
-      {
-        type: "section",
-        text: mrkdwn(
-          "*Erased now:* the records of the tasks you started (replies in their threads no longer continue them), your replies waiting in other tasks' threads, your recent tasks, your defaults and your votes on answers. A task of yours still running finishes in its thread; nothing of it is kept after.",
-        ),
-      },
-      { type: "section", text: mrkdwn(KEPT_ELSEWHERE) },
+      section(
+        "*Erased now:* the records of the tasks you started (replies in their threads no longer continue them), your replies waiting in other tasks' threads, your recent tasks, your defaults and your votes on answers. A task of yours still running finishes in its thread; nothing of it is kept after.",
+      ),
+      section(KEPT_ELSEWHERE),
     ],
   };
 }
 
-/** The form an admin confirms to erase the workspace's records. */
 export function eraseWorkspaceModal(): Record<string, unknown> {
   return {
     type: "modal",
@@ -212,19 +182,13 @@ export function eraseWorkspaceModal(): Record<string, unknown> {
     submit: plain("Erase"),
     close: plain("Cancel"),
     blocks: [
-      {
-        type: "section",
-        text: mrkdwn(
-          "*Erased now, for everyone in this workspace:* every task's record (replies in task threads no longer continue them) with the replies waiting in them, everyone's recent tasks, personal defaults and votes on answers. Runs still going are stopped at the service and their threads say nothing more.",
-        ),
-      },
-      {
-        type: "section",
-        text: mrkdwn(
-          "*Kept:* the app's installation, the workspace's service key, usage policy and channel defaults, and the audit trail (this erase is written to it).",
-        ),
-      },
-      { type: "section", text: mrkdwn(KEPT_ELSEWHERE) },
+      section(
+        "*Erased now, for everyone in this workspace:* every task's record (replies in task threads no longer continue them) with the replies waiting in them, everyone's recent tasks, personal defaults and votes on answers. Runs still going are stopped at the service and their threads say nothing more.",
+      ),
+      section(
+        "*Kept:* the app's installation, the workspace's service key, usage policy and channel defaults, and the audit trail (this erase is written to it).",
+      ),
+      section(KEPT_ELSEWHERE),
       {
         type: "input",
         block_id: ERASE_WORKSPACE_CONFIRM,

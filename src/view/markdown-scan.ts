@@ -1,12 +1,8 @@
 /**
  * The character-level scanners behind the Markdown helpers, each one pass over its text.
- *
- * Answers are hostile input: a model asked for "60,000 `[` on one line" writes them, and a
- * broken service can send anything. The regular expressions these replace backtracked on such
- * lines (`/!?\[[^\]\n]*\]\([^)\s]*$/` tries every `[` and runs to the end of the line from
- * each one; `/\s+$/` does the same in every run of spaces), so one render took seconds and
- * froze the process. Each function here says which expression it stands for; the fuzz tests
- * check that it gives exactly what the expression gave.
+ * Answers are hostile input ("60,000 `[` on one line"): the regular expressions these replace
+ * backtracked on such lines and froze the process. Each function says which expression it
+ * stands for; the fuzz tests check that it gives exactly what the expression gave.
  */
 
 /** JavaScript's `\s` (WhiteSpace and LineTerminator): the characters `trim()` removes. */
@@ -26,23 +22,19 @@ export function isSpace(c: number): boolean {
   );
 }
 
-/** Whether `s` from `start` to `end` is blanks only (what `trim` removes), or nothing. */
+/** Whether `s` from `start` to `end` is only what `trim` removes. */
 export function blank(s: string, start: number, end: number): boolean {
   for (let i = start; i < end; i++) if (!isSpace(s.charCodeAt(i))) return false;
   return true;
 }
 
-/**
- * The fence line `text.slice(start, end)` is, `/^ {0,3}(`{3,}|~{3,})(.*)$/`: the end of its
- * marker (the whole run of backticks or tildes), or -1 for any other line.
- */
-export function fenceEnd(text: string, start: number, end: number): number {
+/** `/^ {0,3}(`{3,}|~{3,})(.*)$/` on a line: the end of its fence marker, or -1. */
+function fenceEnd(text: string, start: number, end: number): number {
   let i = start;
   while (i < start + 3 && i < end && text.charCodeAt(i) === 32) i++;
   const c = i < end ? text.charCodeAt(i) : 0;
   if (c !== 96 && c !== 126) return -1; // ` or ~
-  // The run, and a line end in the rest, found by the regular expression engine: a "fence"
-  // line may be a megabyte of backticks. (Both searches stop at the line's own end.)
+  // Searched by the regular expression engine: a "fence" line may be a megabyte of backticks.
   const run = c === 96 ? BACKTICKS : TILDES;
   run.lastIndex = i;
   run.test(text);
@@ -83,17 +75,14 @@ export function advanceFence(state: FenceState, text: string, start = 0, end = t
   }
 }
 
-/** Three backticks or tildes: where a fence line's marker may be. */
 const FENCE_RUN = /`{3}|~{3}/g;
 /** What `^` follows in a multiline regular expression. */
 const LINE_BREAK = /[\n\r\u2028\u2029]/g;
 
 /**
- * Where the first line at or after `from` that may be a fence starts (the text's length if
- * none): `/^ {0,3}(?:`{3}|~{3})/gm` from `from` (so a few that are not: `^` also follows
- * "\r"). Every fence line is found; a caller checks that what it finds starts a line. The
- * search is for the marker, then back over its indent: searching for the line start would
- * try every space of a page of spaces.
+ * `/^ {0,3}(?:`{3}|~{3})/gm` from `from`: where the next line that may be a fence starts, or
+ * the text's length. Searched for the marker, then back over its indent (searching for the
+ * line start would try every space of a page of spaces).
  */
 export function nextFenceLine(text: string, from: number): number {
   for (let at = from; ;) {
@@ -104,7 +93,6 @@ export function nextFenceLine(text: string, from: number): number {
     while (start > from && run - start < 3 && text.charCodeAt(start - 1) === 32) start--;
     const before = start === 0 ? 10 : text.charCodeAt(start - 1);
     if (before === 10 || before === 13 || before === 0x2028 || before === 0x2029) return start;
-    // Not at a line start: no line before the next line break can be one.
     LINE_BREAK.lastIndex = run;
     const next = LINE_BREAK.exec(text)?.index;
     if (next === undefined) return text.length;
@@ -123,26 +111,18 @@ export function scanFences(text: string, state: FenceState = { open: undefined, 
   return state;
 }
 
-/** Occurrences of `sub` in `s`, not overlapping, from the left (`s.split(sub).length - 1`). */
-export function countOf(s: string, sub: string): number {
-  let n = 0;
-  for (let i = s.indexOf(sub); i >= 0; i = s.indexOf(sub, i + sub.length)) n++;
-  return n;
-}
-
 /**
  * One line (no "\n") without a link or image whose target, or label, is still being
  * written: `line.replace(/!?\[[^\]\n]*\]\([^)\s]*$/, "").replace(/!?\[[^\]\n]*$/, "")`.
  */
 export function cutDanglingLink(line: string): string {
   if (!line.includes("[")) return line;
-  // "[label](target…" to the end: the target has no ")" and no space, so its "](" comes after
-  // the last of those; its label starts at the first "[" after the "]" before that "](".
+  // "[label](target…": the target has no ")" and no space, so its "](" comes after the last
+  // of those; its label starts at the first "[" after the "]" before that "](".
   const lastStop = lastTargetStop(line);
   let cut = -1;
   let open = -1; // the first "[" after some point, looked for again only once passed
-  // A "](" at 0 has no label before it: the search starts at 1. Nor is there one before the
-  // first "(" (searching for "](" through a page of "]" stops at every one of them).
+  // No "](" at 0 or before the first "(" (a page of "]" would stop the search at each).
   const paren = line.indexOf("(", lastStop + 1);
   const from = paren < 0 ? -1 : Math.max(lastStop + 1, paren - 1, 1);
   for (let q = from < 0 ? -1 : line.indexOf("](", from); q > 0; q = line.indexOf("](", q + 1)) {
@@ -155,7 +135,6 @@ export function cutDanglingLink(line: string): string {
     }
   }
   let out = cut < 0 ? line : line.slice(0, withBang(line, cut));
-  // "[label…" to the end: the first "[" after the last "]".
   const label = out.indexOf("[", out.lastIndexOf("]") + 1);
   if (label >= 0) out = out.slice(0, withBang(out, label));
   return out;
@@ -168,14 +147,13 @@ function lastTargetStop(line: string): number {
     const c = line.charCodeAt(i);
     if (c === 41 || isSpace(c)) return i;
   }
-  // Far from the end: each start of this expression fails at once or runs to the next stop.
   return /[)\s][^)\s]*$/.exec(line)?.index ?? -1;
 }
 
 /** What a line's emphasis markers add up to, outside its code spans. */
 export interface MarkerCounts {
   ticks: number;
-  /** Non-overlapping `**`, `~~` and `__`, as `countOf` would count them. */
+  /** Non-overlapping `**`, `~~` and `__`. */
   strong: number;
   strike: number;
   under: number;
@@ -183,17 +161,14 @@ export interface MarkerCounts {
 
 const MARKER = /[`*~_]/g;
 
-/** Where the first backtick, `*`, `~` or `_` at or after `from` is (the text's length if none). */
 export function nextMarker(text: string, from: number): number {
   MARKER.lastIndex = from;
   return MARKER.exec(text)?.index ?? text.length;
 }
 
 /**
- * Counts the backticks of `text.slice(start, end)` (one line), and its `**`, `~~` and `__`
- * once its code spans are taken out (`line.replace(/`[^`]*`/g, "")`: each backtick pairs with
- * the next; an odd last one stays). Adds to `into`, and returns it. `first` is where the
- * first marker at or after `start` is (a caller going line by line finds it once for many).
+ * Adds to `into` the backticks of one line, and its `**`, `~~` and `__` once its code spans
+ * are taken out (`line.replace(/`[^`]*`/g, "")`). `first`: the first marker from `start`.
  */
 export function countMarkers(
   text: string,
@@ -202,9 +177,7 @@ export function countMarkers(
   into: MarkerCounts = { ticks: 0, strong: 0, strike: 0, under: 0 },
   first = nextMarker(text, start),
 ): MarkerCounts {
-  // Most lines have no marker at all: `first`, found by the regular expression engine, says so.
-  // Outside code, a run of one marker character of length L holds floor(L / 2) pairs; a
-  // code span taken out joins the text around it into one run.
+  // A run of L markers holds floor(L / 2) pairs; a code span taken out joins the text around it.
   let run = 0;
   let runOf = 0;
   for (let i = first; i <= end; i++) {
@@ -226,7 +199,7 @@ export function countMarkers(
       runOf = c;
       run = 0;
     }
-    // A run of `*`, `~` or `_` in one search (a line of them is a megabyte long).
+    // One search for a run (a line of them may be a megabyte long).
     const rest = c === 42 ? STARS : c === 126 ? TILDE_RUN : c === 95 ? UNDERSCORES : undefined;
     if (rest === undefined) {
       run++;
@@ -242,11 +215,8 @@ export function countMarkers(
 }
 
 /**
- * `countMarkers` as far as its parities go (all its callers but tests look at): a line with
- * no `*`, `~` or `_` adds its backticks, found in pairs by one search (a megabyte of code
- * spans, "`\r`\r…", is read by the regular expression engine, not a character at a time), so
- * its ticks count 1 or 0. Any other line is counted. `end` is where the line ends: a "\n" or
- * the text's end.
+ * `countMarkers`, right only as to parities: a line with no `*`, `~` or `_` has its backticks
+ * found in pairs by one search (a megabyte of code spans is not read a character at a time).
  */
 export function countMarkerParities(
   text: string,
@@ -256,8 +226,6 @@ export function countMarkerParities(
   first = nextMarker(text, start),
 ): MarkerCounts {
   if (first >= end) return into;
-  // Pairs of backticks, then one more or none, up to the line's end (no search passes a "\n")
-  // unless a `*`, `~` or `_` comes first.
   TICK_PAIRS.lastIndex = first;
   TICK_PAIRS.test(text);
   ONE_TICK_MORE.lastIndex = TICK_PAIRS.lastIndex;
@@ -271,10 +239,8 @@ const TICK_PAIRS = /(?:[^`\n*~_]*`[^`\n*~_]*`)*/y;
 const ONE_TICK_MORE = /[^`\n*~_]*(`?)[^`\n*~_]*/y;
 
 /**
- * The counts of a line once its last backtick, at `at`, is taken out, when it was unpaired
- * (`countMarkers` gave an odd number): what counting the line again would give, found around
- * it. It paired with nothing, so the spans stay; it ended the run before it (counting the
- * spans taken out), which now joins the run after it if they are of the same character.
+ * Updates `counts` for the line without its unpaired last backtick at `at`: the spans stay, and
+ * the run before it may join the run after it.
  */
 export function dropUnpairedTick(line: string, at: number, counts: MarkerCounts): void {
   counts.ticks -= 1;
@@ -304,21 +270,18 @@ const STARS = /\*+/y;
 const TILDE_RUN = /~+/y;
 const UNDERSCORES = /_+/y;
 
-/** An image's "!" goes with its "[". */
 const withBang = (s: string, at: number) => (at > 0 && s.charCodeAt(at - 1) === 33 ? at - 1 : at);
 
 const WHITESPACE = /\s*/y;
 
 /**
- * Where a text goes on after the blank lines at `pos` (what `/^\s*\n/` removes from the text
- * from `pos`). Positions only move forward, and a run of whitespace is scanned once however
- * many times it is asked about.
+ * Where a text goes on after the blank lines at `pos` (what `/^\s*\n/` removes). A run of
+ * whitespace is scanned once however many times it is asked about.
  */
 export class BlankLines {
   readonly #text: string;
   #runStart = 0;
   #runEnd = 0;
-  /** The last "\n" of the run, or -1. */
   #lastBreak = -1;
 
   constructor(text: string) {
@@ -330,11 +293,134 @@ export class BlankLines {
       WHITESPACE.lastIndex = pos;
       WHITESPACE.test(this.#text);
       const end = WHITESPACE.lastIndex;
-      const inRun = this.#text.slice(pos, end).lastIndexOf("\n"); // searched within the run
+      const inRun = this.#text.slice(pos, end).lastIndexOf("\n");
       this.#runStart = pos;
       this.#runEnd = end;
       this.#lastBreak = inRun < 0 ? -1 : pos + inRun;
     }
     return this.#lastBreak >= pos ? this.#lastBreak + 1 : pos;
   }
+}
+
+/** Lines this long or longer are left to `countMarkers` and its searches. */
+const SHORT_LINE = 64;
+
+/**
+ * Short lines (63 characters at most) with no `*`, `~` or `_`, none of them blank, a table
+ * row or a fence: one that starts with a backtick has no two more after it.
+ */
+const BACKTICK_LINES = /(?:[^\s|*~_`][^*~_\n]{0,62}\n|`(?!``)[^*~_\n]{0,62}\n)+/y;
+/** Backticks in pairs, then one more. */
+const ANY_TICK_PAIRS = /(?:[^`]*`[^`]*`)*/y;
+const ONE_TICK = /[^`]*`/y;
+
+/**
+ * Native streaming's reading of the short lines of a paragraph from `start` (a page of
+ * one-character lines of backticks took 7 ms a character at a time: V8 reads a concatenated
+ * string, as a streamed answer is, several times slower). Adds to `counts` what `countMarkers`
+ * would, but only the parity of backticks on lines without other markers; stops before a line
+ * that may be blank, a table row, a fence or long, or at `end`. Returns where it stopped and
+ * the last line end where backticks, `**` and `~~` were balanced (-1 if none).
+ */
+export function readShortLines(
+  text: string,
+  start: number,
+  end: number,
+  counts: MarkerCounts,
+): { stop: number; balancedAt: number } {
+  let balancedAt = -1;
+  let at = start; // where the line being read starts
+  while (at < end) {
+    BACKTICK_LINES.lastIndex = at;
+    if (BACKTICK_LINES.test(text) && BACKTICK_LINES.lastIndex <= end) {
+      const stop = BACKTICK_LINES.lastIndex;
+      const lines = text.slice(at, stop);
+      ANY_TICK_PAIRS.lastIndex = 0;
+      ANY_TICK_PAIRS.test(lines);
+      ONE_TICK.lastIndex = ANY_TICK_PAIRS.lastIndex;
+      const odd = ONE_TICK.test(lines) ? 1 : 0;
+      if (((counts.strong | counts.strike) & 1) === 0) {
+        // Balanced at their end, or else where the last line with an odd number starts.
+        const last = ((counts.ticks + odd) & 1) === 0 ? lines.length : lastOddLine(lines);
+        if (last > 0) balancedAt = at + last;
+      }
+      counts.ticks += odd;
+      at = stop;
+      continue;
+    }
+    const c0 = text.charCodeAt(at);
+    if (c0 === 124 || ((c0 <= 32 || c0 >= 0xa0) && isSpace(c0))) break;
+    if (
+      (c0 === 96 || c0 === 126) &&
+      text.charCodeAt(at + 1) === c0 &&
+      text.charCodeAt(at + 2) === c0
+    ) {
+      break; // may be a fence
+    }
+    const nl = markedLine(text, at, Math.min(at + SHORT_LINE, end), counts);
+    if (nl < 0) break; // a long line: left to the general path
+    at = nl + 1;
+    if (((counts.ticks | counts.strong | counts.strike) & 1) === 0) balancedAt = at; // all even
+  }
+  return { stop: at, balancedAt };
+}
+
+/** Where the last line of `lines` with an odd number of backticks starts, or -1. */
+function lastOddLine(lines: string): number {
+  let odd = 0;
+  for (let i = lines.length - 2; i >= -1; i--) {
+    const c = i < 0 ? 10 : lines.charCodeAt(i);
+    if (c === 96) odd ^= 1;
+    else if (c === 10) {
+      if (odd === 1) return i + 1;
+      odd = 0;
+    }
+  }
+  return -1;
+}
+
+/** `countMarkers` on the line from `at`: where its "\n" is, or -1 (counts untouched) if past `limit`. */
+function markedLine(text: string, at: number, limit: number, counts: MarkerCounts): number {
+  let { ticks, strong, strike, under } = counts;
+  let run = 0;
+  let runOf = 0; // the marker character of the current run, 0 for none
+  let open = -1; // the backtick that opened a code span still open
+  let i = at;
+  for (; ; i++) {
+    if (i === limit) return -1; // a long line: left to the general path
+    const c = text.charCodeAt(i);
+    if (c === 10) {
+      if (open < 0) break;
+      // The last backtick opened no span: it ends the run before it, and what follows it
+      // (no backtick) is read again, as text.
+      if (runOf === 42) strong += run >> 1;
+      else if (runOf === 126) strike += run >> 1;
+      else if (runOf === 95) under += run >> 1;
+      runOf = run = 0;
+      if (open === i - 1) break; // nothing follows it
+      i = open;
+      open = -1;
+      continue;
+    }
+    if (c === 96) {
+      ticks++;
+      open = open < 0 ? i : -1; // a closed span is taken out: the text around it joins
+      continue;
+    }
+    if (open >= 0) continue; // in a code span
+    const marker = c === 42 || c === 126 || c === 95 ? c : 0;
+    if (marker !== runOf) {
+      if (runOf === 42) strong += run >> 1;
+      else if (runOf === 126) strike += run >> 1;
+      else if (runOf === 95) under += run >> 1;
+      runOf = marker;
+      run = 0;
+    }
+    run++;
+  }
+  if (runOf === 42) strong += run >> 1;
+  else if (runOf === 126) strike += run >> 1;
+  else if (runOf === 95) under += run >> 1;
+  Object.assign(counts, { ticks, strong, strike, under });
+  return i;
 }

@@ -1,13 +1,9 @@
 /**
- * Pure Markdown helpers for showing an answer in Slack `markdown` blocks: making a
- * half-written answer render cleanly while it streams, and splitting a long answer into
- * message-sized parts at sensible boundaries without breaking code blocks.
+ * Markdown for Slack `markdown` blocks: repairing a half-written answer while it streams, and
+ * splitting a long one into message-sized parts without breaking code blocks.
  *
- * The repair is kept over the remend package (1.4.0), which failed the property tests: it
- * never closes a code fence ("```ts\nx" stays open), and it rewrites finished lines, so posted
- * messages change: an unfinished link swallows what follows ("a [b](https://x\n\nnext" becomes
- * "a b") and "_x\n\n" gains a "_" on the earlier line. It also completes "**bo" where the tests
- * drop the marker. Run before this repair it still lost those lines, at about 8 times the cost.
+ * Not the remend package (1.4.0): it never closes a code fence and it rewrites finished lines
+ * (an unfinished link swallows what follows), so posted messages would change.
  */
 
 import {
@@ -22,10 +18,9 @@ import {
   type MarkerCounts,
   nextFenceLine,
   nextMarker,
+  readShortLines,
   scanFences,
 } from "./markdown-scan.ts";
-import { readShortLines } from "./scan/short-lines.ts";
-import { Ahead, lastSpace, minCut, type WindowHas } from "./scan/windows.ts";
 
 /**
  * Closes what a stream left open so that a partial answer renders as it will look when done:
@@ -37,13 +32,9 @@ export function repairPartialMarkdown(text: string): string {
   return kept + closing;
 }
 
-/**
- * `repairPartialMarkdown` as what it keeps of the text and the line it adds after it: a code
- * block's closing fence ("\n" and backticks or tildes, which no mention can start, end or run
- * into), or nothing.
- */
+/** `repairPartialMarkdown` as the text it keeps and the closing fence it adds (or ""). */
 export function repairPartial(text: string): { kept: string; closing: string } {
-  // One line has no break: searched forwards first (backwards is a unit at a time).
+  // Searched forwards first: backwards is a unit at a time.
   const lastBreak = text.indexOf("\n") < 0 ? -1 : text.lastIndexOf("\n");
   const head = text.slice(0, lastBreak + 1);
   let line = text.slice(lastBreak + 1);
@@ -55,9 +46,7 @@ export function repairPartial(text: string): { kept: string; closing: string } {
     return { kept: text, closing: `${text.endsWith("\n") ? "" : "\n"}${state.open}` };
   }
   if (headOpen) return { kept: text, closing: "" };
-  // A dangling link: "[label](http://exa" or "[label" with no closing bracket yet.
   line = cutDanglingLink(line);
-  // Inline code first: markers inside code spans do not count.
   const outsideCode = countMarkerParities(line, 0, line.length);
   if (outsideCode.ticks % 2 === 1) {
     const last = line.lastIndexOf("`");
@@ -76,17 +65,15 @@ function removeLast(s: string, marker: string): string {
 }
 
 /**
- * Splits Markdown into parts of at most `limit` characters. It cuts at a blank line where
- * it can, then at a line end, then at a space; a code block cut in two is closed at the end
- * of one part and reopened (same language) at the start of the next. Splitting depends only
- * on the text up to each cut, so parts already shown stay the same while an answer grows.
+ * Splits Markdown into parts of at most `limit` characters: at a blank line, else a line end,
+ * else a space; a code block cut in two is closed and reopened (same language). A cut depends
+ * only on the text before it, so parts already shown stay the same while an answer grows.
  */
 export function splitMarkdown(text: string, limit: number): string[] {
   if (limit < 200) throw new RangeError("limit too small to split Markdown sensibly");
   const parts: string[] = [];
   const blanks = new BlankLines(text);
   const ahead = new Ahead(text);
-  // What is left to split is always the text from `pos`: each pass looks at one part's window.
   let pos = 0;
   let reopen = "";
   while (reopen.length + text.length - pos > limit) {
@@ -100,8 +87,7 @@ export function splitMarkdown(text: string, limit: number): string[] {
       const closed = `${part.endsWith("\n") ? part : `${part}\n`}${fence.open}`;
       if (closed.length <= limit) part = closed; // a marker longer than 4 may not fit
       nextReopen = `${fence.open}${fence.info}\n`;
-      // A "fence" line that runs on for pages is no language tag: repeating it would leave
-      // the next part no room (and no progress at all once it fills the part).
+      // A "fence" line that runs on for pages is no language tag: repeating it leaves no room.
       if (nextReopen.length > limit / 4) nextReopen = "";
     }
     const trimmed = part.trimEnd();
@@ -122,8 +108,8 @@ function chooseCut(
   budget: number,
   has: WindowHas,
 ): { cut: number; fence: FenceState } {
-  // Fence state at each line end of the window; the last line end past `min` of each kind:
-  // outside code before a blank line, outside code, any (with the fence open there).
+  // The last line end past `min` of each kind: outside code before a blank line, outside
+  // code, any (with the fence open there).
   const state: FenceState = { open: undefined, info: "" };
   if (reopen) advanceFence(state, reopen.replace(/\n$/, ""));
   const min = minCut(budget);
@@ -134,12 +120,10 @@ function chooseCut(
   let fenceLine = has.fenceRuns ? nextFenceLine(window, 0) : window.length;
   const noFence = fenceLine >= window.length;
   if (noFence) {
-    // No fence line: the state is the same at every line end, found by searching.
     any = has.breaks ? window.lastIndexOf("\n") : -1;
     if (any < min) any = -1;
     else if (state.open === undefined) {
       outside = any;
-      // Without a blank line from `min`, only the window's end can be (the text's end follows).
       if (has.blankLines) beforeBlank = lastBeforeBlank(window, min);
       else beforeBlank = window.endsWith("\n") && window.length - 1 >= min ? window.length - 1 : -1;
     } else anyFence = { ...state };
@@ -163,8 +147,7 @@ function chooseCut(
   if (beforeBlank >= 0) return { cut: beforeBlank + 1, fence: closed };
   if (outside >= 0) return { cut: outside + 1, fence: closed };
   if (any >= 0) return { cut: any + 1, fence: anyFence };
-  // One very long line: cut at a space, else anywhere that does not split a surrogate pair.
-  // Without a fence line in the window, the state is what the reopened fence left.
+  // One very long line: cut at a space, else anywhere but inside a surrogate pair.
   const fence = noFence ? state : scanFences(reopen + window);
   const space = lastSpace(window, min);
   let cut = space >= min ? space + 1 : budget;
@@ -173,20 +156,17 @@ function chooseCut(
   return { cut, fence: { open: fence.open, info: fence.info } };
 }
 
-/** A blank other than a line break. */
 const BLANK = /[^\S\n]/g;
 
 /** The last line end at or after `min` that a blank line follows, or -1. */
 function lastBeforeBlank(text: string, min: number): number {
-  // Near the end first (paragraphs are short), then every one from `min` (blank lines are
-  // sparse there, or the first search would have found one).
+  // Near the end first (paragraphs are short), then every one from `min`.
   for (let nl = text.lastIndexOf("\n"), n = 0; nl >= min && n < 64; n++) {
     if (blankFrom(text, nl + 1)) return nl;
     nl = text.lastIndexOf("\n", nl - 1);
   }
-  // The last match of `/\n[^\S\n]*(?:\n|$)/g` from `min`: a line end followed by an empty
-  // line ("\n\n", or the end), or by a line of blanks, found from its first blank (at most one
-  // per line is looked at). Not trying every line end keeps a page of short lines cheap.
+  // The last match of `/\n[^\S\n]*(?:\n|$)/g` from `min`, found from each line's first blank
+  // (not every line end: a page of short lines stays cheap).
   let last = text.endsWith("\n") ? text.length - 1 : text.lastIndexOf("\n\n");
   BLANK.lastIndex = min + 1;
   for (let m = BLANK.exec(text); m; m = BLANK.exec(text)) {
@@ -210,30 +190,84 @@ function blankFrom(text: string, start: number): boolean {
   return true;
 }
 
+/** What a window of the text holds, as far as choosing its cut needs: line ends, a run of three
+ * backticks or tildes (what any fence line has), and from where a cut may be, a blank line. */
+interface WindowHas {
+  readonly breaks: boolean;
+  readonly fenceRuns: boolean;
+  readonly blankLines: boolean;
+}
+
+/** Where a part may end at the earliest, in a window of `budget` characters. */
+const minCut = (budget: number) => Math.floor(budget * 0.4);
+
 /**
- * The part of a growing answer that will not change any more, for append-only (native)
- * streaming: whole lines only; a table is held back until a line after it shows it is
- * complete; a paragraph with an unpaired `**`, `~~` or backtick is held back until it pairs
- * up or ends. Inside a code block every finished line is final.
+ * What each window of a text being split holds, from searches forward: windows only move
+ * forward, so the text is searched once for each kind however many windows it has (a megabyte
+ * on one line has a hundred, each otherwise searched from its end for a line end it lacks).
+ */
+class Ahead {
+  readonly #text: string;
+  /** The next "\n", fence run and blank line's start, from where each was last looked for
+   * (-1: none). */
+  readonly #next = [-2, -2, -2];
+
+  constructor(text: string) {
+    this.#text = text;
+  }
+
+  /** What the window of `length` characters from `pos` holds, blank lines from `pos + min`. */
+  in(pos: number, length: number, min: number): WindowHas {
+    const end = pos + length;
+    const has = (kind: number, from: number, size: number) => {
+      let at = this.#next[kind] ?? -1;
+      if (at !== -1 && at < from) {
+        const search = SEARCHES[kind] ?? LINE_FEED;
+        search.lastIndex = from;
+        at = search.exec(this.#text)?.index ?? -1;
+        this.#next[kind] = at;
+      }
+      return at >= 0 && at + size <= end;
+    };
+    const breaks = has(0, pos, 1);
+    return { breaks, fenceRuns: has(1, pos, 3), blankLines: breaks && has(2, pos + min, 1) };
+  }
+}
+
+const LINE_FEED = /\n/g;
+/** A line end and a blank or another line end: where any blank line follows one. */
+const BLANK_AFTER_BREAK = /\n\s/g;
+const SEARCHES = [LINE_FEED, /`{3}|~{3}/g, BLANK_AFTER_BREAK];
+/**
+ * A space, or a tab: searching for one character, V8 looks for one of its bytes, and a page of
+ * zero-width spaces (U+200B) holds the byte 0x20 in every other unit; a class is searched a
+ * unit at a time.
+ */
+const BLANK_OR_TAB = /[ \t]/g;
+
+/** The last space of `window`, or -1 when none from `min`: looked for forwards from `min` first
+ * (searching backwards reads a long line without one a unit at a time). */
+function lastSpace(window: string, min: number): number {
+  BLANK_OR_TAB.lastIndex = min;
+  return BLANK_OR_TAB.test(window) ? window.lastIndexOf(" ") : -1;
+}
+
+/**
+ * The part of a growing answer that will not change any more, for native streaming: whole
+ * lines; a table only once a line follows it; a paragraph with an unpaired `**`, `~~` or
+ * backtick only once it pairs up or ends. In a code block every finished line is final.
  */
 export function streamablePrefix(text: string): string {
   return new StreamablePrefix().of(text);
 }
 
-/**
- * `streamablePrefix` of an answer as it grows: each call reads only the lines finished since
- * the last one, so following an answer costs its length once, not once per delta.
- */
+/** `streamablePrefix` of a growing answer, reading each line once (not once per delta). */
 export class StreamablePrefix {
   #state: FenceState;
-  /** The paragraph so far, as counts (each line once): backticks, and ** and ~~ outside code
-   * spans. A code span ends on its line, so a line's spans are its own. */
+  /** The paragraph's backticks, and ** and ~~ outside code spans. */
   #counts = { ticks: 0, strong: 0, strike: 0, under: 0 };
-  /** The next marker character and the next line that may be a fence, each looked for again
-   * only once passed. */
   #marker = -1;
   #fence = -1;
-  /** The next place that can make a line more than plain text (see NOTABLE). */
   #notable = -1;
   /** Where the first line not read yet starts, and how far it is known to have no "\n". */
   #next = 0;
@@ -243,26 +277,19 @@ export class StreamablePrefix {
   #outside = 0;
   readonly #start: FenceState;
 
-  /** A text that starts inside a code block (its fence opened before it) is read as code. */
+  /** `inCode`: the code block a text starts in. */
   constructor(inCode?: FenceState) {
     this.#start = { open: inCode?.open, info: inCode?.open === undefined ? "" : inCode.info };
     this.#state = { ...this.#start };
     if (this.#start.open !== undefined) this.#outside = -1;
   }
 
-  /**
-   * The code block open where the streamable prefix ends, if any (a later line that is held
-   * back is outside code: a fence line makes everything before it final).
-   */
+  /** The code block open where the streamable prefix ends, if any. */
   get fence(): FenceState | undefined {
     return this.#state.open === undefined ? undefined : { ...this.#state };
   }
 
-  /**
-   * The length of the longest streamable prefix, as of the last call, that ends outside a code
-   * block: where a message can end with nothing left open. -1 when none (the text starts in a
-   * code block that is still open).
-   */
+  /** The longest streamable prefix that ends outside a code block, or -1. */
   get outsideCode(): number {
     return this.#outside;
   }
@@ -270,19 +297,16 @@ export class StreamablePrefix {
   /** The streamable prefix of `text`, which extends the text of the previous call. */
   of(text: string): string {
     if (text.length < this.#searched) return new StreamablePrefix(this.#start).of(text); // not an extension
-    // Whole lines only: they end at the last "\n" (looked for once in each character).
     const fresh = text.indexOf("\n", Math.max(this.#next, this.#searched));
     const end = fresh < 0 ? this.#next : text.lastIndexOf("\n") + 1;
     this.#searched = text.length;
     while (this.#next < end) {
       const start = this.#next;
       if (this.#notable < start) {
-        // A line that may be notable at its first character is read as one (no search).
         const first = text.charCodeAt(start);
         this.#notable = MAY_BE_NOTABLE.has(first) ? start : nextNotable(text, start);
       }
       if (this.#notable > start) {
-        // Plain lines up to the next notable one change nothing but what is final.
         const stop = this.#notable >= end ? end : text.lastIndexOf("\n", this.#notable - 1) + 1;
         if (stop > start) {
           if (this.#state.open !== undefined || balanced(this.#counts)) this.#final(stop);
@@ -299,7 +323,6 @@ export class StreamablePrefix {
       }
       BLANK_LINES.lastIndex = start;
       if ((first === 10 || spaced) && BLANK_LINES.test(text)) {
-        // Blank lines: each one ends a paragraph and is final.
         this.#counts.ticks = this.#counts.strong = this.#counts.strike = 0;
         this.#next = BLANK_LINES.lastIndex;
         this.#final(this.#next);
@@ -333,14 +356,12 @@ export class StreamablePrefix {
     let first = start;
     while (first < nl && isSpace(text.charCodeAt(first))) first++;
     const counts = this.#counts;
-    // In (or opening, or closing) a code block finished lines are final; so is a blank line.
     if (wasOpen || this.#state.open !== undefined || first === nl) {
       counts.ticks = counts.strong = counts.strike = 0;
       this.#final(nl + 1);
       return;
     }
-    // A table row: nothing is final until a line after the table.
-    if (text.charCodeAt(first) === 124) return;
+    if (text.charCodeAt(first) === 124) return; // a table row
     if (nl - start < 64) {
       countMarkers(text, start, nl, counts, start); // a short line: read it at once
     } else {
@@ -350,7 +371,6 @@ export class StreamablePrefix {
     if (balanced(counts)) this.#final(nl + 1);
   }
 
-  /** The text up to `end` is final (and, outside a code block, a place a message may end). */
   #final(end: number): void {
     this.#safe = end;
     if (this.#state.open === undefined) this.#outside = end;
@@ -359,19 +379,12 @@ export class StreamablePrefix {
 
 const balanced = (c: MarkerCounts) => c.ticks % 2 === 0 && c.strong % 2 === 0 && c.strike % 2 === 0;
 
-/**
- * What can make a line of a paragraph more than plain text: a backtick, `*` or `~` (a fence
- * starts with one too), or a line that is blank or a table row. (`^` also follows "\r": that
- * only makes a plain line read like the others.)
- */
+/** What can make a line more than plain text: `*`, `~`, a backtick, a blank line, a table row. */
 const NOTABLE = /[`*~]|^[^\S\n]*[|\n]/gm;
 const nextNotable = (text: string, from: number): number => {
   NOTABLE.lastIndex = from;
   return NOTABLE.exec(text)?.index ?? text.length;
 };
-/** The first characters of lines that may be notable. */
 const MAY_BE_NOTABLE = new Set([96, 42, 126, 124, 10, 13, 32, 9]);
-/** One or more table rows, from where it is set. */
 const TABLE_ROWS = /(?:[^\S\n]*\|[^\n]*\n)+/y;
-/** One or more blank lines, from where it is set. */
 const BLANK_LINES = /(?:[^\S\n]*\n)+/y;

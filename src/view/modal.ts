@@ -1,9 +1,7 @@
-/**
- * The "New task" modal (Block Kit), opened by `/task` with no text and by the shortcuts: the
- * prompt, the channel, the task options and up to ten files. Pure: builds the view only.
- */
+/** The "New task" modal, opened by `/task` with no text and by the shortcuts. */
 import { ALLOWED_EXTENSIONS, LIMITS } from "../service/limits.ts";
 import { truncate } from "./sanitize.ts";
+import { type Block, plain } from "./blocks.ts";
 
 /** The modal's `callback_id`, and the ids of the shortcuts that open it. */
 export const NEW_TASK_VIEW = "new_task";
@@ -38,10 +36,6 @@ export interface ModalSeed {
   readonly choices: ModalChoices;
 }
 
-type Block = Record<string, unknown>;
-const plain = (text: string) => ({ type: "plain_text", text, emoji: true });
-
-/** The modal's view, for `views.open`. */
 export function renderNewTaskModal(seed: ModalSeed): Record<string, unknown> {
   return {
     type: "modal",

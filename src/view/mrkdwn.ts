@@ -2,19 +2,17 @@
  * Standard Markdown (what the agent writes) as Slack mrkdwn, for the surfaces that take no
  * `markdown` block: modals (History), context lines, the Continue form's quote, notification
  * text. Headings become bold lines, `**bold**` `*bold*`, `[label](url)` `<url|label>`, lists
- * bullets, block quotes `>` lines, fenced code a plain ``` block, pipe tables aligned
- * monospace in a ``` block; `&`, `<`, `>` are escaped and mentions neutralised.
+ * bullets, pipe tables aligned monospace in a ``` block; `&`, `<`, `>` are escaped and
+ * mentions neutralised.
  *
- * Written here rather than taken from slackify-markdown 5.0.0 (remark, 71 packages): on hostile
- * input that library overflowed the stack on 2,000 nested `> ` (a 4,000-character answer),
- * took 9 times longer for 4 times more "[a](", left `<@U…>` and `<!channel>` live, and kept
- * pipe tables with their `|---|` rule line, which mrkdwn shows raw. This converter is one pass
- * over lines and one over each line's characters (every lookup ahead goes through a table of
- * positions built once per line), so its work is linear in the text's length.
+ * Not slackify-markdown 5.0.0: on hostile input it overflowed the stack (2,000 nested `> `),
+ * went superlinear, left `<@U…>` and `<!channel>` live, and kept pipe tables' `|---|` rule line,
+ * which mrkdwn shows raw. This is one pass over lines and one over each line's characters.
  */
-import { isSpace } from "./markdown-scan.ts";
-import { cells, codeLine, FENCE_OUT, inline, renderTable } from "./mrkdwn-inline.ts";
-import { escapeShort, neutralizeMentions, safeCut, ZWSP } from "./sanitize.ts";
+import { blank, isSpace } from "./markdown-scan.ts";
+import { escapeShort, escapeText, neutralizeMentions, safeCut, ZWSP } from "./sanitize.ts";
+import { codeSpans, LineText } from "./scan/inline-scan.ts";
+import { misleadingHost } from "./scan/link-hosts.ts";
 
 const RULE_OUT = "──────────";
 
@@ -23,10 +21,8 @@ export const toMrkdwn = (markdown: string): string =>
   neutralizeMentions(mrkdwnLines(markdown, Number.POSITIVE_INFINITY).join("\n"));
 
 /**
- * The mrkdwn lines of a Markdown text, each guarded, mentions not yet neutralised. With a
- * finite `need`, only as many as hold more than `need` characters once joined, the last one
- * maybe cut (a line of plain text converts character by character): then they are the head
- * of what all of it gives, joined.
+ * The mrkdwn lines of a Markdown text, guarded, mentions not yet neutralised: only as many as
+ * hold more than `need` characters once joined (the last maybe cut).
  */
 function mrkdwnLines(markdown: string, need: number): string[] {
   const lines = new QuotedLines(markdown);
@@ -77,7 +73,6 @@ function mrkdwnLines(markdown: string, need: number): string[] {
     const plain = lines.asIs(i) ? rest : plainText(rest);
     if (plain === undefined) push(prefix + blockLine(rest));
     else {
-      // Its characters one by one: only as many as are needed. (Guarding changes none.)
       const line =
         prefix + escapeShort(plain.length > need - chars ? plain.slice(0, need - chars) : plain);
       out.push(line);
@@ -90,14 +85,10 @@ function mrkdwnLines(markdown: string, need: number): string[] {
 }
 
 /** What may start a code span, a link, an escape or emphasis (`<` only before an address:
- * the letter is looked for, so that V8 skips ahead, where `<[hm]` stopped at every "<"). */
+ * the letter is looked for, so that V8 skips ahead). */
 const NOT_PLAIN = /[`[\\*_~]|(?<=<)[hm]/i;
 
-/**
- * A line that converts character by character (escaped), to nothing that depends on what
- * follows: no block marker first, no code span, link, escape or emphasis, no table rule.
- * Its text, trimmed, or undefined.
- */
+/** A line that converts character by character (escaped), trimmed; else undefined. */
 function plainText(line: string): string | undefined {
   if (mayStartBlock(line.charCodeAt(0)) || NOT_PLAIN.test(line)) return undefined;
   const text = line.trimEnd();
@@ -109,17 +100,14 @@ function plainText(line: string): string | undefined {
  * (never inside a link or an entity), an open code block closed, "…" where it was cut.
  */
 export function mrkdwnExcerpt(markdown: string, limit: number): string {
-  // What is shown is at most the first `limit` characters, and whether there are more: the
-  // head of the conversion says both, and neutralising looks at most 10 characters ahead
-  // ("@everyone" and a word boundary).
+  // Neutralising looks at most 10 characters ahead ("@everyone" and a word boundary).
   const full = neutralizeMentions(mrkdwnLines(markdown, limit + 10).join("\n"));
   if (full.length <= limit) return full;
   const room = Math.max(0, limit - FENCE_OUT.length - 3);
   let cut = full.lastIndexOf("\n", room);
   if (cut < room / 2) cut = safeCut(full, room);
   const text = full.slice(0, cut).trimEnd();
-  // The lines before the last are whole lines, guarded already (a second time changes none);
-  // the last, cut inside a code span, has what it held formatted again: guarded once more.
+  // The last line, maybe cut inside a code span, is guarded once more.
   const lastLine = text.lastIndexOf("\n") + 1;
   const state = { inCode: fenceLinesOdd(text, lastLine) };
   const head = text.slice(0, lastLine) + guardLine(text.slice(lastLine), state);
@@ -127,17 +115,13 @@ export function mrkdwnExcerpt(markdown: string, limit: number): string {
   return `${head}${open ? `\n${FENCE_OUT}` : ""}\n…`;
 }
 
-/**
- * A notification's `text` (what the push and the channel list show): the head of an answer as
- * mrkdwn. Only the head is converted, so a long answer costs no more than a short one.
- */
+/** A notification's `text` (the push and the channel list): the head of an answer as mrkdwn. */
 export const notificationText = (markdown: string, limit: number): string =>
   mrkdwnExcerpt(markdown.slice(0, limit * 4).replace(/[\uD800-\uDBFF]$/, ""), limit);
 
 /**
- * One line of plain mrkdwn text for a link's label (a task's title on the App Home tab): the
- * first line with text, converted, without markers (a label shows none) and without links
- * (no link inside a link); `|` would end the label and becomes `¦`.
+ * One line of plain mrkdwn for a link's label (a task's title on App Home): the first line with
+ * text, without markers or links; `|` would end the label and becomes `¦`.
  */
 export function mrkdwnLabel(markdown: string, limit: number): string {
   const first = markdown.split("\n").find((l) => l.trim() !== "") ?? "";
@@ -160,16 +144,14 @@ export function mrkdwnLabel(markdown: string, limit: number): string {
   );
 }
 
-/** A character of a line that converts to itself: none that may start a link, an escape or
- * emphasis, or that is escaped, nor a "-" (no table rule), nor a backtick (see below). */
+/** A character that converts to itself and starts nothing (no "-": no table rule). */
 const TEXT = "[^\\n`[\\\\*_~<>&-]";
 /** Its first (no block, quote, fence or setext underline starts so) and last (no blank). */
 const FIRST = "[^\\s#*+\\-_0-9>`~=[\\\\<&]";
 const LAST = "[^\\s`[\\\\*_~<>&-]";
 /**
- * Lines that convert to themselves, and that no line after them can turn into a heading or a
- * table row: text as above with at most one run of backticks (a run with no other as long
- * on its line opens no code span; one of three first would be a fence).
+ * Lines that convert to themselves and that no later line can turn into a heading or a table
+ * row: text with at most one run of backticks (a lone run opens no code span).
  */
 const PLAIN_LINES = new RegExp(
   `(?:(?:${FIRST}(?:${TEXT}*\`+)?|\`{1,2})(?:${TEXT}*${LAST})?\n)+`,
@@ -177,8 +159,8 @@ const PLAIN_LINES = new RegExp(
 );
 
 /**
- * The lines of a text (a "\r" before its "\n" dropped) without their leading `>` markers (any
- * depth: mrkdwn quotes one level), and whether each had any; read only as far as asked.
+ * The lines of a text without their leading `>` markers (mrkdwn quotes one level), and whether
+ * each had any; read only as far as asked.
  */
 class QuotedLines {
   readonly #text: string;
@@ -191,11 +173,7 @@ class QuotedLines {
     this.#text = text;
   }
 
-  /**
-   * Line `k` without its markers, or undefined past the last line. A run of lines of plain
-   * text (see PLAIN_LINES) read at once is one "line": they convert to themselves. Table rows
-   * are read `lineByLine`.
-   */
+  /** Line `k` without its markers (a run of PLAIN_LINES is one "line"), or undefined. */
   rest(k: number, lineByLine = false): string | undefined {
     while (this.#rests.length <= k && this.#pos <= this.#text.length) this.#read(lineByLine);
     return this.#rests[k];
@@ -205,7 +183,6 @@ class QuotedLines {
     return this.#kinds[k] === 1;
   }
 
-  /** Whether line `k` is lines read at once (PLAIN_LINES), which convert to themselves. */
   asIs(k: number): boolean {
     return this.#kinds[k] === 2;
   }
@@ -213,7 +190,7 @@ class QuotedLines {
   #read(lineByLine: boolean): void {
     PLAIN_LINES.lastIndex = this.#pos;
     if (!lineByLine && PLAIN_LINES.test(this.#text)) {
-      // All but the last: what follows it may make it a heading or a table's first row.
+      // All but the last: what follows may make it a heading or a table's first row.
       const last = this.#text.lastIndexOf("\n", PLAIN_LINES.lastIndex - 2) + 1;
       if (last > this.#pos) {
         this.#rests.push(this.#text.slice(this.#pos, last - 1));
@@ -247,7 +224,7 @@ function fenceOf(line: string): { char: string; length: number; info: string } |
   while (i < 3 && line.charCodeAt(i) === 32) i++;
   const c = line.charCodeAt(i);
   if (c !== 96 && c !== 126) return undefined;
-  // The run in one search: a part's notification may start with a line of 1,200 backticks.
+  // One search: a notification may start with a line of 1,200 backticks.
   const run = c === 96 ? TICKS : TILDES;
   run.lastIndex = i;
   run.test(line);
@@ -356,9 +333,8 @@ function isThematicBreak(line: string): boolean {
   return n >= 3;
 }
 
-/** Whether the lines of `text` before `end` (a line start) hold an odd number of "```" lines. */
+/** Whether the lines of `text` before `end` hold an odd number of "```" or "> ```" lines. */
 function fenceLinesOdd(text: string, end: number): boolean {
-  // Lines that are "```" or "> ```" (found by their fence: most lines have none).
   let odd = false;
   for (
     let at = text.indexOf(FENCE_OUT);
@@ -373,10 +349,9 @@ function fenceLinesOdd(text: string, end: number): boolean {
 }
 
 /**
- * The last safety net, outside code, for one line (no "\n") after the lines before it left
- * `state`: a `**` left over (unpaired, or escaped in the source) gets a zero-width space between
- * its stars, a line that still reads as a heading or a table rule is broken the same way, so
- * nothing reaches Slack as Markdown it would show raw.
+ * The last safety net for one line outside code: a `**` left over gets a zero-width space
+ * between its stars, and a line that still reads as a heading or a table rule is broken too,
+ * so nothing reaches Slack as Markdown it would show raw.
  */
 function guardLine(line: string, state: { inCode: boolean }): string {
   const body = line.startsWith("> ") ? line.slice(2) : line;
@@ -385,7 +360,6 @@ function guardLine(line: string, state: { inCode: boolean }): string {
     return line;
   }
   if (state.inCode) return line;
-  // Without a star there is no "**" to break (a line of code spans: one call each).
   let fixed = body.includes("*")
     ? body.replace(/(`[^`\n]+`)|\*(?=\*)/g, (m, code: string | undefined) =>
         code === undefined ? `*${ZWSP}` : m,
@@ -397,4 +371,354 @@ function guardLine(line: string, state: { inCode: boolean }): string {
   }
   if (isDelimiterRow(fixed)) fixed = RULE_OUT;
   return fixed === body ? line : line.slice(0, line.length - body.length) + fixed;
+}
+
+// The line half: one line's code spans, links, emphasis and escapes, a code block's lines and a
+// table's rows. Linear in the line's length: each run of backticks knows the next run as long,
+// links look ahead through tables of next positions built at most once per line, and emphasis
+// pairs each closer with the latest opener of its kind in one pass.
+
+const FENCE_OUT = "```";
+/** A table cell wider than this does not widen its column further (it just runs on). */
+const MAX_COLUMN = 40;
+
+type Kind = "strong" | "em" | "strike" | "strongEm";
+interface Delim {
+  readonly kind: Kind;
+  readonly char: string;
+  readonly text: string;
+  readonly canOpen: boolean;
+  readonly canClose: boolean;
+  /** A letter or digit right before (after) it: Slack needs a break to see the marker. */
+  readonly wordBefore: boolean;
+  readonly wordAfter: boolean;
+  mate?: number;
+  opener?: boolean;
+}
+type Piece = string | Delim;
+
+const PUNCT = /[!-/:-@[-`{-~]/;
+const isBlankOrEnd = (c: string | undefined) => c === undefined || /\s/.test(c);
+const isWord = (c: string | undefined) => c !== undefined && /[\p{L}\p{N}]/u.test(c);
+
+/** Positions of the next occurrence of the character `a` (or `b`) at or after each index. */
+function nextTable(s: string, a: number, b = a): Int32Array {
+  const next = new Int32Array(s.length + 1);
+  let at = -1;
+  next[s.length] = at;
+  for (let i = s.length - 1; i >= 0; i--) {
+    const c = s.charCodeAt(i);
+    if (c === a || c === b) at = i;
+    next[i] = at;
+  }
+  return next;
+}
+
+/** One line of Markdown inline text as mrkdwn; `strong: false` drops bold (a heading is bold). */
+export function inline(s: string, strong: boolean, links = true): string {
+  const pieces = tokenize(s, links, strong);
+  if (pieces.length === 1 && typeof pieces[0] === "string") return pieces[0]; // plain text
+  pair(pieces);
+  let out = "";
+  for (const p of pieces) {
+    if (typeof p === "string") out += p;
+    else if (p.mate === undefined) out += p.text;
+    else {
+      const m = marker(p.kind, p.opener === true, strong);
+      const glue = m !== "" && (p.opener === true ? p.wordBefore : p.wordAfter);
+      out += glue && p.opener === true ? `${ZWSP}${m}` : glue ? `${m}${ZWSP}` : m;
+    }
+  }
+  return out;
+}
+
+function marker(kind: Kind, opener: boolean, strong: boolean): string {
+  switch (kind) {
+    case "strong":
+      return strong ? "*" : "";
+    case "em":
+      return "_";
+    case "strike":
+      return "~";
+    case "strongEm":
+      if (!strong) return "_";
+      return opener ? "*_" : "_*";
+  }
+}
+
+function tokenize(s: string, links: boolean, strong: boolean): Piece[] {
+  const pieces: Piece[] = [];
+  const { runs, closes } = codeSpans(s);
+  const next = links && /[[<]/.test(s) ? new LinkTables(s) : undefined;
+  // A "[" opens a link only before a "](" that a ")" follows.
+  const paren = next ? s.lastIndexOf(")") : -1;
+  const lastLink = paren >= 2 ? s.lastIndexOf("](", paren - 2) : -1;
+  const text = new LineText(s);
+  const add = (start: number, end: number) => text.add(start, end);
+  const flush = () => {
+    const t = text.take();
+    if (t !== "") pieces.push(escapeText(t));
+  };
+  for (let i = 0; i < s.length;) {
+    const plain = plainEnd(s, i, lastLink, next !== undefined);
+    if (plain > i) {
+      add(i, plain);
+      i = plain;
+      continue;
+    }
+    const c = s[i] ?? "";
+    const run = runs?.[i] || 1;
+    const close = runs?.[i] ? closes?.[i] || -1 : -1;
+    if (close >= 0) {
+      if (blank(s, i + run, close)) {
+        // An empty span stays as written: backticks around blanks, text with nothing to escape.
+        add(i, close + run);
+      } else {
+        const inner = s.slice(i + run, close);
+        const body = (inner.includes("`") ? inner.replace(/`/g, "'") : inner).trim();
+        flush();
+        pieces.push(`\`${escapeText(body)}\``);
+      }
+      i = close + run;
+      continue;
+    }
+    if (c === "`") {
+      add(i, i + run);
+      i += run;
+      continue;
+    }
+    if (next && (c === "[" || c === "<" || (c === "!" && s[i + 1] === "["))) {
+      const link = linkAt(s, i, next, strong);
+      if (link) {
+        flush();
+        pieces.push(link.text);
+        i = Math.max(i + 1, link.end); // always forward, whatever a lookup answered
+        continue;
+      }
+    }
+    if (c === "\\" && PUNCT.test(s[i + 1] ?? "")) {
+      add(i + 1, i + 2);
+      i += 2;
+      continue;
+    }
+    if (c === "*" || c === "_" || c === "~") {
+      let j = i;
+      while (s[j] === c) j++;
+      const delim = delimiter(s, i, j, c);
+      if (delim) {
+        flush();
+        pieces.push(delim);
+      } else add(i, j);
+      i = j;
+      continue;
+    }
+    add(i, i + 1);
+    i++;
+  }
+  flush();
+  return pieces;
+}
+
+/** The first place from `i` that may start a code span, an escape, emphasis or a link. */
+function plainEnd(s: string, i: number, lastLink: number, autolinks: boolean): number {
+  for (; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c === 96 || c === 42 || c === 95 || c === 126 || c === 92) return i; // ` * _ ~ \
+    if ((c === 91 || c === 33) && i < lastLink) return i; // [ !
+    if (c === 60 && autolinks) {
+      const d = s.charCodeAt(i + 1) | 0x20; // lower case
+      if (d === 104 || d === 109) return i; // <h…, <m…: http(s):// or mailto:
+    }
+  }
+  return i;
+}
+
+function delimiter(s: string, from: number, to: number, c: string): Delim | undefined {
+  const len = to - from;
+  const kind: Kind | undefined =
+    c === "~"
+      ? len === 2
+        ? "strike"
+        : undefined
+      : len === 1
+        ? "em"
+        : len === 2
+          ? "strong"
+          : len === 3
+            ? "strongEm"
+            : undefined;
+  if (kind === undefined) return undefined;
+  const before = s[from - 1];
+  const after = s[to];
+  let canOpen = !isBlankOrEnd(after);
+  let canClose = !isBlankOrEnd(before);
+  if (c === "_") {
+    // snake_case is no emphasis: `_` opens only after a non-word, closes only before one.
+    canOpen &&= !isWord(before);
+    canClose &&= !isWord(after);
+  }
+  return {
+    kind,
+    char: c,
+    text: s.slice(from, to),
+    canOpen,
+    canClose,
+    wordBefore: isWord(before),
+    wordAfter: isWord(after),
+  };
+}
+
+/** Pairs each closer with the latest open delimiter of its kind and character; linear. */
+function pair(pieces: Piece[]): void {
+  const open = new Map<string, number>();
+  for (let i = 0; i < pieces.length; i++) {
+    const p = pieces[i];
+    if (p === undefined || typeof p === "string") continue;
+    const key = `${p.kind}${p.char}`;
+    const o = open.get(key);
+    if (p.canClose && o !== undefined) {
+      const opener = pieces[o] as Delim;
+      opener.mate = i;
+      opener.opener = true;
+      p.mate = o;
+      open.delete(key);
+    } else if (p.canOpen) open.set(key, i);
+  }
+}
+
+/** The next-position tables a line's links are read with, each built when first needed. */
+class LinkTables {
+  readonly #s: string;
+  #bracketClose?: Int32Array;
+  #bracketOpen?: Int32Array;
+  #parenClose?: Int32Array;
+  #parenOpen?: Int32Array;
+  #angleClose?: Int32Array;
+  #space?: Int32Array;
+
+  constructor(s: string) {
+    this.#s = s;
+  }
+
+  get bracketClose(): Int32Array {
+    return (this.#bracketClose ??= nextTable(this.#s, 93)); // ]
+  }
+  get bracketOpen(): Int32Array {
+    return (this.#bracketOpen ??= nextTable(this.#s, 91)); // [
+  }
+  get parenClose(): Int32Array {
+    return (this.#parenClose ??= nextTable(this.#s, 41)); // )
+  }
+  get parenOpen(): Int32Array {
+    return (this.#parenOpen ??= nextTable(this.#s, 40)); // (
+  }
+  get angleClose(): Int32Array {
+    return (this.#angleClose ??= nextTable(this.#s, 62)); // >
+  }
+  get space(): Int32Array {
+    return (this.#space ??= nextTable(this.#s, 32, 9)); // space, tab
+  }
+}
+
+const SAFE_URL = /^(?:https?:\/\/|mailto:)[^\s<>|]+$/i;
+const slackUrl = (url: string) => url.replace(/[|<>]/g, encodeURIComponent).replace(/&/g, "&amp;");
+
+/** `[label](url "title")`, `![alt](url)` or `<https://…>` at `i`, as a Slack link. */
+function linkAt(
+  s: string,
+  i: number,
+  t: LinkTables,
+  strong: boolean,
+): { text: string; end: number } | undefined {
+  if (s[i] === "<") {
+    const gt = t.angleClose[i + 1] ?? -1;
+    const sp = t.space[i + 1] ?? -1;
+    if (gt < 0 || (sp >= 0 && sp < gt)) return undefined;
+    const url = s.slice(i + 1, gt);
+    return SAFE_URL.test(url) ? { text: `<${slackUrl(url)}>`, end: gt + 1 } : undefined;
+  }
+  const open = s[i] === "!" ? i + 1 : i;
+  if (s[open] !== "[") return undefined;
+  const close = t.bracketClose[open + 1] ?? -1;
+  const nested = t.bracketOpen[open + 1] ?? -1;
+  if (close < 0 || (nested >= 0 && nested < close) || s[close + 1] !== "(") return undefined;
+  let end = t.parenClose[close + 2] ?? -1;
+  if (end < 0) return undefined;
+  // One level of parentheses inside the address: https://en.wikipedia.org/wiki/Go_(game)
+  const inner = t.parenOpen[close + 2] ?? -1;
+  const outer = inner >= 0 && inner < end ? (t.parenClose[end + 1] ?? -1) : -1;
+  if (outer >= 0) end = outer;
+  const sp = t.space[close + 2] ?? -1;
+  const urlEnd = sp >= 0 && sp < end ? sp : end;
+  const url = s.slice(close + 2, urlEnd);
+  const label = inline(s.slice(open + 1, close), strong, false).trim();
+  if (!SAFE_URL.test(url)) return { text: label === "" ? escapeText(url) : label, end: end + 1 };
+  if (label === "") return { text: `<${slackUrl(url)}>`, end: end + 1 };
+  // A label that looks like an address of another host is followed by the real one.
+  const host = misleadingHost(s.slice(open + 1, close), url);
+  const shown = host === undefined ? label : `${label} (${escapeText(host)})`;
+  return { text: `<${slackUrl(url)}|${shown}>`, end: end + 1 };
+}
+
+/** A line inside a code block: shown as is, except a ``` that would end Slack's block. */
+const codeLine = (line: string): string => escapeText(line).replace(/```/g, `\`${ZWSP}\`\``);
+
+/** A table row's cells, outer pipes dropped, `\|` kept as a pipe. */
+function cells(row: string): string[] {
+  const parts: string[] = [];
+  let from = 0;
+  let cell = "";
+  for (let i = row.indexOf("|"); i >= 0; i = row.indexOf("|", i + 1)) {
+    if (row[i - 1] === "\\") {
+      cell += `${row.slice(from, i - 1)}|`;
+    } else {
+      parts.push(cell + row.slice(from, i));
+      cell = "";
+    }
+    from = i + 1;
+  }
+  parts.push(cell + row.slice(from));
+  if (parts.length > 1 && (parts[0] ?? "").trim() === "") parts.shift();
+  if (parts.length > 1 && (parts.at(-1) ?? "").trim() === "") parts.pop();
+  return parts.map((p) => plainCell(p.trim()));
+}
+
+/** A cell's text without Markdown markers (a code block shows them raw). */
+const plainCell = (cell: string): string =>
+  cell
+    .replace(/\*\*|__|~~|`/g, "")
+    .replace(/\[([^[\]\n]*)\]\([^()\s]*\)/g, "$1")
+    .replace(/\t/g, " ");
+
+/** Characters as a monospace font shows them (an emoji's two halves are one). */
+function width(s: string): number {
+  let n = s.length;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff) n--;
+  }
+  return n;
+}
+
+/** Rows as aligned columns in a code block; a line of dashes under the header row. */
+function renderTable(rows: readonly string[][]): string[] {
+  const widths: number[] = [];
+  for (const row of rows) {
+    for (let i = 0; i < row.length; i++) {
+      widths[i] = Math.min(MAX_COLUMN, Math.max(widths[i] ?? 1, width(row[i] ?? "")));
+    }
+  }
+  const line = (row: readonly string[]) => {
+    let text = "";
+    for (let i = 0; i < row.length; i++) {
+      const c = row[i] ?? "";
+      text +=
+        i === row.length - 1 ? c : `${c}${" ".repeat(Math.max(0, (widths[i] ?? 0) - width(c)))}  `;
+    }
+    return codeLine(text.trimEnd());
+  };
+  const out = [FENCE_OUT, line(rows[0] ?? []), widths.map((w) => "-".repeat(w)).join("  ")];
+  for (let r = 1; r < rows.length; r++) out.push(line(rows[r] ?? []));
+  out.push(FENCE_OUT);
+  return out;
 }

@@ -1,8 +1,6 @@
 /**
- * Pure rendering of everything the bot shows in Slack. Answers go into `markdown` blocks
- * (Slack renders standard Markdown itself: headings, lists, code, links), split across
- * messages so that no payload comes near Slack's limits; status and controls follow. A link
- * whose label looks like another host's address shows the host it goes to (scan/link-hosts.ts).
+ * A run's messages: the answer in `markdown` blocks (Slack renders standard Markdown itself),
+ * split so that no payload comes near Slack's limits; status and controls follow.
  */
 import type { KnownBlock, MessageMetadata } from "@slack/types";
 import type { RunState } from "../store/types.ts";
@@ -20,7 +18,7 @@ import { type TaskRef, taskButtons } from "./task-views.ts";
  * message carries at most 10,000 plus a short status.
  */
 export const MESSAGE_MARKDOWN_LIMIT = 10_000;
-/** The `text` fallback is only for notifications; keep it short. */
+/** The `text` fallback is only for notifications. */
 const FALLBACK_CHARS = 300;
 const MAX_FILE_LINES = 20;
 
@@ -44,7 +42,7 @@ function blockChars(blocks: readonly KnownBlock[]): number {
 export interface MessagePayload {
   readonly text: string;
   readonly blocks: KnownBlock[];
-  /** Slack message metadata (the final message's completion record, view/completion.ts). */
+  /** The final message's completion record (view/completion.ts). */
   readonly metadata?: MessageMetadata;
 }
 
@@ -61,27 +59,21 @@ export interface RunView {
   readonly text: string;
   readonly state: RunState;
   readonly elapsedMs: number;
-  /** Who pressed Stop. */
   readonly stoppedBy?: string;
-  /** Why a run failed or could not start. */
   readonly reason?: string;
   /** While running: the Stop button's value. */
   readonly stopValue?: string;
   readonly files?: readonly FileNote[];
-  /** A short remark under the answer (e.g. attachments that were not sent). */
+  /** A short remark under the answer (e.g. attachments not sent). */
   readonly remark?: string;
   /** While running: what the service says the run is doing (e.g. "queued"). */
   readonly serviceStatus?: string;
   /** Once it ended: the task thread, for the History, Files and Continue buttons. */
   readonly thread?: TaskRef;
-  /** Once it ended: the completion record its last message carries as metadata. */
   readonly completion?: MessageMetadata;
-  /** The run's id at the service: once it ended, the feedback buttons name it. */
+  /** The run's id at the service, for the feedback buttons. */
   readonly runId?: string;
-  /**
-   * While running: how many steps the agent took so far, the latest, and how they show (as a
-   * plan, with the latest few listed above the status; as a timeline, the latest in it).
-   */
+  /** While running: the agent's steps, shown as a plan above the status or in its timeline. */
   readonly steps?: {
     readonly count: number;
     readonly last: string;
@@ -120,26 +112,20 @@ export function formatDuration(ms: number): string {
   return `${Math.floor(m / 60)}h ${String(m % 60).padStart(2, "0")}m`;
 }
 
-export { mrkdwnText };
-
 /** A later part's notification: a code block it starts with keeps its ``` on a line of its own. */
 const continued = (text: string): string =>
   `(continued)${text.startsWith("```") ? "\n" : " "}${text}`;
 
-/** What an error says when its reason is missing, or converts to nothing (blank, "#"). */
+/** What an error says when its reason is missing or shows nothing. */
 const SOMETHING_WRONG = "Something went wrong.";
 
-/**
- * A reason as mrkdwn after the status; one of several lines starts on its own (a code block).
- * Empty when the reason shows nothing.
- */
+/** A reason as mrkdwn after the status (several lines start on their own), or "". */
 function why(reason: string | undefined, limit: number): string {
   const text = reason === undefined ? "" : mrkdwnExcerpt(reason, limit);
   if (text.trim() === "") return "";
   return text.includes("\n") ? `\n${text}` : ` ${text}`;
 }
 
-/** `:` and the reason, or nothing. */
 const because = (reason: string | undefined): string => {
   const text = why(reason, 500);
   return text === "" ? "" : `:${text}`;
@@ -176,11 +162,10 @@ function runningWhat(view: RunView): string {
   return `${status[0]?.toUpperCase() ?? ""}${status.slice(1).replace(/_/g, " ")}…`;
 }
 
-/** A step's title as code in mrkdwn (short, its backticks made quotes). */
 const stepTitle = (title: string): string =>
   `\`${mrkdwnText(truncate(title, 80)).replace(/`/g, "'")}\``;
 
-/** A timeline's steps in the status line: a count and the latest one, so a long run stays short. */
+/** A timeline's steps in the status line: a count and the latest one. */
 function stepsText(steps: RunView["steps"]): string {
   if (steps === undefined || steps.as === "plan") return "";
   return ` · step ${steps.count}: ${stepTitle(steps.last)}`;
@@ -189,10 +174,7 @@ function stepsText(steps: RunView["steps"]): string {
 /** How many of a plan's latest steps an edited message lists. */
 export const PLAN_STEPS_SHOWN = 5;
 
-/**
- * The agent's plan while it works, as an edited message shows what a stream's plan block does:
- * the latest steps, the last one under way, the earlier ones counted.
- */
+/** The agent's plan as an edited message shows it: the latest steps, earlier ones counted. */
 function planBlock(steps: NonNullable<RunView["steps"]>): KnownBlock {
   const recent = (steps.recent ?? [steps.last]).slice(-PLAN_STEPS_SHOWN);
   const earlier = steps.count - recent.length;
@@ -202,10 +184,7 @@ function planBlock(steps: NonNullable<RunView["steps"]>): KnownBlock {
   );
   const head = `*Plan* · ${steps.count} ${steps.count === 1 ? "step" : "steps"}`;
   const more = earlier > 0 ? [`…and ${earlier} earlier`] : [];
-  return {
-    type: "context",
-    elements: [{ type: "mrkdwn", text: [head, ...more, ...lines].join("\n") }],
-  };
+  return contextBlock([head, ...more, ...lines].join("\n"));
 }
 
 function fileLines(files: readonly FileNote[]): string {
@@ -224,22 +203,26 @@ function fileLines(files: readonly FileNote[]): string {
 }
 
 const markdownBlock = (text: string): KnownBlock => ({ type: "markdown", text });
+const contextBlock = (text: string): KnownBlock => ({
+  type: "context",
+  elements: [{ type: "mrkdwn", text }],
+});
+const sectionBlock = (text: string): KnownBlock => ({
+  type: "section",
+  text: { type: "mrkdwn", text },
+});
 
-/** The status line, and above it while running the agent's plan (when steps show as one). */
+/** The status line, and above it while running the agent's plan. */
 function statusBlocks(view: RunView, status: string): KnownBlock[] {
   const plan = view.state === "running" && view.steps?.as === "plan" ? [planBlock(view.steps)] : [];
   // Escaping can make a reason up to five times longer; a context text holds 3,000.
-  return [
-    ...plan,
-    { type: "context", elements: [{ type: "mrkdwn", text: truncate(status, 3000) }] },
-  ];
+  return [...plan, contextBlock(truncate(status, 3000))];
 }
 
 /** The answer of a run as one or more messages; the last one carries status and controls. */
 export function renderRun(view: RunView, limit = MESSAGE_MARKDOWN_LIMIT): MessagePayload[] {
-  // Repair first: dropping an unpaired ` or ** could otherwise rebuild "<!channel>". A closing
-  // fence the repair adds holds no mention: what it closes is neutralised without it (a fence
-  // of a megabyte of backticks is closed by another megabyte).
+  // Repair first: dropping an unpaired ` or ** could otherwise rebuild "<!channel>". The
+  // closing fence it adds holds no mention, so it is not scanned again.
   const repaired = view.state === "running" ? repairPartial(view.text) : undefined;
   const body = repaired
     ? neutralizeMentions(revealLinkHosts(repaired.kept)) + repaired.closing
@@ -255,16 +238,10 @@ export function renderRun(view: RunView, limit = MESSAGE_MARKDOWN_LIMIT): Messag
   }));
   const tail: KnownBlock[] = [];
   if (view.files && view.files.length > 0) {
-    tail.push({
-      type: "section",
-      text: { type: "mrkdwn", text: truncate(fileLines(view.files), 3000) },
-    });
+    tail.push(sectionBlock(truncate(fileLines(view.files), 3000)));
   }
   if (view.remark) {
-    tail.push({
-      type: "context",
-      elements: [{ type: "mrkdwn", text: truncate(mrkdwnText(view.remark), 2000) }],
-    });
+    tail.push(contextBlock(truncate(mrkdwnText(view.remark), 2000)));
   }
   tail.push(...statusBlocks(view, status));
   if (view.state === "running" && view.stopValue) {
@@ -316,14 +293,13 @@ export function renderRun(view: RunView, limit = MESSAGE_MARKDOWN_LIMIT): Messag
   return payloads;
 }
 
-/** The notification text of a message that carries only status (and files). */
 function statusFallback(view: RunView, status: string): string {
   return view.state === "error"
     ? notice(view.reason ?? "", SOMETHING_WRONG)
     : status.replace(/^:[a-z_]+: /, "");
 }
 
-/** mrkdwn as a block quote (mrkdwn quotes one level: a quoted line stays as it is). */
+/** mrkdwn as a block quote (mrkdwn quotes one level). */
 const quoteMrkdwn = (mrkdwn: string): string =>
   mrkdwn
     .split("\n")
@@ -339,24 +315,11 @@ export function renderPrompt(
   const files =
     fileNames.length === 0
       ? []
-      : [
-          {
-            type: "context" as const,
-            elements: [
-              {
-                type: "mrkdwn" as const,
-                text: `:paperclip: ${mrkdwnText(truncate(fileNames.join(", "), 2900))}`,
-              },
-            ],
-          },
-        ];
+      : [contextBlock(`:paperclip: ${mrkdwnText(truncate(fileNames.join(", "), 2900))}`)];
   if (prompt === "") {
     return {
       text: `<@${userId}> sent the task agent ${fileNames.length} file(s)`,
-      blocks: [
-        { type: "section", text: { type: "mrkdwn", text: `<@${userId}> sent the task agent:` } },
-        ...files,
-      ],
+      blocks: [sectionBlock(`<@${userId}> sent the task agent:`), ...files],
     };
   }
   // Quoting adds two characters a line; keep a pathological prompt inside one markdown block.
@@ -369,11 +332,7 @@ export function renderPrompt(
   );
   return {
     text: `<@${userId}> asked: ${notificationText(prompt, FALLBACK_CHARS)}`,
-    blocks: [
-      { type: "section", text: { type: "mrkdwn", text: `<@${userId}> asked the task agent:` } },
-      markdownBlock(quoted),
-      ...files,
-    ],
+    blocks: [sectionBlock(`<@${userId}> asked the task agent:`), markdownBlock(quoted), ...files],
   };
 }
 
@@ -390,7 +349,7 @@ export function renderContinued(
   ].join("\n");
   // A section holds 3,000 characters (escaping makes the text up to five times longer).
   const cut = truncate(shown, 3000);
-  return { text: cut, blocks: [{ type: "section", text: { type: "mrkdwn", text: cut } }] };
+  return { text: cut, blocks: [sectionBlock(cut)] };
 }
 
 export const USAGE = [

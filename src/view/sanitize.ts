@@ -1,8 +1,7 @@
 /**
- * Model output must never ping anyone: Slack's special mentions (<!channel>, <!here>,
- * <!everyone>, <!subteam^…>), user and channel mentions (<@U…>, <#C…>) and the bare
- * @channel/@here/@everyone words are broken with a zero-width space. They still read the
- * same to a person; Slack no longer resolves them.
+ * Model output must never ping anyone: Slack's special mentions (<!channel>, <!subteam^…>),
+ * user and channel mentions (<@U…>, <#C…>) and bare @channel/@here/@everyone are broken with
+ * a zero-width space, which Slack does not resolve.
  */
 import { Buffer } from "node:buffer";
 
@@ -10,11 +9,8 @@ export const ZWSP = "\u200B";
 
 export function neutralizeMentions(text: string): string {
   // Lookarounds and a replacement without groups: V8's fast path. A replacement costs about
-  // 40 ns, so a long text full of "<" (a page of "<!") has them broken in one pass instead,
-  // after the words: the two commute (each inserts after its own character, "<" or "@", and
-  // what either looks at around it, a sign after "<", a non-word before "@" and a word after
-  // it, is the same with or without the other's zero-width spaces), and the words are looked
-  // for in the shorter text, of one byte a character where the broken one has two.
+  // 40 ns, so a long text full of "<" has them broken in one pass instead, after the words
+  // (the two commute: neither looks at what the other inserts).
   if (manyOpeners(text)) return breakOpeners(mayHoldWords(text) ? breakWords(text) : text);
   return breakWords(text.replace(/<(?=[!@#])/g, `<${ZWSP}`));
 }
@@ -23,19 +19,15 @@ export function neutralizeMentions(text: string): string {
 const NOT_ONE_BYTE = /[\u0100-\uffff]/;
 
 /**
- * Whether a text may hold a bare @channel, @here or @everyone. The words' expression, led by
- * a lookbehind, is tried at every position (a millisecond a megabyte); a search for "@" looks
- * for its byte, 0x40, at the speed of memory, but in a two-byte text stops at every unit that
- * holds it (U+40xx, U+xx40), up to 6 ms a megabyte, where the expression takes 0.6: only a
- * text of one byte a character is searched first (a two-byte one is told by its first unit
- * past 0xFF).
+ * Whether a text may hold a bare @channel, @here or @everyone: a search for "@" runs at the
+ * speed of memory in a one-byte text, but in a two-byte one stops at every unit holding the
+ * byte 0x40 (10 times slower than the words' expression), so only a one-byte text is searched.
  */
 const mayHoldWords = (text: string): boolean => NOT_ONE_BYTE.test(text) || text.includes("@");
 
 const breakWords = (text: string): string =>
   text.replace(/(?<!\w)@(?=(?:channel|here|everyone)\b)/gi, `@${ZWSP}`);
 
-/** Below this length a text is short enough for replacements, however many. */
 const DENSE_FROM = 1 << 16;
 
 /** Whether a long text has more than one "<" in 64 characters (counted until it has). */
@@ -47,11 +39,7 @@ function manyOpeners(text: string): boolean {
   return n >= enough;
 }
 
-/**
- * Whether typed arrays hold a unit's low byte first, as "ucs2" (UTF-16LE) writes it: the copies
- * below read a Buffer's UTF-16LE bytes as units, which only a little-endian machine does (a
- * big-endian one takes the replacements instead).
- */
+/** Whether typed arrays read "ucs2" (UTF-16LE) bytes as units; else the replacements are used. */
 const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 
 /** 1 at the code units a mention's "<" comes before: "!", "@", "#". */
@@ -59,10 +47,8 @@ const MENTION_SIGN = new Uint8Array(0x10000);
 MENTION_SIGN[33] = MENTION_SIGN[64] = MENTION_SIGN[35] = 1;
 
 /**
- * `text.replace(/<(?=[!@#])/g, "<\u200B")` over the text's UTF-16 code units, copied into an
- * array and back (a lone surrogate stays as it is: "ucs2" copies units, it decodes nothing).
- * Without a branch per unit: a zero-width space is written after every unit, and kept (the
- * output moves past it) only after a "<" before a sign.
+ * `text.replace(/<(?=[!@#])/g, "<\u200B")` over the text's UTF-16 units, without a branch per
+ * unit: a zero-width space is written after every unit and kept only after a "<" before a sign.
  */
 function breakOpeners(text: string): string {
   const bytes = Buffer.from(text, "ucs2");
@@ -83,32 +69,23 @@ function breakOpeners(text: string): string {
   return Buffer.from(out.buffer, 0, o * 2).toString("ucs2");
 }
 
-/** One search first: most pieces of text (a word, a code span) have nothing to escape. */
+/** One search first: most pieces of text have nothing to escape. */
 const TO_ESCAPE = /[&<>]/;
 
 /** Escapes `&`, `<` and `>`, which Slack mrkdwn reads as entities and links. */
 export const escapeText = (s: string): string =>
   TO_ESCAPE.test(s) ? s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;") : s;
 
-/**
- * escapeText for the head of a line of plain text that a notification shows: a short text
- * dense in `&`, `<` or `>` (a line of "<!") is copied a unit at a time. (escapeText stays as it
- * was: every other converted piece of text goes through it.)
- */
+/** escapeText for a notification's line: a short text dense in `&`, `<`, `>` is copied by unit. */
 export const escapeShort = (s: string): string =>
   LITTLE_ENDIAN && s.length <= ESCAPED.length / 5 && denseToEscape(s)
     ? escapeUnits(s)
     : escapeText(s);
 
-/**
- * Room for a short text escaped (at most five units for one: "&amp;"), reused: a notification
- * of a line of "<" escapes a few hundred, which replacements do at about 50 ns each, with
- * 15 KB of garbage a line; copied a unit at a time, in half the time and an eighth of the
- * garbage.
- */
+/** Reused room for a short text escaped (five units at most for one): half the time and an
+ * eighth of the garbage of replacements on a line of "<". */
 const ESCAPED = new Uint16Array(4096);
-/** Whether the head of a text holds a character to escape in every eight or more (4 in its
- * first 32): below that (or in a text dense only later), three replacements are the faster. */
+/** Whether 4 of the first 32 characters are to escape (below that, replacements are faster). */
 function denseToEscape(s: string): boolean {
   let n = 0;
   for (let i = 0; i < 32 && i < s.length; i++) {
@@ -118,7 +95,6 @@ function denseToEscape(s: string): boolean {
   return n >= 4;
 }
 
-/** escapeText's three replacements in one copy of the text's units (at most ESCAPED / 5). */
 function escapeUnits(s: string): string {
   const out = ESCAPED;
   let o = 0;
@@ -145,8 +121,7 @@ export const mrkdwnText = (s: string): string => neutralizeMentions(escapeText(s
 
 /**
  * Cuts a text to `n` characters with "…": never between the halves of an emoji (a lone
- * surrogate is not text: RFC 8259 §8.2), nor right after "@here" of a longer word, which the
- * "…" would leave as a bare mention. (Found by fuzzing the renderers.)
+ * surrogate is not text: RFC 8259 §8.2), nor right after "@here" of a longer word.
  */
 export const truncate = (s: string, n: number): string =>
   s.length <= n

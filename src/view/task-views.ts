@@ -1,14 +1,14 @@
 /**
- * The views of a task thread, opened from the buttons under a finished answer: its History
- * (the conversation, paged), its Files (paged, each to fetch into the thread), and the
- * Continue form. Pure: builds Block Kit views within Slack's limits (100 blocks, 3,000
- * characters per text, 3,000 of private_metadata).
+ * The views opened from the buttons under a finished answer: History and Files (paged), and the
+ * Continue form, within Slack's limits (100 blocks, 3,000 characters per text and of
+ * private_metadata).
  */
 import type { HistoryMessage, ThreadFile } from "../service/schemas.ts";
 import { formatBytes } from "../util/bytes.ts";
 import { MODAL_PROMPT_MAX } from "./modal.ts";
 import { mrkdwnExcerpt } from "./mrkdwn.ts";
 import { mrkdwnText, truncate } from "./sanitize.ts";
+import { type Block, plain, section } from "./blocks.ts";
 
 export const TASK_ACTION = {
   history: "task_history",
@@ -70,12 +70,6 @@ export function decodeViewState(value: string | undefined): ViewState | undefine
   }
 }
 
-type Block = Record<string, unknown>;
-const plain = (text: string) => ({ type: "plain_text", text, emoji: true });
-const section = (text: string): Block => ({
-  type: "section",
-  text: { type: "mrkdwn", text: truncate(text, 3000) },
-});
 const context = (text: string): Block => ({
   type: "context",
   elements: [{ type: "mrkdwn", text: truncate(text, 3000) }],
@@ -96,7 +90,6 @@ export function renderLoadingView(title: string): Block {
   return modal(title, undefined, [section(":hourglass_flowing_sand: Loading…")]);
 }
 
-/** A view that could not be filled: one clear line. */
 export function renderViewError(title: string, text: string): Block {
   return modal(title, undefined, [section(`:warning: ${mrkdwnText(text)}`)]);
 }
@@ -138,7 +131,6 @@ const toTheMinute = (at: string): string =>
     .replace(/[\uD800-\uDBFF]$/, "")
     .replace("T", " ");
 
-/** One page of a thread's conversation. */
 export function renderHistoryView(
   state: ViewState,
   messages: readonly HistoryMessage[],
@@ -152,8 +144,7 @@ export function renderHistoryView(
     const who = known ?? `*${mrkdwnText(truncate(m.role, 40))}*`;
     const when = m.created_at ? ` · ${mrkdwnText(toTheMinute(m.created_at))}` : "";
     blocks.push(context(`${who}${when}`));
-    // A section takes mrkdwn only: the agent's Markdown is converted (headings, bold, tables).
-    // Only the head of a message is converted (a message of the service's may be long).
+    // A section takes mrkdwn only; only the head of a (maybe long) message is converted.
     const shown = mrkdwnExcerpt(m.content.slice(0, 12_000).replace(/[\uD800-\uDBFF]$/, ""), 3000);
     blocks.push(section(shown.trim() === "" ? "(no text)" : shown));
   }

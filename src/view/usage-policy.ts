@@ -1,13 +1,12 @@
 /**
- * A workspace's usage policy in Block Kit: the admin's form section (who, where, quota, joining
- * public channels) and reading its submission back, the "Usage policy" modal around it, and App
- * Home's admin part with the service's last refusal of the account (402, 429). Pure.
+ * A workspace's usage policy in Block Kit: the admins' form section and reading it back, and
+ * App Home's admin part with the service's last refusal of the account (402, 429).
  */
 import type { AuditEvent } from "../store/audit.ts";
 import { QUOTA_MAX, type ServiceAlert, type UsagePolicy } from "../store/usage-policy.ts";
 import { workspaceSettingsButton } from "./workspace-settings.ts";
+import { type Block, mrkdwn, plain, section, slackDate } from "./blocks.ts";
 
-/** The modal's callback id, and the App Home button opening it. */
 /** Block ids of the section; each input's element has the action id `value`. */
 export const USAGE_FIELD = {
   who: "usage_who",
@@ -25,14 +24,10 @@ export interface UserGroupOption {
   readonly name: string;
 }
 
-type Block = Record<string, unknown>;
-const plain = (text: string) => ({ type: "plain_text", text, emoji: true });
-const mrkdwn = (text: string) => ({ type: "mrkdwn", text });
 const option = (value: string, text: string) => ({ value, text: plain(text.slice(0, 75)) });
 /** Slack shows a select's limit: 100 options. */
 const OPTIONS_MAX = 100;
 
-/** A radio input of two choices, the second picked when `second`. */
 function choice(blockId: string, label: string, options: Block[], second: boolean): Block {
   return {
     type: "input",
@@ -48,9 +43,8 @@ function choice(blockId: string, label: string, options: Block[], second: boolea
 }
 
 /**
- * The user groups to pick from. Block Kit has no user-group select of its own (users,
- * conversations and channels only), so this is a multi-select filled from `usergroups.list`:
- * a static list needs no options-load URL, which a Socket Mode app may not have.
+ * The user groups to pick from: Block Kit has no user-group select, so a static multi-select
+ * filled from `usergroups.list` (no options-load URL, which a Socket Mode app may not have).
  */
 function groupsBlock(policy: UsagePolicy, groups: readonly UserGroupOption[]): Block {
   const chosen = policy.who.kind === "groups" ? policy.who.groupIds : [];
@@ -104,13 +98,10 @@ export function usagePolicyBlocks(
   ];
   return [
     { type: "header", text: plain("Usage policy") },
-    {
-      type: "section",
-      block_id: "usage_intro",
-      text: mrkdwn(
-        "Who may start and continue tasks in this workspace, where, and how many each person may start per hour, to protect the workspace's credits. People refused are told why, privately.",
-      ),
-    },
+    section(
+      "Who may start and continue tasks in this workspace, where, and how many each person may start per hour, to protect the workspace's credits. People refused are told why, privately.",
+      "usage_intro",
+    ),
     choice(USAGE_FIELD.who, "Who may start tasks", who, policy.who.kind === "groups"),
     groupsBlock(policy, groups),
     choice(USAGE_FIELD.where, "Where tasks may start", where, policy.where.kind === "channels"),
@@ -202,17 +193,13 @@ export function readUsagePolicy(
   };
 }
 
-/** Slack renders the time in each reader's own time zone; the fallback is UTC. */
-const at = (ms: number) =>
-  `<!date^${Math.floor(ms / 1000)}^{date_short_pretty} {time}|${new Date(ms).toISOString().slice(0, 16).replace("T", " ")} UTC>`;
-
 /** What App Home tells the workspace's admins of the service's last refusal. */
 export function serviceAlertText(alert: ServiceAlert): string {
   if (alert.status === 402) {
-    return `:warning: The Task service said the workspace is out of credits (402) at ${at(alert.at)}. Tasks fail until credits are added to the workspace's service account.`;
+    return `:warning: The Task service said the workspace is out of credits (402) at ${slackDate(alert.at)}. Tasks fail until credits are added to the workspace's service account.`;
   }
-  const reset = alert.resetAt === undefined ? "" : `: resets at ${at(alert.resetAt)}`;
-  return `:hourglass_flowing_sand: The Task service said the workspace is rate-limited (429) at ${at(alert.at)}${reset}.`;
+  const reset = alert.resetAt === undefined ? "" : `: resets at ${slackDate(alert.resetAt)}`;
+  return `:hourglass_flowing_sand: The Task service said the workspace is rate-limited (429) at ${slackDate(alert.at)}${reset}.`;
 }
 
 /** App Home's part for the workspace's admins and owners. */
@@ -223,23 +210,12 @@ export interface AdminHome {
   readonly audit?: readonly AuditEvent[] | undefined;
 }
 
-/**
- * App Home's blocks for an admin: the service's refusal, if any, and the Workspace settings
- * button (the service key and the usage policy).
- */
+/** App Home's blocks for an admin: the service's refusal, if any, and the settings button. */
 export function adminHomeBlocks(admin: AdminHome): Block[] {
   return [
     { type: "divider" },
     { type: "header", text: plain("Workspace (admins)") },
-    ...(admin.alert
-      ? [
-          {
-            type: "section",
-            block_id: "service_alert",
-            text: mrkdwn(serviceAlertText(admin.alert)),
-          },
-        ]
-      : []),
+    ...(admin.alert ? [section(serviceAlertText(admin.alert), "service_alert")] : []),
     {
       type: "actions",
       block_id: "home_admin",

@@ -1,9 +1,5 @@
-/**
- * The "Workspace settings" modal for workspace admins: the workspace's Task service API key
- * (never shown back, only its last four characters) and room for more sections. Pure.
- */
-
-type Block = Record<string, unknown>;
+/** The "Workspace settings" modal for admins: the service key (only its last four shown), and more. */
+import { type Block, plain, section, slackDate } from "./blocks.ts";
 
 /** Callback id of the modal, and the action id of the buttons that open it. */
 export const WORKSPACE_SETTINGS_VIEW = "workspace_settings";
@@ -28,18 +24,10 @@ export type KeyStatus =
     }
   | { readonly state: "unreadable"; readonly lastFour: string | undefined };
 
-const plain = (text: string) => ({ type: "plain_text", text, emoji: true });
-const mrkdwn = (text: string) => ({ type: "mrkdwn", text });
-
-/** Slack renders the date in each reader's own time zone; the fallback is UTC. */
-const when = (ms: number) =>
-  `<!date^${Math.floor(ms / 1000)}^{date_short_pretty}|${new Date(ms).toISOString().slice(0, 10)}>`;
-
-/** One sentence: which key the workspace's tasks use. */
 export function describeKeyStatus(status: KeyStatus): string {
   switch (status.state) {
     case "set":
-      return `A key ending in ${status.lastFour} is set (by <@${status.setBy}>, ${when(status.setAt)}).`;
+      return `A key ending in ${status.lastFour} is set (by <@${status.setBy}>, ${slackDate(status.setAt, false)}).`;
     case "none":
       return status.fallback
         ? "No key set; tasks use the app's default key."
@@ -54,13 +42,10 @@ export function keySection(status: KeyStatus): Block[] {
   const stored = status.state !== "none";
   return [
     { type: "header", text: plain("Task service API key") },
-    {
-      type: "section",
-      block_id: "service_key_status",
-      text: mrkdwn(
-        `${describeKeyStatus(status)}\nTasks started in this workspace are charged to the account of this key.`,
-      ),
-    },
+    section(
+      `${describeKeyStatus(status)}\nTasks started in this workspace are charged to the account of this key.`,
+      "service_key_status",
+    ),
     {
       type: "input",
       block_id: SERVICE_KEY_FIELD.key,
@@ -98,13 +83,10 @@ export function keySection(status: KeyStatus): Block[] {
 export function appKeySection(): Block[] {
   return [
     { type: "header", text: plain("Task service API key") },
-    {
-      type: "section",
-      block_id: "service_key_status",
-      text: mrkdwn(
-        "Tasks use the app's Task service API key, set by whoever runs the app. (For each workspace to set its own, the app needs an `ENCRYPTION_KEY`.)",
-      ),
-    },
+    section(
+      "Tasks use the app's Task service API key, set by whoever runs the app. (For each workspace to set its own, the app needs an `ENCRYPTION_KEY`.)",
+      "service_key_status",
+    ),
   ];
 }
 
@@ -125,18 +107,12 @@ export function workspaceSettingsModal(parts: {
   };
 }
 
-/** What someone who is not a workspace admin or owner sees instead of the settings. */
 export function notAllowedModal(): Block {
   return {
     type: "modal",
     title: plain("Workspace settings"),
     close: plain("Close"),
-    blocks: [
-      {
-        type: "section",
-        text: mrkdwn("Only workspace admins and owners can change the app's workspace settings."),
-      },
-    ],
+    blocks: [section("Only workspace admins and owners can change the app's workspace settings.")],
   };
 }
 
@@ -148,12 +124,9 @@ export function workspaceSettingsButton(): Block {
 /** What `/task settings` adds for an admin: a private message with the button. */
 export function workspaceSettingsOffer(): Block[] {
   return [
-    {
-      type: "section",
-      text: mrkdwn(
-        "*Workspace settings* (admins): the workspace's Task service API key and usage policy.",
-      ),
-    },
+    section(
+      "*Workspace settings* (admins): the workspace's Task service API key and usage policy.",
+    ),
     { type: "actions", block_id: "workspace_settings", elements: [workspaceSettingsButton()] },
   ];
 }

@@ -6,8 +6,13 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { mrkdwnExcerpt, mrkdwnLabel, notificationText, toMrkdwn } from "../../src/view/mrkdwn.ts";
-import { inline as inlineNow } from "../../src/view/mrkdwn-inline.ts";
+import {
+  inline as inlineNow,
+  mrkdwnExcerpt,
+  mrkdwnLabel,
+  notificationText,
+  toMrkdwn,
+} from "../../src/view/mrkdwn.ts";
 import { inline, markdown, MENTIONS, token } from "./arbitraries.ts";
 import { fuzz } from "./fuzz.ts";
 import { inline as inlineBefore } from "./mrkdwn-inline-reference.ts";

@@ -1,6 +1,6 @@
 /**
  * The inline half of the Markdown → mrkdwn converter as it was before it took runs of plain
- * characters at once (src/view/mrkdwn-inline.ts): with test/fuzz/mrkdwn-reference.ts, the
+ * characters at once (src/view/mrkdwn.ts): with test/fuzz/mrkdwn-reference.ts, the
  * oracle the converter must still give exactly.
  */
 

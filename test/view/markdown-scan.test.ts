@@ -7,8 +7,8 @@ import {
   isSpace,
   type MarkerCounts,
   nextFenceLine,
+  readShortLines,
 } from "../../src/view/markdown-scan.ts";
-import { readShortLines } from "../../src/view/scan/short-lines.ts";
 
 /** The expression `nextFenceLine` stands for. */
 const FENCE_START = /^ {0,3}(?:`{3}|~{3})/gm;

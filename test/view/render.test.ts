@@ -13,7 +13,6 @@ import {
   formatDuration,
   MESSAGE_MARKDOWN_LIMIT,
   type MessagePayload,
-  mrkdwnText,
   type RunView,
   renderContinued,
   renderPrompt,
@@ -22,7 +21,7 @@ import {
   USAGE,
 } from "../../src/view/render.ts";
 import type { RunState } from "../../src/store/types.ts";
-import { neutralizeMentions } from "../../src/view/sanitize.ts";
+import { mrkdwnText, neutralizeMentions } from "../../src/view/sanitize.ts";
 
 const SLACK = {
   blocksPerMessage: 50,

@@ -8,7 +8,7 @@
 import type { AllMiddlewareArgs, AnyMiddlewareArgs } from "@slack/bolt";
 import type { Logger } from "pino";
 import { z } from "zod";
-import { noticeModal } from "../../view/notice.ts";
+import { noticeModal } from "../../view/blocks.ts";
 
 const Payload = z.object({
   type: z.string().optional(),

@@ -1,22 +1,13 @@
 /**
- * Links whose label looks like an address of another host. A label is the author's to write:
- * `[https://sso.corp](https://evil.example)` shows "https://sso.corp" and opens evil.example,
- * and an answer is hostile input (a prompt injected into what the agent read can write it).
- * Such a link keeps its label, followed inside it by the host it really goes to:
- * "https://sso.corp (evil.example)", as the glitch-soc Mastodon web client tags a link whose
- * text is a URL of another host ("[host]" after the text, its "tag misleading links" setting).
- * The real host is where the eye reads the link, on every surface and without hovering
- * (Slack's mobile apps have no hover), and a label that is only a file or product name
- * ("index.html", "Node.js") still reads as written. Showing the target instead of the label
- * would hide that name, and a warning would be one more thing to read past.
+ * Links whose label looks like an address of another host (`[https://sso.corp](https://evil)`:
+ * an answer is hostile input) keep their label, followed by the host they really go to, as the
+ * glitch-soc Mastodon web client tags misleading links (docs/usage.md says why).
  *
  * A label looks like an address when, with its Markdown markers, escapes, numeric character
  * references and invisible characters taken out, it starts with a scheme (`https://…`) or is
  * one word whose start is a host name (`sso.corp`, `www.bank.com/login`, `10.0.0.1:8080`).
  * Its host is compared with the target's as a URL parser reads it (`https://sso.corp@evil`
  * goes to `evil`), in lower case, IDN as punycode, without a leading `www.` or a final dot.
- * Links whose label is ordinary text, or names the target's own host, are left as they are,
- * as are targets other than http(s) (mailto: opens a mail program, not a page).
  */
 import { advanceFence, type FenceState, nextFenceLine } from "../markdown-scan.ts";
 import { codeSpans } from "./inline-scan.ts";
@@ -29,8 +20,7 @@ const TARGET_HEAD = 2048;
 
 /**
  * The host `target` really goes to, to show after `label`, when the label looks like an address
- * of another host; undefined when it is ordinary text or names the target's own host (or says
- * so already: a label shown once is not tagged twice).
+ * of another host; undefined when it does not (or already says so: no tagging twice).
  */
 export function misleadingHost(label: string, target: string): string | undefined {
   const claimed = claimedHost(label);
@@ -44,7 +34,6 @@ export function misleadingHost(label: string, target: string): string | undefine
   return told ? undefined : shown;
 }
 
-/** A host name as compared: without a leading "www." or a final dot. */
 const bare = (host: string): string => host.replace(/\.$/, "").replace(/^www\./, "");
 
 /** Numeric character references (`&#46;`, `&#x2e;`), which Markdown renderers decode. */
@@ -64,7 +53,7 @@ const REORDERING = /[\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/;
 /** Dots as IDNA reads them (ideographic and full-width), and the one-dot leader that looks it. */
 const DOTS = /[\u2024\u3002\uFF0E\uFF61]/g;
 
-/** What plainLabel changes: most labels have none of it, and are read as they are. */
+/** What plainLabel changes (most labels have none). */
 const NOT_PLAIN =
   /[&\\\u00AD\u061C\u200B-\u200F\u202A-\u202E\u2060-\u2064\u2066-\u2069\uFEFF\u2024\u3002\uFF0E\uFF61]/;
 
@@ -80,22 +69,16 @@ const plainLabel = (label: string): string =>
 /** What may wrap an address in a label (emphasis, code, quotes, brackets) or end a sentence. */
 const WRAP = new Set([..." \t\r\n*_~`<>\"'()[]{}!,;", "\u00A0"]);
 
-/** What every address holds: a dot (or what reads as one, or may be decoded into one) or ":". */
+/** What every address holds: a dot (or what reads or decodes as one) or ":". */
 const MAY_CLAIM = /[.:\u2024\u3002\uFF0E\uFF61]|&#/;
 const SCHEME = /^[a-z][a-z0-9+.-]{0,31}:\/\//i;
-/**
- * Where a label's host ends: a path, query, fragment, port, user info's "@", a blank, or
- * punctuation no host name holds ("sso.corp[1]" reads as sso.corp).
- */
+/** Where a label's host ends ("sso.corp[1]" reads as sso.corp). */
 const HOST_END = /[/?#:@\\\s[\](){}<>"',;!|]/;
 /** Emphasis and code markers, which show nothing of themselves ("**sso**.corp" reads as sso.corp). */
 const MARKERS = /[*_~`]/g;
 const LABEL_PART = /^[\p{L}\p{N}\p{M}_-]+$/u;
 
-/**
- * The host a label claims, lower case (punycode for IDN), or undefined when it does not look
- * like an address; `reversible` when it holds characters that reorder what it shows.
- */
+/** The host a label claims, or undefined; `reversible`: it holds characters that reorder it. */
 function claimedHost(label: string): { host: string; reversible: boolean } | undefined {
   if (!MAY_CLAIM.test(label)) return undefined;
   const text = plainLabel(label);
@@ -122,7 +105,6 @@ function hostName(host: string): boolean {
   return /^\p{L}/u.test(last) || (parts.length === 4 && parts.every((p) => /^\d{1,3}$/.test(p)));
 }
 
-/** A host name as a URL parser gives it (IDN as punycode), or as written if it gives none. */
 function asciiHost(host: string): string {
   if (DNS_NAME.test(host)) return host;
   try {
@@ -133,13 +115,11 @@ function asciiHost(host: string): string {
 }
 
 const WEB = /^<?(https?:)\/\//i;
-/** Where a target's authority ends (a path, query or fragment, a blank, or the link's end). */
 const AUTHORITY_END = /[/?#\\\s)<>]/;
 
 /**
- * The host an http(s) target goes to, as a URL parser reads its authority; undefined when it
- * cannot be read plainly (written with character references that a renderer may or may not
- * decode, unparsable, or too long), null when the target is not a web link.
+ * The host an http(s) target goes to, as a URL parser reads it; undefined when it cannot be
+ * read plainly (character references, unparsable, too long), null when it is no web link.
  */
 function targetHost(target: string): { host: string; hostname: string } | undefined | null {
   const web = WEB.exec(target);
@@ -153,7 +133,6 @@ function targetHost(target: string): { host: string; hostname: string } | undefi
   // may or may not be decoded by whoever renders the link: such a host is not read.
   const near = head.slice(0, written.length + 1);
   if (written === "" || near.includes("&#")) return undefined;
-  // A plain name reads as itself (lower case); anything else as the URL parser reads it.
   if (DNS_NAME.test(written)) {
     const name = written.toLowerCase();
     return { host: name, hostname: name };
@@ -166,36 +145,26 @@ function targetHost(target: string): { host: string; hostname: string } | undefi
   }
 }
 
-/**
- * A name the URL parser gives back as it is, in lower case: ASCII labels of letters, digits and
- * hyphens, the last starting with a letter (a numeric one is read as an IPv4 address), no port.
- */
+/** A name the URL parser gives back as it is, in lower case (a numeric last label is IPv4). */
 const DNS_NAME = /^(?:[a-z0-9-]+\.)*[a-z][a-z0-9-]*\.?$/i;
 
 /** A host as Markdown text: its ASCII punctuation escaped (a host may hold `_`, `*`, `[`). */
 const markdownText = (host: string): string => host.replace(/[!-,/;-@[-`{-~]/g, "\\$&");
 
-/**
- * The longest label holding brackets that is read (`[sso.corp[1]](…)`): each character is
- * then read for at most this many labels.
- */
+/** The longest label holding brackets that is read (`[sso.corp[1]](…)`), to stay linear. */
 const NESTED_LABEL = 64;
 
 /** Where a label ends and a web link's target starts (`](h`, `](<h`): text without is left be. */
 const WEB_LINK = /\]\(<?h/i;
 
-/** "[", "]" and backticks: what a link's label and a code span are read from. */
 const MARKS = /[[\]`]/g;
 /** How far the next mark is looked for a character at a time. */
 const NEAR = 8;
 
 /**
- * Markdown (an answer, for Slack's `markdown` block) with the real host shown inside the label
- * of every link whose label looks like an address of another host:
+ * Markdown with the real host shown inside every misleading link's label:
  * `[sso.corp](https://evil.example)` → `[sso.corp (evil.example)](https://evil.example)`.
- * Fenced code blocks and a line's code spans are left as written. One pass: each line is read
- * once (a code block's lines are skipped to its next fence line), brackets pair on one stack,
- * and a label holding brackets is read only up to NESTED_LABEL characters long.
+ * Code is left as written. One pass; brackets pair on one stack.
  */
 export function revealLinkHosts(markdown: string): string {
   if (!WEB_LINK.test(markdown)) return markdown;
@@ -206,12 +175,10 @@ export function revealLinkHosts(markdown: string): string {
 
 class LinkScan {
   readonly #text: string;
-  /** Where each label gets its host, in order, and what. */
   readonly #inserts: [at: number, text: string][] = [];
   /** The "[" not closed yet, and whether each holds a bracket. */
   readonly #opens: number[] = [];
   readonly #holds: boolean[] = [];
-  /** The next "[", "]" or backtick to read (searched for once past the last one read). */
   #nextMark = -1;
 
   constructor(text: string) {
@@ -232,7 +199,7 @@ class LinkScan {
       else this.#opens.length = this.#holds.length = 0; // no link spans a code block
       start = end + 1;
       if (fence.open !== undefined && start < text.length) {
-        // Inside a code block only a fence line matters: on to the next one's line.
+        // Inside a code block only a fence line matters.
         fenceLine = nextFenceLine(text, start);
         start = Math.max(start, text.lastIndexOf("\n", fenceLine - 1) + 1);
       }
@@ -247,7 +214,6 @@ class LinkScan {
     for (let i = this.#nextMark; i < end; i = this.#nextMark) {
       const c = text.charCodeAt(i);
       if (c === 96) {
-        // A run of backticks: past its code span if a run as long closes it, else past it.
         let j = i + 1;
         while (text.charCodeAt(j) === 96) j++;
         spans ??= codeSpans(text.slice(start, end));
@@ -265,16 +231,14 @@ class LinkScan {
         const holds = this.#holds.pop();
         if (open === undefined) continue;
         this.#hold();
-        // A label holding brackets is read only if short: no character is read for many.
         const short = !holds || i - open <= NESTED_LABEL;
         if (short && text.charCodeAt(i + 1) === 40) this.#link(open, i);
       }
     }
   }
 
-  /** Where the first mark at or after `from` is (the text's length if none). */
+  /** The first mark from `from`: looked at in the next few characters, searched for beyond. */
   #markFrom(from: number): number {
-    // Looked at in the next few characters (a page of marks), searched for beyond them.
     const text = this.#text;
     const near = Math.min(from + NEAR, text.length);
     for (let i = from; i < near; i++) {
@@ -285,12 +249,10 @@ class LinkScan {
     return MARKS.exec(text)?.index ?? text.length;
   }
 
-  /** The innermost open "[" now holds a bracket. */
   #hold(): void {
     if (this.#holds.length > 0) this.#holds[this.#holds.length - 1] = true;
   }
 
-  /** `[label](target…` with its label from `open` to `close`. */
   #link(open: number, close: number): void {
     const text = this.#text;
     // No address is shorter than "a.b", and only a web link's target is read ("h", or "<h").
