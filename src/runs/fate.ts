@@ -10,15 +10,11 @@
  * another instance; forgotten → nothing.
  */
 import type { Logger } from "pino";
+import type { StopRequest } from "../store/types.ts";
 import type { Clock, RunStore } from "./ports.ts";
 
-/** A Stop asked of a run. */
-export interface StopAsk {
-  /** Who pressed Stop; none when the app itself stops it (e.g. at its maximum run time). */
-  readonly by?: string | undefined;
-  /** Why the app stopped it, shown with "Stopped". */
-  readonly reason?: string | undefined;
-}
+/** A Stop asked of a run relayed here: a person's, or the app's own (saying why). */
+export type StopAsk = Exclude<StopRequest, { readonly kind: "forgotten" }>;
 
 export type Fate =
   /** Followed here, its answer shown as it grows. */
@@ -77,18 +73,14 @@ function stateOf(kind: FateKind, stop: StopAsk | undefined): Fate {
   switch (kind) {
     case "stopping":
     case "stoppingHandingOver":
-      return { kind, stop: stop ?? {} };
+      if (stop === undefined) throw new Error(`a run ${kind} needs its Stop`); // TRANSITIONS give one
+      return { kind, stop };
     case "ending":
       return stop === undefined ? { kind } : { kind, stop };
     default:
       return { kind };
   }
 }
-
-const ask = (by: string | undefined, reason?: string): StopAsk => ({
-  ...(by === undefined ? {} : { by }),
-  ...(reason === undefined ? {} : { reason }),
-});
 
 export class RunFate {
   /** Aborted when the run must stop following the service now (hand-over, forget, grace). */
@@ -127,7 +119,8 @@ export class RunFate {
 
   /** Who stopped the run, while a Stop holds (none when the app itself did). */
   get stoppedBy(): string | undefined {
-    return this.stopHeld?.by;
+    const held = this.stopHeld;
+    return held?.kind === "person" ? held.userId : undefined;
   }
 
   /** Whether the run goes on here, or is handed over with its latest text shown. */
@@ -165,8 +158,8 @@ export class RunFate {
   }
 
   /** A Stop is asked (of a run not being stopped). False when one holds already, or forgotten. */
-  stop(by: string | undefined, reason?: string): boolean {
-    return !this.stopping && this.#move("stop", ask(by, reason));
+  stop(ask: StopAsk): boolean {
+    return !this.stopping && this.#move("stop", ask);
   }
 
   /** The service refused the stop: the run goes on (and Stop may be pressed again). */
@@ -204,8 +197,8 @@ export class RunFate {
   }
 
   /** The service says the run was stopped, by whom another instance recorded. */
-  stoppedElsewhere(by: string): void {
-    if (!this.stopping) this.#move("stoppedElsewhere", { by });
+  stoppedElsewhere(stop: StopAsk): void {
+    if (!this.stopping) this.#move("stoppedElsewhere", stop);
   }
 
   /** Shutdown or a lost lease: the run stops following here and is handed over. */
@@ -251,7 +244,7 @@ export async function awaitStopAnswer(
     readonly runId: string;
   },
 ): Promise<void> {
-  const by = fate.stoppedBy;
+  const held = fate.stopHeld;
   let timer: unknown;
   const late = new Promise<"late">((resolve) => {
     timer = deps.clock.setTimeout(() => resolve("late"), STOP_ANSWER_MS);
@@ -264,6 +257,7 @@ export async function awaitStopAnswer(
   deps.clock.clearTimeout(timer);
   if (first !== "late" || !fate.stopping) return;
   deps.log.warn("no answer to the stop in time: handing the run over");
-  if (by !== undefined) await deps.store.requestStop(deps.runId, by).catch(() => undefined);
+  if (held?.kind === "person")
+    await deps.store.requestStop(deps.runId, held).catch(() => undefined);
   fate.unanswered();
 }

@@ -7,6 +7,7 @@
  */
 import type { TaskService, ThreadRef } from "../service/client.ts";
 import type {
+  PersonStop,
   PreferenceStore,
   RunOpening,
   RunState,
@@ -43,14 +44,14 @@ export interface Workspaces {
 export interface RunningThreads {
   /**
    * The service's run `created`, shown in `messageTs`, now runs in `key`'s thread, opened as
-   * `plan` says. Resolves to who asked to stop it while it was starting, if anyone did.
+   * `plan` says. Resolves to the Stop pressed while it was starting, if one was.
    */
   running(
     key: SlackThreadKey,
     plan: RunOpening,
     created: { readonly ref: ThreadRef; readonly runId: ServiceRunId },
     messageTs: string,
-  ): Promise<string | undefined>;
+  ): Promise<PersonStop | undefined>;
 }
 
 /** A file to upload into a thread. */

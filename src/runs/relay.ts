@@ -14,6 +14,7 @@ import {
   type ReservationId,
   type ReservedRun,
   type RunOpening,
+  personStop,
   type RunRecord,
   type SlackThreadKey,
   type StartPlace,
@@ -35,7 +36,7 @@ import { type MemoryLimits, memoryLimits } from "./memory.ts";
 import { RelayCounters, type RelayMetrics } from "./relay-metrics.ts";
 import { Reservations, type StartProgress } from "./reservations.ts";
 import { type RunDeps, Run, type RunStart } from "./run.ts";
-import { type RunRegistry, type StartResult, startReserved } from "./start.ts";
+import { type StartRelay, type StartResult, startReserved } from "./start.ts";
 import {
   isShown,
   MAX_RELAY_DEATHS,
@@ -49,7 +50,7 @@ import {
   type RunTarget,
   type ShownRun,
 } from "./run-state.ts";
-import { RunFate } from "./fate.ts";
+import { RunFate, type StopAsk } from "./fate.ts";
 import { type RelaySpan, startRelaySpan } from "../tracing/run-spans.ts";
 import { inTrace, linkToTrace } from "../tracing/spans.ts";
 
@@ -314,7 +315,7 @@ export class Relay {
    * The relay as an adopted start sees it: the service's run is claimed (another instance may
    * relay it already) and resumed here, in the trace of the request that started it.
    */
-  #adopting(traceparent: string | undefined): Pick<RunRegistry, "progress" | "start" | "stop"> {
+  #adopting(traceparent: string | undefined): Pick<StartRelay, "progress" | "start" | "stop"> {
     const { store, instanceId } = this.#opts;
     return {
       progress: (id, change) => this.progress(id, change),
@@ -408,7 +409,7 @@ export class Relay {
       this.#opts.logger.warn({ runId: record.runId }, "stopping a run at its maximum run time");
       const relayed = this.#runs.get(record.runId);
       if (!relayed) return;
-      void this.#stopHere(relayed, record.ref, undefined, reason).catch((err: unknown) =>
+      void this.#stopHere(relayed, record.ref, { kind: "app", reason }).catch((err: unknown) =>
         this.#opts.logger.warn(
           { err, runId: record.runId },
           "could not stop a run at its time limit",
@@ -446,7 +447,7 @@ export class Relay {
       if (!record || !sameThread(record.key, run.key)) return false;
       // The Stop's request links to the run's trace, where the service is asked.
       linkToTrace(record.traceparent);
-      await store.requestStop(runId, userId);
+      await store.requestStop(runId, personStop(userId));
       try {
         const service = workspaces.service(record.key.teamId);
         await inTrace(record.traceparent, () => service.stopAgent(ref));
@@ -454,13 +455,13 @@ export class Relay {
         logger.warn({ err, runId, teamId: record.key.teamId }, "stop request failed");
         if (stopNotNeeded(err)) return true;
         // Refused: nobody may take the run as stopped; the person is told and may try again.
-        await store.withdrawStop(runId, userId).catch(() => undefined);
+        await store.withdrawStop(runId, personStop(userId)).catch(() => undefined);
         throw err;
       }
       return true;
     }
     relayed.span.linkHere();
-    await this.#stopHere(relayed, ref, userId);
+    await this.#stopHere(relayed, ref, personStop(userId));
     return true;
   }
 
@@ -468,14 +469,9 @@ export class Relay {
    * Stops a run relayed here (by a person, or by the app itself when `by` is undefined) and
    * resolves once it ended; a stop the service refuses rejects, and the run goes on.
    */
-  async #stopHere(
-    relayed: Relayed,
-    ref: ThreadRef,
-    by: string | undefined,
-    reason?: string,
-  ): Promise<void> {
+  async #stopHere(relayed: Relayed, ref: ThreadRef, ask: StopAsk): Promise<void> {
     const { workspaces, logger } = this.#opts;
-    if (relayed.fate.stop(by, reason)) {
+    if (relayed.fate.stop(ask)) {
       const asking = (async () => {
         try {
           const service = workspaces.service(relayed.key.teamId);

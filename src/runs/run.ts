@@ -238,7 +238,7 @@ export class Run {
       { keptBytes: Buffer.byteLength(this.#whole.text, "utf8"), max, err },
       "answer too large: stopping the run",
     );
-    if (!this.#fate.stop(undefined, reason)) return;
+    if (!this.#fate.stop({ kind: "app", reason })) return;
     const record = this.#record;
     if (record.kind !== "relaying") return;
     const signal = AbortSignal.timeout(STOP_TOO_LARGE_MS);
@@ -412,7 +412,7 @@ export class Run {
     if (!this.#fate.stopping && final?.status === "stopped") {
       const asked = await stopRequestOf(store, this.#record.runId, !this.#fate.unrecorded);
       if (asked?.kind === "forgotten") return this.#forget(false);
-      if (asked) this.#fate.stoppedElsewhere(asked.userId);
+      if (asked) this.#fate.stoppedElsewhere(asked);
     }
     const fate = this.#fate.now; // who stopped it, whatever a refusal arriving late says
     const { state, reason, files } = await this.#outcome(final, failure);
@@ -477,8 +477,8 @@ export class Run {
 
   async #showFinal(state: RunState, reason: string | undefined, files: FileNote[], fate: Fate) {
     const stop = fate.kind === "ending" ? fate.stop : undefined;
-    const stoppedBy = stop?.by;
-    const stopReason = state === "stopped" ? stop?.reason : undefined;
+    const stoppedBy = stop?.kind === "person" ? stop.userId : undefined;
+    const stopReason = state === "stopped" && stop?.kind === "app" ? stop.reason : undefined;
     const why = reason ?? stopReason;
     const view = this.#view(state, {
       ...(why ? { reason: why } : {}),

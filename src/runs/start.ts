@@ -30,7 +30,7 @@ export interface CreatedRun {
 }
 
 /** What a start needs of the relay (runs/relay.ts): its reservations, and the runs it follows. */
-export interface RunRegistry {
+export interface StartRelay {
   reserve(place: StartPlace, startedAt: number, opening: RunOpening): Promise<ReservationId>;
   progress(id: ReservationId, change: StartProgress): Promise<void>;
   release(id: ReservationId): Promise<void>;
@@ -42,7 +42,7 @@ export interface RunRegistry {
 }
 
 export interface StartDeps {
-  readonly relay: RunRegistry;
+  readonly relay: StartRelay;
   readonly workspaces: Workspaces;
   /** Told that the run runs: the thread layer records it (runs/ never writes a thread). */
   readonly threads: RunningThreads;
@@ -51,7 +51,7 @@ export interface StartDeps {
 
 /** What finishing a start that is reserved already needs of the relay. */
 export type ReservedStartDeps = Omit<StartDeps, "relay"> & {
-  readonly relay: Pick<RunRegistry, "progress" | "start" | "stop">;
+  readonly relay: Pick<StartRelay, "progress" | "start" | "stop">;
 };
 
 /** What asks for a run, and its policy where starts differ. */
@@ -165,7 +165,7 @@ export async function startReserved(
     return { kind: "refused", key: at, messageTs, error: asked.reason };
   }
   const run = asked.value;
-  const stopBy = await deps.threads
+  const stop = await deps.threads
     .running(at, req.plan, run, messageTs)
     .catch((err: unknown) => void deps.logger.error({ err }, "could not record the thread's run"));
   const remark = req.remark ? await req.remark() : req.plan.remark;
@@ -182,7 +182,7 @@ export async function startReserved(
     ...(req.plan.step ? { step: req.plan.step } : {}),
     ...(traceparent ? { traceparent } : {}),
   });
-  if (stopBy !== undefined) stopAsked(deps, at, run, stopBy);
+  if (stop !== undefined) stopAsked(deps, at, run, stop.userId);
   return { kind: "started", key: at, messageTs, run };
 }
 

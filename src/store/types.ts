@@ -53,13 +53,25 @@ export type ThreadActivity =
       readonly since: number;
       readonly replyTs?: string;
       readonly messageTs?: string;
-      /** Who asked to stop it meanwhile (Slack's own Stop): it is stopped once it runs. */
-      readonly stopBy?: string;
+      /** A Stop pressed meanwhile (Slack's own Stop): it is stopped once it runs. */
+      readonly stop?: PersonStop;
     }
   /** A run is in progress, shown in the bot message `messageTs`. */
   | { readonly kind: "running"; readonly runId: string; readonly messageTs: string };
 
 export const IDLE: ThreadActivity = { kind: "idle" };
+
+/**
+ * Who asked a run to stop, stored once per run for every instance (and held by its fate while
+ * it is relayed, runs/fate.ts): a person who pressed Stop, the app itself (saying why, e.g. its
+ * maximum run time), or nobody because its records are forgotten (it ends without a word).
+ */
+export type StopRequest =
+  PersonStop | { readonly kind: "app"; readonly reason: string } | { readonly kind: "forgotten" };
+
+export type PersonStop = { readonly kind: "person"; readonly userId: string };
+
+export const personStop = (userId: string): PersonStop => ({ kind: "person", userId });
 
 export interface ThreadRecord {
   readonly teamId: string;
@@ -398,11 +410,11 @@ export interface ThreadStore extends PreferenceStore, RecordStore {
   deleteRun(runId: string): Promise<void>;
   /** Every unfinished run. */
   listRuns(): Promise<RunRecord[]>;
-  /** Records who pressed Stop on a run, for the instance that relays it. */
-  requestStop(runId: string, userId: string): Promise<void>;
-  /** Takes back `userId`'s Stop request (the service refused the stop); another's stays. */
-  withdrawStop(runId: string, userId: string): Promise<void>;
-  stopRequester(runId: string): Promise<string | undefined>;
+  /** Records who asked a run to stop, for the instance that relays it. */
+  requestStop(runId: string, request: StopRequest): Promise<void>;
+  /** Takes back `request` (the service refused the stop); another's stays. */
+  withdrawStop(runId: string, request: StopRequest): Promise<void>;
+  stopRequest(runId: string): Promise<StopRequest | undefined>;
   /**
    * Deletes every record of a workspace (the app was uninstalled there): every `t:<team>:`
    * record (threads, queued replies, recent tasks, defaults, installation, keys…), its claims,
@@ -451,5 +463,5 @@ export type RunStore = Pick<
   | "releaseLease"
   | "requestStop"
   | "withdrawStop"
-  | "stopRequester"
+  | "stopRequest"
 >;

@@ -23,7 +23,7 @@ import {
   type IncomingMessage,
   messageDelivery,
   type NewTask,
-  type StopRequest,
+  type StopPress,
   type TellUser,
   type ThreadReply,
 } from "./requests.ts";
@@ -38,7 +38,7 @@ export type {
   Delivery,
   IncomingMessage,
   NewTask,
-  StopRequest,
+  StopPress,
   TellUser,
   ThreadReply,
 } from "./requests.ts";
@@ -269,7 +269,7 @@ export class TaskCoordinator {
   }
 
   /** The Stop button (or any other way to stop a run). */
-  async handleStop(req: StopRequest, tell: TellUser): Promise<void> {
+  async handleStop(req: StopPress, tell: TellUser): Promise<void> {
     try {
       await stopRun(this.#deps, req, tell);
     } catch (err) {

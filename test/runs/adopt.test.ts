@@ -133,7 +133,7 @@ describe("finishing a start another instance began", () => {
       ...key,
       ownerUserId: "U1",
       surface: "channel",
-      active: { kind: "starting", since: now, stopBy: "U3" },
+      active: { kind: "starting", since: now, stop: { kind: "person", userId: "U3" } },
       lastRunId: undefined,
       queue: [],
       createdAt: now,

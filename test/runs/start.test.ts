@@ -162,7 +162,7 @@ describe("starting a run", () => {
       ...key,
       ownerUserId: "U1",
       surface: "channel",
-      active: { kind: "starting", since: now, stopBy: "U2" },
+      active: { kind: "starting", since: now, stop: { kind: "person", userId: "U2" } },
       lastRunId: undefined,
       queue: [],
       createdAt: now,

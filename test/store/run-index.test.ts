@@ -16,6 +16,7 @@ import { runIndexTtlMs } from "../../src/store/run-index.ts";
 import { SqliteKeyvAdapter } from "../../src/store/sqlite-adapter.ts";
 import { createSqliteStore } from "../../src/store/sqlite.ts";
 import {
+  personStop,
   type RelayedRun,
   type ReservedRun,
   reservationId,
@@ -126,14 +127,14 @@ describe.each(backends)("the run index on %s", (_name, makeBackend) => {
     await store.putRun({ ...run, shownText: "More of the answer" });
     clock.now = start + ttl + HOUR;
     expect(await store.getRun(run.runId)).toMatchObject({ shownText: "More of the answer" });
-    await store.requestStop(run.runId, "U_STOPPER");
-    expect(await store.stopRequester(run.runId)).toBe("U_STOPPER");
+    await store.requestStop(run.runId, personStop("U_STOPPER"));
+    expect(await store.stopRequest(run.runId)).toEqual(personStop("U_STOPPER"));
 
     clock.now = start + 2 * ttl;
     expect(await store.listRuns()).toEqual([]);
     // Removed from the store, not just hidden: an instance whose clock is behind finds nothing.
     expect(await backend.readRaw(namespace, run.runId)).toBeUndefined();
-    expect(await store.stopRequester(run.runId)).toBeUndefined();
+    expect(await store.stopRequest(run.runId)).toBeUndefined();
     const behind = backend.open({ namespace, runTtlMs: ttl, now: () => start });
     expect(await behind.getRun(run.runId)).toBeUndefined();
     await behind.close();
@@ -189,8 +190,8 @@ describe.each(backends)("the run index on %s", (_name, makeBackend) => {
     const run = runRecord(`run_${unique()}`, clock.now);
     await store.putRun(run);
     await store.deleteRun(run.runId);
-    await store.requestStop(run.runId, "U_LATE");
-    expect(await store.stopRequester(run.runId)).toBeUndefined();
+    await store.requestStop(run.runId, personStop("U_LATE"));
+    expect(await store.stopRequest(run.runId)).toBeUndefined();
     await store.close();
   });
 
@@ -198,12 +199,12 @@ describe.each(backends)("the run index on %s", (_name, makeBackend) => {
     const { store, clock } = storeAt(Date.UTC(2025, 0, 1));
     const run = runRecord(`run_${unique()}`, clock.now);
     await store.putRun(run);
-    await store.requestStop(run.runId, "U_FIRST");
-    await store.withdrawStop(run.runId, "U_FIRST");
-    expect(await store.stopRequester(run.runId)).toBeUndefined();
-    await store.requestStop(run.runId, "U_SECOND");
-    await store.withdrawStop(run.runId, "U_FIRST");
-    expect(await store.stopRequester(run.runId)).toBe("U_SECOND");
+    await store.requestStop(run.runId, personStop("U_FIRST"));
+    await store.withdrawStop(run.runId, personStop("U_FIRST"));
+    expect(await store.stopRequest(run.runId)).toBeUndefined();
+    await store.requestStop(run.runId, personStop("U_SECOND"));
+    await store.withdrawStop(run.runId, personStop("U_FIRST"));
+    expect(await store.stopRequest(run.runId)).toEqual(personStop("U_SECOND"));
     await store.close();
   });
 });
