@@ -6,8 +6,9 @@
  */
 import type { Logger } from "pino";
 import type { RunRecord, StartPlace, StopRequest } from "../store/types.ts";
-import type { RunStore, TaskService, ThreadRef } from "./ports.ts";
+import type { RunStore, TaskService } from "./ports.ts";
 import type { RunFate } from "./fate.ts";
+import { serviceRef } from "./record.ts";
 
 /** Why a run stops when its record is gone while it is relayed. */
 export const RECORD_GONE =
@@ -25,11 +26,6 @@ export function inScope(place: StartPlace, scope: RunScope): boolean {
   if (place.teamId !== scope.teamId) return false;
   if (scope.channelId !== undefined && place.channelId !== scope.channelId) return false;
   return scope.threadTs === undefined || place.threadTs === scope.threadTs;
-}
-
-/** The service's run behind a record, when the service has one. */
-export function serviceRef(record: RunRecord): ThreadRef | undefined {
-  return record.kind === "relaying" ? record.ref : record.created?.ref;
 }
 
 /** A run this instance relays, as the relay's registry holds it. */

@@ -12,7 +12,7 @@ import type {
   RunOpening,
   RunState,
   RunStore,
-  ServiceRunId,
+  RelayedRun,
   SlackFileRef,
   SlackThreadKey,
   ThreadStore,
@@ -43,15 +43,10 @@ export interface Workspaces {
  */
 export interface RunningThreads {
   /**
-   * The service's run `created`, shown in `messageTs`, now runs in `key`'s thread, opened as
+   * The service's run `record` (as runs/record.ts makes it) now runs in its thread, opened as
    * `plan` says. Resolves to the Stop pressed while it was starting, if one was.
    */
-  running(
-    key: SlackThreadKey,
-    plan: RunOpening,
-    created: { readonly ref: ThreadRef; readonly runId: ServiceRunId },
-    messageTs: string,
-  ): Promise<PersonStop | undefined>;
+  running(record: RelayedRun, plan: RunOpening): Promise<PersonStop | undefined>;
 }
 
 /** A file to upload into a thread. */

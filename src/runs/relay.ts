@@ -20,7 +20,6 @@ import {
   type StartPlace,
 } from "../store/types.ts";
 import { formatDuration } from "../view/render.ts";
-import { claimAdopted, needsAdopting } from "./adopt.ts";
 import { inScope, type RunScope, stopRunsQuietly } from "./forget.ts";
 import { runLease } from "./lease-keeper.ts";
 import {
@@ -34,29 +33,33 @@ import {
 } from "./ports.ts";
 import { type MemoryLimits, memoryLimits } from "./memory.ts";
 import { RelayCounters, type RelayMetrics } from "./relay-metrics.ts";
-import { Reservations, type StartProgress } from "./reservations.ts";
+import { Reservations } from "./reservations.ts";
+import {
+  isShown,
+  needsAdopting,
+  relayedRecord,
+  type RunTarget,
+  type ShownRun,
+  type StartProgress,
+} from "./record.ts";
 import { type RunDeps, Run, type RunStart } from "./run.ts";
 import { type StartRelay, type StartResult, startReserved } from "./start.ts";
 import {
-  isShown,
   MAX_RELAY_DEATHS,
   MAX_RELAY_DEATHS_FOLLOWING,
   outcomeOf,
   INTERRUPTED,
   EndedHere,
-  recordOf,
   type RunEnd,
   type RunOutcome,
-  type RunTarget,
-  type ShownRun,
 } from "./run-state.ts";
 import { RunFate, type StopAsk } from "./fate.ts";
 import { type RelaySpan, startRelaySpan } from "../tracing/run-spans.ts";
 import { inTrace, linkToTrace } from "../tracing/spans.ts";
 
 export type { RelayMetrics } from "./relay-metrics.ts";
-export type { StartProgress } from "./reservations.ts";
-export type { RunOutcome, RunTarget } from "./run-state.ts";
+export type { RunTarget, StartProgress } from "./record.ts";
+export type { RunOutcome } from "./run-state.ts";
 export type { RunScope } from "./forget.ts";
 
 export interface RelayOptions {
@@ -162,7 +165,7 @@ export class Relay {
    * in the background. Resolves once the run is recorded; never rejects.
    */
   async start(target: RunTarget): Promise<void> {
-    const record = recordOf(target);
+    const record = relayedRecord(target);
     const { store, instanceId, logger } = this.#opts;
     let recorded = false;
     try {
@@ -215,7 +218,7 @@ export class Relay {
 
   async #resume(record: RunRecord): Promise<void> {
     // A start its instance left unfinished: its thread, its message or its run still to show.
-    if (!isShown(record) || (record.kind === "creating" && needsAdopting(record))) {
+    if (!isShown(record) || (record.kind === "reserved" && needsAdopting(record))) {
       return this.#adopt(record);
     }
     const { logger, store } = this.#opts;
@@ -316,19 +319,32 @@ export class Relay {
    * relay it already) and resumed here, in the trace of the request that started it.
    */
   #adopting(traceparent: string | undefined): Pick<StartRelay, "progress" | "start" | "stop"> {
-    const { store, instanceId } = this.#opts;
     return {
       progress: (id, change) => this.progress(id, change),
       stop: (run, userId) => this.stop(run, userId),
       start: async ({ traceparent: _here, ...target }) => {
-        const record = recordOf(traceparent === undefined ? target : { ...target, traceparent });
-        const claim = { store, instanceId, leaseTtlMs: this.#leaseTtl };
-        const next = await claimAdopted(claim, record);
+        const record = relayedRecord(
+          traceparent === undefined ? target : { ...target, traceparent },
+        );
+        const next = await this.#claimAdopted(record);
         if (!next) return;
         this.#counters.resumed();
         void this.#launch(next, "resumed");
       },
     };
+  }
+
+  /**
+   * Takes the lease of an adopted start's service run. Another instance may have recorded the
+   * run already: its record (and text) wins. Undefined when another instance relays it.
+   */
+  async #claimAdopted(next: RelayedRun): Promise<ShownRun | undefined> {
+    const { store, instanceId } = this.#opts;
+    if (!(await store.acquireLease(runLease(next.runId), instanceId, this.#leaseTtl))) return;
+    const known = await store.getRun(next.runId);
+    if (known && isShown(known)) return known;
+    await store.putRun(next);
+    return next;
   }
 
   /** An adopted start nothing shows (its messages could not be posted): its step fails. */

@@ -1,29 +1,21 @@
 /**
- * Tasks and follow-ups being created here: each recorded (a `creating` run record) with the
+ * Tasks and follow-ups being created here: each recorded (a `reserved` run record) with the
  * messages it will post and, once the service answered, the service's run, under a lease this
  * instance keeps while it lives, so another instance can finish the start if this one dies.
  */
 import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
-import type { ThreadRef } from "../service/client.ts";
 import {
   type ReservationId,
   reservationId,
   type ReservedRun,
   type RunOpening,
-  type ServiceRunId,
   type StartPlace,
 } from "../store/types.ts";
 import { currentTraceparent } from "../tracing/spans.ts";
 import { LeaseKeeper, runLease } from "./lease-keeper.ts";
 import type { Clock, RunStore } from "./ports.ts";
-
-/** What a reservation learnt since it was made. */
-export interface StartProgress {
-  readonly threadTs?: string;
-  readonly messageTs?: string;
-  readonly created?: { readonly ref: ThreadRef; readonly runId: ServiceRunId };
-}
+import { learnt, reservedRecord, type StartProgress } from "./record.ts";
 
 export interface ReservationsOptions {
   readonly store: RunStore;
@@ -59,19 +51,9 @@ export class Reservations {
     opening: RunOpening,
     messageTs?: string,
   ): Promise<ReservationId> {
-    const id = reservationId(`creating:${key.teamId}:${key.channelId}:${randomUUID()}`);
-    // The request's trace, for the instance that may finish this start.
-    const traceparent = currentTraceparent();
-    const record: ReservedRun = {
-      kind: "creating",
-      runId: id,
-      key,
-      messageTs: messageTs === undefined ? [] : [messageTs],
-      startedAt,
-      owner: opening.userId,
-      opening,
-      ...(traceparent === undefined ? {} : { traceparent }),
-    };
+    const id = reservationId(`reserved:${key.teamId}:${key.channelId}:${randomUUID()}`);
+    // With the request's trace, for the instance that may finish this start.
+    const record = reservedRecord(id, key, startedAt, opening, messageTs, currentTraceparent());
     await this.#opts.store.putRun(record);
     await this.hold(record);
     return id;
@@ -81,13 +63,7 @@ export class Reservations {
   progress(id: ReservationId, change: StartProgress): Promise<void> {
     const held = this.#held.get(id);
     if (!held) return Promise.resolve();
-    const r = held.record;
-    held.record = {
-      ...r,
-      key: change.threadTs === undefined ? r.key : { ...r.key, threadTs: change.threadTs },
-      messageTs: change.messageTs === undefined ? r.messageTs : [change.messageTs],
-      ...(change.created ? { created: change.created } : {}),
-    };
+    held.record = learnt(held.record, change);
     // One write at a time, each of the latest record: a slower write never undoes a newer one.
     held.writing = held.writing.then(() => this.#opts.store.putRun(held.record));
     return held.writing;

@@ -43,10 +43,9 @@ import {
   failureReason,
   finalText,
   type RunEnd,
-  type ShownRun,
   stateOf,
-  stepOf,
 } from "./run-state.ts";
+import { recordOf, type ShownRun, stepOf } from "./record.ts";
 
 export interface RunDeps extends Pick<DeliveryContext, "previews" | "memory"> {
   readonly service: TaskService;
@@ -184,7 +183,7 @@ export class Run {
   async #follow(): Promise<{ final?: FinalRun; failure?: unknown }> {
     // Its creator died before the service answered: nothing to follow, say so.
     const record = this.#record;
-    if (record.kind === "creating") return { failure: new EndedHere(INTERRUPTED) };
+    if (record.kind === "reserved") return { failure: new EndedHere(INTERRUPTED) };
     // Instances died relaying it: it is not followed again, and says where its result is.
     if (this.#start === "quarantined") {
       return { failure: new EndedHere(quarantined(record.openRelays ?? 0)) };
@@ -332,14 +331,9 @@ export class Run {
 
   /** Keeps the run's record current (in order), so a new owner starts where this one is. */
   #persist(change: RelayedRunProgress): Promise<void> {
-    const { messageTs, ...place } = this.#sink.place;
-    const current = this.#record;
-    const ts = [...messageTs];
-    this.#record =
-      current.kind === "creating"
-        ? { ...current, messageTs: ts }
-        : { ...current, ...change, ...place, messageTs: ts };
-    const record = this.#record;
+    const record = recordOf(this.#fate.now, this.#record, change, this.#sink.place);
+    if (!record) return this.#persisting; // its records are forgotten
+    this.#record = record;
     this.#persisting = this.#persisting.then(() =>
       this.#keep(record).then(
         (kept) => void (kept || this.#letGo(RECORD_GONE, true)),
@@ -465,7 +459,7 @@ export class Run {
   /** The run's files and, when its messages cannot show all of it, the whole answer. */
   async #deliver(text: string, files: FinalRun["files"] = []): Promise<FileNote[]> {
     const record = this.#record;
-    if (record.kind === "creating") return []; // it never reached the service: no files
+    if (record.kind === "reserved") return []; // it never reached the service: no files
     const persist = (change: RelayedRunProgress) => this.#persist(change);
     const { writer, previews, service, memory } = this.#deps;
     const resumed = this.#start !== "new";

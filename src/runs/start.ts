@@ -19,8 +19,7 @@ import type {
 import { type OpeningPlace, openRun, PromptNotPosted } from "./opening.ts";
 import type { RunningThreads, ThreadRef, Workspaces } from "./ports.ts";
 import { stopFailed } from "../view/errors.ts";
-import type { StartProgress } from "./reservations.ts";
-import type { RunTarget } from "./run-state.ts";
+import { relayedRecord, type RunTarget, type StartProgress } from "./record.ts";
 import { currentTraceparent } from "../tracing/spans.ts";
 
 /** The service's run, as its answer to a create or a continue names it. */
@@ -165,13 +164,9 @@ export async function startReserved(
     return { kind: "refused", key: at, messageTs, error: asked.reason };
   }
   const run = asked.value;
-  const stop = await deps.threads
-    .running(at, req.plan, run, messageTs)
-    .catch((err: unknown) => void deps.logger.error({ err }, "could not record the thread's run"));
   const remark = req.remark ? await req.remark() : req.plan.remark;
-  req.onRunning?.(at);
   const traceparent = currentTraceparent();
-  await deps.relay.start({
+  const target: RunTarget = {
     key: at,
     ref: run.ref,
     runId: run.runId,
@@ -181,7 +176,12 @@ export async function startReserved(
     ...(remark ? { remark } : {}),
     ...(req.plan.step ? { step: req.plan.step } : {}),
     ...(traceparent ? { traceparent } : {}),
-  });
+  };
+  const stop = await deps.threads
+    .running(relayedRecord(target), req.plan)
+    .catch((err: unknown) => void deps.logger.error({ err }, "could not record the thread's run"));
+  req.onRunning?.(at);
+  await deps.relay.start(target);
   if (stop !== undefined) stopAsked(deps, at, run, stop.userId);
   return { kind: "started", key: at, messageTs, run };
 }

@@ -53,7 +53,7 @@ const base = {
 };
 
 const Reserved = z.object({
-  kind: z.literal("creating"),
+  kind: z.literal("reserved"),
   runId: z.string().transform(reservationId),
   key: z.object({ teamId: z.string(), channelId: z.string(), threadTs: z.string().optional() }),
   opening: Opening,

@@ -139,7 +139,7 @@ declare const reservationBrand: unique symbol;
 /** A run on the task service: its `agent_run_id`. Never a reservation's id. */
 export type ServiceRunId = string & { readonly [serviceRunBrand]: true };
 
-/** A start being made (`creating:<team>:<channel>:<uuid>`), before the service's run is shown. */
+/** A start being made (`reserved:<team>:<channel>:<uuid>`), before the service's run is shown. */
 export type ReservationId = string & { readonly [reservationBrand]: true };
 
 /** The service's run id as the service named it (its answers are checked by zod already). */
@@ -190,12 +190,12 @@ interface RunRecordBase {
 
 /**
  * A task (or follow-up) being started: recorded before the service answered and before its
- * messages may exist, so another instance can finish the start if this one dies (adopt.ts):
+ * messages may exist, so another instance can finish the start if this one dies (relay.ts):
  * post what is missing and follow the service's run, or, when the service never answered,
  * end the message as interrupted.
  */
 export interface ReservedRun extends RunRecordBase {
-  readonly kind: "creating";
+  readonly kind: "reserved";
   readonly runId: ReservationId;
   readonly key: StartPlace;
   /** The messages to post (`messageTs` is empty until they exist). */
@@ -225,9 +225,8 @@ export interface RelayedRun extends RunRecordBase {
 }
 
 /**
- * An unfinished run, by its state: being started (`creating`), or shown (`relaying`). What it
- * becomes in the process relaying it is its fate (runs/fate.ts); a thread's own view of it
- * is its `ThreadActivity`.
+ * An unfinished run, by its state: being started (`reserved`), or shown (`relaying`). Made only
+ * by runs/record.ts, from the run's life there; a thread's `running` activity points at one.
  */
 export type RunRecord = ReservedRun | RelayedRun;
 

@@ -48,8 +48,8 @@ beforeEach(() => {
 async function leftBehind(got: Partial<ReservedRun> & { plan?: Partial<RunOpening> } = {}) {
   const { plan, ...rest } = got;
   const record: ReservedRun & { opening: RunOpening } = {
-    kind: "creating",
-    runId: reservationId("creating:T1:C1:dead"),
+    kind: "reserved",
+    runId: reservationId("reserved:T1:C1:dead"),
     key: place,
     messageTs: [],
     startedAt: clock.now() - 5_000,

@@ -137,8 +137,8 @@ describe("taking over runs nobody relays", () => {
     const made = await service.createTask({ prompt: "Explain" });
     const runId = serviceRunId(made.agent_run_id);
     await store.putRun({
-      kind: "creating",
-      runId: reservationId("creating:T1:C1:dead"),
+      kind: "reserved",
+      runId: reservationId("reserved:T1:C1:dead"),
       key,
       messageTs: [],
       startedAt: clock.now() - 5_000,

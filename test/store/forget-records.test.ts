@@ -123,7 +123,7 @@ async function fill(store: ThreadStore, teamId: string): Promise<Record<string, 
     uploads: "pending",
   });
   const reserved: ReservedRun = {
-    kind: "creating",
+    kind: "reserved",
     runId: reservationId(runs.t3),
     key: place(teamId, "C2", T3),
     messageTs: [],

@@ -91,7 +91,7 @@ const thread = (teamId: string, threadTs: string, runId: string): ThreadRecord =
 
 /** A start being made, as a reservation records it. */
 const reserved = (teamId: string, runId: string): ReservedRun => ({
-  kind: "creating",
+  kind: "reserved",
   runId: reservationId(runId),
   key: { teamId, channelId: "C1", threadTs: "1700000000.000100" },
   messageTs: ["1700000000.000200"],

@@ -144,8 +144,8 @@ describe.each(backends)("the run index on %s", (_name, makeBackend) => {
   it("keeps a start whose thread does not exist yet without a thread", async () => {
     const { store, clock, namespace } = storeAt(Date.UTC(2025, 0, 1));
     const start: ReservedRun = {
-      kind: "creating",
-      runId: reservationId(`creating:${TEAM}:C1:${unique()}`),
+      kind: "reserved",
+      runId: reservationId(`reserved:${TEAM}:C1:${unique()}`),
       key: { teamId: TEAM, channelId: "C1" },
       messageTs: [],
       startedAt: clock.now,
