@@ -1,13 +1,7 @@
 /**
- * What becomes of a run relayed by this process: one state (`Fate`), changed only by the
- * named transitions of `TRANSITIONS`, which the methods below go through. The run (run.ts)
- * owns it; the relay signals Stop, a refused Stop and shutdown to it, and forget.ts the
- * forgetting of its records. ARCHITECTURE.md draws the table (test/runs/fate-diagram.test.ts
+ * What becomes of a run relayed by this process: one state (`Fate`), changed only by the named
+ * transitions of `TRANSITIONS`. ARCHITECTURE.md draws the table (test/runs/fate-diagram.test.ts
  * checks the drawing against it).
- *
- * How the run then ends: running → its final state (`ending`); stopping → "stopped by"
- * (`ending`, with the Stop); handingOver → its latest text shown and its lease released for
- * another instance; forgotten → nothing.
  */
 import type { Logger } from "pino";
 import type { StopRequest } from "../store/types.ts";
@@ -21,10 +15,7 @@ export type Fate =
   | { readonly kind: "running" }
   /** A Stop is asked of the service: refused, the run goes on. */
   | { readonly kind: "stopping"; readonly stop: StopAsk }
-  /**
-   * A Stop is asked of the service, and the run was asked to be handed over too (shutdown, a
-   * lost lease): refused (or unanswered), it is handed over; taken, it ends here, stopped.
-   */
+  /** A Stop is asked, and a hand-over too: refused or unanswered, handed over; taken, stopped. */
   | { readonly kind: "stoppingHandingOver"; readonly stop: StopAsk }
   /** It stops following here, shows its latest text and lets another instance go on. */
   | { readonly kind: "handingOver" }
@@ -40,10 +31,8 @@ export type Transition =
   "stop" | "refused" | "unanswered" | "stoppedElsewhere" | "handOver" | "end" | "forget";
 
 /**
- * Every move a fate makes: from a state, by a transition, to a state. A transition not listed
- * for a state leaves it as it is. Moves within `ending` keep what its end shows true: a Stop
- * pressed (or learnt of) while it is shown still stops the run; a refusal arriving late means
- * the run no longer counts as stopped.
+ * Every move a fate makes (an unlisted transition leaves it as it is). Within `ending`, a Stop
+ * still stops the run, and a refusal arriving late un-stops it.
  */
 export const TRANSITIONS: readonly (readonly [from: FateKind, by: Transition, to: FateKind])[] = [
   ["running", "stop", "stopping"],
@@ -83,7 +72,7 @@ function stateOf(kind: FateKind, stop: StopAsk | undefined): Fate {
 }
 
 export class RunFate {
-  /** Aborted when the run must stop following the service now (hand-over, forget, grace). */
+  /** Aborted when the run must stop following the service now. */
   readonly #abort = new AbortController();
   /** Its record could not be written when it started (the store was down): written later. */
   #unrecorded: boolean;
@@ -112,15 +101,9 @@ export class RunFate {
       : undefined;
   }
 
-  /** Whether the run is being stopped (by a person, or by the app itself). */
+  /** Whether a Stop holds. */
   get stopping(): boolean {
     return this.stopHeld !== undefined;
-  }
-
-  /** Who stopped the run, while a Stop holds (none when the app itself did). */
-  get stoppedBy(): string | undefined {
-    const held = this.stopHeld;
-    return held?.kind === "person" ? held.userId : undefined;
   }
 
   /** Whether the run goes on here, or is handed over with its latest text shown. */
@@ -133,7 +116,6 @@ export class RunFate {
     return this.#fate.kind === "ending" || this.#fate.kind === "forgotten";
   }
 
-  /** Tells the service's stream to stop following (hand-over, forget, a stop's grace ran out). */
   get signal(): AbortSignal {
     return this.#abort.signal;
   }
@@ -157,7 +139,7 @@ export class RunFate {
     return true;
   }
 
-  /** A Stop is asked (of a run not being stopped). False when one holds already, or forgotten. */
+  /** A Stop is asked; false when one holds already, or the run is forgotten. */
   stop(ask: StopAsk): boolean {
     return !this.stopping && this.#move("stop", ask);
   }
@@ -168,7 +150,7 @@ export class RunFate {
     this.#onRefused?.();
   }
 
-  /** The stop being asked of the service (settled once stopped or refused here). */
+  /** The stop request being sent to the service. */
   asking(request: Promise<unknown>): void {
     this.#stopAnswered = request.then(
       () => undefined,
@@ -186,7 +168,7 @@ export class RunFate {
     return this.#forgotten;
   }
 
-  /** No answer to the stop in time: the run is handed over, and its next owner finds out. */
+  /** No answer to the stop in time: the run is handed over. */
   unanswered(): void {
     this.#move("unanswered", undefined);
   }
@@ -208,12 +190,12 @@ export class RunFate {
     if (kind === "handingOver" || kind === "stoppingHandingOver") this.#abort.abort(new Error(why));
   }
 
-  /** Its end is shown here (stopped, if a Stop holds): it is neither handed over nor let go. */
+  /** Its end is shown here (stopped, if a Stop holds). */
   end(): void {
     this.#move("end", this.stopHeld);
   }
 
-  /** A stop whose run does not end in time: following it is cut, wherever its fate is. */
+  /** A stopped run that does not end in time: following it is cut. */
   cut(why: string): void {
     this.#abort.abort(new Error(why));
   }
@@ -230,10 +212,8 @@ export class RunFate {
 export const STOP_ANSWER_MS = 3000;
 
 /**
- * Following was cut (a hand-over, a failure) while a Stop was asked: waits a moment for the
- * service's answer, which the fate then tells (stopping, or going on). Without one in time the
- * run is handed over, with who pressed Stop recorded: its next owner learns from the service
- * whether it stopped. A forgotten run waits no more.
+ * Following was cut while a Stop was asked: waits a moment for the service's answer. Without one
+ * the run is handed over, with who pressed Stop recorded for its next owner.
  */
 export async function awaitStopAnswer(
   fate: RunFate,

@@ -1,8 +1,7 @@
 /**
- * The relay: the registry of the runs this instance shows in Slack. It starts each run's
- * relay (run.ts: the life of one run), records tasks still being created so another
- * instance can end their message if this one dies, takes over runs other instances left
- * (resume), stops runs, and hands every run over on shutdown.
+ * The relay: the registry of the runs this instance shows in Slack. It starts each run (run.ts),
+ * reserves starts so another instance can finish them, resumes runs others left, stops runs,
+ * and hands every run over on shutdown.
  */
 import type { Logger } from "pino";
 import type { ThreadRef } from "../service/client.ts";
@@ -69,10 +68,7 @@ export interface RelayOptions {
   /** Told when an adopted start's run runs: the thread layer records it (threads/running.ts). */
   readonly threads: RunningThreads;
   readonly logger: Logger;
-  /**
-   * How answers reach Slack (edits by default), how long a native stream message lasts, and
-   * how the agent's steps show (a plan by default).
-   */
+  /** How answers reach Slack (edits by default), stream rotation, and how steps show (a plan). */
   readonly streaming?: {
     readonly mode: RunDeps["streaming"];
     readonly rotateMs?: number;
@@ -135,10 +131,7 @@ export class Relay {
     });
   }
 
-  /**
-   * Subscribes to the end of every run relayed here: called once per run, after its final
-   * state is shown (not when it is handed over or forgotten). A listener's failure is logged.
-   */
+  /** Hears each run's end once its final state is shown (not a hand-over or a forgotten run). */
   onEnded(listener: (outcome: RunOutcome) => Promise<void>): void {
     this.#endListeners.push(listener);
   }
@@ -160,10 +153,7 @@ export class Relay {
     return this.#runs.has(runId) || this.#reserved.holds(runId);
   }
 
-  /**
-   * Starts relaying a new run: records it as unfinished and takes its lease, then follows it
-   * in the background. Resolves once the run is recorded; never rejects.
-   */
+  /** Records a new run, takes its lease and follows it in the background. Never rejects. */
   async start(target: RunTarget): Promise<void> {
     const record = relayedRecord(target);
     const { store, instanceId, logger } = this.#opts;
@@ -184,10 +174,8 @@ export class Relay {
   }
 
   /**
-   * Records a task (or follow-up) being created, before the service answered and before its
-   * messages may exist: if this instance dies meanwhile, another one posts what is missing
-   * and follows the service's run, or ends the message with a clear error when the service
-   * never answered. Returns the reservation's id, for `note` and `release`.
+   * Records a start before the service answered and its messages exist, so another instance
+   * can finish it (or end its message as interrupted) if this one dies. Returns its id.
    */
   reserve(
     place: StartPlace,
@@ -208,10 +196,7 @@ export class Relay {
     return this.#reserved.release(id);
   }
 
-  /**
-   * Finishes a run another instance started, from its record; the caller holds its lease. It
-   * goes on in the trace of the request that started it (kept in its record).
-   */
+  /** Finishes a run another instance left, in its request's trace; the caller holds its lease. */
   resume(record: RunRecord): Promise<void> {
     return inTrace(record.traceparent, () => this.#resume(record));
   }
@@ -252,9 +237,8 @@ export class Relay {
   }
 
   /**
-   * Instances died relaying this run, one after another: it is not followed again (that could
-   * take this instance down too, and then the next). Its thread says why and where its result
-   * is, and it ends like a run whose following failed.
+   * Instances died relaying this run, one after another: it is not followed again (it could take
+   * this one down too), and ends like a run whose following failed, saying why.
    */
   #quarantine(record: RelayedRun, died: number): Promise<void> {
     const { key, runId } = record;
@@ -266,11 +250,7 @@ export class Relay {
     return this.#launch(record, "quarantined");
   }
 
-  /**
-   * A run whose instance died before it was shown: its start goes on from its reservation by
-   * a fresh start's steps (start.ts), then the run is relayed; a start the service never
-   * answered ends its message as interrupted.
-   */
+  /** A start whose instance died: it goes on by a fresh start's steps (start.ts). */
   async #adopt(record: ReservedRun): Promise<void> {
     const { workspaces, threads, logger } = this.#opts;
     const { key, opening: plan, created } = record;
@@ -314,10 +294,7 @@ export class Relay {
     await this.#runs.get(result.run.runId)?.done;
   }
 
-  /**
-   * The relay as an adopted start sees it: the service's run is claimed (another instance may
-   * relay it already) and resumed here, in the trace of the request that started it.
-   */
+  /** The relay as an adopted start sees it: its service run is claimed, then resumed here. */
   #adopting(traceparent: string | undefined): Pick<StartRelay, "progress" | "start" | "stop"> {
     return {
       progress: (id, change) => this.progress(id, change),
@@ -334,10 +311,7 @@ export class Relay {
     };
   }
 
-  /**
-   * Takes the lease of an adopted start's service run. Another instance may have recorded the
-   * run already: its record (and text) wins. Undefined when another instance relays it.
-   */
+  /** Leases an adopted start's run: a record already there wins; undefined if relayed elsewhere. */
   async #claimAdopted(next: RelayedRun): Promise<ShownRun | undefined> {
     const { store, instanceId } = this.#opts;
     if (!(await store.acquireLease(runLease(next.runId), instanceId, this.#leaseTtl))) return;
@@ -445,9 +419,8 @@ export class Relay {
   }
 
   /**
-   * Stops a run: asks the service to stop and ends the message as "stopped by" (rejects when
-   * the service refuses). When another instance relays the run, the request is recorded for
-   * it. False when the run is not known as unfinished anywhere, or not `run.key`'s thread's.
+   * Stops a run (rejects when the service refuses), recording the request for the instance that
+   * relays it. False when no unfinished run of `run.key`'s thread is known by that id.
    */
   async stop(
     run: { readonly runId: string; readonly ref: ThreadRef; readonly key: SlackThreadKey },
@@ -481,10 +454,7 @@ export class Relay {
     return true;
   }
 
-  /**
-   * Stops a run relayed here (by a person, or by the app itself when `by` is undefined) and
-   * resolves once it ended; a stop the service refuses rejects, and the run goes on.
-   */
+  /** Stops a run relayed here and resolves once it ended; rejects (the run goes on) if refused. */
   async #stopHere(relayed: Relayed, ref: ThreadRef, ask: StopAsk): Promise<void> {
     const { workspaces, logger } = this.#opts;
     if (relayed.fate.stop(ask)) {
@@ -511,18 +481,12 @@ export class Relay {
     await relayed.done;
   }
 
-  /**
-   * The workspace uninstalled the app: every run of it stops at the service and ends without
-   * a word to Slack, here and on other instances (forget.ts); resolves once those here ended.
-   */
+  /** The workspace uninstalled the app: its runs stop quietly, everywhere (forget.ts). */
   stopTeam(teamId: string): Promise<void> {
     return this.stopQuietly({ teamId }, "its workspace uninstalled the app");
   }
 
-  /**
-   * The records of `scope` are being forgotten (a channel or a task message deleted in Slack, a
-   * workspace's records erased): its runs stop as a workspace's do when it uninstalls the app.
-   */
+  /** The records of `scope` are being forgotten: its runs stop quietly, everywhere. */
   stopQuietly(scope: RunScope, why: string): Promise<void> {
     const here = new Map([...this.#runs].filter(([, run]) => inScope(run.key, scope)));
     const { store, workspaces, logger } = this.#opts;
@@ -537,10 +501,7 @@ export class Relay {
     }
   }
 
-  /**
-   * Shutdown: every run is handed over at once. Its latest text is shown and recorded, its
-   * lease released, so another instance (or this one after a restart) continues it.
-   */
+  /** Shutdown: every run is handed over at once, its latest text shown and recorded. */
   async handover(): Promise<void> {
     for (const relayed of this.#runs.values()) {
       relayed.fate.handOver("handing over");
@@ -549,10 +510,7 @@ export class Relay {
   }
 }
 
-/**
- * A Stop the service refused because there is nothing to stop (the run already ended, or the
- * thread is gone): the run ends as stopped all the same.
- */
+/** Nothing to stop (the run ended, or its thread is gone): it ends as stopped all the same. */
 function stopNotNeeded(err: unknown): boolean {
   return err instanceof TaskServiceError && err.kind === "not_found";
 }

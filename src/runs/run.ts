@@ -1,7 +1,6 @@
 /**
- * The life of one relayed run: follow it on the service, show its answer in Slack as it grows
- * (through its answer sink: answer/), and end it in a final, visible state with its files; or,
- * on shutdown or a lost lease, hand it over with the latest text shown and recorded.
+ * The life of one relayed run: follow it on the service, show its answer as it grows (answer/),
+ * and end it in a final state with its files; or hand it over with its latest text recorded.
  */
 import type { Logger } from "pino";
 import { TaskServiceError } from "../service/errors.ts";
@@ -85,7 +84,6 @@ export const HANDOVER_FLUSH_MS = 1000;
 export class Run {
   readonly #deps: RunDeps;
   readonly #fate: RunFate;
-  /** How it came here: a new run, one taken over from another instance, or one quarantined. */
   readonly #start: RunStart;
   readonly #log: Logger;
   readonly #sink: AnswerSink;
@@ -116,8 +114,6 @@ export class Run {
     this.#fate = fate;
     this.#start = start;
     const resumed = start !== "new";
-    // A reservation whose creator died before the service answered shows no text: it ends
-    // as interrupted (#follow).
     const shown = record.kind === "relaying" ? record.shownText : "";
     this.#text = shown;
     this.#whole = new GrowingText(shown);
@@ -222,10 +218,7 @@ export class Run {
     }
   }
 
-  /**
-   * The answer passed what this app keeps of it (its own budget, or the process's): the run is
-   * stopped at the service, and ends here as stopped, saying why, with what it kept.
-   */
+  /** The answer passed what this app keeps of it: the run is stopped, saying why, with what it kept. */
   async #stopTooLarge(err: TaskServiceError): Promise<void> {
     const max = formatBytes(this.#memory.maxBytes);
     const reason = this.#memory.processFull
@@ -252,7 +245,6 @@ export class Run {
     const more = this.#held + text;
     this.#held = "";
     if (more === "") return;
-    // Past the cap the answer keeps its head; the rest is attached at the end.
     const shown = this.#text;
     this.#text = appendCapped(shown, more);
     this.#whole.append(more);
@@ -343,10 +335,7 @@ export class Run {
     return this.#persisting;
   }
 
-  /**
-   * Writes the run's record: only while it exists (a forgotten workspace's run is never
-   * brought back), or anew when its first write failed. False when it is gone.
-   */
+  /** Rewrites the run's record while it exists (or anew if its first write failed); false if gone. */
   async #keep(record: ShownRun): Promise<boolean> {
     const { store } = this.#deps;
     if (!this.#fate.unrecorded) return store.updateRun(record);
@@ -363,9 +352,8 @@ export class Run {
   }
 
   /**
-   * Its records are forgotten: stopped at the service, no word in its thread, no record, no
-   * queue. A Workflow Builder step that asked for it fails, saying so (a workspace that
-   * uninstalled the app has no token left: Slack refuses, and that is logged).
+   * Its records are forgotten: stopped at the service, no word in its thread; a Workflow Builder
+   * step that asked for it fails, saying so.
    */
   async #forget(stopAtService: boolean): Promise<void> {
     await stopForgotten(this.#deps.service, this.#record, this.#log, stopAtService);
@@ -490,10 +478,7 @@ export class Run {
     return { reason: why, stoppedBy };
   }
 
-  /**
-   * After the final state is shown: the working message goes, the Workflow Builder step that
-   * asked for the run ends, the run is forgotten.
-   */
+  /** After the final state is shown: the working message goes, its step ends, its record goes. */
   async #cleanUp(state: RunState, result: StepResult): Promise<void> {
     const { store, onEnded, workflowSteps } = this.#deps;
     const { runId } = this.#record;

@@ -14,17 +14,17 @@ describe("a run's fate", () => {
     expect(fate.now).toEqual({ kind: "running" });
     expect(fate.stop(personStop("U1"))).toBe(true);
     expect(fate.now).toEqual({ kind: "stopping", stop: personStop("U1") });
-    expect(fate.stoppedBy).toBe("U1");
+    expect(fate.stopHeld).toEqual(personStop("U1"));
     // A second Stop changes nothing: the first one is shown.
     expect(fate.stop(personStop("U2"))).toBe(false);
-    expect(fate.stoppedBy).toBe("U1");
+    expect(fate.stopHeld).toEqual(personStop("U1"));
   });
 
   it("is stopped by the app itself (its maximum run time) with a reason and nobody named", () => {
     const fate = new RunFate();
     expect(fate.stop({ kind: "app", reason: "it reached the maximum run time of 4h" })).toBe(true);
     expect(fate.stopping).toBe(true);
-    expect(fate.stoppedBy).toBeUndefined();
+    expect(fate.stopHeld?.kind).toBe("app");
     expect(fate.now).toEqual({
       kind: "stopping",
       stop: { kind: "app", reason: "it reached the maximum run time of 4h" },
@@ -37,7 +37,7 @@ describe("a run's fate", () => {
     fate.refused();
     expect(fate.now).toEqual({ kind: "running" });
     expect(fate.stop(personStop("U2"))).toBe(true);
-    expect(fate.stoppedBy).toBe("U2");
+    expect(fate.stopHeld).toEqual(personStop("U2"));
   });
 
   it("is handed over on shutdown, and stops following the service at once", () => {
@@ -117,7 +117,7 @@ describe("a run's fate", () => {
   it("learns of a Stop made elsewhere", () => {
     const fate = new RunFate();
     fate.stoppedElsewhere(personStop("U3"));
-    expect(fate.stoppedBy).toBe("U3");
+    expect(fate.stopHeld).toEqual(personStop("U3"));
   });
 
   it("ends here once: its end is neither handed over nor let go, and keeps who stopped it", () => {
@@ -134,7 +134,7 @@ describe("a run's fate", () => {
     expect(fate.now).toEqual({ kind: "ending" });
     // A Stop pressed while its end is shown still stops it (the service is asked).
     expect(fate.stop(personStop("U2"))).toBe(true);
-    expect(fate.stoppedBy).toBe("U2");
+    expect(fate.stopHeld).toEqual(personStop("U2"));
     fate.forget("its workspace uninstalled the app");
     expect(fate.now).toEqual({ kind: "forgotten" });
   });
