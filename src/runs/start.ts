@@ -1,12 +1,8 @@
 /**
- * The one way a run starts, whatever asked for it (a new task, a reply in its thread): the
- * start is recorded first (a reservation another instance finishes if this one dies), the
- * service is asked at once while the run's messages are posted as Slack's budget allows, then
- * the threads above are told the run runs and the relay follows it; a Stop pressed meanwhile
- * stops it as soon as it is known. What differs between origins is data: how to ask the
- * service, what to tell the person when nothing could be posted, what happens once the thread
- * exists. A start whose instance died midway is finished from its reservation by the same
- * steps (`startReserved`, called by the relay's adoption).
+ * The one way a run starts (a new task, a reply in its thread, a start another instance left):
+ * reserve it, ask the service while its messages are posted, tell the threads above it runs,
+ * then relay it; a Stop pressed meanwhile stops it once it is known. What differs between
+ * origins is data (`StartRequest`).
  */
 import type { Logger } from "pino";
 import type {
@@ -28,7 +24,7 @@ export interface CreatedRun {
   readonly runId: ServiceRunId;
 }
 
-/** What a start needs of the relay (runs/relay.ts): its reservations, and the runs it follows. */
+/** What a start needs of the relay (runs/relay.ts). */
 export interface StartRelay {
   reserve(place: StartPlace, startedAt: number, opening: RunOpening): Promise<ReservationId>;
   progress(id: ReservationId, change: StartProgress): Promise<void>;
@@ -43,7 +39,6 @@ export interface StartRelay {
 export interface StartDeps {
   readonly relay: StartRelay;
   readonly workspaces: Workspaces;
-  /** Told that the run runs: the thread layer records it (runs/ never writes a thread). */
   readonly threads: RunningThreads;
   readonly logger: Logger;
 }
@@ -72,10 +67,7 @@ export interface StartRequest {
   readonly onRunning?: (key: SlackThreadKey) => void;
   /** Tells the person who asked, privately. */
   readonly tell: (text: string) => Promise<void>;
-  /**
-   * What they are told when the run's messages could not be posted, unless Slack said why
-   * (without it, only Slack's reason is told).
-   */
+  /** What they are told when the run's messages could not be posted, unless Slack said why. */
   readonly notShownAdvice?: string;
 }
 
@@ -114,11 +106,7 @@ export async function startRun(given: StartDeps, req: StartRequest): Promise<Sta
   }
 }
 
-/**
- * The steps of a start once it is reserved (each recorded in `reservation`, if there is one):
- * a fresh start's, or one another instance began and this one finishes. The caller releases
- * the reservation.
- */
+/** A start's steps once reserved (each recorded in `reservation`); the caller releases it. */
 export async function startReserved(
   deps: ReservedStartDeps,
   req: StartRequest,
@@ -214,10 +202,7 @@ async function notShown(
   }
 }
 
-/**
- * Stop was pressed while the run was starting: it is stopped now that it is known (the run
- * goes on if that fails, and the person who pressed Stop is told so).
- */
+/** Stop was pressed while the run was starting: it is stopped now (or they are told why not). */
 export function stopAsked(
   deps: Pick<ReservedStartDeps, "relay" | "workspaces" | "logger">,
   key: SlackThreadKey,

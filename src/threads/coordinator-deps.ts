@@ -18,9 +18,8 @@ import type {
   WorkflowSteps,
   Workspaces,
 } from "./ports.ts";
-import type { PeoplePolicy } from "./access/policy.ts";
+import type { PeoplePolicy, RateLimits } from "./access/checks.ts";
 import type { Preferences } from "./preferences.ts";
-import type { RateLimits } from "./access/rate-limits.ts";
 import type { MemoryLimits } from "../runs/memory.ts";
 import type { Relay } from "../runs/relay.ts";
 import type { AuditTrail } from "../store/audit.ts";

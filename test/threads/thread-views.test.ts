@@ -9,7 +9,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { TaskCoordinator } from "../../src/threads/coordinator.ts";
 import { VIEW_LOADS_PER_MIN } from "../../src/threads/thread-views.ts";
 import { memoryLimits } from "../../src/runs/memory.ts";
-import { GUEST_REFUSAL, PERSON_UNKNOWN } from "../../src/threads/access/policy.ts";
+import { GUEST_REFUSAL, PERSON_UNKNOWN } from "../../src/threads/access/checks.ts";
 import { putUsagePolicy } from "../../src/store/usage-policy.ts";
 import type { FakeFile } from "../support/fakes/task-service.ts";
 import { createMemoryStore } from "../../src/store/memory.ts";
