@@ -8,7 +8,6 @@ import type {
   PersonStop,
   PreferenceStore,
   RunOpening,
-  RunState,
   RunStore,
   RelayedRun,
   SlackFileRef,
@@ -16,6 +15,7 @@ import type {
   ThreadStore,
   WorkflowStep,
 } from "../store/types.ts";
+import type { StepEnding } from "../view/completion.ts";
 import type { MessagePayload } from "../view/render.ts";
 
 export type { TaskService, ThreadRef };
@@ -187,16 +187,9 @@ export interface Person {
 }
 
 /** How a Workflow Builder step's task ended; `thread` is absent when nothing was posted. */
-export interface StepResult {
-  readonly state: RunState;
-  readonly answer: string;
-  readonly reason?: string | undefined;
-  /** Who pressed Stop, for a stopped run. */
-  readonly stoppedBy?: string | undefined;
-  /** The names of the files the run generated. */
-  readonly files: readonly string[];
+export type StepResult = Omit<StepEnding, "link"> & {
   readonly thread?: SlackThreadKey | undefined;
-}
+};
 
 /** Ends Workflow Builder steps (`functions.completeSuccess`/`completeError`), each once. Never rejects. */
 export interface WorkflowSteps {

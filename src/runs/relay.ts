@@ -20,7 +20,7 @@ import {
 } from "../store/types.ts";
 import { formatDuration } from "../view/render.ts";
 import { inScope, type RunScope, stopRunsQuietly } from "./forget.ts";
-import { runLease } from "./lease-keeper.ts";
+import { runLease } from "../store/run-index.ts";
 import {
   type Clock,
   type PagePreviews,

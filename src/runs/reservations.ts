@@ -13,7 +13,8 @@ import {
   type StartPlace,
 } from "../store/types.ts";
 import { currentTraceparent } from "../tracing/spans.ts";
-import { LeaseKeeper, runLease } from "./lease-keeper.ts";
+import { runLease } from "../store/run-index.ts";
+import { LeaseKeeper } from "./lease-keeper.ts";
 import type { Clock, RunStore } from "./ports.ts";
 import { learnt, reservedRecord, type StartProgress } from "./record.ts";
 

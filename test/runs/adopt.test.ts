@@ -17,7 +17,7 @@ import {
   serviceRunId,
   type ThreadStore,
 } from "../../src/store/types.ts";
-import { runLease } from "../../src/runs/lease-keeper.ts";
+import { runLease } from "../../src/store/run-index.ts";
 import type { FakeClock } from "../support/fake-clock.ts";
 import { relayOnFakes } from "../support/fakes/relay.ts";
 import type { FakeSlackWriter } from "../support/fakes/slack-writer.ts";

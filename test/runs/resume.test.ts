@@ -7,7 +7,7 @@
  */
 import { pino } from "pino";
 import { beforeEach, describe, expect, it } from "vitest";
-import { runLease } from "../../src/runs/lease-keeper.ts";
+import { runLease } from "../../src/store/run-index.ts";
 import type { Relay } from "../../src/runs/relay.ts";
 import { type RunOutcome } from "../../src/runs/relay.ts";
 import { Resumer } from "../../src/runs/resumer.ts";

@@ -10,13 +10,14 @@
  * refuses the stream, or no stream can start, the run goes back to editing messages.
  */
 import type { Logger } from "pino";
-import type { Clock } from "../../util/clock.ts";
-import { systemClock } from "../../util/clock.ts";
+import { type Clock, systemClock } from "../../util/clock.ts";
 import { slackErrorCode } from "../../view/errors.ts";
 import { type FenceState, scanFences } from "../../view/markdown-scan.ts";
 import { StreamablePrefix } from "../../view/markdown.ts";
 import { neutralizeMentions } from "../../view/sanitize.ts";
 import type { SlackWriter, StreamEnd, StreamStep, TaskDisplay } from "../ports.ts";
+import { EditSink, type SinkOptions } from "./edit-sink.ts";
+import type { AnswerPlace, AnswerSink, FinalAnswer, RunningAnswer } from "./sink.ts";
 import {
   closingLine,
   nextPiece,
@@ -364,5 +365,92 @@ export class NativeStream {
     this.#fence = piece.fence;
     // Steps reported meanwhile go into it with the next append.
     await this.#opts.onStarted(ts, from);
+  }
+}
+
+/**
+ * The answer sink of a natively streamed run, addressed to the person who asked: the stream
+ * message replaces the "working…" one; when Slack ends or refuses the stream, or none can start,
+ * the answer goes on by edits. The final answer is appended at once, its status below it with
+ * the stream's stop (or by an edit, if the stream does not hold it).
+ */
+export interface NativeSinkOptions extends SinkOptions {
+  /** Streams outside DMs are addressed to a person. */
+  readonly recipient: { readonly userId: string; readonly teamId: string };
+  /** Where the answer is changed (a stream message took over, or a part was sealed): record it. */
+  readonly onMoved: () => Promise<void>;
+  /** The stream ended early and what it showed is not the rendered answer: show it again. */
+  readonly reshow: () => void;
+  /** Start only if the stream budget allows at once (auto), else edit. */
+  readonly ifBudget: boolean;
+  readonly rotateMs: number;
+  readonly clock: Clock;
+  /** How Slack shows the agent's steps in the stream (`task_display_mode`). */
+  readonly display?: TaskDisplay | undefined;
+}
+
+export class NativeSink implements AnswerSink {
+  /** Where the answer goes once the stream is over (and where the final answer goes). */
+  readonly #edits: EditSink;
+  readonly #stream: NativeStream;
+
+  constructor(options: NativeSinkOptions) {
+    const edits = new EditSink(options);
+    this.#edits = edits;
+    this.#stream = new NativeStream({
+      writer: options.writer,
+      channelId: options.channelId,
+      threadTs: options.threadTs,
+      recipient: options.recipient,
+      log: options.log,
+      ifBudget: options.ifBudget,
+      rotateMs: options.rotateMs,
+      clock: options.clock,
+      display: options.display,
+      onStarted: async (streamTs, from) => {
+        edits.streamedIn(streamTs, from);
+        await options.onMoved();
+      },
+      onLeft: () => {
+        // The stream message gets the full rendering by the next edit.
+        edits.forgetShown();
+        options.reshow();
+      },
+    });
+  }
+
+  get place(): AnswerPlace {
+    return this.#edits.place;
+  }
+
+  show(answer: RunningAnswer): Promise<boolean> {
+    if (!this.#stream.on) return this.#edits.show(answer);
+    return this.#stream.append(() => answer.text());
+  }
+
+  step(title: string): void {
+    if (this.#stream.on) void this.#stream.step(title);
+  }
+
+  leave(why: string): Promise<void> {
+    return this.#stream.leave(why);
+  }
+
+  async final(answer: FinalAnswer): Promise<boolean> {
+    // A stream that holds the whole answer needs no edit: its stop adds the status below it,
+    // as rendered for the message the answer ends in (the rest may have gone on in a new one).
+    const end = (): StreamEnd | undefined => {
+      const [only, ...more] = answer.render(this.#edits.sealedChars);
+      const [body, ...status] = only?.blocks ?? [];
+      return only && more.length === 0 && body?.type === "markdown"
+        ? { blocks: status, ...(only.metadata ? { metadata: only.metadata } : {}) }
+        : undefined;
+    };
+    if (await this.#stream.end(answer.text, end)) return true;
+    return this.#edits.final(answer);
+  }
+
+  removeControl(): Promise<void> {
+    return this.#edits.removeControl();
   }
 }
