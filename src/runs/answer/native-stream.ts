@@ -37,17 +37,11 @@ export interface NativeStreamOptions {
   /** Streams outside DMs are addressed to a person. */
   readonly recipient: { readonly userId: string; readonly teamId: string };
   readonly log: Logger;
-  /**
-   * A stream message exists: the answer from character `from` on lives there from now on (0
-   * for the run's first stream message; more after a rotation).
-   */
+  /** A stream message exists: the answer from character `from` on lives there from now on. */
   readonly onStarted: (streamTs: string, from: number) => Promise<void>;
   /** Streaming ended (expired, stopped, refused, too long): the run edits messages again. */
   readonly onLeft: () => void;
-  /**
-   * Start a stream only if Slack's budget lets it start at once (`writer.streams`), and edit
-   * otherwise; by default a start waits for the budget like any call.
-   */
+  /** Start a stream only if Slack's budget lets it start at once, else edit (default: wait). */
   readonly ifBudget?: boolean;
   /** How long one stream message is streamed into before the answer goes on in a new one. */
   readonly rotateMs?: number;
@@ -102,9 +96,8 @@ export class NativeStream {
 
   /**
    * Sends what of `latest()` is new and safe to stream, after any append under way. Appends
-   * coalesce while one waits for Slack's budget: the waiting one reads the latest text when
-   * its turn comes, so a fast stream costs one read of the answer per append sent, not per
-   * delta. Resolves true when this call sent something (false when a waiting one will).
+   * coalesce while one waits for Slack's budget (the waiting one reads the latest text). True
+   * when this call sent something.
    */
   append(latest: () => string): Promise<boolean> {
     if (this.#waiting.text) return Promise.resolve(false);
@@ -137,11 +130,9 @@ export class NativeStream {
   }
 
   /**
-   * The run ended with `text`: what of it the stream lacks is appended at once (on the append
-   * budget: the answer shows whole without waiting for a stop), then the stream is stopped
-   * when the stop budget allows, with `end()` (the run's status and buttons, for the message
-   * the answer ends in) below the answer when the stream holds all of it. True when that stop
-   * showed the final answer (no edit is needed); false when an edit must show it.
+   * The run ended with `text`: what the stream lacks is appended at once (the answer shows whole
+   * without waiting for a stop), then the stream is stopped when the stop budget allows, with
+   * `end()` below the answer if the stream holds all of it. False when an edit must show it.
    */
   async end(text: string, end: () => StreamEnd | undefined): Promise<boolean> {
     if (this.#on) await this.#appending.catch(() => false);
@@ -232,10 +223,9 @@ export class NativeStream {
   }
 
   /**
-   * Streams the answer up to `safe` (where it may end, in code block `fence` if any) and the
-   * steps held: into the current stream message while it has room and is not due to rotate,
-   * then into new ones, a Slack call at a time. Steps wait for a stream (it starts with text),
-   * and for a message with room for them. True when something was sent.
+   * Streams the answer up to `safe` (in code block `fence` if any) and the steps held: into the
+   * current stream message while it has room and is not due to rotate, then into new ones. Steps
+   * wait for a stream (it starts with text) with room for them. True when something was sent.
    */
   async #streamTo(safe: string, fence: FenceState | undefined): Promise<boolean> {
     let sent = false;
@@ -281,9 +271,8 @@ export class NativeStream {
   }
 
   /**
-   * Appends to the current message, with the steps held, what of the new text it has room for:
-   * all of it, or up to a place where the message may end (the answer goes on in the next).
-   * False when not even a line fits, or the steps do not.
+   * Appends to the current message, with the steps held, what of the new text it has room for
+   * (up to a place where a message may end). False when not even a line fits, or the steps do not.
    */
   async #fill(ts: string, safe: string, fence: FenceState | undefined): Promise<boolean> {
     const steps = this.#steps;
@@ -333,11 +322,9 @@ export class NativeStream {
   }
 
   /**
-   * Goes on in a new stream message with `piece` (the code block open here opened again); the
-   * one before gets the line closing that block and is stopped when the stop budget allows, and
-   * keeps what it shows. By time (`byTime`) or in auto mode, only if a start can go at once;
-   * the current message is full otherwise, and a native run's start waits for its turn. False
-   * when none started.
+   * Goes on in a new stream message with `piece` (the open code block opened again); the one
+   * before is closed and stopped when the stop budget allows. By time or in auto mode only if a
+   * start can go at once. False when none started.
    */
   async #next(safe: string, piece: Piece, byTime: boolean): Promise<boolean> {
     const { writer, channelId, threadTs, recipient, ifBudget, display } = this.#opts;
