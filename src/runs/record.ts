@@ -59,14 +59,13 @@ export function reservedRecord(
   key: StartPlace,
   startedAt: number,
   opening: RunOpening,
-  messageTs: string | undefined,
   traceparent: string | undefined,
 ): ReservedRun {
   return {
     kind: "reserved",
     runId,
     key,
-    messageTs: messageTs === undefined ? [] : [messageTs],
+    messageTs: [],
     startedAt,
     owner: opening.userId,
     opening,

@@ -3,6 +3,7 @@
  * reserves starts so another instance can finish them, resumes runs others left, stops runs,
  * and hands every run over on shutdown.
  */
+import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
 import type { ThreadRef } from "../service/client.ts";
 import { TaskServiceError } from "../service/errors.ts";
@@ -11,6 +12,7 @@ import type { AppMetrics } from "../metrics.ts";
 import {
   type RelayedRun,
   type ReservationId,
+  reservationId,
   type ReservedRun,
   type RunOpening,
   personStop,
@@ -32,11 +34,12 @@ import {
 } from "./ports.ts";
 import { type MemoryLimits, memoryLimits } from "./memory.ts";
 import { RelayCounters, type RelayMetrics } from "./relay-metrics.ts";
-import { Reservations } from "./reservations.ts";
 import {
   isShown,
+  learnt,
   needsAdopting,
   relayedRecord,
+  reservedRecord,
   type RunTarget,
   type ShownRun,
   type StartProgress,
@@ -54,7 +57,8 @@ import {
 } from "./run-state.ts";
 import { RunFate, type StopAsk } from "./fate.ts";
 import { type RelaySpan, startRelaySpan } from "../tracing/run-spans.ts";
-import { inTrace, linkToTrace } from "../tracing/spans.ts";
+import { currentTraceparent, inTrace, linkToTrace } from "../tracing/spans.ts";
+import { LeaseKeeper } from "./lease-keeper.ts";
 
 export type { RelayMetrics } from "./relay-metrics.ts";
 export type { RunTarget, StartProgress } from "./record.ts";
@@ -104,6 +108,14 @@ interface Relayed {
   readonly span: RelaySpan;
 }
 
+/** A start being made here, its record kept under a lease while this instance lives. */
+interface Reserved {
+  readonly keeper: LeaseKeeper;
+  record: ReservedRun;
+  /** The latest write of the record. */
+  writing: Promise<void>;
+}
+
 export class Relay {
   readonly #opts: RelayOptions;
   readonly #runs = new Map<string, Relayed>();
@@ -111,8 +123,8 @@ export class Relay {
   readonly #clock: Clock;
   readonly #counters: RelayCounters;
   readonly #memory: MemoryLimits;
-  /** Tasks being created here. */
-  readonly #reserved: Reservations;
+  /** Starts being made here, by reservation id. */
+  readonly #reserved = new Map<string, Reserved>();
   /** Who hears of each run's end (the threads above: queue draining, thread state). */
   readonly #endListeners: ((outcome: RunOutcome) => Promise<void>)[] = [];
 
@@ -122,13 +134,6 @@ export class Relay {
     this.#clock = options.clock ?? systemClock;
     this.#counters = new RelayCounters(options.metrics);
     this.#memory = options.memory ?? memoryLimits();
-    this.#reserved = new Reservations({
-      store: options.store,
-      instanceId: options.instanceId,
-      leaseTtlMs: this.#leaseTtl,
-      clock: this.#clock,
-      logger: options.logger,
-    });
   }
 
   /** Hears each run's end once its final state is shown (not a hand-over or a forgotten run). */
@@ -150,7 +155,7 @@ export class Relay {
   }
 
   isActive(runId: string): boolean {
-    return this.#runs.has(runId) || this.#reserved.holds(runId);
+    return this.#runs.has(runId) || this.#reserved.has(runId);
   }
 
   /** Records a new run, takes its lease and follows it in the background. Never rejects. */
@@ -177,23 +182,56 @@ export class Relay {
    * Records a start before the service answered and its messages exist, so another instance
    * can finish it (or end its message as interrupted) if this one dies. Returns its id.
    */
-  reserve(
-    place: StartPlace,
-    startedAt: number,
-    opening: RunOpening,
-    messageTs?: string,
-  ): Promise<ReservationId> {
-    return this.#reserved.reserve(place, startedAt, opening, messageTs);
+  async reserve(place: StartPlace, startedAt: number, opening: RunOpening): Promise<ReservationId> {
+    const id = reservationId(`reserved:${place.teamId}:${place.channelId}:${randomUUID()}`);
+    // With the request's trace, for the instance that may finish this start.
+    const record = reservedRecord(id, place, startedAt, opening, currentTraceparent());
+    await this.#opts.store.putRun(record);
+    await this.#hold(record);
+    return id;
   }
 
   /** Records what a reservation learnt: its thread, its message, the service's run. */
   progress(id: ReservationId, change: StartProgress): Promise<void> {
-    return this.#reserved.progress(id, change);
+    const held = this.#reserved.get(id);
+    if (!held) return Promise.resolve();
+    held.record = learnt(held.record, change);
+    // One write at a time, each of the latest record: a slower write never undoes a newer one.
+    held.writing = held.writing.then(() => this.#opts.store.putRun(held.record));
+    return held.writing;
   }
 
-  /** Drops a reservation once the run is recorded (or the creation failed visibly). */
-  release(id: ReservationId): Promise<void> {
-    return this.#reserved.release(id);
+  /** Drops a reservation (its record and lease) once the run is recorded, or the start failed. */
+  async release(id: ReservationId): Promise<void> {
+    const held = this.#reserved.get(id);
+    this.#letReservationGo(id);
+    await held?.writing.catch(() => undefined);
+    await this.#opts.store.deleteRun(id);
+    await this.#opts.store.releaseLease(runLease(id), this.instanceId);
+  }
+
+  /** Takes (or keeps) a reservation's lease while this instance lives. */
+  async #hold(record: ReservedRun): Promise<void> {
+    const { store, instanceId, logger } = this.#opts;
+    await store.acquireLease(runLease(record.runId), instanceId, this.#leaseTtl);
+    // Creating a task can take longer than a lease: keep it while this instance lives.
+    const keeper = new LeaseKeeper({
+      store,
+      runId: record.runId,
+      owner: instanceId,
+      ttlMs: this.#leaseTtl,
+      clock: this.#clock,
+      log: logger,
+      onLost: () => undefined,
+    });
+    keeper.start();
+    this.#reserved.set(record.runId, { keeper, record, writing: Promise.resolve() });
+  }
+
+  /** Stops keeping a reservation (a run relay takes its record over, with its lease). */
+  #letReservationGo(id: string): void {
+    this.#reserved.get(id)?.keeper.stop();
+    this.#reserved.delete(id);
   }
 
   /** Finishes a run another instance left, in its request's trace; the caller holds its lease. */
@@ -256,7 +294,7 @@ export class Relay {
     const { key, opening: plan, created } = record;
     const log = logger.child({ teamId: key.teamId });
     log.info({ id: record.runId }, "finishing the start of a run whose instance stopped");
-    await this.#reserved.hold(record);
+    await this.#hold(record);
     let result: StartResult | undefined;
     try {
       const relay = this.#adopting(record.traceparent);
@@ -277,14 +315,14 @@ export class Relay {
       // Its messages may be posted and its service run made: forgetting it would leave a
       // thread working for ever. It is left for a later scan, here or on another instance.
       log.error({ err, id: record.runId }, "could not finish a run's start; it is tried again");
-      this.#reserved.forget(record.runId);
+      this.#letReservationGo(record.runId);
       const lease = runLease(record.runId);
       await this.#opts.store.releaseLease(lease, this.#opts.instanceId).catch(() => undefined);
       return;
     }
     if (result?.kind === "refused") {
       // The service never answered: its message ends as interrupted, then the record goes.
-      this.#reserved.forget(record.runId);
+      this.#letReservationGo(record.runId);
       this.#counters.resumed();
       const shown = { ...record, key: result.key, messageTs: [result.messageTs] };
       return this.#launch(shown, "resumed");

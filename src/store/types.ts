@@ -145,7 +145,7 @@ export type ReservationId = string & { readonly [reservationBrand]: true };
 /** The service's run id as the service named it (its answers are checked by zod already). */
 export const serviceRunId = (id: string): ServiceRunId => id as ServiceRunId;
 
-/** A reservation's id as this app made it (reservations.ts) or the store kept it. */
+/** A reservation's id as this app made it (runs/relay.ts) or the store kept it. */
 export const reservationId = (id: string): ReservationId => id as ReservationId;
 
 /** Where a start's messages go: its channel, and its thread once that exists. */
