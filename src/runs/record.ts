@@ -103,6 +103,12 @@ export function relayedRecord(target: RunTarget): RelayedRun {
   };
 }
 
+/** A service run one more instance begins relaying (its relays are counted: relay.ts). */
+export const reopened = (record: RelayedRun): RelayedRun => ({
+  ...record,
+  openRelays: (record.openRelays ?? 0) + 1,
+});
+
 /**
  * What a run relayed here stores as it goes, its fate being `fate`: nothing once its records are
  * forgotten; a start whose service never answered keeps only its messages; a service run what

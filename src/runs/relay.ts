@@ -39,6 +39,7 @@ import {
   learnt,
   needsAdopting,
   relayedRecord,
+  reopened,
   reservedRecord,
   type RunTarget,
   type ShownRun,
@@ -250,7 +251,7 @@ export class Relay {
       const died = record.openRelays ?? 0;
       const limit = record.finishing ? MAX_RELAY_DEATHS : MAX_RELAY_DEATHS_FOLLOWING;
       if (died >= limit) return this.#quarantine(record, died);
-      const counted = { ...record, openRelays: died + 1 };
+      const counted = reopened(record);
       const kept = await store.updateRun(counted).catch((err: unknown) => {
         const { runId, key } = record;
         logger.warn(
