@@ -1,34 +1,21 @@
 /**
- * What becomes of a run relayed by this process: one state (`Fate`), changed only by the
- * named transitions of `TRANSITIONS`, which the methods below go through. The run (run.ts)
- * owns it; the relay signals Stop, a refused Stop and shutdown to it, and forget.ts the
- * forgetting of its records. ARCHITECTURE.md draws the table (test/runs/fate-diagram.test.ts
+ * What becomes of a run relayed by this process: one state (`Fate`), changed only by the named
+ * transitions of `TRANSITIONS`. ARCHITECTURE.md draws the table (test/runs/fate-diagram.test.ts
  * checks the drawing against it).
- *
- * How the run then ends: running → its final state (`ending`); stopping → "stopped by"
- * (`ending`, with the Stop); handingOver → its latest text shown and its lease released for
- * another instance; forgotten → nothing.
  */
 import type { Logger } from "pino";
+import type { StopRequest } from "../store/types.ts";
 import type { Clock, RunStore } from "./ports.ts";
 
-/** A Stop asked of a run. */
-export interface StopAsk {
-  /** Who pressed Stop; none when the app itself stops it (e.g. at its maximum run time). */
-  readonly by?: string | undefined;
-  /** Why the app stopped it, shown with "Stopped". */
-  readonly reason?: string | undefined;
-}
+/** A Stop asked of a run relayed here: a person's, or the app's own (saying why). */
+export type StopAsk = Exclude<StopRequest, { readonly kind: "forgotten" }>;
 
 export type Fate =
   /** Followed here, its answer shown as it grows. */
   | { readonly kind: "running" }
   /** A Stop is asked of the service: refused, the run goes on. */
   | { readonly kind: "stopping"; readonly stop: StopAsk }
-  /**
-   * A Stop is asked of the service, and the run was asked to be handed over too (shutdown, a
-   * lost lease): refused (or unanswered), it is handed over; taken, it ends here, stopped.
-   */
+  /** A Stop is asked, and a hand-over too: refused or unanswered, handed over; taken, stopped. */
   | { readonly kind: "stoppingHandingOver"; readonly stop: StopAsk }
   /** It stops following here, shows its latest text and lets another instance go on. */
   | { readonly kind: "handingOver" }
@@ -44,10 +31,8 @@ export type Transition =
   "stop" | "refused" | "unanswered" | "stoppedElsewhere" | "handOver" | "end" | "forget";
 
 /**
- * Every move a fate makes: from a state, by a transition, to a state. A transition not listed
- * for a state leaves it as it is. Moves within `ending` keep what its end shows true: a Stop
- * pressed (or learnt of) while it is shown still stops the run; a refusal arriving late means
- * the run no longer counts as stopped.
+ * Every move a fate makes (an unlisted transition leaves it as it is). Within `ending`, a Stop
+ * still stops the run, and a refusal arriving late un-stops it.
  */
 export const TRANSITIONS: readonly (readonly [from: FateKind, by: Transition, to: FateKind])[] = [
   ["running", "stop", "stopping"],
@@ -77,7 +62,8 @@ function stateOf(kind: FateKind, stop: StopAsk | undefined): Fate {
   switch (kind) {
     case "stopping":
     case "stoppingHandingOver":
-      return { kind, stop: stop ?? {} };
+      if (stop === undefined) throw new Error(`a run ${kind} needs its Stop`); // TRANSITIONS give one
+      return { kind, stop };
     case "ending":
       return stop === undefined ? { kind } : { kind, stop };
     default:
@@ -85,13 +71,8 @@ function stateOf(kind: FateKind, stop: StopAsk | undefined): Fate {
   }
 }
 
-const ask = (by: string | undefined, reason?: string): StopAsk => ({
-  ...(by === undefined ? {} : { by }),
-  ...(reason === undefined ? {} : { reason }),
-});
-
 export class RunFate {
-  /** Aborted when the run must stop following the service now (hand-over, forget, grace). */
+  /** Aborted when the run must stop following the service now. */
   readonly #abort = new AbortController();
   /** Its record could not be written when it started (the store was down): written later. */
   #unrecorded: boolean;
@@ -120,14 +101,9 @@ export class RunFate {
       : undefined;
   }
 
-  /** Whether the run is being stopped (by a person, or by the app itself). */
+  /** Whether a Stop holds. */
   get stopping(): boolean {
     return this.stopHeld !== undefined;
-  }
-
-  /** Who stopped the run, while a Stop holds (none when the app itself did). */
-  get stoppedBy(): string | undefined {
-    return this.stopHeld?.by;
   }
 
   /** Whether the run goes on here, or is handed over with its latest text shown. */
@@ -140,7 +116,6 @@ export class RunFate {
     return this.#fate.kind === "ending" || this.#fate.kind === "forgotten";
   }
 
-  /** Tells the service's stream to stop following (hand-over, forget, a stop's grace ran out). */
   get signal(): AbortSignal {
     return this.#abort.signal;
   }
@@ -164,9 +139,9 @@ export class RunFate {
     return true;
   }
 
-  /** A Stop is asked (of a run not being stopped). False when one holds already, or forgotten. */
-  stop(by: string | undefined, reason?: string): boolean {
-    return !this.stopping && this.#move("stop", ask(by, reason));
+  /** A Stop is asked; false when one holds already, or the run is forgotten. */
+  stop(ask: StopAsk): boolean {
+    return !this.stopping && this.#move("stop", ask);
   }
 
   /** The service refused the stop: the run goes on (and Stop may be pressed again). */
@@ -175,7 +150,7 @@ export class RunFate {
     this.#onRefused?.();
   }
 
-  /** The stop being asked of the service (settled once stopped or refused here). */
+  /** The stop request being sent to the service. */
   asking(request: Promise<unknown>): void {
     this.#stopAnswered = request.then(
       () => undefined,
@@ -193,7 +168,7 @@ export class RunFate {
     return this.#forgotten;
   }
 
-  /** No answer to the stop in time: the run is handed over, and its next owner finds out. */
+  /** No answer to the stop in time: the run is handed over. */
   unanswered(): void {
     this.#move("unanswered", undefined);
   }
@@ -204,8 +179,8 @@ export class RunFate {
   }
 
   /** The service says the run was stopped, by whom another instance recorded. */
-  stoppedElsewhere(by: string): void {
-    if (!this.stopping) this.#move("stoppedElsewhere", { by });
+  stoppedElsewhere(stop: StopAsk): void {
+    if (!this.stopping) this.#move("stoppedElsewhere", stop);
   }
 
   /** Shutdown or a lost lease: the run stops following here and is handed over. */
@@ -215,12 +190,12 @@ export class RunFate {
     if (kind === "handingOver" || kind === "stoppingHandingOver") this.#abort.abort(new Error(why));
   }
 
-  /** Its end is shown here (stopped, if a Stop holds): it is neither handed over nor let go. */
+  /** Its end is shown here (stopped, if a Stop holds). */
   end(): void {
     this.#move("end", this.stopHeld);
   }
 
-  /** A stop whose run does not end in time: following it is cut, wherever its fate is. */
+  /** A stopped run that does not end in time: following it is cut. */
   cut(why: string): void {
     this.#abort.abort(new Error(why));
   }
@@ -237,10 +212,8 @@ export class RunFate {
 export const STOP_ANSWER_MS = 3000;
 
 /**
- * Following was cut (a hand-over, a failure) while a Stop was asked: waits a moment for the
- * service's answer, which the fate then tells (stopping, or going on). Without one in time the
- * run is handed over, with who pressed Stop recorded: its next owner learns from the service
- * whether it stopped. A forgotten run waits no more.
+ * Following was cut while a Stop was asked: waits a moment for the service's answer. Without one
+ * the run is handed over, with who pressed Stop recorded for its next owner.
  */
 export async function awaitStopAnswer(
   fate: RunFate,
@@ -251,7 +224,7 @@ export async function awaitStopAnswer(
     readonly runId: string;
   },
 ): Promise<void> {
-  const by = fate.stoppedBy;
+  const held = fate.stopHeld;
   let timer: unknown;
   const late = new Promise<"late">((resolve) => {
     timer = deps.clock.setTimeout(() => resolve("late"), STOP_ANSWER_MS);
@@ -264,6 +237,7 @@ export async function awaitStopAnswer(
   deps.clock.clearTimeout(timer);
   if (first !== "late" || !fate.stopping) return;
   deps.log.warn("no answer to the stop in time: handing the run over");
-  if (by !== undefined) await deps.store.requestStop(deps.runId, by).catch(() => undefined);
+  if (held?.kind === "person")
+    await deps.store.requestStop(deps.runId, held).catch(() => undefined);
   fate.unanswered();
 }

@@ -5,19 +5,10 @@
  * no token, channel or thread any more), wherever it is relayed.
  */
 import type { Logger } from "pino";
-import type { RunRecord, StartPlace } from "../store/types.ts";
-import type { RunStore, TaskService, ThreadRef } from "./ports.ts";
+import type { RunRecord, StartPlace, StopRequest } from "../store/types.ts";
+import type { RunStore, TaskService } from "./ports.ts";
 import type { RunFate } from "./fate.ts";
-
-/** Who asked a run to stop, as its Stop request in the store says (for every instance). */
-export type StopRequest =
-  /** A person pressed Stop. */
-  | { readonly kind: "person"; readonly userId: string }
-  /** Its records are forgotten (or being forgotten): it ends without a word to Slack. */
-  | { readonly kind: "forgotten" };
-
-/** How the store's Stop request names a forgotten run (no Slack user id has a "!"). */
-const FORGOTTEN = "!forgotten";
+import { serviceRef } from "./record.ts";
 
 /** Why a run stops when its record is gone while it is relayed. */
 export const RECORD_GONE =
@@ -35,11 +26,6 @@ export function inScope(place: StartPlace, scope: RunScope): boolean {
   if (place.teamId !== scope.teamId) return false;
   if (scope.channelId !== undefined && place.channelId !== scope.channelId) return false;
   return scope.threadTs === undefined || place.threadTs === scope.threadTs;
-}
-
-/** The service's run behind a record, when the service has one. */
-export function serviceRef(record: RunRecord): ThreadRef | undefined {
-  return record.kind === "relaying" ? record.ref : record.created?.ref;
 }
 
 /** A run this instance relays, as the relay's registry holds it. */
@@ -78,7 +64,7 @@ export async function stopRunsQuietly(
   await Promise.all(
     elsewhere.map(async (record) => {
       const { runId } = record;
-      await store.requestStop(runId, FORGOTTEN).catch(() => undefined);
+      await store.requestStop(runId, { kind: "forgotten" }).catch(() => undefined);
       const ref = serviceRef(record);
       if (!ref) return;
       await service.stopAgent(ref).catch((err: unknown) => {
@@ -99,14 +85,12 @@ export async function stopRunsQuietly(
  * record is gone: only a run that was `recorded` can tell). Undefined when nobody is known.
  */
 export async function stopRequestOf(
-  store: Pick<RunStore, "getRun" | "stopRequester">,
+  store: Pick<RunStore, "getRun" | "stopRequest">,
   runId: string,
   recorded: boolean,
 ): Promise<StopRequest | undefined> {
-  const by = await store.stopRequester(runId).catch(() => undefined);
-  if (by === FORGOTTEN) return { kind: "forgotten" };
-  if (by !== undefined) return { kind: "person", userId: by };
-  if (!recorded) return undefined;
+  const asked = await store.stopRequest(runId).catch(() => undefined);
+  if (asked !== undefined || !recorded) return asked;
   const gone = (await store.getRun(runId).catch(() => "unknown")) === undefined;
   return gone ? { kind: "forgotten" } : undefined;
 }

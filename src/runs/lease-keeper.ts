@@ -7,8 +7,6 @@ import type { Logger } from "pino";
 import { runLease } from "../store/run-index.ts";
 import type { Clock, RunStore } from "./ports.ts";
 
-export { runLease };
-
 export interface LeaseKeeperOptions {
   readonly store: Pick<RunStore, "renewLease" | "acquireLease" | "releaseLease" | "getRun">;
   readonly runId: string;

@@ -1,22 +1,21 @@
 /**
- * The ports of runs (and of the threads above them): what showing a run needs from the outside
- * (Slack, the task service, the store, time), declared here so that those sides depend on these
- * needs and not the other way round. Implementations satisfy these structurally: the WebClient
- * writer in src/slack/, the service client in src/service/, the stores in src/store/. What only
- * threads need (attachments, App Home, thread history) is in src/threads/ports.ts.
+ * What showing a run needs from outside (Slack, the task service, the store, time), declared
+ * here so those sides depend on runs' needs; src/slack/, src/service/ and src/store/ satisfy
+ * them structurally. What only threads need is in src/threads/ports.ts.
  */
 import type { TaskService, ThreadRef } from "../service/client.ts";
 import type {
+  PersonStop,
   PreferenceStore,
   RunOpening,
-  RunState,
   RunStore,
-  ServiceRunId,
+  RelayedRun,
   SlackFileRef,
   SlackThreadKey,
   ThreadStore,
   WorkflowStep,
 } from "../store/types.ts";
+import type { StepEnding } from "../view/completion.ts";
 import type { MessagePayload } from "../view/render.ts";
 
 export type { TaskService, ThreadRef };
@@ -26,31 +25,18 @@ export type { Clock } from "../util/clock.ts";
 export { systemClock } from "../util/clock.ts";
 
 /**
- * Each workspace's own way out: its Slack writer (its bot token, its share of Slack's rate
- * budget) and the task service as its account (its API key). With one workspace both answer
- * the same for every team; with many (OAuth) each team gets its installation's token and its
- * own key, so nothing done for one workspace ever runs with another's credentials.
+ * Each workspace's Slack writer (its bot token and rate budget) and task service (its API key):
+ * nothing done for one workspace ever runs with another's credentials.
  */
 export interface Workspaces {
   writer(teamId: string): SlackWriter;
   service(teamId: string): TaskService;
 }
 
-/**
- * The threads above, told that a run runs: a start (runs/start.ts) reports it, and the thread
- * layer writes its own record (threads/running.ts). runs/ never writes a thread's record.
- */
+/** The threads above, told by a start that its run runs (runs/ never writes a thread's record). */
 export interface RunningThreads {
-  /**
-   * The service's run `created`, shown in `messageTs`, now runs in `key`'s thread, opened as
-   * `plan` says. Resolves to who asked to stop it while it was starting, if anyone did.
-   */
-  running(
-    key: SlackThreadKey,
-    plan: RunOpening,
-    created: { readonly ref: ThreadRef; readonly runId: ServiceRunId },
-    messageTs: string,
-  ): Promise<string | undefined>;
+  /** `record` now runs in its thread, opened as `plan` says; resolves to a Stop pressed meanwhile. */
+  running(record: RelayedRun, plan: RunOpening): Promise<PersonStop | undefined>;
 }
 
 /** A file to upload into a thread. */
@@ -70,27 +56,19 @@ export interface SiteFile {
   readonly type?: string | undefined;
 }
 
-/**
- * Pictures of the web pages a run generated (a headless browser), to upload beside them. The
- * pages may load only the run's own files; anything else they ask for is refused.
- */
+/** Pictures of the web pages a run generated, loading only the run's own files. */
 export interface PagePreviews {
   /** Images of the HTML files among `files` (at most a few per run); [] when none. Never rejects. */
   render(files: readonly SiteFile[]): Promise<UploadItem[]>;
 }
 
-/** Where a post goes in the queue of posts waiting for Slack's budget. */
+/** Where a post goes in the queue waiting for Slack's budget: earlier requests (ms) first. */
 export interface PostOrder {
-  /** When the request it answers arrived (ms since the epoch): earlier goes first. */
   readonly since: number;
 }
 
 export interface SlackWriter {
-  /**
-   * Posts a message (into a thread when `threadTs` is set) and returns its ts. `order.since`
-   * places it in the posting queue as if it had waited since then (a task's messages keep the
-   * place of the command that asked for them: first come, first served).
-   */
+  /** Posts a message (into `threadTs`'s thread) and returns its ts, queued as of `order.since`. */
   post(
     channelId: string,
     payload: MessagePayload,
@@ -98,13 +76,10 @@ export interface SlackWriter {
     order?: PostOrder,
   ): Promise<string>;
   /**
-   * Edits a message; `final` marks the last edit of a run (served first). The writer, not the
-   * caller, decides when an edit goes out: the relay calls this as often as its text changes,
-   * and the writer keeps only the latest edit of each message while one waits for Slack's
-   * budget (the waiting one resolves unsent), at most one interim edit per message per
-   * interval. A function payload is rendered when the edit is sent, so it shows the latest
-   * text; it returns undefined when there is nothing new to show (no call is made). A writer
-   * without a scheduler must coalesce the same way or it floods Slack with edits.
+   * Edits a message; `final` marks a run's last edit (served first). The relay calls this on
+   * every change; the writer keeps only each message's latest edit while one waits for Slack's
+   * budget (the waiting one resolves unsent). A function payload is rendered when sent
+   * (undefined: nothing new, no call).
    */
   update(
     channelId: string,
@@ -119,10 +94,7 @@ export interface SlackWriter {
   unreact(channelId: string, ts: string, name: string): Promise<void>;
   /** Uploads files into a thread, several per call. */
   upload(channelId: string, threadTs: string, files: readonly UploadItem[]): Promise<void>;
-  /**
-   * Starts a native Slack stream in a thread (`chat.startStream`); returns the message ts.
-   * `display` is how Slack shows the steps appended to it (`task_display_mode`).
-   */
+  /** `chat.startStream` in a thread; returns the message ts (`display`: `task_display_mode`). */
   startStream(
     channelId: string,
     threadTs: string,
@@ -131,9 +103,8 @@ export interface SlackWriter {
     display?: TaskDisplay,
   ): Promise<string>;
   /**
-   * Appends Markdown to a native stream (`chat.appendStream`), and the agent's steps as Slack
-   * task updates (shown as a collapsible plan above the answer) when given. `last`: it carries
-   * the end of the run's answer (a Slack budget spends it as soon as it can, not paced).
+   * `chat.appendStream`: Markdown, and the agent's steps as task updates when given. `last`: it
+   * carries the end of the run's answer (a Slack budget spends it as soon as it can, not paced).
    */
   appendStream(
     channelId: string,
@@ -142,30 +113,18 @@ export interface SlackWriter {
     steps?: readonly StreamStep[],
     last?: boolean,
   ): Promise<void>;
-  /**
-   * Ends a native stream (`chat.stopStream`); the message can then be edited like any other.
-   * `end` adds blocks below what was streamed (a run's status and buttons) and metadata.
-   */
+  /** `chat.stopStream` (the message is then editable), adding `end`'s blocks and metadata. */
   stopStream(channelId: string, ts: string, end?: StreamEnd): Promise<void>;
   /**
    * The run of stream `ts` ended: an append of it still waiting for Slack's budget carries the
    * end of its answer now, and goes as soon as the budget allows (not paced). Optional.
    */
   hurryStream?(channelId: string, ts: string): void;
-  /**
-   * The workspace's budget of native streams, where the writer spends Slack's budgets (its
-   * scheduler): auto streaming starts a stream only when it allows. Absent: auto edits.
-   */
+  /** The workspace's native stream budget (absent: `auto` streaming edits). */
   readonly streams?: StreamBudget;
-  /**
-   * Names of the files shared in a thread at or after `sinceTs` (a run's first message),
-   * so a resumed run uploads nothing twice.
-   */
+  /** Names of the files shared in a thread since `sinceTs`: a resumed run uploads nothing twice. */
   sharedFileNames(channelId: string, threadTs: string, sinceTs?: string): Promise<Set<string>>;
-  /**
-   * The status line under a thread of Slack's agent view ("is working on it…", with rotating
-   * loading messages); "" clears it. Slack clears it too when the app posts in the thread.
-   */
+  /** The agent view's status line under a thread ("" clears it; so does the app's next post). */
   setStatus(
     channelId: string,
     threadTs: string,
@@ -175,9 +134,8 @@ export interface SlackWriter {
   /** The title of a DM thread in Slack's agent view (its history lists threads by title). */
   setTitle(channelId: string, threadTs: string, title: string): Promise<void>;
   /**
-   * The agent session of a thread (Slack's agent sessions API): `processing` while a run
-   * works (Slack then shows its own Stop, which sends `agent_session_stopped`), `active`
-   * between runs. A no-op where the workspace does not have the API.
+   * A thread's agent session: `processing` while a run works (Slack then shows its own Stop,
+   * sending `agent_session_stopped`), `active` between runs; a no-op without the API.
    */
   setSessionStatus(
     channelId: string,
@@ -199,16 +157,11 @@ export interface SlackWriter {
  */
 export interface StreamBudget {
   /**
-   * A run's first lines are ready (auto streaming): starts a native stream (as `startStream`)
-   * if streaming shows the run fresher than edits would (the edit budget is shared, the stream
-   * budgets less so), a start can go at once (nobody waiting before it) and the stops waiting
-   * go soon. Otherwise nothing is spent and it resolves undefined: the run edits.
+   * A run's first lines are ready: starts a stream if that shows the run fresher than edits,
+   * a start can go at once and the waiting stops go soon; else spends nothing (undefined).
    */
   tryStart: StartStream;
-  /**
-   * A streaming run's next stream message (its rotation): started if a start can go at once
-   * and the stops waiting go soon; otherwise nothing is spent and it resolves undefined.
-   */
+  /** A streaming run's next stream message (rotation), on the same terms. */
   tryNext: StartStream;
 }
 
@@ -220,10 +173,7 @@ type StartStream = (
   display?: TaskDisplay,
 ) => Promise<string | undefined>;
 
-/**
- * How the agent's steps show above its answer (Slack's `task_display_mode` of a stream): one
- * plan block listing them (`plan`), or each step a card of its own in order (`timeline`).
- */
+/** How the agent's steps show (Slack's `task_display_mode`): one plan block, or a card each. */
 export type TaskDisplay = "plan" | "timeline";
 
 /** What a stream's stop adds to its message: blocks at its end, and metadata. */
@@ -245,26 +195,12 @@ export interface Person {
   readonly deleted: boolean;
 }
 
-/**
- * How a task a Workflow Builder step asked for ended, for the step: its state, its answer, why
- * it did not complete (as its thread says), its files, and its thread (absent when nothing was
- * posted, e.g. a refusal).
- */
-export interface StepResult {
-  readonly state: RunState;
-  readonly answer: string;
-  readonly reason?: string | undefined;
-  /** Who pressed Stop, for a stopped run. */
-  readonly stoppedBy?: string | undefined;
-  /** The names of the files the run generated. */
-  readonly files: readonly string[];
+/** How a Workflow Builder step's task ended; `thread` is absent when nothing was posted. */
+export type StepResult = Omit<StepEnding, "link"> & {
   readonly thread?: SlackThreadKey | undefined;
-}
+};
 
-/**
- * Ends Workflow Builder steps (Slack's `functions.completeSuccess` / `functions.completeError`),
- * each once whatever instance asks and however often. Never rejects.
- */
+/** Ends Workflow Builder steps (`functions.completeSuccess`/`completeError`), each once. Never rejects. */
 export interface WorkflowSteps {
   end(teamId: string, step: WorkflowStep, result: StepResult): Promise<void>;
 }

@@ -1,9 +1,9 @@
 /**
- * The relay: the registry of the runs this instance shows in Slack. It starts each run's
- * relay (run.ts: the life of one run), records tasks still being created so another
- * instance can end their message if this one dies, takes over runs other instances left
- * (resume), stops runs, and hands every run over on shutdown.
+ * The relay: the registry of the runs this instance shows in Slack. It starts each run (run.ts),
+ * reserves starts so another instance can finish them, resumes runs others left, stops runs,
+ * and hands every run over on shutdown.
  */
+import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
 import type { ThreadRef } from "../service/client.ts";
 import { TaskServiceError } from "../service/errors.ts";
@@ -12,16 +12,17 @@ import type { AppMetrics } from "../metrics.ts";
 import {
   type RelayedRun,
   type ReservationId,
+  reservationId,
   type ReservedRun,
   type RunOpening,
+  personStop,
   type RunRecord,
   type SlackThreadKey,
   type StartPlace,
 } from "../store/types.ts";
 import { formatDuration } from "../view/render.ts";
-import { claimAdopted, needsAdopting } from "./adopt.ts";
 import { inScope, type RunScope, stopRunsQuietly } from "./forget.ts";
-import { runLease } from "./lease-keeper.ts";
+import { runLease } from "../store/run-index.ts";
 import {
   type Clock,
   type PagePreviews,
@@ -33,29 +34,36 @@ import {
 } from "./ports.ts";
 import { type MemoryLimits, memoryLimits } from "./memory.ts";
 import { RelayCounters, type RelayMetrics } from "./relay-metrics.ts";
-import { Reservations, type StartProgress } from "./reservations.ts";
-import { type RunDeps, Run, type RunStart } from "./run.ts";
-import { type RunRegistry, type StartResult, startReserved } from "./start.ts";
 import {
   isShown,
+  learnt,
+  needsAdopting,
+  relayedRecord,
+  reopened,
+  reservedRecord,
+  type RunTarget,
+  type ShownRun,
+  type StartProgress,
+} from "./record.ts";
+import { type RunDeps, Run, type RunStart } from "./run.ts";
+import { type StartRelay, type StartResult, startReserved } from "./start.ts";
+import {
   MAX_RELAY_DEATHS,
   MAX_RELAY_DEATHS_FOLLOWING,
   outcomeOf,
   INTERRUPTED,
   EndedHere,
-  recordOf,
   type RunEnd,
   type RunOutcome,
-  type RunTarget,
-  type ShownRun,
 } from "./run-state.ts";
-import { RunFate } from "./fate.ts";
+import { RunFate, type StopAsk } from "./fate.ts";
 import { type RelaySpan, startRelaySpan } from "../tracing/run-spans.ts";
-import { inTrace, linkToTrace } from "../tracing/spans.ts";
+import { currentTraceparent, inTrace, linkToTrace } from "../tracing/spans.ts";
+import { LeaseKeeper } from "./lease-keeper.ts";
 
 export type { RelayMetrics } from "./relay-metrics.ts";
-export type { StartProgress } from "./reservations.ts";
-export type { RunOutcome, RunTarget } from "./run-state.ts";
+export type { RunTarget, StartProgress } from "./record.ts";
+export type { RunOutcome } from "./run-state.ts";
 export type { RunScope } from "./forget.ts";
 
 export interface RelayOptions {
@@ -65,10 +73,7 @@ export interface RelayOptions {
   /** Told when an adopted start's run runs: the thread layer records it (threads/running.ts). */
   readonly threads: RunningThreads;
   readonly logger: Logger;
-  /**
-   * How answers reach Slack (edits by default), how long a native stream message lasts, and
-   * how the agent's steps show (a plan by default).
-   */
+  /** How answers reach Slack (edits by default), stream rotation, and how steps show (a plan). */
   readonly streaming?: {
     readonly mode: RunDeps["streaming"];
     readonly rotateMs?: number;
@@ -104,6 +109,14 @@ interface Relayed {
   readonly span: RelaySpan;
 }
 
+/** A start being made here, its record kept under a lease while this instance lives. */
+interface Reserved {
+  readonly keeper: LeaseKeeper;
+  record: ReservedRun;
+  /** The latest write of the record. */
+  writing: Promise<void>;
+}
+
 export class Relay {
   readonly #opts: RelayOptions;
   readonly #runs = new Map<string, Relayed>();
@@ -111,8 +124,8 @@ export class Relay {
   readonly #clock: Clock;
   readonly #counters: RelayCounters;
   readonly #memory: MemoryLimits;
-  /** Tasks being created here. */
-  readonly #reserved: Reservations;
+  /** Starts being made here, by reservation id. */
+  readonly #reserved = new Map<string, Reserved>();
   /** Who hears of each run's end (the threads above: queue draining, thread state). */
   readonly #endListeners: ((outcome: RunOutcome) => Promise<void>)[] = [];
 
@@ -122,19 +135,9 @@ export class Relay {
     this.#clock = options.clock ?? systemClock;
     this.#counters = new RelayCounters(options.metrics);
     this.#memory = options.memory ?? memoryLimits();
-    this.#reserved = new Reservations({
-      store: options.store,
-      instanceId: options.instanceId,
-      leaseTtlMs: this.#leaseTtl,
-      clock: this.#clock,
-      logger: options.logger,
-    });
   }
 
-  /**
-   * Subscribes to the end of every run relayed here: called once per run, after its final
-   * state is shown (not when it is handed over or forgotten). A listener's failure is logged.
-   */
+  /** Hears each run's end once its final state is shown (not a hand-over or a forgotten run). */
   onEnded(listener: (outcome: RunOutcome) => Promise<void>): void {
     this.#endListeners.push(listener);
   }
@@ -153,15 +156,12 @@ export class Relay {
   }
 
   isActive(runId: string): boolean {
-    return this.#runs.has(runId) || this.#reserved.holds(runId);
+    return this.#runs.has(runId) || this.#reserved.has(runId);
   }
 
-  /**
-   * Starts relaying a new run: records it as unfinished and takes its lease, then follows it
-   * in the background. Resolves once the run is recorded; never rejects.
-   */
+  /** Records a new run, takes its lease and follows it in the background. Never rejects. */
   async start(target: RunTarget): Promise<void> {
-    const record = recordOf(target);
+    const record = relayedRecord(target);
     const { store, instanceId, logger } = this.#opts;
     let recorded = false;
     try {
@@ -180,41 +180,69 @@ export class Relay {
   }
 
   /**
-   * Records a task (or follow-up) being created, before the service answered and before its
-   * messages may exist: if this instance dies meanwhile, another one posts what is missing
-   * and follows the service's run, or ends the message with a clear error when the service
-   * never answered. Returns the reservation's id, for `note` and `release`.
+   * Records a start before the service answered and its messages exist, so another instance
+   * can finish it (or end its message as interrupted) if this one dies. Returns its id.
    */
-  reserve(
-    place: StartPlace,
-    startedAt: number,
-    opening: RunOpening,
-    messageTs?: string,
-  ): Promise<ReservationId> {
-    return this.#reserved.reserve(place, startedAt, opening, messageTs);
+  async reserve(place: StartPlace, startedAt: number, opening: RunOpening): Promise<ReservationId> {
+    const id = reservationId(`reserved:${place.teamId}:${place.channelId}:${randomUUID()}`);
+    // With the request's trace, for the instance that may finish this start.
+    const record = reservedRecord(id, place, startedAt, opening, currentTraceparent());
+    await this.#opts.store.putRun(record);
+    await this.#hold(record);
+    return id;
   }
 
   /** Records what a reservation learnt: its thread, its message, the service's run. */
   progress(id: ReservationId, change: StartProgress): Promise<void> {
-    return this.#reserved.progress(id, change);
+    const held = this.#reserved.get(id);
+    if (!held) return Promise.resolve();
+    held.record = learnt(held.record, change);
+    // One write at a time, each of the latest record: a slower write never undoes a newer one.
+    held.writing = held.writing.then(() => this.#opts.store.putRun(held.record));
+    return held.writing;
   }
 
-  /** Drops a reservation once the run is recorded (or the creation failed visibly). */
-  release(id: ReservationId): Promise<void> {
-    return this.#reserved.release(id);
+  /** Drops a reservation (its record and lease) once the run is recorded, or the start failed. */
+  async release(id: ReservationId): Promise<void> {
+    const held = this.#reserved.get(id);
+    this.#letReservationGo(id);
+    await held?.writing.catch(() => undefined);
+    await this.#opts.store.deleteRun(id);
+    await this.#opts.store.releaseLease(runLease(id), this.instanceId);
   }
 
-  /**
-   * Finishes a run another instance started, from its record; the caller holds its lease. It
-   * goes on in the trace of the request that started it (kept in its record).
-   */
+  /** Takes (or keeps) a reservation's lease while this instance lives. */
+  async #hold(record: ReservedRun): Promise<void> {
+    const { store, instanceId, logger } = this.#opts;
+    await store.acquireLease(runLease(record.runId), instanceId, this.#leaseTtl);
+    // Creating a task can take longer than a lease: keep it while this instance lives.
+    const keeper = new LeaseKeeper({
+      store,
+      runId: record.runId,
+      owner: instanceId,
+      ttlMs: this.#leaseTtl,
+      clock: this.#clock,
+      log: logger,
+      onLost: () => undefined,
+    });
+    keeper.start();
+    this.#reserved.set(record.runId, { keeper, record, writing: Promise.resolve() });
+  }
+
+  /** Stops keeping a reservation (a run relay takes its record over, with its lease). */
+  #letReservationGo(id: string): void {
+    this.#reserved.get(id)?.keeper.stop();
+    this.#reserved.delete(id);
+  }
+
+  /** Finishes a run another instance left, in its request's trace; the caller holds its lease. */
   resume(record: RunRecord): Promise<void> {
     return inTrace(record.traceparent, () => this.#resume(record));
   }
 
   async #resume(record: RunRecord): Promise<void> {
     // A start its instance left unfinished: its thread, its message or its run still to show.
-    if (!isShown(record) || (record.kind === "creating" && needsAdopting(record))) {
+    if (!isShown(record) || (record.kind === "reserved" && needsAdopting(record))) {
       return this.#adopt(record);
     }
     const { logger, store } = this.#opts;
@@ -223,7 +251,7 @@ export class Relay {
       const died = record.openRelays ?? 0;
       const limit = record.finishing ? MAX_RELAY_DEATHS : MAX_RELAY_DEATHS_FOLLOWING;
       if (died >= limit) return this.#quarantine(record, died);
-      const counted = { ...record, openRelays: died + 1 };
+      const counted = reopened(record);
       const kept = await store.updateRun(counted).catch((err: unknown) => {
         const { runId, key } = record;
         logger.warn(
@@ -248,9 +276,8 @@ export class Relay {
   }
 
   /**
-   * Instances died relaying this run, one after another: it is not followed again (that could
-   * take this instance down too, and then the next). Its thread says why and where its result
-   * is, and it ends like a run whose following failed.
+   * Instances died relaying this run, one after another: it is not followed again (it could take
+   * this one down too), and ends like a run whose following failed, saying why.
    */
   #quarantine(record: RelayedRun, died: number): Promise<void> {
     const { key, runId } = record;
@@ -262,17 +289,13 @@ export class Relay {
     return this.#launch(record, "quarantined");
   }
 
-  /**
-   * A run whose instance died before it was shown: its start goes on from its reservation by
-   * a fresh start's steps (start.ts), then the run is relayed; a start the service never
-   * answered ends its message as interrupted.
-   */
+  /** A start whose instance died: it goes on by a fresh start's steps (start.ts). */
   async #adopt(record: ReservedRun): Promise<void> {
     const { workspaces, threads, logger } = this.#opts;
     const { key, opening: plan, created } = record;
     const log = logger.child({ teamId: key.teamId });
     log.info({ id: record.runId }, "finishing the start of a run whose instance stopped");
-    await this.#reserved.hold(record);
+    await this.#hold(record);
     let result: StartResult | undefined;
     try {
       const relay = this.#adopting(record.traceparent);
@@ -293,14 +316,14 @@ export class Relay {
       // Its messages may be posted and its service run made: forgetting it would leave a
       // thread working for ever. It is left for a later scan, here or on another instance.
       log.error({ err, id: record.runId }, "could not finish a run's start; it is tried again");
-      this.#reserved.forget(record.runId);
+      this.#letReservationGo(record.runId);
       const lease = runLease(record.runId);
       await this.#opts.store.releaseLease(lease, this.#opts.instanceId).catch(() => undefined);
       return;
     }
     if (result?.kind === "refused") {
       // The service never answered: its message ends as interrupted, then the record goes.
-      this.#reserved.forget(record.runId);
+      this.#letReservationGo(record.runId);
       this.#counters.resumed();
       const shown = { ...record, key: result.key, messageTs: [result.messageTs] };
       return this.#launch(shown, "resumed");
@@ -310,24 +333,31 @@ export class Relay {
     await this.#runs.get(result.run.runId)?.done;
   }
 
-  /**
-   * The relay as an adopted start sees it: the service's run is claimed (another instance may
-   * relay it already) and resumed here, in the trace of the request that started it.
-   */
-  #adopting(traceparent: string | undefined): Pick<RunRegistry, "progress" | "start" | "stop"> {
-    const { store, instanceId } = this.#opts;
+  /** The relay as an adopted start sees it: its service run is claimed, then resumed here. */
+  #adopting(traceparent: string | undefined): Pick<StartRelay, "progress" | "start" | "stop"> {
     return {
       progress: (id, change) => this.progress(id, change),
       stop: (run, userId) => this.stop(run, userId),
       start: async ({ traceparent: _here, ...target }) => {
-        const record = recordOf(traceparent === undefined ? target : { ...target, traceparent });
-        const claim = { store, instanceId, leaseTtlMs: this.#leaseTtl };
-        const next = await claimAdopted(claim, record);
+        const record = relayedRecord(
+          traceparent === undefined ? target : { ...target, traceparent },
+        );
+        const next = await this.#claimAdopted(record);
         if (!next) return;
         this.#counters.resumed();
         void this.#launch(next, "resumed");
       },
     };
+  }
+
+  /** Leases an adopted start's run: a record already there wins; undefined if relayed elsewhere. */
+  async #claimAdopted(next: RelayedRun): Promise<ShownRun | undefined> {
+    const { store, instanceId } = this.#opts;
+    if (!(await store.acquireLease(runLease(next.runId), instanceId, this.#leaseTtl))) return;
+    const known = await store.getRun(next.runId);
+    if (known && isShown(known)) return known;
+    await store.putRun(next);
+    return next;
   }
 
   /** An adopted start nothing shows (its messages could not be posted): its step fails. */
@@ -408,7 +438,7 @@ export class Relay {
       this.#opts.logger.warn({ runId: record.runId }, "stopping a run at its maximum run time");
       const relayed = this.#runs.get(record.runId);
       if (!relayed) return;
-      void this.#stopHere(relayed, record.ref, undefined, reason).catch((err: unknown) =>
+      void this.#stopHere(relayed, record.ref, { kind: "app", reason }).catch((err: unknown) =>
         this.#opts.logger.warn(
           { err, runId: record.runId },
           "could not stop a run at its time limit",
@@ -428,9 +458,8 @@ export class Relay {
   }
 
   /**
-   * Stops a run: asks the service to stop and ends the message as "stopped by" (rejects when
-   * the service refuses). When another instance relays the run, the request is recorded for
-   * it. False when the run is not known as unfinished anywhere, or not `run.key`'s thread's.
+   * Stops a run (rejects when the service refuses), recording the request for the instance that
+   * relays it. False when no unfinished run of `run.key`'s thread is known by that id.
    */
   async stop(
     run: { readonly runId: string; readonly ref: ThreadRef; readonly key: SlackThreadKey },
@@ -446,7 +475,7 @@ export class Relay {
       if (!record || !sameThread(record.key, run.key)) return false;
       // The Stop's request links to the run's trace, where the service is asked.
       linkToTrace(record.traceparent);
-      await store.requestStop(runId, userId);
+      await store.requestStop(runId, personStop(userId));
       try {
         const service = workspaces.service(record.key.teamId);
         await inTrace(record.traceparent, () => service.stopAgent(ref));
@@ -454,28 +483,20 @@ export class Relay {
         logger.warn({ err, runId, teamId: record.key.teamId }, "stop request failed");
         if (stopNotNeeded(err)) return true;
         // Refused: nobody may take the run as stopped; the person is told and may try again.
-        await store.withdrawStop(runId, userId).catch(() => undefined);
+        await store.withdrawStop(runId, personStop(userId)).catch(() => undefined);
         throw err;
       }
       return true;
     }
     relayed.span.linkHere();
-    await this.#stopHere(relayed, ref, userId);
+    await this.#stopHere(relayed, ref, personStop(userId));
     return true;
   }
 
-  /**
-   * Stops a run relayed here (by a person, or by the app itself when `by` is undefined) and
-   * resolves once it ended; a stop the service refuses rejects, and the run goes on.
-   */
-  async #stopHere(
-    relayed: Relayed,
-    ref: ThreadRef,
-    by: string | undefined,
-    reason?: string,
-  ): Promise<void> {
+  /** Stops a run relayed here and resolves once it ended; rejects (the run goes on) if refused. */
+  async #stopHere(relayed: Relayed, ref: ThreadRef, ask: StopAsk): Promise<void> {
     const { workspaces, logger } = this.#opts;
-    if (relayed.fate.stop(by, reason)) {
+    if (relayed.fate.stop(ask)) {
       const asking = (async () => {
         try {
           const service = workspaces.service(relayed.key.teamId);
@@ -499,18 +520,12 @@ export class Relay {
     await relayed.done;
   }
 
-  /**
-   * The workspace uninstalled the app: every run of it stops at the service and ends without
-   * a word to Slack, here and on other instances (forget.ts); resolves once those here ended.
-   */
+  /** The workspace uninstalled the app: its runs stop quietly, everywhere (forget.ts). */
   stopTeam(teamId: string): Promise<void> {
     return this.stopQuietly({ teamId }, "its workspace uninstalled the app");
   }
 
-  /**
-   * The records of `scope` are being forgotten (a channel or a task message deleted in Slack, a
-   * workspace's records erased): its runs stop as a workspace's do when it uninstalls the app.
-   */
+  /** The records of `scope` are being forgotten: its runs stop quietly, everywhere. */
   stopQuietly(scope: RunScope, why: string): Promise<void> {
     const here = new Map([...this.#runs].filter(([, run]) => inScope(run.key, scope)));
     const { store, workspaces, logger } = this.#opts;
@@ -525,10 +540,7 @@ export class Relay {
     }
   }
 
-  /**
-   * Shutdown: every run is handed over at once. Its latest text is shown and recorded, its
-   * lease released, so another instance (or this one after a restart) continues it.
-   */
+  /** Shutdown: every run is handed over at once, its latest text shown and recorded. */
   async handover(): Promise<void> {
     for (const relayed of this.#runs.values()) {
       relayed.fate.handOver("handing over");
@@ -537,10 +549,7 @@ export class Relay {
   }
 }
 
-/**
- * A Stop the service refused because there is nothing to stop (the run already ended, or the
- * thread is gone): the run ends as stopped all the same.
- */
+/** Nothing to stop (the run ended, or its thread is gone): it ends as stopped all the same. */
 function stopNotNeeded(err: unknown): boolean {
   return err instanceof TaskServiceError && err.kind === "not_found";
 }

@@ -5,7 +5,7 @@
  */
 import type { Logger } from "pino";
 import type { ThreadStore } from "./ports.ts";
-import { runLease } from "./lease-keeper.ts";
+import { runLease } from "../store/run-index.ts";
 import type { Relay } from "./relay.ts";
 
 export interface ResumerOptions {

@@ -1,20 +1,12 @@
 /**
- * What a relayed run shares with its registry and the threads above: what it answers (its
- * target), how it ended; and how a service result reads as the run's final text and state.
- * (How it is steered from outside while relayed is its fate: fate.ts.)
+ * How a relayed run ends: what its listeners hear of it, and how a service result reads as
+ * the run's final text and state (capped to what a run shows).
  */
 import type { FinalRun } from "../service/follow.ts";
-import {
-  type RelayedRun,
-  type ReservedRun,
-  type RunRecord,
-  serviceRunId,
-  type SlackThreadKey,
-  type WorkflowStep,
-} from "../store/types.ts";
+import type { RunState } from "../store/types.ts";
 import type { ThreadRef } from "../service/client.ts";
 import { describeServiceError } from "../view/errors.ts";
-import type { RunState } from "../store/types.ts";
+import type { RunTarget, ShownRun } from "./record.ts";
 
 /** Why a run ended here without its result, in words shown to the people in its thread as they are. */
 export class EndedHere extends Error {
@@ -37,27 +29,6 @@ export const MAX_RELAY_DEATHS_FOLLOWING = 10;
 export const quarantined = (deaths: number): string =>
   `This answer could not be shown here: the app stopped ${deaths} times while showing it, so it stopped trying (other tasks are not affected). The task service still has the whole result: open History under this message.`;
 
-export interface RunTarget {
-  readonly key: SlackThreadKey;
-  readonly ref: ThreadRef;
-  readonly runId: string;
-  /** The bot message already posted in the thread for this run. */
-  readonly messageTs: string;
-  readonly startedAt: number;
-  /** A remark shown under the answer (e.g. attachments that were not sent). */
-  readonly remark?: string;
-  /** Who asked: native streams are addressed to them. */
-  readonly owner?: string;
-  /** The Workflow Builder step that asked for it, ended with it. */
-  readonly step?: WorkflowStep;
-  /** The trace of the request that asked (W3C `traceparent`), when tracing is on. */
-  readonly traceparent?: string;
-}
-
-/** The Workflow Builder step a run's record waits with: a start's (its opening's), or a run's. */
-export const stepOf = (record: RunRecord): WorkflowStep | undefined =>
-  record.kind === "relaying" ? record.step : record.opening.step;
-
 /** What an ended run answered; a start that never reached the service has no service thread. */
 export type EndedTarget = Omit<RunTarget, "ref" | "messageTs"> & {
   readonly ref?: ThreadRef;
@@ -70,35 +41,6 @@ export interface RunOutcome {
   readonly state: RunState;
   readonly text: string;
   readonly messageTs: readonly string[];
-}
-
-/**
- * A run as a relay shows it: a service run, or a start whose messages exist but whose service
- * never answered (it ends as interrupted).
- */
-export type ShownRun = RelayedRun | (ReservedRun & { readonly key: SlackThreadKey });
-
-/** Whether a record has messages in a thread to show it in. */
-export const isShown = (record: RunRecord): record is ShownRun =>
-  record.kind === "relaying" || record.key.threadTs !== undefined;
-
-/** The record of a run about to be relayed: nothing shown yet, nothing uploaded. */
-export function recordOf(target: RunTarget): RelayedRun {
-  return {
-    kind: "relaying",
-    runId: serviceRunId(target.runId),
-    key: target.key,
-    ref: target.ref,
-    messageTs: [target.messageTs],
-    shownText: "",
-    startedAt: target.startedAt,
-    ...(target.remark ? { remark: target.remark } : {}),
-    ...(target.owner ? { owner: target.owner } : {}),
-    ...(target.step ? { step: target.step } : {}),
-    ...(target.traceparent ? { traceparent: target.traceparent } : {}),
-    uploads: "pending",
-    openRelays: 1,
-  };
 }
 
 /** What the listeners of runs' ends hear of `end`. */

@@ -1,7 +1,6 @@
 /**
- * The life of one relayed run: follow it on the service, show its answer in Slack as it grows
- * (through its answer sink: answer/), and end it in a final, visible state with its files; or,
- * on shutdown or a lost lease, hand it over with the latest text shown and recorded.
+ * The life of one relayed run: follow it on the service, show its answer as it grows (answer/),
+ * and end it in a final state with its files; or hand it over with its latest text recorded.
  */
 import type { Logger } from "pino";
 import { TaskServiceError } from "../service/errors.ts";
@@ -43,10 +42,9 @@ import {
   failureReason,
   finalText,
   type RunEnd,
-  type ShownRun,
   stateOf,
-  stepOf,
 } from "./run-state.ts";
+import { recordOf, type ShownRun, stepOf } from "./record.ts";
 
 export interface RunDeps extends Pick<DeliveryContext, "previews" | "memory"> {
   readonly service: TaskService;
@@ -86,7 +84,6 @@ export const HANDOVER_FLUSH_MS = 1000;
 export class Run {
   readonly #deps: RunDeps;
   readonly #fate: RunFate;
-  /** How it came here: a new run, one taken over from another instance, or one quarantined. */
   readonly #start: RunStart;
   readonly #log: Logger;
   readonly #sink: AnswerSink;
@@ -117,8 +114,6 @@ export class Run {
     this.#fate = fate;
     this.#start = start;
     const resumed = start !== "new";
-    // A reservation whose creator died before the service answered shows no text: it ends
-    // as interrupted (#follow).
     const shown = record.kind === "relaying" ? record.shownText : "";
     this.#text = shown;
     this.#whole = new GrowingText(shown);
@@ -184,7 +179,7 @@ export class Run {
   async #follow(): Promise<{ final?: FinalRun; failure?: unknown }> {
     // Its creator died before the service answered: nothing to follow, say so.
     const record = this.#record;
-    if (record.kind === "creating") return { failure: new EndedHere(INTERRUPTED) };
+    if (record.kind === "reserved") return { failure: new EndedHere(INTERRUPTED) };
     // Instances died relaying it: it is not followed again, and says where its result is.
     if (this.#start === "quarantined") {
       return { failure: new EndedHere(quarantined(record.openRelays ?? 0)) };
@@ -223,10 +218,7 @@ export class Run {
     }
   }
 
-  /**
-   * The answer passed what this app keeps of it (its own budget, or the process's): the run is
-   * stopped at the service, and ends here as stopped, saying why, with what it kept.
-   */
+  /** The answer passed what this app keeps of it: the run is stopped, saying why, with what it kept. */
   async #stopTooLarge(err: TaskServiceError): Promise<void> {
     const max = formatBytes(this.#memory.maxBytes);
     const reason = this.#memory.processFull
@@ -238,7 +230,7 @@ export class Run {
       { keptBytes: Buffer.byteLength(this.#whole.text, "utf8"), max, err },
       "answer too large: stopping the run",
     );
-    if (!this.#fate.stop(undefined, reason)) return;
+    if (!this.#fate.stop({ kind: "app", reason })) return;
     const record = this.#record;
     if (record.kind !== "relaying") return;
     const signal = AbortSignal.timeout(STOP_TOO_LARGE_MS);
@@ -253,7 +245,6 @@ export class Run {
     const more = this.#held + text;
     this.#held = "";
     if (more === "") return;
-    // Past the cap the answer keeps its head; the rest is attached at the end.
     const shown = this.#text;
     this.#text = appendCapped(shown, more);
     this.#whole.append(more);
@@ -332,14 +323,9 @@ export class Run {
 
   /** Keeps the run's record current (in order), so a new owner starts where this one is. */
   #persist(change: RelayedRunProgress): Promise<void> {
-    const { messageTs, ...place } = this.#sink.place;
-    const current = this.#record;
-    const ts = [...messageTs];
-    this.#record =
-      current.kind === "creating"
-        ? { ...current, messageTs: ts }
-        : { ...current, ...change, ...place, messageTs: ts };
-    const record = this.#record;
+    const record = recordOf(this.#fate.now, this.#record, change, this.#sink.place);
+    if (!record) return this.#persisting; // its records are forgotten
+    this.#record = record;
     this.#persisting = this.#persisting.then(() =>
       this.#keep(record).then(
         (kept) => void (kept || this.#letGo(RECORD_GONE, true)),
@@ -349,10 +335,7 @@ export class Run {
     return this.#persisting;
   }
 
-  /**
-   * Writes the run's record: only while it exists (a forgotten workspace's run is never
-   * brought back), or anew when its first write failed. False when it is gone.
-   */
+  /** Rewrites the run's record while it exists (or anew if its first write failed); false if gone. */
   async #keep(record: ShownRun): Promise<boolean> {
     const { store } = this.#deps;
     if (!this.#fate.unrecorded) return store.updateRun(record);
@@ -369,9 +352,8 @@ export class Run {
   }
 
   /**
-   * Its records are forgotten: stopped at the service, no word in its thread, no record, no
-   * queue. A Workflow Builder step that asked for it fails, saying so (a workspace that
-   * uninstalled the app has no token left: Slack refuses, and that is logged).
+   * Its records are forgotten: stopped at the service, no word in its thread; a Workflow Builder
+   * step that asked for it fails, saying so.
    */
   async #forget(stopAtService: boolean): Promise<void> {
     await stopForgotten(this.#deps.service, this.#record, this.#log, stopAtService);
@@ -412,7 +394,7 @@ export class Run {
     if (!this.#fate.stopping && final?.status === "stopped") {
       const asked = await stopRequestOf(store, this.#record.runId, !this.#fate.unrecorded);
       if (asked?.kind === "forgotten") return this.#forget(false);
-      if (asked) this.#fate.stoppedElsewhere(asked.userId);
+      if (asked) this.#fate.stoppedElsewhere(asked);
     }
     const fate = this.#fate.now; // who stopped it, whatever a refusal arriving late says
     const { state, reason, files } = await this.#outcome(final, failure);
@@ -465,7 +447,7 @@ export class Run {
   /** The run's files and, when its messages cannot show all of it, the whole answer. */
   async #deliver(text: string, files: FinalRun["files"] = []): Promise<FileNote[]> {
     const record = this.#record;
-    if (record.kind === "creating") return []; // it never reached the service: no files
+    if (record.kind === "reserved") return []; // it never reached the service: no files
     const persist = (change: RelayedRunProgress) => this.#persist(change);
     const { writer, previews, service, memory } = this.#deps;
     const resumed = this.#start !== "new";
@@ -477,8 +459,8 @@ export class Run {
 
   async #showFinal(state: RunState, reason: string | undefined, files: FileNote[], fate: Fate) {
     const stop = fate.kind === "ending" ? fate.stop : undefined;
-    const stoppedBy = stop?.by;
-    const stopReason = state === "stopped" ? stop?.reason : undefined;
+    const stoppedBy = stop?.kind === "person" ? stop.userId : undefined;
+    const stopReason = state === "stopped" && stop?.kind === "app" ? stop.reason : undefined;
     const why = reason ?? stopReason;
     const view = this.#view(state, {
       ...(why ? { reason: why } : {}),
@@ -496,10 +478,7 @@ export class Run {
     return { reason: why, stoppedBy };
   }
 
-  /**
-   * After the final state is shown: the working message goes, the Workflow Builder step that
-   * asked for the run ends, the run is forgotten.
-   */
+  /** After the final state is shown: the working message goes, its step ends, its record goes. */
   async #cleanUp(state: RunState, result: StepResult): Promise<void> {
     const { store, onEnded, workflowSteps } = this.#deps;
     const { runId } = this.#record;

@@ -1,12 +1,8 @@
 /**
- * The one way a run starts, whatever asked for it (a new task, a reply in its thread): the
- * start is recorded first (a reservation another instance finishes if this one dies), the
- * service is asked at once while the run's messages are posted as Slack's budget allows, then
- * the threads above are told the run runs and the relay follows it; a Stop pressed meanwhile
- * stops it as soon as it is known. What differs between origins is data: how to ask the
- * service, what to tell the person when nothing could be posted, what happens once the thread
- * exists. A start whose instance died midway is finished from its reservation by the same
- * steps (`startReserved`, called by the relay's adoption).
+ * The one way a run starts (a new task, a reply in its thread, a start another instance left):
+ * reserve it, ask the service while its messages are posted, tell the threads above it runs,
+ * then relay it; a Stop pressed meanwhile stops it once it is known. What differs between
+ * origins is data (`StartRequest`).
  */
 import type { Logger } from "pino";
 import type {
@@ -19,8 +15,7 @@ import type {
 import { type OpeningPlace, openRun, PromptNotPosted } from "./opening.ts";
 import type { RunningThreads, ThreadRef, Workspaces } from "./ports.ts";
 import { stopFailed } from "../view/errors.ts";
-import type { StartProgress } from "./reservations.ts";
-import type { RunTarget } from "./run-state.ts";
+import { relayedRecord, type RunTarget, type StartProgress } from "./record.ts";
 import { currentTraceparent } from "../tracing/spans.ts";
 
 /** The service's run, as its answer to a create or a continue names it. */
@@ -29,8 +24,8 @@ export interface CreatedRun {
   readonly runId: ServiceRunId;
 }
 
-/** What a start needs of the relay (runs/relay.ts): its reservations, and the runs it follows. */
-export interface RunRegistry {
+/** What a start needs of the relay (runs/relay.ts). */
+export interface StartRelay {
   reserve(place: StartPlace, startedAt: number, opening: RunOpening): Promise<ReservationId>;
   progress(id: ReservationId, change: StartProgress): Promise<void>;
   release(id: ReservationId): Promise<void>;
@@ -42,16 +37,15 @@ export interface RunRegistry {
 }
 
 export interface StartDeps {
-  readonly relay: RunRegistry;
+  readonly relay: StartRelay;
   readonly workspaces: Workspaces;
-  /** Told that the run runs: the thread layer records it (runs/ never writes a thread). */
   readonly threads: RunningThreads;
   readonly logger: Logger;
 }
 
 /** What finishing a start that is reserved already needs of the relay. */
 export type ReservedStartDeps = Omit<StartDeps, "relay"> & {
-  readonly relay: Pick<RunRegistry, "progress" | "start" | "stop">;
+  readonly relay: Pick<StartRelay, "progress" | "start" | "stop">;
 };
 
 /** What asks for a run, and its policy where starts differ. */
@@ -73,10 +67,7 @@ export interface StartRequest {
   readonly onRunning?: (key: SlackThreadKey) => void;
   /** Tells the person who asked, privately. */
   readonly tell: (text: string) => Promise<void>;
-  /**
-   * What they are told when the run's messages could not be posted, unless Slack said why
-   * (without it, only Slack's reason is told).
-   */
+  /** What they are told when the run's messages could not be posted, unless Slack said why. */
   readonly notShownAdvice?: string;
 }
 
@@ -115,11 +106,7 @@ export async function startRun(given: StartDeps, req: StartRequest): Promise<Sta
   }
 }
 
-/**
- * The steps of a start once it is reserved (each recorded in `reservation`, if there is one):
- * a fresh start's, or one another instance began and this one finishes. The caller releases
- * the reservation.
- */
+/** A start's steps once reserved (each recorded in `reservation`); the caller releases it. */
 export async function startReserved(
   deps: ReservedStartDeps,
   req: StartRequest,
@@ -165,13 +152,9 @@ export async function startReserved(
     return { kind: "refused", key: at, messageTs, error: asked.reason };
   }
   const run = asked.value;
-  const stopBy = await deps.threads
-    .running(at, req.plan, run, messageTs)
-    .catch((err: unknown) => void deps.logger.error({ err }, "could not record the thread's run"));
   const remark = req.remark ? await req.remark() : req.plan.remark;
-  req.onRunning?.(at);
   const traceparent = currentTraceparent();
-  await deps.relay.start({
+  const target: RunTarget = {
     key: at,
     ref: run.ref,
     runId: run.runId,
@@ -181,8 +164,13 @@ export async function startReserved(
     ...(remark ? { remark } : {}),
     ...(req.plan.step ? { step: req.plan.step } : {}),
     ...(traceparent ? { traceparent } : {}),
-  });
-  if (stopBy !== undefined) stopAsked(deps, at, run, stopBy);
+  };
+  const stop = await deps.threads
+    .running(relayedRecord(target), req.plan)
+    .catch((err: unknown) => void deps.logger.error({ err }, "could not record the thread's run"));
+  req.onRunning?.(at);
+  await deps.relay.start(target);
+  if (stop !== undefined) stopAsked(deps, at, run, stop.userId);
   return { kind: "started", key: at, messageTs, run };
 }
 
@@ -214,10 +202,7 @@ async function notShown(
   }
 }
 
-/**
- * Stop was pressed while the run was starting: it is stopped now that it is known (the run
- * goes on if that fails, and the person who pressed Stop is told so).
- */
+/** Stop was pressed while the run was starting: it is stopped now (or they are told why not). */
 export function stopAsked(
   deps: Pick<ReservedStartDeps, "relay" | "workspaces" | "logger">,
   key: SlackThreadKey,

@@ -16,6 +16,7 @@ import {
   type RunRecord,
   type SlackThreadKey,
   type StartPlace,
+  type StopRequest,
   StoreUnavailableError,
   type TaskDefaults,
   type ThreadRecord,
@@ -24,7 +25,13 @@ import {
 
 import { checkRateCall, type RateCount, rateDecision, type RateRefusal } from "./rate-window.ts";
 import { OTHER_FORMAT, stamp, type StampedRecord, unstamp } from "./record-format.ts";
-import { decodeRunEntry, DEFAULT_RUN_TTL_MS, encodeRunEntry, runLease } from "./run-index.ts";
+import {
+  decodeRunEntry,
+  decodeStopRequest,
+  DEFAULT_RUN_TTL_MS,
+  encodeRunEntry,
+  runLease,
+} from "./run-index.ts";
 
 const DAY_MS = 24 * 3600 * 1000;
 const LOCK_TTL_MS = 10_000;
@@ -258,24 +265,27 @@ export class KeyvThreadStore implements ThreadStore {
     });
   }
 
-  async requestStop(runId: string, userId: string): Promise<void> {
+  async requestStop(runId: string, request: StopRequest): Promise<void> {
+    const value = JSON.stringify(request);
     await guard(async () => {
-      await this.#p.putEntry(this.#stop(runId), userId, this.#runTtlMs);
+      await this.#p.putEntry(this.#stop(runId), value, this.#runTtlMs);
       // The run may have ended (and its entries been deleted) since the caller looked: then
       // this request would outlive it, so it goes too. Either this sees the run gone, or
       // the run's deleteRun comes after the request and deletes it.
       if ((await this.#p.getEntry(this.#run(runId))) === undefined) {
-        await this.#p.deleteEntryIfSame(this.#stop(runId), userId, []);
+        await this.#p.deleteEntryIfSame(this.#stop(runId), value, []);
       }
     });
   }
 
-  async withdrawStop(runId: string, userId: string): Promise<void> {
-    await guard(() => this.#p.deleteEntryIfSame(this.#stop(runId), userId, []));
+  async withdrawStop(runId: string, request: StopRequest): Promise<void> {
+    const value = JSON.stringify(request);
+    await guard(() => this.#p.deleteEntryIfSame(this.#stop(runId), value, []));
   }
 
-  stopRequester(runId: string): Promise<string | undefined> {
-    return guard(() => this.#p.getEntry(this.#stop(runId)));
+  async stopRequest(runId: string): Promise<StopRequest | undefined> {
+    const raw = await guard(() => this.#p.getEntry(this.#stop(runId)));
+    return raw === undefined ? undefined : decodeStopRequest(raw);
   }
 
   async listRuns(): Promise<RunRecord[]> {

@@ -4,7 +4,7 @@
  */
 import { z } from "zod";
 import { stamp, unstamp } from "./record-format.ts";
-import { reservationId, type RunRecord, serviceRunId } from "./types.ts";
+import { reservationId, type RunRecord, serviceRunId, type StopRequest } from "./types.ts";
 
 /** The lease an instance holds while it relays a run (the store deletes it with the run's team). */
 export const runLease = (runId: string) => `run:${runId}`;
@@ -53,7 +53,7 @@ const base = {
 };
 
 const Reserved = z.object({
-  kind: z.literal("creating"),
+  kind: z.literal("reserved"),
   runId: z.string().transform(reservationId),
   key: z.object({ teamId: z.string(), channelId: z.string(), threadTs: z.string().optional() }),
   opening: Opening,
@@ -99,4 +99,20 @@ export function decodeRunEntry(raw: string): RunEntry | undefined {
   }
   const read = Entry.safeParse(unstamp(stored));
   return read.success ? read.data : undefined;
+}
+
+const Stop = z.discriminatedUnion("kind", [
+  z.object({ kind: z.literal("person"), userId: z.string() }),
+  z.object({ kind: z.literal("app"), reason: z.string() }),
+  z.object({ kind: z.literal("forgotten") }),
+]);
+
+/** The Stop request `raw` holds, or undefined when it does not read (damaged). */
+export function decodeStopRequest(raw: string): StopRequest | undefined {
+  try {
+    const read = Stop.safeParse(JSON.parse(raw));
+    return read.success ? read.data : undefined;
+  } catch {
+    return undefined;
+  }
 }

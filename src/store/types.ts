@@ -52,13 +52,25 @@ export type ThreadActivity =
       readonly since: number;
       readonly replyTs?: string;
       readonly messageTs?: string;
-      /** Who asked to stop it meanwhile (Slack's own Stop): it is stopped once it runs. */
-      readonly stopBy?: string;
+      /** A Stop pressed meanwhile (Slack's own Stop): it is stopped once it runs. */
+      readonly stop?: PersonStop;
     }
   /** A run is in progress, shown in the bot message `messageTs`. */
   | { readonly kind: "running"; readonly runId: string; readonly messageTs: string };
 
 export const IDLE: ThreadActivity = { kind: "idle" };
+
+/**
+ * Who asked a run to stop, stored once per run for every instance (and held by its fate while
+ * it is relayed, runs/fate.ts): a person who pressed Stop, the app itself (saying why, e.g. its
+ * maximum run time), or nobody because its records are forgotten (it ends without a word).
+ */
+export type StopRequest =
+  PersonStop | { readonly kind: "app"; readonly reason: string } | { readonly kind: "forgotten" };
+
+export type PersonStop = { readonly kind: "person"; readonly userId: string };
+
+export const personStop = (userId: string): PersonStop => ({ kind: "person", userId });
 
 export interface ThreadRecord {
   readonly teamId: string;
@@ -123,13 +135,13 @@ declare const reservationBrand: unique symbol;
 /** A run on the task service: its `agent_run_id`. Never a reservation's id. */
 export type ServiceRunId = string & { readonly [serviceRunBrand]: true };
 
-/** A start being made (`creating:<team>:<channel>:<uuid>`), before the service's run is shown. */
+/** A start being made (`reserved:<team>:<channel>:<uuid>`), before the service's run is shown. */
 export type ReservationId = string & { readonly [reservationBrand]: true };
 
 /** The service's run id as the service named it (its answers are checked by zod already). */
 export const serviceRunId = (id: string): ServiceRunId => id as ServiceRunId;
 
-/** A reservation's id as this app made it (reservations.ts) or the store kept it. */
+/** A reservation's id as this app made it (runs/relay.ts) or the store kept it. */
 export const reservationId = (id: string): ReservationId => id as ReservationId;
 
 /** Where a start's messages go: its channel, and its thread once that exists. */
@@ -174,12 +186,12 @@ interface RunRecordBase {
 
 /**
  * A task (or follow-up) being started: recorded before the service answered and before its
- * messages may exist, so another instance can finish the start if this one dies (adopt.ts):
+ * messages may exist, so another instance can finish the start if this one dies (relay.ts):
  * post what is missing and follow the service's run, or, when the service never answered,
  * end the message as interrupted.
  */
 export interface ReservedRun extends RunRecordBase {
-  readonly kind: "creating";
+  readonly kind: "reserved";
   readonly runId: ReservationId;
   readonly key: StartPlace;
   /** The messages to post (`messageTs` is empty until they exist). */
@@ -209,9 +221,8 @@ export interface RelayedRun extends RunRecordBase {
 }
 
 /**
- * An unfinished run, by its state: being started (`creating`), or shown (`relaying`). What it
- * becomes in the process relaying it is its fate (runs/fate.ts); a thread's own view of it
- * is its `ThreadActivity`.
+ * An unfinished run, by its state: being started (`reserved`), or shown (`relaying`). Made only
+ * by runs/record.ts, from the run's life there; a thread's `running` activity points at one.
  */
 export type RunRecord = ReservedRun | RelayedRun;
 
@@ -370,11 +381,11 @@ export interface ThreadStore extends PreferenceStore, RecordStore {
   deleteRun(runId: string): Promise<void>;
   /** Every unfinished run. */
   listRuns(): Promise<RunRecord[]>;
-  /** Records who pressed Stop on a run, for the instance that relays it. */
-  requestStop(runId: string, userId: string): Promise<void>;
-  /** Takes back `userId`'s Stop request (the service refused the stop); another's stays. */
-  withdrawStop(runId: string, userId: string): Promise<void>;
-  stopRequester(runId: string): Promise<string | undefined>;
+  /** Records who asked a run to stop, for the instance that relays it. */
+  requestStop(runId: string, request: StopRequest): Promise<void>;
+  /** Takes back `request` (the service refused the stop); another's stays. */
+  withdrawStop(runId: string, request: StopRequest): Promise<void>;
+  stopRequest(runId: string): Promise<StopRequest | undefined>;
   /**
    * Deletes every record of a workspace (the app was uninstalled there): every `t:<team>:`
    * record (threads, queued replies, recent tasks, defaults, installation, keys…), its claims,
@@ -416,5 +427,5 @@ export type RunStore = Pick<
   | "releaseLease"
   | "requestStop"
   | "withdrawStop"
-  | "stopRequester"
+  | "stopRequest"
 >;

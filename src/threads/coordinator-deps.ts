@@ -18,25 +18,22 @@ import type {
   WorkflowSteps,
   Workspaces,
 } from "./ports.ts";
-import type { PeoplePolicy } from "./access/policy.ts";
+import type { PeoplePolicy, RateLimits } from "./access/checks.ts";
 import type { Preferences } from "./preferences.ts";
-import type { RateLimits } from "./access/rate-limits.ts";
 import type { MemoryLimits } from "../runs/memory.ts";
 import type { Relay } from "../runs/relay.ts";
 import type { AuditTrail } from "../store/audit.ts";
 import type { GroupMembers, ServiceAlerts } from "./access/usage-policy.ts";
 
-/** The part of the relay the coordinator uses. */
-export type RelayControl = Pick<
-  Relay,
-  "start" | "reserve" | "progress" | "release" | "stop" | "isActive" | "onEnded" | "stopQuietly"
->;
-
 export interface CoordinatorDeps {
   /** Each workspace's Slack writer and service client: a request uses its own workspace's. */
   readonly workspaces: Workspaces;
   readonly store: ThreadStore;
-  readonly relay: RelayControl;
+  /** The part of the relay the coordinator uses. */
+  readonly relay: Pick<
+    Relay,
+    "start" | "reserve" | "progress" | "release" | "stop" | "isActive" | "onEnded" | "stopQuietly"
+  >;
   /** Where a start reports that its run runs: this thread layer's record of it (running.ts). */
   readonly threads: RunningThreads;
   /** Where the files people attach are read from. */

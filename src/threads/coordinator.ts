@@ -9,9 +9,7 @@ import type { SlackThreadKey, WorkflowStep } from "../store/types.ts";
 import { FollowUps } from "./follow-ups.ts";
 import { Forgetting } from "./forgetting.ts";
 import { mergeOptions } from "./options.ts";
-import { askerRefusal } from "./access/checks.ts";
-import { MEMBERS_ONLY } from "./access/policy.ts";
-import { NO_RATE_LIMITS } from "./access/rate-limits.ts";
+import { askerRefusal, MEMBERS_ONLY, NO_RATE_LIMITS } from "./access/checks.ts";
 import { NewTasks } from "./new-task.ts";
 import { runningThreads } from "./running.ts";
 import { type ChannelDirectory, Preferences } from "./preferences.ts";
@@ -23,7 +21,7 @@ import {
   type IncomingMessage,
   messageDelivery,
   type NewTask,
-  type StopRequest,
+  type StopPress,
   type TellUser,
   type ThreadReply,
 } from "./requests.ts";
@@ -38,7 +36,7 @@ export type {
   Delivery,
   IncomingMessage,
   NewTask,
-  StopRequest,
+  StopPress,
   TellUser,
   ThreadReply,
 } from "./requests.ts";
@@ -269,7 +267,7 @@ export class TaskCoordinator {
   }
 
   /** The Stop button (or any other way to stop a run). */
-  async handleStop(req: StopRequest, tell: TellUser): Promise<void> {
+  async handleStop(req: StopPress, tell: TellUser): Promise<void> {
     try {
       await stopRun(this.#deps, req, tell);
     } catch (err) {

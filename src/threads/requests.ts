@@ -110,7 +110,8 @@ export interface IncomingMessage {
   readonly surface: TaskSurface;
 }
 
-export interface StopRequest {
+/** Stop pressed on a run in Slack (its button, or Slack's own in the agent view). */
+export interface StopPress {
   readonly key: SlackThreadKey;
   readonly userId: string;
   readonly runId: string;

@@ -3,6 +3,8 @@
  * or one another instance finishes) reports through the `RunningThreads` port. The thread
  * layer owns its record; the run layer only says where the run is and who asked for it.
  */
+import { activityOf } from "../runs/record.ts";
+import type { PersonStop } from "../store/types.ts";
 import type { RunningThreads, ThreadStore } from "./ports.ts";
 
 /**
@@ -15,22 +17,23 @@ export function runningThreads(deps: {
   readonly now: () => number;
 }): RunningThreads {
   return {
-    async running(key, plan, created, messageTs) {
+    async running(record, plan) {
       const { store } = deps;
-      const active = { kind: "running", runId: created.runId, messageTs } as const;
-      let stopBy: string | undefined;
+      const { key, ref } = record;
+      const active = activityOf(record);
+      let stop: PersonStop | undefined;
       const updated = await store.updateThread(key, (rec) => {
         const starting = rec.active.kind === "starting" ? rec.active : undefined;
         if (plan.replyTs !== undefined && starting?.replyTs !== plan.replyTs) return undefined;
-        stopBy = starting?.stopBy;
+        stop = starting?.stop;
         if (plan.replyTs !== undefined) return { ...rec, active };
-        return { ...rec, service: created.ref, active };
+        return { ...rec, service: ref, active };
       });
-      if (updated || plan.replyTs !== undefined) return stopBy;
+      if (updated || plan.replyTs !== undefined) return stop;
       const now = deps.now();
       await store.putThread({
         ...key,
-        service: created.ref,
+        service: ref,
         ownerUserId: plan.userId,
         surface: plan.surface,
         active,

@@ -3,8 +3,8 @@
  * stops a run it relays, and a run nobody relays here is stopped on the service directly. An
  * admin stopping another person's run is written to the audit trail.
  */
-import type { SlackThreadKey, ThreadRecord } from "../store/types.ts";
-import type { StopRequest, TellUser } from "./requests.ts";
+import { personStop, type SlackThreadKey, type ThreadRecord } from "../store/types.ts";
+import type { StopPress, TellUser } from "./requests.ts";
 import type { CoordinatorDeps } from "./coordinator-deps.ts";
 import { stopFailed } from "../view/errors.ts";
 
@@ -13,7 +13,7 @@ const STOP_CLAIM_TTL_MS = 10 * 60_000;
 
 export async function stopRun(
   deps: CoordinatorDeps,
-  req: StopRequest,
+  req: StopPress,
   tell: TellUser,
 ): Promise<void> {
   const { store, relay, logger } = deps;
@@ -127,7 +127,7 @@ export async function stopWhenStarted(
   await deps.store.updateThread(req.key, (rec) => {
     if (rec.active.kind === "starting") {
       asked = true;
-      return { ...rec, active: { ...rec.active, stopBy: req.userId } };
+      return { ...rec, active: { ...rec.active, stop: personStop(req.userId) } };
     }
     started = rec.active.kind === "running" ? rec.active.runId : undefined;
     return undefined;

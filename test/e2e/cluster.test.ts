@@ -136,10 +136,10 @@ describe.skipIf(!redisUrl)("several instances on one Redis", () => {
       description: "the working message",
     });
     const reservation = await c.waitForRecordWhere(
-      (r) => r.kind === "creating" && JSON.stringify(r.messageTs) === JSON.stringify([working.ts]),
+      (r) => r.kind === "reserved" && JSON.stringify(r.messageTs) === JSON.stringify([working.ts]),
     );
     expect(reservation).toMatchObject({
-      kind: "creating",
+      kind: "reserved",
       key: { threadTs },
       messageTs: [working.ts],
     });
@@ -165,7 +165,7 @@ describe.skipIf(!redisUrl)("several instances on one Redis", () => {
     const id = await c.runFor(label);
     // The service's run is recorded with the task's start before any message exists.
     const reservation = await c.waitForRecordWhere(
-      (r) => r.kind === "creating" && JSON.stringify(r).includes(label) && r.created !== undefined,
+      (r) => r.kind === "reserved" && JSON.stringify(r).includes(label) && r.created !== undefined,
     );
     expect(reservation).toMatchObject({ created: { runId: id }, messageTs: [] });
     expect(reservation.key.threadTs).toBeUndefined();

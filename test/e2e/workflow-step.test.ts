@@ -21,7 +21,7 @@ import {
   statusOf,
 } from "../support/harness.ts";
 import { storeBackends } from "../support/needs.ts";
-import { GUEST_REFUSAL } from "../../src/threads/access/policy.ts";
+import { GUEST_REFUSAL } from "../../src/threads/access/checks.ts";
 import { STEP_FORGOTTEN } from "../../src/runs/run.ts";
 import { OUTPUTS_REFUSED } from "../../src/slack/workflow-steps.ts";
 

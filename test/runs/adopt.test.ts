@@ -17,7 +17,7 @@ import {
   serviceRunId,
   type ThreadStore,
 } from "../../src/store/types.ts";
-import { runLease } from "../../src/runs/lease-keeper.ts";
+import { runLease } from "../../src/store/run-index.ts";
 import type { FakeClock } from "../support/fake-clock.ts";
 import { relayOnFakes } from "../support/fakes/relay.ts";
 import type { FakeSlackWriter } from "../support/fakes/slack-writer.ts";
@@ -48,8 +48,8 @@ beforeEach(() => {
 async function leftBehind(got: Partial<ReservedRun> & { plan?: Partial<RunOpening> } = {}) {
   const { plan, ...rest } = got;
   const record: ReservedRun & { opening: RunOpening } = {
-    kind: "creating",
-    runId: reservationId("creating:T1:C1:dead"),
+    kind: "reserved",
+    runId: reservationId("reserved:T1:C1:dead"),
     key: place,
     messageTs: [],
     startedAt: clock.now() - 5_000,
@@ -133,7 +133,7 @@ describe("finishing a start another instance began", () => {
       ...key,
       ownerUserId: "U1",
       surface: "channel",
-      active: { kind: "starting", since: now, stopBy: "U3" },
+      active: { kind: "starting", since: now, stop: { kind: "person", userId: "U3" } },
       lastRunId: undefined,
       queue: [],
       createdAt: now,

@@ -7,6 +7,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { personStop } from "../../src/store/types.ts";
 import { type FateKind, RunFate, type Transition, TRANSITIONS } from "../../src/runs/fate.ts";
 
 const ROOT = join(import.meta.dirname, "..", "..");
@@ -29,9 +30,9 @@ function drawnEdges(markdown: string): string[] {
 /** A fate in each state, reached by transitions alone. */
 const REACH: Record<FateKind, (fate: RunFate) => void> = {
   running: () => undefined,
-  stopping: (fate) => fate.stop("U1"),
+  stopping: (fate) => fate.stop(personStop("U1")),
   stoppingHandingOver: (fate) => {
-    fate.stop("U1");
+    fate.stop(personStop("U1"));
     fate.handOver("handing over");
   },
   handingOver: (fate) => fate.handOver("handing over"),
@@ -40,10 +41,10 @@ const REACH: Record<FateKind, (fate: RunFate) => void> = {
 };
 
 const APPLY: Record<Transition, (fate: RunFate) => void> = {
-  stop: (fate) => fate.stop("U2"),
+  stop: (fate) => fate.stop(personStop("U2")),
   refused: (fate) => fate.refused(),
   unanswered: (fate) => fate.unanswered(),
-  stoppedElsewhere: (fate) => fate.stoppedElsewhere("U3"),
+  stoppedElsewhere: (fate) => fate.stoppedElsewhere(personStop("U3")),
   handOver: (fate) => fate.handOver("lease lost"),
   end: (fate) => fate.end(),
   forget: (fate) => fate.forget("its records are forgotten"),

@@ -10,7 +10,7 @@ import { Relay, type RunOutcome } from "../../src/runs/relay.ts";
 import { MAX_RELAY_DEATHS, MAX_RELAY_DEATHS_FOLLOWING } from "../../src/runs/run-state.ts";
 import { createMemoryStore } from "../support/fakes/memory-store.ts";
 import { type RelayedRun, serviceRunId, type ThreadStore } from "../../src/store/types.ts";
-import { runLease } from "../../src/runs/lease-keeper.ts";
+import { runLease } from "../../src/store/run-index.ts";
 import { FakeSlackWriter } from "../support/fakes/slack-writer.ts";
 import { FakeTaskService } from "../support/fakes/task-service.ts";
 import { oneWorkspace } from "../support/fakes/workspaces.ts";

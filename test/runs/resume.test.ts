@@ -7,7 +7,7 @@
  */
 import { pino } from "pino";
 import { beforeEach, describe, expect, it } from "vitest";
-import { runLease } from "../../src/runs/lease-keeper.ts";
+import { runLease } from "../../src/store/run-index.ts";
 import type { Relay } from "../../src/runs/relay.ts";
 import { type RunOutcome } from "../../src/runs/relay.ts";
 import { Resumer } from "../../src/runs/resumer.ts";
@@ -137,8 +137,8 @@ describe("taking over runs nobody relays", () => {
     const made = await service.createTask({ prompt: "Explain" });
     const runId = serviceRunId(made.agent_run_id);
     await store.putRun({
-      kind: "creating",
-      runId: reservationId("creating:T1:C1:dead"),
+      kind: "reserved",
+      runId: reservationId("reserved:T1:C1:dead"),
       key,
       messageTs: [],
       startedAt: clock.now() - 5_000,

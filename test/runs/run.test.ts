@@ -9,7 +9,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { Relay, type RunOutcome } from "../../src/runs/relay.ts";
 import { TaskServiceError } from "../../src/service/errors.ts";
 import { createMemoryStore } from "../support/fakes/memory-store.ts";
-import type { ThreadStore } from "../../src/store/types.ts";
+import { personStop, type ThreadStore } from "../../src/store/types.ts";
 import { shownText } from "../support/run-records.ts";
 import { until } from "../support/until.ts";
 import { FakeClock } from "../support/fake-clock.ts";
@@ -254,7 +254,7 @@ describe("a relayed run", () => {
     // Not shown as stopped here: the next owner learns from the service, and knows who asked.
     expect(JSON.stringify(writer.messages.find((m) => m.ts === messageTs))).not.toMatch(/Stopped/);
     expect(shownText(await records.getRun("run_3"))).toBe("Partial answer. ");
-    expect(await records.stopRequester("run_3")).toBe("U2");
+    expect(await records.stopRequest("run_3")).toEqual(personStop("U2"));
   });
 
   it("streams nothing of the text held during a Stop when the workspace uninstalls meanwhile", async () => {
@@ -306,7 +306,7 @@ describe("a relayed run", () => {
       /stop unavailable/,
     );
     // Nobody takes the run for stopped: it ends as the service says.
-    expect(await store.stopRequester("run_1")).toBeUndefined();
+    expect(await store.stopRequest("run_1")).toBeUndefined();
     service.final = { status: "completed", content: "Partial answer. Finished." };
     service.emit({ type: "status", status: "completed" });
     service.close();
@@ -326,7 +326,7 @@ describe("a relayed run", () => {
       expect(await relay.stop({ runId: "run_1", ref, key: other }, "U2")).toBe(false);
     }
     expect(service.stopped).toEqual([]);
-    expect(await store.stopRequester("run_1")).toBeUndefined();
+    expect(await store.stopRequest("run_1")).toBeUndefined();
     service.final = { status: "completed", content: "Partial answer, finished." };
     service.emit({ type: "status", status: "completed" });
     service.close();

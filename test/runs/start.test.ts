@@ -143,10 +143,10 @@ describe("starting a run", () => {
     // The messages post while the service has not answered yet: the reservation says where.
     await clock.advance(0, async () => undefined);
     const [reserved] = await store.listRuns();
-    expect(reserved?.kind).toBe("creating");
+    expect(reserved?.kind).toBe("reserved");
     expect(reserved?.key.threadTs).toBe(writer.messages[0]?.ts);
     expect(reserved?.messageTs).toEqual([writer.messages[1]?.ts]);
-    expect(reserved?.kind === "creating" && reserved.opening?.prompt?.text).toBe(
+    expect(reserved?.kind === "reserved" && reserved.opening?.prompt?.text).toBe(
       "Summarise the report",
     );
     answer();
@@ -162,7 +162,7 @@ describe("starting a run", () => {
       ...key,
       ownerUserId: "U1",
       surface: "channel",
-      active: { kind: "starting", since: now, stopBy: "U2" },
+      active: { kind: "starting", since: now, stop: { kind: "person", userId: "U2" } },
       lastRunId: undefined,
       queue: [],
       createdAt: now,

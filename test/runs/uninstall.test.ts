@@ -198,7 +198,7 @@ describe("a workspace that uninstalls the app", () => {
     expect(shownText(i2, a.messageTs)).not.toContain("Stopped");
     expect(i2.ended).toEqual([]);
     expect(await store.getRun(a.runId)).toBeUndefined();
-    expect(await store.stopRequester(a.runId)).toBeUndefined();
+    expect(await store.stopRequest(a.runId)).toBeUndefined();
   });
 
   it("stops a run relayed elsewhere whose records were forgotten: its lease renewal finds the record gone, stops it at the service, says nothing", async () => {

@@ -15,6 +15,7 @@ import { createRedisStore } from "../../src/store/redis.ts";
 import { runLease } from "../../src/store/run-index.ts";
 import { createSqliteStore } from "../../src/store/sqlite.ts";
 import {
+  personStop,
   type RelayedRun,
   type ReservedRun,
   reservationId,
@@ -122,7 +123,7 @@ async function fill(store: ThreadStore, teamId: string): Promise<Record<string, 
     uploads: "pending",
   });
   const reserved: ReservedRun = {
-    kind: "creating",
+    kind: "reserved",
     runId: reservationId(runs.t3),
     key: place(teamId, "C2", T3),
     messageTs: [],
@@ -134,7 +135,7 @@ async function fill(store: ThreadStore, teamId: string): Promise<Record<string, 
   await store.putRun(reserved);
   for (const runId of Object.values(runs)) {
     await store.acquireLease(runLease(runId), "instance-1", 60_000);
-    await store.requestStop(runId, "U9");
+    await store.requestStop(runId, personStop("U9"));
   }
   const recent = (channelId: string, threadTs: string) => ({
     channelId,
@@ -193,7 +194,7 @@ describe.each(backends)("forgetting part of a workspace on %s", (_name, makeBack
     const [t1, t2, t3] = await threads(a);
     expect([t1, t2?.ownerUserId, t3?.queue.length]).toEqual([undefined, "U2", 2]);
     expect(await store.getRun(runs.t1 ?? "")).toBeUndefined();
-    expect(await store.stopRequester(runs.t1 ?? "")).toBeUndefined();
+    expect(await store.stopRequest(runs.t1 ?? "")).toBeUndefined();
     expect(await store.acquireLease(runLease(runs.t1 ?? ""), "instance-2", 60_000)).toBe(true);
     expect(await store.getRun(runs.t2 ?? "")).toBeDefined();
     expect(await recents("U1")).toEqual(["C2/" + T3]);
@@ -212,7 +213,7 @@ describe.each(backends)("forgetting part of a workspace on %s", (_name, makeBack
     expect(await store.getRun(runs.t1 ?? "")).toBeUndefined();
     expect(await store.getRun(runs.t2 ?? "")).toBeUndefined();
     expect(await store.getRun(runs.t3 ?? "")).toBeDefined();
-    expect(await store.stopRequester(runs.t3 ?? "")).toBe("U9");
+    expect(await store.stopRequest(runs.t3 ?? "")).toEqual(personStop("U9"));
     expect(await store.getDefaults(a, { kind: "channel", channelId: "C1" })).toBeUndefined();
     expect(await store.getDefaults(a, { kind: "channel", channelId: "C2" })).toEqual({
       effort: "low",
@@ -258,7 +259,7 @@ describe.each(backends)("forgetting part of a workspace on %s", (_name, makeBack
     expect(await threads(a)).toEqual([undefined, undefined, undefined]);
     for (const runId of Object.values(runs)) {
       expect(await store.getRun(runId)).toBeUndefined();
-      expect(await store.stopRequester(runId)).toBeUndefined();
+      expect(await store.stopRequest(runId)).toBeUndefined();
       expect(await store.acquireLease(runLease(runId), "instance-2", 60_000)).toBe(true);
       await store.releaseLease(runLease(runId), "instance-2");
     }

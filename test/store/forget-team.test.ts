@@ -14,6 +14,7 @@ import { createRedisStore } from "../../src/store/redis.ts";
 import { runLease } from "../../src/store/run-index.ts";
 import { createSqliteStore } from "../../src/store/sqlite.ts";
 import {
+  personStop,
   type RelayedRun,
   type ReservedRun,
   reservationId,
@@ -90,7 +91,7 @@ const thread = (teamId: string, threadTs: string, runId: string): ThreadRecord =
 
 /** A start being made, as a reservation records it. */
 const reserved = (teamId: string, runId: string): ReservedRun => ({
-  kind: "creating",
+  kind: "reserved",
   runId: reservationId(runId),
   key: { teamId, channelId: "C1", threadTs: "1700000000.000100" },
   messageTs: ["1700000000.000200"],
@@ -124,7 +125,7 @@ async function fill(store: ThreadStore, teamId: string, enterpriseId: string): P
   await store.putRun(reserved(teamId, creating));
   await store.acquireLease(runLease(relaying), "instance-1", 60_000);
   await store.acquireLease(runLease(creating), "instance-1", 60_000);
-  await store.requestStop(relaying, "U1");
+  await store.requestStop(relaying, personStop("U1"));
   await store.claimOnce(teamId, "event:Ev1", 60_000);
   const perMinute = [
     { name: "user:U1", limit: 10 },
@@ -199,7 +200,7 @@ describe.each(backends)("forgetting a workspace on %s", (_name, makeBackend) => 
     const key = (teamId: string) => ({ teamId, channelId: "C1", threadTs: "1700000000.000100" });
     expect(await store.getThread(key(teamA))).toBeUndefined();
     expect(await store.getRun(runsA[0] ?? "")).toBeUndefined();
-    expect(await store.stopRequester(runsA[0] ?? "")).toBeUndefined();
+    expect(await store.stopRequest(runsA[0] ?? "")).toBeUndefined();
     expect(await store.recentTasks(teamA, "U1", 5)).toEqual([]);
     expect(await store.getRecord(`t:${teamA}:installation`)).toBeUndefined();
     expect(await store.claimOnce(teamA, "event:Ev1", 60_000)).toBe(true);
@@ -208,7 +209,7 @@ describe.each(backends)("forgetting a workspace on %s", (_name, makeBackend) => 
     expect(await store.acquireLease(runLease(runsA[0] ?? ""), "instance-2", 60_000)).toBe(true);
     expect((await store.getThread(key(teamB)))?.queue).toHaveLength(2);
     expect((await store.listRuns()).map((r) => r.runId).sort()).toEqual([...runsB].sort());
-    expect(await store.stopRequester(runsB[0] ?? "")).toBe("U1");
+    expect(await store.stopRequest(runsB[0] ?? "")).toEqual(personStop("U1"));
     expect(await store.getDefaults(teamB, { kind: "channel", channelId: "C1" })).toEqual({
       effort: "high",
     });

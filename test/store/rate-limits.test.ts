@@ -16,7 +16,7 @@ import { createMemoryStore, type MemoryMaps } from "../support/fakes/memory-stor
 import { createRedisStore } from "../../src/store/redis.ts";
 import { createSqliteStore } from "../../src/store/sqlite.ts";
 import type { ThreadStore } from "../../src/store/types.ts";
-import { takeRateSlot } from "../../src/threads/access/rate-limits.ts";
+import { takeRateSlot } from "../../src/threads/access/checks.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "taskbot-rate-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -15,6 +15,7 @@ import { FORMAT_VERSION } from "../../src/store/record-format.ts";
 import { runIndexTtlMs } from "../../src/store/run-index.ts";
 import { createSqliteStore, SqliteKeyvAdapter } from "../../src/store/sqlite.ts";
 import {
+  personStop,
   type RelayedRun,
   type ReservedRun,
   reservationId,
@@ -125,14 +126,14 @@ describe.each(backends)("the run index on %s", (_name, makeBackend) => {
     await store.putRun({ ...run, shownText: "More of the answer" });
     clock.now = start + ttl + HOUR;
     expect(await store.getRun(run.runId)).toMatchObject({ shownText: "More of the answer" });
-    await store.requestStop(run.runId, "U_STOPPER");
-    expect(await store.stopRequester(run.runId)).toBe("U_STOPPER");
+    await store.requestStop(run.runId, personStop("U_STOPPER"));
+    expect(await store.stopRequest(run.runId)).toEqual(personStop("U_STOPPER"));
 
     clock.now = start + 2 * ttl;
     expect(await store.listRuns()).toEqual([]);
     // Removed from the store, not just hidden: an instance whose clock is behind finds nothing.
     expect(await backend.readRaw(namespace, run.runId)).toBeUndefined();
-    expect(await store.stopRequester(run.runId)).toBeUndefined();
+    expect(await store.stopRequest(run.runId)).toBeUndefined();
     const behind = backend.open({ namespace, runTtlMs: ttl, now: () => start });
     expect(await behind.getRun(run.runId)).toBeUndefined();
     await behind.close();
@@ -142,8 +143,8 @@ describe.each(backends)("the run index on %s", (_name, makeBackend) => {
   it("keeps a start whose thread does not exist yet without a thread", async () => {
     const { store, clock, namespace } = storeAt(Date.UTC(2025, 0, 1));
     const start: ReservedRun = {
-      kind: "creating",
-      runId: reservationId(`creating:${TEAM}:C1:${unique()}`),
+      kind: "reserved",
+      runId: reservationId(`reserved:${TEAM}:C1:${unique()}`),
       key: { teamId: TEAM, channelId: "C1" },
       messageTs: [],
       startedAt: clock.now,
@@ -188,8 +189,8 @@ describe.each(backends)("the run index on %s", (_name, makeBackend) => {
     const run = runRecord(`run_${unique()}`, clock.now);
     await store.putRun(run);
     await store.deleteRun(run.runId);
-    await store.requestStop(run.runId, "U_LATE");
-    expect(await store.stopRequester(run.runId)).toBeUndefined();
+    await store.requestStop(run.runId, personStop("U_LATE"));
+    expect(await store.stopRequest(run.runId)).toBeUndefined();
     await store.close();
   });
 
@@ -197,12 +198,12 @@ describe.each(backends)("the run index on %s", (_name, makeBackend) => {
     const { store, clock } = storeAt(Date.UTC(2025, 0, 1));
     const run = runRecord(`run_${unique()}`, clock.now);
     await store.putRun(run);
-    await store.requestStop(run.runId, "U_FIRST");
-    await store.withdrawStop(run.runId, "U_FIRST");
-    expect(await store.stopRequester(run.runId)).toBeUndefined();
-    await store.requestStop(run.runId, "U_SECOND");
-    await store.withdrawStop(run.runId, "U_FIRST");
-    expect(await store.stopRequester(run.runId)).toBe("U_SECOND");
+    await store.requestStop(run.runId, personStop("U_FIRST"));
+    await store.withdrawStop(run.runId, personStop("U_FIRST"));
+    expect(await store.stopRequest(run.runId)).toBeUndefined();
+    await store.requestStop(run.runId, personStop("U_SECOND"));
+    await store.withdrawStop(run.runId, personStop("U_FIRST"));
+    expect(await store.stopRequest(run.runId)).toEqual(personStop("U_SECOND"));
     await store.close();
   });
 });

@@ -10,7 +10,7 @@ import { TaskCoordinator } from "../../src/threads/coordinator.ts";
 import { createMemoryStore } from "../support/fakes/memory-store.ts";
 import { LIMITS } from "../../src/service/limits.ts";
 import { FakeFiles } from "../support/fakes/file-source.ts";
-import { FakeRelay } from "../support/fakes/relay-control.ts";
+import { FakeRelay } from "../support/fakes/recording-relay.ts";
 import { FakeTaskService } from "../support/fakes/task-service.ts";
 import { FakeSlackWriter } from "../support/fakes/slack-writer.ts";
 import { oneWorkspace } from "../support/fakes/workspaces.ts";

@@ -12,7 +12,7 @@ import { createMemoryStore } from "../support/fakes/memory-store.ts";
 import type { SlackThreadKey, ThreadStore } from "../../src/store/types.ts";
 import { type TellUser, TaskCoordinator } from "../../src/threads/coordinator.ts";
 import { FakeFiles } from "../support/fakes/file-source.ts";
-import { FakeRelay } from "../support/fakes/relay-control.ts";
+import { FakeRelay } from "../support/fakes/recording-relay.ts";
 import { FakeSlackWriter } from "../support/fakes/slack-writer.ts";
 import { FakeTaskService } from "../support/fakes/task-service.ts";
 import { oneWorkspace } from "../support/fakes/workspaces.ts";

@@ -8,7 +8,7 @@ import { type IncomingMessage, TaskCoordinator } from "../../src/threads/coordin
 import { createMemoryStore } from "../support/fakes/memory-store.ts";
 import type { ThreadStore } from "../../src/store/types.ts";
 import { FakeFiles } from "../support/fakes/file-source.ts";
-import { FakeRelay } from "../support/fakes/relay-control.ts";
+import { FakeRelay } from "../support/fakes/recording-relay.ts";
 import { FakeTaskService } from "../support/fakes/task-service.ts";
 import { FakeSlackWriter } from "../support/fakes/slack-writer.ts";
 import { oneWorkspace } from "../support/fakes/workspaces.ts";

@@ -3,7 +3,7 @@
  * minute; the refusal says when to try again, which is when the oldest of them is a minute old.
  */
 import { describe, expect, it } from "vitest";
-import { takeRateSlot } from "../../src/threads/access/rate-limits.ts";
+import { takeRateSlot } from "../../src/threads/access/checks.ts";
 import { createMemoryStore } from "../support/fakes/memory-store.ts";
 
 const limits = { perUserPerMinute: 3, perChannelPerMinute: 5 };

@@ -9,14 +9,14 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { TaskCoordinator } from "../../src/threads/coordinator.ts";
 import { VIEW_LOADS_PER_MIN } from "../../src/threads/thread-views.ts";
 import { memoryLimits } from "../../src/runs/memory.ts";
-import { GUEST_REFUSAL, PERSON_UNKNOWN } from "../../src/threads/access/policy.ts";
+import { GUEST_REFUSAL, PERSON_UNKNOWN } from "../../src/threads/access/checks.ts";
 import { putUsagePolicy } from "../../src/store/usage-policy.ts";
 import type { FakeFile } from "../support/fakes/task-service.ts";
 import { createMemoryStore } from "../support/fakes/memory-store.ts";
 import type { SlackThreadKey, ThreadStore } from "../../src/store/types.ts";
 import { oneWorkspace } from "../support/fakes/workspaces.ts";
 import { FakeFiles } from "../support/fakes/file-source.ts";
-import { FakeRelay } from "../support/fakes/relay-control.ts";
+import { FakeRelay } from "../support/fakes/recording-relay.ts";
 import { FakeTaskService } from "../support/fakes/task-service.ts";
 import { FakeSlackWriter } from "../support/fakes/slack-writer.ts";
 

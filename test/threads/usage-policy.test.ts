@@ -25,7 +25,7 @@ import type { ThreadStore } from "../../src/store/types.ts";
 import { getServiceAlert, putUsagePolicy, type UsagePolicy } from "../../src/store/usage-policy.ts";
 import { oneWorkspace } from "../support/fakes/workspaces.ts";
 import { FakeFiles } from "../support/fakes/file-source.ts";
-import { FakeRelay } from "../support/fakes/relay-control.ts";
+import { FakeRelay } from "../support/fakes/recording-relay.ts";
 import { FakeTaskService } from "../support/fakes/task-service.ts";
 import { FakeSlackWriter } from "../support/fakes/slack-writer.ts";
 

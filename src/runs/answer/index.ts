@@ -5,7 +5,7 @@
  */
 import type { Clock } from "../../util/clock.ts";
 import { EditSink } from "./edit-sink.ts";
-import { NativeSink, type NativeSinkOptions } from "./native-sink.ts";
+import { NativeSink, type NativeSinkOptions } from "./native-stream.ts";
 import type { AnswerSink } from "./sink.ts";
 
 export type { AnswerPlace, AnswerSink, FinalAnswer, RunningAnswer } from "./sink.ts";

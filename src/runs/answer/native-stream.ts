@@ -10,13 +10,14 @@
  * refuses the stream, or no stream can start, the run goes back to editing messages.
  */
 import type { Logger } from "pino";
-import type { Clock } from "../../util/clock.ts";
-import { systemClock } from "../../util/clock.ts";
+import { type Clock, systemClock } from "../../util/clock.ts";
 import { slackErrorCode } from "../../view/errors.ts";
 import { type FenceState, scanFences } from "../../view/markdown-scan.ts";
 import { StreamablePrefix } from "../../view/markdown.ts";
 import { neutralizeMentions } from "../../view/sanitize.ts";
 import type { SlackWriter, StreamEnd, StreamStep, TaskDisplay } from "../ports.ts";
+import { EditSink, type SinkOptions } from "./edit-sink.ts";
+import type { AnswerPlace, AnswerSink, FinalAnswer, RunningAnswer } from "./sink.ts";
 import {
   closingLine,
   nextPiece,
@@ -36,17 +37,11 @@ export interface NativeStreamOptions {
   /** Streams outside DMs are addressed to a person. */
   readonly recipient: { readonly userId: string; readonly teamId: string };
   readonly log: Logger;
-  /**
-   * A stream message exists: the answer from character `from` on lives there from now on (0
-   * for the run's first stream message; more after a rotation).
-   */
+  /** A stream message exists: the answer from character `from` on lives there from now on. */
   readonly onStarted: (streamTs: string, from: number) => Promise<void>;
   /** Streaming ended (expired, stopped, refused, too long): the run edits messages again. */
   readonly onLeft: () => void;
-  /**
-   * Start a stream only if Slack's budget lets it start at once (`writer.streams`), and edit
-   * otherwise; by default a start waits for the budget like any call.
-   */
+  /** Start a stream only if Slack's budget lets it start at once, else edit (default: wait). */
   readonly ifBudget?: boolean;
   /** How long one stream message is streamed into before the answer goes on in a new one. */
   readonly rotateMs?: number;
@@ -103,9 +98,8 @@ export class NativeStream {
 
   /**
    * Sends what of `latest()` is new and safe to stream, after any append under way. Appends
-   * coalesce while one waits for Slack's budget: the waiting one reads the latest text when
-   * its turn comes, so a fast stream costs one read of the answer per append sent, not per
-   * delta. Resolves true when this call sent something (false when a waiting one will).
+   * coalesce while one waits for Slack's budget (the waiting one reads the latest text). True
+   * when this call sent something.
    */
   append(latest: () => string): Promise<boolean> {
     if (this.#waiting.text) return Promise.resolve(false);
@@ -138,11 +132,9 @@ export class NativeStream {
   }
 
   /**
-   * The run ended with `text`: what of it the stream lacks is appended at once (on the append
-   * budget: the answer shows whole without waiting for a stop), then the stream is stopped
-   * when the stop budget allows, with `end()` (the run's status and buttons, for the message
-   * the answer ends in) below the answer when the stream holds all of it. True when that stop
-   * showed the final answer (no edit is needed); false when an edit must show it.
+   * The run ended with `text`: what the stream lacks is appended at once (the answer shows whole
+   * without waiting for a stop), then the stream is stopped when the stop budget allows, with
+   * `end()` below the answer if the stream holds all of it. False when an edit must show it.
    */
   async end(text: string, end: () => StreamEnd | undefined): Promise<boolean> {
     this.#ending = true;
@@ -236,10 +228,9 @@ export class NativeStream {
   }
 
   /**
-   * Streams the answer up to `safe` (where it may end, in code block `fence` if any) and the
-   * steps held: into the current stream message while it has room and is not due to rotate,
-   * then into new ones, a Slack call at a time. Steps wait for a stream (it starts with text),
-   * and for a message with room for them. True when something was sent.
+   * Streams the answer up to `safe` (in code block `fence` if any) and the steps held: into the
+   * current stream message while it has room and is not due to rotate, then into new ones. Steps
+   * wait for a stream (it starts with text) with room for them. True when something was sent.
    */
   async #streamTo(safe: string, fence: FenceState | undefined): Promise<boolean> {
     let sent = false;
@@ -285,9 +276,8 @@ export class NativeStream {
   }
 
   /**
-   * Appends to the current message, with the steps held, what of the new text it has room for:
-   * all of it, or up to a place where the message may end (the answer goes on in the next).
-   * False when not even a line fits, or the steps do not.
+   * Appends to the current message, with the steps held, what of the new text it has room for
+   * (up to a place where a message may end). False when not even a line fits, or the steps do not.
    */
   async #fill(ts: string, safe: string, fence: FenceState | undefined): Promise<boolean> {
     const steps = this.#steps;
@@ -338,11 +328,9 @@ export class NativeStream {
   }
 
   /**
-   * Goes on in a new stream message with `piece` (the code block open here opened again); the
-   * one before gets the line closing that block and is stopped when the stop budget allows, and
-   * keeps what it shows. By time (`byTime`) or in auto mode, only if a start can go at once;
-   * the current message is full otherwise, and a native run's start waits for its turn. False
-   * when none started.
+   * Goes on in a new stream message with `piece` (the open code block opened again); the one
+   * before is closed and stopped when the stop budget allows. By time or in auto mode only if a
+   * start can go at once. False when none started.
    */
   async #next(safe: string, piece: Piece, byTime: boolean): Promise<boolean> {
     const { writer, channelId, threadTs, recipient, ifBudget, display } = this.#opts;
@@ -370,5 +358,92 @@ export class NativeStream {
     this.#fence = piece.fence;
     // Steps reported meanwhile go into it with the next append.
     await this.#opts.onStarted(ts, from);
+  }
+}
+
+/**
+ * The answer sink of a natively streamed run, addressed to the person who asked: the stream
+ * message replaces the "working…" one; when Slack ends or refuses the stream, or none can start,
+ * the answer goes on by edits. The final answer is appended at once, its status below it with
+ * the stream's stop (or by an edit, if the stream does not hold it).
+ */
+export interface NativeSinkOptions extends SinkOptions {
+  /** Streams outside DMs are addressed to a person. */
+  readonly recipient: { readonly userId: string; readonly teamId: string };
+  /** Where the answer is changed (a stream message took over, or a part was sealed): record it. */
+  readonly onMoved: () => Promise<void>;
+  /** The stream ended early and what it showed is not the rendered answer: show it again. */
+  readonly reshow: () => void;
+  /** Start only if the stream budget allows at once (auto), else edit. */
+  readonly ifBudget: boolean;
+  readonly rotateMs: number;
+  readonly clock: Clock;
+  /** How Slack shows the agent's steps in the stream (`task_display_mode`). */
+  readonly display?: TaskDisplay | undefined;
+}
+
+export class NativeSink implements AnswerSink {
+  /** Where the answer goes once the stream is over (and where the final answer goes). */
+  readonly #edits: EditSink;
+  readonly #stream: NativeStream;
+
+  constructor(options: NativeSinkOptions) {
+    const edits = new EditSink(options);
+    this.#edits = edits;
+    this.#stream = new NativeStream({
+      writer: options.writer,
+      channelId: options.channelId,
+      threadTs: options.threadTs,
+      recipient: options.recipient,
+      log: options.log,
+      ifBudget: options.ifBudget,
+      rotateMs: options.rotateMs,
+      clock: options.clock,
+      display: options.display,
+      onStarted: async (streamTs, from) => {
+        edits.streamedIn(streamTs, from);
+        await options.onMoved();
+      },
+      onLeft: () => {
+        // The stream message gets the full rendering by the next edit.
+        edits.forgetShown();
+        options.reshow();
+      },
+    });
+  }
+
+  get place(): AnswerPlace {
+    return this.#edits.place;
+  }
+
+  show(answer: RunningAnswer): Promise<boolean> {
+    if (!this.#stream.on) return this.#edits.show(answer);
+    return this.#stream.append(() => answer.text());
+  }
+
+  step(title: string): void {
+    if (this.#stream.on) void this.#stream.step(title);
+  }
+
+  leave(why: string): Promise<void> {
+    return this.#stream.leave(why);
+  }
+
+  async final(answer: FinalAnswer): Promise<boolean> {
+    // A stream that holds the whole answer needs no edit: its stop adds the status below it,
+    // as rendered for the message the answer ends in (the rest may have gone on in a new one).
+    const end = (): StreamEnd | undefined => {
+      const [only, ...more] = answer.render(this.#edits.sealedChars);
+      const [body, ...status] = only?.blocks ?? [];
+      return only && more.length === 0 && body?.type === "markdown"
+        ? { blocks: status, ...(only.metadata ? { metadata: only.metadata } : {}) }
+        : undefined;
+    };
+    if (await this.#stream.end(answer.text, end)) return true;
+    return this.#edits.final(answer);
+  }
+
+  removeControl(): Promise<void> {
+    return this.#edits.removeControl();
   }
 }

@@ -1,13 +1,15 @@
 /**
- * The relay as the threads see it (`RelayControl`), for unit tests: it records the runs handed
+ * The relay as the threads see it (`CoordinatorDeps["relay"]`), for unit tests: it records the runs handed
  * to it, the reservations made and what they learnt, and the runs asked to stop.
  */
 import type { RunOutcome, RunScope, RunTarget, StartProgress } from "../../../src/runs/relay.ts";
 import { type ReservationId, reservationId } from "../../../src/store/types.ts";
-import type { RelayControl } from "../../../src/threads/coordinator-deps.ts";
+import type { CoordinatorDeps } from "../../../src/threads/coordinator-deps.ts";
+
+type RelayOfThreads = CoordinatorDeps["relay"];
 
 /** The relay: records the runs handed to it; `relayed` are the runs it says it relays. */
-export class FakeRelay implements RelayControl {
+export class FakeRelay implements RelayOfThreads {
   readonly started: RunTarget[] = [];
   readonly relayed = new Set<string>();
   readonly reserved = new Set<string>();
