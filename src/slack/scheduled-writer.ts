@@ -35,15 +35,7 @@ export function scheduledWriter(
 ): SlackWriter {
   const run: Run = (method, fn, options = {}) => scheduler.schedule(teamId, method, fn, options);
   const choice = new StreamChoice(scheduler, teamId);
-  const opened = (ts: string) => {
-    choice.opened(ts);
-    return ts;
-  };
-  /** The stream ended: it owes the append budget nothing more. */
-  const closed = (ts: string) => {
-    choice.closed(ts);
-    scheduler.closeUnit(teamId, "chat.appendStream", ts);
-  };
+  const { opened, closed } = streamEvents(choice, scheduler, teamId);
 
   return {
     // A task's posts keep its command's place in the channel's queue (first come, first served).
@@ -109,6 +101,20 @@ export function scheduledWriter(
     isAdmin: (userId) => run("users.info", () => inner.isAdmin(userId)),
     // Mostly answered from memory: only a lookup takes a token.
     person: (userId) => inner.person(userId),
+  };
+}
+
+/** A stream started (its ts passed on), or ended: it then owes the append budget nothing more. */
+function streamEvents(choice: StreamChoice, scheduler: SlackScheduler, teamId: string) {
+  return {
+    opened: (ts: string) => {
+      choice.opened(ts);
+      return ts;
+    },
+    closed: (ts: string) => {
+      choice.closed(ts);
+      scheduler.closeUnit(teamId, "chat.appendStream", ts);
+    },
   };
 }
 
