@@ -74,8 +74,6 @@ function stateOf(kind: FateKind, stop: StopAsk | undefined): Fate {
 export class RunFate {
   /** Aborted when the run must stop following the service now. */
   readonly #abort = new AbortController();
-  /** Its record could not be written when it started (the store was down): written later. */
-  #unrecorded: boolean;
   #fate: Fate = { kind: "running" };
   /** Told when a refused stop lets the run go on (the run shows what it held meanwhile). */
   #onRefused: (() => void) | undefined;
@@ -84,10 +82,6 @@ export class RunFate {
   /** Resolves when the run is forgotten. */
   #onForgotten: () => void = () => undefined;
   readonly #forgotten = new Promise<void>((resolve) => (this.#onForgotten = resolve));
-
-  constructor(options: { unrecorded?: boolean } = {}) {
-    this.#unrecorded = options.unrecorded ?? false;
-  }
 
   get now(): Fate {
     return this.#fate;
@@ -118,16 +112,6 @@ export class RunFate {
 
   get signal(): AbortSignal {
     return this.#abort.signal;
-  }
-
-  /** Whether its record is still to be written anew (its first write failed). */
-  get unrecorded(): boolean {
-    return this.#unrecorded;
-  }
-
-  /** Its record is written at last. */
-  recorded(): void {
-    this.#unrecorded = false;
   }
 
   /** Moves by `by` as TRANSITIONS says, holding `stop`; false when it lists no move. */

@@ -380,13 +380,13 @@ export class Relay {
     // The run's span here: what it asks the service and Slack from now on is in it.
     const span = startRelaySpan({ ...key, runId, start, traceparent });
     const relayed: Relayed = {
-      fate: new RunFate({ unrecorded }),
+      fate: new RunFate(),
       done: Promise.resolve(),
       key: record.key,
       span,
     };
     this.#runs.set(record.runId, relayed);
-    const run = span.run(() => this.#relayOf(record, relayed.fate, start, span.ended));
+    const run = span.run(() => this.#relayOf(record, relayed.fate, start, span.ended, unrecorded));
     const limit = span.run(() => this.#timeLimit(record));
     relayed.done = span
       .run(() => run.run())
@@ -399,7 +399,13 @@ export class Relay {
   }
 
   /** The life of one run here (run.ts); `ended` hears its final state once it is shown. */
-  #relayOf(record: ShownRun, fate: RunFate, start: RunStart, ended: (state: string) => void): Run {
+  #relayOf(
+    record: ShownRun,
+    fate: RunFate,
+    start: RunStart,
+    ended: (state: string) => void,
+    unrecorded: boolean,
+  ): Run {
     return new Run(
       {
         service: this.#opts.workspaces.service(record.key.teamId),
@@ -425,6 +431,7 @@ export class Relay {
       fate,
       start,
       this.#opts.logger,
+      unrecorded,
     );
   }
 

@@ -138,12 +138,4 @@ describe("a run's fate", () => {
     fate.forget("its workspace uninstalled the app");
     expect(fate.now).toEqual({ kind: "forgotten" });
   });
-
-  it("writes its record anew until it is recorded", () => {
-    const fate = new RunFate({ unrecorded: true });
-    expect(fate.unrecorded).toBe(true);
-    fate.recorded();
-    expect(fate.unrecorded).toBe(false);
-    expect(new RunFate().unrecorded).toBe(false);
-  });
 });

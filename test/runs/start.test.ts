@@ -98,6 +98,30 @@ describe("starting a run", () => {
     expect(writer.messages.find((m) => m.ts === working?.ts)?.text).toContain("The summary.");
   });
 
+  it("relays a run whose record cannot be written at its start, and writes it anew with its progress", async () => {
+    const putRun = store.putRun.bind(store);
+    let refused = 0;
+    store.putRun = async (record) => {
+      if (record.kind === "relaying" && refused++ === 0) throw new Error("the store is down");
+      return putRun(record);
+    };
+    const result = await start();
+    expect(result.kind).toBe("started");
+    // Shown all the same, with no record yet.
+    expect(relay.isActive("run_1")).toBe(true);
+    expect((await store.listRuns()).map((r) => r.kind)).toEqual([]);
+    // Its first progress writes the record anew (an update would find nothing to update).
+    service.emit({ type: "delta", text: "The first lines.\n" });
+    await clock.advance(5000, async () => undefined);
+    const runs = await store.listRuns();
+    expect(runs.map((r) => [r.kind, r.runId])).toEqual([["relaying", "run_1"]]);
+    service.final = { status: "completed", content: "The first lines." };
+    service.emit({ type: "status", status: "completed" });
+    service.close();
+    await relay.idle();
+    expect(ended.map((e) => e.state)).toEqual(["completed"]);
+  });
+
   it("shows the run's message and leaves nothing recorded when the service refuses", async () => {
     const refusal = new TaskServiceError({ kind: "bad_request", status: 400, message: "no" });
     const result = await start({ ask: () => Promise.reject(refusal) });
