@@ -11,6 +11,7 @@ import {
   type SlackFileRef,
   type SlackFileSource,
 } from "../threads/ports.ts";
+import { slackErrorCode } from "../view/errors.ts";
 
 /** Where Slack serves `url_private_download` (Slack's "Working with files" page). */
 export const SLACK_FILE_HOST = "https://files.slack.com";
@@ -98,7 +99,7 @@ async function withDetails(client: FileSourceOptions["client"], token: string, f
   try {
     info = FileInfo.parse(await client.files.info({ token, file: file.id })).file;
   } catch (err) {
-    const code = (err as { data?: { error?: string } }).data?.error;
+    const code = slackErrorCode(err);
     throw new FileUnavailableError(
       code === "missing_scope"
         ? "the app may not read files (it needs the files:read scope: reinstall it)"

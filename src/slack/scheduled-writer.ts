@@ -12,9 +12,7 @@ import {
 } from "./scheduler/index.ts";
 import type { SlackWriter, StreamBudget, UploadItem } from "../runs/ports.ts";
 import { slackErrorCode } from "../view/errors.ts";
-
-/** Files per filesUploadV2 call, as webClientWriter batches them. */
-const UPLOAD_BATCH = 10;
+import { UPLOAD_BATCH } from "./web-writer.ts";
 
 /**
  * A stream starts "at once" when its start gets a token within this long (a bucket in Redis

@@ -1,7 +1,4 @@
-/**
- * The relay's SlackWriter port on Slack's Web API (WebClient). Tests run the same WebClient
- * against a local Slack Web API server.
- */
+/** The relay's SlackWriter port on Slack's Web API (WebClient). */
 import type { WebClient } from "@slack/web-api";
 import { type Dispatcher, request } from "undici";
 import type {
@@ -12,15 +9,14 @@ import type {
   TaskDisplay,
   UploadItem,
 } from "../runs/ports.ts";
+import { slackErrorCode } from "../view/errors.ts";
 import type { MessagePayload } from "../view/render.ts";
+import { remembered } from "./remembered.ts";
 
-const UPLOAD_BATCH = 10;
+/** Files shared per message (one files.completeUploadExternal each). */
+export const UPLOAD_BATCH = 10;
 /** How long Slack's file host may take to answer for one file's bytes. */
 const UPLOAD_TIMEOUT_MS = 120_000;
-
-/** How long, and for how many people, `person` answers from memory. */
-const PEOPLE_TTL_MS = 10 * 60_000;
-const PEOPLE_MAX = 10_000;
 
 /** Answers that mean the agent sessions API is not there for this app (not a passing failure). */
 const SESSIONS_MISSING = new Set([
@@ -32,9 +28,9 @@ const SESSIONS_MISSING = new Set([
 ]);
 
 /**
- * `token` gives the workspace's bot token for each call (a workspace's writer only ever calls
- * with its own); without it the client's own token is used. `dispatcher` carries the files'
- * bytes to Slack's upload URLs (the app's outbound proxy, if any).
+ * Each SlackWriter call is one Web API call (uploads: one per batch of files). `token` gives the
+ * workspace's bot token for each call (else the client's own is used); `dispatcher` carries the
+ * files' bytes to Slack's upload URLs (the app's outbound proxy, if any).
  */
 export function webClientWriter(
   client: WebClient,
@@ -44,16 +40,12 @@ export function webClientWriter(
   return new WebClientWriter(client, token, dispatcher);
 }
 
-/** Each SlackWriter call is one Web API call (uploads: one per batch of files). */
 class WebClientWriter implements SlackWriter {
   readonly #client: WebClient;
   /** False once Slack said this app has no agent sessions API. */
   #sessions = true;
-  /** People looked up lately: every task and reply checks its sender. */
-  readonly #people = new Map<string, { person: Person | undefined; until: number }>();
-  /** Lookups under way, by person. */
-  readonly #lookups = new Map<string, Promise<Person | undefined>>();
-
+  /** Every task and reply checks its sender: people are remembered 10 minutes. */
+  readonly #people = remembered<Person | undefined>({ ttlMs: 10 * 60_000, max: 10_000 });
   readonly #token: (() => Promise<string>) | undefined;
   readonly #dispatcher: Dispatcher | undefined;
 
@@ -119,29 +111,17 @@ class WebClientWriter implements SlackWriter {
   }
 
   async react(channelId: string, ts: string, name: string): Promise<void> {
-    try {
-      await this.#client.reactions.add({
-        ...(await this.#auth()),
-        channel: channelId,
-        timestamp: ts,
-        name,
-      });
-    } catch (err) {
-      if ((err as { data?: { error?: string } }).data?.error !== "already_reacted") throw err;
-    }
+    const reaction = { ...(await this.#auth()), channel: channelId, timestamp: ts, name };
+    await this.#client.reactions.add(reaction).catch((err: unknown) => {
+      if (slackErrorCode(err) !== "already_reacted") throw err;
+    });
   }
 
   async unreact(channelId: string, ts: string, name: string): Promise<void> {
-    try {
-      await this.#client.reactions.remove({
-        ...(await this.#auth()),
-        channel: channelId,
-        timestamp: ts,
-        name,
-      });
-    } catch (err) {
-      if ((err as { data?: { error?: string } }).data?.error !== "no_reaction") throw err;
-    }
+    const reaction = { ...(await this.#auth()), channel: channelId, timestamp: ts, name };
+    await this.#client.reactions.remove(reaction).catch((err: unknown) => {
+      if (slackErrorCode(err) !== "no_reaction") throw err;
+    });
   }
 
   /**
@@ -318,8 +298,7 @@ class WebClientWriter implements SlackWriter {
       });
     } catch (err) {
       // Not in this workspace (or this token): stop asking; the assistant status still shows.
-      const code = (err as { data?: { error?: string } }).data?.error ?? "";
-      if (SESSIONS_MISSING.has(code)) this.#sessions = false;
+      if (SESSIONS_MISSING.has(slackErrorCode(err) ?? "")) this.#sessions = false;
       throw err;
     }
   }
@@ -340,33 +319,18 @@ class WebClientWriter implements SlackWriter {
   }
 
   person(userId: string): Promise<Person | undefined> {
-    const known = this.#people.get(userId);
-    if (known && known.until > Date.now()) return Promise.resolve(known.person);
-    // Requests that arrive together (a burst from one person) share one lookup.
-    let lookup = this.#lookups.get(userId);
-    if (!lookup) {
-      lookup = this.#lookUp(userId).finally(() => this.#lookups.delete(userId));
-      this.#lookups.set(userId, lookup);
-    }
-    return lookup;
-  }
-
-  async #lookUp(userId: string): Promise<Person | undefined> {
-    let person: Person | undefined;
-    try {
+    const lookUp = async () => {
       const { user } = await this.#client.users.info({ ...(await this.#auth()), user: userId });
-      person = user && {
-        teamId: user.team_id,
-        guest: user.is_restricted === true || user.is_ultra_restricted === true,
-        deleted: user.deleted === true,
-      };
-    } catch {
-      return undefined; // not cached: Slack may answer next time
-    }
-    if (this.#people.size >= PEOPLE_MAX)
-      this.#people.delete(this.#people.keys().next().value ?? "");
-    this.#people.set(userId, { person, until: Date.now() + PEOPLE_TTL_MS });
-    return person;
+      return (
+        user && {
+          teamId: user.team_id,
+          guest: user.is_restricted === true || user.is_ultra_restricted === true,
+          deleted: user.deleted === true,
+        }
+      );
+    };
+    // Not remembered when Slack does not answer: it may next time.
+    return this.#people(userId, lookUp).catch(() => undefined);
   }
 }
 

@@ -28,7 +28,7 @@ import {
   workspaceSettingsModal,
   workspaceSettingsOffer,
 } from "../../view/workspace-settings.ts";
-import { isWorkspaceAdmin } from "../admin-home.ts";
+import { isAdminOrNo } from "../admin-home.ts";
 import { listUserGroups } from "../user-groups.ts";
 import { applyKeyChange, keyStatusOf, readKeyChange } from "./settings-key.ts";
 import { authorisedTeam, type ListenerDeps } from "./surface.ts";
@@ -63,18 +63,6 @@ const Submission = Person.extend({
   }),
 });
 
-/** Whether Slack says the person administers the workspace (asked with the listener's client). */
-function isAdmin(
-  client: Client,
-  deps: ListenerDeps,
-  req: { readonly teamId: string; readonly userId: string },
-): Promise<boolean> {
-  return isWorkspaceAdmin(client, req.userId, { teamId: req.teamId }).catch((err: unknown) => {
-    deps.logger.warn({ err }, "could not ask Slack whether someone is a workspace admin");
-    return false;
-  });
-}
-
 /** The modal with the workspace's key status, current policy and user groups. */
 async function settingsModal(client: Client, deps: ListenerDeps, teamId: string) {
   const keys = deps.workspaceKeys;
@@ -107,7 +95,7 @@ export async function openWorkspaceSettings(
   req: { readonly teamId: string; readonly userId: string; readonly trigger: string },
 ): Promise<boolean> {
   try {
-    const view = (await isAdmin(client, deps, req))
+    const view = (await isAdminOrNo(client, deps.logger, req))
       ? await settingsModal(client, deps, req.teamId)
       : notAllowedModal();
     await client.views.open({ trigger_id: req.trigger, view: view as never });
@@ -125,7 +113,7 @@ export async function offerWorkspaceSettings(
   req: { readonly teamId: string; readonly userId: string },
   respond: RespondFn,
 ): Promise<void> {
-  if (!(await isAdmin(client, deps, req))) return;
+  if (!(await isAdminOrNo(client, deps.logger, req))) return;
   await respond({
     response_type: "ephemeral",
     replace_original: false,
@@ -216,7 +204,7 @@ export function register(app: App, deps: ListenerDeps): void {
     }
     const req = { teamId: authorisedTeam(context), userId: parsed.data.user.id };
     // The modal may be old, or forged: whoever submits it must be an admin now.
-    if (!(await isAdmin(client, deps, req))) {
+    if (!(await isAdminOrNo(client, deps.logger, req))) {
       await ack({ response_action: "errors", errors: { [field]: NOT_ADMIN } });
       return;
     }

@@ -31,8 +31,28 @@ import type { ThreadStore } from "../../store/types.ts";
 import type { SealingKey } from "../../util/secret-box.ts";
 import { boltLogger } from "../bolt-logger.ts";
 import { teamPolicy } from "../gate/team-policy.ts";
-import { BOT_SCOPES } from "../scopes.ts";
 import { refreshingInstallations } from "./token-refresh.ts";
+
+/** The bot scopes an install asks for: manifest.yml's `oauth_config.scopes.bot` (a test keeps them equal). */
+export const BOT_SCOPES: readonly string[] = [
+  "app_mentions:read",
+  "assistant:write",
+  "chat:write",
+  "commands",
+  "channels:history",
+  "channels:join",
+  "channels:read",
+  "groups:read",
+  "groups:history",
+  "im:history",
+  "mpim:history",
+  "files:read",
+  "files:write",
+  "im:write",
+  "reactions:write",
+  "users:read",
+  "usergroups:read",
+];
 
 /** How long an install may take between the install page and Slack's redirect back. */
 export const STATE_TTL_S = 600;
