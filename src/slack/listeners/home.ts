@@ -20,7 +20,7 @@ import {
 } from "../../view/home.ts";
 import { notAllowedModal } from "../../view/workspace-settings.ts";
 import { isAdminOrNo } from "../admin-home.ts";
-import { DefaultsSubmission, openDefaultsModal, readDefaults } from "./defaults-form.ts";
+import { DefaultsSubmission, openDefaultsModal, readDefaults } from "./settings.ts";
 import { openNewTaskModal } from "./modal.ts";
 import { authorisedTeam, type ListenerDeps } from "./surface.ts";
 

@@ -7,7 +7,6 @@ import * as actions from "./actions.ts";
 import * as agentView from "./agent-view.ts";
 import * as command from "./command.ts";
 import * as home from "./home.ts";
-import * as mention from "./mention.ts";
 import * as message from "./message.ts";
 import * as modal from "./modal.ts";
 import * as settings from "./settings.ts";
@@ -21,7 +20,6 @@ export const SURFACES: readonly Surface[] = [
   uninstall,
   command,
   message,
-  mention,
   actions,
   modal,
   home,
