@@ -1,8 +1,7 @@
 /**
- * What Slack says of a channel: who created it (conversations.info), its manager for `/task
- * settings`; whether the app is in it (conversations.info), and whether a person is
- * (conversations.members), before a task is posted there; a person's DM with the app
- * (conversations.open), where a workflow step without a channel answers.
+ * What Slack says of a channel: who created it (its manager for `/task settings`); whether the
+ * app, or a person, is in it, before a task is posted there; a person's DM with the app (where a
+ * workflow step without a channel answers).
  */
 import type { WebClient } from "@slack/web-api";
 import type { ChannelDirectory } from "../threads/preferences.ts";

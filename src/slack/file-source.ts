@@ -14,7 +14,7 @@ import {
 import { slackErrorCode } from "../view/errors.ts";
 
 /** Where Slack serves `url_private_download` (Slack's "Working with files" page). */
-export const SLACK_FILE_HOST = "https://files.slack.com";
+const SLACK_FILE_HOST = "https://files.slack.com";
 
 export interface FileSourceOptions {
   /** The workspace's bot token (files:read): sent only to the allowed origins. */
@@ -152,10 +152,7 @@ const networkCause = (err: unknown): string =>
     ? "Slack did not answer in time"
     : ((err as { code?: string }).code ?? "network error");
 
-/**
- * The body's chunks, failing when Slack sends nothing for `timeoutMs` while one is awaited
- * (time spent waiting for the service to take earlier bytes does not count).
- */
+/** The body's chunks, failing when Slack sends nothing for `timeoutMs` while one is awaited. */
 async function* readWithin(
   body: AsyncIterable<Uint8Array> & Parameters<typeof drop>[0],
   timeoutMs: number,
@@ -183,10 +180,7 @@ async function* readWithin(
   }
 }
 
-/**
- * Drops a download. undici's body emits an abort error when destroyed unread: it is expected
- * here, and without a listener it would be an uncaught exception.
- */
+/** Drops a download (undici's body emits an abort error when destroyed unread: expected here). */
 function drop(body: { on(event: "error", listener: () => void): unknown; destroy(): unknown }) {
   body.on("error", () => undefined);
   body.destroy();

@@ -23,24 +23,19 @@ export interface ListenerDeps {
   readonly logger: Logger;
   /** The models and agents the New task modal offers (free text when empty). */
   readonly choices: ModalChoices;
-  /** Publishes people's App Home tabs. */
   readonly home: HomeTab;
   /** The workspaces' records (their usage policy…). */
   readonly records: RecordStore;
-  /** Forgets a workspace the app was uninstalled from. */
   readonly removal: WorkspaceRemoval;
   /** Each workspace's own service key, when the app can seal them (ENCRYPTION_KEY is set). */
   readonly workspaceKeys?: WorkspaceKeys | undefined;
   /** What Slack's agent view suggests when a person opens the app (TASK_SUGGESTED_PROMPTS). */
   readonly suggestedPrompts: readonly SuggestedPrompt[];
-  /** Records the feedback on answers. */
   readonly feedback: Pick<FeedbackRecorder, "record">;
   /** Where admin actions are written (keys, usage policy, channel defaults). */
   readonly audit?: Pick<AuditTrail, "record"> | undefined;
   /** How a Workflow Builder step's execution is kept with its run (its token sealed). */
-  readonly workflowSteps: {
-    keep(executionId: string, token: string): WorkflowStep;
-  };
+  readonly workflowSteps: { keep(executionId: string, token: string): WorkflowStep };
 }
 
 /** What the Workspace settings modal needs for the workspace's service key. */
@@ -48,10 +43,7 @@ export interface WorkspaceKeys {
   readonly store: ServiceKeyStore;
   /** Asks the service whether it takes a key, before it is saved. */
   readonly checker: KeyChecker;
-  /**
-   * Whether the workspace's tasks use the app's default key (TASK_API_KEY) while it has none of
-   * its own (with many workspaces, only those TASK_API_KEY_FOR names).
-   */
+  /** Whether the workspace's tasks use TASK_API_KEY while it has none (see TASK_API_KEY_FOR). */
   readonly fallback: (teamId: string) => Promise<boolean>;
 }
 
@@ -60,10 +52,7 @@ export interface Surface {
   register(app: App, deps: ListenerDeps): void;
 }
 
-/**
- * The workspace Bolt authorised the payload for: its token and records are the ones used. Never
- * a team the payload names; the team gate (src/slack/gate/team.ts) refused a payload without it.
- */
+/** The workspace Bolt authorised the payload for (never one the payload names: gate/team.ts). */
 export function authorisedTeam(context: { readonly teamId?: string | undefined }): string {
   if (!context.teamId) throw new Error("a payload reached a listener without an authorised team");
   return context.teamId;
@@ -87,7 +76,7 @@ export const tellThrough =
  * A file as Slack describes it in a message event or a `file_input`. Some events carry only
  * the id (`file_access: "check_file_info"`): the rest is then asked for with `files.info`.
  */
-export const SlackFile = z.object({
+const SlackFile = z.object({
   id: z.string().min(1),
   name: z.string().nullish(),
   title: z.string().nullish(),
@@ -102,9 +91,8 @@ export const SlackFile = z.object({
 export function fileRefs(files: readonly unknown[] | undefined): SlackFileRef[] {
   const refs: SlackFileRef[] = [];
   for (const raw of files ?? []) {
-    const parsed = SlackFile.safeParse(raw);
-    if (!parsed.success) continue;
-    const f = parsed.data;
+    const f = SlackFile.safeParse(raw).data;
+    if (!f) continue;
     const url = f.url_private_download || f.url_private;
     refs.push({
       id: f.id,
