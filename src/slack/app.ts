@@ -27,7 +27,18 @@ import {
   startAdminServer,
 } from "./health.ts";
 import type { HomeTab } from "./home-tab.ts";
-import { SURFACES, type WorkspaceKeys } from "./listeners/index.ts";
+import * as actions from "./listeners/actions.ts";
+import * as agentView from "./listeners/agent-view.ts";
+import * as command from "./listeners/command.ts";
+import * as home from "./listeners/home.ts";
+import * as message from "./listeners/message.ts";
+import * as modal from "./listeners/modal.ts";
+import * as settings from "./listeners/settings.ts";
+import type { Surface, WorkspaceKeys } from "./listeners/surface.ts";
+import * as taskViews from "./listeners/task-views.ts";
+import * as uninstall from "./listeners/uninstall.ts";
+import * as workflowStep from "./listeners/workflow-step.ts";
+import * as workspaceSettings from "./listeners/workspace-settings.ts";
 import {
   missingInstallation,
   type OAuthReceiverOptions,
@@ -40,6 +51,21 @@ import { stepKeeper } from "./workflow-steps.ts";
 import { type BotTokens, installedTokens, singleWorkspaceToken } from "./workspace-tokens.ts";
 
 export const SLACK_EVENTS_PATH = "/slack/events";
+
+/** Every Slack surface the app listens on (src/slack/listeners/), one module each. */
+const SURFACES: readonly Surface[] = [
+  uninstall,
+  command,
+  message,
+  actions,
+  modal,
+  home,
+  agentView,
+  settings,
+  taskViews,
+  workspaceSettings,
+  workflowStep,
+];
 
 /**
  * The largest request body taken at /slack/events: Bolt's own default (4 MB, raw-body's limit in

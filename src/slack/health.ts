@@ -44,50 +44,39 @@ function json(res: ServerResponse, status: number, body: unknown): void {
 export function healthRoutes(options: HealthOptions): CustomRoute[] {
   const { ready, store, prometheus, metricsJson } = options;
   const slackConnected = options.slackConnected ?? (() => true);
+  const get = (path: string, handler: CustomRoute["handler"]) => ({
+    path,
+    method: ["GET"],
+    handler,
+  });
   return [
-    {
-      path: HEALTH_PATHS.liveness,
-      method: ["GET"],
-      handler: (_req, res) => json(res, 200, { ok: true }),
-    },
-    {
-      path: HEALTH_PATHS.metrics,
-      method: ["GET"],
-      handler: (_req, res) => {
-        if (!prometheus) {
-          res.writeHead(404).end();
-          return;
-        }
-        prometheus.render().then(
-          (text) => {
-            res.writeHead(200, { "content-type": prometheus.contentType });
-            res.end(text);
-          },
-          () => json(res, 500, { ok: false }),
-        );
-      },
-    },
-    {
-      path: HEALTH_PATHS.metricsJson,
-      method: ["GET"],
-      handler: (_req, res) => json(res, 200, metricsJson?.() ?? {}),
-    },
-    {
-      path: HEALTH_PATHS.readiness,
-      method: ["GET"],
-      handler: (_req, res) => {
-        // A ping that throws is a store that does not answer, never a request left hanging.
-        void store
-          .ping()
-          .catch(() => false)
-          .then((storeOk) => {
-            // Read after the ping: the app may have begun to stop, or Slack dropped, meanwhile.
-            const parts = { running: ready(), slack: slackConnected(), store: storeOk };
-            const ok = parts.running && parts.slack && parts.store;
-            json(res, ok ? 200 : 503, { ok, ...parts });
-          });
-      },
-    },
+    get(HEALTH_PATHS.liveness, (_req, res) => json(res, 200, { ok: true })),
+    get(HEALTH_PATHS.metrics, (_req, res) => {
+      if (!prometheus) {
+        res.writeHead(404).end();
+        return;
+      }
+      prometheus.render().then(
+        (text) => {
+          res.writeHead(200, { "content-type": prometheus.contentType });
+          res.end(text);
+        },
+        () => json(res, 500, { ok: false }),
+      );
+    }),
+    get(HEALTH_PATHS.metricsJson, (_req, res) => json(res, 200, metricsJson?.() ?? {})),
+    get(HEALTH_PATHS.readiness, (_req, res) => {
+      // A ping that throws is a store that does not answer, never a request left hanging.
+      void store
+        .ping()
+        .catch(() => false)
+        .then((storeOk) => {
+          // Read after the ping: the app may have begun to stop, or Slack dropped, meanwhile.
+          const parts = { running: ready(), slack: slackConnected(), store: storeOk };
+          const ok = parts.running && parts.slack && parts.store;
+          json(res, ok ? 200 : 503, { ok, ...parts });
+        });
+    }),
   ];
 }
 

@@ -105,11 +105,8 @@ export async function openChannelSettings(
       await tell(NOT_ALLOWED);
       return;
     }
-    const current = await preferences.defaults(cmd.teamId, {
-      kind: "channel",
-      channelId: cmd.channelId,
-    });
     const scope = { kind: "channel" as const, channelId: cmd.channelId };
+    const current = await preferences.defaults(cmd.teamId, scope);
     if (!(await openDefaultsModal(client, deps, cmd.trigger, scope, current))) {
       await tell("The settings form could not be opened; please try again.");
     }
@@ -158,13 +155,11 @@ export function register(app: App, deps: ListenerDeps): void {
     await ack();
     const summary = summarizeDefaults(read.defaults);
     if (!before || !sameDefaults(before, asDefaults(read.defaults))) {
-      const detail = summary ?? "none";
+      const by = { who: userId, workspace: teamId, channel: channelId };
       await deps.audit?.record({
         what: "channel_defaults.changed",
-        who: userId,
-        workspace: teamId,
-        channel: channelId,
-        detail,
+        ...by,
+        detail: summary ?? "none",
       });
     }
     const text = summary

@@ -101,6 +101,7 @@ export async function applyKeyChange(
   change: KeyChange,
 ): Promise<{ readonly error: string } | { readonly confirm?: string }> {
   if (change.kind === "none") return {};
+  const by = { who: req.userId, workspace: req.teamId };
   if (change.kind === "remove") {
     try {
       await keys.store.delete(req.teamId);
@@ -108,7 +109,6 @@ export async function applyKeyChange(
       deps.logger.warn({ err, teamId: req.teamId }, "could not remove a workspace's service key");
       return { error: "The key could not be removed right now; please try again." };
     }
-    const by = { who: req.userId, workspace: req.teamId };
     await deps.audit?.record({ what: "service_key.removed", ...by });
     // The key is gone either way: an unreadable lending record still gets the admin an answer.
     const lent = await keys.fallback(req.teamId).catch((err: unknown) => {
@@ -140,12 +140,10 @@ export async function applyKeyChange(
   try {
     const lastFour = await keys.store.set(req.teamId, change.key, req.userId);
     deps.logger.info({ teamId: req.teamId, by: req.userId }, "a workspace's service key was set");
-    const detail = `key ending in ${lastFour}`;
     await deps.audit?.record({
       what: "service_key.set",
-      who: req.userId,
-      workspace: req.teamId,
-      detail,
+      ...by,
+      detail: `key ending in ${lastFour}`,
     });
     return {
       confirm: `The workspace's Task service API key ending in ${lastFour} is saved: tasks started in this workspace now use it.`,
@@ -257,12 +255,8 @@ async function save(
   // Both as the store keeps them (its fields in one order).
   if (JSON.stringify(before) !== JSON.stringify(UsagePolicy.parse(policy.policy))) {
     const detail = describePolicy(policy.policy);
-    await deps.audit?.record({
-      what: "usage_policy.changed",
-      who: req.userId,
-      workspace: req.teamId,
-      detail,
-    });
+    const by = { who: req.userId, workspace: req.teamId };
+    await deps.audit?.record({ what: "usage_policy.changed", ...by, detail });
   }
   return { confirm: keyDone.confirm };
 }
