@@ -93,23 +93,13 @@ export interface SlackAppOptions {
 /** What forgetting an uninstalled workspace needs beyond the store (the audit trail: listeners' too). */
 type RemovalParts = Pick<WorkspaceRemovalDeps, "runs" | "budgets" | "workspaces" | "audit">;
 
-export interface SlackApp {
-  readonly app: App;
-  /** Each workspace's bot token, for calls made outside a Slack request. */
-  readonly tokens: BotTokens;
-  /** Wires the listeners; call once the coordinator exists. */
-  listen(coordinator: TaskCoordinator, home: HomeTab, parts: RemovalParts): void;
-  /** Starts the receiver; resolves with the HTTP port (HTTP mode or the health server). */
-  start(): Promise<number | undefined>;
-  /** The internal port (`ADMIN_PORT`) and its address (`ADMIN_HOST`), once started. */
-  adminPort(): number | undefined;
-  adminHost(): string | undefined;
-  /** Stops taking Slack's requests; the internal port answers (readiness 503) until `closeAdmin`. */
-  stop(): Promise<void>;
-  closeAdmin(): Promise<void>;
-}
+export type SlackApp = ReturnType<typeof createSlackApp>;
 
-export function createSlackApp(options: SlackAppOptions): SlackApp {
+/**
+ * The Bolt app and each workspace's bot token (`tokens`, for calls made outside a Slack
+ * request); `listen` wires the listeners once the coordinator exists.
+ */
+export function createSlackApp(options: SlackAppOptions) {
   const { config, logger, store, workspaceKeys } = options;
   const slackFetch = options.outbound?.slackFetch;
   const socketDispatcher = options.outbound?.socketDispatcher;
@@ -165,9 +155,11 @@ export function createSlackApp(options: SlackAppOptions): SlackApp {
     app,
     tokens,
     listen,
-    adminPort: () => admin?.port,
-    adminHost: () => admin?.host,
-    async start() {
+    /** The internal port (`ADMIN_PORT`) and its address (`ADMIN_HOST`), once started. */
+    adminPort: (): number | undefined => admin?.port,
+    adminHost: (): string | undefined => admin?.host,
+    /** Starts the receiver; resolves with the HTTP port (HTTP mode or the health server). */
+    async start(): Promise<number | undefined> {
       if (config.adminPort !== undefined) {
         admin = await startAdminServer(customRoutes, config.adminPort, config.adminHost);
       }
@@ -177,6 +169,7 @@ export function createSlackApp(options: SlackAppOptions): SlackApp {
       ready = true;
       return listeningPort(started as Server | undefined, socketMode ? config.port : undefined);
     },
+    /** Stops taking Slack's requests; the internal port answers (readiness 503) until `closeAdmin`. */
     async stop() {
       ready = false;
       await app.stop();

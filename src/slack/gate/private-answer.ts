@@ -28,29 +28,21 @@ const Payload = z.object({
 });
 type Payload = z.infer<typeof Payload>;
 
-/** Which kind of payload, and the name the app knows it by (action, callback or command). */
-export interface PayloadName {
-  readonly kind:
-    | "command"
-    | "event"
-    | "block_actions"
-    | "view_submission"
-    | "view_closed"
-    | "shortcut"
-    | "message_action"
-    | "options"
-    | "other";
-  readonly id: string | undefined;
-  readonly userId: string | undefined;
-}
-
-const KINDS = new Set<string>([
+/** Interactive payloads' `type`s. */
+const KINDS = [
   "block_actions",
   "view_submission",
   "view_closed",
   "shortcut",
   "message_action",
-]);
+] as const;
+
+/** Which kind of payload, and the name the app knows it by (action, callback or command). */
+export interface PayloadName {
+  readonly kind: "command" | "event" | "options" | "other" | (typeof KINDS)[number];
+  readonly id: string | undefined;
+  readonly userId: string | undefined;
+}
 
 const parse = (body: unknown): Payload => Payload.safeParse(body).data ?? {};
 
@@ -61,7 +53,7 @@ export function namePayload(body: unknown): PayloadName {
   if (p.event) return { kind: "event", id: p.event.type, userId };
   if (p.command !== undefined) return { kind: "command", id: p.command, userId };
   if (p.type === "block_suggestion") return { kind: "options", id: p.callback_id, userId };
-  const kind = KINDS.has(p.type ?? "") ? (p.type as PayloadName["kind"]) : "other";
+  const kind = KINDS.find((k) => k === p.type) ?? "other";
   const id =
     kind === "block_actions"
       ? p.actions?.[0]?.action_id
