@@ -17,22 +17,16 @@ import {
   renderDefaultsModal,
   summarizeDefaults,
 } from "../../view/defaults.ts";
-import { authorisedTeam, type ListenerDeps } from "./surface.ts";
-
-const Value = z.object({
-  value: z.string().nullish(),
-  selected_option: z.object({ value: z.string() }).nullish(),
-});
+import { authorisedTeam, FormValues, type ListenerDeps } from "./surface.ts";
 
 /** A defaults modal's submission (its inputs, and the channel in `private_metadata`). */
 export const DefaultsSubmission = z.object({
   user: z.object({ id: z.string().min(1) }),
   view: z.object({
     private_metadata: z.string().optional(),
-    state: z.object({ values: z.record(z.string(), z.record(z.string(), Value)) }),
+    state: z.object({ values: FormValues }),
   }),
 });
-export type DefaultsSubmission = z.infer<typeof DefaultsSubmission>;
 
 /** Opens the defaults modal; false when Slack refused it (logged). */
 export async function openDefaultsModal(
@@ -54,7 +48,7 @@ export async function openDefaultsModal(
 
 /** The defaults a submission sets, or what to fix by block id. */
 export function readDefaults(
-  values: DefaultsSubmission["view"]["state"]["values"],
+  values: FormValues,
 ): { readonly defaults: TaskOptions } | { readonly errors: Record<string, string> } {
   const picked = (id: string): string | undefined => {
     const v = values[id]?.value;

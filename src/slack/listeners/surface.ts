@@ -62,6 +62,23 @@ export function authorisedTeam(context: { readonly teamId?: string | undefined }
 export const fromSlack = (s: string): string =>
   s.replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&");
 
+/** A form's submitted `view.state.values`: block id → action id → one input's state, whatever its element. */
+export const FormValues = z.record(
+  z.string(),
+  z.record(
+    z.string(),
+    z.object({
+      value: z.string().nullish(),
+      selected_option: z.object({ value: z.string() }).nullish(),
+      selected_options: z.array(z.object({ value: z.string() })).nullish(),
+      selected_conversation: z.string().nullish(),
+      selected_conversations: z.array(z.string()).nullish(),
+      files: z.array(z.unknown()).nullish(),
+    }),
+  ),
+);
+export type FormValues = z.infer<typeof FormValues>;
+
 /** A message only the person who acted sees, as an acknowledgement or `respond` body. */
 export const privately = (text: string) => ({ response_type: "ephemeral" as const, text });
 

@@ -20,7 +20,7 @@ import {
   type TaskRef,
   type ViewState,
 } from "../../view/task-views.ts";
-import { authorisedTeam, fileRefs, type ListenerDeps, tellThrough } from "./surface.ts";
+import { authorisedTeam, fileRefs, FormValues, type ListenerDeps, tellThrough } from "./surface.ts";
 
 type Client = AllMiddlewareArgs["client"];
 
@@ -225,15 +225,7 @@ const Submission = z.object({
   user: z.object({ id: z.string().min(1) }),
   view: z.object({
     private_metadata: z.string().optional(),
-    state: z.object({
-      values: z.record(
-        z.string(),
-        z.record(
-          z.string(),
-          z.object({ value: z.string().nullish(), files: z.array(z.unknown()).nullish() }),
-        ),
-      ),
-    }),
+    state: z.object({ values: FormValues }),
   }),
 });
 

@@ -35,7 +35,7 @@ import {
 } from "../../view/workspace-settings.ts";
 import { isAdminOrNo } from "../admin-home.ts";
 import { listUserGroups } from "../user-groups.ts";
-import { authorisedTeam, type ListenerDeps, type WorkspaceKeys } from "./surface.ts";
+import { authorisedTeam, FormValues, type ListenerDeps, type WorkspaceKeys } from "./surface.ts";
 
 type Client = AllMiddlewareArgs["client"];
 
@@ -46,22 +46,7 @@ const Person = z.object({ user: z.object({ id: z.string().min(1) }) });
 const OpenAction = Person.extend({ trigger_id: z.string().min(1) });
 
 const Submission = Person.extend({
-  view: z.object({
-    state: z.object({
-      values: z.record(
-        z.string(),
-        z.record(
-          z.string(),
-          z.object({
-            value: z.string().nullish(),
-            selected_option: z.object({ value: z.string() }).nullish(),
-            selected_options: z.array(z.object({ value: z.string() })).nullish(),
-            selected_conversations: z.array(z.string()).nullish(),
-          }),
-        ),
-      ),
-    }),
-  }),
+  view: z.object({ state: z.object({ values: FormValues }) }),
 });
 
 /** How long the key check may take: a modal's submission must be answered within 3 seconds. */
@@ -229,7 +214,7 @@ async function confirm(client: Client, deps: ListenerDeps, userId: string, text:
 async function save(
   deps: ListenerDeps,
   req: { readonly teamId: string; readonly userId: string },
-  values: z.infer<typeof Submission>["view"]["state"]["values"],
+  values: FormValues,
 ): Promise<{ errors: Record<string, string> } | { confirm: string | undefined }> {
   const keys = deps.workspaceKeys;
   const policy = readUsagePolicy(values);
