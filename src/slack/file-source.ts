@@ -35,18 +35,21 @@ export function fileOrigins(apiUrl: string | undefined): ReadonlySet<string> {
   return origins;
 }
 
-const FileInfo = z.object({
-  file: z.object({
-    id: z.string(),
-    name: z.string().optional(),
-    title: z.string().optional(),
-    size: z.number().optional(),
-    mimetype: z.string().optional(),
-    url_private_download: z.string().optional(),
-    url_private: z.string().optional(),
-    mode: z.string().optional(),
-  }),
+/**
+ * A file as Slack describes it in a message event, a `file_input` or `files.info`. Some events
+ * carry only the id (`file_access: "check_file_info"`): the rest is then asked for.
+ */
+export const SlackFile = z.object({
+  id: z.string().min(1),
+  name: z.string().nullish(),
+  title: z.string().nullish(),
+  size: z.number().int().nonnegative().nullish(),
+  mimetype: z.string().nullish(),
+  url_private_download: z.string().nullish(),
+  url_private: z.string().nullish(),
+  mode: z.string().nullish(),
 });
+const FileInfo = z.object({ file: SlackFile });
 
 export function slackFileSource(options: FileSourceOptions): SlackFileSource {
   const timeoutMs = options.timeoutMs ?? 30_000;
@@ -109,10 +112,10 @@ async function withDetails(client: FileSourceOptions["client"], token: string, f
   return {
     ...file,
     name: info.name || info.title || file.name || file.id,
-    size: file.size ?? info.size,
-    mimetype: file.mimetype ?? info.mimetype,
-    url: info.url_private_download ?? info.url_private,
-    mode: file.mode ?? info.mode,
+    size: file.size ?? info.size ?? undefined,
+    mimetype: file.mimetype ?? info.mimetype ?? undefined,
+    url: info.url_private_download ?? info.url_private ?? undefined,
+    mode: file.mode ?? info.mode ?? undefined,
   } satisfies SlackFileRef;
 }
 

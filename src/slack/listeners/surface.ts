@@ -14,6 +14,7 @@ import type { AuditTrail } from "../../store/audit.ts";
 import type { ServiceKeyStore } from "../../store/service-keys.ts";
 import type { RecordStore, WorkflowStep } from "../../store/types.ts";
 import type { ModalChoices } from "../../view/modal.ts";
+import { SlackFile } from "../file-source.ts";
 import type { HomeTab } from "../home-tab.ts";
 import type { WorkspaceRemoval } from "../workspace-removal.ts";
 
@@ -88,21 +89,6 @@ export const tellThrough =
   async (text) => {
     await respond({ ...privately(text), replace_original: false });
   };
-
-/**
- * A file as Slack describes it in a message event or a `file_input`. Some events carry only
- * the id (`file_access: "check_file_info"`): the rest is then asked for with `files.info`.
- */
-const SlackFile = z.object({
-  id: z.string().min(1),
-  name: z.string().nullish(),
-  title: z.string().nullish(),
-  size: z.number().int().nonnegative().nullish(),
-  mimetype: z.string().nullish(),
-  url_private_download: z.string().nullish(),
-  url_private: z.string().nullish(),
-  mode: z.string().nullish(),
-});
 
 /** The files of a payload that Slack described well enough to read (others are skipped). */
 export function fileRefs(files: readonly unknown[] | undefined): SlackFileRef[] {
