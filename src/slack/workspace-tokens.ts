@@ -6,6 +6,7 @@
 import type { InstallProvider } from "@slack/oauth";
 import type { WebClient } from "@slack/web-api";
 import type { RecordStore } from "../store/types.ts";
+import { remembered } from "./remembered.ts";
 
 export interface BotTokens {
   /** The workspace's bot token; throws `WorkspaceNotInstalledError` when it has none. */
@@ -109,18 +110,9 @@ export function workspaceUrls(
   client: Pick<WebClient, "auth">,
   tokens: Pick<BotTokens, "botToken">,
 ): (teamId: string) => Promise<string | undefined> {
-  const urls = new Map<string, Promise<string | undefined>>();
-  return (teamId) => {
-    let url = urls.get(teamId);
-    if (!url) {
-      url = tokens
-        .botToken(teamId)
-        .then((token) => client.auth.test({ token }))
-        .then((res) => res.url);
+  const urls = remembered<string | undefined>({ ttlMs: Number.POSITIVE_INFINITY, max: 10_000 });
+  return (teamId) =>
+    urls(teamId, async () => (await client.auth.test({ token: await tokens.botToken(teamId) })).url)
       // A failure is asked again next time.
-      url.catch(() => urls.delete(teamId));
-      urls.set(teamId, url);
-    }
-    return url.catch(() => undefined);
-  };
+      .catch(() => undefined);
 }
