@@ -1,6 +1,6 @@
 /**
  * What the thread context needs of Slack: a thread read back (the port the Slack layer
- * implements in src/slack/thread-history.ts; the relay passes it on).
+ * implements in src/slack/thread-history/; the relay passes it on).
  */
 
 /** A message of a Slack thread, as the agent is shown it. */
