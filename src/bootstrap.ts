@@ -37,7 +37,7 @@ import { openWorkspaces } from "./workspaces.ts";
 import { createOutbound, type Outbound } from "./util/proxy.ts";
 import { openPagePreviews } from "./preview/index.ts";
 import { memoryLimits } from "./runs/memory.ts";
-import { slackThreadHistory } from "./slack/thread-history/index.ts";
+import { slackThreadHistory } from "./slack/thread-history.ts";
 
 export interface Running {
   readonly slack: SlackApp;

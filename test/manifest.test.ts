@@ -10,7 +10,7 @@ import { Ajv } from "ajv";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { DEFAULT_SUGGESTED_PROMPTS } from "../src/config/prompts.ts";
-import { BOT_SCOPES } from "../src/slack/scopes.ts";
+import { BOT_SCOPES } from "../src/slack/oauth/install-flow.ts";
 import { RUN_TASK } from "../src/slack/workflow-steps.ts";
 import { stepOutputs } from "../src/view/completion.ts";
 

@@ -3,11 +3,13 @@
  * part for them: the service's last refusal of the workspace's account, and its audit trail.
  */
 import type { WebClient } from "@slack/web-api";
+import type { Logger } from "pino";
 import type { AuditTrail } from "../store/audit.ts";
 import type { RecordStore } from "../store/types.ts";
 import { getServiceAlert } from "../store/usage-policy.ts";
 import { AUDIT_SHOWN } from "../view/home.ts";
 import type { AdminHome } from "../view/usage-policy.ts";
+import { remembered } from "./remembered.ts";
 
 /**
  * Whether `userId` is an active admin or owner of workspace `teamId` (the one the client, or
@@ -29,37 +31,35 @@ export async function isWorkspaceAdmin(
   return user.is_admin === true || user.is_owner === true;
 }
 
-export interface AdminHomeOptions {
+/** `isWorkspaceAdmin` asked with a listener's client: no (logged) when Slack cannot say. */
+export function isAdminOrNo(
+  client: Pick<WebClient, "users">,
+  logger: Logger,
+  req: { readonly teamId: string; readonly userId: string },
+): Promise<boolean> {
+  return isWorkspaceAdmin(client, req.userId, { teamId: req.teamId }).catch((err: unknown) => {
+    logger.warn({ err }, "could not ask Slack whether someone is a workspace admin");
+    return false;
+  });
+}
+
+/** App Home's admin part for a person: undefined unless they administer the workspace. */
+export function adminHome(options: {
   readonly client: Pick<WebClient, "users">;
   readonly records: Pick<RecordStore, "getRecord">;
   /** The workspace's bot token for each call; undefined: the client's own. */
   readonly tokenFor?: (teamId: string) => string | undefined | Promise<string | undefined>;
-  /** The workspace's audit trail, whose latest events the admins see. */
   readonly audit?: Pick<AuditTrail, "latest"> | undefined;
   readonly now?: () => number;
-}
-
-/** How long whether someone administers a workspace is taken as known (Home refreshes often). */
-const ADMIN_TTL_MS = 60_000;
-const ADMINS_MAX = 10_000;
-
-/** App Home's admin part for a person: undefined unless they administer the workspace. */
-export function adminHome(
-  options: AdminHomeOptions,
-): (teamId: string, userId: string) => Promise<AdminHome | undefined> {
+}): (teamId: string, userId: string) => Promise<AdminHome | undefined> {
   const now = options.now ?? Date.now;
-  const known = new Map<string, { admin: boolean; until: number }>();
-  const isAdmin = async (teamId: string, userId: string): Promise<boolean> => {
-    const key = `${teamId}:${userId}`;
-    const hit = known.get(key);
-    if (hit && hit.until > now()) return hit.admin;
-    const token = await options.tokenFor?.(teamId);
-    const admin = await isWorkspaceAdmin(options.client, userId, { teamId, token });
-    known.delete(key);
-    if (known.size >= ADMINS_MAX) known.delete(known.keys().next().value ?? "");
-    known.set(key, { admin, until: now() + ADMIN_TTL_MS });
-    return admin;
-  };
+  // A minute: Home is refreshed often, and admins rarely change.
+  const admins = remembered<boolean>({ ttlMs: 60_000, max: 10_000, now });
+  const isAdmin = (teamId: string, userId: string) =>
+    admins(`${teamId}:${userId}`, async () => {
+      const token = await options.tokenFor?.(teamId);
+      return isWorkspaceAdmin(options.client, userId, { teamId, token });
+    });
   return async (teamId, userId) => {
     if (!(await isAdmin(teamId, userId))) return undefined;
     const [alert, audit] = await Promise.all([

@@ -14,15 +14,31 @@ import type { ThreadStore } from "../store/types.ts";
 import type { Outbound } from "../util/proxy.ts";
 import { sealingKeys } from "../util/secret-box.ts";
 import { traceSlackRequests } from "../tracing/slack-requests.ts";
-import { type AdminServer, startAdminServer } from "./admin-server.ts";
 import { boltLogger } from "./bolt-logger.ts";
 import { answerUnrecognised, trackAcks } from "./gate/acks.ts";
 import { OrgMembership } from "./gate/org-membership.ts";
 import { teamGate } from "./gate/team.ts";
 import { teamPolicy } from "./gate/team-policy.ts";
-import { healthRoutes, type PrometheusText, socketModeConnection } from "./health.ts";
+import {
+  type AdminServer,
+  healthRoutes,
+  type PrometheusText,
+  socketModeConnection,
+  startAdminServer,
+} from "./health.ts";
 import type { HomeTab } from "./home-tab.ts";
-import { SURFACES, type WorkspaceKeys } from "./listeners/index.ts";
+import * as actions from "./listeners/actions.ts";
+import * as agentView from "./listeners/agent-view.ts";
+import * as command from "./listeners/command.ts";
+import * as home from "./listeners/home.ts";
+import * as message from "./listeners/message.ts";
+import * as modal from "./listeners/modal.ts";
+import * as settings from "./listeners/settings.ts";
+import type { Surface, WorkspaceKeys } from "./listeners/surface.ts";
+import * as taskViews from "./listeners/task-views.ts";
+import * as uninstall from "./listeners/uninstall.ts";
+import * as workflowStep from "./listeners/workflow-step.ts";
+import * as workspaceSettings from "./listeners/workspace-settings.ts";
 import {
   missingInstallation,
   type OAuthReceiverOptions,
@@ -36,10 +52,25 @@ import { type BotTokens, installedTokens, singleWorkspaceToken } from "./workspa
 
 export const SLACK_EVENTS_PATH = "/slack/events";
 
+/** Every Slack surface the app listens on (src/slack/listeners/), one module each. */
+const SURFACES: readonly Surface[] = [
+  uninstall,
+  command,
+  message,
+  actions,
+  modal,
+  home,
+  agentView,
+  settings,
+  taskViews,
+  workspaceSettings,
+  workflowStep,
+];
+
 /**
- * The largest request body taken at /slack/events: Bolt's own default (4 MB, raw-body's limit
- * in its HTTPReceiver), stated so that an upgrade changing it does not change ours. A larger body
- * is answered 413 without being read further, before its signature is checked (anyone can post).
+ * The largest request body taken at /slack/events: Bolt's own default (4 MB, raw-body's limit in
+ * its HTTPReceiver), stated so that an upgrade does not change it. A larger one is answered 413
+ * unread, before its signature is checked (anyone can post).
  */
 export const SLACK_BODY_LIMIT_BYTES = 4 * 1024 * 1024;
 
@@ -51,44 +82,24 @@ export interface SlackAppOptions {
   readonly store: ThreadStore;
   /** How Web API calls and the Socket Mode WebSocket reach Slack (a proxy, or the defaults). */
   readonly outbound?: Pick<Outbound, "slackFetch" | "socketDispatcher">;
-  /** What `GET /metrics` shows (Prometheus text). */
   readonly prometheus?: PrometheusText;
-  /** What `GET /metrics.json` shows. */
   readonly metricsJson?: () => unknown;
-  /** Where listeners count what people do (feedback on answers). */
+  /** Where listeners count feedback on answers. */
   readonly metrics?: AppMetrics;
   /** Each workspace's own service key (Workspace settings), when ENCRYPTION_KEY is set. */
   readonly workspaceKeys?: WorkspaceKeys | undefined;
 }
 
+/** What forgetting an uninstalled workspace needs beyond the store (the audit trail: listeners' too). */
+type RemovalParts = Pick<WorkspaceRemovalDeps, "runs" | "budgets" | "workspaces" | "audit">;
+
+export type SlackApp = ReturnType<typeof createSlackApp>;
+
 /**
- * What forgetting an uninstalled workspace needs beyond the store: its runs, budget, clients,
- * and the audit trail (which the listeners write admin actions to as well).
+ * The Bolt app and each workspace's bot token (`tokens`, for calls made outside a Slack
+ * request); `listen` wires the listeners once the coordinator exists.
  */
-export type RemovalParts = Pick<WorkspaceRemovalDeps, "runs" | "budgets" | "workspaces" | "audit">;
-
-export interface SlackApp {
-  readonly app: App;
-  /** Each workspace's bot token, for calls made outside a Slack request. */
-  readonly tokens: BotTokens;
-  /** Wires the listeners; call once the coordinator exists. */
-  listen(coordinator: TaskCoordinator, home: HomeTab, parts: RemovalParts): void;
-  /** Starts the receiver; resolves with the HTTP port (HTTP mode or the health server). */
-  start(): Promise<number | undefined>;
-  /** The internal port serving health and metrics, once started, when `ADMIN_PORT` is set. */
-  adminPort(): number | undefined;
-  /** The address that port listens on (`ADMIN_HOST`, loopback by default). */
-  adminHost(): string | undefined;
-  /**
-   * Stops taking Slack's requests. The internal port keeps answering (readiness 503, liveness
-   * 200) while the rest of the app stops, until `closeAdmin`.
-   */
-  stop(): Promise<void>;
-  /** Closes the internal port (ADMIN_PORT): the last step of shutting down. */
-  closeAdmin(): Promise<void>;
-}
-
-export function createSlackApp(options: SlackAppOptions): SlackApp {
+export function createSlackApp(options: SlackAppOptions) {
   const { config, logger, store, workspaceKeys } = options;
   const slackFetch = options.outbound?.slackFetch;
   const socketDispatcher = options.outbound?.socketDispatcher;
@@ -144,9 +155,11 @@ export function createSlackApp(options: SlackAppOptions): SlackApp {
     app,
     tokens,
     listen,
-    adminPort: () => admin?.port,
-    adminHost: () => admin?.host,
-    async start() {
+    /** The internal port (`ADMIN_PORT`) and its address (`ADMIN_HOST`), once started. */
+    adminPort: (): number | undefined => admin?.port,
+    adminHost: (): string | undefined => admin?.host,
+    /** Starts the receiver; resolves with the HTTP port (HTTP mode or the health server). */
+    async start(): Promise<number | undefined> {
       if (config.adminPort !== undefined) {
         admin = await startAdminServer(customRoutes, config.adminPort, config.adminHost);
       }
@@ -156,6 +169,7 @@ export function createSlackApp(options: SlackAppOptions): SlackApp {
       ready = true;
       return listeningPort(started as Server | undefined, socketMode ? config.port : undefined);
     },
+    /** Stops taking Slack's requests; the internal port answers (readiness 503) until `closeAdmin`. */
     async stop() {
       ready = false;
       await app.stop();
@@ -190,10 +204,8 @@ function boltApp(
 
 /**
  * A client for the few calls that must land once and go through no budget (a Workflow Builder
- * step's end, `functions.completeSuccess` / `completeError`, each once per execution): it waits
- * out Slack's rate limit (Retry-After) and tries a failed request again, up to five times over
- * about a minute, instead of giving up at the first refusal as Bolt's client does for the
- * scheduler.
+ * step's end): it waits out Slack's rate limit (Retry-After) and retries up to five times over
+ * about a minute, where Bolt's client gives up at once for the scheduler.
  */
 export function patientClient(
   config: Config,
@@ -208,12 +220,15 @@ export function patientClient(
   });
 }
 
+/** SLACK_API_URL as the WebClient takes it (ending in a slash). */
+const apiUrlOf = (config: Config) => config.slack.apiUrl?.replace(/\/?$/, "/");
+
 /** What every WebClient of the app is built with: the Slack API's URL and the outbound fetch. */
 function baseClientOptions(
   config: Config,
   slackFetch: Outbound["slackFetch"] | undefined,
 ): { slackApiUrl?: string; fetch?: Outbound["slackFetch"] } {
-  const apiUrl = config.slack.apiUrl?.replace(/\/?$/, "/");
+  const apiUrl = apiUrlOf(config);
   return {
     ...(apiUrl ? { slackApiUrl: apiUrl } : {}),
     ...(slackFetch ? { fetch: slackFetch } : {}),
@@ -226,10 +241,7 @@ function listeningPort(server: Server | undefined, otherwise: number | undefined
   return address && typeof address === "object" ? address.port : otherwise;
 }
 
-/**
- * Answers every payload in time (src/slack/gate/acks.ts); ignores (and logs once) events of
- * workspaces where the app is not installed; logs what else a listener failed with.
- */
+/** Every payload answered in time (gate/acks.ts); events of uninstalled workspaces logged once. */
 function watchErrors(app: App, oauth: boolean, logger: Logger): void {
   // First of all middleware: every payload gets an answer, even one no listener knows.
   trackAcks(app, logger);
@@ -244,10 +256,7 @@ function watchErrors(app: App, oauth: boolean, logger: Logger): void {
   });
 }
 
-/**
- * Before every listener: the team gate in this app's mode (one token's own team, or many
- * workspaces' policy and organisations).
- */
+/** Before every listener: the team gate (one token's own team, or many workspaces' policy). */
 function gateOf(
   config: Config,
   parts: {
@@ -328,7 +337,7 @@ function createReceiver(
 ): SocketModeReceiver | HTTPReceiver {
   const { publicRoutes, slackLogger, socketDispatcher, oauth } = parts;
   if (config.slack.appToken !== undefined) {
-    const apiUrl = config.slack.apiUrl?.replace(/\/?$/, "/");
+    const apiUrl = apiUrlOf(config);
     return new SocketModeReceiver({
       ...oauth,
       appToken: config.slack.appToken,

@@ -9,10 +9,7 @@ const toPino: Record<LogLevel, string> = {
   [LogLevel.DEBUG]: "debug",
 };
 
-/**
- * Bolt's warning when an event could not be authorized, without saying which workspace: the
- * app's error handler reports each of those itself (once per uninstalled workspace).
- */
+/** Bolt's warning for an unauthorized event, naming no workspace: the app's error handler does. */
 const AUTHORIZATION_NOTICE = "Authorization of incoming event did not succeed.";
 
 export function boltLogger(base: Logger): SlackLogger {

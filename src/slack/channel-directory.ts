@@ -1,14 +1,14 @@
 /**
- * What Slack says of a channel: who created it (conversations.info), its manager for `/task
- * settings`; whether the app is in it (conversations.info), and whether a person is
- * (conversations.members), before a task is posted there; a person's DM with the app
- * (conversations.open), where a workflow step without a channel answers.
+ * What Slack says of a channel: who created it (its manager for `/task settings`); whether the
+ * app, or a person, is in it, before a task is posted there; a person's DM with the app (where a
+ * workflow step without a channel answers).
  */
 import type { WebClient } from "@slack/web-api";
 import type { ChannelDirectory } from "../threads/preferences.ts";
 import type { BotMembership, DirectMessages } from "../threads/ports.ts";
 import type { BotTokens } from "./workspace-tokens.ts";
 import { slackErrorCode } from "../view/errors.ts";
+import { remembered } from "./remembered.ts";
 
 export function slackChannelDirectory(
   client: Pick<WebClient, "conversations">,
@@ -24,45 +24,26 @@ export function slackChannelDirectory(
   };
 }
 
-/** How long the app being in a channel is taken as known (it is rarely removed). */
-const MEMBER_TTL_MS = 10 * 60_000;
-const CHANNELS_MAX = 10_000;
-
 /**
  * Whether the app's bot is in a channel (`conversations.info`'s `is_member`), asked with the
- * workspace's token; a channel it is in is remembered for 10 minutes (a post where it was
- * removed meanwhile says so), one it is not in is asked again next time. Questions about one
- * channel that arrive together (a burst of tasks) share one call.
+ * workspace's token. A channel it is in is remembered for 10 minutes (it is rarely removed, and a
+ * post there then says so); one it is not in is asked again next time.
  */
 export function slackBotMembership(options: {
   readonly client: Pick<WebClient, "conversations">;
   readonly tokenFor: (teamId: string) => Promise<string>;
   readonly now?: () => number;
 }): BotMembership {
-  const now = options.now ?? Date.now;
-  const known = new Map<string, number>();
-  const asking = new Map<string, Promise<boolean>>();
-  const ask = async (teamId: string, channelId: string, key: string) => {
-    const token = await options.tokenFor(teamId);
-    const res = await options.client.conversations.info({ token, channel: channelId });
-    const member = res.channel?.is_member === true;
-    known.delete(key);
-    if (member) {
-      if (known.size >= CHANNELS_MAX) known.delete(known.keys().next().value ?? "");
-      known.set(key, now() + MEMBER_TTL_MS);
-    }
-    return member;
-  };
-  return (teamId, channelId) => {
-    const key = `${teamId}:${channelId}`;
-    if ((known.get(key) ?? 0) > now()) return Promise.resolve(true);
-    let answer = asking.get(key);
-    if (!answer) {
-      answer = ask(teamId, channelId, key).finally(() => asking.delete(key));
-      asking.set(key, answer);
-    }
-    return answer;
-  };
+  const { client, tokenFor, now } = options;
+  const known = remembered<boolean>({ ttlMs: 10 * 60_000, max: 10_000, now, keep: (m) => m });
+  return (teamId, channelId) =>
+    known(`${teamId}:${channelId}`, async () => {
+      const res = await client.conversations.info({
+        token: await tokenFor(teamId),
+        channel: channelId,
+      });
+      return res.channel?.is_member === true;
+    });
 }
 
 /** A person's DM with the app (`conversations.open`, scope `im:write`), asked with the workspace's token. */
@@ -79,7 +60,7 @@ export function slackDirectMessages(options: {
   };
 }
 
-/** Members asked for per page, and pages read, before the app gives up (20,000 members). */
+/** Members asked for per page, and pages read before the app gives up (20,000 members). */
 const MEMBERS_PAGE = 1000;
 const MEMBER_PAGES = 20;
 

@@ -11,9 +11,10 @@ import {
   type SlackFileRef,
   type SlackFileSource,
 } from "../threads/ports.ts";
+import { slackErrorCode } from "../view/errors.ts";
 
 /** Where Slack serves `url_private_download` (Slack's "Working with files" page). */
-export const SLACK_FILE_HOST = "https://files.slack.com";
+const SLACK_FILE_HOST = "https://files.slack.com";
 
 export interface FileSourceOptions {
   /** The workspace's bot token (files:read): sent only to the allowed origins. */
@@ -34,18 +35,21 @@ export function fileOrigins(apiUrl: string | undefined): ReadonlySet<string> {
   return origins;
 }
 
-const FileInfo = z.object({
-  file: z.object({
-    id: z.string(),
-    name: z.string().optional(),
-    title: z.string().optional(),
-    size: z.number().optional(),
-    mimetype: z.string().optional(),
-    url_private_download: z.string().optional(),
-    url_private: z.string().optional(),
-    mode: z.string().optional(),
-  }),
+/**
+ * A file as Slack describes it in a message event, a `file_input` or `files.info`. Some events
+ * carry only the id (`file_access: "check_file_info"`): the rest is then asked for.
+ */
+export const SlackFile = z.object({
+  id: z.string().min(1),
+  name: z.string().nullish(),
+  title: z.string().nullish(),
+  size: z.number().int().nonnegative().nullish(),
+  mimetype: z.string().nullish(),
+  url_private_download: z.string().nullish(),
+  url_private: z.string().nullish(),
+  mode: z.string().nullish(),
 });
+const FileInfo = z.object({ file: SlackFile });
 
 export function slackFileSource(options: FileSourceOptions): SlackFileSource {
   const timeoutMs = options.timeoutMs ?? 30_000;
@@ -98,7 +102,7 @@ async function withDetails(client: FileSourceOptions["client"], token: string, f
   try {
     info = FileInfo.parse(await client.files.info({ token, file: file.id })).file;
   } catch (err) {
-    const code = (err as { data?: { error?: string } }).data?.error;
+    const code = slackErrorCode(err);
     throw new FileUnavailableError(
       code === "missing_scope"
         ? "the app may not read files (it needs the files:read scope: reinstall it)"
@@ -108,10 +112,10 @@ async function withDetails(client: FileSourceOptions["client"], token: string, f
   return {
     ...file,
     name: info.name || info.title || file.name || file.id,
-    size: file.size ?? info.size,
-    mimetype: file.mimetype ?? info.mimetype,
-    url: info.url_private_download ?? info.url_private,
-    mode: file.mode ?? info.mode,
+    size: file.size ?? info.size ?? undefined,
+    mimetype: file.mimetype ?? info.mimetype ?? undefined,
+    url: info.url_private_download ?? info.url_private ?? undefined,
+    mode: file.mode ?? info.mode ?? undefined,
   } satisfies SlackFileRef;
 }
 
@@ -151,10 +155,7 @@ const networkCause = (err: unknown): string =>
     ? "Slack did not answer in time"
     : ((err as { code?: string }).code ?? "network error");
 
-/**
- * The body's chunks, failing when Slack sends nothing for `timeoutMs` while one is awaited
- * (time spent waiting for the service to take earlier bytes does not count).
- */
+/** The body's chunks, failing when Slack sends nothing for `timeoutMs` while one is awaited. */
 async function* readWithin(
   body: AsyncIterable<Uint8Array> & Parameters<typeof drop>[0],
   timeoutMs: number,
@@ -182,10 +183,7 @@ async function* readWithin(
   }
 }
 
-/**
- * Drops a download. undici's body emits an abort error when destroyed unread: it is expected
- * here, and without a listener it would be an uncaught exception.
- */
+/** Drops a download (undici's body emits an abort error when destroyed unread: expected here). */
 function drop(body: { on(event: "error", listener: () => void): unknown; destroy(): unknown }) {
   body.on("error", () => undefined);
   body.destroy();

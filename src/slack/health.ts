@@ -1,15 +1,15 @@
 /**
  * The HTTP routes beside Slack's: `/healthz` (liveness: the process answers, so its event loop
  * runs), `/readyz` (it can take work now: started and not stopping, Slack's Socket Mode
- * connection open, the store answering), `/metrics` (Prometheus text) and `/metrics.json` (the
- * same counters as JSON, with the scheduler's and relay's own figures), served by either
- * receiver or on the internal port (ADMIN_PORT).
+ * connection open, the store answering), `/metrics` (Prometheus text) and `/metrics.json`,
+ * served by either receiver or on the internal port (`ADMIN_PORT`, `startAdminServer`).
  *
  * Liveness never depends on Redis, Slack or the app's phase: an orchestrator restarts a process
  * whose liveness fails, and a restart cures none of those (Redis coming back does).
  */
 import type { CustomRoute } from "@slack/bolt";
-import type { ServerResponse } from "node:http";
+import { createServer, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
 import type { ThreadStore } from "../store/types.ts";
 
 /** The routes' paths (the Dockerfile, compose and Kubernetes probes are checked against them). */
@@ -29,15 +29,10 @@ export interface PrometheusText {
 export interface HealthOptions {
   /** Whether the app has started and not begun to stop. */
   readonly ready: () => boolean;
-  /**
-   * Whether Slack can reach the app: in Socket Mode, its WebSocket is open (Slack said hello);
-   * in HTTP mode Slack's requests come in, so always true (the default).
-   */
+  /** Socket Mode: its WebSocket is open (Slack said hello). HTTP mode: always (the default). */
   readonly slackConnected?: (() => boolean) | undefined;
   readonly store: Pick<ThreadStore, "ping">;
-  /** What `GET /metrics` shows. */
   readonly prometheus?: PrometheusText | undefined;
-  /** What `GET /metrics.json` shows. */
   readonly metricsJson?: (() => unknown) | undefined;
 }
 
@@ -49,50 +44,39 @@ function json(res: ServerResponse, status: number, body: unknown): void {
 export function healthRoutes(options: HealthOptions): CustomRoute[] {
   const { ready, store, prometheus, metricsJson } = options;
   const slackConnected = options.slackConnected ?? (() => true);
+  const get = (path: string, handler: CustomRoute["handler"]) => ({
+    path,
+    method: ["GET"],
+    handler,
+  });
   return [
-    {
-      path: HEALTH_PATHS.liveness,
-      method: ["GET"],
-      handler: (_req, res) => json(res, 200, { ok: true }),
-    },
-    {
-      path: HEALTH_PATHS.metrics,
-      method: ["GET"],
-      handler: (_req, res) => {
-        if (!prometheus) {
-          res.writeHead(404).end();
-          return;
-        }
-        prometheus.render().then(
-          (text) => {
-            res.writeHead(200, { "content-type": prometheus.contentType });
-            res.end(text);
-          },
-          () => json(res, 500, { ok: false }),
-        );
-      },
-    },
-    {
-      path: HEALTH_PATHS.metricsJson,
-      method: ["GET"],
-      handler: (_req, res) => json(res, 200, metricsJson?.() ?? {}),
-    },
-    {
-      path: HEALTH_PATHS.readiness,
-      method: ["GET"],
-      handler: (_req, res) => {
-        // A ping that throws is a store that does not answer, never a request left hanging.
-        void store
-          .ping()
-          .catch(() => false)
-          .then((storeOk) => {
-            // Read after the ping: the app may have begun to stop, or Slack dropped, meanwhile.
-            const parts = { running: ready(), slack: slackConnected(), store: storeOk };
-            const ok = parts.running && parts.slack && parts.store;
-            json(res, ok ? 200 : 503, { ok, ...parts });
-          });
-      },
-    },
+    get(HEALTH_PATHS.liveness, (_req, res) => json(res, 200, { ok: true })),
+    get(HEALTH_PATHS.metrics, (_req, res) => {
+      if (!prometheus) {
+        res.writeHead(404).end();
+        return;
+      }
+      prometheus.render().then(
+        (text) => {
+          res.writeHead(200, { "content-type": prometheus.contentType });
+          res.end(text);
+        },
+        () => json(res, 500, { ok: false }),
+      );
+    }),
+    get(HEALTH_PATHS.metricsJson, (_req, res) => json(res, 200, metricsJson?.() ?? {})),
+    get(HEALTH_PATHS.readiness, (_req, res) => {
+      // A ping that throws is a store that does not answer, never a request left hanging.
+      void store
+        .ping()
+        .catch(() => false)
+        .then((storeOk) => {
+          // Read after the ping: the app may have begun to stop, or Slack dropped, meanwhile.
+          const parts = { running: ready(), slack: slackConnected(), store: storeOk };
+          const ok = parts.running && parts.slack && parts.store;
+          json(res, ok ? 200 : 503, { ok, ...parts });
+        });
+    }),
   ];
 }
 
@@ -109,8 +93,7 @@ const WEBSOCKET_OPEN = 1;
 /**
  * Whether the Socket Mode connection is up: its WebSocket is open and Slack has said hello on
  * it (the client's `connected` event). The client reconnects by itself after a drop (after
- * about 5 s, its ping timeout, then again as long as it fails); meanwhile Slack cannot deliver
- * anything to this instance, so it is not ready.
+ * about 5 s, its ping timeout); meanwhile Slack cannot deliver anything here: not ready.
  */
 export function socketModeConnection(client: SocketModeClientLike): () => boolean {
   let helloed = false;
@@ -123,4 +106,45 @@ export function socketModeConnection(client: SocketModeClientLike): () => boolea
     });
   }
   return () => helloed && client.websocket?.readyState === WEBSOCKET_OPEN;
+}
+
+export interface AdminServer {
+  readonly port: number;
+  readonly host: string;
+  close(): Promise<void>;
+}
+
+/**
+ * The internal port (`ADMIN_PORT`): the health and metrics routes on a server of their own, out
+ * of reach of the public Slack endpoint, on `ADMIN_HOST` (loopback by default). Other paths: 404.
+ */
+export async function startAdminServer(
+  routes: readonly CustomRoute[],
+  port: number,
+  host: string,
+): Promise<AdminServer> {
+  const server = createServer((req, res) => {
+    const path = new URL(req.url ?? "/", "http://admin").pathname;
+    const route = routes.find(
+      (r) => r.path === path && [r.method].flat().includes(req.method ?? "GET"),
+    );
+    if (!route) {
+      res.writeHead(404).end();
+      return;
+    }
+    void Promise.resolve(route.handler(Object.assign(req, { params: {} }), res)).catch(() => {
+      if (!res.headersSent) res.writeHead(500);
+      res.end();
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, host, () => resolve());
+  });
+  const address = server.address() as AddressInfo;
+  return {
+    port: address.port,
+    host: address.address,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
 }

@@ -1,7 +1,7 @@
 /**
  * Publishes a person's App Home tab (`views.publish`): at once when they open it or change their
- * defaults, and after one of their tasks changed at most once per interval per person (changes
- * meanwhile are coalesced into one publish at the end of the interval).
+ * defaults; after one of their tasks changed, at most once per interval (changes meanwhile are
+ * coalesced into one publish at its end).
  */
 import type { WebClient } from "@slack/web-api";
 import type { Logger } from "pino";
@@ -12,18 +12,15 @@ import { renderHome } from "../view/home.ts";
 import type { AdminHome } from "../view/usage-policy.ts";
 import type { BotTokens } from "./workspace-tokens.ts";
 
-/** At most one background refresh of a person's Home tab per this long. */
-export const HOME_REFRESH_INTERVAL_MS = 10_000;
-
 export interface HomeTabOptions {
   readonly client: Pick<WebClient, "views">;
-  /** Each workspace's bot token: a Home tab is published with its own workspace's. */
   readonly tokens: Pick<BotTokens, "botToken">;
   readonly preferences: Preferences;
   readonly logger: Logger;
   /** A workspace's URL, for links to threads. */
   readonly teamUrl?: ((teamId: string) => Promise<string | undefined>) | undefined;
   readonly clock?: Clock;
+  /** At most one background refresh per person per this long (10 s). */
   readonly intervalMs?: number;
   /** The admin part of the person's Home tab, when they administer the workspace. */
   readonly admin?: (teamId: string, userId: string) => Promise<AdminHome | undefined>;
@@ -47,7 +44,7 @@ export class HomeTab implements HomeRefresher {
   constructor(options: HomeTabOptions) {
     this.#o = options;
     this.#clock = options.clock ?? systemClock;
-    this.#interval = options.intervalMs ?? HOME_REFRESH_INTERVAL_MS;
+    this.#interval = options.intervalMs ?? 10_000;
   }
 
   /** Publishes the person's Home tab now; a failure is logged. */
@@ -98,10 +95,9 @@ export class HomeTab implements HomeRefresher {
 
   /** Drops a person's entry once its interval is over and nothing is planned (bounded memory). */
   #forget(key: string, pending: Pending): void {
-    const timer = this.#clock.setTimeout(() => {
+    this.#clock.setTimeout(() => {
       if (pending.timer === undefined && this.#users.get(key) === pending) this.#users.delete(key);
     }, this.#interval);
-    void timer;
   }
 
   /** Cancels the planned refreshes (shutdown). */

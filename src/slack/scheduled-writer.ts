@@ -1,8 +1,7 @@
 /**
- * A SlackWriter whose every call goes through the workspace's SlackScheduler: edits are
- * coalesced per message, everything else waits for its method's budget, and 429s pause the
- * method instead of failing the call. The inner writer should use a WebClient with
- * `rejectRateLimitedCalls: true`, so that 429s reach the scheduler instead of WebClient's queue.
+ * A SlackWriter whose every call goes through the workspace's SlackScheduler: edits coalesced per
+ * message, everything else waiting for its method's budget, 429s pausing the method (the inner
+ * writer's WebClient has `rejectRateLimitedCalls: true`, so they reach the scheduler).
  */
 import {
   BudgetWaitExceeded,
@@ -12,9 +11,7 @@ import {
 } from "./scheduler/index.ts";
 import type { SlackWriter, StreamBudget, UploadItem } from "../runs/ports.ts";
 import { slackErrorCode } from "../view/errors.ts";
-
-/** Files per filesUploadV2 call, as webClientWriter batches them. */
-const UPLOAD_BATCH = 10;
+import { UPLOAD_BATCH } from "./web-writer.ts";
 
 /**
  * A stream starts "at once" when its start gets a token within this long (a bucket in Redis
@@ -119,10 +116,9 @@ function streamEvents(choice: StreamChoice, scheduler: SlackScheduler, teamId: s
 }
 
 /**
- * Auto streaming: a run streams when the choice (scheduler/stream-choice.ts) says its share
- * of the stream budgets beats its share of the edit budget, and the start bucket gives a
- * token at once (first come, first served: a start waiting before it goes first); otherwise
- * it edits, on the Tier 3 budget, and nobody waits for Tier 2.
+ * Auto streaming: a run streams when the choice (scheduler/stream-choice.ts) says its share of
+ * the stream budgets beats its share of the edit budget and the start bucket gives a token at
+ * once (a start waiting before it goes first); otherwise it edits, on the Tier 3 budget.
  */
 function streamBudget(
   inner: SlackWriter,
@@ -150,10 +146,9 @@ function streamBudget(
 }
 
 /**
- * filesUploadV2 makes one files.getUploadURLExternal call per file, then one
- * files.completeUploadExternal: take a token per file first, then run the batch in the
- * complete budget. A 429 inside the batch pauses (and retries the batch in) the complete
- * budget; retrying is safe because files that were never completed are not shared.
+ * An upload is one files.getUploadURLExternal per file, then one files.completeUploadExternal: a
+ * token per file first, then the batch in the complete budget. A 429 inside it pauses (and
+ * retries the batch in) that budget: files never completed are not shared.
  */
 async function uploadBatch(
   inner: SlackWriter,

@@ -8,7 +8,7 @@ import type { Config } from "../config/config.ts";
 import { StartupError } from "../util/startup-error.ts";
 import { boltLogger } from "./bolt-logger.ts";
 
-/** `auth.test` with a quiet client (two quick retries): the bot token's workspace, or a StartupError. */
+/** `auth.test` with a quiet client (two quick retries): the token's workspace, or a StartupError. */
 export async function verifySlack(
   config: Config,
   token: string,
@@ -30,8 +30,7 @@ export async function verifySlack(
   }
 }
 
-/** Why `auth.test` failed, in words an operator can act on; never the token itself. */
-export function slackStartupProblem(err: unknown, apiUrl: string | undefined): string {
+function slackStartupProblem(err: unknown, apiUrl: string | undefined): string {
   const where = apiUrl ?? "https://slack.com/api/";
   const e = err as { data?: { error?: unknown }; original?: unknown };
   const platform = typeof e.data?.error === "string" ? e.data.error : undefined;
@@ -42,36 +41,36 @@ export function slackStartupProblem(err: unknown, apiUrl: string | undefined): s
     return `Slack says the bot token is no longer valid (${platform}): reinstall the app and set the new SLACK_BOT_TOKEN.`;
   }
   if (platform !== undefined) return `Slack refused auth.test at start-up (${platform}).`;
-  const proxyStatus = proxyRefusal(e.original ?? err);
+  const cause = e.original ?? err;
+  const proxyStatus = inCauses(cause, (c) => {
+    const status =
+      typeof c.message === "string" ? /Proxy response \((\d{3})\)/.exec(c.message) : null;
+    return status ? Number(status[1]) : undefined;
+  });
   if (proxyStatus !== undefined) {
     return proxyStatus === 407
       ? `Cannot reach Slack at ${where}: the proxy asks for credentials (407): check the user and password in HTTPS_PROXY (or HTTP_PROXY).`
       : `Cannot reach Slack at ${where}: the proxy refused to connect to it (${proxyStatus}): check HTTPS_PROXY, HTTP_PROXY and NO_PROXY.`;
   }
-  const cause = networkCode(e.original ?? err);
-  if (cause !== undefined) {
-    return `Cannot reach Slack at ${where} (${cause}): check DNS, the network, HTTPS_PROXY, or SLACK_API_URL.`;
+  // A system error code (ENOTFOUND, ECONNREFUSED…).
+  const code = inCauses(cause, (c) =>
+    typeof c.code === "string" && /^E[A-Z_]+$/.test(c.code) ? c.code : undefined,
+  );
+  if (code !== undefined) {
+    return `Cannot reach Slack at ${where} (${code}): check DNS, the network, HTTPS_PROXY, or SLACK_API_URL.`;
   }
   return `Cannot reach Slack at ${where}: ${err instanceof Error ? err.message : String(err)}.`;
 }
 
-/** The status a proxy refused a tunnel with, from undici's error somewhere in the cause chain. */
-function proxyRefusal(err: unknown): number | undefined {
+/** What `pick` finds first in an error or its causes (5 deep: undici wraps a proxy's refusal). */
+function inCauses<T>(
+  err: unknown,
+  pick: (e: { message?: unknown; code?: unknown }) => T | undefined,
+): T | undefined {
   for (let e = err, depth = 0; e && depth < 5; depth++) {
-    const { message, cause } = e as { message?: unknown; cause?: unknown };
-    const status = typeof message === "string" ? /Proxy response \((\d{3})\)/.exec(message) : null;
-    if (status) return Number(status[1]);
-    e = cause;
-  }
-  return undefined;
-}
-
-/** The system error code (ENOTFOUND, ECONNREFUSED…) somewhere in an error's cause chain. */
-function networkCode(err: unknown): string | undefined {
-  for (let e = err, depth = 0; e && depth < 5; depth++) {
-    const { code, cause } = e as { code?: unknown; cause?: unknown };
-    if (typeof code === "string" && /^E[A-Z_]+$/.test(code)) return code;
-    e = cause;
+    const found = pick(e as { message?: unknown; code?: unknown });
+    if (found !== undefined) return found;
+    e = (e as { cause?: unknown }).cause;
   }
   return undefined;
 }

@@ -1,26 +1,14 @@
-/**
- * The relay's SlackWriter port on Slack's Web API (WebClient). Tests run the same WebClient
- * against a local Slack Web API server.
- */
+/** The relay's SlackWriter port on Slack's Web API (WebClient). */
 import type { WebClient } from "@slack/web-api";
 import { type Dispatcher, request } from "undici";
-import type {
-  Person,
-  SlackWriter,
-  StreamEnd,
-  StreamStep,
-  TaskDisplay,
-  UploadItem,
-} from "../runs/ports.ts";
-import type { MessagePayload } from "../view/render.ts";
+import type { Person, SlackWriter } from "../runs/ports.ts";
+import { slackErrorCode } from "../view/errors.ts";
+import { remembered } from "./remembered.ts";
 
-const UPLOAD_BATCH = 10;
+/** Files shared per message (one files.completeUploadExternal each). */
+export const UPLOAD_BATCH = 10;
 /** How long Slack's file host may take to answer for one file's bytes. */
 const UPLOAD_TIMEOUT_MS = 120_000;
-
-/** How long, and for how many people, `person` answers from memory. */
-const PEOPLE_TTL_MS = 10 * 60_000;
-const PEOPLE_MAX = 10_000;
 
 /** Answers that mean the agent sessions API is not there for this app (not a passing failure). */
 const SESSIONS_MISSING = new Set([
@@ -31,343 +19,294 @@ const SESSIONS_MISSING = new Set([
   "not_enabled",
 ]);
 
+/** The workspace's token for a call, or none (the client's own). */
+type Auth = () => Promise<{ token?: string }>;
+
 /**
- * `token` gives the workspace's bot token for each call (a workspace's writer only ever calls
- * with its own); without it the client's own token is used. `dispatcher` carries the files'
- * bytes to Slack's upload URLs (the app's outbound proxy, if any).
+ * Each SlackWriter call is one Web API call (uploads: one per batch of files). `token` gives the
+ * workspace's bot token for each call (else the client's own is used); `dispatcher` carries the
+ * files' bytes to Slack's upload URLs (the app's outbound proxy, if any).
  */
 export function webClientWriter(
   client: WebClient,
   token?: () => Promise<string>,
   dispatcher?: Dispatcher,
 ): SlackWriter {
-  return new WebClientWriter(client, token, dispatcher);
+  const auth: Auth = async () => (token ? { token: await token() } : {});
+  return {
+    ...messages(client, auth),
+    ...files(client, auth, dispatcher),
+    ...streams(client, auth),
+    ...agentView(client, auth),
+    ...people(client, auth),
+  };
 }
 
-/** Each SlackWriter call is one Web API call (uploads: one per batch of files). */
-class WebClientWriter implements SlackWriter {
-  readonly #client: WebClient;
-  /** False once Slack said this app has no agent sessions API. */
-  #sessions = true;
-  /** People looked up lately: every task and reply checks its sender. */
-  readonly #people = new Map<string, { person: Person | undefined; until: number }>();
-  /** Lookups under way, by person. */
-  readonly #lookups = new Map<string, Promise<Person | undefined>>();
-
-  readonly #token: (() => Promise<string>) | undefined;
-  readonly #dispatcher: Dispatcher | undefined;
-
-  constructor(client: WebClient, token?: () => Promise<string>, dispatcher?: Dispatcher) {
-    this.#client = client;
-    this.#token = token;
-    this.#dispatcher = dispatcher;
-  }
-
-  async #auth(): Promise<{ token?: string }> {
-    return this.#token ? { token: await this.#token() } : {};
-  }
-
-  async post(channelId: string, payload: MessagePayload, threadTs?: string): Promise<string> {
-    const res = await this.#client.chat.postMessage({
-      ...(await this.#auth()),
-      channel: channelId,
-      text: payload.text,
-      blocks: payload.blocks,
-      ...(payload.metadata ? { metadata: payload.metadata } : {}),
-      ...(threadTs ? { thread_ts: threadTs } : {}),
-      unfurl_links: false,
-      unfurl_media: false,
-    });
-    if (!res.ts) throw new Error("chat.postMessage returned no ts");
-    return res.ts;
-  }
-
-  async update(
-    channelId: string,
-    ts: string,
-    lazy: MessagePayload | (() => MessagePayload | undefined),
-  ): Promise<void> {
-    const payload = typeof lazy === "function" ? lazy() : lazy;
-    if (payload === undefined) return; // nothing new to show
-    await this.#client.chat.update({
-      ...(await this.#auth()),
-      channel: channelId,
-      ts,
-      text: payload.text,
-      blocks: payload.blocks,
-      ...(payload.metadata ? { metadata: payload.metadata } : {}),
-    });
-  }
-
-  async remove(channelId: string, ts: string): Promise<void> {
-    await this.#client.chat.delete({ ...(await this.#auth()), channel: channelId, ts });
-  }
-
-  async ephemeral(
-    channelId: string,
-    userId: string,
-    text: string,
-    threadTs?: string,
-  ): Promise<void> {
-    await this.#client.chat.postEphemeral({
-      ...(await this.#auth()),
-      channel: channelId,
-      user: userId,
-      text,
-      ...(threadTs ? { thread_ts: threadTs } : {}),
-    });
-  }
-
-  async react(channelId: string, ts: string, name: string): Promise<void> {
-    try {
-      await this.#client.reactions.add({
-        ...(await this.#auth()),
+/** Messages and reactions. */
+function messages(
+  client: WebClient,
+  auth: Auth,
+): Pick<SlackWriter, "post" | "update" | "remove" | "ephemeral" | "react" | "unreact"> {
+  return {
+    async post(channelId, payload, threadTs) {
+      const res = await client.chat.postMessage({
+        ...(await auth()),
         channel: channelId,
-        timestamp: ts,
-        name,
+        text: payload.text,
+        blocks: payload.blocks,
+        ...(payload.metadata ? { metadata: payload.metadata } : {}),
+        ...(threadTs ? { thread_ts: threadTs } : {}),
+        unfurl_links: false,
+        unfurl_media: false,
       });
-    } catch (err) {
-      if ((err as { data?: { error?: string } }).data?.error !== "already_reacted") throw err;
-    }
-  }
+      if (!res.ts) throw new Error("chat.postMessage returned no ts");
+      return res.ts;
+    },
 
-  async unreact(channelId: string, ts: string, name: string): Promise<void> {
-    try {
-      await this.#client.reactions.remove({
-        ...(await this.#auth()),
+    async update(channelId, ts, lazy) {
+      const payload = typeof lazy === "function" ? lazy() : lazy;
+      if (payload === undefined) return; // nothing new to show
+      await client.chat.update({
+        ...(await auth()),
         channel: channelId,
-        timestamp: ts,
-        name,
+        ts,
+        text: payload.text,
+        blocks: payload.blocks,
+        ...(payload.metadata ? { metadata: payload.metadata } : {}),
       });
-    } catch (err) {
-      if ((err as { data?: { error?: string } }).data?.error !== "no_reaction") throw err;
-    }
-  }
+    },
 
-  /**
-   * Uploads files as Slack's external upload flow asks: an upload URL per file
-   * (files.getUploadURLExternal), its bytes POSTed there raw ("Files can be sent as raw bytes or
-   * can be multipart form encoded", the method's reference page), then one
-   * files.completeUploadExternal per batch (one message). The bytes are sent as they are: the
-   * WebClient's filesUploadV2 copies each file twice (into a Uint8Array, then a Blob), which a
-   * run's files of tens of MB cannot afford.
-   */
-  async upload(channelId: string, threadTs: string, files: readonly UploadItem[]): Promise<void> {
-    for (let i = 0; i < files.length; i += UPLOAD_BATCH) {
-      const batch = files.slice(i, i + UPLOAD_BATCH);
-      const auth = await this.#auth();
-      const uploaded: { id: string; title: string }[] = [];
-      for (const f of batch) {
-        const target = await this.#client.files.getUploadURLExternal({
-          ...auth,
-          filename: f.filename,
-          length: f.bytes.length,
-        });
-        if (!target.upload_url || !target.file_id) {
-          throw new Error("files.getUploadURLExternal returned no upload URL");
-        }
-        await this.#send(target.upload_url, f.bytes, auth.token);
-        uploaded.push({ id: target.file_id, title: f.title ?? f.filename });
-      }
-      await this.#client.files.completeUploadExternal({
-        ...auth,
-        files: uploaded as [{ id: string; title: string }],
-        channel_id: channelId,
-        thread_ts: threadTs,
+    async remove(channelId, ts) {
+      await client.chat.delete({ ...(await auth()), channel: channelId, ts });
+    },
+
+    async ephemeral(channelId, userId, text, threadTs) {
+      await client.chat.postEphemeral({
+        ...(await auth()),
+        channel: channelId,
+        user: userId,
+        text,
+        ...(threadTs ? { thread_ts: threadTs } : {}),
       });
-    }
-  }
+    },
 
+    async react(channelId, ts, name) {
+      const reaction = { ...(await auth()), channel: channelId, timestamp: ts, name };
+      await client.reactions.add(reaction).catch((err: unknown) => {
+        if (slackErrorCode(err) !== "already_reacted") throw err;
+      });
+    },
+
+    async unreact(channelId, ts, name) {
+      const reaction = { ...(await auth()), channel: channelId, timestamp: ts, name };
+      await client.reactions.remove(reaction).catch((err: unknown) => {
+        if (slackErrorCode(err) !== "no_reaction") throw err;
+      });
+    },
+  };
+}
+
+/** Files shared into a thread, and the names of those already there. */
+function files(
+  client: WebClient,
+  auth: Auth,
+  dispatcher: Dispatcher | undefined,
+): Pick<SlackWriter, "upload" | "sharedFileNames"> {
   /** A file's bytes to its upload URL, as they are (no copy); Slack answers 200 when it has them. */
-  async #send(url: string, bytes: Buffer, token: string | undefined): Promise<void> {
+  const send = async (url: string, bytes: Buffer, bearer: string | undefined) => {
     const res = await request(url, {
       method: "POST",
       body: bytes,
       headers: {
         "content-type": "application/octet-stream",
-        ...(token ? { authorization: `Bearer ${token}` } : {}),
+        ...(bearer ? { authorization: `Bearer ${bearer}` } : {}),
       },
-      ...(this.#dispatcher ? { dispatcher: this.#dispatcher } : {}),
+      ...(dispatcher ? { dispatcher } : {}),
       headersTimeout: UPLOAD_TIMEOUT_MS,
       bodyTimeout: UPLOAD_TIMEOUT_MS,
     });
     await res.body.dump();
     if (res.statusCode !== 200)
       throw new Error(`Slack refused a file's bytes: HTTP ${res.statusCode}`);
-  }
+  };
 
-  async startStream(
-    channelId: string,
-    threadTs: string,
-    recipient: { userId: string; teamId: string },
-    markdown: string,
-    display?: TaskDisplay,
-  ): Promise<string> {
-    const res = await this.#client.chat.startStream({
-      ...(await this.#auth()),
-      channel: channelId,
-      thread_ts: threadTs,
-      recipient_user_id: recipient.userId,
-      recipient_team_id: recipient.teamId,
-      markdown_text: markdown,
-      ...(display ? { task_display_mode: display } : {}),
-    });
-    if (!res.ts) throw new Error("chat.startStream returned no ts");
-    return res.ts;
-  }
+  return {
+    /**
+     * Slack's external upload flow: an upload URL per file (files.getUploadURLExternal), its
+     * bytes POSTed there raw ("Files can be sent as raw bytes or can be multipart form encoded",
+     * the method's reference page), then one files.completeUploadExternal per batch (one
+     * message). The WebClient's filesUploadV2 would copy each file twice (into a Uint8Array,
+     * then a Blob), which a run's files of tens of MB cannot afford.
+     */
+    async upload(channelId, threadTs, files) {
+      for (let i = 0; i < files.length; i += UPLOAD_BATCH) {
+        const batch = files.slice(i, i + UPLOAD_BATCH);
+        const withToken = await auth();
+        const uploaded: { id: string; title: string }[] = [];
+        for (const f of batch) {
+          const target = await client.files.getUploadURLExternal({
+            ...withToken,
+            filename: f.filename,
+            length: f.bytes.length,
+          });
+          if (!target.upload_url || !target.file_id) {
+            throw new Error("files.getUploadURLExternal returned no upload URL");
+          }
+          await send(target.upload_url, f.bytes, withToken.token);
+          uploaded.push({ id: target.file_id, title: f.title ?? f.filename });
+        }
+        await client.files.completeUploadExternal({
+          ...withToken,
+          files: uploaded as [{ id: string; title: string }],
+          channel_id: channelId,
+          thread_ts: threadTs,
+        });
+      }
+    },
 
-  async appendStream(
-    channelId: string,
-    ts: string,
-    markdown: string,
-    steps?: readonly StreamStep[],
-  ): Promise<void> {
-    if (!steps || steps.length === 0) {
-      await this.#client.chat.appendStream({
-        ...(await this.#auth()),
+    async sharedFileNames(channelId, threadTs, sinceTs) {
+      const names = new Set<string>();
+      let cursor: string | undefined;
+      do {
+        const res = await client.conversations.replies({
+          ...(await auth()),
+          channel: channelId,
+          ts: threadTs,
+          limit: 200,
+          ...(cursor ? { cursor } : {}),
+        });
+        for (const m of res.messages ?? []) {
+          if (sinceTs && m.ts && compareTs(m.ts, sinceTs) < 0) continue;
+          for (const f of m.files ?? []) if (f.name) names.add(f.name);
+        }
+        cursor = res.response_metadata?.next_cursor || undefined;
+      } while (cursor);
+      return names;
+    },
+  };
+}
+
+/** Slack's native streams. */
+function streams(
+  client: WebClient,
+  auth: Auth,
+): Pick<SlackWriter, "startStream" | "appendStream" | "stopStream"> {
+  return {
+    async startStream(channelId, threadTs, recipient, markdown, display) {
+      const res = await client.chat.startStream({
+        ...(await auth()),
+        channel: channelId,
+        thread_ts: threadTs,
+        recipient_user_id: recipient.userId,
+        recipient_team_id: recipient.teamId,
+        markdown_text: markdown,
+        ...(display ? { task_display_mode: display } : {}),
+      });
+      if (!res.ts) throw new Error("chat.startStream returned no ts");
+      return res.ts;
+    },
+
+    async appendStream(channelId, ts, markdown, steps) {
+      const at = { ...(await auth()), channel: channelId, ts };
+      if (!steps || steps.length === 0) {
+        await client.chat.appendStream({ ...at, markdown_text: markdown });
+        return;
+      }
+      // Steps go as chunks, and then the text goes as a chunk too (one or the other per call).
+      const text = markdown === "" ? [] : [{ type: "markdown_text" as const, text: markdown }];
+      const updates = steps.map((s) => ({ type: "task_update" as const, ...s }));
+      await client.chat.appendStream({ ...at, chunks: [...updates, ...text] });
+    },
+
+    async stopStream(channelId, ts, end) {
+      await client.chat.stopStream({
+        ...(await auth()),
         channel: channelId,
         ts,
-        markdown_text: markdown,
+        // Blocks "appended to the end of the message" (chat.stopStream's reference page).
+        ...(end ? { blocks: end.blocks } : {}),
+        ...(end?.metadata ? { metadata: end.metadata } : {}),
       });
-      return;
-    }
-    // Steps go as chunks, and then the text goes as a chunk too (one or the other per call).
-    const text = markdown === "" ? [] : [{ type: "markdown_text" as const, text: markdown }];
-    const updates = steps.map((s) => ({ type: "task_update" as const, ...s }));
-    await this.#client.chat.appendStream({
-      ...(await this.#auth()),
-      channel: channelId,
-      ts,
-      chunks: [...updates, ...text],
-    });
-  }
+    },
+  };
+}
 
-  async stopStream(channelId: string, ts: string, end?: StreamEnd): Promise<void> {
-    await this.#client.chat.stopStream({
-      ...(await this.#auth()),
-      channel: channelId,
-      ts,
-      // Blocks "appended to the end of the message" (chat.stopStream's reference page).
-      ...(end ? { blocks: end.blocks } : {}),
-      ...(end?.metadata ? { metadata: end.metadata } : {}),
-    });
-  }
-
-  async sharedFileNames(
-    channelId: string,
-    threadTs: string,
-    sinceTs?: string,
-  ): Promise<Set<string>> {
-    const names = new Set<string>();
-    let cursor: string | undefined;
-    do {
-      const res = await this.#client.conversations.replies({
-        ...(await this.#auth()),
-        channel: channelId,
-        ts: threadTs,
-        limit: 200,
-        ...(cursor ? { cursor } : {}),
-      });
-      for (const m of res.messages ?? []) {
-        if (sinceTs && m.ts && compareTs(m.ts, sinceTs) < 0) continue;
-        for (const f of m.files ?? []) if (f.name) names.add(f.name);
-      }
-      cursor = res.response_metadata?.next_cursor || undefined;
-    } while (cursor);
-    return names;
-  }
-
-  async setStatus(
-    channelId: string,
-    threadTs: string,
-    status: string,
-    loadingMessages?: readonly string[],
-  ): Promise<void> {
-    await this.#client.assistant.threads.setStatus({
-      ...(await this.#auth()),
-      channel_id: channelId,
-      thread_ts: threadTs,
-      status,
-      ...(loadingMessages ? { loading_messages: [...loadingMessages] } : {}),
-    });
-  }
-
-  async setTitle(channelId: string, threadTs: string, title: string): Promise<void> {
-    await this.#client.assistant.threads.setTitle({
-      ...(await this.#auth()),
-      channel_id: channelId,
-      thread_ts: threadTs,
-      title,
-    });
-  }
-
-  async setSessionStatus(
-    channelId: string,
-    threadTs: string,
-    status: "processing" | "active",
-    title?: string,
-  ): Promise<void> {
-    if (!this.#sessions) return;
-    try {
-      await this.#client.agents.sessions.setStatus({
-        ...(await this.#auth()),
+/** A thread's status and title in Slack's agent view, and its agent session. */
+function agentView(
+  client: WebClient,
+  auth: Auth,
+): Pick<SlackWriter, "setStatus" | "setTitle" | "setSessionStatus"> {
+  /** False once Slack said this app has no agent sessions API. */
+  let sessions = true;
+  return {
+    async setStatus(channelId, threadTs, status, loadingMessages) {
+      await client.assistant.threads.setStatus({
+        ...(await auth()),
         channel_id: channelId,
         thread_ts: threadTs,
         status,
-        ...(title ? { title: title.slice(0, 200) } : {}),
+        ...(loadingMessages ? { loading_messages: [...loadingMessages] } : {}),
       });
-    } catch (err) {
-      // Not in this workspace (or this token): stop asking; the assistant status still shows.
-      const code = (err as { data?: { error?: string } }).data?.error ?? "";
-      if (SESSIONS_MISSING.has(code)) this.#sessions = false;
-      throw err;
-    }
-  }
+    },
 
-  async join(channelId: string): Promise<boolean> {
-    try {
-      await this.#client.conversations.join({ ...(await this.#auth()), channel: channelId });
-      return true;
-    } catch {
-      // Private channels, DMs, restricted workspaces: posting will say what is wrong.
-      return false;
-    }
-  }
+    async setTitle(channelId, threadTs, title) {
+      const at = { ...(await auth()), channel_id: channelId, thread_ts: threadTs };
+      await client.assistant.threads.setTitle({ ...at, title });
+    },
 
-  async isAdmin(userId: string): Promise<boolean> {
-    const res = await this.#client.users.info({ ...(await this.#auth()), user: userId });
-    return res.user?.is_admin === true || res.user?.is_owner === true;
-  }
+    async setSessionStatus(channelId, threadTs, status, title) {
+      if (!sessions) return;
+      try {
+        await client.agents.sessions.setStatus({
+          ...(await auth()),
+          channel_id: channelId,
+          thread_ts: threadTs,
+          status,
+          ...(title ? { title: title.slice(0, 200) } : {}),
+        });
+      } catch (err) {
+        // Not in this workspace (or this token): stop asking; the assistant status still shows.
+        if (SESSIONS_MISSING.has(slackErrorCode(err) ?? "")) sessions = false;
+        throw err;
+      }
+    },
+  };
+}
 
-  person(userId: string): Promise<Person | undefined> {
-    const known = this.#people.get(userId);
-    if (known && known.until > Date.now()) return Promise.resolve(known.person);
-    // Requests that arrive together (a burst from one person) share one lookup.
-    let lookup = this.#lookups.get(userId);
-    if (!lookup) {
-      lookup = this.#lookUp(userId).finally(() => this.#lookups.delete(userId));
-      this.#lookups.set(userId, lookup);
-    }
-    return lookup;
-  }
+/** Channels joined, and people (remembered 10 minutes: every task and reply checks its sender). */
+function people(client: WebClient, auth: Auth): Pick<SlackWriter, "join" | "isAdmin" | "person"> {
+  const known = remembered<Person | undefined>({ ttlMs: 10 * 60_000, max: 10_000 });
+  return {
+    async join(channelId) {
+      try {
+        await client.conversations.join({ ...(await auth()), channel: channelId });
+        return true;
+      } catch {
+        // Private channels, DMs, restricted workspaces: posting will say what is wrong.
+        return false;
+      }
+    },
 
-  async #lookUp(userId: string): Promise<Person | undefined> {
-    let person: Person | undefined;
-    try {
-      const { user } = await this.#client.users.info({ ...(await this.#auth()), user: userId });
-      person = user && {
-        teamId: user.team_id,
-        guest: user.is_restricted === true || user.is_ultra_restricted === true,
-        deleted: user.deleted === true,
+    async isAdmin(userId) {
+      const res = await client.users.info({ ...(await auth()), user: userId });
+      return res.user?.is_admin === true || res.user?.is_owner === true;
+    },
+
+    person(userId) {
+      const lookUp = async () => {
+        const { user } = await client.users.info({ ...(await auth()), user: userId });
+        return (
+          user && {
+            teamId: user.team_id,
+            guest: user.is_restricted === true || user.is_ultra_restricted === true,
+            deleted: user.deleted === true,
+          }
+        );
       };
-    } catch {
-      return undefined; // not cached: Slack may answer next time
-    }
-    if (this.#people.size >= PEOPLE_MAX)
-      this.#people.delete(this.#people.keys().next().value ?? "");
-    this.#people.set(userId, { person, until: Date.now() + PEOPLE_TTL_MS });
-    return person;
-  }
+      // Not remembered when Slack does not answer: it may next time.
+      return known(userId, lookUp).catch(() => undefined);
+    },
+  };
 }
 
 /** Orders two Slack timestamps ("seconds.micros") exactly, without float rounding. */

@@ -1,12 +1,10 @@
 /**
  * Workflow Builder steps ("Run a task", manifest.yml's `run_task`): their execution token kept
- * with the run (sealed when the app has an encryption key), and their end. A step ends when its
- * task ends, with `functions.completeSuccess` (a completed task's outputs) or
- * `functions.completeError` (why it did not complete), called with the execution's own token
- * (the `bot_access_token` of `function_executed`, as Bolt's `complete` and `fail` use it) by
- * whichever instance ends the run. A store claim per execution makes that once: an instance
- * that died after ending the step and before deleting the run's record leaves the run to
- * another one, which shows its end again and finds the step ended.
+ * with the run (sealed when the app has an encryption key), and their end when the task ends:
+ * `functions.completeSuccess` (the outputs) or `completeError` (why not), with the execution's
+ * own token (`function_executed`'s `bot_access_token`, as Bolt's `complete` and `fail` use it),
+ * by whichever instance ends the run. A store claim per execution makes that once: an instance
+ * that died between ending the step and deleting the run's record leaves a step found ended.
  */
 import type { WebClient } from "@slack/web-api";
 import type { Logger } from "pino";
@@ -24,7 +22,7 @@ export const RUN_TASK = "run_task";
 /** Where an execution token is sealed: a box copied to another execution does not open. */
 const binding = (executionId: string): string => `step:${executionId}#token`;
 
-/** The keys that seal execution tokens at rest: ENCRYPTION_KEY(S), when set (else none). */
+/** The keys that seal execution tokens at rest: ENCRYPTION_KEY(S), when set. */
 export const stepTokenKeys = (config: Pick<Config, "encryptionKeys">): readonly SealingKey[] =>
   config.encryptionKeys.length > 0 ? sealingKeys(config.encryptionKeys) : [];
 
@@ -40,7 +38,7 @@ export function keptToken(
   };
 }
 
-/** How the listener keeps a step's execution with its task: its token sealed with the app's keys. */
+/** How the listener keeps a step's execution with its task. */
 export function stepKeeper(config: Pick<Config, "encryptionKeys">): {
   keep(executionId: string, token: string): WorkflowStep;
 } {
@@ -55,8 +53,8 @@ export const OUTPUTS_REFUSED =
 /** Slack's answers to an execution that was ended already (or is gone): nothing more to do. */
 const ENDED = new Set(["execution_not_in_running_state", "function_execution_not_found"]);
 
-export interface WorkflowStepOptions {
-  /** A client that waits out rate limits and retries (`patientClient`); the execution's token goes with each call. */
+export function slackWorkflowSteps(options: {
+  /** A client that waits out rate limits and retries (`patientClient`). */
   readonly client: Pick<WebClient, "functions">;
   readonly store: Pick<ThreadStore, "claimOnce">;
   /** The workspace's URL, for the link to the task's thread. */
@@ -66,9 +64,7 @@ export interface WorkflowStepOptions {
   /** How long an execution's end is remembered: as long as a run can be resumed. */
   readonly claimTtlMs: number;
   readonly logger: Logger;
-}
-
-export function slackWorkflowSteps(options: WorkflowStepOptions): WorkflowSteps {
+}): WorkflowSteps {
   const { client, store, logger } = options;
   return {
     async end(teamId: string, step: WorkflowStep, result: StepResult): Promise<void> {
@@ -97,8 +93,7 @@ export function slackWorkflowSteps(options: WorkflowStepOptions): WorkflowSteps 
           await client.functions
             .completeSuccess({ token, function_execution_id, outputs })
             .catch(async (err: unknown) => {
-              // Outputs Slack refuses would leave the step running: it fails, saying where
-              // the answer is.
+              // Outputs Slack refuses would leave the step running: fail it, saying where.
               if (slackErrorCode(err) !== "invalid_arguments") throw err;
               log.warn("Slack refused a workflow step's outputs; failing the step instead");
               const error = stepError({ ...ending, state: "error", reason: OUTPUTS_REFUSED });

@@ -21,22 +21,18 @@ export interface WorkspaceRemovalDeps {
   /** Stops a workspace's runs without a word to Slack (the relay's `stopTeam`). */
   readonly runs: { stopTeam(teamId: string): Promise<void> };
   readonly store: Pick<ThreadStore, "forgetTeam" | "getRecord" | "putRecord" | "deleteRecord">;
-  /** The Slack rate budget kept per workspace (the scheduler's buckets, in Redis when shared). */
+  /** The scheduler's rate budget of each workspace. */
   readonly budgets?: { forgetTeam(teamId: string): Promise<void> };
   /** What is kept in memory of each workspace (its writer, service client, token cache). */
   readonly workspaces?: { forget(teamId: string): void };
-  /** Many workspaces: Bolt's installation store. Undefined with one SLACK_BOT_TOKEN. */
+  /** Bolt's installation store (many workspaces; none with one SLACK_BOT_TOKEN). */
   readonly installations: InstallationStore | undefined;
-  /** Where the uninstall is written (its log line: the workspace's own list goes with it). */
   readonly audit?: Pick<AuditTrail, "record"> | undefined;
   readonly logger: Logger;
 }
 
-/**
- * The workspaces of an org-wide install the app has seen (events name their workspace): an
- * org-wide uninstall names only the organisation, so they are found here.
- */
-export const orgWorkspacesKey = (enterpriseId: string) => `e:${enterpriseId}:workspaces`;
+/** The workspaces of an org-wide install the app has seen: its uninstall names only the org. */
+const orgWorkspacesKey = (enterpriseId: string) => `e:${enterpriseId}:workspaces`;
 const TeamIds = z.array(z.string());
 
 export class WorkspaceRemoval {
@@ -49,9 +45,8 @@ export class WorkspaceRemoval {
   }
 
   /**
-   * Notes that `teamId` belongs to the org-wide install of `enterpriseId`. Only a workspace
-   * read back from the list counts as known: a write another instance overwrote meanwhile
-   * is written again at the workspace's next event.
+   * Notes that `teamId` belongs to the org-wide install of `enterpriseId`. Only a workspace read
+   * back from the list counts as known: a write another instance overwrote is made again later.
    */
   async noteOrgWorkspace(enterpriseId: string, teamId: string): Promise<void> {
     const key = orgWorkspacesKey(enterpriseId);
@@ -96,15 +91,10 @@ export class WorkspaceRemoval {
   async #forgetTeam(teamId: string, enterpriseId: string | undefined): Promise<void> {
     const { runs, store, installations, budgets, workspaces, audit, logger } = this.#deps;
     await runs.stopTeam(teamId);
-    // Its log line stays; its entry in the workspace's list goes with the rest below. Slack
-    // does not say who uninstalled the app.
+    // Its log line stays (Slack does not say who uninstalled the app).
     await audit?.record({ what: "app.uninstalled", who: BY_SLACK, workspace: teamId });
     // Bolt's store first, so that it agrees; then every record of the team (its own included).
-    await installations?.deleteInstallation?.({
-      teamId,
-      enterpriseId,
-      isEnterpriseInstall: false,
-    });
+    await installations?.deleteInstallation?.({ teamId, enterpriseId, isEnterpriseInstall: false });
     await store.forgetTeam(teamId);
     await budgets?.forgetTeam(teamId);
     // Last: stopping its runs needed its service client.
@@ -131,11 +121,8 @@ export class WorkspaceRemoval {
       }
       await this.#forgetTeam(team, enterpriseId);
     }
-    await installations?.deleteInstallation?.({
-      teamId: undefined,
-      enterpriseId,
-      isEnterpriseInstall: true,
-    });
+    const org = { teamId: undefined, enterpriseId, isEnterpriseInstall: true };
+    await installations?.deleteInstallation?.(org);
     await store.deleteRecord(`e:${enterpriseId}:installation`);
     await store.deleteRecord(orgWorkspacesKey(enterpriseId));
     for (const known of this.#known) {
@@ -147,20 +134,13 @@ export class WorkspaceRemoval {
     );
   }
 
-  /**
-   * Whether the workspace has an installation of its own that is not the organisation's (a
-   * workspace of another organisation, or none): the organisation's uninstall is not its own.
-   */
+  /** Whether the workspace has an installation of its own, not the organisation's. */
   async #installedElsewhere(teamId: string, enterpriseId: string): Promise<boolean> {
     const { installations } = this.#deps;
     if (!installations) return false;
     try {
-      const own = await installations.fetchInstallation({
-        teamId,
-        enterpriseId: undefined,
-        isEnterpriseInstall: false,
-      });
-      return own.enterprise?.id !== enterpriseId;
+      const own = { teamId, enterpriseId: undefined, isEnterpriseInstall: false };
+      return (await installations.fetchInstallation(own)).enterprise?.id !== enterpriseId;
     } catch (err) {
       // No installation of its own: it was the organisation's alone. One that cannot be read
       // is kept: nothing is deleted on a guess.
@@ -171,9 +151,7 @@ export class WorkspaceRemoval {
   }
 
   async #orgWorkspaces(enterpriseId: string): Promise<string[]> {
-    const parsed = TeamIds.safeParse(
-      await this.#deps.store.getRecord(orgWorkspacesKey(enterpriseId)),
-    );
-    return parsed.success ? parsed.data : [];
+    const listed = await this.#deps.store.getRecord(orgWorkspacesKey(enterpriseId));
+    return TeamIds.safeParse(listed).data ?? [];
   }
 }

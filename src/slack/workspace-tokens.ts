@@ -1,20 +1,17 @@
 /**
- * Each workspace's bot token, for the Web API calls the app makes outside a Slack request
- * (a run's edits, a resumed run, a Home tab refresh): with one workspace the configured token;
- * with many, the token of the workspace's installation, refreshed by Bolt's installer when
- * Slack's token rotation is on. Tokens never leave this module except into a Web API call.
+ * Each workspace's bot token, for the Web API calls made outside a Slack request (a run's edits,
+ * a resumed run, a Home tab refresh): the configured one, or with many workspaces the token of
+ * the workspace's installation. Tokens never leave this module except into a Web API call.
  */
 import type { InstallProvider } from "@slack/oauth";
 import type { WebClient } from "@slack/web-api";
 import type { RecordStore } from "../store/types.ts";
+import { remembered } from "./remembered.ts";
 
 export interface BotTokens {
   /** The workspace's bot token; throws `WorkspaceNotInstalledError` when it has none. */
   botToken(teamId: string): Promise<string>;
-  /**
-   * A workspace of an organisation that installed the app org-wide (Enterprise Grid): its token
-   * is the organisation's. Learnt from the events Slack sends, so later calls find it.
-   */
+  /** A workspace of an org-wide install (Enterprise Grid), learnt from events: its token is the org's. */
   rememberOrganisation(teamId: string, enterpriseId: string): Promise<void>;
   /** The organisation of a workspace of an org-wide install, once remembered. */
   organisationOf(teamId: string): Promise<string | undefined>;
@@ -42,12 +39,11 @@ export function singleWorkspaceToken(token: string): BotTokens {
   };
 }
 
-/** How long a looked-up token is used without asking the store again. */
+/** How long a token is used without asking the store again. */
 const CACHE_MS = 60_000;
 /** A rotating token is refreshed this long before it expires (Bolt refreshes within 2 hours). */
 const EXPIRY_MARGIN_MS = 5 * 60_000;
 
-/** The record naming the organisation of a workspace that has no installation of its own. */
 const organisationRecord = (teamId: string): string => `t:${teamId}:organisation`;
 
 /** The organisation a workspace of an org-wide install was remembered under, if any. */
@@ -67,9 +63,8 @@ export function installedTokens(
 ): BotTokens {
   const cache = new Map<string, { token: string; until: number }>();
   const organisations = new Map<string, string>();
-  const organisationOf = async (teamId: string): Promise<string | undefined> => {
-    return organisations.get(teamId) ?? rememberedOrganisation(records, teamId);
-  };
+  const organisationOf = async (teamId: string): Promise<string | undefined> =>
+    organisations.get(teamId) ?? rememberedOrganisation(records, teamId);
   return {
     async botToken(teamId) {
       const cached = cache.get(teamId);
@@ -115,18 +110,9 @@ export function workspaceUrls(
   client: Pick<WebClient, "auth">,
   tokens: Pick<BotTokens, "botToken">,
 ): (teamId: string) => Promise<string | undefined> {
-  const urls = new Map<string, Promise<string | undefined>>();
-  return (teamId) => {
-    let url = urls.get(teamId);
-    if (!url) {
-      url = tokens
-        .botToken(teamId)
-        .then((token) => client.auth.test({ token }))
-        .then((res) => res.url);
+  const urls = remembered<string | undefined>({ ttlMs: Number.POSITIVE_INFINITY, max: 10_000 });
+  return (teamId) =>
+    urls(teamId, async () => (await client.auth.test({ token: await tokens.botToken(teamId) })).url)
       // A failure is asked again next time.
-      url.catch(() => urls.delete(teamId));
-      urls.set(teamId, url);
-    }
-    return url.catch(() => undefined);
-  };
+      .catch(() => undefined);
 }

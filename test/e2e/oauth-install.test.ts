@@ -5,7 +5,7 @@
  * authorized with its own bot token, and every bad input refused with an error page.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { BOT_SCOPES } from "../../src/slack/scopes.ts";
+import { BOT_SCOPES } from "../../src/slack/oauth/install-flow.ts";
 import { InstallationNotFoundError } from "../../src/store/installations.ts";
 import type { LocalSlack } from "../../tools/local-slack/index.ts";
 import { LocalSocketMode } from "../../tools/local-slack/local-socket-mode.ts";

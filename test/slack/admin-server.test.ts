@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { parseConfig } from "../../src/config/config.ts";
-import { startAdminServer } from "../../src/slack/admin-server.ts";
+import { startAdminServer } from "../../src/slack/health.ts";
 
 const env = {
   SLACK_BOT_TOKEN: "xoxb-admin-host-test",

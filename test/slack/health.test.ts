@@ -4,8 +4,12 @@
  * readiness (`/readyz`) whether the instance can take work now, and which part is missing.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { type AdminServer, startAdminServer } from "../../src/slack/admin-server.ts";
-import { HEALTH_PATHS, healthRoutes } from "../../src/slack/health.ts";
+import {
+  type AdminServer,
+  HEALTH_PATHS,
+  healthRoutes,
+  startAdminServer,
+} from "../../src/slack/health.ts";
 
 describe("liveness and readiness", () => {
   let server: AdminServer | undefined;

@@ -5,7 +5,7 @@
 import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { createLogger } from "../../src/log.ts";
-import { applyKeyChange } from "../../src/slack/listeners/settings-key.ts";
+import { applyKeyChange } from "../../src/slack/listeners/workspace-settings.ts";
 import type { WorkspaceKeys } from "../../src/slack/listeners/surface.ts";
 import { createMemoryStore } from "../support/fakes/memory-store.ts";
 import { createServiceKeyStore } from "../../src/store/service-keys.ts";

@@ -7,7 +7,7 @@ import { WebClient } from "@slack/web-api";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SlackScheduler } from "../../src/slack/scheduler/index.ts";
 import { ThreadUnreadable } from "../../src/thread-context/compose.ts";
-import { slackThreadHistory } from "../../src/slack/thread-history/index.ts";
+import { slackThreadHistory } from "../../src/slack/thread-history.ts";
 import { type LocalSlack, startLocalSlack } from "../../tools/local-slack/index.ts";
 import { silentLogger } from "../support/silent-logger.ts";
 

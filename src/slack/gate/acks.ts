@@ -1,15 +1,11 @@
 /**
  * Every Slack payload is acknowledged at once. Bolt (5.x) acknowledges events itself, but a
- * button, form, shortcut or command that no listener matches is never acknowledged: its HTTP
- * receiver answers 404 after 3 seconds ("An incoming event was not acknowledged within 3
- * seconds") and its Socket Mode receiver not at all, and the person sees an error in Slack
- * (Bolt's App.processEvent, HTTPResponseAck, SocketModeResponseAck).
- *
- * Each payload's acknowledgement is tracked on its way through the app (`trackAcks`); the
- * outermost middleware (`answerUnrecognised`) answers, as soon as the listeners are done, a
- * payload none of them acknowledged: privately, saying it belongs to an older version of the
- * app, logged once at info. A payload that fails before any middleware (its type unknown to
- * Bolt, a failed authorization Bolt did not acknowledge) is acknowledged empty at the end.
+ * button, form, shortcut or command no listener matches is never acknowledged: its HTTP receiver
+ * answers 404 after 3 seconds and its Socket Mode receiver not at all, and the person sees an
+ * error (Bolt's App.processEvent, HTTPResponseAck, SocketModeResponseAck). So each payload's
+ * acknowledgement is tracked (`trackAcks`); one no listener acknowledged is answered privately
+ * as an older version's (`answerUnrecognised`); one that failed before any middleware (its type
+ * unknown to Bolt, a failed authorization) is acknowledged empty at the end.
  */
 import type { App, Middleware, AnyMiddlewareArgs } from "@slack/bolt";
 import type { Logger } from "pino";
@@ -35,17 +31,7 @@ interface AckState {
   acked: boolean;
 }
 
-function ackStateOf(context: Record<string, unknown>): AckState | undefined {
-  const state = context[ACK_STATE];
-  return typeof state === "object" && state !== null && "acked" in state
-    ? (state as AckState)
-    : undefined;
-}
-
-/**
- * Wraps `app.processEvent` (the one door every receiver sends payloads through) so that each
- * payload's `ack` notes that it was called, and acknowledges at the end what nothing did.
- */
+/** Wraps `app.processEvent`, the one door every receiver sends payloads through. */
 export function trackAcks(app: App, logger: Logger): void {
   const process = app.processEvent.bind(app);
   app.processEvent = async (event) => {
@@ -68,14 +54,11 @@ export function trackAcks(app: App, logger: Logger): void {
   };
 }
 
-/**
- * The outermost middleware: once the listeners are done, a payload none of them acknowledged
- * is one this version does not know. Its person is told privately; the log says which.
- */
+/** The outermost middleware: after the listeners, tells the person of a payload none acknowledged. */
 export function answerUnrecognised(logger: Logger): Middleware<AnyMiddlewareArgs> {
   return async (args) => {
     await args.next();
-    const state = ackStateOf(args.context);
+    const state = args.context[ACK_STATE] as AckState | undefined;
     if (!state || state.acked) return;
     const name = namePayload(args.body);
     // Events were acknowledged by Bolt before any middleware ran.

@@ -1,9 +1,8 @@
 /**
- * Whether a workspace belongs to the organisation of an org-wide install (Enterprise Grid). A
- * payload names its workspace itself; before the app treats that workspace as the
- * organisation's (its token, its records, its forgetting at the organisation's uninstall), the
- * organisation's own token lists its workspaces with `auth.teams.list` ("the workspaces your
- * org-wide app has been approved for", Slack's auth.teams.list method page).
+ * Whether a workspace a payload names belongs to the organisation of an org-wide install
+ * (Enterprise Grid), before the app treats it as the organisation's: the organisation's token
+ * lists its workspaces with `auth.teams.list` ("the workspaces your org-wide app has been
+ * approved for", Slack's method page).
  */
 import type { WebClient } from "@slack/web-api";
 
@@ -18,10 +17,7 @@ const MAX_PAGES = 100;
 export class OrgMembership {
   readonly #client: Pick<WebClient, "auth">;
   readonly #now: () => number;
-  readonly #listed = new Map<
-    string,
-    { readonly teams: ReadonlySet<string>; readonly at: number }
-  >();
+  readonly #listed = new Map<string, { teams: ReadonlySet<string>; at: number }>();
   readonly #lookups = new Map<string, Promise<ReadonlySet<string>>>();
 
   constructor(client: Pick<WebClient, "auth">, now: () => number = Date.now) {

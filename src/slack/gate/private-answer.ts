@@ -1,9 +1,7 @@
 /**
- * What a Slack payload is (a slash command, a button, a form, a shortcut, an event) and how
- * to answer the person who sent it privately, whatever it is: in the acknowledgement of a
- * command, inside the modal of a form, through the `response_url` of a button in a message,
- * in a modal for a shortcut or a button elsewhere. Each way is the one Slack's interactivity
- * pages name for that payload; nothing here is posted where anyone else can see it.
+ * What a Slack payload is, and how to answer its sender privately whatever it is: in a command's
+ * acknowledgement, inside a form's modal, through a message button's `response_url`, in a modal
+ * for a shortcut or a button elsewhere (the ways Slack's interactivity pages name for each).
  */
 import type { AllMiddlewareArgs, AnyMiddlewareArgs } from "@slack/bolt";
 import type { Logger } from "pino";
@@ -30,34 +28,23 @@ const Payload = z.object({
 });
 type Payload = z.infer<typeof Payload>;
 
-/** Which kind of payload, and the name the app knows it by (action, callback or command). */
-export interface PayloadName {
-  readonly kind:
-    | "command"
-    | "event"
-    | "block_actions"
-    | "view_submission"
-    | "view_closed"
-    | "shortcut"
-    | "message_action"
-    | "options"
-    | "other";
-  readonly id: string | undefined;
-  readonly userId: string | undefined;
-}
-
-const KINDS = new Set<string>([
+/** Interactive payloads' `type`s. */
+const KINDS = [
   "block_actions",
   "view_submission",
   "view_closed",
   "shortcut",
   "message_action",
-]);
+] as const;
 
-function parse(body: unknown): Payload {
-  const parsed = Payload.safeParse(body);
-  return parsed.success ? parsed.data : {};
+/** Which kind of payload, and the name the app knows it by (action, callback or command). */
+export interface PayloadName {
+  readonly kind: "command" | "event" | "options" | "other" | (typeof KINDS)[number];
+  readonly id: string | undefined;
+  readonly userId: string | undefined;
 }
+
+const parse = (body: unknown): Payload => Payload.safeParse(body).data ?? {};
 
 /** Names a payload for the log and for choosing how to answer (never its content). */
 export function namePayload(body: unknown): PayloadName {
@@ -66,7 +53,7 @@ export function namePayload(body: unknown): PayloadName {
   if (p.event) return { kind: "event", id: p.event.type, userId };
   if (p.command !== undefined) return { kind: "command", id: p.command, userId };
   if (p.type === "block_suggestion") return { kind: "options", id: p.callback_id, userId };
-  const kind = KINDS.has(p.type ?? "") ? (p.type as PayloadName["kind"]) : "other";
+  const kind = KINDS.find((k) => k === p.type) ?? "other";
   const id =
     kind === "block_actions"
       ? p.actions?.[0]?.action_id
@@ -96,9 +83,8 @@ export function answerableOf(args: AnyMiddlewareArgs & AllMiddlewareArgs): Answe
 }
 
 /**
- * Acknowledges the payload and tells its sender `text` privately. Nothing is said for an event
- * (nobody waits on it) or a closed modal (its person has left it); a list of options is
- * answered empty.
+ * Acknowledges the payload and tells its sender `text` privately; nothing for an event (nobody
+ * waits on it) or a closed modal (its person left it); a list of options is answered empty.
  */
 export async function answerPrivately(
   payload: Answerable,

@@ -1,8 +1,7 @@
 /**
- * The operator's say over workspaces, with many of them (OAuth): which workspaces and
- * organisations may install and use the app (TASK_ALLOWED_TEAMS), and which may spend the app's
- * own TASK_API_KEY while they have no key of their own (TASK_API_KEY_FOR). With one workspace
- * the app serves that one, on TASK_API_KEY. Pure.
+ * The operator's say over workspaces, with many of them (OAuth): which may install and use the
+ * app (TASK_ALLOWED_TEAMS), and which may spend TASK_API_KEY while they have no key of their own
+ * (TASK_API_KEY_FOR). With one workspace the app serves that one, on TASK_API_KEY. Pure.
  */
 import type { SlackOAuthConfig } from "../../config/workspaces.ts";
 

@@ -1,10 +1,9 @@
 /**
  * Each workspace kept to itself: every payload is handled as the workspace Bolt authorised
- * (`context.teamId`, whose token and records it uses), never as whatever team the payload
- * names. A payload is refused, privately, when that workspace is empty, when the payload names
- * another one, when the operator does not allow it (TASK_ALLOWED_TEAMS), or, under an org-wide
- * install, when the organisation's token does not list it as one of its workspaces. Only a
- * workspace confirmed that way is remembered as the organisation's.
+ * (`context.teamId`), never as whatever team it names. It is refused, privately, when that
+ * workspace is empty, when the payload names another one, when the operator does not allow it
+ * (TASK_ALLOWED_TEAMS), or, under an org-wide install, when the organisation's token does not
+ * list it among its workspaces (only one so confirmed is remembered as the organisation's).
  */
 import type { AnyMiddlewareArgs, Middleware } from "@slack/bolt";
 import type { Logger } from "pino";
@@ -28,9 +27,8 @@ const Declared = z.object({
 
 /** The workspace a payload names, read where Bolt reads it to authorise (App.buildSource). */
 export function declaredTeam(body: unknown): string | undefined {
-  const parsed = Declared.safeParse(body);
-  if (!parsed.success) return undefined;
-  const p = parsed.data;
+  const p = Declared.safeParse(body).data;
+  if (!p) return undefined;
   if (p.event !== undefined) return p.authorizations?.[0]?.team_id || p.team_id || undefined;
   if (p.command !== undefined) return p.team_id || undefined;
   return p.view?.app_installed_team_id || p.team?.id || p.user?.team_id || undefined;
@@ -41,10 +39,7 @@ export interface TeamGateOptions {
   readonly policy: TeamPolicy;
   /** Many workspaces: who belongs to an organisation of an org-wide install. */
   readonly membership: OrgMembership | undefined;
-  /**
-   * One workspace (SLACK_BOT_TOKEN): the workspace its token belongs to (auth.test). Bolt takes
-   * a single token's team from the payload, so it is checked here.
-   */
+  /** One workspace: its token's own (auth.test; Bolt takes a single token's team from the payload). */
   readonly tokenTeam: (() => Promise<string>) | undefined;
   /** A workspace confirmed as one of an org-wide install's (its token is the organisation's). */
   readonly onOrgWorkspace: (teamId: string, enterpriseId: string) => Promise<void>;

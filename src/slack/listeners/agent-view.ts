@@ -1,12 +1,10 @@
 /**
- * Slack's agent view (the app opened in the side panel, its Messages tab):
- * - its own Stop control (`agent_session_stopped`) stops the run of that thread like the Stop
- *   button does; refusals are told privately in the thread;
- * - when a person opens it (`app_home_opened` with `tab: "messages"`, which replaced
- *   `assistant_thread_started`), the configured suggested prompts are set
- *   (`assistant.threads.setSuggestedPrompts`, which needs no thread there);
- * - `app_context_changed` (what the person is looking at) is accepted quietly: a task is about
- *   what it is asked, so the context is not kept.
+ * Slack's agent view (the app in the side panel, its Messages tab): its Stop control
+ * (`agent_session_stopped`) stops the thread's run like the Stop button (refusals told privately
+ * in the thread); opening it (`app_home_opened` with `tab: "messages"`, which replaced
+ * `assistant_thread_started`) sets the suggested prompts (`assistant.threads.setSuggestedPrompts`,
+ * which needs no thread there); `app_context_changed` is accepted quietly (a task is about what
+ * it is asked, so the context is not kept).
  */
 import type { App } from "@slack/bolt";
 import { z } from "zod";
@@ -58,7 +56,6 @@ export function register(app: App, deps: ListenerDeps): void {
     }
   });
 
-  app.event("app_context_changed", async () => {
-    // Acknowledged (Bolt answers events itself) and nothing else: no log line per glance.
-  });
+  // Acknowledged (Bolt answers events itself) and nothing else: no log line per glance.
+  app.event("app_context_changed", async () => undefined);
 }

@@ -1,9 +1,8 @@
 /**
- * The `/task <prompt>` slash command: a new task (`/task` alone opens the New task modal,
- * `/task settings` the channel's defaults, and to admins a Workspace settings button, `/task
- * history` and `/task files` the views of your latest task in the channel, `/task help` the
- * usage). A refused prompt is answered in the acknowledgement itself; everything after it through the
- * command's `response_url`.
+ * `/task <prompt>`: a new task. `/task` alone opens the New task modal, `/task settings` the
+ * channel's defaults (and to admins a Workspace settings button), `/task history` and `/task
+ * files` the views of your latest task in the channel, `/task help` the usage. A refused prompt
+ * is answered in the acknowledgement; everything later through the command's `response_url`.
  */
 import type { App } from "@slack/bolt";
 import { z } from "zod";
@@ -32,24 +31,22 @@ export function register(app: App, deps: ListenerDeps): void {
     const cmd = parsed.data;
     const teamId = authorisedTeam(context);
     const prompt = fromSlack(cmd.text);
-    if (prompt.trim().toLowerCase() === "help") {
+    const word = prompt.trim().toLowerCase();
+    const { channel_id: channelId, user_id: userId } = cmd;
+    if (word === "help") {
       await ack(privately(USAGE));
       return;
     }
-    if (prompt.trim().toLowerCase() === "settings" && cmd.trigger_id) {
+    if (word === "settings" && cmd.trigger_id) {
       await ack();
-      const { channel_id: channelId, user_id: userId } = cmd;
-      const trigger = cmd.trigger_id;
-      const target = { teamId, channelId, userId, trigger };
+      const target = { teamId, channelId, userId, trigger: cmd.trigger_id };
       await openChannelSettings(client, deps, target, tellThrough(respond));
       await offerWorkspaceSettings(client, deps, { teamId, userId }, respond);
       return;
     }
-    const word = prompt.trim().toLowerCase();
     if ((word === "history" || word === "files") && cmd.trigger_id) {
       // The person's latest task in this channel (the buttons under an answer reach any other).
       await ack();
-      const { channel_id: channelId, user_id: userId } = cmd;
       const recent = await coordinator.preferences.recentTasks(teamId, userId).catch(() => []);
       const task = recent.find((t) => t.channelId === channelId);
       if (!task) {
@@ -62,12 +59,10 @@ export function register(app: App, deps: ListenerDeps): void {
       await openTaskView(client, deps, cmd.trigger_id, word, key, userId);
       return;
     }
-    if (prompt.trim() === "" && cmd.trigger_id) {
-      // `/task` alone opens the New task modal (a trigger id is valid for 3 seconds).
+    if (word === "" && cmd.trigger_id) {
+      // A trigger id is valid for 3 seconds.
       await ack();
-      const opened = await openNewTaskModal(client, deps, cmd.trigger_id, {
-        channelId: cmd.channel_id,
-      });
+      const opened = await openNewTaskModal(client, deps, cmd.trigger_id, { channelId });
       if (!opened) await tellThrough(respond)(USAGE);
       return;
     }
@@ -80,8 +75,8 @@ export function register(app: App, deps: ListenerDeps): void {
     await coordinator.startTask(
       {
         teamId,
-        channelId: cmd.channel_id,
-        userId: cmd.user_id,
+        channelId,
+        userId,
         prompt,
         // A slash command retried by a flaky network carries the same trigger_id.
         delivery: cmd.trigger_id ? { kind: "trigger", id: cmd.trigger_id } : undefined,

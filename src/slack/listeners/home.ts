@@ -1,9 +1,7 @@
 /**
- * App Home: the Home tab is published when a person opens it; its New task button opens the New
- * task modal, its Edit defaults button the form of their personal defaults (saved, then shown).
- * Its erase buttons open the forms that erase a person's own records, and (for admins) the
- * workspace's; each erases once its form is submitted, then says what it did in a direct
- * message and shows the tab again.
+ * App Home: the tab is published when a person opens it. Its buttons: New task (the modal), Edit
+ * defaults (their personal defaults' form), and the forms that erase their own records or (for
+ * admins) the workspace's, which say what they erased in a direct message and show the tab again.
  */
 import type { AllMiddlewareArgs, App } from "@slack/bolt";
 import { z } from "zod";
@@ -21,8 +19,8 @@ import {
   HOME_NEW_TASK,
 } from "../../view/home.ts";
 import { notAllowedModal } from "../../view/workspace-settings.ts";
-import { isWorkspaceAdmin } from "../admin-home.ts";
-import { DefaultsSubmission, openDefaultsModal, readDefaults } from "./defaults-form.ts";
+import { isAdminOrNo } from "../admin-home.ts";
+import { DefaultsSubmission, openDefaultsModal, readDefaults } from "./settings.ts";
 import { openNewTaskModal } from "./modal.ts";
 import { authorisedTeam, type ListenerDeps } from "./surface.ts";
 
@@ -53,14 +51,6 @@ const WorkspaceErase = Submitted.extend({
 });
 
 type Client = AllMiddlewareArgs["client"];
-
-/** Whether Slack says the person administers the workspace (no: when Slack cannot say). */
-function isAdmin(client: Client, deps: ListenerDeps, teamId: string, userId: string) {
-  return isWorkspaceAdmin(client, userId, { teamId }).catch((err: unknown) => {
-    deps.logger.warn({ err }, "could not ask Slack whether someone is a workspace admin");
-    return false;
-  });
-}
 
 /** Tells the person in their direct message with the app. */
 async function tell(client: Client, deps: ListenerDeps, userId: string, text: string) {
@@ -107,8 +97,10 @@ function registerEraseWorkspace(app: App, deps: ListenerDeps): void {
     await ack();
     const parsed = ViewAction.safeParse(body);
     if (!parsed.success) return;
-    const admin = await isAdmin(client, deps, authorisedTeam(context), parsed.data.user.id);
-    const view = admin ? eraseWorkspaceModal() : notAllowedModal();
+    const req = { teamId: authorisedTeam(context), userId: parsed.data.user.id };
+    const view = (await isAdminOrNo(client, deps.logger, req))
+      ? eraseWorkspaceModal()
+      : notAllowedModal();
     await client.views
       .open({ trigger_id: parsed.data.trigger_id, view: view as never })
       .catch((err: unknown) => deps.logger.warn({ err }, "could not open the erase form"));
@@ -124,12 +116,12 @@ function registerEraseWorkspace(app: App, deps: ListenerDeps): void {
       return;
     }
     // The form may be old, or forged: whoever submits it must be an admin now.
-    if (!(await isAdmin(client, deps, teamId, parsed.data.user.id))) {
+    const userId = parsed.data.user.id;
+    if (!(await isAdminOrNo(client, deps.logger, { teamId, userId }))) {
       await refuse("Only workspace admins and owners can erase the workspace's records.");
       return;
     }
     await ack();
-    const userId = parsed.data.user.id;
     const done = await forgetting.eraseWorkspace(teamId, userId).then(
       () => "The workspace's records are erased. Its settings and audit trail are kept.",
       (err: unknown) => {

@@ -1,28 +1,33 @@
 /**
- * People's messages (`message` events): a reply in a task thread continues the task; in a
- * direct message with the app (and in Slack's agent view, whose threads are DM threads) a
- * message outside a task thread starts one. A deleted message (`message_deleted`) is forgotten
- * with what it held: a task's root its task, a waiting reply its place in the queue. Bolt
- * acknowledges events itself.
+ * People's messages. A mention (`app_mention`) starts a task answered in a thread under it, or
+ * follows up when it is a reply in a task's thread. A `message` event that is a reply in a task
+ * thread continues the task; in a direct message with the app (and in Slack's agent view, whose
+ * threads are DM threads) one outside a task thread starts one. A deleted message
+ * (`message_deleted`) is forgotten with what it held: a task's root its task, a waiting reply
+ * its place in the queue. Bolt acknowledges events itself.
  */
 import type { App } from "@slack/bolt";
 import { z } from "zod";
-import { withoutMention } from "./mention.ts";
 import { authorisedTeam, fileRefs, fromSlack, type ListenerDeps } from "./surface.ts";
+
+const MentionEvent = z.object({
+  type: z.literal("app_mention"),
+  channel: z.string().min(1),
+  user: z.string().min(1),
+  bot_id: z.string().optional(),
+  text: z.string().default(""),
+  ts: z.string().min(1),
+  thread_ts: z.string().optional(),
+  files: z.array(z.unknown()).optional(),
+});
 
 /** Message subtypes that are a person's input; every other subtype is ignored. */
 const INPUT_SUBTYPES = new Set([undefined, "file_share", "thread_broadcast"]);
 
-const MessageEvent = z.object({
+const MessageEvent = MentionEvent.extend({
   type: z.literal("message"),
   subtype: z.string().optional(),
-  channel: z.string().min(1),
   user: z.string().optional(),
-  bot_id: z.string().optional(),
-  text: z.string().optional(),
-  ts: z.string().min(1),
-  thread_ts: z.string().optional(),
-  files: z.array(z.unknown()).optional(),
   channel_type: z.string().optional(),
 });
 
@@ -37,7 +42,42 @@ const MessageDeleted = z.object({
     .nullish(),
 });
 
+/** The text without the bot's own `<@U…>` mention (other people's mentions stay). */
+export function withoutMention(text: string, botUserId: string | undefined): string {
+  if (!botUserId) return text.trim();
+  const token = new RegExp(`<@${botUserId}(?:\\|[^>]*)?>`, "g");
+  return text
+    .replace(token, " ")
+    .replace(/[ \t]{2,}/g, " ")
+    .trim();
+}
+
 export function register(app: App, { coordinator }: ListenerDeps): void {
+  const handle = (
+    context: { teamId?: string | undefined; botUserId?: string | undefined },
+    msg: Omit<z.infer<typeof MentionEvent>, "type" | "bot_id">,
+    dm: boolean,
+    startsTask: boolean,
+  ) =>
+    coordinator.handleMessage({
+      teamId: authorisedTeam(context),
+      channelId: msg.channel,
+      userId: msg.user,
+      text: fromSlack(withoutMention(msg.text, context.botUserId)),
+      ts: msg.ts,
+      threadTs: msg.thread_ts,
+      files: fileRefs(msg.files),
+      startsTask,
+      surface: dm ? "dm" : "channel",
+    });
+
+  app.event("app_mention", async ({ event, context }) => {
+    const parsed = MentionEvent.safeParse(event);
+    // Another bot mentioning this one is not a person's request.
+    if (!parsed.success || parsed.data.bot_id) return;
+    await handle(context, parsed.data, parsed.data.channel.startsWith("D"), true);
+  });
+
   app.event("message", async ({ event, context }) => {
     const deleted = MessageDeleted.safeParse(event);
     if (deleted.success) {
@@ -50,24 +90,14 @@ export function register(app: App, { coordinator }: ListenerDeps): void {
     }
     const parsed = MessageEvent.safeParse(event);
     if (!parsed.success) return;
-    const msg = parsed.data;
+    const { user, ...msg } = parsed.data;
     // Edits, deletions, joins and other bots' messages are not a person's request.
-    if (!INPUT_SUBTYPES.has(msg.subtype) || msg.bot_id || !msg.user) return;
-    if (msg.user === context.botUserId) return;
+    if (!INPUT_SUBTYPES.has(msg.subtype) || msg.bot_id || !user) return;
+    if (user === context.botUserId) return;
     const dm = msg.channel_type === "im" || (!msg.channel_type && msg.channel.startsWith("D"));
     const inThread = msg.thread_ts !== undefined && msg.thread_ts !== msg.ts;
     // In channels only replies in threads matter here (mentions have their own event).
     if (!dm && !inThread) return;
-    await coordinator.handleMessage({
-      teamId: authorisedTeam(context),
-      channelId: msg.channel,
-      userId: msg.user,
-      text: fromSlack(withoutMention(msg.text ?? "", context.botUserId)),
-      ts: msg.ts,
-      threadTs: msg.thread_ts,
-      files: fileRefs(msg.files),
-      startsTask: dm,
-      surface: dm ? "dm" : "channel",
-    });
+    await handle(context, { ...msg, user }, dm, dm);
   });
 }

@@ -16,7 +16,7 @@ import {
   renderNewTaskModal,
 } from "../../view/modal.ts";
 import { channelMembership } from "../channel-directory.ts";
-import { authorisedTeam, fileRefs, fromSlack, type ListenerDeps } from "./surface.ts";
+import { authorisedTeam, fileRefs, FormValues, fromSlack, type ListenerDeps } from "./surface.ts";
 
 const Shortcut = z.object({
   trigger_id: z.string().min(1),
@@ -25,22 +25,12 @@ const Shortcut = z.object({
   message: z.object({ text: z.string().optional() }).nullish(),
 });
 
-/** One input's value, whatever its element (text, menu, checkboxes, conversation, files). */
-const Value = z.object({
-  value: z.string().nullish(),
-  selected_option: z.object({ value: z.string() }).nullish(),
-  selected_options: z.array(z.object({ value: z.string() })).nullish(),
-  selected_conversation: z.string().nullish(),
-  files: z.array(z.unknown()).nullish(),
-});
-type Value = z.infer<typeof Value>;
-
 const Submission = z.object({
   user: z.object({ id: z.string().min(1) }),
   view: z.object({
     id: z.string().min(1),
     private_metadata: z.string().optional(),
-    state: z.object({ values: z.record(z.string(), z.record(z.string(), Value)) }),
+    state: z.object({ values: FormValues }),
   }),
 });
 
@@ -160,8 +150,8 @@ interface ModalForm {
   readonly files: ReturnType<typeof fileRefs>;
 }
 
-function readForm(values: Record<string, Record<string, Value>>): ModalForm {
-  const field = (id: string): Value | undefined => values[id]?.[FIELD_ACTION];
+function readForm(values: FormValues): ModalForm {
+  const field = (id: string) => values[id]?.[FIELD_ACTION];
   const name = (id: string) => {
     const v = field(id);
     const picked = (v?.selected_option?.value ?? v?.value ?? "").trim();

@@ -1,16 +1,81 @@
 /**
- * Channel defaults: `/task settings` in a channel opens their form for the channel's managers
- * (its creator, workspace admins, or anyone when TASK_SETTINGS_ANYONE is set); saving checks
- * again who submits, tells the channel's defaults privately, and writes a change to the audit
- * trail.
+ * The defaults form (a person's, from App Home, or a channel's), and channel defaults: `/task
+ * settings` in a channel opens their form for the channel's managers (its creator, workspace
+ * admins, or anyone when TASK_SETTINGS_ANYONE is set); saving checks again who submits, tells
+ * the channel's defaults privately, and writes a change to the audit trail.
  */
 import type { AllMiddlewareArgs, App } from "@slack/bolt";
+import { z } from "zod";
 import type { TaskDefaults } from "../../store/types.ts";
 import type { TellUser } from "../../threads/coordinator.ts";
+import type { TaskOptions } from "../../threads/options.ts";
 import { asDefaults } from "../../threads/preferences.ts";
-import { CHANNEL_SETTINGS_VIEW, summarizeDefaults } from "../../view/defaults.ts";
-import { DefaultsSubmission, openDefaultsModal, readDefaults } from "./defaults-form.ts";
-import { authorisedTeam, type ListenerDeps } from "./surface.ts";
+import {
+  CHANNEL_SETTINGS_VIEW,
+  DEFAULTS_FIELD,
+  NO_DEFAULT,
+  renderDefaultsModal,
+  summarizeDefaults,
+} from "../../view/defaults.ts";
+import { authorisedTeam, FormValues, type ListenerDeps } from "./surface.ts";
+
+/** A defaults modal's submission (its inputs, and the channel in `private_metadata`). */
+export const DefaultsSubmission = z.object({
+  user: z.object({ id: z.string().min(1) }),
+  view: z.object({
+    private_metadata: z.string().optional(),
+    state: z.object({ values: FormValues }),
+  }),
+});
+
+/** Opens the defaults modal; false when Slack refused it (logged). */
+export async function openDefaultsModal(
+  client: AllMiddlewareArgs["client"],
+  deps: ListenerDeps,
+  trigger: string,
+  scope: { kind: "user" } | { kind: "channel"; channelId: string },
+  current: TaskDefaults,
+): Promise<boolean> {
+  try {
+    const view = renderDefaultsModal({ scope, current, choices: deps.choices });
+    await client.views.open({ trigger_id: trigger, view: view as never });
+    return true;
+  } catch (err) {
+    deps.logger.warn({ err }, "could not open the defaults modal");
+    return false;
+  }
+}
+
+/** The defaults a submission sets, or what to fix by block id. */
+export function readDefaults(
+  values: FormValues,
+): { readonly defaults: TaskOptions } | { readonly errors: Record<string, string> } {
+  const picked = (id: string): string | undefined => {
+    const v = values[id]?.value;
+    const raw = (v?.selected_option?.value ?? v?.value ?? "").trim();
+    return raw === "" || raw === NO_DEFAULT ? undefined : raw;
+  };
+  const errors: Record<string, string> = {};
+  for (const id of [DEFAULTS_FIELD.model, DEFAULTS_FIELD.agent]) {
+    const name = picked(id);
+    if (name !== undefined && (name.length > 150 || /[\s<>`]/.test(name))) {
+      errors[id] = "A name of at most 150 characters, without spaces, <, > or backticks.";
+    }
+  }
+  if (Object.keys(errors).length > 0) return { errors };
+  const effort = picked(DEFAULTS_FIELD.effort);
+  const thinking = picked(DEFAULTS_FIELD.thinking);
+  const model = picked(DEFAULTS_FIELD.model);
+  const agent = picked(DEFAULTS_FIELD.agent);
+  return {
+    defaults: {
+      ...(model !== undefined ? { model } : {}),
+      ...(agent !== undefined ? { agent } : {}),
+      ...(effort === "low" || effort === "medium" || effort === "high" ? { effort } : {}),
+      ...(thinking === "on" || thinking === "off" ? { thinking: thinking === "on" } : {}),
+    },
+  };
+}
 
 const NOT_IN_DM =
   "Channel defaults are set in a channel: type `/task settings` there. Your own defaults are in my Home tab.";
@@ -34,11 +99,8 @@ export async function openChannelSettings(
       await tell(NOT_ALLOWED);
       return;
     }
-    const current = await preferences.defaults(cmd.teamId, {
-      kind: "channel",
-      channelId: cmd.channelId,
-    });
     const scope = { kind: "channel" as const, channelId: cmd.channelId };
+    const current = await preferences.defaults(cmd.teamId, scope);
     if (!(await openDefaultsModal(client, deps, cmd.trigger, scope, current))) {
       await tell("The settings form could not be opened; please try again.");
     }
@@ -87,13 +149,11 @@ export function register(app: App, deps: ListenerDeps): void {
     await ack();
     const summary = summarizeDefaults(read.defaults);
     if (!before || !sameDefaults(before, asDefaults(read.defaults))) {
-      const detail = summary ?? "none";
+      const by = { who: userId, workspace: teamId, channel: channelId };
       await deps.audit?.record({
         what: "channel_defaults.changed",
-        who: userId,
-        workspace: teamId,
-        channel: channelId,
-        detail,
+        ...by,
+        detail: summary ?? "none",
       });
     }
     const text = summary

@@ -14,6 +14,7 @@ import type { AuditTrail } from "../../store/audit.ts";
 import type { ServiceKeyStore } from "../../store/service-keys.ts";
 import type { RecordStore, WorkflowStep } from "../../store/types.ts";
 import type { ModalChoices } from "../../view/modal.ts";
+import { SlackFile } from "../file-source.ts";
 import type { HomeTab } from "../home-tab.ts";
 import type { WorkspaceRemoval } from "../workspace-removal.ts";
 
@@ -23,24 +24,19 @@ export interface ListenerDeps {
   readonly logger: Logger;
   /** The models and agents the New task modal offers (free text when empty). */
   readonly choices: ModalChoices;
-  /** Publishes people's App Home tabs. */
   readonly home: HomeTab;
   /** The workspaces' records (their usage policy…). */
   readonly records: RecordStore;
-  /** Forgets a workspace the app was uninstalled from. */
   readonly removal: WorkspaceRemoval;
   /** Each workspace's own service key, when the app can seal them (ENCRYPTION_KEY is set). */
   readonly workspaceKeys?: WorkspaceKeys | undefined;
   /** What Slack's agent view suggests when a person opens the app (TASK_SUGGESTED_PROMPTS). */
   readonly suggestedPrompts: readonly SuggestedPrompt[];
-  /** Records the feedback on answers. */
   readonly feedback: Pick<FeedbackRecorder, "record">;
   /** Where admin actions are written (keys, usage policy, channel defaults). */
   readonly audit?: Pick<AuditTrail, "record"> | undefined;
   /** How a Workflow Builder step's execution is kept with its run (its token sealed). */
-  readonly workflowSteps: {
-    keep(executionId: string, token: string): WorkflowStep;
-  };
+  readonly workflowSteps: { keep(executionId: string, token: string): WorkflowStep };
 }
 
 /** What the Workspace settings modal needs for the workspace's service key. */
@@ -48,10 +44,7 @@ export interface WorkspaceKeys {
   readonly store: ServiceKeyStore;
   /** Asks the service whether it takes a key, before it is saved. */
   readonly checker: KeyChecker;
-  /**
-   * Whether the workspace's tasks use the app's default key (TASK_API_KEY) while it has none of
-   * its own (with many workspaces, only those TASK_API_KEY_FOR names).
-   */
+  /** Whether the workspace's tasks use TASK_API_KEY while it has none (see TASK_API_KEY_FOR). */
   readonly fallback: (teamId: string) => Promise<boolean>;
 }
 
@@ -60,10 +53,7 @@ export interface Surface {
   register(app: App, deps: ListenerDeps): void;
 }
 
-/**
- * The workspace Bolt authorised the payload for: its token and records are the ones used. Never
- * a team the payload names; the team gate (src/slack/gate/team.ts) refused a payload without it.
- */
+/** The workspace Bolt authorised the payload for (never one the payload names: gate/team.ts). */
 export function authorisedTeam(context: { readonly teamId?: string | undefined }): string {
   if (!context.teamId) throw new Error("a payload reached a listener without an authorised team");
   return context.teamId;
@@ -72,6 +62,23 @@ export function authorisedTeam(context: { readonly teamId?: string | undefined }
 /** Slack escapes &, < and > in what people type; the service must get what they typed. */
 export const fromSlack = (s: string): string =>
   s.replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&");
+
+/** A form's submitted `view.state.values`: block id → action id → one input's state, whatever its element. */
+export const FormValues = z.record(
+  z.string(),
+  z.record(
+    z.string(),
+    z.object({
+      value: z.string().nullish(),
+      selected_option: z.object({ value: z.string() }).nullish(),
+      selected_options: z.array(z.object({ value: z.string() })).nullish(),
+      selected_conversation: z.string().nullish(),
+      selected_conversations: z.array(z.string()).nullish(),
+      files: z.array(z.unknown()).nullish(),
+    }),
+  ),
+);
+export type FormValues = z.infer<typeof FormValues>;
 
 /** A message only the person who acted sees, as an acknowledgement or `respond` body. */
 export const privately = (text: string) => ({ response_type: "ephemeral" as const, text });
@@ -83,28 +90,12 @@ export const tellThrough =
     await respond({ ...privately(text), replace_original: false });
   };
 
-/**
- * A file as Slack describes it in a message event or a `file_input`. Some events carry only
- * the id (`file_access: "check_file_info"`): the rest is then asked for with `files.info`.
- */
-export const SlackFile = z.object({
-  id: z.string().min(1),
-  name: z.string().nullish(),
-  title: z.string().nullish(),
-  size: z.number().int().nonnegative().nullish(),
-  mimetype: z.string().nullish(),
-  url_private_download: z.string().nullish(),
-  url_private: z.string().nullish(),
-  mode: z.string().nullish(),
-});
-
 /** The files of a payload that Slack described well enough to read (others are skipped). */
 export function fileRefs(files: readonly unknown[] | undefined): SlackFileRef[] {
   const refs: SlackFileRef[] = [];
   for (const raw of files ?? []) {
-    const parsed = SlackFile.safeParse(raw);
-    if (!parsed.success) continue;
-    const f = parsed.data;
+    const f = SlackFile.safeParse(raw).data;
+    if (!f) continue;
     const url = f.url_private_download || f.url_private;
     refs.push({
       id: f.id,

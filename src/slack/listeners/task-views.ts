@@ -1,8 +1,8 @@
 /**
  * The buttons under a finished answer (History, Files, Continue…) and the views they open:
- * paging inside History and Files, fetching a file into the thread, and the Continue form's
- * submission. A view is opened at once with "Loading…" (a trigger lasts 3 seconds) and
- * filled when the service answers.
+ * paging inside History and Files, a file fetched into the thread, the Continue form's
+ * submission. A view opens at once with "Loading…" (a trigger lasts 3 seconds), filled when the
+ * service answers.
  */
 import type { AllMiddlewareArgs, App } from "@slack/bolt";
 import { z } from "zod";
@@ -20,14 +20,13 @@ import {
   type TaskRef,
   type ViewState,
 } from "../../view/task-views.ts";
-import { authorisedTeam, fileRefs, type ListenerDeps, tellThrough } from "./surface.ts";
+import { authorisedTeam, fileRefs, FormValues, type ListenerDeps, tellThrough } from "./surface.ts";
 
 type Client = AllMiddlewareArgs["client"];
 
 const ActionBody = z.object({
   trigger_id: z.string().min(1),
-  user: z.object({ id: z.string().min(1), team_id: z.string().optional() }),
-  team: z.object({ id: z.string().min(1) }).nullish(),
+  user: z.object({ id: z.string().min(1) }),
   channel: z.object({ id: z.string() }).nullish(),
   container: z.object({ channel_id: z.string().optional() }).nullish(),
   view: z.object({ id: z.string(), private_metadata: z.string().optional() }).nullish(),
@@ -118,7 +117,7 @@ export function register(app: App, deps: ListenerDeps): void {
 
 /** History, Files and Continue… under a finished answer. */
 function registerButtons(app: App, deps: ListenerDeps): void {
-  const open = (kind: ViewState["kind"]) =>
+  for (const kind of ["history", "files", "continue"] as const) {
     app.action(TASK_ACTION[kind], async ({ ack, body, client, respond, context }) => {
       await ack();
       const parsed = ActionBody.safeParse(body);
@@ -127,56 +126,33 @@ function registerButtons(app: App, deps: ListenerDeps): void {
         await tellThrough(respond)("That button does not belong to this conversation.");
         return;
       }
-      await openTaskView(
-        client,
-        deps,
-        parsed.data.trigger_id,
-        kind,
-        { teamId: authorisedTeam(context), ...ref },
-        parsed.data.user.id,
-      );
+      const { trigger_id: trigger, user } = parsed.data;
+      if (kind !== "continue") {
+        const key = { teamId: authorisedTeam(context), ...ref };
+        await openTaskView(client, deps, trigger, kind, key, user.id);
+        return;
+      }
+      await client.views
+        .open({ trigger_id: trigger, view: renderContinueView(ref) as never })
+        .catch((err: unknown) => deps.logger.warn({ err }, "could not open the Continue form"));
     });
-  open("history");
-  open("files");
-
-  app.action(TASK_ACTION.continue, async ({ ack, body, client, respond }) => {
-    await ack();
-    const parsed = ActionBody.safeParse(body);
-    const ref = parsed.success ? messageTarget(parsed.data) : undefined;
-    if (!parsed.success || !ref) {
-      await tellThrough(respond)("That button does not belong to this conversation.");
-      return;
-    }
-    await client.views
-      .open({ trigger_id: parsed.data.trigger_id, view: renderContinueView(ref) as never })
-      .catch((err: unknown) => deps.logger.warn({ err }, "could not open the Continue form"));
-  });
+  }
 }
 
 /** Previous/Next and status messages inside History and Files, and "Get it" on a file. */
 function registerPaging(app: App, deps: ListenerDeps): void {
-  const page = async ({
-    ack,
-    body,
-    client,
-    context,
-  }: {
-    ack: () => Promise<void>;
-    body: unknown;
-    client: Client;
-    context: { teamId?: string | undefined };
-  }) => {
-    await ack();
-    const parsed = ActionBody.safeParse(body);
-    const state = parsed.success ? viewTarget(parsed.data) : undefined;
-    if (!parsed.success || !state || !parsed.data.view) return;
-    const { id: user } = parsed.data.user;
-    await fill(deps, client, parsed.data.view.id, state, authorisedTeam(context), user).catch(
-      (err: unknown) => deps.logger.warn({ err }, "could not turn a task view's page"),
-    );
-  };
-  app.action(new RegExp(`^${TASK_ACTION.page}_`), page);
-  app.action(TASK_ACTION.statusMessages, page);
+  for (const id of [new RegExp(`^${TASK_ACTION.page}_`), TASK_ACTION.statusMessages]) {
+    app.action(id, async ({ ack, body, client, context }) => {
+      await ack();
+      const parsed = ActionBody.safeParse(body);
+      const state = parsed.success ? viewTarget(parsed.data) : undefined;
+      if (!parsed.success || !state || !parsed.data.view) return;
+      const { id: user } = parsed.data.user;
+      await fill(deps, client, parsed.data.view.id, state, authorisedTeam(context), user).catch(
+        (err: unknown) => deps.logger.warn({ err }, "could not turn a task view's page"),
+      );
+    });
+  }
 
   app.action(TASK_ACTION.getFile, async ({ ack, body, client, context }) => {
     await ack();
@@ -246,19 +222,10 @@ function registerContinue(app: App, deps: ListenerDeps): void {
 
 const FileButton = z.object({ c: z.string(), t: z.string(), f: z.string().min(1) });
 const Submission = z.object({
-  team: z.object({ id: z.string().min(1) }).nullish(),
-  user: z.object({ id: z.string().min(1), team_id: z.string().optional() }),
+  user: z.object({ id: z.string().min(1) }),
   view: z.object({
     private_metadata: z.string().optional(),
-    state: z.object({
-      values: z.record(
-        z.string(),
-        z.record(
-          z.string(),
-          z.object({ value: z.string().nullish(), files: z.array(z.unknown()).nullish() }),
-        ),
-      ),
-    }),
+    state: z.object({ values: FormValues }),
   }),
 });
 

@@ -1,9 +1,8 @@
 /**
- * What Slack says is gone. Uninstalls: `app_uninstalled`, and `tokens_revoked` with the bot's
- * token, forget everything of the workspace (or organisation); `tokens_revoked` with people's
- * tokens only drops those. Bolt delivers both events without authorizing them (the tokens are
- * already gone). A deleted channel (`channel_deleted`, `group_deleted` for a private one) is
- * forgotten with every record of it.
+ * What Slack says is gone. `app_uninstalled`, or `tokens_revoked` with the bot's token: everything
+ * of the workspace (or organisation) is forgotten; with people's tokens only, those go. Bolt
+ * delivers both unauthorized (the tokens are gone). A deleted channel (`channel_deleted`,
+ * `group_deleted`) is forgotten with every record of it.
  */
 import type { App } from "@slack/bolt";
 import { z } from "zod";

@@ -1,10 +1,8 @@
 /**
  * The Workflow Builder step "Run a task" (`function_executed` for manifest.yml's `run_task`,
- * with Bolt's `app.function`, which acknowledges the event before this runs): a new task for
- * the step's requester, in the step's channel or their DM with the app. The step is not ended
- * here with Bolt's `complete`/`fail`: it ends when its task ends, on whichever instance ends it
- * (slack/workflow-steps.ts), so its execution and token go with the run. An execution of
- * another callback id finds no listener and is acknowledged at the gate (gate/acks.ts).
+ * acknowledged by Bolt's `app.function`): a new task for the step's requester, in the step's
+ * channel or their DM with the app. The step ends when its task ends, on whichever instance ends
+ * it (slack/workflow-steps.ts), not here with Bolt's `complete`/`fail`.
  */
 import type { App } from "@slack/bolt";
 import { z } from "zod";

@@ -2,7 +2,8 @@
  * Workspace settings, for workspace admins and owners only: one modal, opened from the App Home
  * button or the one `/task settings` offers them, with the workspace's Task service API key
  * (when the app can seal keys) and its usage policy (who, where, how many per hour). Saving
- * checks again who submits, checks a new key with the service, and saves both.
+ * checks again who submits, checks a new key with the service, and saves both. A key is never
+ * logged or shown back (the audit trail names its last four characters).
  */
 import type { AllMiddlewareArgs, App, RespondFn } from "@slack/bolt";
 import { z } from "zod";
@@ -12,67 +13,130 @@ import {
   putUsagePolicy,
   UsagePolicy,
 } from "../../store/usage-policy.ts";
+import type { ServiceKeyState } from "../../store/service-keys.ts";
 import {
   readUsagePolicy,
   USAGE_FIELD,
   usagePolicyBlocks,
   type UserGroupOption,
+  type ViewStateValues,
 } from "../../view/usage-policy.ts";
 import {
   appKeySection,
+  type KeyStatus,
   keySection,
   notAllowedModal,
   OPEN_WORKSPACE_SETTINGS,
+  REMOVE_KEY,
   SERVICE_KEY_FIELD,
   WORKSPACE_SETTINGS_VIEW,
   workspaceSettingsModal,
   workspaceSettingsOffer,
 } from "../../view/workspace-settings.ts";
-import { isWorkspaceAdmin } from "../admin-home.ts";
+import { isAdminOrNo } from "../admin-home.ts";
 import { listUserGroups } from "../user-groups.ts";
-import { applyKeyChange, keyStatusOf, readKeyChange } from "./settings-key.ts";
-import { authorisedTeam, type ListenerDeps } from "./surface.ts";
+import { authorisedTeam, FormValues, type ListenerDeps, type WorkspaceKeys } from "./surface.ts";
 
 type Client = AllMiddlewareArgs["client"];
 
 const NOT_ADMIN = "Only workspace admins and owners can change the app's workspace settings.";
 
-const Person = z.object({
-  user: z.object({ id: z.string().min(1), team_id: z.string().optional() }),
-  team: z.object({ id: z.string().min(1) }).nullish(),
-});
+const Person = z.object({ user: z.object({ id: z.string().min(1) }) });
 
 const OpenAction = Person.extend({ trigger_id: z.string().min(1) });
 
 const Submission = Person.extend({
-  view: z.object({
-    state: z.object({
-      values: z.record(
-        z.string(),
-        z.record(
-          z.string(),
-          z.object({
-            value: z.string().nullish(),
-            selected_option: z.object({ value: z.string() }).nullish(),
-            selected_options: z.array(z.object({ value: z.string() })).nullish(),
-            selected_conversations: z.array(z.string()).nullish(),
-          }),
-        ),
-      ),
-    }),
-  }),
+  view: z.object({ state: z.object({ values: FormValues }) }),
 });
 
-/** Whether Slack says the person administers the workspace (asked with the listener's client). */
-function isAdmin(
-  client: Client,
-  deps: ListenerDeps,
+/** How long the key check may take: a modal's submission must be answered within 3 seconds. */
+const CHECK_TIMEOUT_MS = 2500;
+
+type KeyChange = { kind: "set"; key: string } | { kind: "remove" } | { kind: "none" };
+
+/** What the modal says of a stored key. */
+function keyStatusOf(stored: ServiceKeyState, fallback: boolean): KeyStatus {
+  if (stored.state === "set") {
+    const { lastFour, setBy, setAt } = stored;
+    return { state: "set", lastFour, setBy, setAt };
+  }
+  if (stored.state === "unreadable") return { state: "unreadable", lastFour: stored.lastFour };
+  return { state: "none", fallback };
+}
+
+function readKeyChange(values: ViewStateValues): KeyChange | { error: string } {
+  const key = (values[SERVICE_KEY_FIELD.key]?.value?.value ?? "").trim();
+  const remove = (values[SERVICE_KEY_FIELD.remove]?.value?.selected_options ?? []).some(
+    (o) => o.value === REMOVE_KEY,
+  );
+  if (key !== "" && remove) return { error: "Either paste a new key or remove the key, not both." };
+  if (remove) return { kind: "remove" };
+  if (key === "") return { kind: "none" };
+  if (/\s/.test(key) || key.length < 8) {
+    return { error: "That does not look like an API key: paste the whole key, without spaces." };
+  }
+  return { kind: "set", key };
+}
+
+/** Does what a submission asks of the key: the admin's confirmation, or the key field's error. */
+export async function applyKeyChange(
+  keys: WorkspaceKeys,
+  deps: Pick<ListenerDeps, "logger" | "audit">,
   req: { readonly teamId: string; readonly userId: string },
-): Promise<boolean> {
-  return isWorkspaceAdmin(client, req.userId, { teamId: req.teamId }).catch((err: unknown) => {
-    deps.logger.warn({ err }, "could not ask Slack whether someone is a workspace admin");
-    return false;
-  });
+  change: KeyChange,
+): Promise<{ readonly error: string } | { readonly confirm?: string }> {
+  if (change.kind === "none") return {};
+  const by = { who: req.userId, workspace: req.teamId };
+  if (change.kind === "remove") {
+    try {
+      await keys.store.delete(req.teamId);
+    } catch (err) {
+      deps.logger.warn({ err, teamId: req.teamId }, "could not remove a workspace's service key");
+      return { error: "The key could not be removed right now; please try again." };
+    }
+    await deps.audit?.record({ what: "service_key.removed", ...by });
+    // The key is gone either way: an unreadable lending record still gets the admin an answer.
+    const lent = await keys.fallback(req.teamId).catch((err: unknown) => {
+      deps.logger.warn({ err, teamId: req.teamId }, "could not tell whether TASK_API_KEY is lent");
+      return undefined;
+    });
+    const then =
+      lent === undefined
+        ? "tasks use the app's default key if the operator lends it to this workspace, else they cannot start"
+        : lent
+          ? "tasks use the app's default key"
+          : "tasks cannot start";
+    return { confirm: `The workspace's Task service API key is removed: ${then}.` };
+  }
+  const check = await keys.checker
+    .checkKey(change.key, { signal: AbortSignal.timeout(CHECK_TIMEOUT_MS) })
+    .catch((): { error: string } => ({ error: "no answer in time" }));
+  if (check === "refused") {
+    return {
+      error:
+        "The service refused this key (401): check that you pasted all of it and that it is still active. Nothing was saved.",
+    };
+  }
+  if (check !== "valid") {
+    return {
+      error: `The service could not be reached to check this key (${check.error}). Nothing was saved; please try again in a minute.`,
+    };
+  }
+  try {
+    const lastFour = await keys.store.set(req.teamId, change.key, req.userId);
+    deps.logger.info({ teamId: req.teamId, by: req.userId }, "a workspace's service key was set");
+    await deps.audit?.record({
+      what: "service_key.set",
+      ...by,
+      detail: `key ending in ${lastFour}`,
+    });
+    return {
+      confirm: `The workspace's Task service API key ending in ${lastFour} is saved: tasks started in this workspace now use it.`,
+    };
+  } catch (err) {
+    deps.logger.warn({ err, teamId: req.teamId }, "could not save a workspace's service key");
+    return { error: "The key could not be saved right now; please try again." };
+  }
 }
 
 /** The modal with the workspace's key status, current policy and user groups. */
@@ -107,7 +171,7 @@ export async function openWorkspaceSettings(
   req: { readonly teamId: string; readonly userId: string; readonly trigger: string },
 ): Promise<boolean> {
   try {
-    const view = (await isAdmin(client, deps, req))
+    const view = (await isAdminOrNo(client, deps.logger, req))
       ? await settingsModal(client, deps, req.teamId)
       : notAllowedModal();
     await client.views.open({ trigger_id: req.trigger, view: view as never });
@@ -125,7 +189,7 @@ export async function offerWorkspaceSettings(
   req: { readonly teamId: string; readonly userId: string },
   respond: RespondFn,
 ): Promise<void> {
-  if (!(await isAdmin(client, deps, req))) return;
+  if (!(await isAdminOrNo(client, deps.logger, req))) return;
   await respond({
     response_type: "ephemeral",
     replace_original: false,
@@ -150,7 +214,7 @@ async function confirm(client: Client, deps: ListenerDeps, userId: string, text:
 async function save(
   deps: ListenerDeps,
   req: { readonly teamId: string; readonly userId: string },
-  values: z.infer<typeof Submission>["view"]["state"]["values"],
+  values: FormValues,
 ): Promise<{ errors: Record<string, string> } | { confirm: string | undefined }> {
   const keys = deps.workspaceKeys;
   const policy = readUsagePolicy(values);
@@ -176,12 +240,8 @@ async function save(
   // Both as the store keeps them (its fields in one order).
   if (JSON.stringify(before) !== JSON.stringify(UsagePolicy.parse(policy.policy))) {
     const detail = describePolicy(policy.policy);
-    await deps.audit?.record({
-      what: "usage_policy.changed",
-      who: req.userId,
-      workspace: req.teamId,
-      detail,
-    });
+    const by = { who: req.userId, workspace: req.teamId };
+    await deps.audit?.record({ what: "usage_policy.changed", ...by, detail });
   }
   return { confirm: keyDone.confirm };
 }
@@ -216,7 +276,7 @@ export function register(app: App, deps: ListenerDeps): void {
     }
     const req = { teamId: authorisedTeam(context), userId: parsed.data.user.id };
     // The modal may be old, or forged: whoever submits it must be an admin now.
-    if (!(await isAdmin(client, deps, req))) {
+    if (!(await isAdminOrNo(client, deps.logger, req))) {
       await ack({ response_action: "errors", errors: { [field]: NOT_ADMIN } });
       return;
     }

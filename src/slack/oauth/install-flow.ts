@@ -1,8 +1,7 @@
 /**
- * Many workspaces: the options that turn on Bolt's built-in OAuth install flow (`/slack/install`,
- * `/slack/oauth_redirect`), with installations in the project's store (rotating tokens refreshed
- * once at a time, token-refresh.ts) and an OAuth `state` that works once, and the report of
- * events from workspaces where the app is not installed.
+ * Many workspaces: Bolt's OAuth install flow (`/slack/install`, `/slack/oauth_redirect`) with
+ * installations in the app's store (rotating tokens refreshed once at a time, token-refresh.ts)
+ * and a `state` that works once; and the report of events from workspaces without the app.
  */
 import { createHash } from "node:crypto";
 import type { InstallationStore } from "@slack/bolt";
@@ -31,13 +30,33 @@ import type { ThreadStore } from "../../store/types.ts";
 import type { SealingKey } from "../../util/secret-box.ts";
 import { boltLogger } from "../bolt-logger.ts";
 import { teamPolicy } from "../gate/team-policy.ts";
-import { BOT_SCOPES } from "../scopes.ts";
 import { refreshingInstallations } from "./token-refresh.ts";
 
-/** How long an install may take between the install page and Slack's redirect back. */
-export const STATE_TTL_S = 600;
+/** The bot scopes an install asks for: manifest.yml's `oauth_config.scopes.bot` (a test keeps them equal). */
+export const BOT_SCOPES: readonly string[] = [
+  "app_mentions:read",
+  "assistant:write",
+  "chat:write",
+  "commands",
+  "channels:history",
+  "channels:join",
+  "channels:read",
+  "groups:read",
+  "groups:history",
+  "im:history",
+  "mpim:history",
+  "files:read",
+  "files:write",
+  "im:write",
+  "reactions:write",
+  "users:read",
+  "usergroups:read",
+];
 
-/** Claims of used `state` values are kept under this pseudo-team (a team id starts with T). */
+/** How long an install may take between the install page and Slack's redirect back. */
+const STATE_TTL_S = 600;
+
+/** Used `state` values are claimed under this pseudo-team (a team id starts with T). */
 const STATE_CLAIMS = "_oauth";
 
 /**
@@ -63,7 +82,7 @@ export function singleUseStateStore(
   };
 }
 
-/** What both receivers take to serve the OAuth flow (Bolt's receiver options). */
+/** What both receivers take to serve the OAuth flow. */
 export interface OAuthReceiverOptions {
   readonly clientId: string;
   readonly clientSecret: string;
@@ -77,7 +96,7 @@ export interface OAuthReceiverOptions {
     readonly redirectUriPath: string;
     readonly authorizationUrl: string;
     readonly callbackOptions: CallbackOptions;
-    /** The client of `oauth.v2.access` and `auth.test` during an install, and of token refreshes. */
+    /** The client of an install's `oauth.v2.access` and `auth.test`. */
     readonly clientOptions: Omit<WebClientOptions, "logger" | "logLevel">;
   };
 }
@@ -189,14 +208,12 @@ export const missingInstallation = (err: unknown): InstallationKey | undefined =
 export const unreadableInstallation = (err: unknown): InstallationUnreadableError | undefined =>
   storeError(err, InstallationUnreadableError);
 
-/** How often the same uninstalled workspace is reported again while its events keep coming. */
 const REPORT_AGAIN_MS = 3600_000;
 const REMEMBERED = 1000;
 
 /**
- * Events from a workspace where the app is not installed, or whose stored installation cannot
- * be used, are ignored (Bolt calls no listener); each such workspace is logged once, and again
- * only an hour later.
+ * Events from a workspace where the app is not installed, or whose installation cannot be used,
+ * are ignored (Bolt calls no listener); each such workspace is logged once an hour at most.
  */
 export class UninstalledWorkspaces {
   readonly #logger: Logger;
@@ -211,24 +228,16 @@ export class UninstalledWorkspaces {
   report(key: InstallationKey): void {
     if (!this.#due(`missing:${nameOf(key)}`)) return;
     this.#logger.warn(
-      {
-        team: key.teamId,
-        enterprise: key.enterpriseId,
-        orgWide: key.isEnterpriseInstall,
-      },
+      whose(key),
       `ignored an event from a workspace where the app is not installed (install it from ${OAUTH_INSTALL_PATH})`,
     );
   }
 
-  /** An installation that is stored but cannot be used: an error for the operator, hourly. */
+  /** An installation that is stored but cannot be used: an error for the operator. */
   unreadable(err: InstallationUnreadableError): void {
     if (!this.#due(`unreadable:${nameOf(err.key)}`)) return;
-    const { key } = err;
     // The message says why and what to do; it names no secret.
-    this.#logger.error(
-      { team: key.teamId, enterprise: key.enterpriseId, orgWide: key.isEnterpriseInstall },
-      `ignored an event: ${err.message}`,
-    );
+    this.#logger.error(whose(err.key), `ignored an event: ${err.message}`);
   }
 
   /** Whether `name` was not reported within the hour (it counts as reported now). */
@@ -246,6 +255,12 @@ export class UninstalledWorkspaces {
     return true;
   }
 }
+
+const whose = (key: InstallationKey) => ({
+  team: key.teamId,
+  enterprise: key.enterpriseId,
+  orgWide: key.isEnterpriseInstall,
+});
 
 const nameOf = (key: InstallationKey): string =>
   `${key.enterpriseId ?? "-"}:${key.isEnterpriseInstall ? "*" : (key.teamId ?? "-")}`;

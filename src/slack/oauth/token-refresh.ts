@@ -1,17 +1,15 @@
 /**
- * Slack's token rotation (`token_rotation_enabled`): a bot token expires after `expires_in` (12
- * hours), and `oauth.v2.access` with `grant_type=refresh_token` answers a new token and a new
- * refresh token, the used one no longer working (Slack's token rotation guide). @slack/oauth's
- * `authorize` refreshes a token that expires within 2 hours on every call that finds it so, and
- * nothing makes concurrent calls wait for one another: all but one lose with
- * `invalid_refresh_token`, log an error and go on with the old token.
+ * Slack's token rotation: a bot token expires after `expires_in` (12 hours), and `oauth.v2.access`
+ * with `grant_type=refresh_token` answers a new token and refresh token, the used one then dead
+ * (Slack's token rotation guide). @slack/oauth's `authorize` refreshes a token due within 2 hours
+ * on every call that finds it so, with nothing making concurrent calls wait: all but one lose
+ * with `invalid_refresh_token` and go on with the old token.
  *
- * So the app refreshes before Bolt would, here, in the installation store Bolt reads: a read that
- * finds the token due is refreshed once per installation at a time, in this process (the calls
- * share one refresh) and across instances (a short lease in the store; the others wait a bounded
- * time, then read the refreshed installation back). What Bolt gets carries no refresh token, so
- * its own refresh never runs. Written here rather than taken from a library: @slack/oauth has no
- * hook around its refresh, and none that coordinates instances.
+ * So the app refreshes first, in the installation store Bolt reads: once per installation at a
+ * time, in this process (calls share one refresh) and across instances (a short lease in the
+ * store; the others wait a bounded time, then read the result). What Bolt gets carries no refresh
+ * token, so its own refresh never runs. Hand-written: @slack/oauth has no hook around its
+ * refresh, and none that coordinates instances.
  */
 import { randomUUID } from "node:crypto";
 import { setTimeout as delay } from "node:timers/promises";
@@ -35,7 +33,7 @@ const POLL_MS = 50;
 type AnyInstallation = Installation<"v1" | "v2", boolean>;
 type Query = InstallationQuery<boolean>;
 
-/** What `oauth.v2.access` answers a refresh (the parts used; its other fields are the install's). */
+/** What `oauth.v2.access` answers a refresh (the parts used). */
 const Refreshed = z.object({
   access_token: z.string().min(1),
   refresh_token: z.string().min(1),
@@ -47,7 +45,6 @@ export interface TokenRefreshOptions {
   readonly clientSecret: string;
   /** A client without a token, for `oauth.v2.access` (bounded: a few seconds, one retry). */
   readonly client: Pick<WebClient, "oauth">;
-  /** The leases instances share (the app's store). */
   readonly leases: Pick<ThreadStore, "acquireLease" | "releaseLease">;
   readonly logger: Logger;
   readonly now?: () => number;
@@ -64,8 +61,7 @@ const who = (i: AnyInstallation) => ({
 
 /** The installation as Bolt gets it: its tokens, without the refresh tokens this module uses. */
 function forBolt(i: AnyInstallation): AnyInstallation {
-  // A user token's too: a refresh of it by Bolt would store this installation, without the
-  // bot's refresh token. (The app asks for no user scopes: its installations have no user token.)
+  // A user token's too: Bolt refreshing it would store this installation without the bot's.
   return {
     ...i,
     user: { ...i.user, refreshToken: undefined },
@@ -88,7 +84,6 @@ class RefreshingInstallations implements InstallationStore {
   readonly #inner: InstallationStore;
   readonly #options: TokenRefreshOptions;
   readonly #now: () => number;
-  /** This instance, as a lease holder. */
   readonly #owner = randomUUID();
   /** Refreshes under way in this process, by installation. */
   readonly #flights = new Map<string, Promise<AnyInstallation>>();
