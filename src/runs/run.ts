@@ -89,6 +89,8 @@ export class Run {
   readonly #sink: AnswerSink;
   readonly #lease: LeaseKeeper;
   readonly #stopValue: string;
+  /** Its record is still to be written anew (its first write failed). */
+  #unrecorded: boolean;
   #record: ShownRun;
   /** The answer as shown while it runs (at most MAX_ANSWER_CHARS), and all of it. */
   #text: string;
@@ -108,7 +110,19 @@ export class Run {
   /** The answer's share of the process's memory, given back when the run ends here. */
   readonly #memory: AnswerMemory;
 
-  constructor(deps: RunDeps, record: ShownRun, fate: RunFate, start: RunStart, log: Logger) {
+  /**
+   * `unrecorded`: its record could not be written when it started (the store was down); it is
+   * written anew with the next progress.
+   */
+  constructor(
+    deps: RunDeps,
+    record: ShownRun,
+    fate: RunFate,
+    start: RunStart,
+    log: Logger,
+    unrecorded = false,
+  ) {
+    this.#unrecorded = unrecorded;
     this.#deps = deps;
     this.#record = record;
     this.#fate = fate;
@@ -151,7 +165,7 @@ export class Run {
       log: this.#log,
       onLost: (why) => this.#letGo(why),
       onGone: () => this.#letGo(RECORD_GONE, true),
-      recorded: () => !fate.unrecorded,
+      recorded: () => !this.#unrecorded,
     });
   }
 
@@ -338,9 +352,9 @@ export class Run {
   /** Rewrites the run's record while it exists (or anew if its first write failed); false if gone. */
   async #keep(record: ShownRun): Promise<boolean> {
     const { store } = this.#deps;
-    if (!this.#fate.unrecorded) return store.updateRun(record);
+    if (!this.#unrecorded) return store.updateRun(record);
     await store.putRun(record);
-    this.#fate.recorded();
+    this.#unrecorded = false;
     return true;
   }
 
@@ -392,7 +406,7 @@ export class Run {
     const { store } = this.#deps;
     // Stopped from another instance: the request is in the store (or its records are gone).
     if (!this.#fate.stopping && final?.status === "stopped") {
-      const asked = await stopRequestOf(store, this.#record.runId, !this.#fate.unrecorded);
+      const asked = await stopRequestOf(store, this.#record.runId, !this.#unrecorded);
       if (asked?.kind === "forgotten") return this.#forget(false);
       if (asked) this.#fate.stoppedElsewhere(asked);
     }

@@ -1,4 +1,4 @@
-/** What the thread context needs of Slack (implemented in src/slack/thread-history/). */
+/** What the thread context needs of Slack (implemented in src/slack/thread-history.ts). */
 
 /** A message of a Slack thread, as the agent is shown it. */
 export interface ThreadMessage {
