@@ -21,7 +21,7 @@ import type {
   ThreadRef,
   UploadItem,
 } from "./ports.ts";
-import { capAnswer, MAX_ANSWER_CHARS } from "./run-state.ts";
+import { capAnswer, MAX_ANSWER_CHARS } from "./answer/cap.ts";
 
 const NAME_MAX = 200;
 /** Files uploaded into the thread per run; the others are listed (and reachable from Files). */

@@ -55,7 +55,7 @@ import {
   EndedHere,
   type RunEnd,
   type RunOutcome,
-} from "./run-state.ts";
+} from "./outcome.ts";
 import { RunFate, type StopAsk } from "./fate.ts";
 import { type RelaySpan, startRelaySpan } from "../tracing/run-spans.ts";
 import { currentTraceparent, inTrace, linkToTrace } from "../tracing/spans.ts";
@@ -63,7 +63,7 @@ import { LeaseKeeper } from "./lease-keeper.ts";
 
 export type { RelayMetrics } from "./relay-metrics.ts";
 export type { RunTarget, StartProgress } from "./record.ts";
-export type { RunOutcome } from "./run-state.ts";
+export type { RunOutcome } from "./outcome.ts";
 export type { RunScope } from "./forget.ts";
 
 export interface RelayOptions {

@@ -33,8 +33,8 @@ import type {
 } from "./ports.ts";
 import type { RelayCounters } from "./relay-metrics.ts";
 import { type AnswerSink, openAnswerSink, type StreamingMode } from "./answer/index.ts";
+import { appendCapped } from "./answer/cap.ts";
 import {
-  appendCapped,
   EndedHere,
   failedReason,
   INTERRUPTED,
@@ -43,7 +43,7 @@ import {
   finalText,
   type RunEnd,
   stateOf,
-} from "./run-state.ts";
+} from "./outcome.ts";
 import { recordOf, type ShownRun, stepOf } from "./record.ts";
 
 export interface RunDeps extends Pick<DeliveryContext, "previews" | "memory"> {

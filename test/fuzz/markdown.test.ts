@@ -8,7 +8,7 @@ import fc from "fast-check";
 import { describe, expect } from "vitest";
 import { validateMessageContent } from "../../tools/local-slack/index.ts";
 import { repairPartialMarkdown, splitMarkdown, streamablePrefix } from "../../src/view/markdown.ts";
-import { capAnswer, MAX_ANSWER_CHARS } from "../../src/runs/run-state.ts";
+import { capAnswer, MAX_ANSWER_CHARS } from "../../src/runs/answer/cap.ts";
 import {
   type FileNote,
   MESSAGE_MARKDOWN_LIMIT,

@@ -7,7 +7,7 @@
 import { pino } from "pino";
 import { beforeEach, describe, expect, it } from "vitest";
 import { Relay, type RunOutcome } from "../../src/runs/relay.ts";
-import { MAX_RELAY_DEATHS, MAX_RELAY_DEATHS_FOLLOWING } from "../../src/runs/run-state.ts";
+import { MAX_RELAY_DEATHS, MAX_RELAY_DEATHS_FOLLOWING } from "../../src/runs/outcome.ts";
 import { createMemoryStore } from "../support/fakes/memory-store.ts";
 import { type RelayedRun, serviceRunId, type ThreadStore } from "../../src/store/types.ts";
 import { runLease } from "../../src/store/run-index.ts";

@@ -8,7 +8,7 @@ import type { AddressInfo } from "node:net";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { planFiles } from "../../src/runs/file-delivery.ts";
-import { capAnswer, MAX_ANSWER_CHARS } from "../../src/runs/run-state.ts";
+import { capAnswer, MAX_ANSWER_CHARS } from "../../src/runs/answer/cap.ts";
 import { createTaskServiceClient } from "../../src/service/client.ts";
 import { TaskServiceError } from "../../src/service/errors.ts";
 import { jsonValues, MAX_JSON_VALUES } from "../../src/service/responses.ts";
