@@ -12,6 +12,7 @@ import type { SlackWriter, StreamStep } from "../../src/runs/ports.ts";
 import { MESSAGE_MARKDOWN_LIMIT } from "../../src/view/render.ts";
 import { SLACK_LIMITS } from "../../tools/local-slack/index.ts";
 import { FakeClock } from "../support/fake-clock.ts";
+import { until } from "../support/until.ts";
 
 interface Sent {
   readonly method: string;
@@ -83,6 +84,40 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
 const line = `${"word ".repeat(19)}word\n`; // 100 characters
 
 describe("native streaming", () => {
+  it("marks what its run's end appends as the last, and hurries an append still waiting when the run ends", async () => {
+    const { writer: base, sent } = streamingWriter();
+    const order: string[] = [];
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const writer = {
+      ...(base as unknown as Record<string, unknown>),
+      appendStream: async (
+        c: string,
+        ts: string,
+        markdown: string,
+        steps?: StreamStep[],
+        last?: boolean,
+      ) => {
+        order.push(`append${last === true ? " last" : ""}`);
+        // The first append waits for Slack's budget until the run's end hurries it.
+        if (order.length === 1) await held;
+        await base.appendStream(c, ts, markdown, steps);
+      },
+      hurryStream: (_c: string, ts: string) => {
+        order.push(`hurry ${ts}`);
+        release();
+      },
+    } as unknown as SlackWriter;
+    const native = stream(writer, []);
+    await native.append(() => line); // starts the stream
+    void native.append(() => line + line);
+    await until("the append waits for its budget", () => order.length === 1);
+    const ended = native.end(line + line + line, () => ({ blocks: [] }));
+    expect(await ended).toBe(true);
+    const ts = sent[0]?.ts;
+    expect(order).toEqual(["append", `hurry ${ts}`, "append last"]);
+  });
+
   it("sends no piece Slack would refuse: an answer that arrives whole and long goes into as many stream messages as its bytes need", async () => {
     // Found by fuzzing: 15,000 characters at once went to chat.startStream, which Slack refuses.
     const { writer, sent, messages } = streamingWriter();

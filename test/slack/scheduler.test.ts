@@ -345,6 +345,49 @@ describe("SlackScheduler budgets", () => {
 });
 
 describe("SlackScheduler edits", () => {
+  it("keeps room for the final edits of the runs in progress: they all go at once when the runs end", async () => {
+    const { clock, scheduler, advance } = setup();
+    const { order, edit } = orderedEdits(scheduler, () => `@${clock.now() - T0}`);
+    // 30 runs streaming: each asks for an interim edit every 200 ms for 20 s.
+    const runs = Array.from({ length: 30 }, (_, m) => `C1:${m}`);
+    every(clock, 200, T0 + 20_000, () => runs.forEach((key) => void edit(key)));
+    await advance(20_000);
+    const interim = order.length;
+    // The window (45 a minute) kept about one call for each run's final: interim edits had
+    // only the rest.
+    expect(interim).toBeGreaterThan(3);
+    expect(interim).toBeLessThanOrEqual(45 - 30 * (61 / (20 + 61)) + 1);
+    // The runs end together: every final goes at once.
+    runs.forEach((key) => void edit(key, true));
+    await advance(0);
+    const finals = order.slice(interim);
+    expect(finals).toHaveLength(30);
+    expect(finals.every((f) => f.endsWith(" final@20000"))).toBe(true);
+  });
+
+  it("spends a stream's waiting append at once when its run ends (hurry)", async () => {
+    const { clock, scheduler, advance } = setup();
+    const sent: string[] = [];
+    const append = (unit: string, text: string, last = false) =>
+      scheduler.schedule(
+        "T1",
+        "chat.appendStream",
+        async () => void sent.push(`${text}@${clock.now() - T0}`),
+        { pace: { unit, last } },
+      );
+    // Ten streams of a second each, far more appends than their spare calls: a queue forms.
+    for (let i = 0; i < 30; i++) void append(`s${i % 10}`, `${i}`);
+    await advance(1000);
+    const before = sent.length;
+    expect(before).toBeLessThan(30);
+    const waiting = ["9", "19", "29"].filter((t) => !sent.some((x) => x.startsWith(`${t}@`)));
+    expect(waiting.length).toBeGreaterThan(0);
+    // Stream s9's run ends: its waiting appends carry its end now, and go before the others.
+    scheduler.hurry("T1", "chat.appendStream", "s9");
+    await advance(0);
+    expect(sent.slice(before)).toEqual(waiting.map((t) => `${t}@1000`));
+  });
+
   it.each([10, 50])(
     "serves %i continuously updating messages fairly: all get edits, longest waiting first, bounded gaps",
     async (n) => {
