@@ -35,6 +35,8 @@ export default defineConfig(({ mode }) => {
         "default",
         ["./test/support/skipped-reporter.ts", { unit }] as [string, { unit: boolean }],
       ],
+      // Both projects share one queue, taken in the projects' name order: `app` first (its files
+      // are the long ones, and mostly wait), then the short `unit` files fill the end of the run.
       projects: [
         {
           // The unit files share their workers' imports in `npm test` too, as `npm run test:unit`
