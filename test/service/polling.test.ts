@@ -26,9 +26,9 @@ beforeAll(async () => {
       res.end(JSON.stringify({ detail: "Not Found" }));
       return;
     }
-    // Answers at once, whatever `timeout` asked for.
+    // Answers at once, whatever `timeout` asked for: "running" RUNNING_POLLS times, then done.
     polls.push(Date.now());
-    const done = polls.length > RUNNING_POLLS + 1;
+    const done = polls.length > RUNNING_POLLS;
     res.writeHead(200, { "content-type": "application/json" });
     res.end(
       JSON.stringify({
@@ -52,7 +52,7 @@ describe("long polling", () => {
     let step = await gen.next();
     while (!step.done) step = await gen.next();
     expect(step.value).toMatchObject({ status: "completed", text: "Done." });
-    // The polls while running, before the final result is fetched.
+    // The pause before each poll after a "running" answered at once: 1 s, 2 s, 4 s.
     const gaps = polls.slice(1, RUNNING_POLLS + 1).map((t, i) => t - (polls[i] ?? t));
     expect(gaps).toHaveLength(RUNNING_POLLS);
     expect(gaps[0]).toBeGreaterThanOrEqual(950);
