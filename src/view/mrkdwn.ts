@@ -107,12 +107,15 @@ export function mrkdwnExcerpt(markdown: string, limit: number): string {
   let cut = full.lastIndexOf("\n", room);
   if (cut < room / 2) cut = safeCut(full, room);
   const text = full.slice(0, cut).trimEnd();
-  // The last line, maybe cut inside a code span, is guarded once more.
+  // The last line, maybe cut inside a code span, is guarded once more; guarding may lengthen it
+  // (a break in every run of asterisks), so what does not fit then is cut again.
   const lastLine = text.lastIndexOf("\n") + 1;
   const state = { inCode: fenceLinesOdd(text, lastLine) };
-  const head = text.slice(0, lastLine) + guardLine(text.slice(lastLine), state);
-  const open = state.inCode;
-  return `${head}${open ? `\n${FENCE_OUT}` : ""}\n…`;
+  const guarded = guardLine(text.slice(lastLine), state);
+  const tail = `${state.inCode ? `\n${FENCE_OUT}` : ""}\n…`;
+  const fits = Math.max(0, limit - tail.length - lastLine);
+  const last = guarded.length <= fits ? guarded : guarded.slice(0, safeCut(guarded, fits));
+  return `${text.slice(0, lastLine)}${last}${tail}`;
 }
 
 /** A notification's `text` (the push and the channel list): the head of an answer as mrkdwn. */

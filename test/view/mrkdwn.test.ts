@@ -92,6 +92,15 @@ describe("toMrkdwn", () => {
     expect(mrkdwnLabel("```js\nx", 200)).not.toContain("\n");
   });
 
+  it("keeps an excerpt within its limit when guarding its last line lengthens it (found by the property below)", () => {
+    // A cut in a line of asterisks that the whole answer showed as code, and the excerpt not.
+    const md = `\`\`\`\n\`\`\`js\n\`\`\`\n\`\`\`${"*".repeat(2960)}\u{10000}\u{10000} עברית\u202Ctext \`\n**text`;
+    const cut = mrkdwnExcerpt(md, 3000);
+    expect(cut.length).toBeLessThanOrEqual(3000);
+    expect(rawMarkdown(cut)).toBeUndefined();
+    expect(cut.endsWith("\n…")).toBe(true);
+  });
+
   it("lets no **, # heading or table rule line reach Slack, whatever the answer (property)", () => {
     fc.assert(
       fc.property(markdown, (md) => {
