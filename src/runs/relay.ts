@@ -187,8 +187,16 @@ export class Relay {
     const id = reservationId(`reserved:${place.teamId}:${place.channelId}:${randomUUID()}`);
     // With the request's trace, for the instance that may finish this start.
     const record = reservedRecord(id, place, startedAt, opening, currentTraceparent());
-    await this.#opts.store.putRun(record);
+    // Its lease first: another instance's scan that finds the record finds it held, and does not
+    // take the start over (as a start whose instance died) while it goes on here.
     await this.#hold(record);
+    try {
+      await this.#opts.store.putRun(record);
+    } catch (err) {
+      this.#letReservationGo(id);
+      await this.#opts.store.releaseLease(runLease(id), this.instanceId).catch(() => undefined);
+      throw err;
+    }
     return id;
   }
 

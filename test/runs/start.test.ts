@@ -18,6 +18,7 @@ import type { FakeSlackWriter } from "../support/fakes/slack-writer.ts";
 import type { FakeTaskService } from "../support/fakes/task-service.ts";
 import { oneWorkspace } from "../support/fakes/workspaces.ts";
 import { runningThreads } from "../../src/threads/running.ts";
+import { runLease } from "../../src/store/run-index.ts";
 
 const place = { teamId: "T1", channelId: "C1" };
 let writer: FakeSlackWriter;
@@ -96,6 +97,22 @@ describe("starting a run", () => {
     await relay.idle();
     expect(ended.map((e) => [e.state, e.text])).toEqual([["completed", "The summary."]]);
     expect(writer.messages.find((m) => m.ts === working?.ts)?.text).toContain("The summary.");
+  });
+
+  it("holds a start's lease before its record exists: another instance's scan cannot take it over", async () => {
+    const putRun = store.putRun.bind(store);
+    const taken: boolean[] = [];
+    store.putRun = async (record) => {
+      await putRun(record);
+      // Another instance scans right after the record is written and tries to take it.
+      if (record.kind === "reserved") {
+        taken.push(await store.acquireLease(runLease(record.runId), "another-instance", 60_000));
+      }
+    };
+    const result = await start();
+    expect(result.kind).toBe("started");
+    expect(taken.length).toBeGreaterThan(0);
+    expect(taken.every((t) => !t)).toBe(true);
   });
 
   it("relays a run whose record cannot be written at its start, and writes it anew with its progress", async () => {
