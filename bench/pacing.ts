@@ -40,7 +40,7 @@ function longestTurn(sent: readonly number[], n: number): number {
 
 const within = (sent: readonly number[], ms: number) => sent.filter((t) => t < ms).length;
 
-/** Interim edits of `runs` runs that started at 0, as the scheduler asks (lanes.ts paceOf). */
+/** Interim edits of `runs` runs that started at 0 and never end, as the scheduler asks them. */
 const paced =
   (runs: number) =>
   (now: number): BucketSpec => ({
@@ -51,7 +51,6 @@ const paced =
     burst: 3,
     units: runs,
     ageMs: Math.max(1000, now),
-    reserve: (runs * WINDOW_MS) / (now + WINDOW_MS),
   });
 
 const budgets: [string, (now: number) => BucketSpec][] = [

@@ -14,7 +14,7 @@ import {
   MemoryTokenBuckets,
   type WindowSpec,
 } from "../../src/slack/scheduler/token-buckets.ts";
-import { paceHorizon } from "../../src/slack/scheduler/windows.ts";
+import { paceHorizon, reserveOf } from "../../src/slack/scheduler/windows.ts";
 
 const T0 = 1_700_000_000_000;
 const MINUTE = 60_000;
@@ -31,7 +31,6 @@ const update = (key = "{T1}:chat.update"): WindowSpec => ({
   burst: 3,
   units: 10,
   ageMs: 1000,
-  reserve: 0,
 });
 
 /**
@@ -78,7 +77,8 @@ describe("a workspace's sliding window", () => {
     const sent = await greedy(new MemoryTokenBuckets(), aging, T0, T0 + 5 * MINUTE);
     expect(maxInWindow(sent, 61_000)).toBeLessThanOrEqual(45);
     // Sustained demand gets the window's whole rate: 45 each 61 s (less the first minute's pace).
-    expect(sent.length).toBeGreaterThanOrEqual(Math.floor((5 * MINUTE * 45) / 61_000) - 5);
+    // (and the young runs' first minute, when their finals are kept for).
+    expect(sent.length).toBeGreaterThanOrEqual(Math.floor((5 * MINUTE * 45) / 61_000) - 10);
     // Paced, never stopped: the longest gap between two calls stays far below the minute.
     const gaps = sent.slice(1).map((t, i) => t - (sent[i] ?? t));
     expect(Math.max(...gaps)).toBeLessThan(15_000);
@@ -91,19 +91,27 @@ describe("a workspace's sliding window", () => {
     expect(await b.take([owed], T0 + 100)).toBe(61_000 - 100);
   });
 
-  it("keeps the reserve for owed calls: paced ones spend only the spare calls", async () => {
+  it("keeps room for the runs' finals until the window frees it: a burst keeps a call a run, steady runs none", async () => {
     const b = new MemoryTokenBuckets();
-    // 40.5 calls kept for owed ones: 4 spare (a spare call is a whole one).
-    const paced: WindowSpec = { ...update(), reserve: 40.5 };
-    const sent = await greedy(b, paced, T0, T0 + 50_000);
-    // Three at once, the fourth paced: 3 gaps of √(1 s × 61 s × 1.5 / 10) / 1.5 after the first.
-    expect(sent).toEqual([T0, T0, T0, T0 + Math.ceil((3 * Math.sqrt(1000 * 61_000 * 0.15)) / 1.5)]);
-    // Asked again within a second: the reserve shrinks as the runs it is kept for age.
-    expect(await b.take([paced], T0 + 50_000)).toBe(1000);
-    // The owed calls still find their room: 41 more go at once.
+    // Forty runs a second old: nothing leaves the window for a minute, so about a call a run
+    // (40 × 61 / 62) is kept, and paced calls get what is left; as the first calls' leaving
+    // nears, fewer finals can come before it (40 × 11 / 12 = 36.7 at 50 s).
+    const burst: WindowSpec = { ...update(), units: 40 };
+    expect(reserveOf(burst, [], T0)).toBeCloseTo((40 * 61_000) / 62_000, 9);
+    const sent = await greedy(b, burst, T0, T0 + 50_000);
+    expect(sent.length).toBeGreaterThanOrEqual(3);
+    expect(sent.length).toBeLessThanOrEqual(45 - 36);
+    // The owed calls still find their room: the rest of the window goes at once.
     const owed: WindowSpec = { ...update(), units: 0 };
-    for (let i = 0; i < 41; i++) expect(await b.take([owed], T0 + 50_000)).toBe(0);
+    for (let i = sent.length; i < 45; i++) expect(await b.take([owed], T0 + 50_000)).toBe(0);
     expect(await b.take([owed], T0 + 50_000)).toBe(11_000);
+    // Runs of ten minutes, in a window whose 45 calls leave one every 1.36 s: their finals come
+    // slower than calls leave (40 / 600 s against 45 / 61 s), so nothing is kept.
+    const steady = Array.from({ length: 45 }, (_, i) => T0 + Math.round((i * 61_000) / 45));
+    const now = T0 + 61_000 - 1;
+    expect(reserveOf({ ...update(), units: 40, ageMs: 600_000 }, steady, now)).toBeLessThan(0.01);
+    // Young runs in the same window: the finals of the next seconds outrun the leaves.
+    expect(reserveOf({ ...update(), units: 40, ageMs: 2000 }, steady, now)).toBeGreaterThan(10);
   });
 
   it("spreads spare calls over a horizon that grows with the runs' age and share of calls", () => {
@@ -120,7 +128,7 @@ describe("a workspace's sliding window", () => {
 
   it("holds the (limit + 1)-th call until the window's oldest call has left it", async () => {
     const b = new MemoryTokenBuckets();
-    const all: WindowSpec = { ...update(), burst: 45 };
+    const all: WindowSpec = { ...update(), units: 0 };
     for (let i = 0; i < 45; i++) expect(await b.take([all], T0 + i)).toBe(0);
     expect(await b.take([all], T0 + 100)).toBe(61_000 - 100);
     expect(await b.take([all], T0 + 61_000)).toBe(0);
@@ -128,7 +136,7 @@ describe("a workspace's sliding window", () => {
 
   it("takes from a window and a channel's bucket all or nothing", async () => {
     const b = new MemoryTokenBuckets();
-    const team: WindowSpec = { ...update("team"), limit: 1, burst: 1 };
+    const team: WindowSpec = { ...update("team"), limit: 1, units: 0 };
     const channel = (key: string): BucketSpec => ({ key, ratePerMs: 1 / 1000, burst: 1 });
     expect(await b.take([team, channel("c1")], T0)).toBe(0);
     // The window is full: c2's token is not spent on a refused call.
@@ -141,8 +149,8 @@ describe("a workspace's sliding window", () => {
 
   it("forgets a workspace's windows: they are empty again, others keep theirs", async () => {
     const b = new MemoryTokenBuckets();
-    const mine = { ...update("{T0A}:chat.update"), limit: 1, burst: 1 };
-    const other = { ...update("{T0B}:chat.update"), limit: 1, burst: 1 };
+    const mine = { ...update("{T0A}:chat.update"), limit: 1, units: 0 };
+    const other = { ...update("{T0B}:chat.update"), limit: 1, units: 0 };
     await b.take([mine, other], T0);
     await b.forget("{T0A}:");
     expect(await b.take([mine], T0)).toBe(0);
@@ -208,7 +216,7 @@ describe.skipIf(!redisUrl)("a workspace's sliding window in Redis", () => {
           const memory = new MemoryTokenBuckets();
           const specs: Record<string, BucketSpec> = {
             w: { ...update(`${run}:w`), limit: 6, burst: 2, units: 3, ageMs: 700 },
-            r: { ...update(`${run}:w`), limit: 6, burst: 2, units: 2, ageMs: 5000, reserve: 2.37 },
+            r: { ...update(`${run}:w`), limit: 6, burst: 2, units: 5, ageMs: 2500 },
             o: { ...update(`${run}:w`), limit: 6, burst: 2, units: 0 },
             s: { ...update(`${run}:s`), limit: 4, windowMs: 10_000, burst: 4 },
             c: { key: `${run}:c`, ratePerMs: 1 / 1000, burst: 3 },

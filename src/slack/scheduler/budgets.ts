@@ -72,7 +72,7 @@ export function refillPerMs(method: string, r: Rate, safety: number): number {
 
 /**
  * A workspace's window for `method`: `safety` of the tier's calls in any minute (at least one).
- * As the lane's spec it is an owed call's; a paced call's adds its units, their age and the reserve.
+ * As the lane's spec it is an owed call's; a paced call's adds its units and their age.
  */
 export function windowFor(key: string, method: string, budget: Rate, safety: number): WindowSpec {
   const limit = Math.max(1, Math.floor(budget.perMinute * safety));
@@ -80,7 +80,7 @@ export function windowFor(key: string, method: string, budget: Rate, safety: num
     throw new Error(`${method}: a budget needs ≥ 1 call a minute and a burst ≥ 1`);
   }
   const burst = Math.min(Math.floor(budget.burst), limit);
-  return { kind: "window", key, limit, windowMs: WINDOW_MS, burst, units: 0, ageMs: 0, reserve: 0 };
+  return { kind: "window", key, limit, windowMs: WINDOW_MS, burst, units: 0, ageMs: 0 };
 }
 
 /** Fails at start-up, not on the first call, when a budget cannot keep its margin. */

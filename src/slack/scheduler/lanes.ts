@@ -205,34 +205,23 @@ export function laneLoad(lane: Lane, now: number): LaneLoad {
 }
 
 /**
- * What a paced call of the lane asks of its window (windows.ts): the open units, their mean age,
- * and the owed calls expected before a call spent now leaves the window. That is one final call
- * for each open unit, counted with the chance that it comes within the window: nothing says how
- * long a run goes on, and with no other knowledge a run that has gone on for `age` is as likely
- * to end within the next `age` as after it (the scale-free prior behind Gott's estimate), so it
- * ends within the window with chance window / (age + window): 1 for a run just started, 1/2
- * after a minute, 1/4 after three. Units not seen for a window are forgotten (their runs ended
- * without a final call, or went quiet). A unit counts as at least `minAgeMs` old (the interval
- * between two of its edits: it was seen to go on for at least that long).
+ * What a paced call of the lane asks of its window (windows.ts): the open units, each owing a
+ * final call, and their mean age. A unit counts as at least `minAgeMs` old (the interval between
+ * two of its edits: it was seen to go on for at least that long). Units not seen for a window
+ * are forgotten (their runs ended without a final call, or went quiet).
  */
 export function paceOf(
   lane: Lane,
   now: number,
   minAgeMs: number,
-): { readonly units: number; readonly ageMs: number; readonly reserve: number } {
-  let reserve = 0;
+): { readonly units: number; readonly ageMs: number } {
   let ages = 0;
   for (const [unit, u] of lane.open) {
-    if (u.at <= now - WINDOW_MS) {
-      lane.open.delete(unit);
-      continue;
-    }
-    const age = Math.max(minAgeMs, now - u.since);
-    ages += age;
-    reserve += WINDOW_MS / (age + WINDOW_MS);
+    if (u.at <= now - WINDOW_MS) lane.open.delete(unit);
+    else ages += Math.max(minAgeMs, now - u.since);
   }
   const units = lane.open.size;
-  return { units: Math.max(1, units), ageMs: units === 0 ? minAgeMs : ages / units, reserve };
+  return { units: Math.max(1, units), ageMs: units === 0 ? minAgeMs : ages / units };
 }
 
 /** A unit's paced call (it owes a final one), or its final call (it owes no more). */

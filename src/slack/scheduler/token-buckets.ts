@@ -153,8 +153,8 @@ export class MemoryTokenBuckets implements TokenBuckets {
  * it answers exactly what MemoryTokenBuckets answers). A bucket is a hash {tokens, at} that
  * expires once it would be full again (a missing bucket is a full one), a window a sorted set of
  * call times that expires with its last call, so idle keys cost nothing.
- * KEYS: the budgets. ARGV[1]: now (ms); then per key seven: "b", rate (tokens/ms), burst, 0, 0, 0,
- * 0 for a bucket; "w", limit, windowMs, burst, units, ageMs, reserve for a window. Returns {wait, the first
+ * KEYS: the budgets. ARGV[1]: now (ms); then per key six: "b", rate (tokens/ms), burst, 0, 0, 0 for
+ * a bucket; "w", limit, windowMs, burst, units, ageMs for a window. Returns {wait, the first
  * key's own wait} (see TakeAnswer).
  */
 const TAKE_SCRIPT = `
@@ -162,11 +162,11 @@ local now = tonumber(ARGV[1])
 local tokens, stamps = {}, {}
 local wait, first = 0, 0
 for i, key in ipairs(KEYS) do
-  local j = 7 * i - 5
+  local j = 6 * i - 4
   local w = 0
   if ARGV[j] == 'w' then
     local limit, windowMs, burst = tonumber(ARGV[j + 1]), tonumber(ARGV[j + 2]), tonumber(ARGV[j + 3])
-    local units, ageMs, reserve = tonumber(ARGV[j + 4]), tonumber(ARGV[j + 5]), tonumber(ARGV[j + 6])
+    local units, ageMs = tonumber(ARGV[j + 4]), tonumber(ARGV[j + 5])
     ${WINDOW_WAIT_LUA}
   else
     local rate, burst = tonumber(ARGV[j + 1]), tonumber(ARGV[j + 2])
@@ -185,7 +185,7 @@ for i, key in ipairs(KEYS) do
 end
 if wait > 0 then return {wait, first} end
 for i, key in ipairs(KEYS) do
-  local j = 7 * i - 5
+  local j = 6 * i - 4
   if ARGV[j] == 'w' then
     local windowMs = tonumber(ARGV[j + 2])
     ${WINDOW_TAKE_LUA}
@@ -198,11 +198,11 @@ for i, key in ipairs(KEYS) do
 end
 return {0, 0}
 `;
-/** The script's seven arguments for one budget. */
+/** The script's six arguments for one budget. */
 const scriptArgs = (b: BucketSpec): string[] =>
   b.kind === "window"
-    ? ["w", ...[b.limit, b.windowMs, b.burst, b.units, b.ageMs, b.reserve].map(String)]
-    : ["b", String(b.ratePerMs), String(b.burst), "0", "0", "0", "0"];
+    ? ["w", ...[b.limit, b.windowMs, b.burst, b.units, b.ageMs].map(String)]
+    : ["b", String(b.ratePerMs), String(b.burst), "0", "0", "0"];
 const TAKE_SHA = createHash("sha1").update(TAKE_SCRIPT).digest("hex");
 
 /** The part of a node-redis client the buckets use (any RESP version, modules or scripts). */

@@ -7,10 +7,10 @@
  * as soon as the window has room: holding it back cannot save it, only delay what it shows, and
  * a call spent earlier leaves the window earlier. A paced call (an interim edit or append: a
  * newer text of a message that a later call would show anyway) may only spend the window's
- * spare calls, those beyond `reserve` (the owed calls expected before a call spent now leaves
- * the window), spread over a horizon (`paceHorizon`): after `burst` back to back, the next goes
- * `horizon / spare` after the one before, counting as spare the calls that leave the window
- * within the horizon too.
+ * spare calls, those beyond what the runs' final calls will need before the window frees room
+ * for them (`reserveOf`), spread over a horizon (`paceHorizon`): after `burst` back to back, the
+ * next goes `horizon / spare` after the one before, counting as spare the calls that leave the
+ * window within the horizon too.
  */
 
 export interface WindowSpec {
@@ -25,8 +25,6 @@ export interface WindowSpec {
   readonly units: number;
   /** For a paced call: how long those units have gone on, on average. */
   readonly ageMs: number;
-  /** For a paced call: the calls kept for owed ones (a fraction counts). */
-  readonly reserve: number;
 }
 
 /** Slack's minute, and a second for a call's way there (its window counts arrivals). */
@@ -34,6 +32,28 @@ export const WINDOW_MS = 61_000;
 
 /** A paced call that finds no spare call asks again this often: the reserve shrinks as runs age. */
 export const RESERVE_RECHECK_MS = 1000;
+
+/**
+ * The calls kept for the units' final calls: each unit owes one. Nothing says how long a run
+ * goes on; with no other knowledge, a run that has gone on for `a` is as likely to end within the
+ * next `a` as after it (the scale-free prior behind Gott's estimate of a duration from its age),
+ * so within the next τ it ends with chance τ / (a + τ), and `units` runs owe about
+ * units × τ / (a + τ) finals by then. The window frees room as its calls leave it (each a window
+ * after it was made: known). The reserve is the most, over every τ up to a window ahead, by
+ * which the finals expected within τ exceed the calls leaving within τ. A burst of runs just
+ * started, in a window that frees nothing for a minute, keeps about one call a run; runs that
+ * have gone on for long, in a window whose calls leave as steadily as they came, keep none.
+ */
+export function reserveOf(spec: WindowSpec, times: readonly number[], now: number): number {
+  const expected = (tau: number) => (spec.units * tau) / (spec.ageMs + tau);
+  // Between two leaves the excess only grows: its most is just before one, or a window ahead.
+  let reserve = expected(spec.windowMs) - times.length;
+  for (let left = 0; left < times.length; left++) {
+    const tau = (times[left] ?? now) + spec.windowMs - now;
+    reserve = Math.max(reserve, expected(tau) - left);
+  }
+  return Math.max(0, reserve);
+}
 
 /**
  * Over how long `spare` calls are spread among `units` that have gone on for `ageMs`. Spent
@@ -62,13 +82,12 @@ export function windowWait(spec: WindowSpec, times: readonly number[], now: numb
     return Math.max(1, Math.ceil((times[n - spec.limit] ?? now) + spec.windowMs - now));
   }
   if (spec.units <= 0) return 0;
-  const spare = spec.limit - spec.reserve - n;
+  const spare = spec.limit - reserveOf(spec, times, now) - n;
   if (spare < 1) {
-    // One more is spare once `gone` calls have left the window (or the reserve shrank).
-    const gone = Math.ceil(1 - spare);
-    const at = gone <= n ? times[gone - 1] : undefined;
-    if (at === undefined) return RESERVE_RECHECK_MS;
-    return Math.max(1, Math.min(RESERVE_RECHECK_MS, Math.ceil(at + spec.windowMs - now)));
+    // Asked again once a call leaves the window, or the reserve shrank as the runs aged.
+    const first = times[0];
+    if (first === undefined) return RESERVE_RECHECK_MS;
+    return Math.max(1, Math.min(RESERVE_RECHECK_MS, Math.ceil(first + spec.windowMs - now)));
   }
   const burst = Math.max(1, Math.min(spec.burst, spec.limit));
   if (n < burst) return 0;
@@ -98,8 +117,8 @@ export function record(times: number[], now: number): void {
 /**
  * The same algorithm, atomic in Redis, for one key of the take script: a sorted set of call
  * times (score = time; the member adds the count, so two calls at one ms stay two). Reads
- * `key`, `now` and the spec's numbers `limit`, `windowMs`, `burst`, `units`, `ageMs`, `reserve`;
- * sets `w`, the wait. `WINDOW_TAKE_LUA` records the call under a member of its own (two calls
+ * `key`, `now` and the spec's numbers `limit`, `windowMs`, `burst`, `units`, `ageMs`; sets `w`,
+ * the wait. `WINDOW_TAKE_LUA` records the call under a member of its own (two calls
  * stamped with one ms by instances whose clocks differ are two members, never one).
  */
 export const WINDOW_WAIT_LUA = `
@@ -110,13 +129,17 @@ export const WINDOW_WAIT_LUA = `
       local at = redis.call('ZRANGE', key, n - limit, n - limit, 'WITHSCORES')
       w = math.max(1, math.ceil(tonumber(at[2]) + windowMs - now))
     elseif units > 0 then
-      local spare = limit - reserve - n
+      local calls = redis.call('ZRANGE', key, 0, -1, 'WITHSCORES')
+      local reserve = units * windowMs / (ageMs + windowMs) - n
+      for left = 0, n - 1 do
+        local tau = tonumber(calls[2 * left + 2]) + windowMs - now
+        reserve = math.max(reserve, units * tau / (ageMs + tau) - left)
+      end
+      local spare = limit - math.max(0, reserve) - n
       if spare < 1 then
-        local gone = math.ceil(1 - spare)
         w = ${RESERVE_RECHECK_MS}
-        if gone <= n then
-          local at = redis.call('ZRANGE', key, gone - 1, gone - 1, 'WITHSCORES')
-          w = math.max(1, math.min(w, math.ceil(tonumber(at[2]) + windowMs - now)))
+        if n > 0 then
+          w = math.max(1, math.min(w, math.ceil(tonumber(calls[2]) + windowMs - now)))
         end
       else
         local b = math.max(1, math.min(burst, limit))
