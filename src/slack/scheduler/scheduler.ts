@@ -6,7 +6,7 @@
  * - Every call waits for its method's sliding window (windows.ts; for chat.postMessage, its
  *   channel's token bucket too). Both live in memory or in Redis (several instances, one budget).
  *   Calls the app owes go as soon as the window has room; interim texts (paced) spend only the
- *   calls the owed ones will not need, spread over the window.
+ *   calls the runs' finals will not need, spread from the runs' age and number (windows.ts).
  * - Message edits are coalesced: only the latest pending text of a message is sent; older ones
  *   resolve "superseded". Among messages, the one waiting longest goes first, final edits before
  *   interim ones, and each message gets at most one interim edit per `minEditIntervalMs`.
