@@ -67,8 +67,13 @@ describe.each(storeBackends())("uninstalling the app (one workspace, %s)", (_nam
     // Stopped at the service.
     const ended = await h.sim.waitForRun(run.id, 10_000);
     expect(ended.status).toBe("stopped");
-    await until("the workspace forgotten", () =>
-      h.logLines.some((l) => l.includes("every record of the workspace forgotten")),
+    // Both of the uninstall's events (`app_uninstalled`, and `tokens_revoked` with the bot's
+    // token) are handled after their acknowledgement, each forgetting the workspace: the store
+    // is read once both are done.
+    await until(
+      "the workspace forgotten",
+      () =>
+        h.logLines.filter((l) => l.includes("every record of the workspace forgotten")).length >= 2,
     );
     await h.app.relay.idle();
     expect(h.app.relay.activeRuns).toBe(0);
