@@ -10,19 +10,18 @@ import { FakeClock } from "../support/fake-clock.ts";
 
 /** Per minute after the safety margin: chat.update 45, chat.appendStream 90, stops 18. */
 function loads(editing = 0, stopsWaiting = 0) {
-  const load = (burst: number, perMinute: number, extra: Partial<LaneLoad> = {}): LaneLoad => ({
+  const load = (perMinute: number, extra: Partial<LaneLoad> = {}): LaneLoad => ({
     perMinute,
-    burst,
     waiting: 0,
     editing: 0,
     ...extra,
   });
   const byMethod: Record<string, LaneLoad> = {
-    "chat.update": load(3, 45, { editing }),
-    "chat.appendStream": load(5, 90),
-    "chat.stopStream": load(2, 18, { waiting: stopsWaiting }),
+    "chat.update": load(45, { editing }),
+    "chat.appendStream": load(90),
+    "chat.stopStream": load(18, { waiting: stopsWaiting }),
   };
-  return { load: (_team: string, method: string) => byMethod[method] ?? load(1, 1) };
+  return { load: (_team: string, method: string) => byMethod[method] ?? load(1) };
 }
 
 const settle = async () => undefined;

@@ -184,9 +184,8 @@ export function pick(lane: Lane, now: number): Job | EditSlot | undefined {
 
 /** What a lane's budget carries now, as this instance sees it (other instances' calls are not known). */
 export interface LaneLoad {
-  /** Calls allowed in any minute (the safety margin kept), back to back, and their pacing. */
+  /** Calls allowed in any minute (the safety margin kept). */
   readonly perMinute: number;
-  readonly burst: number;
   /** Jobs waiting for the budget. */
   readonly waiting: number;
   /** Messages being edited: a text waiting or being sent, or edited within the interval. */
@@ -198,7 +197,6 @@ export function laneLoad(lane: Lane, now: number): LaneLoad {
   for (const unit of lane.units.values()) if (unit.until > now) recent += 1;
   return {
     perMinute: lane.bucket.limit,
-    burst: lane.bucket.burst,
     waiting: waitingJobs(lane),
     editing: Math.max(recent, lane.edits.size),
   };
