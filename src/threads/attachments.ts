@@ -12,8 +12,6 @@ import { formatBytes } from "../util/bytes.ts";
 import { renderLeftOutFiles } from "../view/render.ts";
 import { FileUnavailableError, type OpenedFile, type SlackFileSource } from "./ports.ts";
 
-export type { SlackFileRef };
-
 /** A file that does not go to the service, and why. */
 export interface LeftOut {
   readonly name: string;
@@ -26,10 +24,7 @@ export interface Attachments {
   readonly leftOut: readonly LeftOut[];
   /** Drops the downloads not read (the request failed or was never sent). */
   release(): void;
-  /**
-   * The file whose bytes stopped coming while the request was sent (the request then failed
-   * because of Slack, not the service), if any.
-   */
+  /** The file whose bytes stopped coming while the request was sent (Slack's fault), if any. */
   broken(): LeftOut | undefined;
 }
 
@@ -97,8 +92,8 @@ function sizeRefusal(size: number | undefined, total: number): string | undefine
 }
 
 /**
- * Opens the files that may go (in parallel), so a file that cannot be downloaded is named
- * and the rest still go. Their bytes flow only when the request to the service is written.
+ * Opens the files that may go (in parallel): one that cannot be downloaded is named and the rest
+ * still go. Their bytes flow only when the request to the service is written.
  */
 export async function gatherAttachments(
   source: SlackFileSource,
@@ -137,11 +132,24 @@ export async function gatherAttachments(
     sent.push(item);
   }
   let broken: LeftOut | undefined;
-  const onBroken = (name: string, err: unknown) => {
-    broken ??= { name, reason: unavailableReason(err) };
+  const upload = (file: SlackFileRef, opened: OpenedFile): UploadFile => {
+    const contentType = file.mimetype ?? opened.contentType;
+    return {
+      name: file.name,
+      size: opened.size,
+      ...(contentType ? { contentType } : {}),
+      async *open() {
+        try {
+          yield* opened.body;
+        } catch (err) {
+          broken ??= { name: file.name, reason: unavailableReason(err) };
+          throw err;
+        }
+      },
+    };
   };
   return {
-    files: sent.map(({ file, body }) => toUpload(file, body, onBroken)),
+    files: sent.map(({ file, body }) => upload(file, body)),
     leftOut: notes,
     release: () => {
       for (const { body } of sent) body.cancel();
@@ -164,40 +172,14 @@ async function withDetails(
   }
 }
 
-function unavailableReason(err: unknown): string {
-  if (err instanceof FileUnavailableError) return err.message;
-  return "it could not be downloaded from Slack";
-}
-
-function toUpload(
-  file: SlackFileRef,
-  opened: OpenedFile,
-  onBroken: (name: string, err: unknown) => void,
-): UploadFile {
-  const contentType = file.mimetype ?? opened.contentType;
-  return {
-    name: file.name,
-    size: opened.size,
-    ...(contentType ? { contentType } : {}),
-    async *open() {
-      try {
-        yield* opened.body;
-      } catch (err) {
-        onBroken(file.name, err);
-        throw err;
-      }
-    },
-  };
-}
+const unavailableReason = (err: unknown): string =>
+  err instanceof FileUnavailableError ? err.message : "it could not be downloaded from Slack";
 
 /** What a run's message says when a file stopped coming from Slack while it was sent. */
 export const brokenFileReason = (f: LeftOut): string =>
   `"${f.name}" could not be read from Slack (${f.reason}), so nothing was sent to the task service. Please try again.`;
 
-/**
- * A request's attachments, opened; those left out are named to the person (privately) with
- * the reason. The caller releases them once the request is sent (or not).
- */
+/** A request's attachments, opened, those left out named privately; the caller releases them. */
 export async function readAttachments(
   deps: { readonly files: SlackFileSource; readonly logger: Logger },
   teamId: string,

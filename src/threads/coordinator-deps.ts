@@ -29,41 +29,30 @@ export interface CoordinatorDeps {
   /** Each workspace's Slack writer and service client: a request uses its own workspace's. */
   readonly workspaces: Workspaces;
   readonly store: ThreadStore;
-  /** The part of the relay the coordinator uses. */
   readonly relay: Pick<
     Relay,
     "start" | "reserve" | "progress" | "release" | "stop" | "isActive" | "onEnded" | "stopQuietly"
   >;
-  /** Where a start reports that its run runs: this thread layer's record of it (running.ts). */
+  /** Where a start reports that its run runs (running.ts). */
   readonly threads: RunningThreads;
-  /** Where the files people attach are read from. */
   readonly files: SlackFileSource;
-  /** How many tasks and follow-ups a person, and a channel, may start per minute. */
   readonly limits: RateLimits;
-  /** Who may start and continue tasks. */
   readonly people: PeoplePolicy;
   readonly logger: Logger;
   readonly now: () => number;
-  /** Recent tasks and default options. */
   readonly preferences: Preferences;
-  /** Shows a person's App Home again when one of their tasks changed. */
   readonly home: HomeRefresher;
-  /** Members of a workspace's user group, for its usage policy. */
   readonly groupMembers?: GroupMembers | undefined;
-  /** Whether the app is in a channel, before a new task there asks the service. */
+  /** Asked before a new task in a channel asks the service. */
   readonly botMembership?: BotMembership | undefined;
-  /** Keeps the service's refusals of the workspace's account (402, 429) for its admins. */
   readonly serviceAlerts: ServiceAlerts;
-  /** Reads the thread a mention was posted in, within its budget (thread-context/). */
   readonly threadHistory?: ThreadHistory | undefined;
   readonly threadContext?: ThreadContextConfig | undefined;
-  /** What the process may hold of the service's data (shared with the relay): files read for "Get it". */
+  /** What the process may hold of the service's data (shared with the relay), for "Get it". */
   readonly memory?: MemoryLimits | undefined;
-  /** Where admin actions are written (another person's run stopped, records erased). */
   readonly audit?: Pick<AuditTrail, "record"> | undefined;
   /** Ends the Workflow Builder steps whose task is refused (the relay ends the others). */
   readonly workflowSteps?: WorkflowSteps | undefined;
-  /** Opens a person's DM with the app (a step without a channel answers there). */
   readonly directMessages?: DirectMessages | undefined;
 }
 
@@ -74,15 +63,10 @@ export async function showStartError(
   messageTs: string,
   err: unknown,
   startedAt: number,
-  why?: string,
+  why = describeServiceError(err),
 ): Promise<void> {
-  const reason = why ?? describeServiceError(err);
-  const payload = renderRun({
-    text: "",
-    state: "error",
-    reason,
-    elapsedMs: deps.now() - startedAt,
-  })[0];
+  const elapsedMs = deps.now() - startedAt;
+  const payload = renderRun({ text: "", state: "error", reason: why, elapsedMs })[0];
   if (!payload) return;
   try {
     await deps.workspaces.writer(key.teamId).update(key.channelId, messageTs, payload);

@@ -1,9 +1,8 @@
 /**
  * What happens in a task thread, whatever Slack surface it came from: the one entry point the
  * listeners call. A request's prompt and delivery (a retry counts once) are checked here, who
- * asks and how often by the one chain in checks.ts (here for new tasks, in follow-ups.ts for
- * replies, which may wait in a queue), then done by its part: new-task.ts, follow-ups.ts,
- * stop.ts. Failures are told to the user.
+ * asks and how often by checks.ts (for replies in follow-ups.ts), then done by its part:
+ * new-task.ts, follow-ups.ts, stop.ts. Failures are told to the user.
  */
 import type { SlackThreadKey, WorkflowStep } from "../store/types.ts";
 import { FollowUps } from "./follow-ups.ts";
@@ -31,29 +30,19 @@ import { storedServiceAlerts } from "./access/usage-policy.ts";
 import type { CoordinatorDeps } from "./coordinator-deps.ts";
 import { runStep, type StepRequest } from "./workflow-step.ts";
 
-export type { StepRequest } from "./workflow-step.ts";
-export type {
-  Delivery,
-  IncomingMessage,
-  NewTask,
-  StopPress,
-  TellUser,
-  ThreadReply,
-} from "./requests.ts";
+export type { IncomingMessage, TellUser } from "./requests.ts";
 
 /** Dependencies the coordinator makes itself when not given. */
 type Defaulted = "limits" | "people" | "now" | "preferences" | "home" | "serviceAlerts";
 
 /**
- * What a coordinator is made with: its parts' dependencies (`CoordinatorDeps`), the defaulted
- * ones optional (no rate limits, members only, `Date.now`, preferences and service alerts in
- * the store, no App Home refresh), and what `/task settings` asks of a channel.
+ * Its parts' dependencies, the defaulted ones optional (no rate limits, members only, `Date.now`,
+ * preferences and service alerts in the store, no App Home refresh), and what `/task settings`
+ * asks of a channel: who created it (its manager), and whether anyone may change its defaults.
  */
 export type CoordinatorOptions = Omit<CoordinatorDeps, Defaulted | "threads"> &
   Partial<Pick<CoordinatorDeps, Defaulted>> & {
-    /** Who created a channel (its manager for `/task settings`). */
     readonly directory?: ChannelDirectory;
-    /** Anyone may change a channel's defaults. */
     readonly settingsAnyone?: boolean;
   };
 
@@ -94,19 +83,15 @@ export class TaskCoordinator {
     options.relay.onEnded((outcome) => this.onRunEnded(outcome));
   }
 
-  /**
-   * Why a new task's prompt would be refused, for a surface that can answer in its
-   * acknowledgement (a slash command); `startTask` checks it again anyway.
-   */
+  /** Why a new task's prompt would be refused, for a slash command's acknowledgement. */
   refuseNewTask(prompt: string, hasFiles = false): string | undefined {
     const checked = checkTaskText(prompt, hasFiles);
     return "refusal" in checked ? checked.refusal : undefined;
   }
 
   /**
-   * Shutdown: resolves once the requests being handled (creates, continues and their first
-   * messages) are done, or after `timeoutMs`; whatever is left is finished by another
-   * instance from its record.
+   * Shutdown: resolves once the requests being handled are done, or after `timeoutMs`; whatever
+   * is left another instance finishes from its record.
    */
   async settle(timeoutMs: number): Promise<void> {
     let timer: NodeJS.Timeout | undefined;
@@ -164,23 +149,17 @@ export class TaskCoordinator {
     }
   }
 
-  /**
-   * A Workflow Builder step ("Run a task"), once Slack's event was acknowledged: a new task
-   * whose end ends the step; a refusal fails the step with the reason.
-   */
+  /** A Workflow Builder step ("Run a task"), once Slack's event was acknowledged. */
   runStep(request: StepRequest): Promise<void> {
     const start = (task: NewTask, tell: TellUser) => this.#startTask(task, tell);
-    return this.#tracked(runStep(this.#deps, request, start));
+    const fail = (reason: string) => this.failStep(request.teamId, request.step, reason);
+    return this.#tracked(runStep(this.#deps, request, start, fail));
   }
 
-  /** A Workflow Builder step that cannot start a task (its inputs): it fails with the reason. */
+  /** A Workflow Builder step that cannot start a task: it fails with the reason. */
   async failStep(teamId: string, step: WorkflowStep, reason: string): Promise<void> {
-    await this.#deps.workflowSteps?.end(teamId, step, {
-      state: "error",
-      answer: "",
-      reason,
-      files: [],
-    });
+    const failed = { state: "error", answer: "", reason, files: [] } as const;
+    await this.#deps.workflowSteps?.end(teamId, step, failed);
   }
 
   /**
@@ -216,7 +195,8 @@ export class TaskCoordinator {
    */
   async handleMessage(msg: IncomingMessage): Promise<void> {
     const delivery = messageDelivery(msg.channelId, msg.ts);
-    if (msg.threadTs !== undefined && msg.threadTs !== msg.ts) {
+    const inThread = msg.threadTs !== undefined && msg.threadTs !== msg.ts;
+    if (inThread) {
       const key = { teamId: msg.teamId, channelId: msg.channelId, threadTs: msg.threadTs };
       const reply = { key, userId: msg.userId, text: msg.text, ts: msg.ts };
       if (await this.handleReply({ ...reply, files: msg.files, delivery })) return;
@@ -238,7 +218,7 @@ export class TaskCoordinator {
         threadTs,
         surface: msg.surface,
         files: msg.files,
-        ...(msg.threadTs !== undefined && msg.threadTs !== msg.ts ? { inThreadTs: msg.ts } : {}),
+        ...(inThread ? { inThreadTs: msg.ts } : {}),
       },
       tell,
     );

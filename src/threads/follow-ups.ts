@@ -22,13 +22,13 @@ import type { ThreadReply } from "./requests.ts";
 import { startRun } from "../runs/start.ts";
 import { type CoordinatorDeps, showStartError } from "./coordinator-deps.ts";
 
-export const QUEUED_REACTION = "hourglass_flowing_sand";
+const QUEUED_REACTION = "hourglass_flowing_sand";
 /** A run still "starting" after this long was abandoned by a crashed instance. */
 const STARTING_TIMEOUT_MS = 120_000;
 const NOTHING_TO_CONTINUE =
   "This task could not be started, so there is nothing to continue. Start a new one with `/task`.";
-/** Replies that may wait in one thread; past it a reply is refused (privately). */
-export const MAX_QUEUED = 20;
+/** Replies that may wait in one thread: each is a service run and a record rewritten per change. */
+const MAX_QUEUED = 20;
 const QUEUE_FULL = `${MAX_QUEUED} messages are already waiting in this thread, so this one was not queued. Please wait for the runs to finish, then send it again.`;
 const NOT_SHOWN =
   "I couldn't post the answer's message in this thread, so your message was not sent. Please try again.";
@@ -38,14 +38,8 @@ const QUEUED =
 const threadId = (key: SlackThreadKey) => `${key.teamId}/${key.channelId}/${key.threadTs}`;
 
 /** The activity of a thread starting the run that answers the reply `replyTs`. */
-const startingFor = (replyTs: string, now: number): ThreadActivity => ({
-  kind: "starting",
-  since: now,
-  replyTs,
-});
-
-const isStartingFor = (active: ThreadActivity, replyTs: string) =>
-  active.kind === "starting" && active.replyTs === replyTs;
+const startingFor = (replyTs: string, since: number) =>
+  ({ kind: "starting", since, replyTs }) as const;
 
 export class FollowUps {
   readonly #deps: CoordinatorDeps;
@@ -57,8 +51,8 @@ export class FollowUps {
   }
 
   /**
-   * Why a reply to the task thread would be refused (what to tell the person), or undefined
-   * when it may go on: a rate slot is taken then. The Continue form asks before it posts.
+   * Why a reply to the task thread would be refused (what to tell the person), or undefined when
+   * it may go on: a rate slot is taken then. The Continue form asks before it posts.
    */
   async check(reply: Omit<ThreadReply, "ts">): Promise<string | undefined> {
     const record = await this.#deps.store.getThread(reply.key);
@@ -68,15 +62,9 @@ export class FollowUps {
     return this.#refusal(record, reply, parsed.prompt);
   }
 
-  async #refusal(
-    record: ThreadRecord,
-    reply: Pick<ThreadReply, "key" | "userId">,
-    prompt: string,
-  ): Promise<string | undefined> {
-    return (
-      replyRefusal(record, prompt) ??
-      (await askerRefusal(this.#deps, { ...reply.key, userId: reply.userId }))
-    );
+  async #refusal(record: ThreadRecord, reply: Omit<ThreadReply, "ts">, prompt: string) {
+    const asker = { ...reply.key, userId: reply.userId };
+    return replyRefusal(record, prompt) ?? (await askerRefusal(this.#deps, asker));
   }
 
   /** A reply in the task thread `record`, told privately in the thread when refused. */
@@ -132,7 +120,6 @@ export class FollowUps {
         decided.outcome = "start";
         return { ...rec, active: startingFor(item.ts, this.#deps.now()) };
       }
-      // Each queued reply is a run on the service and a record rewritten on every change.
       if (rec.queue.length >= MAX_QUEUED) {
         decided.outcome = "full";
         return undefined;
@@ -255,7 +242,9 @@ export class FollowUps {
       const why = broken ? brokenFileReason(broken) : undefined;
       if (messageTs) await showStartError(this.#deps, key, messageTs, err, startedAt, why);
       await store.updateThread(key, (rec) =>
-        isStartingFor(rec.active, item.ts) ? { ...rec, active: IDLE } : undefined,
+        rec.active.kind === "starting" && rec.active.replyTs === item.ts
+          ? { ...rec, active: IDLE }
+          : undefined,
       );
       // Nothing typed is lost: the next queued message still gets its turn.
       await this.#drain(key);

@@ -1,37 +1,12 @@
 /**
- * What the app forgets, and when: a task thread whose message was deleted in Slack, a reply
- * deleted while it waited in a thread's queue, a deleted channel, a person's own records (erased
- * from App Home), a workspace's (erased by an admin). Runs still going there are stopped at the
- * service without a word to Slack (the relay's `stopQuietly`), then the records go, and whoever
- * lost a task from their recent tasks sees App Home again.
+ * What the app forgets, and when: a task thread whose message was deleted in Slack, a queued
+ * reply deleted, a deleted channel, a person's records (erased from App Home), a workspace's
+ * (erased by an admin). Runs still going there are stopped at the service without a word to
+ * Slack, then the records go, and whoever lost a recent task sees App Home again.
  */
-import type { Logger } from "pino";
 import { forgetFeedback } from "../feedback/feedback.ts";
-import type { RunScope } from "../runs/relay.ts";
-import type { AuditTrail } from "../store/audit.ts";
-import type { PersonForgotten, SlackThreadKey } from "../store/types.ts";
-import type { HomeRefresher, ThreadStore } from "./ports.ts";
-
-export interface ForgettingDeps {
-  readonly store: Pick<
-    ThreadStore,
-    | "getThread"
-    | "updateThread"
-    | "forgetThread"
-    | "forgetChannel"
-    | "forgetPerson"
-    | "forgetPeople"
-    | "recordKeys"
-    | "getRecord"
-    | "updateRecord"
-    | "deleteRecord"
-  >;
-  readonly relay: { stopQuietly(scope: RunScope, why: string): Promise<void> };
-  readonly home: HomeRefresher;
-  /** Where an admin's erasing of the workspace's records is written. */
-  readonly audit?: Pick<AuditTrail, "record"> | undefined;
-  readonly logger: Logger;
-}
+import type { PersonForgotten } from "../store/types.ts";
+import type { CoordinatorDeps } from "./coordinator-deps.ts";
 
 /** What a person's erase removed: their records, and their votes on answers. */
 export interface PersonErased extends PersonForgotten {
@@ -39,17 +14,15 @@ export interface PersonErased extends PersonForgotten {
 }
 
 export class Forgetting {
-  readonly #deps: ForgettingDeps;
+  readonly #deps: CoordinatorDeps;
 
-  constructor(deps: ForgettingDeps) {
+  constructor(deps: CoordinatorDeps) {
     this.#deps = deps;
   }
 
   /**
-   * A message was deleted in Slack (`message_deleted`; `threadTs`: its thread, when Slack said).
-   * The root of a task thread: the task is forgotten (its run stopped quietly, its record,
-   * queued replies, votes and recent-task entry gone). A reply waiting in a task thread's queue:
-   * it is not sent.
+   * A message was deleted in Slack (`message_deleted`; `threadTs`: its thread, when Slack said):
+   * a task thread's root forgets the task; a reply waiting in a thread's queue is not sent.
    */
   async messageDeleted(
     teamId: string,
@@ -57,10 +30,14 @@ export class Forgetting {
     deletedTs: string,
     threadTs: string | undefined,
   ): Promise<void> {
-    const { store, logger } = this.#deps;
+    const { store, relay, home, logger } = this.#deps;
     const root = { teamId, channelId, threadTs: deletedTs };
     if (await store.getThread(root)) {
-      await this.#forgetThread(root);
+      await relay.stopQuietly(root, "its task message was deleted in Slack");
+      const record = await store.forgetThread(root);
+      await forgetFeedback(store, teamId, root);
+      if (record) home.taskChanged(teamId, record.ownerUserId);
+      logger.info({ team: teamId }, "a task message was deleted in Slack: its task is forgotten");
       return;
     }
     if (threadTs === undefined || threadTs === deletedTs) return;
@@ -71,15 +48,6 @@ export class Forgetting {
       return dropped ? { ...thread, queue } : undefined;
     });
     if (dropped) logger.info({ team: teamId }, "a queued reply was deleted in Slack: not sent");
-  }
-
-  async #forgetThread(key: SlackThreadKey): Promise<void> {
-    const { store, relay, home, logger } = this.#deps;
-    await relay.stopQuietly(key, "its task message was deleted in Slack");
-    const record = await store.forgetThread(key);
-    await forgetFeedback(store, key.teamId, key);
-    if (record) home.taskChanged(key.teamId, record.ownerUserId);
-    logger.info({ team: key.teamId }, "a task message was deleted in Slack: its task is forgotten");
   }
 
   /** A channel was deleted in Slack: every record of it is forgotten, its runs stopped quietly. */
@@ -96,9 +64,8 @@ export class Forgetting {
   }
 
   /**
-   * A person erases their own records (App Home): the task threads they started, their replies
-   * waiting in others' threads, their recent tasks, personal defaults and votes. Their runs
-   * still going finish in Slack; the service's copy of their tasks is the service's.
+   * A person erases their own records (App Home): their task threads, queued replies, recent
+   * tasks, personal defaults and votes. Their runs still going finish in Slack.
    */
   async erasePerson(teamId: string, userId: string): Promise<PersonErased> {
     const { store, logger } = this.#deps;
@@ -110,8 +77,7 @@ export class Forgetting {
 
   /**
    * An admin erases what the workspace's people left (App Home): its runs stop quietly, then
-   * every thread record, recent task, personal default and vote goes. Its settings and audit
-   * trail stay; the erase is written to the trail.
+   * every record of theirs goes; its settings and audit trail stay, the erase written to it.
    */
   async eraseWorkspace(teamId: string, adminId: string): Promise<void> {
     const { store, relay, audit, logger } = this.#deps;

@@ -1,13 +1,11 @@
 /**
- * A new task: created on the service at once, while its prompt (the thread) and working
- * message are posted as Slack's budget allows, in the order the requests arrived; then its
- * first run is handed to the relay. The start is recorded so another instance can finish it.
+ * A new task: created on the service at once, while its prompt (the thread) and working message
+ * are posted as Slack's budget allows, in arrival order; then its first run goes to the relay.
  * In a public channel the app is not in, and may not join (its workspace's admins decide), the
  * service is not asked: the prompt cannot be posted, and the person is told how to invite it.
  */
 import type { TaskServiceError } from "../service/errors.ts";
 import type { UploadFile } from "../service/multipart.ts";
-import type { CreateTaskResponse } from "../service/schemas.ts";
 import { type RunOpening, serviceRunId, type SlackThreadKey } from "../store/types.ts";
 import { getUsagePolicy } from "../store/usage-policy.ts";
 import { blameDefaults } from "../view/defaults.ts";
@@ -16,9 +14,8 @@ import { USAGE } from "../view/render.ts";
 import { truncate } from "../view/sanitize.ts";
 import { type Attachments, brokenFileReason, readAttachments } from "./attachments.ts";
 import { startRun } from "../runs/start.ts";
-import { type TaskOptions, toCreateInput } from "./options.ts";
+import { toCreateInput } from "./options.ts";
 import type { TaskDefaultsUsed } from "./preferences.ts";
-import type { BotMembership } from "./ports.ts";
 import type { NewTask, TellUser } from "./requests.ts";
 import { type WithThread, withThreadContext } from "../thread-context/compose.ts";
 import { type CoordinatorDeps, showStartError } from "./coordinator-deps.ts";
@@ -27,11 +24,6 @@ const NOT_POSTED =
   "I couldn't post the task's messages in this channel, so it was not started. Please try again.";
 const NOT_STARTED =
   "The task could not be started, so your message was not sent. Start a new one with `/task`.";
-
-/** The app is not in the public channel and may not join it: the service is not asked. */
-class NotInChannelError extends Error {
-  override readonly name = "NotInChannelError";
-}
 
 export class NewTasks {
   readonly #deps: CoordinatorDeps;
@@ -65,18 +57,31 @@ export class NewTasks {
     tell: TellUser,
   ): Promise<void> {
     const startedAt = this.#deps.now();
-    // The work starts at once (with the thread it was asked in, if any); the messages follow
-    // as Slack's budget allows, in arrival order.
+    // The work starts at once (with the thread it was asked in, if any).
     const context = this.#withThread(task, attachments.files);
     const result = await startRun(this.#deps, {
       place: { teamId: task.teamId, channelId: task.channelId, threadTs: task.threadTs },
       plan: openingOf(task, startedAt),
       startedAt,
-      ask: () => {
-        const present = this.#present(task);
-        return (present ? present.then(() => context) : context)
-          .then((c) => this.#create({ ...task, prompt: c.prompt }, used.options, c.files))
-          .then(createdRun);
+      ask: async () => {
+        await this.#inChannelOrMayJoin(task);
+        const { prompt, files } = await context;
+        const made = await this.#deps.workspaces.service(task.teamId).createTask({
+          prompt,
+          ...toCreateInput(used.options),
+          ...(files.length > 0 ? { files } : {}),
+          metadata: {
+            slack: {
+              team_id: task.teamId,
+              channel_id: task.channelId,
+              user_id: task.userId,
+              // A command's thread does not exist yet: the work does not wait for Slack.
+              ...(task.threadTs === undefined ? {} : { thread_ts: task.threadTs }),
+            },
+          },
+        });
+        const ref = { projectId: made.project_id, threadId: made.thread_id };
+        return { ref, runId: serviceRunId(made.agent_run_id) };
       },
       remark: () => context.then((c) => c.remark),
       // From now on replies in the thread wait for the run instead of starting their own.
@@ -97,21 +102,14 @@ export class NewTasks {
   }
 
   /**
-   * Before the service is asked for a task that opens its thread in a public channel: the app
-   * is in it, or its workspace lets it join (`joinPublicChannels`). Otherwise this rejects, and
-   * the prompt's post (running meanwhile, in arrival order) fails and tells the person how to
-   * invite it. When Slack cannot say, the post will.
+   * Before the service is asked for a task that opens its thread in a public channel: the app is
+   * in it, or its workspace lets it join (`joinPublicChannels`). Otherwise this rejects, and the
+   * prompt's post (running meanwhile, in arrival order) fails and tells the person how to invite
+   * it. When Slack cannot say, the post will.
    */
-  #present(task: NewTask): Promise<void> | undefined {
-    const { botMembership } = this.#deps;
-    if (!botMembership || task.threadTs !== undefined || !task.channelId.startsWith("C")) {
-      return undefined; // nothing to wait for: the service is asked at once
-    }
-    return this.#inChannelOrMayJoin(task, botMembership);
-  }
-
-  async #inChannelOrMayJoin(task: NewTask, botMembership: BotMembership): Promise<void> {
-    const { store, logger } = this.#deps;
+  async #inChannelOrMayJoin(task: NewTask): Promise<void> {
+    const { store, logger, botMembership } = this.#deps;
+    if (!botMembership || task.threadTs !== undefined || !task.channelId.startsWith("C")) return;
     const policy = await getUsagePolicy(store, task.teamId).catch(() => undefined);
     if (!policy || policy.joinPublicChannels) return;
     const member = await botMembership(task.teamId, task.channelId).catch((err: unknown) => {
@@ -121,7 +119,7 @@ export class NewTasks {
       );
       return true;
     });
-    if (!member) throw new NotInChannelError("not in the channel, and may not join it");
+    if (!member) throw new Error("not in the channel, and may not join it");
   }
 
   /** The prompt and files with the thread a message was posted in (never rejects). */
@@ -192,27 +190,6 @@ export class NewTasks {
         this.#deps.logger.warn({ err, teamId: key.teamId }, "could not record the new thread"),
       );
   }
-
-  #create(
-    task: NewTask,
-    options: TaskOptions,
-    files: readonly UploadFile[],
-  ): Promise<CreateTaskResponse> {
-    return this.#deps.workspaces.service(task.teamId).createTask({
-      prompt: task.prompt,
-      ...toCreateInput(options),
-      ...(files.length > 0 ? { files } : {}),
-      metadata: {
-        slack: {
-          team_id: task.teamId,
-          channel_id: task.channelId,
-          user_id: task.userId,
-          // A command's thread does not exist yet: the work does not wait for Slack.
-          ...(task.threadTs === undefined ? {} : { thread_ts: task.threadTs }),
-        },
-      },
-    });
-  }
 }
 
 /** What the new task's start posts: its prompt (for a command), its working message. */
@@ -225,14 +202,6 @@ function openingOf(task: NewTask, startedAt: number): RunOpening {
     ...(task.threadTs === undefined ? { prompt: { text: task.prompt, fileNames: names } } : {}),
     ...(task.surface === "dm" ? { title: sessionTitle(task) } : {}),
     ...(task.step ? { step: task.step } : {}),
-  };
-}
-
-/** The service's run, from its answer to a create. */
-function createdRun(made: CreateTaskResponse) {
-  return {
-    ref: { projectId: made.project_id, threadId: made.thread_id },
-    runId: serviceRunId(made.agent_run_id),
   };
 }
 

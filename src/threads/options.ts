@@ -2,14 +2,13 @@
  * Task options typed inline ahead of a prompt, as one bracket group:
  * `[model=NAME, agent=ID, effort=low|medium|high, thinking, context=off] prompt…`. Pure.
  */
-
-export type Effort = "low" | "medium" | "high";
+import type { CreateTaskInput, ReasoningEffort } from "../service/client.ts";
 
 /** What a person can choose for a task; every field optional (the service has defaults). */
 export interface TaskOptions {
   readonly model?: string;
   readonly agent?: string;
-  readonly effort?: Effort;
+  readonly effort?: ReasoningEffort;
   readonly thinking?: boolean;
   readonly context?: boolean;
 }
@@ -34,14 +33,11 @@ export const OPTION_HELP: Readonly<Record<OptionKey, string>> = {
   context: "context (or context=off): the context manager",
 };
 
-/** Only these apply when a conversation is continued (the service's continue call takes a prompt and files). */
-export const FOLLOW_UP_KEYS: readonly OptionKey[] = [];
-
 export type ParsedPrompt =
   | { readonly ok: true; readonly options: TaskOptions; readonly prompt: string }
   | { readonly ok: false; readonly error: string };
 
-const EFFORTS: readonly Effort[] = ["low", "medium", "high"];
+const EFFORTS: readonly ReasoningEffort[] = ["low", "medium", "high"];
 const ON = new Set(["on", "true", "yes", "1"]);
 const OFF = new Set(["off", "false", "no", "0"]);
 /** Longest value accepted for a model or agent name; the service's own ids are far shorter. */
@@ -159,23 +155,16 @@ export function mergeOptions(...layers: readonly (TaskOptions | undefined)[]): T
 
 /** The options written back as the bracket group that gives them (for help texts and round trips). */
 export function formatOptions(options: TaskOptions): string {
-  const parts: string[] = [];
-  for (const key of OPTION_KEYS) {
+  const parts = OPTION_KEYS.flatMap((key) => {
     const value = options[key];
-    if (value === undefined) continue;
-    parts.push(typeof value === "boolean" ? (value ? key : `${key}=off`) : `${key}=${value}`);
-  }
+    if (value === undefined) return [];
+    return typeof value === "boolean" ? (value ? key : `${key}=off`) : `${key}=${value}`;
+  });
   return parts.length === 0 ? "" : `[${parts.join(", ")}]`;
 }
 
 /** The service's create-call fields for the options given. */
-export function toCreateInput(options: TaskOptions): {
-  modelName?: string;
-  agentId?: string;
-  reasoningEffort?: Effort;
-  enableThinking?: boolean;
-  enableContextManager?: boolean;
-} {
+export function toCreateInput(options: TaskOptions): Partial<CreateTaskInput> {
   return {
     ...(options.model !== undefined ? { modelName: options.model } : {}),
     ...(options.agent !== undefined ? { agentId: options.agent } : {}),
@@ -185,7 +174,7 @@ export function toCreateInput(options: TaskOptions): {
   };
 }
 
-/** The keys given that a follow-up cannot apply (the continue call takes none of them). */
+/** The keys given, none of which a follow-up can apply (the service's continue call takes none). */
 export function notForFollowUps(options: TaskOptions): OptionKey[] {
-  return OPTION_KEYS.filter((k) => options[k] !== undefined && !FOLLOW_UP_KEYS.includes(k));
+  return OPTION_KEYS.filter((k) => options[k] !== undefined);
 }

@@ -8,9 +8,8 @@ import { truncate } from "../view/sanitize.ts";
 import { mergeOptions, OPTION_KEYS, type OptionKey, type TaskOptions } from "./options.ts";
 import type { PreferenceStore, SlackWriter } from "./ports.ts";
 
-/** How many recent tasks App Home lists. */
+/** How many recent tasks App Home lists, and how much of each prompt (characters). */
 export const RECENT_TASKS_SHOWN = 20;
-/** The prompt excerpt kept with a recent task. */
 const PROMPT_EXCERPT = 150;
 
 /** Who knows a channel's creator (Slack's conversations.info): its manager for settings. */
@@ -30,16 +29,6 @@ export interface TaskDefaultsUsed {
   readonly applied: readonly AppliedDefault[];
 }
 
-export interface PreferencesOptions {
-  readonly store: PreferenceStore;
-  readonly workspaces: { writer(teamId: string): Pick<SlackWriter, "isAdmin"> };
-  readonly directory?: ChannelDirectory | undefined;
-  /** Anyone may change a channel's defaults (`TASK_SETTINGS_ANYONE`). */
-  readonly settingsAnyone?: boolean | undefined;
-  readonly logger: Logger;
-  readonly now: () => number;
-}
-
 const DEFAULT_KEYS: readonly (keyof TaskDefaults)[] = ["model", "agent", "effort", "thinking"];
 
 /** Only the fields a default may set (the context manager is chosen per task). */
@@ -47,6 +36,16 @@ export function asDefaults(options: TaskOptions): TaskDefaults {
   const out: Record<string, unknown> = {};
   for (const key of DEFAULT_KEYS) if (options[key] !== undefined) out[key] = options[key];
   return out as TaskDefaults;
+}
+
+interface PreferencesOptions {
+  readonly store: PreferenceStore;
+  readonly workspaces: { writer(teamId: string): Pick<SlackWriter, "isAdmin"> };
+  readonly directory?: ChannelDirectory | undefined;
+  /** Anyone may change a channel's defaults (`TASK_SETTINGS_ANYONE`). */
+  readonly settingsAnyone?: boolean | undefined;
+  readonly logger: Logger;
+  readonly now: () => number;
 }
 
 export class Preferences {
@@ -70,10 +69,7 @@ export class Preferences {
     return this.#o.store.putDefaults(teamId, scope, asDefaults(defaults));
   }
 
-  /**
-   * Whether `userId` may change the channel's defaults: anyone when the workspace allows it,
-   * else the channel's creator (its manager, as far as the Web API tells) or a workspace admin.
-   */
+  /** Anyone when allowed, else the channel's creator (its manager, per the Web API) or an admin. */
   async mayChangeChannel(teamId: string, channelId: string, userId: string): Promise<boolean> {
     if (this.#o.settingsAnyone === true) return true;
     const creator = await this.#o.directory
@@ -92,10 +88,7 @@ export class Preferences {
       });
   }
 
-  /**
-   * The options a new task runs with: `explicit` (inline, or the form's fields) over the
-   * person's defaults over the channel's, and which defaults filled a gap.
-   */
+  /** A task's options (`explicit` over personal defaults over the channel's); which filled gaps. */
   async forTask(
     teamId: string,
     userId: string,
@@ -121,8 +114,8 @@ export class Preferences {
   }
 
   /**
-   * Lists a new task in its owner's recent tasks, as running. Callers need not wait: nothing
-   * a task does waits for its listing (a lock left by a crashed instance delays only this).
+   * Lists a new task in its owner's recent tasks, as running. Nothing a task does waits for it (a
+   * lock left by a crashed instance delays only this).
    */
   taskStarted(
     teamId: string,
@@ -137,7 +130,7 @@ export class Preferences {
     );
   }
 
-  /** Records a task's latest state (a run ended, or a follow-up started); only logged if it fails. */
+  /** A task's latest state (a run ended, a follow-up started); only logged if it fails. */
   taskState(
     teamId: string,
     userId: string,

@@ -19,17 +19,11 @@ export type TellUser = (text: string) => Promise<void>;
 
 /**
  * One delivery of a request by Slack, so that a retried one is handled once: a slash command
- * (or shortcut) retried by a flaky network carries the same trigger id, and Slack redelivers
- * an event it thinks was missed with the same event id.
+ * (or shortcut) retried carries the same trigger id, a redelivered event the same event id, and
+ * a person's message (by channel and ts) counts once though Slack delivers a mention of the bot
+ * both as `app_mention` and as `message` (different event ids).
  */
-export type Delivery =
-  | { readonly kind: "trigger"; readonly id: string }
-  | { readonly kind: "event"; readonly id: string }
-  /**
-   * A person's Slack message, by channel and ts: Slack delivers a mention of the bot both as
-   * `app_mention` and as `message` (different event ids), and it must count once.
-   */
-  | { readonly kind: "message"; readonly id: string };
+export type Delivery = { readonly kind: "trigger" | "event" | "message"; readonly id: string };
 
 /** The delivery id of a person's message, the same whichever event carried it. */
 export const messageDelivery = (channelId: string, ts: string): Delivery => ({
@@ -45,22 +39,17 @@ export interface NewTask {
   readonly prompt: string;
   readonly delivery?: Delivery | undefined;
   /**
-   * Where the answer goes when the request is itself a message (a mention, a DM): a thread
-   * under it (or the thread it was in). Without it the prompt is posted as the thread's root.
+   * Where the answer goes when the request is itself a message (a mention, a DM): a thread under
+   * it (or the thread it was in). Without it the prompt is posted as the thread's root.
    */
   readonly threadTs?: string | undefined;
-  /** The Slack surface the task came from (kept with the thread). */
   readonly surface?: TaskSurface | undefined;
   /** Options chosen outside the prompt (the modal's fields); inline ones win. */
   readonly options?: TaskOptions | undefined;
-  /** Files attached to the request (a message's, or the modal's file input). */
   readonly files?: readonly SlackFileRef[] | undefined;
   /** When the request arrived (ms since the epoch): its messages keep that place in line. */
   readonly receivedAt?: number | undefined;
-  /**
-   * A message posted inside a thread that has no task (its ts): the thread's earlier messages
-   * go to the agent with it.
-   */
+  /** A message inside a thread without a task (its ts): the earlier messages go with it. */
   readonly inThreadTs?: string | undefined;
   /** A Workflow Builder step asked for it: the step ends when its run ends (or is refused). */
   readonly step?: WorkflowStep | undefined;
@@ -69,24 +58,14 @@ export interface NewTask {
 /** Where a task was started: a channel (command, mention) or a direct message / agent view. */
 export type TaskSurface = "channel" | "dm";
 
-/** A new task's prompt once its inline options are read off it. */
-export interface CheckedTask {
-  readonly prompt: string;
-  readonly options: TaskOptions;
-}
-
 export interface ThreadReply {
   readonly key: SlackThreadKey;
   readonly userId: string;
   readonly text: string;
   readonly ts: string;
-  /** The files attached to the reply. */
   readonly files: readonly SlackFileRef[];
   readonly delivery?: Delivery | undefined;
-  /**
-   * The refusal checks (people, usage, rate) were made before the reply was posted (the
-   * Continue form, which posts the person's text itself): not made, nor a slot taken, again.
-   */
+  /** The Continue form made the checks (people, usage, rate) before posting it: not again. */
   readonly checked?: boolean;
 }
 
@@ -101,9 +80,7 @@ export interface IncomingMessage {
   /** The text as typed (Slack's escapes decoded, the bot's own mention removed). */
   readonly text: string;
   readonly ts: string;
-  /** The thread it was posted in, if any. */
   readonly threadTs?: string | undefined;
-  /** The files attached to it. */
   readonly files: readonly SlackFileRef[];
   /** Whether this message starts a task when it is not in a task thread (mentions, DMs). */
   readonly startsTask: boolean;
@@ -117,14 +94,11 @@ export interface StopPress {
   readonly runId: string;
 }
 
-/**
- * Reads a new task's text: its inline options and its prompt, or why it is refused (a bad
- * option, an empty or too long prompt).
- */
+/** A new task's inline options and prompt, or why it is refused (a bad option, a bad prompt). */
 export function checkTaskText(
   text: string,
   hasFiles = false,
-): CheckedTask | { readonly refusal: string } {
+): { readonly prompt: string; readonly options: TaskOptions } | { readonly refusal: string } {
   const parsed = parsePrompt(text);
   if (!parsed.ok) return { refusal: parsed.error };
   // Files alone are a request too: the service needs a prompt only when none are attached.
@@ -133,7 +107,7 @@ export function checkTaskText(
 }
 
 /** Why a new task's (trimmed) prompt is refused, or undefined when it can be sent. */
-export function promptRefusal(prompt: string): string | undefined {
+function promptRefusal(prompt: string): string | undefined {
   if (prompt === "") return USAGE;
   const length = promptLength(prompt);
   if (length <= LIMITS.promptMaxChars) return undefined;

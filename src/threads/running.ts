@@ -1,16 +1,11 @@
-/**
- * A thread's record once its run runs: what the start of a run (runs/start.ts, a fresh start
- * or one another instance finishes) reports through the `RunningThreads` port. The thread
- * layer owns its record; the run layer only says where the run is and who asked for it.
- */
+/** A thread's record once its run runs, as runs/start.ts reports it (the `RunningThreads` port). */
 import { activityOf } from "../runs/record.ts";
 import type { PersonStop } from "../store/types.ts";
 import type { RunningThreads, ThreadStore } from "./ports.ts";
 
 /**
- * Records a thread as running the service's run: a new task's thread gets its conversation
- * (and is written whole if the instance that posted its prompt died before it was); a
- * follow-up's thread only while it still waits for that run.
+ * A new task's thread gets its conversation (written whole if the instance that posted its prompt
+ * died before recording it); a follow-up's thread is updated only while it still waits for the run.
  */
 export function runningThreads(deps: {
   readonly store: Pick<ThreadStore, "updateThread" | "putThread">;
@@ -18,11 +13,10 @@ export function runningThreads(deps: {
 }): RunningThreads {
   return {
     async running(record, plan) {
-      const { store } = deps;
       const { key, ref } = record;
       const active = activityOf(record);
       let stop: PersonStop | undefined;
-      const updated = await store.updateThread(key, (rec) => {
+      const updated = await deps.store.updateThread(key, (rec) => {
         const starting = rec.active.kind === "starting" ? rec.active : undefined;
         if (plan.replyTs !== undefined && starting?.replyTs !== plan.replyTs) return undefined;
         stop = starting?.stop;
@@ -31,7 +25,7 @@ export function runningThreads(deps: {
       });
       if (updated || plan.replyTs !== undefined) return stop;
       const now = deps.now();
-      await store.putThread({
+      await deps.store.putThread({
         ...key,
         service: ref,
         ownerUserId: plan.userId,

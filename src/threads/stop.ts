@@ -3,13 +3,16 @@
  * stops a run it relays, and a run nobody relays here is stopped on the service directly. An
  * admin stopping another person's run is written to the audit trail.
  */
-import { personStop, type SlackThreadKey, type ThreadRecord } from "../store/types.ts";
+import { personStop, type ThreadRecord } from "../store/types.ts";
 import type { StopPress, TellUser } from "./requests.ts";
 import type { CoordinatorDeps } from "./coordinator-deps.ts";
 import { stopFailed } from "../view/errors.ts";
 
 /** How long a Stop is remembered, so a double click stops once. */
 const STOP_CLAIM_TTL_MS = 10 * 60_000;
+const FINISHED = "This run has already finished.";
+
+type Stopper = Pick<StopPress, "key" | "userId">;
 
 export async function stopRun(
   deps: CoordinatorDeps,
@@ -18,27 +21,14 @@ export async function stopRun(
 ): Promise<void> {
   const { store, relay, logger } = deps;
   const record = await store.getThread(req.key);
-  if (!record) {
-    await tell("This task is no longer known to me, so there is nothing to stop.");
-    return;
-  }
+  if (!record) return tell("This task is no longer known to me, so there is nothing to stop.");
   // Only the thread's current run can be stopped (an old button names an old run).
-  if (record.active.kind === "running" && record.active.runId !== req.runId) {
-    await tell("This run has already finished.");
-    return;
-  }
-  if (!(await mayStop(deps, record, req))) {
-    await tell(
-      `Only <@${record.ownerUserId}>, who started this task, or a workspace admin can stop it.`,
-    );
-    return;
-  }
+  if (record.active.kind === "running" && record.active.runId !== req.runId) return tell(FINISHED);
+  const refusal = await stopRefusal(deps, record, req);
+  if (refusal) return tell(refusal);
+  // No task on the service (its creation failed or is under way): no run of it to stop.
   const ref = record.service;
-  if (!ref) {
-    // No task on the service (its creation failed or is under way): no run of it to stop.
-    await tell("This run has already finished.");
-    return;
-  }
+  if (!ref) return tell(FINISHED);
   const claim = `stop:${req.runId}`;
   if (!(await store.claimOnce(req.key.teamId, claim, STOP_CLAIM_TTL_MS))) return;
   // A Stop that failed is told, and forgotten so that Stop can be pressed again.
@@ -49,17 +39,12 @@ export async function stopRun(
   };
   try {
     if (await relay.stop({ runId: req.runId, ref, key: req.key }, req.userId)) {
-      await audited(deps, record, req, `run ${req.runId}`);
-      return;
+      return await audited(deps, record, req, `run ${req.runId}`);
     }
   } catch (err) {
-    await failed(err);
-    return;
+    return failed(err);
   }
-  if (record.active.kind !== "running" || record.active.runId !== req.runId) {
-    await tell("This run has already finished.");
-    return;
-  }
+  if (record.active.kind !== "running" || record.active.runId !== req.runId) return tell(FINISHED);
   // Not relayed by this process (e.g. after a restart): stop it on the service anyway.
   try {
     await deps.workspaces.service(req.key.teamId).stopAgent(ref);
@@ -74,7 +59,7 @@ export async function stopRun(
 async function audited(
   deps: CoordinatorDeps,
   record: ThreadRecord,
-  req: { readonly key: SlackThreadKey; readonly userId: string },
+  req: Stopper,
   detail: string,
 ): Promise<void> {
   if (req.userId === record.ownerUserId) return;
@@ -88,22 +73,24 @@ async function audited(
   });
 }
 
-/** The task's owner, or an active admin of the same workspace. */
-async function mayStop(
+/** Unless `req` comes from the task's owner or an active admin of the same workspace: why not. */
+async function stopRefusal(
   deps: CoordinatorDeps,
   record: ThreadRecord,
-  req: { readonly key: SlackThreadKey; readonly userId: string },
-): Promise<boolean> {
-  if (req.userId === record.ownerUserId) return true;
+  req: Stopper,
+): Promise<string | undefined> {
+  if (req.userId === record.ownerUserId) return undefined;
   try {
     const writer = deps.workspaces.writer(req.key.teamId);
     const person = await writer.person(req.userId);
     const sameTeam = person?.teamId === undefined || person.teamId === req.key.teamId;
-    return sameTeam && person?.deleted !== true && (await writer.isAdmin(req.userId));
+    if (sameTeam && person?.deleted !== true && (await writer.isAdmin(req.userId))) {
+      return undefined;
+    }
   } catch (err) {
     deps.logger.warn({ err }, "could not check whether the user is an admin");
-    return false;
   }
+  return `Only <@${record.ownerUserId}>, who started this task, or a workspace admin can stop it.`;
 }
 
 /**
@@ -113,15 +100,11 @@ async function mayStop(
 export async function stopWhenStarted(
   deps: CoordinatorDeps,
   record: ThreadRecord,
-  req: { readonly key: SlackThreadKey; readonly userId: string },
+  req: Stopper,
   tell: TellUser,
 ): Promise<void> {
-  if (!(await mayStop(deps, record, req))) {
-    await tell(
-      `Only <@${record.ownerUserId}>, who started this task, or a workspace admin can stop it.`,
-    );
-    return;
-  }
+  const refusal = await stopRefusal(deps, record, req);
+  if (refusal) return tell(refusal);
   let started: string | undefined;
   let asked = false;
   await deps.store.updateThread(req.key, (rec) => {

@@ -1,9 +1,8 @@
 /**
- * What the History and Files views of a task thread show, and the two things they do: bring
- * one of the thread's files into the thread, and continue the task from the Continue form.
- * The thread is looked up in the store: a view only ever shows a thread the app ran, and only
- * to someone the people policy and the workspace's usage policy let use the app in its
- * channel (checks.ts), as for starting a task.
+ * What the History and Files views of a task thread show, and the two things they do: bring one
+ * of the thread's files into the thread ("Get it"), and continue the task (the Continue form).
+ * They show only a thread the app ran, only to someone the people and usage policies let use the
+ * app in its channel (checks.ts).
  */
 import { TaskServiceError } from "../service/errors.ts";
 import type { HistoryMessage, ResultFile, ThreadFile } from "../service/schemas.ts";
@@ -34,17 +33,16 @@ const RESULTS_KEPT = 16;
 /** A task result's files, each with its place in the result. */
 type ResultFiles = readonly { readonly file: ResultFile; readonly position: number }[];
 
-/** The budgets when the coordinator is given none (tests): the process's defaults. */
+/** The process's default budgets, when the coordinator is given none (tests). */
 const DEFAULT_MEMORY = memoryLimits();
 
 const NOT_A_TASK = "This thread has no task the app knows of (it may have been started elsewhere).";
 const GONE =
   "The task service no longer has this task (its project was deleted or expired), so there is nothing to show.";
 
-/** How a follow-up from the Continue form is checked, then handled like a reply in the thread. */
-export interface ReplyHandling {
+/** How a follow-up from the Continue form is checked (follow-ups.ts), then handled like a reply. */
+interface ReplyHandling {
   readonly reply: (reply: ThreadReply) => Promise<boolean>;
-  /** What to tell the person when the reply would be refused (a rate slot is taken otherwise). */
   readonly check: (reply: Omit<ThreadReply, "ts">) => Promise<string | undefined>;
 }
 
@@ -61,28 +59,21 @@ export class ThreadViews {
     this.#throttle = new PerKeyThrottle(VIEW_LOADS_PER_MIN, 60_000, () => deps.now());
   }
 
-  /** What to tell a person who asked for too many views or files this minute, if they did. */
-  #throttled(key: SlackThreadKey, userId: string): string | undefined {
-    const wait = this.#throttle.take(`${key.teamId}:${userId}`);
-    if (wait === undefined) return undefined;
-    return `You opened task history and files ${VIEW_LOADS_PER_MIN} times in the last minute, the most one person may. Please try again in ${Math.max(1, Math.ceil(wait / 1000))} s.`;
-  }
-
   /**
    * Why `userId` may not load a view of the thread or get one of its files now: too many this
    * minute (counted first: it asks nobody), or the people and usage policies.
    */
   async #refusal(key: SlackThreadKey, userId: string): Promise<string | undefined> {
-    return (
-      this.#throttled(key, userId) ??
-      (await viewerRefusal(this.#deps, { teamId: key.teamId, channelId: key.channelId, userId }))
-    );
+    const wait = this.#throttle.take(`${key.teamId}:${userId}`);
+    if (wait !== undefined) {
+      return `You opened task history and files ${VIEW_LOADS_PER_MIN} times in the last minute, the most one person may. Please try again in ${Math.max(1, Math.ceil(wait / 1000))} s.`;
+    }
+    return viewerRefusal(this.#deps, { teamId: key.teamId, channelId: key.channelId, userId });
   }
 
   /** The service's reference of a task thread, if the app ran a task there. */
-  async ref(key: SlackThreadKey): Promise<ThreadRef | undefined> {
-    const record = await this.#deps.store.getThread(key);
-    return record?.service;
+  async #ref(key: SlackThreadKey): Promise<ThreadRef | undefined> {
+    return (await this.#deps.store.getThread(key))?.service;
   }
 
   async history(
@@ -123,7 +114,7 @@ export class ThreadViews {
   async fetchFile(key: SlackThreadKey, userId: string, fileId: string): Promise<string> {
     const refused = await this.#refusal(key, userId);
     if (refused !== undefined) return refused;
-    const ref = await this.ref(key);
+    const ref = await this.#ref(key);
     if (!ref) return NOT_A_TASK;
     let found: ResultFiles[number] | undefined;
     try {
@@ -176,8 +167,7 @@ export class ThreadViews {
     // Expired results go at every click, not only when another is kept.
     for (const [old, r] of this.#results)
       if (now - r.at >= RESULT_TTL_MS) this.#results.delete(old);
-    const kept = this.#results.get(at);
-    let files = kept && now - kept.at < RESULT_TTL_MS ? kept.files : undefined;
+    let files = this.#results.get(at)?.files;
     if (files === undefined || !files.some((f) => f.file.file_id === fileId)) {
       const result = await this.#deps.workspaces
         .service(key.teamId)
@@ -185,9 +175,9 @@ export class ThreadViews {
       files = result.files.map((file, position) => ({ file, position }));
       this.#results.delete(at);
       this.#results.set(at, { at: now, files });
-      // Expired results go, then the oldest while too many.
-      for (const [old, r] of this.#results) {
-        if (now - r.at < RESULT_TTL_MS && this.#results.size <= RESULTS_KEPT) continue;
+      // The oldest (first in insertion order) goes while too many are kept.
+      for (const old of this.#results.keys()) {
+        if (this.#results.size <= RESULTS_KEPT) break;
         this.#results.delete(old);
       }
     }
@@ -205,7 +195,7 @@ export class ThreadViews {
     text: string,
     files: readonly SlackFileRef[],
   ): Promise<string | undefined> {
-    if (!(await this.ref(key))) return NOT_A_TASK;
+    if (!(await this.#ref(key))) return NOT_A_TASK;
     const refusal = await this.#replies.check({ key, userId, text, files });
     if (refusal !== undefined) return refusal;
     const names = files.map((f) => f.name).filter((n) => n !== "");
@@ -224,7 +214,7 @@ export class ThreadViews {
   ): Promise<ViewResult<T>> {
     const refused = await this.#refusal(key, userId);
     if (refused !== undefined) return { ok: false, error: refused };
-    const ref = await this.ref(key);
+    const ref = await this.#ref(key);
     if (!ref) return { ok: false, error: NOT_A_TASK };
     try {
       return { ok: true, ...(await load(ref)) };

@@ -1,8 +1,7 @@
 /**
- * A workspace's usage policy applied to a request (starting a task or a follow-up): who may,
- * where, and a quota per person per hour shared by every instance; who and where also to the
- * views of a task (History, Files), which count no quota. And the service's refusals of the
- * workspace's account (402, 429) recorded for its admins.
+ * A workspace's usage policy applied to a request: who may, where, and a quota per person per
+ * hour shared by every instance (who and where also guard a task's History and Files views, which
+ * count no quota). And the service's refusals of the workspace's account (402, 429), for its admins.
  */
 import type { Logger } from "pino";
 import { TaskServiceError } from "../../service/errors.ts";
@@ -10,6 +9,7 @@ import {
   clearServiceAlert,
   getUsagePolicy,
   putServiceAlert,
+  type ServiceAlert,
   type UsagePolicy,
 } from "../../store/usage-policy.ts";
 import type { ThreadStore } from "../ports.ts";
@@ -31,12 +31,8 @@ export interface UsageRequest {
   readonly userId: string;
 }
 
-const HOUR_MS = 3_600_000;
-
 export const POLICY_UNREADABLE =
   "This workspace's usage policy could not be read, so no task can start right now. A workspace admin can save it again from my Home tab.";
-
-const mention = (groupId: string) => `<!subteam^${groupId}>`;
 
 /** Names in a sentence: "a", "a or b", "a, b or c". */
 function either(names: readonly string[]): string {
@@ -46,47 +42,28 @@ function either(names: readonly string[]): string {
 }
 
 /**
- * Why the workspace's policy refuses `req`, privately told; undefined when it may go ahead.
- * The quota is counted last, so that a request refused for another reason uses none of it.
+ * Why the workspace's policy refuses `req` (what to tell the person), or undefined. The quota is
+ * counted last, so that a request refused for another reason uses none of it, and not at all
+ * without `quota` (a view of a task starts nothing). An unreadable policy refuses (fail closed).
  */
 export async function usageRefusal(
   deps: UsageDeps,
   req: UsageRequest,
+  quota = true,
 ): Promise<string | undefined> {
-  const policy = await readPolicy(deps, req.teamId);
-  if (typeof policy === "string") return policy;
-  return (await accessOf(deps, policy, req)) ?? (await quotaRefusal(deps, policy, req));
-}
-
-/**
- * Why the workspace's policy keeps `req`'s person from the app where they ask (who, where),
- * without counting the quota: for what starts no task (a task's History and Files views).
- */
-export async function accessRefusal(
-  deps: UsageDeps,
-  req: UsageRequest,
-): Promise<string | undefined> {
-  const policy = await readPolicy(deps, req.teamId);
-  if (typeof policy === "string") return policy;
-  return accessOf(deps, policy, req);
-}
-
-/** The workspace's policy, or what to tell the person when it cannot be read (fail closed). */
-async function readPolicy(deps: UsageDeps, teamId: string): Promise<UsagePolicy | string> {
+  let policy: UsagePolicy;
   try {
-    return await getUsagePolicy(deps.store, teamId);
+    policy = await getUsagePolicy(deps.store, req.teamId);
   } catch (err) {
-    deps.logger.error({ err, team: teamId }, "could not read the usage policy");
+    deps.logger.error({ err, team: req.teamId }, "could not read the usage policy");
     return POLICY_UNREADABLE;
   }
+  return (
+    channelRefusal(policy, req.channelId) ??
+    (await groupRefusal(deps, policy, req)) ??
+    (quota ? await quotaRefusal(deps, policy, req) : undefined)
+  );
 }
-
-const accessOf = async (
-  deps: UsageDeps,
-  policy: UsagePolicy,
-  req: UsageRequest,
-): Promise<string | undefined> =>
-  channelRefusal(policy, req.channelId) ?? (await groupRefusal(deps, policy, req));
 
 function channelRefusal(policy: UsagePolicy, channelId: string): string | undefined {
   const { where } = policy;
@@ -118,17 +95,14 @@ async function groupRefusal(
       deps.logger.warn({ err, team: req.teamId, group: groupId }, "could not list a user group");
     }
   }
-  const who = either(groups.map(mention));
+  const who = either(groups.map((groupId) => `<!subteam^${groupId}>`));
   if (unchecked > 0) {
     return `Only members of ${who} may start tasks in this workspace, and Slack could not tell me whether you are one right now. Please try again in a minute.`;
   }
   return `Only members of ${who} may start tasks in this workspace (set by its admins).`;
 }
 
-/**
- * N tasks per person in any sliding hour, shared by every instance: one atomic store operation
- * per request (`consumeRate`, as the per-minute limits), whatever N.
- */
+/** N tasks per person in any sliding hour, shared by every instance: one `consumeRate` per request. */
 async function quotaRefusal(
   deps: UsageDeps,
   policy: UsagePolicy,
@@ -137,7 +111,7 @@ async function quotaRefusal(
   const limit = policy.perUserPerHour;
   if (limit <= 0) return undefined;
   const quota = [{ name: `quota:${req.userId}`, limit }];
-  const decision = await deps.store.consumeRate(req.teamId, quota, HOUR_MS, deps.now());
+  const decision = await deps.store.consumeRate(req.teamId, quota, 3_600_000, deps.now());
   if (decision.allowed) return undefined;
   const minutes = Math.max(1, Math.ceil(decision.retryAfterMs / 60_000));
   const tasks = limit === 1 ? "1 task" : `${limit} tasks`;
@@ -166,14 +140,9 @@ export function storedServiceAlerts(deps: {
       if (!(err instanceof TaskServiceError)) return;
       if (err.kind !== "credits" && err.kind !== "rate_limited") return;
       const at = deps.now();
-      const alert =
-        err.kind === "credits"
-          ? { status: 402 as const, at }
-          : {
-              status: 429 as const,
-              at,
-              ...(err.retryAfterMs === undefined ? {} : { resetAt: at + err.retryAfterMs }),
-            };
+      const reset = err.retryAfterMs === undefined ? {} : { resetAt: at + err.retryAfterMs };
+      const alert: ServiceAlert =
+        err.kind === "credits" ? { status: 402, at } : { status: 429, at, ...reset };
       putServiceAlert(deps.store, teamId, alert).catch(failed);
     },
     accepted(teamId) {
