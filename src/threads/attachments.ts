@@ -1,7 +1,7 @@
 /**
- * Files people attach in Slack, on their way to the task service: the service's limits are
- * applied from Slack's own metadata before anything is downloaded, then each file is opened
- * from Slack's file host, so what cannot go is named with its reason and the rest go.
+ * Files people attach in Slack, on their way to the task service: the service's limits are applied
+ * from Slack's metadata before any download, then each file is opened from Slack's file host; what
+ * cannot go is named with its reason and the rest go.
  */
 import { extname } from "node:path";
 import type { Logger } from "pino";
@@ -42,14 +42,8 @@ const UNREADABLE_MODES: Readonly<Record<string, string>> = {
   hidden_by_limit: "Slack hides it (the workspace is over its file storage limit)",
 };
 
-/**
- * The files the service may take, in the order they were attached: the first ten that fit
- * within the size limits. Sizes Slack did not give are checked again once the file is opened.
- */
-export function selectAttachments(files: readonly SlackFileRef[]): {
-  readonly chosen: readonly SlackFileRef[];
-  readonly leftOut: readonly LeftOut[];
-} {
+/** The first ten files that fit the limits, in order (a size Slack did not give: checked later). */
+export function selectAttachments(files: readonly SlackFileRef[]) {
   const chosen: SlackFileRef[] = [];
   const leftOut: LeftOut[] = [];
   let total = 0;
@@ -74,9 +68,7 @@ function metadataRefusal(file: SlackFileRef, count: number, total: number): stri
       ? "the task service only takes files with a known extension (e.g. .pdf, .png, .csv)"
       : `the task service does not take ${ext} files`;
   }
-  if (count >= LIMITS.maxFiles) {
-    return `only ${LIMITS.maxFiles} files can go with one message`;
-  }
+  if (count >= LIMITS.maxFiles) return `only ${LIMITS.maxFiles} files can go with one message`;
   return sizeRefusal(file.size, total);
 }
 
@@ -91,17 +83,24 @@ function sizeRefusal(size: number | undefined, total: number): string | undefine
   return undefined;
 }
 
-/**
- * Opens the files that may go (in parallel): one that cannot be downloaded is named and the rest
- * still go. Their bytes flow only when the request to the service is written.
- */
+/** Opens the files that may go, in parallel; their bytes flow when the request is written. */
 export async function gatherAttachments(
   source: SlackFileSource,
   teamId: string,
   files: readonly SlackFileRef[],
 ): Promise<Attachments> {
   if (files.length === 0) return NO_ATTACHMENTS;
-  const described = await Promise.all(files.map((file) => withDetails(source, teamId, file)));
+  // An event may name a file only by its id: Slack describes it then.
+  const described = await Promise.all(
+    files.map((file) =>
+      file.url !== undefined
+        ? file
+        : source.describe(teamId, file).catch((err: unknown) => ({
+            name: file.name || file.id,
+            reason: unavailableReason(err),
+          })),
+    ),
+  );
   const unknown = described.flatMap((d) => ("reason" in d ? [d] : []));
   const { chosen, leftOut } = selectAttachments(
     described.flatMap((d) => ("reason" in d ? [] : [d])),
@@ -156,20 +155,6 @@ export async function gatherAttachments(
     },
     broken: () => broken,
   };
-}
-
-/** The file as Slack describes it, when the event named it only by id. */
-async function withDetails(
-  source: SlackFileSource,
-  teamId: string,
-  file: SlackFileRef,
-): Promise<SlackFileRef | LeftOut> {
-  if (file.url !== undefined) return file;
-  try {
-    return await source.describe(teamId, file);
-  } catch (err) {
-    return { name: file.name || file.id, reason: unavailableReason(err) };
-  }
 }
 
 const unavailableReason = (err: unknown): string =>

@@ -1,7 +1,4 @@
-/**
- * What the coordinator's parts share: their dependencies, and the bot message that shows a run
- * being started ("working", or the reason when the start failed).
- */
+/** What the coordinator's parts share: their dependencies, and how a failed start is shown. */
 import type { Logger } from "pino";
 import type { SlackThreadKey } from "../store/types.ts";
 import { describeServiceError } from "../view/errors.ts";

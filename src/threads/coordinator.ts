@@ -1,10 +1,5 @@
-/**
- * What happens in a task thread, whatever Slack surface it came from: the one entry point the
- * listeners call. A request's prompt and delivery (a retry counts once) are checked here, who
- * asks and how often by checks.ts (for replies in follow-ups.ts), then done by its part:
- * new-task.ts, follow-ups.ts, stop.ts. Failures are told to the user.
- */
-import type { SlackThreadKey, WorkflowStep } from "../store/types.ts";
+/** The listeners' one entry point: checks a request's prompt and delivery, hands it to its part. */
+import type { WorkflowStep } from "../store/types.ts";
 import { FollowUps } from "./follow-ups.ts";
 import { Forgetting } from "./forgetting.ts";
 import { mergeOptions } from "./options.ts";
@@ -16,9 +11,9 @@ import type { RunOutcome } from "../runs/relay.ts";
 import {
   checkTaskText,
   claimDelivery,
+  type Delivery,
   describeFailure,
   type IncomingMessage,
-  messageDelivery,
   type NewTask,
   type StopPress,
   type TellUser,
@@ -35,11 +30,7 @@ export type { IncomingMessage, TellUser } from "./requests.ts";
 /** Dependencies the coordinator makes itself when not given. */
 type Defaulted = "limits" | "people" | "now" | "preferences" | "home" | "serviceAlerts";
 
-/**
- * Its parts' dependencies, the defaulted ones optional (no rate limits, members only, `Date.now`,
- * preferences and service alerts in the store, no App Home refresh), and what `/task settings`
- * asks of a channel: who created it (its manager), and whether anyone may change its defaults.
- */
+/** Its parts' dependencies (defaulted ones optional), and what `/task settings` asks of one. */
 export type CoordinatorOptions = Omit<CoordinatorDeps, Defaulted | "threads"> &
   Partial<Pick<CoordinatorDeps, Defaulted>> & {
     readonly directory?: ChannelDirectory;
@@ -122,29 +113,26 @@ export class TaskCoordinator {
     // First come, first served: the task keeps the place of its arrival, whatever the checks.
     const task = { ...request, receivedAt: request.receivedAt ?? this.#deps.now() };
     const checked = checkTaskText(task.prompt, (task.files?.length ?? 0) > 0);
-    if ("refusal" in checked) {
-      await tell(checked.refusal);
-      return;
-    }
-    try {
-      if (!(await claimDelivery(this.#deps.store, task.teamId, task.delivery))) return;
+    if ("refusal" in checked) return tell(checked.refusal);
+    const { teamId, userId, channelId } = task;
+    await this.#orTell(teamId, "starting a task failed", tell, async () => {
+      if (!(await claimDelivery(this.#deps.store, teamId, task.delivery))) return;
       const limited = await askerRefusal(this.#deps, task);
-      if (limited !== undefined) {
-        await tell(limited);
-        return;
-      }
+      if (limited !== undefined) return tell(limited);
       // Options typed in the prompt win over those picked in a form, which win over the
       // person's defaults, which win over the channel's.
       const explicit = mergeOptions(checked.options, task.options);
-      const used = await this.preferences.forTask(
-        task.teamId,
-        task.userId,
-        task.channelId,
-        explicit,
-      );
+      const used = await this.preferences.forTask(teamId, userId, channelId, explicit);
       await this.#newTasks.start({ ...task, prompt: checked.prompt }, used, tell);
+    });
+  }
+
+  /** Does `work`; a failure is logged (as `what`) and told to the person. */
+  async #orTell(teamId: string, what: string, tell: TellUser, work: () => Promise<void>) {
+    try {
+      await work();
     } catch (err) {
-      this.#deps.logger.error({ err, teamId: task.teamId }, "starting a task failed");
+      this.#deps.logger.error({ err, teamId }, what);
       await tell(describeFailure(err)).catch(() => undefined);
     }
   }
@@ -194,7 +182,7 @@ export class TaskCoordinator {
    * Slack delivers a mention twice (`app_mention` and `message`): it counts once.
    */
   async handleMessage(msg: IncomingMessage): Promise<void> {
-    const delivery = messageDelivery(msg.channelId, msg.ts);
+    const delivery: Delivery = { kind: "message", id: `${msg.channelId}:${msg.ts}` };
     const inThread = msg.threadTs !== undefined && msg.threadTs !== msg.ts;
     if (inThread) {
       const key = { teamId: msg.teamId, channelId: msg.channelId, threadTs: msg.threadTs };
@@ -228,32 +216,19 @@ export class TaskCoordinator {
    * Slack's own Stop in the agent view (`agent_session_stopped`): stops the thread's running
    * run exactly like the Stop button (same owner/admin rule, same message at the end).
    */
-  async handleSessionStopped(
-    stop: { readonly key: SlackThreadKey; readonly userId: string },
-    tell: TellUser,
-  ): Promise<void> {
-    try {
+  handleSessionStopped(stop: Omit<StopPress, "runId">, tell: TellUser): Promise<void> {
+    return this.#orTell(stop.key.teamId, "stopping a session failed", tell, async () => {
       const record = await this.#deps.store.getThread(stop.key);
-      if (record?.active.kind === "starting") {
-        await stopWhenStarted(this.#deps, record, stop, tell);
-        return;
-      }
+      if (record?.active.kind === "starting")
+        return stopWhenStarted(this.#deps, record, stop, tell);
       if (record?.active.kind !== "running") return; // nothing runs: nothing to stop
       await this.handleStop({ ...stop, runId: record.active.runId }, tell);
-    } catch (err) {
-      this.#deps.logger.error({ err, teamId: stop.key.teamId }, "stopping a session failed");
-      await tell(describeFailure(err)).catch(() => undefined);
-    }
+    });
   }
 
   /** The Stop button (or any other way to stop a run). */
-  async handleStop(req: StopPress, tell: TellUser): Promise<void> {
-    try {
-      await stopRun(this.#deps, req, tell);
-    } catch (err) {
-      this.#deps.logger.error({ err, teamId: req.key.teamId }, "stop failed");
-      await tell(describeFailure(err)).catch(() => undefined);
-    }
+  handleStop(req: StopPress, tell: TellUser): Promise<void> {
+    return this.#orTell(req.key.teamId, "stop failed", tell, () => stopRun(this.#deps, req, tell));
   }
 
   /** A run has shown its final state (the relay's `onEnded`, subscribed at construction). */

@@ -74,17 +74,11 @@ export class FollowUps {
     const { channelId, threadTs } = reply.key;
     const tell = (text: string) => writer.ephemeral(channelId, reply.userId, text, threadTs);
     const parsed = parsePrompt(reply.text);
-    if (!parsed.ok) {
-      await tell(parsed.error);
-      return;
-    }
+    if (!parsed.ok) return tell(parsed.error);
     // Files alone continue the task too; an empty message is nothing to send.
     if (parsed.prompt === "" && reply.files.length === 0) return;
     const refusal = reply.checked ? undefined : await this.#refusal(record, reply, parsed.prompt);
-    if (refusal !== undefined) {
-      await tell(refusal);
-      return;
-    }
+    if (refusal !== undefined) return tell(refusal);
     await this.#reconcile(record);
     const ignored = notForFollowUps(parsed.options);
     const item: QueuedFollowUp = {
@@ -95,14 +89,8 @@ export class FollowUps {
       ...(ignored.length > 0 ? { ignoredOptions: ignored } : {}),
     };
     const outcome = await this.#enqueue(reply.key, item);
-    if (outcome === "full") {
-      await tell(QUEUE_FULL);
-      return;
-    }
-    if (outcome === "start") {
-      await this.#start(reply.key, item);
-      return;
-    }
+    if (outcome === "full") return tell(QUEUE_FULL);
+    if (outcome === "start") return this.#start(reply.key, item);
     await Promise.allSettled([writer.react(channelId, reply.ts, QUEUED_REACTION), tell(QUEUED)]);
     // The run may have ended between the check and the queueing.
     const now = await store.getThread(reply.key);
@@ -179,14 +167,12 @@ export class FollowUps {
     });
     const { item } = taken;
     if (!item) return;
-    await this.#deps.workspaces
+    const { workspaces, logger } = this.#deps;
+    await workspaces
       .writer(key.teamId)
       .unreact(key.channelId, item.ts, QUEUED_REACTION)
       .catch((err: unknown) =>
-        this.#deps.logger.debug(
-          { err, teamId: key.teamId },
-          "could not remove the queued reaction",
-        ),
+        logger.debug({ err, teamId: key.teamId }, "could not remove the queued reaction"),
       );
     await this.#start(key, item);
   }
@@ -283,16 +269,21 @@ export class FollowUps {
         .getTaskResult(record.service, { timeout: 0 });
       return now.status === "running" && (now.agent_run_id ?? runId) === runId;
     } catch (err) {
-      const teamId = record.teamId;
-      this.#deps.logger.warn({ err, teamId }, "could not check a thread's leftover run");
+      this.#deps.logger.warn(
+        { err, teamId: record.teamId },
+        "could not check a thread's leftover run",
+      );
       return true;
     }
   }
 }
 
-/** What a follow-up's start posts: its run's working message, with the remark under it. */
+/** What a follow-up's start posts: its run's working message, with what was not sent under it. */
 function openingOf(record: ThreadRecord, item: QueuedFollowUp, startedAt: number): RunOpening {
-  const remark = followUpRemark(item);
+  const names = (item.ignoredOptions ?? []).map((k) => `\`${k}\``).join(", ");
+  const remark =
+    names &&
+    `Not applied to this follow-up: ${names} (the task service takes these only when a task starts; start a new task with \`/task\` to use them).`;
   // A reply keeps the place of its message in line (it may have waited in the queue).
   const sent = Math.round(Number(item.ts) * 1000);
   return {
@@ -302,14 +293,6 @@ function openingOf(record: ThreadRecord, item: QueuedFollowUp, startedAt: number
     replyTs: item.ts,
     ...(remark ? { remark } : {}),
   };
-}
-
-/** The remark under a follow-up's answer: what of the reply was not sent, if anything. */
-function followUpRemark(item: QueuedFollowUp): string | undefined {
-  const ignored = item.ignoredOptions ?? [];
-  if (ignored.length === 0) return undefined;
-  const names = ignored.map((k) => `\`${k}\``).join(", ");
-  return `Not applied to this follow-up: ${names} (the task service takes these only when a task starts; start a new task with \`/task\` to use them).`;
 }
 
 /** Why a reply cannot continue the task, or undefined when it can. */

@@ -1,8 +1,6 @@
 /**
- * What the app forgets, and when: a task thread whose message was deleted in Slack, a queued
- * reply deleted, a deleted channel, a person's records (erased from App Home), a workspace's
- * (erased by an admin). Runs still going there are stopped at the service without a word to
- * Slack, then the records go, and whoever lost a recent task sees App Home again.
+ * What the app forgets when Slack deletes a message or channel, or someone erases records. Runs
+ * still going there are stopped at the service without a word to Slack, then the records go.
  */
 import { forgetFeedback } from "../feedback/feedback.ts";
 import type { PersonForgotten } from "../store/types.ts";

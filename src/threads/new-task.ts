@@ -1,8 +1,6 @@
 /**
  * A new task: created on the service at once, while its prompt (the thread) and working message
  * are posted as Slack's budget allows, in arrival order; then its first run goes to the relay.
- * In a public channel the app is not in, and may not join (its workspace's admins decide), the
- * service is not asked: the prompt cannot be posted, and the person is told how to invite it.
  */
 import type { TaskServiceError } from "../service/errors.ts";
 import type { UploadFile } from "../service/multipart.ts";
@@ -13,7 +11,7 @@ import { describeServiceError } from "../view/errors.ts";
 import { USAGE } from "../view/render.ts";
 import { truncate } from "../view/sanitize.ts";
 import { type Attachments, brokenFileReason, readAttachments } from "./attachments.ts";
-import { startRun } from "../runs/start.ts";
+import { startRun, type StartResult } from "../runs/start.ts";
 import { toCreateInput } from "./options.ts";
 import type { TaskDefaultsUsed } from "./preferences.ts";
 import type { NewTask, TellUser } from "./requests.ts";
@@ -86,7 +84,15 @@ export class NewTasks {
       remark: () => context.then((c) => c.remark),
       // From now on replies in the thread wait for the run instead of starting their own.
       onThread: (thread) => this.#recordStarting(task, thread, startedAt),
-      onShown: (key) => this.#listed(task, key, startedAt),
+      // Listed in the person's recent tasks meanwhile (the start does not wait for it).
+      onShown: (key) =>
+        void this.#deps.preferences.taskStarted(task.teamId, task.userId, {
+          channelId: task.channelId,
+          threadTs: key.threadTs,
+          prompt: task.prompt || (task.files ?? []).map((f) => f.name).join(", "),
+          startedAt,
+          surface: task.surface ?? "channel",
+        }),
       tell,
       notShownAdvice: NOT_POSTED,
     });
@@ -94,8 +100,7 @@ export class NewTasks {
       if (result.thread) await this.#abandon(result.thread, NOT_STARTED);
     } else if (result.kind === "refused") {
       this.#deps.serviceAlerts.refused(task.teamId, result.error);
-      const { key, messageTs, error } = result;
-      await this.#failed(task, key, messageTs, error, used, attachments, startedAt);
+      await this.#failed(task, result, used, attachments, startedAt);
     } else {
       this.#deps.serviceAlerts.accepted(task.teamId);
     }
@@ -131,23 +136,10 @@ export class NewTasks {
     return withThreadContext(this.#deps, ask, task.prompt, files);
   }
 
-  /** Listed in the person's recent tasks meanwhile (the start does not wait for it). */
-  #listed(task: NewTask, key: SlackThreadKey, startedAt: number): void {
-    void this.#deps.preferences.taskStarted(task.teamId, task.userId, {
-      channelId: task.channelId,
-      threadTs: key.threadTs,
-      prompt: task.prompt || (task.files ?? []).map((f) => f.name).join(", "),
-      startedAt,
-      surface: task.surface ?? "channel",
-    });
-  }
-
   /** The service refused or failed the create: the run's message says why. */
   async #failed(
     task: NewTask,
-    key: SlackThreadKey,
-    messageTs: string,
-    err: unknown,
+    { key, messageTs, error: err }: Extract<StartResult, { kind: "refused" }>,
     used: TaskDefaultsUsed,
     attachments: Attachments,
     startedAt: number,
@@ -207,10 +199,7 @@ function openingOf(task: NewTask, startedAt: number): RunOpening {
 
 /** A new agent session's title: the prompt's first line (or its files), as Slack lists it. */
 function sessionTitle(task: NewTask): string {
-  const line = task.prompt
-    .split("\n")
-    .find((l) => l.trim() !== "")
-    ?.trim();
-  const title = line ?? (task.files ?? []).map((f) => f.name).join(", ");
+  const line = task.prompt.trim().split("\n")[0]?.trim();
+  const title = line || (task.files ?? []).map((f) => f.name).join(", ");
   return truncate(title, 200); // never inside an emoji
 }

@@ -153,7 +153,7 @@ export function mergeOptions(...layers: readonly (TaskOptions | undefined)[]): T
   return merged as TaskOptions;
 }
 
-/** The options written back as the bracket group that gives them (for help texts and round trips). */
+/** The options written back as the bracket group that gives them. */
 export function formatOptions(options: TaskOptions): string {
   const parts = OPTION_KEYS.flatMap((key) => {
     const value = options[key];

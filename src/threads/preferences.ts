@@ -1,7 +1,4 @@
-/**
- * People's recent tasks and default options: personal defaults (set from App Home) and channel
- * defaults (`/task settings`), who may change a channel's, and which defaults a new task gets.
- */
+/** Recent tasks, and default options: personal (App Home) and a channel's (`/task settings`). */
 import type { Logger } from "pino";
 import type { DefaultsScope, RecentTask, RunState, TaskDefaults } from "../store/types.ts";
 import { truncate } from "../view/sanitize.ts";

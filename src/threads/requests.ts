@@ -1,7 +1,4 @@
-/**
- * The requests the coordinator takes from any Slack surface, and the checks each goes through
- * whatever surface sent it: the prompt, retried or redelivered deliveries, and failure texts.
- */
+/** The requests the coordinator takes from any Slack surface, and their own checks. */
 import { LIMITS, promptLength } from "../service/limits.ts";
 import {
   type SlackFileRef,
@@ -24,12 +21,6 @@ export type TellUser = (text: string) => Promise<void>;
  * both as `app_mention` and as `message` (different event ids).
  */
 export type Delivery = { readonly kind: "trigger" | "event" | "message"; readonly id: string };
-
-/** The delivery id of a person's message, the same whichever event carried it. */
-export const messageDelivery = (channelId: string, ts: string): Delivery => ({
-  kind: "message",
-  id: `${channelId}:${ts}`,
-});
 
 export interface NewTask {
   readonly teamId: string;
@@ -69,10 +60,7 @@ export interface ThreadReply {
   readonly checked?: boolean;
 }
 
-/**
- * A person's message the bot heard (a mention, a DM, a reply in a thread): it continues the
- * task of its thread, or starts one where the surface starts tasks from messages.
- */
+/** A person's message the bot heard (a mention, a DM, a reply in a thread). */
 export interface IncomingMessage {
   readonly teamId: string;
   readonly channelId: string;

@@ -1,7 +1,6 @@
 /**
- * The Stop request: only the task's owner or a workspace admin may stop a run, once; the relay
- * stops a run it relays, and a run nobody relays here is stopped on the service directly. An
- * admin stopping another person's run is written to the audit trail.
+ * Stop: only the task's owner or a workspace admin may stop a run (an admin's stop of another's run
+ * is audited), once; a run nobody relays here is stopped on the service directly.
  */
 import { personStop, type ThreadRecord } from "../store/types.ts";
 import type { StopPress, TellUser } from "./requests.ts";
@@ -93,10 +92,7 @@ async function stopRefusal(
   return `Only <@${record.ownerUserId}>, who started this task, or a workspace admin can stop it.`;
 }
 
-/**
- * Stop pressed (Slack's own, in the agent view) while the run is still being started: it is
- * remembered in the thread, and the run is stopped as soon as it is known.
- */
+/** Slack's own Stop while the run is being started: kept in the thread, done once it is known. */
 export async function stopWhenStarted(
   deps: CoordinatorDeps,
   record: ThreadRecord,

@@ -1,8 +1,6 @@
 /**
- * What the History and Files views of a task thread show, and the two things they do: bring one
- * of the thread's files into the thread ("Get it"), and continue the task (the Continue form).
- * They show only a thread the app ran, only to someone the people and usage policies let use the
- * app in its channel (checks.ts).
+ * The History and Files views of a thread the app ran, "Get it" (one of its files into the thread)
+ * and the Continue form; only for someone the people and usage policies let in (checks.ts).
  */
 import { TaskServiceError } from "../service/errors.ts";
 import type { HistoryMessage, ResultFile, ThreadFile } from "../service/schemas.ts";
@@ -80,30 +78,21 @@ export class ThreadViews {
     key: SlackThreadKey,
     userId: string,
     page: number,
-    statusMessages: boolean,
+    includeStatusMessages: boolean,
   ): Promise<ViewResult<HistoryMessage>> {
-    return this.#page(key, userId, async (ref) => {
-      const res = await this.#deps.workspaces.service(key.teamId).getHistory(ref, {
-        page,
-        pageSize: HISTORY_PAGE_SIZE,
-        includeStatusMessages: statusMessages,
-      });
-      return {
-        items: res.messages,
-        paging: pagingOf(page, res.pagination, res.messages.length, HISTORY_PAGE_SIZE),
-      };
+    return this.#page(key, userId, page, HISTORY_PAGE_SIZE, async (ref, pageSize) => {
+      const service = this.#deps.workspaces.service(key.teamId);
+      const res = await service.getHistory(ref, { page, pageSize, includeStatusMessages });
+      return { items: res.messages, pagination: res.pagination };
     });
   }
 
   async files(key: SlackThreadKey, userId: string, page: number): Promise<ViewResult<ThreadFile>> {
-    return this.#page(key, userId, async (ref) => {
+    return this.#page(key, userId, page, FILES_PAGE_SIZE, async (ref, pageSize) => {
       const res = await this.#deps.workspaces
         .service(key.teamId)
-        .listFiles(ref, { page, pageSize: FILES_PAGE_SIZE });
-      return {
-        items: res.files,
-        paging: pagingOf(page, res.pagination, res.files.length, FILES_PAGE_SIZE),
-      };
+        .listFiles(ref, { page, pageSize });
+      return { items: res.files, pagination: res.pagination };
     });
   }
 
@@ -210,14 +199,21 @@ export class ThreadViews {
   async #page<T>(
     key: SlackThreadKey,
     userId: string,
-    load: (ref: ThreadRef) => Promise<{ items: readonly T[]; paging: Paging }>,
+    page: number,
+    pageSize: number,
+    load: (ref: ThreadRef, pageSize: number) => Promise<{ items: readonly T[]; pagination: Pages }>,
   ): Promise<ViewResult<T>> {
     const refused = await this.#refusal(key, userId);
     if (refused !== undefined) return { ok: false, error: refused };
     const ref = await this.#ref(key);
     if (!ref) return { ok: false, error: NOT_A_TASK };
     try {
-      return { ok: true, ...(await load(ref)) };
+      const { items, pagination: p } = await load(ref, pageSize);
+      const hasNext =
+        p?.has_next ??
+        (p?.total_pages !== undefined ? page < p.total_pages : items.length >= pageSize);
+      const paging = { page, hasNext, ...(p?.total_pages ? { totalPages: p.total_pages } : {}) };
+      return { ok: true, items, paging };
     } catch (err) {
       this.#deps.logger.warn({ err }, "could not load a task view");
       return { ok: false, error: describeError(err) };
@@ -231,13 +227,6 @@ function describeError(err: unknown): string {
     : describeServiceError(err);
 }
 
-function pagingOf(
-  page: number,
-  p: { has_next?: boolean | undefined; total_pages?: number | undefined } | null | undefined,
-  count: number,
-  pageSize: number,
-): Paging {
-  const hasNext =
-    p?.has_next ?? (p?.total_pages !== undefined ? page < p.total_pages : count >= pageSize);
-  return { page, hasNext, ...(p?.total_pages ? { totalPages: p.total_pages } : {}) };
-}
+/** The service's paging of a list, when it gives one. */
+type Pages =
+  { has_next?: boolean | undefined; total_pages?: number | undefined } | null | undefined;

@@ -1,8 +1,6 @@
 /**
- * The one chain of checks a request to start or continue a task goes through, whatever its
- * surface: who asks, the workspace's usage policy (usage-policy.ts), then how often (a slot is
- * taken when the request passes). A task's History and Files views (and "Get it") go through the
- * first two only: they start nothing, so no quota or rate limit counts them.
+ * The check chain for starting or continuing a task: who asks, the usage policy, then how often (a
+ * slot is taken when it passes). A task's views ("Get it" too) take the first two only.
  */
 import type { ThreadStore, Workspaces } from "../ports.ts";
 import { type UsageDeps, type UsageRequest, usageRefusal } from "./usage-policy.ts";
@@ -77,9 +75,8 @@ async function personRefusal(
 }
 
 /**
- * Fairness limits on starting and continuing tasks, per person and per channel in any sliding
- * minute (0: no limit), shared by every instance: one atomic store operation per request
- * (`consumeRate`) checks and counts both, so a request refused by either counts in neither.
+ * Tasks and follow-ups per person and per channel in any sliding minute (0: no limit), for every
+ * instance: one atomic `consumeRate` counts both, so a request refused by either counts in neither.
  */
 export interface RateLimits {
   readonly perUserPerMinute: number;

@@ -1,7 +1,6 @@
 /**
- * A workspace's usage policy applied to a request: who may, where, and a quota per person per
- * hour shared by every instance (who and where also guard a task's History and Files views, which
- * count no quota). And the service's refusals of the workspace's account (402, 429), for its admins.
+ * A workspace's usage policy applied to a request (who may, where, a quota per person per hour),
+ * and the service's refusals of the workspace's account (402, 429) kept for its admins.
  */
 import type { Logger } from "pino";
 import { TaskServiceError } from "../../service/errors.ts";
@@ -42,9 +41,8 @@ function either(names: readonly string[]): string {
 }
 
 /**
- * Why the workspace's policy refuses `req` (what to tell the person), or undefined. The quota is
- * counted last, so that a request refused for another reason uses none of it, and not at all
- * without `quota` (a view of a task starts nothing). An unreadable policy refuses (fail closed).
+ * Why the policy refuses `req`, or undefined; an unreadable policy refuses (fail closed). The quota
+ * is counted last (a request refused otherwise uses none), and only with `quota`.
  */
 export async function usageRefusal(
   deps: UsageDeps,
@@ -102,7 +100,7 @@ async function groupRefusal(
   return `Only members of ${who} may start tasks in this workspace (set by its admins).`;
 }
 
-/** N tasks per person in any sliding hour, shared by every instance: one `consumeRate` per request. */
+/** N tasks per person in any sliding hour, for every instance: one `consumeRate` per request. */
 async function quotaRefusal(
   deps: UsageDeps,
   policy: UsagePolicy,
@@ -118,7 +116,7 @@ async function quotaRefusal(
   return `You have started ${tasks} in the last hour (follow-ups included), the most this workspace allows per person. You can start another in ${minutes} min.`;
 }
 
-/** Told when the service answers a create or follow-up: its refusals of the account, its successes. */
+/** Told when the service answers a create or follow-up: refusals of the account, successes. */
 export interface ServiceAlerts {
   refused(teamId: string, err: unknown): void;
   accepted(teamId: string): void;
