@@ -3,7 +3,7 @@ import type { WorkflowStep } from "../store/types.ts";
 import { FollowUps } from "./follow-ups.ts";
 import { Forgetting } from "./forgetting.ts";
 import { mergeOptions } from "./options.ts";
-import { askerRefusal, MEMBERS_ONLY, NO_RATE_LIMITS } from "./access/checks.ts";
+import { askerRefusal } from "./access/checks.ts";
 import { NewTasks } from "./new-task.ts";
 import { runningThreads } from "./running.ts";
 import { type ChannelDirectory, Preferences } from "./preferences.ts";
@@ -38,16 +38,13 @@ export type CoordinatorOptions = Omit<CoordinatorDeps, Defaulted | "threads"> &
   };
 
 export class TaskCoordinator {
-  /** Recent tasks and default options, for App Home and `/task settings`. */
   readonly preferences: Preferences;
   readonly #deps: CoordinatorDeps;
   readonly #newTasks: NewTasks;
   readonly #followUps: FollowUps;
   /** Requests being handled: shutdown waits for them. */
   readonly #inFlight = new Set<Promise<unknown>>();
-  /** The History and Files views of task threads, and the Continue form. */
   readonly threads: ThreadViews;
-  /** What is forgotten when Slack deletes a message or channel, or someone erases records. */
   readonly forgetting: Forgetting;
 
   constructor(options: CoordinatorOptions) {
@@ -55,8 +52,8 @@ export class TaskCoordinator {
     this.preferences = options.preferences ?? new Preferences({ ...options, now });
     this.#deps = {
       ...options,
-      limits: options.limits ?? NO_RATE_LIMITS,
-      people: options.people ?? MEMBERS_ONLY,
+      limits: options.limits ?? { perUserPerMinute: 0, perChannelPerMinute: 0 },
+      people: options.people ?? { allowGuests: false, allowExternal: false }, // members only
       now,
       preferences: this.preferences,
       home: options.home ?? { taskChanged: () => undefined },

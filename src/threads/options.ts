@@ -15,16 +15,7 @@ export interface TaskOptions {
 
 export type OptionKey = keyof TaskOptions;
 
-/** The keys in the order they are listed to people. */
-export const OPTION_KEYS: readonly OptionKey[] = [
-  "model",
-  "agent",
-  "effort",
-  "thinking",
-  "context",
-];
-
-/** What each key means, for help texts and error messages. */
+/** What each key means, for help texts and error messages, in the order keys are listed. */
 export const OPTION_HELP: Readonly<Record<OptionKey, string>> = {
   model: "model=NAME: the model to use",
   agent: "agent=ID: the agent to run",
@@ -32,6 +23,8 @@ export const OPTION_HELP: Readonly<Record<OptionKey, string>> = {
   thinking: "thinking (or thinking=off): extended thinking",
   context: "context (or context=off): the context manager",
 };
+
+export const OPTION_KEYS = Object.keys(OPTION_HELP) as readonly OptionKey[];
 
 export type ParsedPrompt =
   | { readonly ok: true; readonly options: TaskOptions; readonly prompt: string }
@@ -54,10 +47,7 @@ export function parsePrompt(text: string): ParsedPrompt {
   if (!group) return { ok: true, options: {}, prompt: text.trim() };
   const items = (group[1] ?? "").split(/[\s,]+/).filter((s) => s !== "");
   const known = (item: string) => (OPTION_KEYS as readonly string[]).includes(item.toLowerCase());
-  if (items.length === 0 || !items.some((i) => i.includes("=") || known(i))) {
-    return { ok: true, options: {}, prompt: text.trim() };
-  }
-  if (!items.some((i) => i.includes("=")) && !items.every(known)) {
+  if (!items.some((i) => i.includes("=")) && (items.length === 0 || !items.every(known))) {
     return { ok: true, options: {}, prompt: text.trim() };
   }
   const options: Record<string, string | boolean> = {};
@@ -72,11 +62,8 @@ export function parsePrompt(text: string): ParsedPrompt {
     if (typeof parsed === "object") return { ok: false, error: parsed.error };
     options[key] = parsed;
   }
-  return {
-    ok: true,
-    options: options as TaskOptions,
-    prompt: trimmed.slice(group[0].length).trim(),
-  };
+  const prompt = trimmed.slice(group[0].length).trim();
+  return { ok: true, options: options as TaskOptions, prompt };
 }
 
 function parseValue(
@@ -119,10 +106,7 @@ export function closestKey(key: string): OptionKey | undefined {
   let bestDistance = 3;
   for (const k of OPTION_KEYS) {
     const d = editDistance(key, k);
-    if (d < bestDistance) {
-      best = k;
-      bestDistance = d;
-    }
+    if (d < bestDistance) [best, bestDistance] = [k, d];
   }
   return best;
 }
@@ -145,10 +129,7 @@ function editDistance(a: string, b: string): number {
 export function mergeOptions(...layers: readonly (TaskOptions | undefined)[]): TaskOptions {
   const merged: Record<string, unknown> = {};
   for (const layer of [...layers].reverse()) {
-    for (const key of OPTION_KEYS) {
-      const value = layer?.[key];
-      if (value !== undefined) merged[key] = value;
-    }
+    for (const key of OPTION_KEYS) if (layer?.[key] !== undefined) merged[key] = layer[key];
   }
   return merged as TaskOptions;
 }

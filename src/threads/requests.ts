@@ -90,16 +90,12 @@ export function checkTaskText(
   const parsed = parsePrompt(text);
   if (!parsed.ok) return { refusal: parsed.error };
   // Files alone are a request too: the service needs a prompt only when none are attached.
-  const refusal = hasFiles && parsed.prompt === "" ? undefined : promptRefusal(parsed.prompt);
-  return refusal === undefined ? { prompt: parsed.prompt, options: parsed.options } : { refusal };
-}
-
-/** Why a new task's (trimmed) prompt is refused, or undefined when it can be sent. */
-function promptRefusal(prompt: string): string | undefined {
-  if (prompt === "") return USAGE;
-  const length = promptLength(prompt);
-  if (length <= LIMITS.promptMaxChars) return undefined;
-  return `Your prompt is ${length.toLocaleString("en-US")} characters long; the task service accepts at most ${LIMITS.promptMaxChars.toLocaleString("en-US")}. Please shorten it and try again.`;
+  if (parsed.prompt === "" && !hasFiles) return { refusal: USAGE };
+  const length = promptLength(parsed.prompt);
+  if (length <= LIMITS.promptMaxChars) return parsed;
+  return {
+    refusal: `Your prompt is ${length.toLocaleString("en-US")} characters long; the task service accepts at most ${LIMITS.promptMaxChars.toLocaleString("en-US")}. Please shorten it and try again.`,
+  };
 }
 
 /** How long a delivery is remembered: well past Slack's last retry of either. */
@@ -122,8 +118,7 @@ export function claimDelivery(
 
 /** What to tell the person when handling their request failed. */
 export function describeFailure(err: unknown): string {
-  if (err instanceof StoreUnavailableError) {
-    return "The app is temporarily unavailable (its storage is not answering). Nothing was started; please try again in a minute.";
-  }
-  return describeServiceError(err);
+  return err instanceof StoreUnavailableError
+    ? "The app is temporarily unavailable (its storage is not answering). Nothing was started; please try again in a minute."
+    : describeServiceError(err);
 }

@@ -105,14 +105,11 @@ export class ThreadViews {
     if (refused !== undefined) return refused;
     const ref = await this.#ref(key);
     if (!ref) return NOT_A_TASK;
-    let found: ResultFiles[number] | undefined;
-    try {
-      found = await this.#resultFile(key, ref, fileId);
-    } catch (err) {
-      return describeError(err);
-    }
-    if (!found)
+    const found = await this.#resultFile(key, ref, fileId).catch(describeError);
+    if (typeof found === "string") return found;
+    if (!found) {
       return "The service does not offer that file any more (it belongs to an earlier run).";
+    }
     const { file, position } = found;
     const safe = safeFileName(file.file_name);
     const name = mrkdwnText(safe);

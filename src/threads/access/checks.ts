@@ -43,8 +43,6 @@ export interface PeoplePolicy {
   readonly allowExternal: boolean;
 }
 
-export const MEMBERS_ONLY: PeoplePolicy = { allowGuests: false, allowExternal: false };
-
 export const GUEST_REFUSAL =
   "Guest accounts can't start or continue tasks in this workspace. A workspace admin can allow it (the app's TASK_ALLOW_GUESTS setting).";
 export const PERSON_UNKNOWN =
@@ -82,8 +80,6 @@ export interface RateLimits {
   readonly perUserPerMinute: number;
   readonly perChannelPerMinute: number;
 }
-
-export const NO_RATE_LIMITS: RateLimits = { perUserPerMinute: 0, perChannelPerMinute: 0 };
 
 /** Counts a request against both limits; returns what to tell the person when one is reached. */
 export async function takeRateSlot(
