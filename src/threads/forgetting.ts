@@ -22,12 +22,7 @@ export class Forgetting {
    * A message was deleted in Slack (`message_deleted`; `threadTs`: its thread, when Slack said):
    * a task thread's root forgets the task; a reply waiting in a thread's queue is not sent.
    */
-  async messageDeleted(
-    teamId: string,
-    channelId: string,
-    deletedTs: string,
-    threadTs: string | undefined,
-  ): Promise<void> {
+  async messageDeleted(teamId: string, channelId: string, deletedTs: string, threadTs?: string) {
     const { store, relay, home, logger } = this.#deps;
     const root = { teamId, channelId, threadTs: deletedTs };
     if (await store.getThread(root)) {

@@ -66,10 +66,7 @@ export function parsePrompt(text: string): ParsedPrompt {
   return { ok: true, options: options as TaskOptions, prompt };
 }
 
-function parseValue(
-  key: OptionKey,
-  value: string | undefined,
-): string | boolean | { error: string } {
+function parseValue(key: OptionKey, value: string | undefined) {
   if (key === "thinking" || key === "context") {
     if (value === undefined || ON.has(value.toLowerCase())) return true;
     if (OFF.has(value.toLowerCase())) return false;

@@ -13,11 +13,7 @@ const FINISHED = "This run has already finished.";
 
 type Stopper = Pick<StopPress, "key" | "userId">;
 
-export async function stopRun(
-  deps: CoordinatorDeps,
-  req: StopPress,
-  tell: TellUser,
-): Promise<void> {
+export async function stopRun(deps: CoordinatorDeps, req: StopPress, tell: TellUser) {
   const { store, relay, logger } = deps;
   const record = await store.getThread(req.key);
   if (!record) return tell("This task is no longer known to me, so there is nothing to stop.");
@@ -55,12 +51,7 @@ export async function stopRun(
 }
 
 /** Another person's run stopped (by an admin, as only they may): written to the audit trail. */
-async function audited(
-  deps: CoordinatorDeps,
-  record: ThreadRecord,
-  req: Stopper,
-  detail: string,
-): Promise<void> {
+async function audited(deps: CoordinatorDeps, record: ThreadRecord, req: Stopper, detail: string) {
   if (req.userId === record.ownerUserId) return;
   await deps.audit?.record({
     what: "run.stopped",
@@ -73,11 +64,7 @@ async function audited(
 }
 
 /** Unless `req` comes from the task's owner or an active admin of the same workspace: why not. */
-async function stopRefusal(
-  deps: CoordinatorDeps,
-  record: ThreadRecord,
-  req: Stopper,
-): Promise<string | undefined> {
+async function stopRefusal(deps: CoordinatorDeps, record: ThreadRecord, req: Stopper) {
   if (req.userId === record.ownerUserId) return undefined;
   try {
     const writer = deps.workspaces.writer(req.key.teamId);

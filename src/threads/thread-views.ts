@@ -143,11 +143,7 @@ export class ThreadViews {
    * earlier click in the last minute when it has it, else from the service (kept for the next
    * clicks). Results are read without their files' content, which is read alone when wanted.
    */
-  async #resultFile(
-    key: SlackThreadKey,
-    ref: ThreadRef,
-    fileId: string,
-  ): Promise<ResultFiles[number] | undefined> {
+  async #resultFile(key: SlackThreadKey, ref: ThreadRef, fileId: string) {
     const at = `${key.teamId}/${key.channelId}/${key.threadTs}`;
     const now = this.#deps.now();
     // Expired results go at every click, not only when another is kept.

@@ -12,10 +12,7 @@ type CheckDeps = UsageDeps & {
 };
 
 /** Why `asker` may not start or continue a task now (what to tell them), or undefined. */
-export async function askerRefusal(
-  deps: CheckDeps,
-  asker: UsageRequest,
-): Promise<string | undefined> {
+export async function askerRefusal(deps: CheckDeps, asker: UsageRequest) {
   return (
     (await personRefusal(deps, asker)) ??
     (await usageRefusal(deps, asker)) ??
@@ -24,10 +21,7 @@ export async function askerRefusal(
 }
 
 /** Why `asker` may not see a task's History or Files, or get one of its files, in its channel. */
-export async function viewerRefusal(
-  deps: CheckDeps,
-  asker: UsageRequest,
-): Promise<string | undefined> {
+export async function viewerRefusal(deps: CheckDeps, asker: UsageRequest) {
   return (await personRefusal(deps, asker)) ?? (await usageRefusal(deps, asker, false));
 }
 
@@ -50,10 +44,7 @@ export const PERSON_UNKNOWN =
 const EXTERNAL_REFUSAL =
   "People from other organisations can't start or continue tasks in this workspace. A workspace admin can allow it (the app's TASK_ALLOW_EXTERNAL setting).";
 
-async function personRefusal(
-  deps: CheckDeps,
-  { teamId, userId }: UsageRequest,
-): Promise<string | undefined> {
+async function personRefusal(deps: CheckDeps, { teamId, userId }: UsageRequest) {
   const policy = deps.people;
   if (policy.allowGuests && policy.allowExternal) return undefined;
   const person = await deps.workspaces

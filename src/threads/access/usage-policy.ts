@@ -44,11 +44,7 @@ function either(names: readonly string[]): string {
  * Why the policy refuses `req`, or undefined; an unreadable policy refuses (fail closed). The quota
  * is counted last (a request refused otherwise uses none), and only with `quota`.
  */
-export async function usageRefusal(
-  deps: UsageDeps,
-  req: UsageRequest,
-  quota = true,
-): Promise<string | undefined> {
+export async function usageRefusal(deps: UsageDeps, req: UsageRequest, quota = true) {
   let policy: UsagePolicy;
   try {
     policy = await getUsagePolicy(deps.store, req.teamId);
@@ -75,11 +71,7 @@ function channelRefusal(policy: UsagePolicy, channelId: string): string | undefi
  * Members of the allowed groups only. When Slack cannot say who is in them, the request is
  * refused (fail closed): the admins chose to limit who spends the workspace's credits.
  */
-async function groupRefusal(
-  deps: UsageDeps,
-  policy: UsagePolicy,
-  req: UsageRequest,
-): Promise<string | undefined> {
+async function groupRefusal(deps: UsageDeps, policy: UsagePolicy, req: UsageRequest) {
   if (policy.who.kind === "everyone") return undefined;
   const groups = policy.who.groupIds;
   let unchecked = 0;
@@ -101,11 +93,7 @@ async function groupRefusal(
 }
 
 /** N tasks per person in any sliding hour, for every instance: one `consumeRate` per request. */
-async function quotaRefusal(
-  deps: UsageDeps,
-  policy: UsagePolicy,
-  req: UsageRequest,
-): Promise<string | undefined> {
+async function quotaRefusal(deps: UsageDeps, policy: UsagePolicy, req: UsageRequest) {
   const limit = policy.perUserPerHour;
   if (limit <= 0) return undefined;
   const quota = [{ name: `quota:${req.userId}`, limit }];
