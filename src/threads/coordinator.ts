@@ -61,7 +61,7 @@ export class TaskCoordinator {
       threads: runningThreads({ store: options.store, now }),
     };
     this.#followUps = new FollowUps(this.#deps);
-    this.#newTasks = new NewTasks(this.#deps, (key, why) => this.#followUps.abandon(key, why));
+    this.#newTasks = new NewTasks(this.#deps, this.#followUps);
     this.threads = new ThreadViews(this.#deps, {
       reply: (reply) => this.handleReply(reply),
       check: (reply) => this.#followUps.check(reply),
@@ -116,8 +116,7 @@ export class TaskCoordinator {
       if (!(await claimDelivery(this.#deps.store, teamId, task.delivery))) return;
       const limited = await askerRefusal(this.#deps, task);
       if (limited !== undefined) return tell(limited);
-      // Options typed in the prompt win over those picked in a form, which win over the
-      // person's defaults, which win over the channel's.
+      // Inline options win over a form's, which win over the person's and the channel's defaults.
       const explicit = mergeOptions(checked.options, task.options);
       const used = await this.preferences.forTask(teamId, userId, channelId, explicit);
       await this.#newTasks.start({ ...task, prompt: checked.prompt }, used, tell);

@@ -3,13 +3,7 @@
  * still going there are stopped at the service without a word to Slack, then the records go.
  */
 import { forgetFeedback } from "../feedback/feedback.ts";
-import type { PersonForgotten } from "../store/types.ts";
 import type { CoordinatorDeps } from "./coordinator-deps.ts";
-
-/** What a person's erase removed: their records, and their votes on answers. */
-export interface PersonErased extends PersonForgotten {
-  readonly votes: number;
-}
 
 export class Forgetting {
   readonly #deps: CoordinatorDeps;
@@ -60,7 +54,7 @@ export class Forgetting {
    * A person erases their own records (App Home): their task threads, queued replies, recent
    * tasks, personal defaults and votes. Their runs still going finish in Slack.
    */
-  async erasePerson(teamId: string, userId: string): Promise<PersonErased> {
+  async erasePerson(teamId: string, userId: string) {
     const { store, logger } = this.#deps;
     const forgotten = await store.forgetPerson(teamId, userId);
     const votes = await forgetFeedback(store, teamId, { voter: userId });

@@ -15,6 +15,7 @@ import { startRun, type StartResult } from "../runs/start.ts";
 import { toCreateInput } from "./options.ts";
 import type { TaskDefaultsUsed } from "./preferences.ts";
 import type { NewTask, TellUser } from "./requests.ts";
+import type { FollowUps } from "./follow-ups.ts";
 import { type WithThread, withThreadContext } from "../thread-context/compose.ts";
 import { type CoordinatorDeps, showStartError } from "./coordinator-deps.ts";
 
@@ -25,12 +26,12 @@ const NOT_STARTED =
 
 export class NewTasks {
   readonly #deps: CoordinatorDeps;
-  /** Tells whoever replied meanwhile that their reply will not be sent, and frees the thread. */
-  readonly #abandon: (key: SlackThreadKey, why: string) => Promise<void>;
+  /** Whose replies wait in the thread, told when the task is not started. */
+  readonly #followUps: Pick<FollowUps, "abandon">;
 
-  constructor(deps: CoordinatorDeps, abandon: (key: SlackThreadKey, why: string) => Promise<void>) {
+  constructor(deps: CoordinatorDeps, followUps: Pick<FollowUps, "abandon">) {
     this.#deps = deps;
-    this.#abandon = abandon;
+    this.#followUps = followUps;
   }
 
   /** Starts a task whose prompt was checked; failures to post are told to the user. */
@@ -97,7 +98,7 @@ export class NewTasks {
       notShownAdvice: NOT_POSTED,
     });
     if (result.kind === "not-shown") {
-      if (result.thread) await this.#abandon(result.thread, NOT_STARTED);
+      if (result.thread) await this.#followUps.abandon(result.thread, NOT_STARTED);
     } else if (result.kind === "refused") {
       this.#deps.serviceAlerts.refused(task.teamId, result.error);
       await this.#failed(task, result, used, attachments, startedAt);
@@ -162,7 +163,7 @@ export class NewTasks {
     void preferences
       .taskState(task.teamId, task.userId, key, "error")
       .then(() => home.taskChanged(task.teamId, task.userId));
-    await this.#abandon(key, NOT_STARTED);
+    await this.#followUps.abandon(key, NOT_STARTED);
   }
 
   /** The thread exists from now on: replies typed while the task is being created queue. */

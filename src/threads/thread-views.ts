@@ -3,7 +3,7 @@
  * and the Continue form; only for someone the people and usage policies let in (checks.ts).
  */
 import { TaskServiceError } from "../service/errors.ts";
-import type { HistoryMessage, ResultFile, ThreadFile } from "../service/schemas.ts";
+import type { ResultFile } from "../service/schemas.ts";
 import type { SlackFileRef, SlackThreadKey } from "../store/types.ts";
 import { describeServiceError } from "../view/errors.ts";
 import { renderContinued } from "../view/render.ts";
@@ -47,14 +47,13 @@ interface ReplyHandling {
 export class ThreadViews {
   readonly #deps: CoordinatorDeps;
   readonly #replies: ReplyHandling;
-  readonly #throttle: PerKeyThrottle;
+  readonly #throttle = new PerKeyThrottle(VIEW_LOADS_PER_MIN, 60_000, () => this.#deps.now());
   /** The last fetched result's files per thread (insertion order: oldest first). */
   readonly #results = new Map<string, { readonly at: number; readonly files: ResultFiles }>();
 
   constructor(deps: CoordinatorDeps, replies: ReplyHandling) {
     this.#deps = deps;
     this.#replies = replies;
-    this.#throttle = new PerKeyThrottle(VIEW_LOADS_PER_MIN, 60_000, () => deps.now());
   }
 
   /**
@@ -74,12 +73,7 @@ export class ThreadViews {
     return (await this.#deps.store.getThread(key))?.service;
   }
 
-  async history(
-    key: SlackThreadKey,
-    userId: string,
-    page: number,
-    includeStatusMessages: boolean,
-  ): Promise<ViewResult<HistoryMessage>> {
+  async history(key: SlackThreadKey, userId: string, page: number, includeStatusMessages: boolean) {
     return this.#page(key, userId, page, HISTORY_PAGE_SIZE, async (ref, pageSize) => {
       const service = this.#deps.workspaces.service(key.teamId);
       const res = await service.getHistory(ref, { page, pageSize, includeStatusMessages });
@@ -87,7 +81,7 @@ export class ThreadViews {
     });
   }
 
-  async files(key: SlackThreadKey, userId: string, page: number): Promise<ViewResult<ThreadFile>> {
+  async files(key: SlackThreadKey, userId: string, page: number) {
     return this.#page(key, userId, page, FILES_PAGE_SIZE, async (ref, pageSize) => {
       const res = await this.#deps.workspaces
         .service(key.teamId)
