@@ -195,10 +195,9 @@ export class FollowUps {
       // A reply reaches here only for a task the service created (its checks say so).
       const ref = record.service;
       if (!ref) throw new Error("the task this reply continues was never created");
+      const writer = this.#deps.workspaces.writer(key.teamId);
       const tell = (text: string) =>
-        this.#deps.workspaces
-          .writer(key.teamId)
-          .ephemeral(key.channelId, item.userId, text, key.threadTs);
+        writer.ephemeral(key.channelId, item.userId, text, key.threadTs);
       attachments = await readAttachments(this.#deps, key.teamId, item.files ?? [], tell);
       const files = attachments.files;
       const result = await startRun(this.#deps, {

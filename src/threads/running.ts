@@ -20,8 +20,7 @@ export function runningThreads(deps: {
         const starting = rec.active.kind === "starting" ? rec.active : undefined;
         if (plan.replyTs !== undefined && starting?.replyTs !== plan.replyTs) return undefined;
         stop = starting?.stop;
-        if (plan.replyTs !== undefined) return { ...rec, active };
-        return { ...rec, service: ref, active };
+        return plan.replyTs !== undefined ? { ...rec, active } : { ...rec, service: ref, active };
       });
       if (updated || plan.replyTs !== undefined) return stop;
       const now = deps.now();

@@ -26,11 +26,9 @@ export async function viewerRefusal(deps: CheckDeps, asker: UsageRequest) {
 }
 
 /**
- * Who may use the app: members of the workspace; guests and people from other organisations
- * (Slack Connect) only when the operator allows them. When Slack cannot say who someone is
- * (`users.info` failing, a 429 under load), the request is refused (fail closed): letting them
- * through would let a guest in whenever Slack is busy, which a guest can help along by sending
- * many requests. Nothing remembers the failure. With both allowed, nobody is looked up.
+ * Who may use the app: members; guests and other organisations' people (Slack Connect) only when
+ * allowed. Someone Slack cannot identify just now is refused, else a guest gets in whenever Slack
+ * is busy (docs/operations.md, "Who"). With both allowed, nobody is looked up.
  */
 export interface PeoplePolicy {
   readonly allowGuests: boolean;
