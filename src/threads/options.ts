@@ -25,6 +25,7 @@ export const OPTION_HELP: Readonly<Record<OptionKey, string>> = {
 };
 
 export const OPTION_KEYS = Object.keys(OPTION_HELP) as readonly OptionKey[];
+const VALID_KEYS = `Valid options: ${OPTION_KEYS.map((k) => `\`${k}\``).join(", ")}.`;
 
 export type ParsedPrompt =
   | { readonly ok: true; readonly options: TaskOptions; readonly prompt: string }
@@ -57,7 +58,7 @@ export function parsePrompt(text: string): ParsedPrompt {
     const value = eq < 0 ? undefined : item.slice(eq + 1);
     const key = OPTION_KEYS.find((k) => k === rawKey);
     if (!key) return { ok: false, error: unknownKey(rawKey) };
-    if (key in options) return { ok: false, error: `\`${key}\` is given twice. ${validKeys()}` };
+    if (key in options) return { ok: false, error: `\`${key}\` is given twice. ${VALID_KEYS}` };
     const parsed = parseValue(key, value);
     if (typeof parsed === "object") return { ok: false, error: parsed.error };
     options[key] = parsed;
@@ -85,14 +86,10 @@ function parseValue(key: OptionKey, value: string | undefined) {
   return value;
 }
 
-function validKeys(): string {
-  return `Valid options: ${OPTION_KEYS.map((k) => `\`${k}\``).join(", ")}.`;
-}
-
 function unknownKey(key: string): string {
   const closest = closestKey(key);
   const hint = closest ? ` Did you mean \`${closest}\`?` : "";
-  return `Unknown option \`${key}\`.${hint} ${validKeys()}`;
+  return `Unknown option \`${key}\`.${hint} ${VALID_KEYS}`;
 }
 
 /** The valid key nearest to a misspelled one: a prefix of it, or at most two edits away. */

@@ -68,19 +68,17 @@ export class Preferences {
 
   /** Anyone when allowed, else the channel's creator (its manager, per the Web API) or an admin. */
   async mayChangeChannel(teamId: string, channelId: string, userId: string): Promise<boolean> {
+    const { directory, logger } = this.#o;
     if (this.#o.settingsAnyone === true) return true;
-    const creator = await this.#o.directory
+    const creator = await directory
       ?.channelCreator(teamId, channelId)
-      .catch((err: unknown) => {
-        this.#o.logger.warn({ err }, "could not read the channel's creator");
-        return undefined;
-      });
+      .catch((err: unknown) => void logger.warn({ err }, "could not read the channel's creator"));
     if (creator === userId) return true;
     return this.#o.workspaces
       .writer(teamId)
       .isAdmin(userId)
       .catch((err: unknown) => {
-        this.#o.logger.warn({ err }, "could not check whether the user is an admin");
+        logger.warn({ err }, "could not check whether the user is an admin");
         return false;
       });
   }

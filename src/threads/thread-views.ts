@@ -208,11 +208,8 @@ export class ThreadViews {
   }
 }
 
-function describeError(err: unknown): string {
-  return err instanceof TaskServiceError && err.kind === "not_found"
-    ? GONE
-    : describeServiceError(err);
-}
+const describeError = (err: unknown): string =>
+  err instanceof TaskServiceError && err.kind === "not_found" ? GONE : describeServiceError(err);
 
 /** The service's paging of a list, when it gives one. */
 type Pages =
