@@ -12,9 +12,8 @@ import {
   type BucketSpec,
   connectRedisBuckets,
   MemoryTokenBuckets,
-  type WindowSpec,
 } from "../../src/slack/scheduler/token-buckets.ts";
-import { paceHorizon, reserveOf } from "../../src/slack/scheduler/windows.ts";
+import { paceHorizon, reserveOf, type WindowSpec } from "../../src/slack/scheduler/windows.ts";
 
 const T0 = 1_700_000_000_000;
 const MINUTE = 60_000;
