@@ -201,9 +201,7 @@ export class SlackScheduler {
   }
 
   metrics(): SchedulerMetrics {
-    let queued = 0;
-    for (const lane of this.#allLanes()) queued += waitingCalls(lane);
-    return this.#stats.snapshot(queued);
+    return this.#stats.snapshot(this.#allLanes().reduce((n, lane) => n + waitingCalls(lane), 0));
   }
 
   /** Calls and edits waiting for their budget now, by method, every workspace together. */
@@ -261,10 +259,7 @@ export class SlackScheduler {
       lane.timer = undefined;
       void this.#pump(lane);
     });
-    if (!lanes) {
-      lanes = new Map();
-      this.#lanes.set(teamId, lanes);
-    }
+    if (!lanes) this.#lanes.set(teamId, (lanes = new Map()));
     lanes.set(method, lane);
     return lane;
   }
