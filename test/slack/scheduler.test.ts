@@ -220,9 +220,9 @@ describe("SlackScheduler budgets", () => {
     let questions = 0;
     const buckets: TokenBuckets = {
       shared: false,
-      tryTake: (specs, now) => {
+      take: (specs, now) => {
         questions += 1;
-        return memory.tryTake(specs, now);
+        return memory.take(specs, now);
       },
       close: () => memory.close(),
     };
@@ -267,9 +267,9 @@ describe("SlackScheduler budgets", () => {
     // A budget store whose first answer is on its way until `answer()`.
     const buckets: TokenBuckets = {
       shared: false,
-      tryTake: async (specs, now) => {
+      take: async (specs, now) => {
         await answered;
-        return memory.tryTake(specs, now);
+        return memory.take(specs, now);
       },
       forget: async (prefix) => {
         forgotten.push(prefix);

@@ -54,42 +54,6 @@ export interface Hold<T> extends Indexed {
   readonly parked: T[];
 }
 
-export interface Lane {
-  readonly method: string;
-  readonly bucket: WindowSpec; // the workspace's window for the method
-  readonly teamSpecs: readonly BucketSpec[]; // [bucket]
-  readonly perKey: Omit<TokenBucketSpec, "key"> | undefined;
-  /** Jobs in pick order; those of a held key are moved to its hold when they reach the top. */
-  readonly jobs: Heap<Job>;
-  /** Per-key buckets found empty, by key... */
-  readonly keyHolds: Map<string, Hold<Job>>;
-  /** ...and by when they will have a token. */
-  readonly heldKeys: Heap<Hold<Job>>;
-  readonly edits: Map<string, EditSlot>;
-  /** Units (runs, or messages) owing a final call: when each was first and last seen. */
-  readonly open: Map<string, { readonly since: number; at: number }>;
-  /** Slots with a pending text, neither in flight nor parked, in pick order. */
-  readonly readyEdits: Heap<EditSlot>;
-  /** Units edited less than the interval ago (`until` = last edit + interval); swept now and then. */
-  readonly units: Map<string, Hold<EditSlot>>;
-  /** Units with parked edits, by end of interval. */
-  readonly heldUnits: Heap<Hold<EditSlot>>;
-  unitsSweepAt: number;
-  pausedUntil: number;
-  /** The team's window is full until then: no call of the lane can go before. */
-  blockedUntil: number;
-  /** No spare call for paced ones until then; owed calls may still go. */
-  pacedUntil: number;
-  /** Set by `pick`: when the earliest hold ends. */
-  nextAt: number;
-  timer: unknown;
-  timerAt: number;
-  wake: () => void;
-  pumping: Promise<void> | undefined; // the lane's one pump while it runs
-  again: boolean;
-  stopped: boolean; // closed, or the workspace uninstalled the app
-}
-
 /** Units kept before the first sweep of expired ones; then twice as many as survived the last. */
 const UNITS_SWEEP_MIN = 1024;
 
@@ -273,39 +237,50 @@ export function edited(lane: Lane, name: string, now: number, minIntervalMs: num
   lane.units.set(name, { name, until, parked: [], heapIndex: -1 });
 }
 
-/** `wake` is the lane's timer callback. */
+/** A lane with nothing queued; `wake` is its timer's callback. */
 export function newLane(
   method: string,
-  bucket: WindowSpec,
+  bucket: WindowSpec, // the workspace's window for the method
   perKey: Omit<TokenBucketSpec, "key"> | undefined,
   wake: () => void,
-): Lane {
+) {
   return {
     method,
     bucket,
-    teamSpecs: [bucket],
+    teamSpecs: [bucket] as readonly BucketSpec[],
     perKey,
+    /** Jobs in pick order; those of a held key are moved to its hold when they reach the top. */
     jobs: new Heap<Job>(better),
-    keyHolds: new Map(),
+    /** Per-key buckets found empty, by key and by when they will have a token. */
+    keyHolds: new Map<string, Hold<Job>>(),
     heldKeys: new Heap<Hold<Job>>(holdBefore),
-    edits: new Map(),
-    open: new Map(),
+    edits: new Map<string, EditSlot>(),
+    /** Units (runs, or messages) owing a final call: when each was first and last seen. */
+    open: new Map<string, { readonly since: number; at: number }>(),
+    /** Slots with a pending text, neither in flight nor parked, in pick order. */
     readyEdits: new Heap<EditSlot>(slotBefore),
-    units: new Map(),
+    /** Units edited less than the interval ago (`until` = last edit + interval); swept now and then. */
+    units: new Map<string, Hold<EditSlot>>(),
+    /** Units with parked edits, by end of interval. */
     heldUnits: new Heap<Hold<EditSlot>>(holdBefore),
     unitsSweepAt: UNITS_SWEEP_MIN,
     pausedUntil: 0,
+    /** The team's window is full until then: no call of the lane can go before. */
     blockedUntil: 0,
+    /** No spare call for paced ones until then; owed calls may still go. */
     pacedUntil: 0,
+    /** Set by `pick`: when the earliest hold ends. */
     nextAt: Infinity,
-    timer: undefined,
+    timer: undefined as unknown,
     timerAt: 0,
     wake,
-    pumping: undefined,
+    pumping: undefined as Promise<void> | undefined, // the lane's one pump while it runs
     again: false,
-    stopped: false,
+    stopped: false, // closed, or the workspace uninstalled the app
   };
 }
+
+export type Lane = ReturnType<typeof newLane>;
 
 /** Rejects everything a lane still holds, in arrival order. */
 export function failAll(lane: Lane, error: Error): void {

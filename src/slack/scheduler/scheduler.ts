@@ -328,7 +328,7 @@ export class SlackScheduler {
         : key === undefined || !lane.perKey
           ? lane.teamSpecs
           : [lane.bucket, { key: `${lane.bucket.key}:${key}`, ...lane.perKey }];
-      const { wait, firstWait: teamWait } = await this.#buckets.tryTake(specs, now);
+      const { wait, firstWait: teamWait } = await this.#buckets.take(specs, now);
       if (wait > 0) {
         // Instances sharing a bucket all wake when its next token is due: without jitter the one
         // that asks first could win every time and starve the others' messages.

@@ -35,7 +35,7 @@ export interface TokenBuckets {
    * Takes one token from every bucket, or from none (a chat.postMessage refused by the workspace
    * does not spend its channel's token). Other takers may still come first after a wait.
    */
-  tryTake(buckets: readonly BucketSpec[], now: number): Promise<TakeAnswer>;
+  take(buckets: readonly BucketSpec[], now: number): Promise<TakeAnswer>;
   /** Whether other instances take from the same buckets (then they race for each token). */
   readonly shared: boolean;
   /** Deletes every bucket whose key starts with `prefix` (a workspace that uninstalled the app). */
@@ -68,19 +68,11 @@ export class MemoryTokenBuckets implements TokenBuckets {
   /** Each window's call times, ascending. */
   readonly #windows = new Map<string, { times: number[]; spec: WindowSpec }>();
 
-  async take(buckets: readonly BucketSpec[], now: number): Promise<number> {
+  async take(buckets: readonly BucketSpec[], now: number): Promise<TakeAnswer> {
     return this.takeNow(buckets, now);
   }
 
-  async tryTake(buckets: readonly BucketSpec[], now: number): Promise<TakeAnswer> {
-    return this.tryTakeNow(buckets, now);
-  }
-
-  takeNow(buckets: readonly BucketSpec[], now: number): number {
-    return this.tryTakeNow(buckets, now).wait;
-  }
-
-  tryTakeNow(buckets: readonly BucketSpec[], now: number): TakeAnswer {
+  takeNow(buckets: readonly BucketSpec[], now: number): TakeAnswer {
     const waits = buckets.map((b) =>
       b.kind === "window" ? this.#windowWait(b, now) : refill(b, this.#state.get(b.key), now).wait,
     );
@@ -222,11 +214,7 @@ export class RedisTokenBuckets implements TokenBuckets {
     this.#failing = true;
   }
 
-  async take(buckets: readonly BucketSpec[], now: number): Promise<number> {
-    return (await this.tryTake(buckets, now)).wait;
-  }
-
-  async tryTake(buckets: readonly BucketSpec[], now: number): Promise<TakeAnswer> {
+  async take(buckets: readonly BucketSpec[], now: number): Promise<TakeAnswer> {
     const keys = buckets.map((b) => this.#prefix + b.key);
     const args = [String(now), ...buckets.flatMap(scriptArgs)];
     try {
@@ -236,7 +224,7 @@ export class RedisTokenBuckets implements TokenBuckets {
       return { wait: Number(answer[0]), firstWait: Number(answer[1]) };
     } catch (err) {
       this.#report(err);
-      return this.#fallback.tryTakeNow(buckets, now);
+      return this.#fallback.takeNow(buckets, now);
     }
   }
 
