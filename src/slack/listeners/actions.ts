@@ -1,7 +1,6 @@
 /**
- * Buttons in the bot's messages (`block_actions`): Stop, and the feedback buttons (👍/👎)
- * under a finished answer, recorded for the run and counted. Acknowledged at once; the answer
- * goes privately through the action's `response_url`.
+ * Buttons in the bot's messages: Stop, and the feedback buttons (👍/👎) under a finished answer.
+ * Acknowledged at once; the answer goes privately through the action's `response_url`.
  */
 import type { App } from "@slack/bolt";
 import { z } from "zod";

@@ -1,9 +1,7 @@
 /**
- * Slack's agent view (the app in the side panel): its Stop control (`agent_session_stopped`)
- * stops the thread's run like the Stop button; opening its Messages tab (`app_home_opened` with
- * `tab: "messages"`, which replaced `assistant_thread_started`) sets the suggested prompts
- * (`assistant.threads.setSuggestedPrompts` needs no thread there); `app_context_changed` is
- * accepted quietly (a task is about what it is asked).
+ * Slack's agent view (the app in the side panel): its Stop control stops the thread's run like the
+ * Stop button; opening its Messages tab (`app_home_opened`, `tab: "messages"`, which replaced
+ * `assistant_thread_started`) sets the suggested prompts (they need no thread there).
  */
 import type { App } from "@slack/bolt";
 import { z } from "zod";
@@ -53,6 +51,6 @@ export function register(app: App, deps: ListenerDeps): void {
     }
   });
 
-  // Acknowledged (by Bolt) and nothing else: no log line per glance.
+  // Acknowledged (by Bolt) and nothing else: a task is about what it is asked, not the context.
   app.event("app_context_changed", async () => undefined);
 }

@@ -1,7 +1,6 @@
 /**
- * The "New task" modal: opened by the global shortcut, by the message shortcut (the message
- * quoted in the prompt) and by `/task` with no text (see command.ts); its submission starts
- * a task, or shows what to fix inside the modal (`response_action: errors`).
+ * The "New task" modal, opened by the global shortcut, the message shortcut (quoting the message)
+ * and `/task` alone: its submission starts a task, or shows what to fix inside the modal.
  */
 import type { App } from "@slack/bolt";
 import { z } from "zod";

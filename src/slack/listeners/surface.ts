@@ -129,12 +129,11 @@ export const tellThrough =
 
 /** The files of a payload that Slack described well enough to read (others are skipped). */
 export function fileRefs(files: readonly unknown[] | undefined): SlackFileRef[] {
-  const refs: SlackFileRef[] = [];
-  for (const raw of files ?? []) {
+  return (files ?? []).flatMap((raw) => {
     const f = SlackFile.safeParse(raw).data;
-    if (!f) continue;
-    const url = f.url_private_download || f.url_private;
-    refs.push({
+    const url = f?.url_private_download || f?.url_private;
+    if (!f) return [];
+    return {
       id: f.id,
       // Named by `files.info` later when the event gave only the id.
       name: f.name || f.title || "",
@@ -142,7 +141,6 @@ export function fileRefs(files: readonly unknown[] | undefined): SlackFileRef[] 
       ...(f.mimetype ? { mimetype: f.mimetype } : {}),
       ...(url ? { url } : {}),
       ...(f.mode ? { mode: f.mode } : {}),
-    });
-  }
-  return refs;
+    };
+  });
 }

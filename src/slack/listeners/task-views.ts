@@ -1,8 +1,7 @@
 /**
- * The buttons under a finished answer (History, Files, Continue…) and the views they open:
- * paging inside History and Files, a file fetched into the thread, the Continue form's
- * submission. A view opens at once with "Loading…" (a trigger lasts 3 seconds), filled when the
- * service answers.
+ * The buttons under a finished answer (History, Files, Continue…) and the views they open, their
+ * paging, "Get it" on a file, the Continue form. A view opens at once with "Loading…" (a trigger
+ * lasts 3 seconds), filled when the service answers.
  */
 import type { App } from "@slack/bolt";
 import { z } from "zod";

@@ -1,8 +1,7 @@
 /**
- * Workspace settings, for admins and owners only (from App Home or `/task settings`): the
- * workspace's Task service API key (when the app can seal keys) and its usage policy. Saving
- * checks again who submits and checks a new key with the service. A key is never logged or shown
- * back (the audit trail names its last four characters).
+ * Workspace settings, for admins and owners only: the workspace's Task service API key (when the
+ * app can seal keys) and its usage policy. Saving checks again who submits, and a new key with the
+ * service. A key is never logged or shown back (the audit trail names its last four characters).
  */
 import type { App, RespondFn } from "@slack/bolt";
 import {

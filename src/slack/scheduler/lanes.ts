@@ -124,32 +124,24 @@ export function pick(lane: Lane, now: number): Job | EditSlot | undefined {
 }
 
 /** What a lane's budget carries now, as this instance sees it. */
-export interface LaneLoad {
-  readonly perMinute: number; // safety margin kept
-  readonly waiting: number; // jobs
-  /** Messages being edited: a text waiting or being sent, or edited within the interval. */
-  readonly editing: number;
-}
-
-export function laneLoad(lane: Lane, now: number): LaneLoad {
+export function laneLoad(lane: Lane, now: number) {
   let recent = 0;
   for (const unit of lane.units.values()) if (unit.until > now) recent += 1;
   return {
-    perMinute: lane.bucket.limit,
+    perMinute: lane.bucket.limit, // safety margin kept
     waiting: waitingJobs(lane),
+    /** Messages being edited: a text waiting or being sent, or edited within the interval. */
     editing: Math.max(recent, lane.edits.size),
   };
 }
+
+export type LaneLoad = ReturnType<typeof laneLoad>;
 
 /**
  * What a paced call asks of its window: the open units and their mean age, each at least
  * `minAgeMs` (the edit interval). Units not seen for a window are forgotten (ended, or quiet).
  */
-export function paceOf(
-  lane: Lane,
-  now: number,
-  minAgeMs: number,
-): { readonly units: number; readonly ageMs: number } {
+export function paceOf(lane: Lane, now: number, minAgeMs: number) {
   let ages = 0;
   for (const [unit, u] of lane.open) {
     if (u.at <= now - WINDOW_MS) lane.open.delete(unit);
@@ -161,12 +153,9 @@ export function paceOf(
 
 /** A unit's paced call (it owes a final one), or its final call (it owes no more). */
 export function track(lane: Lane, unit: string, paced: boolean, now: number): void {
-  if (!paced) {
-    lane.open.delete(unit);
-    return;
-  }
   const u = lane.open.get(unit);
-  if (u) u.at = now;
+  if (!paced) lane.open.delete(unit);
+  else if (u) u.at = now;
   else lane.open.set(unit, { since: now, at: now });
 }
 
@@ -200,10 +189,7 @@ export function holdKey(lane: Lane, job: Job, key: string, until: number): void 
 
 /** A pending edit just became final: the interval no longer holds it. */
 function promote(lane: Lane, slot: EditSlot): void {
-  if (!slot.parked) {
-    lane.readyEdits.update(slot); // no-op while in flight
-    return;
-  }
+  if (!slot.parked) return lane.readyEdits.update(slot); // no-op while in flight
   unpark(lane, slot);
   lane.readyEdits.push(slot);
 }

@@ -1,4 +1,4 @@
-/** What the scheduler counts, by method: calls (429 retries included), 429s, other failures, waits. */
+/** What the scheduler counts, by method: calls (retries included), 429s, other failures, waits. */
 import type { AppMetrics } from "../../metrics.ts";
 
 type ByMethod = Record<string, number>;
@@ -48,18 +48,10 @@ export class SchedulerStats {
     this.#sink?.slackQueueWait(method, wait / 1000);
   }
 
-  succeeded(method: string): void {
-    this.#sink?.slackCall(method, "ok");
-  }
-
-  rateLimited(method: string): void {
-    this.#add("rateLimited", method);
-    this.#sink?.slackCall(method, "rate_limited");
-  }
-
-  failed(method: string): void {
-    this.#add("failed", method);
-    this.#sink?.slackCall(method, "error");
+  /** How a call went (a 429 is counted whether or not the call is tried again). */
+  ended(method: string, outcome: "ok" | "rate_limited" | "error"): void {
+    if (outcome !== "ok") this.#add(outcome === "error" ? "failed" : "rateLimited", method);
+    this.#sink?.slackCall(method, outcome);
   }
 
   #add(what: "calls" | "rateLimited" | "failed", method: string): void {

@@ -33,6 +33,7 @@ import {
   track,
   enqueueJob,
   laneLoad,
+  type LaneLoad,
   waitingCalls,
 } from "./lanes.ts";
 import type { AppMetrics } from "../../metrics.ts";
@@ -120,20 +121,17 @@ export class SlackScheduler {
     send: () => Promise<void>,
     options?: EditOptions,
   ): Promise<EditResult> {
-    if (this.#closed) return Promise.reject(new Error("the Slack scheduler is closed"));
-    const lane = this.#lane(teamId, EDIT_METHOD);
-    return handled(
-      new Promise<EditResult>((settle, fail) => {
-        // Sent later, it stays in the trace of whoever asked for it (its span is that run's).
-        const call = bindToCurrent(send);
-        const queued = queueEdit(lane, messageKey, { send: call, settle, fail }, options, () => ({
-          since: this.#clock.now(),
-          seq: this.#seq++,
-        }));
-        if (queued !== "queued") this.#stats.superseded();
-        if (queued !== "replaced") this.#requestPump(lane);
-      }),
-    );
+    return this.#queue<EditResult>((settle, fail) => {
+      const lane = this.#lane(teamId, EDIT_METHOD);
+      // Sent later, it stays in the trace of whoever asked for it (its span is that run's).
+      const call = bindToCurrent(send);
+      const queued = queueEdit(lane, messageKey, { send: call, settle, fail }, options, () => ({
+        since: this.#clock.now(),
+        seq: this.#seq++,
+      }));
+      if (queued !== "queued") this.#stats.superseded();
+      if (queued !== "replaced") this.#requestPump(lane);
+    });
   }
 
   /** Drops a message's text still waiting (its run ended: the final edit replaces it). */
@@ -151,30 +149,32 @@ export class SlackScheduler {
     fn: () => Promise<T>,
     options?: ScheduleOptions,
   ): Promise<T> {
+    return this.#queue<T>((resolve, reject) => {
+      // An unknown method throws here, which rejects the promise.
+      const lane = this.#lane(teamId, method);
+      const paced = options?.pace !== undefined && options.pace.last !== true;
+      if (options?.pace) track(lane, options.pace.unit, paced, this.#clock.now());
+      const job: Job = {
+        kind: "job",
+        paced,
+        unit: options?.pace?.unit,
+        key: lane.perKey ? options?.key : undefined,
+        attempt: bindToCurrent(async () => resolve(await fn())),
+        fail: reject,
+        rank: options?.priority === "high" ? 0 : 1,
+        since: Math.min(options?.since ?? Infinity, this.#clock.now()),
+        seq: this.#seq++,
+        retries: 0,
+        heapIndex: -1,
+      };
+      enqueueJob(lane, job, options?.maxWaitMs, this.#clock, reject);
+      this.#requestPump(lane);
+    });
+  }
+
+  #queue<T>(executor: ConstructorParameters<typeof Promise<T>>[0]): Promise<T> {
     if (this.#closed) return Promise.reject(new Error("the Slack scheduler is closed"));
-    return handled(
-      new Promise<T>((resolve, reject) => {
-        // An unknown method throws here, which rejects the promise.
-        const lane = this.#lane(teamId, method);
-        const paced = options?.pace !== undefined && options.pace.last !== true;
-        if (options?.pace) track(lane, options.pace.unit, paced, this.#clock.now());
-        const job: Job = {
-          kind: "job",
-          paced,
-          unit: options?.pace?.unit,
-          key: lane.perKey ? options?.key : undefined,
-          attempt: bindToCurrent(async () => resolve(await fn())),
-          fail: reject,
-          rank: options?.priority === "high" ? 0 : 1,
-          since: Math.min(options?.since ?? Infinity, this.#clock.now()),
-          seq: this.#seq++,
-          retries: 0,
-          heapIndex: -1,
-        };
-        enqueueJob(lane, job, options?.maxWaitMs, this.#clock, reject);
-        this.#requestPump(lane);
-      }),
-    );
+    return handled(new Promise<T>(executor));
   }
 
   /** `unit` (of ScheduleOptions.pace) owes `method` no final call any more (its stream ended). */
@@ -196,7 +196,7 @@ export class SlackScheduler {
   }
 
   /** What `method`'s budget for `teamId` carries now here (stream-choice.ts weighs it). */
-  load(teamId: string, method: string): ReturnType<typeof laneLoad> {
+  load(teamId: string, method: string): LaneLoad {
     return laneLoad(this.#lane(teamId, method), this.#clock.now());
   }
 
@@ -360,14 +360,14 @@ export class SlackScheduler {
     this.#busy += 1;
     Promise.resolve()
       .then(job.attempt)
-      .then(() => this.#stats.succeeded(lane.method))
+      .then(() => this.#stats.ended(lane.method, "ok"))
       .catch((err: unknown) => {
         if (this.#rateLimited(lane, err) && job.retries < this.#maxRetries && !lane.stopped) {
           // Back in line with its original place: it goes first once the pause ends.
           job.retries += 1;
           lane.jobs.push(job);
         } else {
-          if (rateLimitedRetryAfter(err) === undefined) this.#stats.failed(lane.method);
+          if (rateLimitedRetryAfter(err) === undefined) this.#stats.ended(lane.method, "error");
           job.fail(err);
         }
       })
@@ -389,7 +389,7 @@ export class SlackScheduler {
       .then(edit.send)
       .then(
         () => {
-          this.#stats.succeeded(lane.method);
+          this.#stats.ended(lane.method, "ok");
           edit.settle("sent");
         },
         (err: unknown) => {
@@ -405,7 +405,7 @@ export class SlackScheduler {
             edit.retries += 1;
             slot.pending = edit;
           } else {
-            if (!limited) this.#stats.failed(lane.method);
+            if (!limited) this.#stats.ended(lane.method, "error");
             edit.fail(err);
           }
         },
@@ -423,7 +423,7 @@ export class SlackScheduler {
   #rateLimited(lane: Lane, err: unknown): boolean {
     const retryAfter = rateLimitedRetryAfter(err);
     if (retryAfter === undefined) return false;
-    this.#stats.rateLimited(lane.method);
+    this.#stats.ended(lane.method, "rate_limited");
     lane.pausedUntil = Math.max(lane.pausedUntil, this.#clock.now() + retryAfter * 1000);
     return true;
   }
