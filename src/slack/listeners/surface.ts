@@ -78,6 +78,13 @@ export type FormValues = z.infer<typeof FormValues>;
 export const Person = z.object({ user: z.object({ id: z.string().min(1) }) });
 export const TriggerAction = Person.extend({ trigger_id: z.string().min(1) });
 
+/** A button pressed in a message or a view: where, and its value. */
+export const ButtonPress = Person.extend({
+  channel: z.object({ id: z.string() }).nullish(),
+  container: z.object({ channel_id: z.string().optional() }).nullish(),
+  actions: z.array(z.object({ value: z.string().optional() })).min(1),
+});
+
 /** A view's submission: its inputs, and what the app kept in `private_metadata`. */
 export const Submission = Person.extend({
   view: z.object({

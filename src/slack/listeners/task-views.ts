@@ -21,6 +21,7 @@ import {
 } from "../../view/task-views.ts";
 import {
   authorisedTeam,
+  ButtonPress,
   type Client,
   fileRefs,
   formErrors,
@@ -28,14 +29,11 @@ import {
   openView,
   Submission,
   tellThrough,
-  TriggerAction,
 } from "./surface.ts";
 
-const ActionBody = TriggerAction.extend({
-  channel: z.object({ id: z.string() }).nullish(),
-  container: z.object({ channel_id: z.string().optional() }).nullish(),
+const ActionBody = ButtonPress.extend({
+  trigger_id: z.string().min(1),
   view: z.object({ id: z.string(), private_metadata: z.string().optional() }).nullish(),
-  actions: z.array(z.object({ value: z.string().optional() })).min(1),
 });
 type ActionBody = z.infer<typeof ActionBody>;
 

@@ -1,6 +1,6 @@
 /** The scheduler's queues for one team and one Slack method (a lane), and their pick order. */
 import type { Clock } from "../../util/clock.ts";
-import type { BucketSpec, TokenBucketSpec } from "./token-buckets.ts";
+import type { TokenBucketSpec } from "./token-buckets.ts";
 import { WINDOW_MS, type WindowSpec } from "./windows.ts";
 import { Heap, type Indexed } from "./heap.ts";
 
@@ -233,7 +233,6 @@ export function newLane(
   return {
     method,
     bucket,
-    teamSpecs: [bucket] as readonly BucketSpec[],
     perKey,
     /** Jobs in pick order; those of a held key are moved to its hold when they reach the top. */
     jobs: new Heap<Job>(better),

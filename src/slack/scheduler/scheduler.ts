@@ -326,7 +326,7 @@ export class SlackScheduler {
       const specs = paced
         ? [{ ...lane.bucket, ...paceOf(lane, now, this.#minInterval) }]
         : key === undefined || !lane.perKey
-          ? lane.teamSpecs
+          ? [lane.bucket]
           : [lane.bucket, { key: `${lane.bucket.key}:${key}`, ...lane.perKey }];
       const { wait, firstWait: teamWait } = await this.#buckets.take(specs, now);
       if (wait > 0) {
