@@ -51,7 +51,6 @@ const WorkspaceErase = Person.extend({
   }),
 });
 
-/** A person's erase form: opened from the Home tab, erasing once submitted. */
 function registerEraseMine(app: App, deps: ListenerDeps): void {
   const TRY_AGAIN = "Your records could not be erased just now; please try again in a minute.";
 
@@ -78,7 +77,6 @@ function registerEraseMine(app: App, deps: ListenerDeps): void {
   });
 }
 
-/** An admin's form to erase the workspace's records: the same, for admins and owners only. */
 function registerEraseWorkspace(app: App, deps: ListenerDeps): void {
   app.action(HOME_ERASE_WORKSPACE, async ({ ack, body, client, context }) => {
     await ack();

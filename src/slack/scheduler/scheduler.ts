@@ -72,14 +72,14 @@ export interface SchedulerOptions {
   readonly budgets?: Readonly<Record<string, MethodBudget>>;
   /** Minimum time between two interim edits of one message (or run). Default 1000 ms. */
   readonly minEditIntervalMs?: number;
-  /** How many 429s in a row a call survives. Default 10 (as WebClient's own retries). */
-  readonly maxRateLimitRetries?: number;
   readonly metrics?: AppMetrics;
   /** Told about failures of the scheduler itself (e.g. the bucket store). */
   readonly onError?: (err: unknown) => void;
 }
 
 const SHARED_JITTER_MS = 100;
+/** How many 429s in a row a call survives (as many as WebClient's own retries). */
+const MAX_429_RETRIES = 10;
 
 export class SlackScheduler {
   readonly #clock: Clock;
@@ -87,7 +87,6 @@ export class SlackScheduler {
   readonly #safety: number;
   readonly #budgets: Readonly<Record<string, MethodBudget>>;
   readonly #minInterval: number;
-  readonly #maxRetries: number;
   readonly #onError: (err: unknown) => void;
   /** By team, then method. */
   readonly #lanes = new Map<string, Map<string, Lane>>();
@@ -104,7 +103,6 @@ export class SlackScheduler {
     this.#safety = options.safety ?? 0.9;
     this.#budgets = { ...DEFAULT_BUDGETS, ...options.budgets };
     this.#minInterval = options.minEditIntervalMs ?? 1000;
-    this.#maxRetries = options.maxRateLimitRetries ?? 10;
     this.#onError = options.onError ?? (() => {});
     this.#stats = new SchedulerStats(options.metrics);
     if (!(this.#safety > 0 && this.#safety <= 1)) throw new Error("safety must be in (0, 1]");
@@ -362,7 +360,7 @@ export class SlackScheduler {
       .then(job.attempt)
       .then(() => this.#stats.ended(lane.method, "ok"))
       .catch((err: unknown) => {
-        if (this.#rateLimited(lane, err) && job.retries < this.#maxRetries && !lane.stopped) {
+        if (this.#rateLimited(lane, err) && job.retries < MAX_429_RETRIES && !lane.stopped) {
           // Back in line with its original place: it goes first once the pause ends.
           job.retries += 1;
           lane.jobs.push(job);
@@ -401,7 +399,7 @@ export class SlackScheduler {
             newer.seq = Math.min(newer.seq, edit.seq);
             this.#stats.superseded();
             edit.settle("superseded");
-          } else if (limited && edit.retries < this.#maxRetries && !lane.stopped) {
+          } else if (limited && edit.retries < MAX_429_RETRIES && !lane.stopped) {
             edit.retries += 1;
             slot.pending = edit;
           } else {
