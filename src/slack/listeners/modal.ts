@@ -68,9 +68,9 @@ export function register(app: App, deps: ListenerDeps): void {
       return;
     }
     const form = readForm(parsed.data.view.state.values);
-    const errors = problems(deps, form);
-    if (Object.keys(errors).length > 0) {
-      await ack(formErrors(errors));
+    const problem = promptProblem(deps, form);
+    if (problem !== undefined) {
+      await ack(formErrors({ [FIELD.prompt]: problem }));
       return;
     }
     await ack();
@@ -154,15 +154,12 @@ function readForm(values: FormValues) {
   };
 }
 
-/** What to fix, by block id, shown under each input of the modal. */
-function problems(deps: ListenerDeps, form: ReturnType<typeof readForm>): Record<string, string> {
-  const errors: Record<string, string> = {};
+/** What to fix in the prompt, shown under it. */
+function promptProblem(deps: ListenerDeps, form: ReturnType<typeof readForm>): string | undefined {
   if (form.prompt.trim() === "" && form.files.length === 0) {
-    errors[FIELD.prompt] = "Write what the agent should do, or attach a file below.";
-  } else {
-    const refusal = deps.coordinator.refuseNewTask(form.prompt, form.files.length > 0);
-    // A modal shows plain text: drop the Markdown of the chat answer.
-    if (refusal !== undefined) errors[FIELD.prompt] = refusal.replace(/[*`]/g, "").slice(0, 300);
+    return "Write what the agent should do, or attach a file below.";
   }
-  return errors;
+  const refusal = deps.coordinator.refuseNewTask(form.prompt, form.files.length > 0);
+  // A modal shows plain text: drop the Markdown of the chat answer.
+  return refusal?.replace(/[*`]/g, "").slice(0, 300);
 }
