@@ -22,7 +22,7 @@ function greedy(spec: (now: number) => BucketSpec, end: number): number[] {
   const buckets = new MemoryTokenBuckets();
   const sent: number[] = [];
   for (let now = 0; now < end;) {
-    const wait = buckets.takeNow([spec(now)], now);
+    const { wait } = buckets.takeNow([spec(now)], now);
     if (wait === 0) sent.push(now);
     else now += wait;
   }

@@ -1,23 +1,15 @@
 /**
- * Buttons in the bot's messages (`block_actions`): Stop, and the feedback buttons (👍/👎)
- * under a finished answer, recorded for the run and counted. Acknowledged at once; the answer
- * goes privately through the action's `response_url`.
+ * Buttons in the bot's messages: Stop, and the feedback buttons (👍/👎) under a finished answer.
+ * Acknowledged at once; the answer goes privately through the action's `response_url`.
  */
 import type { App } from "@slack/bolt";
-import { z } from "zod";
+import type { z } from "zod";
 import { decodeFeedbackValue, FEEDBACK_ACTION_ID, feedbackThanks } from "../../view/feedback.ts";
 import { decodeStopValue, STOP_ACTION_ID } from "../../view/render.ts";
-import { authorisedTeam, type ListenerDeps, tellThrough } from "./surface.ts";
-
-const ActionBody = z.object({
-  user: z.object({ id: z.string().min(1) }),
-  channel: z.object({ id: z.string() }).nullish(),
-  container: z.object({ channel_id: z.string().optional() }).nullish(),
-  actions: z.array(z.object({ action_id: z.string(), value: z.string().optional() })).min(1),
-});
+import { authorisedTeam, ButtonPress, type ListenerDeps, tellThrough } from "./surface.ts";
 
 /** Whether a button was pressed in `channelId` (or where Slack names no channel). */
-function pressedIn(body: z.infer<typeof ActionBody>, channelId: string): boolean {
+function pressedIn(body: z.infer<typeof ButtonPress>, channelId: string): boolean {
   const where = body.channel?.id ?? body.container?.channel_id;
   return where === undefined || where === channelId;
 }
@@ -27,7 +19,7 @@ export function register(app: App, deps: ListenerDeps): void {
   app.action(STOP_ACTION_ID, async ({ ack, body, respond, context }) => {
     await ack();
     const tell = tellThrough(respond);
-    const parsed = ActionBody.safeParse(body);
+    const parsed = ButtonPress.safeParse(body);
     const ref = parsed.success ? decodeStopValue(parsed.data.actions[0]?.value) : undefined;
     // The button must be pressed where its run is: a value copied elsewhere stops nothing.
     if (!parsed.success || !ref || !pressedIn(parsed.data, ref.channelId)) {
@@ -48,7 +40,7 @@ export function register(app: App, deps: ListenerDeps): void {
   app.action(FEEDBACK_ACTION_ID, async ({ ack, body, respond, context }) => {
     await ack();
     const tell = tellThrough(respond);
-    const parsed = ActionBody.safeParse(body);
+    const parsed = ButtonPress.safeParse(body);
     const vote = parsed.success ? decodeFeedbackValue(parsed.data.actions[0]?.value) : undefined;
     // Counted where its answer is: a value copied into another channel counts for nothing.
     if (!parsed.success || !vote || !pressedIn(parsed.data, vote.ref.channelId)) {

@@ -1,10 +1,7 @@
 /**
- * Slack's agent view (the app in the side panel, its Messages tab): its Stop control
- * (`agent_session_stopped`) stops the thread's run like the Stop button (refusals told privately
- * in the thread); opening it (`app_home_opened` with `tab: "messages"`, which replaced
- * `assistant_thread_started`) sets the suggested prompts (`assistant.threads.setSuggestedPrompts`,
- * which needs no thread there); `app_context_changed` is accepted quietly (a task is about what
- * it is asked, so the context is not kept).
+ * Slack's agent view (the app in the side panel): its Stop control stops the thread's run like the
+ * Stop button; opening its Messages tab (`app_home_opened`, `tab: "messages"`, which replaced
+ * `assistant_thread_started`) sets the suggested prompts (they need no thread there).
  */
 import type { App } from "@slack/bolt";
 import { z } from "zod";
@@ -24,8 +21,6 @@ const MessagesOpened = z.object({
     tab: z.literal("messages"),
   }),
 });
-
-export const PROMPTS_TITLE = "Try one of these";
 
 export function register(app: App, deps: ListenerDeps): void {
   const { coordinator, logger, suggestedPrompts } = deps;
@@ -47,7 +42,7 @@ export function register(app: App, deps: ListenerDeps): void {
     try {
       await client.assistant.threads.setSuggestedPrompts({
         channel_id: parsed.data.event.channel,
-        title: PROMPTS_TITLE,
+        title: "Try one of these",
         prompts: suggestedPrompts.map((p) => ({ title: p.title, message: p.message })),
       });
     } catch (err) {
@@ -56,6 +51,6 @@ export function register(app: App, deps: ListenerDeps): void {
     }
   });
 
-  // Acknowledged (Bolt answers events itself) and nothing else: no log line per glance.
+  // Acknowledged (by Bolt) and nothing else: a task is about what it is asked, not the context.
   app.event("app_context_changed", async () => undefined);
 }

@@ -1,8 +1,7 @@
 /**
- * `/task <prompt>`: a new task. `/task` alone opens the New task modal, `/task settings` the
- * channel's defaults (and to admins a Workspace settings button), `/task history` and `/task
- * files` the views of your latest task in the channel, `/task help` the usage. A refused prompt
- * is answered in the acknowledgement; everything later through the command's `response_url`.
+ * `/task <prompt>`: a new task; alone, the New task modal; `settings`, the channel's defaults (and
+ * admins' Workspace settings button); `history`, `files`: the views of your latest task here. A
+ * refused prompt is answered in the acknowledgement, everything later through `response_url`.
  */
 import type { App } from "@slack/bolt";
 import { z } from "zod";

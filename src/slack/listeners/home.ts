@@ -3,7 +3,7 @@
  * defaults (their personal defaults' form), and the forms that erase their own records or (for
  * admins) the workspace's, which say what they erased in a direct message and show the tab again.
  */
-import type { AllMiddlewareArgs, App } from "@slack/bolt";
+import type { App } from "@slack/bolt";
 import { z } from "zod";
 import { PERSONAL_DEFAULTS_VIEW } from "../../view/defaults.ts";
 import {
@@ -20,23 +20,24 @@ import {
 } from "../../view/home.ts";
 import { notAllowedModal } from "../../view/workspace-settings.ts";
 import { isAdminOrNo } from "../admin-home.ts";
-import { DefaultsSubmission, openDefaultsModal, readDefaults } from "./settings.ts";
+import { openDefaultsModal, submittedDefaults } from "./settings.ts";
 import { openNewTaskModal } from "./modal.ts";
-import { authorisedTeam, type ListenerDeps } from "./surface.ts";
+import {
+  authorisedTeam,
+  formErrors,
+  type ListenerDeps,
+  openView,
+  Person,
+  tellInDm,
+  TriggerAction,
+} from "./surface.ts";
 
 const HomeOpened = z.object({
   event: z.object({ user: z.string().min(1), tab: z.string().optional() }),
 });
 
-const ViewAction = z.object({
-  trigger_id: z.string().min(1),
-  user: z.object({ id: z.string().min(1) }),
-});
-
-const Submitted = z.object({ user: z.object({ id: z.string().min(1) }) });
-
 /** The workspace erase form, its confirmation ticked. */
-const WorkspaceErase = Submitted.extend({
+const WorkspaceErase = Person.extend({
   view: z.object({
     state: z.object({
       values: z.object({
@@ -50,67 +51,47 @@ const WorkspaceErase = Submitted.extend({
   }),
 });
 
-type Client = AllMiddlewareArgs["client"];
-
-/** Tells the person in their direct message with the app. */
-async function tell(client: Client, deps: ListenerDeps, userId: string, text: string) {
-  await client.chat
-    .postMessage({ channel: userId, text })
-    .catch((err: unknown) => deps.logger.debug({ err }, "could not tell what was erased"));
-}
-
-/** A person's erase form: opened from the Home tab, erasing once submitted. */
 function registerEraseMine(app: App, deps: ListenerDeps): void {
-  const { forgetting } = deps.coordinator;
   const TRY_AGAIN = "Your records could not be erased just now; please try again in a minute.";
 
   app.action(HOME_ERASE_MINE, async ({ ack, body, client }) => {
     await ack();
-    const parsed = ViewAction.safeParse(body);
-    if (!parsed.success) return;
-    await client.views
-      .open({ trigger_id: parsed.data.trigger_id, view: eraseMineModal() as never })
-      .catch((err: unknown) => deps.logger.warn({ err }, "could not open the erase form"));
+    const parsed = TriggerAction.safeParse(body);
+    if (parsed.success) {
+      await openView(client, deps, parsed.data.trigger_id, eraseMineModal(), "the erase form");
+    }
   });
 
   app.view(ERASE_MINE_VIEW, async ({ ack, body, client, context }) => {
     // The form closes at once: erasing may take longer than Slack waits for an answer.
     await ack();
-    const parsed = Submitted.safeParse(body);
+    const parsed = Person.safeParse(body);
     if (!parsed.success) return;
     const teamId = authorisedTeam(context);
     const userId = parsed.data.user.id;
-    const erased = await forgetting.erasePerson(teamId, userId).catch((err: unknown) => {
-      deps.logger.warn({ err }, "could not erase a person's records");
-      return undefined;
-    });
-    await tell(client, deps, userId, erased ? erasedMineText(erased) : TRY_AGAIN);
+    const erased = await deps.coordinator.forgetting
+      .erasePerson(teamId, userId)
+      .catch((err: unknown) => deps.logger.warn({ err }, "could not erase a person's records"));
+    await tellInDm(client, deps, userId, erased ? erasedMineText(erased) : TRY_AGAIN);
     await deps.home.publish(teamId, userId);
   });
 }
 
-/** An admin's form to erase the workspace's records: the same, for admins and owners only. */
 function registerEraseWorkspace(app: App, deps: ListenerDeps): void {
-  const { forgetting } = deps.coordinator;
-
   app.action(HOME_ERASE_WORKSPACE, async ({ ack, body, client, context }) => {
     await ack();
-    const parsed = ViewAction.safeParse(body);
+    const parsed = TriggerAction.safeParse(body);
     if (!parsed.success) return;
     const req = { teamId: authorisedTeam(context), userId: parsed.data.user.id };
-    const view = (await isAdminOrNo(client, deps.logger, req))
-      ? eraseWorkspaceModal()
-      : notAllowedModal();
-    await client.views
-      .open({ trigger_id: parsed.data.trigger_id, view: view as never })
-      .catch((err: unknown) => deps.logger.warn({ err }, "could not open the erase form"));
+    const admin = await isAdminOrNo(client, deps.logger, req);
+    const view = admin ? eraseWorkspaceModal() : notAllowedModal();
+    await openView(client, deps, parsed.data.trigger_id, view, "the erase form");
   });
 
   app.view(ERASE_WORKSPACE_VIEW, async ({ ack, body, client, context }) => {
     const parsed = WorkspaceErase.safeParse(body);
     const teamId = authorisedTeam(context);
-    const refuse = (error: string) =>
-      ack({ response_action: "errors", errors: { [ERASE_WORKSPACE_CONFIRM]: error } });
+    const refuse = (error: string) => ack(formErrors({ [ERASE_WORKSPACE_CONFIRM]: error }));
     if (!parsed.success) {
       await refuse("Tick the box to confirm, then press Erase.");
       return;
@@ -122,14 +103,14 @@ function registerEraseWorkspace(app: App, deps: ListenerDeps): void {
       return;
     }
     await ack();
-    const done = await forgetting.eraseWorkspace(teamId, userId).then(
+    const done = await deps.coordinator.forgetting.eraseWorkspace(teamId, userId).then(
       () => "The workspace's records are erased. Its settings and audit trail are kept.",
       (err: unknown) => {
         deps.logger.warn({ err }, "could not erase the workspace's records");
         return "The workspace's records could not all be erased just now; please try again in a minute.";
       },
     );
-    await tell(client, deps, userId, done);
+    await tellInDm(client, deps, userId, done);
     await deps.home.publish(teamId, userId);
   });
 }
@@ -146,38 +127,26 @@ export function register(app: App, deps: ListenerDeps): void {
 
   app.action(HOME_NEW_TASK, async ({ ack, body, client }) => {
     await ack();
-    const parsed = ViewAction.safeParse(body);
+    const parsed = TriggerAction.safeParse(body);
     if (parsed.success) await openNewTaskModal(client, deps, parsed.data.trigger_id, {});
   });
 
   app.action(HOME_EDIT_DEFAULTS, async ({ ack, body, client, context }) => {
     await ack();
-    const parsed = ViewAction.safeParse(body);
+    const parsed = TriggerAction.safeParse(body);
     if (!parsed.success) return;
     const { user, trigger_id: trigger } = parsed.data;
-    const teamId = authorisedTeam(context);
     const current = await deps.coordinator.preferences
-      .defaults(teamId, { kind: "user", userId: user.id })
-      .catch((err: unknown) => {
-        deps.logger.warn({ err }, "could not read the personal defaults");
-        return undefined;
-      });
+      .defaults(authorisedTeam(context), { kind: "user", userId: user.id })
+      .catch((err: unknown) => deps.logger.warn({ err }, "could not read the personal defaults"));
     if (current) await openDefaultsModal(client, deps, trigger, { kind: "user" }, current);
   });
 
   app.view(PERSONAL_DEFAULTS_VIEW, async ({ ack, body, context }) => {
-    const parsed = DefaultsSubmission.safeParse(body);
-    if (!parsed.success) {
-      await ack({ response_action: "errors", errors: { model: "That form looked malformed." } });
-      return;
-    }
-    const read = readDefaults(parsed.data.view.state.values);
-    if ("errors" in read) {
-      await ack({ response_action: "errors", errors: read.errors });
-      return;
-    }
+    const read = await submittedDefaults(body, ack, "user");
+    if (!read) return;
     const teamId = authorisedTeam(context);
-    const userId = parsed.data.user.id;
+    const { userId } = read;
     try {
       await deps.coordinator.preferences.saveDefaults(
         teamId,
@@ -186,10 +155,8 @@ export function register(app: App, deps: ListenerDeps): void {
       );
     } catch (err) {
       deps.logger.warn({ err }, "could not save the personal defaults");
-      await ack({
-        response_action: "errors",
-        errors: { model: "Your defaults could not be saved right now; please try again." },
-      });
+      const error = "Your defaults could not be saved right now; please try again.";
+      await ack(formErrors({ model: error }));
       return;
     }
     await ack();

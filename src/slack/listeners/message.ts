@@ -1,10 +1,8 @@
 /**
- * People's messages. A mention (`app_mention`) starts a task answered in a thread under it, or
- * follows up when it is a reply in a task's thread. A `message` event that is a reply in a task
- * thread continues the task; in a direct message with the app (and in Slack's agent view, whose
- * threads are DM threads) one outside a task thread starts one. A deleted message
- * (`message_deleted`) is forgotten with what it held: a task's root its task, a waiting reply
- * its place in the queue. Bolt acknowledges events itself.
+ * People's messages. A mention starts a task in a thread under it, or follows up in a task's
+ * thread; a reply in a task thread continues the task; in a DM with the app (and Slack's agent
+ * view, whose threads are DM threads) a message outside a task thread starts one. A deleted
+ * message is forgotten with what it held: a task's root its task, a waiting reply its place.
  */
 import type { App } from "@slack/bolt";
 import { z } from "zod";
@@ -31,7 +29,6 @@ const MessageEvent = MentionEvent.extend({
   channel_type: z.string().optional(),
 });
 
-/** Slack's event for a deleted message: its ts, and its thread when it was in one. */
 const MessageDeleted = z.object({
   type: z.literal("message"),
   subtype: z.literal("message_deleted"),
@@ -43,7 +40,7 @@ const MessageDeleted = z.object({
 });
 
 /** The text without the bot's own `<@U…>` mention (other people's mentions stay). */
-export function withoutMention(text: string, botUserId: string | undefined): string {
+function withoutMention(text: string, botUserId: string | undefined): string {
   if (!botUserId) return text.trim();
   const token = new RegExp(`<@${botUserId}(?:\\|[^>]*)?>`, "g");
   return text

@@ -1,9 +1,8 @@
 /**
- * The "New task" modal: opened by the global shortcut, by the message shortcut (the message
- * quoted in the prompt) and by `/task` with no text (see command.ts); its submission starts
- * a task, or shows what to fix inside the modal (`response_action: errors`).
+ * The "New task" modal, opened by the global shortcut, the message shortcut (quoting the message)
+ * and `/task` alone: its submission starts a task, or shows what to fix inside the modal.
  */
-import type { AllMiddlewareArgs, App } from "@slack/bolt";
+import type { App } from "@slack/bolt";
 import { z } from "zod";
 import type { TaskOptions } from "../../threads/options.ts";
 import {
@@ -16,41 +15,32 @@ import {
   renderNewTaskModal,
 } from "../../view/modal.ts";
 import { channelMembership } from "../channel-directory.ts";
-import { authorisedTeam, fileRefs, FormValues, fromSlack, type ListenerDeps } from "./surface.ts";
+import type { FormValues } from "./surface.ts";
+import {
+  authorisedTeam,
+  type Client,
+  fileRefs,
+  formErrors,
+  fromSlack,
+  type ListenerDeps,
+  openView,
+  Submission,
+  TriggerAction,
+} from "./surface.ts";
 
-const Shortcut = z.object({
-  trigger_id: z.string().min(1),
-  user: z.object({ id: z.string().min(1) }),
+const Shortcut = TriggerAction.extend({
   channel: z.object({ id: z.string().min(1) }).nullish(),
   message: z.object({ text: z.string().optional() }).nullish(),
 });
 
-const Submission = z.object({
-  user: z.object({ id: z.string().min(1) }),
-  view: z.object({
-    id: z.string().min(1),
-    private_metadata: z.string().optional(),
-    state: z.object({ values: FormValues }),
-  }),
-});
-
-/** Opens the modal for `trigger`; a failure is logged (Slack shows nothing to retry). */
-export async function openNewTaskModal(
-  client: AllMiddlewareArgs["client"],
+export function openNewTaskModal(
+  client: Client,
   deps: ListenerDeps,
   trigger: string,
   seed: { channelId?: string | undefined; prompt?: string | undefined },
 ): Promise<boolean> {
-  try {
-    await client.views.open({
-      trigger_id: trigger,
-      view: renderNewTaskModal({ ...seed, choices: deps.choices }) as never,
-    });
-    return true;
-  } catch (err) {
-    deps.logger.warn({ err }, "could not open the New task modal");
-    return false;
-  }
+  const view = renderNewTaskModal({ ...seed, choices: deps.choices });
+  return openView(client, deps, trigger, view, "the New task modal");
 }
 
 export function register(app: App, deps: ListenerDeps): void {
@@ -73,17 +63,14 @@ export function register(app: App, deps: ListenerDeps): void {
 
   app.view(NEW_TASK_VIEW, async ({ ack, body, client, context }) => {
     const parsed = Submission.safeParse(body);
-    if (!parsed.success) {
-      await ack({
-        response_action: "errors",
-        errors: { [FIELD.prompt]: "That form looked malformed; please try again." },
-      });
+    if (!parsed.success || !parsed.data.view.id) {
+      await ack(formErrors({ [FIELD.prompt]: "That form looked malformed; please try again." }));
       return;
     }
     const form = readForm(parsed.data.view.state.values);
-    const errors = formErrors(deps, form);
-    if (Object.keys(errors).length > 0) {
-      await ack({ response_action: "errors", errors });
+    const problem = promptProblem(deps, form);
+    if (problem !== undefined) {
+      await ack(formErrors({ [FIELD.prompt]: problem }));
       return;
     }
     await ack();
@@ -124,7 +111,7 @@ export function register(app: App, deps: ListenerDeps): void {
  * join a public channel and post there for them), or Slack cannot say so. A DM is theirs.
  */
 async function notAMember(
-  client: AllMiddlewareArgs["client"],
+  client: Client,
   deps: ListenerDeps,
   channelId: string,
   userId: string,
@@ -143,14 +130,7 @@ async function notAMember(
   return undefined; // a member; or a channel the bot cannot see: posting there says what to do
 }
 
-interface ModalForm {
-  readonly prompt: string;
-  readonly channelId: string | undefined;
-  readonly options: TaskOptions;
-  readonly files: ReturnType<typeof fileRefs>;
-}
-
-function readForm(values: FormValues): ModalForm {
+function readForm(values: FormValues) {
   const field = (id: string) => values[id]?.[FIELD_ACTION];
   const name = (id: string) => {
     const v = field(id);
@@ -174,15 +154,12 @@ function readForm(values: FormValues): ModalForm {
   };
 }
 
-/** What to fix, by block id, shown under each input of the modal. */
-function formErrors(deps: ListenerDeps, form: ModalForm): Record<string, string> {
-  const errors: Record<string, string> = {};
+/** What to fix in the prompt, shown under it. */
+function promptProblem(deps: ListenerDeps, form: ReturnType<typeof readForm>): string | undefined {
   if (form.prompt.trim() === "" && form.files.length === 0) {
-    errors[FIELD.prompt] = "Write what the agent should do, or attach a file below.";
-  } else {
-    const refusal = deps.coordinator.refuseNewTask(form.prompt, form.files.length > 0);
-    // A modal shows plain text: drop the Markdown of the chat answer.
-    if (refusal !== undefined) errors[FIELD.prompt] = refusal.replace(/[*`]/g, "").slice(0, 300);
+    return "Write what the agent should do, or attach a file below.";
   }
-  return errors;
+  const refusal = deps.coordinator.refuseNewTask(form.prompt, form.files.length > 0);
+  // A modal shows plain text: drop the Markdown of the chat answer.
+  return refusal?.replace(/[*`]/g, "").slice(0, 300);
 }

@@ -1,11 +1,9 @@
 /**
- * The defaults form (a person's, from App Home, or a channel's), and channel defaults: `/task
- * settings` in a channel opens their form for the channel's managers (its creator, workspace
- * admins, or anyone when TASK_SETTINGS_ANYONE is set); saving checks again who submits, tells
- * the channel's defaults privately, and writes a change to the audit trail.
+ * The defaults form (a person's, from App Home, or a channel's). `/task settings` opens a
+ * channel's for its managers (its creator, workspace admins, or anyone with TASK_SETTINGS_ANYONE);
+ * saving checks again who submits, tells the channel's defaults privately and audits a change.
  */
-import type { AllMiddlewareArgs, App } from "@slack/bolt";
-import { z } from "zod";
+import type { App, SlackViewMiddlewareArgs } from "@slack/bolt";
 import type { TaskDefaults } from "../../store/types.ts";
 import type { TellUser } from "../../threads/coordinator.ts";
 import type { TaskOptions } from "../../threads/options.ts";
@@ -17,39 +15,39 @@ import {
   renderDefaultsModal,
   summarizeDefaults,
 } from "../../view/defaults.ts";
-import { authorisedTeam, FormValues, type ListenerDeps } from "./surface.ts";
+import {
+  authorisedTeam,
+  type Client,
+  formErrors,
+  type ListenerDeps,
+  openView,
+  Submission,
+} from "./surface.ts";
 
-/** A defaults modal's submission (its inputs, and the channel in `private_metadata`). */
-export const DefaultsSubmission = z.object({
-  user: z.object({ id: z.string().min(1) }),
-  view: z.object({
-    private_metadata: z.string().optional(),
-    state: z.object({ values: FormValues }),
-  }),
-});
-
-/** Opens the defaults modal; false when Slack refused it (logged). */
-export async function openDefaultsModal(
-  client: AllMiddlewareArgs["client"],
+export function openDefaultsModal(
+  client: Client,
   deps: ListenerDeps,
   trigger: string,
   scope: { kind: "user" } | { kind: "channel"; channelId: string },
   current: TaskDefaults,
 ): Promise<boolean> {
-  try {
-    const view = renderDefaultsModal({ scope, current, choices: deps.choices });
-    await client.views.open({ trigger_id: trigger, view: view as never });
-    return true;
-  } catch (err) {
-    deps.logger.warn({ err }, "could not open the defaults modal");
-    return false;
-  }
+  const view = renderDefaultsModal({ scope, current, choices: deps.choices });
+  return openView(client, deps, trigger, view, "the defaults modal");
 }
 
-/** The defaults a submission sets, or what to fix by block id. */
-export function readDefaults(
-  values: FormValues,
-): { readonly defaults: TaskOptions } | { readonly errors: Record<string, string> } {
+/** A defaults form's submission (a channel's id as metadata); undefined once errors are acked. */
+export async function submittedDefaults(
+  body: unknown,
+  ack: SlackViewMiddlewareArgs["ack"],
+  scope: "user" | "channel",
+) {
+  const parsed = Submission.safeParse(body);
+  const metadata = parsed.data?.view.private_metadata ?? "";
+  if (!parsed.success || (scope === "channel" && !/^[CG][A-Z0-9]+$/.test(metadata))) {
+    await ack(formErrors({ model: "That form looked malformed." }));
+    return undefined;
+  }
+  const values = parsed.data.view.state.values;
   const picked = (id: string): string | undefined => {
     const v = values[id]?.value;
     const raw = (v?.selected_option?.value ?? v?.value ?? "").trim();
@@ -62,19 +60,21 @@ export function readDefaults(
       errors[id] = "A name of at most 150 characters, without spaces, <, > or backticks.";
     }
   }
-  if (Object.keys(errors).length > 0) return { errors };
+  if (Object.keys(errors).length > 0) {
+    await ack(formErrors(errors));
+    return undefined;
+  }
   const effort = picked(DEFAULTS_FIELD.effort);
   const thinking = picked(DEFAULTS_FIELD.thinking);
   const model = picked(DEFAULTS_FIELD.model);
   const agent = picked(DEFAULTS_FIELD.agent);
-  return {
-    defaults: {
-      ...(model !== undefined ? { model } : {}),
-      ...(agent !== undefined ? { agent } : {}),
-      ...(effort === "low" || effort === "medium" || effort === "high" ? { effort } : {}),
-      ...(thinking === "on" || thinking === "off" ? { thinking: thinking === "on" } : {}),
-    },
+  const defaults: TaskOptions = {
+    ...(model !== undefined ? { model } : {}),
+    ...(agent !== undefined ? { agent } : {}),
+    ...(effort === "low" || effort === "medium" || effort === "high" ? { effort } : {}),
+    ...(thinking === "on" || thinking === "off" ? { thinking: thinking === "on" } : {}),
   };
+  return { userId: parsed.data.user.id, channelId: metadata, defaults };
 }
 
 const NOT_IN_DM =
@@ -84,7 +84,7 @@ const NOT_ALLOWED =
 
 /** `/task settings`: the channel's defaults form, or why not (told privately). */
 export async function openChannelSettings(
-  client: AllMiddlewareArgs["client"],
+  client: Client,
   deps: ListenerDeps,
   cmd: { teamId: string; channelId: string; userId: string; trigger: string },
   tell: TellUser,
@@ -112,19 +112,10 @@ export async function openChannelSettings(
 
 export function register(app: App, deps: ListenerDeps): void {
   app.view(CHANNEL_SETTINGS_VIEW, async ({ ack, body, client, context }) => {
-    const parsed = DefaultsSubmission.safeParse(body);
-    const channelId = parsed.success ? (parsed.data.view.private_metadata ?? "") : "";
-    if (!parsed.success || !/^[CG][A-Z0-9]+$/.test(channelId)) {
-      await ack({ response_action: "errors", errors: { model: "That form looked malformed." } });
-      return;
-    }
-    const read = readDefaults(parsed.data.view.state.values);
-    if ("errors" in read) {
-      await ack({ response_action: "errors", errors: read.errors });
-      return;
-    }
+    const read = await submittedDefaults(body, ack, "channel");
+    if (!read) return;
     const { preferences } = deps.coordinator;
-    const userId = parsed.data.user.id;
+    const { userId, channelId } = read;
     const teamId = authorisedTeam(context);
     const scope = { kind: "channel" as const, channelId };
     const before = await preferences.defaults(teamId, scope).catch(() => undefined);
@@ -143,7 +134,7 @@ export function register(app: App, deps: ListenerDeps): void {
           return "The defaults could not be saved right now; please try again.";
         }));
     if (saved !== undefined) {
-      await ack({ response_action: "errors", errors: { model: saved } });
+      await ack(formErrors({ model: saved }));
       return;
     }
     await ack();
@@ -165,7 +156,6 @@ export function register(app: App, deps: ListenerDeps): void {
   });
 }
 
-/** Whether two defaults set the same options to the same values. */
 function sameDefaults(a: TaskDefaults, b: TaskDefaults): boolean {
   const keys = new Set([...Object.keys(a), ...Object.keys(b)]) as Set<keyof TaskDefaults>;
   return [...keys].every((key) => a[key] === b[key]);

@@ -1,8 +1,5 @@
-/**
- * What a listener module is: `register(app, deps)` wires one Slack surface onto the Bolt app;
- * and what listeners share: their dependencies, Slack's text decoding, private answers.
- */
-import type { App, RespondFn } from "@slack/bolt";
+/** What listeners share: their dependencies, Slack's payload shapes and text, private answers. */
+import type { AllMiddlewareArgs, App, RespondFn } from "@slack/bolt";
 import type { Logger } from "pino";
 import { z } from "zod";
 import type { SuggestedPrompt } from "../../config/prompts.ts";
@@ -18,40 +15,37 @@ import { SlackFile } from "../file-source.ts";
 import type { HomeTab } from "../home-tab.ts";
 import type { WorkspaceRemoval } from "../workspace-removal.ts";
 
-/** What a listener gets: listeners parse Slack's payload, acknowledge, and call the coordinator. */
+/** Listeners parse Slack's payload, acknowledge, and call the coordinator. */
 export interface ListenerDeps {
   readonly coordinator: TaskCoordinator;
   readonly logger: Logger;
-  /** The models and agents the New task modal offers (free text when empty). */
   readonly choices: ModalChoices;
   readonly home: HomeTab;
-  /** The workspaces' records (their usage policy…). */
   readonly records: RecordStore;
   readonly removal: WorkspaceRemoval;
-  /** Each workspace's own service key, when the app can seal them (ENCRYPTION_KEY is set). */
+  /** When the app can seal keys (ENCRYPTION_KEY is set). */
   readonly workspaceKeys?: WorkspaceKeys | undefined;
-  /** What Slack's agent view suggests when a person opens the app (TASK_SUGGESTED_PROMPTS). */
   readonly suggestedPrompts: readonly SuggestedPrompt[];
   readonly feedback: Pick<FeedbackRecorder, "record">;
-  /** Where admin actions are written (keys, usage policy, channel defaults). */
   readonly audit?: Pick<AuditTrail, "record"> | undefined;
-  /** How a Workflow Builder step's execution is kept with its run (its token sealed). */
+  /** Keeps a Workflow Builder step's execution with its run (its token sealed). */
   readonly workflowSteps: { keep(executionId: string, token: string): WorkflowStep };
 }
 
 /** What the Workspace settings modal needs for the workspace's service key. */
 export interface WorkspaceKeys {
   readonly store: ServiceKeyStore;
-  /** Asks the service whether it takes a key, before it is saved. */
   readonly checker: KeyChecker;
   /** Whether the workspace's tasks use TASK_API_KEY while it has none (see TASK_API_KEY_FOR). */
   readonly fallback: (teamId: string) => Promise<boolean>;
 }
 
-/** One Slack surface (a slash command, an event, interactive components, …). */
+/** One Slack surface: a module whose `register` wires it onto the Bolt app. */
 export interface Surface {
   register(app: App, deps: ListenerDeps): void;
 }
+
+export type Client = AllMiddlewareArgs["client"];
 
 /** The workspace Bolt authorised the payload for (never one the payload names: gate/team.ts). */
 export function authorisedTeam(context: { readonly teamId?: string | undefined }): string {
@@ -80,10 +74,60 @@ export const FormValues = z.record(
 );
 export type FormValues = z.infer<typeof FormValues>;
 
+/** Who acted; with `trigger_id`, an action that may open a view. */
+export const Person = z.object({ user: z.object({ id: z.string().min(1) }) });
+export const TriggerAction = Person.extend({ trigger_id: z.string().min(1) });
+
+/** A button pressed in a message or a view: where, and its value. */
+export const ButtonPress = Person.extend({
+  channel: z.object({ id: z.string() }).nullish(),
+  container: z.object({ channel_id: z.string().optional() }).nullish(),
+  actions: z.array(z.object({ value: z.string().optional() })).min(1),
+});
+
+/** A view's submission: its inputs, and what the app kept in `private_metadata`. */
+export const Submission = Person.extend({
+  view: z.object({
+    id: z.string().min(1).optional(),
+    private_metadata: z.string().optional(),
+    state: z.object({ values: FormValues }),
+  }),
+});
+
+/** A view submission's answer: what to fix, by block id. */
+export const formErrors = (errors: Record<string, string>) => ({
+  response_action: "errors" as const,
+  errors,
+});
+
+/** Opens a view; false when Slack refused it (logged as "could not open `what`"). */
+export async function openView(
+  client: Client,
+  deps: Pick<ListenerDeps, "logger">,
+  trigger: string,
+  view: unknown,
+  what: string,
+): Promise<boolean> {
+  try {
+    await client.views.open({ trigger_id: trigger, view: view as never });
+    return true;
+  } catch (err) {
+    deps.logger.warn({ err }, `could not open ${what}`);
+    return false;
+  }
+}
+
+/** Tells a person in their direct message with the app (a failure is only logged). */
+export async function tellInDm(client: Client, deps: ListenerDeps, userId: string, text: string) {
+  await client.chat
+    .postMessage({ channel: userId, text })
+    .catch((err: unknown) => deps.logger.debug({ err }, "could not send a direct message"));
+}
+
 /** A message only the person who acted sees, as an acknowledgement or `respond` body. */
 export const privately = (text: string) => ({ response_type: "ephemeral" as const, text });
 
-/** Tells the person who acted through the request's `response_url` (commands, actions). */
+/** Tells the person who acted through the request's `response_url`. */
 export const tellThrough =
   (respond: RespondFn): TellUser =>
   async (text) => {
@@ -92,12 +136,11 @@ export const tellThrough =
 
 /** The files of a payload that Slack described well enough to read (others are skipped). */
 export function fileRefs(files: readonly unknown[] | undefined): SlackFileRef[] {
-  const refs: SlackFileRef[] = [];
-  for (const raw of files ?? []) {
+  return (files ?? []).flatMap((raw) => {
     const f = SlackFile.safeParse(raw).data;
-    if (!f) continue;
-    const url = f.url_private_download || f.url_private;
-    refs.push({
+    const url = f?.url_private_download || f?.url_private;
+    if (!f) return [];
+    return {
       id: f.id,
       // Named by `files.info` later when the event gave only the id.
       name: f.name || f.title || "",
@@ -105,7 +148,6 @@ export function fileRefs(files: readonly unknown[] | undefined): SlackFileRef[] 
       ...(f.mimetype ? { mimetype: f.mimetype } : {}),
       ...(url ? { url } : {}),
       ...(f.mode ? { mode: f.mode } : {}),
-    });
-  }
-  return refs;
+    };
+  });
 }

@@ -1,10 +1,9 @@
 /**
- * The buttons under a finished answer (History, Files, Continue…) and the views they open:
- * paging inside History and Files, a file fetched into the thread, the Continue form's
- * submission. A view opens at once with "Loading…" (a trigger lasts 3 seconds), filled when the
- * service answers.
+ * The buttons under a finished answer (History, Files, Continue…) and the views they open, their
+ * paging, "Get it" on a file, the Continue form. A view opens at once with "Loading…" (a trigger
+ * lasts 3 seconds), filled when the service answers.
  */
-import type { AllMiddlewareArgs, App } from "@slack/bolt";
+import type { App } from "@slack/bolt";
 import { z } from "zod";
 import type { SlackThreadKey } from "../../store/types.ts";
 import {
@@ -20,17 +19,21 @@ import {
   type TaskRef,
   type ViewState,
 } from "../../view/task-views.ts";
-import { authorisedTeam, fileRefs, FormValues, type ListenerDeps, tellThrough } from "./surface.ts";
+import {
+  authorisedTeam,
+  ButtonPress,
+  type Client,
+  fileRefs,
+  formErrors,
+  type ListenerDeps,
+  openView,
+  Submission,
+  tellThrough,
+} from "./surface.ts";
 
-type Client = AllMiddlewareArgs["client"];
-
-const ActionBody = z.object({
+const ActionBody = ButtonPress.extend({
   trigger_id: z.string().min(1),
-  user: z.object({ id: z.string().min(1) }),
-  channel: z.object({ id: z.string() }).nullish(),
-  container: z.object({ channel_id: z.string().optional() }).nullish(),
   view: z.object({ id: z.string(), private_metadata: z.string().optional() }).nullish(),
-  actions: z.array(z.object({ value: z.string().optional() })).min(1),
 });
 type ActionBody = z.infer<typeof ActionBody>;
 
@@ -45,18 +48,17 @@ function messageTarget(body: ActionBody): TaskRef | undefined {
 }
 
 /**
- * The state a button inside a History or Files view asks for. The view's metadata is the
- * app's own (Slack returns it over a signed request to the person the view belongs to); the
- * button must be about the same thread.
+ * The state a button inside a History or Files view asks for, about the view's own thread (its
+ * metadata is the app's: Slack returns it, signed, to the person the view belongs to).
  */
 function viewTarget(body: ActionBody): ViewState | undefined {
   const wanted = decodeViewState(body.actions[0]?.value);
   const shown = decodeViewState(body.view?.private_metadata);
-  if (!wanted || !shown) return undefined;
-  return wanted.channelId === shown.channelId && wanted.threadTs === shown.threadTs
-    ? wanted
-    : undefined;
+  const same = wanted?.channelId === shown?.channelId && wanted?.threadTs === shown?.threadTs;
+  return shown && same ? wanted : undefined;
 }
+
+const TITLE = { history: "Task history", files: "Task files" } as const;
 
 async function fill(
   deps: ListenerDeps,
@@ -66,23 +68,18 @@ async function fill(
   teamId: string,
   userId: string,
 ) {
+  const { threads } = deps.coordinator;
   const key = keyOf(teamId, state);
-  const view =
-    state.kind === "history"
-      ? await deps.coordinator.threads
-          .history(key, userId, state.page, state.status === true)
-          .then((r) =>
-            r.ok
-              ? renderHistoryView(state, r.items, r.paging)
-              : renderViewError("Task history", r.error),
-          )
-      : await deps.coordinator.threads
-          .files(key, userId, state.page)
-          .then((r) =>
-            r.ok
-              ? renderFilesView(state, r.items, r.paging)
-              : renderViewError("Task files", r.error),
-          );
+  let view;
+  if (state.kind === "history") {
+    const r = await threads.history(key, userId, state.page, state.status === true);
+    view = r.ok
+      ? renderHistoryView(state, r.items, r.paging)
+      : renderViewError(TITLE.history, r.error);
+  } else {
+    const r = await threads.files(key, userId, state.page);
+    view = r.ok ? renderFilesView(state, r.items, r.paging) : renderViewError(TITLE.files, r.error);
+  }
   await client.views.update({ view_id: viewId, view: view as never });
 }
 
@@ -95,12 +92,9 @@ export async function openTaskView(
   key: SlackThreadKey,
   userId: string,
 ): Promise<void> {
-  const title = kind === "history" ? "Task history" : "Task files";
   try {
-    const opened = await client.views.open({
-      trigger_id: trigger,
-      view: renderLoadingView(title) as never,
-    });
+    const view = renderLoadingView(TITLE[kind]);
+    const opened = await client.views.open({ trigger_id: trigger, view: view as never });
     const viewId = opened.view?.id;
     const state = { channelId: key.channelId, threadTs: key.threadTs, kind, page: 1 };
     if (viewId) await fill(deps, client, viewId, state, key.teamId, userId);
@@ -132,9 +126,7 @@ function registerButtons(app: App, deps: ListenerDeps): void {
         await openTaskView(client, deps, trigger, kind, key, user.id);
         return;
       }
-      await client.views
-        .open({ trigger_id: trigger, view: renderContinueView(ref) as never })
-        .catch((err: unknown) => deps.logger.warn({ err }, "could not open the Continue form"));
+      await openView(client, deps, trigger, renderContinueView(ref), "the Continue form");
     });
   }
 }
@@ -159,17 +151,10 @@ function registerPaging(app: App, deps: ListenerDeps): void {
     const parsed = ActionBody.safeParse(body);
     if (!parsed.success) return;
     const shown = decodeViewState(parsed.data.view?.private_metadata);
-    const wanted = FileButton.safeParse(safeJson(parsed.data.actions[0]?.value));
-    if (
-      !shown ||
-      !wanted.success ||
-      wanted.data.c !== shown.channelId ||
-      wanted.data.t !== shown.threadTs
-    ) {
-      return;
-    }
+    const wanted = FileButton.safeParse(safeJson(parsed.data.actions[0]?.value)).data;
+    if (!shown || wanted?.c !== shown.channelId || wanted.t !== shown.threadTs) return;
     const key = keyOf(authorisedTeam(context), shown);
-    const text = await deps.coordinator.threads.fetchFile(key, parsed.data.user.id, wanted.data.f);
+    const text = await deps.coordinator.threads.fetchFile(key, parsed.data.user.id, wanted.f);
     await client.chat
       .postEphemeral({
         channel: key.channelId,
@@ -187,20 +172,14 @@ function registerContinue(app: App, deps: ListenerDeps): void {
     const parsed = Submission.safeParse(body);
     const ref = parsed.success ? decodeTaskRef(parsed.data.view.private_metadata) : undefined;
     if (!parsed.success || !ref) {
-      await ack({
-        response_action: "errors",
-        errors: { prompt: "That form looked malformed; please try again." },
-      });
+      await ack(formErrors({ prompt: "That form looked malformed; please try again." }));
       return;
     }
     const values = parsed.data.view.state.values;
     const text = values.prompt?.value?.value ?? "";
     const files = fileRefs(values.files?.value?.files ?? []);
     if (text.trim() === "" && files.length === 0) {
-      await ack({
-        response_action: "errors",
-        errors: { prompt: "Write what comes next, or attach a file." },
-      });
+      await ack(formErrors({ prompt: "Write what comes next, or attach a file." }));
       return;
     }
     await ack();
@@ -221,13 +200,6 @@ function registerContinue(app: App, deps: ListenerDeps): void {
 }
 
 const FileButton = z.object({ c: z.string(), t: z.string(), f: z.string().min(1) });
-const Submission = z.object({
-  user: z.object({ id: z.string().min(1) }),
-  view: z.object({
-    private_metadata: z.string().optional(),
-    state: z.object({ values: FormValues }),
-  }),
-});
 
 function safeJson(value: string | undefined): unknown {
   try {

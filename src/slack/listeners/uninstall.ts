@@ -1,8 +1,7 @@
 /**
  * What Slack says is gone. `app_uninstalled`, or `tokens_revoked` with the bot's token: everything
- * of the workspace (or organisation) is forgotten; with people's tokens only, those go. Bolt
- * delivers both unauthorized (the tokens are gone). A deleted channel (`channel_deleted`,
- * `group_deleted`) is forgotten with every record of it.
+ * of the workspace (or organisation) is forgotten; with people's tokens only, those go (Bolt
+ * delivers both unauthorized). A deleted channel is forgotten with every record of it.
  */
 import type { App } from "@slack/bolt";
 import { z } from "zod";

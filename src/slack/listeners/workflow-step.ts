@@ -1,8 +1,7 @@
 /**
- * The Workflow Builder step "Run a task" (`function_executed` for manifest.yml's `run_task`,
- * acknowledged by Bolt's `app.function`): a new task for the step's requester, in the step's
- * channel or their DM with the app. The step ends when its task ends, on whichever instance ends
- * it (slack/workflow-steps.ts), not here with Bolt's `complete`/`fail`.
+ * The Workflow Builder step "Run a task" (manifest.yml's `run_task`): a task for the step's
+ * requester, in the step's channel or their DM with the app. The step ends when its task ends,
+ * on whichever instance ends it (slack/workflow-steps.ts), not here with Bolt's `complete`/`fail`.
  */
 import type { App } from "@slack/bolt";
 import { z } from "zod";
@@ -27,16 +26,16 @@ const Inputs = z.object({
   effort: optional(z.enum(["low", "medium", "high"])),
 });
 
+const FIX: Readonly<Record<string, string>> = {
+  effort: "choose low, medium or high",
+  model: "give a model name of at most 200 characters",
+};
+
 /** What a bad input fails the step with: which input, and what it needs. */
 function inputRefusal(error: z.ZodError): string {
   const issue = error.issues[0];
   const name = String(issue?.path[0] ?? "an input");
-  const fix =
-    name === "effort"
-      ? "choose low, medium or high"
-      : name === "model"
-        ? "give a model name of at most 200 characters"
-        : "choose it from the list";
+  const fix = FIX[name] ?? "choose it from the list";
   return `The step's ${name} input is not valid (${issue?.message ?? "unreadable"}): ${fix}.`;
 }
 

@@ -1,12 +1,9 @@
 /**
- * Workspace settings, for workspace admins and owners only: one modal, opened from the App Home
- * button or the one `/task settings` offers them, with the workspace's Task service API key
- * (when the app can seal keys) and its usage policy (who, where, how many per hour). Saving
- * checks again who submits, checks a new key with the service, and saves both. A key is never
- * logged or shown back (the audit trail names its last four characters).
+ * Workspace settings, for admins and owners only: the workspace's Task service API key (when the
+ * app can seal keys) and its usage policy. Saving checks again who submits, and a new key with the
+ * service. A key is never logged or shown back (the audit trail names its last four characters).
  */
-import type { AllMiddlewareArgs, App, RespondFn } from "@slack/bolt";
-import { z } from "zod";
+import type { App, RespondFn } from "@slack/bolt";
 import {
   DEFAULT_USAGE_POLICY,
   getUsagePolicy,
@@ -35,26 +32,26 @@ import {
 } from "../../view/workspace-settings.ts";
 import { isAdminOrNo } from "../admin-home.ts";
 import { listUserGroups } from "../user-groups.ts";
-import { authorisedTeam, FormValues, type ListenerDeps, type WorkspaceKeys } from "./surface.ts";
-
-type Client = AllMiddlewareArgs["client"];
+import {
+  authorisedTeam,
+  type Client,
+  formErrors,
+  type FormValues,
+  type ListenerDeps,
+  Submission,
+  tellInDm,
+  TriggerAction,
+  type WorkspaceKeys,
+} from "./surface.ts";
 
 const NOT_ADMIN = "Only workspace admins and owners can change the app's workspace settings.";
-
-const Person = z.object({ user: z.object({ id: z.string().min(1) }) });
-
-const OpenAction = Person.extend({ trigger_id: z.string().min(1) });
-
-const Submission = Person.extend({
-  view: z.object({ state: z.object({ values: FormValues }) }),
-});
 
 /** How long the key check may take: a modal's submission must be answered within 3 seconds. */
 const CHECK_TIMEOUT_MS = 2500;
 
 type KeyChange = { kind: "set"; key: string } | { kind: "remove" } | { kind: "none" };
 
-/** What the modal says of a stored key. */
+/** What the modal says of a stored key (never the key). */
 function keyStatusOf(stored: ServiceKeyState, fallback: boolean): KeyStatus {
   if (stored.state === "set") {
     const { lastFour, setBy, setAt } = stored;
@@ -139,7 +136,6 @@ export async function applyKeyChange(
   }
 }
 
-/** The modal with the workspace's key status, current policy and user groups. */
 async function settingsModal(client: Client, deps: ListenerDeps, teamId: string) {
   const keys = deps.workspaceKeys;
   const [stored, lent, policy, groups] = await Promise.all([
@@ -164,24 +160,6 @@ async function settingsModal(client: Client, deps: ListenerDeps, teamId: string)
   });
 }
 
-/** Opens the modal for an admin (the not-allowed notice for anyone else); false if it failed. */
-export async function openWorkspaceSettings(
-  client: Client,
-  deps: ListenerDeps,
-  req: { readonly teamId: string; readonly userId: string; readonly trigger: string },
-): Promise<boolean> {
-  try {
-    const view = (await isAdminOrNo(client, deps.logger, req))
-      ? await settingsModal(client, deps, req.teamId)
-      : notAllowedModal();
-    await client.views.open({ trigger_id: req.trigger, view: view as never });
-    return true;
-  } catch (err) {
-    deps.logger.warn({ err }, "could not open the workspace settings");
-    return false;
-  }
-}
-
 /** `/task settings` by an admin: a private message with the Workspace settings button too. */
 export async function offerWorkspaceSettings(
   client: Client,
@@ -198,19 +176,7 @@ export async function offerWorkspaceSettings(
   }).catch((err: unknown) => deps.logger.debug({ err }, "could not offer the workspace settings"));
 }
 
-/** Tells the admin privately (the app's direct message with them). */
-async function confirm(client: Client, deps: ListenerDeps, userId: string, text: string) {
-  await client.chat
-    .postMessage({ channel: userId, text })
-    .catch((err: unknown) =>
-      deps.logger.debug({ err }, "could not confirm the workspace settings"),
-    );
-}
-
-/**
- * Saves a submission: the key (checked with the service first), then the policy. The errors to
- * show by block id, or the confirmation to send once the modal is closed.
- */
+/** Saves the key (checked with the service first), then the policy: errors, or what to confirm. */
 async function save(
   deps: ListenerDeps,
   req: { readonly teamId: string; readonly userId: string },
@@ -260,10 +226,18 @@ function describePolicy(policy: UsagePolicy): string {
 export function register(app: App, deps: ListenerDeps): void {
   app.action(OPEN_WORKSPACE_SETTINGS, async ({ ack, body, client, context }) => {
     await ack();
-    const parsed = OpenAction.safeParse(body);
+    const parsed = TriggerAction.safeParse(body);
     if (!parsed.success) return;
     const req = { teamId: authorisedTeam(context), userId: parsed.data.user.id };
-    await openWorkspaceSettings(client, deps, { ...req, trigger: parsed.data.trigger_id });
+    // The modal for an admin, the not-allowed notice for anyone else.
+    try {
+      const view = (await isAdminOrNo(client, deps.logger, req))
+        ? await settingsModal(client, deps, req.teamId)
+        : notAllowedModal();
+      await client.views.open({ trigger_id: parsed.data.trigger_id, view: view as never });
+    } catch (err) {
+      deps.logger.warn({ err }, "could not open the workspace settings");
+    }
   });
 
   app.view(WORKSPACE_SETTINGS_VIEW, async ({ ack, body, client, context }) => {
@@ -271,22 +245,22 @@ export function register(app: App, deps: ListenerDeps): void {
     // Errors about the whole form go on its first field.
     const field = deps.workspaceKeys ? SERVICE_KEY_FIELD.key : USAGE_FIELD.who;
     if (!parsed.success) {
-      await ack({ response_action: "errors", errors: { [field]: "That form looked malformed." } });
+      await ack(formErrors({ [field]: "That form looked malformed." }));
       return;
     }
     const req = { teamId: authorisedTeam(context), userId: parsed.data.user.id };
     // The modal may be old, or forged: whoever submits it must be an admin now.
     if (!(await isAdminOrNo(client, deps.logger, req))) {
-      await ack({ response_action: "errors", errors: { [field]: NOT_ADMIN } });
+      await ack(formErrors({ [field]: NOT_ADMIN }));
       return;
     }
     const saved = await save(deps, req, parsed.data.view.state.values);
     if ("errors" in saved) {
-      await ack({ response_action: "errors", errors: saved.errors });
+      await ack(formErrors(saved.errors));
       return;
     }
     await ack();
-    if (saved.confirm) await confirm(client, deps, req.userId, saved.confirm);
+    if (saved.confirm) await tellInDm(client, deps, req.userId, saved.confirm);
     await deps.home.publish(req.teamId, req.userId);
   });
 }

@@ -3,10 +3,8 @@ import type { TokenBucketSpec } from "./token-buckets.ts";
 import { WINDOW_MS, type WindowSpec } from "./windows.ts";
 
 export interface Rate {
-  /** Slack's allowance per minute (the tier figure, before `safety`). */
-  readonly perMinute: number;
-  /** Calls that may go out back to back. */
-  readonly burst: number;
+  readonly perMinute: number; // the tier figure, before `safety`
+  readonly burst: number; // calls that may go out back to back
 }
 
 export interface MethodBudget extends Rate {
@@ -16,8 +14,7 @@ export interface MethodBudget extends Rate {
 
 /**
  * Tier figures from Slack's rate-limits page and each method's reference page. A workspace's
- * budget is a sliding window of a minute (windows.ts: a minute's calls at any pace, paced so
- * they never run dry); a channel's posts are a token bucket (one a second, a small burst).
+ * budget is a sliding window of a minute (windows.ts); a channel's posts are a token bucket.
  */
 export const DEFAULT_BUDGETS: Readonly<Record<string, MethodBudget>> = {
   // "1 message per second to a specific channel", and a workspace-wide limit of "several
@@ -54,26 +51,7 @@ export function rateLimitedRetryAfter(err: unknown): number | undefined {
   return typeof e.retryAfter === "number" && e.retryAfter > 0 ? e.retryAfter : 1;
 }
 
-/**
- * Tokens per ms such that burst + refill × 1 minute ≤ safety × perMinute: the safety margin
- * holds for every sliding minute, bursts included, not just on average.
- */
-export function refillPerMs(method: string, r: Rate, safety: number): number {
-  // About one call a minute (conversations.replies for commercially distributed apps outside
-  // the Marketplace, per Slack's rate-limits page) leaves no room for a margin: one token,
-  // a little over a minute apart, so no sliding minute ever holds two calls.
-  if (r.burst === 1 && r.perMinute >= 1 && r.perMinute * safety < 2) return 1 / 60_001;
-  const perMs = (r.perMinute * safety - r.burst) / 60_000;
-  if (!(r.burst >= 1 && perMs > 0)) {
-    throw new Error(`${method}: burst must be ≥ 1 and below safety × perMinute`);
-  }
-  return perMs;
-}
-
-/**
- * A workspace's window for `method`: `safety` of the tier's calls in any minute (at least one).
- * As the lane's spec it is an owed call's; a paced call's adds its units and their age.
- */
+/** A workspace's window for `method`: `safety` of the tier's calls in any minute (at least one). */
 export function windowFor(key: string, method: string, budget: Rate, safety: number): WindowSpec {
   const limit = Math.max(1, Math.floor(budget.perMinute * safety));
   if (!(budget.perMinute >= 1 && budget.burst >= 1)) {
@@ -94,13 +72,16 @@ export function checkBudgets(
   }
 }
 
-/** A channel's token bucket for `method` (chat.postMessage's one a second). */
-export function bucketFor(
-  method: string,
-  rate: Rate,
-  safety: number,
-): Omit<TokenBucketSpec, "key"> {
-  return { ratePerMs: refillPerMs(method, rate, safety), burst: rate.burst };
+/**
+ * A channel's token bucket for `method`, refilled so that burst + refill × 1 minute ≤ safety ×
+ * perMinute: the margin holds for every sliding minute, bursts included.
+ */
+export function bucketFor(method: string, r: Rate, safety: number): Omit<TokenBucketSpec, "key"> {
+  const ratePerMs = (r.perMinute * safety - r.burst) / 60_000;
+  if (!(r.burst >= 1 && ratePerMs > 0)) {
+    throw new Error(`${method}: burst must be ≥ 1 and below safety × perMinute`);
+  }
+  return { ratePerMs, burst: r.burst };
 }
 
 /** The tier defaults with per-method overrides of calls per minute. */

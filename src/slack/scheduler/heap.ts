@@ -1,5 +1,3 @@
-/** A binary min-heap whose items know their index, for the scheduler's queues. */
-
 /** Where an item sits in its Heap, -1 when in none. */
 export interface Indexed {
   heapIndex: number;
@@ -39,7 +37,7 @@ export class Heap<T extends Indexed> {
     return top;
   }
 
-  /** Takes `item` out wherever it is; false when it is not in this heap. */
+  /** False when `item` is not in this heap. */
   remove(item: T): boolean {
     const i = item.heapIndex;
     if (this.#items[i] !== item) return false;
@@ -54,12 +52,11 @@ export class Heap<T extends Indexed> {
     return true;
   }
 
-  /** Restores the order after `item`'s key changed; false when it is not in this heap. */
-  update(item: T): boolean {
-    if (this.#items[item.heapIndex] !== item) return false;
+  /** Restores the order after `item`'s key changed. */
+  update(item: T): void {
+    if (this.#items[item.heapIndex] !== item) return;
     this.#up(item);
     this.#down(item);
-    return true;
   }
 
   /** Empties the heap; returns its items, in no particular order. */

@@ -1,19 +1,12 @@
-/**
- * The scheduler's queues for one team and one Slack method (a lane): jobs, edit slots, holds,
- * and the order in which calls are picked (waiting longest, priority a head start, then arrival).
- */
+/** The scheduler's queues for one team and one Slack method (a lane), and their pick order. */
 import type { Clock } from "../../util/clock.ts";
-import type { BucketSpec, TokenBucketSpec, WindowSpec } from "./token-buckets.ts";
-import { WINDOW_MS } from "./windows.ts";
+import type { TokenBucketSpec } from "./token-buckets.ts";
+import { WINDOW_MS, type WindowSpec } from "./windows.ts";
 import { Heap, type Indexed } from "./heap.ts";
 
-/** How an edit ended: sent, or replaced by a newer text before it was. */
 export type EditResult = "sent" | "superseded";
 
-/**
- * What the pick order compares: owed calls before paced ones (windows.ts), then waiting since
- * (priority counts as a head start), then arrival.
- */
+/** What the pick order compares: owed calls before paced ones, then waiting since, then arrival. */
 export interface Place {
   /** An interim text (an edit, or an append with more to come): it spends only spare calls. */
   paced: boolean;
@@ -24,8 +17,7 @@ export interface Place {
 
 export interface Job extends Place, Indexed {
   readonly kind: "job";
-  /** Of a paced call (ScheduleOptions.pace): its unit. */
-  readonly unit: string | undefined;
+  readonly unit: string | undefined; // ScheduleOptions.pace
   readonly key: string | undefined;
   readonly attempt: () => Promise<void>;
   readonly fail: (err: unknown) => void;
@@ -53,9 +45,8 @@ export interface EditSlot extends Indexed {
 }
 
 /**
- * Something that holds calls back until `until`: an empty per-key bucket (its jobs) or a unit's
- * edit interval (its interim edits). Held calls are parked here, out of the ready heaps, so a pick
- * never looks at them again before `until`; then they go back in line with their places.
+ * Holds calls back until `until`: an empty per-key bucket (its jobs) or a unit's edit interval
+ * (its interim edits). Parked out of the ready heaps, a pick never looks at them before then.
  */
 export interface Hold<T> extends Indexed {
   readonly name: string;
@@ -63,61 +54,15 @@ export interface Hold<T> extends Indexed {
   readonly parked: T[];
 }
 
-export interface Lane {
-  readonly method: string;
-  readonly bucket: WindowSpec; // the workspace's window for the method
-  /** [bucket]: what unkeyed calls take from. */
-  readonly teamSpecs: readonly BucketSpec[];
-  readonly perKey: Omit<TokenBucketSpec, "key"> | undefined;
-  /** Jobs in pick order; those of a held key are moved to its hold when they reach the top. */
-  readonly jobs: Heap<Job>;
-  /** Per-key buckets found empty, by key... */
-  readonly keyHolds: Map<string, Hold<Job>>;
-  /** ...and by when they will have a token. */
-  readonly heldKeys: Heap<Hold<Job>>;
-  readonly edits: Map<string, EditSlot>;
-  /**
-   * Units (runs, or messages) with paced calls and no final one yet: each owes the window a final
-   * call. When each was first and last seen.
-   */
-  readonly open: Map<string, { readonly since: number; at: number }>;
-  /** Slots with a pending text, neither in flight nor parked, in pick order. */
-  readonly readyEdits: Heap<EditSlot>;
-  /** Units edited less than the interval ago (`until` = last edit + interval); swept now and then. */
-  readonly units: Map<string, Hold<EditSlot>>;
-  /** Units with parked edits, by end of interval. */
-  readonly heldUnits: Heap<Hold<EditSlot>>;
-  unitsSweepAt: number;
-  pausedUntil: number;
-  /** The team's bucket is empty until then: no call of the lane can go before (the timer asks again). */
-  blockedUntil: number;
-  /** No spare call for paced ones until then; owed calls may still go. */
-  pacedUntil: number;
-  /** Set by #pick: when the earliest hold ends. The timer's callback is `wake` (one per lane). */
-  nextAt: number;
-  timer: unknown;
-  timerAt: number;
-  wake: () => void;
-  pumping: Promise<void> | undefined; // the lane's one pump while it runs
-  again: boolean;
-  /** The scheduler closed, or the workspace uninstalled the app: the lane asks its budget no more. */
-  stopped: boolean;
-}
-
 /** Units kept before the first sweep of expired ones; then twice as many as survived the last. */
-export const UNITS_SWEEP_MIN = 1024;
+const UNITS_SWEEP_MIN = 1024;
 
-/**
- * How far ahead priority puts a call (a run's final edit): it goes before calls queued up to
- * this long before it, not before older ones. No call waits behind later ones for longer,
- * whatever their priority: nobody starves.
- */
-export const PRIORITY_HEADSTART_MS = 30_000;
+/** Priority (a final edit) goes before calls queued up to this long before it: nobody starves. */
+const PRIORITY_HEADSTART_MS = 30_000;
 
 const placeOf = (p: Place) => p.since - (p.rank === 0 ? PRIORITY_HEADSTART_MS : 0);
 
-export function better(a: Place, b: Place | undefined): boolean {
-  if (!b) return true;
+function better(a: Place, b: Place): boolean {
   if (a.paced !== b.paced) return b.paced;
   const [pa, pb] = [placeOf(a), placeOf(b)];
   if (pa !== pb) return pa < pb;
@@ -125,18 +70,14 @@ export function better(a: Place, b: Place | undefined): boolean {
   return a.seq < b.seq;
 }
 
-export function slotBefore(a: EditSlot, b: EditSlot): boolean {
-  return a.pending !== undefined && better(a.pending, b.pending);
-}
+const slotBefore = (a: EditSlot, b: EditSlot) =>
+  a.pending !== undefined && (!b.pending || better(a.pending, b.pending));
 
-export function holdBefore<T>(a: Hold<T>, b: Hold<T>): boolean {
-  return a.until < b.until;
-}
+const holdBefore = <T>(a: Hold<T>, b: Hold<T>) => a.until < b.until;
 
 /**
- * The next call to send: the best (rank, since, seq) among queued jobs whose key is not held
- * and pending edits not held by their unit's interval. Held ones are parked on the way, once;
- * holds that ended are released first. Sets `lane.nextAt` to when the earliest hold ends.
+ * The next call to send, among jobs whose key is not held and edits not held by their unit's
+ * interval (held ones are parked on the way, ended holds released first). Sets `lane.nextAt`.
  */
 export function pick(lane: Lane, now: number): Job | EditSlot | undefined {
   for (let hold = lane.heldKeys.peek(); hold && hold.until <= now; hold = lane.heldKeys.peek()) {
@@ -182,37 +123,25 @@ export function pick(lane: Lane, now: number): Job | EditSlot | undefined {
   return job;
 }
 
-/** What a lane's budget carries now, as this instance sees it (other instances' calls are not known). */
-export interface LaneLoad {
-  /** Calls allowed in any minute (the safety margin kept). */
-  readonly perMinute: number;
-  /** Jobs waiting for the budget. */
-  readonly waiting: number;
-  /** Messages being edited: a text waiting or being sent, or edited within the interval. */
-  readonly editing: number;
-}
-
-export function laneLoad(lane: Lane, now: number): LaneLoad {
+/** What a lane's budget carries now, as this instance sees it. */
+export function laneLoad(lane: Lane, now: number) {
   let recent = 0;
   for (const unit of lane.units.values()) if (unit.until > now) recent += 1;
   return {
-    perMinute: lane.bucket.limit,
+    perMinute: lane.bucket.limit, // safety margin kept
     waiting: waitingJobs(lane),
+    /** Messages being edited: a text waiting or being sent, or edited within the interval. */
     editing: Math.max(recent, lane.edits.size),
   };
 }
 
+export type LaneLoad = ReturnType<typeof laneLoad>;
+
 /**
- * What a paced call of the lane asks of its window (windows.ts): the open units, each owing a
- * final call, and their mean age. A unit counts as at least `minAgeMs` old (the interval between
- * two of its edits: it was seen to go on for at least that long). Units not seen for a window
- * are forgotten (their runs ended without a final call, or went quiet).
+ * What a paced call asks of its window: the open units and their mean age, each at least
+ * `minAgeMs` (the edit interval). Units not seen for a window are forgotten (ended, or quiet).
  */
-export function paceOf(
-  lane: Lane,
-  now: number,
-  minAgeMs: number,
-): { readonly units: number; readonly ageMs: number } {
+export function paceOf(lane: Lane, now: number, minAgeMs: number) {
   let ages = 0;
   for (const [unit, u] of lane.open) {
     if (u.at <= now - WINDOW_MS) lane.open.delete(unit);
@@ -224,23 +153,19 @@ export function paceOf(
 
 /** A unit's paced call (it owes a final one), or its final call (it owes no more). */
 export function track(lane: Lane, unit: string, paced: boolean, now: number): void {
-  if (!paced) {
-    lane.open.delete(unit);
-    return;
-  }
   const u = lane.open.get(unit);
-  if (u) u.at = now;
+  if (!paced) lane.open.delete(unit);
+  else if (u) u.at = now;
   else lane.open.set(unit, { since: now, at: now });
 }
 
-/** The jobs waiting in a lane, held keys' too (edits are not jobs). */
 function waitingJobs(lane: Lane): number {
   let waiting = lane.jobs.size;
   for (const hold of lane.keyHolds.values()) waiting += hold.parked.length;
   return waiting;
 }
 
-/** The calls waiting in a lane: jobs, and messages with a text not sent yet. */
+/** Jobs, and messages with a text not sent yet. */
 export function waitingCalls(lane: Lane): number {
   let waiting = waitingJobs(lane);
   for (const slot of lane.edits.values()) if (slot.pending) waiting += 1;
@@ -263,17 +188,14 @@ export function holdKey(lane: Lane, job: Job, key: string, until: number): void 
 }
 
 /** A pending edit just became final: the interval no longer holds it. */
-export function promote(lane: Lane, slot: EditSlot): void {
-  if (!slot.parked) {
-    lane.readyEdits.update(slot); // no-op while in flight
-    return;
-  }
+function promote(lane: Lane, slot: EditSlot): void {
+  if (!slot.parked) return lane.readyEdits.update(slot); // no-op while in flight
   unpark(lane, slot);
   lane.readyEdits.push(slot);
 }
 
 /** Takes a parked slot out of its unit's hold (the hold leaves the heap once empty). */
-export function unpark(lane: Lane, slot: EditSlot): void {
+function unpark(lane: Lane, slot: EditSlot): void {
   slot.parked = false;
   const unit = lane.units.get(slot.unit);
   if (!unit) return;
@@ -304,38 +226,48 @@ export function edited(lane: Lane, name: string, now: number, minIntervalMs: num
 /** A lane with nothing queued; `wake` is its timer's callback. */
 export function newLane(
   method: string,
-  bucket: WindowSpec,
+  bucket: WindowSpec, // the workspace's window for the method
   perKey: Omit<TokenBucketSpec, "key"> | undefined,
   wake: () => void,
-): Lane {
+) {
   return {
     method,
     bucket,
-    teamSpecs: [bucket],
     perKey,
+    /** Jobs in pick order; those of a held key are moved to its hold when they reach the top. */
     jobs: new Heap<Job>(better),
-    keyHolds: new Map(),
+    /** Per-key buckets found empty, by key and by when they will have a token. */
+    keyHolds: new Map<string, Hold<Job>>(),
     heldKeys: new Heap<Hold<Job>>(holdBefore),
-    edits: new Map(),
-    open: new Map(),
+    edits: new Map<string, EditSlot>(),
+    /** Units (runs, or messages) owing a final call: when each was first and last seen. */
+    open: new Map<string, { readonly since: number; at: number }>(),
+    /** Slots with a pending text, neither in flight nor parked, in pick order. */
     readyEdits: new Heap<EditSlot>(slotBefore),
-    units: new Map(),
+    /** Units edited less than the interval ago (`until` = last edit + interval); swept now and then. */
+    units: new Map<string, Hold<EditSlot>>(),
+    /** Units with parked edits, by end of interval. */
     heldUnits: new Heap<Hold<EditSlot>>(holdBefore),
     unitsSweepAt: UNITS_SWEEP_MIN,
     pausedUntil: 0,
+    /** The team's window is full until then: no call of the lane can go before. */
     blockedUntil: 0,
+    /** No spare call for paced ones until then; owed calls may still go. */
     pacedUntil: 0,
+    /** Set by `pick`: when the earliest hold ends. */
     nextAt: Infinity,
-    timer: undefined,
+    timer: undefined as unknown,
     timerAt: 0,
     wake,
-    pumping: undefined,
+    pumping: undefined as Promise<void> | undefined, // the lane's one pump while it runs
     again: false,
-    stopped: false,
+    stopped: false, // closed, or the workspace uninstalled the app
   };
 }
 
-/** Rejects everything a lane still holds, in arrival order (the scheduler is closing). */
+export type Lane = ReturnType<typeof newLane>;
+
+/** Rejects everything a lane still holds, in arrival order. */
 export function failAll(lane: Lane, error: Error): void {
   const jobs = lane.jobs.clear();
   for (const hold of lane.heldKeys.clear()) for (const job of hold.parked) jobs.push(job);
@@ -354,10 +286,8 @@ export function failAll(lane: Lane, error: Error): void {
 }
 
 /**
- * Queues the text of an edit of `messageKey`. A newer text takes over the waiting one's place
- * (fairness is per message, not per text) and the older resolves "superseded"; a final edit
- * is no longer held by the interval. Returns what happened: queued anew, or replaced a
- * waiting text (and promoted it to final); the pump cares about the first two.
+ * Queues a text of `messageKey`: a newer text takes over the waiting one's place (fairness is per
+ * message) and the older resolves "superseded". The pump cares about "queued" and "promoted".
  */
 export function queueEdit(
   lane: Lane,
@@ -385,13 +315,12 @@ export function queueEdit(
   const at = place();
   track(lane, unit, !final, at.since);
   if (previous) {
-    // Taking over the object keeps its place in the heap too (and allocates nothing).
+    // Taking over the object keeps its place in the heap.
     const superseded = previous.settle;
     previous.send = text.send;
     previous.settle = text.settle;
     previous.fail = text.fail;
     superseded("superseded");
-    // Replacing a text changes nothing the pump cares about, unless the edit just became final.
     if (final && previous.paced) {
       previous.rank = 0;
       previous.paced = false;
@@ -406,7 +335,7 @@ export function queueEdit(
   return "queued";
 }
 
-/** Drops a message's text still waiting (not one being sent); it resolves "superseded". */
+/** Drops a message's text still waiting (not one being sent): "superseded". */
 export function dropEdit(lane: Lane, messageKey: string): boolean {
   const slot = lane.edits.get(messageKey);
   const edit = slot?.pending;
@@ -420,7 +349,7 @@ export function dropEdit(lane: Lane, messageKey: string): boolean {
   return true;
 }
 
-/** A call with `maxWaitMs` that Slack's budget (or a 429's pause) did not let go in time. */
+/** A call with `maxWaitMs` that the budget (or a 429's pause) did not let go in time. */
 export class BudgetWaitExceeded extends Error {
   override readonly name = "BudgetWaitExceeded";
   readonly method: string;
@@ -430,10 +359,7 @@ export class BudgetWaitExceeded extends Error {
   }
 }
 
-/**
- * Puts a job in line; with `maxWaitMs`, a job not started by then leaves the line and fails
- * (one started meanwhile goes on).
- */
+/** Puts a job in line; with `maxWaitMs`, one not started by then leaves it and fails. */
 export function enqueueJob(
   lane: Lane,
   job: Job,

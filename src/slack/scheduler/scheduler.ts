@@ -1,17 +1,8 @@
 /**
- * The scheduler for Slack writes: one budget per workspace (team) and Slack method, shared by
- * every run, so that ten runs streaming at once stay inside Slack's tiers instead of each
- * throttling itself and all of them together being rate limited.
- *
- * - Every call waits for its method's sliding window (windows.ts; for chat.postMessage, its
- *   channel's token bucket too). Both live in memory or in Redis (several instances, one budget).
- *   Calls the app owes go as soon as the window has room; interim texts (paced) spend only the
- *   calls the runs' finals will not need, spread from the runs' age and number (windows.ts).
- * - Message edits are coalesced: only the latest pending text of a message is sent; older ones
- *   resolve "superseded". Among messages, the one waiting longest goes first, final edits before
- *   interim ones, and each message gets at most one interim edit per `minEditIntervalMs`.
- * - A 429 pauses that method for that team only, for Retry-After, then the call is retried (for
- *   an edit, whatever text is latest by then).
+ * The scheduler for Slack writes: one budget per workspace and Slack method (a lane), shared by
+ * every run, so that runs streaming at once stay inside Slack's tiers together. Owed calls go as
+ * soon as the window has room, interim texts are paced (windows.ts); edits of a message are
+ * coalesced (only its latest text is sent); a 429 pauses that method for that team only.
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { type Clock, systemClock } from "../../util/clock.ts";
@@ -42,13 +33,53 @@ import {
   track,
   enqueueJob,
   laneLoad,
+  type LaneLoad,
   waitingCalls,
 } from "./lanes.ts";
+import type { AppMetrics } from "../../metrics.ts";
 import { type SchedulerMetrics, SchedulerStats } from "./metrics.ts";
-import type { EditOptions, ScheduleOptions, SchedulerOptions } from "./options.ts";
 import { MemoryTokenBuckets, type TokenBuckets } from "./token-buckets.ts";
 
+export interface EditOptions {
+  /** The last edit of a run: goes before interim edits and is not held by the interval. */
+  readonly final?: boolean;
+  /** Edits of one run share the per-message interval (a run split over several messages). */
+  readonly runId?: string;
+}
+
+export interface ScheduleOptions {
+  /** The per-key bucket to take from as well (chat.postMessage: the channel). */
+  readonly key?: string;
+  readonly priority?: "high" | "normal";
+  /** Waiting since then (default: now); calls of one rank go oldest first. */
+  readonly since?: number;
+  /** Give up (BudgetWaitExceeded) when the call has not started within this long. */
+  readonly maxWaitMs?: number;
+  /**
+   * An interim text of `unit` (a stream's append with more to come): it spends only the calls
+   * the owed ones will not need (windows.ts). `last`: the unit's final one, owed like any call.
+   */
+  readonly pace?: { readonly unit: string; readonly last?: boolean };
+}
+
+export interface SchedulerOptions {
+  readonly clock?: Clock;
+  /** Memory by default; RedisTokenBuckets to share the budget between instances. */
+  readonly buckets?: TokenBuckets;
+  /** Share of every budget the scheduler may use in any minute. Default 0.9. */
+  readonly safety?: number;
+  /** Overrides of DEFAULT_BUDGETS, by method. */
+  readonly budgets?: Readonly<Record<string, MethodBudget>>;
+  /** Minimum time between two interim edits of one message (or run). Default 1000 ms. */
+  readonly minEditIntervalMs?: number;
+  readonly metrics?: AppMetrics;
+  /** Told about failures of the scheduler itself (e.g. the bucket store). */
+  readonly onError?: (err: unknown) => void;
+}
+
 const SHARED_JITTER_MS = 100;
+/** How many 429s in a row a call survives (as many as WebClient's own retries). */
+const MAX_429_RETRIES = 10;
 
 export class SlackScheduler {
   readonly #clock: Clock;
@@ -56,9 +87,8 @@ export class SlackScheduler {
   readonly #safety: number;
   readonly #budgets: Readonly<Record<string, MethodBudget>>;
   readonly #minInterval: number;
-  readonly #maxRetries: number;
   readonly #onError: (err: unknown) => void;
-  /** By team, then method: no string is built per call to find a lane. */
+  /** By team, then method. */
   readonly #lanes = new Map<string, Map<string, Lane>>();
   readonly #allLanes = () => [...this.#lanes.values()].flatMap((lanes) => [...lanes.values()]);
   readonly #stats: SchedulerStats;
@@ -73,7 +103,6 @@ export class SlackScheduler {
     this.#safety = options.safety ?? 0.9;
     this.#budgets = { ...DEFAULT_BUDGETS, ...options.budgets };
     this.#minInterval = options.minEditIntervalMs ?? 1000;
-    this.#maxRetries = options.maxRateLimitRetries ?? 10;
     this.#onError = options.onError ?? (() => {});
     this.#stats = new SchedulerStats(options.metrics);
     if (!(this.#safety > 0 && this.#safety <= 1)) throw new Error("safety must be in (0, 1]");
@@ -81,9 +110,8 @@ export class SlackScheduler {
   }
 
   /**
-   * Queues an edit of one message (`messageKey`, e.g. "C123:1700000000.000100"). Resolves "sent"
-   * once this text reached Slack, "superseded" when a newer text of the message replaced it
-   * before it was sent; rejects when Slack refused it (other than 429).
+   * Queues an edit of a message ("C123:1700000000.000100"): "sent", or "superseded" by a newer
+   * text before it went; rejects when Slack refused it (other than 429).
    */
   scheduleEdit(
     teamId: string,
@@ -91,27 +119,20 @@ export class SlackScheduler {
     send: () => Promise<void>,
     options?: EditOptions,
   ): Promise<EditResult> {
-    if (this.#closed) return Promise.reject(new Error("the Slack scheduler is closed"));
-    const lane = this.#lane(teamId, EDIT_METHOD);
-    return handled(
-      new Promise<EditResult>((settle, fail) => {
-        // Sent later, it stays in the trace of whoever asked for it (its span is that run's).
-        const call = bindToCurrent(send);
-        const queued = queueEdit(lane, messageKey, { send: call, settle, fail }, options, () => ({
-          since: this.#clock.now(),
-          seq: this.#seq++,
-        }));
-        if (queued !== "queued") this.#stats.superseded();
-        if (queued !== "replaced") this.#requestPump(lane);
-      }),
-    );
+    return this.#queue<EditResult>((settle, fail) => {
+      const lane = this.#lane(teamId, EDIT_METHOD);
+      // Sent later, it stays in the trace of whoever asked for it (its span is that run's).
+      const call = bindToCurrent(send);
+      const queued = queueEdit(lane, messageKey, { send: call, settle, fail }, options, () => ({
+        since: this.#clock.now(),
+        seq: this.#seq++,
+      }));
+      if (queued !== "queued") this.#stats.superseded();
+      if (queued !== "replaced") this.#requestPump(lane);
+    });
   }
 
-  /**
-   * Drops the text of a message still waiting for its turn (not one being sent): its run has
-   * ended and the final edit will replace it, so it need not spend a call of the budget first.
-   * That edit resolves "superseded". Returns whether there was one.
-   */
+  /** Drops a message's text still waiting (its run ended: the final edit replaces it). */
   cancelEdit(teamId: string, messageKey: string): boolean {
     const lane = this.#lanes.get(teamId)?.get(EDIT_METHOD);
     if (!lane || !dropEdit(lane, messageKey)) return false;
@@ -126,30 +147,32 @@ export class SlackScheduler {
     fn: () => Promise<T>,
     options?: ScheduleOptions,
   ): Promise<T> {
+    return this.#queue<T>((resolve, reject) => {
+      // An unknown method throws here, which rejects the promise.
+      const lane = this.#lane(teamId, method);
+      const paced = options?.pace !== undefined && options.pace.last !== true;
+      if (options?.pace) track(lane, options.pace.unit, paced, this.#clock.now());
+      const job: Job = {
+        kind: "job",
+        paced,
+        unit: options?.pace?.unit,
+        key: lane.perKey ? options?.key : undefined,
+        attempt: bindToCurrent(async () => resolve(await fn())),
+        fail: reject,
+        rank: options?.priority === "high" ? 0 : 1,
+        since: Math.min(options?.since ?? Infinity, this.#clock.now()),
+        seq: this.#seq++,
+        retries: 0,
+        heapIndex: -1,
+      };
+      enqueueJob(lane, job, options?.maxWaitMs, this.#clock, reject);
+      this.#requestPump(lane);
+    });
+  }
+
+  #queue<T>(executor: ConstructorParameters<typeof Promise<T>>[0]): Promise<T> {
     if (this.#closed) return Promise.reject(new Error("the Slack scheduler is closed"));
-    return handled(
-      new Promise<T>((resolve, reject) => {
-        // An unknown method throws here, which rejects the promise.
-        const lane = this.#lane(teamId, method);
-        const paced = options?.pace !== undefined && options.pace.last !== true;
-        if (options?.pace) track(lane, options.pace.unit, paced, this.#clock.now());
-        const job: Job = {
-          kind: "job",
-          paced,
-          unit: options?.pace?.unit,
-          key: lane.perKey ? options?.key : undefined,
-          attempt: bindToCurrent(async () => resolve(await fn())),
-          fail: reject,
-          rank: options?.priority === "high" ? 0 : 1,
-          since: Math.min(options?.since ?? Infinity, this.#clock.now()),
-          seq: this.#seq++,
-          retries: 0,
-          heapIndex: -1,
-        };
-        enqueueJob(lane, job, options?.maxWaitMs, this.#clock, reject);
-        this.#requestPump(lane);
-      }),
-    );
+    return handled(new Promise<T>(executor));
   }
 
   /** `unit` (of ScheduleOptions.pace) owes `method` no final call any more (its stream ended). */
@@ -170,15 +193,13 @@ export class SlackScheduler {
     if (waiting.length > 0) this.#requestPump(lane);
   }
 
-  /** What `method`'s budget for `teamId` carries now here (auto streaming weighs these). */
-  load(teamId: string, method: string): ReturnType<typeof laneLoad> {
+  /** What `method`'s budget for `teamId` carries now here (stream-choice.ts weighs it). */
+  load(teamId: string, method: string): LaneLoad {
     return laneLoad(this.#lane(teamId, method), this.#clock.now());
   }
 
   metrics(): SchedulerMetrics {
-    let queued = 0;
-    for (const lane of this.#allLanes()) queued += waitingCalls(lane);
-    return this.#stats.snapshot(queued);
+    return this.#stats.snapshot(this.#allLanes().reduce((n, lane) => n + waitingCalls(lane), 0));
   }
 
   /** Calls and edits waiting for their budget now, by method, every workspace together. */
@@ -190,10 +211,7 @@ export class SlackScheduler {
     return depth;
   }
 
-  /**
-   * Resolves when no bucket request and no call is in progress. Calls waiting for a timer (budget,
-   * pause, interval) do not count: tests advance a fake clock, then await this.
-   */
+  /** Resolves when no bucket request and no call is in progress (timers do not count). */
   settled(): Promise<void> {
     if (this.#busy === 0) return Promise.resolve();
     return new Promise((resolve) => this.#idleWaiters.push(resolve));
@@ -210,7 +228,7 @@ export class SlackScheduler {
     await this.#buckets.forget?.(`{${teamId}}:`);
   }
 
-  /** Stops: clears timers, rejects what is still queued, closes the buckets. Calls in progress finish. */
+  /** Rejects what is still queued and closes the buckets; calls in progress finish. */
   async close(): Promise<void> {
     this.#closed = true;
     for (const lane of this.#allLanes())
@@ -239,19 +257,14 @@ export class SlackScheduler {
       lane.timer = undefined;
       void this.#pump(lane);
     });
-    if (!lanes) {
-      lanes = new Map();
-      this.#lanes.set(teamId, lanes);
-    }
+    if (!lanes) this.#lanes.set(teamId, (lanes = new Map()));
     lanes.set(method, lane);
     return lane;
   }
 
   #requestPump(lane: Lane): void {
     const now = this.#clock.now();
-    // A timer is armed for the end of a pause or of an empty team bucket, which every call of the
-    // lane takes from; asking the bucket (perhaps in Redis) on every arrival meanwhile would only
-    // hear "wait".
+    // Paused or blocked, a timer is armed: asking the bucket meanwhile would only hear "wait".
     if (now < lane.pausedUntil || now < lane.blockedUntil) return;
     void this.#pump(lane);
   }
@@ -281,9 +294,8 @@ export class SlackScheduler {
   }
 
   /**
-   * Sends what the budget allows now, then arms the lane's timer for when more can go. Each round
-   * asks the buckets once: an empty team bucket ends the drain (no other call could go either), an
-   * empty per-key bucket holds that key's calls until it refills while other keys go on.
+   * Sends what the budget allows now, then arms the timer. An empty team window ends the drain; an
+   * empty per-key bucket holds that key's calls while other keys go on.
    */
   async #drain(lane: Lane): Promise<void> {
     for (;;) {
@@ -312,21 +324,12 @@ export class SlackScheduler {
       const specs = paced
         ? [{ ...lane.bucket, ...paceOf(lane, now, this.#minInterval) }]
         : key === undefined || !lane.perKey
-          ? lane.teamSpecs
+          ? [lane.bucket]
           : [lane.bucket, { key: `${lane.bucket.key}:${key}`, ...lane.perKey }];
-      let wait: number;
-      let teamWait: number;
-      if (this.#buckets.tryTake) {
-        ({ wait, firstWait: teamWait } = await this.#buckets.tryTake(specs, now));
-      } else {
-        // Buckets that cannot say which bucket refused: a keyed refusal holds just that key (still
-        // correct, only one question per queued key instead of one while the team's is empty).
-        wait = await this.#buckets.take(specs, now);
-        teamWait = specs.length === 1 ? wait : 0;
-      }
+      const { wait, firstWait: teamWait } = await this.#buckets.take(specs, now);
       if (wait > 0) {
-        // Instances sharing a bucket all wake when its next token is due; whoever asks first wins.
-        // Without jitter the same instance could win every time and starve the others' messages.
+        // Instances sharing a bucket all wake when its next token is due: without jitter the one
+        // that asks first could win every time and starve the others' messages.
         const jitter = this.#buckets.shared ? Math.floor(Math.random() * SHARED_JITTER_MS) : 0;
         if (paced) {
           // Owed calls arriving meanwhile still go (#requestPump does not look at this).
@@ -335,7 +338,6 @@ export class SlackScheduler {
           return;
         }
         if (teamWait > 0 || key === undefined || best.kind !== "job") {
-          // The team's bucket is empty: nothing else in this lane can go before it refills.
           lane.blockedUntil = now + (teamWait > 0 ? teamWait : wait) + jitter;
           this.#arm(lane, lane.blockedUntil);
           return;
@@ -356,14 +358,14 @@ export class SlackScheduler {
     this.#busy += 1;
     Promise.resolve()
       .then(job.attempt)
-      .then(() => this.#stats.succeeded(lane.method))
+      .then(() => this.#stats.ended(lane.method, "ok"))
       .catch((err: unknown) => {
-        if (this.#rateLimited(lane, err) && job.retries < this.#maxRetries && !lane.stopped) {
+        if (this.#rateLimited(lane, err) && job.retries < MAX_429_RETRIES && !lane.stopped) {
           // Back in line with its original place: it goes first once the pause ends.
           job.retries += 1;
           lane.jobs.push(job);
         } else {
-          if (rateLimitedRetryAfter(err) === undefined) this.#stats.failed(lane.method);
+          if (rateLimitedRetryAfter(err) === undefined) this.#stats.ended(lane.method, "error");
           job.fail(err);
         }
       })
@@ -385,7 +387,7 @@ export class SlackScheduler {
       .then(edit.send)
       .then(
         () => {
-          this.#stats.succeeded(lane.method);
+          this.#stats.ended(lane.method, "ok");
           edit.settle("sent");
         },
         (err: unknown) => {
@@ -397,11 +399,11 @@ export class SlackScheduler {
             newer.seq = Math.min(newer.seq, edit.seq);
             this.#stats.superseded();
             edit.settle("superseded");
-          } else if (limited && edit.retries < this.#maxRetries && !lane.stopped) {
+          } else if (limited && edit.retries < MAX_429_RETRIES && !lane.stopped) {
             edit.retries += 1;
             slot.pending = edit;
           } else {
-            if (!limited) this.#stats.failed(lane.method);
+            if (!limited) this.#stats.ended(lane.method, "error");
             edit.fail(err);
           }
         },
@@ -419,7 +421,7 @@ export class SlackScheduler {
   #rateLimited(lane: Lane, err: unknown): boolean {
     const retryAfter = rateLimitedRetryAfter(err);
     if (retryAfter === undefined) return false;
-    this.#stats.rateLimited(lane.method);
+    this.#stats.ended(lane.method, "rate_limited");
     lane.pausedUntil = Math.max(lane.pausedUntil, this.#clock.now() + retryAfter * 1000);
     return true;
   }

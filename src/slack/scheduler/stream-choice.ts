@@ -1,16 +1,12 @@
 /**
- * Auto streaming's choice, per workspace, for a run whose first lines are ready: edit its
- * message (`chat.update`, Tier 3: about 50 a minute) or stream it natively (`chat.appendStream`,
- * Tier 4: about 100, after a Tier 2 `chat.startStream`). One run alone is freshest edited: its
- * edits go about once a second, while a stream waits for whole lines. Once edits are shared,
- * each budget's calls are shared by the runs riding on it, so a run goes where its share is
- * larger (an append worth about half an edit: `APPEND_WORTH`), so runs split about evenly
- * between streams and edits, as long as starts can go at once and no stop waits.
+ * Auto streaming's choice, per workspace: edit a run's message (`chat.update`, Tier 3: about 50
+ * a minute) or stream it (`chat.appendStream`, Tier 4: about 100, after a Tier 2
+ * `chat.startStream`). One run alone is freshest edited (about once a second; a stream waits for
+ * whole lines); once edits are shared, a run goes where its share of calls is larger.
  */
 import { type Clock, systemClock } from "../../util/clock.ts";
 import type { LaneLoad } from "./lanes.ts";
 
-/** The scheduler, as far as the choice needs it. */
 export interface Loads {
   load(teamId: string, method: string): LaneLoad;
 }
@@ -20,19 +16,17 @@ const STREAM_LIFETIME_MS = 5 * 60_000;
 /** A run that chose to edit counts as editing this long (its first edit may not be queued yet). */
 const CHOSEN_MS = 2000;
 /**
- * What an append is worth against an edit: it carries only whole lines (a stream cannot take
- * text back), so a streamed answer shows about half as fresh as an edited one at the same
- * rate of calls (one run alone: lag p50 1.1 s streamed, 0.5 s edited, `npm run bench`).
+ * An append carries only whole lines (a stream cannot take text back): a streamed answer shows
+ * about half as fresh at the same rate of calls (lag p50 1.1 s streamed, 0.5 s edited: bench).
  */
 const APPEND_WORTH = 0.5;
 export class StreamChoice {
   readonly #loads: Loads;
   readonly #teamId: string;
   readonly #clock: Clock;
-  /** Streams started here and not stopped or ended yet, by ts: when each started. */
+  /** Streams open here, by ts: when each started. */
   readonly #open = new Map<string, number>();
-  /** When runs here chose to edit, oldest first. */
-  #edits: number[] = [];
+  #edits: number[] = []; // when runs here chose to edit
 
   constructor(loads: Loads, teamId: string, clock: Clock = systemClock) {
     this.#loads = loads;
@@ -56,10 +50,8 @@ export class StreamChoice {
   }
 
   /**
-   * Whether a stop would go at once: stops are owed calls, which go whenever the window has
-   * room (windows.ts), so one waits here only while the window is full. Stops this minute sent
-   * by other instances are not known here; a stop that waits delays no text (the answer shows
-   * first).
+   * Whether a stop would go at once (owed, it waits only while the window is full; other
+   * instances' stops are not known here). A stop that waits delays no text.
    */
   stopsKeepUp(): boolean {
     return this.#loads.load(this.#teamId, "chat.stopStream").waiting === 0;
@@ -80,9 +72,7 @@ export class StreamChoice {
   }
 
   #sweep(now: number): void {
-    let old = 0;
-    while (old < this.#edits.length && (this.#edits[old] ?? now) <= now - CHOSEN_MS) old++;
-    if (old > 0) this.#edits = this.#edits.slice(old);
+    this.#edits = this.#edits.filter((at) => at > now - CHOSEN_MS);
     for (const [ts, at] of this.#open) if (at <= now - STREAM_LIFETIME_MS) this.#open.delete(ts);
   }
 }

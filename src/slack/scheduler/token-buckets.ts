@@ -1,11 +1,8 @@
 /**
- * The budgets of the Slack write scheduler: a workspace's sliding windows (windows.ts) and
- * token buckets (a channel's posts), in memory for one instance, in Redis when several instances
- * share one workspace budget. Both implement the same algorithms; the Redis one runs them as one
- * Lua script, so a check and a take by two instances can never interleave.
+ * The scheduler's budgets: sliding windows (windows.ts) and token buckets (a channel's posts), in
+ * memory, or in Redis as one Lua script when instances share a workspace's budget.
  */
 import { createHash } from "node:crypto";
-import type { createClient } from "@redis/client";
 import {
   expire,
   record,
@@ -15,40 +12,30 @@ import {
   windowWait,
 } from "./windows.ts";
 
-export type { WindowSpec } from "./windows.ts";
-
 /** A budget a call takes from: a token bucket or a sliding window. */
 export type BucketSpec = TokenBucketSpec | WindowSpec;
 
 export interface TokenBucketSpec {
   readonly kind?: "bucket";
   readonly key: string;
-  /** Tokens added per millisecond. */
   readonly ratePerMs: number;
-  /** Capacity: how many calls may go out back to back after a quiet spell. */
+  /** Calls that may go out back to back after a quiet spell. */
   readonly burst: number;
 }
 
-/** What `TokenBuckets.tryTake` answers. */
 export interface TakeAnswer {
-  /** As `take`: 0 when the tokens were taken, otherwise ms until every bucket has a token. */
+  /** 0 when the tokens were taken, otherwise ms until every bucket has one. */
   readonly wait: number;
-  /**
-   * Ms until the first bucket alone has a token, 0 when it has one (then another bucket refused).
-   * The scheduler puts the workspace's bucket first: while it is empty no other call can go either.
-   */
+  /** The first bucket's own wait (the scheduler puts the workspace's first). */
   readonly firstWait: number;
 }
 
 export interface TokenBuckets {
   /**
-   * Takes one token from every bucket, or from none (all or nothing, so a chat.postMessage refused
-   * by the workspace bucket does not spend its channel's token). Returns 0 when taken, otherwise
-   * how many ms to wait before all of them will have a token (other takers may still come first).
+   * Takes one token from every bucket, or from none (a chat.postMessage refused by the workspace
+   * does not spend its channel's token). Other takers may still come first after a wait.
    */
-  take(buckets: readonly BucketSpec[], now: number): Promise<number>;
-  /** As `take`, and says whether the first bucket is (one of) the empty ones. Optional. */
-  tryTake?(buckets: readonly BucketSpec[], now: number): Promise<TakeAnswer>;
+  take(buckets: readonly BucketSpec[], now: number): Promise<TakeAnswer>;
   /** Whether other instances take from the same buckets (then they race for each token). */
   readonly shared: boolean;
   /** Deletes every bucket whose key starts with `prefix` (a workspace that uninstalled the app). */
@@ -61,7 +48,7 @@ interface BucketState {
   at: number;
 }
 
-/** Refills a bucket up to `now` and says how long until it holds a whole token (0 if it does). */
+/** Refills a bucket up to `now`; `wait`: until it holds a whole token. */
 function refill(spec: TokenBucketSpec, state: BucketState | undefined, now: number) {
   let tokens = state?.tokens ?? spec.burst;
   let at = state?.at ?? now;
@@ -78,32 +65,19 @@ function refill(spec: TokenBucketSpec, state: BucketState | undefined, now: numb
 export class MemoryTokenBuckets implements TokenBuckets {
   readonly shared = false;
   readonly #state = new Map<string, BucketState & { fullAt: number }>();
-  /** Sliding windows: each one's call times, ascending. */
+  /** Each window's call times, ascending. */
   readonly #windows = new Map<string, { times: number[]; spec: WindowSpec }>();
 
-  /** Set by takeNow: the first bucket's wait. */
-  #firstWait = 0;
-
-  async take(buckets: readonly BucketSpec[], now: number): Promise<number> {
+  async take(buckets: readonly BucketSpec[], now: number): Promise<TakeAnswer> {
     return this.takeNow(buckets, now);
   }
 
-  async tryTake(buckets: readonly BucketSpec[], now: number): Promise<TakeAnswer> {
-    return this.tryTakeNow(buckets, now);
-  }
-
-  tryTakeNow(buckets: readonly BucketSpec[], now: number): TakeAnswer {
-    const wait = this.takeNow(buckets, now);
-    return { wait, firstWait: this.#firstWait };
-  }
-
-  takeNow(buckets: readonly BucketSpec[], now: number): number {
+  takeNow(buckets: readonly BucketSpec[], now: number): TakeAnswer {
     const waits = buckets.map((b) =>
       b.kind === "window" ? this.#windowWait(b, now) : refill(b, this.#state.get(b.key), now).wait,
     );
-    this.#firstWait = waits[0] ?? 0;
     const wait = Math.max(0, ...waits);
-    if (wait > 0) return wait;
+    if (wait > 0) return { wait, firstWait: waits[0] ?? 0 };
     for (const b of buckets) {
       if (b.kind === "window") {
         record(this.#windowOf(b).times, now);
@@ -114,15 +88,12 @@ export class MemoryTokenBuckets implements TokenBuckets {
       this.#state.set(b.key, { tokens, at: r.at, fullAt: r.at + (b.burst - tokens) / b.ratePerMs });
     }
     if (this.#state.size + this.#windows.size > 10_000) this.#sweep(now);
-    return 0;
+    return { wait: 0, firstWait: 0 };
   }
 
   #windowOf(spec: WindowSpec): { times: number[]; spec: WindowSpec } {
     let w = this.#windows.get(spec.key);
-    if (!w) {
-      w = { times: [], spec };
-      this.#windows.set(spec.key, w);
-    }
+    if (!w) this.#windows.set(spec.key, (w = { times: [], spec }));
     return w;
   }
 
@@ -149,13 +120,10 @@ export class MemoryTokenBuckets implements TokenBuckets {
 }
 
 /**
- * The same algorithms as MemoryTokenBuckets, atomic in Redis (numbers kept as exact doubles, so
- * it answers exactly what MemoryTokenBuckets answers). A bucket is a hash {tokens, at} that
- * expires once it would be full again (a missing bucket is a full one), a window a sorted set of
- * call times that expires with its last call, so idle keys cost nothing.
- * KEYS: the budgets. ARGV[1]: now (ms); then per key six: "b", rate (tokens/ms), burst, 0, 0, 0 for
- * a bucket; "w", limit, windowMs, burst, units, ageMs for a window. Returns {wait, the first
- * key's own wait} (see TakeAnswer).
+ * MemoryTokenBuckets' algorithms, atomic in Redis, with numbers as exact doubles (so both answer
+ * alike). A bucket is a hash {tokens, at} expiring once full again, a window a sorted set expiring
+ * with its last call: idle keys cost nothing. ARGV: now, then six per key: "b", rate, burst, 0, 0,
+ * 0; or "w", limit, windowMs, burst, units, ageMs. Returns {wait, firstWait}.
  */
 const TAKE_SCRIPT = `
 local now = tonumber(ARGV[1])
@@ -198,7 +166,6 @@ for i, key in ipairs(KEYS) do
 end
 return {0, 0}
 `;
-/** The script's six arguments for one budget. */
 const scriptArgs = (b: BucketSpec): string[] =>
   b.kind === "window"
     ? ["w", ...[b.limit, b.windowMs, b.burst, b.units, b.ageMs].map(String)]
@@ -210,7 +177,7 @@ export interface ScriptClient {
   evalSha(sha1: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
   eval(script: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
   on(event: "error", listener: (err: unknown) => void): unknown;
-  /** For `forget` (node-redis has both): SCAN with MATCH in steps, and UNLINK. */
+  /** For `forget` (node-redis has both). */
   scanIterator?(options: { MATCH: string; COUNT: number }): AsyncIterable<string[]>;
   unlink?(keys: string[]): Promise<unknown>;
   readonly isOpen: boolean;
@@ -218,10 +185,10 @@ export interface ScriptClient {
 }
 
 export interface RedisBucketsOptions {
-  /** Prepended to every bucket key (tests use a unique one per run). Default "slack-rl:". */
-  readonly prefix?: string;
-  /** Told once per outage when Redis fails; the buckets fall back to memory meanwhile. */
-  readonly onError?: (err: unknown) => void;
+  /** Prepended to every bucket key. Default "slack-rl:". */
+  readonly prefix?: string | undefined;
+  /** Told once per outage; the buckets fall back to memory meanwhile. */
+  readonly onError?: ((err: unknown) => void) | undefined;
 }
 
 export class RedisTokenBuckets implements TokenBuckets {
@@ -247,11 +214,7 @@ export class RedisTokenBuckets implements TokenBuckets {
     this.#failing = true;
   }
 
-  async take(buckets: readonly BucketSpec[], now: number): Promise<number> {
-    return (await this.tryTake(buckets, now)).wait;
-  }
-
-  async tryTake(buckets: readonly BucketSpec[], now: number): Promise<TakeAnswer> {
+  async take(buckets: readonly BucketSpec[], now: number): Promise<TakeAnswer> {
     const keys = buckets.map((b) => this.#prefix + b.key);
     const args = [String(now), ...buckets.flatMap(scriptArgs)];
     try {
@@ -261,7 +224,7 @@ export class RedisTokenBuckets implements TokenBuckets {
       return { wait: Number(answer[0]), firstWait: Number(answer[1]) };
     } catch (err) {
       this.#report(err);
-      return this.#fallback.tryTakeNow(buckets, now);
+      return this.#fallback.takeNow(buckets, now);
     }
   }
 
@@ -290,19 +253,15 @@ export class RedisTokenBuckets implements TokenBuckets {
   }
 }
 
-/** Connects to Redis at `url` and returns buckets that own the client (close() closes it). */
+/** Buckets on their own Redis client (close() closes it). */
 export async function connectRedisBuckets(
   url: string,
   options: RedisBucketsOptions = {},
 ): Promise<RedisTokenBuckets> {
-  // No offline queue: while disconnected a take fails at once (and falls back to memory) instead
-  // of holding every Slack write until Redis is back.
-  // Loaded only when Redis is used: an instance on the embedded store never needs the client.
+  // Loaded only when Redis is used. No offline queue: while disconnected a take fails at once
+  // (and falls back to memory) instead of holding every Slack write until Redis is back.
   const redis = await import("@redis/client");
-  const client: ReturnType<typeof createClient> = redis.createClient({
-    url,
-    disableOfflineQueue: true,
-  });
+  const client = redis.createClient({ url, disableOfflineQueue: true });
   const buckets = new RedisTokenBuckets(client, options);
   await client.connect();
   return buckets;

@@ -1,29 +1,21 @@
 /**
  * A workspace's budget for one Slack method as Slack counts it: at most `limit` calls in any
- * sliding window (a minute, plus a second for the time a call takes to reach Slack), at any
- * pace within it. docs/benchmarks.md ("How the budgets are spent") gives the reasoning.
- *
- * A call the app owes (a run's final edit, a post, a stop: calls it makes whatever happens) goes
- * as soon as the window has room: holding it back cannot save it, only delay what it shows, and
- * a call spent earlier leaves the window earlier. A paced call (an interim edit or append: a
- * newer text of a message that a later call would show anyway) may only spend the window's
- * spare calls, those beyond what the runs' final calls will need before the window frees room
- * for them (`reserveOf`), spread over a horizon (`paceHorizon`): after `burst` back to back, the
- * next goes `horizon / spare` after the one before, counting as spare the calls that leave the
- * window within the horizon too.
+ * sliding window, at any pace within it. Owed calls (a final edit, a post, a stop) go as soon as
+ * the window has room; paced calls (interim texts) spend only the spare calls, those the runs'
+ * finals will not need (`reserveOf`), spread over `paceHorizon`. The reasoning: docs/benchmarks.md,
+ * "How the budgets are spent (issue 33)".
  */
 
 export interface WindowSpec {
   readonly kind: "window";
   readonly key: string;
-  /** Calls allowed in any window. */
   readonly limit: number;
   readonly windowMs: number;
   /** Paced calls that may go back to back (at most `limit`). */
   readonly burst: number;
   /** For a paced call: the units (runs, messages) sharing the spare calls; 0 for an owed call. */
   readonly units: number;
-  /** For a paced call: how long those units have gone on, on average. */
+  /** For a paced call: the units' mean age. */
   readonly ageMs: number;
 }
 
@@ -34,15 +26,9 @@ export const WINDOW_MS = 61_000;
 export const RESERVE_RECHECK_MS = 1000;
 
 /**
- * The calls kept for the units' final calls: each unit owes one. Nothing says how long a run
- * goes on; with no other knowledge, a run that has gone on for `a` is as likely to end within the
- * next `a` as after it (the scale-free prior behind Gott's estimate of a duration from its age),
- * so within the next τ it ends with chance τ / (a + τ), and `units` runs owe about
- * units × τ / (a + τ) finals by then. The window frees room as its calls leave it (each a window
- * after it was made: known). The reserve is the most, over every τ up to a window ahead, by
- * which the finals expected within τ exceed the calls leaving within τ. A burst of runs just
- * started, in a window that frees nothing for a minute, keeps about one call a run; runs that
- * have gone on for long, in a window whose calls leave as steadily as they came, keep none.
+ * The calls kept for the units' final calls: the most, over every τ up to a window ahead, by which
+ * the finals expected within τ (a run of age a ends within τ with chance τ / (a + τ), Gott's
+ * scale-free prior) exceed the calls leaving the window within τ.
  */
 export function reserveOf(spec: WindowSpec, times: readonly number[], now: number): number {
   const expected = (tau: number) => (spec.units * tau) / (spec.ageMs + tau);
@@ -56,15 +42,8 @@ export function reserveOf(spec: WindowSpec, times: readonly number[], now: numbe
 }
 
 /**
- * Over how long `spare` calls are spread among `units` that have gone on for `ageMs`. Spent
- * fast, each unit shows its text often now, but if the runs go on past the horizon they wait
- * for the calls to leave the window: about window − horizon. Spent slowly, each unit waits about
- * units × horizon / spare between texts. With nothing known of how long a run goes on, a run
- * of age a goes on past h with chance a / h (the scale-free prior of Gott's estimate), so the
- * expected longest wait, units × h / spare + (a / h) × (window − h), is least at
- * h = √(a × window × spare / units). A run just started spends quickly (its first lines show at
- * once); a run that has gone on for long, or few runs sharing many calls, spread them over the
- * window, the pace the window sustains.
+ * Over how long `spare` calls are spread: √(age × window × spare / units), the horizon that
+ * minimises the expected longest wait under the same prior; at most the window.
  */
 export function paceHorizon(spec: WindowSpec, spare: number): number {
   const h = Math.sqrt((spec.ageMs * spec.windowMs * spare) / Math.max(1, spec.units));
@@ -115,11 +94,9 @@ export function record(times: number[], now: number): void {
 }
 
 /**
- * The same algorithm, atomic in Redis, for one key of the take script: a sorted set of call
- * times (score = time; the member adds the count, so two calls at one ms stay two). Reads
- * `key`, `now` and the spec's numbers `limit`, `windowMs`, `burst`, `units`, `ageMs`; sets `w`,
- * the wait. `WINDOW_TAKE_LUA` records the call under a member of its own (two calls
- * stamped with one ms by instances whose clocks differ are two members, never one).
+ * The same algorithm in Lua, for one key of the take script: a sorted set of call times. Reads
+ * `key`, `now`, `limit`, `windowMs`, `burst`, `units`, `ageMs`; sets `w`, the wait.
+ * `WINDOW_TAKE_LUA` gives each call a member of its own (two calls stamped with one ms stay two).
  */
 export const WINDOW_WAIT_LUA = `
     redis.call('ZREMRANGEBYSCORE', key, '-inf', string.format('%.17g', now - windowMs))
