@@ -1,11 +1,9 @@
 /**
- * Each workspace kept to itself: every payload is handled as the workspace Bolt authorised
- * (`context.teamId`), never as whatever team it names. It is refused, privately, when that
- * workspace is empty, when the payload names another one, when the operator does not allow it
- * (TASK_ALLOWED_TEAMS), or, under an org-wide install, when the organisation's token does not
- * list it among its workspaces (only one so confirmed is remembered as the organisation's).
+ * Each payload is handled as the workspace Bolt authorised (`context.teamId`), never as one it
+ * names; refused privately when there is none, it names another, TASK_ALLOWED_TEAMS leaves it out,
+ * or an org-wide install's token does not list it (only a listed one is noted as the org's).
  */
-import type { AnyMiddlewareArgs, Middleware } from "@slack/bolt";
+import type { AnyMiddlewareArgs, Context, Middleware } from "@slack/bolt";
 import type { Logger } from "pino";
 import { z } from "zod";
 import type { OrgMembership } from "./org-membership.ts";
@@ -34,22 +32,15 @@ export function declaredTeam(body: unknown): string | undefined {
   return p.view?.app_installed_team_id || p.team?.id || p.user?.team_id || undefined;
 }
 
-export interface TeamGateOptions {
+interface TeamGateOptions {
   readonly logger: Logger;
   readonly policy: TeamPolicy;
   /** Many workspaces: who belongs to an organisation of an org-wide install. */
   readonly membership: OrgMembership | undefined;
   /** One workspace: its token's own (auth.test; Bolt takes a single token's team from the payload). */
-  readonly tokenTeam: (() => Promise<string>) | undefined;
+  readonly tokenTeam: string | undefined;
   /** A workspace confirmed as one of an org-wide install's (its token is the organisation's). */
   readonly onOrgWorkspace: (teamId: string, enterpriseId: string) => Promise<void>;
-}
-
-interface Authorised {
-  readonly teamId: string | undefined;
-  readonly enterpriseId: string | undefined;
-  readonly isEnterpriseInstall: boolean;
-  readonly botToken: string | undefined;
 }
 
 const UNKNOWN_TEAM =
@@ -58,15 +49,13 @@ const OTHER_TEAM =
   "This came from a workspace Task Agent does not answer for here, so nothing happened. Ask an admin of your workspace to install Task Agent in it.";
 const NOT_MEMBER =
   "Task Agent is installed for your organisation, but not approved for this workspace, so nothing happened. Ask an admin of your organisation to add Task Agent to this workspace.";
-const NOT_NOW =
-  "Task Agent cannot reach Slack to check this request right now. Please try again in a minute.";
 const NOT_CONFIRMED =
   "Task Agent could not confirm that this workspace belongs to your organisation right now. Please try again in a minute.";
 
 /** Why the payload is refused (what its person is told), or undefined to go on. */
 async function refusal(
   options: TeamGateOptions,
-  auth: Authorised,
+  auth: Context,
   declared: string | undefined,
 ): Promise<{ text: string; reason: string } | undefined> {
   const { teamId, enterpriseId } = auth;
@@ -89,7 +78,6 @@ async function refusal(
   return member ? undefined : { text: NOT_MEMBER, reason: "not a workspace of the organisation" };
 }
 
-/** The global middleware (after the acknowledgement tracker, before every listener). */
 export function teamGate(options: TeamGateOptions): Middleware<AnyMiddlewareArgs> {
   const { logger } = options;
   return async (args) => {
@@ -98,25 +86,9 @@ export function teamGate(options: TeamGateOptions): Middleware<AnyMiddlewareArgs
       await args.next();
       return;
     }
-    const { context } = args;
-    if (options.tokenTeam) {
-      const own = await options.tokenTeam().catch((err: unknown) => {
-        logger.warn({ err }, "could not ask Slack which workspace the bot token belongs to");
-        return undefined;
-      });
-      if (own === undefined) {
-        await answerPrivately(answerableOf(args), NOT_NOW, logger);
-        return;
-      }
-      // Bolt takes a single token's team from the payload: the token's own is the one authorised.
-      context.teamId = own;
-    }
-    const auth: Authorised = {
-      teamId: context.teamId,
-      enterpriseId: context.enterpriseId,
-      isEnterpriseInstall: context.isEnterpriseInstall === true,
-      botToken: context.botToken,
-    };
+    const auth = args.context;
+    // Bolt takes a single token's team from the payload: the token's own is the one authorised.
+    if (options.tokenTeam) auth.teamId = options.tokenTeam;
     const declared = declaredTeam(args.body);
     const refused = await refusal(options, auth, declared);
     if (refused) {
