@@ -1,13 +1,8 @@
 /**
- * The HTTP routes beside Slack's: `/healthz` (liveness: the process answers, so its event loop
- * runs), `/readyz` (it can take work now: started and not stopping, Slack's Socket Mode
- * connection open, the store answering), `/metrics` (Prometheus text) and `/metrics.json`,
- * served by either receiver or on the internal port (`ADMIN_PORT`, `startAdminServer`).
- *
- * Liveness never depends on Redis, Slack or the app's phase: an orchestrator restarts a process
- * whose liveness fails, and a restart cures none of those (Redis coming back does).
+ * The health and metrics routes, served by either receiver or on the internal port (ADMIN_PORT).
+ * Liveness never depends on Redis, Slack or the app's phase: a restart cures none of those.
  */
-import type { CustomRoute } from "@slack/bolt";
+import type { CustomRoute, SocketModeReceiver } from "@slack/bolt";
 import { createServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { ThreadStore } from "../store/types.ts";
@@ -20,20 +15,9 @@ export const HEALTH_PATHS = {
   metricsJson: "/metrics.json",
 } as const;
 
-/** What renders the Prometheus text exposition. */
 export interface PrometheusText {
   render(): Promise<string>;
   readonly contentType: string;
-}
-
-export interface HealthOptions {
-  /** Whether the app has started and not begun to stop. */
-  readonly ready: () => boolean;
-  /** Socket Mode: its WebSocket is open (Slack said hello). HTTP mode: always (the default). */
-  readonly slackConnected?: (() => boolean) | undefined;
-  readonly store: Pick<ThreadStore, "ping">;
-  readonly prometheus?: PrometheusText | undefined;
-  readonly metricsJson?: (() => unknown) | undefined;
 }
 
 function json(res: ServerResponse, status: number, body: unknown): void {
@@ -41,9 +25,16 @@ function json(res: ServerResponse, status: number, body: unknown): void {
   res.end(JSON.stringify(body));
 }
 
-export function healthRoutes(options: HealthOptions): CustomRoute[] {
-  const { ready, store, prometheus, metricsJson } = options;
-  const slackConnected = options.slackConnected ?? (() => true);
+export function healthRoutes(options: {
+  /** Started and not stopping. */
+  readonly ready: () => boolean;
+  /** Socket Mode: its WebSocket is open (Slack said hello). HTTP mode: always. */
+  readonly slackConnected: () => boolean;
+  readonly store: Pick<ThreadStore, "ping">;
+  readonly prometheus?: PrometheusText | undefined;
+  readonly metricsJson?: (() => unknown) | undefined;
+}): CustomRoute[] {
+  const { ready, slackConnected, store, prometheus, metricsJson } = options;
   const get = (path: string, handler: CustomRoute["handler"]) => ({
     path,
     method: ["GET"],
@@ -80,22 +71,14 @@ export function healthRoutes(options: HealthOptions): CustomRoute[] {
   ];
 }
 
-/** What of Bolt's Socket Mode client (@slack/socket-mode's SocketModeClient) readiness reads. */
-export interface SocketModeClientLike {
-  on(event: string, listener: () => void): unknown;
-  /** Its current WebSocket, replaced at each reconnection (undefined between them). */
-  readonly websocket?: { readonly readyState: number | undefined } | undefined;
-}
-
-/** The WebSocket readyState of an open connection (the WHATWG WebSocket's OPEN). */
+/** The WHATWG WebSocket's OPEN readyState. */
 const WEBSOCKET_OPEN = 1;
 
 /**
- * Whether the Socket Mode connection is up: its WebSocket is open and Slack has said hello on
- * it (the client's `connected` event). The client reconnects by itself after a drop (after
- * about 5 s, its ping timeout); meanwhile Slack cannot deliver anything here: not ready.
+ * Whether the Socket Mode connection is up: its WebSocket open and Slack's hello received (the
+ * `connected` event). After a drop the client reconnects by itself (about 5 s, its ping timeout).
  */
-export function socketModeConnection(client: SocketModeClientLike): () => boolean {
+export function socketModeConnection(client: SocketModeReceiver["client"]): () => boolean {
   let helloed = false;
   client.on("connected", () => {
     helloed = true;
@@ -114,10 +97,7 @@ export interface AdminServer {
   close(): Promise<void>;
 }
 
-/**
- * The internal port (`ADMIN_PORT`): the health and metrics routes on a server of their own, out
- * of reach of the public Slack endpoint, on `ADMIN_HOST` (loopback by default). Other paths: 404.
- */
+/** The internal port (ADMIN_PORT, on ADMIN_HOST): the health routes alone, other paths 404. */
 export async function startAdminServer(
   routes: readonly CustomRoute[],
   port: number,

@@ -1,11 +1,7 @@
 /**
- * Every Slack payload is acknowledged at once. Bolt (5.x) acknowledges events itself, but a
- * button, form, shortcut or command no listener matches is never acknowledged: its HTTP receiver
- * answers 404 after 3 seconds and its Socket Mode receiver not at all, and the person sees an
- * error (Bolt's App.processEvent, HTTPResponseAck, SocketModeResponseAck). So each payload's
- * acknowledgement is tracked (`trackAcks`); one no listener acknowledged is answered privately
- * as an older version's (`answerUnrecognised`); one that failed before any middleware (its type
- * unknown to Bolt, a failed authorization) is acknowledged empty at the end.
+ * Every Slack payload acknowledged. Bolt 5 acknowledges events itself, but not a button, form,
+ * shortcut or command no listener matches: HTTP answers 404 after 3 s, Socket Mode nothing, and
+ * the person sees an error (Bolt's App.processEvent, HTTPResponseAck, SocketModeResponseAck).
  */
 import type { App, Middleware, AnyMiddlewareArgs } from "@slack/bolt";
 import type { Logger } from "pino";
@@ -27,11 +23,12 @@ export function olderVersion(kind: string): string {
 /** The context key holding whether the payload was acknowledged (not one of Bolt's own). */
 const ACK_STATE = "taskAgentAck";
 
-interface AckState {
-  acked: boolean;
-}
+type AckState = { acked: boolean };
 
-/** Wraps `app.processEvent`, the one door every receiver sends payloads through. */
+/**
+ * Wraps `app.processEvent`, the one door every receiver sends payloads through: a payload that
+ * failed before any middleware (its type unknown to Bolt, a failed authorization) is acked empty.
+ */
 export function trackAcks(app: App, logger: Logger): void {
   const process = app.processEvent.bind(app);
   app.processEvent = async (event) => {
@@ -54,7 +51,7 @@ export function trackAcks(app: App, logger: Logger): void {
   };
 }
 
-/** The outermost middleware: after the listeners, tells the person of a payload none acknowledged. */
+/** The outermost middleware: tells the person of a payload no listener acknowledged. */
 export function answerUnrecognised(logger: Logger): Middleware<AnyMiddlewareArgs> {
   return async (args) => {
     await args.next();

@@ -1,8 +1,6 @@
 /**
- * Whether a workspace a payload names belongs to the organisation of an org-wide install
- * (Enterprise Grid), before the app treats it as the organisation's: the organisation's token
- * lists its workspaces with `auth.teams.list` ("the workspaces your org-wide app has been
- * approved for", Slack's method page).
+ * Whether a workspace belongs to an org-wide install's organisation (Enterprise Grid): its token's
+ * `auth.teams.list` ("the workspaces your org-wide app has been approved for", Slack's method page).
  */
 import type { WebClient } from "@slack/web-api";
 
@@ -34,11 +32,6 @@ export class OrgMembership {
     return (await this.#list(enterpriseId, token)).has(teamId);
   }
 
-  /** Forgets what was listed of an organisation (its app was uninstalled). */
-  forget(enterpriseId: string): void {
-    this.#listed.delete(enterpriseId);
-  }
-
   #list(enterpriseId: string, token: string): Promise<ReadonlySet<string>> {
     let lookup = this.#lookups.get(enterpriseId);
     if (!lookup) {
@@ -57,11 +50,7 @@ export class OrgMembership {
     const teams = new Set<string>();
     let cursor: string | undefined;
     for (let page = 0; page < MAX_PAGES; page++) {
-      const res = await this.#client.auth.teams.list({
-        token,
-        limit: PAGE,
-        ...(cursor ? { cursor } : {}),
-      });
+      const res = await this.#client.auth.teams.list({ token, limit: PAGE, cursor });
       for (const team of res.teams ?? []) if (team.id) teams.add(team.id);
       cursor = res.response_metadata?.next_cursor || undefined;
       if (!cursor) break;

@@ -1,8 +1,4 @@
-/**
- * What a Slack payload is, and how to answer its sender privately whatever it is: in a command's
- * acknowledgement, inside a form's modal, through a message button's `response_url`, in a modal
- * for a shortcut or a button elsewhere (the ways Slack's interactivity pages name for each).
- */
+/** What a Slack payload is, and how to answer its sender privately whatever it is. */
 import type { AllMiddlewareArgs, AnyMiddlewareArgs } from "@slack/bolt";
 import type { Logger } from "pino";
 import { z } from "zod";
@@ -28,7 +24,6 @@ const Payload = z.object({
 });
 type Payload = z.infer<typeof Payload>;
 
-/** Interactive payloads' `type`s. */
 const KINDS = [
   "block_actions",
   "view_submission",
@@ -37,8 +32,8 @@ const KINDS = [
   "message_action",
 ] as const;
 
-/** Which kind of payload, and the name the app knows it by (action, callback or command). */
-export interface PayloadName {
+/** `id`: the name the app knows it by (action, callback or command). */
+interface PayloadName {
   readonly kind: "command" | "event" | "options" | "other" | (typeof KINDS)[number];
   readonly id: string | undefined;
   readonly userId: string | undefined;
@@ -63,28 +58,23 @@ export function namePayload(body: unknown): PayloadName {
   return { kind, id, userId };
 }
 
-/** What answering needs of Bolt's middleware arguments. */
-export interface Answerable {
+/** What answering needs of Bolt's middleware arguments (`ack`: none for events). */
+interface Answerable {
   readonly body: unknown;
-  /** Undefined for events (Bolt acknowledges them itself). */
   readonly ack: ((response?: Record<string, unknown>) => Promise<void>) | undefined;
-  /** Posts to the payload's `response_url`, when it has one. */
   readonly respond: ((message: Record<string, unknown>) => Promise<unknown>) | undefined;
   readonly client: Pick<AllMiddlewareArgs["client"], "views">;
 }
 
-/** The parts of Bolt's middleware arguments an answer needs (they differ by payload kind). */
+/** Bolt's middleware arguments differ by payload kind: the parts an answer needs. */
 export function answerableOf(args: AnyMiddlewareArgs & AllMiddlewareArgs): Answerable {
-  const loose = args as unknown as {
-    ack?: (response?: Record<string, unknown>) => Promise<void>;
-    respond?: (message: Record<string, unknown>) => Promise<unknown>;
-  };
+  const loose = args as unknown as Partial<Pick<Answerable, "ack" | "respond">>;
   return { body: args.body, ack: loose.ack, respond: loose.respond, client: args.client };
 }
 
 /**
- * Acknowledges the payload and tells its sender `text` privately; nothing for an event (nobody
- * waits on it) or a closed modal (its person left it); a list of options is answered empty.
+ * Acknowledges the payload and tells its sender `text` privately, the way Slack's interactivity
+ * pages name for each kind; nothing for an event or a closed modal; options are answered empty.
  */
 export async function answerPrivately(
   payload: Answerable,

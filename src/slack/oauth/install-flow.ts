@@ -1,10 +1,9 @@
 /**
  * Many workspaces: Bolt's OAuth install flow (`/slack/install`, `/slack/oauth_redirect`) with
- * installations in the app's store (rotating tokens refreshed once at a time, token-refresh.ts)
- * and a `state` that works once; and the report of events from workspaces without the app.
+ * installations in the app's store and a `state` that works once; and the report of events from
+ * workspaces without the app.
  */
 import { createHash } from "node:crypto";
-import type { InstallationStore } from "@slack/bolt";
 import {
   type CallbackOptions,
   ClearStateStore,
@@ -30,7 +29,7 @@ import type { ThreadStore } from "../../store/types.ts";
 import type { SealingKey } from "../../util/secret-box.ts";
 import { boltLogger } from "../bolt-logger.ts";
 import { teamPolicy } from "../gate/team-policy.ts";
-import { refreshingInstallations } from "./token-refresh.ts";
+import { RefreshingInstallations } from "./token-refresh.ts";
 
 /** The bot scopes an install asks for: manifest.yml's `oauth_config.scopes.bot` (a test keeps them equal). */
 export const BOT_SCOPES: readonly string[] = [
@@ -83,23 +82,7 @@ export function singleUseStateStore(
 }
 
 /** What both receivers take to serve the OAuth flow. */
-export interface OAuthReceiverOptions {
-  readonly clientId: string;
-  readonly clientSecret: string;
-  readonly stateSecret: string;
-  readonly scopes: string[];
-  readonly installationStore: InstallationStore;
-  readonly redirectUri?: string;
-  readonly installerOptions: {
-    readonly stateStore: StateStore;
-    readonly installPath: string;
-    readonly redirectUriPath: string;
-    readonly authorizationUrl: string;
-    readonly callbackOptions: CallbackOptions;
-    /** The client of an install's `oauth.v2.access` and `auth.test`. */
-    readonly clientOptions: Omit<WebClientOptions, "logger" | "logLevel">;
-  };
-}
+export type OAuthReceiverOptions = ReturnType<typeof oauthReceiverOptions>;
 
 export function oauthReceiverOptions(
   oauth: SlackOAuthConfig,
@@ -110,7 +93,7 @@ export function oauthReceiverOptions(
     readonly logger: Logger;
     readonly clientOptions: Omit<WebClientOptions, "logger" | "logLevel">;
   },
-): OAuthReceiverOptions {
+) {
   const { logger } = deps;
   const policy = teamPolicy(oauth);
   return {
@@ -118,7 +101,7 @@ export function oauthReceiverOptions(
     clientSecret: oauth.clientSecret,
     stateSecret: oauth.stateSecret,
     scopes: [...BOT_SCOPES],
-    installationStore: refreshingInstallations(createInstallationStore(deps.store, deps.keys), {
+    installationStore: new RefreshingInstallations(createInstallationStore(deps.store, deps.keys), {
       clientId: oauth.clientId,
       clientSecret: oauth.clientSecret,
       // Bounded: a refresh holds its lease (15 s) while it waits for Slack.
@@ -175,12 +158,11 @@ export function oauthReceiverOptions(
           logger.warn({ reason: error.code, detail: error.message }, "an install failed");
           defaultCallbackFailure(error, options, req, res);
         },
-      },
+      } satisfies CallbackOptions,
     },
   };
 }
 
-/** The page a browser gets when the operator does not allow the workspace (no token kept). */
 function refusedInstallPage(id: string | undefined): string {
   const which = id && /^[A-Z0-9]+$/.test(id) ? ` (${id})` : "";
   return `<!DOCTYPE html><html><head><meta charset="utf-8"><title>Not enabled</title></head><body><p>Task Agent is not enabled for this workspace${which}. Ask the people who run Task Agent to add it to TASK_ALLOWED_TEAMS, then install it again.</p></body></html>`;
@@ -211,10 +193,7 @@ export const unreadableInstallation = (err: unknown): InstallationUnreadableErro
 const REPORT_AGAIN_MS = 3600_000;
 const REMEMBERED = 1000;
 
-/**
- * Events from a workspace where the app is not installed, or whose installation cannot be used,
- * are ignored (Bolt calls no listener); each such workspace is logged once an hour at most.
- */
+/** Events of a workspace without a usable installation are ignored, each logged hourly at most. */
 export class UninstalledWorkspaces {
   readonly #logger: Logger;
   readonly #now: () => number;
@@ -233,14 +212,13 @@ export class UninstalledWorkspaces {
     );
   }
 
-  /** An installation that is stored but cannot be used: an error for the operator. */
   unreadable(err: InstallationUnreadableError): void {
     if (!this.#due(`unreadable:${nameOf(err.key)}`)) return;
-    // The message says why and what to do; it names no secret.
+    // The message says why and what to do, and names no secret: an error for the operator.
     this.#logger.error(whose(err.key), `ignored an event: ${err.message}`);
   }
 
-  /** Whether `name` was not reported within the hour (it counts as reported now). */
+  /** Whether `name` was not reported within the hour (it is now). */
   #due(name: string): boolean {
     const now = this.#now();
     const last = this.#reported.get(name);
