@@ -40,11 +40,9 @@ import * as uninstall from "./listeners/uninstall.ts";
 import * as workflowStep from "./listeners/workflow-step.ts";
 import * as workspaceSettings from "./listeners/workspace-settings.ts";
 import {
-  missingInstallation,
   type OAuthReceiverOptions,
   oauthReceiverOptions,
   UninstalledWorkspaces,
-  unreadableInstallation,
 } from "./oauth/install-flow.ts";
 import { WorkspaceRemoval, type WorkspaceRemovalDeps } from "./workspace-removal.ts";
 import { stepKeeper } from "./workflow-steps.ts";
@@ -122,7 +120,7 @@ export function createSlackApp(options: SlackAppOptions) {
     slackConnected = socketModeConnection(receiver.client);
   const app = boltApp(receiver, slackLogger, clientBase, oauth ? undefined : config.slack.botToken);
   const tokens = workspaceTokens(config, receiver, store);
-  watchErrors(app, oauth !== undefined, logger);
+  watchErrors(app, logger);
   traceSlackRequests(app, receiver, SLACK_EVENTS_PATH); // each one's span: a task's first
 
   function listen(coordinator: TaskCoordinator, home: HomeTab, parts: RemovalParts): void {
@@ -224,16 +222,13 @@ function listeningPort(server: Server | undefined, otherwise: number | undefined
 }
 
 /** First of all middleware: every payload answered; events of uninstalled workspaces logged. */
-function watchErrors(app: App, oauth: boolean, logger: Logger): void {
+function watchErrors(app: App, logger: Logger): void {
   trackAcks(app, logger);
   app.use(answerUnrecognised(logger));
   const uninstalled = new UninstalledWorkspaces(logger);
   app.error(async ({ error }: { readonly error: Error }) => {
-    const notInstalled = oauth ? missingInstallation(error) : undefined;
-    const unreadable = oauth ? unreadableInstallation(error) : undefined;
-    if (notInstalled) uninstalled.report(notInstalled);
-    else if (unreadable) uninstalled.unreadable(unreadable);
-    else logger.error({ err: error }, "unhandled error in a Slack listener");
+    if (!uninstalled.handled(error))
+      logger.error({ err: error }, "unhandled error in a Slack listener");
   });
 }
 
@@ -302,13 +297,9 @@ function createReceiver(
       installerOptions: {
         ...oauth?.installerOptions,
         port: config.port,
-        // The Socket Mode client opens its connection through the Web API too (and, with
-        // OAuth, the installer exchanges codes and refreshes tokens through it).
-        ...(oauth
-          ? { clientOptions: oauth.installerOptions.clientOptions }
-          : apiUrl
-            ? { clientOptions: { slackApiUrl: apiUrl } }
-            : {}),
+        // The Socket Mode client opens its connection through the Web API too (with OAuth: the
+        // installer's clientOptions, spread above).
+        ...(oauth || !apiUrl ? {} : { clientOptions: { slackApiUrl: apiUrl } }),
       },
       logger: slackLogger,
     });

@@ -61,22 +61,15 @@ function messages(
       return res.ts;
     },
 
-    async update(channelId, ts, lazy) {
+    async update(channel, ts, lazy) {
       const payload = typeof lazy === "function" ? lazy() : lazy;
       if (payload === undefined) return; // nothing new to show
       const { text, blocks, metadata } = payload;
-      await client.chat.update({
-        ...(await auth()),
-        channel: channelId,
-        ts,
-        text,
-        blocks,
-        metadata,
-      });
+      await client.chat.update({ ...(await auth()), channel, ts, text, blocks, metadata });
     },
 
-    async remove(channelId, ts) {
-      await client.chat.delete({ ...(await auth()), channel: channelId, ts });
+    async remove(channel, ts) {
+      await client.chat.delete({ ...(await auth()), channel, ts });
     },
 
     async ephemeral(channelId, userId, text, threadTs) {
@@ -213,15 +206,10 @@ function streams(
       await client.chat.appendStream({ ...at, chunks: [...updates, ...text] });
     },
 
-    async stopStream(channelId, ts, end) {
-      await client.chat.stopStream({
-        ...(await auth()),
-        channel: channelId,
-        ts,
-        // Blocks "appended to the end of the message" (chat.stopStream's reference page).
-        blocks: end?.blocks,
-        metadata: end?.metadata,
-      });
+    async stopStream(channel, ts, end) {
+      // Blocks "appended to the end of the message" (chat.stopStream's reference page).
+      const { blocks, metadata } = end ?? {};
+      await client.chat.stopStream({ ...(await auth()), channel, ts, blocks, metadata });
     },
   };
 }

@@ -1,7 +1,6 @@
 /**
- * Many workspaces: Bolt's OAuth install flow (`/slack/install`, `/slack/oauth_redirect`) with
- * installations in the app's store and a `state` that works once; and the report of events from
- * workspaces without the app.
+ * Many workspaces: Bolt's OAuth install flow (`/slack/install`, `/slack/oauth_redirect`) with a
+ * `state` that works once; and the report of events from workspaces without the app.
  */
 import { createHash } from "node:crypto";
 import {
@@ -29,7 +28,7 @@ import type { ThreadStore } from "../../store/types.ts";
 import type { SealingKey } from "../../util/secret-box.ts";
 import { boltLogger } from "../bolt-logger.ts";
 import { teamPolicy } from "../gate/team-policy.ts";
-import { RefreshingInstallations } from "./token-refresh.ts";
+import { RefreshingInstallations, who } from "./token-refresh.ts";
 
 /** The bot scopes an install asks for: manifest.yml's `oauth_config.scopes.bot` (a test keeps them equal). */
 export const BOT_SCOPES: readonly string[] = [
@@ -143,12 +142,7 @@ export function oauthReceiverOptions(
         },
         success(installation, options, req, res) {
           logger.info(
-            {
-              team: installation.team?.id,
-              enterprise: installation.enterprise?.id,
-              orgWide: installation.isEnterpriseInstall === true,
-              by: installation.user.id,
-            },
+            { ...who(installation), by: installation.user.id },
             "installed in a workspace",
           );
           defaultCallbackSuccess(installation, options, req, res);
@@ -182,14 +176,6 @@ function storeError<T extends Error>(
   return undefined;
 }
 
-/** The installation Bolt looked for when authorizing an event failed because there is none. */
-export const missingInstallation = (err: unknown): InstallationKey | undefined =>
-  storeError(err, InstallationNotFoundError)?.key;
-
-/** The installation that could not be used (unreadable) when authorizing an event failed. */
-export const unreadableInstallation = (err: unknown): InstallationUnreadableError | undefined =>
-  storeError(err, InstallationUnreadableError);
-
 const REPORT_AGAIN_MS = 3600_000;
 const REMEMBERED = 1000;
 
@@ -204,18 +190,23 @@ export class UninstalledWorkspaces {
     this.#now = now;
   }
 
-  report(key: InstallationKey): void {
-    if (!this.#due(`missing:${nameOf(key)}`)) return;
-    this.#logger.warn(
-      whose(key),
-      `ignored an event from a workspace where the app is not installed (install it from ${OAUTH_INSTALL_PATH})`,
-    );
-  }
-
-  unreadable(err: InstallationUnreadableError): void {
-    if (!this.#due(`unreadable:${nameOf(err.key)}`)) return;
-    // The message says why and what to do, and names no secret: an error for the operator.
-    this.#logger.error(whose(err.key), `ignored an event: ${err.message}`);
+  /** Whether Bolt's `error` is an authorization that found no usable installation (logged). */
+  handled(error: unknown): boolean {
+    const missing = storeError(error, InstallationNotFoundError);
+    const unreadable = storeError(error, InstallationUnreadableError);
+    const key = missing?.key ?? unreadable?.key;
+    if (!key) return false;
+    if (!this.#due(`${missing ? "missing" : "unreadable"}:${nameOf(key)}`)) return true;
+    if (missing) {
+      this.#logger.warn(
+        whose(key),
+        `ignored an event from a workspace where the app is not installed (install it from ${OAUTH_INSTALL_PATH})`,
+      );
+    } else {
+      // The message says why and what to do, and names no secret: an error for the operator.
+      this.#logger.error(whose(key), `ignored an event: ${unreadable?.message}`);
+    }
+    return true;
   }
 
   /** Whether `name` was not reported within the hour (it is now). */

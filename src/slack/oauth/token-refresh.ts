@@ -15,6 +15,7 @@ import type { Logger } from "pino";
 import { z } from "zod";
 import type { ThreadStore } from "../../store/types.ts";
 import { slackErrorCode } from "../../view/errors.ts";
+import { remembered } from "../remembered.ts";
 
 /** A token is refreshed this long before it expires: @slack/oauth's own window (2 hours). */
 const REFRESH_WINDOW_S = 7200;
@@ -46,7 +47,7 @@ interface TokenRefreshOptions {
 }
 
 /** Who an installation is, for the log (no secret). */
-const who = (i: AnyInstallation) => ({
+export const who = (i: AnyInstallation) => ({
   team: i.team?.id,
   enterprise: i.enterprise?.id,
   orgWide: i.isEnterpriseInstall === true,
@@ -67,7 +68,8 @@ export class RefreshingInstallations implements InstallationStore {
   readonly #options: TokenRefreshOptions;
   readonly #now: () => number;
   readonly #owner = randomUUID();
-  readonly #flights = new Map<string, Promise<AnyInstallation>>();
+  /** One refresh at a time per installation in this process (none kept once settled). */
+  readonly #flights = remembered<AnyInstallation>({ ttlMs: 0, max: 0, keep: () => false });
 
   constructor(inner: InstallationStore, options: TokenRefreshOptions) {
     this.#inner = inner;
@@ -89,12 +91,7 @@ export class RefreshingInstallations implements InstallationStore {
     const name = found.isEnterpriseInstall
       ? `e:${found.enterprise?.id ?? ""}`
       : `t:${found.team?.id ?? ""}`;
-    let flight = this.#flights.get(name);
-    if (!flight) {
-      flight = this.#settle(query, name, found).finally(() => this.#flights.delete(name));
-      this.#flights.set(name, flight);
-    }
-    return forBolt(await flight);
+    return forBolt(await this.#flights(name, () => this.#settle(query, name, found)));
   }
 
   /** Whether its bot token rotates and expires soon. */
