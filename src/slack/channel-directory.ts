@@ -17,7 +17,7 @@ export function slackChannelDirectory(
     async channelCreator(teamId, channelId) {
       const token = await tokens.botToken(teamId);
       const res = await client.conversations.info({ token, channel: channelId });
-      const creator = (res.channel as { creator?: unknown } | undefined)?.creator;
+      const creator: unknown = res.channel?.creator;
       return typeof creator === "string" && creator !== "" ? creator : undefined;
     },
   };

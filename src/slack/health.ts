@@ -35,18 +35,11 @@ export function healthRoutes(options: {
   readonly metricsJson?: (() => unknown) | undefined;
 }): CustomRoute[] {
   const { ready, slackConnected, store, prometheus, metricsJson } = options;
-  const get = (path: string, handler: CustomRoute["handler"]) => ({
-    path,
-    method: ["GET"],
-    handler,
-  });
+  const get = (path: string, handler: CustomRoute["handler"]) => ({ path, method: "GET", handler });
   return [
     get(HEALTH_PATHS.liveness, (_req, res) => json(res, 200, { ok: true })),
     get(HEALTH_PATHS.metrics, (_req, res) => {
-      if (!prometheus) {
-        res.writeHead(404).end();
-        return;
-      }
+      if (!prometheus) return void res.writeHead(404).end();
       prometheus.render().then(
         (text) => {
           res.writeHead(200, { "content-type": prometheus.contentType });
@@ -108,10 +101,7 @@ export async function startAdminServer(
     const route = routes.find(
       (r) => r.path === path && [r.method].flat().includes(req.method ?? "GET"),
     );
-    if (!route) {
-      res.writeHead(404).end();
-      return;
-    }
+    if (!route) return void res.writeHead(404).end();
     void Promise.resolve(route.handler(Object.assign(req, { params: {} }), res)).catch(() => {
       if (!res.headersSent) res.writeHead(500);
       res.end();

@@ -50,7 +50,11 @@ export class HomeTab implements HomeRefresher {
         preferences.defaults(teamId, { kind: "user", userId }),
         this.#o.teamUrl?.(teamId),
         this.#o.tokens.botToken(teamId),
-        this.#adminPart(teamId, userId),
+        // None when it cannot be told: the rest of the tab is shown anyway.
+        this.#o.admin?.(teamId, userId).catch((err: unknown) => {
+          this.#o.logger.warn({ err }, "could not tell whether a person administers the workspace");
+          return undefined;
+        }),
       ]);
       const { retentionDays } = this.#o;
       const view = renderHome({ tasks, defaults, teamUrl, admin, retentionDays });
@@ -58,16 +62,6 @@ export class HomeTab implements HomeRefresher {
     } catch (err) {
       this.#o.logger.warn({ err }, "could not publish the App Home tab");
     }
-  }
-
-  /** None when it cannot be told (the rest of the tab is shown anyway). */
-  #adminPart(teamId: string, userId: string): Promise<AdminHome | undefined> {
-    const admin = this.#o.admin;
-    if (!admin) return Promise.resolve(undefined);
-    return admin(teamId, userId).catch((err: unknown) => {
-      this.#o.logger.warn({ err }, "could not tell whether a person administers the workspace");
-      return undefined;
-    });
   }
 
   /** One of the person's tasks changed: publish now, or once the interval since the last is over. */

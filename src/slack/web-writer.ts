@@ -72,14 +72,9 @@ function messages(
       await client.chat.delete({ ...(await auth()), channel, ts });
     },
 
-    async ephemeral(channelId, userId, text, threadTs) {
-      await client.chat.postEphemeral({
-        ...(await auth()),
-        channel: channelId,
-        user: userId,
-        text,
-        ...(threadTs ? { thread_ts: threadTs } : {}),
-      });
+    async ephemeral(channel, user, text, threadTs) {
+      const thread = threadTs ? { thread_ts: threadTs } : {};
+      await client.chat.postEphemeral({ ...(await auth()), channel, user, text, ...thread });
     },
 
     async react(channelId, ts, name) {

@@ -42,21 +42,18 @@ export class WorkspaceRemoval {
     this.#deps = deps;
   }
 
-  /** Only a workspace read back from the list is known: one another instance overwrote is written again. */
+  /** Known once read back from the list: a write another instance overwrote is made again. */
   async noteOrgWorkspace(enterpriseId: string, teamId: string): Promise<void> {
-    const key = orgWorkspacesKey(enterpriseId);
     if (this.#known.has(`${enterpriseId}:${teamId}`)) return;
     const listed = await this.#orgWorkspaces(enterpriseId);
     if (listed.includes(teamId)) this.#known.add(`${enterpriseId}:${teamId}`);
-    else await this.#deps.store.putRecord(key, [...listed, teamId]);
+    else await this.#deps.store.putRecord(orgWorkspacesKey(enterpriseId), [...listed, teamId]);
   }
 
   async uninstalled(key: InstallKey): Promise<void> {
     const { installations, logger } = this.#deps;
-    if (key.isEnterpriseInstall && key.enterpriseId) {
-      await this.#forgetOrg(key.enterpriseId, key.teamId);
-      return;
-    }
+    if (key.isEnterpriseInstall && key.enterpriseId)
+      return this.#forgetOrg(key.enterpriseId, key.teamId);
     if (!key.teamId) return;
     await this.#forgetTeam(key.teamId, key.enterpriseId);
     if (!installations) {
@@ -71,14 +68,7 @@ export class WorkspaceRemoval {
   async usersRevoked(key: InstallKey, userIds: readonly string[]): Promise<void> {
     const { installations, logger } = this.#deps;
     if (!installations) return;
-    for (const userId of userIds) {
-      await installations.deleteInstallation?.({
-        teamId: key.teamId,
-        enterpriseId: key.enterpriseId,
-        isEnterpriseInstall: key.isEnterpriseInstall,
-        userId,
-      });
-    }
+    for (const userId of userIds) await installations.deleteInstallation?.({ ...key, userId });
     logger.info({ team: key.teamId, users: userIds.length }, "user tokens revoked: forgotten");
   }
 
@@ -135,7 +125,7 @@ export class WorkspaceRemoval {
       const own = { teamId, enterpriseId: undefined, isEnterpriseInstall: false };
       return (await installations.fetchInstallation(own)).enterprise?.id !== enterpriseId;
     } catch (err) {
-      // None: it was the organisation's alone. One that cannot be read is kept (never delete on a guess).
+      // None: it was the organisation's alone. One that cannot be read is kept (no guesses).
       if (err instanceof InstallationNotFoundError) return false;
       this.#deps.logger.warn({ err, team: teamId }, "could not read a workspace's installation");
       return true;

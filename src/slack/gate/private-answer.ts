@@ -92,21 +92,16 @@ export async function answerPrivately(
   if (kind === "options") return ack({ options: [] });
   await ack();
   if (kind === "view_closed" || kind === "other") return;
-  const told = async (): Promise<void> => {
+  const told = async (): Promise<unknown> => {
     // A button in a message: privately under it.
-    if (kind === "block_actions" && respond && p.response_url) {
-      await respond({ response_type: "ephemeral", replace_original: false, text });
-      return;
-    }
+    if (kind === "block_actions" && respond && p.response_url)
+      return respond({ response_type: "ephemeral", replace_original: false, text });
     // A button inside a modal: the modal says it.
-    if (kind === "block_actions" && p.view?.type === "modal" && p.view.id) {
-      await client.views.update({ view_id: p.view.id, view: noticeModal(text) as never });
-      return;
-    }
+    if (kind === "block_actions" && p.view?.type === "modal" && p.view.id)
+      return client.views.update({ view_id: p.view.id, view: noticeModal(text) as never });
     // A shortcut, or a button in the Home tab: a modal of its own.
-    if (p.trigger_id) {
-      await client.views.open({ trigger_id: p.trigger_id, view: noticeModal(text) as never });
-    }
+    if (p.trigger_id)
+      return client.views.open({ trigger_id: p.trigger_id, view: noticeModal(text) as never });
   };
   await told().catch((err: unknown) =>
     logger.debug({ err, kind }, "could not tell the person privately"),

@@ -35,9 +35,9 @@ export function declaredTeam(body: unknown): string | undefined {
 interface TeamGateOptions {
   readonly logger: Logger;
   readonly policy: TeamPolicy;
-  /** Many workspaces: who belongs to an organisation of an org-wide install. */
+  /** Many workspaces. */
   readonly membership: OrgMembership | undefined;
-  /** One workspace: its token's own (auth.test; Bolt takes a single token's team from the payload). */
+  /** One workspace: its token's own (auth.test). */
   readonly tokenTeam: string | undefined;
   /** A workspace confirmed as one of an org-wide install's (its token is the organisation's). */
   readonly onOrgWorkspace: (teamId: string, enterpriseId: string) => Promise<void>;
@@ -82,10 +82,7 @@ export function teamGate(options: TeamGateOptions): Middleware<AnyMiddlewareArgs
   const { logger } = options;
   return async (args) => {
     const name = namePayload(args.body);
-    if (name.kind === "event" && UNAUTHORISED_EVENTS.has(name.id ?? "")) {
-      await args.next();
-      return;
-    }
+    if (name.kind === "event" && UNAUTHORISED_EVENTS.has(name.id ?? "")) return args.next();
     const auth = args.context;
     // Bolt takes a single token's team from the payload: the token's own is the one authorised.
     if (options.tokenTeam) auth.teamId = options.tokenTeam;
@@ -96,8 +93,7 @@ export function teamGate(options: TeamGateOptions): Middleware<AnyMiddlewareArgs
         { kind: name.kind, team: auth.teamId, declared, enterprise: auth.enterpriseId },
         `refused a Slack payload: ${refused.reason}`,
       );
-      await answerPrivately(answerableOf(args), refused.text, logger);
-      return;
+      return answerPrivately(answerableOf(args), refused.text, logger);
     }
     // Only a workspace the organisation's token listed (checked above) is noted as its own.
     if (options.membership && auth.isEnterpriseInstall && auth.enterpriseId && auth.teamId) {
