@@ -60,7 +60,7 @@ export function slackFileSource(options: FileSourceOptions): SlackFileSource {
         // The body may wait while the files before it are sent; `readWithin` times Slack only.
         bodyTimeout: 0,
         ...(options.dispatcher ? { dispatcher: options.dispatcher } : {}),
-      }).catch((err: unknown) => {
+      }).catch((err: { code?: string }) => {
         throw new FileUnavailableError(
           `it could not be downloaded from Slack (${networkCause(err)})`,
         );
@@ -136,10 +136,8 @@ function responseRefusal(res: Dispatcher.ResponseData, length: number): string |
 const header = (v: string | string[] | undefined): string | undefined =>
   Array.isArray(v) ? v[0] : v;
 
-const networkCause = (err: unknown): string =>
-  (err as { code?: string }).code === "UND_ERR_HEADERS_TIMEOUT"
-    ? "Slack did not answer in time"
-    : ((err as { code?: string }).code ?? "network error");
+const networkCause = ({ code }: { code?: string }): string =>
+  code === "UND_ERR_HEADERS_TIMEOUT" ? "Slack did not answer in time" : (code ?? "network error");
 
 /** The body's chunks, failing when Slack sends nothing for `timeoutMs` while one is awaited. */
 async function* readWithin(
@@ -151,10 +149,8 @@ async function* readWithin(
     for (;;) {
       let timer: NodeJS.Timeout | undefined;
       const stalled = new Promise<never>((_, reject) => {
-        timer = setTimeout(
-          () => reject(new FileUnavailableError("Slack stopped sending it")),
-          timeoutMs,
-        );
+        const stop = () => reject(new FileUnavailableError("Slack stopped sending it"));
+        timer = setTimeout(stop, timeoutMs);
       });
       try {
         const next = await Promise.race([it.next(), stalled]);

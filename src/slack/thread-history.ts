@@ -21,24 +21,21 @@ const MAX_AUTHORS = 20;
 /** Pages of 200 messages read at most (the newest `limit` are kept of what was read). */
 const MAX_PAGES = 5;
 
+const Reply = z.object({
+  ts: z.string(),
+  text: z.string().nullish(),
+  user: z.string().nullish(),
+  bot_id: z.string().nullish(),
+  username: z.string().nullish(),
+  bot_profile: z.object({ name: z.string().nullish() }).nullish(),
+  subtype: z.string().nullish(),
+  files: z.array(z.object({ name: z.string().nullish() })).nullish(),
+});
+type Reply = z.infer<typeof Reply>;
 const Replies = z.object({
-  messages: z
-    .array(
-      z.object({
-        ts: z.string(),
-        text: z.string().nullish(),
-        user: z.string().nullish(),
-        bot_id: z.string().nullish(),
-        username: z.string().nullish(),
-        bot_profile: z.object({ name: z.string().nullish() }).nullish(),
-        subtype: z.string().nullish(),
-        files: z.array(z.object({ name: z.string().nullish() })).nullish(),
-      }),
-    )
-    .nullish(),
+  messages: z.array(Reply).nullish(),
   response_metadata: z.object({ next_cursor: z.string().nullish() }).nullish(),
 });
-type Reply = NonNullable<z.infer<typeof Replies>["messages"]>[number];
 
 const UserInfo = z.object({
   user: z.object({

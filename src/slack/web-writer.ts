@@ -36,7 +36,6 @@ export function webClientWriter(
     ...messages(client, auth),
     ...files(client, auth, dispatcher),
     ...streams(client, auth),
-    ...agentView(client, auth),
     ...people(client, auth),
   };
 }
@@ -170,10 +169,15 @@ function files(
   };
 }
 
+/** Slack's native streams, and the agent view's status, title and session. */
 function streams(
   client: WebClient,
   auth: Auth,
-): Pick<SlackWriter, "startStream" | "appendStream" | "stopStream"> {
+): Pick<
+  SlackWriter,
+  "startStream" | "appendStream" | "stopStream" | "setStatus" | "setTitle" | "setSessionStatus"
+> {
+  let sessions = true;
   return {
     async startStream(channelId, threadTs, recipient, markdown, display) {
       const res = await client.chat.startStream({
@@ -206,15 +210,7 @@ function streams(
       const { blocks, metadata } = end ?? {};
       await client.chat.stopStream({ ...(await auth()), channel, ts, blocks, metadata });
     },
-  };
-}
 
-function agentView(
-  client: WebClient,
-  auth: Auth,
-): Pick<SlackWriter, "setStatus" | "setTitle" | "setSessionStatus"> {
-  let sessions = true;
-  return {
     async setStatus(channelId, threadTs, status, loadingMessages) {
       await client.assistant.threads.setStatus({
         ...(await auth()),

@@ -4,9 +4,10 @@
  * or an org-wide install's token does not list it (only a listed one is noted as the org's).
  */
 import type { AnyMiddlewareArgs, Context, Middleware } from "@slack/bolt";
+import type { WebClient } from "@slack/web-api";
 import type { Logger } from "pino";
 import { z } from "zod";
-import type { OrgMembership } from "./org-membership.ts";
+import { remembered } from "../remembered.ts";
 import { answerableOf, answerPrivately, namePayload } from "./private-answer.ts";
 import { notAllowedText, type TeamPolicy } from "./team-policy.ts";
 
@@ -103,4 +104,58 @@ export function teamGate(options: TeamGateOptions): Middleware<AnyMiddlewareArgs
     }
     await args.next();
   };
+}
+
+/** How long a listed workspace is taken as a member without asking again. */
+const MEMBER_TTL_MS = 10 * 60_000;
+/** A workspace not listed is asked about again (newly approved) at most this often. */
+const RECHECK_MS = 30_000;
+/** Slack's largest page, and a bound on the pages read (1,000 × 100 workspaces). */
+const PAGE = 1000;
+const MAX_PAGES = 100;
+
+/**
+ * Whether a workspace belongs to an org-wide install's organisation (Enterprise Grid): its token's
+ * `auth.teams.list` ("the workspaces your org-wide app has been approved for", Slack's method page).
+ */
+export class OrgMembership {
+  readonly #client: Pick<WebClient, "auth">;
+  readonly #now: () => number;
+  readonly #listed = new Map<string, { teams: ReadonlySet<string>; at: number }>();
+  /** One listing at a time per organisation (none kept: `#listed` is). */
+  readonly #lookups = remembered<ReadonlySet<string>>({ ttlMs: 0, max: 0, keep: () => false });
+
+  constructor(client: Pick<WebClient, "auth">, now: () => number = Date.now) {
+    this.#client = client;
+    this.#now = now;
+  }
+
+  /** Whether `teamId` is a workspace of `enterpriseId`; `token` is the organisation's. */
+  async isMember(enterpriseId: string, teamId: string, token: string): Promise<boolean> {
+    const known = this.#listed.get(enterpriseId);
+    const age = known ? this.#now() - known.at : Number.POSITIVE_INFINITY;
+    if (known?.teams.has(teamId) && age < MEMBER_TTL_MS) return true;
+    if (known && !known.teams.has(teamId) && age < RECHECK_MS) return false;
+    return (await this.#list(enterpriseId, token)).has(teamId);
+  }
+
+  #list(enterpriseId: string, token: string): Promise<ReadonlySet<string>> {
+    return this.#lookups(enterpriseId, async () => {
+      const teams = await this.#fetch(token);
+      this.#listed.set(enterpriseId, { teams, at: this.#now() });
+      return teams;
+    });
+  }
+
+  async #fetch(token: string): Promise<ReadonlySet<string>> {
+    const teams = new Set<string>();
+    let cursor: string | undefined;
+    for (let page = 0; page < MAX_PAGES; page++) {
+      const res = await this.#client.auth.teams.list({ token, limit: PAGE, cursor });
+      for (const team of res.teams ?? []) if (team.id) teams.add(team.id);
+      cursor = res.response_metadata?.next_cursor || undefined;
+      if (!cursor) break;
+    }
+    return teams;
+  }
 }
