@@ -16,8 +16,7 @@ import { sealingKeys } from "../util/secret-box.ts";
 import { traceSlackRequests } from "../tracing/slack-requests.ts";
 import { boltLogger } from "./bolt-logger.ts";
 import { answerUnrecognised, trackAcks } from "./gate/acks.ts";
-import { OrgMembership, teamGate } from "./gate/team.ts";
-import { teamPolicy } from "./gate/team-policy.ts";
+import { OrgMembership, teamGate, teamPolicy } from "./gate/team.ts";
 import {
   type AdminServer,
   healthRoutes,

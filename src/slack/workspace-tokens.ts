@@ -75,11 +75,8 @@ export function installedTokens(
         cache.delete(teamId);
         throw new WorkspaceNotInstalledError(teamId);
       }
-      const expires = auth.botTokenExpiresAt;
-      const until = Math.min(
-        now() + CACHE_MS,
-        expires === undefined ? Number.POSITIVE_INFINITY : expires * 1000 - EXPIRY_MARGIN_MS,
-      );
+      const expires = auth.botTokenExpiresAt ?? Infinity;
+      const until = Math.min(now() + CACHE_MS, expires * 1000 - EXPIRY_MARGIN_MS);
       if (until > now()) cache.set(teamId, { token, until });
       return token;
     },

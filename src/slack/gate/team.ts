@@ -7,9 +7,32 @@ import type { AnyMiddlewareArgs, Context, Middleware } from "@slack/bolt";
 import type { WebClient } from "@slack/web-api";
 import type { Logger } from "pino";
 import { z } from "zod";
+import type { SlackOAuthConfig } from "../../config/workspaces.ts";
 import { remembered } from "../remembered.ts";
-import { answerableOf, answerPrivately, namePayload } from "./private-answer.ts";
-import { notAllowedText, type TeamPolicy } from "./team-policy.ts";
+import { answerableOf, answerPrivately, namePayload } from "./acks.ts";
+
+const listed = (ids: ReadonlySet<string>, teamId?: string, enterpriseId?: string): boolean =>
+  (teamId !== undefined && ids.has(teamId)) ||
+  (enterpriseId !== undefined && ids.has(enterpriseId));
+
+/**
+ * With OAuth, which workspaces may install and use the app (TASK_ALLOWED_TEAMS) and which may
+ * spend TASK_API_KEY while they have no key of their own (TASK_API_KEY_FOR). Pure.
+ */
+export function teamPolicy(oauth: SlackOAuthConfig | undefined) {
+  return {
+    allows: (teamId: string | undefined, enterpriseId: string | undefined): boolean =>
+      oauth?.allowedTeams === undefined || listed(oauth.allowedTeams, teamId, enterpriseId),
+    lendsAppKey: (teamId: string, enterpriseId: string | undefined): boolean =>
+      oauth === undefined ||
+      oauth.apiKeyFor === "all" ||
+      listed(oauth.apiKeyFor, teamId, enterpriseId),
+  };
+}
+
+/** What a person of a workspace the operator does not allow is told. */
+export const notAllowedText = (teamId: string | undefined): string =>
+  `Task Agent is not enabled for this workspace${teamId ? ` (${teamId})` : ""}. Ask the people who run Task Agent to add it to TASK_ALLOWED_TEAMS.`;
 
 /** Events Bolt delivers unauthorised (the tokens are gone); the uninstall listener reads them. */
 const UNAUTHORISED_EVENTS = new Set(["app_uninstalled", "tokens_revoked"]);
@@ -35,7 +58,7 @@ export function declaredTeam(body: unknown): string | undefined {
 
 interface TeamGateOptions {
   readonly logger: Logger;
-  readonly policy: TeamPolicy;
+  readonly policy: ReturnType<typeof teamPolicy>;
   /** Many workspaces. */
   readonly membership: OrgMembership | undefined;
   /** One workspace: its token's own (auth.test). */

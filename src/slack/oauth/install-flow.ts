@@ -27,7 +27,7 @@ import {
 import type { ThreadStore } from "../../store/types.ts";
 import type { SealingKey } from "../../util/secret-box.ts";
 import { boltLogger } from "../bolt-logger.ts";
-import { teamPolicy } from "../gate/team-policy.ts";
+import { teamPolicy } from "../gate/team.ts";
 import { RefreshingInstallations, who } from "./token-refresh.ts";
 
 /** The bot scopes an install asks for: manifest.yml's `oauth_config.scopes.bot` (a test keeps them equal). */
