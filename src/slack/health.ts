@@ -5,6 +5,7 @@
 import type { CustomRoute, SocketModeReceiver } from "@slack/bolt";
 import { createServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import type { PrometheusMetrics } from "../metrics.ts";
 import type { ThreadStore } from "../store/types.ts";
 
 /** The routes' paths (the Dockerfile, compose and Kubernetes probes are checked against them). */
@@ -15,10 +16,7 @@ export const HEALTH_PATHS = {
   metricsJson: "/metrics.json",
 } as const;
 
-export interface PrometheusText {
-  render(): Promise<string>;
-  readonly contentType: string;
-}
+export type PrometheusText = Pick<PrometheusMetrics, "render" | "contentType">;
 
 function json(res: ServerResponse, status: number, body: unknown): void {
   res.writeHead(status, { "content-type": "application/json" });
