@@ -79,12 +79,10 @@ function asMessage(m: Reply, known: ReadonlyMap<string, string>): ThreadMessage 
 }
 
 export function slackThreadHistory(options: HistoryOptions): ThreadHistory {
-  const { client } = options;
+  const { client, waitMs } = options;
   const call = async <T>(teamId: string, method: string, fn: (auth: object) => Promise<T>) => {
     const auth = { token: await options.tokenFor(teamId) };
-    return options.scheduler.schedule(teamId, method, () => fn(auth), {
-      maxWaitMs: options.waitMs,
-    });
+    return options.scheduler.schedule(teamId, method, () => fn(auth), { maxWaitMs: waitMs });
   };
   const names = remembered<string>({ ttlMs: 10 * 60_000, max: 5000, now: options.now });
   // Their id when Slack would not say.

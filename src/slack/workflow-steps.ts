@@ -89,9 +89,8 @@ export function slackWorkflowSteps(options: {
         log.info({ state: result.state }, "workflow step ended");
       } catch (err) {
         const code = slackErrorCode(err);
-        if (code !== undefined && ENDED.has(code)) {
+        if (ENDED.has(code ?? ""))
           return void log.info({ code }, "the workflow step was ended already");
-        }
         // Never the token: the error's code and message only.
         const message = err instanceof Error ? err.message : String(err);
         log.error({ code, message }, "could not end a workflow step");

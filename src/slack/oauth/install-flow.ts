@@ -217,10 +217,8 @@ export class UninstalledWorkspaces {
     this.#reported.delete(name);
     this.#reported.set(name, now);
     // Oldest first in a Map: forget the longest-reported beyond the cap.
-    for (const old of this.#reported.keys()) {
-      if (this.#reported.size <= REMEMBERED) break;
-      this.#reported.delete(old);
-    }
+    if (this.#reported.size > REMEMBERED)
+      this.#reported.delete(this.#reported.keys().next().value ?? "");
     return true;
   }
 }
