@@ -272,7 +272,7 @@ function workspaceTokens(
 
 /**
  * Socket Mode when an app-level token is set, Slack's HTTP requests at /slack/events otherwise.
- * With OAuth, Socket Mode serves the install flow on the server it opens on `installerOptions.port`.
+ * With OAuth, Socket Mode serves the install flow on its own server (`installerOptions.port`).
  */
 function createReceiver(
   config: Config,

@@ -1,6 +1,6 @@
 /**
  * What Slack says of a channel: its creator (who manages it in `/task settings`), whether the app
- * or a person is in it; and a person's DM with the app (where a channel-less workflow step answers).
+ * or a person is in it; a person's DM with the app (where a channel-less workflow step answers).
  */
 import type { WebClient } from "@slack/web-api";
 import type { ChannelDirectory } from "../threads/preferences.ts";

@@ -1,6 +1,6 @@
 /**
  * A SlackWriter whose every call goes through the workspace's SlackScheduler: edits coalesced per
- * message, the rest waiting for its method's budget, 429s (rejected by the inner WebClient) pausing it.
+ * message, the rest waiting for its method's budget, a 429 (the inner WebClient's) pausing it.
  */
 import {
   BudgetWaitExceeded,

@@ -1,7 +1,6 @@
 /**
- * ThreadHistory on Slack: `conversations.replies` (Tier 3, far less for commercially distributed
- * apps outside the Marketplace: Slack's rate-limits page) and display names from `users.info`,
- * every call through the workspace's budget, none waiting longer than `waitMs` for it.
+ * ThreadHistory on `conversations.replies` (Tier 3, far less for commercially distributed apps
+ * outside the Marketplace: Slack's rate-limits page) and `users.info`, through the budget.
  */
 import type { WebClient } from "@slack/web-api";
 import { z } from "zod";

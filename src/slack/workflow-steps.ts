@@ -1,7 +1,6 @@
 /**
- * Workflow Builder's "Run a task" step: its execution token (`function_executed`'s
- * `bot_access_token`, as Bolt's `complete` and `fail` use it) kept sealed with the run, and its
- * end when the task ends, by whichever instance ends the run, once (a store claim per execution).
+ * Workflow Builder's "Run a task" step: its token (`function_executed`'s `bot_access_token`, as
+ * Bolt's `complete` and `fail` use it) kept sealed with the run, and its end, once per execution.
  */
 import type { WebClient } from "@slack/web-api";
 import type { Logger } from "pino";
