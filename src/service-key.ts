@@ -15,7 +15,7 @@ import {
 } from "./service/client.ts";
 import { ServiceKeyMissingError, ServiceKeyUnreadableError } from "./service/errors.ts";
 import { CONTROL_POOL, SERVICE_POOL } from "./service/pools.ts";
-import { teamPolicy } from "./slack/gate/team-policy.ts";
+import { teamPolicy } from "./slack/gate/team.ts";
 import { rememberedOrganisation } from "./slack/workspace-tokens.ts";
 import { type ServiceKeyStore, serviceKeyStoreFor } from "./store/service-keys.ts";
 import type { ThreadStore } from "./store/types.ts";

@@ -12,9 +12,8 @@ import type { AdminHome } from "../view/usage-policy.ts";
 import { remembered } from "./remembered.ts";
 
 /**
- * Whether `userId` is an active admin or owner of workspace `teamId` (the one the client, or
- * `token`, speaks for): as Stop checks, a person of another workspace (Slack Connect) or a
- * deactivated account is not, whatever their own workspace says of them.
+ * Whether `userId` is an active admin or owner of `teamId` (the workspace the client or `token`
+ * speaks for): not a person of another workspace (Slack Connect) nor a deactivated account.
  */
 export async function isWorkspaceAdmin(
   client: Pick<WebClient, "users">,
@@ -22,10 +21,7 @@ export async function isWorkspaceAdmin(
   where: { readonly teamId: string; readonly token?: string | undefined },
 ): Promise<boolean> {
   const { token, teamId } = where;
-  const { user } = await client.users.info({
-    user: userId,
-    ...(token === undefined ? {} : { token }),
-  });
+  const { user } = await client.users.info({ user: userId, token });
   if (!user || user.deleted === true) return false;
   if (user.team_id !== undefined && user.team_id !== teamId) return false;
   return user.is_admin === true || user.is_owner === true;
@@ -47,7 +43,6 @@ export function isAdminOrNo(
 export function adminHome(options: {
   readonly client: Pick<WebClient, "users">;
   readonly records: Pick<RecordStore, "getRecord">;
-  /** The workspace's bot token for each call; undefined: the client's own. */
   readonly tokenFor?: (teamId: string) => string | undefined | Promise<string | undefined>;
   readonly audit?: Pick<AuditTrail, "latest"> | undefined;
   readonly now?: () => number;

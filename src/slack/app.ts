@@ -16,9 +16,7 @@ import { sealingKeys } from "../util/secret-box.ts";
 import { traceSlackRequests } from "../tracing/slack-requests.ts";
 import { boltLogger } from "./bolt-logger.ts";
 import { answerUnrecognised, trackAcks } from "./gate/acks.ts";
-import { OrgMembership } from "./gate/org-membership.ts";
-import { teamGate } from "./gate/team.ts";
-import { teamPolicy } from "./gate/team-policy.ts";
+import { OrgMembership, teamGate, teamPolicy } from "./gate/team.ts";
 import {
   type AdminServer,
   healthRoutes,
@@ -40,11 +38,9 @@ import * as uninstall from "./listeners/uninstall.ts";
 import * as workflowStep from "./listeners/workflow-step.ts";
 import * as workspaceSettings from "./listeners/workspace-settings.ts";
 import {
-  missingInstallation,
   type OAuthReceiverOptions,
   oauthReceiverOptions,
   UninstalledWorkspaces,
-  unreadableInstallation,
 } from "./oauth/install-flow.ts";
 import { WorkspaceRemoval, type WorkspaceRemovalDeps } from "./workspace-removal.ts";
 import { stepKeeper } from "./workflow-steps.ts";
@@ -67,38 +63,27 @@ const SURFACES: readonly Surface[] = [
   workflowStep,
 ];
 
-/**
- * The largest request body taken at /slack/events: Bolt's own default (4 MB, raw-body's limit in
- * its HTTPReceiver), stated so that an upgrade does not change it. A larger one is answered 413
- * unread, before its signature is checked (anyone can post).
- */
+/** Bolt's HTTPReceiver default (4 MB), pinned: a larger body is answered 413 unread, unsigned. */
 export const SLACK_BODY_LIMIT_BYTES = 4 * 1024 * 1024;
 
 export interface SlackAppOptions {
   readonly config: Config;
-  /** One workspace: the bot token's own, as start-up's auth.test named it (else asked later). */
+  /** One workspace: the bot token's own, as start-up's auth.test named it. */
   readonly tokenTeamId?: string | undefined;
   readonly logger: Logger;
   readonly store: ThreadStore;
-  /** How Web API calls and the Socket Mode WebSocket reach Slack (a proxy, or the defaults). */
   readonly outbound?: Pick<Outbound, "slackFetch" | "socketDispatcher">;
   readonly prometheus?: PrometheusText;
   readonly metricsJson?: () => unknown;
-  /** Where listeners count feedback on answers. */
   readonly metrics?: AppMetrics;
-  /** Each workspace's own service key (Workspace settings), when ENCRYPTION_KEY is set. */
   readonly workspaceKeys?: WorkspaceKeys | undefined;
 }
 
-/** What forgetting an uninstalled workspace needs beyond the store (the audit trail: listeners' too). */
 type RemovalParts = Pick<WorkspaceRemovalDeps, "runs" | "budgets" | "workspaces" | "audit">;
 
 export type SlackApp = ReturnType<typeof createSlackApp>;
 
-/**
- * The Bolt app and each workspace's bot token (`tokens`, for calls made outside a Slack
- * request); `listen` wires the listeners once the coordinator exists.
- */
+/** The Bolt app, each workspace's bot token (`tokens`), and `listen` to wire the listeners. */
 export function createSlackApp(options: SlackAppOptions) {
   const { config, logger, store, workspaceKeys } = options;
   const slackFetch = options.outbound?.slackFetch;
@@ -133,7 +118,7 @@ export function createSlackApp(options: SlackAppOptions) {
     slackConnected = socketModeConnection(receiver.client);
   const app = boltApp(receiver, slackLogger, clientBase, oauth ? undefined : config.slack.botToken);
   const tokens = workspaceTokens(config, receiver, store);
-  watchErrors(app, oauth !== undefined, logger);
+  watchErrors(app, logger);
   traceSlackRequests(app, receiver, SLACK_EVENTS_PATH); // each one's span: a task's first
 
   function listen(coordinator: TaskCoordinator, home: HomeTab, parts: RemovalParts): void {
@@ -155,10 +140,9 @@ export function createSlackApp(options: SlackAppOptions) {
     app,
     tokens,
     listen,
-    /** The internal port (`ADMIN_PORT`) and its address (`ADMIN_HOST`), once started. */
     adminPort: (): number | undefined => admin?.port,
     adminHost: (): string | undefined => admin?.host,
-    /** Starts the receiver; resolves with the HTTP port (HTTP mode or the health server). */
+    /** Resolves with the HTTP port (HTTP mode, or Socket Mode's own server). */
     async start(): Promise<number | undefined> {
       if (config.adminPort !== undefined) {
         admin = await startAdminServer(customRoutes, config.adminPort, config.adminHost);
@@ -202,11 +186,7 @@ function boltApp(
   });
 }
 
-/**
- * A client for the few calls that must land once and go through no budget (a Workflow Builder
- * step's end): it waits out Slack's rate limit (Retry-After) and retries up to five times over
- * about a minute, where Bolt's client gives up at once for the scheduler.
- */
+/** For calls that must land and go through no budget (a workflow step's end): waits out 429s. */
 export function patientClient(
   config: Config,
   slackFetch: Outbound["slackFetch"] | undefined,
@@ -220,11 +200,10 @@ export function patientClient(
   });
 }
 
-/** SLACK_API_URL as the WebClient takes it (ending in a slash). */
+/** SLACK_API_URL ending in a slash, as the WebClient takes it. */
 const apiUrlOf = (config: Config) => config.slack.apiUrl?.replace(/\/?$/, "/");
 
-/** What every WebClient of the app is built with: the Slack API's URL and the outbound fetch. */
-function baseClientOptions(
+export function baseClientOptions(
   config: Config,
   slackFetch: Outbound["slackFetch"] | undefined,
 ): { slackApiUrl?: string; fetch?: Outbound["slackFetch"] } {
@@ -235,28 +214,22 @@ function baseClientOptions(
   };
 }
 
-/** The port the HTTP receiver listens on (`otherwise` for Socket Mode, which has none). */
 function listeningPort(server: Server | undefined, otherwise: number | undefined) {
   const address = server && typeof server.address === "function" ? server.address() : undefined;
   return address && typeof address === "object" ? address.port : otherwise;
 }
 
-/** Every payload answered in time (gate/acks.ts); events of uninstalled workspaces logged once. */
-function watchErrors(app: App, oauth: boolean, logger: Logger): void {
-  // First of all middleware: every payload gets an answer, even one no listener knows.
+/** First of all middleware: every payload answered; events of uninstalled workspaces logged. */
+function watchErrors(app: App, logger: Logger): void {
   trackAcks(app, logger);
   app.use(answerUnrecognised(logger));
   const uninstalled = new UninstalledWorkspaces(logger);
   app.error(async ({ error }: { readonly error: Error }) => {
-    const notInstalled = oauth ? missingInstallation(error) : undefined;
-    const unreadable = oauth ? unreadableInstallation(error) : undefined;
-    if (notInstalled) uninstalled.report(notInstalled);
-    else if (unreadable) uninstalled.unreadable(unreadable);
-    else logger.error({ err: error }, "unhandled error in a Slack listener");
+    if (!uninstalled.handled(error))
+      logger.error({ err: error }, "unhandled error in a Slack listener");
   });
 }
 
-/** Before every listener: the team gate (one token's own team, or many workspaces' policy). */
 function gateOf(
   config: Config,
   parts: {
@@ -265,10 +238,10 @@ function gateOf(
     readonly logger: Logger;
     readonly slackFetch: Outbound["slackFetch"] | undefined;
   },
-  knownTeam: string | undefined,
+  tokenTeam: string | undefined,
 ) {
   const { tokens, removal, logger, slackFetch } = parts;
-  const { botToken, oauth } = config.slack;
+  const { oauth } = config.slack;
   // Its calls come before the payload is acknowledged: one try, 2 s at most (Slack waits 3 s).
   const quick = new WebClient(undefined, {
     ...baseClientOptions(config, slackFetch),
@@ -276,40 +249,16 @@ function gateOf(
     timeout: 2000,
     logger: boltLogger(logger),
   });
-  return teamGate({
-    logger,
-    policy: teamPolicy(oauth),
-    membership: oauth ? new OrgMembership(quick) : undefined,
-    tokenTeam: botToken
-      ? knownTeam
-        ? () => Promise.resolve(knownTeam)
-        : tokenTeam(quick, botToken)
-      : undefined,
-    async onOrgWorkspace(teamId, enterpriseId) {
-      await tokens.rememberOrganisation(teamId, enterpriseId);
-      void removal
-        .noteOrgWorkspace(enterpriseId, teamId)
-        .catch((err: unknown) => logger.warn({ err }, "could not note a workspace of an org"));
-    },
-  });
+  const membership = oauth ? new OrgMembership(quick) : undefined;
+  return teamGate({ logger, policy: teamPolicy(oauth), membership, tokenTeam, onOrgWorkspace });
+  async function onOrgWorkspace(teamId: string, enterpriseId: string) {
+    await tokens.rememberOrganisation(teamId, enterpriseId);
+    void removal
+      .noteOrgWorkspace(enterpriseId, teamId)
+      .catch((err: unknown) => logger.warn({ err }, "could not note a workspace of an org"));
+  }
 }
 
-/** The workspace a single bot token belongs to, asked once (again after a failure). */
-function tokenTeam(client: WebClient, token: string): () => Promise<string> {
-  let team: Promise<string> | undefined;
-  return () => {
-    team ??= client.auth.test({ token }).then((res) => {
-      if (!res.team_id) throw new Error("auth.test named no workspace");
-      return res.team_id;
-    });
-    team.catch(() => {
-      team = undefined;
-    });
-    return team;
-  };
-}
-
-/** One workspace's configured token, or each installation's through Bolt's installer. */
 function workspaceTokens(
   config: Config,
   receiver: SocketModeReceiver | HTTPReceiver,
@@ -323,8 +272,7 @@ function workspaceTokens(
 
 /**
  * Socket Mode when an app-level token is set, Slack's HTTP requests at /slack/events otherwise.
- * With OAuth, both serve the install flow: the HTTP receiver on its port, Socket Mode on the
- * HTTP server it opens on `installerOptions.port` (beside the health routes).
+ * With OAuth, Socket Mode serves the install flow on its own server (`installerOptions.port`).
  */
 function createReceiver(
   config: Config,
@@ -347,13 +295,9 @@ function createReceiver(
       installerOptions: {
         ...oauth?.installerOptions,
         port: config.port,
-        // The Socket Mode client opens its connection through the Web API too (and, with
-        // OAuth, the installer exchanges codes and refreshes tokens through it).
-        ...(oauth
-          ? { clientOptions: oauth.installerOptions.clientOptions }
-          : apiUrl
-            ? { clientOptions: { slackApiUrl: apiUrl } }
-            : {}),
+        // The Socket Mode client opens its connection through the Web API too (with OAuth: the
+        // installer's clientOptions, spread above).
+        ...(oauth || !apiUrl ? {} : { clientOptions: { slackApiUrl: apiUrl } }),
       },
       logger: slackLogger,
     });

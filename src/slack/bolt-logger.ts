@@ -2,13 +2,6 @@
 import { LogLevel, type Logger as SlackLogger } from "@slack/logger";
 import type { Logger } from "pino";
 
-const toPino: Record<LogLevel, string> = {
-  [LogLevel.ERROR]: "error",
-  [LogLevel.WARN]: "warn",
-  [LogLevel.INFO]: "info",
-  [LogLevel.DEBUG]: "debug",
-};
-
 /** Bolt's warning for an unauthorized event, naming no workspace: the app's error handler does. */
 const AUTHORIZATION_NOTICE = "Authorization of incoming event did not succeed.";
 
@@ -27,8 +20,9 @@ export function boltLogger(base: Logger): SlackLogger {
     error: (...msg: unknown[]) => logger.error(line(msg)),
     setLevel: (l: LogLevel) => {
       level = l;
-      // Bolt's INFO is chatty about connections; keep pino's level as the ceiling.
-      if (base.isLevelEnabled(toPino[l])) logger.level = toPino[l];
+      // Bolt's INFO is chatty about connections; keep pino's level as the ceiling. (Bolt's levels
+      // are named as pino's.)
+      if (base.isLevelEnabled(l)) logger.level = l;
     },
     getLevel: () => level,
     setName: (name: string) => {

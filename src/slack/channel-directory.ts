@@ -1,7 +1,6 @@
 /**
- * What Slack says of a channel: who created it (its manager for `/task settings`); whether the
- * app, or a person, is in it, before a task is posted there; a person's DM with the app (where a
- * workflow step without a channel answers).
+ * What Slack says of a channel: its creator (who manages it in `/task settings`), whether the app
+ * or a person is in it; a person's DM with the app (where a channel-less workflow step answers).
  */
 import type { WebClient } from "@slack/web-api";
 import type { ChannelDirectory } from "../threads/preferences.ts";
@@ -18,16 +17,15 @@ export function slackChannelDirectory(
     async channelCreator(teamId, channelId) {
       const token = await tokens.botToken(teamId);
       const res = await client.conversations.info({ token, channel: channelId });
-      const creator = (res.channel as { creator?: unknown } | undefined)?.creator;
+      const creator: unknown = res.channel?.creator;
       return typeof creator === "string" && creator !== "" ? creator : undefined;
     },
   };
 }
 
 /**
- * Whether the app's bot is in a channel (`conversations.info`'s `is_member`), asked with the
- * workspace's token. A channel it is in is remembered for 10 minutes (it is rarely removed, and a
- * post there then says so); one it is not in is asked again next time.
+ * Whether the app's bot is in a channel (`conversations.info`'s `is_member`). A yes is remembered
+ * 10 minutes (it is rarely removed, and a post then says so); a no is asked again next time.
  */
 export function slackBotMembership(options: {
   readonly client: Pick<WebClient, "conversations">;
@@ -38,15 +36,13 @@ export function slackBotMembership(options: {
   const known = remembered<boolean>({ ttlMs: 10 * 60_000, max: 10_000, now, keep: (m) => m });
   return (teamId, channelId) =>
     known(`${teamId}:${channelId}`, async () => {
-      const res = await client.conversations.info({
-        token: await tokenFor(teamId),
-        channel: channelId,
-      });
+      const token = await tokenFor(teamId);
+      const res = await client.conversations.info({ token, channel: channelId });
       return res.channel?.is_member === true;
     });
 }
 
-/** A person's DM with the app (`conversations.open`, scope `im:write`), asked with the workspace's token. */
+/** A person's DM with the app (`conversations.open`, scope `im:write`). */
 export function slackDirectMessages(options: {
   readonly client: Pick<WebClient, "conversations">;
   readonly tokenFor: (teamId: string) => Promise<string>;
@@ -65,9 +61,8 @@ const MEMBERS_PAGE = 1000;
 const MEMBER_PAGES = 20;
 
 /**
- * Whether `userId` is a member of `channelId`, from Slack's conversations.members (paged):
- * "not-found" when the bot cannot see the channel (a private one it is not in: posting there
- * says what to do), "unknown" past 20,000 members. Only the member ids are read.
+ * From conversations.members (paged): "not-found" when the bot cannot see the channel (a private
+ * one it is not in: posting there says what to do), "unknown" past 20,000 members.
  */
 export async function channelMembership(
   client: Pick<WebClient, "conversations">,
@@ -76,17 +71,13 @@ export async function channelMembership(
 ): Promise<"member" | "not-member" | "not-found" | "unknown"> {
   let cursor: string | undefined;
   for (let page = 0; page < MEMBER_PAGES; page++) {
-    let res: Awaited<ReturnType<WebClient["conversations"]["members"]>>;
-    try {
-      res = await client.conversations.members({
-        channel: channelId,
-        limit: MEMBERS_PAGE,
-        ...(cursor ? { cursor } : {}),
+    const res = await client.conversations
+      .members({ channel: channelId, limit: MEMBERS_PAGE, cursor })
+      .catch((err: unknown) => {
+        if (slackErrorCode(err) === "channel_not_found") return undefined;
+        throw err;
       });
-    } catch (err) {
-      if (slackErrorCode(err) === "channel_not_found") return "not-found";
-      throw err;
-    }
+    if (!res) return "not-found";
     if (res.members?.includes(userId)) return "member";
     cursor = res.response_metadata?.next_cursor || undefined;
     if (cursor === undefined) return "not-member";

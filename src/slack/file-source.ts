@@ -1,7 +1,4 @@
-/**
- * The relay's SlackFileSource port: reads the files people attach from Slack's file host with
- * the bot token, as a stream, and never sends the token anywhere else.
- */
+/** SlackFileSource: attachments streamed from Slack's file host; the token goes nowhere else. */
 import type { WebClient } from "@slack/web-api";
 import { type Dispatcher, request } from "undici";
 import { z } from "zod";
@@ -16,29 +13,25 @@ import { slackErrorCode } from "../view/errors.ts";
 /** Where Slack serves `url_private_download` (Slack's "Working with files" page). */
 const SLACK_FILE_HOST = "https://files.slack.com";
 
-export interface FileSourceOptions {
-  /** The workspace's bot token (files:read): sent only to the allowed origins. */
+interface FileSourceOptions {
   readonly tokenFor: (teamId: string) => string | Promise<string>;
-  /** Asks Slack for a file's details when an event carried only its id (`files.info`). */
+  /** For `files.info`, when an event carried only a file's id. */
   readonly client: Pick<WebClient, "files">;
-  /** Origins whose URLs may carry the token: Slack's file host, and SLACK_API_URL's when set. */
+  /** Origins whose URLs may carry the token (`fileOrigins`). */
   readonly allowedOrigins: ReadonlySet<string>;
   readonly dispatcher?: Dispatcher | undefined;
   /** How long Slack may take to start sending a file, and between two of its chunks. */
   readonly timeoutMs?: number | undefined;
 }
 
-/** The origins a download may go to: Slack's file host, plus the origin of `apiUrl` if set. */
+/** Slack's file host, plus SLACK_API_URL's origin if set. */
 export function fileOrigins(apiUrl: string | undefined): ReadonlySet<string> {
   const origins = new Set([SLACK_FILE_HOST]);
   if (apiUrl) origins.add(new URL(apiUrl).origin);
   return origins;
 }
 
-/**
- * A file as Slack describes it in a message event, a `file_input` or `files.info`. Some events
- * carry only the id (`file_access: "check_file_info"`): the rest is then asked for.
- */
+/** A file as an event, a `file_input` or `files.info` describes it (some events: only its id). */
 export const SlackFile = z.object({
   id: z.string().min(1),
   name: z.string().nullish(),
@@ -60,30 +53,23 @@ export function slackFileSource(options: FileSourceOptions): SlackFileSource {
       const token = await options.tokenFor(teamId);
       const ref = file.url === undefined ? await withDetails(options.client, token, file) : file;
       const url = allowedUrl(ref.url, options.allowedOrigins);
-      let res: Dispatcher.ResponseData;
-      try {
-        res = await request(url, {
-          method: "GET",
-          headers: { authorization: `Bearer ${token}` },
-          headersTimeout: timeoutMs,
-          // The body may wait while the files before it are sent; `readWithin` times Slack only.
-          bodyTimeout: 0,
-          ...(options.dispatcher ? { dispatcher: options.dispatcher } : {}),
-        });
-      } catch (err) {
+      const res = await request(url, {
+        method: "GET",
+        headers: { authorization: `Bearer ${token}` },
+        headersTimeout: timeoutMs,
+        // The body may wait while the files before it are sent; `readWithin` times Slack only.
+        bodyTimeout: 0,
+        ...(options.dispatcher ? { dispatcher: options.dispatcher } : {}),
+      }).catch((err: { code?: string }) => {
         throw new FileUnavailableError(
           `it could not be downloaded from Slack (${networkCause(err)})`,
         );
-      }
-      const refusal = responseRefusal(res);
+      });
+      const length = Number(res.headers["content-length"] ?? ref.size ?? Number.NaN);
+      const refusal = responseRefusal(res, length);
       if (refusal !== undefined) {
         drop(res.body);
         throw new FileUnavailableError(refusal);
-      }
-      const length = Number(res.headers["content-length"] ?? ref.size ?? Number.NaN);
-      if (!Number.isSafeInteger(length) || length < 0) {
-        drop(res.body);
-        throw new FileUnavailableError("Slack did not say how large it is");
       }
       const contentType = header(res.headers["content-type"]);
       return {
@@ -96,7 +82,6 @@ export function slackFileSource(options: FileSourceOptions): SlackFileSource {
   };
 }
 
-/** A file's details from `files.info`, when the event carried only its id. */
 async function withDetails(client: FileSourceOptions["client"], token: string, file: SlackFileRef) {
   let info: z.infer<typeof FileInfo>["file"];
   try {
@@ -119,7 +104,6 @@ async function withDetails(client: FileSourceOptions["client"], token: string, f
   } satisfies SlackFileRef;
 }
 
-/** The URL to download from, only if it is on an origin that may see the token. */
 function allowedUrl(raw: string | undefined, origins: ReadonlySet<string>): URL {
   let url: URL;
   try {
@@ -133,7 +117,7 @@ function allowedUrl(raw: string | undefined, origins: ReadonlySet<string>): URL 
   return url;
 }
 
-function responseRefusal(res: Dispatcher.ResponseData): string | undefined {
+function responseRefusal(res: Dispatcher.ResponseData, length: number): string | undefined {
   const { statusCode } = res;
   if (statusCode === 404 || statusCode === 410) return "it is no longer in Slack (deleted?)";
   if (statusCode === 401 || statusCode === 403) {
@@ -144,16 +128,16 @@ function responseRefusal(res: Dispatcher.ResponseData): string | undefined {
   if (header(res.headers["content-type"])?.startsWith("text/html")) {
     return "Slack sent its sign-in page instead of the file (the app needs the files:read scope: reinstall it)";
   }
-  return undefined;
+  return Number.isSafeInteger(length) && length >= 0
+    ? undefined
+    : "Slack did not say how large it is";
 }
 
 const header = (v: string | string[] | undefined): string | undefined =>
   Array.isArray(v) ? v[0] : v;
 
-const networkCause = (err: unknown): string =>
-  (err as { code?: string }).code === "UND_ERR_HEADERS_TIMEOUT"
-    ? "Slack did not answer in time"
-    : ((err as { code?: string }).code ?? "network error");
+const networkCause = ({ code }: { code?: string }): string =>
+  code === "UND_ERR_HEADERS_TIMEOUT" ? "Slack did not answer in time" : (code ?? "network error");
 
 /** The body's chunks, failing when Slack sends nothing for `timeoutMs` while one is awaited. */
 async function* readWithin(
@@ -165,10 +149,8 @@ async function* readWithin(
     for (;;) {
       let timer: NodeJS.Timeout | undefined;
       const stalled = new Promise<never>((_, reject) => {
-        timer = setTimeout(
-          () => reject(new FileUnavailableError("Slack stopped sending it")),
-          timeoutMs,
-        );
+        const stop = () => reject(new FileUnavailableError("Slack stopped sending it"));
+        timer = setTimeout(stop, timeoutMs);
       });
       try {
         const next = await Promise.race([it.next(), stalled]);

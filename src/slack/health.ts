@@ -1,15 +1,11 @@
 /**
- * The HTTP routes beside Slack's: `/healthz` (liveness: the process answers, so its event loop
- * runs), `/readyz` (it can take work now: started and not stopping, Slack's Socket Mode
- * connection open, the store answering), `/metrics` (Prometheus text) and `/metrics.json`,
- * served by either receiver or on the internal port (`ADMIN_PORT`, `startAdminServer`).
- *
- * Liveness never depends on Redis, Slack or the app's phase: an orchestrator restarts a process
- * whose liveness fails, and a restart cures none of those (Redis coming back does).
+ * The health and metrics routes, served by either receiver or on the internal port (ADMIN_PORT).
+ * Liveness never depends on Redis, Slack or the app's phase: a restart cures none of those.
  */
-import type { CustomRoute } from "@slack/bolt";
+import type { CustomRoute, SocketModeReceiver } from "@slack/bolt";
 import { createServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import type { PrometheusMetrics } from "../metrics.ts";
 import type { ThreadStore } from "../store/types.ts";
 
 /** The routes' paths (the Dockerfile, compose and Kubernetes probes are checked against them). */
@@ -20,42 +16,28 @@ export const HEALTH_PATHS = {
   metricsJson: "/metrics.json",
 } as const;
 
-/** What renders the Prometheus text exposition. */
-export interface PrometheusText {
-  render(): Promise<string>;
-  readonly contentType: string;
-}
-
-export interface HealthOptions {
-  /** Whether the app has started and not begun to stop. */
-  readonly ready: () => boolean;
-  /** Socket Mode: its WebSocket is open (Slack said hello). HTTP mode: always (the default). */
-  readonly slackConnected?: (() => boolean) | undefined;
-  readonly store: Pick<ThreadStore, "ping">;
-  readonly prometheus?: PrometheusText | undefined;
-  readonly metricsJson?: (() => unknown) | undefined;
-}
+export type PrometheusText = Pick<PrometheusMetrics, "render" | "contentType">;
 
 function json(res: ServerResponse, status: number, body: unknown): void {
   res.writeHead(status, { "content-type": "application/json" });
   res.end(JSON.stringify(body));
 }
 
-export function healthRoutes(options: HealthOptions): CustomRoute[] {
-  const { ready, store, prometheus, metricsJson } = options;
-  const slackConnected = options.slackConnected ?? (() => true);
-  const get = (path: string, handler: CustomRoute["handler"]) => ({
-    path,
-    method: ["GET"],
-    handler,
-  });
+export function healthRoutes(options: {
+  /** Started and not stopping. */
+  readonly ready: () => boolean;
+  /** Socket Mode: its WebSocket is open (Slack said hello). HTTP mode: always. */
+  readonly slackConnected: () => boolean;
+  readonly store: Pick<ThreadStore, "ping">;
+  readonly prometheus?: PrometheusText | undefined;
+  readonly metricsJson?: (() => unknown) | undefined;
+}): CustomRoute[] {
+  const { ready, slackConnected, store, prometheus, metricsJson } = options;
+  const get = (path: string, handler: CustomRoute["handler"]) => ({ path, method: "GET", handler });
   return [
     get(HEALTH_PATHS.liveness, (_req, res) => json(res, 200, { ok: true })),
     get(HEALTH_PATHS.metrics, (_req, res) => {
-      if (!prometheus) {
-        res.writeHead(404).end();
-        return;
-      }
+      if (!prometheus) return void res.writeHead(404).end();
       prometheus.render().then(
         (text) => {
           res.writeHead(200, { "content-type": prometheus.contentType });
@@ -80,22 +62,14 @@ export function healthRoutes(options: HealthOptions): CustomRoute[] {
   ];
 }
 
-/** What of Bolt's Socket Mode client (@slack/socket-mode's SocketModeClient) readiness reads. */
-export interface SocketModeClientLike {
-  on(event: string, listener: () => void): unknown;
-  /** Its current WebSocket, replaced at each reconnection (undefined between them). */
-  readonly websocket?: { readonly readyState: number | undefined } | undefined;
-}
-
-/** The WebSocket readyState of an open connection (the WHATWG WebSocket's OPEN). */
+/** The WHATWG WebSocket's OPEN readyState. */
 const WEBSOCKET_OPEN = 1;
 
 /**
- * Whether the Socket Mode connection is up: its WebSocket is open and Slack has said hello on
- * it (the client's `connected` event). The client reconnects by itself after a drop (after
- * about 5 s, its ping timeout); meanwhile Slack cannot deliver anything here: not ready.
+ * Whether the Socket Mode connection is up: its WebSocket open and Slack's hello received (the
+ * `connected` event). After a drop the client reconnects by itself (about 5 s, its ping timeout).
  */
-export function socketModeConnection(client: SocketModeClientLike): () => boolean {
+export function socketModeConnection(client: SocketModeReceiver["client"]): () => boolean {
   let helloed = false;
   client.on("connected", () => {
     helloed = true;
@@ -114,10 +88,7 @@ export interface AdminServer {
   close(): Promise<void>;
 }
 
-/**
- * The internal port (`ADMIN_PORT`): the health and metrics routes on a server of their own, out
- * of reach of the public Slack endpoint, on `ADMIN_HOST` (loopback by default). Other paths: 404.
- */
+/** The internal port (ADMIN_PORT, on ADMIN_HOST): the health routes alone, other paths 404. */
 export async function startAdminServer(
   routes: readonly CustomRoute[],
   port: number,
@@ -128,10 +99,7 @@ export async function startAdminServer(
     const route = routes.find(
       (r) => r.path === path && [r.method].flat().includes(req.method ?? "GET"),
     );
-    if (!route) {
-      res.writeHead(404).end();
-      return;
-    }
+    if (!route) return void res.writeHead(404).end();
     void Promise.resolve(route.handler(Object.assign(req, { params: {} }), res)).catch(() => {
       if (!res.headersSent) res.writeHead(500);
       res.end();

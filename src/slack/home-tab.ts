@@ -1,7 +1,6 @@
 /**
- * Publishes a person's App Home tab (`views.publish`): at once when they open it or change their
- * defaults; after one of their tasks changed, at most once per interval (changes meanwhile are
- * coalesced into one publish at its end).
+ * A person's App Home tab (`views.publish`): at once when they open it or change their defaults;
+ * after their tasks change, at most once per interval (changes meanwhile coalesced into one).
  */
 import type { WebClient } from "@slack/web-api";
 import type { Logger } from "pino";
@@ -12,27 +11,22 @@ import { renderHome } from "../view/home.ts";
 import type { AdminHome } from "../view/usage-policy.ts";
 import type { BotTokens } from "./workspace-tokens.ts";
 
-export interface HomeTabOptions {
+interface HomeTabOptions {
   readonly client: Pick<WebClient, "views">;
   readonly tokens: Pick<BotTokens, "botToken">;
   readonly preferences: Preferences;
   readonly logger: Logger;
-  /** A workspace's URL, for links to threads. */
   readonly teamUrl?: ((teamId: string) => Promise<string | undefined>) | undefined;
   readonly clock?: Clock;
   /** At most one background refresh per person per this long (10 s). */
   readonly intervalMs?: number;
-  /** The admin part of the person's Home tab, when they administer the workspace. */
   readonly admin?: (teamId: string, userId: string) => Promise<AdminHome | undefined>;
-  /** How long people's records are kept (DATA_RETENTION_DAYS), as the tab tells them. */
+  /** DATA_RETENTION_DAYS, as the tab tells people. */
   readonly retentionDays?: number | undefined;
 }
 
-interface Pending {
-  /** When the last background refresh was published. */
-  last: number;
-  timer?: unknown;
-}
+/** `last`: when the last background refresh was published. */
+type Pending = { last: number; timer?: unknown };
 
 export class HomeTab implements HomeRefresher {
   readonly #o: HomeTabOptions;
@@ -47,7 +41,7 @@ export class HomeTab implements HomeRefresher {
     this.#interval = options.intervalMs ?? 10_000;
   }
 
-  /** Publishes the person's Home tab now; a failure is logged. */
+  /** Now; a failure is logged. */
   async publish(teamId: string, userId: string): Promise<void> {
     try {
       const preferences = this.#o.preferences;
@@ -56,7 +50,11 @@ export class HomeTab implements HomeRefresher {
         preferences.defaults(teamId, { kind: "user", userId }),
         this.#o.teamUrl?.(teamId),
         this.#o.tokens.botToken(teamId),
-        this.#adminPart(teamId, userId),
+        // None when it cannot be told: the rest of the tab is shown anyway.
+        this.#o.admin?.(teamId, userId).catch((err: unknown) => {
+          this.#o.logger.warn({ err }, "could not tell whether a person administers the workspace");
+          return undefined;
+        }),
       ]);
       const { retentionDays } = this.#o;
       const view = renderHome({ tasks, defaults, teamUrl, admin, retentionDays });
@@ -64,16 +62,6 @@ export class HomeTab implements HomeRefresher {
     } catch (err) {
       this.#o.logger.warn({ err }, "could not publish the App Home tab");
     }
-  }
-
-  /** The admin part, or none when it cannot be told (the rest of the tab is shown anyway). */
-  #adminPart(teamId: string, userId: string): Promise<AdminHome | undefined> {
-    const admin = this.#o.admin;
-    if (!admin) return Promise.resolve(undefined);
-    return admin(teamId, userId).catch((err: unknown) => {
-      this.#o.logger.warn({ err }, "could not tell whether a person administers the workspace");
-      return undefined;
-    });
   }
 
   /** One of the person's tasks changed: publish now, or once the interval since the last is over. */
@@ -100,7 +88,6 @@ export class HomeTab implements HomeRefresher {
     }, this.#interval);
   }
 
-  /** Cancels the planned refreshes (shutdown). */
   close(): void {
     this.#closed = true;
     for (const pending of this.#users.values()) {

@@ -1,7 +1,6 @@
 /**
- * Slack's answers remembered a while per key, `max` at most (the oldest dropped first). Calls for
- * one key that arrive together (a burst) share one question; a question that fails is not
- * remembered, so the next call asks again.
+ * Answers remembered a while per key, `max` at most (oldest dropped first). A burst of calls for
+ * one key shares one question; a question that fails is not remembered (the next call asks again).
  */
 export function remembered<T>(options: {
   readonly ttlMs: number;

@@ -1,7 +1,6 @@
 /**
  * A SlackWriter whose every call goes through the workspace's SlackScheduler: edits coalesced per
- * message, everything else waiting for its method's budget, 429s pausing the method (the inner
- * writer's WebClient has `rejectRateLimitedCalls: true`, so they reach the scheduler).
+ * message, the rest waiting for its method's budget, a 429 (the inner WebClient's) pausing it.
  */
 import {
   BudgetWaitExceeded,
@@ -9,14 +8,11 @@ import {
   type SlackScheduler,
   StreamChoice,
 } from "./scheduler/index.ts";
-import type { SlackWriter, StreamBudget, UploadItem } from "../runs/ports.ts";
+import type { SlackWriter, StreamBudget } from "../runs/ports.ts";
 import { slackErrorCode } from "../view/errors.ts";
 import { UPLOAD_BATCH } from "./web-writer.ts";
 
-/**
- * A stream starts "at once" when its start gets a token within this long (a bucket in Redis
- * answers in a round trip; shared buckets add up to 100 ms of jitter).
- */
+/** A start "at once" gets its token within this long (a Redis round trip, 100 ms of jitter). */
 const START_AT_ONCE_MS = 250;
 
 /** Slack's answers when it ended a stream itself. */
@@ -31,8 +27,7 @@ export function scheduledWriter(
   teamId: string,
 ): SlackWriter {
   const run: Run = (method, fn, options = {}) => scheduler.schedule(teamId, method, fn, options);
-  const choice = new StreamChoice(scheduler, teamId);
-  const { opened, closed } = streamEvents(choice, scheduler, teamId);
+  const { opened, closed, budget } = streaming(inner, run, scheduler, teamId);
 
   return {
     // A task's posts keep its command's place in the channel's queue (first come, first served).
@@ -60,9 +55,13 @@ export function scheduledWriter(
     react: (channelId, ts, name) => run("reactions.add", () => inner.react(channelId, ts, name)),
     unreact: (channelId, ts, name) =>
       run("reactions.remove", () => inner.unreact(channelId, ts, name)),
+    // A token per file (files.getUploadURLExternal), then the batch in the complete budget: a 429
+    // inside it pauses and retries the batch there (files never completed are not shared).
     async upload(channelId, threadTs, files) {
       for (let i = 0; i < files.length; i += UPLOAD_BATCH) {
-        await uploadBatch(inner, run, channelId, threadTs, files.slice(i, i + UPLOAD_BATCH));
+        const batch = files.slice(i, i + UPLOAD_BATCH);
+        await Promise.all(batch.map(() => run("files.getUploadURLExternal", async () => {})));
+        await run("files.completeUploadExternal", () => inner.upload(channelId, threadTs, batch));
       }
     },
     startStream: (channelId, threadTs, recipient, markdown, display) =>
@@ -80,7 +79,7 @@ export function scheduledWriter(
     stopStream: (channelId, ts, end) =>
       run("chat.stopStream", () => inner.stopStream(channelId, ts, end)).finally(() => closed(ts)),
     hurryStream: (_channelId, ts) => scheduler.hurry(teamId, "chat.appendStream", ts),
-    streams: streamBudget(inner, run, choice, opened),
+    streams: budget,
     // One token for the whole read: threads of more than one page (200 messages) are rare.
     sharedFileNames: (channelId, threadTs, sinceTs) =>
       run("conversations.replies", () => inner.sharedFileNames(channelId, threadTs, sinceTs)),
@@ -101,31 +100,21 @@ export function scheduledWriter(
   };
 }
 
-/** A stream started (its ts passed on), or ended: it then owes the append budget nothing more. */
-function streamEvents(choice: StreamChoice, scheduler: SlackScheduler, teamId: string) {
-  return {
-    opened: (ts: string) => {
-      choice.opened(ts);
-      return ts;
-    },
-    closed: (ts: string) => {
-      choice.closed(ts);
-      scheduler.closeUnit(teamId, "chat.appendStream", ts);
-    },
-  };
-}
-
 /**
- * Auto streaming: a run streams when the choice (scheduler/stream-choice.ts) says its share of
- * the stream budgets beats its share of the edit budget and the start bucket gives a token at
- * once (a start waiting before it goes first); otherwise it edits, on the Tier 3 budget.
+ * Streams opened and closed, and auto streaming: a run streams when the choice
+ * (scheduler/stream-choice.ts) says so and its start gets a token at once; else it edits.
  */
-function streamBudget(
-  inner: SlackWriter,
-  run: Run,
-  choice: StreamChoice,
-  opened: (ts: string) => string,
-): StreamBudget {
+function streaming(inner: SlackWriter, run: Run, scheduler: SlackScheduler, teamId: string) {
+  const choice = new StreamChoice(scheduler, teamId);
+  const opened = (ts: string) => {
+    choice.opened(ts);
+    return ts;
+  };
+  // An ended stream owes the append budget nothing more.
+  const closed = (ts: string) => {
+    choice.closed(ts);
+    scheduler.closeUnit(teamId, "chat.appendStream", ts);
+  };
   const startAtOnce = async (...args: Parameters<SlackWriter["startStream"]>) => {
     try {
       const start = () => inner.startStream(...args);
@@ -135,7 +124,7 @@ function streamBudget(
       throw err;
     }
   };
-  return {
+  const budget: StreamBudget = {
     async tryStart(...args) {
       const ts = choice.stream() ? await startAtOnce(...args) : undefined;
       if (ts === undefined) choice.edited();
@@ -143,20 +132,5 @@ function streamBudget(
     },
     tryNext: async (...args) => (choice.stopsKeepUp() ? startAtOnce(...args) : undefined),
   };
-}
-
-/**
- * An upload is one files.getUploadURLExternal per file, then one files.completeUploadExternal: a
- * token per file first, then the batch in the complete budget. A 429 inside it pauses (and
- * retries the batch in) that budget: files never completed are not shared.
- */
-async function uploadBatch(
-  inner: SlackWriter,
-  run: Run,
-  channelId: string,
-  threadTs: string,
-  batch: readonly UploadItem[],
-): Promise<void> {
-  await Promise.all(batch.map(() => run("files.getUploadURLExternal", async () => {})));
-  await run("files.completeUploadExternal", () => inner.upload(channelId, threadTs, batch));
+  return { opened, closed, budget };
 }

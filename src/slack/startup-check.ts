@@ -1,14 +1,12 @@
-/**
- * The one-workspace start-up check: `auth.test` with the configured bot token, and, when it
- * fails, why in words an operator can act on (never the token itself).
- */
+/** The one-workspace start-up check; a failure says why in words an operator can act on. */
 import { type FetchFunction, LogLevel, WebClient } from "@slack/web-api";
 import type { Logger } from "pino";
 import type { Config } from "../config/config.ts";
 import { StartupError } from "../util/startup-error.ts";
+import { baseClientOptions } from "./app.ts";
 import { boltLogger } from "./bolt-logger.ts";
 
-/** `auth.test` with a quiet client (two quick retries): the token's workspace, or a StartupError. */
+/** `auth.test` with a quiet client (two quick retries): the token's workspace, or StartupError. */
 export async function verifySlack(
   config: Config,
   token: string,
@@ -16,18 +14,19 @@ export async function verifySlack(
   fetch: FetchFunction | undefined,
 ) {
   const client = new WebClient(token, {
-    ...(fetch ? { fetch } : {}),
-    ...(config.slack.apiUrl ? { slackApiUrl: config.slack.apiUrl.replace(/\/?$/, "/") } : {}),
+    ...baseClientOptions(config, fetch),
     retryConfig: { retries: 2, minTimeout: 300, maxTimeout: 1000 },
     timeout: 10_000,
     logger: boltLogger(logger.child({ component: "slack-check" }, { level: "error" })),
     logLevel: LogLevel.ERROR,
   });
-  try {
-    return await client.auth.test();
-  } catch (err) {
+  const auth = await client.auth.test().catch((err: unknown) => {
     throw new StartupError(slackStartupProblem(err, config.slack.apiUrl));
-  }
+  });
+  // The team gate serves this workspace alone.
+  if (!auth.team_id)
+    throw new StartupError("Slack's auth.test named no workspace for the bot token.");
+  return auth;
 }
 
 function slackStartupProblem(err: unknown, apiUrl: string | undefined): string {

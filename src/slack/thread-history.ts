@@ -1,8 +1,6 @@
 /**
- * The `ThreadHistory` port on Slack: a thread read back with `conversations.replies` (Tier 3, far
- * less for commercially distributed apps outside the Marketplace, per Slack's rate-limits page)
- * and its people's display names from `users.info`, every call through the workspace's share of
- * the rate budget, none waiting longer than `waitMs` for it.
+ * ThreadHistory on `conversations.replies` (Tier 3, far less for commercially distributed apps
+ * outside the Marketplace: Slack's rate-limits page) and `users.info`, through the budget.
  */
 import type { WebClient } from "@slack/web-api";
 import { z } from "zod";
@@ -22,33 +20,21 @@ const MAX_AUTHORS = 20;
 /** Pages of 200 messages read at most (the newest `limit` are kept of what was read). */
 const MAX_PAGES = 5;
 
-export interface SlackHistoryOptions {
-  readonly client: Pick<WebClient, "conversations" | "users">;
-  readonly tokenFor: (teamId: string) => string | undefined | Promise<string | undefined>;
-  readonly scheduler: Pick<SlackScheduler, "schedule">;
-  /** How long one call may wait for its budget before the read gives up. */
-  readonly waitMs: number;
-  readonly now?: () => number;
-}
-
+const Reply = z.object({
+  ts: z.string(),
+  text: z.string().nullish(),
+  user: z.string().nullish(),
+  bot_id: z.string().nullish(),
+  username: z.string().nullish(),
+  bot_profile: z.object({ name: z.string().nullish() }).nullish(),
+  subtype: z.string().nullish(),
+  files: z.array(z.object({ name: z.string().nullish() })).nullish(),
+});
+type Reply = z.infer<typeof Reply>;
 const Replies = z.object({
-  messages: z
-    .array(
-      z.object({
-        ts: z.string(),
-        text: z.string().nullish(),
-        user: z.string().nullish(),
-        bot_id: z.string().nullish(),
-        username: z.string().nullish(),
-        bot_profile: z.object({ name: z.string().nullish() }).nullish(),
-        subtype: z.string().nullish(),
-        files: z.array(z.object({ name: z.string().nullish() })).nullish(),
-      }),
-    )
-    .nullish(),
+  messages: z.array(Reply).nullish(),
   response_metadata: z.object({ next_cursor: z.string().nullish() }).nullish(),
 });
-type Reply = NonNullable<z.infer<typeof Replies>["messages"]>[number];
 
 const UserInfo = z.object({
   user: z.object({
@@ -59,6 +45,14 @@ const UserInfo = z.object({
       .nullish(),
   }),
 });
+
+interface HistoryOptions {
+  readonly client: Pick<WebClient, "conversations" | "users">;
+  readonly tokenFor: (teamId: string) => string | undefined | Promise<string | undefined>;
+  readonly scheduler: Pick<SlackScheduler, "schedule">;
+  readonly waitMs: number;
+  readonly now?: () => number;
+}
 
 /** Ids seen in the messages (authors and mentions), most recent first, up to MAX_AUTHORS. */
 function peopleIn(kept: readonly Reply[]): string[] {
@@ -83,18 +77,14 @@ function asMessage(m: Reply, known: ReadonlyMap<string, string>): ThreadMessage 
   };
 }
 
-export function slackThreadHistory(options: SlackHistoryOptions): ThreadHistory {
-  const { client } = options;
-  /** One call of the workspace's: its token, through its budget. */
+export function slackThreadHistory(options: HistoryOptions): ThreadHistory {
+  const { client, waitMs } = options;
   const call = async <T>(teamId: string, method: string, fn: (auth: object) => Promise<T>) => {
-    const token = await options.tokenFor(teamId);
-    const auth = token === undefined ? {} : { token };
-    return options.scheduler.schedule(teamId, method, () => fn(auth), {
-      maxWaitMs: options.waitMs,
-    });
+    const auth = { token: await options.tokenFor(teamId) };
+    return options.scheduler.schedule(teamId, method, () => fn(auth), { maxWaitMs: waitMs });
   };
   const names = remembered<string>({ ttlMs: 10 * 60_000, max: 5000, now: options.now });
-  /** A person's display name; their id when Slack would not say. */
+  // Their id when Slack would not say.
   const nameOf = (teamId: string, userId: string) =>
     names(`${teamId}/${userId}`, () =>
       call(teamId, "users.info", (auth) => client.users.info({ user: userId, ...auth })).then(
@@ -106,7 +96,6 @@ export function slackThreadHistory(options: SlackHistoryOptions): ThreadHistory 
       ),
     );
 
-  /** The thread's messages before `latest` (MAX_PAGES pages at most), and whether Slack has more. */
   const readReplies = async (teamId: string, channel: string, ts: string, latest: string) => {
     const read: Reply[] = [];
     let cursor: string | undefined;
@@ -134,9 +123,8 @@ export function slackThreadHistory(options: SlackHistoryOptions): ThreadHistory 
         throw new ThreadUnreadable("Slack's rate limit for reading threads", { cause: err });
       }
       const code = slackErrorCode(err);
-      throw new ThreadUnreadable(code ? `Slack said ${code}` : "Slack did not answer", {
-        cause: err,
-      });
+      const why = code ? `Slack said ${code}` : "Slack did not answer";
+      throw new ThreadUnreadable(why, { cause: err });
     }
     return { read, more: cursor !== undefined };
   };

@@ -1,8 +1,4 @@
-/**
- * Slack user groups (`@handle`) for the usage policy: a group's members (`usergroups.users.list`),
- * remembered a minute per workspace and group (a change in Slack applies within it), and a
- * workspace's groups for the admin's form.
- */
+/** Slack user groups (`@handle`) for the usage policy: their members, and the admin form's list. */
 import type { WebClient } from "@slack/web-api";
 import { z } from "zod";
 import type { GroupMembers } from "../threads/access/usage-policy.ts";
@@ -11,10 +7,9 @@ import { remembered } from "./remembered.ts";
 
 const Members = z.object({ users: z.array(z.string()) });
 
-/** `groupMembers(teamId, groupId)` on Slack; throws when Slack cannot answer (not remembered). */
+/** Remembered a minute (a change in Slack applies within it); throws when Slack cannot answer. */
 export function slackGroupMembers(options: {
   readonly client: Pick<WebClient, "usergroups">;
-  /** The workspace's bot token for each call; undefined: the client's own. */
   readonly tokenFor?: (teamId: string) => string | undefined | Promise<string | undefined>;
   readonly now?: () => number;
 }): GroupMembers {
@@ -22,10 +17,7 @@ export function slackGroupMembers(options: {
   return (teamId, groupId) =>
     known(`${teamId}/${groupId}`, async () => {
       const token = await options.tokenFor?.(teamId);
-      const res = await options.client.usergroups.users.list({
-        usergroup: groupId,
-        ...(token === undefined ? {} : { token }),
-      });
+      const res = await options.client.usergroups.users.list({ usergroup: groupId, token });
       return new Set(Members.parse(res).users);
     });
 }

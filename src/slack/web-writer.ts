@@ -23,9 +23,8 @@ const SESSIONS_MISSING = new Set([
 type Auth = () => Promise<{ token?: string }>;
 
 /**
- * Each SlackWriter call is one Web API call (uploads: one per batch of files). `token` gives the
- * workspace's bot token for each call (else the client's own is used); `dispatcher` carries the
- * files' bytes to Slack's upload URLs (the app's outbound proxy, if any).
+ * Each SlackWriter call is one Web API call (uploads: one per batch), with `token`'s (else the
+ * client's own); `dispatcher` carries files' bytes to Slack's upload URLs (the outbound proxy).
  */
 export function webClientWriter(
   client: WebClient,
@@ -37,12 +36,10 @@ export function webClientWriter(
     ...messages(client, auth),
     ...files(client, auth, dispatcher),
     ...streams(client, auth),
-    ...agentView(client, auth),
     ...people(client, auth),
   };
 }
 
-/** Messages and reactions. */
 function messages(
   client: WebClient,
   auth: Auth,
@@ -54,7 +51,7 @@ function messages(
         channel: channelId,
         text: payload.text,
         blocks: payload.blocks,
-        ...(payload.metadata ? { metadata: payload.metadata } : {}),
+        metadata: payload.metadata,
         ...(threadTs ? { thread_ts: threadTs } : {}),
         unfurl_links: false,
         unfurl_media: false,
@@ -63,31 +60,20 @@ function messages(
       return res.ts;
     },
 
-    async update(channelId, ts, lazy) {
+    async update(channel, ts, lazy) {
       const payload = typeof lazy === "function" ? lazy() : lazy;
       if (payload === undefined) return; // nothing new to show
-      await client.chat.update({
-        ...(await auth()),
-        channel: channelId,
-        ts,
-        text: payload.text,
-        blocks: payload.blocks,
-        ...(payload.metadata ? { metadata: payload.metadata } : {}),
-      });
+      const { text, blocks, metadata } = payload;
+      await client.chat.update({ ...(await auth()), channel, ts, text, blocks, metadata });
     },
 
-    async remove(channelId, ts) {
-      await client.chat.delete({ ...(await auth()), channel: channelId, ts });
+    async remove(channel, ts) {
+      await client.chat.delete({ ...(await auth()), channel, ts });
     },
 
-    async ephemeral(channelId, userId, text, threadTs) {
-      await client.chat.postEphemeral({
-        ...(await auth()),
-        channel: channelId,
-        user: userId,
-        text,
-        ...(threadTs ? { thread_ts: threadTs } : {}),
-      });
+    async ephemeral(channel, user, text, threadTs) {
+      const thread = threadTs ? { thread_ts: threadTs } : {};
+      await client.chat.postEphemeral({ ...(await auth()), channel, user, text, ...thread });
     },
 
     async react(channelId, ts, name) {
@@ -106,13 +92,12 @@ function messages(
   };
 }
 
-/** Files shared into a thread, and the names of those already there. */
 function files(
   client: WebClient,
   auth: Auth,
   dispatcher: Dispatcher | undefined,
 ): Pick<SlackWriter, "upload" | "sharedFileNames"> {
-  /** A file's bytes to its upload URL, as they are (no copy); Slack answers 200 when it has them. */
+  /** A file's bytes to its upload URL, uncopied; Slack answers 200 when it has them. */
   const send = async (url: string, bytes: Buffer, bearer: string | undefined) => {
     const res = await request(url, {
       method: "POST",
@@ -132,11 +117,9 @@ function files(
 
   return {
     /**
-     * Slack's external upload flow: an upload URL per file (files.getUploadURLExternal), its
-     * bytes POSTed there raw ("Files can be sent as raw bytes or can be multipart form encoded",
-     * the method's reference page), then one files.completeUploadExternal per batch (one
-     * message). The WebClient's filesUploadV2 would copy each file twice (into a Uint8Array,
-     * then a Blob), which a run's files of tens of MB cannot afford.
+     * An upload URL per file (files.getUploadURLExternal), the bytes POSTed there raw ("Files can
+     * be sent as raw bytes", its reference page), one files.completeUploadExternal per batch. The
+     * WebClient's filesUploadV2 would copy each file twice, which files of tens of MB cannot afford.
      */
     async upload(channelId, threadTs, files) {
       for (let i = 0; i < files.length; i += UPLOAD_BATCH) {
@@ -186,11 +169,15 @@ function files(
   };
 }
 
-/** Slack's native streams. */
+/** Slack's native streams, and the agent view's status, title and session. */
 function streams(
   client: WebClient,
   auth: Auth,
-): Pick<SlackWriter, "startStream" | "appendStream" | "stopStream"> {
+): Pick<
+  SlackWriter,
+  "startStream" | "appendStream" | "stopStream" | "setStatus" | "setTitle" | "setSessionStatus"
+> {
+  let sessions = true;
   return {
     async startStream(channelId, threadTs, recipient, markdown, display) {
       const res = await client.chat.startStream({
@@ -218,27 +205,12 @@ function streams(
       await client.chat.appendStream({ ...at, chunks: [...updates, ...text] });
     },
 
-    async stopStream(channelId, ts, end) {
-      await client.chat.stopStream({
-        ...(await auth()),
-        channel: channelId,
-        ts,
-        // Blocks "appended to the end of the message" (chat.stopStream's reference page).
-        ...(end ? { blocks: end.blocks } : {}),
-        ...(end?.metadata ? { metadata: end.metadata } : {}),
-      });
+    async stopStream(channel, ts, end) {
+      // Blocks "appended to the end of the message" (chat.stopStream's reference page).
+      const { blocks, metadata } = end ?? {};
+      await client.chat.stopStream({ ...(await auth()), channel, ts, blocks, metadata });
     },
-  };
-}
 
-/** A thread's status and title in Slack's agent view, and its agent session. */
-function agentView(
-  client: WebClient,
-  auth: Auth,
-): Pick<SlackWriter, "setStatus" | "setTitle" | "setSessionStatus"> {
-  /** False once Slack said this app has no agent sessions API. */
-  let sessions = true;
-  return {
     async setStatus(channelId, threadTs, status, loadingMessages) {
       await client.assistant.threads.setStatus({
         ...(await auth()),
@@ -273,7 +245,7 @@ function agentView(
   };
 }
 
-/** Channels joined, and people (remembered 10 minutes: every task and reply checks its sender). */
+/** People are remembered 10 minutes: every task and reply checks its sender. */
 function people(client: WebClient, auth: Auth): Pick<SlackWriter, "join" | "isAdmin" | "person"> {
   const known = remembered<Person | undefined>({ ttlMs: 10 * 60_000, max: 10_000 });
   return {

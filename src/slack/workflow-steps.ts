@@ -1,10 +1,6 @@
 /**
- * Workflow Builder steps ("Run a task", manifest.yml's `run_task`): their execution token kept
- * with the run (sealed when the app has an encryption key), and their end when the task ends:
- * `functions.completeSuccess` (the outputs) or `completeError` (why not), with the execution's
- * own token (`function_executed`'s `bot_access_token`, as Bolt's `complete` and `fail` use it),
- * by whichever instance ends the run. A store claim per execution makes that once: an instance
- * that died between ending the step and deleting the run's record leaves a step found ended.
+ * Workflow Builder's "Run a task" step: its token (`function_executed`'s `bot_access_token`, as
+ * Bolt's `complete` and `fail` use it) kept sealed with the run, and its end, once per execution.
  */
 import type { WebClient } from "@slack/web-api";
 import type { Logger } from "pino";
@@ -22,31 +18,23 @@ export const RUN_TASK = "run_task";
 /** Where an execution token is sealed: a box copied to another execution does not open. */
 const binding = (executionId: string): string => `step:${executionId}#token`;
 
-/** The keys that seal execution tokens at rest: ENCRYPTION_KEY(S), when set. */
+/** ENCRYPTION_KEY(S) when set; none: tokens are kept as Slack gave them. */
 export const stepTokenKeys = (config: Pick<Config, "encryptionKeys">): readonly SealingKey[] =>
   config.encryptionKeys.length > 0 ? sealingKeys(config.encryptionKeys) : [];
 
-/** An execution's token as the run's record keeps it: sealed when there are keys. */
 export function keptToken(
   executionId: string,
   token: string,
   keys: readonly SealingKey[],
 ): WorkflowStep {
-  return {
-    executionId,
-    token: keys.length > 0 ? seal(token, keys, binding(executionId)) : token,
-  };
+  return { executionId, token: keys.length > 0 ? seal(token, keys, binding(executionId)) : token };
 }
 
-/** How the listener keeps a step's execution with its task. */
-export function stepKeeper(config: Pick<Config, "encryptionKeys">): {
-  keep(executionId: string, token: string): WorkflowStep;
-} {
+export function stepKeeper(config: Pick<Config, "encryptionKeys">) {
   const keys = stepTokenKeys(config);
-  return { keep: (executionId, token) => keptToken(executionId, token, keys) };
+  return { keep: (executionId: string, token: string) => keptToken(executionId, token, keys) };
 }
 
-/** Why a completed task's step fails when Slack refuses its outputs. */
 export const OUTPUTS_REFUSED =
   "The task completed, but Slack refused its outputs for this step; the answer is in its thread";
 
@@ -54,14 +42,12 @@ export const OUTPUTS_REFUSED =
 const ENDED = new Set(["execution_not_in_running_state", "function_execution_not_found"]);
 
 export function slackWorkflowSteps(options: {
-  /** A client that waits out rate limits and retries (`patientClient`). */
+  /** `patientClient`: waits out rate limits. */
   readonly client: Pick<WebClient, "functions">;
   readonly store: Pick<ThreadStore, "claimOnce">;
-  /** The workspace's URL, for the link to the task's thread. */
   readonly teamUrl: (teamId: string) => Promise<string | undefined>;
-  /** The keys that seal tokens at rest (none: tokens are kept as Slack gave them). */
   readonly keys: readonly SealingKey[];
-  /** How long an execution's end is remembered: as long as a run can be resumed. */
+  /** As long as a run can be resumed. */
   readonly claimTtlMs: number;
   readonly logger: Logger;
 }): WorkflowSteps {
@@ -79,13 +65,9 @@ export function slackWorkflowSteps(options: {
       if (!first) return void log.debug("the workflow step was ended already");
       try {
         const token = tokenOf(step, options.keys);
-        const link = result.thread
-          ? threadLink(
-              await options.teamUrl(teamId),
-              result.thread.channelId,
-              result.thread.threadTs,
-            )
-          : undefined;
+        const { thread } = result;
+        const link =
+          thread && threadLink(await options.teamUrl(teamId), thread.channelId, thread.threadTs);
         const ending = { ...result, link };
         const function_execution_id = step.executionId;
         if (result.state === "completed") {
@@ -106,9 +88,8 @@ export function slackWorkflowSteps(options: {
         log.info({ state: result.state }, "workflow step ended");
       } catch (err) {
         const code = slackErrorCode(err);
-        if (code !== undefined && ENDED.has(code)) {
+        if (ENDED.has(code ?? ""))
           return void log.info({ code }, "the workflow step was ended already");
-        }
         // Never the token: the error's code and message only.
         const message = err instanceof Error ? err.message : String(err);
         log.error({ code, message }, "could not end a workflow step");
@@ -117,7 +98,7 @@ export function slackWorkflowSteps(options: {
   };
 }
 
-/** The execution's token from the run's record. Throws (without the token) when it does not open. */
+/** Throws (without the token) when it does not open. */
 function tokenOf(step: WorkflowStep, keys: readonly SealingKey[]): string {
   return keys.length > 0 ? open(step.token, keys, binding(step.executionId)) : step.token;
 }

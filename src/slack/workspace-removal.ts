@@ -1,7 +1,6 @@
 /**
- * What uninstalling the app (or revoking its bot token) does: the workspace's runs stop, its
- * installation goes through Bolt's installation store, and every record of it is forgotten.
- * An org-wide install (Enterprise Grid) is forgotten with every workspace of it the app saw.
+ * Uninstalling the app (or revoking its bot token): the workspace's runs stop, its installation
+ * and every record of it are forgotten; an org-wide install's, with each workspace of it seen.
  */
 import type { InstallationStore } from "@slack/bolt";
 import type { Logger } from "pino";
@@ -10,7 +9,6 @@ import { type AuditTrail, BY_SLACK } from "../store/audit.ts";
 import { InstallationNotFoundError } from "../store/installations.ts";
 import type { ThreadStore } from "../store/types.ts";
 
-/** Which install an event is about (from its envelope). */
 export interface InstallKey {
   readonly teamId: string | undefined;
   readonly enterpriseId: string | undefined;
@@ -18,14 +16,14 @@ export interface InstallKey {
 }
 
 export interface WorkspaceRemovalDeps {
-  /** Stops a workspace's runs without a word to Slack (the relay's `stopTeam`). */
+  /** Stops a workspace's runs without a word to Slack. */
   readonly runs: { stopTeam(teamId: string): Promise<void> };
   readonly store: Pick<ThreadStore, "forgetTeam" | "getRecord" | "putRecord" | "deleteRecord">;
-  /** The scheduler's rate budget of each workspace. */
-  readonly budgets?: { forgetTeam(teamId: string): Promise<void> };
-  /** What is kept in memory of each workspace (its writer, service client, token cache). */
-  readonly workspaces?: { forget(teamId: string): void };
-  /** Bolt's installation store (many workspaces; none with one SLACK_BOT_TOKEN). */
+  /** The scheduler's rate budgets. */
+  readonly budgets: { forgetTeam(teamId: string): Promise<void> };
+  /** Each workspace's writer, service client, token cache. */
+  readonly workspaces: { forget(teamId: string): void };
+  /** None with one SLACK_BOT_TOKEN. */
   readonly installations: InstallationStore | undefined;
   readonly audit?: Pick<AuditTrail, "record"> | undefined;
   readonly logger: Logger;
@@ -37,32 +35,25 @@ const TeamIds = z.array(z.string());
 
 export class WorkspaceRemoval {
   readonly #deps: WorkspaceRemovalDeps;
-  /** Workspaces already read back from their organisation's list (one read per process). */
+  /** `enterprise:team` already read back from their organisation's list. */
   readonly #known = new Set<string>();
 
   constructor(deps: WorkspaceRemovalDeps) {
     this.#deps = deps;
   }
 
-  /**
-   * Notes that `teamId` belongs to the org-wide install of `enterpriseId`. Only a workspace read
-   * back from the list counts as known: a write another instance overwrote is made again later.
-   */
+  /** Known once read back from the list: a write another instance overwrote is made again. */
   async noteOrgWorkspace(enterpriseId: string, teamId: string): Promise<void> {
-    const key = orgWorkspacesKey(enterpriseId);
     if (this.#known.has(`${enterpriseId}:${teamId}`)) return;
     const listed = await this.#orgWorkspaces(enterpriseId);
     if (listed.includes(teamId)) this.#known.add(`${enterpriseId}:${teamId}`);
-    else await this.#deps.store.putRecord(key, [...listed, teamId]);
+    else await this.#deps.store.putRecord(orgWorkspacesKey(enterpriseId), [...listed, teamId]);
   }
 
-  /** The app was uninstalled (or its bot token revoked) where `key` says. */
   async uninstalled(key: InstallKey): Promise<void> {
     const { installations, logger } = this.#deps;
-    if (key.isEnterpriseInstall && key.enterpriseId) {
-      await this.#forgetOrg(key.enterpriseId, key.teamId);
-      return;
-    }
+    if (key.isEnterpriseInstall && key.enterpriseId)
+      return this.#forgetOrg(key.enterpriseId, key.teamId);
     if (!key.teamId) return;
     await this.#forgetTeam(key.teamId, key.enterpriseId);
     if (!installations) {
@@ -73,18 +64,11 @@ export class WorkspaceRemoval {
     }
   }
 
-  /** People's user tokens were revoked: their tokens leave the installation, the bot stays. */
+  /** People's user tokens were revoked: they leave the installation, the bot stays. */
   async usersRevoked(key: InstallKey, userIds: readonly string[]): Promise<void> {
     const { installations, logger } = this.#deps;
     if (!installations) return;
-    for (const userId of userIds) {
-      await installations.deleteInstallation?.({
-        teamId: key.teamId,
-        enterpriseId: key.enterpriseId,
-        isEnterpriseInstall: key.isEnterpriseInstall,
-        userId,
-      });
-    }
+    for (const userId of userIds) await installations.deleteInstallation?.({ ...key, userId });
     logger.info({ team: key.teamId, users: userIds.length }, "user tokens revoked: forgotten");
   }
 
@@ -96,9 +80,9 @@ export class WorkspaceRemoval {
     // Bolt's store first, so that it agrees; then every record of the team (its own included).
     await installations?.deleteInstallation?.({ teamId, enterpriseId, isEnterpriseInstall: false });
     await store.forgetTeam(teamId);
-    await budgets?.forgetTeam(teamId);
+    await budgets.forgetTeam(teamId);
     // Last: stopping its runs needed its service client.
-    workspaces?.forget(teamId);
+    workspaces.forget(teamId);
     logger.info(
       { team: teamId },
       "the app was uninstalled: every record of the workspace forgotten",
@@ -108,8 +92,7 @@ export class WorkspaceRemoval {
   async #forgetOrg(enterpriseId: string, teamId: string | undefined): Promise<void> {
     const { store, installations, logger } = this.#deps;
     const teams = new Set(await this.#orgWorkspaces(enterpriseId));
-    // The event's own id too: a workspace's, or the organisation's (whatever was kept under
-    // `t:<that id>:` goes, e.g. what Bolt's middleware remembered of the event's sender).
+    // The event's own id too, a workspace's or the org's: whatever was kept under `t:<that id>:`.
     if (teamId) teams.add(teamId);
     for (const team of teams) {
       if (await this.#installedElsewhere(team, enterpriseId)) {
@@ -134,7 +117,7 @@ export class WorkspaceRemoval {
     );
   }
 
-  /** Whether the workspace has an installation of its own, not the organisation's. */
+  /** Whether the workspace has an installation of its own. */
   async #installedElsewhere(teamId: string, enterpriseId: string): Promise<boolean> {
     const { installations } = this.#deps;
     if (!installations) return false;
@@ -142,8 +125,7 @@ export class WorkspaceRemoval {
       const own = { teamId, enterpriseId: undefined, isEnterpriseInstall: false };
       return (await installations.fetchInstallation(own)).enterprise?.id !== enterpriseId;
     } catch (err) {
-      // No installation of its own: it was the organisation's alone. One that cannot be read
-      // is kept: nothing is deleted on a guess.
+      // None: it was the organisation's alone. One that cannot be read is kept (no guesses).
       if (err instanceof InstallationNotFoundError) return false;
       this.#deps.logger.warn({ err, team: teamId }, "could not read a workspace's installation");
       return true;

@@ -1,7 +1,6 @@
 /**
- * Each workspace's bot token, for the Web API calls made outside a Slack request (a run's edits,
- * a resumed run, a Home tab refresh): the configured one, or with many workspaces the token of
- * the workspace's installation. Tokens never leave this module except into a Web API call.
+ * Each workspace's bot token for calls outside a Slack request (a run's edits, a Home refresh):
+ * the configured one, or its installation's. Tokens leave this module only into a Web API call.
  */
 import type { InstallProvider } from "@slack/oauth";
 import type { WebClient } from "@slack/web-api";
@@ -9,17 +8,13 @@ import type { RecordStore } from "../store/types.ts";
 import { remembered } from "./remembered.ts";
 
 export interface BotTokens {
-  /** The workspace's bot token; throws `WorkspaceNotInstalledError` when it has none. */
+  /** Throws `WorkspaceNotInstalledError` when it has none. */
   botToken(teamId: string): Promise<string>;
   /** A workspace of an org-wide install (Enterprise Grid), learnt from events: its token is the org's. */
   rememberOrganisation(teamId: string, enterpriseId: string): Promise<void>;
-  /** The organisation of a workspace of an org-wide install, once remembered. */
-  organisationOf(teamId: string): Promise<string | undefined>;
-  /** Drops what is remembered of a workspace (it uninstalled the app). */
   forget(teamId: string): void;
 }
 
-/** The app is not installed in this workspace (any more): nothing can be posted there. */
 export class WorkspaceNotInstalledError extends Error {
   readonly teamId: string;
   constructor(teamId: string) {
@@ -29,12 +24,10 @@ export class WorkspaceNotInstalledError extends Error {
   }
 }
 
-/** One workspace: the configured token for every call. */
 export function singleWorkspaceToken(token: string): BotTokens {
   return {
     botToken: () => Promise.resolve(token),
     rememberOrganisation: () => Promise.resolve(),
-    organisationOf: () => Promise.resolve(undefined),
     forget: () => undefined,
   };
 }
@@ -46,7 +39,6 @@ const EXPIRY_MARGIN_MS = 5 * 60_000;
 
 const organisationRecord = (teamId: string): string => `t:${teamId}:organisation`;
 
-/** The organisation a workspace of an org-wide install was remembered under, if any. */
 export async function rememberedOrganisation(
   records: Pick<RecordStore, "getRecord">,
   teamId: string,
@@ -63,13 +55,12 @@ export function installedTokens(
 ): BotTokens {
   const cache = new Map<string, { token: string; until: number }>();
   const organisations = new Map<string, string>();
-  const organisationOf = async (teamId: string): Promise<string | undefined> =>
-    organisations.get(teamId) ?? rememberedOrganisation(records, teamId);
   return {
     async botToken(teamId) {
       const cached = cache.get(teamId);
       if (cached && cached.until > now()) return cached.token;
-      const enterpriseId = await organisationOf(teamId);
+      const enterpriseId =
+        organisations.get(teamId) ?? (await rememberedOrganisation(records, teamId));
       const own = { teamId, enterpriseId: undefined, isEnterpriseInstall: false };
       // A workspace's own installation wins over an organisation it was once noted under.
       const auth =
@@ -84,15 +75,11 @@ export function installedTokens(
         cache.delete(teamId);
         throw new WorkspaceNotInstalledError(teamId);
       }
-      const expires = auth.botTokenExpiresAt;
-      const until = Math.min(
-        now() + CACHE_MS,
-        expires === undefined ? Number.POSITIVE_INFINITY : expires * 1000 - EXPIRY_MARGIN_MS,
-      );
+      const expires = auth.botTokenExpiresAt ?? Infinity;
+      const until = Math.min(now() + CACHE_MS, expires * 1000 - EXPIRY_MARGIN_MS);
       if (until > now()) cache.set(teamId, { token, until });
       return token;
     },
-    organisationOf,
     async rememberOrganisation(teamId, enterpriseId) {
       if (organisations.get(teamId) === enterpriseId) return;
       organisations.set(teamId, enterpriseId);
@@ -105,14 +92,15 @@ export function installedTokens(
   };
 }
 
-/** Each workspace's URL (`https://<name>.slack.com/`), for links to threads; asked once. */
+/** Each workspace's URL (`https://<name>.slack.com/`), asked once (again after a failure). */
 export function workspaceUrls(
   client: Pick<WebClient, "auth">,
   tokens: Pick<BotTokens, "botToken">,
 ): (teamId: string) => Promise<string | undefined> {
   const urls = remembered<string | undefined>({ ttlMs: Number.POSITIVE_INFINITY, max: 10_000 });
   return (teamId) =>
-    urls(teamId, async () => (await client.auth.test({ token: await tokens.botToken(teamId) })).url)
-      // A failure is asked again next time.
-      .catch(() => undefined);
+    urls(
+      teamId,
+      async () => (await client.auth.test({ token: await tokens.botToken(teamId) })).url,
+    ).catch(() => undefined);
 }

@@ -8,11 +8,8 @@ import { WebClient } from "@slack/web-api";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { SlackOAuthConfig } from "../../src/config/workspaces.ts";
-import { olderVersion } from "../../src/slack/gate/acks.ts";
-import { OrgMembership } from "../../src/slack/gate/org-membership.ts";
-import { answerPrivately, namePayload } from "../../src/slack/gate/private-answer.ts";
-import { declaredTeam } from "../../src/slack/gate/team.ts";
-import { teamPolicy } from "../../src/slack/gate/team-policy.ts";
+import { answerPrivately, namePayload, olderVersion } from "../../src/slack/gate/acks.ts";
+import { declaredTeam, OrgMembership, teamPolicy } from "../../src/slack/gate/team.ts";
 import { type LocalSlack, startLocalSlack } from "../../tools/local-slack/index.ts";
 import {
   blockActionPayload,

@@ -5,7 +5,11 @@
  */
 import type { InstallationQuery } from "@slack/bolt";
 import { describe, expect, it } from "vitest";
-import { installedTokens, WorkspaceNotInstalledError } from "../../src/slack/workspace-tokens.ts";
+import {
+  installedTokens,
+  rememberedOrganisation,
+  WorkspaceNotInstalledError,
+} from "../../src/slack/workspace-tokens.ts";
 import { createMemoryStore } from "../support/fakes/memory-store.ts";
 
 /** Bolt's installer over a fixed set of installations: a workspace's, or an organisation's. */
@@ -23,11 +27,12 @@ function installer(installs: Record<string, string>) {
 
 describe("each workspace's bot token", () => {
   it("is the organisation's for a workspace of an org-wide install, once remembered", async () => {
-    const tokens = installedTokens(installer({ "e:E1": "xoxb-org" }), createMemoryStore());
+    const records = createMemoryStore();
+    const tokens = installedTokens(installer({ "e:E1": "xoxb-org" }), records);
     await expect(tokens.botToken("T0MEMBER")).rejects.toBeInstanceOf(WorkspaceNotInstalledError);
     await tokens.rememberOrganisation("T0MEMBER", "E1");
     expect(await tokens.botToken("T0MEMBER")).toBe("xoxb-org");
-    expect(await tokens.organisationOf("T0MEMBER")).toBe("E1");
+    expect(await rememberedOrganisation(records, "T0MEMBER")).toBe("E1");
   });
 
   it("stays a workspace's own when it has an installation, even noted under an organisation", async () => {

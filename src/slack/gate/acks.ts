@@ -1,15 +1,13 @@
 /**
- * Every Slack payload is acknowledged at once. Bolt (5.x) acknowledges events itself, but a
- * button, form, shortcut or command no listener matches is never acknowledged: its HTTP receiver
- * answers 404 after 3 seconds and its Socket Mode receiver not at all, and the person sees an
- * error (Bolt's App.processEvent, HTTPResponseAck, SocketModeResponseAck). So each payload's
- * acknowledgement is tracked (`trackAcks`); one no listener acknowledged is answered privately
- * as an older version's (`answerUnrecognised`); one that failed before any middleware (its type
- * unknown to Bolt, a failed authorization) is acknowledged empty at the end.
+ * Every Slack payload acknowledged, and answered privately whatever it is. Bolt 5 acknowledges
+ * events itself, but not a button, form, shortcut or command no listener matches: HTTP answers
+ * 404 after 3 s, Socket Mode nothing, and the person sees an error (Bolt's App.processEvent,
+ * HTTPResponseAck, SocketModeResponseAck).
  */
-import type { App, Middleware, AnyMiddlewareArgs } from "@slack/bolt";
+import type { AllMiddlewareArgs, AnyMiddlewareArgs, App, Middleware } from "@slack/bolt";
 import type { Logger } from "pino";
-import { answerableOf, answerPrivately, namePayload } from "./private-answer.ts";
+import { z } from "zod";
+import { noticeModal } from "../../view/blocks.ts";
 
 /** What an older version's button, form or shortcut is answered with. */
 export function olderVersion(kind: string): string {
@@ -27,11 +25,12 @@ export function olderVersion(kind: string): string {
 /** The context key holding whether the payload was acknowledged (not one of Bolt's own). */
 const ACK_STATE = "taskAgentAck";
 
-interface AckState {
-  acked: boolean;
-}
+type AckState = { acked: boolean };
 
-/** Wraps `app.processEvent`, the one door every receiver sends payloads through. */
+/**
+ * Wraps `app.processEvent`, the one door every receiver sends payloads through: a payload that
+ * failed before any middleware (its type unknown to Bolt, a failed authorization) is acked empty.
+ */
 export function trackAcks(app: App, logger: Logger): void {
   const process = app.processEvent.bind(app);
   app.processEvent = async (event) => {
@@ -54,7 +53,7 @@ export function trackAcks(app: App, logger: Logger): void {
   };
 }
 
-/** The outermost middleware: after the listeners, tells the person of a payload none acknowledged. */
+/** The outermost middleware: tells the person of a payload no listener acknowledged. */
 export function answerUnrecognised(logger: Logger): Middleware<AnyMiddlewareArgs> {
   return async (args) => {
     await args.next();
@@ -69,4 +68,108 @@ export function answerUnrecognised(logger: Logger): Middleware<AnyMiddlewareArgs
     );
     await answerPrivately(answerableOf(args), olderVersion(name.kind), logger);
   };
+}
+
+const Payload = z.object({
+  type: z.string().optional(),
+  command: z.string().optional(),
+  callback_id: z.string().optional(),
+  trigger_id: z.string().optional(),
+  response_url: z.string().optional(),
+  user_id: z.string().optional(),
+  user: z.object({ id: z.string().optional() }).nullish(),
+  view: z
+    .object({
+      id: z.string().optional(),
+      type: z.string().optional(),
+      callback_id: z.string().optional(),
+    })
+    .nullish(),
+  actions: z.array(z.object({ action_id: z.string().optional() })).optional(),
+  event: z.object({ type: z.string().optional() }).optional(),
+});
+type Payload = z.infer<typeof Payload>;
+
+const KINDS = [
+  "block_actions",
+  "view_submission",
+  "view_closed",
+  "shortcut",
+  "message_action",
+] as const;
+
+/** `id`: the name the app knows it by (action, callback or command). */
+interface PayloadName {
+  readonly kind: "command" | "event" | "options" | "other" | (typeof KINDS)[number];
+  readonly id: string | undefined;
+  readonly userId: string | undefined;
+}
+
+const parse = (body: unknown): Payload => Payload.safeParse(body).data ?? {};
+
+/** Names a payload for the log and for choosing how to answer (never its content). */
+export function namePayload(body: unknown): PayloadName {
+  const p = parse(body);
+  const userId = p.user?.id ?? p.user_id;
+  if (p.event) return { kind: "event", id: p.event.type, userId };
+  if (p.command !== undefined) return { kind: "command", id: p.command, userId };
+  if (p.type === "block_suggestion") return { kind: "options", id: p.callback_id, userId };
+  const kind = KINDS.find((k) => k === p.type) ?? "other";
+  const id =
+    kind === "block_actions"
+      ? p.actions?.[0]?.action_id
+      : kind === "view_submission" || kind === "view_closed"
+        ? p.view?.callback_id
+        : p.callback_id;
+  return { kind, id, userId };
+}
+
+/** What answering needs of Bolt's middleware arguments (`ack`: none for events). */
+interface Answerable {
+  readonly body: unknown;
+  readonly ack: ((response?: Record<string, unknown>) => Promise<void>) | undefined;
+  readonly respond: ((message: Record<string, unknown>) => Promise<unknown>) | undefined;
+  readonly client: Pick<AllMiddlewareArgs["client"], "views">;
+}
+
+/** Bolt's middleware arguments differ by payload kind: the parts an answer needs. */
+export function answerableOf(args: AnyMiddlewareArgs & AllMiddlewareArgs): Answerable {
+  const loose = args as unknown as Partial<Pick<Answerable, "ack" | "respond">>;
+  return { body: args.body, ack: loose.ack, respond: loose.respond, client: args.client };
+}
+
+/**
+ * Acknowledges the payload and tells its sender `text` privately, the way Slack's interactivity
+ * pages name for each kind; nothing for an event or a closed modal; options are answered empty.
+ */
+export async function answerPrivately(
+  payload: Answerable,
+  text: string,
+  logger: Logger,
+): Promise<void> {
+  const { ack, respond, client } = payload;
+  const p = parse(payload.body);
+  const { kind } = namePayload(payload.body);
+  if (!ack) return;
+  if (kind === "command") return ack({ response_type: "ephemeral", text });
+  // A form's answer goes in the form itself: it is replaced by the notice.
+  if (kind === "view_submission")
+    return ack({ response_action: "update", view: noticeModal(text) });
+  if (kind === "options") return ack({ options: [] });
+  await ack();
+  if (kind === "view_closed" || kind === "other") return;
+  const told = async (): Promise<unknown> => {
+    // A button in a message: privately under it.
+    if (kind === "block_actions" && respond && p.response_url)
+      return respond({ response_type: "ephemeral", replace_original: false, text });
+    // A button inside a modal: the modal says it.
+    if (kind === "block_actions" && p.view?.type === "modal" && p.view.id)
+      return client.views.update({ view_id: p.view.id, view: noticeModal(text) as never });
+    // A shortcut, or a button in the Home tab: a modal of its own.
+    if (p.trigger_id)
+      return client.views.open({ trigger_id: p.trigger_id, view: noticeModal(text) as never });
+  };
+  await told().catch((err: unknown) =>
+    logger.debug({ err, kind }, "could not tell the person privately"),
+  );
 }

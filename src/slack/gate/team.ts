@@ -1,16 +1,38 @@
 /**
- * Each workspace kept to itself: every payload is handled as the workspace Bolt authorised
- * (`context.teamId`), never as whatever team it names. It is refused, privately, when that
- * workspace is empty, when the payload names another one, when the operator does not allow it
- * (TASK_ALLOWED_TEAMS), or, under an org-wide install, when the organisation's token does not
- * list it among its workspaces (only one so confirmed is remembered as the organisation's).
+ * Each payload is handled as the workspace Bolt authorised (`context.teamId`), never as one it
+ * names; refused privately when there is none, it names another, TASK_ALLOWED_TEAMS leaves it out,
+ * or an org-wide install's token does not list it (only a listed one is noted as the org's).
  */
-import type { AnyMiddlewareArgs, Middleware } from "@slack/bolt";
+import type { AnyMiddlewareArgs, Context, Middleware } from "@slack/bolt";
+import type { WebClient } from "@slack/web-api";
 import type { Logger } from "pino";
 import { z } from "zod";
-import type { OrgMembership } from "./org-membership.ts";
-import { answerableOf, answerPrivately, namePayload } from "./private-answer.ts";
-import { notAllowedText, type TeamPolicy } from "./team-policy.ts";
+import type { SlackOAuthConfig } from "../../config/workspaces.ts";
+import { remembered } from "../remembered.ts";
+import { answerableOf, answerPrivately, namePayload } from "./acks.ts";
+
+const listed = (ids: ReadonlySet<string>, teamId?: string, enterpriseId?: string): boolean =>
+  (teamId !== undefined && ids.has(teamId)) ||
+  (enterpriseId !== undefined && ids.has(enterpriseId));
+
+/**
+ * With OAuth, which workspaces may install and use the app (TASK_ALLOWED_TEAMS) and which may
+ * spend TASK_API_KEY while they have no key of their own (TASK_API_KEY_FOR). Pure.
+ */
+export function teamPolicy(oauth: SlackOAuthConfig | undefined) {
+  return {
+    allows: (teamId: string | undefined, enterpriseId: string | undefined): boolean =>
+      oauth?.allowedTeams === undefined || listed(oauth.allowedTeams, teamId, enterpriseId),
+    lendsAppKey: (teamId: string, enterpriseId: string | undefined): boolean =>
+      oauth === undefined ||
+      oauth.apiKeyFor === "all" ||
+      listed(oauth.apiKeyFor, teamId, enterpriseId),
+  };
+}
+
+/** What a person of a workspace the operator does not allow is told. */
+export const notAllowedText = (teamId: string | undefined): string =>
+  `Task Agent is not enabled for this workspace${teamId ? ` (${teamId})` : ""}. Ask the people who run Task Agent to add it to TASK_ALLOWED_TEAMS.`;
 
 /** Events Bolt delivers unauthorised (the tokens are gone); the uninstall listener reads them. */
 const UNAUTHORISED_EVENTS = new Set(["app_uninstalled", "tokens_revoked"]);
@@ -34,22 +56,15 @@ export function declaredTeam(body: unknown): string | undefined {
   return p.view?.app_installed_team_id || p.team?.id || p.user?.team_id || undefined;
 }
 
-export interface TeamGateOptions {
+interface TeamGateOptions {
   readonly logger: Logger;
-  readonly policy: TeamPolicy;
-  /** Many workspaces: who belongs to an organisation of an org-wide install. */
+  readonly policy: ReturnType<typeof teamPolicy>;
+  /** Many workspaces. */
   readonly membership: OrgMembership | undefined;
-  /** One workspace: its token's own (auth.test; Bolt takes a single token's team from the payload). */
-  readonly tokenTeam: (() => Promise<string>) | undefined;
+  /** One workspace: its token's own (auth.test). */
+  readonly tokenTeam: string | undefined;
   /** A workspace confirmed as one of an org-wide install's (its token is the organisation's). */
   readonly onOrgWorkspace: (teamId: string, enterpriseId: string) => Promise<void>;
-}
-
-interface Authorised {
-  readonly teamId: string | undefined;
-  readonly enterpriseId: string | undefined;
-  readonly isEnterpriseInstall: boolean;
-  readonly botToken: string | undefined;
 }
 
 const UNKNOWN_TEAM =
@@ -58,15 +73,13 @@ const OTHER_TEAM =
   "This came from a workspace Task Agent does not answer for here, so nothing happened. Ask an admin of your workspace to install Task Agent in it.";
 const NOT_MEMBER =
   "Task Agent is installed for your organisation, but not approved for this workspace, so nothing happened. Ask an admin of your organisation to add Task Agent to this workspace.";
-const NOT_NOW =
-  "Task Agent cannot reach Slack to check this request right now. Please try again in a minute.";
 const NOT_CONFIRMED =
   "Task Agent could not confirm that this workspace belongs to your organisation right now. Please try again in a minute.";
 
 /** Why the payload is refused (what its person is told), or undefined to go on. */
 async function refusal(
   options: TeamGateOptions,
-  auth: Authorised,
+  auth: Context,
   declared: string | undefined,
 ): Promise<{ text: string; reason: string } | undefined> {
   const { teamId, enterpriseId } = auth;
@@ -89,34 +102,14 @@ async function refusal(
   return member ? undefined : { text: NOT_MEMBER, reason: "not a workspace of the organisation" };
 }
 
-/** The global middleware (after the acknowledgement tracker, before every listener). */
 export function teamGate(options: TeamGateOptions): Middleware<AnyMiddlewareArgs> {
   const { logger } = options;
   return async (args) => {
     const name = namePayload(args.body);
-    if (name.kind === "event" && UNAUTHORISED_EVENTS.has(name.id ?? "")) {
-      await args.next();
-      return;
-    }
-    const { context } = args;
-    if (options.tokenTeam) {
-      const own = await options.tokenTeam().catch((err: unknown) => {
-        logger.warn({ err }, "could not ask Slack which workspace the bot token belongs to");
-        return undefined;
-      });
-      if (own === undefined) {
-        await answerPrivately(answerableOf(args), NOT_NOW, logger);
-        return;
-      }
-      // Bolt takes a single token's team from the payload: the token's own is the one authorised.
-      context.teamId = own;
-    }
-    const auth: Authorised = {
-      teamId: context.teamId,
-      enterpriseId: context.enterpriseId,
-      isEnterpriseInstall: context.isEnterpriseInstall === true,
-      botToken: context.botToken,
-    };
+    if (name.kind === "event" && UNAUTHORISED_EVENTS.has(name.id ?? "")) return args.next();
+    const auth = args.context;
+    // Bolt takes a single token's team from the payload: the token's own is the one authorised.
+    if (options.tokenTeam) auth.teamId = options.tokenTeam;
     const declared = declaredTeam(args.body);
     const refused = await refusal(options, auth, declared);
     if (refused) {
@@ -124,8 +117,7 @@ export function teamGate(options: TeamGateOptions): Middleware<AnyMiddlewareArgs
         { kind: name.kind, team: auth.teamId, declared, enterprise: auth.enterpriseId },
         `refused a Slack payload: ${refused.reason}`,
       );
-      await answerPrivately(answerableOf(args), refused.text, logger);
-      return;
+      return answerPrivately(answerableOf(args), refused.text, logger);
     }
     // Only a workspace the organisation's token listed (checked above) is noted as its own.
     if (options.membership && auth.isEnterpriseInstall && auth.enterpriseId && auth.teamId) {
@@ -135,4 +127,58 @@ export function teamGate(options: TeamGateOptions): Middleware<AnyMiddlewareArgs
     }
     await args.next();
   };
+}
+
+/** How long a listed workspace is taken as a member without asking again. */
+const MEMBER_TTL_MS = 10 * 60_000;
+/** A workspace not listed is asked about again (newly approved) at most this often. */
+const RECHECK_MS = 30_000;
+/** Slack's largest page, and a bound on the pages read (1,000 × 100 workspaces). */
+const PAGE = 1000;
+const MAX_PAGES = 100;
+
+/**
+ * Whether a workspace belongs to an org-wide install's organisation (Enterprise Grid): its token's
+ * `auth.teams.list` ("the workspaces your org-wide app has been approved for", Slack's method page).
+ */
+export class OrgMembership {
+  readonly #client: Pick<WebClient, "auth">;
+  readonly #now: () => number;
+  readonly #listed = new Map<string, { teams: ReadonlySet<string>; at: number }>();
+  /** One listing at a time per organisation (none kept: `#listed` is). */
+  readonly #lookups = remembered<ReadonlySet<string>>({ ttlMs: 0, max: 0, keep: () => false });
+
+  constructor(client: Pick<WebClient, "auth">, now: () => number = Date.now) {
+    this.#client = client;
+    this.#now = now;
+  }
+
+  /** Whether `teamId` is a workspace of `enterpriseId`; `token` is the organisation's. */
+  async isMember(enterpriseId: string, teamId: string, token: string): Promise<boolean> {
+    const known = this.#listed.get(enterpriseId);
+    const age = known ? this.#now() - known.at : Number.POSITIVE_INFINITY;
+    if (known?.teams.has(teamId) && age < MEMBER_TTL_MS) return true;
+    if (known && !known.teams.has(teamId) && age < RECHECK_MS) return false;
+    return (await this.#list(enterpriseId, token)).has(teamId);
+  }
+
+  #list(enterpriseId: string, token: string): Promise<ReadonlySet<string>> {
+    return this.#lookups(enterpriseId, async () => {
+      const teams = await this.#fetch(token);
+      this.#listed.set(enterpriseId, { teams, at: this.#now() });
+      return teams;
+    });
+  }
+
+  async #fetch(token: string): Promise<ReadonlySet<string>> {
+    const teams = new Set<string>();
+    let cursor: string | undefined;
+    for (let page = 0; page < MAX_PAGES; page++) {
+      const res = await this.#client.auth.teams.list({ token, limit: PAGE, cursor });
+      for (const team of res.teams ?? []) if (team.id) teams.add(team.id);
+      cursor = res.response_metadata?.next_cursor || undefined;
+      if (!cursor) break;
+    }
+    return teams;
+  }
 }

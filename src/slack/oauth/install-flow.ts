@@ -1,10 +1,8 @@
 /**
- * Many workspaces: Bolt's OAuth install flow (`/slack/install`, `/slack/oauth_redirect`) with
- * installations in the app's store (rotating tokens refreshed once at a time, token-refresh.ts)
- * and a `state` that works once; and the report of events from workspaces without the app.
+ * Many workspaces: Bolt's OAuth install flow (`/slack/install`, `/slack/oauth_redirect`) with a
+ * `state` that works once; and the report of events from workspaces without the app.
  */
 import { createHash } from "node:crypto";
-import type { InstallationStore } from "@slack/bolt";
 import {
   type CallbackOptions,
   ClearStateStore,
@@ -29,8 +27,8 @@ import {
 import type { ThreadStore } from "../../store/types.ts";
 import type { SealingKey } from "../../util/secret-box.ts";
 import { boltLogger } from "../bolt-logger.ts";
-import { teamPolicy } from "../gate/team-policy.ts";
-import { refreshingInstallations } from "./token-refresh.ts";
+import { teamPolicy } from "../gate/team.ts";
+import { RefreshingInstallations, who } from "./token-refresh.ts";
 
 /** The bot scopes an install asks for: manifest.yml's `oauth_config.scopes.bot` (a test keeps them equal). */
 export const BOT_SCOPES: readonly string[] = [
@@ -83,23 +81,7 @@ export function singleUseStateStore(
 }
 
 /** What both receivers take to serve the OAuth flow. */
-export interface OAuthReceiverOptions {
-  readonly clientId: string;
-  readonly clientSecret: string;
-  readonly stateSecret: string;
-  readonly scopes: string[];
-  readonly installationStore: InstallationStore;
-  readonly redirectUri?: string;
-  readonly installerOptions: {
-    readonly stateStore: StateStore;
-    readonly installPath: string;
-    readonly redirectUriPath: string;
-    readonly authorizationUrl: string;
-    readonly callbackOptions: CallbackOptions;
-    /** The client of an install's `oauth.v2.access` and `auth.test`. */
-    readonly clientOptions: Omit<WebClientOptions, "logger" | "logLevel">;
-  };
-}
+export type OAuthReceiverOptions = ReturnType<typeof oauthReceiverOptions>;
 
 export function oauthReceiverOptions(
   oauth: SlackOAuthConfig,
@@ -110,7 +92,7 @@ export function oauthReceiverOptions(
     readonly logger: Logger;
     readonly clientOptions: Omit<WebClientOptions, "logger" | "logLevel">;
   },
-): OAuthReceiverOptions {
+) {
   const { logger } = deps;
   const policy = teamPolicy(oauth);
   return {
@@ -118,7 +100,7 @@ export function oauthReceiverOptions(
     clientSecret: oauth.clientSecret,
     stateSecret: oauth.stateSecret,
     scopes: [...BOT_SCOPES],
-    installationStore: refreshingInstallations(createInstallationStore(deps.store, deps.keys), {
+    installationStore: new RefreshingInstallations(createInstallationStore(deps.store, deps.keys), {
       clientId: oauth.clientId,
       clientSecret: oauth.clientSecret,
       // Bounded: a refresh holds its lease (15 s) while it waits for Slack.
@@ -160,12 +142,7 @@ export function oauthReceiverOptions(
         },
         success(installation, options, req, res) {
           logger.info(
-            {
-              team: installation.team?.id,
-              enterprise: installation.enterprise?.id,
-              orgWide: installation.isEnterpriseInstall === true,
-              by: installation.user.id,
-            },
+            { ...who(installation), by: installation.user.id },
             "installed in a workspace",
           );
           defaultCallbackSuccess(installation, options, req, res);
@@ -175,12 +152,11 @@ export function oauthReceiverOptions(
           logger.warn({ reason: error.code, detail: error.message }, "an install failed");
           defaultCallbackFailure(error, options, req, res);
         },
-      },
+      } satisfies CallbackOptions,
     },
   };
 }
 
-/** The page a browser gets when the operator does not allow the workspace (no token kept). */
 function refusedInstallPage(id: string | undefined): string {
   const which = id && /^[A-Z0-9]+$/.test(id) ? ` (${id})` : "";
   return `<!DOCTYPE html><html><head><meta charset="utf-8"><title>Not enabled</title></head><body><p>Task Agent is not enabled for this workspace${which}. Ask the people who run Task Agent to add it to TASK_ALLOWED_TEAMS, then install it again.</p></body></html>`;
@@ -200,21 +176,10 @@ function storeError<T extends Error>(
   return undefined;
 }
 
-/** The installation Bolt looked for when authorizing an event failed because there is none. */
-export const missingInstallation = (err: unknown): InstallationKey | undefined =>
-  storeError(err, InstallationNotFoundError)?.key;
-
-/** The installation that could not be used (unreadable) when authorizing an event failed. */
-export const unreadableInstallation = (err: unknown): InstallationUnreadableError | undefined =>
-  storeError(err, InstallationUnreadableError);
-
 const REPORT_AGAIN_MS = 3600_000;
 const REMEMBERED = 1000;
 
-/**
- * Events from a workspace where the app is not installed, or whose installation cannot be used,
- * are ignored (Bolt calls no listener); each such workspace is logged once an hour at most.
- */
+/** Events of a workspace without a usable installation are ignored, each logged hourly at most. */
 export class UninstalledWorkspaces {
   readonly #logger: Logger;
   readonly #now: () => number;
@@ -225,22 +190,26 @@ export class UninstalledWorkspaces {
     this.#now = now;
   }
 
-  report(key: InstallationKey): void {
-    if (!this.#due(`missing:${nameOf(key)}`)) return;
-    this.#logger.warn(
-      whose(key),
-      `ignored an event from a workspace where the app is not installed (install it from ${OAUTH_INSTALL_PATH})`,
-    );
+  /** Whether Bolt's `error` is an authorization that found no usable installation (logged). */
+  handled(error: unknown): boolean {
+    const missing = storeError(error, InstallationNotFoundError);
+    const unreadable = storeError(error, InstallationUnreadableError);
+    const key = missing?.key ?? unreadable?.key;
+    if (!key) return false;
+    if (!this.#due(`${missing ? "missing" : "unreadable"}:${nameOf(key)}`)) return true;
+    if (missing) {
+      this.#logger.warn(
+        whose(key),
+        `ignored an event from a workspace where the app is not installed (install it from ${OAUTH_INSTALL_PATH})`,
+      );
+    } else {
+      // The message says why and what to do, and names no secret: an error for the operator.
+      this.#logger.error(whose(key), `ignored an event: ${unreadable?.message}`);
+    }
+    return true;
   }
 
-  /** An installation that is stored but cannot be used: an error for the operator. */
-  unreadable(err: InstallationUnreadableError): void {
-    if (!this.#due(`unreadable:${nameOf(err.key)}`)) return;
-    // The message says why and what to do; it names no secret.
-    this.#logger.error(whose(err.key), `ignored an event: ${err.message}`);
-  }
-
-  /** Whether `name` was not reported within the hour (it counts as reported now). */
+  /** Whether `name` was not reported within the hour (it is now). */
   #due(name: string): boolean {
     const now = this.#now();
     const last = this.#reported.get(name);
@@ -248,10 +217,8 @@ export class UninstalledWorkspaces {
     this.#reported.delete(name);
     this.#reported.set(name, now);
     // Oldest first in a Map: forget the longest-reported beyond the cap.
-    for (const old of this.#reported.keys()) {
-      if (this.#reported.size <= REMEMBERED) break;
-      this.#reported.delete(old);
-    }
+    if (this.#reported.size > REMEMBERED)
+      this.#reported.delete(this.#reported.keys().next().value ?? "");
     return true;
   }
 }

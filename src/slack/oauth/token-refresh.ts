@@ -1,15 +1,10 @@
 /**
- * Slack's token rotation: a bot token expires after `expires_in` (12 hours), and `oauth.v2.access`
- * with `grant_type=refresh_token` answers a new token and refresh token, the used one then dead
- * (Slack's token rotation guide). @slack/oauth's `authorize` refreshes a token due within 2 hours
- * on every call that finds it so, with nothing making concurrent calls wait: all but one lose
- * with `invalid_refresh_token` and go on with the old token.
- *
- * So the app refreshes first, in the installation store Bolt reads: once per installation at a
- * time, in this process (calls share one refresh) and across instances (a short lease in the
- * store; the others wait a bounded time, then read the result). What Bolt gets carries no refresh
- * token, so its own refresh never runs. Hand-written: @slack/oauth has no hook around its
- * refresh, and none that coordinates instances.
+ * Slack's token rotation: a bot token expires after `expires_in` (12 hours); `oauth.v2.access`
+ * with `grant_type=refresh_token` answers a new pair, the used one then dead (Slack's token
+ * rotation guide). @slack/oauth refreshes on every call within 2 hours of expiry, uncoordinated:
+ * all but one lose with `invalid_refresh_token`. So the installation store Bolt reads refreshes
+ * first, once per installation at a time (one flight per process, a lease across instances), and
+ * hands Bolt no refresh token. Hand-written: @slack/oauth has no hook around its refresh.
  */
 import { randomUUID } from "node:crypto";
 import { setTimeout as delay } from "node:timers/promises";
@@ -20,6 +15,7 @@ import type { Logger } from "pino";
 import { z } from "zod";
 import type { ThreadStore } from "../../store/types.ts";
 import { slackErrorCode } from "../../view/errors.ts";
+import { remembered } from "../remembered.ts";
 
 /** A token is refreshed this long before it expires: @slack/oauth's own window (2 hours). */
 const REFRESH_WINDOW_S = 7200;
@@ -33,35 +29,32 @@ const POLL_MS = 50;
 type AnyInstallation = Installation<"v1" | "v2", boolean>;
 type Query = InstallationQuery<boolean>;
 
-/** What `oauth.v2.access` answers a refresh (the parts used). */
 const Refreshed = z.object({
   access_token: z.string().min(1),
   refresh_token: z.string().min(1),
   expires_in: z.number().positive(),
 });
 
-export interface TokenRefreshOptions {
+interface TokenRefreshOptions {
   readonly clientId: string;
   readonly clientSecret: string;
-  /** A client without a token, for `oauth.v2.access` (bounded: a few seconds, one retry). */
+  /** Without a token, bounded (a few seconds, one retry). */
   readonly client: Pick<WebClient, "oauth">;
   readonly leases: Pick<ThreadStore, "acquireLease" | "releaseLease">;
   readonly logger: Logger;
   readonly now?: () => number;
-  /** How long a call waits for another instance's refresh while its token still works. */
   readonly waitMs?: number;
 }
 
 /** Who an installation is, for the log (no secret). */
-const who = (i: AnyInstallation) => ({
+export const who = (i: AnyInstallation) => ({
   team: i.team?.id,
   enterprise: i.enterprise?.id,
   orgWide: i.isEnterpriseInstall === true,
 });
 
-/** The installation as Bolt gets it: its tokens, without the refresh tokens this module uses. */
+/** Without refresh tokens, a user token's too (Bolt refreshing it would store no bot's). */
 function forBolt(i: AnyInstallation): AnyInstallation {
-  // A user token's too: Bolt refreshing it would store this installation without the bot's.
   return {
     ...i,
     user: { ...i.user, refreshToken: undefined },
@@ -69,24 +62,14 @@ function forBolt(i: AnyInstallation): AnyInstallation {
   };
 }
 
-/**
- * The installations of `inner`, with a bot token due to expire refreshed first, once per
- * installation at a time across every instance sharing `leases`.
- */
-export function refreshingInstallations(
-  inner: InstallationStore,
-  options: TokenRefreshOptions,
-): InstallationStore {
-  return new RefreshingInstallations(inner, options);
-}
-
-class RefreshingInstallations implements InstallationStore {
+/** The installations of `inner`, a bot token due to expire refreshed first. */
+export class RefreshingInstallations implements InstallationStore {
   readonly #inner: InstallationStore;
   readonly #options: TokenRefreshOptions;
   readonly #now: () => number;
   readonly #owner = randomUUID();
-  /** Refreshes under way in this process, by installation. */
-  readonly #flights = new Map<string, Promise<AnyInstallation>>();
+  /** One refresh at a time per installation in this process (none kept once settled). */
+  readonly #flights = remembered<AnyInstallation>({ ttlMs: 0, max: 0, keep: () => false });
 
   constructor(inner: InstallationStore, options: TokenRefreshOptions) {
     this.#inner = inner;
@@ -108,15 +91,10 @@ class RefreshingInstallations implements InstallationStore {
     const name = found.isEnterpriseInstall
       ? `e:${found.enterprise?.id ?? ""}`
       : `t:${found.team?.id ?? ""}`;
-    let flight = this.#flights.get(name);
-    if (!flight) {
-      flight = this.#settle(query, name, found).finally(() => this.#flights.delete(name));
-      this.#flights.set(name, flight);
-    }
-    return forBolt(await flight);
+    return forBolt(await this.#flights(name, () => this.#settle(query, name, found)));
   }
 
-  /** Whether the installation's bot token is due for a refresh (it rotates, and expires soon). */
+  /** Whether its bot token rotates and expires soon. */
   #due(i: AnyInstallation): boolean {
     const bot = i.bot;
     if (!bot?.refreshToken || bot.expiresAt === undefined || bot.expiresAt === null) return false;
@@ -133,7 +111,7 @@ class RefreshingInstallations implements InstallationStore {
     return this.#inner.fetchInstallation(query) as Promise<AnyInstallation>;
   }
 
-  /** The installation once its due token is refreshed here, or by whoever holds the lease. */
+  /** Once its due token is refreshed here, or by whoever holds the lease. */
   async #settle(query: Query, name: string, found: AnyInstallation): Promise<AnyInstallation> {
     const { leases, logger } = this.#options;
     const lease = `token-refresh:${name}`;
@@ -162,7 +140,7 @@ class RefreshingInstallations implements InstallationStore {
     }
   }
 
-  /** Refreshes the bot token of `stale` (read under the lease) and stores the new pair. */
+  /** `stale` was read under the lease. */
   async #refresh(query: Query, stale: AnyInstallation): Promise<AnyInstallation> {
     const { logger } = this.#options;
     const { bot } = stale;
@@ -187,8 +165,7 @@ class RefreshingInstallations implements InstallationStore {
       return stale;
     }
     const expiresAt = Math.floor(this.#now() / 1000) + answer.expires_in;
-    const token = answer.access_token;
-    const refreshToken = answer.refresh_token;
+    const { access_token: token, refresh_token: refreshToken } = answer;
     const updated = { ...stale, bot: { ...bot, token, refreshToken, expiresAt } };
     await this.#inner.storeInstallation(updated);
     logger.info({ ...who(stale), expiresAt }, "refreshed the workspace's rotating bot token");

@@ -8,10 +8,8 @@ import { InvalidStateError } from "@slack/oauth";
 import { describe, expect, it } from "vitest";
 import { createLogger } from "../../../src/log.ts";
 import {
-  missingInstallation,
   singleUseStateStore,
   UninstalledWorkspaces,
-  unreadableInstallation,
 } from "../../../src/slack/oauth/install-flow.ts";
 import {
   InstallationNotFoundError,
@@ -68,34 +66,40 @@ describe("the OAuth state", () => {
   });
 });
 
+/** The store's error as Bolt hands it over: @slack/oauth's AuthorizationError, then Bolt's, each
+ * keeping the previous as `original`. */
+const wrap = (fromStore: Error) =>
+  Object.assign(new Error("Authorization of incoming event did not succeed."), {
+    code: "slack_bolt_authorization_error",
+    original: Object.assign(new Error(fromStore.message), { original: fromStore }),
+  });
+
 describe("events from a workspace where the app is not installed", () => {
   const key = { teamId: "T0NOTHERE", enterpriseId: undefined, isEnterpriseInstall: false };
+  const missing = (teamId: string) => wrap(new InstallationNotFoundError({ ...key, teamId }));
 
   it("are recognised through Bolt's wrapping of the store's error", () => {
-    const fromStore = new InstallationNotFoundError(key);
-    // @slack/oauth's AuthorizationError, then Bolt's, each keeping the previous as `original`.
-    const wrapped = Object.assign(new Error("Authorization of incoming event did not succeed."), {
-      code: "slack_bolt_authorization_error",
-      original: Object.assign(new Error(fromStore.message), { original: fromStore }),
-    });
-    expect(missingInstallation(wrapped)).toEqual(key);
-    expect(missingInstallation(new Error("Redis is not reachable"))).toBeUndefined();
+    const { lines, logger } = capture();
+    const uninstalled = new UninstalledWorkspaces(logger);
+    expect(uninstalled.handled(missing("T0NOTHERE"))).toBe(true);
+    expect(uninstalled.handled(new Error("Redis is not reachable"))).toBe(false);
+    expect(lines.map((l) => l.team)).toEqual(["T0NOTHERE"]);
   });
 
   it("are logged once per workspace, and again only an hour later", () => {
     const { lines, logger } = capture();
     let now = 1_000_000;
     const uninstalled = new UninstalledWorkspaces(logger, () => now);
-    uninstalled.report(key);
+    uninstalled.handled(missing("T0NOTHERE"));
     now += 59 * 60_000;
-    uninstalled.report(key);
-    uninstalled.report({ ...key, teamId: "T0ALSONOT" });
+    expect(uninstalled.handled(missing("T0NOTHERE"))).toBe(true);
+    uninstalled.handled(missing("T0ALSONOT"));
     expect(lines.map((l) => l.team)).toEqual(["T0NOTHERE", "T0ALSONOT"]);
     expect(lines[0]?.msg).toBe(
       "ignored an event from a workspace where the app is not installed (install it from /slack/install)",
     );
     now += 2 * 60_000;
-    uninstalled.report(key);
+    uninstalled.handled(missing("T0NOTHERE"));
     expect(lines.map((l) => l.team)).toEqual(["T0NOTHERE", "T0ALSONOT", "T0NOTHERE"]);
   });
 });
@@ -106,19 +110,14 @@ describe("events from a workspace whose stored installation cannot be used", () 
     "a token in it does not open (not sealed in this app's format); install the app there again";
 
   it("are recognised through Bolt's wrapping, and logged as errors once per workspace an hour", () => {
-    const fromStore = new InstallationUnreadableError(key, why);
-    const wrapped = Object.assign(new Error("Authorization of incoming event did not succeed."), {
-      original: Object.assign(new Error(fromStore.message), { original: fromStore }),
-    });
-    expect(unreadableInstallation(wrapped)).toBe(fromStore);
-    expect(missingInstallation(wrapped)).toBeUndefined();
+    const unreadable = wrap(new InstallationUnreadableError(key, why));
     const { lines, logger } = capture();
     let now = 1_000_000;
     const reports = new UninstalledWorkspaces(logger, () => now);
-    reports.unreadable(fromStore);
-    reports.report(key); // not installed is another report
+    expect(reports.handled(unreadable)).toBe(true);
+    reports.handled(wrap(new InstallationNotFoundError(key))); // not installed is another report
     now += 30 * 60_000;
-    reports.unreadable(fromStore);
+    reports.handled(unreadable);
     expect(lines.map((l) => [l.level, l.msg])).toEqual([
       [50, `ignored an event: the stored installation of workspace T0PLAIN is unreadable: ${why}`],
       [

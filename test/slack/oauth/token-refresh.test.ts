@@ -13,7 +13,7 @@ import { WebClient } from "@slack/web-api";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createLogger } from "../../../src/log.ts";
 import { boltLogger } from "../../../src/slack/bolt-logger.ts";
-import { refreshingInstallations } from "../../../src/slack/oauth/token-refresh.ts";
+import { RefreshingInstallations } from "../../../src/slack/oauth/token-refresh.ts";
 import { createInstallationStore } from "../../../src/store/installations.ts";
 import { createMemoryStore } from "../../support/fakes/memory-store.ts";
 import { openRedisStore } from "../../../src/store/redis.ts";
@@ -148,7 +148,7 @@ describe.each(backends)("refreshing rotating tokens on %s", (_name, open) => {
     opened.push(records);
     const { lines, logger } = capture();
     const sealed = createInstallationStore(records, KEYS);
-    const installations = refreshingInstallations(sealed, {
+    const installations = new RefreshingInstallations(sealed, {
       clientId: slack.oauth.clientId,
       clientSecret: slack.oauth.clientSecret,
       client: client(),
