@@ -3,8 +3,10 @@
  * split so that no payload comes near Slack's limits; status and controls follow.
  */
 import type { KnownBlock, MessageMetadata } from "@slack/types";
+import { z } from "zod";
 import type { RunState } from "../store/types.ts";
 import { formatBytes } from "../util/bytes.ts";
+import { readValue } from "./blocks.ts";
 import { feedbackBlock } from "./feedback.ts";
 import { repairPartial, splitMarkdown } from "./markdown.ts";
 import { mrkdwnExcerpt, notificationText } from "./mrkdwn.ts";
@@ -91,17 +93,11 @@ export interface StopRef {
 export const encodeStopValue = (ref: StopRef): string =>
   JSON.stringify({ c: ref.channelId, t: ref.threadTs, r: ref.runId });
 
+const StopValue = z.object({ c: z.string(), t: z.string(), r: z.string() });
+
 export function decodeStopValue(value: string | undefined): StopRef | undefined {
-  if (!value) return undefined;
-  try {
-    const v = JSON.parse(value) as { c?: unknown; t?: unknown; r?: unknown };
-    if (typeof v.c === "string" && typeof v.t === "string" && typeof v.r === "string") {
-      return { channelId: v.c, threadTs: v.t, runId: v.r };
-    }
-  } catch {
-    // not ours
-  }
-  return undefined;
+  const v = value ? readValue(value, StopValue) : undefined;
+  return v && { channelId: v.c, threadTs: v.t, runId: v.r };
 }
 
 export function formatDuration(ms: number): string {
