@@ -46,10 +46,8 @@ export class FeedbackRecorder {
     this.#clock = options.clock ?? systemClock;
   }
 
-  /**
-   * Records a vote; false when the person had already given this one. A run's votes are read,
-   * changed and written one click at a time (simultaneous clicks would keep only one vote).
-   */
+  /** Records a vote; false when the person had already given this one. A run's votes are read,
+   * changed and written one click at a time (simultaneous clicks would keep only one vote). */
   record(vote: FeedbackVote): Promise<boolean> {
     const key = feedbackKey(vote.teamId, vote.ref.runId);
     const before = this.#writing.get(key) ?? Promise.resolve(false);

@@ -1,7 +1,5 @@
-/**
- * A task started inside a thread that has no task (a mention, a DM reply) takes the thread
- * along: its earlier messages in the prompt, or as `thread.md` when they would not fit.
- */
+/** A task started inside a thread that has no task (a mention, a DM reply) takes the thread along:
+ * its earlier messages in the prompt, or as `thread.md` when they would not fit. */
 import type { Logger } from "pino";
 import type { ThreadContextConfig } from "../config/features.ts";
 import type { ThreadHistory } from "./history.ts";

@@ -1,7 +1,5 @@
-/**
- * A Slack thread as the agent reads it (pure): its earlier messages as Markdown, and the prompt
- * that carries it, or the `thread.md` file when the prompt would be too long.
- */
+/** A Slack thread as the agent reads it (pure): its earlier messages as Markdown, and the prompt
+ * that carries it, or the `thread.md` file when the prompt would be too long. */
 import type { ThreadMessage } from "./history.ts";
 import { LIMITS, promptLength } from "../service/limits.ts";
 
@@ -69,10 +67,8 @@ export function threadNote(thread: RenderedThread): string {
   return thread.omitted > 0 ? `${read} (${thread.omitted} earlier not included).` : `${read}.`;
 }
 
-/**
- * Slack's message markup as plain text: `<@U1>` → `@name`, `<#C1|general>` → `#general`,
- * `<!here>` → `@here`, `<url|label>` → `label (url)`, and `&amp;`, `&lt;`, `&gt;` decoded.
- */
+/** Slack's message markup as plain text: `<@U1>` → `@name`, `<#C1|general>` → `#general`, `<!here>`
+ * → `@here`, `<url|label>` → `label (url)`, and `&amp;`, `&lt;`, `&gt;` decoded. */
 export function plainText(text: string, nameOf: (userId: string) => string | undefined): string {
   const marked = text.replace(/<([^<>\n]{1,1000})>/g, (_all, inner: string) => {
     const [target = "", label] = inner.split("|", 2);

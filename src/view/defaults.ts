@@ -102,10 +102,8 @@ const SERVICE_FIELD: Readonly<Record<string, string>> = {
   context: "enable_context_manager",
 };
 
-/**
- * When the service refused (400/422) a task that used defaults: the sentence naming those the
- * refusal mentions (else every one used) and where to change them.
- */
+/** When the service refused (400/422) a task that used defaults: the sentence naming those the
+ * refusal mentions (else every one used) and where to change them. */
 export function blameDefaults(err: unknown, used: readonly UsedDefault[]): string | undefined {
   if (used.length === 0 || !(err instanceof TaskServiceError)) return undefined;
   if (err.kind !== "validation" && err.kind !== "bad_request") return undefined;

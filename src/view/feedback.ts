@@ -1,9 +1,6 @@
-/**
- * The feedback buttons under a finished answer (Slack's `context_actions` block with a
- * `feedback_buttons` element, as in Slack's Block Kit reference: a positive and a negative
- * button, each with a `text` and a `value`), and what the person is told once a click counted.
- * Pure.
- */
+/** The feedback buttons under a finished answer (Slack's `context_actions` block with a
+ * `feedback_buttons` element, as in Slack's Block Kit reference: a positive and a negative button,
+ * each with a `text` and a `value`), and what the person is told once a click counted. Pure. */
 import type { KnownBlock } from "@slack/types";
 import { z } from "zod";
 import { readValue } from "./blocks.ts";

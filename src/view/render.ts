@@ -1,7 +1,5 @@
-/**
- * A run's messages: the answer in `markdown` blocks (Slack renders standard Markdown itself),
- * split so that no payload comes near Slack's limits; status and controls follow.
- */
+/** A run's messages: the answer in `markdown` blocks (Slack renders standard Markdown itself),
+ * split so that no payload comes near Slack's limits; status and controls follow. */
 import type { KnownBlock, MessageMetadata } from "@slack/types";
 import { z } from "zod";
 import type { RunState } from "../store/types.ts";
@@ -14,11 +12,9 @@ import { mrkdwnText, neutralizeMentions, truncate } from "./sanitize.ts";
 import { revealLinkHosts } from "./scan/link-hosts.ts";
 import { type TaskRef, taskButtons } from "./task-views.ts";
 
-/**
- * Markdown characters per message. Slack allows 12,000 across the markdown blocks of one
- * payload and has refused payloads of about 12–13k characters of blocks in total, so one
- * message carries at most 10,000 plus a short status.
- */
+/** Markdown characters per message. Slack allows 12,000 across the markdown blocks of one payload
+ * and has refused payloads of about 12–13k characters of blocks in total, so one message carries at
+ * most 10,000 plus a short status. */
 export const MESSAGE_MARKDOWN_LIMIT = 10_000;
 /** The `text` fallback is only for notifications. */
 const FALLBACK_CHARS = 300;

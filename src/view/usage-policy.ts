@@ -1,7 +1,5 @@
-/**
- * A workspace's usage policy in Block Kit: the admins' form section and reading it back, and
- * App Home's admin part with the service's last refusal of the account (402, 429).
- */
+/** A workspace's usage policy in Block Kit: the admins' form section and reading it back, and App
+ * Home's admin part with the service's last refusal of the account (402, 429). */
 import type { AuditEvent } from "../store/audit.ts";
 import { QUOTA_MAX, type ServiceAlert, type UsagePolicy } from "../store/usage-policy.ts";
 import { workspaceSettingsButton } from "./workspace-settings.ts";
@@ -36,10 +34,8 @@ const choice = (blockId: string, label: string, options: Block[], second: boolea
     more,
   );
 
-/**
- * The user groups to pick from: Block Kit has no user-group select, so a static multi-select
- * filled from `usergroups.list` (no options-load URL, which a Socket Mode app may not have).
- */
+/** The user groups to pick from: Block Kit has no user-group select, so a static multi-select
+ * filled from `usergroups.list` (no options-load URL, which a Socket Mode app may not have). */
 function groupsBlock(policy: UsagePolicy, groups: readonly UserGroupOption[]): Block {
   const chosen = policy.who.kind === "groups" ? policy.who.groupIds : [];
   // A chosen group missing from the list (deleted, or the list failed) stays visible by id.

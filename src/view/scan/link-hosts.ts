@@ -18,10 +18,8 @@ export const UNVERIFIED = "unverified link";
 /** How much of a target is read for its host: a scheme, user info and a host fit in it. */
 const TARGET_HEAD = 2048;
 
-/**
- * The host `target` really goes to, to show after `label`, when the label looks like an address
- * of another host; undefined when it does not (or already says so: no tagging twice).
- */
+/** The host `target` really goes to, to show after `label`, when the label looks like an address of
+ * another host; undefined when it does not (or already says so: no tagging twice). */
 export function misleadingHost(label: string, target: string): string | undefined {
   const claimed = claimedHost(label);
   if (claimed === undefined) return undefined;
@@ -117,10 +115,8 @@ function asciiHost(host: string): string {
 const WEB = /^<?(https?:)\/\//i;
 const AUTHORITY_END = /[/?#\\\s)<>]/;
 
-/**
- * The host an http(s) target goes to, as a URL parser reads it; undefined when it cannot be
- * read plainly (character references, unparsable, too long), null when it is no web link.
- */
+/** The host an http(s) target goes to, as a URL parser reads it; undefined when it cannot be read
+ * plainly (character references, unparsable, too long), null when it is no web link. */
 function targetHost(target: string): { host: string; hostname: string } | undefined | null {
   const web = WEB.exec(target);
   if (!web) return null;
@@ -161,11 +157,9 @@ const MARKS = /[[\]`]/g;
 /** How far the next mark is looked for a character at a time. */
 const NEAR = 8;
 
-/**
- * Markdown with the real host shown inside every misleading link's label:
- * `[sso.corp](https://evil.example)` → `[sso.corp (evil.example)](https://evil.example)`.
- * Code is left as written. One pass; brackets pair on one stack.
- */
+/** Markdown with the real host shown inside every misleading link's label:
+ * `[sso.corp](https://evil.example)` → `[sso.corp (evil.example)](https://evil.example)`. Code is
+ * left as written. One pass; brackets pair on one stack. */
 export function revealLinkHosts(markdown: string): string {
   if (!WEB_LINK.test(markdown)) return markdown;
   const scan = new LinkScan(markdown);
