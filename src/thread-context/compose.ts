@@ -4,7 +4,7 @@ import type { Logger } from "pino";
 import type { ThreadContextConfig } from "../config/features.ts";
 import type { ThreadHistory } from "./history.ts";
 import { LIMITS } from "../service/limits.ts";
-import type { UploadFile } from "../service/multipart.ts";
+import { fileFromBytes, type UploadFile } from "../service/multipart.ts";
 import {
   promptWithThread,
   promptWithThreadFile,
@@ -37,19 +37,6 @@ export interface ThreadAsk {
   readonly threadTs: string;
   /** The message that starts the task: only earlier ones are read. */
   readonly beforeTs: string;
-}
-
-/** A file made of `text`, for the service's multipart body. */
-function textFile(name: string, text: string): UploadFile {
-  const bytes = Buffer.from(text, "utf8");
-  return {
-    name,
-    size: bytes.byteLength,
-    contentType: "text/markdown",
-    async *open() {
-      yield bytes;
-    },
-  };
 }
 
 export async function withThreadContext(
@@ -86,7 +73,10 @@ export async function withThreadContext(
   }
   return {
     prompt: promptWithThreadFile(prompt),
-    files: [...files, textFile(THREAD_FILE, threadFile(thread))],
+    files: [
+      ...files,
+      fileFromBytes(THREAD_FILE, Buffer.from(threadFile(thread), "utf8"), "text/markdown"),
+    ],
     remark: `${remark.slice(0, -1)}, attached as ${THREAD_FILE}.`,
   };
 }

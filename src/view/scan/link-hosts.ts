@@ -1,14 +1,8 @@
-/**
- * Links whose label looks like an address of another host (`[https://sso.corp](https://evil)`:
- * an answer is hostile input) keep their label, followed by the host they really go to, as the
- * glitch-soc Mastodon web client tags misleading links (docs/usage.md says why).
- *
- * A label looks like an address when, with its Markdown markers, escapes, numeric character
- * references and invisible characters taken out, it starts with a scheme (`https://…`) or is
- * one word whose start is a host name (`sso.corp`, `www.bank.com/login`, `10.0.0.1:8080`).
- * Its host is compared with the target's as a URL parser reads it (`https://sso.corp@evil`
- * goes to `evil`), in lower case, IDN as punycode, without a leading `www.` or a final dot.
- */
+/** A link whose label looks like an address of another host (`[https://sso.corp](https://evil)`)
+ * keeps its label, followed by the host it really goes to (docs/usage.md says why). A label is
+ * read without its markers, escapes, character references and invisible characters; hosts are
+ * compared as a URL parser reads them (`https://sso.corp@evil` goes to `evil`), in lower case, IDN
+ * as punycode, without a leading `www.` or a final dot. */
 import { advanceFence, type FenceState, nextFenceLine } from "../markdown-scan.ts";
 import { codeSpans } from "./inline-scan.ts";
 
