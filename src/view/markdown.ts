@@ -1,11 +1,7 @@
-/**
- * Markdown for Slack `markdown` blocks: repairing a half-written answer while it streams, and
- * splitting a long one into message-sized parts without breaking code blocks.
- *
- * Not the remend package (1.4.0): it never closes a code fence and it rewrites finished lines
- * (an unfinished link swallows what follows), so posted messages would change.
- */
-
+/** Markdown for Slack `markdown` blocks: repairing a half-written answer while it streams, and
+ * splitting a long one into message-sized parts without breaking code blocks. Not the remend
+ * package (1.4.0): it never closes a code fence and it rewrites finished lines (an unfinished link
+ * swallows what follows), so posted messages would change. */
 import {
   advanceFence,
   BlankLines,
@@ -102,7 +98,7 @@ function chooseCut(
   reopen: string,
   window: string,
   budget: number,
-  has: WindowHas,
+  has: ReturnType<Ahead["in"]>,
 ): { cut: number; fence: FenceState } {
   // The last line end past `min` of each kind: outside code before a blank line, outside
   // code, any (with the fence open there).
@@ -186,14 +182,6 @@ function blankFrom(text: string, start: number): boolean {
   return true;
 }
 
-/** What a window of the text holds, as far as choosing its cut needs: line ends, a run of three
- * backticks or tildes (what any fence line has), and from where a cut may be, a blank line. */
-interface WindowHas {
-  readonly breaks: boolean;
-  readonly fenceRuns: boolean;
-  readonly blankLines: boolean;
-}
-
 /** Where a part may end at the earliest, in a window of `budget` characters. */
 const minCut = (budget: number) => Math.floor(budget * 0.4);
 
@@ -210,8 +198,10 @@ class Ahead {
     this.#text = text;
   }
 
-  /** What the window of `length` characters from `pos` holds, blank lines from `pos + min`. */
-  in(pos: number, length: number, min: number): WindowHas {
+  /** What the window of `length` characters from `pos` holds, as far as choosing its cut needs:
+   * line ends, a run of three backticks or tildes (any fence line has one), and from `pos + min`
+   * (where a cut may be) a blank line. */
+  in(pos: number, length: number, min: number) {
     const end = pos + length;
     const has = (kind: number, from: number, size: number) => {
       let at = this.#next[kind] ?? -1;
