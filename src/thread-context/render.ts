@@ -7,12 +7,7 @@ import { LIMITS, promptLength } from "../service/limits.ts";
 const MESSAGE_MAX = 4000;
 export const THREAD_FILE = "thread.md";
 
-interface RenderedThread {
-  readonly markdown: string;
-  readonly included: number;
-  /** Earlier messages left out (the thread's size limits, or beyond what was read). */
-  readonly omitted: number;
-}
+type RenderedThread = ReturnType<typeof renderThread>;
 
 const clip = (s: string, max: number) =>
   [...s].length <= max ? s : `${[...s].slice(0, max - 1).join("")}…`;
@@ -28,7 +23,7 @@ export function renderThread(
   messages: readonly ThreadMessage[],
   omitted: number,
   limits: { readonly maxMessages: number; readonly maxChars: number },
-): RenderedThread {
+) {
   const kept: string[] = [];
   let size = 0;
   for (let i = messages.length - 1; i >= 0 && kept.length < limits.maxMessages; i--) {
@@ -42,6 +37,7 @@ export function renderThread(
   kept.reverse();
   const left = omitted + messages.length - kept.length;
   const head = left > 0 ? [`… ${left} earlier message${left === 1 ? "" : "s"} not included`] : [];
+  // omitted: left out by the thread's size limits, or beyond what was read.
   return { markdown: [...head, ...kept].join("\n\n"), included: kept.length, omitted: left };
 }
 

@@ -5,7 +5,7 @@ import { truncate } from "./sanitize.ts";
 export type Block = Record<string, unknown>;
 
 export const plain = (text: string) => ({ type: "plain_text", text, emoji: true });
-export const mrkdwn = (text: string) => ({ type: "mrkdwn", text });
+const mrkdwn = (text: string) => ({ type: "mrkdwn", text });
 
 /** Slack's limit on a section's text (Block Kit reference: section block, 3000 characters). */
 const SECTION_MAX = 3000;
@@ -14,6 +14,12 @@ export const section = (text: string, blockId?: string): Block => ({
   type: "section",
   ...(blockId === undefined ? {} : { block_id: blockId }),
   text: mrkdwn(truncate(text, SECTION_MAX)),
+});
+
+/** A context block; its text, like a section's, holds at most 3,000 characters. */
+export const context = (text: string): Block => ({
+  type: "context",
+  elements: [mrkdwn(truncate(text, SECTION_MAX))],
 });
 
 export const button = (actionId: string, text: string, more?: Block): Block => ({

@@ -7,7 +7,7 @@ import { summarizeDefaults } from "./defaults.ts";
 import { mrkdwnLabel } from "./mrkdwn.ts";
 import { escapeText } from "./sanitize.ts";
 import { type AdminHome, adminHomeBlocks } from "./usage-policy.ts";
-import { type Block, button, form, input, mrkdwn, plain, section, slackDate } from "./blocks.ts";
+import { type Block, button, context, form, input, plain, section, slackDate } from "./blocks.ts";
 
 export const HOME_NEW_TASK = "home_new_task";
 export const HOME_EDIT_DEFAULTS = "home_edit_defaults";
@@ -136,7 +136,7 @@ function adminRecords(admin: AdminHome, retentionDays: number) {
     section(
       `*Audit trail:* the latest admin actions of the last ${days(retentionDays)} (the app's log has each one).${events.length === 0 ? " None yet." : ""}`,
     ),
-    ...events.map((e) => ({ type: "context", elements: [mrkdwn(auditLine(e))] })),
+    ...events.map((e) => context(auditLine(e))),
     {
       type: "actions",
       block_id: "home_admin_records",

@@ -7,7 +7,7 @@ import { formatBytes } from "../util/bytes.ts";
 import { MODAL_PROMPT_MAX } from "./modal.ts";
 import { mrkdwnExcerpt } from "./mrkdwn.ts";
 import { mrkdwnText, truncate } from "./sanitize.ts";
-import { type Block, button, form, input, plain, readValue, section } from "./blocks.ts";
+import { type Block, button, context, form, input, plain, readValue, section } from "./blocks.ts";
 
 export const TASK_ACTION = {
   history: "task_history",
@@ -61,11 +61,6 @@ export function decodeViewState(value: string | undefined): ViewState | undefine
   const v = readValue(value, ViewStateValue);
   return v && { channelId: v.c, threadTs: v.t, kind: v.k, page: v.p, status: v.s === true };
 }
-
-const context = (text: string): Block => ({
-  type: "context",
-  elements: [{ type: "mrkdwn", text: truncate(text, 3000) }],
-});
 
 function modal(title: string, state: ViewState | undefined, blocks: Block[]): Block {
   return {

@@ -3,7 +3,7 @@
 import type { AuditEvent } from "../store/audit.ts";
 import { QUOTA_MAX, type ServiceAlert, type UsagePolicy } from "../store/usage-policy.ts";
 import { workspaceSettingsButton } from "./workspace-settings.ts";
-import { type Block, input, mrkdwn, plain, section, slackDate } from "./blocks.ts";
+import { type Block, context, input, plain, section, slackDate } from "./blocks.ts";
 
 /** Block ids of the section; each input's element has the action id `value`. */
 export const USAGE_FIELD = {
@@ -47,7 +47,7 @@ function groupsBlock(policy: UsagePolicy, groups: readonly UserGroupOption[]): B
   if (offered.length === 0) {
     const none =
       "This workspace has no user groups I can see. Create one in Slack (People › User groups) to let only its members start tasks.";
-    return { type: "context", elements: [mrkdwn(none)] };
+    return context(none);
   }
   const groupOption = (g: UserGroupOption) =>
     option(g.id, g.name && g.name !== g.handle ? `@${g.handle} (${g.name})` : `@${g.handle}`);
