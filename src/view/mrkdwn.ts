@@ -294,17 +294,8 @@ function blockLine(line: string): string {
 const mayStartBlock = (c: number): boolean =>
   c === 35 || c === 42 || c === 43 || c === 45 || c === 95 || (c >= 48 && c <= 57) || isSpace(c);
 
-function isThematicBreak(line: string): boolean {
-  const t = line.trim();
-  const c = t[0];
-  if (c !== "-" && c !== "*" && c !== "_") return false;
-  let n = 0;
-  for (const ch of t) {
-    if (ch === c) n++;
-    else if (ch !== " " && ch !== "\t") return false;
-  }
-  return n >= 3;
-}
+/** Three or more `-`, `*` or `_` (the same), with blanks between them or not. */
+const isThematicBreak = (line: string): boolean => /^([-*_])(?:[ \t]*\1){2,}$/.test(line.trim());
 
 /** Whether the lines of `text` before `end` hold an odd number of "```" or "> ```" lines. */
 function fenceLinesOdd(text: string, end: number): boolean {
