@@ -90,7 +90,7 @@ export const encodeStopValue = (ref: StopRef): string =>
 const StopValue = z.object({ c: z.string(), t: z.string(), r: z.string() });
 
 export function decodeStopValue(value: string | undefined): StopRef | undefined {
-  const v = value ? readValue(value, StopValue) : undefined;
+  const v = readValue(value, StopValue);
   return v && { channelId: v.c, threadTs: v.t, runId: v.r };
 }
 
