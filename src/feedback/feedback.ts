@@ -38,46 +38,29 @@ interface FeedbackRecorderOptions {
 export class FeedbackRecorder {
   readonly #o: FeedbackRecorderOptions;
   readonly #clock: Clock;
-  /** The latest click being recorded, per run. */
-  readonly #writing = new Map<string, Promise<boolean>>();
 
   constructor(options: FeedbackRecorderOptions) {
     this.#o = options;
     this.#clock = options.clock ?? systemClock;
   }
 
-  /**
-   * Records a vote; false when the person had already given this one. A run's votes are read,
-   * changed and written one click at a time (simultaneous clicks would keep only one vote).
-   */
-  record(vote: FeedbackVote): Promise<boolean> {
+  /** Records a vote; false when the person had already given this one. A run's votes change in
+   * one atomic update (simultaneous clicks each keep their vote). */
+  async record(vote: FeedbackVote): Promise<boolean> {
+    let added = false;
+    const change = (current: unknown): FeedbackRecord | undefined => {
+      const votes = readRecord(current)?.votes ?? [];
+      added = !votes.some((v) => v.userId === vote.userId && v.kind === vote.kind);
+      if (!added) return undefined;
+      const others = votes.filter((v) => v.userId !== vote.userId);
+      const mine = { userId: vote.userId, kind: vote.kind, at: this.#clock.now() };
+      const { runId, channelId, threadTs } = vote.ref;
+      return { runId, channelId, threadTs, votes: [...others, mine].slice(-MAX_VOTES) };
+    };
     const key = feedbackKey(vote.teamId, vote.ref.runId);
-    const before = this.#writing.get(key) ?? Promise.resolve(false);
-    const mine = before.catch(() => false).then(() => this.#record(key, vote));
-    this.#writing.set(key, mine);
-    const done = () => {
-      if (this.#writing.get(key) === mine) this.#writing.delete(key);
-    };
-    mine.then(done, done);
-    return mine;
-  }
-
-  async #record(key: string, vote: FeedbackVote): Promise<boolean> {
-    const current = readRecord(await this.#o.records.getRecord(key));
-    const votes = current?.votes ?? [];
-    if (votes.some((v) => v.userId === vote.userId && v.kind === vote.kind)) return false;
-    const others = votes.filter((v) => v.userId !== vote.userId);
-    const record: FeedbackRecord = {
-      runId: vote.ref.runId,
-      channelId: vote.ref.channelId,
-      threadTs: vote.ref.threadTs,
-      votes: [...others, { userId: vote.userId, kind: vote.kind, at: this.#clock.now() }].slice(
-        -MAX_VOTES,
-      ),
-    };
-    await this.#o.records.putRecord(key, record, { retained: true });
-    this.#o.metrics.feedback(vote.kind);
-    return true;
+    await this.#o.records.updateRecord(key, change, { retained: true });
+    if (added) this.#o.metrics.feedback(vote.kind);
+    return added;
   }
 
   async votes(teamId: string, runId: string): Promise<FeedbackRecord | undefined> {

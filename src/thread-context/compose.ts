@@ -1,12 +1,10 @@
-/**
- * A task started inside a thread that has no task (a mention, a DM reply) takes the thread
- * along: its earlier messages in the prompt, or as `thread.md` when they would not fit.
- */
+/** A task started inside a thread that has no task (a mention, a DM reply) takes the thread along:
+ * its earlier messages in the prompt, or as `thread.md` when they would not fit. */
 import type { Logger } from "pino";
 import type { ThreadContextConfig } from "../config/features.ts";
 import type { ThreadHistory } from "./history.ts";
 import { LIMITS } from "../service/limits.ts";
-import type { UploadFile } from "../service/multipart.ts";
+import { fileFromBytes, type UploadFile } from "../service/multipart.ts";
 import {
   promptWithThread,
   promptWithThreadFile,
@@ -39,19 +37,6 @@ export interface ThreadAsk {
   readonly threadTs: string;
   /** The message that starts the task: only earlier ones are read. */
   readonly beforeTs: string;
-}
-
-/** A file made of `text`, for the service's multipart body. */
-function textFile(name: string, text: string): UploadFile {
-  const bytes = Buffer.from(text, "utf8");
-  return {
-    name,
-    size: bytes.byteLength,
-    contentType: "text/markdown",
-    async *open() {
-      yield bytes;
-    },
-  };
 }
 
 export async function withThreadContext(
@@ -88,7 +73,10 @@ export async function withThreadContext(
   }
   return {
     prompt: promptWithThreadFile(prompt),
-    files: [...files, textFile(THREAD_FILE, threadFile(thread))],
+    files: [
+      ...files,
+      fileFromBytes(THREAD_FILE, Buffer.from(threadFile(thread), "utf8"), "text/markdown"),
+    ],
     remark: `${remark.slice(0, -1)}, attached as ${THREAD_FILE}.`,
   };
 }

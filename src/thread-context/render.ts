@@ -1,7 +1,5 @@
-/**
- * A Slack thread as the agent reads it (pure): its earlier messages as Markdown, and the prompt
- * that carries it, or the `thread.md` file when the prompt would be too long.
- */
+/** A Slack thread as the agent reads it (pure): its earlier messages as Markdown, and the prompt
+ * that carries it, or the `thread.md` file when the prompt would be too long. */
 import type { ThreadMessage } from "./history.ts";
 import { LIMITS, promptLength } from "../service/limits.ts";
 
@@ -9,12 +7,7 @@ import { LIMITS, promptLength } from "../service/limits.ts";
 const MESSAGE_MAX = 4000;
 export const THREAD_FILE = "thread.md";
 
-interface RenderedThread {
-  readonly markdown: string;
-  readonly included: number;
-  /** Earlier messages left out (the thread's size limits, or beyond what was read). */
-  readonly omitted: number;
-}
+type RenderedThread = ReturnType<typeof renderThread>;
 
 const clip = (s: string, max: number) =>
   [...s].length <= max ? s : `${[...s].slice(0, max - 1).join("")}…`;
@@ -30,7 +23,7 @@ export function renderThread(
   messages: readonly ThreadMessage[],
   omitted: number,
   limits: { readonly maxMessages: number; readonly maxChars: number },
-): RenderedThread {
+) {
   const kept: string[] = [];
   let size = 0;
   for (let i = messages.length - 1; i >= 0 && kept.length < limits.maxMessages; i--) {
@@ -44,6 +37,7 @@ export function renderThread(
   kept.reverse();
   const left = omitted + messages.length - kept.length;
   const head = left > 0 ? [`… ${left} earlier message${left === 1 ? "" : "s"} not included`] : [];
+  // omitted: left out by the thread's size limits, or beyond what was read.
   return { markdown: [...head, ...kept].join("\n\n"), included: kept.length, omitted: left };
 }
 
@@ -69,10 +63,8 @@ export function threadNote(thread: RenderedThread): string {
   return thread.omitted > 0 ? `${read} (${thread.omitted} earlier not included).` : `${read}.`;
 }
 
-/**
- * Slack's message markup as plain text: `<@U1>` → `@name`, `<#C1|general>` → `#general`,
- * `<!here>` → `@here`, `<url|label>` → `label (url)`, and `&amp;`, `&lt;`, `&gt;` decoded.
- */
+/** Slack's message markup as plain text: `<@U1>` → `@name`, `<#C1|general>` → `#general`, `<!here>`
+ * → `@here`, `<url|label>` → `label (url)`, and `&amp;`, `&lt;`, `&gt;` decoded. */
 export function plainText(text: string, nameOf: (userId: string) => string | undefined): string {
   const marked = text.replace(/<([^<>\n]{1,1000})>/g, (_all, inner: string) => {
     const [target = "", label] = inner.split("|", 2);

@@ -1,10 +1,11 @@
 /** The small pieces of Block Kit every view is built from. Pure. */
+import type { z } from "zod";
 import { truncate } from "./sanitize.ts";
 
 export type Block = Record<string, unknown>;
 
 export const plain = (text: string) => ({ type: "plain_text", text, emoji: true });
-export const mrkdwn = (text: string) => ({ type: "mrkdwn", text });
+const mrkdwn = (text: string) => ({ type: "mrkdwn", text });
 
 /** Slack's limit on a section's text (Block Kit reference: section block, 3000 characters). */
 const SECTION_MAX = 3000;
@@ -15,6 +16,54 @@ export const section = (text: string, blockId?: string): Block => ({
   text: mrkdwn(truncate(text, SECTION_MAX)),
 });
 
+/** A context block; its text, like a section's, holds at most 3,000 characters. */
+export const context = (text: string): Block => ({
+  type: "context",
+  elements: [mrkdwn(truncate(text, SECTION_MAX))],
+});
+
+export const button = (actionId: string, text: string, more?: Block): Block => ({
+  type: "button",
+  action_id: actionId,
+  text: plain(text),
+  ...more,
+});
+
+/** An input block; every form here reads its element's value under the action id `value`. */
+export const input = (blockId: string, label: string, element: Block, more?: Block): Block => ({
+  type: "input",
+  block_id: blockId,
+  label: plain(label),
+  ...more,
+  element: { action_id: "value", ...element },
+});
+
+/** A form submitted with `submit` and closed with Cancel. */
+export const form = (
+  callbackId: string,
+  title: string,
+  submit: string,
+  blocks: Block[],
+  more?: Block,
+): Block => ({
+  type: "modal",
+  callback_id: callbackId,
+  title: plain(title),
+  submit: plain(submit),
+  close: plain("Cancel"),
+  ...more,
+  blocks,
+});
+
+/** A button's value or a view's private_metadata as JSON that `schema` reads, or undefined. */
+export function readValue<T>(value: string | undefined, schema: z.ZodType<T>): T | undefined {
+  try {
+    return schema.safeParse(JSON.parse(value ?? "")).data;
+  } catch {
+    return undefined; // not ours
+  }
+}
+
 /** A date Slack shows in each reader's own time zone (the fallback, UTC), with the time or not. */
 export function slackDate(ms: number, time = true): string {
   const iso = new Date(ms).toISOString();
@@ -22,11 +71,7 @@ export function slackDate(ms: number, time = true): string {
   return `<!date^${Math.floor(ms / 1000)}^{date_short_pretty}${time ? " {time}" : ""}|${fallback}>`;
 }
 
-/**
- * A modal that only tells something (no input, a Close button): what a person sees when a form
- * or shortcut of theirs cannot be handled (an older version's, or a workspace the app does not
- * serve).
- */
+/** A modal that only tells something: a form or shortcut of theirs that cannot be handled. */
 export function noticeModal(text: string): Block {
   return {
     type: "modal",

@@ -1,9 +1,7 @@
-/**
- * What a run hands on when it ends: the completion record its final message carries as Slack
+/** What a run hands on when it ends: the completion record its final message carries as Slack
  * message `metadata` (Slack's "Using message metadata" page: an `event_type` and a flat
- * `event_payload`; the shape is in docs/usage.md), and for a Workflow Builder step ("Run a
- * task") its outputs (`functions.completeSuccess`) or error (`functions.completeError`).
- */
+ * `event_payload`; the shape is in docs/usage.md), and for a Workflow Builder step ("Run a task")
+ * its outputs (`functions.completeSuccess`) or error (`functions.completeError`). */
 import type { MessageMetadata } from "@slack/types";
 import type { RunRecord, RunState } from "../store/types.ts";
 import type { RunView } from "./render.ts";
@@ -49,14 +47,6 @@ export interface StepEnding {
   readonly link?: string | undefined;
 }
 
-/** The outputs the manifest declares for `run_task` (manifest.yml), as strings. */
-export interface StepOutputs {
-  readonly status: string;
-  readonly thread_link: string;
-  readonly answer?: string;
-  readonly files?: string;
-}
-
 const utf8 = (text: string): number => Buffer.byteLength(text, "utf8");
 
 /** `text` within `maxBytes` of UTF-8: else its head (never half a character) and `marker`. */
@@ -74,8 +64,8 @@ function answerMarker(link: string | undefined): string {
   return `\n\n[…] The answer was cut here: a workflow step passes on at most ${STEP_OUTPUT_MAX_BYTES.toLocaleString("en-US")} bytes. The whole answer is in ${where}`;
 }
 
-/** The outputs of a completed task (empty ones left out). */
-export function stepOutputs(ending: StepEnding): StepOutputs {
+/** The outputs `run_task` declares in manifest.yml, of a completed task (empty ones left out). */
+export function stepOutputs(ending: StepEnding) {
   const answer = fitBytes(ending.answer.trim(), STEP_OUTPUT_MAX_BYTES, answerMarker(ending.link));
   const files = fitBytes(
     ending.files.join("\n"),

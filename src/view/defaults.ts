@@ -3,7 +3,7 @@ import { TaskServiceError } from "../service/errors.ts";
 import type { TaskDefaults } from "../store/types.ts";
 import type { ModalChoices } from "./modal.ts";
 import { truncate } from "./sanitize.ts";
-import { type Block, plain } from "./blocks.ts";
+import { type Block, form, input, plain } from "./blocks.ts";
 
 /** Callback ids of the two defaults modals. */
 export const PERSONAL_DEFAULTS_VIEW = "task_defaults";
@@ -30,86 +30,61 @@ export function summarizeDefaults(defaults: TaskDefaults): string | undefined {
   return parts.length === 0 ? undefined : parts.join(" · ");
 }
 
-export interface DefaultsModalSeed {
-  /** A person's own defaults (App Home), or a channel's (`/task settings`). */
+/** The modal editing a person's own defaults (App Home) or a channel's (`/task settings`), for
+ * `views.open`; the channel's id rides in `private_metadata`. */
+export function renderDefaultsModal(seed: {
   readonly scope:
     { readonly kind: "user" } | { readonly kind: "channel"; readonly channelId: string };
   readonly current: TaskDefaults;
   readonly choices: ModalChoices;
-}
-
-/** The modal editing defaults, for `views.open`; the channel's id rides in `private_metadata`. */
-export function renderDefaultsModal(seed: DefaultsModalSeed): Record<string, unknown> {
+}): Block {
   const channel = seed.scope.kind === "channel" ? seed.scope.channelId : undefined;
   const intro = channel
     ? `Defaults for tasks started in <#${channel}>. A person's own defaults and the options they type win over these.`
     : "Your defaults for every task you start. Options you type (or pick in the New task form) win over these; these win over a channel's.";
   const { current, choices } = seed;
-  return {
-    type: "modal",
-    callback_id: channel ? CHANNEL_SETTINGS_VIEW : PERSONAL_DEFAULTS_VIEW,
-    title: plain(channel ? "Channel defaults" : "Your defaults"),
-    submit: plain("Save"),
-    close: plain("Cancel"),
-    private_metadata: channel ?? "",
-    blocks: [
-      { type: "section", text: { type: "mrkdwn", text: intro } },
-      nameInput(DEFAULTS_FIELD.model, "Model", choices.models, current.model),
-      nameInput(DEFAULTS_FIELD.agent, "Agent", choices.agents, current.agent),
-      menuInput(
-        DEFAULTS_FIELD.effort,
-        "Reasoning effort",
-        ["low", "medium", "high"],
-        current.effort,
-      ),
-      menuInput(
-        DEFAULTS_FIELD.thinking,
-        "Extended thinking",
-        ["on", "off"],
-        current.thinking === undefined ? undefined : current.thinking ? "on" : "off",
-      ),
-    ],
-  };
+  const thinking = current.thinking === undefined ? undefined : current.thinking ? "on" : "off";
+  const blocks = [
+    { type: "section", text: { type: "mrkdwn", text: intro } },
+    nameInput(DEFAULTS_FIELD.model, "Model", choices.models, current.model),
+    nameInput(DEFAULTS_FIELD.agent, "Agent", choices.agents, current.agent),
+    menuInput(DEFAULTS_FIELD.effort, "Reasoning effort", ["low", "medium", "high"], current.effort),
+    menuInput(DEFAULTS_FIELD.thinking, "Extended thinking", ["on", "off"], thinking),
+  ];
+  return form(
+    channel ? CHANNEL_SETTINGS_VIEW : PERSONAL_DEFAULTS_VIEW,
+    channel ? "Channel defaults" : "Your defaults",
+    "Save",
+    blocks,
+    { private_metadata: channel ?? "" },
+  );
 }
 
 const serviceDefault = { text: plain("The service's default"), value: NO_DEFAULT };
 const option = (v: string) => ({ text: plain(truncate(v, 75)), value: v });
+const select = (options: Block[], current: string | undefined) => ({
+  type: "static_select",
+  options: [serviceDefault, ...options],
+  initial_option: current === undefined ? serviceDefault : option(current),
+});
 
 /** A menu of the configured names (with "the service's default"), or free text. */
 function nameInput(id: string, label: string, names: readonly string[], current?: string): Block {
   const listed = current === undefined || names.includes(current) ? names : [current, ...names];
   const element =
     names.length > 0
-      ? {
-          type: "static_select",
-          action_id: "value",
-          options: [serviceDefault, ...listed.slice(0, 99).map(option)],
-          initial_option: current === undefined ? serviceDefault : option(current),
-        }
+      ? select(listed.slice(0, 99).map(option), current)
       : {
           type: "plain_text_input",
-          action_id: "value",
           max_length: 150,
           placeholder: plain("Empty: the service's default"),
           ...(current ? { initial_value: current.slice(0, 150) } : {}),
         };
-  return { type: "input", block_id: id, optional: true, label: plain(label), element };
+  return input(id, label, element, { optional: true });
 }
 
-function menuInput(id: string, label: string, values: readonly string[], current?: string): Block {
-  return {
-    type: "input",
-    block_id: id,
-    optional: true,
-    label: plain(label),
-    element: {
-      type: "static_select",
-      action_id: "value",
-      options: [serviceDefault, ...values.map(option)],
-      initial_option: current === undefined ? serviceDefault : option(current),
-    },
-  };
-}
+const menuInput = (id: string, label: string, values: readonly string[], current?: string) =>
+  input(id, label, select(values.map(option), current), { optional: true });
 
 /** A default a task used (the same shape as the relay's). */
 export interface UsedDefault {
@@ -127,10 +102,8 @@ const SERVICE_FIELD: Readonly<Record<string, string>> = {
   context: "enable_context_manager",
 };
 
-/**
- * When the service refused (400/422) a task that used defaults: the sentence naming those the
- * refusal mentions (else every one used) and where to change them.
- */
+/** When the service refused (400/422) a task that used defaults: the sentence naming those the
+ * refusal mentions (else every one used) and where to change them. */
 export function blameDefaults(err: unknown, used: readonly UsedDefault[]): string | undefined {
   if (used.length === 0 || !(err instanceof TaskServiceError)) return undefined;
   if (err.kind !== "validation" && err.kind !== "bad_request") return undefined;

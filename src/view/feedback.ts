@@ -1,10 +1,9 @@
-/**
- * The feedback buttons under a finished answer (Slack's `context_actions` block with a
- * `feedback_buttons` element, as in Slack's Block Kit reference: a positive and a negative
- * button, each with a `text` and a `value`), and what the person is told once a click counted.
- * Pure.
- */
+/** The feedback buttons under a finished answer (Slack's `context_actions` block with a
+ * `feedback_buttons` element, as in Slack's Block Kit reference: a positive and a negative button,
+ * each with a `text` and a `value`), and what the person is told once a click counted. Pure. */
 import type { KnownBlock } from "@slack/types";
+import { z } from "zod";
+import { readValue } from "./blocks.ts";
 
 export const FEEDBACK_ACTION_ID = "task_feedback";
 export const FEEDBACK_BLOCK_ID = "task_feedback";
@@ -21,18 +20,14 @@ export interface FeedbackRef {
 export const encodeFeedbackValue = (kind: FeedbackKind, ref: FeedbackRef): string =>
   JSON.stringify({ k: kind, r: ref.runId, c: ref.channelId, t: ref.threadTs });
 
+const Id = z.string().min(1).max(199);
+const FeedbackValue = z.object({ k: z.enum(["positive", "negative"]), r: Id, c: Id, t: Id });
+
 export function decodeFeedbackValue(
   value: string | undefined,
 ): { kind: FeedbackKind; ref: FeedbackRef } | undefined {
-  try {
-    const v = JSON.parse(value ?? "") as Record<string, unknown>;
-    const kind = v.k === "positive" || v.k === "negative" ? v.k : undefined;
-    const ok = [v.r, v.c, v.t].every((s) => typeof s === "string" && s !== "" && s.length < 200);
-    if (!kind || !ok) return undefined;
-    return { kind, ref: { runId: String(v.r), channelId: String(v.c), threadTs: String(v.t) } };
-  } catch {
-    return undefined;
-  }
+  const v = readValue(value, FeedbackValue);
+  return v && { kind: v.k, ref: { runId: v.r, channelId: v.c, threadTs: v.t } };
 }
 
 /** 👍 / 👎 under the answer; the labels are read out by screen readers. */

@@ -1,7 +1,5 @@
-/**
- * The App Home tab (`views.publish`): a person's recent tasks, defaults and records (with the
- * button to erase them); for admins, the workspace's part and audit trail. The erase forms.
- */
+/** The App Home tab (`views.publish`): a person's recent tasks, defaults and records (with the
+ * button to erase them); for admins, the workspace's part and audit trail. The erase forms. */
 import { DEFAULT_RETENTION_DAYS } from "../config/config.ts";
 import type { AuditAction, AuditEvent } from "../store/audit.ts";
 import type { PersonForgotten, RecentTask, RunState, TaskDefaults } from "../store/types.ts";
@@ -9,7 +7,7 @@ import { summarizeDefaults } from "./defaults.ts";
 import { mrkdwnLabel } from "./mrkdwn.ts";
 import { escapeText } from "./sanitize.ts";
 import { type AdminHome, adminHomeBlocks } from "./usage-policy.ts";
-import { mrkdwn, plain, section, slackDate } from "./blocks.ts";
+import { type Block, button, context, form, input, plain, section, slackDate } from "./blocks.ts";
 
 export const HOME_NEW_TASK = "home_new_task";
 export const HOME_EDIT_DEFAULTS = "home_edit_defaults";
@@ -27,9 +25,9 @@ export interface HomeView {
   readonly defaults: TaskDefaults;
   /** The workspace's URL (`https://acme.slack.com/`, from auth.test): thread links use it. */
   readonly teamUrl?: string | undefined;
-  /** The workspace's admin part, shown to its admins and owners only. */
+  /** Shown to the workspace's admins and owners only. */
   readonly admin?: AdminHome | undefined;
-  /** How many days people's records are kept after they last changed (DATA_RETENTION_DAYS). */
+  /** DATA_RETENTION_DAYS */
   readonly retentionDays?: number | undefined;
 }
 
@@ -78,8 +76,8 @@ export function renderHome(home: HomeView): Record<string, unknown> {
         type: "actions",
         block_id: "home_actions",
         elements: [
-          { type: "button", action_id: HOME_NEW_TASK, text: plain("New task"), style: "primary" },
-          { type: "button", action_id: HOME_EDIT_DEFAULTS, text: plain("Edit defaults") },
+          button(HOME_NEW_TASK, "New task", { style: "primary" }),
+          button(HOME_EDIT_DEFAULTS, "Edit defaults"),
         ],
       },
       section(
@@ -108,7 +106,7 @@ function yourRecords(retentionDays: number) {
     {
       type: "actions",
       block_id: "home_records",
-      elements: [{ type: "button", action_id: HOME_ERASE_MINE, text: plain("Erase my records…") }],
+      elements: [button(HOME_ERASE_MINE, "Erase my records…")],
     },
   ];
 }
@@ -138,18 +136,11 @@ function adminRecords(admin: AdminHome, retentionDays: number) {
     section(
       `*Audit trail:* the latest admin actions of the last ${days(retentionDays)} (the app's log has each one).${events.length === 0 ? " None yet." : ""}`,
     ),
-    ...events.map((e) => ({ type: "context", elements: [mrkdwn(auditLine(e))] })),
+    ...events.map((e) => context(auditLine(e))),
     {
       type: "actions",
       block_id: "home_admin_records",
-      elements: [
-        {
-          type: "button",
-          action_id: HOME_ERASE_WORKSPACE,
-          text: plain("Erase workspace records…"),
-          style: "danger",
-        },
-      ],
+      elements: [button(HOME_ERASE_WORKSPACE, "Erase workspace records…", { style: "danger" })],
     },
   ];
 }
@@ -158,50 +149,28 @@ function adminRecords(admin: AdminHome, retentionDays: number) {
 const KEPT_ELSEWHERE =
   "*Not erased:* the messages in Slack (delete them there: the app then forgets their task too), and the task service's own copy of each task (its prompts, answers and files), which the app cannot reach: ask the service's account holder, usually your workspace admins.";
 
-export function eraseMineModal(): Record<string, unknown> {
-  return {
-    type: "modal",
-    callback_id: ERASE_MINE_VIEW,
-    title: plain("Erase my records"),
-    submit: plain("Erase"),
-    close: plain("Cancel"),
-    blocks: [
-      section(
-        "*Erased now:* the records of the tasks you started (replies in their threads no longer continue them), your replies waiting in other tasks' threads, your recent tasks, your defaults and your votes on answers. A task of yours still running finishes in its thread; nothing of it is kept after.",
-      ),
-      section(KEPT_ELSEWHERE),
-    ],
-  };
-}
+export const eraseMineModal = (): Block =>
+  form(ERASE_MINE_VIEW, "Erase my records", "Erase", [
+    section(
+      "*Erased now:* the records of the tasks you started (replies in their threads no longer continue them), your replies waiting in other tasks' threads, your recent tasks, your defaults and your votes on answers. A task of yours still running finishes in its thread; nothing of it is kept after.",
+    ),
+    section(KEPT_ELSEWHERE),
+  ]);
 
-export function eraseWorkspaceModal(): Record<string, unknown> {
-  return {
-    type: "modal",
-    callback_id: ERASE_WORKSPACE_VIEW,
-    title: plain("Erase workspace records"),
-    submit: plain("Erase"),
-    close: plain("Cancel"),
-    blocks: [
-      section(
-        "*Erased now, for everyone in this workspace:* every task's record (replies in task threads no longer continue them) with the replies waiting in them, everyone's recent tasks, personal defaults and votes on answers. Runs still going are stopped at the service and their threads say nothing more.",
-      ),
-      section(
-        "*Kept:* the app's installation, the workspace's service key, usage policy and channel defaults, and the audit trail (this erase is written to it).",
-      ),
-      section(KEPT_ELSEWHERE),
-      {
-        type: "input",
-        block_id: ERASE_WORKSPACE_CONFIRM,
-        label: plain("Confirm"),
-        element: {
-          type: "checkboxes",
-          action_id: "value",
-          options: [{ text: plain("Erase every task record of this workspace"), value: "erase" }],
-        },
-      },
-    ],
-  };
-}
+export const eraseWorkspaceModal = (): Block =>
+  form(ERASE_WORKSPACE_VIEW, "Erase workspace records", "Erase", [
+    section(
+      "*Erased now, for everyone in this workspace:* every task's record (replies in task threads no longer continue them) with the replies waiting in them, everyone's recent tasks, personal defaults and votes on answers. Runs still going are stopped at the service and their threads say nothing more.",
+    ),
+    section(
+      "*Kept:* the app's installation, the workspace's service key, usage policy and channel defaults, and the audit trail (this erase is written to it).",
+    ),
+    section(KEPT_ELSEWHERE),
+    input(ERASE_WORKSPACE_CONFIRM, "Confirm", {
+      type: "checkboxes",
+      options: [{ text: plain("Erase every task record of this workspace"), value: "erase" }],
+    }),
+  ]);
 
 const count = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
 

@@ -1,26 +1,13 @@
-/**
- * The character-level scanners behind the Markdown helpers, each one pass over its text.
- * Answers are hostile input ("60,000 `[` on one line"): the regular expressions these replace
- * backtracked on such lines and froze the process. Each function says which expression it
- * stands for; the fuzz tests check that it gives exactly what the expression gave.
- */
+/** The character-level scanners behind the Markdown helpers, each one pass over its text: the
+ * regular expressions they stand for (each function names its own) backtracked on hostile answers
+ * ("60,000 `[` on one line"); the fuzz tests check that they give what it gave. */
 
 /** JavaScript's `\s` (WhiteSpace and LineTerminator): the characters `trim()` removes. */
-export function isSpace(c: number): boolean {
-  return (
-    (c >= 9 && c <= 13) ||
-    c === 32 ||
-    c === 0xa0 ||
-    c === 0x1680 ||
-    (c >= 0x2000 && c <= 0x200a) ||
-    c === 0x2028 ||
-    c === 0x2029 ||
-    c === 0x202f ||
-    c === 0x205f ||
-    c === 0x3000 ||
-    c === 0xfeff
-  );
+const SPACES = new Uint8Array(0x10000).fill(1, 0x2000, 0x200b);
+for (const c of "\t\n\v\f\r \u00a0\u1680\u2028\u2029\u202f\u205f\u3000\ufeff") {
+  SPACES[c.charCodeAt(0)] = 1;
 }
+export const isSpace = (c: number): boolean => SPACES[c] === 1;
 
 /** Whether `s` from `start` to `end` is only what `trim` removes. */
 export function blank(s: string, start: number, end: number): boolean {
@@ -79,11 +66,9 @@ const FENCE_RUN = /`{3}|~{3}/g;
 /** What `^` follows in a multiline regular expression. */
 const LINE_BREAK = /[\n\r\u2028\u2029]/g;
 
-/**
- * `/^ {0,3}(?:`{3}|~{3})/gm` from `from`: where the next line that may be a fence starts, or
- * the text's length. Searched for the marker, then back over its indent (searching for the
- * line start would try every space of a page of spaces).
- */
+/** `/^ {0,3}(?:`{3}|~{3})/gm` from `from`: where the next line that may be a fence starts, or the
+ * text's length. Searched for the marker, then back over its indent (searching for the line start
+ * would try every space of a page of spaces). */
 export function nextFenceLine(text: string, from: number): number {
   for (let at = from; ;) {
     FENCE_RUN.lastIndex = at;
@@ -111,10 +96,8 @@ export function scanFences(text: string, state: FenceState = { open: undefined, 
   return state;
 }
 
-/**
- * One line (no "\n") without a link or image whose target, or label, is still being
- * written: `line.replace(/!?\[[^\]\n]*\]\([^)\s]*$/, "").replace(/!?\[[^\]\n]*$/, "")`.
- */
+/** One line (no "\n") without a link or image whose target, or label, is still being written:
+ * `line.replace(/!?\[[^\]\n]*\]\([^)\s]*$/, "").replace(/!?\[[^\]\n]*$/, "")`. */
 export function cutDanglingLink(line: string): string {
   if (!line.includes("[")) return line;
   // "[label](target…": the target has no ")" and no space, so its "](" comes after the last
@@ -166,10 +149,8 @@ export function nextMarker(text: string, from: number): number {
   return MARKER.exec(text)?.index ?? text.length;
 }
 
-/**
- * Adds to `into` the backticks of one line, and its `**`, `~~` and `__` once its code spans
- * are taken out (`line.replace(/`[^`]*`/g, "")`). `first`: the first marker from `start`.
- */
+/** Adds to `into` the backticks of one line, and its `**`, `~~` and `__` once its code spans are
+ * taken out (`line.replace(/`[^`]*`/g, "")`). `first`: the first marker from `start`. */
 export function countMarkers(
   text: string,
   start: number,
@@ -193,9 +174,7 @@ export function countMarkers(
       into.ticks += 1; // the odd last one stays
     }
     if (c !== runOf) {
-      if (runOf === 42) into.strong += run >> 1;
-      else if (runOf === 126) into.strike += run >> 1;
-      else if (runOf === 95) into.under += run >> 1;
+      addPairs(into, runOf, run);
       runOf = c;
       run = 0;
     }
@@ -214,10 +193,8 @@ export function countMarkers(
   return into;
 }
 
-/**
- * `countMarkers`, right only as to parities: a line with no `*`, `~` or `_` has its backticks
- * found in pairs by one search (a megabyte of code spans is not read a character at a time).
- */
+/** `countMarkers`, right only as to parities: a line with no `*`, `~` or `_` has its backticks
+ * found in pairs by one search (a megabyte of code spans is not read a character at a time). */
 export function countMarkerParities(
   text: string,
   start: number,
@@ -238,10 +215,8 @@ export function countMarkerParities(
 const TICK_PAIRS = /(?:[^`\n*~_]*`[^`\n*~_]*`)*/y;
 const ONE_TICK_MORE = /[^`\n*~_]*(`?)[^`\n*~_]*/y;
 
-/**
- * Updates `counts` for the line without its unpaired last backtick at `at`: the spans stay, and
- * the run before it may join the run after it.
- */
+/** Updates `counts` for the line without its unpaired last backtick at `at`: the spans stay, and
+ * the run before it may join the run after it. */
 export function dropUnpairedTick(line: string, at: number, counts: MarkerCounts): void {
   counts.ticks -= 1;
   let before = 0;
@@ -260,10 +235,15 @@ export function dropUnpairedTick(line: string, at: number, counts: MarkerCounts)
   if (before === 0 || (of !== 42 && of !== 126 && of !== 95)) return;
   let after = 0;
   while (line.charCodeAt(at + 1 + after) === of) after++;
-  const joined = ((before + after) >> 1) - (before >> 1) - (after >> 1);
-  if (of === 42) counts.strong += joined;
-  else if (of === 126) counts.strike += joined;
-  else counts.under += joined;
+  const joined = ((before + after) >> 1) - (before >> 1) - (after >> 1); // 0 or 1
+  addPairs(counts, of, joined * 2);
+}
+
+/** Adds the pairs in a run of `run` markers `of` (`*`, `~` or `_`; else nothing) to `counts`. */
+function addPairs(counts: MarkerCounts, of: number, run: number): void {
+  if (of === 42) counts.strong += run >> 1;
+  else if (of === 126) counts.strike += run >> 1;
+  else if (of === 95) counts.under += run >> 1;
 }
 
 const STARS = /\*+/y;
@@ -274,10 +254,8 @@ const withBang = (s: string, at: number) => (at > 0 && s.charCodeAt(at - 1) === 
 
 const WHITESPACE = /\s*/y;
 
-/**
- * Where a text goes on after the blank lines at `pos` (what `/^\s*\n/` removes). A run of
- * whitespace is scanned once however many times it is asked about.
- */
+/** Where a text goes on after the blank lines at `pos` (what `/^\s*\n/` removes). A run of
+ * whitespace is scanned once however many times it is asked about. */
 export class BlankLines {
   readonly #text: string;
   #runStart = 0;
@@ -305,23 +283,19 @@ export class BlankLines {
 /** Lines this long or longer are left to `countMarkers` and its searches. */
 const SHORT_LINE = 64;
 
-/**
- * Short lines (63 characters at most) with no `*`, `~` or `_`, none of them blank, a table
- * row or a fence: one that starts with a backtick has no two more after it.
- */
+/** Short lines (63 characters at most) with no `*`, `~` or `_`, none of them blank, a table row or
+ * a fence: one that starts with a backtick has no two more after it. */
 const BACKTICK_LINES = /(?:[^\s|*~_`][^*~_\n]{0,62}\n|`(?!``)[^*~_\n]{0,62}\n)+/y;
 /** Backticks in pairs, then one more. */
 const ANY_TICK_PAIRS = /(?:[^`]*`[^`]*`)*/y;
 const ONE_TICK = /[^`]*`/y;
 
-/**
- * Native streaming's reading of the short lines of a paragraph from `start` (a page of
- * one-character lines of backticks took 7 ms a character at a time: V8 reads a concatenated
- * string, as a streamed answer is, several times slower). Adds to `counts` what `countMarkers`
- * would, but only the parity of backticks on lines without other markers; stops before a line
- * that may be blank, a table row, a fence or long, or at `end`. Returns where it stopped and
- * the last line end where backticks, `**` and `~~` were balanced (-1 if none).
- */
+/** Native streaming's reading of the short lines of a paragraph from `start` (a page of
+ * one-character lines of backticks took 7 ms a character at a time: V8 reads a concatenated string,
+ * as a streamed answer is, several times slower). Adds to `counts` what `countMarkers` would, but
+ * only the parity of backticks on lines without other markers; stops before a line that may be
+ * blank, a table row, a fence or long, or at `end`. Returns where it stopped and the last line end
+ * where backticks, `**` and `~~` were balanced (-1 if none). */
 export function readShortLines(
   text: string,
   start: number,
@@ -381,7 +355,7 @@ function lastOddLine(lines: string): number {
 
 /** `countMarkers` on the line from `at`: where its "\n" is, or -1 (counts untouched) if past `limit`. */
 function markedLine(text: string, at: number, limit: number, counts: MarkerCounts): number {
-  let { ticks, strong, strike, under } = counts;
+  const n = { ...counts };
   let run = 0;
   let runOf = 0; // the marker character of the current run, 0 for none
   let open = -1; // the backtick that opened a code span still open
@@ -393,9 +367,7 @@ function markedLine(text: string, at: number, limit: number, counts: MarkerCount
       if (open < 0) break;
       // The last backtick opened no span: it ends the run before it, and what follows it
       // (no backtick) is read again, as text.
-      if (runOf === 42) strong += run >> 1;
-      else if (runOf === 126) strike += run >> 1;
-      else if (runOf === 95) under += run >> 1;
+      addPairs(n, runOf, run);
       runOf = run = 0;
       if (open === i - 1) break; // nothing follows it
       i = open;
@@ -403,24 +375,20 @@ function markedLine(text: string, at: number, limit: number, counts: MarkerCount
       continue;
     }
     if (c === 96) {
-      ticks++;
+      n.ticks++;
       open = open < 0 ? i : -1; // a closed span is taken out: the text around it joins
       continue;
     }
     if (open >= 0) continue; // in a code span
     const marker = c === 42 || c === 126 || c === 95 ? c : 0;
     if (marker !== runOf) {
-      if (runOf === 42) strong += run >> 1;
-      else if (runOf === 126) strike += run >> 1;
-      else if (runOf === 95) under += run >> 1;
+      addPairs(n, runOf, run);
       runOf = marker;
       run = 0;
     }
     run++;
   }
-  if (runOf === 42) strong += run >> 1;
-  else if (runOf === 126) strike += run >> 1;
-  else if (runOf === 95) under += run >> 1;
-  Object.assign(counts, { ticks, strong, strike, under });
+  addPairs(n, runOf, run);
+  Object.assign(counts, n);
   return i;
 }

@@ -1,11 +1,7 @@
-/**
- * Markdown for Slack `markdown` blocks: repairing a half-written answer while it streams, and
- * splitting a long one into message-sized parts without breaking code blocks.
- *
- * Not the remend package (1.4.0): it never closes a code fence and it rewrites finished lines
- * (an unfinished link swallows what follows), so posted messages would change.
- */
-
+/** Markdown for Slack `markdown` blocks: repairing a half-written answer while it streams, and
+ * splitting a long one into message-sized parts without breaking code blocks. Not the remend
+ * package (1.4.0): it never closes a code fence and it rewrites finished lines (an unfinished link
+ * swallows what follows), so posted messages would change. */
 import {
   advanceFence,
   BlankLines,
@@ -22,11 +18,9 @@ import {
   scanFences,
 } from "./markdown-scan.ts";
 
-/**
- * Closes what a stream left open so that a partial answer renders as it will look when done:
- * an open code fence is closed; on the last line, an unpaired `**`, `~~` or backtick is
- * dropped, and a link or image whose target is still being written is cut off.
- */
+/** Closes what a stream left open so that a partial answer renders as it will look when done: an
+ * open code fence is closed; on the last line, an unpaired `**`, `~~` or backtick is dropped, and a
+ * link or image whose target is still being written is cut off. */
 export function repairPartialMarkdown(text: string): string {
   const { kept, closing } = repairPartial(text);
   return kept + closing;
@@ -64,11 +58,9 @@ function removeLast(s: string, marker: string): string {
   return i < 0 ? s : s.slice(0, i) + s.slice(i + marker.length);
 }
 
-/**
- * Splits Markdown into parts of at most `limit` characters: at a blank line, else a line end,
- * else a space; a code block cut in two is closed and reopened (same language). A cut depends
- * only on the text before it, so parts already shown stay the same while an answer grows.
- */
+/** Splits Markdown into parts of at most `limit` characters: at a blank line, else a line end, else
+ * a space; a code block cut in two is closed and reopened (same language). A cut depends only on
+ * the text before it, so parts already shown stay the same while an answer grows. */
 export function splitMarkdown(text: string, limit: number): string[] {
   if (limit < 200) throw new RangeError("limit too small to split Markdown sensibly");
   const parts: string[] = [];
@@ -106,7 +98,7 @@ function chooseCut(
   reopen: string,
   window: string,
   budget: number,
-  has: WindowHas,
+  has: ReturnType<Ahead["in"]>,
 ): { cut: number; fence: FenceState } {
   // The last line end past `min` of each kind: outside code before a blank line, outside
   // code, any (with the fence open there).
@@ -190,22 +182,12 @@ function blankFrom(text: string, start: number): boolean {
   return true;
 }
 
-/** What a window of the text holds, as far as choosing its cut needs: line ends, a run of three
- * backticks or tildes (what any fence line has), and from where a cut may be, a blank line. */
-interface WindowHas {
-  readonly breaks: boolean;
-  readonly fenceRuns: boolean;
-  readonly blankLines: boolean;
-}
-
 /** Where a part may end at the earliest, in a window of `budget` characters. */
 const minCut = (budget: number) => Math.floor(budget * 0.4);
 
-/**
- * What each window of a text being split holds, from searches forward: windows only move
- * forward, so the text is searched once for each kind however many windows it has (a megabyte
- * on one line has a hundred, each otherwise searched from its end for a line end it lacks).
- */
+/** What each window of a text being split holds, from searches forward: windows only move forward,
+ * so the text is searched once for each kind however many windows it has (a megabyte on one line
+ * has a hundred, each otherwise searched from its end for a line end it lacks). */
 class Ahead {
   readonly #text: string;
   /** The next "\n", fence run and blank line's start, from where each was last looked for
@@ -216,8 +198,10 @@ class Ahead {
     this.#text = text;
   }
 
-  /** What the window of `length` characters from `pos` holds, blank lines from `pos + min`. */
-  in(pos: number, length: number, min: number): WindowHas {
+  /** What the window of `length` characters from `pos` holds, as far as choosing its cut needs:
+   * line ends, a run of three backticks or tildes (any fence line has one), and from `pos + min`
+   * (where a cut may be) a blank line. */
+  in(pos: number, length: number, min: number) {
     const end = pos + length;
     const has = (kind: number, from: number, size: number) => {
       let at = this.#next[kind] ?? -1;
@@ -238,11 +222,9 @@ const LINE_FEED = /\n/g;
 /** A line end and a blank or another line end: where any blank line follows one. */
 const BLANK_AFTER_BREAK = /\n\s/g;
 const SEARCHES = [LINE_FEED, /`{3}|~{3}/g, BLANK_AFTER_BREAK];
-/**
- * A space, or a tab: searching for one character, V8 looks for one of its bytes, and a page of
- * zero-width spaces (U+200B) holds the byte 0x20 in every other unit; a class is searched a
- * unit at a time.
- */
+/** A space, or a tab: searching for one character, V8 looks for one of its bytes, and a page of
+ * zero-width spaces (U+200B) holds the byte 0x20 in every other unit; a class is searched a unit at
+ * a time. */
 const BLANK_OR_TAB = /[ \t]/g;
 
 /** The last space of `window`, or -1 when none from `min`: looked for forwards from `min` first
@@ -252,11 +234,9 @@ function lastSpace(window: string, min: number): number {
   return BLANK_OR_TAB.test(window) ? window.lastIndexOf(" ") : -1;
 }
 
-/**
- * The part of a growing answer that will not change any more, for native streaming: whole
- * lines; a table only once a line follows it; a paragraph with an unpaired `**`, `~~` or
- * backtick only once it pairs up or ends. In a code block every finished line is final.
- */
+/** The part of a growing answer that will not change any more, for native streaming: whole lines; a
+ * table only once a line follows it; a paragraph with an unpaired `**`, `~~` or backtick only once
+ * it pairs up or ends. In a code block every finished line is final. */
 export function streamablePrefix(text: string): string {
   return new StreamablePrefix().of(text);
 }

@@ -1,7 +1,7 @@
 /** The "New task" modal, opened by `/task` with no text and by the shortcuts. */
 import { ALLOWED_EXTENSIONS, LIMITS } from "../service/limits.ts";
 import { truncate } from "./sanitize.ts";
-import { type Block, plain } from "./blocks.ts";
+import { type Block, form, input, plain } from "./blocks.ts";
 
 /** The modal's `callback_id`, and the ids of the shortcuts that open it. */
 export const NEW_TASK_VIEW = "new_task";
@@ -28,33 +28,79 @@ export interface ModalChoices {
   readonly agents: readonly string[];
 }
 
-export interface ModalSeed {
+export function renderNewTaskModal(seed: {
   /** The conversation the modal was opened from (its default channel). */
   readonly channelId?: string | undefined;
   /** Text to start the prompt with (a quoted message, for the message shortcut). */
   readonly prompt?: string | undefined;
   readonly choices: ModalChoices;
-}
-
-export function renderNewTaskModal(seed: ModalSeed): Record<string, unknown> {
-  return {
-    type: "modal",
-    callback_id: NEW_TASK_VIEW,
-    title: plain("New task"),
-    submit: plain("Start task"),
-    close: plain("Cancel"),
-    // Only the channel it was opened from; the submission says everything else.
+}): Block {
+  const blocks = [
+    input(
+      FIELD.prompt,
+      "What should the agent do?",
+      {
+        type: "plain_text_input",
+        multiline: true,
+        max_length: MODAL_PROMPT_MAX,
+        placeholder: plain("Build a landing page for a bakery with a contact form"),
+        ...(seed.prompt ? { initial_value: seed.prompt.slice(0, MODAL_PROMPT_MAX) } : {}),
+      },
+      {
+        optional: true,
+        hint: plain("Options may go first, e.g. [effort=high, thinking]. Attach files below."),
+      },
+    ),
+    input(FIELD.channel, "Post the task in", {
+      type: "conversations_select",
+      ...(seed.channelId ? { initial_conversation: seed.channelId } : {}),
+      default_to_current_conversation: true,
+      filter: { include: ["public", "private", "im"], exclude_bot_users: true },
+    }),
+    nameInput(FIELD.agent, "Agent", seed.choices.agents, "The service's default agent"),
+    nameInput(FIELD.model, "Model", seed.choices.models, "The service's default model"),
+    input(
+      FIELD.effort,
+      "Reasoning effort",
+      {
+        type: "static_select",
+        placeholder: plain("The service's default"),
+        options: ["low", "medium", "high"].map((e) => ({ text: plain(e), value: e })),
+      },
+      { optional: true },
+    ),
+    input(
+      FIELD.flags,
+      "Options",
+      {
+        type: "checkboxes",
+        options: [
+          { text: plain("Extended thinking"), value: "thinking" },
+          { text: plain("Context manager"), value: "context" },
+        ],
+      },
+      { optional: true },
+    ),
+    input(
+      FIELD.files,
+      "Files",
+      {
+        type: "file_input",
+        max_files: LIMITS.maxFiles,
+        filetypes: [...ALLOWED_EXTENSIONS].map((e) => e.slice(1)),
+      },
+      {
+        optional: true,
+        hint: plain(
+          `Up to ${LIMITS.maxFiles} files, 50 MB each, 200 MB in all: images, documents, text, audio, archives.`,
+        ),
+      },
+    ),
+  ];
+  // Only the channel it was opened from; the submission says everything else.
+  return form(NEW_TASK_VIEW, "New task", "Start task", blocks, {
     private_metadata: seed.channelId ?? "",
-    blocks: [
-      promptInput(seed.prompt),
-      channelInput(seed.channelId),
-      nameInput(FIELD.agent, "Agent", seed.choices.agents, "The service's default agent"),
-      nameInput(FIELD.model, "Model", seed.choices.models, "The service's default model"),
-      effortInput(),
-      flagsInput(),
-      filesInput(),
-    ],
-  };
+  });
 }
 
 /** The message shortcut's prompt: the message quoted, then a line for the question. */
@@ -68,104 +114,15 @@ export function quotePrompt(text: string): string {
   return `${truncate(quoted, MODAL_PROMPT_MAX - 2)}\n\n`;
 }
 
-function promptInput(initial: string | undefined): Block {
-  return {
-    type: "input",
-    block_id: FIELD.prompt,
-    optional: true,
-    label: plain("What should the agent do?"),
-    hint: plain("Options may go first, e.g. [effort=high, thinking]. Attach files below."),
-    element: {
-      type: "plain_text_input",
-      action_id: FIELD_ACTION,
-      multiline: true,
-      max_length: MODAL_PROMPT_MAX,
-      placeholder: plain("Build a landing page for a bakery with a contact form"),
-      ...(initial ? { initial_value: initial.slice(0, MODAL_PROMPT_MAX) } : {}),
-    },
-  };
-}
-
-function channelInput(channelId: string | undefined): Block {
-  return {
-    type: "input",
-    block_id: FIELD.channel,
-    label: plain("Post the task in"),
-    element: {
-      type: "conversations_select",
-      action_id: FIELD_ACTION,
-      ...(channelId ? { initial_conversation: channelId } : {}),
-      default_to_current_conversation: true,
-      filter: { include: ["public", "private", "im"], exclude_bot_users: true },
-    },
-  };
-}
-
 /** A menu of the configured names, or free text when none are configured. */
 function nameInput(id: string, label: string, names: readonly string[], hint: string): Block {
   const element =
     names.length > 0
       ? {
           type: "static_select",
-          action_id: FIELD_ACTION,
           placeholder: plain(hint),
           options: names.map((n) => ({ text: plain(truncate(n, 75)), value: n })),
         }
-      : {
-          type: "plain_text_input",
-          action_id: FIELD_ACTION,
-          max_length: 150,
-          placeholder: plain(hint),
-        };
-  return { type: "input", block_id: id, optional: true, label: plain(label), element };
-}
-
-function effortInput(): Block {
-  return {
-    type: "input",
-    block_id: FIELD.effort,
-    optional: true,
-    label: plain("Reasoning effort"),
-    element: {
-      type: "static_select",
-      action_id: FIELD_ACTION,
-      placeholder: plain("The service's default"),
-      options: ["low", "medium", "high"].map((e) => ({ text: plain(e), value: e })),
-    },
-  };
-}
-
-function flagsInput(): Block {
-  return {
-    type: "input",
-    block_id: FIELD.flags,
-    optional: true,
-    label: plain("Options"),
-    element: {
-      type: "checkboxes",
-      action_id: FIELD_ACTION,
-      options: [
-        { text: plain("Extended thinking"), value: "thinking" },
-        { text: plain("Context manager"), value: "context" },
-      ],
-    },
-  };
-}
-
-function filesInput(): Block {
-  return {
-    type: "input",
-    block_id: FIELD.files,
-    optional: true,
-    label: plain("Files"),
-    hint: plain(
-      `Up to ${LIMITS.maxFiles} files, 50 MB each, 200 MB in all: images, documents, text, audio, archives.`,
-    ),
-    element: {
-      type: "file_input",
-      action_id: FIELD_ACTION,
-      max_files: LIMITS.maxFiles,
-      filetypes: [...ALLOWED_EXTENSIONS].map((e) => e.slice(1)),
-    },
-  };
+      : { type: "plain_text_input", max_length: 150, placeholder: plain(hint) };
+  return input(id, label, element, { optional: true });
 }

@@ -1,14 +1,6 @@
-/**
- * Standard Markdown (what the agent writes) as Slack mrkdwn, for the surfaces that take no
- * `markdown` block: modals (History), context lines, the Continue form's quote, notification
- * text. Headings become bold lines, `**bold**` `*bold*`, `[label](url)` `<url|label>`, lists
- * bullets, pipe tables aligned monospace in a ``` block; `&`, `<`, `>` are escaped and
- * mentions neutralised.
- *
- * Not slackify-markdown 5.0.0: on hostile input it overflowed the stack (2,000 nested `> `),
- * went superlinear, left `<@U…>` and `<!channel>` live, and kept pipe tables' `|---|` rule line,
- * which mrkdwn shows raw. This is one pass over lines and one over each line's characters.
- */
+/** Standard Markdown (what the agent writes) as Slack mrkdwn, for the surfaces that take no
+ * `markdown` block (docs/usage.md lists what converts to what, and why not slackify-markdown). One
+ * pass over lines and one over each line's characters: answers are hostile input. */
 import { blank, isSpace } from "./markdown-scan.ts";
 import { escapeShort, escapeText, neutralizeMentions, safeCut, ZWSP } from "./sanitize.ts";
 import { codeSpans, LineText } from "./scan/inline-scan.ts";
@@ -16,14 +8,11 @@ import { misleadingHost } from "./scan/link-hosts.ts";
 
 const RULE_OUT = "──────────";
 
-/** Slack mrkdwn for a Markdown text. */
 export const toMrkdwn = (markdown: string): string =>
   neutralizeMentions(mrkdwnLines(markdown, Number.POSITIVE_INFINITY).join("\n"));
 
-/**
- * The mrkdwn lines of a Markdown text, guarded, mentions not yet neutralised: only as many as
- * hold more than `need` characters once joined (the last maybe cut).
- */
+/** The mrkdwn lines of a Markdown text, guarded, mentions not yet neutralised: only enough to
+ * hold more than `need` characters once joined (the last maybe cut). */
 function mrkdwnLines(markdown: string, need: number): string[] {
   const lines = new QuotedLines(markdown);
   const out: string[] = [];
@@ -95,10 +84,8 @@ function plainText(line: string): string | undefined {
   return isDelimiterRow(text) ? undefined : text;
 }
 
-/**
- * At most `limit` characters of mrkdwn for a Markdown text: cut at a line end where it can
- * (never inside a link or an entity), an open code block closed, "…" where it was cut.
- */
+/** At most `limit` characters of mrkdwn: cut at a line end where it can (never inside a link
+ * or an entity), an open code block closed, "…" where it was cut. */
 export function mrkdwnExcerpt(markdown: string, limit: number): string {
   // Neutralising looks at most 10 characters ahead ("@everyone" and a word boundary).
   const full = neutralizeMentions(mrkdwnLines(markdown, limit + 10).join("\n"));
@@ -122,10 +109,8 @@ export function mrkdwnExcerpt(markdown: string, limit: number): string {
 export const notificationText = (markdown: string, limit: number): string =>
   mrkdwnExcerpt(markdown.slice(0, limit * 4).replace(/[\uD800-\uDBFF]$/, ""), limit);
 
-/**
- * One line of plain mrkdwn for a link's label (a task's title on App Home): the first line with
- * text, without markers or links; `|` would end the label and becomes `¦`.
- */
+/** One line of plain mrkdwn for a link's label (a task's title on App Home): the first line with
+ * text, without markers or links; `|` would end the label and becomes `¦`. */
 export function mrkdwnLabel(markdown: string, limit: number): string {
   const first = markdown.split("\n").find((l) => l.trim() !== "") ?? "";
   const line = toMrkdwn(first.slice(0, limit * 4).replace(/[\uD800-\uDBFF]$/, ""))
@@ -152,19 +137,15 @@ const TEXT = "[^\\n`[\\\\*_~<>&-]";
 /** Its first (no block, quote, fence or setext underline starts so) and last (no blank). */
 const FIRST = "[^\\s#*+\\-_0-9>`~=[\\\\<&]";
 const LAST = "[^\\s`[\\\\*_~<>&-]";
-/**
- * Lines that convert to themselves and that no later line can turn into a heading or a table
- * row: text with at most one run of backticks (a lone run opens no code span).
- */
+/** Lines that convert to themselves and that no later line can turn into a heading or a table
+ * row: text with at most one run of backticks (a lone run opens no code span). */
 const PLAIN_LINES = new RegExp(
   `(?:(?:${FIRST}(?:${TEXT}*\`+)?|\`{1,2})(?:${TEXT}*${LAST})?\n)+`,
   "y",
 );
 
-/**
- * The lines of a text without their leading `>` markers (mrkdwn quotes one level), and whether
- * each had any; read only as far as asked.
- */
+/** The lines of a text without their leading `>` markers (mrkdwn quotes one level), and whether
+ * each had any; read only as far as asked. */
 class QuotedLines {
   readonly #text: string;
   readonly #rests: string[] = [];
@@ -240,21 +221,10 @@ function fenceOf(line: string): { char: string; length: number; info: string } |
 const TICKS = /`+/y;
 const TILDES = /~+/y;
 
-/** `|---|:--:|`: only pipes, dashes, colons and blanks, with a dash and a pipe or colon. */
-function isDelimiterRow(line: string): boolean {
-  if (!line.includes("-")) return false; // one search (a line of 1,200 pipes has none)
-  let dash = false;
-  let pipe = false;
-  for (let i = 0; i < line.length; i++) {
-    const c = line.charCodeAt(i);
-    if (c === 45)
-      dash = true; // -
-    else if (c === 124)
-      pipe = true; // |
-    else if (c !== 58 && c !== 32 && c !== 9) return false; // :, space, tab
-  }
-  return dash && pipe;
-}
+/** `|---|:--:|`: only pipes, dashes, colons and blanks, with a dash and a pipe (one search first:
+ * a line of 1,200 pipes has no dash). */
+const isDelimiterRow = (line: string): boolean =>
+  line.includes("-") && line.includes("|") && /^[-|: \t]*$/.test(line);
 
 /** `/^ {0,3}(?:=+|-{2,})[ \t]*$/`, searched only on a line that starts like one. */
 function isSetextUnderline(line: string): boolean {
@@ -324,17 +294,8 @@ function blockLine(line: string): string {
 const mayStartBlock = (c: number): boolean =>
   c === 35 || c === 42 || c === 43 || c === 45 || c === 95 || (c >= 48 && c <= 57) || isSpace(c);
 
-function isThematicBreak(line: string): boolean {
-  const t = line.trim();
-  const c = t[0];
-  if (c !== "-" && c !== "*" && c !== "_") return false;
-  let n = 0;
-  for (const ch of t) {
-    if (ch === c) n++;
-    else if (ch !== " " && ch !== "\t") return false;
-  }
-  return n >= 3;
-}
+/** Three or more `-`, `*` or `_` (the same), with blanks between them or not. */
+const isThematicBreak = (line: string): boolean => /^([-*_])(?:[ \t]*\1){2,}$/.test(line.trim());
 
 /** Whether the lines of `text` before `end` hold an odd number of "```" or "> ```" lines. */
 function fenceLinesOdd(text: string, end: number): boolean {
@@ -351,11 +312,8 @@ function fenceLinesOdd(text: string, end: number): boolean {
   return odd;
 }
 
-/**
- * The last safety net for one line outside code: a `**` left over gets a zero-width space
- * between its stars, and a line that still reads as a heading or a table rule is broken too,
- * so nothing reaches Slack as Markdown it would show raw.
- */
+/** The last safety net for one line outside code: a `**` left over, a heading or a table rule
+ * is broken, so nothing reaches Slack as Markdown it would show raw. */
 function guardLine(line: string, state: { inCode: boolean }): string {
   const body = line.startsWith("> ") ? line.slice(2) : line;
   if (body === FENCE_OUT) {
@@ -376,10 +334,8 @@ function guardLine(line: string, state: { inCode: boolean }): string {
   return fixed === body ? line : line.slice(0, line.length - body.length) + fixed;
 }
 
-// The line half: one line's code spans, links, emphasis and escapes, a code block's lines and a
-// table's rows. Linear in the line's length: each run of backticks knows the next run as long,
-// links look ahead through tables of next positions built at most once per line, and emphasis
-// pairs each closer with the latest opener of its kind in one pass.
+// The line half, linear in the line's length: each run of backticks knows the next run as long,
+// links look ahead through tables of next positions, emphasis pairs in one pass.
 
 const FENCE_OUT = "```";
 /** A table cell wider than this does not widen its column further (it just runs on). */
@@ -403,6 +359,9 @@ type Piece = string | Delim;
 const PUNCT = /[!-/:-@[-`{-~]/;
 const isBlankOrEnd = (c: string | undefined) => c === undefined || /\s/.test(c);
 const isWord = (c: string | undefined) => c !== undefined && /[\p{L}\p{N}]/u.test(c);
+
+/** The emphasis a run of 1, 2 or 3 `*` or `_` is. */
+const EMPHASIS: readonly (Kind | undefined)[] = [undefined, "em", "strong", "strongEm"];
 
 /** Positions of the next occurrence of the character `a` (or `b`) at or after each index. */
 function nextTable(s: string, a: number, b = a): Int32Array {
@@ -436,23 +395,14 @@ export function inline(s: string, strong: boolean, links = true): string {
 }
 
 function marker(kind: Kind, opener: boolean, strong: boolean): string {
-  switch (kind) {
-    case "strong":
-      return strong ? "*" : "";
-    case "em":
-      return "_";
-    case "strike":
-      return "~";
-    case "strongEm":
-      if (!strong) return "_";
-      return opener ? "*_" : "_*";
-  }
+  if (kind === "strongEm") return !strong ? "_" : opener ? "*_" : "_*";
+  return kind === "strong" ? (strong ? "*" : "") : kind === "em" ? "_" : "~";
 }
 
 function tokenize(s: string, links: boolean, strong: boolean): Piece[] {
   const pieces: Piece[] = [];
   const { runs, closes } = codeSpans(s);
-  const next = links && /[[<]/.test(s) ? new LinkTables(s) : undefined;
+  const next = links && /[[<]/.test(s) ? linkTables(s) : undefined;
   // A "[" opens a link only before a "](" that a ")" follows.
   const paren = next ? s.lastIndexOf(")") : -1;
   const lastLink = paren >= 2 ? s.lastIndexOf("](", paren - 2) : -1;
@@ -537,19 +487,7 @@ function plainEnd(s: string, i: number, lastLink: number, autolinks: boolean): n
 }
 
 function delimiter(s: string, from: number, to: number, c: string): Delim | undefined {
-  const len = to - from;
-  const kind: Kind | undefined =
-    c === "~"
-      ? len === 2
-        ? "strike"
-        : undefined
-      : len === 1
-        ? "em"
-        : len === 2
-          ? "strong"
-          : len === 3
-            ? "strongEm"
-            : undefined;
+  const kind = c === "~" ? (to - from === 2 ? "strike" : undefined) : EMPHASIS[to - from];
   if (kind === undefined) return undefined;
   const before = s[from - 1];
   const after = s[to];
@@ -589,38 +527,11 @@ function pair(pieces: Piece[]): void {
   }
 }
 
-/** The next-position tables a line's links are read with, each built when first needed. */
-class LinkTables {
-  readonly #s: string;
-  #bracketClose?: Int32Array;
-  #bracketOpen?: Int32Array;
-  #parenClose?: Int32Array;
-  #parenOpen?: Int32Array;
-  #angleClose?: Int32Array;
-  #space?: Int32Array;
-
-  constructor(s: string) {
-    this.#s = s;
-  }
-
-  get bracketClose(): Int32Array {
-    return (this.#bracketClose ??= nextTable(this.#s, 93)); // ]
-  }
-  get bracketOpen(): Int32Array {
-    return (this.#bracketOpen ??= nextTable(this.#s, 91)); // [
-  }
-  get parenClose(): Int32Array {
-    return (this.#parenClose ??= nextTable(this.#s, 41)); // )
-  }
-  get parenOpen(): Int32Array {
-    return (this.#parenOpen ??= nextTable(this.#s, 40)); // (
-  }
-  get angleClose(): Int32Array {
-    return (this.#angleClose ??= nextTable(this.#s, 62)); // >
-  }
-  get space(): Int32Array {
-    return (this.#space ??= nextTable(this.#s, 32, 9)); // space, tab
-  }
+/** A line's next-position table of a character (32: space or tab), built when first asked for. */
+type LinkTables = (char: number) => Int32Array;
+function linkTables(s: string): LinkTables {
+  const made: Int32Array[] = [];
+  return (c) => (made[c] ??= nextTable(s, c, c === 32 ? 9 : c));
 }
 
 const SAFE_URL = /^(?:https?:\/\/|mailto:)[^\s<>|]+$/i;
@@ -634,30 +545,29 @@ function linkAt(
   strong: boolean,
 ): { text: string; end: number } | undefined {
   if (s[i] === "<") {
-    const gt = t.angleClose[i + 1] ?? -1;
-    const sp = t.space[i + 1] ?? -1;
+    const gt = t(62)[i + 1] ?? -1; // >
+    const sp = t(32)[i + 1] ?? -1;
     if (gt < 0 || (sp >= 0 && sp < gt)) return undefined;
     const url = s.slice(i + 1, gt);
     return SAFE_URL.test(url) ? { text: `<${slackUrl(url)}>`, end: gt + 1 } : undefined;
   }
   const open = s[i] === "!" ? i + 1 : i;
   if (s[open] !== "[") return undefined;
-  const close = t.bracketClose[open + 1] ?? -1;
-  const nested = t.bracketOpen[open + 1] ?? -1;
+  const close = t(93)[open + 1] ?? -1; // ]
+  const nested = t(91)[open + 1] ?? -1; // [
   if (close < 0 || (nested >= 0 && nested < close) || s[close + 1] !== "(") return undefined;
-  let end = t.parenClose[close + 2] ?? -1;
+  let end = t(41)[close + 2] ?? -1; // )
   if (end < 0) return undefined;
   // One level of parentheses inside the address: https://en.wikipedia.org/wiki/Go_(game)
-  const inner = t.parenOpen[close + 2] ?? -1;
-  const outer = inner >= 0 && inner < end ? (t.parenClose[end + 1] ?? -1) : -1;
+  const inner = t(40)[close + 2] ?? -1; // (
+  const outer = inner >= 0 && inner < end ? (t(41)[end + 1] ?? -1) : -1;
   if (outer >= 0) end = outer;
-  const sp = t.space[close + 2] ?? -1;
+  const sp = t(32)[close + 2] ?? -1;
   const urlEnd = sp >= 0 && sp < end ? sp : end;
   const url = s.slice(close + 2, urlEnd);
   const label = inline(s.slice(open + 1, close), strong, false).trim();
   if (!SAFE_URL.test(url)) return { text: label === "" ? escapeText(url) : label, end: end + 1 };
   if (label === "") return { text: `<${slackUrl(url)}>`, end: end + 1 };
-  // A label that looks like an address of another host is followed by the real one.
   const host = misleadingHost(s.slice(open + 1, close), url);
   const shown = host === undefined ? label : `${label} (${escapeText(host)})`;
   return { text: `<${slackUrl(url)}|${shown}>`, end: end + 1 };
@@ -694,14 +604,7 @@ const plainCell = (cell: string): string =>
     .replace(/\t/g, " ");
 
 /** Characters as a monospace font shows them (an emoji's two halves are one). */
-function width(s: string): number {
-  let n = s.length;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c >= 0xd800 && c <= 0xdbff) n--;
-  }
-  return n;
-}
+const width = (s: string): number => s.length - (s.match(/[\uD800-\uDBFF]/g)?.length ?? 0);
 
 /** Rows as aligned columns in a code block; a line of dashes under the header row. */
 function renderTable(rows: readonly string[][]): string[] {

@@ -1,10 +1,10 @@
-/**
- * A run's messages: the answer in `markdown` blocks (Slack renders standard Markdown itself),
- * split so that no payload comes near Slack's limits; status and controls follow.
- */
+/** A run's messages: the answer in `markdown` blocks (Slack renders standard Markdown itself),
+ * split so that no payload comes near Slack's limits; status and controls follow. */
 import type { KnownBlock, MessageMetadata } from "@slack/types";
+import { z } from "zod";
 import type { RunState } from "../store/types.ts";
 import { formatBytes } from "../util/bytes.ts";
+import { button, readValue } from "./blocks.ts";
 import { feedbackBlock } from "./feedback.ts";
 import { repairPartial, splitMarkdown } from "./markdown.ts";
 import { mrkdwnExcerpt, notificationText } from "./mrkdwn.ts";
@@ -12,19 +12,15 @@ import { mrkdwnText, neutralizeMentions, truncate } from "./sanitize.ts";
 import { revealLinkHosts } from "./scan/link-hosts.ts";
 import { type TaskRef, taskButtons } from "./task-views.ts";
 
-/**
- * Markdown characters per message. Slack allows 12,000 across the markdown blocks of one
- * payload and has refused payloads of about 12–13k characters of blocks in total, so one
- * message carries at most 10,000 plus a short status.
- */
+/** Markdown characters per message: Slack allows 12,000 across the markdown blocks of one payload
+ * and has refused payloads of about 12–13k characters of block text in total. */
 export const MESSAGE_MARKDOWN_LIMIT = 10_000;
+const MESSAGE_TOTAL_LIMIT = 11_500;
 /** The `text` fallback is only for notifications. */
 const FALLBACK_CHARS = 300;
 const MAX_FILE_LINES = 20;
 
 export const STOP_ACTION_ID = "task_stop";
-/** Slack has refused messages of about 12–13k characters of block text in total. */
-const MESSAGE_TOTAL_LIMIT = 11_500;
 
 function blockChars(blocks: readonly KnownBlock[]): number {
   let n = 0;
@@ -91,17 +87,11 @@ export interface StopRef {
 export const encodeStopValue = (ref: StopRef): string =>
   JSON.stringify({ c: ref.channelId, t: ref.threadTs, r: ref.runId });
 
+const StopValue = z.object({ c: z.string(), t: z.string(), r: z.string() });
+
 export function decodeStopValue(value: string | undefined): StopRef | undefined {
-  if (!value) return undefined;
-  try {
-    const v = JSON.parse(value) as { c?: unknown; t?: unknown; r?: unknown };
-    if (typeof v.c === "string" && typeof v.t === "string" && typeof v.r === "string") {
-      return { channelId: v.c, threadTs: v.t, runId: v.r };
-    }
-  } catch {
-    // not ours
-  }
-  return undefined;
+  const v = readValue(value, StopValue);
+  return v && { channelId: v.c, threadTs: v.t, runId: v.r };
 }
 
 export function formatDuration(ms: number): string {
@@ -245,19 +235,12 @@ export function renderRun(view: RunView, limit = MESSAGE_MARKDOWN_LIMIT): Messag
   }
   tail.push(...statusBlocks(view, status));
   if (view.state === "running" && view.stopValue) {
+    const stop = button(STOP_ACTION_ID, "Stop", { style: "danger", value: view.stopValue });
     tail.push({
       type: "actions",
       block_id: "task_controls",
-      elements: [
-        {
-          type: "button",
-          action_id: STOP_ACTION_ID,
-          text: { type: "plain_text", text: "Stop", emoji: true },
-          style: "danger",
-          value: view.stopValue,
-        },
-      ],
-    });
+      elements: [stop],
+    } as unknown as KnownBlock);
   }
   if (
     view.thread &&

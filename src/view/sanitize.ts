@@ -1,8 +1,6 @@
-/**
- * Model output must never ping anyone: Slack's special mentions (<!channel>, <!subteam^…>),
- * user and channel mentions (<@U…>, <#C…>) and bare @channel/@here/@everyone are broken with
- * a zero-width space, which Slack does not resolve.
- */
+/** Model output must never ping anyone: Slack's special mentions (<!channel>, <!subteam^…>), user
+ * and channel mentions (<@U…>, <#C…>) and bare @channel/@here/@everyone are broken with a
+ * zero-width space, which Slack does not resolve. */
 import { Buffer } from "node:buffer";
 
 export const ZWSP = "\u200B";
@@ -18,11 +16,9 @@ export function neutralizeMentions(text: string): string {
 /** A character no one-byte string holds: V8 answers at once that a one-byte string has none. */
 const NOT_ONE_BYTE = /[\u0100-\uffff]/;
 
-/**
- * Whether a text may hold a bare @channel, @here or @everyone: a search for "@" runs at the
- * speed of memory in a one-byte text, but in a two-byte one stops at every unit holding the
- * byte 0x40 (10 times slower than the words' expression), so only a one-byte text is searched.
- */
+/** Whether a text may hold a bare @channel, @here or @everyone: a search for "@" runs at the speed
+ * of memory in a one-byte text, but in a two-byte one stops at every unit holding the byte 0x40 (10
+ * times slower than the words' expression), so only a one-byte text is searched. */
 const mayHoldWords = (text: string): boolean => NOT_ONE_BYTE.test(text) || text.includes("@");
 
 const breakWords = (text: string): string =>
@@ -46,10 +42,8 @@ const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 const MENTION_SIGN = new Uint8Array(0x10000);
 MENTION_SIGN[33] = MENTION_SIGN[64] = MENTION_SIGN[35] = 1;
 
-/**
- * `text.replace(/<(?=[!@#])/g, "<\u200B")` over the text's UTF-16 units, without a branch per
- * unit: a zero-width space is written after every unit and kept only after a "<" before a sign.
- */
+/** `text.replace(/<(?=[!@#])/g, "<\u200B")` over the text's UTF-16 units, without a branch per
+ * unit: a zero-width space is written after every unit and kept only after a "<" before a sign. */
 function breakOpeners(text: string): string {
   const bytes = Buffer.from(text, "ucs2");
   if (!LITTLE_ENDIAN || bytes.byteOffset % 2 !== 0) return text.replace(/<(?=[!@#])/g, `<${ZWSP}`);
@@ -119,10 +113,8 @@ function escapeUnits(s: string): string {
 /** Escapes text for Slack mrkdwn (section and context blocks) and neutralises mentions. */
 export const mrkdwnText = (s: string): string => neutralizeMentions(escapeText(s));
 
-/**
- * Cuts a text to `n` characters with "…": never between the halves of an emoji (a lone
- * surrogate is not text: RFC 8259 §8.2), nor right after "@here" of a longer word.
- */
+/** Cuts a text to `n` characters with "…": never between the halves of an emoji (a lone surrogate
+ * is not text: RFC 8259 §8.2), nor right after "@here" of a longer word. */
 export const truncate = (s: string, n: number): string =>
   s.length <= n
     ? s

@@ -1,14 +1,13 @@
-/**
- * The views opened from the buttons under a finished answer: History and Files (paged), and the
+/** The views opened from the buttons under a finished answer: History and Files (paged), and the
  * Continue form, within Slack's limits (100 blocks, 3,000 characters per text and of
- * private_metadata).
- */
+ * private_metadata). */
+import { z } from "zod";
 import type { HistoryMessage, ThreadFile } from "../service/schemas.ts";
 import { formatBytes } from "../util/bytes.ts";
 import { MODAL_PROMPT_MAX } from "./modal.ts";
 import { mrkdwnExcerpt } from "./mrkdwn.ts";
 import { mrkdwnText, truncate } from "./sanitize.ts";
-import { type Block, plain, section } from "./blocks.ts";
+import { type Block, button, context, form, input, plain, readValue, section } from "./blocks.ts";
 
 export const TASK_ACTION = {
   history: "task_history",
@@ -42,38 +41,26 @@ export interface ViewState extends TaskRef {
 export const encodeTaskRef = (ref: TaskRef): string =>
   JSON.stringify({ c: ref.channelId, t: ref.threadTs });
 
+const TaskRefValue = z.object({ c: z.string().min(1), t: z.string().min(1) });
+
 export function decodeTaskRef(value: string | undefined): TaskRef | undefined {
-  try {
-    const v = JSON.parse(value ?? "") as { c?: unknown; t?: unknown };
-    if (typeof v.c === "string" && typeof v.t === "string" && v.c !== "" && v.t !== "") {
-      return { channelId: v.c, threadTs: v.t };
-    }
-  } catch {
-    // not ours
-  }
-  return undefined;
+  const v = readValue(value, TaskRefValue);
+  return v && { channelId: v.c, threadTs: v.t };
 }
 
 export const encodeViewState = (s: ViewState): string =>
   JSON.stringify({ k: s.kind, c: s.channelId, t: s.threadTs, p: s.page, s: s.status === true });
 
-export function decodeViewState(value: string | undefined): ViewState | undefined {
-  try {
-    const v = JSON.parse(value ?? "") as Record<string, unknown>;
-    const ref = decodeTaskRef(JSON.stringify({ c: v.c, t: v.t }));
-    const kind = v.k === "history" || v.k === "files" ? v.k : undefined;
-    const page = typeof v.p === "number" && Number.isInteger(v.p) && v.p >= 1 ? v.p : undefined;
-    if (!ref || !kind || page === undefined) return undefined;
-    return { ...ref, kind, page, status: v.s === true };
-  } catch {
-    return undefined;
-  }
-}
-
-const context = (text: string): Block => ({
-  type: "context",
-  elements: [{ type: "mrkdwn", text: truncate(text, 3000) }],
+const ViewStateValue = TaskRefValue.extend({
+  k: z.enum(["history", "files"]),
+  p: z.number().min(1).refine(Number.isInteger),
+  s: z.unknown(),
 });
+
+export function decodeViewState(value: string | undefined): ViewState | undefined {
+  const v = readValue(value, ViewStateValue);
+  return v && { channelId: v.c, threadTs: v.t, kind: v.k, page: v.p, status: v.s === true };
+}
 
 function modal(title: string, state: ViewState | undefined, blocks: Block[]): Block {
   return {
@@ -102,12 +89,10 @@ export interface Paging {
 
 function pager(state: ViewState, paging: Paging, extra: Block[] = []): Block[] {
   const buttons: Block[] = [];
-  const to = (page: number, text: string) => ({
-    type: "button",
-    action_id: `${TASK_ACTION.page}_${text.toLowerCase()}`,
-    text: plain(text),
-    value: encodeViewState({ ...state, page }),
-  });
+  const to = (page: number, text: string) =>
+    button(`${TASK_ACTION.page}_${text.toLowerCase()}`, text, {
+      value: encodeViewState({ ...state, page }),
+    });
   if (paging.page > 1) buttons.push(to(paging.page - 1, "Previous"));
   if (paging.hasNext) buttons.push(to(paging.page + 1, "Next"));
   const of = paging.totalPages ? ` of ${paging.totalPages}` : "";
@@ -148,12 +133,11 @@ export function renderHistoryView(
     const shown = mrkdwnExcerpt(m.content.slice(0, 12_000).replace(/[\uD800-\uDBFF]$/, ""), 3000);
     blocks.push(section(shown.trim() === "" ? "(no text)" : shown));
   }
-  const toggle = {
-    type: "button",
-    action_id: TASK_ACTION.statusMessages,
-    text: plain(state.status ? "Hide status messages" : "Show status messages"),
-    value: encodeViewState({ ...state, page: 1, status: !state.status }),
-  };
+  const toggle = button(
+    TASK_ACTION.statusMessages,
+    state.status ? "Hide status messages" : "Show status messages",
+    { value: encodeViewState({ ...state, page: 1, status: !state.status }) },
+  );
   return modal("Task history", state, [
     ...blocks,
     { type: "divider" },
@@ -173,70 +157,46 @@ export function renderFilesView(
     const size = typeof f.file_size === "number" ? ` · ${formatBytes(f.file_size)}` : "";
     blocks.push({
       ...section(`\`${mrkdwnText(truncate(f.file_name, 150)).replace(/`/g, "'")}\`${size}`),
-      accessory: {
-        type: "button",
-        action_id: TASK_ACTION.getFile,
-        text: plain("Get it"),
+      accessory: button(TASK_ACTION.getFile, "Get it", {
         value: JSON.stringify({
           c: state.channelId,
           t: state.threadTs,
           f: truncate(f.file_id, 200),
         }),
-      },
+      }),
     });
   }
   return modal("Task files", state, [...blocks, { type: "divider" }, ...pager(state, paging)]);
 }
 
 /** The Continue form: a follow-up's prompt and files (the options of a new task do not apply). */
-export function renderContinueView(ref: TaskRef): Block {
-  return {
-    type: "modal",
-    callback_id: CONTINUE_VIEW,
-    title: plain("Continue the task"),
-    submit: plain("Send"),
-    close: plain("Cancel"),
-    private_metadata: encodeTaskRef(ref),
-    blocks: [
-      {
-        type: "input",
-        block_id: "prompt",
-        optional: true,
-        label: plain("What next?"),
-        element: {
-          type: "plain_text_input",
-          action_id: "value",
-          multiline: true,
-          max_length: MODAL_PROMPT_MAX,
-        },
-      },
-      {
-        type: "input",
-        block_id: "files",
-        optional: true,
-        label: plain("Files"),
-        element: { type: "file_input", action_id: "value", max_files: 10 },
-      },
+export const renderContinueView = (ref: TaskRef): Block =>
+  form(
+    CONTINUE_VIEW,
+    "Continue the task",
+    "Send",
+    [
+      input(
+        "prompt",
+        "What next?",
+        { type: "plain_text_input", multiline: true, max_length: MODAL_PROMPT_MAX },
+        { optional: true },
+      ),
+      input("files", "Files", { type: "file_input", max_files: 10 }, { optional: true }),
     ],
-  };
-}
+    { private_metadata: encodeTaskRef(ref) },
+  );
 
 /** The buttons under a finished answer (History, Files, Continue), for its thread. */
 export function taskButtons(ref: TaskRef): Block {
-  const value = encodeTaskRef(ref);
-  const button = (action_id: string, text: string) => ({
-    type: "button",
-    action_id,
-    text: plain(text),
-    value,
-  });
+  const value = { value: encodeTaskRef(ref) };
   return {
     type: "actions",
     block_id: "task_views",
     elements: [
-      button(TASK_ACTION.history, "History"),
-      button(TASK_ACTION.files, "Files"),
-      button(TASK_ACTION.continue, "Continue…"),
+      button(TASK_ACTION.history, "History", value),
+      button(TASK_ACTION.files, "Files", value),
+      button(TASK_ACTION.continue, "Continue…", value),
     ],
   };
 }

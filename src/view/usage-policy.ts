@@ -1,11 +1,9 @@
-/**
- * A workspace's usage policy in Block Kit: the admins' form section and reading it back, and
- * App Home's admin part with the service's last refusal of the account (402, 429).
- */
+/** A workspace's usage policy in Block Kit: the admins' form section and reading it back, and App
+ * Home's admin part with the service's last refusal of the account (402, 429). */
 import type { AuditEvent } from "../store/audit.ts";
 import { QUOTA_MAX, type ServiceAlert, type UsagePolicy } from "../store/usage-policy.ts";
 import { workspaceSettingsButton } from "./workspace-settings.ts";
-import { type Block, mrkdwn, plain, section, slackDate } from "./blocks.ts";
+import { type Block, context, input, plain, section, slackDate } from "./blocks.ts";
 
 /** Block ids of the section; each input's element has the action id `value`. */
 export const USAGE_FIELD = {
@@ -28,24 +26,16 @@ const option = (value: string, text: string) => ({ value, text: plain(text.slice
 /** Slack shows a select's limit: 100 options. */
 const OPTIONS_MAX = 100;
 
-function choice(blockId: string, label: string, options: Block[], second: boolean): Block {
-  return {
-    type: "input",
-    block_id: blockId,
-    label: plain(label),
-    element: {
-      type: "radio_buttons",
-      action_id: "value",
-      options,
-      initial_option: options[second ? 1 : 0],
-    },
-  };
-}
+const choice = (blockId: string, label: string, options: Block[], second: boolean, more?: Block) =>
+  input(
+    blockId,
+    label,
+    { type: "radio_buttons", options, initial_option: options[second ? 1 : 0] },
+    more,
+  );
 
-/**
- * The user groups to pick from: Block Kit has no user-group select, so a static multi-select
- * filled from `usergroups.list` (no options-load URL, which a Socket Mode app may not have).
- */
+/** The user groups to pick from: Block Kit has no user-group select, so a static multi-select
+ * filled from `usergroups.list` (no options-load URL, which a Socket Mode app may not have). */
 function groupsBlock(policy: UsagePolicy, groups: readonly UserGroupOption[]): Block {
   const chosen = policy.who.kind === "groups" ? policy.who.groupIds : [];
   // A chosen group missing from the list (deleted, or the list failed) stays visible by id.
@@ -57,25 +47,22 @@ function groupsBlock(policy: UsagePolicy, groups: readonly UserGroupOption[]): B
   if (offered.length === 0) {
     const none =
       "This workspace has no user groups I can see. Create one in Slack (People › User groups) to let only its members start tasks.";
-    return { type: "context", elements: [mrkdwn(none)] };
+    return context(none);
   }
   const groupOption = (g: UserGroupOption) =>
     option(g.id, g.name && g.name !== g.handle ? `@${g.handle} (${g.name})` : `@${g.handle}`);
   const initial = offered.filter((g) => chosen.includes(g.id)).map(groupOption);
-  return {
-    type: "input",
-    block_id: USAGE_FIELD.groups,
-    optional: true,
-    label: plain("User groups"),
-    hint: plain("Used when only members of user groups may start tasks."),
-    element: {
+  return input(
+    USAGE_FIELD.groups,
+    "User groups",
+    {
       type: "multi_static_select",
-      action_id: "value",
       placeholder: plain("Pick user groups"),
       options: offered.map(groupOption),
       ...(initial.length > 0 ? { initial_options: initial } : {}),
     },
-  };
+    { optional: true, hint: plain("Used when only members of user groups may start tasks.") },
+  );
 }
 
 /** The form's section for `policy` (its own header first), with the workspace's user groups. */
@@ -105,40 +92,37 @@ export function usagePolicyBlocks(
     choice(USAGE_FIELD.who, "Who may start tasks", who, policy.who.kind === "groups"),
     groupsBlock(policy, groups),
     choice(USAGE_FIELD.where, "Where tasks may start", where, policy.where.kind === "channels"),
-    {
-      type: "input",
-      block_id: USAGE_FIELD.channels,
-      optional: true,
-      label: plain("Channels"),
-      hint: plain("Used when tasks may start only in some channels. Invite me to each of them."),
-      element: {
+    input(
+      USAGE_FIELD.channels,
+      "Channels",
+      {
         type: "multi_conversations_select",
-        action_id: "value",
         placeholder: plain("Pick channels"),
         filter: { include: ["public", "private"], exclude_bot_users: true },
         ...(channels.length > 0 ? { initial_conversations: channels } : {}),
       },
-    },
-    {
-      type: "input",
-      block_id: USAGE_FIELD.quota,
-      label: plain("Tasks per person per hour"),
-      hint: plain("Follow-ups count too. 0: no quota."),
-      element: {
+      {
+        optional: true,
+        hint: plain("Used when tasks may start only in some channels. Invite me to each of them."),
+      },
+    ),
+    input(
+      USAGE_FIELD.quota,
+      "Tasks per person per hour",
+      {
         type: "number_input",
-        action_id: "value",
         is_decimal_allowed: false,
         min_value: "0",
         max_value: String(QUOTA_MAX),
         initial_value: String(policy.perUserPerHour),
       },
-    },
-    {
-      ...choice(USAGE_FIELD.join, "Public channels I'm not in", join, policy.joinPublicChannels),
+      { hint: plain("Follow-ups count too. 0: no quota.") },
+    ),
+    choice(USAGE_FIELD.join, "Public channels I'm not in", join, policy.joinPublicChannels, {
       hint: plain(
         "In a channel, I read the thread I'm asked about to answer it. Joining by myself lets anyone bring me into any public channel; private channels always need an invitation.",
       ),
-    },
+    }),
   ];
 }
 

@@ -1,5 +1,5 @@
 /** The "Workspace settings" modal for admins: the service key (only its last four shown), and more. */
-import { type Block, plain, section, slackDate } from "./blocks.ts";
+import { type Block, button, form, input, plain, section, slackDate } from "./blocks.ts";
 
 /** Callback id of the modal, and the action id of the buttons that open it. */
 export const WORKSPACE_SETTINGS_VIEW = "workspace_settings";
@@ -46,34 +46,32 @@ export function keySection(status: KeyStatus): Block[] {
       `${describeKeyStatus(status)}\nTasks started in this workspace are charged to the account of this key.`,
       "service_key_status",
     ),
-    {
-      type: "input",
-      block_id: SERVICE_KEY_FIELD.key,
-      optional: true,
-      label: plain(stored ? "New key" : "Key"),
-      hint: plain(
-        "Checked with the service before it is saved, then stored encrypted. Only its last four characters are ever shown.",
-      ),
-      element: {
+    input(
+      SERVICE_KEY_FIELD.key,
+      stored ? "New key" : "Key",
+      {
         type: "plain_text_input",
-        action_id: "value",
         max_length: 500,
         placeholder: plain("Paste the key from the service's account settings (API keys)"),
       },
-    },
+      {
+        optional: true,
+        hint: plain(
+          "Checked with the service before it is saved, then stored encrypted. Only its last four characters are ever shown.",
+        ),
+      },
+    ),
     ...(stored
       ? [
-          {
-            type: "input",
-            block_id: SERVICE_KEY_FIELD.remove,
-            optional: true,
-            label: plain("Remove"),
-            element: {
+          input(
+            SERVICE_KEY_FIELD.remove,
+            "Remove",
+            {
               type: "checkboxes",
-              action_id: "value",
               options: [{ text: plain("Remove the workspace's key"), value: REMOVE_KEY }],
             },
-          },
+            { optional: true },
+          ),
         ]
       : []),
   ];
@@ -97,14 +95,10 @@ export function workspaceSettingsModal(parts: {
 }): Block {
   const more = parts.extraSections ?? [];
   const extra = more.length > 0 ? [{ type: "divider" }, ...more] : [];
-  return {
-    type: "modal",
-    callback_id: WORKSPACE_SETTINGS_VIEW,
-    title: plain("Workspace settings"),
-    submit: plain("Save"),
-    close: plain("Cancel"),
-    blocks: [...parts.keySection, ...extra],
-  };
+  return form(WORKSPACE_SETTINGS_VIEW, "Workspace settings", "Save", [
+    ...parts.keySection,
+    ...extra,
+  ]);
 }
 
 export function notAllowedModal(): Block {
@@ -117,9 +111,8 @@ export function notAllowedModal(): Block {
 }
 
 /** The button that opens the modal (App Home and `/task settings`, shown to admins). */
-export function workspaceSettingsButton(): Block {
-  return { type: "button", action_id: OPEN_WORKSPACE_SETTINGS, text: plain("Workspace settings") };
-}
+export const workspaceSettingsButton = (): Block =>
+  button(OPEN_WORKSPACE_SETTINGS, "Workspace settings");
 
 /** What `/task settings` adds for an admin: a private message with the button. */
 export function workspaceSettingsOffer(): Block[] {

@@ -1,9 +1,7 @@
-/**
- * Two helpers of the inline converter (mrkdwn.ts) that read a line a run at a time: its code
- * spans, and the text between its pieces of markup kept as slices of it (a line of 600 empty
- * code spans, what a notification may start with, converts in half the time of a map of run
- * lengths and a string built a span at a time).
- */
+/** Two helpers of the inline converter (mrkdwn.ts) that read a line a run at a time: its code
+ * spans, and the text between its pieces of markup kept as slices of it (a line of 600 empty code
+ * spans, what a notification may start with, converts in half the time of a map of run lengths and
+ * a string built a span at a time). */
 
 /** The text of a line between its pieces of markup: text that goes on where the last slice
  * ended extends it (a line of empty code spans is one slice, not hundreds). */
@@ -34,10 +32,8 @@ export class LineText {
   }
 }
 
-/**
- * Code spans of a line: at the start of each run of backticks, its length (`runs`) and where
- * the next run as long starts (`closes`, 0 for none); nothing when the line has no two runs.
- */
+/** Code spans of a line: at the start of each run of backticks, its length (`runs`) and where the
+ * next run as long starts (`closes`, 0 for none); nothing when the line has no two runs. */
 export function codeSpans(s: string): { runs?: Int32Array; closes?: Int32Array } {
   const first = s.indexOf("`");
   if (first < 0) return {};

@@ -1,14 +1,8 @@
-/**
- * Links whose label looks like an address of another host (`[https://sso.corp](https://evil)`:
- * an answer is hostile input) keep their label, followed by the host they really go to, as the
- * glitch-soc Mastodon web client tags misleading links (docs/usage.md says why).
- *
- * A label looks like an address when, with its Markdown markers, escapes, numeric character
- * references and invisible characters taken out, it starts with a scheme (`https://…`) or is
- * one word whose start is a host name (`sso.corp`, `www.bank.com/login`, `10.0.0.1:8080`).
- * Its host is compared with the target's as a URL parser reads it (`https://sso.corp@evil`
- * goes to `evil`), in lower case, IDN as punycode, without a leading `www.` or a final dot.
- */
+/** A link whose label looks like an address of another host (`[https://sso.corp](https://evil)`)
+ * keeps its label, followed by the host it really goes to (docs/usage.md says why). A label is
+ * read without its markers, escapes, character references and invisible characters; hosts are
+ * compared as a URL parser reads them (`https://sso.corp@evil` goes to `evil`), in lower case, IDN
+ * as punycode, without a leading `www.` or a final dot. */
 import { advanceFence, type FenceState, nextFenceLine } from "../markdown-scan.ts";
 import { codeSpans } from "./inline-scan.ts";
 
@@ -18,10 +12,8 @@ export const UNVERIFIED = "unverified link";
 /** How much of a target is read for its host: a scheme, user info and a host fit in it. */
 const TARGET_HEAD = 2048;
 
-/**
- * The host `target` really goes to, to show after `label`, when the label looks like an address
- * of another host; undefined when it does not (or already says so: no tagging twice).
- */
+/** The host `target` really goes to, to show after `label`, when the label looks like an address of
+ * another host; undefined when it does not (or already says so: no tagging twice). */
 export function misleadingHost(label: string, target: string): string | undefined {
   const claimed = claimedHost(label);
   if (claimed === undefined) return undefined;
@@ -117,10 +109,8 @@ function asciiHost(host: string): string {
 const WEB = /^<?(https?:)\/\//i;
 const AUTHORITY_END = /[/?#\\\s)<>]/;
 
-/**
- * The host an http(s) target goes to, as a URL parser reads it; undefined when it cannot be
- * read plainly (character references, unparsable, too long), null when it is no web link.
- */
+/** The host an http(s) target goes to, as a URL parser reads it; undefined when it cannot be read
+ * plainly (character references, unparsable, too long), null when it is no web link. */
 function targetHost(target: string): { host: string; hostname: string } | undefined | null {
   const web = WEB.exec(target);
   if (!web) return null;
@@ -161,11 +151,9 @@ const MARKS = /[[\]`]/g;
 /** How far the next mark is looked for a character at a time. */
 const NEAR = 8;
 
-/**
- * Markdown with the real host shown inside every misleading link's label:
- * `[sso.corp](https://evil.example)` → `[sso.corp (evil.example)](https://evil.example)`.
- * Code is left as written. One pass; brackets pair on one stack.
- */
+/** Markdown with the real host shown inside every misleading link's label:
+ * `[sso.corp](https://evil.example)` → `[sso.corp (evil.example)](https://evil.example)`. Code is
+ * left as written. One pass; brackets pair on one stack. */
 export function revealLinkHosts(markdown: string): string {
   if (!WEB_LINK.test(markdown)) return markdown;
   const scan = new LinkScan(markdown);
