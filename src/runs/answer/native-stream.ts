@@ -1,13 +1,10 @@
 /**
- * Slack's native streaming for one run (`chat.startStream` / `appendStream` / `stopStream`):
- * the answer is appended to a stream message in whole lines (tables and half-open formatting
- * held back), one append at a time, each sending whatever arrived since the last. A stream
- * message holds STREAM_MESSAGE_BYTES of text, counted in UTF-8 bytes as it is sent, the agent's
- * steps included (Slack refuses more, whatever the characters: stream-parts.ts); the answer then
- * goes on in a new stream message of the thread. So it does too once the stream is older than
- * `rotateMs`, as Slack ends a stream about five minutes after it started. The message before is
- * stopped when the budget allows (nothing of the answer waits for that). When Slack ends or
- * refuses the stream, or no stream can start, the run goes back to editing messages.
+ * Slack's native streaming for one run (`chat.startStream` / `appendStream` / `stopStream`): the
+ * answer is appended in whole lines (tables and half-open formatting held back), one append at a
+ * time. Past STREAM_MESSAGE_BYTES (stream-parts.ts), or once the stream is older than `rotateMs`
+ * (Slack ends a stream about five minutes after it started), the answer goes on in a new stream
+ * message; the one before is stopped when the budget allows. When Slack ends or refuses the
+ * stream, or no stream can start, the run goes back to editing messages.
  */
 import type { Logger } from "pino";
 import { type Clock, systemClock } from "../../util/clock.ts";
@@ -37,14 +34,14 @@ export interface NativeStreamOptions {
   /** Streams outside DMs are addressed to a person. */
   readonly recipient: { readonly userId: string; readonly teamId: string };
   readonly log: Logger;
-  /** A stream message exists: the answer from character `from` on lives there from now on. */
+  /** A stream message exists: the answer from character `from` on lives there now. */
   readonly onStarted: (streamTs: string, from: number) => Promise<void>;
   /** Streaming ended (expired, stopped, refused, too long): the run edits messages again. */
   readonly onLeft: () => void;
   /** Start a stream only if Slack's budget lets it start at once, else edit (default: wait). */
   readonly ifBudget?: boolean;
   /** How long one stream message is streamed into before the answer goes on in a new one. */
-  readonly rotateMs?: number;
+  readonly rotateMs?: number | undefined;
   readonly clock?: Clock;
   /** How Slack shows the steps (`task_display_mode`); Slack's default when absent. */
   readonly display?: TaskDisplay | undefined;
@@ -63,7 +60,6 @@ export class NativeStream {
   /** The run ended: what is appended now completes its answer. */
   #ending = false;
   #streamTs: string | undefined;
-  /** When the current stream message started. */
   #startedAt = 0;
   /** The prefix of the answer already in the stream messages. */
   #streamed = "";
@@ -71,7 +67,6 @@ export class NativeStream {
   #used = 0;
   /** The code block open where the stream is, if any. */
   #fence: FenceState | undefined;
-  /** What of the answer may be streamed, read as it grows. */
   readonly #streamable = new StreamablePrefix();
   #appending: Promise<boolean> = Promise.resolve(false);
   /** An append of the latest text, or of steps alone, queued and not begun. */
@@ -82,7 +77,7 @@ export class NativeStream {
   #lastTitle = "";
   /** The whole text as last seen, so a step alone appends no text of its own. */
   #streamedFull = "";
-  /** Stops of stream messages the answer went on from, under way. */
+  /** Stops under way of stream messages the answer went on from. */
   #stops: Promise<void> = Promise.resolve();
   /** Leaving streaming, once: the run edits when this is done. */
   #leaving: Promise<boolean> | undefined;
@@ -361,27 +356,21 @@ export class NativeStream {
   }
 }
 
-/**
- * The answer sink of a natively streamed run, addressed to the person who asked: the stream
- * message replaces the "working…" one; when Slack ends or refuses the stream, or none can start,
- * the answer goes on by edits. The final answer is appended at once, its status below it with
- * the stream's stop (or by an edit, if the stream does not hold it).
- */
-export interface NativeSinkOptions extends SinkOptions {
-  /** Streams outside DMs are addressed to a person. */
-  readonly recipient: { readonly userId: string; readonly teamId: string };
+export interface NativeSinkOptions
+  extends
+    SinkOptions,
+    Pick<NativeStreamOptions, "recipient" | "ifBudget" | "rotateMs" | "clock" | "display"> {
   /** Where the answer is changed (a stream message took over, or a part was sealed): record it. */
   readonly onMoved: () => Promise<void>;
   /** The stream ended early and what it showed is not the rendered answer: show it again. */
   readonly reshow: () => void;
-  /** Start only if the stream budget allows at once (auto), else edit. */
-  readonly ifBudget: boolean;
-  readonly rotateMs: number;
-  readonly clock: Clock;
-  /** How Slack shows the agent's steps in the stream (`task_display_mode`). */
-  readonly display?: TaskDisplay | undefined;
 }
 
+/**
+ * The answer sink of a natively streamed run: the stream message replaces the "working…" one;
+ * when the stream ends early the answer goes on by edits. The final answer is appended at once,
+ * its status below it with the stream's stop (or by an edit, if the stream does not hold it).
+ */
 export class NativeSink implements AnswerSink {
   /** Where the answer goes once the stream is over (and where the final answer goes). */
   readonly #edits: EditSink;
@@ -391,15 +380,7 @@ export class NativeSink implements AnswerSink {
     const edits = new EditSink(options);
     this.#edits = edits;
     this.#stream = new NativeStream({
-      writer: options.writer,
-      channelId: options.channelId,
-      threadTs: options.threadTs,
-      recipient: options.recipient,
-      log: options.log,
-      ifBudget: options.ifBudget,
-      rotateMs: options.rotateMs,
-      clock: options.clock,
-      display: options.display,
+      ...options,
       onStarted: async (streamTs, from) => {
         edits.streamedIn(streamTs, from);
         await options.onMoved();
