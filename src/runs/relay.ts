@@ -1,13 +1,12 @@
 /**
- * The relay: the registry of the runs this instance shows in Slack. It starts each run (run.ts),
- * reserves starts so another instance can finish them, resumes runs others left, stops runs,
- * and hands every run over on shutdown.
+ * The registry of the runs this instance shows in Slack: starts each run (run.ts), reserves
+ * starts so another instance can finish them, resumes runs others left, stops runs, and hands
+ * every run over on shutdown.
  */
 import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
 import type { ThreadRef } from "../service/client.ts";
 import { TaskServiceError } from "../service/errors.ts";
-import type { FollowOptions } from "../service/follow.ts";
 import type { AppMetrics } from "../metrics.ts";
 import {
   type RelayedRun,
@@ -67,45 +66,35 @@ export type { RunOutcome } from "./outcome.ts";
 export type { RunScope } from "./forget.ts";
 
 export interface RelayOptions {
-  /** Each workspace's writer and service client: a run uses its own workspace's. */
   readonly workspaces: Workspaces;
   readonly store: ThreadStore;
-  /** Told when an adopted start's run runs: the thread layer records it (threads/running.ts). */
+  /** Told when an adopted start's run runs: the thread layer records it. */
   readonly threads: RunningThreads;
   readonly logger: Logger;
-  /** How answers reach Slack (edits by default), stream rotation, and how steps show (a plan). */
-  readonly streaming?: {
-    readonly mode: RunDeps["streaming"];
-    readonly rotateMs?: number;
-    readonly display?: RunDeps["taskDisplay"];
-  };
+  /** Edits when absent. */
+  readonly streaming?: RunDeps["streaming"];
   /** Who this instance is, as lease holder. */
   readonly instanceId: string;
   /** How long a run's lease lasts without renewal (renewed every third of it). */
   readonly leaseTtlMs?: number;
-  readonly follow?: Omit<FollowOptions, "signal" | "resumeText">;
-  /** Pictures of the web pages runs generate, uploaded beside them. */
+  readonly follow?: RunDeps["follow"];
   readonly previews?: PagePreviews | undefined;
-  /** What runs may hold in memory (their answers, their files), each and all together. */
   readonly memory?: MemoryLimits;
   /** How long to wait for a stopped run to report its end before giving up on it. */
   readonly stopGraceMs?: number;
   /** A run still going this long after it started is stopped at the service (default: none). */
   readonly maxRunMs?: number;
   readonly clock?: Clock;
-  /** The app's Prometheus metrics. */
   readonly metrics?: AppMetrics;
-  /** Ends the Workflow Builder steps runs were asked by, when the runs end. */
   readonly workflowSteps?: WorkflowSteps | undefined;
 }
 
 interface Relayed {
-  /** What becomes of it here (fate.ts): changed by Stop, shutdown, uninstall, a lost lease. */
   readonly fate: RunFate;
   done: Promise<void>;
-  /** The run's thread: only a Stop from that thread (and workspace) stops it. */
+  /** Only a Stop from this thread (and workspace) stops it. */
   readonly key: SlackThreadKey;
-  /** Its span here: its requests are in it, and a Stop pressed in Slack links to it. */
+  /** Its requests are in it, and a Stop pressed in Slack links to it. */
   readonly span: RelaySpan;
 }
 
@@ -126,7 +115,6 @@ export class Relay {
   readonly #memory: MemoryLimits;
   /** Starts being made here, by reservation id. */
   readonly #reserved = new Map<string, Reserved>();
-  /** Who hears of each run's end (the threads above: queue draining, thread state). */
   readonly #endListeners: ((outcome: RunOutcome) => Promise<void>)[] = [];
 
   constructor(options: RelayOptions) {
@@ -142,7 +130,7 @@ export class Relay {
     this.#endListeners.push(listener);
   }
 
-  /** Counters since start, for the metrics endpoint. */
+  /** Counters since start, for `/metrics.json`. */
   metrics(): RelayMetrics {
     return this.#counters.snapshot();
   }
@@ -187,8 +175,7 @@ export class Relay {
     const id = reservationId(`reserved:${place.teamId}:${place.channelId}:${randomUUID()}`);
     // With the request's trace, for the instance that may finish this start.
     const record = reservedRecord(id, place, startedAt, opening, currentTraceparent());
-    // Its lease first: another instance's scan that finds the record finds it held, and does not
-    // take the start over (as a start whose instance died) while it goes on here.
+    // Its lease first: another instance's scan that finds the record must not take it over.
     await this.#hold(record);
     try {
       await this.#opts.store.putRun(record);
@@ -283,10 +270,7 @@ export class Relay {
     return this.#launch(record, "resumed");
   }
 
-  /**
-   * Instances died relaying this run, one after another: it is not followed again (it could take
-   * this one down too), and ends like a run whose following failed, saying why.
-   */
+  /** Instances died relaying this run: it is not followed again (it could kill this one too). */
   #quarantine(record: RelayedRun, died: number): Promise<void> {
     const { key, runId } = record;
     this.#opts.logger.error(
@@ -394,7 +378,29 @@ export class Relay {
       span,
     };
     this.#runs.set(record.runId, relayed);
-    const run = span.run(() => this.#relayOf(record, relayed.fate, start, span.ended, unrecorded));
+    const { workspaces, store, instanceId, streaming, follow, previews, workflowSteps } =
+      this.#opts;
+    const deps: RunDeps = {
+      service: workspaces.service(key.teamId),
+      writer: workspaces.writer(key.teamId),
+      store,
+      clock: this.#clock,
+      counters: this.#counters,
+      instanceId,
+      leaseTtlMs: this.#leaseTtl,
+      streaming: streaming ?? { mode: "edit" },
+      follow: follow ?? {},
+      previews,
+      memory: this.#memory,
+      onEnded: (end) => {
+        span.ended(end.state);
+        return this.#ended(end);
+      },
+      workflowSteps,
+    };
+    const run = span.run(
+      () => new Run(deps, record, relayed.fate, start, this.#opts.logger, unrecorded),
+    );
     const limit = span.run(() => this.#timeLimit(record));
     relayed.done = span
       .run(() => run.run())
@@ -404,43 +410,6 @@ export class Relay {
         this.#runs.delete(record.runId);
       });
     return relayed.done;
-  }
-
-  /** The life of one run here (run.ts); `ended` hears its final state once it is shown. */
-  #relayOf(
-    record: ShownRun,
-    fate: RunFate,
-    start: RunStart,
-    ended: (state: string) => void,
-    unrecorded: boolean,
-  ): Run {
-    return new Run(
-      {
-        service: this.#opts.workspaces.service(record.key.teamId),
-        writer: this.#opts.workspaces.writer(record.key.teamId),
-        store: this.#opts.store,
-        clock: this.#clock,
-        counters: this.#counters,
-        instanceId: this.#opts.instanceId,
-        leaseTtlMs: this.#leaseTtl,
-        streaming: this.#opts.streaming?.mode ?? "edit",
-        streamRotateMs: this.#opts.streaming?.rotateMs,
-        taskDisplay: this.#opts.streaming?.display,
-        follow: this.#opts.follow ?? {},
-        previews: this.#opts.previews,
-        memory: this.#memory,
-        onEnded: (end) => {
-          ended(end.state);
-          return this.#ended(end);
-        },
-        workflowSteps: this.#opts.workflowSteps,
-      },
-      record,
-      fate,
-      start,
-      this.#opts.logger,
-      unrecorded,
-    );
   }
 
   /** Stops the run at the service once it has run for `maxRunMs`; the thread says why. */
@@ -463,18 +432,20 @@ export class Relay {
   }
 
   async #ended(end: RunEnd): Promise<void> {
-    const { record } = end;
     const outcome = outcomeOf(end);
     for (const listener of this.#endListeners) {
       await listener(outcome).catch((err: unknown) =>
-        this.#opts.logger.error({ err, runId: record.runId }, "a listener of a run's end failed"),
+        this.#opts.logger.error(
+          { err, runId: end.record.runId },
+          "a listener of a run's end failed",
+        ),
       );
     }
   }
 
   /**
    * Stops a run (rejects when the service refuses), recording the request for the instance that
-   * relays it. False when no unfinished run of `run.key`'s thread is known by that id.
+   * relays it. False when no unfinished run of `run.key`'s thread has that id.
    */
   async stop(
     run: { readonly runId: string; readonly ref: ThreadRef; readonly key: SlackThreadKey },

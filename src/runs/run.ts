@@ -32,7 +32,8 @@ import type {
   WorkflowSteps,
 } from "./ports.ts";
 import type { RelayCounters } from "./relay-metrics.ts";
-import { type AnswerSink, openAnswerSink, type StreamingMode } from "./answer/index.ts";
+import { openAnswerSink, type StreamingMode } from "./answer/index.ts";
+import type { AnswerSink } from "./answer/sink.ts";
 import { appendCapped } from "./answer/cap.ts";
 import {
   EndedHere,
@@ -54,22 +55,20 @@ export interface RunDeps extends Pick<DeliveryContext, "previews" | "memory"> {
   readonly counters: RelayCounters;
   readonly instanceId: string;
   readonly leaseTtlMs: number;
-  readonly streaming: StreamingMode;
-  /** How long one native stream message is streamed into (default: four minutes). */
-  readonly streamRotateMs?: number | undefined;
-  /** How the agent's steps show: one plan, or a timeline (streams and edited messages alike). */
-  readonly taskDisplay?: TaskDisplay | undefined;
+  readonly streaming: {
+    readonly mode: StreamingMode;
+    /** How long one native stream message is streamed into (default: four minutes). */
+    readonly rotateMs?: number | undefined;
+    /** How the agent's steps show (streams and edited messages alike; default: a plan). */
+    readonly display?: TaskDisplay | undefined;
+  };
   readonly follow: Omit<FollowOptions, "signal" | "resumeText">;
   readonly onEnded: (end: RunEnd) => Promise<void>;
-  /** Ends the Workflow Builder step a run was asked by (none: no step is ended). */
   readonly workflowSteps?: WorkflowSteps | undefined;
 }
 
 /** How long the stop of a run whose answer is too large is asked before the run ends anyway. */
 const STOP_TOO_LARGE_MS = 10_000;
-
-const isTooLarge = (err: unknown): err is TaskServiceError =>
-  err instanceof TaskServiceError && err.kind === "too_large";
 
 /** How a relay of a run begins: a new run, one another instance left, or one that killed them. */
 export type RunStart = "new" | "resumed" | "quarantined";
@@ -89,7 +88,7 @@ export class Run {
   readonly #sink: AnswerSink;
   readonly #lease: LeaseKeeper;
   readonly #stopValue: string;
-  /** Its record is still to be written anew (its first write failed). */
+  /** Its record is still to be written anew (its first write failed: the store was down). */
   #unrecorded: boolean;
   #record: ShownRun;
   /** The answer as shown while it runs (at most MAX_ANSWER_CHARS), and all of it. */
@@ -110,10 +109,6 @@ export class Run {
   /** The answer's share of the process's memory, given back when the run ends here. */
   readonly #memory: AnswerMemory;
 
-  /**
-   * `unrecorded`: its record could not be written when it started (the store was down); it is
-   * written anew with the next progress.
-   */
   constructor(
     deps: RunDeps,
     record: ShownRun,
@@ -136,16 +131,16 @@ export class Run {
     this.#log = log.child({ runId: record.runId, teamId, channel: channelId, thread: threadTs });
     this.#stopValue = encodeStopValue({ channelId, threadTs, runId: record.runId });
     this.#sink = openAnswerSink({
-      mode: deps.streaming,
+      mode: deps.streaming.mode,
       writer: deps.writer,
       channelId,
       threadTs,
       initial: record.kind === "relaying" ? record : { messageTs: record.messageTs },
       recipient: { userId: record.owner, teamId },
       resumed,
-      rotateMs: deps.streamRotateMs,
+      rotateMs: deps.streaming.rotateMs,
       clock: deps.clock,
-      display: deps.taskDisplay,
+      display: deps.streaming.display,
       log: this.#log,
       onMoved: () => this.#persist({}),
       reshow: () => {
@@ -227,12 +222,13 @@ export class Run {
         }
       }
     } catch (err) {
-      if (isTooLarge(err)) await this.#stopTooLarge(err);
+      if (err instanceof TaskServiceError && err.kind === "too_large")
+        await this.#stopTooLarge(err);
       return { failure: err };
     }
   }
 
-  /** The answer passed what this app keeps of it: the run is stopped, saying why, with what it kept. */
+  /** The answer passed what this app keeps of it: the run is stopped, saying why. */
   async #stopTooLarge(err: TaskServiceError): Promise<void> {
     const max = formatBytes(this.#memory.maxBytes);
     const reason = this.#memory.processFull
@@ -318,7 +314,9 @@ export class Run {
       thread: { channelId: this.#record.key.channelId, threadTs: this.#record.key.threadTs },
       ...(remark ? { remark } : {}),
       ...(this.#serviceStatus ? { serviceStatus: this.#serviceStatus } : {}),
-      ...(this.#steps ? { steps: { ...this.#steps, as: this.#deps.taskDisplay ?? "plan" } } : {}),
+      ...(this.#steps
+        ? { steps: { ...this.#steps, as: this.#deps.streaming.display ?? "plan" } }
+        : {}),
       ...extra,
     };
   }
@@ -365,10 +363,7 @@ export class Run {
     else this.#fate.handOver(why);
   }
 
-  /**
-   * Its records are forgotten: stopped at the service, no word in its thread; a Workflow Builder
-   * step that asked for it fails, saying so.
-   */
+  /** Its records are forgotten: stopped at the service, no word in its thread; its step fails. */
   async #forget(stopAtService: boolean): Promise<void> {
     await stopForgotten(this.#deps.service, this.#record, this.#log, stopAtService);
     const step = stepOf(this.#record);
@@ -462,11 +457,17 @@ export class Run {
   async #deliver(text: string, files: FinalRun["files"] = []): Promise<FileNote[]> {
     const record = this.#record;
     if (record.kind === "reserved") return []; // it never reached the service: no files
-    const persist = (change: RelayedRunProgress) => this.#persist(change);
-    const { writer, previews, service, memory } = this.#deps;
-    const resumed = this.#start !== "new";
-    const ctx = { writer, previews, service, memory, record, resumed, persist };
-    const delivered = await deliverAnswer({ ...ctx, log: this.#log }, text, files);
+    const delivered = await deliverAnswer(
+      {
+        ...this.#deps,
+        record,
+        resumed: this.#start !== "new",
+        persist: (change) => this.#persist(change),
+        log: this.#log,
+      },
+      text,
+      files,
+    );
     this.#text = delivered.text;
     return delivered.notes;
   }
