@@ -1,7 +1,6 @@
 /**
  * What becomes of a run relayed by this process: one state (`Fate`), changed only by the named
- * transitions of `TRANSITIONS`. ARCHITECTURE.md draws the table (test/runs/fate-diagram.test.ts
- * checks the drawing against it).
+ * transitions of `TRANSITIONS`, drawn in ARCHITECTURE.md (test/runs/fate-diagram.test.ts).
  */
 import type { Logger } from "pino";
 import type { StopRequest } from "../store/types.ts";
@@ -26,7 +25,6 @@ export type Fate =
 
 export type FateKind = Fate["kind"];
 
-/** The methods of `RunFate` that move it. */
 export type Transition =
   "stop" | "refused" | "unanswered" | "stoppedElsewhere" | "handOver" | "end" | "forget";
 
@@ -71,15 +69,14 @@ function stateOf(kind: FateKind, stop: StopAsk | undefined): Fate {
   }
 }
 
+const noop = () => undefined;
+
 export class RunFate {
   /** Aborted when the run must stop following the service now. */
   readonly #abort = new AbortController();
   #fate: Fate = { kind: "running" };
-  /** Told when a refused stop lets the run go on (the run shows what it held meanwhile). */
   #onRefused: (() => void) | undefined;
-  /** Settles once the service answered the latest stop asked of it. */
   #stopAnswered: Promise<void> = Promise.resolve();
-  /** Resolves when the run is forgotten. */
   #onForgotten: () => void = () => undefined;
   readonly #forgotten = new Promise<void>((resolve) => (this.#onForgotten = resolve));
 
@@ -95,7 +92,6 @@ export class RunFate {
       : undefined;
   }
 
-  /** Whether a Stop holds. */
   get stopping(): boolean {
     return this.stopHeld !== undefined;
   }
@@ -136,10 +132,7 @@ export class RunFate {
 
   /** The stop request being sent to the service. */
   asking(request: Promise<unknown>): void {
-    this.#stopAnswered = request.then(
-      () => undefined,
-      () => undefined,
-    );
+    this.#stopAnswered = request.then(noop, noop);
   }
 
   /** Settles once the service answered the stop asked (at once when none is). */
@@ -147,7 +140,6 @@ export class RunFate {
     return this.#stopAnswered;
   }
 
-  /** Resolves when the run is forgotten. */
   get forgotten(): Promise<void> {
     return this.#forgotten;
   }
@@ -157,7 +149,7 @@ export class RunFate {
     this.#move("unanswered", undefined);
   }
 
-  /** `fn` runs each time a refused stop lets the run go on. */
+  /** `fn` runs each time a refused stop lets the run go on (it shows what it held meanwhile). */
   whenRefused(fn: () => void): void {
     this.#onRefused = fn;
   }
@@ -196,8 +188,8 @@ export class RunFate {
 export const STOP_ANSWER_MS = 3000;
 
 /**
- * Following was cut while a Stop was asked: waits a moment for the service's answer. Without one
- * the run is handed over, with who pressed Stop recorded for its next owner.
+ * Following was cut while a Stop was asked: waits a moment for the service's answer; without
+ * one the run is handed over, with who pressed Stop recorded for its next owner.
  */
 export async function awaitStopAnswer(
   fate: RunFate,

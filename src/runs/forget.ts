@@ -1,8 +1,7 @@
 /**
- * Runs whose records are forgotten: of a workspace that uninstalled the app (or revoked its bot
- * token), or erased its records; of a channel deleted in Slack; of a thread whose task message
- * was deleted. Each is stopped at the service and ends without a word to Slack (where there is
- * no token, channel or thread any more), wherever it is relayed.
+ * Runs whose records are forgotten (a workspace uninstalled the app or erased its records, a
+ * channel or task message was deleted): each is stopped at the service and ends without a word
+ * to Slack, wherever it is relayed.
  */
 import type { Logger } from "pino";
 import type { RunRecord, StartPlace, StopRequest } from "../store/types.ts";
@@ -21,25 +20,21 @@ export interface RunScope {
   readonly threadTs?: string;
 }
 
-/** Whether a run's place is within `scope`. */
 export function inScope(place: StartPlace, scope: RunScope): boolean {
   if (place.teamId !== scope.teamId) return false;
   if (scope.channelId !== undefined && place.channelId !== scope.channelId) return false;
   return scope.threadTs === undefined || place.threadTs === scope.threadTs;
 }
 
-/** A run this instance relays, as the relay's registry holds it. */
-export interface LocalRun {
+interface LocalRun {
   readonly fate: RunFate;
   readonly done: Promise<void>;
 }
 
 /**
- * Stops every run in `scope` (`local`: those relayed here, all in it): those relayed here end
- * at once without a word (each stops its service run itself); those in the index that another
- * instance relays (or nobody, its owner dead) are stopped at the service, with a Stop request
- * that tells their relay to say nothing. Their records go next (`forgetTeam`, `forgetChannel`,
- * …); a relay that finds its record gone stops quietly too, so nobody resumes them.
+ * Stops every run in `scope`: those relayed here (`local`) end at once without a word; the others
+ * are stopped at the service, with a Stop request that tells their relay to say nothing. Their
+ * records go next; a relay that finds its record gone stops quietly too.
  */
 export async function stopRunsQuietly(
   deps: {
@@ -80,9 +75,9 @@ export async function stopRunsQuietly(
 }
 
 /**
- * Who asked a run that ended "stopped" by nobody known here: a person (on another instance), or
- * nobody because its records are forgotten (the Stop request says so or, once they are, its
- * record is gone: only a run that was `recorded` can tell). Undefined when nobody is known.
+ * Who stopped a run that ended "stopped" by nobody known here: a person on another instance, or
+ * nobody because its records are forgotten (the Stop request says so, or the record of a run
+ * that was `recorded` is gone). Undefined when nobody is known.
  */
 export async function stopRequestOf(
   store: Pick<RunStore, "getRun" | "stopRequest">,

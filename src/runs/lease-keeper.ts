@@ -1,7 +1,6 @@
 /**
- * The lease that makes one instance the owner of a run: renewed every third of its TTL while
- * the run is relayed here; lost (another instance took the run over) or lapsed while the
- * store was unreachable, it tells the run to let go instead of finishing it twice.
+ * The lease that makes one instance the owner of a run, renewed every third of its TTL; lost or
+ * lapsed (the store unreachable), it tells the run to let go instead of finishing it twice.
  */
 import type { Logger } from "pino";
 import { runLease } from "../store/run-index.ts";
@@ -10,7 +9,7 @@ import type { Clock, RunStore } from "./ports.ts";
 export interface LeaseKeeperOptions {
   readonly store: Pick<RunStore, "renewLease" | "acquireLease" | "releaseLease" | "getRun">;
   readonly runId: string;
-  /** Who holds it: this instance. */
+  /** This instance. */
   readonly owner: string;
   readonly ttlMs: number;
   readonly clock: Clock;
@@ -18,10 +17,8 @@ export interface LeaseKeeperOptions {
   /** The run must stop here (handed over): why. */
   readonly onLost: (why: string) => void;
   /**
-   * The lease and the run's record are both gone: its records were forgotten (its workspace
-   * uninstalled the app or erased its records, its channel or task message was deleted).
-   * Asked only while `recorded()` says the record was written (without it, the lease is taken
-   * again as before).
+   * The lease and the run's record are both gone: its records were forgotten. Asked only while
+   * `recorded()` says the record was written (else the lease is taken again).
    */
   readonly onGone?: () => void;
   readonly recorded?: () => boolean;

@@ -103,8 +103,6 @@ export class Run {
   /** The agent's steps so far (a tool it ran): their count and the latest few, latest last. */
   #steps: { count: number; last: string; recent: string[] } | undefined;
   #edits = 0;
-  #lagMax = 0;
-  #lagSum = 0;
   #persisting: Promise<void> = Promise.resolve();
   /** The answer's share of the process's memory, given back when the run ends here. */
   readonly #memory: AnswerMemory;
@@ -283,25 +281,16 @@ export class Run {
           return renderRun(this.#view("running", { text: this.#text.slice(from) }));
         },
       });
-      if (shown) await this.#shown(since.at, since.text);
-      else if (since.at !== undefined) this.#unshownSince ??= since.at;
+      if (shown) {
+        const { counters, clock } = this.#deps;
+        this.#edits++;
+        counters.edit();
+        if (since.at !== undefined) counters.lag(clock.now() - since.at);
+        await this.#persist({ shownText: since.text });
+      } else if (since.at !== undefined) this.#unshownSince ??= since.at;
     } catch (err) {
       this.#log.warn({ err, code: slackErrorCode(err) }, "interim edit failed");
     }
-  }
-
-  /** An edit reached Slack: count it, measure its lag, record the text shown. */
-  async #shown(since: number | undefined, text: string): Promise<void> {
-    const { counters, clock } = this.#deps;
-    this.#edits++;
-    counters.edit();
-    if (since !== undefined) {
-      const lag = clock.now() - since;
-      counters.lag(lag);
-      this.#lagMax = Math.max(this.#lagMax, lag);
-      this.#lagSum += lag;
-    }
-    await this.#persist({ shownText: text });
   }
 
   #view(state: RunState, extra: Partial<RunView> = {}): RunView {
@@ -416,8 +405,6 @@ export class Run {
         messages: this.#sink.place.messageTs.length,
         files: files.length,
         edits: this.#edits + 1,
-        lagMsMax: this.#lagMax,
-        lagMsAvg: this.#edits > 0 ? Math.round(this.#lagSum / this.#edits) : 0,
       },
       "run ended",
     );

@@ -1,8 +1,6 @@
 /**
- * The answer shown by editing messages: the running rendering goes into the run's messages
- * (a long answer spans several), and the final one replaces it, posted anew if Slack no
- * longer lets the messages be edited. Messages a rotated stream sealed keep their part: only
- * the answer after them is rendered into the others.
+ * The answer shown by editing the run's messages, the final one posted anew if Slack no longer
+ * lets them be edited. Messages a rotated stream sealed keep their part.
  */
 import type { Logger } from "pino";
 import { slackErrorCode } from "../../view/errors.ts";
@@ -17,10 +15,7 @@ export interface SinkOptions {
   /** Where the answer already is (its "working…" message, or more after a resume). */
   readonly initial: AnswerPlace;
   readonly log: Logger;
-  /**
-   * A stream message the run's previous owner may have left streaming (it died): stopped, or
-   * found ended, before the first edit of it.
-   */
+  /** A stream message the run's previous owner may have left streaming: stopped before edits. */
   readonly leftStreaming?: string | undefined;
 }
 
@@ -50,7 +45,6 @@ export class EditSink implements AnswerSink {
     });
   }
 
-  /** How many characters of the answer the sealed messages hold (the rest shows after them). */
   get sealedChars(): number {
     return this.#sealedChars;
   }
@@ -70,13 +64,9 @@ export class EditSink implements AnswerSink {
     return stopped ? stopped.then(edit) : edit();
   }
 
-  step(): void {
-    // The status line of the next edit shows the steps.
-  }
+  step(): void {} // the status line of the next edit shows the steps
 
-  async leave(): Promise<void> {
-    // Edited messages need nothing to be left as they are.
-  }
+  async leave(): Promise<void> {}
 
   async final(answer: FinalAnswer): Promise<boolean> {
     const { log } = this.#opts;
@@ -116,9 +106,9 @@ export class EditSink implements AnswerSink {
   }
 
   /**
-   * A stream message shows the answer from character `from` on: the run's first (it takes
-   * over from the "working…" message, kept as the control message), or the next one of a
-   * rotated stream (the messages before it are sealed with what they show).
+   * A stream message shows the answer from character `from` on: the run's first (the "working…"
+   * message is kept as the control message), or the next one of a rotated stream (the messages
+   * before it are sealed with what they show).
    */
   streamedIn(streamTs: string, from: number): void {
     if (from === 0) {
@@ -130,7 +120,7 @@ export class EditSink implements AnswerSink {
     this.#messages.replace([streamTs]);
   }
 
-  /** The stream ended: whatever the messages show, the next edit sends every part in full. */
+  /** The stream ended: the next edit sends every part in full. */
   forgetShown(): void {
     this.#messages.forgetShown();
   }

@@ -1,8 +1,7 @@
 /**
- * The Slack messages that show one run, in order (a long answer spans several): posts the
- * parts that are new, edits the one that grows, removes extras at the end. It never decides
- * when an edit goes out: the writer (the Slack scheduler) does, and asks for the payload only
- * then, so each sent edit is rendered once, with the latest text.
+ * The Slack messages that show one run, in order: posts the parts that are new, edits the one
+ * that grows, removes extras at the end. The writer decides when an edit goes out and asks for
+ * its payload only then, so each sent edit is rendered once, with the latest text.
  */
 import type { Logger } from "pino";
 import { slackErrorCode } from "../../view/errors.ts";
@@ -16,7 +15,7 @@ export interface RunMessagesOptions {
   readonly writer: SlackWriter;
   readonly channelId: string;
   readonly threadTs: string;
-  /** The messages already showing the run (its "working…" message, or more after a resume). */
+  /** The messages already showing the run. */
   readonly initial: readonly string[];
   readonly log: Logger;
 }
@@ -48,22 +47,19 @@ export class RunMessages {
     return this.#ts;
   }
 
-  /** The run now shows in these messages (its native stream message took over). */
   replace(ts: readonly string[]): void {
     this.#ts = [...ts];
     this.#sent = [];
   }
 
-  /** Whatever the messages show, the next write sends every part in full. */
   forgetShown(): void {
     this.#sent = [];
   }
 
   /**
-   * Queues the running answer's latest rendering for the last message (the one that grows);
-   * `render` is called when the edit is sent, and returns every part. A newer call replaces one
-   * still waiting. Resolves true when this call's text reached Slack; false when a queued one
-   * will show it (no second edit is queued while one waits), or nothing had changed.
+   * Queues the running answer's rendering (every part, `render` called when the edit is sent)
+   * for the last message. True when this call's text reached Slack; false when a queued one will
+   * show it (no second edit is queued while one waits), or nothing had changed.
    */
   async interim(render: () => MessagePayload[] | undefined): Promise<boolean> {
     const index = this.#ts.length - 1;
@@ -104,7 +100,6 @@ export class RunMessages {
     return wrote;
   }
 
-  /** Shows the final payloads: updates what changed, posts new parts, removes extras. */
   async final(payloads: readonly MessagePayload[]): Promise<void> {
     this.#final = true;
     await this.#posting.catch(() => undefined);

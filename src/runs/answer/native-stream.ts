@@ -43,7 +43,7 @@ export interface NativeStreamOptions {
   /** How long one stream message is streamed into before the answer goes on in a new one. */
   readonly rotateMs?: number | undefined;
   readonly clock?: Clock;
-  /** How Slack shows the steps (`task_display_mode`); Slack's default when absent. */
+  /** `task_display_mode`; Slack's default when absent. */
   readonly display?: TaskDisplay | undefined;
 }
 
@@ -63,9 +63,9 @@ export class NativeStream {
   #startedAt = 0;
   /** The prefix of the answer already in the stream messages. */
   #streamed = "";
-  /** Bytes of text sent into the current stream message, its steps' titles included. */
+  /** Bytes sent into the current stream message, its steps' titles included. */
   #used = 0;
-  /** The code block open where the stream is, if any. */
+  /** The code block open where the stream is. */
   #fence: FenceState | undefined;
   readonly #streamable = new StreamablePrefix();
   #appending: Promise<boolean> = Promise.resolve(false);
@@ -79,7 +79,6 @@ export class NativeStream {
   #streamedFull = "";
   /** Stops under way of stream messages the answer went on from. */
   #stops: Promise<void> = Promise.resolve();
-  /** Leaving streaming, once: the run edits when this is done. */
   #leaving: Promise<boolean> | undefined;
 
   constructor(options: NativeStreamOptions) {
@@ -92,9 +91,8 @@ export class NativeStream {
   }
 
   /**
-   * Sends what of `latest()` is new and safe to stream, after any append under way. Appends
-   * coalesce while one waits for Slack's budget (the waiting one reads the latest text). True
-   * when this call sent something.
+   * Sends what of `latest()` is new and safe to stream, after any append under way; appends
+   * coalesce while one waits for Slack's budget. True when this call sent something.
    */
   append(latest: () => string): Promise<boolean> {
     if (this.#waiting.text) return Promise.resolve(false);
@@ -105,10 +103,7 @@ export class NativeStream {
     });
   }
 
-  /**
-   * A step of the agent's work: sent with the next append as a task update (the step before
-   * it marked complete), so Slack shows the run's plan above its answer.
-   */
+  /** A step of the agent's work: a task update with the next append (the one before complete). */
   step(title: string): Promise<boolean> {
     const n = ++this.#stepCount;
     if (n > 1)
@@ -160,7 +155,7 @@ export class NativeStream {
     return this.#appending;
   }
 
-  /** Ends the stream (if one started); the message can then be edited like any other. */
+  /** Ends the stream, if one started: the message can then be edited. */
   async leave(why: string): Promise<void> {
     await this.#leaveWith(why, undefined);
   }
@@ -182,10 +177,7 @@ export class NativeStream {
     return end !== undefined && (await stopped);
   }
 
-  /**
-   * Stops a stream message when the stop budget allows (true once it did), after the line that
-   * closes its code block, if any; Slack may have ended it already.
-   */
+  /** Stops a stream message when the budget allows (true once it did), its code block closed. */
   #stop(ts: string, end?: StreamEnd, closing = ""): Promise<boolean> {
     const { writer, channelId, log } = this.#opts;
     const closed =
@@ -223,9 +215,9 @@ export class NativeStream {
   }
 
   /**
-   * Streams the answer up to `safe` (in code block `fence` if any) and the steps held: into the
-   * current stream message while it has room and is not due to rotate, then into new ones. Steps
-   * wait for a stream (it starts with text) with room for them. True when something was sent.
+   * Streams the answer up to `safe` (ending in code block `fence`, if any) and the steps held:
+   * into the current stream message while it has room and is not due to rotate, then into new
+   * ones. Steps wait for a stream with room for them. True when something was sent.
    */
   async #streamTo(safe: string, fence: FenceState | undefined): Promise<boolean> {
     let sent = false;
@@ -263,17 +255,13 @@ export class NativeStream {
       }
       return sent;
     } catch (err) {
-      // Expired (message_not_in_streaming_state), stopped by the user, or refused: go on by
-      // editing the same message (or the working message if no stream started).
+      // Expired, stopped by the user, or refused: the run goes on by editing.
       this.#endedBySlack(err);
       return false;
     }
   }
 
-  /**
-   * Appends to the current message, with the steps held, what of the new text it has room for
-   * (up to a place where a message may end). False when not even a line fits, or the steps do not.
-   */
+  /** Appends to the current message what it has room for, with the steps held; false if nothing fits. */
   async #fill(ts: string, safe: string, fence: FenceState | undefined): Promise<boolean> {
     const steps = this.#steps;
     const room = STREAM_MESSAGE_BYTES - this.#used - stepBytes(steps);
@@ -300,10 +288,7 @@ export class NativeStream {
     return rotateMs !== undefined && this.#clock.now() - this.#startedAt >= rotateMs;
   }
 
-  /**
-   * Starts the run's stream message with the answer's first piece: when the budget allows it
-   * at once (auto), or when its turn comes. False when none started: the run edits from now on.
-   */
+  /** Starts the run's stream message with the answer's first piece; false when none started. */
   async #start(safe: string, fence: FenceState | undefined): Promise<boolean> {
     const { writer, channelId, threadTs, recipient, ifBudget, display } = this.#opts;
     const piece = this.#piece(safe, fence);
@@ -324,8 +309,8 @@ export class NativeStream {
 
   /**
    * Goes on in a new stream message with `piece` (the open code block opened again); the one
-   * before is closed and stopped when the stop budget allows. By time or in auto mode only if a
-   * start can go at once. False when none started.
+   * before is stopped when the budget allows. By time or in auto mode only if a start can go at
+   * once. False when none started.
    */
   async #next(safe: string, piece: Piece, byTime: boolean): Promise<boolean> {
     const { writer, channelId, threadTs, recipient, ifBudget, display } = this.#opts;
@@ -351,7 +336,6 @@ export class NativeStream {
     this.#used = utf8Bytes(reopening) + piece.bytes;
     this.#streamed = safe.slice(0, piece.end);
     this.#fence = piece.fence;
-    // Steps reported meanwhile go into it with the next append.
     await this.#opts.onStarted(ts, from);
   }
 }
@@ -372,7 +356,7 @@ export interface NativeSinkOptions
  * its status below it with the stream's stop (or by an edit, if the stream does not hold it).
  */
 export class NativeSink implements AnswerSink {
-  /** Where the answer goes once the stream is over (and where the final answer goes). */
+  /** Where the answer goes once the stream is over. */
   readonly #edits: EditSink;
   readonly #stream: NativeStream;
 
@@ -386,7 +370,6 @@ export class NativeSink implements AnswerSink {
         await options.onMoved();
       },
       onLeft: () => {
-        // The stream message gets the full rendering by the next edit.
         edits.forgetShown();
         options.reshow();
       },
