@@ -80,14 +80,8 @@ export interface SlackWriter {
   react(channelId: string, ts: string, name: string): Promise<void>;
   unreact(channelId: string, ts: string, name: string): Promise<void>;
   upload(channelId: string, threadTs: string, files: readonly UploadItem[]): Promise<void>;
-  /** `chat.startStream` in a thread; returns the message ts (`display`: `task_display_mode`). */
-  startStream(
-    channelId: string,
-    threadTs: string,
-    recipient: { userId: string; teamId: string },
-    markdown: string,
-    display?: TaskDisplay,
-  ): Promise<string>;
+  /** `chat.startStream` in a thread; returns the message ts. */
+  startStream(...start: StreamStart): Promise<string>;
   /** `chat.appendStream`, with the agent's steps as task updates; `last`: the answer's end (not paced). */
   appendStream(
     channelId: string,
@@ -140,17 +134,18 @@ export interface StreamBudget {
    * Starts a stream if that shows the run fresher than edits, a start can go at once and the
    * waiting stops go soon; else spends nothing (undefined). `tryNext`: a rotation's next message.
    */
-  tryStart: StartStream;
-  tryNext: StartStream;
+  tryStart(...start: StreamStart): Promise<string | undefined>;
+  tryNext(...start: StreamStart): Promise<string | undefined>;
 }
 
-type StartStream = (
+/** A stream's start in a thread, addressed to `recipient` (`display`: `task_display_mode`). */
+type StreamStart = [
   channelId: string,
   threadTs: string,
   recipient: { userId: string; teamId: string },
   markdown: string,
   display?: TaskDisplay,
-) => Promise<string | undefined>;
+];
 
 /** How the agent's steps show (Slack's `task_display_mode`): one plan block, or a card each. */
 export type TaskDisplay = "plan" | "timeline";

@@ -180,8 +180,7 @@ export class Relay {
     try {
       await this.#opts.store.putRun(record);
     } catch (err) {
-      this.#letReservationGo(id);
-      await this.#opts.store.releaseLease(runLease(id), this.instanceId).catch(() => undefined);
+      await this.#letReservationGo(id, true);
       throw err;
     }
     return id;
@@ -200,7 +199,7 @@ export class Relay {
   /** Drops a reservation (its record and lease) once the run is recorded, or the start failed. */
   async release(id: ReservationId): Promise<void> {
     const held = this.#reserved.get(id);
-    this.#letReservationGo(id);
+    void this.#letReservationGo(id);
     await held?.writing.catch(() => undefined);
     await this.#opts.store.deleteRun(id);
     await this.#opts.store.releaseLease(runLease(id), this.instanceId);
@@ -224,10 +223,13 @@ export class Relay {
     this.#reserved.set(record.runId, { keeper, record, writing: Promise.resolve() });
   }
 
-  /** Stops keeping a reservation (a run relay takes its record over, with its lease). */
-  #letReservationGo(id: string): void {
+  /** Stops keeping a reservation: its lease is released, or a run relay takes it over. */
+  async #letReservationGo(id: string, releaseLease = false): Promise<void> {
     this.#reserved.get(id)?.keeper.stop();
     this.#reserved.delete(id);
+    if (releaseLease) {
+      await this.#opts.store.releaseLease(runLease(id), this.instanceId).catch(() => undefined);
+    }
   }
 
   /** Finishes a run another instance left, in its request's trace; the caller holds its lease. */
@@ -242,10 +244,19 @@ export class Relay {
     }
     const { logger, store } = this.#opts;
     if (record.kind === "relaying") {
-      // Each instance that began relaying it and did not hand it over died doing so.
+      // Each instance that began relaying it and did not hand it over died doing so; past the
+      // limit it is not followed again (it could kill this one too).
       const died = record.openRelays ?? 0;
       const limit = record.finishing ? MAX_RELAY_DEATHS : MAX_RELAY_DEATHS_FOLLOWING;
-      if (died >= limit) return this.#quarantine(record, died);
+      if (died >= limit) {
+        const { key, runId } = record;
+        logger.error(
+          { runId, teamId: key.teamId, channel: key.channelId, thread: key.threadTs, died },
+          `run quarantined: ${died} instances died relaying it; it is not relayed again`,
+        );
+        this.#counters.quarantined();
+        return this.#launch(record, "quarantined");
+      }
       const counted = reopened(record);
       const kept = await store.updateRun(counted).catch((err: unknown) => {
         const { runId, key } = record;
@@ -268,17 +279,6 @@ export class Relay {
     );
     this.#counters.resumed();
     return this.#launch(record, "resumed");
-  }
-
-  /** Instances died relaying this run: it is not followed again (it could kill this one too). */
-  #quarantine(record: RelayedRun, died: number): Promise<void> {
-    const { key, runId } = record;
-    this.#opts.logger.error(
-      { runId, teamId: key.teamId, channel: key.channelId, thread: key.threadTs, died },
-      `run quarantined: ${died} instances died relaying it; it is not relayed again`,
-    );
-    this.#counters.quarantined();
-    return this.#launch(record, "quarantined");
   }
 
   /** A start whose instance died: it goes on by a fresh start's steps (start.ts). */
@@ -308,14 +308,11 @@ export class Relay {
       // Its messages may be posted and its service run made: forgetting it would leave a
       // thread working for ever. It is left for a later scan, here or on another instance.
       log.error({ err, id: record.runId }, "could not finish a run's start; it is tried again");
-      this.#letReservationGo(record.runId);
-      const lease = runLease(record.runId);
-      await this.#opts.store.releaseLease(lease, this.#opts.instanceId).catch(() => undefined);
-      return;
+      return this.#letReservationGo(record.runId, true);
     }
     if (result?.kind === "refused") {
       // The service never answered: its message ends as interrupted, then the record goes.
-      this.#letReservationGo(record.runId);
+      void this.#letReservationGo(record.runId);
       this.#counters.resumed();
       const shown = { ...record, key: result.key, messageTs: [result.messageTs] };
       return this.#launch(shown, "resumed");

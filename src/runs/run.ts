@@ -120,7 +120,6 @@ export class Run {
     this.#record = record;
     this.#fate = fate;
     this.#start = start;
-    const resumed = start !== "new";
     const shown = record.kind === "relaying" ? record.shownText : "";
     this.#text = shown;
     this.#whole = new GrowingText(shown);
@@ -129,16 +128,14 @@ export class Run {
     this.#log = log.child({ runId: record.runId, teamId, channel: channelId, thread: threadTs });
     this.#stopValue = encodeStopValue({ channelId, threadTs, runId: record.runId });
     this.#sink = openAnswerSink({
-      mode: deps.streaming.mode,
+      ...deps.streaming,
       writer: deps.writer,
       channelId,
       threadTs,
       initial: record.kind === "relaying" ? record : { messageTs: record.messageTs },
       recipient: { userId: record.owner, teamId },
-      resumed,
-      rotateMs: deps.streaming.rotateMs,
+      resumed: start !== "new",
       clock: deps.clock,
-      display: deps.streaming.display,
       log: this.#log,
       onMoved: () => this.#persist({}),
       reshow: () => {

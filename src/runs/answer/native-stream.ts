@@ -228,13 +228,8 @@ export class NativeStream {
         const ts = this.#streamTs;
         const more = safe.length > this.#streamed.length;
         if (!more && (ts === undefined || this.#steps.length === 0)) return sent;
-        if (ts === undefined) {
-          if (!(await this.#start(safe, fence))) return sent;
-          sent = true;
-          continue;
-        }
-        const due = rotate && more && this.#fence === undefined && this.#due();
-        if (!due && (await this.#fill(ts, safe, fence))) {
+        const due = ts !== undefined && rotate && more && this.#fence === undefined && this.#due();
+        if (ts !== undefined && !due && (await this.#fill(ts, safe, fence))) {
           sent = true;
           continue;
         }
@@ -244,12 +239,14 @@ export class NativeStream {
           void this.leave("a line is longer than a stream message holds");
           return sent;
         }
-        if (await this.#next(safe, piece, due)) {
+        if (await this.#open(safe, piece, due)) {
           sent = true;
         } else if (due) {
           rotate = false; // no start now: on in this one; the next append tries again
         } else {
-          void this.leave("no stream budget for the next message");
+          void this.leave(
+            ts === undefined ? "no stream budget now" : "no stream budget for the next message",
+          );
           return sent;
         }
       }
@@ -288,39 +285,26 @@ export class NativeStream {
     return rotateMs !== undefined && this.#clock.now() - this.#startedAt >= rotateMs;
   }
 
-  /** Starts the run's stream message with the answer's first piece; false when none started. */
-  async #start(safe: string, fence: FenceState | undefined): Promise<boolean> {
-    const { writer, channelId, threadTs, recipient, ifBudget, display } = this.#opts;
-    const piece = this.#piece(safe, fence);
-    if (piece === undefined) {
-      void this.leave("a line is longer than a stream message holds");
-      return false;
-    }
-    const ts = ifBudget
-      ? await writer.streams?.tryStart(channelId, threadTs, recipient, piece.markdown, display)
-      : await writer.startStream(channelId, threadTs, recipient, piece.markdown, display);
-    if (ts === undefined) {
-      void this.leave("no stream budget now");
-      return false;
-    }
-    await this.#started(ts, safe, piece, "");
-    return true;
-  }
-
   /**
-   * Goes on in a new stream message with `piece` (the open code block opened again); the one
-   * before is stopped when the budget allows. By time or in auto mode only if a start can go at
-   * once. False when none started.
+   * Starts a stream message with `piece` (the open code block opened again): the run's first,
+   * in auto mode only if a start can go at once; or the next, by time or in auto mode only if a
+   * start can go at once, the one before stopped when the budget allows. False if none started.
    */
-  async #next(safe: string, piece: Piece, byTime: boolean): Promise<boolean> {
+  async #open(safe: string, piece: Piece, byTime: boolean): Promise<boolean> {
     const { writer, channelId, threadTs, recipient, ifBudget, display } = this.#opts;
     const previous = this.#streamTs;
     const reopening = reopeningLine(this.#fence);
     const markdown = reopening + piece.markdown;
-    const ts =
-      writer.streams && (byTime || ifBudget)
-        ? await writer.streams.tryNext(channelId, threadTs, recipient, markdown, display)
-        : await writer.startStream(channelId, threadTs, recipient, markdown, display);
+    const start = [channelId, threadTs, recipient, markdown, display] as const;
+    let ts: string | undefined;
+    if (previous === undefined) {
+      ts = ifBudget ? await writer.streams?.tryStart(...start) : await writer.startStream(...start);
+    } else {
+      ts =
+        writer.streams && (byTime || ifBudget)
+          ? await writer.streams.tryNext(...start)
+          : await writer.startStream(...start);
+    }
     if (ts === undefined) return false;
     const closing = closingLine(this.#fence);
     await this.#started(ts, safe, piece, reopening);
