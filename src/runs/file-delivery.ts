@@ -78,35 +78,33 @@ export function planFiles(files: readonly ResultFile[], budget: number): Planned
     if (seen.has(file.file_id)) return;
     seen.add(file.file_id);
     const size = file.file_size ?? undefined;
-    const listed = (reason: string): PlannedFile => ({
-      file,
-      position,
-      upload: false,
-      note: {
-        name: safeFileName(file.file_name),
-        size,
-        attached: false,
-        reason,
-        ...(file.download_url ? { url: file.download_url } : {}),
-      },
-    });
-    if (file.download_url) planned.push(listed("too large to attach here"));
-    else if (uploads >= MAX_UPLOADS_PER_RUN) {
-      planned.push(
-        listed(`more than ${MAX_UPLOADS_PER_RUN} files: get it from Files under the answer`),
-      );
-    } else if (size !== undefined && size > budget) planned.push(listed(tooLargeReason(budget)));
-    else {
+    const listed = file.download_url
+      ? "too large to attach here"
+      : uploads >= MAX_UPLOADS_PER_RUN
+        ? `more than ${MAX_UPLOADS_PER_RUN} files: get it from Files under the answer`
+        : size !== undefined && size > budget
+          ? tooLargeReason(budget)
+          : undefined;
+    if (listed !== undefined) {
+      planned.push({ file, position, upload: false, note: listedNote(file, listed) });
+    } else {
       uploads++;
-      planned.push({
-        file,
-        position,
-        upload: true,
-        note: { name: uploadName(file), size, attached: true },
-      });
+      const note = { name: uploadName(file), size, attached: true };
+      planned.push({ file, position, upload: true, note });
     }
   });
   return planned;
+}
+
+/** A file listed rather than attached: why, and its download link if it has one. */
+function listedNote(file: ResultFile, reason: string): FileNote {
+  return {
+    name: safeFileName(file.file_name),
+    size: file.file_size ?? undefined,
+    attached: false,
+    reason: file.download_url ? "too large to attach here" : reason,
+    ...(file.download_url ? { url: file.download_url } : {}),
+  };
 }
 
 export interface DeliveryContext {
@@ -215,7 +213,7 @@ class Uploads {
     }
     const read = await readFile({ ...this.#ctx, ref: this.#ctx.record.ref }, p.file, p.position);
     if ("reason" in read) {
-      p.note = notAttached(p, read.reason);
+      p.note = listedNote(p.file, read.reason);
       return;
     }
     this.#held += read.held;
@@ -364,16 +362,6 @@ export async function readFile(
       reason: "the task service did not give its content: get it from Files under the answer",
     };
   }
-}
-
-function notAttached(p: PlannedFile, reason: string): FileNote {
-  return {
-    ...p.note,
-    name: safeFileName(p.file.file_name),
-    attached: false,
-    reason: p.file.download_url ? "too large to attach here" : reason,
-    ...(p.file.download_url ? { url: p.file.download_url } : {}),
-  };
 }
 
 /** The most of one file a page is given (as the service sends it): pages are for looking at. */

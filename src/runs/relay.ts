@@ -9,7 +9,6 @@ import type { ThreadRef } from "../service/client.ts";
 import { TaskServiceError } from "../service/errors.ts";
 import type { AppMetrics } from "../metrics.ts";
 import {
-  type RelayedRun,
   type ReservationId,
   reservationId,
   type ReservedRun,
@@ -331,33 +330,26 @@ export class Relay {
         const record = relayedRecord(
           traceparent === undefined ? target : { ...target, traceparent },
         );
-        const next = await this.#claimAdopted(record);
-        if (!next) return;
+        // Its lease, unless relayed elsewhere; a record already there wins.
+        const { store, instanceId } = this.#opts;
+        if (!(await store.acquireLease(runLease(record.runId), instanceId, this.#leaseTtl))) return;
+        const known = await store.getRun(record.runId);
+        const shown = known && isShown(known) ? known : record;
+        if (shown === record) await store.putRun(record);
         this.#counters.resumed();
-        void this.#launch(next, "resumed");
+        void this.#launch(shown, "resumed");
       },
     };
-  }
-
-  /** Leases an adopted start's run: a record already there wins; undefined if relayed elsewhere. */
-  async #claimAdopted(next: RelayedRun): Promise<ShownRun | undefined> {
-    const { store, instanceId } = this.#opts;
-    if (!(await store.acquireLease(runLease(next.runId), instanceId, this.#leaseTtl))) return;
-    const known = await store.getRun(next.runId);
-    if (known && isShown(known)) return known;
-    await store.putRun(next);
-    return next;
   }
 
   /** An adopted start nothing shows (its messages could not be posted): its step fails. */
   async #notShown(record: ReservedRun): Promise<void> {
     const { step } = record.opening;
-    if (!step || !this.#opts.workflowSteps) return;
-    const reason = "The task's messages could not be posted in Slack, so it was stopped.";
-    await this.#opts.workflowSteps.end(record.key.teamId, step, {
+    if (!step) return;
+    await this.#opts.workflowSteps?.end(record.key.teamId, step, {
       state: "error",
       answer: "",
-      reason,
+      reason: "The task's messages could not be posted in Slack, so it was stopped.",
       files: [],
     });
   }
