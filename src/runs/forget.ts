@@ -4,7 +4,7 @@
  * to Slack, wherever it is relayed.
  */
 import type { Logger } from "pino";
-import type { RunRecord, StartPlace, StopRequest } from "../store/types.ts";
+import type { RunRecord, StartPlace } from "../store/types.ts";
 import type { RunStore, TaskService } from "./ports.ts";
 import type { RunFate } from "./fate.ts";
 import { serviceRef } from "./record.ts";
@@ -72,36 +72,4 @@ export async function stopRunsQuietly(
     { team: scope.teamId, here: local.size, elsewhere: elsewhere.length, why },
     "stopped runs quietly: their records are forgotten",
   );
-}
-
-/**
- * Who stopped a run that ended "stopped" by nobody known here: a person on another instance, or
- * nobody because its records are forgotten (the Stop request says so, or the record of a run
- * that was `recorded` is gone). Undefined when nobody is known.
- */
-export async function stopRequestOf(
-  store: Pick<RunStore, "getRun" | "stopRequest">,
-  runId: string,
-  recorded: boolean,
-): Promise<StopRequest | undefined> {
-  const asked = await store.stopRequest(runId).catch(() => undefined);
-  if (asked !== undefined || !recorded) return asked;
-  const gone = (await store.getRun(runId).catch(() => "unknown")) === undefined;
-  return gone ? { kind: "forgotten" } : undefined;
-}
-
-/** A forgotten run ends here: stopped at the service (unless it already is). */
-export async function stopForgotten(
-  service: Pick<TaskService, "stopAgent">,
-  record: RunRecord,
-  log: Logger,
-  stopAtService: boolean,
-): Promise<void> {
-  const ref = serviceRef(record);
-  if (stopAtService && ref) {
-    await service.stopAgent(ref).catch((err: unknown) => {
-      log.warn({ err }, "could not stop a run whose records are forgotten");
-    });
-  }
-  log.info("run stopped: its records are forgotten (nothing more shown in Slack)");
 }

@@ -66,21 +66,16 @@ export class LeaseKeeper {
       .catch((err: unknown) => this.#opts.log.warn({ err }, "could not release the run's lease"));
   }
 
-  async #gone(): Promise<boolean> {
-    const { onGone, recorded, store, runId } = this.#opts;
-    if (!onGone || recorded?.() === false) return false;
-    if ((await store.getRun(runId)) !== undefined) return false;
-    onGone();
-    return true;
-  }
-
   async #renew(): Promise<void> {
-    const { store, owner, ttlMs, clock, log, onLost } = this.#opts;
+    const { store, owner, ttlMs, clock, log, onLost, onGone, recorded, runId } = this.#opts;
     try {
       let mine = await store.renewLease(this.#name, owner, ttlMs);
       // The store forgets a workspace's runs before their leases: no lease and no record
       // means the run was forgotten, not merely that the lease lapsed.
-      if (!mine && (await this.#gone())) return;
+      if (!mine && onGone && recorded?.() !== false && !(await store.getRun(runId))) {
+        onGone();
+        return;
+      }
       mine ||= await store.acquireLease(this.#name, owner, ttlMs);
       if (mine) this.#renewedAt = clock.now();
       else onLost("lost the run's lease to another instance; handing over");

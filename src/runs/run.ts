@@ -19,7 +19,7 @@ import {
 } from "../view/render.ts";
 import { deliverAnswer, type DeliveryContext } from "./file-delivery.ts";
 import { awaitStopAnswer, type Fate, type RunFate } from "./fate.ts";
-import { RECORD_GONE, stopForgotten, stopRequestOf } from "./forget.ts";
+import { RECORD_GONE } from "./forget.ts";
 import { LeaseKeeper } from "./lease-keeper.ts";
 import { AnswerMemory } from "./memory.ts";
 import type {
@@ -45,7 +45,7 @@ import {
   type RunEnd,
   stateOf,
 } from "./outcome.ts";
-import { recordOf, type ShownRun, stepOf } from "./record.ts";
+import { recordOf, serviceRef, type ShownRun, stepOf } from "./record.ts";
 
 export interface RunDeps extends Pick<DeliveryContext, "previews" | "memory"> {
   readonly service: TaskService;
@@ -351,7 +351,13 @@ export class Run {
 
   /** Its records are forgotten: stopped at the service, no word in its thread; its step fails. */
   async #forget(stopAtService: boolean): Promise<void> {
-    await stopForgotten(this.#deps.service, this.#record, this.#log, stopAtService);
+    const ref = serviceRef(this.#record);
+    if (stopAtService && ref) {
+      await this.#deps.service.stopAgent(ref).catch((err: unknown) => {
+        this.#log.warn({ err }, "could not stop a run whose records are forgotten");
+      });
+    }
+    this.#log.info("run stopped: its records are forgotten (nothing more shown in Slack)");
     const step = stepOf(this.#record);
     if (!step || !this.#deps.workflowSteps) return;
     await this.#deps.workflowSteps.end(this.#record.key.teamId, step, {
@@ -384,10 +390,16 @@ export class Run {
     this.#fate.end();
     // Its heaviest steps begin: an instance that dies now likely died of this run.
     if (this.#start !== "quarantined") await this.#persist({ finishing: true });
-    const { store } = this.#deps;
-    // Stopped from another instance: the request is in the store (or its records are gone).
+    // Stopped from another instance: the request is in the store, or its records are forgotten
+    // (the request says so, or the record of a run that was recorded is gone).
     if (!this.#fate.stopping && final?.status === "stopped") {
-      const asked = await stopRequestOf(store, this.#record.runId, !this.#unrecorded);
+      const { store } = this.#deps;
+      const { runId } = this.#record;
+      let asked = await store.stopRequest(runId).catch(() => undefined);
+      if (!asked && !this.#unrecorded) {
+        const gone = (await store.getRun(runId).catch(() => "unknown")) === undefined;
+        if (gone) asked = { kind: "forgotten" };
+      }
       if (asked?.kind === "forgotten") return this.#forget(false);
       if (asked) this.#fate.stoppedElsewhere(asked);
     }

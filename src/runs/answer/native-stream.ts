@@ -132,7 +132,7 @@ export class NativeStream {
       this.#opts.writer.hurryStream?.(this.#opts.channelId, this.#streamTs);
     if (this.#on) await this.#appending.catch(() => false);
     const whole = await this.#appendRest(text);
-    return this.#leaveWith("the run ended", whole ? end() : undefined);
+    return this.leave("the run ended", whole ? end() : undefined);
   }
 
   /** Appends what of the final `text` the stream lacks; true when it then holds all of it. */
@@ -155,17 +155,13 @@ export class NativeStream {
     return this.#appending;
   }
 
-  /** Ends the stream, if one started: the message can then be edited. */
-  async leave(why: string): Promise<void> {
-    await this.#leaveWith(why, undefined);
-  }
-
-  /** Leaves once; true when the stop carried `end` into the message. */
-  #leaveWith(why: string, end: StreamEnd | undefined): Promise<boolean> {
+  /** Ends the stream (once), if one started: the message can then be edited. */
+  leave(why: string, end?: StreamEnd): Promise<boolean> {
     this.#leaving ??= this.#leave(why, end);
     return this.#leaving;
   }
 
+  /** True when the stop carried `end` into the message. */
   async #leave(why: string, end: StreamEnd | undefined): Promise<boolean> {
     this.#on = false;
     await this.#appending.catch(() => false);
@@ -200,13 +196,6 @@ export class NativeStream {
     return stop;
   }
 
-  /** Slack said the stream is over (expired, or its reader stopped it): no stop is due. */
-  #endedBySlack(err: unknown): void {
-    const code = slackErrorCode(err);
-    if (ENDED_BY_SLACK.has(code ?? "")) this.#streamTs = undefined;
-    void this.leave(code ?? String(err));
-  }
-
   async #send(text: string): Promise<boolean> {
     if (!this.#on) return false;
     this.#streamedFull = text;
@@ -228,7 +217,14 @@ export class NativeStream {
         const ts = this.#streamTs;
         const more = safe.length > this.#streamed.length;
         if (!more && (ts === undefined || this.#steps.length === 0)) return sent;
-        const due = ts !== undefined && rotate && more && this.#fence === undefined && this.#due();
+        const { rotateMs } = this.#opts;
+        const due =
+          ts !== undefined &&
+          rotate &&
+          more &&
+          this.#fence === undefined &&
+          rotateMs !== undefined &&
+          this.#clock.now() - this.#startedAt >= rotateMs;
         if (ts !== undefined && !due && (await this.#fill(ts, safe, fence))) {
           sent = true;
           continue;
@@ -252,8 +248,10 @@ export class NativeStream {
       }
       return sent;
     } catch (err) {
-      // Expired, stopped by the user, or refused: the run goes on by editing.
-      this.#endedBySlack(err);
+      // Expired, stopped by the user (no stop is due then), or refused: the run goes on by editing.
+      const code = slackErrorCode(err);
+      if (ENDED_BY_SLACK.has(code ?? "")) this.#streamTs = undefined;
+      void this.leave(code ?? String(err));
       return false;
     }
   }
@@ -278,11 +276,6 @@ export class NativeStream {
     const reopening = utf8Bytes(reopeningLine(this.#fence));
     const room = STREAM_MESSAGE_BYTES - stepBytes(this.#steps) - reopening;
     return nextPiece(safe, this.#streamed.length, this.#fence, fence, room);
-  }
-
-  #due(): boolean {
-    const { rotateMs } = this.#opts;
-    return rotateMs !== undefined && this.#clock.now() - this.#startedAt >= rotateMs;
   }
 
   /**
@@ -373,8 +366,8 @@ export class NativeSink implements AnswerSink {
     if (this.#stream.on) void this.#stream.step(title);
   }
 
-  leave(why: string): Promise<void> {
-    return this.#stream.leave(why);
+  async leave(why: string): Promise<void> {
+    await this.#stream.leave(why);
   }
 
   async final(answer: FinalAnswer): Promise<boolean> {
