@@ -19,7 +19,6 @@ import {
   type StartPlace,
 } from "../store/types.ts";
 import { formatDuration } from "../view/render.ts";
-import { inScope, type RunScope, stopRunsQuietly } from "./forget.ts";
 import { runLease } from "../store/run-index.ts";
 import {
   type Clock,
@@ -39,6 +38,7 @@ import {
   relayedRecord,
   reopened,
   reservedRecord,
+  serviceRef,
   type RunTarget,
   type ShownRun,
   type StartProgress,
@@ -62,7 +62,13 @@ import { LeaseKeeper } from "./lease-keeper.ts";
 export type { RelayMetrics } from "./relay-metrics.ts";
 export type { RunTarget, StartProgress } from "./record.ts";
 export type { RunOutcome } from "./outcome.ts";
-export type { RunScope } from "./forget.ts";
+
+/** The runs to forget: a workspace's, or those of one of its channels, or of one thread. */
+export interface RunScope {
+  readonly teamId: string;
+  readonly channelId?: string;
+  readonly threadTs?: string;
+}
 
 export interface RelayOptions {
   readonly workspaces: Workspaces;
@@ -495,17 +501,47 @@ export class Relay {
     await relayed.done;
   }
 
-  /** The workspace uninstalled the app: its runs stop quietly, everywhere (forget.ts). */
+  /** The workspace uninstalled the app: its runs stop quietly, everywhere. */
   stopTeam(teamId: string): Promise<void> {
     return this.stopQuietly({ teamId }, "its workspace uninstalled the app");
   }
 
-  /** The records of `scope` are being forgotten: its runs stop quietly, everywhere. */
-  stopQuietly(scope: RunScope, why: string): Promise<void> {
+  /**
+   * The records of `scope` are being forgotten (a workspace uninstalled the app or erased its
+   * records, a channel or task message was deleted): its runs stop without a word to Slack. Those
+   * relayed here end at once; the others are stopped at the service, with a Stop request that
+   * tells their relay to say nothing. Their records go next; a relay that finds its record gone
+   * stops quietly too.
+   */
+  async stopQuietly(scope: RunScope, why: string): Promise<void> {
     const here = new Map([...this.#runs].filter(([, run]) => inScope(run.key, scope)));
     const { store, workspaces, logger } = this.#opts;
     const service = workspaces.service(scope.teamId);
-    return stopRunsQuietly({ store, service, logger }, { scope, why }, here);
+    let elsewhere: RunRecord[] = [];
+    try {
+      elsewhere = (await store.listRuns()).filter(
+        (r) => inScope(r.key, scope) && !here.has(r.runId),
+      );
+    } catch (err) {
+      logger.warn({ err, team: scope.teamId }, "could not list the runs to stop them quietly");
+    }
+    for (const run of here.values()) run.fate.forget(why);
+    await Promise.all(
+      elsewhere.map(async (record) => {
+        const { runId } = record;
+        await store.requestStop(runId, { kind: "forgotten" }).catch(() => undefined);
+        const ref = serviceRef(record);
+        if (!ref) return;
+        await service.stopAgent(ref).catch((err: unknown) => {
+          logger.warn({ err, runId }, "could not stop a run whose records are forgotten");
+        });
+      }),
+    );
+    await Promise.allSettled([...here.values()].map((run) => run.done));
+    logger.info(
+      { team: scope.teamId, here: here.size, elsewhere: elsewhere.length, why },
+      "stopped runs quietly: their records are forgotten",
+    );
   }
 
   /** Resolves once no run is being relayed (follow-ups started meanwhile included). */
@@ -527,6 +563,12 @@ export class Relay {
 /** Nothing to stop (the run ended, or its thread is gone): it ends as stopped all the same. */
 function stopNotNeeded(err: unknown): boolean {
   return err instanceof TaskServiceError && err.kind === "not_found";
+}
+
+function inScope(place: StartPlace, scope: RunScope): boolean {
+  if (place.teamId !== scope.teamId) return false;
+  if (scope.channelId !== undefined && place.channelId !== scope.channelId) return false;
+  return scope.threadTs === undefined || place.threadTs === scope.threadTs;
 }
 
 const sameThread = (a: StartPlace, b: SlackThreadKey): boolean =>

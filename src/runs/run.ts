@@ -19,7 +19,6 @@ import {
 } from "../view/render.ts";
 import { deliverAnswer, type DeliveryContext } from "./file-delivery.ts";
 import { awaitStopAnswer, type Fate, type RunFate } from "./fate.ts";
-import { RECORD_GONE } from "./forget.ts";
 import { LeaseKeeper } from "./lease-keeper.ts";
 import { AnswerMemory } from "./memory.ts";
 import type {
@@ -76,6 +75,10 @@ export type RunStart = "new" | "resumed" | "quarantined";
 /** Why a workflow step fails when its run's records are forgotten. */
 export const STEP_FORGOTTEN =
   "its Slack message, its channel or the records of its task were deleted, so it was stopped";
+
+/** Why a run stops when its record is gone while it is relayed. */
+const RECORD_GONE =
+  "the run's record is gone: its workspace, channel or thread was forgotten; stopping it quietly";
 
 /** How long a hand-over waits to show the latest text before it lets the run go. */
 export const HANDOVER_FLUSH_MS = 1000;
