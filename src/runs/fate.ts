@@ -57,16 +57,10 @@ export const TRANSITIONS: readonly (readonly [from: FateKind, by: Transition, to
 
 /** The state of kind `kind`, holding `stop` where that kind holds one. */
 function stateOf(kind: FateKind, stop: StopAsk | undefined): Fate {
-  switch (kind) {
-    case "stopping":
-    case "stoppingHandingOver":
-      if (stop === undefined) throw new Error(`a run ${kind} needs its Stop`); // TRANSITIONS give one
-      return { kind, stop };
-    case "ending":
-      return stop === undefined ? { kind } : { kind, stop };
-    default:
-      return { kind };
-  }
+  if (kind === "ending") return stop === undefined ? { kind } : { kind, stop };
+  if (kind !== "stopping" && kind !== "stoppingHandingOver") return { kind };
+  if (stop === undefined) throw new Error(`a run ${kind} needs its Stop`); // TRANSITIONS give one
+  return { kind, stop };
 }
 
 const noop = () => undefined;

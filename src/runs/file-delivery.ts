@@ -67,8 +67,8 @@ const tooLargeReason = (budget: number) =>
   `larger than ${formatBytes(budget)}, the most this app brings into Slack at once: get it from Files under the answer`;
 
 /**
- * What to upload and what the answer says about each file (each file id once): a file with a
- * download link, past the 20th, or larger than `budget` (as the service says) is listed.
+ * What to upload (each file id once): a file with a download link, past the 20th or over
+ * `budget` is listed.
  */
 export function planFiles(files: readonly ResultFile[], budget: number): PlannedFile[] {
   const planned: PlannedFile[] = [];
@@ -171,9 +171,8 @@ export async function deliverAnswer(
 }
 
 /**
- * The uploads of one run: batches of at most 10 files whose content together stays within the
- * run's file budget, each file's share of the process's budget taken before it is read and
- * given back once its batch is in Slack.
+ * The uploads of one run: batches of at most 10 files within the run's file budget, each file's
+ * share of the process's budget taken before it is read and given back once its batch is in Slack.
  */
 class Uploads {
   readonly #ctx: DeliveryContext;
@@ -242,8 +241,7 @@ class Uploads {
   }
 
   /**
-   * Pictures of the run's web pages, their files read each once, when the browser asks. The
-   * pictures wait for their files' message, held in the run's and the process's budgets (a
+   * Pictures of the run's web pages, held in the budgets until their files' message goes (a
    * picture of a tall page of noise takes MBs); without room for them in time, there are none.
    */
   async pictures(planned: readonly PlannedFile[]): Promise<UploadItem[]> {
@@ -368,11 +366,9 @@ export async function readFile(
 const SITE_FILE_MAX = 16 * 1024 * 1024;
 
 /**
- * The run's files as its web pages may load them, read from the service when the browser first
- * asks for each (a run with no page reads none), together within the run's file budget: each
- * read takes its share before it waits, and a file that does not fit any more (or is larger
- * than SITE_FILE_MAX) is served empty. Once the pictures are taken everything read goes, and
- * a read still under way then gives its bytes back as soon as it ends.
+ * The run's files as its web pages may load them, each read when the browser first asks for it,
+ * all within the run's file budget (a file that does not fit, or is over SITE_FILE_MAX, is served
+ * empty). Once the pictures are taken everything read goes, a read under way as soon as it ends.
  */
 class SiteReads {
   readonly files: SiteFile[];

@@ -21,15 +21,12 @@ export interface MemoryLimits {
 const MiB = 1024 * 1024;
 
 /** The limits from the operator's settings (MiB), one process budget for every run. */
-export function memoryLimits(
-  mb: ServiceConfig["memoryMb"] = DEFAULT_MEMORY_MB,
-  fileWaitMs = 60_000,
-): MemoryLimits {
+export function memoryLimits(mb: ServiceConfig["memoryMb"] = DEFAULT_MEMORY_MB): MemoryLimits {
   return {
     answerBytes: mb.answer * MiB,
     runFileBytes: mb.runFiles * MiB,
     process: new ByteBudget(mb.process * MiB),
-    fileWaitMs,
+    fileWaitMs: 60_000,
   };
 }
 

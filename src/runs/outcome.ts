@@ -60,7 +60,6 @@ export interface RunEnd {
 
 export function finalText(final: FinalRun): string {
   if (final.text.trim() !== "") return final.text;
-  if (final.codeBlocks.length === 0) return "";
   return final.codeBlocks
     .map((b) => `\`\`\`${b.language}\n${b.code.replace(/\n$/, "")}\n\`\`\``)
     .join("\n\n");
@@ -77,7 +76,5 @@ export function failureReason(failure: unknown, runId: string): string {
   return failure instanceof EndedHere ? failure.message : describeServiceError(failure, runId);
 }
 
-export function stateOf(status: string): RunState {
-  if (status === "completed" || status === "failed" || status === "stopped") return status;
-  return "failed";
-}
+export const stateOf = (status: string): RunState =>
+  status === "completed" || status === "stopped" ? status : "failed";

@@ -82,7 +82,7 @@ export interface SlackWriter {
   upload(channelId: string, threadTs: string, files: readonly UploadItem[]): Promise<void>;
   /** `chat.startStream` in a thread; returns the message ts. */
   startStream(...start: StreamStart): Promise<string>;
-  /** `chat.appendStream`, with the agent's steps as task updates; `last`: the answer's end (not paced). */
+  /** `chat.appendStream`, the agent's steps as task updates; `last`: the answer's end (not paced). */
   appendStream(
     channelId: string,
     ts: string,
@@ -92,7 +92,7 @@ export interface SlackWriter {
   ): Promise<void>;
   /** `chat.stopStream` (the message is then editable), adding `end`'s blocks and metadata. */
   stopStream(channelId: string, ts: string, end?: StreamEnd): Promise<void>;
-  /** The run of stream `ts` ended: an append of it still waiting goes as soon as it can (not paced). */
+  /** The run of stream `ts` ended: an append of it still waiting goes at once (not paced). */
   hurryStream?(channelId: string, ts: string): void;
   /** The workspace's native stream budget (absent: `auto` streaming edits). */
   readonly streams?: StreamBudget;

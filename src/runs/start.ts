@@ -58,23 +58,15 @@ export interface StartRequest {
   readonly notShownAdvice?: string;
 }
 
+type Shown = { readonly key: SlackThreadKey; readonly messageTs: string };
+
 /** How a start ended: relayed, or why not (what the caller still has to do differs). */
 export type StartResult =
-  | {
-      readonly kind: "started";
-      readonly key: SlackThreadKey;
-      readonly messageTs: string;
-      readonly run: CreatedRun;
-    }
+  | (Shown & { readonly kind: "started"; readonly run: CreatedRun })
   /** Nothing shows the run: the person was told, and the service's run (if any) stopped. */
   | { readonly kind: "not-shown"; readonly error: unknown; readonly thread?: SlackThreadKey }
   /** The run's message exists but the service refused or failed: the caller shows why. */
-  | {
-      readonly kind: "refused";
-      readonly key: SlackThreadKey;
-      readonly messageTs: string;
-      readonly error: unknown;
-    };
+  | (Shown & { readonly kind: "refused"; readonly error: unknown });
 
 /** Starts a run (see the module's comment); never leaves its reservation behind. */
 export async function startRun(given: StartDeps, req: StartRequest): Promise<StartResult> {

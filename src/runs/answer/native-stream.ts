@@ -256,7 +256,7 @@ export class NativeStream {
     }
   }
 
-  /** Appends to the current message what it has room for, with the steps held; false if nothing fits. */
+  /** Appends to the current message what it has room for, with the steps held; false if none. */
   async #fill(ts: string, safe: string, fence: FenceState | undefined): Promise<boolean> {
     const steps = this.#steps;
     const room = STREAM_MESSAGE_BYTES - this.#used - stepBytes(steps);
