@@ -450,10 +450,10 @@ export class Relay {
     const { runId, ref } = run;
     const relayed = this.#runs.get(runId);
     // A run of another thread (another workspace's, named by a forged button) is not stopped.
-    if (relayed && !sameThread(relayed.key, run.key)) return false;
+    if (relayed && !inScope(relayed.key, run.key)) return false;
     if (!relayed) {
       const record = await store.getRun(runId);
-      if (!record || !sameThread(record.key, run.key)) return false;
+      if (!record || !inScope(record.key, run.key)) return false;
       // The Stop's request links to the run's trace, where the service is asked.
       linkToTrace(record.traceparent);
       await store.requestStop(runId, personStop(userId));
@@ -565,11 +565,9 @@ function stopNotNeeded(err: unknown): boolean {
   return err instanceof TaskServiceError && err.kind === "not_found";
 }
 
+/** Whether `place` is within `scope` (a thread's key: the same thread). */
 function inScope(place: StartPlace, scope: RunScope): boolean {
   if (place.teamId !== scope.teamId) return false;
   if (scope.channelId !== undefined && place.channelId !== scope.channelId) return false;
   return scope.threadTs === undefined || place.threadTs === scope.threadTs;
 }
-
-const sameThread = (a: StartPlace, b: SlackThreadKey): boolean =>
-  a.teamId === b.teamId && a.channelId === b.channelId && a.threadTs === b.threadTs;
