@@ -1,15 +1,12 @@
 /**
- * The status line Slack's agent view shows under a DM thread while a run works ("is working
- * on your task…" with rotating loading messages), cleared when the run ends; and, where Slack's
- * agent sessions API exists, the session's status (processing while a run works, which gives
- * people Slack's own Stop; active between runs). Best effort: a status that cannot be set
- * never stops the task.
+ * The status line Slack's agent view shows under a DM thread while a run works, and the agent
+ * session's status (processing while a run works, which gives people Slack's own Stop; active
+ * between runs). Best effort: a status that cannot be set never stops the task.
  */
 import type { Logger } from "pino";
 import type { SlackThreadKey } from "../store/types.ts";
 import type { Workspaces } from "./ports.ts";
 
-/** What setting a thread's status needs. */
 interface StatusDeps {
   readonly workspaces: Pick<Workspaces, "writer">;
   readonly logger: Logger;
@@ -30,32 +27,32 @@ export async function showWorking(
   key: SlackThreadKey,
   title?: string,
 ): Promise<void> {
-  const { logger } = deps;
+  const { channelId, threadTs } = key;
   const writer = deps.workspaces.writer(key.teamId);
-  await Promise.all([
-    writer
-      .setStatus(key.channelId, key.threadTs, WORKING, LOADING)
-      .catch((err: unknown) => logger.debug({ err }, "could not set the thread's status")),
-    writer
-      .setSessionStatus(key.channelId, key.threadTs, "processing", title)
-      .catch((err: unknown) => logger.debug({ err }, "could not set the session's status")),
-    title
-      ? writer
-          .setTitle(key.channelId, key.threadTs, title)
-          .catch((err: unknown) => logger.debug({ err }, "could not title the thread"))
-      : undefined,
+  await bestEffort(deps.logger, [
+    [writer.setStatus(channelId, threadTs, WORKING, LOADING), "set the thread's status"],
+    [writer.setSessionStatus(channelId, threadTs, "processing", title), "set the session's status"],
+    [title ? writer.setTitle(channelId, threadTs, title) : undefined, "title the thread"],
   ]);
 }
 
 export async function clearWorking(deps: StatusDeps, key: SlackThreadKey): Promise<void> {
-  const { logger } = deps;
+  const { channelId, threadTs } = key;
   const writer = deps.workspaces.writer(key.teamId);
-  await Promise.all([
-    writer
-      .setStatus(key.channelId, key.threadTs, "")
-      .catch((err: unknown) => logger.debug({ err }, "could not clear the thread's status")),
-    writer
-      .setSessionStatus(key.channelId, key.threadTs, "active")
-      .catch((err: unknown) => logger.debug({ err }, "could not set the session's status")),
+  await bestEffort(deps.logger, [
+    [writer.setStatus(channelId, threadTs, ""), "clear the thread's status"],
+    [writer.setSessionStatus(channelId, threadTs, "active"), "set the session's status"],
   ]);
+}
+
+/** Waits for calls made at once; one that fails is logged and forgotten. */
+function bestEffort(
+  logger: Logger,
+  calls: readonly (readonly [Promise<void> | undefined, string])[],
+): Promise<unknown> {
+  return Promise.all(
+    calls.map(([call, what]) =>
+      call?.catch((err: unknown) => logger.debug({ err }, `could not ${what}`)),
+    ),
+  );
 }

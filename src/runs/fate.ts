@@ -1,7 +1,6 @@
 /**
  * What becomes of a run relayed by this process: one state (`Fate`), changed only by the named
- * transitions of `TRANSITIONS`. ARCHITECTURE.md draws the table (test/runs/fate-diagram.test.ts
- * checks the drawing against it).
+ * transitions of `TRANSITIONS`, drawn in ARCHITECTURE.md (test/runs/fate-diagram.test.ts).
  */
 import type { Logger } from "pino";
 import type { StopRequest } from "../store/types.ts";
@@ -26,7 +25,6 @@ export type Fate =
 
 export type FateKind = Fate["kind"];
 
-/** The methods of `RunFate` that move it. */
 export type Transition =
   "stop" | "refused" | "unanswered" | "stoppedElsewhere" | "handOver" | "end" | "forget";
 
@@ -59,27 +57,20 @@ export const TRANSITIONS: readonly (readonly [from: FateKind, by: Transition, to
 
 /** The state of kind `kind`, holding `stop` where that kind holds one. */
 function stateOf(kind: FateKind, stop: StopAsk | undefined): Fate {
-  switch (kind) {
-    case "stopping":
-    case "stoppingHandingOver":
-      if (stop === undefined) throw new Error(`a run ${kind} needs its Stop`); // TRANSITIONS give one
-      return { kind, stop };
-    case "ending":
-      return stop === undefined ? { kind } : { kind, stop };
-    default:
-      return { kind };
-  }
+  if (kind === "ending") return stop === undefined ? { kind } : { kind, stop };
+  if (kind !== "stopping" && kind !== "stoppingHandingOver") return { kind };
+  if (stop === undefined) throw new Error(`a run ${kind} needs its Stop`); // TRANSITIONS give one
+  return { kind, stop };
 }
+
+const noop = () => undefined;
 
 export class RunFate {
   /** Aborted when the run must stop following the service now. */
   readonly #abort = new AbortController();
   #fate: Fate = { kind: "running" };
-  /** Told when a refused stop lets the run go on (the run shows what it held meanwhile). */
   #onRefused: (() => void) | undefined;
-  /** Settles once the service answered the latest stop asked of it. */
   #stopAnswered: Promise<void> = Promise.resolve();
-  /** Resolves when the run is forgotten. */
   #onForgotten: () => void = () => undefined;
   readonly #forgotten = new Promise<void>((resolve) => (this.#onForgotten = resolve));
 
@@ -95,7 +86,6 @@ export class RunFate {
       : undefined;
   }
 
-  /** Whether a Stop holds. */
   get stopping(): boolean {
     return this.stopHeld !== undefined;
   }
@@ -136,10 +126,7 @@ export class RunFate {
 
   /** The stop request being sent to the service. */
   asking(request: Promise<unknown>): void {
-    this.#stopAnswered = request.then(
-      () => undefined,
-      () => undefined,
-    );
+    this.#stopAnswered = request.then(noop, noop);
   }
 
   /** Settles once the service answered the stop asked (at once when none is). */
@@ -147,7 +134,6 @@ export class RunFate {
     return this.#stopAnswered;
   }
 
-  /** Resolves when the run is forgotten. */
   get forgotten(): Promise<void> {
     return this.#forgotten;
   }
@@ -157,7 +143,7 @@ export class RunFate {
     this.#move("unanswered", undefined);
   }
 
-  /** `fn` runs each time a refused stop lets the run go on. */
+  /** `fn` runs each time a refused stop lets the run go on (it shows what it held meanwhile). */
   whenRefused(fn: () => void): void {
     this.#onRefused = fn;
   }
@@ -196,8 +182,8 @@ export class RunFate {
 export const STOP_ANSWER_MS = 3000;
 
 /**
- * Following was cut while a Stop was asked: waits a moment for the service's answer. Without one
- * the run is handed over, with who pressed Stop recorded for its next owner.
+ * Following was cut while a Stop was asked: waits a moment for the service's answer; without
+ * one the run is handed over, with who pressed Stop recorded for its next owner.
  */
 export async function awaitStopAnswer(
   fate: RunFate,

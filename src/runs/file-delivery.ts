@@ -1,7 +1,7 @@
 /**
- * A finished run's files in Slack: each one's content read from the service alone and within
- * the run's file budget, uploaded into the thread with its exact bytes (once, even after a
- * crash mid-upload), a batch at a time; the others listed with the reason and a link.
+ * A finished run's files in Slack: each one's content read from the service within the budgets,
+ * uploaded into the thread (once, even after a crash mid-upload), a batch at a time; the others
+ * listed with the reason and a link.
  */
 import { extension } from "mime-types";
 import type { Logger } from "pino";
@@ -25,7 +25,7 @@ import { capAnswer, MAX_ANSWER_CHARS } from "./answer/cap.ts";
 
 const NAME_MAX = 200;
 /** Files uploaded into the thread per run; the others are listed (and reachable from Files). */
-export const MAX_UPLOADS_PER_RUN = 20;
+const MAX_UPLOADS_PER_RUN = 20;
 /** Files in one upload (one Slack message). */
 const UPLOAD_BATCH = 10;
 // eslint-disable-next-line no-control-regex -- control characters are what is removed
@@ -55,24 +55,20 @@ export function uploadName(file: ResultFile): string {
   return ext ? `${name}.${ext}` : name;
 }
 
-/** One file of the result and what becomes of it. */
+/** One file of the result, at `position` in its files: uploaded, or `note` says why not. */
 export interface PlannedFile {
   readonly file: ResultFile;
-  /** Its place in the result's files (how its content is asked for). */
   readonly position: number;
-  /** Whether its content is read and uploaded (else `note` says why not). */
   readonly upload: boolean;
-  /** What the answer says about it. */
   note: FileNote;
 }
 
-/** Why a file was not brought in when it is larger than the run's file budget. */
 const tooLargeReason = (budget: number) =>
   `larger than ${formatBytes(budget)}, the most this app brings into Slack at once: get it from Files under the answer`;
 
 /**
- * What to upload and what the answer says about each file (each file id once): a file with a
- * download link, past the 20th, or larger than `budget` (as the service says) is listed.
+ * What to upload (each file id once): a file with a download link, past the 20th or over
+ * `budget` is listed.
  */
 export function planFiles(files: readonly ResultFile[], budget: number): PlannedFile[] {
   const planned: PlannedFile[] = [];
@@ -82,40 +78,38 @@ export function planFiles(files: readonly ResultFile[], budget: number): Planned
     if (seen.has(file.file_id)) return;
     seen.add(file.file_id);
     const size = file.file_size ?? undefined;
-    const listed = (reason: string): PlannedFile => ({
-      file,
-      position,
-      upload: false,
-      note: {
-        name: safeFileName(file.file_name),
-        size,
-        attached: false,
-        reason,
-        ...(file.download_url ? { url: file.download_url } : {}),
-      },
-    });
-    if (file.download_url) planned.push(listed("too large to attach here"));
-    else if (uploads >= MAX_UPLOADS_PER_RUN) {
-      planned.push(
-        listed(`more than ${MAX_UPLOADS_PER_RUN} files: get it from Files under the answer`),
-      );
-    } else if (size !== undefined && size > budget) planned.push(listed(tooLargeReason(budget)));
-    else {
+    const listed = file.download_url
+      ? "too large to attach here"
+      : uploads >= MAX_UPLOADS_PER_RUN
+        ? `more than ${MAX_UPLOADS_PER_RUN} files: get it from Files under the answer`
+        : size !== undefined && size > budget
+          ? tooLargeReason(budget)
+          : undefined;
+    if (listed !== undefined) {
+      planned.push({ file, position, upload: false, note: listedNote(file, listed) });
+    } else {
       uploads++;
-      planned.push({
-        file,
-        position,
-        upload: true,
-        note: { name: uploadName(file), size, attached: true },
-      });
+      const note = { name: uploadName(file), size, attached: true };
+      planned.push({ file, position, upload: true, note });
     }
   });
   return planned;
 }
 
+/** A file listed rather than attached: why, and its download link if it has one. */
+function listedNote(file: ResultFile, reason: string): FileNote {
+  return {
+    name: safeFileName(file.file_name),
+    size: file.file_size ?? undefined,
+    attached: false,
+    reason: file.download_url ? "too large to attach here" : reason,
+    ...(file.download_url ? { url: file.download_url } : {}),
+  };
+}
+
 export interface DeliveryContext {
   readonly writer: SlackWriter;
-  /** Where each file's content is read from (the run's workspace's service). */
+  /** The run's workspace's: where each file's content is read from. */
   readonly service: TaskService;
   readonly memory: MemoryLimits;
   readonly record: RelayedRun;
@@ -124,42 +118,37 @@ export interface DeliveryContext {
   /** Records the upload state, so a new owner knows whether uploads may have happened. */
   readonly persist: (change: RelayedRunProgress) => Promise<void>;
   readonly log: Logger;
-  /** Pictures of the run's web pages, uploaded beside them (none when absent). */
   readonly previews?: PagePreviews | undefined;
 }
 
 /** The name of the file that carries an answer too long for its messages. */
-export const ANSWER_FILE = "answer.md";
-
-export interface Delivered {
-  /** What the final answer says about each of the service's files. */
-  readonly notes: FileNote[];
-  /** The name under which the whole answer is in the thread, when it was attached. */
-  readonly answerFile?: string;
-}
+const ANSWER_FILE = "answer.md";
 
 /**
- * Uploads a run's files into its thread, and, when `answer` is given (an answer longer than
- * its messages show), the whole answer as a Markdown file with them.
+ * Uploads a run's files into its thread, with, past `MAX_ANSWER_CHARS`, the whole answer as a
+ * Markdown file. Returns what the answer says of each file, and the answer as its messages show
+ * it: all of it, or its head and a line naming the file (or History, if it was not attached).
  */
-export async function deliverFiles(
+export async function deliverAnswer(
   ctx: DeliveryContext,
+  text: string,
   files: readonly ResultFile[],
-  answer?: string,
-): Promise<Delivered> {
+): Promise<{ notes: FileNote[]; text: string }> {
   const { record } = ctx;
   const planned = planFiles(files, ctx.memory.runFileBytes);
-  const notes = () => planned.map((p) => p.note);
+  const delivered = (answerFile?: string) => ({
+    notes: planned.map((p) => p.note),
+    text: capAnswer(text, answerFile),
+  });
   const uploads = planned.filter((p) => p.upload);
+  if (text.length <= MAX_ANSWER_CHARS && uploads.length === 0) return delivered();
   let answerFile: string | undefined;
-  if (answer !== undefined) {
+  if (text.length > MAX_ANSWER_CHARS) {
     // A service file of that name keeps it; the answer's goes by another.
     const taken = uploads.some((p) => p.note.name === ANSWER_FILE);
     answerFile = taken ? safeFileName(`answer-${record.runId}.md`) : ANSWER_FILE;
   }
-  const attached = answerFile === undefined ? {} : { answerFile };
-  if (uploads.length === 0 && answer === undefined) return { notes: notes() };
-  if (record.uploads === "done") return { notes: notes(), ...attached };
+  if (record.uploads === "done") return delivered(answerFile);
   const upload = new Uploads(ctx);
   try {
     await upload.begin();
@@ -167,8 +156,8 @@ export async function deliverFiles(
     // run's budget, and the pictures (small) go up with the files, in their message.
     const pictures = await upload.pictures(planned);
     for (const p of uploads) await upload.file(p);
-    if (answer !== undefined && answerFile !== undefined) {
-      await upload.item({ filename: answerFile, bytes: Buffer.from(answer, "utf8") });
+    if (answerFile !== undefined) {
+      await upload.item({ filename: answerFile, bytes: Buffer.from(text, "utf8") });
     }
     for (const picture of pictures) await upload.picture(picture);
     await upload.end();
@@ -176,22 +165,20 @@ export async function deliverFiles(
     const code = slackErrorCode(err) ?? "error";
     ctx.log.error({ err, code }, "file upload failed");
     upload.failed(uploads, code);
-    return { notes: notes() };
+    return delivered();
   }
-  return { notes: notes(), ...attached };
+  return delivered(answerFile);
 }
 
 /**
- * The uploads of one run: batches of at most 10 files whose content together stays within the
- * run's file budget, each file's share of the process's budget taken before it is read and
- * given back once its batch is in Slack.
+ * The uploads of one run: batches of at most 10 files within the run's file budget, each file's
+ * share of the process's budget taken before it is read and given back once its batch is in Slack.
  */
 class Uploads {
   readonly #ctx: DeliveryContext;
   /** Names already in the thread (a previous owner's uploads): not uploaded again. */
   #already = new Set<string>();
   #batch: { item: UploadItem; note?: PlannedFile; release?: () => void }[] = [];
-  /** The run's files in the thread now. */
   readonly #sent = new Set<PlannedFile>();
   /** Bytes of the run's budget the batch holds. */
   #held = 0;
@@ -200,10 +187,6 @@ class Uploads {
 
   constructor(ctx: DeliveryContext) {
     this.#ctx = ctx;
-  }
-
-  get #from() {
-    return { ...this.#ctx, ref: this.#ctx.record.ref };
   }
 
   async begin(): Promise<void> {
@@ -227,22 +210,18 @@ class Uploads {
     if (held + reservation(p.file, memory.runFileBytes) > memory.runFileBytes) {
       await this.#flush();
     }
-    const read = await readFile(this.#from, p.file, p.position);
+    const read = await readFile({ ...this.#ctx, ref: this.#ctx.record.ref }, p.file, p.position);
     if ("reason" in read) {
-      p.note = notAttached(p, read.reason);
+      p.note = listedNote(p.file, read.reason);
       return;
     }
     this.#held += read.held;
-    const item = { filename: p.note.name, bytes: read.bytes };
-    this.#batch.push({ item, note: p, release: read.release });
-    if (this.#batch.length >= UPLOAD_BATCH) await this.#flush();
+    await this.#add({ filename: p.note.name, bytes: read.bytes }, read.release, p);
   }
 
-  /** A file of the app's own (the whole answer, a page's picture): already in memory. */
-  async item(item: UploadItem): Promise<void> {
-    if (this.#already.has(item.filename)) return;
-    this.#batch.push({ item });
-    if (this.#batch.length >= UPLOAD_BATCH) await this.#flush();
+  /** A file of the app's own (the whole answer), already in memory. */
+  item(item: UploadItem): Promise<void> {
+    return this.#already.has(item.filename) ? Promise.resolve() : this.#add(item);
   }
 
   /** A picture of a page: its share of the budgets goes once it is in Slack. */
@@ -253,13 +232,16 @@ class Uploads {
       this.#pictureBytes -= item.bytes.length;
     };
     if (this.#already.has(item.filename)) return release();
-    this.#batch.push({ item, release });
+    await this.#add(item, release);
+  }
+
+  async #add(item: UploadItem, release?: () => void, note?: PlannedFile): Promise<void> {
+    this.#batch.push({ item, note, release });
     if (this.#batch.length >= UPLOAD_BATCH) await this.#flush();
   }
 
   /**
-   * Pictures of the run's web pages, their files read each once, when the browser asks. The
-   * pictures wait for their files' message, held in the run's and the process's budgets (a
+   * Pictures of the run's web pages, held in the budgets until their files' message goes (a
    * picture of a tall page of noise takes MBs); without room for them in time, there are none.
    */
   async pictures(planned: readonly PlannedFile[]): Promise<UploadItem[]> {
@@ -326,30 +308,21 @@ function reservation(file: ResultFile, budget: number): number {
   return size === undefined ? budget : Math.min(budget, Math.max(1024, sentSize(size)));
 }
 
-/** A file's content read within the budgets, or why it could not be. */
-export type FileRead =
-  | {
-      readonly bytes: Buffer;
-      /** Of the process's budget, given back by `release`. */
-      readonly held: number;
-      /** Gives the bytes' memory and their share of the budget back (the bytes are gone then). */
-      readonly release: () => void;
-    }
+/**
+ * A file's content read within the budgets, or why it could not be. `release` gives the bytes'
+ * memory and their share (`held`) of the process's budget back: the bytes are gone then.
+ */
+type FileRead =
+  | { readonly bytes: Buffer; readonly held: number; readonly release: () => void }
   | { readonly reason: string };
 
 /**
- * Reads one file of a run's result (at `position` in its files) within the budgets: its share
- * of the process's budget is taken first (waiting its turn at most `fileWaitMs`), and the
- * service's answer is never read past the run's file budget. `room` is what is left of the
- * run's budget for it.
+ * Reads one file of a run's result (at `position` in its files): its share of the process's
+ * budget is taken first (waiting at most `fileWaitMs`), and the service's answer is never read
+ * past `room` (what is left of the run's file budget for it).
  */
 export async function readFile(
-  from: {
-    readonly service: TaskService;
-    readonly memory: MemoryLimits;
-    readonly ref: ThreadRef;
-    readonly log: Logger;
-  },
+  from: Pick<DeliveryContext, "service" | "memory" | "log"> & { readonly ref: ThreadRef },
   file: ResultFile,
   position: number,
   room = from.memory.runFileBytes,
@@ -389,25 +362,13 @@ export async function readFile(
   }
 }
 
-function notAttached(p: PlannedFile, reason: string): FileNote {
-  return {
-    ...p.note,
-    name: safeFileName(p.file.file_name),
-    attached: false,
-    reason: p.file.download_url ? "too large to attach here" : reason,
-    ...(p.file.download_url ? { url: p.file.download_url } : {}),
-  };
-}
-
 /** The most of one file a page is given (as the service sends it): pages are for looking at. */
 const SITE_FILE_MAX = 16 * 1024 * 1024;
 
 /**
- * The run's files as its web pages may load them, read from the service when the browser first
- * asks for each (a run with no page reads none), together within the run's file budget: each
- * read takes its share before it waits, and a file that does not fit any more (or is larger
- * than SITE_FILE_MAX) is served empty. Once the pictures are taken everything read goes, and
- * a read still under way then gives its bytes back as soon as it ends.
+ * The run's files as its web pages may load them, each read when the browser first asks for it,
+ * all within the run's file budget (a file that does not fit, or is over SITE_FILE_MAX, is served
+ * empty). Once the pictures are taken everything read goes, a read under way as soon as it ends.
  */
 class SiteReads {
   readonly files: SiteFile[];
@@ -453,18 +414,4 @@ class SiteReads {
     for (const release of this.#releases.splice(0)) release();
     this.#held = 0;
   }
-}
-
-/**
- * A finished run's files, and its answer as the messages show it: all of it, or, past
- * `MAX_ANSWER_CHARS`, its head and a line naming `answer.md`, the whole answer attached.
- */
-export async function deliverAnswer(
-  ctx: DeliveryContext,
-  text: string,
-  files: readonly ResultFile[],
-): Promise<{ notes: FileNote[]; text: string }> {
-  const whole = text.length > MAX_ANSWER_CHARS ? text : undefined;
-  const { notes, answerFile } = await deliverFiles(ctx, files, whole);
-  return { notes, text: capAnswer(text, answerFile) };
 }

@@ -1,7 +1,6 @@
 /**
- * The lease that makes one instance the owner of a run: renewed every third of its TTL while
- * the run is relayed here; lost (another instance took the run over) or lapsed while the
- * store was unreachable, it tells the run to let go instead of finishing it twice.
+ * The lease that makes one instance the owner of a run, renewed every third of its TTL; lost or
+ * lapsed (the store unreachable), it tells the run to let go instead of finishing it twice.
  */
 import type { Logger } from "pino";
 import { runLease } from "../store/run-index.ts";
@@ -10,7 +9,7 @@ import type { Clock, RunStore } from "./ports.ts";
 export interface LeaseKeeperOptions {
   readonly store: Pick<RunStore, "renewLease" | "acquireLease" | "releaseLease" | "getRun">;
   readonly runId: string;
-  /** Who holds it: this instance. */
+  /** This instance. */
   readonly owner: string;
   readonly ttlMs: number;
   readonly clock: Clock;
@@ -18,10 +17,8 @@ export interface LeaseKeeperOptions {
   /** The run must stop here (handed over): why. */
   readonly onLost: (why: string) => void;
   /**
-   * The lease and the run's record are both gone: its records were forgotten (its workspace
-   * uninstalled the app or erased its records, its channel or task message was deleted).
-   * Asked only while `recorded()` says the record was written (without it, the lease is taken
-   * again as before).
+   * The lease and the run's record are both gone: its records were forgotten. Asked only while
+   * `recorded()` says the record was written (else the lease is taken again).
    */
   readonly onGone?: () => void;
   readonly recorded?: () => boolean;
@@ -69,21 +66,16 @@ export class LeaseKeeper {
       .catch((err: unknown) => this.#opts.log.warn({ err }, "could not release the run's lease"));
   }
 
-  async #gone(): Promise<boolean> {
-    const { onGone, recorded, store, runId } = this.#opts;
-    if (!onGone || recorded?.() === false) return false;
-    if ((await store.getRun(runId)) !== undefined) return false;
-    onGone();
-    return true;
-  }
-
   async #renew(): Promise<void> {
-    const { store, owner, ttlMs, clock, log, onLost } = this.#opts;
+    const { store, owner, ttlMs, clock, log, onLost, onGone, recorded, runId } = this.#opts;
     try {
       let mine = await store.renewLease(this.#name, owner, ttlMs);
       // The store forgets a workspace's runs before their leases: no lease and no record
       // means the run was forgotten, not merely that the lease lapsed.
-      if (!mine && (await this.#gone())) return;
+      if (!mine && onGone && recorded?.() !== false && !(await store.getRun(runId))) {
+        onGone();
+        return;
+      }
       mine ||= await store.acquireLease(this.#name, owner, ttlMs);
       if (mine) this.#renewedAt = clock.now();
       else onLost("lost the run's lease to another instance; handing over");

@@ -1,9 +1,7 @@
 /**
- * What a run may hold of the task service's data in memory: its answer's text (at most
- * `answerBytes`), its files while they are brought into Slack (at most `runFileBytes` at once),
- * and, for every run of the process together, the shared `process` budget. Past a run's own
- * limit the run is stopped and says so; past the process's, the one asking is refused and says
- * so, and the others go on.
+ * What a run may hold of the task service's data in memory, and every run together (`process`).
+ * Past a run's own limit the run is stopped and says so; past the process's, the one asking is
+ * refused and says so, and the others go on.
  */
 import { DEFAULT_MEMORY_MB, type ServiceConfig } from "../config/config.ts";
 import type { TextBudget } from "../service/follow.ts";
@@ -23,15 +21,12 @@ export interface MemoryLimits {
 const MiB = 1024 * 1024;
 
 /** The limits from the operator's settings (MiB), one process budget for every run. */
-export function memoryLimits(
-  mb: ServiceConfig["memoryMb"] = DEFAULT_MEMORY_MB,
-  fileWaitMs = 60_000,
-): MemoryLimits {
+export function memoryLimits(mb: ServiceConfig["memoryMb"] = DEFAULT_MEMORY_MB): MemoryLimits {
   return {
     answerBytes: mb.answer * MiB,
     runFileBytes: mb.runFiles * MiB,
     process: new ByteBudget(mb.process * MiB),
-    fileWaitMs,
+    fileWaitMs: 60_000,
   };
 }
 
@@ -40,7 +35,7 @@ export function memoryLimits(
  * follower's, to place what the service sends again; the run's, to attach it whole), and V8
  * stores a text with one character past Latin-1 at two bytes a character, ASCII ones included.
  */
-export const ANSWER_MEMORY_FACTOR = 4;
+const ANSWER_MEMORY_FACTOR = 4;
 
 /**
  * One run's answer as the process budget sees it: what it grows by is taken from the process

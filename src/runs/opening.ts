@@ -1,8 +1,7 @@
 /**
  * The Slack messages that open a run: a new task's prompt (the thread's parent) and the run's
- * "working…" message. They are posted while the service already works (the work never waits
- * for Slack's posting budget), in the order the requests arrived, and each step is recorded
- * so that another instance can post what is missing if this one dies.
+ * "working…" message, posted while the service already works, in the order the requests
+ * arrived; each step is recorded so that another instance can post what is missing.
  */
 import type { Logger } from "pino";
 import type { RunOpening, StartPlace } from "../store/types.ts";
@@ -16,8 +15,7 @@ export interface OpeningDeps {
   readonly logger: Logger;
 }
 
-/** Where a run's messages are, once posted. */
-export interface Opened {
+interface Opened {
   readonly threadTs: string;
   readonly messageTs: string;
 }
@@ -29,7 +27,6 @@ export interface OpeningPlace extends StartPlace {
 
 /** The prompt could not be posted: nothing shows the task, and the person is told why. */
 export class PromptNotPosted extends Error {
-  /** What to tell the person who asked. */
   readonly advice: string;
 
   constructor(code: string, advice: string, cause: unknown) {
@@ -40,7 +37,7 @@ export class PromptNotPosted extends Error {
 }
 
 /** The message a run shows until its first text arrives. */
-export function workingMessage(remark?: string): MessagePayload {
+function workingMessage(remark?: string): MessagePayload {
   const [first] = renderRun({
     text: "",
     state: "running",
@@ -81,10 +78,9 @@ export async function openRun(
 }
 
 /**
- * Posts the prompt; its ts is the thread's. Posting first matters: without
- * `chat:write.public` (not in the manifest, on purpose) a post that succeeds proves the bot
- * is a member and will hear replies in the thread. Only when it is not in a public channel
- * does it join and post again.
+ * Posts the prompt; its ts is the thread's. Posting first matters: without `chat:write.public`
+ * (not in the manifest, on purpose) a post that succeeds proves the bot is a member and will
+ * hear replies. Only when it is not in a public channel does it join and post again.
  */
 async function postPrompt(
   deps: { readonly writer: SlackWriter; readonly logger: Logger },

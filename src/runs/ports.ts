@@ -1,7 +1,6 @@
 /**
- * What showing a run needs from outside (Slack, the task service, the store, time), declared
- * here so those sides depend on runs' needs; src/slack/, src/service/ and src/store/ satisfy
- * them structurally. What only threads need is in src/threads/ports.ts.
+ * What runs need from outside (Slack, the task service, the store, time), declared here and
+ * satisfied structurally by src/slack/, src/service/ and src/store/.
  */
 import type { TaskService, ThreadRef } from "../service/client.ts";
 import type {
@@ -24,22 +23,17 @@ export type { PreferenceStore, RunStore, SlackFileRef, ThreadStore, WorkflowStep
 export type { Clock } from "../util/clock.ts";
 export { systemClock } from "../util/clock.ts";
 
-/**
- * Each workspace's Slack writer (its bot token and rate budget) and task service (its API key):
- * nothing done for one workspace ever runs with another's credentials.
- */
+/** Each workspace's Slack writer and task service: nothing runs with another's credentials. */
 export interface Workspaces {
   writer(teamId: string): SlackWriter;
   service(teamId: string): TaskService;
 }
 
-/** The threads above, told by a start that its run runs (runs/ never writes a thread's record). */
+/** The threads above, told by a start that its run runs; resolves to a Stop pressed meanwhile. */
 export interface RunningThreads {
-  /** `record` now runs in its thread, opened as `plan` says; resolves to a Stop pressed meanwhile. */
   running(record: RelayedRun, plan: RunOpening): Promise<PersonStop | undefined>;
 }
 
-/** A file to upload into a thread. */
 export interface UploadItem {
   readonly filename: string;
   readonly bytes: Buffer;
@@ -52,7 +46,6 @@ export interface SiteFile {
   readonly path: string;
   /** Its bytes, read when first asked for (empty when they cannot be had within the budget). */
   read(): Promise<Buffer>;
-  /** Its media type as the service said, if it did. */
   readonly type?: string | undefined;
 }
 
@@ -62,24 +55,18 @@ export interface PagePreviews {
   render(files: readonly SiteFile[]): Promise<UploadItem[]>;
 }
 
-/** Where a post goes in the queue waiting for Slack's budget: earlier requests (ms) first. */
-export interface PostOrder {
-  readonly since: number;
-}
-
 export interface SlackWriter {
-  /** Posts a message (into `threadTs`'s thread) and returns its ts, queued as of `order.since`. */
+  /** Posts a message and returns its ts, queued behind requests older than `order.since` (ms). */
   post(
     channelId: string,
     payload: MessagePayload,
     threadTs?: string,
-    order?: PostOrder,
+    order?: { readonly since: number },
   ): Promise<string>;
   /**
-   * Edits a message; `final` marks a run's last edit (served first). The relay calls this on
-   * every change; the writer keeps only each message's latest edit while one waits for Slack's
-   * budget (the waiting one resolves unsent). A function payload is rendered when sent
-   * (undefined: nothing new, no call).
+   * Edits a message; `final` marks a run's last edit (served first). While one edit waits for
+   * Slack's budget a newer one replaces it (the waiting one resolves unsent). A function payload
+   * is rendered when sent (undefined: nothing new, no call).
    */
   update(
     channelId: string,
@@ -92,20 +79,10 @@ export interface SlackWriter {
   ephemeral(channelId: string, userId: string, text: string, threadTs?: string): Promise<void>;
   react(channelId: string, ts: string, name: string): Promise<void>;
   unreact(channelId: string, ts: string, name: string): Promise<void>;
-  /** Uploads files into a thread, several per call. */
   upload(channelId: string, threadTs: string, files: readonly UploadItem[]): Promise<void>;
-  /** `chat.startStream` in a thread; returns the message ts (`display`: `task_display_mode`). */
-  startStream(
-    channelId: string,
-    threadTs: string,
-    recipient: { userId: string; teamId: string },
-    markdown: string,
-    display?: TaskDisplay,
-  ): Promise<string>;
-  /**
-   * `chat.appendStream`: Markdown, and the agent's steps as task updates when given. `last`: it
-   * carries the end of the run's answer (a Slack budget spends it as soon as it can, not paced).
-   */
+  /** `chat.startStream` in a thread; returns the message ts. */
+  startStream(...start: StreamStart): Promise<string>;
+  /** `chat.appendStream`, the agent's steps as task updates; `last`: the answer's end (not paced). */
   appendStream(
     channelId: string,
     ts: string,
@@ -115,10 +92,7 @@ export interface SlackWriter {
   ): Promise<void>;
   /** `chat.stopStream` (the message is then editable), adding `end`'s blocks and metadata. */
   stopStream(channelId: string, ts: string, end?: StreamEnd): Promise<void>;
-  /**
-   * The run of stream `ts` ended: an append of it still waiting for Slack's budget carries the
-   * end of its answer now, and goes as soon as the budget allows (not paced). Optional.
-   */
+  /** The run of stream `ts` ended: an append of it still waiting goes at once (not paced). */
   hurryStream?(channelId: string, ts: string): void;
   /** The workspace's native stream budget (absent: `auto` streaming edits). */
   readonly streams?: StreamBudget;
@@ -145,7 +119,7 @@ export interface SlackWriter {
   ): Promise<void>;
   /** Joins a public channel so the bot can post there and hear replies; false if it cannot. */
   join(channelId: string): Promise<boolean>;
-  /** Whether a user is a workspace admin or owner. */
+  /** A workspace admin or owner. */
   isAdmin(userId: string): Promise<boolean>;
   /** Who a person is, for the app's policy (undefined when Slack cannot say). */
   person(userId: string): Promise<Person | undefined>;
@@ -157,26 +131,25 @@ export interface SlackWriter {
  */
 export interface StreamBudget {
   /**
-   * A run's first lines are ready: starts a stream if that shows the run fresher than edits,
-   * a start can go at once and the waiting stops go soon; else spends nothing (undefined).
+   * Starts a stream if that shows the run fresher than edits, a start can go at once and the
+   * waiting stops go soon; else spends nothing (undefined). `tryNext`: a rotation's next message.
    */
-  tryStart: StartStream;
-  /** A streaming run's next stream message (rotation), on the same terms. */
-  tryNext: StartStream;
+  tryStart(...start: StreamStart): Promise<string | undefined>;
+  tryNext(...start: StreamStart): Promise<string | undefined>;
 }
 
-type StartStream = (
+/** A stream's start in a thread, addressed to `recipient` (`display`: `task_display_mode`). */
+type StreamStart = [
   channelId: string,
   threadTs: string,
   recipient: { userId: string; teamId: string },
   markdown: string,
   display?: TaskDisplay,
-) => Promise<string | undefined>;
+];
 
 /** How the agent's steps show (Slack's `task_display_mode`): one plan block, or a card each. */
 export type TaskDisplay = "plan" | "timeline";
 
-/** What a stream's stop adds to its message: blocks at its end, and metadata. */
 export type StreamEnd = Pick<MessagePayload, "blocks" | "metadata">;
 
 /** One step of the agent's work, as a Slack `task_update` stream chunk shows it. */
@@ -188,7 +161,7 @@ export interface StreamStep {
 
 /** What the app's policy needs to know of a person (from `users.info`). */
 export interface Person {
-  /** Their home workspace: another one for a Slack Connect (external) person. */
+  /** Their home workspace: another one for a Slack Connect person. */
   readonly teamId: string | undefined;
   /** A guest account (`is_restricted` or `is_ultra_restricted`). */
   readonly guest: boolean;

@@ -1,8 +1,6 @@
 /**
- * What a run stores: its record in the store's index of unfinished runs, a projection of its
- * life (ARCHITECTURE.md, "The life of a run"). A start is `reserved`; once the service's run is
- * shown it is `relaying`, whatever its fate here, until its end is shown or its records are
- * forgotten; the thread's `running` activity points at that record. Every record and every
+ * A run's record in the store's index of unfinished runs: `reserved` for a start, `relaying` once
+ * the service's run is shown (ARCHITECTURE.md, "The life of a run"). Every record and every
  * change of one is made here.
  */
 import type { ThreadRef } from "../service/client.ts";
@@ -30,11 +28,10 @@ export interface RunTarget {
   /** The bot message already posted in the thread for this run. */
   readonly messageTs: string;
   readonly startedAt: number;
-  /** A remark shown under the answer (e.g. attachments that were not sent). */
+  /** Shown under the answer (e.g. attachments that were not sent). */
   readonly remark?: string;
   /** Who asked: native streams are addressed to them. */
   readonly owner?: string;
-  /** The Workflow Builder step that asked for it, ended with it. */
   readonly step?: WorkflowStep;
   /** The trace of the request that asked (W3C `traceparent`), when tracing is on. */
   readonly traceparent?: string;
@@ -47,10 +44,7 @@ export interface StartProgress {
   readonly created?: { readonly ref: ThreadRef; readonly runId: ServiceRunId };
 }
 
-/**
- * A run as a relay shows it: a service run, or a start whose messages exist but whose service
- * never answered (it ends as interrupted).
- */
+/** A run as a relay shows it: a service run, or a start whose service never answered. */
 export type ShownRun = RelayedRun | (ReservedRun & { readonly key: SlackThreadKey });
 
 /** A start being made, before the service answered and before its messages may exist. */
@@ -110,9 +104,8 @@ export const reopened = (record: RelayedRun): RelayedRun => ({
 });
 
 /**
- * What a run relayed here stores as it goes, its fate being `fate`: nothing once its records are
- * forgotten; a start whose service never answered keeps only its messages; a service run what
- * it has shown and done.
+ * What a run relayed here stores as it goes: nothing once its records are forgotten; a start
+ * whose service never answered only its messages; a service run what it has shown and done.
  */
 export function recordOf(
   fate: Fate,

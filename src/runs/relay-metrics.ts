@@ -1,40 +1,25 @@
 /**
- * What the relay counts: runs started, resumed, handed over and ended by state, deltas, edits
- * and the lag from a delta's arrival to the Slack call that shows it. Kept as a JSON snapshot
- * (`/metrics.json`, the benchmark) and reported to the app's Prometheus metrics.
+ * What the relay counts, kept as a JSON snapshot (`/metrics.json`, read by the benchmark) and
+ * reported to the app's Prometheus metrics.
  */
 import type { AppMetrics } from "../metrics.ts";
 
-/** Lag buckets (ms), as a small cumulative histogram. */
-const LAG_BUCKETS = [100, 250, 500, 1000, 2000, 5000, 10_000, 30_000] as const;
-
-export interface RelayMetrics {
+const emptyMetrics = () => ({
   runs: {
-    started: number;
-    resumed: number;
-    handedOver: number;
+    started: 0,
+    resumed: 0,
+    handedOver: 0,
     /** Runs not relayed again because instances kept dying relaying them. */
-    quarantined: number;
-    ended: Record<string, number>;
-  };
-  deltas: number;
-  edits: number;
-  lagMs: { count: number; sum: number; max: number; le: Record<string, number> };
-}
+    quarantined: 0,
+    ended: {} as Record<string, number>,
+  },
+  deltas: 0,
+  edits: 0,
+  /** From a delta's arrival to the Slack call that shows it. */
+  lagMs: { count: 0, sum: 0, max: 0 },
+});
 
-function emptyMetrics(): RelayMetrics {
-  return {
-    runs: { started: 0, resumed: 0, handedOver: 0, quarantined: 0, ended: {} },
-    deltas: 0,
-    edits: 0,
-    lagMs: {
-      count: 0,
-      sum: 0,
-      max: 0,
-      le: Object.fromEntries([...LAG_BUCKETS.map((b) => [String(b), 0]), ["+Inf", 0]]),
-    },
-  };
-}
+export type RelayMetrics = ReturnType<typeof emptyMetrics>;
 
 export class RelayCounters {
   readonly #m = emptyMetrics();
@@ -87,8 +72,6 @@ export class RelayCounters {
     lag.count++;
     lag.sum += ms;
     lag.max = Math.max(lag.max, ms);
-    const bucket = String(LAG_BUCKETS.find((b) => ms <= b) ?? "+Inf");
-    lag.le[bucket] = (lag.le[bucket] ?? 0) + 1;
     this.#sink?.chunkLag(ms / 1000);
   }
 }

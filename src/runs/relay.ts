@@ -1,16 +1,14 @@
 /**
- * The relay: the registry of the runs this instance shows in Slack. It starts each run (run.ts),
- * reserves starts so another instance can finish them, resumes runs others left, stops runs,
- * and hands every run over on shutdown.
+ * The registry of the runs this instance shows in Slack: starts each run (run.ts), reserves
+ * starts so another instance can finish them, resumes runs others left, stops runs, and hands
+ * every run over on shutdown.
  */
 import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
 import type { ThreadRef } from "../service/client.ts";
 import { TaskServiceError } from "../service/errors.ts";
-import type { FollowOptions } from "../service/follow.ts";
 import type { AppMetrics } from "../metrics.ts";
 import {
-  type RelayedRun,
   type ReservationId,
   reservationId,
   type ReservedRun,
@@ -21,7 +19,6 @@ import {
   type StartPlace,
 } from "../store/types.ts";
 import { formatDuration } from "../view/render.ts";
-import { inScope, type RunScope, stopRunsQuietly } from "./forget.ts";
 import { runLease } from "../store/run-index.ts";
 import {
   type Clock,
@@ -41,6 +38,7 @@ import {
   relayedRecord,
   reopened,
   reservedRecord,
+  serviceRef,
   type RunTarget,
   type ShownRun,
   type StartProgress,
@@ -64,48 +62,44 @@ import { LeaseKeeper } from "./lease-keeper.ts";
 export type { RelayMetrics } from "./relay-metrics.ts";
 export type { RunTarget, StartProgress } from "./record.ts";
 export type { RunOutcome } from "./outcome.ts";
-export type { RunScope } from "./forget.ts";
+
+/** The runs to forget: a workspace's, or those of one of its channels, or of one thread. */
+export interface RunScope {
+  readonly teamId: string;
+  readonly channelId?: string;
+  readonly threadTs?: string;
+}
 
 export interface RelayOptions {
-  /** Each workspace's writer and service client: a run uses its own workspace's. */
   readonly workspaces: Workspaces;
   readonly store: ThreadStore;
-  /** Told when an adopted start's run runs: the thread layer records it (threads/running.ts). */
+  /** Told when an adopted start's run runs: the thread layer records it. */
   readonly threads: RunningThreads;
   readonly logger: Logger;
-  /** How answers reach Slack (edits by default), stream rotation, and how steps show (a plan). */
-  readonly streaming?: {
-    readonly mode: RunDeps["streaming"];
-    readonly rotateMs?: number;
-    readonly display?: RunDeps["taskDisplay"];
-  };
+  /** Edits when absent. */
+  readonly streaming?: RunDeps["streaming"];
   /** Who this instance is, as lease holder. */
   readonly instanceId: string;
   /** How long a run's lease lasts without renewal (renewed every third of it). */
   readonly leaseTtlMs?: number;
-  readonly follow?: Omit<FollowOptions, "signal" | "resumeText">;
-  /** Pictures of the web pages runs generate, uploaded beside them. */
+  readonly follow?: RunDeps["follow"];
   readonly previews?: PagePreviews | undefined;
-  /** What runs may hold in memory (their answers, their files), each and all together. */
   readonly memory?: MemoryLimits;
   /** How long to wait for a stopped run to report its end before giving up on it. */
   readonly stopGraceMs?: number;
   /** A run still going this long after it started is stopped at the service (default: none). */
   readonly maxRunMs?: number;
   readonly clock?: Clock;
-  /** The app's Prometheus metrics. */
   readonly metrics?: AppMetrics;
-  /** Ends the Workflow Builder steps runs were asked by, when the runs end. */
   readonly workflowSteps?: WorkflowSteps | undefined;
 }
 
 interface Relayed {
-  /** What becomes of it here (fate.ts): changed by Stop, shutdown, uninstall, a lost lease. */
   readonly fate: RunFate;
   done: Promise<void>;
-  /** The run's thread: only a Stop from that thread (and workspace) stops it. */
+  /** Only a Stop from this thread (and workspace) stops it. */
   readonly key: SlackThreadKey;
-  /** Its span here: its requests are in it, and a Stop pressed in Slack links to it. */
+  /** Its requests are in it, and a Stop pressed in Slack links to it. */
   readonly span: RelaySpan;
 }
 
@@ -126,7 +120,6 @@ export class Relay {
   readonly #memory: MemoryLimits;
   /** Starts being made here, by reservation id. */
   readonly #reserved = new Map<string, Reserved>();
-  /** Who hears of each run's end (the threads above: queue draining, thread state). */
   readonly #endListeners: ((outcome: RunOutcome) => Promise<void>)[] = [];
 
   constructor(options: RelayOptions) {
@@ -142,7 +135,7 @@ export class Relay {
     this.#endListeners.push(listener);
   }
 
-  /** Counters since start, for the metrics endpoint. */
+  /** Counters since start, for `/metrics.json`. */
   metrics(): RelayMetrics {
     return this.#counters.snapshot();
   }
@@ -187,14 +180,12 @@ export class Relay {
     const id = reservationId(`reserved:${place.teamId}:${place.channelId}:${randomUUID()}`);
     // With the request's trace, for the instance that may finish this start.
     const record = reservedRecord(id, place, startedAt, opening, currentTraceparent());
-    // Its lease first: another instance's scan that finds the record finds it held, and does not
-    // take the start over (as a start whose instance died) while it goes on here.
+    // Its lease first: another instance's scan that finds the record must not take it over.
     await this.#hold(record);
     try {
       await this.#opts.store.putRun(record);
     } catch (err) {
-      this.#letReservationGo(id);
-      await this.#opts.store.releaseLease(runLease(id), this.instanceId).catch(() => undefined);
+      await this.#letReservationGo(id, true);
       throw err;
     }
     return id;
@@ -213,7 +204,7 @@ export class Relay {
   /** Drops a reservation (its record and lease) once the run is recorded, or the start failed. */
   async release(id: ReservationId): Promise<void> {
     const held = this.#reserved.get(id);
-    this.#letReservationGo(id);
+    void this.#letReservationGo(id);
     await held?.writing.catch(() => undefined);
     await this.#opts.store.deleteRun(id);
     await this.#opts.store.releaseLease(runLease(id), this.instanceId);
@@ -237,10 +228,13 @@ export class Relay {
     this.#reserved.set(record.runId, { keeper, record, writing: Promise.resolve() });
   }
 
-  /** Stops keeping a reservation (a run relay takes its record over, with its lease). */
-  #letReservationGo(id: string): void {
+  /** Stops keeping a reservation: its lease is released, or a run relay takes it over. */
+  async #letReservationGo(id: string, releaseLease = false): Promise<void> {
     this.#reserved.get(id)?.keeper.stop();
     this.#reserved.delete(id);
+    if (releaseLease) {
+      await this.#opts.store.releaseLease(runLease(id), this.instanceId).catch(() => undefined);
+    }
   }
 
   /** Finishes a run another instance left, in its request's trace; the caller holds its lease. */
@@ -255,10 +249,19 @@ export class Relay {
     }
     const { logger, store } = this.#opts;
     if (record.kind === "relaying") {
-      // Each instance that began relaying it and did not hand it over died doing so.
+      // Each instance that began relaying it and did not hand it over died doing so; past the
+      // limit it is not followed again (it could kill this one too).
       const died = record.openRelays ?? 0;
       const limit = record.finishing ? MAX_RELAY_DEATHS : MAX_RELAY_DEATHS_FOLLOWING;
-      if (died >= limit) return this.#quarantine(record, died);
+      if (died >= limit) {
+        const { key, runId } = record;
+        logger.error(
+          { runId, teamId: key.teamId, channel: key.channelId, thread: key.threadTs, died },
+          `run quarantined: ${died} instances died relaying it; it is not relayed again`,
+        );
+        this.#counters.quarantined();
+        return this.#launch(record, "quarantined");
+      }
       const counted = reopened(record);
       const kept = await store.updateRun(counted).catch((err: unknown) => {
         const { runId, key } = record;
@@ -281,20 +284,6 @@ export class Relay {
     );
     this.#counters.resumed();
     return this.#launch(record, "resumed");
-  }
-
-  /**
-   * Instances died relaying this run, one after another: it is not followed again (it could take
-   * this one down too), and ends like a run whose following failed, saying why.
-   */
-  #quarantine(record: RelayedRun, died: number): Promise<void> {
-    const { key, runId } = record;
-    this.#opts.logger.error(
-      { runId, teamId: key.teamId, channel: key.channelId, thread: key.threadTs, died },
-      `run quarantined: ${died} instances died relaying it; it is not relayed again`,
-    );
-    this.#counters.quarantined();
-    return this.#launch(record, "quarantined");
   }
 
   /** A start whose instance died: it goes on by a fresh start's steps (start.ts). */
@@ -324,14 +313,11 @@ export class Relay {
       // Its messages may be posted and its service run made: forgetting it would leave a
       // thread working for ever. It is left for a later scan, here or on another instance.
       log.error({ err, id: record.runId }, "could not finish a run's start; it is tried again");
-      this.#letReservationGo(record.runId);
-      const lease = runLease(record.runId);
-      await this.#opts.store.releaseLease(lease, this.#opts.instanceId).catch(() => undefined);
-      return;
+      return this.#letReservationGo(record.runId, true);
     }
     if (result?.kind === "refused") {
       // The service never answered: its message ends as interrupted, then the record goes.
-      this.#letReservationGo(record.runId);
+      void this.#letReservationGo(record.runId);
       this.#counters.resumed();
       const shown = { ...record, key: result.key, messageTs: [result.messageTs] };
       return this.#launch(shown, "resumed");
@@ -350,33 +336,26 @@ export class Relay {
         const record = relayedRecord(
           traceparent === undefined ? target : { ...target, traceparent },
         );
-        const next = await this.#claimAdopted(record);
-        if (!next) return;
+        // Its lease, unless relayed elsewhere; a record already there wins.
+        const { store, instanceId } = this.#opts;
+        if (!(await store.acquireLease(runLease(record.runId), instanceId, this.#leaseTtl))) return;
+        const known = await store.getRun(record.runId);
+        const shown = known && isShown(known) ? known : record;
+        if (shown === record) await store.putRun(record);
         this.#counters.resumed();
-        void this.#launch(next, "resumed");
+        void this.#launch(shown, "resumed");
       },
     };
-  }
-
-  /** Leases an adopted start's run: a record already there wins; undefined if relayed elsewhere. */
-  async #claimAdopted(next: RelayedRun): Promise<ShownRun | undefined> {
-    const { store, instanceId } = this.#opts;
-    if (!(await store.acquireLease(runLease(next.runId), instanceId, this.#leaseTtl))) return;
-    const known = await store.getRun(next.runId);
-    if (known && isShown(known)) return known;
-    await store.putRun(next);
-    return next;
   }
 
   /** An adopted start nothing shows (its messages could not be posted): its step fails. */
   async #notShown(record: ReservedRun): Promise<void> {
     const { step } = record.opening;
-    if (!step || !this.#opts.workflowSteps) return;
-    const reason = "The task's messages could not be posted in Slack, so it was stopped.";
-    await this.#opts.workflowSteps.end(record.key.teamId, step, {
+    if (!step) return;
+    await this.#opts.workflowSteps?.end(record.key.teamId, step, {
       state: "error",
       answer: "",
-      reason,
+      reason: "The task's messages could not be posted in Slack, so it was stopped.",
       files: [],
     });
   }
@@ -394,7 +373,29 @@ export class Relay {
       span,
     };
     this.#runs.set(record.runId, relayed);
-    const run = span.run(() => this.#relayOf(record, relayed.fate, start, span.ended, unrecorded));
+    const { workspaces, store, instanceId, streaming, follow, previews, workflowSteps } =
+      this.#opts;
+    const deps: RunDeps = {
+      service: workspaces.service(key.teamId),
+      writer: workspaces.writer(key.teamId),
+      store,
+      clock: this.#clock,
+      counters: this.#counters,
+      instanceId,
+      leaseTtlMs: this.#leaseTtl,
+      streaming: streaming ?? { mode: "edit" },
+      follow: follow ?? {},
+      previews,
+      memory: this.#memory,
+      onEnded: (end) => {
+        span.ended(end.state);
+        return this.#ended(end);
+      },
+      workflowSteps,
+    };
+    const run = span.run(
+      () => new Run(deps, record, relayed.fate, start, this.#opts.logger, unrecorded),
+    );
     const limit = span.run(() => this.#timeLimit(record));
     relayed.done = span
       .run(() => run.run())
@@ -404,43 +405,6 @@ export class Relay {
         this.#runs.delete(record.runId);
       });
     return relayed.done;
-  }
-
-  /** The life of one run here (run.ts); `ended` hears its final state once it is shown. */
-  #relayOf(
-    record: ShownRun,
-    fate: RunFate,
-    start: RunStart,
-    ended: (state: string) => void,
-    unrecorded: boolean,
-  ): Run {
-    return new Run(
-      {
-        service: this.#opts.workspaces.service(record.key.teamId),
-        writer: this.#opts.workspaces.writer(record.key.teamId),
-        store: this.#opts.store,
-        clock: this.#clock,
-        counters: this.#counters,
-        instanceId: this.#opts.instanceId,
-        leaseTtlMs: this.#leaseTtl,
-        streaming: this.#opts.streaming?.mode ?? "edit",
-        streamRotateMs: this.#opts.streaming?.rotateMs,
-        taskDisplay: this.#opts.streaming?.display,
-        follow: this.#opts.follow ?? {},
-        previews: this.#opts.previews,
-        memory: this.#memory,
-        onEnded: (end) => {
-          ended(end.state);
-          return this.#ended(end);
-        },
-        workflowSteps: this.#opts.workflowSteps,
-      },
-      record,
-      fate,
-      start,
-      this.#opts.logger,
-      unrecorded,
-    );
   }
 
   /** Stops the run at the service once it has run for `maxRunMs`; the thread says why. */
@@ -463,18 +427,20 @@ export class Relay {
   }
 
   async #ended(end: RunEnd): Promise<void> {
-    const { record } = end;
     const outcome = outcomeOf(end);
     for (const listener of this.#endListeners) {
       await listener(outcome).catch((err: unknown) =>
-        this.#opts.logger.error({ err, runId: record.runId }, "a listener of a run's end failed"),
+        this.#opts.logger.error(
+          { err, runId: end.record.runId },
+          "a listener of a run's end failed",
+        ),
       );
     }
   }
 
   /**
    * Stops a run (rejects when the service refuses), recording the request for the instance that
-   * relays it. False when no unfinished run of `run.key`'s thread is known by that id.
+   * relays it. False when no unfinished run of `run.key`'s thread has that id.
    */
   async stop(
     run: { readonly runId: string; readonly ref: ThreadRef; readonly key: SlackThreadKey },
@@ -484,10 +450,10 @@ export class Relay {
     const { runId, ref } = run;
     const relayed = this.#runs.get(runId);
     // A run of another thread (another workspace's, named by a forged button) is not stopped.
-    if (relayed && !sameThread(relayed.key, run.key)) return false;
+    if (relayed && !inScope(relayed.key, run.key)) return false;
     if (!relayed) {
       const record = await store.getRun(runId);
-      if (!record || !sameThread(record.key, run.key)) return false;
+      if (!record || !inScope(record.key, run.key)) return false;
       // The Stop's request links to the run's trace, where the service is asked.
       linkToTrace(record.traceparent);
       await store.requestStop(runId, personStop(userId));
@@ -535,17 +501,47 @@ export class Relay {
     await relayed.done;
   }
 
-  /** The workspace uninstalled the app: its runs stop quietly, everywhere (forget.ts). */
+  /** The workspace uninstalled the app: its runs stop quietly, everywhere. */
   stopTeam(teamId: string): Promise<void> {
     return this.stopQuietly({ teamId }, "its workspace uninstalled the app");
   }
 
-  /** The records of `scope` are being forgotten: its runs stop quietly, everywhere. */
-  stopQuietly(scope: RunScope, why: string): Promise<void> {
+  /**
+   * The records of `scope` are being forgotten (a workspace uninstalled the app or erased its
+   * records, a channel or task message was deleted): its runs stop without a word to Slack. Those
+   * relayed here end at once; the others are stopped at the service, with a Stop request that
+   * tells their relay to say nothing. Their records go next; a relay that finds its record gone
+   * stops quietly too.
+   */
+  async stopQuietly(scope: RunScope, why: string): Promise<void> {
     const here = new Map([...this.#runs].filter(([, run]) => inScope(run.key, scope)));
     const { store, workspaces, logger } = this.#opts;
     const service = workspaces.service(scope.teamId);
-    return stopRunsQuietly({ store, service, logger }, { scope, why }, here);
+    let elsewhere: RunRecord[] = [];
+    try {
+      elsewhere = (await store.listRuns()).filter(
+        (r) => inScope(r.key, scope) && !here.has(r.runId),
+      );
+    } catch (err) {
+      logger.warn({ err, team: scope.teamId }, "could not list the runs to stop them quietly");
+    }
+    for (const run of here.values()) run.fate.forget(why);
+    await Promise.all(
+      elsewhere.map(async (record) => {
+        const { runId } = record;
+        await store.requestStop(runId, { kind: "forgotten" }).catch(() => undefined);
+        const ref = serviceRef(record);
+        if (!ref) return;
+        await service.stopAgent(ref).catch((err: unknown) => {
+          logger.warn({ err, runId }, "could not stop a run whose records are forgotten");
+        });
+      }),
+    );
+    await Promise.allSettled([...here.values()].map((run) => run.done));
+    logger.info(
+      { team: scope.teamId, here: here.size, elsewhere: elsewhere.length, why },
+      "stopped runs quietly: their records are forgotten",
+    );
   }
 
   /** Resolves once no run is being relayed (follow-ups started meanwhile included). */
@@ -569,5 +565,9 @@ function stopNotNeeded(err: unknown): boolean {
   return err instanceof TaskServiceError && err.kind === "not_found";
 }
 
-const sameThread = (a: StartPlace, b: SlackThreadKey): boolean =>
-  a.teamId === b.teamId && a.channelId === b.channelId && a.threadTs === b.threadTs;
+/** Whether `place` is within `scope` (a thread's key: the same thread). */
+function inScope(place: StartPlace, scope: RunScope): boolean {
+  if (place.teamId !== scope.teamId) return false;
+  if (scope.channelId !== undefined && place.channelId !== scope.channelId) return false;
+  return scope.threadTs === undefined || place.threadTs === scope.threadTs;
+}

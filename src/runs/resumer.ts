@@ -1,7 +1,6 @@
 /**
- * Finds unfinished runs that nobody relays (their owner died, or handed them over on
- * shutdown, or this is the first start after a crash) and takes them over: whoever gets a
- * run's lease first resumes it, so two instances racing for one run end with one owner.
+ * Finds unfinished runs that nobody relays (their owner died or handed them over) and takes
+ * them over: whoever gets a run's lease first resumes it, so racing instances end with one owner.
  */
 import type { Logger } from "pino";
 import type { ThreadStore } from "./ports.ts";
@@ -13,7 +12,7 @@ export interface ResumerOptions {
   readonly relay: Relay;
   readonly logger: Logger;
   readonly leaseTtlMs: number;
-  /** How often to look for orphaned runs. */
+  /** How often to look for runs nobody relays. */
   readonly intervalMs: number;
 }
 

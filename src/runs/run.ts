@@ -19,7 +19,6 @@ import {
 } from "../view/render.ts";
 import { deliverAnswer, type DeliveryContext } from "./file-delivery.ts";
 import { awaitStopAnswer, type Fate, type RunFate } from "./fate.ts";
-import { RECORD_GONE, stopForgotten, stopRequestOf } from "./forget.ts";
 import { LeaseKeeper } from "./lease-keeper.ts";
 import { AnswerMemory } from "./memory.ts";
 import type {
@@ -32,7 +31,8 @@ import type {
   WorkflowSteps,
 } from "./ports.ts";
 import type { RelayCounters } from "./relay-metrics.ts";
-import { type AnswerSink, openAnswerSink, type StreamingMode } from "./answer/index.ts";
+import { openAnswerSink, type StreamingMode } from "./answer/index.ts";
+import type { AnswerSink } from "./answer/sink.ts";
 import { appendCapped } from "./answer/cap.ts";
 import {
   EndedHere,
@@ -44,7 +44,7 @@ import {
   type RunEnd,
   stateOf,
 } from "./outcome.ts";
-import { recordOf, type ShownRun, stepOf } from "./record.ts";
+import { recordOf, serviceRef, type ShownRun, stepOf } from "./record.ts";
 
 export interface RunDeps extends Pick<DeliveryContext, "previews" | "memory"> {
   readonly service: TaskService;
@@ -54,22 +54,20 @@ export interface RunDeps extends Pick<DeliveryContext, "previews" | "memory"> {
   readonly counters: RelayCounters;
   readonly instanceId: string;
   readonly leaseTtlMs: number;
-  readonly streaming: StreamingMode;
-  /** How long one native stream message is streamed into (default: four minutes). */
-  readonly streamRotateMs?: number | undefined;
-  /** How the agent's steps show: one plan, or a timeline (streams and edited messages alike). */
-  readonly taskDisplay?: TaskDisplay | undefined;
+  readonly streaming: {
+    readonly mode: StreamingMode;
+    /** How long one native stream message is streamed into (default: four minutes). */
+    readonly rotateMs?: number | undefined;
+    /** How the agent's steps show (streams and edited messages alike; default: a plan). */
+    readonly display?: TaskDisplay | undefined;
+  };
   readonly follow: Omit<FollowOptions, "signal" | "resumeText">;
   readonly onEnded: (end: RunEnd) => Promise<void>;
-  /** Ends the Workflow Builder step a run was asked by (none: no step is ended). */
   readonly workflowSteps?: WorkflowSteps | undefined;
 }
 
 /** How long the stop of a run whose answer is too large is asked before the run ends anyway. */
 const STOP_TOO_LARGE_MS = 10_000;
-
-const isTooLarge = (err: unknown): err is TaskServiceError =>
-  err instanceof TaskServiceError && err.kind === "too_large";
 
 /** How a relay of a run begins: a new run, one another instance left, or one that killed them. */
 export type RunStart = "new" | "resumed" | "quarantined";
@@ -77,6 +75,10 @@ export type RunStart = "new" | "resumed" | "quarantined";
 /** Why a workflow step fails when its run's records are forgotten. */
 export const STEP_FORGOTTEN =
   "its Slack message, its channel or the records of its task were deleted, so it was stopped";
+
+/** Why a run stops when its record is gone while it is relayed. */
+const RECORD_GONE =
+  "the run's record is gone: its workspace, channel or thread was forgotten; stopping it quietly";
 
 /** How long a hand-over waits to show the latest text before it lets the run go. */
 export const HANDOVER_FLUSH_MS = 1000;
@@ -89,7 +91,7 @@ export class Run {
   readonly #sink: AnswerSink;
   readonly #lease: LeaseKeeper;
   readonly #stopValue: string;
-  /** Its record is still to be written anew (its first write failed). */
+  /** Its record is still to be written anew (its first write failed: the store was down). */
   #unrecorded: boolean;
   #record: ShownRun;
   /** The answer as shown while it runs (at most MAX_ANSWER_CHARS), and all of it. */
@@ -104,16 +106,10 @@ export class Run {
   /** The agent's steps so far (a tool it ran): their count and the latest few, latest last. */
   #steps: { count: number; last: string; recent: string[] } | undefined;
   #edits = 0;
-  #lagMax = 0;
-  #lagSum = 0;
   #persisting: Promise<void> = Promise.resolve();
   /** The answer's share of the process's memory, given back when the run ends here. */
   readonly #memory: AnswerMemory;
 
-  /**
-   * `unrecorded`: its record could not be written when it started (the store was down); it is
-   * written anew with the next progress.
-   */
   constructor(
     deps: RunDeps,
     record: ShownRun,
@@ -127,7 +123,6 @@ export class Run {
     this.#record = record;
     this.#fate = fate;
     this.#start = start;
-    const resumed = start !== "new";
     const shown = record.kind === "relaying" ? record.shownText : "";
     this.#text = shown;
     this.#whole = new GrowingText(shown);
@@ -136,16 +131,14 @@ export class Run {
     this.#log = log.child({ runId: record.runId, teamId, channel: channelId, thread: threadTs });
     this.#stopValue = encodeStopValue({ channelId, threadTs, runId: record.runId });
     this.#sink = openAnswerSink({
-      mode: deps.streaming,
+      ...deps.streaming,
       writer: deps.writer,
       channelId,
       threadTs,
       initial: record.kind === "relaying" ? record : { messageTs: record.messageTs },
       recipient: { userId: record.owner, teamId },
-      resumed,
-      rotateMs: deps.streamRotateMs,
+      resumed: start !== "new",
       clock: deps.clock,
-      display: deps.taskDisplay,
       log: this.#log,
       onMoved: () => this.#persist({}),
       reshow: () => {
@@ -227,12 +220,13 @@ export class Run {
         }
       }
     } catch (err) {
-      if (isTooLarge(err)) await this.#stopTooLarge(err);
+      if (err instanceof TaskServiceError && err.kind === "too_large")
+        await this.#stopTooLarge(err);
       return { failure: err };
     }
   }
 
-  /** The answer passed what this app keeps of it: the run is stopped, saying why, with what it kept. */
+  /** The answer passed what this app keeps of it: the run is stopped, saying why. */
   async #stopTooLarge(err: TaskServiceError): Promise<void> {
     const max = formatBytes(this.#memory.maxBytes);
     const reason = this.#memory.processFull
@@ -287,25 +281,16 @@ export class Run {
           return renderRun(this.#view("running", { text: this.#text.slice(from) }));
         },
       });
-      if (shown) await this.#shown(since.at, since.text);
-      else if (since.at !== undefined) this.#unshownSince ??= since.at;
+      if (shown) {
+        const { counters, clock } = this.#deps;
+        this.#edits++;
+        counters.edit();
+        if (since.at !== undefined) counters.lag(clock.now() - since.at);
+        await this.#persist({ shownText: since.text });
+      } else if (since.at !== undefined) this.#unshownSince ??= since.at;
     } catch (err) {
       this.#log.warn({ err, code: slackErrorCode(err) }, "interim edit failed");
     }
-  }
-
-  /** An edit reached Slack: count it, measure its lag, record the text shown. */
-  async #shown(since: number | undefined, text: string): Promise<void> {
-    const { counters, clock } = this.#deps;
-    this.#edits++;
-    counters.edit();
-    if (since !== undefined) {
-      const lag = clock.now() - since;
-      counters.lag(lag);
-      this.#lagMax = Math.max(this.#lagMax, lag);
-      this.#lagSum += lag;
-    }
-    await this.#persist({ shownText: text });
   }
 
   #view(state: RunState, extra: Partial<RunView> = {}): RunView {
@@ -318,7 +303,9 @@ export class Run {
       thread: { channelId: this.#record.key.channelId, threadTs: this.#record.key.threadTs },
       ...(remark ? { remark } : {}),
       ...(this.#serviceStatus ? { serviceStatus: this.#serviceStatus } : {}),
-      ...(this.#steps ? { steps: { ...this.#steps, as: this.#deps.taskDisplay ?? "plan" } } : {}),
+      ...(this.#steps
+        ? { steps: { ...this.#steps, as: this.#deps.streaming.display ?? "plan" } }
+        : {}),
       ...extra,
     };
   }
@@ -365,12 +352,15 @@ export class Run {
     else this.#fate.handOver(why);
   }
 
-  /**
-   * Its records are forgotten: stopped at the service, no word in its thread; a Workflow Builder
-   * step that asked for it fails, saying so.
-   */
+  /** Its records are forgotten: stopped at the service, no word in its thread; its step fails. */
   async #forget(stopAtService: boolean): Promise<void> {
-    await stopForgotten(this.#deps.service, this.#record, this.#log, stopAtService);
+    const ref = serviceRef(this.#record);
+    if (stopAtService && ref) {
+      await this.#deps.service.stopAgent(ref).catch((err: unknown) => {
+        this.#log.warn({ err }, "could not stop a run whose records are forgotten");
+      });
+    }
+    this.#log.info("run stopped: its records are forgotten (nothing more shown in Slack)");
     const step = stepOf(this.#record);
     if (!step || !this.#deps.workflowSteps) return;
     await this.#deps.workflowSteps.end(this.#record.key.teamId, step, {
@@ -403,10 +393,16 @@ export class Run {
     this.#fate.end();
     // Its heaviest steps begin: an instance that dies now likely died of this run.
     if (this.#start !== "quarantined") await this.#persist({ finishing: true });
-    const { store } = this.#deps;
-    // Stopped from another instance: the request is in the store (or its records are gone).
+    // Stopped from another instance: the request is in the store, or its records are forgotten
+    // (the request says so, or the record of a run that was recorded is gone).
     if (!this.#fate.stopping && final?.status === "stopped") {
-      const asked = await stopRequestOf(store, this.#record.runId, !this.#unrecorded);
+      const { store } = this.#deps;
+      const { runId } = this.#record;
+      let asked = await store.stopRequest(runId).catch(() => undefined);
+      if (!asked && !this.#unrecorded) {
+        const gone = (await store.getRun(runId).catch(() => "unknown")) === undefined;
+        if (gone) asked = { kind: "forgotten" };
+      }
       if (asked?.kind === "forgotten") return this.#forget(false);
       if (asked) this.#fate.stoppedElsewhere(asked);
     }
@@ -421,8 +417,6 @@ export class Run {
         messages: this.#sink.place.messageTs.length,
         files: files.length,
         edits: this.#edits + 1,
-        lagMsMax: this.#lagMax,
-        lagMsAvg: this.#edits > 0 ? Math.round(this.#lagSum / this.#edits) : 0,
       },
       "run ended",
     );
@@ -462,11 +456,17 @@ export class Run {
   async #deliver(text: string, files: FinalRun["files"] = []): Promise<FileNote[]> {
     const record = this.#record;
     if (record.kind === "reserved") return []; // it never reached the service: no files
-    const persist = (change: RelayedRunProgress) => this.#persist(change);
-    const { writer, previews, service, memory } = this.#deps;
-    const resumed = this.#start !== "new";
-    const ctx = { writer, previews, service, memory, record, resumed, persist };
-    const delivered = await deliverAnswer({ ...ctx, log: this.#log }, text, files);
+    const delivered = await deliverAnswer(
+      {
+        ...this.#deps,
+        record,
+        resumed: this.#start !== "new",
+        persist: (change) => this.#persist(change),
+        log: this.#log,
+      },
+      text,
+      files,
+    );
     this.#text = delivered.text;
     return delivered.notes;
   }

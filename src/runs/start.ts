@@ -1,17 +1,9 @@
 /**
- * The one way a run starts (a new task, a reply in its thread, a start another instance left):
- * reserve it, ask the service while its messages are posted, tell the threads above it runs,
- * then relay it; a Stop pressed meanwhile stops it once it is known. What differs between
- * origins is data (`StartRequest`).
+ * The one way a run starts (a new task, a reply in its thread, a start another instance left);
+ * what differs between origins is data (`StartRequest`). ARCHITECTURE.md, "One start path".
  */
 import type { Logger } from "pino";
-import type {
-  ReservationId,
-  RunOpening,
-  ServiceRunId,
-  SlackThreadKey,
-  StartPlace,
-} from "../store/types.ts";
+import type { ReservationId, RunOpening, SlackThreadKey, StartPlace } from "../store/types.ts";
 import { type OpeningPlace, openRun, PromptNotPosted } from "./opening.ts";
 import type { RunningThreads, ThreadRef, Workspaces } from "./ports.ts";
 import { stopFailed } from "../view/errors.ts";
@@ -19,10 +11,7 @@ import { relayedRecord, type RunTarget, type StartProgress } from "./record.ts";
 import { currentTraceparent } from "../tracing/spans.ts";
 
 /** The service's run, as its answer to a create or a continue names it. */
-export interface CreatedRun {
-  readonly ref: ThreadRef;
-  readonly runId: ServiceRunId;
-}
+type CreatedRun = NonNullable<StartProgress["created"]>;
 
 /** What a start needs of the relay (runs/relay.ts). */
 export interface StartRelay {
@@ -43,14 +32,12 @@ export interface StartDeps {
   readonly logger: Logger;
 }
 
-/** What finishing a start that is reserved already needs of the relay. */
 export type ReservedStartDeps = Omit<StartDeps, "relay"> & {
   readonly relay: Pick<StartRelay, "progress" | "start" | "stop">;
 };
 
 /** What asks for a run, and its policy where starts differ. */
 export interface StartRequest {
-  /** What exists already: the thread (a reply, a mention) and maybe the run's message. */
   readonly place: OpeningPlace;
   /** What the start posts, and who asked. */
   readonly plan: RunOpening;
@@ -59,7 +46,7 @@ export interface StartRequest {
   readonly ask: () => Promise<CreatedRun>;
   /** The remark shown under the answer, once the service was asked (default: the plan's). */
   readonly remark?: () => Promise<string | undefined>;
-  /** The thread is known: the one asked in (before anything is posted), or the prompt just posted. */
+  /** The thread is known: the one asked in (before anything is posted), or the prompt's. */
   readonly onThread?: (key: SlackThreadKey) => Promise<void>;
   /** The run's messages are posted, whatever the service answered. */
   readonly onShown?: (key: SlackThreadKey) => void;
@@ -71,23 +58,15 @@ export interface StartRequest {
   readonly notShownAdvice?: string;
 }
 
+type Shown = { readonly key: SlackThreadKey; readonly messageTs: string };
+
 /** How a start ended: relayed, or why not (what the caller still has to do differs). */
 export type StartResult =
-  | {
-      readonly kind: "started";
-      readonly key: SlackThreadKey;
-      readonly messageTs: string;
-      readonly run: CreatedRun;
-    }
+  | (Shown & { readonly kind: "started"; readonly run: CreatedRun })
   /** Nothing shows the run: the person was told, and the service's run (if any) stopped. */
   | { readonly kind: "not-shown"; readonly error: unknown; readonly thread?: SlackThreadKey }
   /** The run's message exists but the service refused or failed: the caller shows why. */
-  | {
-      readonly kind: "refused";
-      readonly key: SlackThreadKey;
-      readonly messageTs: string;
-      readonly error: unknown;
-    };
+  | (Shown & { readonly kind: "refused"; readonly error: unknown });
 
 /** Starts a run (see the module's comment); never leaves its reservation behind. */
 export async function startRun(given: StartDeps, req: StartRequest): Promise<StartResult> {
@@ -203,7 +182,7 @@ async function notShown(
 }
 
 /** Stop was pressed while the run was starting: it is stopped now (or they are told why not). */
-export function stopAsked(
+function stopAsked(
   deps: Pick<ReservedStartDeps, "relay" | "workspaces" | "logger">,
   key: SlackThreadKey,
   run: CreatedRun,

@@ -6,14 +6,13 @@
  */
 import { pino } from "pino";
 import { beforeEach, describe, expect, it } from "vitest";
-import {
-  type AnswerPlace,
-  type AnswerSink,
-  type FinalAnswer,
-  openAnswerSink,
-  type RunningAnswer,
-  type StreamingMode,
-} from "../../src/runs/answer/index.ts";
+import { openAnswerSink, type StreamingMode } from "../../src/runs/answer/index.ts";
+import type {
+  AnswerPlace,
+  AnswerSink,
+  FinalAnswer,
+  RunningAnswer,
+} from "../../src/runs/answer/sink.ts";
 import { type Clock, systemClock } from "../../src/util/clock.ts";
 import type { MessagePayload } from "../../src/view/render.ts";
 import { FakeSlackWriter } from "../support/fakes/slack-writer.ts";

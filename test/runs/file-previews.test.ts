@@ -3,7 +3,7 @@
  * them inline by, and the pictures of its web pages go up beside them, once, even on resume.
  */
 import { describe, expect, it } from "vitest";
-import { deliverFiles, uploadName } from "../../src/runs/file-delivery.ts";
+import { deliverAnswer, uploadName } from "../../src/runs/file-delivery.ts";
 import type { FakeFile } from "../support/fakes/task-service.ts";
 import type { RelayedRun } from "../../src/store/types.ts";
 import { createLogger } from "../../src/log.ts";
@@ -61,7 +61,7 @@ describe("a run's files and their previews", () => {
   it("uploads a page's preview beside the run's files, from the pages and files it had", async () => {
     const writer = new FakeSlackWriter({ edits: "scheduled" });
     const previews = new FakePagePreviews();
-    const { notes } = await deliverFiles(context(writer, previews), SITE);
+    const { notes } = await deliverAnswer(context(writer, previews), "", SITE);
     expect(writer.uploads.map((u) => u.filename)).toEqual([
       "index.html",
       "style.css",
@@ -75,11 +75,11 @@ describe("a run's files and their previews", () => {
   it("does not upload a preview twice when a resumed run finds it in the thread", async () => {
     const writer = new FakeSlackWriter({ edits: "scheduled" });
     const previews = new FakePagePreviews();
-    await deliverFiles(context(writer, previews), SITE);
-    await deliverFiles(context(writer, previews, record("started")), SITE);
+    await deliverAnswer(context(writer, previews), "", SITE);
+    await deliverAnswer(context(writer, previews, record("started")), "", SITE);
     expect(writer.uploads).toHaveLength(3);
     // Once the uploads are recorded as done, nothing is rendered again.
-    await deliverFiles(context(writer, previews, record("done")), SITE);
+    await deliverAnswer(context(writer, previews, record("done")), "", SITE);
     expect(previews.calls).toHaveLength(2);
   });
 });

@@ -1,5 +1,4 @@
-/** How much of an answer a run keeps and shows, and what stands for the rest. */
-/** The most of an answer a run keeps and shows (a few Slack messages' worth, many times over). */
+/** The most of an answer a run shows (a few Slack messages' worth, many times over). */
 export const MAX_ANSWER_CHARS = 60_000;
 
 /**
@@ -16,9 +15,8 @@ export function capAnswer(text: string, attached?: string): string {
 }
 
 /**
- * The running answer with one more delta, never past `MAX_ANSWER_CHARS` (what is cut off is
- * in the final result, and attached then): rendering a running answer costs its length at
- * every edit, so it may not grow by whatever one event carries.
+ * The running answer with one more delta, never past `MAX_ANSWER_CHARS` (the rest is attached
+ * at the end): rendering a running answer costs its length at every edit.
  */
 export function appendCapped(text: string, delta: string): string {
   const room = MAX_ANSWER_CHARS - text.length;

@@ -1,14 +1,18 @@
 /**
- * The answer shown by editing messages: the running rendering goes into the run's messages
- * (a long answer spans several), and the final one replaces it, posted anew if Slack no
- * longer lets the messages be edited. Messages a rotated stream sealed keep their part: only
- * the answer after them is rendered into the others.
+ * The answer shown by editing the run's messages, in order: posts the parts that are new, edits
+ * the one that grows, removes extras at the end; the final answer is posted anew if Slack no
+ * longer lets them be edited. The writer decides when an edit goes out and asks for its payload
+ * only then, so each sent edit is rendered once, with the latest text. Messages a rotated stream
+ * sealed keep their part.
  */
 import type { Logger } from "pino";
 import { slackErrorCode } from "../../view/errors.ts";
+import type { MessagePayload } from "../../view/render.ts";
 import type { SlackWriter } from "../ports.ts";
-import { RunMessages } from "./messages.ts";
 import type { AnswerPlace, AnswerSink, FinalAnswer, RunningAnswer } from "./sink.ts";
+
+/** Slack answers these when a message cannot be edited any more: carry on in a new one. */
+const GONE = new Set(["message_not_found", "cant_update_message", "edit_window_closed"]);
 
 export interface SinkOptions {
   readonly writer: SlackWriter;
@@ -17,16 +21,22 @@ export interface SinkOptions {
   /** Where the answer already is (its "working…" message, or more after a resume). */
   readonly initial: AnswerPlace;
   readonly log: Logger;
-  /**
-   * A stream message the run's previous owner may have left streaming (it died): stopped, or
-   * found ended, before the first edit of it.
-   */
+  /** A stream message the run's previous owner may have left streaming: stopped before edits. */
   readonly leftStreaming?: string | undefined;
 }
 
 export class EditSink implements AnswerSink {
   readonly #opts: SinkOptions;
-  readonly #messages: RunMessages;
+  /** The messages after the sealed ones. */
+  #ts: string[];
+  /** What each of them shows now (its payload as JSON): unchanged ones are not sent again. */
+  #sent: string[] = [];
+  /** Posts of new parts, one at a time and in order. */
+  #posting: Promise<void> = Promise.resolve();
+  /** The final write has begun: interim edits post nothing more. */
+  #ending = false;
+  /** The interim edit queued and not rendered yet, if any: it will show the latest text anyway. */
+  #queued: object | undefined;
   #controlTs: string | undefined;
   /** Sealed messages, and how many characters of the answer they show. */
   readonly #sealed: string[];
@@ -41,16 +51,9 @@ export class EditSink implements AnswerSink {
     const count = initial.sealed?.messages ?? 0;
     this.#sealed = initial.messageTs.slice(0, count);
     this.#sealedChars = initial.sealed?.chars ?? 0;
-    this.#messages = new RunMessages({
-      writer: options.writer,
-      channelId: options.channelId,
-      threadTs: options.threadTs,
-      initial: initial.messageTs.slice(count),
-      log: options.log,
-    });
+    this.#ts = initial.messageTs.slice(count);
   }
 
-  /** How many characters of the answer the sealed messages hold (the rest shows after them). */
   get sealedChars(): number {
     return this.#sealedChars;
   }
@@ -58,38 +61,35 @@ export class EditSink implements AnswerSink {
   get place(): AnswerPlace {
     const sealed = this.#sealed.length;
     return {
-      messageTs: sealed === 0 ? this.#messages.ts : [...this.#sealed, ...this.#messages.ts],
+      messageTs: sealed === 0 ? this.#ts : [...this.#sealed, ...this.#ts],
       ...(this.#controlTs !== undefined ? { controlTs: this.#controlTs } : {}),
       ...(sealed > 0 ? { sealed: { messages: sealed, chars: this.#sealedChars } } : {}),
     };
   }
 
   show(answer: RunningAnswer): Promise<boolean> {
-    const edit = () => this.#messages.interim(() => answer.render(this.#sealedChars));
+    const edit = () => this.#interim(() => answer.render(this.#sealedChars));
     const stopped = this.#leftStreamingStopped();
     return stopped ? stopped.then(edit) : edit();
   }
 
-  step(): void {
-    // The status line of the next edit shows the steps.
-  }
+  step(): void {} // the status line of the next edit shows the steps
 
-  async leave(): Promise<void> {
-    // Edited messages need nothing to be left as they are.
-  }
+  async leave(): Promise<void> {}
 
   async final(answer: FinalAnswer): Promise<boolean> {
     const { log } = this.#opts;
     const payloads = answer.render(this.#sealedChars);
     await this.#leftStreamingStopped();
     try {
-      await this.#messages.final(payloads);
+      await this.#showFinal(payloads);
       return true;
     } catch (err) {
       log.error({ err, code: slackErrorCode(err) }, "final edit failed; posting the answer anew");
-      this.#messages.abandon();
+      this.#ts = [];
+      this.#sent = [];
       try {
-        await this.#messages.final(payloads);
+        await this.#showFinal(payloads);
         return true;
       } catch (e) {
         log.error({ err: e }, "could not show the final answer");
@@ -116,22 +116,117 @@ export class EditSink implements AnswerSink {
   }
 
   /**
-   * A stream message shows the answer from character `from` on: the run's first (it takes
-   * over from the "working…" message, kept as the control message), or the next one of a
-   * rotated stream (the messages before it are sealed with what they show).
+   * A stream message shows the answer from character `from` on: the run's first (the "working…"
+   * message is kept as the control message), or the next one of a rotated stream (the messages
+   * before it are sealed with what they show).
    */
   streamedIn(streamTs: string, from: number): void {
     if (from === 0) {
-      this.#controlTs = this.#messages.ts[0] ?? this.#controlTs;
+      this.#controlTs = this.#ts[0] ?? this.#controlTs;
     } else {
-      this.#sealed.push(...this.#messages.ts);
+      this.#sealed.push(...this.#ts);
       this.#sealedChars = from;
     }
-    this.#messages.replace([streamTs]);
+    this.#ts = [streamTs];
+    this.#sent = [];
   }
 
-  /** The stream ended: whatever the messages show, the next edit sends every part in full. */
+  /** The stream ended: the next edit sends every part in full. */
   forgetShown(): void {
-    this.#messages.forgetShown();
+    this.#sent = [];
+  }
+
+  /**
+   * Queues the running answer's rendering (every part, `render` called when the edit is sent)
+   * for the last message. True when this call's text reached Slack; false when a queued one will
+   * show it (no second edit is queued while one waits), or nothing had changed.
+   */
+  async #interim(render: () => MessagePayload[] | undefined): Promise<boolean> {
+    const index = this.#ts.length - 1;
+    const ts = this.#ts[index];
+    if (ts === undefined || this.#queued) return false;
+    const mine = {};
+    this.#queued = mine;
+    const done = () => {
+      if (this.#queued === mine) this.#queued = undefined;
+    };
+    let wrote = false;
+    let more: MessagePayload[] = [];
+    const payloadNow = () => {
+      done();
+      const parts = render();
+      if (!parts) return undefined;
+      more = parts.slice(index + 1);
+      const payload = parts[index] ?? parts.at(-1);
+      const json = JSON.stringify(payload);
+      if (payload === undefined || json === this.#sent[index]) return undefined;
+      this.#sent[index] = json;
+      wrote = true;
+      return payload;
+    };
+    const { writer, channelId } = this.#opts;
+    try {
+      await writer.update(channelId, ts, payloadNow, { final: false });
+    } catch (err) {
+      done();
+      if (!GONE.has(slackErrorCode(err) ?? "")) throw err;
+      // The message is gone or frozen: the text goes on in a new one.
+      const payload = render()?.[index];
+      if (payload) await this.#repost(index, payload);
+      wrote = payload !== undefined;
+    }
+    // Replaced unrendered (by a final edit, or dropped with its message): nothing waits now.
+    done();
+    if (more.length > 0 && !this.#ending) await this.#postFrom(index + 1, more);
+    return wrote;
+  }
+
+  /** Updates what changed, posts new parts, removes extras. */
+  async #showFinal(payloads: readonly MessagePayload[]): Promise<void> {
+    const { writer, channelId, threadTs, log } = this.#opts;
+    this.#ending = true;
+    await this.#posting.catch(() => undefined);
+    for (const [i, payload] of payloads.entries()) {
+      const json = JSON.stringify(payload);
+      if (this.#sent[i] === json) continue;
+      const ts = this.#ts[i];
+      if (ts === undefined) {
+        this.#ts.push(await writer.post(channelId, payload, threadTs));
+      } else {
+        try {
+          await writer.update(channelId, ts, payload, { final: true });
+        } catch (err) {
+          if (!GONE.has(slackErrorCode(err) ?? "")) throw err;
+          await this.#repost(i, payload);
+        }
+      }
+      this.#sent[i] = json;
+    }
+    for (const extra of this.#ts.splice(payloads.length)) {
+      await writer
+        .remove(channelId, extra)
+        .catch((err: unknown) => log.warn({ err }, "could not remove a surplus message"));
+    }
+  }
+
+  async #repost(index: number, payload: MessagePayload): Promise<void> {
+    const { writer, channelId, threadTs } = this.#opts;
+    this.#ts[index] = await writer.post(channelId, payload, threadTs);
+    this.#sent[index] = JSON.stringify(payload);
+  }
+
+  /** Posts the parts from `first` on that have no message yet, in order. */
+  #postFrom(first: number, parts: readonly MessagePayload[]): Promise<void> {
+    const { writer, channelId, threadTs } = this.#opts;
+    this.#posting = this.#posting.then(async () => {
+      for (const [offset, payload] of parts.entries()) {
+        if (this.#ending) return; // the final write shows every part
+        const i = first + offset;
+        if (this.#ts[i] !== undefined) continue; // posted meanwhile; edits keep it current
+        this.#ts[i] = await writer.post(channelId, payload, threadTs);
+        this.#sent[i] = JSON.stringify(payload);
+      }
+    });
+    return this.#posting;
   }
 }

@@ -1,14 +1,8 @@
-/**
- * The answer sink a run shows its answer through, chosen by the operator's streaming mode:
- * edited messages, or Slack's native stream (which goes back to edits when Slack ends it), in
- * `auto` mode only while the workspace's stream budget lets a stream start at once.
- */
+/** The answer sink a run shows its answer through, chosen by the operator's streaming mode. */
 import type { Clock } from "../../util/clock.ts";
 import { EditSink } from "./edit-sink.ts";
 import { NativeSink, type NativeSinkOptions } from "./native-stream.ts";
 import type { AnswerSink } from "./sink.ts";
-
-export type { AnswerPlace, AnswerSink, FinalAnswer, RunningAnswer } from "./sink.ts";
 
 /**
  * How answers reach Slack: natively streamed while the stream budget allows, else edited
@@ -19,23 +13,18 @@ export type StreamingMode = "auto" | "edit" | "native";
 /** Slack ends a native stream about five minutes after it started; Chat SDK rotates at four. */
 export const DEFAULT_ROTATE_MS = 4 * 60_000;
 
-export interface AnswerSinkOptions extends Omit<
-  NativeSinkOptions,
-  "recipient" | "ifBudget" | "rotateMs" | "clock"
-> {
+export interface AnswerSinkOptions extends Omit<NativeSinkOptions, "recipient" | "ifBudget"> {
   readonly mode: StreamingMode;
-  /** Who asked, in which workspace (a stream is addressed to them); unknown for old records. */
+  /** Who asked, in which workspace (a stream is addressed to them), if known. */
   readonly recipient: { readonly userId: string | undefined; readonly teamId: string };
   /** The run was left by another instance: it continues in the messages that show it. */
   readonly resumed: boolean;
-  readonly rotateMs?: number | undefined;
   readonly clock: Clock;
 }
 
 /**
  * A new run with a known asker streams natively in `native` mode, and in `auto` mode when its
- * writer knows the stream budget; every other run edits (a resumed one continues in the
- * messages its first owner left, by edits).
+ * writer knows the stream budget; every other run edits (a resumed one too, in its messages).
  */
 export function openAnswerSink(options: AnswerSinkOptions): AnswerSink {
   const { mode, recipient, resumed, writer } = options;

@@ -1,13 +1,10 @@
 /**
- * Slack's native streaming for one run (`chat.startStream` / `appendStream` / `stopStream`):
- * the answer is appended to a stream message in whole lines (tables and half-open formatting
- * held back), one append at a time, each sending whatever arrived since the last. A stream
- * message holds STREAM_MESSAGE_BYTES of text, counted in UTF-8 bytes as it is sent, the agent's
- * steps included (Slack refuses more, whatever the characters: stream-parts.ts); the answer then
- * goes on in a new stream message of the thread. So it does too once the stream is older than
- * `rotateMs`, as Slack ends a stream about five minutes after it started. The message before is
- * stopped when the budget allows (nothing of the answer waits for that). When Slack ends or
- * refuses the stream, or no stream can start, the run goes back to editing messages.
+ * Slack's native streaming for one run (`chat.startStream` / `appendStream` / `stopStream`): the
+ * answer is appended in whole lines (tables and half-open formatting held back), one append at a
+ * time. Past STREAM_MESSAGE_BYTES (stream-parts.ts), or once the stream is older than `rotateMs`
+ * (Slack ends a stream about five minutes after it started), the answer goes on in a new stream
+ * message; the one before is stopped when the budget allows. When Slack ends or refuses the
+ * stream, or no stream can start, the run goes back to editing messages.
  */
 import type { Logger } from "pino";
 import { type Clock, systemClock } from "../../util/clock.ts";
@@ -37,16 +34,16 @@ export interface NativeStreamOptions {
   /** Streams outside DMs are addressed to a person. */
   readonly recipient: { readonly userId: string; readonly teamId: string };
   readonly log: Logger;
-  /** A stream message exists: the answer from character `from` on lives there from now on. */
+  /** A stream message exists: the answer from character `from` on lives there now. */
   readonly onStarted: (streamTs: string, from: number) => Promise<void>;
   /** Streaming ended (expired, stopped, refused, too long): the run edits messages again. */
   readonly onLeft: () => void;
   /** Start a stream only if Slack's budget lets it start at once, else edit (default: wait). */
   readonly ifBudget?: boolean;
   /** How long one stream message is streamed into before the answer goes on in a new one. */
-  readonly rotateMs?: number;
+  readonly rotateMs?: number | undefined;
   readonly clock?: Clock;
-  /** How Slack shows the steps (`task_display_mode`); Slack's default when absent. */
+  /** `task_display_mode`; Slack's default when absent. */
   readonly display?: TaskDisplay | undefined;
 }
 
@@ -63,15 +60,13 @@ export class NativeStream {
   /** The run ended: what is appended now completes its answer. */
   #ending = false;
   #streamTs: string | undefined;
-  /** When the current stream message started. */
   #startedAt = 0;
   /** The prefix of the answer already in the stream messages. */
   #streamed = "";
-  /** Bytes of text sent into the current stream message, its steps' titles included. */
+  /** Bytes sent into the current stream message, its steps' titles included. */
   #used = 0;
-  /** The code block open where the stream is, if any. */
+  /** The code block open where the stream is. */
   #fence: FenceState | undefined;
-  /** What of the answer may be streamed, read as it grows. */
   readonly #streamable = new StreamablePrefix();
   #appending: Promise<boolean> = Promise.resolve(false);
   /** An append of the latest text, or of steps alone, queued and not begun. */
@@ -82,9 +77,8 @@ export class NativeStream {
   #lastTitle = "";
   /** The whole text as last seen, so a step alone appends no text of its own. */
   #streamedFull = "";
-  /** Stops of stream messages the answer went on from, under way. */
+  /** Stops under way of stream messages the answer went on from. */
   #stops: Promise<void> = Promise.resolve();
-  /** Leaving streaming, once: the run edits when this is done. */
   #leaving: Promise<boolean> | undefined;
 
   constructor(options: NativeStreamOptions) {
@@ -97,9 +91,8 @@ export class NativeStream {
   }
 
   /**
-   * Sends what of `latest()` is new and safe to stream, after any append under way. Appends
-   * coalesce while one waits for Slack's budget (the waiting one reads the latest text). True
-   * when this call sent something.
+   * Sends what of `latest()` is new and safe to stream, after any append under way; appends
+   * coalesce while one waits for Slack's budget. True when this call sent something.
    */
   append(latest: () => string): Promise<boolean> {
     if (this.#waiting.text) return Promise.resolve(false);
@@ -110,10 +103,7 @@ export class NativeStream {
     });
   }
 
-  /**
-   * A step of the agent's work: sent with the next append as a task update (the step before
-   * it marked complete), so Slack shows the run's plan above its answer.
-   */
+  /** A step of the agent's work: a task update with the next append (the one before complete). */
   step(title: string): Promise<boolean> {
     const n = ++this.#stepCount;
     if (n > 1)
@@ -142,7 +132,7 @@ export class NativeStream {
       this.#opts.writer.hurryStream?.(this.#opts.channelId, this.#streamTs);
     if (this.#on) await this.#appending.catch(() => false);
     const whole = await this.#appendRest(text);
-    return this.#leaveWith("the run ended", whole ? end() : undefined);
+    return this.leave("the run ended", whole ? end() : undefined);
   }
 
   /** Appends what of the final `text` the stream lacks; true when it then holds all of it. */
@@ -165,17 +155,13 @@ export class NativeStream {
     return this.#appending;
   }
 
-  /** Ends the stream (if one started); the message can then be edited like any other. */
-  async leave(why: string): Promise<void> {
-    await this.#leaveWith(why, undefined);
-  }
-
-  /** Leaves once; true when the stop carried `end` into the message. */
-  #leaveWith(why: string, end: StreamEnd | undefined): Promise<boolean> {
+  /** Ends the stream (once), if one started: the message can then be edited. */
+  leave(why: string, end?: StreamEnd): Promise<boolean> {
     this.#leaving ??= this.#leave(why, end);
     return this.#leaving;
   }
 
+  /** True when the stop carried `end` into the message. */
   async #leave(why: string, end: StreamEnd | undefined): Promise<boolean> {
     this.#on = false;
     await this.#appending.catch(() => false);
@@ -187,10 +173,7 @@ export class NativeStream {
     return end !== undefined && (await stopped);
   }
 
-  /**
-   * Stops a stream message when the stop budget allows (true once it did), after the line that
-   * closes its code block, if any; Slack may have ended it already.
-   */
+  /** Stops a stream message when the budget allows (true once it did), its code block closed. */
   #stop(ts: string, end?: StreamEnd, closing = ""): Promise<boolean> {
     const { writer, channelId, log } = this.#opts;
     const closed =
@@ -213,13 +196,6 @@ export class NativeStream {
     return stop;
   }
 
-  /** Slack said the stream is over (expired, or its reader stopped it): no stop is due. */
-  #endedBySlack(err: unknown): void {
-    const code = slackErrorCode(err);
-    if (ENDED_BY_SLACK.has(code ?? "")) this.#streamTs = undefined;
-    void this.leave(code ?? String(err));
-  }
-
   async #send(text: string): Promise<boolean> {
     if (!this.#on) return false;
     this.#streamedFull = text;
@@ -228,9 +204,9 @@ export class NativeStream {
   }
 
   /**
-   * Streams the answer up to `safe` (in code block `fence` if any) and the steps held: into the
-   * current stream message while it has room and is not due to rotate, then into new ones. Steps
-   * wait for a stream (it starts with text) with room for them. True when something was sent.
+   * Streams the answer up to `safe` (ending in code block `fence`, if any) and the steps held:
+   * into the current stream message while it has room and is not due to rotate, then into new
+   * ones. Steps wait for a stream with room for them. True when something was sent.
    */
   async #streamTo(safe: string, fence: FenceState | undefined): Promise<boolean> {
     let sent = false;
@@ -241,13 +217,15 @@ export class NativeStream {
         const ts = this.#streamTs;
         const more = safe.length > this.#streamed.length;
         if (!more && (ts === undefined || this.#steps.length === 0)) return sent;
-        if (ts === undefined) {
-          if (!(await this.#start(safe, fence))) return sent;
-          sent = true;
-          continue;
-        }
-        const due = rotate && more && this.#fence === undefined && this.#due();
-        if (!due && (await this.#fill(ts, safe, fence))) {
+        const { rotateMs } = this.#opts;
+        const due =
+          ts !== undefined &&
+          rotate &&
+          more &&
+          this.#fence === undefined &&
+          rotateMs !== undefined &&
+          this.#clock.now() - this.#startedAt >= rotateMs;
+        if (ts !== undefined && !due && (await this.#fill(ts, safe, fence))) {
           sent = true;
           continue;
         }
@@ -257,28 +235,28 @@ export class NativeStream {
           void this.leave("a line is longer than a stream message holds");
           return sent;
         }
-        if (await this.#next(safe, piece, due)) {
+        if (await this.#open(safe, piece, due)) {
           sent = true;
         } else if (due) {
           rotate = false; // no start now: on in this one; the next append tries again
         } else {
-          void this.leave("no stream budget for the next message");
+          void this.leave(
+            ts === undefined ? "no stream budget now" : "no stream budget for the next message",
+          );
           return sent;
         }
       }
       return sent;
     } catch (err) {
-      // Expired (message_not_in_streaming_state), stopped by the user, or refused: go on by
-      // editing the same message (or the working message if no stream started).
-      this.#endedBySlack(err);
+      // Expired, stopped by the user (no stop is due then), or refused: the run goes on by editing.
+      const code = slackErrorCode(err);
+      if (ENDED_BY_SLACK.has(code ?? "")) this.#streamTs = undefined;
+      void this.leave(code ?? String(err));
       return false;
     }
   }
 
-  /**
-   * Appends to the current message, with the steps held, what of the new text it has room for
-   * (up to a place where a message may end). False when not even a line fits, or the steps do not.
-   */
+  /** Appends to the current message what it has room for, with the steps held; false if none. */
   async #fill(ts: string, safe: string, fence: FenceState | undefined): Promise<boolean> {
     const steps = this.#steps;
     const room = STREAM_MESSAGE_BYTES - this.#used - stepBytes(steps);
@@ -300,47 +278,26 @@ export class NativeStream {
     return nextPiece(safe, this.#streamed.length, this.#fence, fence, room);
   }
 
-  #due(): boolean {
-    const { rotateMs } = this.#opts;
-    return rotateMs !== undefined && this.#clock.now() - this.#startedAt >= rotateMs;
-  }
-
   /**
-   * Starts the run's stream message with the answer's first piece: when the budget allows it
-   * at once (auto), or when its turn comes. False when none started: the run edits from now on.
+   * Starts a stream message with `piece` (the open code block opened again): the run's first,
+   * in auto mode only if a start can go at once; or the next, by time or in auto mode only if a
+   * start can go at once, the one before stopped when the budget allows. False if none started.
    */
-  async #start(safe: string, fence: FenceState | undefined): Promise<boolean> {
-    const { writer, channelId, threadTs, recipient, ifBudget, display } = this.#opts;
-    const piece = this.#piece(safe, fence);
-    if (piece === undefined) {
-      void this.leave("a line is longer than a stream message holds");
-      return false;
-    }
-    const ts = ifBudget
-      ? await writer.streams?.tryStart(channelId, threadTs, recipient, piece.markdown, display)
-      : await writer.startStream(channelId, threadTs, recipient, piece.markdown, display);
-    if (ts === undefined) {
-      void this.leave("no stream budget now");
-      return false;
-    }
-    await this.#started(ts, safe, piece, "");
-    return true;
-  }
-
-  /**
-   * Goes on in a new stream message with `piece` (the open code block opened again); the one
-   * before is closed and stopped when the stop budget allows. By time or in auto mode only if a
-   * start can go at once. False when none started.
-   */
-  async #next(safe: string, piece: Piece, byTime: boolean): Promise<boolean> {
+  async #open(safe: string, piece: Piece, byTime: boolean): Promise<boolean> {
     const { writer, channelId, threadTs, recipient, ifBudget, display } = this.#opts;
     const previous = this.#streamTs;
     const reopening = reopeningLine(this.#fence);
     const markdown = reopening + piece.markdown;
-    const ts =
-      writer.streams && (byTime || ifBudget)
-        ? await writer.streams.tryNext(channelId, threadTs, recipient, markdown, display)
-        : await writer.startStream(channelId, threadTs, recipient, markdown, display);
+    const start = [channelId, threadTs, recipient, markdown, display] as const;
+    let ts: string | undefined;
+    if (previous === undefined) {
+      ts = ifBudget ? await writer.streams?.tryStart(...start) : await writer.startStream(...start);
+    } else {
+      ts =
+        writer.streams && (byTime || ifBudget)
+          ? await writer.streams.tryNext(...start)
+          : await writer.startStream(...start);
+    }
     if (ts === undefined) return false;
     const closing = closingLine(this.#fence);
     await this.#started(ts, safe, piece, reopening);
@@ -356,34 +313,27 @@ export class NativeStream {
     this.#used = utf8Bytes(reopening) + piece.bytes;
     this.#streamed = safe.slice(0, piece.end);
     this.#fence = piece.fence;
-    // Steps reported meanwhile go into it with the next append.
     await this.#opts.onStarted(ts, from);
   }
 }
 
-/**
- * The answer sink of a natively streamed run, addressed to the person who asked: the stream
- * message replaces the "working…" one; when Slack ends or refuses the stream, or none can start,
- * the answer goes on by edits. The final answer is appended at once, its status below it with
- * the stream's stop (or by an edit, if the stream does not hold it).
- */
-export interface NativeSinkOptions extends SinkOptions {
-  /** Streams outside DMs are addressed to a person. */
-  readonly recipient: { readonly userId: string; readonly teamId: string };
+export interface NativeSinkOptions
+  extends
+    SinkOptions,
+    Pick<NativeStreamOptions, "recipient" | "ifBudget" | "rotateMs" | "clock" | "display"> {
   /** Where the answer is changed (a stream message took over, or a part was sealed): record it. */
   readonly onMoved: () => Promise<void>;
   /** The stream ended early and what it showed is not the rendered answer: show it again. */
   readonly reshow: () => void;
-  /** Start only if the stream budget allows at once (auto), else edit. */
-  readonly ifBudget: boolean;
-  readonly rotateMs: number;
-  readonly clock: Clock;
-  /** How Slack shows the agent's steps in the stream (`task_display_mode`). */
-  readonly display?: TaskDisplay | undefined;
 }
 
+/**
+ * The answer sink of a natively streamed run: the stream message replaces the "working…" one;
+ * when the stream ends early the answer goes on by edits. The final answer is appended at once,
+ * its status below it with the stream's stop (or by an edit, if the stream does not hold it).
+ */
 export class NativeSink implements AnswerSink {
-  /** Where the answer goes once the stream is over (and where the final answer goes). */
+  /** Where the answer goes once the stream is over. */
   readonly #edits: EditSink;
   readonly #stream: NativeStream;
 
@@ -391,21 +341,12 @@ export class NativeSink implements AnswerSink {
     const edits = new EditSink(options);
     this.#edits = edits;
     this.#stream = new NativeStream({
-      writer: options.writer,
-      channelId: options.channelId,
-      threadTs: options.threadTs,
-      recipient: options.recipient,
-      log: options.log,
-      ifBudget: options.ifBudget,
-      rotateMs: options.rotateMs,
-      clock: options.clock,
-      display: options.display,
+      ...options,
       onStarted: async (streamTs, from) => {
         edits.streamedIn(streamTs, from);
         await options.onMoved();
       },
       onLeft: () => {
-        // The stream message gets the full rendering by the next edit.
         edits.forgetShown();
         options.reshow();
       },
@@ -425,8 +366,8 @@ export class NativeSink implements AnswerSink {
     if (this.#stream.on) void this.#stream.step(title);
   }
 
-  leave(why: string): Promise<void> {
-    return this.#stream.leave(why);
+  async leave(why: string): Promise<void> {
+    await this.#stream.leave(why);
   }
 
   async final(answer: FinalAnswer): Promise<boolean> {

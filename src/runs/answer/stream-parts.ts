@@ -2,15 +2,12 @@
  * What one native stream message may hold, and where the answer goes on in the next one.
  *
  * Slack refuses a streamed message (`msg_too_long`, on chat.appendStream or chat.stopStream)
- * once its text passes roughly 10,600–11,300 UTF-8 bytes, its task updates' titles, details and
- * outputs included (measured against Slack by other projects; not documented by Slack). Its
- * characters do not tell: Japanese or emoji text reaches that at a third of the characters
- * Latin text needs. So what goes into a stream message is counted in bytes as it is sent, and
- * the answer goes on in the next message from a place where a message can end: a line end
- * outside a code block, with its formatting closed; or, when the stream is in a code block
- * that does not fit, a line end of that block, which is closed at the end of the one message
- * and opened again (same language) at the start of the next, as edited messages split it
- * (`splitMarkdown`). A line is never cut, so neither is a character.
+ * once its text passes roughly 10,600–11,300 UTF-8 bytes, its task updates included (measured
+ * against Slack by other projects; not documented by Slack): Japanese or emoji text reaches that
+ * at a third of the characters. So a stream message is counted in bytes, and the answer goes on
+ * in the next one from a line end outside a code block; or, in a code block that does not fit,
+ * from a line end of it, the block closed and opened again (same language), as `splitMarkdown`
+ * splits edited messages. A line is never cut, so neither is a character.
  */
 import { Buffer } from "node:buffer";
 import type { FenceState } from "../../view/markdown-scan.ts";
@@ -19,9 +16,9 @@ import { neutralizeMentions } from "../../view/sanitize.ts";
 import { revealLinkHosts } from "../../view/scan/link-hosts.ts";
 
 /**
- * A piece of the answer as it is streamed: as an edited message shows it (no mention pings, a
- * link's real host shown beside a label that names another). A piece is whole lines, so a link
- * is never cut; one that starts in a code block (`fence`) is read as code from its first line.
+ * A piece of the answer as streamed: as an edited message shows it (no mention pings, a link's
+ * real host beside a label naming another). A piece that starts in code block `fence` is read
+ * as code from its first line.
  */
 export function asStreamed(piece: string, fence: FenceState | undefined): string {
   const open = fence?.open === undefined ? "" : `${fence.open}\n`;
@@ -29,10 +26,8 @@ export function asStreamed(piece: string, fence: FenceState | undefined): string
 }
 
 /**
- * Bytes of text one stream message is given: 1,600 below the lowest ceiling measured (about
- * 10,600), for what is not counted here (the status and buttons its stop adds below the
- * answer) and for Slack's own count, which it does not document. Other projects roll over at
- * about 9,000 too.
+ * Bytes of text one stream message is given: 1,600 below the lowest ceiling measured, for the
+ * status and buttons its stop adds and Slack's own undocumented count (others roll over at ~9,000).
  */
 export const STREAM_MESSAGE_BYTES = 9_000;
 
@@ -51,15 +46,12 @@ export const reopeningLine = (fence: FenceState | undefined): string =>
     ? ""
     : neutralizeMentions(`${fence.open}${fence.info.length <= INFO_MAX ? fence.info : ""}\n`);
 
-/** A piece of the answer for one stream message. */
+/** A piece of the answer for one stream message, up to `end`, sent as `markdown` (`bytes`). */
 export interface Piece {
-  /** Where it ends in the answer (it starts where the stream is). */
   readonly end: number;
-  /** What is sent of it: its text with mentions broken. */
   readonly markdown: string;
-  /** UTF-8 bytes of `markdown`. */
   readonly bytes: number;
-  /** The code block open at its end, if any: closed when the message ends there. */
+  /** The code block open at its end: closed when the message ends there. */
   readonly fence: FenceState | undefined;
 }
 
