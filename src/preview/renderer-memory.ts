@@ -103,8 +103,6 @@ interface RendererMemoryCapOptions {
   /** undefined: no /proc here (V8's heap limit still holds). */
   readonly table: ProcessTable | undefined;
   readonly log: Logger;
-  readonly parent?: number;
-  readonly everyMs?: number;
 }
 
 /** Looks while told to (pages are rendering), and ends a renderer past the cap. */
@@ -121,7 +119,7 @@ export class RendererMemoryCap {
 
   watch(): void {
     if (this.#timer || !this.#o.table) return;
-    this.#timer = setInterval(() => void this.check(), this.#o.everyMs ?? 250);
+    this.#timer = setInterval(() => void this.check(), 250);
     this.#timer.unref();
   }
 
@@ -135,12 +133,7 @@ export class RendererMemoryCap {
     if (!table || this.#looking) return;
     this.#looking = true;
     try {
-      const over = await renderersOverCap(
-        table,
-        this.#o.parent ?? process.pid,
-        this.#o.marker,
-        this.#o.capMb * MB,
-      );
+      const over = await renderersOverCap(table, process.pid, this.#o.marker, this.#o.capMb * MB);
       for (const { pid, bytes } of over) {
         table.kill(pid);
         this.ended += 1;

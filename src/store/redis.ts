@@ -14,6 +14,7 @@ import {
 import { type RateCount, type RateRefusal, REDIS_CONSUME_RATE } from "./rate-window.ts";
 import type { StampedRecord } from "./record-format.ts";
 import type { ThreadStore } from "./types.ts";
+import { StartupError } from "../util/startup-error.ts";
 
 // Compare-and-set scripts: a lease is only renewed or released by the instance that holds it.
 const RENEW_IF_HOLDS = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) else return 0 end`;
@@ -32,11 +33,8 @@ const DELETE_BATCH = 500;
 const DEFAULT_REDIS_CONNECT_TIMEOUT_MS = 10_000;
 
 /** Redis did not answer in time at start-up; the message never names the URL's credentials. */
-export class RedisUnreachableError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "RedisUnreachableError";
-  }
+export class RedisUnreachableError extends StartupError {
+  override readonly name = "RedisUnreachableError";
 }
 
 /** The Redis store, connected on first use (`openRedisStore` waits for it), reconnecting by itself. */
