@@ -9,10 +9,7 @@ import { existsSync } from "node:fs";
 import { readdir, readFile } from "node:fs/promises";
 import type { Logger } from "pino";
 
-export interface ProcessEntry {
-  readonly pid: number;
-  readonly ppid: number;
-}
+type ProcessEntry = { readonly pid: number; readonly ppid: number };
 
 /** What is read from the system, and the one thing done to it. */
 export interface ProcessTable {
@@ -23,10 +20,7 @@ export interface ProcessTable {
   kill(pid: number): void;
 }
 
-interface OverCap {
-  readonly pid: number;
-  readonly bytes: number;
-}
+type OverCap = { readonly pid: number; readonly bytes: number };
 
 const MB = 1024 * 1024;
 

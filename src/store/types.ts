@@ -65,9 +65,9 @@ export type ThreadActivity =
   /** Nothing runs: a reply starts a run at once. */
   | { readonly kind: "idle" }
   /**
-   * A run is being created and has no id yet (an instance that dies now leaves this behind;
-   * it is cleared after a while). `replyTs` is the reply the run answers, absent for the task's
-   * first run; `messageTs` is the bot message that will show the run, when already posted.
+   * A run being created, no id yet (left behind by an instance that dies now; cleared after a
+   * while). `replyTs`: the reply it answers (none for a task's first run); `messageTs`: the bot
+   * message that will show it, once posted.
    */
   | {
       readonly kind: "starting";
@@ -136,10 +136,10 @@ export type ServiceRunId = string & { readonly [serviceRunBrand]: true };
 /** A start being made (`reserved:<team>:<channel>:<uuid>`), before the service's run is shown. */
 export type ReservationId = string & { readonly [reservationBrand]: true };
 
-/** The service's run id as the service named it (its answers are checked by zod already). */
+/** As the service named it (its answers are checked by zod already). */
 export const serviceRunId = (id: string): ServiceRunId => id as ServiceRunId;
 
-/** A reservation's id as this app made it (runs/relay.ts) or the store kept it. */
+/** As this app made it (runs/relay.ts) or the store kept it. */
 export const reservationId = (id: string): ReservationId => id as ReservationId;
 
 /** What every unfinished run's record holds, whatever its state. */
