@@ -135,27 +135,6 @@ function metricsJsonOf(instanceId: string, figures: ReadonlyMap<string, () => un
 }
 
 /**
- * Slack first (one token: its workspace kept for the team gate; with OAuth, none): a refused
- * token or an unreachable Slack is one clear line before anything, Bolt included, is built.
- * Then the store and the scheduler. The outbound connections are closed if either fails.
- */
-async function openChecked(
-  config: Config,
-  logger: Logger,
-  outbound: Outbound,
-  metrics: PrometheusMetrics,
-) {
-  try {
-    const token = config.slack.botToken;
-    const auth = token ? await verifySlack(config, token, logger, outbound.slackFetch) : null;
-    return { ...(await openShared(config, logger, metrics)), tokenTeamId: auth?.team_id };
-  } catch (err) {
-    await outbound.close();
-    throw err;
-  }
-}
-
-/**
  * The runs' side: Workflow Builder steps, which end with their task on whichever instance ends
  * it, once (a claim as long as a run can be resumed), with the execution's own token; the relay;
  * and the resumer, which takes over the runs nobody relays (a crash, a shutdown) every scan.
@@ -276,38 +255,49 @@ function openCoordinator(
 }
 
 /**
- * The store and the Slack rate budget, once Redis (when configured) has answered: a URL
- * pointing nowhere fails start-up within REDIS_CONNECT_TIMEOUT_MS instead of hanging.
+ * Slack first (one token: its workspace kept for the team gate; with OAuth, none): a refused
+ * token or an unreachable Slack is one clear line before anything, Bolt included, is built.
+ * Then the store and the Slack rate budget, once Redis (when configured) has answered: a URL
+ * pointing nowhere fails start-up within REDIS_CONNECT_TIMEOUT_MS instead of hanging. What was
+ * opened is closed again when a later step fails.
  */
-async function openShared(
+async function openChecked(
   config: Config,
   logger: Logger,
+  outbound: Outbound,
   metrics: PrometheusMetrics,
-): Promise<{ store: ThreadStore; scheduler: SlackScheduler }> {
-  const store = await openConfiguredStore(config, (err) => {
-    metrics.storeError();
-    logger.error({ err }, "store error");
-  });
+) {
   try {
-    const redis = config.redisUrl === undefined ? undefined : await import("./store/redis.ts");
-    // The scheduler connects a client of its own: bounded too.
-    const scheduler = await withDeadline(
-      openScheduler(config, logger, metrics),
-      config.redisConnectTimeoutMs,
-      () =>
-        new StartupError(
-          redis
-            ? redis.redisUnreachable(
-                config.redisUrl ?? "",
-                config.redisConnectTimeoutMs,
-                "no answer for the Slack rate budget",
-              )
-            : "The Slack rate budget could not be set up in time.",
-        ),
-    );
-    return { store, scheduler };
+    const token = config.slack.botToken;
+    const auth = token ? await verifySlack(config, token, logger, outbound.slackFetch) : null;
+    const store = await openConfiguredStore(config, (err) => {
+      metrics.storeError();
+      logger.error({ err }, "store error");
+    });
+    try {
+      const redis = config.redisUrl === undefined ? undefined : await import("./store/redis.ts");
+      // The scheduler connects a client of its own: bounded too.
+      const scheduler = await withDeadline(
+        openScheduler(config, logger, metrics),
+        config.redisConnectTimeoutMs,
+        () =>
+          new StartupError(
+            redis
+              ? redis.redisUnreachable(
+                  config.redisUrl ?? "",
+                  config.redisConnectTimeoutMs,
+                  "no answer for the Slack rate budget",
+                )
+              : "The Slack rate budget could not be set up in time.",
+          ),
+      );
+      return { store, scheduler, tokenTeamId: auth?.team_id };
+    } catch (err) {
+      await store.close().catch(() => undefined);
+      throw err;
+    }
   } catch (err) {
-    await store.close().catch(() => undefined);
+    await outbound.close();
     throw err;
   }
 }
