@@ -44,14 +44,8 @@ export function decideRate(
     const retryAfterMs = (times[times.length - limit] ?? now) + windowMs - now;
     if (!refusal || retryAfterMs > refusal.retryAfterMs) refusal = { index, retryAfterMs };
   });
-  if (!refusal) for (const times of kept) times.splice(sortedIndex(times, now), 0, now);
-  return { refusal, logs: kept };
-}
-
-function sortedIndex(times: readonly number[], t: number): number {
-  let i = times.length;
-  while (i > 0 && (times[i - 1] ?? 0) > t) i--;
-  return i;
+  const added = refusal ? kept : kept.map((times) => [...times, now].sort((a, b) => a - b));
+  return { refusal, logs: added };
 }
 
 /**
