@@ -25,8 +25,8 @@ import { HomeTab } from "./slack/home-tab.ts";
 import { slackGroupMembers } from "./slack/user-groups.ts";
 import { workspaceUrls } from "./slack/workspace-tokens.ts";
 import { slackWorkflowSteps, stepTokenKeys } from "./slack/workflow-steps.ts";
+import { openConfiguredStore, retentionMs } from "./store/open.ts";
 import { runIndexTtlMs } from "./store/run-index.ts";
-import type * as RedisStoreModule from "./store/redis.ts";
 import { AuditTrail } from "./store/audit.ts";
 import type { ThreadStore } from "./store/types.ts";
 import { openServices } from "./service-key.ts";
@@ -44,7 +44,6 @@ export interface Running {
   readonly store: ThreadStore;
   readonly relay: Relay;
   readonly service: TaskService;
-  readonly resumer: Resumer;
   /** The HTTP port (HTTP receiver, or the health server in Socket Mode). */
   readonly port: number | undefined;
   /** Resolves once the task starts being handled have posted, or after `timeoutMs`. */
@@ -89,8 +88,7 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
     uploadDispatcher: outbound.slackDispatcher,
     records: store,
   });
-  const workflowSteps = openSteps(config, logger, slack, store, outbound);
-  const relay = openRelay(config, logger, {
+  const { workflowSteps, relay, resumer } = openRuns(config, logger, slack, outbound, {
     workspaces,
     store,
     // An adopted start's thread is recorded by the thread layer, as a fresh start's is.
@@ -99,9 +97,10 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
     metrics,
     previews,
     memory,
-    workflowSteps,
   });
-  countRuns(metrics, figures, relay, scheduler);
+  metrics.countActiveRuns(() => relay.activeRuns);
+  metrics.countQueuedSlackCalls(() => scheduler.queueDepth());
+  figures.set("relay", () => relay.metrics());
   // The coordinator subscribes to the relay's run ends (threads above runs).
   const { coordinator, home, audit } = openCoordinator(config, logger, {
     parts: { workspaces, store, relay, memory, workflowSteps },
@@ -110,7 +109,6 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
     dispatcher: outbound.slackDispatcher,
     scheduler,
   });
-  const resumer = openResumer(config, logger, store, relay);
   slack.listen(coordinator, home, { runs: relay, budgets: scheduler, workspaces, audit });
   const port = await slack.start();
   resumer.start();
@@ -122,29 +120,7 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
       logger,
     );
   const settle = (timeoutMs: number) => coordinator.settle(timeoutMs);
-  return { slack, store, relay, service, port, resumer, settle, close };
-}
-
-function countRuns(
-  metrics: PrometheusMetrics,
-  figures: Map<string, () => unknown>,
-  relay: Relay,
-  scheduler: SlackScheduler,
-): void {
-  metrics.countActiveRuns(() => relay.activeRuns);
-  metrics.countQueuedSlackCalls(() => scheduler.queueDepth());
-  figures.set("relay", () => relay.metrics());
-}
-
-/** Takes over the runs nobody relays (left by a crash or a shutdown), every scan interval. */
-function openResumer(config: Config, logger: Logger, store: ThreadStore, relay: Relay): Resumer {
-  return new Resumer({
-    store,
-    relay,
-    logger,
-    leaseTtlMs: config.runLeaseTtlMs,
-    intervalMs: config.resumeScanIntervalMs,
-  });
+  return { slack, store, relay, service, port, settle, close };
 }
 
 /** `/metrics.json`: the instance, its process, and each part's figures. */
@@ -159,38 +135,22 @@ function metricsJsonOf(instanceId: string, figures: ReadonlyMap<string, () => un
 }
 
 /**
- * Slack first (one token: its workspace kept for the team gate; with OAuth, none): a refused
- * token or an unreachable Slack is one clear line before anything, Bolt included, is built.
- * Then the store and the scheduler. The outbound connections are closed if either fails.
+ * The runs' side: Workflow Builder steps, which end with their task on whichever instance ends
+ * it, once (a claim as long as a run can be resumed), with the execution's own token; the relay;
+ * and the resumer, which takes over the runs nobody relays (a crash, a shutdown) every scan.
  */
-async function openChecked(
-  config: Config,
-  logger: Logger,
-  outbound: Outbound,
-  metrics: PrometheusMetrics,
-) {
-  try {
-    const token = config.slack.botToken;
-    const auth = token ? await verifySlack(config, token, logger, outbound.slackFetch) : null;
-    return { ...(await openShared(config, logger, metrics)), tokenTeamId: auth?.team_id };
-  } catch (err) {
-    await outbound.close();
-    throw err;
-  }
-}
-
-/**
- * Workflow Builder steps end with their task, on whichever instance ends it, once (a claim as
- * long as a run can be resumed), with the execution's own token.
- */
-function openSteps(
+function openRuns(
   config: Config,
   logger: Logger,
   slack: SlackApp,
-  store: ThreadStore,
   outbound: Outbound,
+  parts: Pick<
+    RelayOptions,
+    "workspaces" | "store" | "threads" | "instanceId" | "metrics" | "previews" | "memory"
+  >,
 ) {
-  return slackWorkflowSteps({
+  const { store } = parts;
+  const workflowSteps = slackWorkflowSteps({
     client: patientClient(config, outbound.slackFetch, logger),
     store,
     teamUrl: workspaceUrls(slack.app.client, slack.tokens),
@@ -198,25 +158,9 @@ function openSteps(
     claimTtlMs: runIndexTtlMs(config.service.maxRunS * 1000),
     logger,
   });
-}
-
-function openRelay(
-  config: Config,
-  logger: Logger,
-  parts: Pick<
-    RelayOptions,
-    | "workspaces"
-    | "store"
-    | "threads"
-    | "instanceId"
-    | "metrics"
-    | "previews"
-    | "memory"
-    | "workflowSteps"
-  >,
-): Relay {
-  return new Relay({
+  const relay = new Relay({
     ...parts,
+    workflowSteps,
     leaseTtlMs: config.runLeaseTtlMs,
     logger: logger.child({ instance: parts.instanceId }),
     streaming: {
@@ -228,6 +172,15 @@ function openRelay(
     // A thread whose stream a proxy refused is polled for a while without asking again.
     follow: { pollTimeoutS: config.service.pollTimeoutS, refusals: new StreamRefusals() },
   });
+  const intervalMs = config.resumeScanIntervalMs;
+  const resumer = new Resumer({
+    store,
+    relay,
+    logger,
+    leaseTtlMs: config.runLeaseTtlMs,
+    intervalMs,
+  });
+  return { workflowSteps, relay, resumer };
 }
 
 /** The coordinator with the operator's limits and people policy, and the Home tab it refreshes. */
@@ -247,6 +200,7 @@ function openCoordinator(
 ): { coordinator: TaskCoordinator; home: HomeTab; audit: AuditTrail } {
   const { client, tokens } = wiring;
   const records = wiring.parts.store;
+  const tokenFor = (team: string) => tokens.botToken(team);
   const audit = new AuditTrail({ records, logger, retentionMs: retentionMs(config) });
   const directory = slackChannelDirectory(client, tokens);
   const preferences = new Preferences({
@@ -263,25 +217,25 @@ function openCoordinator(
     preferences,
     logger,
     teamUrl: workspaceUrls(client, tokens),
-    admin: adminHome({ client, records, tokenFor: (team) => tokens.botToken(team), audit }),
+    admin: adminHome({ client, records, tokenFor, audit }),
     retentionDays: config.retentionDays,
   });
   const coordinator = new TaskCoordinator({
     ...wiring.parts,
     files: slackFileSource({
-      tokenFor: (team) => tokens.botToken(team),
+      tokenFor,
       client,
       allowedOrigins: fileOrigins(config.slack.apiUrl),
       dispatcher: wiring.dispatcher,
     }),
     preferences,
     home,
-    groupMembers: slackGroupMembers({ client, tokenFor: (team) => tokens.botToken(team) }),
-    botMembership: slackBotMembership({ client, tokenFor: (team) => tokens.botToken(team) }),
-    directMessages: slackDirectMessages({ client, tokenFor: (team) => tokens.botToken(team) }),
+    groupMembers: slackGroupMembers({ client, tokenFor }),
+    botMembership: slackBotMembership({ client, tokenFor }),
+    directMessages: slackDirectMessages({ client, tokenFor }),
     threadHistory: slackThreadHistory({
       client,
-      tokenFor: (team) => tokens.botToken(team),
+      tokenFor,
       scheduler: wiring.scheduler,
       waitMs: config.threadContext.waitMs,
     }),
@@ -301,65 +255,51 @@ function openCoordinator(
 }
 
 /**
- * The store and the Slack rate budget, once Redis (when configured) has answered: a URL
- * pointing nowhere fails start-up within REDIS_CONNECT_TIMEOUT_MS instead of hanging.
+ * Slack first (one token: its workspace kept for the team gate; with OAuth, none): a refused
+ * token or an unreachable Slack is one clear line before anything, Bolt included, is built.
+ * Then the store and the Slack rate budget, once Redis (when configured) has answered: a URL
+ * pointing nowhere fails start-up within REDIS_CONNECT_TIMEOUT_MS instead of hanging. What was
+ * opened is closed again when a later step fails.
  */
-async function openShared(
+async function openChecked(
   config: Config,
   logger: Logger,
+  outbound: Outbound,
   metrics: PrometheusMetrics,
-): Promise<{ store: ThreadStore; scheduler: SlackScheduler }> {
-  // Only the store in use is loaded.
-  const redis = config.redisUrl === undefined ? undefined : await import("./store/redis.ts");
-  const store = await openStore(config, logger, metrics, redis).catch((err: unknown) => {
-    throw redis && err instanceof redis.RedisUnreachableError ? new StartupError(err.message) : err;
-  });
+) {
   try {
-    // The scheduler connects a client of its own: bounded too.
-    const scheduler = await withDeadline(
-      openScheduler(config, logger, metrics),
-      config.redisConnectTimeoutMs,
-      () =>
-        new StartupError(
-          redis
-            ? redis.redisUnreachable(
-                config.redisUrl ?? "",
-                config.redisConnectTimeoutMs,
-                "no answer for the Slack rate budget",
-              )
-            : "The Slack rate budget could not be set up in time.",
-        ),
-    );
-    return { store, scheduler };
+    const token = config.slack.botToken;
+    const auth = token ? await verifySlack(config, token, logger, outbound.slackFetch) : null;
+    const store = await openConfiguredStore(config, (err) => {
+      metrics.storeError();
+      logger.error({ err }, "store error");
+    });
+    try {
+      const redis = config.redisUrl === undefined ? undefined : await import("./store/redis.ts");
+      // The scheduler connects a client of its own: bounded too.
+      const scheduler = await withDeadline(
+        openScheduler(config, logger, metrics),
+        config.redisConnectTimeoutMs,
+        () =>
+          new StartupError(
+            redis
+              ? redis.redisUnreachable(
+                  config.redisUrl ?? "",
+                  config.redisConnectTimeoutMs,
+                  "no answer for the Slack rate budget",
+                )
+              : "The Slack rate budget could not be set up in time.",
+          ),
+      );
+      return { store, scheduler, tokenTeamId: auth?.team_id };
+    } catch (err) {
+      await store.close().catch(() => undefined);
+      throw err;
+    }
   } catch (err) {
-    await store.close().catch(() => undefined);
+    await outbound.close();
     throw err;
   }
-}
-
-async function openStore(
-  config: Config,
-  logger: Logger,
-  metrics: PrometheusMetrics,
-  redis: typeof RedisStoreModule | undefined,
-): Promise<ThreadStore> {
-  const reportStore = (err: unknown) => {
-    metrics.storeError();
-    logger.error({ err }, "store error");
-  };
-  const options = {
-    namespace: config.storeNamespace,
-    runTtlMs: runIndexTtlMs(config.service.maxRunS * 1000),
-    retentionMs: retentionMs(config),
-  };
-  if (redis && config.redisUrl) {
-    return redis.openRedisStore(config.redisUrl, reportStore, {
-      ...options,
-      connectTimeoutMs: config.redisConnectTimeoutMs,
-    });
-  }
-  const sqlite = await import("./store/sqlite.ts");
-  return sqlite.createSqliteStore(sqlite.defaultSqlitePath(config.dataDir), reportStore, options);
 }
 
 /** The Slack rate budget: in Redis beside the store when there is one, in memory otherwise. */
@@ -397,11 +337,6 @@ function logRunning(
     },
     "Task bot is running",
   );
-}
-
-/** How long people's records and the audit trail are kept (DATA_RETENTION_DAYS). */
-function retentionMs(config: Config): number {
-  return config.retentionDays * 24 * 3600 * 1000;
 }
 
 /** How long shutdown waits for the tasks being created (a container gets 30 s in all). */

@@ -91,9 +91,9 @@ export function stdoutDestination() {
 }
 
 /**
- * A logger that writes before each call returns (to `fd`, stdout by default), with the same
- * redaction: for the last line before the process exits (pino.final is gone since pino 7, and
- * `logger.flush()` does not wait for a write already under way, which `process.exit` cuts short).
+ * A logger that writes before each call returns (to `fd`, stdout by default), for the last line
+ * before the process exits: pino.final is gone since pino 7, and `logger.flush()` does not wait
+ * for a write under way, which `process.exit` cuts short.
  */
 export function createFinalLogger(options: Omit<LoggerOptions, "destination"> & { fd?: number }) {
   const { fd, ...rest } = options;

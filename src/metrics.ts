@@ -2,7 +2,7 @@
  * The app's Prometheus metrics (prom-client): Node's default process metrics plus what the app
  * does. Labels are methods, endpoints, states and outcomes: never user, channel or thread ids.
  */
-import { readFileSync } from "node:fs";
+import packageJson from "../package.json" with { type: "json" };
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 
 type SlackCallOutcome = "ok" | "rate_limited" | "error";
@@ -51,17 +51,6 @@ const SERVICE_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 120, 600
 /** A run lasts from seconds to TASK_MAX_RUN_S (4 h by default). */
 const RUN_BUCKETS = [5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200, 14_400];
 
-/** This app's version (package.json), shown by `taskbot_build_info`. */
-function appVersion(): string {
-  try {
-    const text = readFileSync(new URL("../package.json", import.meta.url), "utf8");
-    const { version } = JSON.parse(text) as { version?: unknown };
-    return typeof version === "string" ? version : "unknown";
-  } catch {
-    return "unknown";
-  }
-}
-
 /** The registry with every metric, and the interface the app reports through. */
 export interface PrometheusMetrics extends AppMetrics {
   readonly registry: Registry;
@@ -73,12 +62,10 @@ export interface PrometheusMetrics extends AppMetrics {
   countQueuedSlackCalls(source: () => ReadonlyMap<string, number>): void;
 }
 
-interface PrometheusOptions {
-  /** Node's default process metrics (memory, CPU, event loop, GC). Default true. */
-  readonly defaultMetrics?: boolean;
-}
-
-export function createPrometheusMetrics(options: PrometheusOptions = {}): PrometheusMetrics {
+/** `defaultMetrics`: Node's own process metrics (memory, CPU, event loop, GC); on by default. */
+export function createPrometheusMetrics(
+  options: { readonly defaultMetrics?: boolean } = {},
+): PrometheusMetrics {
   const registry = new Registry();
   if (options.defaultMetrics !== false) {
     // prom-client's 10 ms event-loop sampling cost a fifth of the app's CPU in `npm run bench`;
@@ -92,7 +79,7 @@ export function createPrometheusMetrics(options: PrometheusOptions = {}): Promet
     help: "Always 1; its labels say which version of the app runs, on which Node.",
     labelNames: ["version", "node_version"] as const,
     registers,
-  }).set({ version: appVersion(), node_version: process.versions.node }, 1);
+  }).set({ version: packageJson.version, node_version: process.versions.node }, 1);
   const sources = {
     runs: (): number => 0,
     queued: (): ReadonlyMap<string, number> => new Map(),

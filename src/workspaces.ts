@@ -55,11 +55,8 @@ export function openWorkspaces(parts: {
       return writer;
     },
     service(teamId) {
-      let service = services.get(teamId);
-      if (!service) {
-        service = parts.serviceFor(teamId);
-        services.set(teamId, service);
-      }
+      const service = services.get(teamId) ?? parts.serviceFor(teamId);
+      services.set(teamId, service);
       return service;
     },
     forget(teamId) {

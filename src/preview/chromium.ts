@@ -17,9 +17,9 @@ import type {
   Route,
 } from "playwright-core";
 import type { PagePreviews, SiteFile, UploadItem } from "../runs/ports.ts";
+import { ByteBudget } from "../util/byte-budget.ts";
 import { withDeadline } from "../util/deadline.ts";
 import { type ProcessTable, procTable, RendererMemoryCap } from "./renderer-memory.ts";
-import { Slots } from "./slots.ts";
 import {
   fileFor,
   pagesOf,
@@ -31,7 +31,7 @@ import {
   sitePath,
 } from "./site.ts";
 
-export const VIEWPORT = { width: 1280, height: 800 } as const;
+const VIEWPORT = { width: 1280, height: 800 } as const;
 
 /** Run in every page before its own scripts: its console's methods do nothing. */
 const SILENT_CONSOLE = `for (const k of Object.keys(console)) {
@@ -40,6 +40,9 @@ const SILENT_CONSOLE = `for (const k of Object.keys(console)) {
 
 /** The most bytes of the run's files one page is handed, all its requests together. */
 export const PAGE_BYTES_MAX = 16 * 1024 * 1024;
+
+/** The browser (and its memory) goes after this long without a page. */
+const IDLE_CLOSE_MS = 5 * 60_000;
 
 /**
  * Chromium's own switches: nothing in the background, and a network that goes nowhere for
@@ -79,34 +82,25 @@ export interface ChromiumPreviewOptions {
   readonly runTimeoutMs: number;
   readonly concurrency: number;
   readonly maxHeight: number;
-  /** The browser is closed after this long without a page (default 5 minutes). */
-  readonly idleCloseMs?: number;
   readonly log: Logger;
-}
-
-/** What the browser did, for the log, the benchmark and the tests. */
-interface PreviewStats {
-  launches: number;
-  pages: number;
-  failed: number;
-  /** Requests refused (not one of the run's files). */
-  refused: number;
 }
 
 export class ChromiumPreviews implements PagePreviews {
   readonly #o: ChromiumPreviewOptions;
-  readonly #slots: Slots;
+  /** The pages being shown at once (one unit each). */
+  readonly #slots: ByteBudget;
   #browser: Promise<Browser> | undefined;
   #idle: NodeJS.Timeout | undefined;
   #closed = false;
   /** Marks the browsers this previewer launches, for the memory cap to find their renderers. */
   readonly #marker = `--task-agent-previews=${randomUUID()}`;
   readonly #memory: RendererMemoryCap;
-  readonly stats: PreviewStats = { launches: 0, pages: 0, failed: 0, refused: 0 };
+  /** What the browser did (`refused`: requests for what is not one of the run's files). */
+  readonly stats = { launches: 0, pages: 0, failed: 0, refused: 0 };
 
   constructor(options: ChromiumPreviewOptions) {
     this.#o = options;
-    this.#slots = new Slots(options.concurrency);
+    this.#slots = new ByteBudget(options.concurrency);
     this.#memory = new RendererMemoryCap({
       marker: this.#marker,
       capMb: options.memoryMb,
@@ -132,14 +126,16 @@ export class ChromiumPreviews implements PagePreviews {
         break;
       }
       try {
-        const release = await this.#slots.take(left);
+        if (!(await this.#slots.take(1, left))) {
+          throw new Error(`no browser slot free within ${left} ms`);
+        }
         this.#memory.watch();
         try {
           const ms = Math.min(this.#o.pageTimeoutMs, until - Date.now());
           out.push(...(await this.#shoot(site, page, ms)));
           this.stats.pages += 1;
         } finally {
-          release();
+          this.#slots.give(1);
           this.#armIdle();
         }
       } catch (err) {
@@ -333,12 +329,11 @@ export class ChromiumPreviews implements PagePreviews {
     await b?.close().catch(ignore);
   }
 
-  /** The browser (and its memory) goes when no page wants it for a while. */
   #armIdle(): void {
     clearTimeout(this.#idle);
-    if (this.#slots.busy > 0) return;
+    if (this.#slots.used > 0) return;
     this.#memory.rest();
-    this.#idle = setTimeout(() => void this.#closeBrowser(), this.#o.idleCloseMs ?? 300_000);
+    this.#idle = setTimeout(() => void this.#closeBrowser(), IDLE_CLOSE_MS);
     this.#idle.unref();
   }
 }

@@ -3,7 +3,7 @@ import { accessSync, constants, statSync } from "node:fs";
 import { join } from "node:path";
 
 /** Debian's, Ubuntu's (older) and Google's names for the browser. */
-export const BROWSER_NAMES = [
+const BROWSER_NAMES = [
   "chromium",
   "chromium-browser",
   "google-chrome",

@@ -9,10 +9,7 @@ import { existsSync } from "node:fs";
 import { readdir, readFile } from "node:fs/promises";
 import type { Logger } from "pino";
 
-export interface ProcessEntry {
-  readonly pid: number;
-  readonly ppid: number;
-}
+type ProcessEntry = { readonly pid: number; readonly ppid: number };
 
 /** What is read from the system, and the one thing done to it. */
 export interface ProcessTable {
@@ -23,10 +20,7 @@ export interface ProcessTable {
   kill(pid: number): void;
 }
 
-interface OverCap {
-  readonly pid: number;
-  readonly bytes: number;
-}
+type OverCap = { readonly pid: number; readonly bytes: number };
 
 const MB = 1024 * 1024;
 
@@ -103,8 +97,6 @@ interface RendererMemoryCapOptions {
   /** undefined: no /proc here (V8's heap limit still holds). */
   readonly table: ProcessTable | undefined;
   readonly log: Logger;
-  readonly parent?: number;
-  readonly everyMs?: number;
 }
 
 /** Looks while told to (pages are rendering), and ends a renderer past the cap. */
@@ -121,7 +113,7 @@ export class RendererMemoryCap {
 
   watch(): void {
     if (this.#timer || !this.#o.table) return;
-    this.#timer = setInterval(() => void this.check(), this.#o.everyMs ?? 250);
+    this.#timer = setInterval(() => void this.check(), 250);
     this.#timer.unref();
   }
 
@@ -135,12 +127,7 @@ export class RendererMemoryCap {
     if (!table || this.#looking) return;
     this.#looking = true;
     try {
-      const over = await renderersOverCap(
-        table,
-        this.#o.parent ?? process.pid,
-        this.#o.marker,
-        this.#o.capMb * MB,
-      );
+      const over = await renderersOverCap(table, process.pid, this.#o.marker, this.#o.capMb * MB);
       for (const { pid, bytes } of over) {
         table.kill(pid);
         this.ended += 1;

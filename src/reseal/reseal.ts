@@ -5,8 +5,8 @@
  */
 import type { Config } from "../config/config.ts";
 import { resealInstallations } from "../store/installations.ts";
+import { openConfiguredStore } from "../store/open.ts";
 import { type ResealReport, serviceKeyStoreFor } from "../store/service-keys.ts";
-import type { ThreadStore } from "../store/types.ts";
 import { sealingKeys } from "../util/secret-box.ts";
 
 interface ResealReports {
@@ -19,20 +19,6 @@ export class NoEncryptionKeyError extends Error {
     super("ENCRYPTION_KEY (or ENCRYPTION_KEYS) is not set: there is no key to re-encrypt with.");
     this.name = "NoEncryptionKeyError";
   }
-}
-
-/** The store the app would open with this config (SQLite under DATA_DIR, or Redis). */
-async function openConfiguredStore(config: Config): Promise<ThreadStore> {
-  const options = { namespace: config.storeNamespace };
-  if (config.redisUrl !== undefined) {
-    const redis = await import("../store/redis.ts");
-    return redis.openRedisStore(config.redisUrl, () => {}, {
-      ...options,
-      connectTimeoutMs: config.redisConnectTimeoutMs,
-    });
-  }
-  const sqlite = await import("../store/sqlite.ts");
-  return sqlite.createSqliteStore(sqlite.defaultSqlitePath(config.dataDir), () => {}, options);
 }
 
 /** Seals every stored secret with the first encryption key; the store is closed afterwards. */

@@ -23,7 +23,7 @@ export const BY_SLACK = "slack";
 
 const AuditEvent = z.object({
   what: z.enum(AUDIT_ACTIONS),
-  /** A Slack user id, or `slack` (BY_SLACK). */
+  /** A Slack user id, or BY_SLACK. */
   who: z.string(),
   /** Milliseconds since the epoch (ISO 8601 in the log line). */
   when: z.number(),
@@ -86,12 +86,11 @@ export class AuditTrail {
     }
   }
 
-  /** The workspace's latest events, newest first. */
+  /** Newest first. */
   async latest(teamId: string, limit: number): Promise<AuditEvent[]> {
     return this.#kept(await this.#o.records.getRecord(auditKey(teamId))).slice(0, limit);
   }
 
-  /** The events of a stored list that read as events and are within the retention. */
   #kept(stored: unknown): AuditEvent[] {
     const since = this.#now() - this.#o.retentionMs;
     const list = Array.isArray(stored) ? stored : [];

@@ -9,13 +9,14 @@ import type { Installation, InstallationQuery, InstallationStore } from "@slack/
 import { z } from "zod";
 import {
   KEY_NOT_LISTED,
+  NOT_SEALED,
   open,
   reseal,
   type SealingKey,
   SecretBoxError,
   seal,
 } from "../util/secret-box.ts";
-import type { ResealReport } from "./service-keys.ts";
+import { type ResealReport, resealRecords } from "./service-keys.ts";
 import type { RecordStore } from "./types.ts";
 
 /** Where the secrets are in an installation (Bolt's `Installation` shape). */
@@ -207,36 +208,12 @@ export async function resealInstallations(
   records: RecordStore,
   keys: readonly SealingKey[],
 ): Promise<ResealReport> {
-  const counts = { resealed: 0, current: 0, unreadable: 0 };
   const found = [...(await records.recordKeys("t:")), ...(await records.recordKeys("e:"))].filter(
     (k) => /^[te]:[^:]+:installation$/.test(k),
   );
-  for (const at of found) {
-    const raw = await records.getRecord(at);
-    const parsed = StoredInstallation.safeParse(raw);
-    if (raw === undefined || raw === null) continue; // deleted meanwhile
-    if (!parsed.success) {
-      counts.unreadable++;
-      continue;
-    }
-    let sealed: Record<string, unknown>;
-    try {
-      // A box sealed with the first key already is verified and kept as it is.
-      sealed = eachSecret(parsed.data, at, (value, binding) => reseal(value, keys, binding));
-    } catch (err) {
-      if (!(err instanceof SecretBoxError)) throw err;
-      counts.unreadable++;
-      continue;
-    }
-    if (JSON.stringify(sealed) === JSON.stringify(parsed.data)) {
-      counts.current++;
-      continue;
-    }
-    const before = JSON.stringify(raw);
-    // A reinstall or a token refresh meanwhile wrote a record sealed with the first key: kept.
-    if (JSON.stringify(await records.getRecord(at)) !== before) continue;
-    await records.putRecord(at, sealed);
-    counts.resealed++;
-  }
-  return counts;
+  return resealRecords(records, found, (raw, at) => {
+    if (!StoredInstallation.safeParse(raw).success) throw new SecretBoxError(NOT_SEALED);
+    // A box sealed with the first key already is verified and kept as it is.
+    return eachSecret(raw as Fields, at, (value, binding) => reseal(value, keys, binding));
+  });
 }

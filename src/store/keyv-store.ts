@@ -54,6 +54,10 @@ function threadOfKey(teamId: string, key: string): SlackThreadKey | undefined {
   return { teamId, channelId, threadTs };
 }
 
+type ThreadOf = { readonly channelId: string; readonly threadTs: string };
+const sameThread = (a: ThreadOf, b: ThreadOf) =>
+  a.channelId === b.channelId && a.threadTs === b.threadTs;
+
 /** Whether a run's place is in `scope`: its workspace, and its channel and thread when named. */
 function placeIn(
   place: StartPlace,
@@ -63,7 +67,11 @@ function placeIn(
   return scope.threadTs === undefined || place.threadTs === scope.threadTs;
 }
 
-/** What each backend provides beyond keyv's get/set: the atomic operations. */
+/**
+ * What each backend provides beyond keyv's get/set: the atomic operations. Claims, leases and
+ * locks are keys (`…IfHolds`: only while the key holds `value`, its holder's); the run index
+ * and Stop requests are entries (`entries` lists the live ones by prefix).
+ */
 export interface Primitives {
   setIfAbsent(key: string, value: string, ttlMs: number): Promise<boolean>;
   /** One request counted in every log of `counts`, or in none, atomically (rate-window.ts). */
@@ -77,11 +85,10 @@ export interface Primitives {
   deleteEntry(key: string): Promise<void>;
   /** Deletes `key`, and the `also` keys with it, only while `key` still holds `value`. */
   deleteEntryIfSame(key: string, value: string, also: readonly string[]): Promise<boolean>;
-  /** Every live `[key, value]` whose key starts with `prefix`. */
   entries(prefix: string): Promise<Array<[string, string]>>;
-  /** Deletes these keys of the atomic operations (leases), whoever holds them. */
+  /** Deletes keys (leases), whoever holds them. */
   deleteKeys(keys: readonly string[]): Promise<void>;
-  /** Deletes every key of the atomic operations (claims, leases) that starts with `prefix`. */
+  /** Deletes every key (claims, leases) that starts with `prefix`. */
   deletePrefix(prefix: string): Promise<void>;
   /** Keyv records whose key (as given to keyv, without the namespace) starts with `prefix`. */
   deleteRecords(prefix: string): Promise<void>;
@@ -108,12 +115,10 @@ async function guard<T>(op: () => Promise<T>): Promise<T> {
   }
 }
 
+/** How long a run index entry (`runTtlMs`) and what is retained outlive their last write. */
 export interface StoreOptions {
-  /** Prefix of every key (default `taskbot`). */
   readonly namespace?: string;
-  /** How long a run index entry outlives its last write (`runIndexTtlMs`; default 7 days). */
   readonly runTtlMs?: number;
-  /** How long threads, recent tasks, retained records outlive their last write (default 90 days). */
   readonly retentionMs?: number;
   /** The time of the run index's expiry and of list entries' retention. */
   readonly now?: () => number;
@@ -144,13 +149,13 @@ export class KeyvThreadStore implements ThreadStore {
   /** A rate limit's log (rate-window.ts), under its workspace like its claims. */
   #rate = (teamId: string, name: string) => `${this.#ns}:rate:t:${teamId}:${name}`;
 
-  /** A keyv record's value: undefined when there is none, OTHER_FORMAT when of another format. */
+  /** undefined when there is none, OTHER_FORMAT when of another format. */
   async #read(key: string): Promise<unknown> {
     const stored = await guard(() => this.#keyv.get<unknown>(key));
     return stored === undefined ? undefined : unstamp(stored);
   }
 
-  /** Writes a keyv record, kept for `ttlMs` (forever when undefined). */
+  /** Kept for `ttlMs` (forever when undefined). */
   async #write(key: string, value: unknown, ttlMs: number | undefined): Promise<void> {
     await guard(async () => {
       if (!(await this.#keyv.set(key, stamp(value), ttlMs))) {
@@ -159,7 +164,6 @@ export class KeyvThreadStore implements ThreadStore {
     });
   }
 
-  /** A thread's record; one of another format is not read (as if there were none). */
   async getThread(key: SlackThreadKey): Promise<ThreadRecord | undefined> {
     const stored = await this.#read(threadKey(key));
     return stored === OTHER_FORMAT ? undefined : (stored as ThreadRecord | undefined);
@@ -309,23 +313,17 @@ export class KeyvThreadStore implements ThreadStore {
     return undefined;
   }
 
-  /** A person's latest tasks, newest first: those written within the retention only. */
+  /** Only those written within the retention. */
   async recentTasks(teamId: string, userId: string, limit: number): Promise<RecentTask[]> {
     const list = await this.#read(recentKey(teamId, userId));
-    return Array.isArray(list) ? this.#retained(list as RecentTask[]).slice(0, limit) : [];
-  }
-
-  /** A list's entries written within the retention. */
-  #retained<T extends { readonly updatedAt: number }>(list: readonly T[]): T[] {
     const since = this.#now() - this.#retentionMs;
-    return list.filter((entry) => entry.updatedAt > since);
+    const tasks = Array.isArray(list) ? (list as RecentTask[]) : [];
+    return tasks.filter((task) => task.updatedAt > since).slice(0, limit);
   }
 
   async putRecentTask(teamId: string, userId: string, task: RecentTask): Promise<void> {
     await this.#changeRecent(teamId, userId, (list) => {
-      const others = list.filter(
-        (t) => t.channelId !== task.channelId || t.threadTs !== task.threadTs,
-      );
+      const others = list.filter((t) => !sameThread(t, task));
       return [task, ...others].sort((a, b) => b.startedAt - a.startedAt);
     });
   }
@@ -337,9 +335,7 @@ export class KeyvThreadStore implements ThreadStore {
     change: (task: RecentTask) => RecentTask,
   ): Promise<void> {
     await this.#changeRecent(teamId, userId, (list) => {
-      const at = list.findIndex(
-        (t) => t.channelId === thread.channelId && t.threadTs === thread.threadTs,
-      );
+      const at = list.findIndex((t) => sameThread(t, thread));
       const found = list[at];
       if (!found) return undefined;
       return list.map((t, i) => (i === at ? change(found) : t));
@@ -401,11 +397,6 @@ export class KeyvThreadStore implements ThreadStore {
     await guard(() => this.#keyv.delete(key));
   }
 
-  /**
-   * Runs are keyed by run id (the index is listed by instances that know no team): they are
-   * found through the index, whose entries name their team. Runs first, then their leases, so
-   * an instance relaying one finds its lease gone only once its record is gone too.
-   */
   async forgetTeam(teamId: string): Promise<void> {
     await guard(async () => {
       await this.#forgetRuns(teamId, {});
@@ -417,7 +408,12 @@ export class KeyvThreadStore implements ThreadStore {
     });
   }
 
-  /** Deletes the index entries of a workspace's runs in `scope`, their Stop requests and leases. */
+  /**
+   * Deletes the index entries of a workspace's runs in `scope`, their Stop requests and leases.
+   * Runs are keyed by run id (the index is listed by instances that know no team): they are
+   * found through the index, whose entries name their team. Runs first, then their leases, so
+   * an instance relaying one finds its lease gone only once its record is gone too.
+   */
   async #forgetRuns(
     teamId: string,
     scope: { readonly channelId?: string; readonly threadTs?: string },
@@ -440,7 +436,7 @@ export class KeyvThreadStore implements ThreadStore {
     await this.#deleteThread(key);
     if (!record) return undefined;
     await this.#changeRecent(key.teamId, record.ownerUserId, (list) => {
-      const kept = list.filter((t) => t.channelId !== key.channelId || t.threadTs !== key.threadTs);
+      const kept = list.filter((t) => !sameThread(t, key));
       return kept.length === list.length ? undefined : kept;
     });
     return record;

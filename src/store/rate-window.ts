@@ -2,18 +2,13 @@
  * Rate limits as one atomic operation per request on every backend: a sliding-window log. A
  * request passes when each of its limits let fewer than `limit` through in the last window, and
  * is then recorded in all, else in none: at most `limit` in ANY window (a fixed window lets
- * 2 × limit through around its edge), and a refusal says exactly when there is room again.
- *
- * Not `rate-limiter-flexible`: fixed windows, one key per call (a refusal by a second limit
- * leaves the first spent), and its SQLite limiter needs better-sqlite3's `db.transaction`.
+ * 2 × limit through around its edge). Not `rate-limiter-flexible`: fixed windows, one key per
+ * call (a second limit's refusal leaves the first spent), its SQLite limiter needs better-sqlite3.
  */
 import type { RateDecision, RateLimit } from "./types.ts";
 
 /** One limit as a backend sees it: the key of its log, and how many requests a window holds. */
-export interface RateCount {
-  readonly key: string;
-  readonly limit: number;
-}
+export type RateCount = { readonly key: string; readonly limit: number };
 
 /** A backend's answer: undefined when the request was recorded, else which count refused it. */
 export type RateRefusal = { readonly index: number; readonly retryAfterMs: number } | undefined;
@@ -49,14 +44,8 @@ export function decideRate(
     const retryAfterMs = (times[times.length - limit] ?? now) + windowMs - now;
     if (!refusal || retryAfterMs > refusal.retryAfterMs) refusal = { index, retryAfterMs };
   });
-  if (!refusal) for (const times of kept) times.splice(sortedIndex(times, now), 0, now);
-  return { refusal, logs: kept };
-}
-
-function sortedIndex(times: readonly number[], t: number): number {
-  let i = times.length;
-  while (i > 0 && (times[i - 1] ?? 0) > t) i--;
-  return i;
+  const added = refusal ? kept : kept.map((times) => [...times, now].sort((a, b) => a - b));
+  return { refusal, logs: added };
 }
 
 /**
@@ -103,7 +92,6 @@ export function checkRateCall(limits: readonly RateLimit[], windowMs: number, no
   if (!Number.isSafeInteger(now)) throw new RangeError(`a rate time must be whole ms, not ${now}`);
 }
 
-/** A backend's answer in the store's terms. */
 export function rateDecision(limits: readonly RateLimit[], refusal: RateRefusal): RateDecision {
   if (!refusal) return { allowed: true };
   const limit = limits[refusal.index];

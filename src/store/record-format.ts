@@ -7,18 +7,13 @@ import { z } from "zod";
 /** The version of the format this release writes, and the only one it reads. */
 export const FORMAT_VERSION = 1;
 
-/** A record as stored. */
-export interface StampedRecord {
-  readonly v: number;
-  readonly value: unknown;
-}
+export type StampedRecord = { readonly v: number; readonly value: unknown };
 
 /** What a record of another format reads as: no reader's check takes it, like a damaged record. */
 export const OTHER_FORMAT: unique symbol = Symbol("a record of another format");
 
 const Stamped = z.object({ v: z.literal(FORMAT_VERSION), value: z.unknown() });
 
-/** `value` as this release stores it. */
 export const stamp = (value: unknown): StampedRecord => ({ v: FORMAT_VERSION, value });
 
 /** The value of a stored record of this release's format, or OTHER_FORMAT. */

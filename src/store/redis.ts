@@ -11,9 +11,10 @@ import {
   type Primitives,
   type StoreOptions,
 } from "./keyv-store.ts";
-import { type RateCount, type RateRefusal, REDIS_CONSUME_RATE } from "./rate-window.ts";
+import { REDIS_CONSUME_RATE } from "./rate-window.ts";
 import type { StampedRecord } from "./record-format.ts";
 import type { ThreadStore } from "./types.ts";
+import { StartupError } from "../util/startup-error.ts";
 
 // Compare-and-set scripts: a lease is only renewed or released by the instance that holds it.
 const RENEW_IF_HOLDS = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) else return 0 end`;
@@ -32,11 +33,8 @@ const DELETE_BATCH = 500;
 const DEFAULT_REDIS_CONNECT_TIMEOUT_MS = 10_000;
 
 /** Redis did not answer in time at start-up; the message never names the URL's credentials. */
-export class RedisUnreachableError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "RedisUnreachableError";
-  }
+export class RedisUnreachableError extends StartupError {
+  override readonly name = "RedisUnreachableError";
 }
 
 /** The Redis store, connected on first use (`openRedisStore` waits for it), reconnecting by itself. */
@@ -93,7 +91,7 @@ function redisStore(
   return { store: new KeyvThreadStore(keyv, primitives, { ...options, namespace }), redis };
 }
 
-/** Where a Redis URL points (host and port), without its user name or password. */
+/** Host and port, without the URL's user name or password. */
 function redisHost(url: string): string {
   try {
     return new URL(url).host || "(no host)";
@@ -208,25 +206,6 @@ function errorName(err: unknown): string {
   return prefix ?? "an error";
 }
 
-/** One request counted against rate limits: rate-window.ts' script, one command. */
-async function consumeRateIn(
-  client: RedisClient,
-  counts: readonly RateCount[],
-  windowMs: number,
-  now: number,
-): Promise<RateRefusal> {
-  const reply = await client.eval(REDIS_CONSUME_RATE, {
-    keys: counts.map((c) => c.key),
-    arguments: [String(windowMs), String(now), randomUUID(), ...counts.map((c) => `${c.limit}`)],
-  });
-  // {0, 0}: counted; else the refusing log (1-based) and the ms until it has room.
-  const [index, wait] = Array.isArray(reply) ? reply.map(Number) : [];
-  if (index === undefined || wait === undefined || !(index >= 0)) {
-    throw new Error("Redis answered the rate limit script with something else than two numbers");
-  }
-  return index > 0 ? { index: index - 1, retryAfterMs: wait } : undefined;
-}
-
 /** The store's atomic operations as Redis commands; the run index is the hash `runsHash`. */
 function redisPrimitives(
   redis: ReadyClient,
@@ -234,7 +213,6 @@ function redisPrimitives(
   recordPrefix: string,
 ): Omit<Primitives, "recordKeys"> {
   const connected = () => redis.connected();
-  /** A script's numeric answer. */
   const evaluate = async (script: string, keys: string[], args: string[]) =>
     Number(await (await connected()).eval(script, { keys, arguments: args }));
   const ms = (ttl: number) => Math.max(1, Math.round(ttl));
@@ -252,8 +230,28 @@ function redisPrimitives(
   return {
     setIfAbsent: async (k, v, ttl) =>
       (await (await connected()).set(k, v, { NX: true, PX: ms(ttl) })) === "OK",
-    consumeRate: async (counts, windowMs, now) =>
-      consumeRateIn(await connected(), counts, windowMs, now),
+    // rate-window.ts' script, one command.
+    consumeRate: async (counts, windowMs, now) => {
+      const reply = await (
+        await connected()
+      ).eval(REDIS_CONSUME_RATE, {
+        keys: counts.map((c) => c.key),
+        arguments: [
+          String(windowMs),
+          String(now),
+          randomUUID(),
+          ...counts.map((c) => `${c.limit}`),
+        ],
+      });
+      // {0, 0}: counted; else the refusing log (1-based) and the ms until it has room.
+      const [index, wait] = Array.isArray(reply) ? reply.map(Number) : [];
+      if (index === undefined || wait === undefined || !(index >= 0)) {
+        throw new Error(
+          "Redis answered the rate limit script with something else than two numbers",
+        );
+      }
+      return index > 0 ? { index: index - 1, retryAfterMs: wait } : undefined;
+    },
     renewIfHolds: async (k, v, ttl) =>
       (await evaluate(RENEW_IF_HOLDS, [k], [v, `${ms(ttl)}`])) === 1,
     deleteIfHolds: async (k, v) => (await evaluate(DELETE_IF_HOLDS, [k], [v])) === 1,

@@ -44,14 +44,7 @@ export interface ResealReport {
   readonly unreadable: number;
 }
 
-export interface ServiceKeyStore {
-  get(teamId: string): Promise<ServiceKeyState>;
-  /** Seals and stores the key; resolves with its last four characters (`…abcd`). */
-  set(teamId: string, key: string, by: string): Promise<string>;
-  delete(teamId: string): Promise<void>;
-  /** Seals every stored key with the first encryption key. */
-  resealAll(): Promise<ResealReport>;
-}
+export type ServiceKeyStore = ReturnType<typeof createServiceKeyStore>;
 
 const SUFFIX = ":service-key";
 const recordKey = (teamId: string) => `t:${teamId}${SUFFIX}`;
@@ -62,7 +55,6 @@ const StoredKey = z.object({
   setBy: z.string(),
   setAt: z.number(),
 });
-type StoredKey = z.infer<typeof StoredKey>;
 
 /**
  * The keys on the store's records. `resealAll` scans the record keys rather than keep an index
@@ -72,21 +64,16 @@ export function createServiceKeyStore(
   records: RecordStore,
   keys: readonly SealingKey[],
   now: () => number = Date.now,
-): ServiceKeyStore {
-  const read = async (at: string): Promise<StoredKey | "malformed" | undefined> => {
-    const raw = await records.getRecord(at);
-    if (raw === undefined || raw === null) return undefined;
-    const parsed = StoredKey.safeParse(raw);
-    return parsed.success ? parsed.data : "malformed";
-  };
-
+) {
   return {
-    async get(teamId) {
-      const stored = await read(recordKey(teamId));
-      if (stored === undefined) return { state: "none" };
-      if (stored === "malformed") {
+    async get(teamId: string): Promise<ServiceKeyState> {
+      const raw = await records.getRecord(recordKey(teamId));
+      if (raw === undefined || raw === null) return { state: "none" };
+      const parsed = StoredKey.safeParse(raw);
+      if (!parsed.success) {
         return { state: "unreadable", why: "not a key's record", lastFour: undefined };
       }
+      const stored = parsed.data;
       const { lastFour: four, setBy, setAt } = stored;
       try {
         const key = open(stored.box, keys, recordKey(teamId));
@@ -97,54 +84,68 @@ export function createServiceKeyStore(
       }
     },
 
-    async set(teamId, key, by) {
+    /** Seals and stores the key; resolves with its last four characters (`…abcd`). */
+    async set(teamId: string, key: string, by: string): Promise<string> {
       const four = lastFour(key);
       const at = recordKey(teamId);
-      const record: StoredKey = {
+      await records.putRecord(at, {
         box: seal(key, keys, at),
         lastFour: four,
         setBy: by,
         setAt: now(),
-      };
-      await records.putRecord(at, record);
+      });
       return four;
     },
 
-    async delete(teamId) {
+    async delete(teamId: string): Promise<void> {
       await records.deleteRecord(recordKey(teamId));
     },
 
-    async resealAll() {
-      const counts = { resealed: 0, current: 0, unreadable: 0 };
+    /** Seals every stored key with the first encryption key. */
+    async resealAll(): Promise<ResealReport> {
       const found = (await records.recordKeys("t:")).filter((k) => k.endsWith(SUFFIX));
-      for (const at of found) {
-        const stored = await read(at);
-        if (stored === undefined) continue; // deleted meanwhile
-        if (stored === "malformed") {
-          counts.unreadable++;
-          continue;
-        }
-        let box: string;
-        try {
-          box = reseal(stored.box, keys, at);
-        } catch (err) {
-          if (!(err instanceof SecretBoxError)) throw err;
-          counts.unreadable++;
-          continue;
-        }
-        if (box === stored.box) {
-          counts.current++;
-          continue;
-        }
-        // An admin who saved a new key meanwhile keeps it (it is sealed with the first key).
-        const again = await read(at);
-        if (again === undefined || again === "malformed" || again.box !== stored.box) continue;
-        await records.putRecord(at, { ...stored, box });
-        counts.resealed++;
-      }
-      return counts;
+      return resealRecords(records, found, (raw, at) => {
+        const stored = StoredKey.safeParse(raw);
+        if (!stored.success) throw new SecretBoxError("not a key's record");
+        const box = reseal(stored.data.box, keys, at);
+        return box === stored.data.box ? raw : { ...stored.data, box };
+      });
     },
   };
+}
+
+/**
+ * Each record at `found` with its secrets sealed again by `resealRecord` (which throws a
+ * SecretBoxError when they do not open: counted unreadable, left as they are).
+ */
+export async function resealRecords(
+  records: RecordStore,
+  found: readonly string[],
+  resealRecord: (raw: unknown, at: string) => unknown,
+): Promise<ResealReport> {
+  const counts = { resealed: 0, current: 0, unreadable: 0 };
+  for (const at of found) {
+    const raw = await records.getRecord(at);
+    if (raw === undefined || raw === null) continue; // deleted meanwhile
+    let sealed: unknown;
+    try {
+      sealed = resealRecord(raw, at);
+    } catch (err) {
+      if (!(err instanceof SecretBoxError)) throw err;
+      counts.unreadable++;
+      continue;
+    }
+    const before = JSON.stringify(raw);
+    if (JSON.stringify(sealed) === before) {
+      counts.current++;
+      continue;
+    }
+    // Written meanwhile (a new key, a reinstall, a token refresh): sealed with the first key, kept.
+    if (JSON.stringify(await records.getRecord(at)) !== before) continue;
+    await records.putRecord(at, sealed);
+    counts.resealed++;
+  }
+  return counts;
 }
 
 /** The store sealing with these keys (base64, the first seals), or none when none is set. */

@@ -1,14 +1,18 @@
 /**
  * The embedded store: one SQLite file on Node's built-in `node:sqlite`, nothing to install. Its
- * Keyv adapter is written here because @keyv/sqlite needs the native `sqlite3` build; it has the
- * atomic operations the store needs (setIfAbsent…).
+ * Keyv adapter is written here because @keyv/sqlite needs the native `sqlite3` build.
  */
 import { EventEmitter } from "node:events";
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { DatabaseSync, type StatementSync } from "node:sqlite";
+import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite";
 import { Keyv, type KeyvStoreAdapter, type StoredData } from "keyv";
-import { DEFAULT_NAMESPACE, KeyvThreadStore, type StoreOptions } from "./keyv-store.ts";
+import {
+  DEFAULT_NAMESPACE,
+  KeyvThreadStore,
+  type Primitives,
+  type StoreOptions,
+} from "./keyv-store.ts";
 import { decideRate, parseLog, type RateCount, type RateRefusal } from "./rate-window.ts";
 import type { StampedRecord } from "./record-format.ts";
 import type { ThreadStore } from "./types.ts";
@@ -18,58 +22,11 @@ export function createSqliteStore(
   report: (err: unknown) => void = () => {},
   options: StoreOptions = {},
 ): ThreadStore {
-  const adapter = new SqliteKeyvAdapter(path);
   const namespace = options.namespace ?? DEFAULT_NAMESPACE;
+  const adapter = new SqliteKeyvAdapter(path, namespace);
   const keyv = new Keyv<StampedRecord>({ store: adapter, namespace, throwOnErrors: true });
   keyv.on("error", report);
-  const sweep = setInterval(() => adapter.purgeExpired(), 10 * 60_000);
-  sweep.unref();
-  return new KeyvThreadStore(
-    keyv,
-    {
-      setIfAbsent: (k, v, ttl) => adapter.setIfAbsent(k, v, ttl),
-      consumeRate: (counts, windowMs, now) => adapter.consumeRate(counts, windowMs, now),
-      renewIfHolds: (k, v, ttl) => adapter.renewIfHolds(k, v, ttl),
-      deleteIfHolds: (k, v) => adapter.deleteIfHolds(k, v),
-      putEntry: async (k, v, ttl) => {
-        await adapter.set(k, v, ttl);
-      },
-      replaceEntry: (k, v, ttl) => adapter.replaceIfLive(k, v, ttl),
-      getEntry: async (k) => (await adapter.get<string>(k)) as string | undefined,
-      deleteEntry: async (k) => {
-        await adapter.delete(k);
-      },
-      deleteEntryIfSame: async (k, v, also) => {
-        if (!(await adapter.deleteIfHolds(k, v))) return false;
-        await adapter.deleteMany([...also]);
-        return true;
-      },
-      entries: (prefix) => adapter.entries(prefix),
-      deleteKeys: async (keys) => {
-        await adapter.deleteMany([...keys]);
-      },
-      deletePrefix: async (prefix) => {
-        await adapter.deletePrefix(prefix);
-      },
-      // keyv names its rows `<namespace>:<key>` (the atomic entries use other prefixes).
-      deleteRecords: async (prefix) => {
-        await adapter.deletePrefix(`${namespace}:${prefix}`);
-      },
-      recordKeys: async (prefix) => {
-        const ns = `${namespace}:`;
-        return (await adapter.entries(`${ns}${prefix}`)).map(([key]) => key.slice(ns.length));
-      },
-      ping: async () => {
-        await adapter.get("__ping__");
-        return true;
-      },
-      close: async () => {
-        clearInterval(sweep);
-        await adapter.disconnect();
-      },
-    },
-    options,
-  );
+  return new KeyvThreadStore(keyv, adapter, options);
 }
 
 export const defaultSqlitePath = (dataDir: string) => join(dataDir, "taskbot.sqlite");
@@ -90,23 +47,20 @@ function keepPrivate(path: string): void {
   }
 }
 
-export class SqliteKeyvAdapter extends EventEmitter implements KeyvStoreAdapter {
+/** keyv's adapter, and the store's atomic operations on the same table. */
+export class SqliteKeyvAdapter extends EventEmitter implements KeyvStoreAdapter, Primitives {
   opts: { path: string; dialect: "sqlite" };
   namespace?: string | undefined;
+  /** keyv's records are `<namespace>:<key>` rows (the atomic entries use other prefixes). */
+  readonly #records: string;
+  readonly #sweep: NodeJS.Timeout;
   readonly #db: DatabaseSync;
-  readonly #get: StatementSync;
-  readonly #set: StatementSync;
-  readonly #insert: StatementSync;
-  readonly #del: StatementSync;
-  readonly #purgeKey: StatementSync;
-  readonly #renew: StatementSync;
-  readonly #delIfHolds: StatementSync;
-  readonly #entries: StatementSync;
-  readonly #replace: StatementSync;
-  readonly #delRange: StatementSync;
+  /** Each statement prepared once: leases are renewed and released for every run, every few seconds. */
+  readonly #statements = new Map<string, StatementSync>();
 
-  constructor(path: string) {
+  constructor(path: string, namespace = DEFAULT_NAMESPACE) {
     super();
+    this.#records = `${namespace}:`;
     if (path !== ":memory:") createPrivately(path);
     this.opts = { path, dialect: "sqlite" };
     this.#db = new DatabaseSync(path);
@@ -117,39 +71,30 @@ export class SqliteKeyvAdapter extends EventEmitter implements KeyvStoreAdapter 
       CREATE TABLE IF NOT EXISTS keyv (key TEXT PRIMARY KEY, value TEXT NOT NULL, expires INTEGER);
       CREATE INDEX IF NOT EXISTS keyv_expires ON keyv (expires) WHERE expires IS NOT NULL;
     `);
-    this.#get = this.#db.prepare("SELECT value, expires FROM keyv WHERE key = ?");
-    this.#set = this.#db.prepare(
-      "INSERT INTO keyv (key, value, expires) VALUES (?, ?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value, expires = excluded.expires",
-    );
-    this.#insert = this.#db.prepare(
-      "INSERT INTO keyv (key, value, expires) VALUES (?, ?, ?) ON CONFLICT(key) DO NOTHING",
-    );
-    this.#del = this.#db.prepare("DELETE FROM keyv WHERE key = ?");
-    this.#purgeKey = this.#db.prepare(
-      "DELETE FROM keyv WHERE key = ? AND expires IS NOT NULL AND expires <= ?",
-    );
-    // Prepared once: leases are renewed and released for every run, every few seconds.
-    this.#renew = this.#db.prepare(
-      "UPDATE keyv SET expires = ? WHERE key = ? AND value = ? AND (expires IS NULL OR expires > ?)",
-    );
-    this.#delIfHolds = this.#db.prepare("DELETE FROM keyv WHERE key = ? AND value = ?");
-    this.#entries = this.#db.prepare(
-      "SELECT key, value FROM keyv WHERE key LIKE ? ESCAPE '\\' AND (expires IS NULL OR expires > ?)",
-    );
-    this.#replace = this.#db.prepare(
-      "UPDATE keyv SET value = ?, expires = ? WHERE key = ? AND (expires IS NULL OR expires > ?)",
-    );
-    // A range on the primary key (its index), not a LIKE scan of the whole table.
-    this.#delRange = this.#db.prepare("DELETE FROM keyv WHERE key >= ? AND key < ?");
     // SQLite gives the -wal and -shm files it creates the database file's mode; older ones too.
     if (path !== ":memory:") keepPrivate(path);
+    // Reads drop expired rows lazily; the others go every 10 minutes.
+    this.#sweep = setInterval(() => this.#sql(PURGE).run(Date.now()), 10 * 60_000);
+    this.#sweep.unref();
+  }
+
+  #sql(sql: string): StatementSync {
+    const prepared = this.#statements.get(sql) ?? this.#db.prepare(sql);
+    this.#statements.set(sql, prepared);
+    return prepared;
+  }
+
+  /** Runs a write; whether it changed exactly one row. */
+  #one(sql: string, ...params: SQLInputValue[]): boolean {
+    return Number(this.#sql(sql).run(...params).changes) === 1;
   }
 
   #read(key: string): string | undefined {
-    const row = this.#get.get(key) as { value: string; expires: number | null } | undefined;
+    const row = this.#sql("SELECT value, expires FROM keyv WHERE key = ?").get(key) as
+      { value: string; expires: number | null } | undefined;
     if (!row) return undefined;
     if (row.expires !== null && row.expires <= Date.now()) {
-      this.#del.run(key);
+      this.#sql(DELETE).run(key);
       return undefined;
     }
     return row.value;
@@ -161,22 +106,20 @@ export class SqliteKeyvAdapter extends EventEmitter implements KeyvStoreAdapter 
 
   async set(key: string, value: unknown, ttl?: number): Promise<boolean> {
     const expires = typeof ttl === "number" && ttl > 0 ? Date.now() + ttl : null;
-    this.#set.run(key, String(value), expires);
+    this.#sql(UPSERT).run(key, String(value), expires);
     return true;
   }
 
-  /** Stores `value` only if `key` holds nothing live. Atomic: SQLite serialises writers. */
-  async setIfAbsent(key: string, value: string, ttlMs?: number): Promise<boolean> {
+  /** Atomic: SQLite serialises writers. */
+  async setIfAbsent(key: string, value: string, ttlMs: number): Promise<boolean> {
     const now = Date.now();
-    this.#purgeKey.run(key, now);
-    const expires = typeof ttlMs === "number" && ttlMs > 0 ? now + ttlMs : null;
-    return Number(this.#insert.run(key, value, expires).changes) === 1;
+    this.#sql(`${DELETE} AND expires IS NOT NULL AND expires <= ?`).run(key, now);
+    const insert =
+      "INSERT INTO keyv (key, value, expires) VALUES (?, ?, ?) ON CONFLICT(key) DO NOTHING";
+    return this.#one(insert, key, value, ttlMs > 0 ? now + ttlMs : null);
   }
 
-  /**
-   * One request counted in every log of `counts`, or in none (rate-window.ts): one synchronous
-   * transaction; IMMEDIATE takes the write lock at once, so another process waits for it.
-   */
+  /** One synchronous transaction; IMMEDIATE takes the write lock at once (another process waits). */
   async consumeRate(
     counts: readonly RateCount[],
     windowMs: number,
@@ -189,7 +132,7 @@ export class SqliteKeyvAdapter extends EventEmitter implements KeyvStoreAdapter 
       if (!decided.refusal) {
         const expires = Date.now() + windowMs;
         counts.forEach(({ key }, i) =>
-          this.#set.run(key, JSON.stringify(decided.logs[i]), expires),
+          this.#sql(UPSERT).run(key, JSON.stringify(decided.logs[i]), expires),
         );
       }
       this.#db.exec("COMMIT");
@@ -200,47 +143,92 @@ export class SqliteKeyvAdapter extends EventEmitter implements KeyvStoreAdapter 
     }
   }
 
-  /** Extends `key`'s expiry if it still holds `value` (a lease renewal). */
   async renewIfHolds(key: string, value: string, ttlMs: number): Promise<boolean> {
     const now = Date.now();
-    return Number(this.#renew.run(now + ttlMs, key, value, now).changes) === 1;
+    return this.#one(
+      `UPDATE keyv SET expires = ? ${WHERE_LIVE} AND value = ?`,
+      now + ttlMs,
+      key,
+      now,
+      value,
+    );
   }
 
-  /** Rewrites `key` only while it holds something live; false when it does not. */
-  async replaceIfLive(key: string, value: string, ttlMs: number): Promise<boolean> {
-    const now = Date.now();
-    return Number(this.#replace.run(value, now + ttlMs, key, now).changes) === 1;
-  }
-
-  /** Deletes every row whose key starts with `prefix` (which must not be empty). */
-  async deletePrefix(prefix: string): Promise<number> {
-    if (prefix === "") throw new Error("refusing to delete every key");
-    // Keys compare as UTF-8 bytes: the prefix with its last character raised bounds them all.
-    const last = prefix.codePointAt(prefix.length - 1) ?? 0;
-    const end = prefix.slice(0, -1) + String.fromCodePoint(last + 1);
-    return Number(this.#delRange.run(prefix, end).changes);
-  }
-
-  /** Deletes `key` only if it holds `value` (releasing one's own lease). */
   async deleteIfHolds(key: string, value: string): Promise<boolean> {
-    return Number(this.#delIfHolds.run(key, value).changes) === 1;
+    return this.#one(`${DELETE} AND value = ?`, key, value);
   }
 
-  /** Live entries whose key starts with `prefix`. */
+  async putEntry(key: string, value: string, ttlMs: number): Promise<void> {
+    await this.set(key, value, ttlMs);
+  }
+
+  async replaceEntry(key: string, value: string, ttlMs: number): Promise<boolean> {
+    const now = Date.now();
+    return this.#one(
+      `UPDATE keyv SET value = ?, expires = ? ${WHERE_LIVE}`,
+      value,
+      now + ttlMs,
+      key,
+      now,
+    );
+  }
+
+  async getEntry(key: string): Promise<string | undefined> {
+    return this.#read(key);
+  }
+
+  async deleteEntry(key: string): Promise<void> {
+    this.#sql(DELETE).run(key);
+  }
+
+  async deleteEntryIfSame(key: string, value: string, also: readonly string[]): Promise<boolean> {
+    if (!(await this.deleteIfHolds(key, value))) return false;
+    await this.deleteKeys(also);
+    return true;
+  }
+
   async entries(prefix: string): Promise<Array<[string, string]>> {
     const like = `${prefix.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-    const rows = this.#entries.all(like, Date.now()) as Array<{ key: string; value: string }>;
+    const rows = this.#sql(
+      "SELECT key, value FROM keyv WHERE key LIKE ? ESCAPE '\\' AND (expires IS NULL OR expires > ?)",
+    ).all(like, Date.now()) as Array<{ key: string; value: string }>;
     return rows.map((r) => [r.key, r.value]);
   }
 
+  async deleteKeys(keys: readonly string[]): Promise<void> {
+    for (const k of keys) this.#sql(DELETE).run(k);
+  }
+
+  /** `prefix` must not be empty. */
+  async deletePrefix(prefix: string): Promise<void> {
+    if (prefix === "") throw new Error("refusing to delete every key");
+    // Keys compare as UTF-8 bytes: the prefix with its last character raised bounds them all (a
+    // range on the primary key's index, not a LIKE scan of the whole table).
+    const last = prefix.codePointAt(prefix.length - 1) ?? 0;
+    const end = prefix.slice(0, -1) + String.fromCodePoint(last + 1);
+    this.#sql("DELETE FROM keyv WHERE key >= ? AND key < ?").run(prefix, end);
+  }
+
+  async deleteRecords(prefix: string): Promise<void> {
+    await this.deletePrefix(`${this.#records}${prefix}`);
+  }
+
+  async recordKeys(prefix: string): Promise<string[]> {
+    const rows = await this.entries(`${this.#records}${prefix}`);
+    return rows.map(([key]) => key.slice(this.#records.length));
+  }
+
+  async ping(): Promise<boolean> {
+    this.#read("__ping__");
+    return true;
+  }
+
   async delete(key: string): Promise<boolean> {
-    return Number(this.#del.run(key).changes) > 0;
+    return Number(this.#sql(DELETE).run(key).changes) > 0;
   }
 
   async deleteMany(keys: string[]): Promise<boolean> {
-    let any = false;
-    for (const k of keys) any = (await this.delete(k)) || any;
-    return any;
+    return keys.map((k) => Number(this.#sql(DELETE).run(k).changes) > 0).includes(true);
   }
 
   async clear(): Promise<void> {
@@ -248,16 +236,18 @@ export class SqliteKeyvAdapter extends EventEmitter implements KeyvStoreAdapter 
     else this.#db.exec("DELETE FROM keyv");
   }
 
-  /** Removes expired rows (called now and then; reads also drop expired rows lazily). */
-  purgeExpired(): number {
-    return Number(
-      this.#db
-        .prepare("DELETE FROM keyv WHERE expires IS NOT NULL AND expires <= ?")
-        .run(Date.now()).changes,
-    );
-  }
-
   async disconnect(): Promise<void> {
+    clearInterval(this.#sweep);
     if (this.#db.isOpen) this.#db.close();
   }
+
+  close(): Promise<void> {
+    return this.disconnect();
+  }
 }
+
+const DELETE = "DELETE FROM keyv WHERE key = ?";
+const UPSERT =
+  "INSERT INTO keyv (key, value, expires) VALUES (?, ?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value, expires = excluded.expires";
+const WHERE_LIVE = "WHERE key = ? AND (expires IS NULL OR expires > ?)";
+const PURGE = "DELETE FROM keyv WHERE expires IS NOT NULL AND expires <= ?";

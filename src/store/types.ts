@@ -1,13 +1,24 @@
 /**
  * The store's records and its boundary: Slack threads and their service conversations, the
  * index of unfinished runs, the atomic primitives instances share, people's tasks and defaults.
+ * The run index's records are zod schemas (an entry is checked as it is read, run-index.ts).
  */
+import { z } from "zod";
 
 /** The service's conversation a Slack thread maps to (the client's ThreadRef). */
-export interface ServiceThreadRef {
-  readonly projectId: string;
-  readonly threadId: string;
-}
+export const ServiceThreadRef = z.object({ projectId: z.string(), threadId: z.string() });
+export type ServiceThreadRef = z.infer<typeof ServiceThreadRef>;
+
+export const SlackThreadKey = z.object({
+  teamId: z.string(),
+  channelId: z.string(),
+  threadTs: z.string(),
+});
+export type SlackThreadKey = z.infer<typeof SlackThreadKey>;
+
+/** Where a start's messages go: its channel, and its thread once the prompt (its root) is posted. */
+const StartPlace = SlackThreadKey.extend({ threadTs: z.string().optional() });
+export type StartPlace = z.infer<typeof StartPlace>;
 
 /** A file a person attached in Slack, as Slack described it (kept while its message waits). */
 export interface SlackFileRef {
@@ -35,16 +46,28 @@ export interface QueuedFollowUp {
 }
 
 /**
- * What a task thread is doing. A run id is only ever a run id: the states are spelled out
- * here instead of being encoded in it.
+ * Who asked a run to stop, stored once per run for every instance (and held by its fate while
+ * it is relayed, runs/fate.ts): a person who pressed Stop, the app itself (saying why, e.g. its
+ * maximum run time), or nobody because its records are forgotten (it ends without a word).
  */
+export const StopRequest = z.discriminatedUnion("kind", [
+  z.object({ kind: z.literal("person"), userId: z.string() }),
+  z.object({ kind: z.literal("app"), reason: z.string() }),
+  z.object({ kind: z.literal("forgotten") }),
+]);
+export type StopRequest = z.infer<typeof StopRequest>;
+export type PersonStop = Extract<StopRequest, { kind: "person" }>;
+
+export const personStop = (userId: string): PersonStop => ({ kind: "person", userId });
+
+/** What a task thread is doing (the states are spelled out: a run id is only ever a run id). */
 export type ThreadActivity =
   /** Nothing runs: a reply starts a run at once. */
   | { readonly kind: "idle" }
   /**
-   * A run is being created and has no id yet (an instance that dies now leaves this behind;
-   * it is cleared after a while). `replyTs` is the reply the run answers, absent for the task's
-   * first run; `messageTs` is the bot message that will show the run, when already posted.
+   * A run being created, no id yet (left behind by an instance that dies now; cleared after a
+   * while). `replyTs`: the reply it answers (none for a task's first run); `messageTs`: the bot
+   * message that will show it, once posted.
    */
   | {
       readonly kind: "starting";
@@ -55,35 +78,17 @@ export type ThreadActivity =
       /** A Stop pressed meanwhile (Slack's own Stop): it is stopped once it runs. */
       readonly stop?: PersonStop;
     }
-  /** A run is in progress, shown in the bot message `messageTs`. */
   | { readonly kind: "running"; readonly runId: string; readonly messageTs: string };
 
 export const IDLE: ThreadActivity = { kind: "idle" };
 
-/**
- * Who asked a run to stop, stored once per run for every instance (and held by its fate while
- * it is relayed, runs/fate.ts): a person who pressed Stop, the app itself (saying why, e.g. its
- * maximum run time), or nobody because its records are forgotten (it ends without a word).
- */
-export type StopRequest =
-  PersonStop | { readonly kind: "app"; readonly reason: string } | { readonly kind: "forgotten" };
-
-export type PersonStop = { readonly kind: "person"; readonly userId: string };
-
-export const personStop = (userId: string): PersonStop => ({ kind: "person", userId });
-
-export interface ThreadRecord {
-  readonly teamId: string;
-  readonly channelId: string;
+export interface ThreadRecord extends SlackThreadKey {
   /** Where the task started: a channel, or a direct message (where Slack's agent view lives). */
   readonly surface: "channel" | "dm";
-  /** The Slack thread: the ts of the channel message that shows the prompt. */
-  readonly threadTs: string;
   /** The service's conversation; absent until the service created the task. */
   readonly service?: ServiceThreadRef;
   /** Who started the task; only they (or an admin) may stop it. */
   readonly ownerUserId: string;
-  /** Whether a run is being started or in progress, and which. */
   readonly active: ThreadActivity;
   readonly lastRunId: string | undefined;
   readonly queue: readonly QueuedFollowUp[];
@@ -91,43 +96,36 @@ export interface ThreadRecord {
   readonly updatedAt: number;
 }
 
-export interface SlackThreadKey {
-  readonly teamId: string;
-  readonly channelId: string;
-  readonly threadTs: string;
-}
-
-/**
- * The Slack messages that open a run, posted while the service already works on it: enough
- * for another instance to post what is missing if the one posting them dies.
- */
-export interface RunOpening {
-  /** Who asked. */
-  readonly userId: string;
-  /** A task started by a command: its prompt, posted as the thread's parent. */
-  readonly prompt?: { readonly text: string; readonly fileNames: readonly string[] };
-  /** The remark under the answer (what of a follow-up was not sent). */
-  readonly remark?: string;
-  readonly surface: "channel" | "dm";
-  /** A direct-message task's title in Slack's agent view. */
-  readonly title?: string;
-  /** When the request arrived (ms since the epoch): its messages keep that place in line. */
-  readonly since: number;
-  /** A follow-up: the reply the run answers. */
-  readonly replyTs?: string;
-  /** A Workflow Builder step asked for it: the step ends when the run ends. */
-  readonly step?: WorkflowStep;
-}
-
 /**
  * A Workflow Builder step ("Run a task") waiting for its run: Slack's execution of it, and the
  * token Slack gave for it (`bot_access_token` of `function_executed`), which completes it. The
  * token is kept sealed when the app has an encryption key (slack/workflow-steps.ts).
  */
-export interface WorkflowStep {
-  readonly executionId: string;
-  readonly token: string;
-}
+const WorkflowStep = z.object({ executionId: z.string(), token: z.string() });
+export type WorkflowStep = z.infer<typeof WorkflowStep>;
+
+/**
+ * The Slack messages that open a run, posted while the service already works on it: enough
+ * for another instance to post what is missing if the one posting them dies.
+ */
+const RunOpening = z.object({
+  /** Who asked. */
+  userId: z.string(),
+  /** A task started by a command: its prompt, posted as the thread's parent. */
+  prompt: z.object({ text: z.string(), fileNames: z.array(z.string()) }).optional(),
+  /** The remark under the answer (what of a follow-up was not sent). */
+  remark: z.string().optional(),
+  surface: z.enum(["channel", "dm"]),
+  /** A direct-message task's title in Slack's agent view. */
+  title: z.string().optional(),
+  /** When the request arrived (ms since the epoch): its messages keep that place in line. */
+  since: z.number(),
+  /** A follow-up: the reply the run answers. */
+  replyTs: z.string().optional(),
+  /** A Workflow Builder step asked for it: the step ends when the run ends. */
+  step: WorkflowStep.optional(),
+});
+export type RunOpening = z.infer<typeof RunOpening>;
 
 declare const serviceRunBrand: unique symbol;
 declare const reservationBrand: unique symbol;
@@ -138,93 +136,89 @@ export type ServiceRunId = string & { readonly [serviceRunBrand]: true };
 /** A start being made (`reserved:<team>:<channel>:<uuid>`), before the service's run is shown. */
 export type ReservationId = string & { readonly [reservationBrand]: true };
 
-/** The service's run id as the service named it (its answers are checked by zod already). */
+/** As the service named it (its answers are checked by zod already). */
 export const serviceRunId = (id: string): ServiceRunId => id as ServiceRunId;
 
-/** A reservation's id as this app made it (runs/relay.ts) or the store kept it. */
+/** As this app made it (runs/relay.ts) or the store kept it. */
 export const reservationId = (id: string): ReservationId => id as ReservationId;
 
-/** Where a start's messages go: its channel, and its thread once that exists. */
-export interface StartPlace {
-  readonly teamId: string;
-  readonly channelId: string;
-  /** The thread's ts; absent until the task's prompt (the thread's root) is posted. */
-  readonly threadTs?: string | undefined;
-}
-
 /** What every unfinished run's record holds, whatever its state. */
-interface RunRecordBase {
+const runRecordBase = {
   /** The bot messages showing the run, in order (long answers span several). */
-  readonly messageTs: readonly string[];
-  readonly startedAt: number;
+  messageTs: z.array(z.string()).readonly(),
+  startedAt: z.number(),
   /** The remark shown under the answer (what of the request was not sent, and why). */
-  readonly remark?: string;
+  remark: z.string().optional(),
   /** Who asked (native streams are addressed to them). */
-  readonly owner?: string;
+  owner: z.string().optional(),
   /**
    * Instances that began relaying the run and never let it go: each takes one when it begins
-   * (the first at the start, each next one as it takes the run over) and gives it back when it
-   * hands the run over. What is left when an instance takes the run over are the ones that
-   * died relaying it: past a few, the run is quarantined instead of relayed (a run that kills
-   * its instances must not go round them all).
+   * and gives it back when it hands the run over. What is left when an instance takes the run
+   * over are the ones that died relaying it: past a few, the run is quarantined instead of
+   * relayed (a run that kills its instances must not go round them all).
    */
-  readonly openRelays?: number;
+  openRelays: z.number().int().min(0).optional(),
   /**
    * Set once its relay began to end it (the final result, its files, their pictures: the
-   * heavy steps). An instance that died then is much more likely to have died of this run than
-   * of another it relayed at the time: such a run is quarantined sooner.
+   * heavy steps): an instance that died then most likely died of this run, so it is
+   * quarantined sooner.
    */
-  readonly finishing?: boolean;
+  finishing: z.boolean().optional(),
   /** The Workflow Builder step that asked for the run: whoever ends the run ends the step. */
-  readonly step?: WorkflowStep;
-  /**
-   * The trace of the request that started the run (its W3C `traceparent`), when tracing is on:
-   * the instance that takes the run over continues that trace.
-   */
-  readonly traceparent?: string;
-}
+  step: WorkflowStep.optional(),
+  /** The W3C `traceparent` of the request that started the run: a takeover continues its trace. */
+  traceparent: z.string().max(64).optional(),
+};
 
 /**
  * A task (or follow-up) being started: recorded before the service answered and before its
  * messages may exist, so another instance can finish the start if this one dies (relay.ts):
  * post what is missing and follow the service's run, or, when the service never answered,
- * end the message as interrupted.
+ * end the message as interrupted. `messageTs` is empty until the opening's messages exist.
  */
-export interface ReservedRun extends RunRecordBase {
-  readonly kind: "reserved";
-  readonly runId: ReservationId;
-  readonly key: StartPlace;
-  /** The messages to post (`messageTs` is empty until they exist). */
-  readonly opening: RunOpening;
+const ReservedRun = z.object({
+  kind: z.literal("reserved"),
+  runId: z.string().transform(reservationId),
+  key: StartPlace,
+  opening: RunOpening,
   /** The service's run, once it answered, so that it is not lost. */
-  readonly created?: { readonly ref: ServiceThreadRef; readonly runId: ServiceRunId };
-}
+  created: z
+    .object({ ref: ServiceThreadRef, runId: z.string().transform(serviceRunId) })
+    .optional(),
+  ...runRecordBase,
+});
+export type ReservedRun = z.infer<typeof ReservedRun>;
 
 /** A service run shown in Slack: everything an instance needs to finish it in the same messages. */
-export interface RelayedRun extends RunRecordBase {
-  readonly kind: "relaying";
-  readonly runId: ServiceRunId;
-  readonly key: SlackThreadKey;
-  readonly ref: ServiceThreadRef;
+const RelayedRun = z.object({
+  kind: z.literal("relaying"),
+  runId: z.string().transform(serviceRunId),
+  key: SlackThreadKey,
+  ref: ServiceThreadRef,
   /** The text already shown, so a new owner neither repeats nor loses any. */
-  readonly shownText: string;
+  shownText: z.string(),
   /** Files: not yet uploaded, upload under way (may have partly happened), or uploaded. */
-  readonly uploads: "pending" | "started" | "done";
+  uploads: z.enum(["pending", "started", "done"]),
   /** A native-streaming run's "working…" message, removed once the answer is final. */
-  readonly controlTs?: string;
+  controlTs: z.string().optional(),
   /**
    * The first `messages` of `messageTs` are sealed: stream messages a rotated native stream
    * left (stopped, never edited again), showing the answer's first `chars` characters. The
    * others show the rest; a new owner edits only those.
    */
-  readonly sealed?: { readonly messages: number; readonly chars: number };
-}
+  sealed: z
+    .object({ messages: z.number().int().min(0), chars: z.number().int().min(0) })
+    .optional(),
+  ...runRecordBase,
+});
+export type RelayedRun = z.infer<typeof RelayedRun>;
 
 /**
  * An unfinished run, by its state: being started (`reserved`), or shown (`relaying`). Made only
  * by runs/record.ts, from the run's life there; a thread's `running` activity points at one.
  */
-export type RunRecord = ReservedRun | RelayedRun;
+export const RunRecord = z.discriminatedUnion("kind", [ReservedRun, RelayedRun]);
+export type RunRecord = z.infer<typeof RunRecord>;
 
 /** What a relayed run writes as it goes (the rest of its record does not change). */
 export type RelayedRunProgress = Partial<
@@ -247,7 +241,6 @@ export type RunState = "running" | "completed" | "failed" | "stopped" | "error";
 /** One task in a person's recent tasks (their App Home lists the latest). */
 export interface RecentTask {
   readonly channelId: string;
-  /** The task's Slack thread. */
   readonly threadTs: string;
   /** The start of the prompt (a short excerpt, as typed). */
   readonly prompt: string;
@@ -265,7 +258,6 @@ export interface TaskDefaults {
   readonly thinking?: boolean;
 }
 
-/** Whose defaults: a person's, or a channel's. */
 export type DefaultsScope =
   | { readonly kind: "user"; readonly userId: string }
   | { readonly kind: "channel"; readonly channelId: string };
@@ -274,22 +266,10 @@ export type DefaultsScope =
 export const RECENT_TASKS_KEPT = 50;
 
 /** People's recent tasks and default options, per workspace. */
-export interface PreferenceStore {
-  /** Adds a task to its owner's recent tasks (replacing the same thread's), newest first. */
-  putRecentTask(teamId: string, userId: string, task: RecentTask): Promise<void>;
-  /** Changes one of a person's recent tasks; nothing when it is not (or no longer) there. */
-  updateRecentTask(
-    teamId: string,
-    userId: string,
-    thread: { readonly channelId: string; readonly threadTs: string },
-    change: (task: RecentTask) => RecentTask,
-  ): Promise<void>;
-  /** A person's latest tasks, newest first. */
-  recentTasks(teamId: string, userId: string, limit: number): Promise<RecentTask[]>;
-  getDefaults(teamId: string, scope: DefaultsScope): Promise<TaskDefaults | undefined>;
-  /** Replaces the defaults; empty defaults are removed. */
-  putDefaults(teamId: string, scope: DefaultsScope, defaults: TaskDefaults): Promise<void>;
-}
+export type PreferenceStore = Pick<
+  ThreadStore,
+  "putRecentTask" | "updateRecentTask" | "recentTasks" | "getDefaults" | "putDefaults"
+>;
 
 /** Kept until deleted (a setting), or `retained` for the store's retention (what people did). */
 export interface RecordLife {
@@ -323,15 +303,12 @@ export interface PersonForgotten {
   readonly defaults: boolean;
 }
 
-/** A limit on how often something happens in a workspace: at most `limit` times in any window. */
+/** At most `limit` (≥ 1) times in any window, counted per `name` (`user:U1`) in each workspace. */
 export interface RateLimit {
-  /** Which count (e.g. `user:U1`, `channel:C1`): one per name in each workspace. */
   readonly name: string;
-  /** At least 1. */
   readonly limit: number;
 }
 
-/** What counting a request against rate limits answered. */
 export type RateDecision =
   | { readonly allowed: true }
   | {
@@ -343,7 +320,7 @@ export type RateDecision =
     };
 
 /** The store boundary. */
-export interface ThreadStore extends PreferenceStore, RecordStore {
+export interface ThreadStore extends RecordStore {
   getThread(key: SlackThreadKey): Promise<ThreadRecord | undefined>;
   putThread(record: ThreadRecord): Promise<void>;
   /** Read-modify-write, atomic like `updateRecord`. */
@@ -365,11 +342,9 @@ export interface ThreadStore extends PreferenceStore, RecordStore {
     windowMs: number,
     now: number,
   ): Promise<RateDecision>;
-  /** Takes a lease if nobody holds it. */
   acquireLease(name: string, owner: string, ttlMs: number): Promise<boolean>;
   /** Extends one's own lease; false when it was lost (expired and maybe taken). */
   renewLease(name: string, owner: string, ttlMs: number): Promise<boolean>;
-  /** Gives up one's own lease at once. */
   releaseLease(name: string, owner: string): Promise<void>;
   putRun(record: RunRecord): Promise<void>;
   /**
@@ -379,23 +354,36 @@ export interface ThreadStore extends PreferenceStore, RecordStore {
   updateRun(record: RunRecord): Promise<boolean>;
   getRun(runId: string): Promise<RunRecord | undefined>;
   deleteRun(runId: string): Promise<void>;
-  /** Every unfinished run. */
   listRuns(): Promise<RunRecord[]>;
   /** Records who asked a run to stop, for the instance that relays it. */
   requestStop(runId: string, request: StopRequest): Promise<void>;
   /** Takes back `request` (the service refused the stop); another's stays. */
   withdrawStop(runId: string, request: StopRequest): Promise<void>;
   stopRequest(runId: string): Promise<StopRequest | undefined>;
+  /** Adds a task to its owner's recent tasks (replacing the same thread's), newest first. */
+  putRecentTask(teamId: string, userId: string, task: RecentTask): Promise<void>;
+  /** Changes one of a person's recent tasks; nothing when it is not (or no longer) there. */
+  updateRecentTask(
+    teamId: string,
+    userId: string,
+    thread: { readonly channelId: string; readonly threadTs: string },
+    change: (task: RecentTask) => RecentTask,
+  ): Promise<void>;
+  /** A person's latest tasks, newest first. */
+  recentTasks(teamId: string, userId: string, limit: number): Promise<RecentTask[]>;
+  getDefaults(teamId: string, scope: DefaultsScope): Promise<TaskDefaults | undefined>;
+  /** Replaces the defaults; empty defaults are removed. */
+  putDefaults(teamId: string, scope: DefaultsScope, defaults: TaskDefaults): Promise<void>;
   /**
    * Deletes every record of a workspace (the app was uninstalled there): every `t:<team>:`
-   * record (threads, queued replies, recent tasks, defaults, installation, keys…), its claims,
-   * rate counts and locks, and its runs with their Stop requests and leases. Other workspaces keep theirs.
+   * record (threads, recent tasks, defaults, installation, keys…), its claims, rate counts and
+   * locks, and its runs with their Stop requests and leases. Other workspaces keep theirs.
    */
   forgetTeam(teamId: string): Promise<void>;
   /**
    * Forgets one task thread (its root message was deleted in Slack): its record with its queued
-   * replies, its runs in the index (with their Stop requests and leases) and its entry in its
-   * owner's recent tasks. The record it deleted, or undefined when there was none.
+   * replies, its runs (with their Stop requests and leases) and its entry in its owner's recent
+   * tasks. The record it deleted, or undefined when there was none.
    */
   forgetThread(key: SlackThreadKey): Promise<ThreadRecord | undefined>;
   /** Forgets a deleted channel: its threads, runs, defaults and recent tasks; whose tasks changed. */
@@ -409,7 +397,6 @@ export interface ThreadStore extends PreferenceStore, RecordStore {
    * other records beside them, its claims and rate counts (which lapse by themselves).
    */
   forgetPeople(teamId: string): Promise<void>;
-  /** Whether the backing store answers. */
   ping(): Promise<boolean>;
   close(): Promise<void>;
 }

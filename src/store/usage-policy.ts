@@ -60,7 +60,7 @@ export async function getUsagePolicy(
   return parsed.data;
 }
 
-/** Saves the workspace's policy (checked first: a bad one is never stored). */
+/** Checked first: a bad policy is never stored. */
 export async function putUsagePolicy(
   records: Pick<RecordStore, "putRecord">,
   teamId: string,
@@ -91,7 +91,7 @@ function alertIsStale(alert: ServiceAlert, now: number): boolean {
 
 const alertKey = (teamId: string) => `t:${teamId}:service-alert`;
 
-/** The workspace's alert when there is one still worth showing at `now`. */
+/** The workspace's alert, when still worth showing at `now`. */
 export async function getServiceAlert(
   records: Pick<RecordStore, "getRecord">,
   teamId: string,

@@ -1,6 +1,6 @@
 /**
- * A budget of bytes shared by everything in this process that holds the task service's data
- * (answers, files being brought into Slack): a counting semaphore, first come first served.
+ * A counting semaphore, first come first served: the bytes of the task service's data this
+ * process holds (answers, files being brought into Slack), or the pages a browser shows at once.
  */
 export class ByteBudget {
   readonly limit: number;

@@ -16,14 +16,14 @@ export interface ProxyConfig {
 /** The transports the app's clients use; each undefined without a proxy. */
 export interface Outbound {
   /** WebClient's `fetch` (every Web API call, and the uploads filesUploadV2 PUTs). */
-  readonly slackFetch: FetchFunction | undefined;
+  readonly slackFetch?: FetchFunction;
   /** Downloads from Slack's file host (the files people attach), with the Web API's pool. */
-  readonly slackDispatcher: Dispatcher | undefined;
+  readonly slackDispatcher?: Dispatcher;
   /** The Socket Mode client's dispatcher: its WebSocket and `apps.connections.open`. */
-  readonly socketDispatcher: Dispatcher | undefined;
-  readonly serviceDispatcher: Dispatcher | undefined;
+  readonly socketDispatcher?: Dispatcher;
+  readonly serviceDispatcher?: Dispatcher;
   /** …and its pool for create, continue and stop. */
-  readonly serviceControlDispatcher: Dispatcher | undefined;
+  readonly serviceControlDispatcher?: Dispatcher;
   /** Where requests go, for the start-up log (never credentials). */
   readonly description: string;
   close(): Promise<void>;
@@ -36,15 +36,7 @@ export function createOutbound(
   controlPool: Agent.Options = {},
 ): Outbound {
   if (proxy.httpProxy === undefined && proxy.httpsProxy === undefined) {
-    return {
-      slackFetch: undefined,
-      slackDispatcher: undefined,
-      socketDispatcher: undefined,
-      serviceDispatcher: undefined,
-      serviceControlDispatcher: undefined,
-      description: "direct",
-      close: async () => {},
-    };
+    return { description: "direct", close: async () => {} };
   }
   const slack = proxyDispatcher(proxy);
   // Socket Mode's WebSocket gets a pool of its own, as the client's default dispatcher does.

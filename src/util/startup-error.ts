@@ -13,20 +13,6 @@ const LISTEN_FAILURES: Readonly<Record<string, string>> = {
   EADDRNOTAVAIL: "is not an address of this machine",
 };
 
-interface ListenError {
-  code: string;
-  syscall: "listen";
-  address?: string;
-  port?: number;
-}
-
-function isListenError(err: unknown): err is ListenError {
-  const e = err as Partial<ListenError> | null;
-  return (
-    typeof e === "object" && e !== null && e.syscall === "listen" && typeof e.code === "string"
-  );
-}
-
 /**
  * A failure at start-up as a StartupError when one line can say it (a server that cannot
  * listen names the setting in `ports` to change); anything else is returned unchanged.
@@ -35,15 +21,16 @@ export function asStartupError(
   err: unknown,
   ports: Readonly<Record<string, number | undefined>> = {},
 ): unknown {
-  if (err instanceof StartupError || !isListenError(err)) return err;
-  const why = LISTEN_FAILURES[err.code];
+  if (err instanceof StartupError || typeof err !== "object" || err === null) return err;
+  const { code, syscall, address, port } = err as Partial<Record<string, unknown>>;
+  const why = syscall === "listen" && typeof code === "string" ? LISTEN_FAILURES[code] : undefined;
   if (why === undefined) return err;
-  const setting = Object.keys(ports).find((name) => ports[name] === err.port);
-  const host = err.address ?? "";
-  const where = `${host.includes(":") ? `[${host}]` : host}:${err.port ?? "?"}`;
-  const stop = err.code === "EADDRINUSE" ? "stop what uses it, or " : "";
+  const setting = Object.keys(ports).find((name) => ports[name] === port);
+  const host = typeof address === "string" ? address : "";
+  const where = `${host.includes(":") ? `[${host}]` : host}:${typeof port === "number" ? port : "?"}`;
+  const stop = code === "EADDRINUSE" ? "stop what uses it, or " : "";
   const fix = `${stop}${setting ? `set ${setting} to another port` : "choose another port"}`;
-  return new StartupError(`port ${where} ${why} (${err.code}): ${fix}`);
+  return new StartupError(`port ${where} ${why} (${code}): ${fix}`);
 }
 
 /** Exits 1 with `Could not start: …` on one line when `asStartupError` can say it; else throws. */
