@@ -11,13 +11,17 @@ import {
   insecureHttp,
   insecureUrls,
   intFrom,
+  jsonOf,
   nameList,
   optionalString,
+  parsedOr,
 } from "./values.ts";
 import { featuresFrom, featuresShape } from "./features.ts";
 import { tracingFrom, tracingProblems, tracingShape } from "./tracing.ts";
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
+
+const RATE_LIMITS = z.record(z.string().regex(/^[a-z]+\.[A-Za-z.]+$/), z.number().positive());
 
 /** Days people's records (threads, recent tasks, votes) and the audit trail outlive their last write. */
 export const DEFAULT_RETENTION_DAYS = 90;
@@ -74,37 +78,15 @@ const slackShape = {
   // Slack ends a native stream about five minutes after it started: rotate well before.
   SLACK_STREAM_ROTATE_S: intFrom(1, 280, 240),
   SLACK_TASK_DISPLAY: choice(["plan", "timeline"], "plan"),
-  SLACK_RATE_SAFETY: z
-    .string()
-    .trim()
-    .optional()
-    .transform((v, ctx) => {
-      if (v === undefined || v === "") return 0.9;
-      const n = Number(v);
-      if (!Number.isFinite(n) || n <= 0 || n > 1) {
-        ctx.addIssue({ code: "custom", message: "must be a number above 0 and at most 1" });
-        return z.NEVER;
-      }
-      return n;
-    }),
-  SLACK_RATE_LIMITS: z
-    .string()
-    .trim()
-    .optional()
-    .transform((v, ctx) => {
-      if (v === undefined || v === "") return {};
-      try {
-        return z
-          .record(z.string().regex(/^[a-z]+\.[A-Za-z.]+$/), z.number().positive())
-          .parse(JSON.parse(v));
-      } catch {
-        ctx.addIssue({
-          code: "custom",
-          message: 'must be a JSON object of calls per minute by method, e.g. {"chat.update":50}',
-        });
-        return z.NEVER;
-      }
-    }),
+  SLACK_RATE_SAFETY: parsedOr(0.9, "must be a number above 0 and at most 1", (v) => {
+    const n = Number(v);
+    return Number.isFinite(n) && n > 0 && n <= 1 ? n : undefined;
+  }),
+  SLACK_RATE_LIMITS: parsedOr<Record<string, number>>(
+    {},
+    'must be a JSON object of calls per minute by method, e.g. {"chat.update":50}',
+    (v) => RATE_LIMITS.safeParse(jsonOf(v)).data,
+  ),
   TASK_MODELS: nameList,
   TASK_AGENTS: nameList,
   TASK_SETTINGS_ANYONE: flag,
@@ -122,13 +104,8 @@ const slackShape = {
   RESUME_SCAN_INTERVAL_MS: intFrom(100, 600_000, 2000),
   PORT: intFrom(0, 65_535, 3000),
   LISTEN_HOST: hostName("must be an address or host name, e.g. 127.0.0.1"),
-  ADMIN_PORT: optionalString.pipe(
-    z
-      .string()
-      .regex(/^\d{1,5}$/, "must be a port number (0 to 65535)")
-      .transform(Number)
-      .refine((n) => n <= 65_535, "must be a port number (0 to 65535)")
-      .optional(),
+  ADMIN_PORT: parsedOr<number | undefined>(undefined, "must be a port number (0 to 65535)", (v) =>
+    /^\d{1,5}$/.test(v) && Number(v) <= 65_535 ? Number(v) : undefined,
   ),
   ADMIN_HOST: hostName(
     "must be an IP address or a host name (e.g. 127.0.0.1, or 0.0.0.0 for every interface)",
