@@ -181,7 +181,7 @@ export class ServiceHttp {
     return this.url(path, { project_id: ref.projectId, ...query });
   }
 
-  /** One request, reported and its status on `span`; a refusal is thrown as a TaskServiceError. */
+  /** One request, reported, its status on `span` (from 400, an error); a refusal thrown. */
   async #request(
     what: string,
     target: URL,
@@ -203,7 +203,10 @@ export class ServiceHttp {
       throw networkError(err, what);
     }
     report(res.statusCode);
-    statusOn(span, res.statusCode);
+    if (span.isRecording()) {
+      span.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, res.statusCode);
+      if (res.statusCode >= 400) failed(span, undefined, String(res.statusCode));
+    }
     if (res.statusCode < 200 || res.statusCode >= 300) throw await failure(res, what);
     return res;
   }
@@ -341,11 +344,4 @@ function clientSpanOf(method: "GET" | "POST", target: URL): [name: string, optio
       },
     },
   ];
-}
-
-/** The answer's status on the span; from 400 on, an error of that status. */
-function statusOn(span: Span, status: number): void {
-  if (!span.isRecording()) return;
-  span.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, status);
-  if (status >= 400) failed(span, undefined, String(status));
 }

@@ -1,7 +1,7 @@
 /**
- * A streaming multipart/form-data body, written here because FormData takes only Blobs (a
- * Slack download would be buffered whole): each file's bytes are read only as undici sends
- * them, and the Content-Length is known up front.
+ * A streaming multipart/form-data body, written here because FormData takes only Blobs (a Slack
+ * download would be buffered whole): file bytes are read as undici sends them, the
+ * Content-Length known up front.
  */
 import { randomBytes } from "node:crypto";
 import { lookup } from "mime-types";
@@ -11,26 +11,22 @@ export interface UploadFile {
   /** Exact size in bytes; the upload fails if the source yields a different number. */
   readonly size: number;
   readonly contentType?: string;
-  /** Opens the bytes; called once, when the body is sent. */
+  /** Called once, when the body is sent. */
   open(): AsyncIterable<Uint8Array>;
 }
-
-/** The MIME type a file's name implies (the `mime-types` database), or a generic binary one. */
-export const contentTypeFor = (name: string): string =>
-  lookup(name.toLowerCase()) || "application/octet-stream";
 
 /** RFC 9110's media type (tokens, `; name=value` parameters): no CR, LF or control character. */
 const MEDIA_TYPE =
   /^[!#$%&'*+.^_`|~0-9A-Za-z-]+\/[!#$%&'*+.^_`|~0-9A-Za-z-]+(?:[ \t]*;[ \t]*[!#$%&'*+.^_`|~0-9A-Za-z-]+=(?:[!#$%&'*+.^_`|~0-9A-Za-z-]+|"[ !#-[\]-~]*"))*$/;
 
 /**
- * A file part's Content-Type: the one given (Slack's `mimetype`) when well-formed, else its
- * name's. Slack's is hostile: a CR or LF would end the part's headers and inject parts.
+ * A file part's Content-Type: the one given (Slack's `mimetype`) when well-formed, else its name's
+ * (`mime-types`). Slack's is hostile: a CR or LF would end the part's headers and inject parts.
  */
 export function partContentType(given: string | undefined, name: string): string {
   return given !== undefined && given.length <= 255 && MEDIA_TYPE.test(given)
     ? given
-    : contentTypeFor(name);
+    : lookup(name.toLowerCase()) || "application/octet-stream";
 }
 
 export function fileFromBytes(name: string, bytes: Uint8Array, contentType?: string): UploadFile {
@@ -51,7 +47,7 @@ export interface MultipartBody {
   readonly contentType: string;
   readonly length: number;
   readonly body: AsyncIterable<Uint8Array>;
-  /** The whole body, when it has no files (it is small then): sent in one write. */
+  /** The whole body when it has no files (it is small then): sent in one write. */
   readonly bytes?: Buffer;
 }
 

@@ -72,9 +72,9 @@ export async function failure(
     kind,
     status: res.statusCode,
     message: `Task service refused ${what}: HTTP ${res.statusCode}${detail ? ` — ${detail}` : ""}`,
-    ...(detail === undefined ? {} : { detail }),
+    detail,
     issues,
-    ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+    retryAfterMs,
   });
 }
 
