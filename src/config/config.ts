@@ -146,16 +146,20 @@ export class ConfigError extends Error {
   }
 }
 
-function parseWith<S extends z.ZodRawShape>(shape: S, env: Env): z.infer<z.ZodObject<S>> {
+/** Parses one part of the environment: its values, or its problems (one line per variable). */
+function parseWith<S extends z.ZodRawShape>(
+  shape: S,
+  env: Env,
+): { readonly value?: z.infer<z.ZodObject<S>>; readonly problems: readonly string[] } {
   const result = z.object(shape).safeParse(env);
-  if (result.success) return result.data;
-  // One line per variable; zod messages never contain the received value, so secrets stay out.
+  if (result.success) return { value: result.data, problems: [] };
+  // zod messages never contain the received value, so secrets stay out.
   const problems = result.error.issues.map((issue) => {
     const name = String(issue.path[0] ?? "environment");
     const missing = issue.code === "invalid_type" && issue.input === undefined;
     return missing ? `${name} is required but not set` : `${name} ${issue.message}`;
   });
-  throw new ConfigError([...new Set(problems)]);
+  return { problems: [...new Set(problems)] };
 }
 
 export type ServiceConfig = Readonly<ReturnType<typeof serviceFrom>>;
@@ -183,21 +187,8 @@ function serviceFrom(v: z.infer<z.ZodObject<typeof serviceShape>>) {
 /** A process budget smaller than what one run may hold would refuse that run's every file. */
 function memoryProblems(v: z.infer<z.ZodObject<typeof serviceShape>>): string[] {
   const largest = Math.max(v.TASK_ANSWER_MAX_MB, v.TASK_FILES_MAX_MB);
-  return v.TASK_MEMORY_MAX_MB >= largest
-    ? []
-    : [
-        `TASK_MEMORY_MAX_MB must be at least TASK_ANSWER_MAX_MB and TASK_FILES_MAX_MB (${largest}), the most one run holds`,
-      ];
-}
-
-/** Parses one part of the environment: its value, or its problems instead of a throw. */
-function attempt<T>(parse: () => T): { readonly value?: T; readonly problems: readonly string[] } {
-  try {
-    return { value: parse(), problems: [] };
-  } catch (err) {
-    if (err instanceof ConfigError) return { problems: err.problems };
-    throw err;
-  }
+  const problem = `TASK_MEMORY_MAX_MB must be at least TASK_ANSWER_MAX_MB and TASK_FILES_MAX_MB (${largest}), the most one run holds`;
+  return v.TASK_MEMORY_MAX_MB >= largest ? [] : [problem];
 }
 
 /** The error's message and `pointer` (where to read more): on one line for one problem. */
@@ -218,8 +209,8 @@ export function parseConfigOrExit(env: Env): Config {
 
 /** The app's configuration; README.md and docs/ describe each setting. */
 export function parseConfig(env: Env) {
-  const main = attempt(() => parseWith(appShape, env));
-  const auth = attempt(() => parseWith(workspacesShape, env));
+  const main = parseWith(appShape, env);
+  const auth = parseWith(workspacesShape, env);
   const v = main.value;
   const appKey = Boolean(env.TASK_API_KEY?.trim());
   const chosen = auth.value ? workspacesFrom(auth.value, v?.SLACK_API_URL, appKey) : undefined;

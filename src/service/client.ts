@@ -14,7 +14,7 @@ import {
   ServiceHttp,
 } from "./http.ts";
 import { LIMITS, validateTaskInput } from "./limits.ts";
-import type { UploadFile } from "./multipart.ts";
+import { encodeMultipart, type UploadFile } from "./multipart.ts";
 import {
   ContinueResponse,
   CreateTaskResponse,
@@ -117,7 +117,7 @@ export function createTaskServiceClient(
     async createTask(input, { signal } = {}) {
       const files = input.files ?? [];
       validateTaskInput(input.prompt, files);
-      const body = http.multipart(
+      const body = encodeMultipart(
         [
           ["prompt", input.prompt || undefined],
           ["agent_id", input.agentId],
@@ -162,7 +162,11 @@ export function createTaskServiceClient(
         // A server that ignores `realtime` answers a long poll instead; keep it short.
         timeout: Math.min(30, Math.round(http.streamIdleTimeoutMs / 1000)),
       });
-      const res = await http.openStream(target, signal);
+      const res = await http.open("opening the result stream", target, signal, {
+        accept: "text/event-stream, application/json",
+        headersTimeoutMs: Math.max(http.requestTimeoutMs, 60_000),
+        bodyTimeoutMs: http.streamIdleTimeoutMs,
+      });
       const type = String(res.headers["content-type"] ?? "");
       try {
         if (type.includes("application/json")) {
@@ -195,7 +199,7 @@ export function createTaskServiceClient(
     async continueConversation(ref, input, { signal } = {}) {
       const files = input.files ?? [];
       validateTaskInput(input.prompt, files);
-      const body = http.multipart([["prompt", input.prompt || undefined]], files);
+      const body = encodeMultipart([["prompt", input.prompt || undefined]], files);
       const target = http.threadUrl(ref, "/response");
       return http.send("sending the follow-up", "POST", target, ContinueResponse, {
         signal,

@@ -115,7 +115,7 @@ export async function* followRun(
   }
   if (refusedLately || (yield* streamRun(run)) === "poll") yield* pollRun(run);
 
-  const final = await fetchFinal(service, ref, run.text.text, options);
+  const final = await fetchFinal(run);
   // Nor may the final text (or the code blocks standing for an empty one) pass the budget.
   const budget = options.textBudget;
   if (budget && finalBytes(final) > budget.maxBytes) throw textTooLarge(budget.maxBytes);
@@ -277,20 +277,12 @@ async function* pollRun(run: Follower): AsyncGenerator<RunUpdate, void, undefine
 }
 
 /** The end state: text, code blocks and every page of files, without their content. */
-async function fetchFinal(
-  service: TaskService,
-  ref: ThreadRef & { readonly agentRunId?: string },
-  streamedText: string,
-  options: FollowOptions,
-): Promise<FinalRun> {
-  const { signal } = options;
-  const pageSize = options.filePageSize ?? 100;
-  const call = signal ? { signal } : {};
-  const firstPage = (timeout: number) =>
-    service.getTaskResult(ref, { timeout, includeFileContent: false, page: 1, pageSize }, call);
+async function fetchFinal(run: Follower): Promise<FinalRun> {
+  const { ref, options } = run;
+  const streamedText = run.text.text;
   // The result endpoint may lag behind the stream (still "running", or still the previous
   // run right after a follow-up): wait for this run's final state, within bounds.
-  let first = await firstPage(0);
+  let first = await resultPage(run, 1, 0);
   for (let attempt = 1; attempt <= FINAL_ATTEMPTS; attempt++) {
     if (sameRun(ref, first) && isFinalStatus(first.status)) break;
     if (attempt === FINAL_ATTEMPTS) {
@@ -310,10 +302,10 @@ async function fetchFinal(
       }
       break;
     }
-    await delay(FINAL_RETRY_MS, undefined, call);
-    first = await firstPage(Math.min(options.pollTimeoutS ?? 30, 10));
+    await delay(FINAL_RETRY_MS, undefined, run.call);
+    first = await resultPage(run, 1, Math.min(options.pollTimeoutS ?? 30, 10));
   }
-  const files = await allFiles(service, ref, first, { pageSize, call });
+  const files = await allFiles(run, first);
   const content = first.response.content;
   const text = content !== "" ? content : streamedText;
   return {
@@ -329,13 +321,16 @@ async function fetchFinal(
   };
 }
 
+/** A page of the result, without the files' content. */
+const resultPage = (run: Follower, page: number, timeout: number) =>
+  run.service.getTaskResult(
+    run.ref,
+    { timeout, includeFileContent: false, page, pageSize: run.options.filePageSize ?? 100 },
+    run.call,
+  );
+
 /** The result's files, page after page: bounded, and stopped by a page adding nothing. */
-async function allFiles(
-  service: TaskService,
-  ref: ThreadRef,
-  first: TaskResult,
-  read: { readonly pageSize: number; readonly call: CallOptions },
-): Promise<ResultFile[]> {
+async function allFiles(run: Follower, first: TaskResult): Promise<ResultFile[]> {
   const files = first.files.slice(0, MAX_FILES);
   const seen = new Set(files.map((f) => f.file_id));
   for (
@@ -343,11 +338,7 @@ async function allFiles(
     page <= MAX_FILE_PAGES && files.length < MAX_FILES && hasMore(first, page - 1, files.length);
     page++
   ) {
-    const next = await service.getTaskResult(
-      ref,
-      { timeout: 0, includeFileContent: false, page, pageSize: read.pageSize },
-      read.call,
-    );
+    const next = await resultPage(run, page, 0);
     const fresh = next.files.filter((f) => !seen.has(f.file_id));
     if (fresh.length === 0) break;
     for (const f of fresh.slice(0, MAX_FILES - files.length)) {

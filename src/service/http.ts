@@ -13,7 +13,7 @@ import { type AnswerRead, failure, isAbort, MAX_ANSWER_BYTES, parseAnswer } from
 import { TaskServiceError } from "./errors.ts";
 import { LIMITS } from "./limits.ts";
 import { CONTROL_POOL, SERVICE_POOL } from "./pools.ts";
-import { encodeMultipart, type MultipartBody, type UploadFile } from "./multipart.ts";
+import type { MultipartBody } from "./multipart.ts";
 import type { SpanOptions } from "@opentelemetry/api";
 import { ATTR_HTTP_RESPONSE_STATUS_CODE } from "@opentelemetry/semantic-conventions";
 import {
@@ -272,17 +272,6 @@ export class ServiceHttp {
     });
   }
 
-  multipart(
-    fields: Array<[string, string | boolean | undefined]>,
-    files: readonly UploadFile[],
-  ): MultipartBody {
-    const present = fields.filter((f): f is [string, string | boolean] => f[1] !== undefined);
-    return encodeMultipart(
-      present.map(([k, v]) => [k, String(v)] as const),
-      files.map((f) => ["files", f] as const),
-    );
-  }
-
   /** A GET whose body the caller reads as it comes; its span lasts until the body closes. */
   async open(
     what: string,
@@ -314,14 +303,6 @@ export class ServiceHttp {
     res.body.once("error", (err: unknown) => failed(span, networkError(err, what)));
     res.body.once("close", () => span.end());
     return res;
-  }
-
-  openStream(target: URL, signal: AbortSignal | undefined): Promise<Dispatcher.ResponseData> {
-    return this.open("opening the result stream", target, signal, {
-      accept: "text/event-stream, application/json",
-      headersTimeoutMs: Math.max(this.requestTimeoutMs, 60_000),
-      bodyTimeoutMs: this.streamIdleTimeoutMs,
-    });
   }
 }
 

@@ -52,25 +52,28 @@ export interface MultipartBody {
 }
 
 export function encodeMultipart(
-  fields: ReadonlyArray<readonly [string, string]>,
-  files: ReadonlyArray<readonly [string, UploadFile]>,
+  /** Fields left undefined are not sent. */
+  fields: ReadonlyArray<readonly [string, string | boolean | undefined]>,
+  /** Each sent as a `files` part, as the contract names them. */
+  files: readonly UploadFile[],
 ): MultipartBody {
   const boundary = `----taskbot${randomBytes(12).toString("hex")}`;
   const enc = new TextEncoder();
   const CRLF = enc.encode("\r\n");
   const parts: Array<{ head: Uint8Array; text?: Uint8Array; file?: UploadFile }> = [];
   for (const [name, value] of fields) {
+    if (value === undefined) continue;
     parts.push({
       head: enc.encode(
         `--${boundary}\r\nContent-Disposition: form-data; name="${quote(name)}"\r\n\r\n`,
       ),
-      text: enc.encode(value),
+      text: enc.encode(String(value)),
     });
   }
-  for (const [name, file] of files) {
+  for (const file of files) {
     parts.push({
       head: enc.encode(
-        `--${boundary}\r\nContent-Disposition: form-data; name="${quote(name)}"; filename="${quote(file.name)}"\r\nContent-Type: ${partContentType(file.contentType, file.name)}\r\n\r\n`,
+        `--${boundary}\r\nContent-Disposition: form-data; name="files"; filename="${quote(file.name)}"\r\nContent-Type: ${partContentType(file.contentType, file.name)}\r\n\r\n`,
       ),
       file,
     });
