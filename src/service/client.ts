@@ -40,27 +40,20 @@ export interface CreateTaskInput {
   files?: readonly UploadFile[];
 }
 
-export interface ContinueInput {
-  prompt?: string;
-  files?: readonly UploadFile[];
-}
+export type ContinueInput = Pick<CreateTaskInput, "prompt" | "files">;
 
 export interface ThreadRef {
   readonly threadId: string;
   readonly projectId: string;
 }
 
-export interface ResultQuery {
+export interface ResultQuery extends PageQuery {
   /** Long-poll wait, 0 to 600 seconds (service default 300). */
   timeout?: number;
   includeFileContent?: boolean;
-  page?: number;
-  pageSize?: number;
 }
 
-export interface HistoryQuery {
-  page?: number;
-  pageSize?: number;
+export interface HistoryQuery extends PageQuery {
   includeFileContent?: boolean;
   includeStatusMessages?: boolean;
   compact?: boolean;

@@ -1,11 +1,10 @@
 import { GrowingText, owned } from "../util/text.ts";
 
 /**
- * The text of a run followed over several connections, each character once, whether the server
- * replays from the start or continues. Numbered chunks (`chunk_id`, `sequence`) are deduplicated
- * by number; otherwise a new connection is compared with the text shown until it is clear which
- * it does. A continuing server does not resend what it produced while nobody was connected: a
- * connection that shows such a gap is held back until a polled `snapshot()` places it.
+ * A run's text followed over several connections, each character once, whether the server replays
+ * from the start or continues: numbered chunks (`chunk_id`, `sequence`) by number, others by
+ * comparing with the text shown. A connection showing a gap (a continuing server does not resend
+ * what it produced while nobody was connected) is held back until a polled `snapshot()` places it.
  */
 export class TextReconciler {
   /** The text yielded so far. */

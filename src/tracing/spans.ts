@@ -152,10 +152,7 @@ export function currentTraceparent(): string | undefined {
 const W3C = new W3CTraceContextPropagator();
 
 /** Where a run's relay span goes: in (and linked to) the trace `traceparent` names, else here. */
-export function continuing(traceparent: string | undefined): {
-  readonly parent: Context;
-  readonly links: Link[];
-} {
+export function continuing(traceparent: string | undefined): { parent: Context; links: Link[] } {
   if (traceparent === undefined) return { parent: context.active(), links: [] };
   const parent = W3C.extract(
     ROOT_CONTEXT,
