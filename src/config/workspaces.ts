@@ -162,13 +162,11 @@ export function encryptionFrom(
   v: WorkspacesValues,
   oauth: boolean,
 ): { readonly keys: readonly string[]; readonly problems: string[] } {
+  const refused = (problem: string) => ({ keys: [], problems: [problem] });
   if (v.ENCRYPTION_KEY !== undefined && v.ENCRYPTION_KEYS !== undefined) {
-    return {
-      keys: [],
-      problems: [
-        "ENCRYPTION_KEY and ENCRYPTION_KEYS are both set: set only ENCRYPTION_KEYS (the key that seals first, then the older ones)",
-      ],
-    };
+    return refused(
+      "ENCRYPTION_KEY and ENCRYPTION_KEYS are both set: set only ENCRYPTION_KEYS (the key that seals first, then the older ones)",
+    );
   }
   const name = v.ENCRYPTION_KEYS !== undefined ? "ENCRYPTION_KEYS" : "ENCRYPTION_KEY";
   const listed = (v.ENCRYPTION_KEYS ?? v.ENCRYPTION_KEY ?? "")
@@ -176,17 +174,16 @@ export function encryptionFrom(
     .map((k) => k.trim())
     .filter((k) => k !== "");
   if (listed.length === 0) {
-    const problems = oauth
-      ? [
-          `ENCRYPTION_KEY is required with many workspaces (OAuth): each workspace's service key is stored encrypted with it (${KEY_HINT})`,
-        ]
-      : [];
-    return { keys: [], problems };
+    if (!oauth) return { keys: [], problems: [] };
+    return refused(
+      `ENCRYPTION_KEY is required with many workspaces (OAuth): each workspace's service key is stored encrypted with it (${KEY_HINT})`,
+    );
   }
   const bad = listed.findIndex((key) => !isSealingKey(key));
   if (bad >= 0) {
-    const which = name === "ENCRYPTION_KEYS" ? `ENCRYPTION_KEYS (key ${bad + 1})` : name;
-    return { keys: [], problems: [`${which} must be ${KEY_HINT}`] };
+    return refused(
+      `${name === "ENCRYPTION_KEYS" ? `ENCRYPTION_KEYS (key ${bad + 1})` : name} must be ${KEY_HINT}`,
+    );
   }
   return { keys: listed, problems: [] };
 }

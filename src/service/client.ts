@@ -105,7 +105,12 @@ export function createTaskServiceClient(
   options: TaskServiceClientOptions,
 ): TaskService & KeyChecker {
   const http = new ServiceHttp(options);
-  const postTimeoutMs = Math.max(http.requestTimeoutMs, 120_000);
+  return { ...starts(http), ...results(http), ...threads(http) };
+}
+
+/** Create and continue: never retried blindly. */
+function starts(http: ServiceHttp): Pick<TaskService, "createTask" | "continueConversation"> {
+  const headersTimeoutMs = Math.max(http.requestTimeoutMs, 120_000);
   return {
     async createTask(input, { signal } = {}) {
       const files = input.files ?? [];
@@ -128,10 +133,29 @@ export function createTaskServiceClient(
       return http.send("creating the task", "POST", target, CreateTaskResponse, {
         signal,
         body,
-        headersTimeoutMs: postTimeoutMs,
+        headersTimeoutMs,
       });
     },
 
+    async continueConversation(ref, input, { signal } = {}) {
+      const files = input.files ?? [];
+      validateTaskInput(input.prompt, files);
+      const body = encodeMultipart([["prompt", input.prompt || undefined]], files);
+      const target = http.threadUrl(ref, "/response");
+      return http.send("sending the follow-up", "POST", target, ContinueResponse, {
+        signal,
+        body,
+        headersTimeoutMs,
+      });
+    },
+  };
+}
+
+/** A run's result, polled or streamed, and its files one at a time. */
+function results(
+  http: ServiceHttp,
+): Pick<TaskService, "getTaskResult" | "streamTaskResult" | "readResultFile"> {
+  return {
     async getTaskResult(ref, query = {}, { signal } = {}) {
       checkRange("timeout", query.timeout, 0, LIMITS.pollTimeoutMaxS);
       checkPaging(query);
@@ -189,18 +213,15 @@ export function createTaskServiceClient(
       }
     },
 
-    async continueConversation(ref, input, { signal } = {}) {
-      const files = input.files ?? [];
-      validateTaskInput(input.prompt, files);
-      const body = encodeMultipart([["prompt", input.prompt || undefined]], files);
-      const target = http.threadUrl(ref, "/response");
-      return http.send("sending the follow-up", "POST", target, ContinueResponse, {
-        signal,
-        body,
-        headersTimeoutMs: postTimeoutMs,
-      });
-    },
+    readResultFile: (ref, file, options) => readResultFile(http, ref, file, options),
+  };
+}
 
+/** A thread's history, files and Stop; a key's check. */
+function threads(
+  http: ServiceHttp,
+): Pick<TaskService & KeyChecker, "getHistory" | "stopAgent" | "listFiles" | "checkKey"> {
+  return {
     async getHistory(ref, query = {}, { signal } = {}) {
       checkPaging(query);
       const target = http.threadUrl(ref, "/history", {
@@ -226,8 +247,6 @@ export function createTaskServiceClient(
       const what = "listing the thread's files";
       return http.read(what, "GET", target, FileListResponse, { signal });
     },
-
-    readResultFile: (ref, file, options) => readResultFile(http, ref, file, options),
 
     /**
      * One read-only request with `key`: the history of a thread that does not exist (the contract
