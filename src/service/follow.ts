@@ -133,7 +133,7 @@ interface Follower {
   readonly options: FollowOptions;
   readonly call: CallOptions;
   readonly text: TextReconciler;
-  /** The last status reported. */
+  /** The last one reported. */
   status: string;
 }
 
@@ -321,7 +321,6 @@ async function fetchFinal(run: Follower): Promise<FinalRun> {
   };
 }
 
-/** A page of the result, without the files' content. */
 const resultPage = (run: Follower, page: number, timeout: number) =>
   run.service.getTaskResult(
     run.ref,

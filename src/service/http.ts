@@ -121,7 +121,6 @@ export function networkError(err: unknown, what: string): TaskServiceError | unk
   });
 }
 
-/** What a request sends besides its method and URL. */
 interface SendOptions {
   signal?: AbortSignal | undefined;
   headersTimeoutMs?: number;
@@ -248,7 +247,6 @@ export class ServiceHttp {
     return this.retried(opts.signal, () => this.send(what, method, target, schema, opts));
   }
 
-  /** Idempotent reads: retried on transient failures, honouring Retry-After. */
   retried<T>(signal: AbortSignal | undefined, fn: () => Promise<T>): Promise<T> {
     return pRetry(fn, {
       retries: this.#options.retries ?? 4,
@@ -306,7 +304,6 @@ export class ServiceHttp {
   }
 }
 
-/** The span's name and options for a request to `target`. */
 function clientSpanOf(method: "GET" | "POST", target: URL): [name: string, options: SpanOptions] {
   const endpoint = endpointOf(method, target);
   // A thread's id is not part of a route: spans of one endpoint share one name.

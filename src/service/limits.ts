@@ -1,7 +1,4 @@
-/**
- * The spec's request limits, checked on the client before any byte is sent, so a user
- * hears exactly which limit they hit instead of a generic service error.
- */
+/** The spec's request limits, checked before any byte is sent: a user hears which one they hit. */
 import { extname } from "node:path";
 import { formatBytes } from "../util/bytes.ts";
 import { TaskServiceError } from "./errors.ts";

@@ -1,7 +1,6 @@
 /**
  * The realtime stream of Get Task Results: server-sent events (eventsource-parser) in any of three
- * JSON shapes, normalised to `StreamEvent`; acknowledgements, comments, unknown events and
- * malformed lines are dropped.
+ * JSON shapes, as `StreamEvent`s; acknowledgements, comments, unknown events and bad lines dropped.
  */
 import { createParser } from "eventsource-parser";
 import { owned } from "../util/text.ts";
