@@ -26,12 +26,7 @@ export type ServiceErrorInit = Pick<TaskServiceError, "kind" | "message"> &
     cause?: unknown;
   };
 
-const TRANSIENT: ReadonlySet<ServiceErrorKind> = new Set([
-  "rate_limited",
-  "server",
-  "network",
-  "timeout",
-]);
+const TRANSIENT = new Set<ServiceErrorKind>(["rate_limited", "server", "network", "timeout"]);
 
 export class TaskServiceError extends Error {
   readonly kind: ServiceErrorKind;

@@ -73,10 +73,7 @@ function textTooLarge(maxBytes: number): TaskServiceError {
 const isRefusal = (err: unknown) =>
   err instanceof TaskServiceError &&
   (!err.transient || err.status === 501) &&
-  err.kind !== "auth" &&
-  err.kind !== "credits" &&
-  err.kind !== "forbidden" &&
-  err.kind !== "too_large";
+  !["auth", "credits", "forbidden", "too_large"].includes(err.kind);
 
 /** The most of a failed run's reason kept (shown in a line under the answer). */
 const ERROR_MAX = 2000;
