@@ -26,12 +26,14 @@ import {
 import { type ReadFileOptions, readResultFile, type ResultFileRef } from "./result-file.ts";
 import { parseSse, type StreamEvent } from "./stream.ts";
 
+export type ReasoningEffort = "low" | "medium" | "high";
+
 export interface CreateTaskInput {
   prompt?: string;
   agentId?: string;
   modelName?: string;
   enableThinking?: boolean;
-  reasoningEffort?: "low" | "medium" | "high";
+  reasoningEffort?: ReasoningEffort;
   enableContextManager?: boolean;
   source?: "web" | "mobile" | "widget";
   /** Sent as a JSON string. */
