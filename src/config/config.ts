@@ -11,13 +11,17 @@ import {
   insecureHttp,
   insecureUrls,
   intFrom,
+  jsonOf,
   nameList,
   optionalString,
+  parsedOr,
 } from "./values.ts";
 import { featuresFrom, featuresShape } from "./features.ts";
 import { tracingFrom, tracingProblems, tracingShape } from "./tracing.ts";
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
+
+const RATE_LIMITS = z.record(z.string().regex(/^[a-z]+\.[A-Za-z.]+$/), z.number().positive());
 
 /** Days people's records (threads, recent tasks, votes) and the audit trail outlive their last write. */
 export const DEFAULT_RETENTION_DAYS = 90;
@@ -74,37 +78,15 @@ const slackShape = {
   // Slack ends a native stream about five minutes after it started: rotate well before.
   SLACK_STREAM_ROTATE_S: intFrom(1, 280, 240),
   SLACK_TASK_DISPLAY: choice(["plan", "timeline"], "plan"),
-  SLACK_RATE_SAFETY: z
-    .string()
-    .trim()
-    .optional()
-    .transform((v, ctx) => {
-      if (v === undefined || v === "") return 0.9;
-      const n = Number(v);
-      if (!Number.isFinite(n) || n <= 0 || n > 1) {
-        ctx.addIssue({ code: "custom", message: "must be a number above 0 and at most 1" });
-        return z.NEVER;
-      }
-      return n;
-    }),
-  SLACK_RATE_LIMITS: z
-    .string()
-    .trim()
-    .optional()
-    .transform((v, ctx) => {
-      if (v === undefined || v === "") return {};
-      try {
-        return z
-          .record(z.string().regex(/^[a-z]+\.[A-Za-z.]+$/), z.number().positive())
-          .parse(JSON.parse(v));
-      } catch {
-        ctx.addIssue({
-          code: "custom",
-          message: 'must be a JSON object of calls per minute by method, e.g. {"chat.update":50}',
-        });
-        return z.NEVER;
-      }
-    }),
+  SLACK_RATE_SAFETY: parsedOr(0.9, "must be a number above 0 and at most 1", (v) => {
+    const n = Number(v);
+    return Number.isFinite(n) && n > 0 && n <= 1 ? n : undefined;
+  }),
+  SLACK_RATE_LIMITS: parsedOr<Record<string, number>>(
+    {},
+    'must be a JSON object of calls per minute by method, e.g. {"chat.update":50}',
+    (v) => RATE_LIMITS.safeParse(jsonOf(v)).data,
+  ),
   TASK_MODELS: nameList,
   TASK_AGENTS: nameList,
   TASK_SETTINGS_ANYONE: flag,
@@ -122,13 +104,8 @@ const slackShape = {
   RESUME_SCAN_INTERVAL_MS: intFrom(100, 600_000, 2000),
   PORT: intFrom(0, 65_535, 3000),
   LISTEN_HOST: hostName("must be an address or host name, e.g. 127.0.0.1"),
-  ADMIN_PORT: optionalString.pipe(
-    z
-      .string()
-      .regex(/^\d{1,5}$/, "must be a port number (0 to 65535)")
-      .transform(Number)
-      .refine((n) => n <= 65_535, "must be a port number (0 to 65535)")
-      .optional(),
+  ADMIN_PORT: parsedOr<number | undefined>(undefined, "must be a port number (0 to 65535)", (v) =>
+    /^\d{1,5}$/.test(v) && Number(v) <= 65_535 ? Number(v) : undefined,
   ),
   ADMIN_HOST: hostName(
     "must be an IP address or a host name (e.g. 127.0.0.1, or 0.0.0.0 for every interface)",
@@ -169,16 +146,20 @@ export class ConfigError extends Error {
   }
 }
 
-function parseWith<S extends z.ZodRawShape>(shape: S, env: Env): z.infer<z.ZodObject<S>> {
+/** Parses one part of the environment: its values, or its problems (one line per variable). */
+function parseWith<S extends z.ZodRawShape>(
+  shape: S,
+  env: Env,
+): { readonly value?: z.infer<z.ZodObject<S>>; readonly problems: readonly string[] } {
   const result = z.object(shape).safeParse(env);
-  if (result.success) return result.data;
-  // One line per variable; zod messages never contain the received value, so secrets stay out.
+  if (result.success) return { value: result.data, problems: [] };
+  // zod messages never contain the received value, so secrets stay out.
   const problems = result.error.issues.map((issue) => {
     const name = String(issue.path[0] ?? "environment");
     const missing = issue.code === "invalid_type" && issue.input === undefined;
     return missing ? `${name} is required but not set` : `${name} ${issue.message}`;
   });
-  throw new ConfigError([...new Set(problems)]);
+  return { problems: [...new Set(problems)] };
 }
 
 export type ServiceConfig = Readonly<ReturnType<typeof serviceFrom>>;
@@ -206,21 +187,8 @@ function serviceFrom(v: z.infer<z.ZodObject<typeof serviceShape>>) {
 /** A process budget smaller than what one run may hold would refuse that run's every file. */
 function memoryProblems(v: z.infer<z.ZodObject<typeof serviceShape>>): string[] {
   const largest = Math.max(v.TASK_ANSWER_MAX_MB, v.TASK_FILES_MAX_MB);
-  return v.TASK_MEMORY_MAX_MB >= largest
-    ? []
-    : [
-        `TASK_MEMORY_MAX_MB must be at least TASK_ANSWER_MAX_MB and TASK_FILES_MAX_MB (${largest}), the most one run holds`,
-      ];
-}
-
-/** Parses one part of the environment: its value, or its problems instead of a throw. */
-function attempt<T>(parse: () => T): { readonly value?: T; readonly problems: readonly string[] } {
-  try {
-    return { value: parse(), problems: [] };
-  } catch (err) {
-    if (err instanceof ConfigError) return { problems: err.problems };
-    throw err;
-  }
+  const problem = `TASK_MEMORY_MAX_MB must be at least TASK_ANSWER_MAX_MB and TASK_FILES_MAX_MB (${largest}), the most one run holds`;
+  return v.TASK_MEMORY_MAX_MB >= largest ? [] : [problem];
 }
 
 /** The error's message and `pointer` (where to read more): on one line for one problem. */
@@ -241,8 +209,8 @@ export function parseConfigOrExit(env: Env): Config {
 
 /** The app's configuration; README.md and docs/ describe each setting. */
 export function parseConfig(env: Env) {
-  const main = attempt(() => parseWith(appShape, env));
-  const auth = attempt(() => parseWith(workspacesShape, env));
+  const main = parseWith(appShape, env);
+  const auth = parseWith(workspacesShape, env);
   const v = main.value;
   const appKey = Boolean(env.TASK_API_KEY?.trim());
   const chosen = auth.value ? workspacesFrom(auth.value, v?.SLACK_API_URL, appKey) : undefined;

@@ -1,7 +1,4 @@
-/**
- * Settings of the optional features: generated web pages previewed as images (Chromium), a
- * mention's thread sent to the agent, the prompts Slack's agent view suggests.
- */
+/** Settings of the optional features: page previews, a mention's thread, suggested prompts. */
 import type { z } from "zod";
 import { suggestedPrompts } from "./prompts.ts";
 import { choice, flag, intFrom, optionalString } from "./values.ts";
@@ -16,10 +13,7 @@ export const featuresShape = {
   PREVIEW_RUN_TIMEOUT_MS: intFrom(1000, 600_000, 30_000),
   PREVIEW_CONCURRENCY: intFrom(1, 16, 2),
   PREVIEW_MAX_HEIGHT: intFrom(800, 16_000, 4000),
-  /**
-   * Previews without Chromium's sandbox, which cannot work when the app runs as root: off unless
-   * the operator accepts the risk (true/false; unset is false, and previews are then off as root).
-   */
+  /** Previews without Chromium's sandbox (which fails as root): off unless the operator accepts it. */
   PREVIEW_ALLOW_NO_SANDBOX: flag,
   /** Memory (MB) one page's renderer may hold; its JavaScript heap gets half of it. */
   PREVIEW_MEMORY_MB: intFrom(128, 8192, 512),
@@ -32,9 +26,8 @@ export const featuresShape = {
   TASK_SUGGESTED_PROMPTS: suggestedPrompts,
 };
 
-export type Features = Readonly<ReturnType<typeof featuresFrom>>;
-export type PreviewConfig = Readonly<Features["preview"]>;
-export type ThreadContextConfig = Readonly<Features["threadContext"]>;
+export type PreviewConfig = Readonly<ReturnType<typeof featuresFrom>["preview"]>;
+export type ThreadContextConfig = Readonly<ReturnType<typeof featuresFrom>["threadContext"]>;
 
 /** `path`: PATH, the directories searched for a browser when CHROMIUM_PATH is not set. */
 export function featuresFrom(

@@ -4,11 +4,9 @@
  * `[]`: none.
  */
 import { z } from "zod";
+import { jsonOf, parsedOr } from "./values.ts";
 
-export interface SuggestedPrompt {
-  readonly title: string;
-  readonly message: string;
-}
+export type SuggestedPrompt = Readonly<z.infer<typeof Prompt>>;
 
 /** Also in manifest.yml's `features.agent_view.suggested_prompts` (the manifest test checks). */
 export const DEFAULT_SUGGESTED_PROMPTS: readonly SuggestedPrompt[] = [
@@ -36,20 +34,8 @@ const Prompt = z.object({
   message: z.string().trim().min(1).max(2000),
 });
 
-export const suggestedPrompts = z
-  .string()
-  .trim()
-  .optional()
-  .transform((v, ctx): readonly SuggestedPrompt[] => {
-    if (v === undefined || v === "") return DEFAULT_SUGGESTED_PROMPTS;
-    try {
-      return z.array(Prompt).max(4).parse(JSON.parse(v));
-    } catch {
-      ctx.addIssue({
-        code: "custom",
-        message:
-          'must be a JSON array of at most 4 {"title","message"} objects (title up to 75 characters), e.g. [{"title":"Build a website","message":"Build a landing page for a bakery"}]',
-      });
-      return z.NEVER;
-    }
-  });
+export const suggestedPrompts = parsedOr<readonly SuggestedPrompt[]>(
+  DEFAULT_SUGGESTED_PROMPTS,
+  'must be a JSON array of at most 4 {"title","message"} objects (title up to 75 characters), e.g. [{"title":"Build a website","message":"Build a landing page for a bakery"}]',
+  (v) => z.array(Prompt).max(4).safeParse(jsonOf(v)).data,
+);

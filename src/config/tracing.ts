@@ -1,7 +1,6 @@
 /**
- * Tracing's settings: OpenTelemetry's standard `OTEL_*` variables. The SDK reads them itself;
- * they are checked here too, so a misspelt value stops the app with one clear line instead of a
- * silent default, and so the SDK is loaded only when tracing is on.
+ * Tracing's settings: OpenTelemetry's `OTEL_*` variables. The SDK reads them itself; they are
+ * checked here so a misspelt value stops the app with one clear line, not a silent default.
  */
 import { z } from "zod";
 import { flag, httpUrl, optionalString } from "./values.ts";
@@ -18,7 +17,7 @@ const SAMPLERS = [
 ] as const;
 const PROPAGATORS = ["tracecontext", "baggage", "b3", "b3multi", "none"] as const;
 
-/** A comma-separated list of `names` (unset or empty: undefined), as the SDK reads it. */
+/** A comma-separated list of `names` (unset or empty: undefined). */
 const listOf = <const T extends readonly [string, ...string[]]>(names: T) =>
   optionalString
     .transform((v) => v?.split(",").map((s) => s.trim()))
@@ -36,7 +35,6 @@ export const tracingShape = {
   OTEL_TRACES_EXPORTER: listOf(EXPORTERS),
   /** The collector: `http://collector:4318` (HTTP; `/v1/traces` is added) or `:4317` (gRPC). */
   OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
-  /** The traces' URL as it is, instead of the one above. */
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: endpoint,
   OTEL_EXPORTER_OTLP_PROTOCOL: oneOf(PROTOCOLS),
   OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: oneOf(PROTOCOLS),
@@ -46,7 +44,6 @@ export const tracingShape = {
   OTEL_SERVICE_NAME: optionalString,
   OTEL_RESOURCE_ATTRIBUTES: optionalString,
   OTEL_TRACES_SAMPLER: oneOf(SAMPLERS),
-  /** The share of traces kept by the ratio samplers, from 0 to 1. */
   OTEL_TRACES_SAMPLER_ARG: optionalString.refine(
     (v) => v === undefined || (/^\s*[0-9.eE+-]+\s*$/.test(v) && Number(v) >= 0 && Number(v) <= 1),
     { message: "must be a number from 0 to 1" },
@@ -61,10 +58,7 @@ export const DEFAULT_SERVICE_NAME = "slack-task-bot";
 
 export type TracingConfig = Readonly<ReturnType<typeof tracingFrom>>;
 
-/**
- * On when an OTLP endpoint (or `OTEL_TRACES_EXPORTER=otlp`) is set and OTEL_SDK_DISABLED is not;
- * `secrets`: the OTLP headers' values (a vendor's key, often), for the logs' scrubber.
- */
+/** On when an OTLP endpoint (or `OTEL_TRACES_EXPORTER=otlp`) is set and OTEL_SDK_DISABLED is not. */
 export function tracingFrom(v: TracingValues) {
   const exporters = v.OTEL_TRACES_EXPORTER;
   const endpointSet =
@@ -80,6 +74,7 @@ export function tracingFrom(v: TracingValues) {
     protocol:
       v.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? v.OTEL_EXPORTER_OTLP_PROTOCOL ?? "http/protobuf",
     defaultServiceName: named ? undefined : DEFAULT_SERVICE_NAME,
+    // The OTLP headers' values (a vendor's key, often), for the logs' scrubber.
     secrets: [v.OTEL_EXPORTER_OTLP_HEADERS, v.OTEL_EXPORTER_OTLP_TRACES_HEADERS].flatMap(
       headerValues,
     ) as readonly string[],

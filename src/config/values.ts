@@ -8,20 +8,34 @@ export const optionalString = z
   .transform((v) => (v === "" ? undefined : v))
   .optional();
 
-export const intFrom = (min: number, max: number, fallback: number) =>
+/** A value `parse` reads (undefined: refused with `message`); unset or empty is `fallback`. */
+export const parsedOr = <T>(fallback: T, message: string, parse: (v: string) => T | undefined) =>
   z
     .string()
     .trim()
     .optional()
-    .transform((v, ctx) => {
+    .transform((v, ctx): T => {
       if (v === undefined || v === "") return fallback;
-      const n = Number(v);
-      if (!Number.isInteger(n) || n < min || n > max) {
-        ctx.addIssue({ code: "custom", message: `must be a whole number from ${min} to ${max}` });
-        return z.NEVER;
-      }
-      return n;
+      const parsed = parse(v);
+      if (parsed !== undefined) return parsed;
+      ctx.addIssue({ code: "custom", message });
+      return z.NEVER;
     });
+
+/** `v` as JSON, or undefined when it is not. */
+export function jsonOf(v: string): unknown {
+  try {
+    return JSON.parse(v);
+  } catch {
+    return undefined;
+  }
+}
+
+export const intFrom = (min: number, max: number, fallback: number) =>
+  parsedOr(fallback, `must be a whole number from ${min} to ${max}`, (v) => {
+    const n = Number(v);
+    return Number.isInteger(n) && n >= min && n <= max ? n : undefined;
+  });
 
 export const httpUrl = z
   .string()
@@ -35,26 +49,19 @@ const HOST_NAME =
   /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/;
 
 /**
- * ALLOW_INSECURE_HTTP: `true` lets plain http:// reach any machine; `false` (unset) none but
- * this one; host names, comma-separated, those hosts alone (the compose file's demo names its
+ * ALLOW_INSECURE_HTTP: `true` lets plain http:// reach any machine; `false` (unset) none but this
+ * one; host names, comma-separated, those hosts alone (the compose file's demo names its
  * simulator, `simulator`, whose traffic stays on the Docker host's own network).
  */
-export const insecureHttp = z
-  .string()
-  .trim()
-  .toLowerCase()
-  .optional()
-  .transform((v, ctx): boolean | readonly string[] => {
-    const yes = yesOrNo(v);
-    if (yes !== undefined) return yes;
-    const hosts = (v ?? "").split(",").map((h) => h.trim().replace(/\.$/, ""));
-    if (hosts.every((h) => HOST_NAME.test(h))) return hosts;
-    ctx.addIssue({
-      code: "custom",
-      message: "must be true, false or host names, comma-separated (e.g. simulator)",
-    });
-    return z.NEVER;
-  });
+export const insecureHttp = parsedOr<boolean | readonly string[]>(
+  false,
+  "must be true, false or host names, comma-separated (e.g. simulator)",
+  (v) => {
+    const lower = v.toLowerCase();
+    const hosts = lower.split(",").map((h) => h.trim().replace(/\.$/, ""));
+    return yesOrNo(lower) ?? (hosts.every((h) => HOST_NAME.test(h)) ? hosts : undefined);
+  },
+);
 
 /**
  * Plain http:// to another machine is refused unless ALLOW_INSECURE_HTTP says so. Proxies are
@@ -94,23 +101,14 @@ export const hostName = (problem: string) =>
     message: problem,
   });
 
-/** true/false (also 1/0, yes/no, on/off; unset is false), or undefined for another word. */
-function yesOrNo(v: string | undefined): boolean | undefined {
-  if (v === undefined || v === "" || ["false", "0", "no", "off"].includes(v)) return false;
+/** true/false (also 1/0, yes/no, on/off), or undefined for another word. */
+function yesOrNo(v: string): boolean | undefined {
+  if (["false", "0", "no", "off"].includes(v)) return false;
   return ["true", "1", "yes", "on"].includes(v) ? true : undefined;
 }
 
-export const flag = z
-  .string()
-  .trim()
-  .toLowerCase()
-  .optional()
-  .transform((v, ctx) => {
-    const yes = yesOrNo(v);
-    if (yes !== undefined) return yes;
-    ctx.addIssue({ code: "custom", message: "must be true or false" });
-    return z.NEVER;
-  });
+/** true or false; unset is false. */
+export const flag = parsedOr(false, "must be true or false", (v) => yesOrNo(v.toLowerCase()));
 
 /** A comma-separated list of names (model or agent ids offered in the New task modal). */
 export const nameList = z

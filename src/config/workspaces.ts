@@ -63,34 +63,17 @@ export const workspacesShape = {
 type WorkspacesValues = Readonly<Partial<z.infer<z.ZodObject<typeof workspacesShape>>>>;
 
 /** Many workspaces: what Bolt's OAuth support needs. */
-export interface SlackOAuthConfig {
-  readonly clientId: string;
-  readonly clientSecret: string;
-  readonly stateSecret: string;
-  /** Slack's configured one when unset. */
-  readonly redirectUri: string | undefined;
-  /** Slack's consent screen: slack.com's, or the same origin as SLACK_API_URL's. */
-  readonly authorizeUrl: string;
-  /** TASK_ALLOWED_TEAMS; undefined: every workspace that installs the app. */
-  readonly allowedTeams: ReadonlySet<string> | undefined;
-  /** TASK_API_KEY_FOR: who may use the app's key without one of their own ("*": all). */
-  readonly apiKeyFor: ReadonlySet<string> | "all";
-}
-
-/** Exactly one of the two is set: one workspace's bot token, or OAuth for many. */
-export interface Workspaces {
-  readonly botToken: string | undefined;
-  readonly oauth: SlackOAuthConfig | undefined;
-}
+export type SlackOAuthConfig = Readonly<
+  NonNullable<NonNullable<ReturnType<typeof workspacesFrom>["workspaces"]>["oauth"]>
+>;
 
 const OAUTH_VARIABLES = ["SLACK_CLIENT_ID", "SLACK_CLIENT_SECRET", "SLACK_STATE_SECRET"] as const;
 
-/** The mode the variables choose, or the problems (never a value) when they choose none or both. */
-export function workspacesFrom(
-  v: WorkspacesValues,
-  apiUrl: string | undefined,
-  appKey = false,
-): { readonly workspaces?: Workspaces; readonly problems: string[] } {
+/**
+ * The mode the variables choose (one workspace's bot token, or OAuth for many), or the problems
+ * (never a value) when they choose none or both.
+ */
+export function workspacesFrom(v: WorkspacesValues, apiUrl: string | undefined, appKey = false) {
   const set = OAUTH_VARIABLES.filter((name) => v[name] !== undefined);
   const teams = teamsFrom(v, set.length > 0, appKey);
   const missing = OAUTH_VARIABLES.filter((name) => v[name] === undefined);
@@ -119,9 +102,6 @@ export function workspacesFrom(
   const { SLACK_CLIENT_ID: clientId, SLACK_CLIENT_SECRET: clientSecret } = v;
   const stateSecret = v.SLACK_STATE_SECRET;
   if (problems.length > 0 || !clientId || !clientSecret || !stateSecret) return { problems };
-  const authorizeUrl = apiUrl
-    ? `${new URL(apiUrl).origin}/oauth/v2/authorize`
-    : SLACK_AUTHORIZE_URL;
   return {
     workspaces: {
       botToken: undefined,
@@ -129,9 +109,13 @@ export function workspacesFrom(
         clientId,
         clientSecret,
         stateSecret,
+        /** Slack's configured one when unset. */
         redirectUri: v.SLACK_REDIRECT_URI,
-        authorizeUrl,
+        /** Slack's consent screen: slack.com's, or the same origin as SLACK_API_URL's. */
+        authorizeUrl: apiUrl ? `${new URL(apiUrl).origin}/oauth/v2/authorize` : SLACK_AUTHORIZE_URL,
+        /** TASK_ALLOWED_TEAMS; undefined: every workspace that installs the app. */
         allowedTeams: teams.allowed,
+        /** TASK_API_KEY_FOR: who may use the app's key without one of their own. */
         apiKeyFor: teams.apiKeyFor,
       },
     },
@@ -140,15 +124,7 @@ export function workspacesFrom(
 }
 
 /** The allow-list and the workspaces that may spend the app's key: with many workspaces only. */
-function teamsFrom(
-  v: WorkspacesValues,
-  oauth: boolean,
-  appKey: boolean,
-): {
-  readonly allowed: ReadonlySet<string> | undefined;
-  readonly apiKeyFor: ReadonlySet<string> | "all";
-  readonly problems: string[];
-} {
+function teamsFrom(v: WorkspacesValues, oauth: boolean, appKey: boolean) {
   const problems: string[] = [];
   const { TASK_ALLOWED_TEAMS: allowed, TASK_API_KEY_FOR: keyFor } = v;
   for (const [name, list] of [
@@ -167,8 +143,10 @@ function teamsFrom(
     );
   }
   return {
-    allowed: allowed && new Set(allowed),
-    apiKeyFor: keyFor?.includes("*") ? "all" : new Set(keyFor ?? []),
+    allowed: allowed && (new Set(allowed) as ReadonlySet<string>),
+    apiKeyFor: keyFor?.includes("*")
+      ? ("all" as const)
+      : (new Set(keyFor ?? []) as ReadonlySet<string>),
     problems,
   };
 }
@@ -184,13 +162,11 @@ export function encryptionFrom(
   v: WorkspacesValues,
   oauth: boolean,
 ): { readonly keys: readonly string[]; readonly problems: string[] } {
+  const refused = (problem: string) => ({ keys: [], problems: [problem] });
   if (v.ENCRYPTION_KEY !== undefined && v.ENCRYPTION_KEYS !== undefined) {
-    return {
-      keys: [],
-      problems: [
-        "ENCRYPTION_KEY and ENCRYPTION_KEYS are both set: set only ENCRYPTION_KEYS (the key that seals first, then the older ones)",
-      ],
-    };
+    return refused(
+      "ENCRYPTION_KEY and ENCRYPTION_KEYS are both set: set only ENCRYPTION_KEYS (the key that seals first, then the older ones)",
+    );
   }
   const name = v.ENCRYPTION_KEYS !== undefined ? "ENCRYPTION_KEYS" : "ENCRYPTION_KEY";
   const listed = (v.ENCRYPTION_KEYS ?? v.ENCRYPTION_KEY ?? "")
@@ -198,17 +174,16 @@ export function encryptionFrom(
     .map((k) => k.trim())
     .filter((k) => k !== "");
   if (listed.length === 0) {
-    const problems = oauth
-      ? [
-          `ENCRYPTION_KEY is required with many workspaces (OAuth): each workspace's service key is stored encrypted with it (${KEY_HINT})`,
-        ]
-      : [];
-    return { keys: [], problems };
+    if (!oauth) return { keys: [], problems: [] };
+    return refused(
+      `ENCRYPTION_KEY is required with many workspaces (OAuth): each workspace's service key is stored encrypted with it (${KEY_HINT})`,
+    );
   }
   const bad = listed.findIndex((key) => !isSealingKey(key));
   if (bad >= 0) {
-    const which = name === "ENCRYPTION_KEYS" ? `ENCRYPTION_KEYS (key ${bad + 1})` : name;
-    return { keys: [], problems: [`${which} must be ${KEY_HINT}`] };
+    return refused(
+      `${name === "ENCRYPTION_KEYS" ? `ENCRYPTION_KEYS (key ${bad + 1})` : name} must be ${KEY_HINT}`,
+    );
   }
   return { keys: listed, problems: [] };
 }

@@ -1,7 +1,6 @@
 /**
- * The Task Execution Service client: all six endpoints with every documented field. Every
- * response is validated by zod, every failure is a `TaskServiceError`; idempotent reads are
- * retried (http.ts), create and continue never blindly.
+ * The Task Execution Service client: all six endpoints with every documented field, answers
+ * checked by zod, failures as `TaskServiceError`; reads are retried, create and continue never.
  */
 import { randomUUID } from "node:crypto";
 import { parseAnswer } from "./responses.ts";
@@ -15,7 +14,7 @@ import {
   ServiceHttp,
 } from "./http.ts";
 import { LIMITS, validateTaskInput } from "./limits.ts";
-import type { UploadFile } from "./multipart.ts";
+import { encodeMultipart, type UploadFile } from "./multipart.ts";
 import {
   ContinueResponse,
   CreateTaskResponse,
@@ -28,7 +27,6 @@ import { type ReadFileOptions, readResultFile, type ResultFileRef } from "./resu
 import { parseSse, type StreamEvent } from "./stream.ts";
 
 export type ReasoningEffort = "low" | "medium" | "high";
-export type TaskSource = "web" | "mobile" | "widget";
 
 export interface CreateTaskInput {
   prompt?: string;
@@ -37,34 +35,27 @@ export interface CreateTaskInput {
   enableThinking?: boolean;
   reasoningEffort?: ReasoningEffort;
   enableContextManager?: boolean;
-  source?: TaskSource;
+  source?: "web" | "mobile" | "widget";
   /** Sent as a JSON string. */
   metadata?: Record<string, unknown>;
   showInRecentTasks?: boolean;
   files?: readonly UploadFile[];
 }
 
-export interface ContinueInput {
-  prompt?: string;
-  files?: readonly UploadFile[];
-}
+export type ContinueInput = Pick<CreateTaskInput, "prompt" | "files">;
 
 export interface ThreadRef {
   readonly threadId: string;
   readonly projectId: string;
 }
 
-export interface ResultQuery {
+export interface ResultQuery extends PageQuery {
   /** Long-poll wait, 0 to 600 seconds (service default 300). */
   timeout?: number;
   includeFileContent?: boolean;
-  page?: number;
-  pageSize?: number;
 }
 
-export interface HistoryQuery {
-  page?: number;
-  pageSize?: number;
+export interface HistoryQuery extends PageQuery {
   includeFileContent?: boolean;
   includeStatusMessages?: boolean;
   compact?: boolean;
@@ -91,9 +82,8 @@ export interface TaskService {
   stopAgent(ref: ThreadRef, options?: CallOptions): Promise<StopResponse>;
   listFiles(ref: ThreadRef, query?: PageQuery, options?: CallOptions): Promise<FileListResponse>;
   /**
-   * One file of the run's final result with its content, read alone: never more than
-   * `options.maxBytes` as the service sends it (past it: a `too_large` TaskServiceError).
-   * Undefined when the result has no content for it (not inline, or no longer there).
+   * One file of the run's final result with its content, read alone: past `options.maxBytes` as
+   * sent, a `too_large` TaskServiceError; undefined when the result has no content for it.
    */
   readResultFile(
     ref: ThreadRef,
@@ -102,12 +92,13 @@ export interface TaskService {
   ): Promise<Buffer | undefined>;
 }
 
-/** Whether the service takes a key: it answered past authentication, refused it, or neither. */
-export type KeyCheck = "valid" | "refused" | { readonly error: string };
-
 /** Checks a key before it is saved (an admin setting a workspace's key). */
 export interface KeyChecker {
-  checkKey(key: string, options?: CallOptions): Promise<KeyCheck>;
+  /** "valid" once the service answered past authentication; `error` when it told nothing. */
+  checkKey(
+    key: string,
+    options?: CallOptions,
+  ): Promise<"valid" | "refused" | { readonly error: string }>;
 }
 
 export type TaskServiceClientOptions = HttpOptions;
@@ -115,199 +106,176 @@ export type TaskServiceClientOptions = HttpOptions;
 export function createTaskServiceClient(
   options: TaskServiceClientOptions,
 ): TaskService & KeyChecker {
-  return new TaskServiceClient(new ServiceHttp(options));
+  const http = new ServiceHttp(options);
+  return { ...starts(http), ...results(http), ...threads(http) };
 }
 
-class TaskServiceClient implements TaskService, KeyChecker {
-  readonly #http: ServiceHttp;
+/** Create and continue: never retried blindly. */
+function starts(http: ServiceHttp): Pick<TaskService, "createTask" | "continueConversation"> {
+  const headersTimeoutMs = Math.max(http.requestTimeoutMs, 120_000);
+  return {
+    async createTask(input, { signal } = {}) {
+      const files = input.files ?? [];
+      validateTaskInput(input.prompt, files);
+      const body = encodeMultipart(
+        [
+          ["prompt", input.prompt || undefined],
+          ["agent_id", input.agentId],
+          ["model_name", input.modelName],
+          ["enable_thinking", input.enableThinking],
+          ["reasoning_effort", input.reasoningEffort],
+          ["enable_context_manager", input.enableContextManager],
+          ["source", input.source],
+          ["metadata", input.metadata === undefined ? undefined : JSON.stringify(input.metadata)],
+          ["show_in_recent_tasks", input.showInRecentTasks],
+        ],
+        files,
+      );
+      const target = http.url("/quick-action");
+      return http.send("creating the task", "POST", target, CreateTaskResponse, {
+        signal,
+        body,
+        headersTimeoutMs,
+      });
+    },
 
-  constructor(http: ServiceHttp) {
-    this.#http = http;
-  }
-
-  async createTask(
-    input: CreateTaskInput,
-    { signal }: CallOptions = {},
-  ): Promise<CreateTaskResponse> {
-    const http = this.#http;
-    const files = input.files ?? [];
-    validateTaskInput(input.prompt, files);
-    const body = http.multipart(
-      [
-        ["prompt", input.prompt || undefined],
-        ["agent_id", input.agentId],
-        ["model_name", input.modelName],
-        ["enable_thinking", input.enableThinking],
-        ["reasoning_effort", input.reasoningEffort],
-        ["enable_context_manager", input.enableContextManager],
-        ["source", input.source],
-        ["metadata", input.metadata === undefined ? undefined : JSON.stringify(input.metadata)],
-        ["show_in_recent_tasks", input.showInRecentTasks],
-      ],
-      files,
-    );
-    return http.send("creating the task", "POST", http.url("/quick-action"), CreateTaskResponse, {
-      signal,
-      body,
-      headersTimeoutMs: Math.max(http.requestTimeoutMs, 120_000),
-    });
-  }
-
-  async getTaskResult(
-    ref: ThreadRef,
-    query: ResultQuery = {},
-    { signal }: CallOptions = {},
-  ): Promise<TaskResult> {
-    checkRange("timeout", query.timeout, 0, LIMITS.pollTimeoutMaxS);
-    checkPaging(query);
-    const target = this.#http.threadUrl(ref, "/response", {
-      timeout: query.timeout,
-      include_file_content: query.includeFileContent,
-      page: query.page,
-      page_size: query.pageSize,
-    });
-    // The server may hold a long poll for `timeout` seconds (300 when unset).
-    const headersTimeoutMs = (query.timeout ?? 300) * 1000 + this.#http.requestTimeoutMs;
-    return this.#http.read("fetching the task result", "GET", target, TaskResult, {
-      signal,
-      headersTimeoutMs,
-    });
-  }
-
-  async *streamTaskResult(
-    ref: ThreadRef,
-    { signal }: CallOptions = {},
-  ): AsyncGenerator<StreamEvent> {
-    const http = this.#http;
-    const target = http.threadUrl(ref, "/response", {
-      realtime: true,
-      // A server that ignores `realtime` answers a long poll instead; keep it short.
-      timeout: Math.min(30, Math.round(http.streamIdleTimeoutMs / 1000)),
-    });
-    const res = await http.openStream(target, signal);
-    const type = String(res.headers["content-type"] ?? "");
-    try {
-      if (type.includes("application/json")) {
-        // Streaming not honoured: a plain result (capped like any other), presented as a stream.
-        const result = await parseAnswer(res, "the result stream", TaskResult, http.answerRead);
-        yield { type: "snapshot", text: result.response.content };
-        yield { type: "status", status: result.status };
-        return;
-      }
-      if (type !== "" && !type.includes("text/event-stream")) {
-        // A proxy's page or another answer that is no event stream: streaming is refused here.
-        throw new TaskServiceError({
-          kind: "protocol",
-          status: res.statusCode,
-          message: `Task service answered the result stream with ${type.split(";")[0]}, not an event stream.`,
-        });
-      }
-      yield* parseSse(res.body);
-    } catch (err) {
-      throw networkError(err, "reading the result stream");
-    } finally {
-      // Ending early (break, abort, error) frees the socket; the unread body's "aborted" is expected.
-      if (!res.body.destroyed) {
-        res.body.on("error", () => undefined);
-        res.body.destroy();
-      }
-    }
-  }
-
-  async continueConversation(
-    ref: ThreadRef,
-    input: ContinueInput,
-    { signal }: CallOptions = {},
-  ): Promise<ContinueResponse> {
-    const http = this.#http;
-    const files = input.files ?? [];
-    validateTaskInput(input.prompt, files);
-    const body = http.multipart([["prompt", input.prompt || undefined]], files);
-    const target = http.threadUrl(ref, "/response");
-    return http.send("sending the follow-up", "POST", target, ContinueResponse, {
-      signal,
-      body,
-      headersTimeoutMs: Math.max(http.requestTimeoutMs, 120_000),
-    });
-  }
-
-  async getHistory(
-    ref: ThreadRef,
-    query: HistoryQuery = {},
-    { signal }: CallOptions = {},
-  ): Promise<HistoryResponse> {
-    checkPaging(query);
-    const target = this.#http.threadUrl(ref, "/history", {
-      page: query.page,
-      page_size: query.pageSize,
-      include_file_content: query.includeFileContent,
-      include_status_messages: query.includeStatusMessages,
-      compact: query.compact,
-    });
-    const what = "reading the conversation history";
-    return this.#http.read(what, "GET", target, HistoryResponse, { signal });
-  }
-
-  async stopAgent(ref: ThreadRef, { signal }: CallOptions = {}): Promise<StopResponse> {
-    const target = this.#http.threadUrl(ref, "/agent/stop");
-    // Stopping twice has the same effect as stopping once, so it is safe to retry.
-    return this.#http.read("stopping the task", "POST", target, StopResponse, { signal });
-  }
-
-  async listFiles(
-    ref: ThreadRef,
-    query: PageQuery = {},
-    { signal }: CallOptions = {},
-  ): Promise<FileListResponse> {
-    checkPaging(query);
-    const paging = { page: query.page, page_size: query.pageSize };
-    const target = this.#http.threadUrl(ref, "/files", paging);
-    return this.#http.read("listing the thread's files", "GET", target, FileListResponse, {
-      signal,
-    });
-  }
-
-  async readResultFile(
-    ref: ThreadRef,
-    file: ResultFileRef,
-    options: ReadFileOptions,
-  ): Promise<Buffer | undefined> {
-    return readResultFile(this.#http, ref, file, options);
-  }
-
-  async checkKey(key: string, options: CallOptions = {}): Promise<KeyCheck> {
-    return checkKey(this.#http, key, options);
-  }
+    async continueConversation(ref, input, { signal } = {}) {
+      const files = input.files ?? [];
+      validateTaskInput(input.prompt, files);
+      const body = encodeMultipart([["prompt", input.prompt || undefined]], files);
+      const target = http.threadUrl(ref, "/response");
+      return http.send("sending the follow-up", "POST", target, ContinueResponse, {
+        signal,
+        body,
+        headersTimeoutMs,
+      });
+    },
+  };
 }
 
-/**
- * One read-only request with `key`: the history of a thread that does not exist. The contract
- * has no account endpoint, so its answer is the check: 401 (or 403) is a refused key; 404, or
- * any other answer past authentication, a valid one; 5xx, 429 and network failures tell nothing.
- */
-async function checkKey(
+/** A run's result, polled or streamed, and its files one at a time. */
+function results(
   http: ServiceHttp,
-  key: string,
-  callOptions: CallOptions,
-): Promise<KeyCheck> {
-  const probe = `key-check-${randomUUID()}`;
-  const target = http.threadUrl({ threadId: probe, projectId: probe }, "/history", {
-    page_size: 1,
-    compact: true,
-  });
-  try {
-    await http.send("checking the API key", "GET", target, HistoryResponse, {
-      signal: callOptions.signal,
-      apiKey: key,
-    });
-    return "valid";
-  } catch (err) {
-    if (!(err instanceof TaskServiceError)) throw err;
-    if (err.status === 401 || err.status === 403) return "refused";
-    if (err.transient || err.status === undefined) {
-      const why = err.status === undefined ? err.kind : `HTTP ${err.status}`;
-      return { error: why === "timeout" ? "no answer in time" : why };
-    }
-    return "valid";
-  }
+): Pick<TaskService, "getTaskResult" | "streamTaskResult" | "readResultFile"> {
+  return {
+    async getTaskResult(ref, query = {}, { signal } = {}) {
+      checkRange("timeout", query.timeout, 0, LIMITS.pollTimeoutMaxS);
+      checkPaging(query);
+      const target = http.threadUrl(ref, "/response", {
+        timeout: query.timeout,
+        include_file_content: query.includeFileContent,
+        page: query.page,
+        page_size: query.pageSize,
+      });
+      // The server may hold a long poll for `timeout` seconds (300 when unset).
+      const headersTimeoutMs = (query.timeout ?? 300) * 1000 + http.requestTimeoutMs;
+      return http.read("fetching the task result", "GET", target, TaskResult, {
+        signal,
+        headersTimeoutMs,
+      });
+    },
+
+    async *streamTaskResult(ref, { signal } = {}) {
+      const target = http.threadUrl(ref, "/response", {
+        realtime: true,
+        // A server that ignores `realtime` answers a long poll instead; keep it short.
+        timeout: Math.min(30, Math.round(http.streamIdleTimeoutMs / 1000)),
+      });
+      const res = await http.open("opening the result stream", target, signal, {
+        accept: "text/event-stream, application/json",
+        headersTimeoutMs: Math.max(http.requestTimeoutMs, 60_000),
+        bodyTimeoutMs: http.streamIdleTimeoutMs,
+      });
+      const type = String(res.headers["content-type"] ?? "");
+      try {
+        if (type.includes("application/json")) {
+          // Streaming not honoured: a plain result (capped like any other), presented as a stream.
+          const result = await parseAnswer(res, "the result stream", TaskResult, http.answerRead);
+          yield { type: "snapshot", text: result.response.content };
+          yield { type: "status", status: result.status };
+          return;
+        }
+        if (type !== "" && !type.includes("text/event-stream")) {
+          // A proxy's page or another answer that is no event stream: streaming is refused here.
+          throw new TaskServiceError({
+            kind: "protocol",
+            status: res.statusCode,
+            message: `Task service answered the result stream with ${type.split(";")[0]}, not an event stream.`,
+          });
+        }
+        yield* parseSse(res.body);
+      } catch (err) {
+        throw networkError(err, "reading the result stream");
+      } finally {
+        // Ending early (break, abort, error) frees the socket; the unread body's "aborted" is expected.
+        if (!res.body.destroyed) {
+          res.body.on("error", () => undefined);
+          res.body.destroy();
+        }
+      }
+    },
+
+    readResultFile: (ref, file, options) => readResultFile(http, ref, file, options),
+  };
+}
+
+/** A thread's history, files and Stop; a key's check. */
+function threads(
+  http: ServiceHttp,
+): Pick<TaskService & KeyChecker, "getHistory" | "stopAgent" | "listFiles" | "checkKey"> {
+  return {
+    async getHistory(ref, query = {}, { signal } = {}) {
+      checkPaging(query);
+      const target = http.threadUrl(ref, "/history", {
+        page: query.page,
+        page_size: query.pageSize,
+        include_file_content: query.includeFileContent,
+        include_status_messages: query.includeStatusMessages,
+        compact: query.compact,
+      });
+      const what = "reading the conversation history";
+      return http.read(what, "GET", target, HistoryResponse, { signal });
+    },
+
+    async stopAgent(ref, { signal } = {}) {
+      const target = http.threadUrl(ref, "/agent/stop");
+      // Stopping twice has the same effect as stopping once, so it is safe to retry.
+      return http.read("stopping the task", "POST", target, StopResponse, { signal });
+    },
+
+    async listFiles(ref, query = {}, { signal } = {}) {
+      checkPaging(query);
+      const target = http.threadUrl(ref, "/files", { page: query.page, page_size: query.pageSize });
+      const what = "listing the thread's files";
+      return http.read(what, "GET", target, FileListResponse, { signal });
+    },
+
+    /**
+     * One read-only request with `key`: the history of a thread that does not exist (the contract
+     * has no account endpoint). 401 or 403 is a refused key; 404, or any other answer past
+     * authentication, a valid one; 5xx, 429 and network failures tell nothing.
+     */
+    async checkKey(key, { signal } = {}) {
+      const probe = `key-check-${randomUUID()}`;
+      const target = http.threadUrl({ threadId: probe, projectId: probe }, "/history", {
+        page_size: 1,
+        compact: true,
+      });
+      try {
+        await http.send("checking the API key", "GET", target, HistoryResponse, {
+          signal,
+          apiKey: key,
+        });
+        return "valid";
+      } catch (err) {
+        if (!(err instanceof TaskServiceError)) throw err;
+        if (err.status === 401 || err.status === 403) return "refused";
+        if (err.transient || err.status === undefined) {
+          const why = err.status === undefined ? err.kind : `HTTP ${err.status}`;
+          return { error: why === "timeout" ? "no answer in time" : why };
+        }
+        return "valid";
+      }
+    },
+  };
 }

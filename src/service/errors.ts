@@ -21,24 +21,12 @@ export interface ValidationIssue {
   readonly type?: string;
 }
 
-export interface ServiceErrorInit {
-  kind: ServiceErrorKind;
-  message: string;
-  status?: number;
-  detail?: string;
-  issues?: readonly ValidationIssue[];
-  retryAfterMs?: number;
-  /** For input errors: which limit was hit, e.g. "prompt_length". */
-  limit?: string;
-  cause?: unknown;
-}
+export type ServiceErrorInit = Pick<TaskServiceError, "kind" | "message"> &
+  Partial<Pick<TaskServiceError, "status" | "detail" | "issues" | "retryAfterMs" | "limit">> & {
+    cause?: unknown;
+  };
 
-const TRANSIENT: ReadonlySet<ServiceErrorKind> = new Set([
-  "rate_limited",
-  "server",
-  "network",
-  "timeout",
-]);
+const TRANSIENT = new Set<ServiceErrorKind>(["rate_limited", "server", "network", "timeout"]);
 
 export class TaskServiceError extends Error {
   readonly kind: ServiceErrorKind;
@@ -48,6 +36,7 @@ export class TaskServiceError extends Error {
   readonly issues: readonly ValidationIssue[];
   /** How long to wait before retrying, from `Retry-After` or `X-RateLimit-Reset`. */
   readonly retryAfterMs: number | undefined;
+  /** For input errors: which limit was hit, e.g. "prompt_length". */
   readonly limit: string | undefined;
 
   constructor(init: ServiceErrorInit) {
@@ -84,10 +73,7 @@ export function retryAfterFromHeaders(
   headers: Record<string, string | string[] | undefined>,
   now = Date.now(),
 ): number | undefined {
-  const one = (name: string) => {
-    const v = headers[name];
-    return Array.isArray(v) ? v[0] : v;
-  };
+  const one = (name: string) => [headers[name]].flat()[0];
   const retryAfter = one("retry-after");
   if (retryAfter !== undefined && retryAfter.trim() !== "") {
     const secs = Number(retryAfter);

@@ -1,8 +1,6 @@
 /**
- * Following a run: yields its text deltas and status changes, returns its final state. It
- * streams (`realtime=true`), reconnects when a stream drops while the run goes on, long-polls
- * when streaming is refused or keeps failing, and ends with the authoritative result (files
- * and code blocks are not in the stream).
+ * Following a run: streams it (`realtime=true`), reconnects after drops, long-polls when streaming
+ * is refused or keeps failing, and ends with the result (files and code blocks are not streamed).
  */
 import { setTimeout as delay } from "node:timers/promises";
 import { formatBytes } from "../util/bytes.ts";
@@ -32,25 +30,23 @@ export interface FinalRun {
   readonly messageId: string | undefined;
   readonly codeBlocks: readonly CodeBlock[];
   readonly files: readonly ResultFile[];
-  /** Why a failed run failed, when the service says. */
   readonly errorMessage: string | undefined;
 }
 
 export interface FollowOptions {
   signal?: AbortSignal;
-  /** Long-poll `timeout` in seconds while polling (default 30). */
+  /** Long-poll `timeout` in seconds (default 30). */
   pollTimeoutS?: number;
   /** Backoff before reconnecting, doubled each time (default 250 ms, at most 8 s). */
   reconnectDelayMs?: number;
-  /** Files per page when fetching the final result (default 100). */
+  /** Files per page of the final result (default 100). */
   filePageSize?: number;
-  /** Text already shown by an earlier follower of this run; only what comes after is yielded. */
+  /** Text an earlier follower of this run showed: only what comes after is yielded. */
   resumeText?: string;
-  /** Threads whose stream was refused lately: they are polled without asking again. */
   refusals?: StreamRefusals;
   /** Past it following ends with a `too_large` TaskServiceError (what was yielded is kept). */
   textBudget?: TextBudget;
-  /** A number in [0, 1) for the reconnection jitter (Math.random unless a test says). */
+  /** [0, 1) for the reconnection jitter (default Math.random). */
   random?: () => number;
 }
 
@@ -70,30 +66,21 @@ function textTooLarge(maxBytes: number): TaskServiceError {
 }
 
 /**
- * Whether an answer to opening the stream means "not this way" (400, 404, 405, 406, 415, 422,
- * 501, a 200 that is not an event stream…), so polling may still work. Answers about the key,
- * the credits or access (401, 402, 403) end the run; passing failures (429, 5xx, network) are
- * retried as drops.
+ * Whether opening the stream was refused "not this way" (400, 404, 405, 406, 415, 422, 501, a 200
+ * that is no event stream…): polling may still work. 401, 402 and 403 end the run; 429, 5xx and
+ * network failures are drops.
  */
 const isRefusal = (err: unknown) =>
   err instanceof TaskServiceError &&
   (!err.transient || err.status === 501) &&
-  err.kind !== "auth" &&
-  err.kind !== "credits" &&
-  err.kind !== "forbidden" &&
-  err.kind !== "too_large";
+  !["auth", "credits", "forbidden", "too_large"].includes(err.kind);
 
-/** The most of a failed run's reason kept: it is shown in a line under the answer. */
+/** The most of a failed run's reason kept (shown in a line under the answer). */
 const ERROR_MAX = 2000;
 
 function errorMessageOf(result: TaskResult): string | undefined {
-  const e = result.error;
-  const m =
-    typeof e === "string"
-      ? e
-      : e && typeof e === "object"
-        ? ((e as Record<string, unknown>).message ?? (e as Record<string, unknown>).detail)
-        : undefined;
+  const e = result.error as string | { message?: unknown; detail?: unknown } | null | undefined;
+  const m = typeof e === "string" ? e : (e?.message ?? e?.detail);
   if (typeof m !== "string" || m === "") return undefined;
   // A string of its own: a slice would keep all of the service's text alive with the reason.
   return m.length <= ERROR_MAX
@@ -125,8 +112,8 @@ export async function* followRun(
   }
   if (refusedLately || (yield* streamRun(run)) === "poll") yield* pollRun(run);
 
-  const final = await fetchFinal(service, ref, run.text.text, options);
-  // The final text (or the code blocks standing for an empty one) may not pass the budget either.
+  const final = await fetchFinal(run);
+  // Nor may the final text (or the code blocks standing for an empty one) pass the budget.
   const budget = options.textBudget;
   if (budget && finalBytes(final) > budget.maxBytes) throw textTooLarge(budget.maxBytes);
   // Whatever the stream did not show (held back, or never streamed) comes from the result.
@@ -136,18 +123,18 @@ export async function* followRun(
   return final;
 }
 
-/** What following one run shares between its phases (streaming, polling, the final result). */
+/** What following one run shares between its phases. */
 interface Follower {
   readonly service: TaskService;
   readonly ref: ThreadRef & { readonly agentRunId?: string };
   readonly options: FollowOptions;
   readonly call: CallOptions;
   readonly text: TextReconciler;
-  /** The last status reported. */
+  /** The last one reported. */
   status: string;
 }
 
-/** Text to show: asked of the text budget first (past it, following ends). */
+/** Text to show, asked of the text budget first. */
 function* delta(run: Follower, text: string): Generator<RunUpdate> {
   if (text === "") return;
   const budget = run.options.textBudget;
@@ -196,8 +183,8 @@ async function* streamRun(run: Follower): AsyncGenerator<RunUpdate, "done" | "po
 }
 
 /**
- * The wait before reconnection `failures` (from 1): doubling from `base` up to 8 s, drawn from
- * its upper half ("equal jitter") so runs dropped by one service blip do not return at once.
+ * The wait before reconnection `failures` (from 1): doubling from `base` up to 8 s, drawn from its
+ * upper half ("equal jitter") so runs dropped by one service blip do not return at once.
  */
 export function reconnectDelay(base: number, failures: number, random: () => number): number {
   const backoff = Math.min(base * 2 ** (failures - 1), MAX_RECONNECT_DELAY_MS);
@@ -207,12 +194,6 @@ export function reconnectDelay(base: number, failures: number, random: () => num
 const MAX_RECONNECT_DELAY_MS = 8000;
 /** Reconnections of a dropped stream before following falls back to polling. */
 const MAX_RECONNECTS = 5;
-
-/** A connection's text the reconciler holds, not yet placed, may not pass the budget either. */
-function checkHeld(run: Follower): void {
-  const budget = run.options.textBudget;
-  if (budget && run.text.connectionChars > budget.maxBytes) throw textTooLarge(budget.maxBytes);
-}
 
 /** One connection to the stream: how it ended (the run's end, a refusal, or a drop). */
 async function* readStream(
@@ -227,7 +208,9 @@ async function* readStream(
       received++;
       if (ev.type === "delta") {
         yield* delta(run, text.delta(ev.text, ev.seq));
-        checkHeld(run);
+        // Nor may a connection's text the reconciler holds, not yet placed, pass the budget.
+        const budget = options.textBudget;
+        if (budget && text.connectionChars > budget.maxBytes) throw textTooLarge(budget.maxBytes);
         if (text.needsSnapshot) {
           // A reconnection skipped what was produced meanwhile: place it using the result so far.
           const now = await service.getTaskResult(ref, { timeout: 0 }, run.call);
@@ -255,8 +238,8 @@ async function* readStream(
       };
       return "refused";
     }
+    // A transient failure is a drop: the caller asks whether the run is still going.
     if (!(err instanceof TaskServiceError) || !err.transient) throw err;
-    // A dropped or broken stream: the caller decides whether the run is still going.
   }
   return ended ? "ended" : "dropped";
 }
@@ -290,24 +273,13 @@ async function* pollRun(run: Follower): AsyncGenerator<RunUpdate, void, undefine
   }
 }
 
-/**
- * The authoritative end state: text, code blocks and every page of files, without their content
- * (each is read alone when delivered, `readResultFile`, at its place in `files`).
- */
-async function fetchFinal(
-  service: TaskService,
-  ref: ThreadRef & { readonly agentRunId?: string },
-  streamedText: string,
-  options: FollowOptions,
-): Promise<FinalRun> {
-  const { signal } = options;
-  const pageSize = options.filePageSize ?? 100;
-  const call = signal ? { signal } : {};
-  const firstPage = (timeout: number) =>
-    service.getTaskResult(ref, { timeout, includeFileContent: false, page: 1, pageSize }, call);
+/** The end state: text, code blocks and every page of files, without their content. */
+async function fetchFinal(run: Follower): Promise<FinalRun> {
+  const { ref, options } = run;
+  const streamedText = run.text.text;
   // The result endpoint may lag behind the stream (still "running", or still the previous
   // run right after a follow-up): wait for this run's final state, within bounds.
-  let first = await firstPage(0);
+  let first = await resultPage(run, 1, 0);
   for (let attempt = 1; attempt <= FINAL_ATTEMPTS; attempt++) {
     if (sameRun(ref, first) && isFinalStatus(first.status)) break;
     if (attempt === FINAL_ATTEMPTS) {
@@ -327,10 +299,10 @@ async function fetchFinal(
       }
       break;
     }
-    await delay(FINAL_RETRY_MS, undefined, call);
-    first = await firstPage(Math.min(options.pollTimeoutS ?? 30, 10));
+    await delay(FINAL_RETRY_MS, undefined, run.call);
+    first = await resultPage(run, 1, Math.min(options.pollTimeoutS ?? 30, 10));
   }
-  const files = await allFiles(service, ref, first, { pageSize, call });
+  const files = await allFiles(run, first);
   const content = first.response.content;
   const text = content !== "" ? content : streamedText;
   return {
@@ -346,13 +318,15 @@ async function fetchFinal(
   };
 }
 
-/** The result's files, page after page: bounded, and stopped by a page adding nothing (`page` ignored). */
-async function allFiles(
-  service: TaskService,
-  ref: ThreadRef,
-  first: TaskResult,
-  read: { readonly pageSize: number; readonly call: CallOptions },
-): Promise<ResultFile[]> {
+const resultPage = (run: Follower, page: number, timeout: number) =>
+  run.service.getTaskResult(
+    run.ref,
+    { timeout, includeFileContent: false, page, pageSize: run.options.filePageSize ?? 100 },
+    run.call,
+  );
+
+/** The result's files, page after page: bounded, and stopped by a page adding nothing. */
+async function allFiles(run: Follower, first: TaskResult): Promise<ResultFile[]> {
   const files = first.files.slice(0, MAX_FILES);
   const seen = new Set(files.map((f) => f.file_id));
   for (
@@ -360,11 +334,7 @@ async function allFiles(
     page <= MAX_FILE_PAGES && files.length < MAX_FILES && hasMore(first, page - 1, files.length);
     page++
   ) {
-    const next = await service.getTaskResult(
-      ref,
-      { timeout: 0, includeFileContent: false, page, pageSize: read.pageSize },
-      read.call,
-    );
+    const next = await resultPage(run, page, 0);
     const fresh = next.files.filter((f) => !seen.has(f.file_id));
     if (fresh.length === 0) break;
     for (const f of fresh.slice(0, MAX_FILES - files.length)) {
@@ -376,7 +346,7 @@ async function allFiles(
   return files;
 }
 
-/** The bytes of what a run's answer will be: its text, or its code blocks when it has none. */
+/** The bytes of the run's answer: its text, or its code blocks when it has none. */
 function finalBytes(final: FinalRun): number {
   if (final.text.trim() !== "") return Buffer.byteLength(final.text, "utf8");
   return final.codeBlocks.reduce((n, b) => n + Buffer.byteLength(b.code, "utf8") + 16, 0);

@@ -1,8 +1,7 @@
 /**
- * The task service client's HTTP: URLs, the API key, undici requests with their timeouts,
- * retries of idempotent reads (p-retry, honouring Retry-After), a report of every response.
- * Each request is an HTTP client span named after its route (`GET …/threads/{thread_id}/response`)
- * with OpenTelemetry's HTTP attributes; its URL holds ids only (the key is in a header).
+ * The task service client's HTTP: undici requests with their timeouts, retries of idempotent
+ * reads (p-retry, honouring Retry-After), a report of every response, and a client span each
+ * named after its route (`GET …/threads/{thread_id}/response`); URLs hold ids, never the key.
  */
 import { Readable } from "node:stream";
 import { setTimeout as delay } from "node:timers/promises";
@@ -14,42 +13,27 @@ import { type AnswerRead, failure, isAbort, MAX_ANSWER_BYTES, parseAnswer } from
 import { TaskServiceError } from "./errors.ts";
 import { LIMITS } from "./limits.ts";
 import { CONTROL_POOL, SERVICE_POOL } from "./pools.ts";
-import { encodeMultipart, type MultipartBody, type UploadFile } from "./multipart.ts";
+import type { MultipartBody } from "./multipart.ts";
 import type { SpanOptions } from "@opentelemetry/api";
-import {
-  ATTR_HTTP_REQUEST_METHOD,
-  ATTR_HTTP_RESPONSE_STATUS_CODE,
-  ATTR_SERVER_ADDRESS,
-  ATTR_SERVER_PORT,
-  ATTR_URL_FULL,
-} from "@opentelemetry/semantic-conventions";
+import { ATTR_HTTP_RESPONSE_STATUS_CODE } from "@opentelemetry/semantic-conventions";
 import {
   ATTR,
   failed,
+  httpClientAttributes,
   inSpan,
   type Span,
   SpanKind,
   startSpan,
-  urlFull,
   withTraceHeaders,
 } from "../tracing/spans.ts";
 
-/**
- * The API key, or a supplier asked at each request (a workspace's key, which an admin may
- * change); one that throws (ServiceKeyMissingError) fails the request before anything is sent.
- */
-export type ApiKeySource = string | (() => Promise<string>);
-
-/** The client's options: where the service is, its key, timeouts, retries, a response hook. */
 export interface HttpOptions {
   baseUrl: string;
-  apiKey: ApiKeySource;
+  /** Or a supplier asked at each request (a workspace's key); one that throws sends nothing. */
+  apiKey: string | (() => Promise<string>);
   /** Streams, long polls and reads. */
   dispatcher?: Dispatcher;
-  /**
-   * Create, continue and stop (POSTs): a pool of their own, so hundreds of open streams and
-   * long polls can never make a new task or a Stop wait for a connection.
-   */
+  /** Create, continue and stop: a pool of their own, so open streams never make them wait. */
   controlDispatcher?: Dispatcher;
   /** The largest JSON answer read (default `MAX_ANSWER_BYTES`). */
   maxAnswerBytes?: number;
@@ -59,9 +43,9 @@ export interface HttpOptions {
   retries?: number;
   retryMinDelayMs?: number;
   retryMaxDelayMs?: number;
-  /** Waiting for response headers of an ordinary request (default 30 s; long polls add their timeout). */
+  /** Waiting for an answer's headers (default 30 s; long polls add their timeout). */
   requestTimeoutMs?: number;
-  /** A stream with no bytes (not even a keep-alive) for this long is treated as dropped. */
+  /** A stream with no bytes (not even a keep-alive) for this long is dropped. */
   streamIdleTimeoutMs?: number;
   /** Told about every request once its status is known (or it failed): for metrics. */
   onResponse?: (response: ServiceResponseInfo) => void;
@@ -74,17 +58,14 @@ export interface PageQuery {
 
 /** One request to the service, as metrics see it: no ids, only the endpoint and outcome. */
 export interface ServiceResponseInfo {
-  readonly endpoint: ServiceEndpoint;
-  /** The HTTP status, or "error" when no answer came (network, timeout). */
+  readonly endpoint: ReturnType<typeof endpointOf>;
+  /** "error" when no answer came (network, timeout). */
   readonly status: number | "error";
   readonly seconds: number;
 }
 
-export type ServiceEndpoint =
-  "create" | "result" | "result_stream" | "continue" | "history" | "stop" | "files" | "other";
-
 /** The endpoint a request goes to, from its method and path (thread ids are not labels). */
-function endpointOf(method: string, target: URL): ServiceEndpoint {
+function endpointOf(method: string, target: URL) {
   const path = target.pathname;
   if (path.endsWith("/quick-action")) return "create";
   if (/\/threads\/[^/]+\/response$/.test(path)) {
@@ -140,7 +121,6 @@ export function networkError(err: unknown, what: string): TaskServiceError | unk
   });
 }
 
-/** What a request sends besides its method and URL. */
 interface SendOptions {
   signal?: AbortSignal | undefined;
   headersTimeoutMs?: number;
@@ -148,6 +128,13 @@ interface SendOptions {
   /** This key instead of the client's (checking a key before it is saved). */
   apiKey?: string;
 }
+
+type RequestOptions = { dispatcher: Dispatcher; method: "GET" | "POST" } & Omit<
+  Dispatcher.RequestOptions<null>,
+  "origin" | "path" | "method"
+>;
+
+const HEADERS = { "user-agent": "slack-task-bot/0.1", accept: "application/json" };
 
 /** The plumbing of one service: URLs, requests, reads with retries, the result stream. */
 export class ServiceHttp {
@@ -159,29 +146,21 @@ export class ServiceHttp {
   readonly #base: string;
   readonly #dispatcher: Dispatcher;
   readonly #control: Dispatcher;
-  readonly #retries: number;
-  readonly #baseHeaders: Record<string, string>;
 
   constructor(options: HttpOptions) {
     this.#options = options;
     this.#base = options.baseUrl.replace(/\/+$/, "");
     this.#dispatcher = options.dispatcher ?? new Agent(SERVICE_POOL);
     this.#control = options.controlDispatcher ?? new Agent(CONTROL_POOL);
-    this.#retries = options.retries ?? 4;
     this.requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
     this.streamIdleTimeoutMs = options.streamIdleTimeoutMs ?? 120_000;
     this.maxAnswerBytes = options.maxAnswerBytes ?? MAX_ANSWER_BYTES;
     this.answerRead = { maxBytes: this.maxAnswerBytes, budget: options.readBudget };
-    this.#baseHeaders = {
-      "user-agent": "slack-task-bot/0.1",
-      accept: "application/json",
-    };
   }
 
   async #headers(override?: string): Promise<Record<string, string>> {
     const source = override ?? this.#options.apiKey;
-    const key = typeof source === "string" ? source : await source();
-    return { ...this.#baseHeaders, "x-api-key": key };
+    return { ...HEADERS, "x-api-key": typeof source === "string" ? source : await source() };
   }
 
   url(path: string, query: Query = {}): URL {
@@ -192,7 +171,6 @@ export class ServiceHttp {
     return u;
   }
 
-  /** A URL of a service thread's: its path, `project_id` and `query`. */
   threadUrl(
     ref: { readonly threadId: string; readonly projectId: string },
     suffix: string,
@@ -202,7 +180,37 @@ export class ServiceHttp {
     return this.url(path, { project_id: ref.projectId, ...query });
   }
 
-  /** One request, a span carrying `traceparent`, whose JSON answer must match `schema`. */
+  /** One request, reported, its status on `span` (from 400, an error); a refusal thrown. */
+  async #request(
+    what: string,
+    target: URL,
+    span: Span,
+    options: RequestOptions,
+  ): Promise<Dispatcher.ResponseData> {
+    const started = performance.now();
+    const report = (status: number | "error") =>
+      this.#options.onResponse?.({
+        endpoint: endpointOf(options.method, target),
+        status,
+        seconds: (performance.now() - started) / 1000,
+      });
+    let res: Dispatcher.ResponseData;
+    try {
+      res = await request(target, options);
+    } catch (err) {
+      report("error");
+      throw networkError(err, what);
+    }
+    report(res.statusCode);
+    if (span.isRecording()) {
+      span.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, res.statusCode);
+      if (res.statusCode >= 400) failed(span, undefined, String(res.statusCode));
+    }
+    if (res.statusCode < 200 || res.statusCode >= 300) throw await failure(res, what);
+    return res;
+  }
+
+  /** One request in a span carrying `traceparent`, whose JSON answer must match `schema`. */
   send<S extends z.ZodType>(
     what: string,
     method: "GET" | "POST",
@@ -210,36 +218,20 @@ export class ServiceHttp {
     schema: S,
     opts: SendOptions,
   ): Promise<z.infer<S>> {
-    const endpoint = endpointOf(method, target);
-    return inSpan(...clientSpanOf(method, target, endpoint), async (span) => {
-      let res: Dispatcher.ResponseData;
+    return inSpan(...clientSpanOf(method, target), async (span) => {
       const headers = withTraceHeaders(await this.#headers(opts.apiKey));
-      const report = this.#reporter(endpoint);
-      try {
-        res = await request(target, {
-          method,
-          dispatcher: method === "POST" ? this.#control : this.#dispatcher,
-          signal: opts.signal,
-          headersTimeout: opts.headersTimeoutMs ?? this.requestTimeoutMs,
-          bodyTimeout: opts.headersTimeoutMs ?? this.requestTimeoutMs,
-          headers: opts.body
-            ? {
-                ...headers,
-                "content-type": opts.body.contentType,
-                "content-length": String(opts.body.length),
-              }
-            : headers,
-          body: opts.body
-            ? (opts.body.bytes ?? Readable.from(opts.body.body, { objectMode: false }))
-            : null,
-        });
-      } catch (err) {
-        report("error");
-        throw networkError(err, what);
-      }
-      report(res.statusCode);
-      statusOn(span, res.statusCode);
-      if (res.statusCode < 200 || res.statusCode >= 300) throw await failure(res, what);
+      const { body } = opts;
+      const res = await this.#request(what, target, span, {
+        method,
+        dispatcher: method === "POST" ? this.#control : this.#dispatcher,
+        signal: opts.signal,
+        headersTimeout: opts.headersTimeoutMs ?? this.requestTimeoutMs,
+        bodyTimeout: opts.headersTimeoutMs ?? this.requestTimeoutMs,
+        headers: body
+          ? { ...headers, "content-type": body.contentType, "content-length": String(body.length) }
+          : headers,
+        body: body ? (body.bytes ?? Readable.from(body.body, { objectMode: false })) : null,
+      });
       return parseAnswer(res, what, schema, this.answerRead);
     });
   }
@@ -255,10 +247,9 @@ export class ServiceHttp {
     return this.retried(opts.signal, () => this.send(what, method, target, schema, opts));
   }
 
-  /** Idempotent reads: retried on transient failures, honouring Retry-After. */
   retried<T>(signal: AbortSignal | undefined, fn: () => Promise<T>): Promise<T> {
     return pRetry(fn, {
-      retries: this.#retries,
+      retries: this.#options.retries ?? 4,
       minTimeout: this.#options.retryMinDelayMs ?? 500,
       maxTimeout: this.#options.retryMaxDelayMs ?? 15_000,
       factor: 2,
@@ -279,17 +270,6 @@ export class ServiceHttp {
     });
   }
 
-  multipart(
-    fields: Array<[string, string | boolean | undefined]>,
-    files: readonly UploadFile[],
-  ): MultipartBody {
-    const present = fields.filter((f): f is [string, string | boolean] => f[1] !== undefined);
-    return encodeMultipart(
-      present.map(([k, v]) => [k, String(v)] as const),
-      files.map((f) => ["files", f] as const),
-    );
-  }
-
   /** A GET whose body the caller reads as it comes; its span lasts until the body closes. */
   async open(
     what: string,
@@ -301,19 +281,11 @@ export class ServiceHttp {
       readonly bodyTimeoutMs: number;
     },
   ): Promise<Dispatcher.ResponseData> {
-    let res: Dispatcher.ResponseData;
     const headers = await this.#headers();
-    const endpoint = endpointOf("GET", target);
-    const [name, options] = clientSpanOf("GET", target, endpoint);
-    const { span, context } = startSpan(name, options);
-    const fail = (err: unknown) => {
-      failed(span, err);
-      span.end();
-      return err;
-    };
-    const report = this.#reporter(endpoint);
+    const { span, context } = startSpan(...clientSpanOf("GET", target));
+    let res: Dispatcher.ResponseData;
     try {
-      res = await request(target, {
+      res = await this.#request(what, target, span, {
         method: "GET",
         dispatcher: this.#dispatcher,
         signal,
@@ -322,68 +294,32 @@ export class ServiceHttp {
         headers: withTraceHeaders({ ...headers, accept: read.accept }, context),
       });
     } catch (err) {
-      report("error");
-      throw fail(networkError(err, what));
+      failed(span, err);
+      span.end();
+      throw err;
     }
-    report(res.statusCode);
-    statusOn(span, res.statusCode);
-    if (res.statusCode < 200 || res.statusCode >= 300) throw fail(await failure(res, what));
     res.body.once("error", (err: unknown) => failed(span, networkError(err, what)));
     res.body.once("close", () => span.end());
     return res;
   }
-
-  openStream(target: URL, signal: AbortSignal | undefined): Promise<Dispatcher.ResponseData> {
-    return this.open("opening the result stream", target, signal, {
-      accept: "text/event-stream, application/json",
-      headersTimeoutMs: Math.max(this.requestTimeoutMs, 60_000),
-      bodyTimeoutMs: this.streamIdleTimeoutMs,
-    });
-  }
-
-  #reporter(endpoint: ServiceEndpoint): (status: number | "error") => void {
-    const started = performance.now();
-    return (status) =>
-      this.#options.onResponse?.({
-        endpoint,
-        status,
-        seconds: (performance.now() - started) / 1000,
-      });
-  }
 }
 
-/** The span's name and options for a request to `target`. */
-function clientSpanOf(
-  method: string,
-  target: URL,
-  /** Which endpoint (`create`, `result_stream`…; `other` for any other path). */
-  endpoint: string,
-): [name: string, options: SpanOptions] {
+function clientSpanOf(method: "GET" | "POST", target: URL): [name: string, options: SpanOptions] {
+  const endpoint = endpointOf(method, target);
   // A thread's id is not part of a route: spans of one endpoint share one name.
   const template =
     endpoint === "other"
       ? undefined
       : target.pathname.replace(/\/threads\/[^/]+/, "/threads/{thread_id}");
-  const port = target.port === "" ? (target.protocol === "https:" ? 443 : 80) : Number(target.port);
   return [
     template === undefined ? method : `${method} ${template}`,
     {
       kind: SpanKind.CLIENT,
       attributes: {
-        [ATTR_HTTP_REQUEST_METHOD]: method,
-        [ATTR_URL_FULL]: urlFull(target),
-        [ATTR_SERVER_ADDRESS]: target.hostname,
-        [ATTR_SERVER_PORT]: port,
+        ...httpClientAttributes(method, target),
         [ATTR.endpoint]: endpoint,
         ...(template === undefined ? {} : { [ATTR.urlTemplate]: template }),
       },
     },
   ];
-}
-
-/** The answer's status on the span; from 400 on, an error of that status. */
-function statusOn(span: Span, status: number): void {
-  if (!span.isRecording()) return;
-  span.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, status);
-  if (status >= 400) failed(span, undefined, String(status));
 }

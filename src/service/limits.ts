@@ -1,10 +1,8 @@
-/**
- * The spec's request limits, checked on the client before any byte is sent, so a user
- * hears exactly which limit they hit instead of a generic service error.
- */
+/** The spec's request limits, checked before any byte is sent: a user hears which one they hit. */
 import { extname } from "node:path";
 import { formatBytes } from "../util/bytes.ts";
 import { TaskServiceError } from "./errors.ts";
+import type { UploadFile } from "./multipart.ts";
 
 export const LIMITS = {
   promptMaxChars: 5000,
@@ -28,10 +26,7 @@ export const ALLOWED_EXTENSIONS: ReadonlySet<string> = new Set(
 /** Prompt length in characters as the service counts them (Unicode code points). */
 export const promptLength = (prompt: string): number => [...prompt].length;
 
-export interface SizedFile {
-  readonly name: string;
-  readonly size: number;
-}
+type SizedFile = Pick<UploadFile, "name" | "size">;
 
 function refuse(limit: string, message: string): never {
   throw new TaskServiceError({ kind: "input", limit, message });

@@ -1,7 +1,7 @@
 /**
- * A streaming multipart/form-data body, written here because FormData takes only Blobs (a
- * Slack download would be buffered whole): each file's bytes are read only as undici sends
- * them, and the Content-Length is known up front.
+ * A streaming multipart/form-data body, written here because FormData takes only Blobs (a Slack
+ * download would be buffered whole): file bytes are read as undici sends them, the
+ * Content-Length known up front.
  */
 import { randomBytes } from "node:crypto";
 import { lookup } from "mime-types";
@@ -11,26 +11,22 @@ export interface UploadFile {
   /** Exact size in bytes; the upload fails if the source yields a different number. */
   readonly size: number;
   readonly contentType?: string;
-  /** Opens the bytes; called once, when the body is sent. */
+  /** Called once, when the body is sent. */
   open(): AsyncIterable<Uint8Array>;
 }
-
-/** The MIME type a file's name implies (the `mime-types` database), or a generic binary one. */
-export const contentTypeFor = (name: string): string =>
-  lookup(name.toLowerCase()) || "application/octet-stream";
 
 /** RFC 9110's media type (tokens, `; name=value` parameters): no CR, LF or control character. */
 const MEDIA_TYPE =
   /^[!#$%&'*+.^_`|~0-9A-Za-z-]+\/[!#$%&'*+.^_`|~0-9A-Za-z-]+(?:[ \t]*;[ \t]*[!#$%&'*+.^_`|~0-9A-Za-z-]+=(?:[!#$%&'*+.^_`|~0-9A-Za-z-]+|"[ !#-[\]-~]*"))*$/;
 
 /**
- * A file part's Content-Type: the one given (Slack's `mimetype`) when well-formed, else its
- * name's. Slack's is hostile: a CR or LF would end the part's headers and inject parts.
+ * A file part's Content-Type: the one given (Slack's `mimetype`) when well-formed, else its name's
+ * (`mime-types`). Slack's is hostile: a CR or LF would end the part's headers and inject parts.
  */
 export function partContentType(given: string | undefined, name: string): string {
   return given !== undefined && given.length <= 255 && MEDIA_TYPE.test(given)
     ? given
-    : contentTypeFor(name);
+    : lookup(name.toLowerCase()) || "application/octet-stream";
 }
 
 export function fileFromBytes(name: string, bytes: Uint8Array, contentType?: string): UploadFile {
@@ -51,30 +47,33 @@ export interface MultipartBody {
   readonly contentType: string;
   readonly length: number;
   readonly body: AsyncIterable<Uint8Array>;
-  /** The whole body, when it has no files (it is small then): sent in one write. */
+  /** The whole body when it has no files (it is small then): sent in one write. */
   readonly bytes?: Buffer;
 }
 
 export function encodeMultipart(
-  fields: ReadonlyArray<readonly [string, string]>,
-  files: ReadonlyArray<readonly [string, UploadFile]>,
+  /** Fields left undefined are not sent. */
+  fields: ReadonlyArray<readonly [string, string | boolean | undefined]>,
+  /** Each sent as a `files` part, as the contract names them. */
+  files: readonly UploadFile[],
 ): MultipartBody {
   const boundary = `----taskbot${randomBytes(12).toString("hex")}`;
   const enc = new TextEncoder();
   const CRLF = enc.encode("\r\n");
   const parts: Array<{ head: Uint8Array; text?: Uint8Array; file?: UploadFile }> = [];
   for (const [name, value] of fields) {
+    if (value === undefined) continue;
     parts.push({
       head: enc.encode(
         `--${boundary}\r\nContent-Disposition: form-data; name="${quote(name)}"\r\n\r\n`,
       ),
-      text: enc.encode(value),
+      text: enc.encode(String(value)),
     });
   }
-  for (const [name, file] of files) {
+  for (const file of files) {
     parts.push({
       head: enc.encode(
-        `--${boundary}\r\nContent-Disposition: form-data; name="${quote(name)}"; filename="${quote(file.name)}"\r\nContent-Type: ${partContentType(file.contentType, file.name)}\r\n\r\n`,
+        `--${boundary}\r\nContent-Disposition: form-data; name="files"; filename="${quote(file.name)}"\r\nContent-Type: ${partContentType(file.contentType, file.name)}\r\n\r\n`,
       ),
       file,
     });

@@ -1,13 +1,7 @@
-/** Streams, long polls and reads: long-lived keep-alive, room for many concurrent streams. */
-export const SERVICE_POOL = {
-  keepAliveTimeout: 30_000,
-  keepAliveMaxTimeout: 600_000,
-  connections: 256,
-};
+const KEEP_ALIVE = { keepAliveTimeout: 30_000, keepAliveMaxTimeout: 600_000 };
+
+/** Streams, long polls and reads: room for many concurrent streams. */
+export const SERVICE_POOL = { ...KEEP_ALIVE, connections: 256 };
 
 /** Create, continue and stop: few, short requests that must never queue. */
-export const CONTROL_POOL = {
-  keepAliveTimeout: 30_000,
-  keepAliveMaxTimeout: 600_000,
-  connections: 32,
-};
+export const CONTROL_POOL = { ...KEEP_ALIVE, connections: 32 };

@@ -1,15 +1,14 @@
 import { GrowingText, owned } from "../util/text.ts";
 
 /**
- * The text of a run followed over several connections, each character once, whether the server
- * replays from the start or continues. Numbered chunks (`chunk_id`, `sequence`) are deduplicated
- * by number; otherwise a new connection is compared with the text shown until it is clear which
- * it does. A continuing server does not resend what it produced while nobody was connected: a
- * connection that shows such a gap is held back until a polled `snapshot()` places it.
+ * A run's text followed over several connections, each character once, whether the server replays
+ * from the start or continues: numbered chunks (`chunk_id`, `sequence`) by number, others by
+ * comparing with the text shown. A connection showing a gap (a continuing server does not resend
+ * what it produced while nobody was connected) is held back until a polled `snapshot()` places it.
  */
 export class TextReconciler {
   /** The text yielded so far. */
-  #y = new GrowingText();
+  #y: GrowingText;
   #base = "";
   /** The current connection's text, kept only while it is compared or placed; its length, always. */
   #c = new GrowingText();
@@ -20,10 +19,7 @@ export class TextReconciler {
   #offset = 0;
   /** Text a snapshot added that numbered chunks of the next connection may repeat. */
   #overlap = "";
-  /**
-   * Whether a replaying connection agrees with the yielded text. Once checked, each delta
-   * compares only its own characters: a replay costs its length, not length × deltas.
-   */
+  /** Once checked, each delta compares only its own characters: a replay costs its length. */
   #replay: "unchecked" | "agrees" | "differs" = "unchecked";
 
   /** Hold back a gap-revealing connection's text until it is long enough to locate safely. */
@@ -33,7 +29,7 @@ export class TextReconciler {
     return this.#y.text;
   }
 
-  /** Characters of the current connection held (bounded by the caller). */
+  /** Characters of the current connection held (the caller bounds them). */
   get connectionChars(): number {
     return this.#c.length;
   }
@@ -43,17 +39,17 @@ export class TextReconciler {
     return this.#mode === "aligning" && this.#c.length >= TextReconciler.ALIGN_MIN_CHARS;
   }
 
-  #connections = 0;
+  #connections: number;
 
   /** `shown`: text a previous follower already showed (resuming another instance's run). */
   constructor(shown = "") {
     this.#y = new GrowingText(shown);
-    if (shown !== "") this.#connections = 1;
+    this.#connections = shown === "" ? 0 : 1;
   }
 
   newConnection(): void {
-    // A connection placed by a snapshot stops short of the snapshot's end: a continuing
-    // server's next numbered chunks repeat that text first.
+    // A connection placed by a snapshot stops short of its end: a continuing server's next
+    // numbered chunks repeat that text first.
     if (this.#mode === "aligned") {
       this.#overlap = this.#y.text.slice(this.#offset + this.#connLength);
     }
@@ -164,10 +160,11 @@ export class TextReconciler {
     return out;
   }
 
-  /** The service's whole text so far (a `complete` event, a poll): its new tail; places a held connection. */
+  /** The service's whole text so far (a `complete` event, a poll): its new tail. */
   snapshot(full: string): string {
     if (this.#mode === "aligning") return this.#align(full);
-    const added = this.#advanceTo(full);
+    const y = this.#y.text;
+    const added = full.length > y.length && full.startsWith(y) ? this.#grownTo(full) : "";
     this.#overlap += added;
     return added;
   }
@@ -184,11 +181,6 @@ export class TextReconciler {
     }
     this.#mode = "aligned";
     this.#offset = at;
-    return this.#grownTo(full);
-  }
-
-  #advanceTo(full: string): string {
-    if (full.length <= this.#y.text.length || !full.startsWith(this.#y.text)) return "";
     return this.#grownTo(full);
   }
 

@@ -23,7 +23,6 @@ export class StreamRefusals {
     }
   }
 
-  /** Whether the thread's stream was refused within the window. */
   isRefused(threadId: string): boolean {
     const until = this.#until.get(threadId);
     if (until === undefined) return false;

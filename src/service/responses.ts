@@ -72,9 +72,9 @@ export async function failure(
     kind,
     status: res.statusCode,
     message: `Task service refused ${what}: HTTP ${res.statusCode}${detail ? ` — ${detail}` : ""}`,
-    ...(detail === undefined ? {} : { detail }),
+    detail,
     issues,
-    ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+    retryAfterMs,
   });
 }
 
@@ -89,10 +89,7 @@ export function tooLarge(what: string, max: number): TaskServiceError {
   });
 }
 
-/**
- * How an answer is read: at most `maxBytes`; past FREE_BYTES charged to the process's `budget`
- * as it comes (about four times its bytes while read and parsed), refused when it has no room.
- */
+/** How an answer is read: at most `maxBytes`; past FREE_BYTES charged to `budget` as it comes. */
 export interface AnswerRead {
   readonly maxBytes: number;
   readonly budget?: ByteBudget | undefined;
@@ -103,10 +100,7 @@ const FREE_BYTES = 1024 * 1024;
 /** What a byte of a JSON answer takes while it is read and parsed, at most. */
 const READ_MEMORY_FACTOR = 4;
 
-/**
- * A body as text, at most `read.maxBytes` (refused at once when it says it is larger), each
- * chunk decoded and let go as it arrives. What it took of the budget is added to `charged`.
- */
+/** A body as text, at most `read.maxBytes`, each chunk decoded as it arrives; adds to `charged`. */
 async function readCapped(
   res: Dispatcher.ResponseData,
   read: AnswerRead,
@@ -129,20 +123,18 @@ async function readCapped(
     if (size > max) throw tooLarge(what, max);
     const due = Math.max(0, size - FREE_BYTES) * READ_MEMORY_FACTOR - charged.bytes;
     if (due > 0 && read.budget) {
-      if (!read.budget.tryTake(due)) throw tooMuchAtOnce(what);
+      if (!read.budget.tryTake(due)) {
+        // The process's budget has no room for this answer now: refused, the others go on.
+        throw new TaskServiceError({
+          kind: "too_large",
+          message: `Task service's answer to ${what} did not fit in what this app holds of the service's answers at once; it was not read.`,
+        });
+      }
       charged.bytes += due;
     }
     text += decoder.decode(chunk as Buffer, { stream: true });
   }
   return text + decoder.decode();
-}
-
-/** The process's budget has no room for this answer now: refused, the others go on. */
-function tooMuchAtOnce(what: string): TaskServiceError {
-  return new TaskServiceError({
-    kind: "too_large",
-    message: `Task service's answer to ${what} did not fit in what this app holds of the service's answers at once; it was not read.`,
-  });
 }
 
 /**
@@ -170,12 +162,7 @@ export function jsonValues(text: string, max = MAX_JSON_VALUES): number {
   return n;
 }
 
-const QUOTE = 34;
-const BACKSLASH = 92;
-const COMMA = 44;
-const COLON = 58;
-const OPEN_ARRAY = 91;
-const OPEN_OBJECT = 123;
+const [QUOTE, BACKSLASH, COMMA, COLON, OPEN_ARRAY, OPEN_OBJECT] = [34, 92, 44, 58, 91, 123];
 
 /** A 2xx answer's JSON checked against the contract; anything else is a protocol error. */
 export async function parseAnswer<S extends z.ZodType>(
@@ -186,21 +173,6 @@ export async function parseAnswer<S extends z.ZodType>(
 ): Promise<z.infer<S>> {
   const charged = { bytes: 0 };
   try {
-    return await parseCharged(res, what, schema, read, charged);
-  } finally {
-    read.budget?.give(charged.bytes);
-  }
-}
-
-async function parseCharged<S extends z.ZodType>(
-  res: Dispatcher.ResponseData,
-  what: string,
-  schema: S,
-  read: AnswerRead,
-  charged: { bytes: number },
-): Promise<z.infer<S>> {
-  let json: unknown;
-  try {
     const text = await readCapped(res, read, what, charged);
     if (jsonValues(text) > MAX_JSON_VALUES) {
       throw new TaskServiceError({
@@ -208,18 +180,8 @@ async function parseCharged<S extends z.ZodType>(
         message: `Task service's answer to ${what} holds more than ${MAX_JSON_VALUES.toLocaleString("en-US")} values; it was not read.`,
       });
     }
-    json = JSON.parse(text);
-  } catch (err) {
-    if (isAbort(err) || err instanceof TaskServiceError) throw err;
-    throw new TaskServiceError({
-      kind: "protocol",
-      status: res.statusCode,
-      message: `Task service sent an unreadable answer to ${what}.`,
-      cause: err,
-    });
-  }
-  const parsed = schema.safeParse(json);
-  if (!parsed.success) {
+    const parsed = schema.safeParse(JSON.parse(text));
+    if (parsed.success) return parsed.data;
     throw new TaskServiceError({
       kind: "protocol",
       status: res.statusCode,
@@ -228,6 +190,15 @@ async function parseCharged<S extends z.ZodType>(
         .map((i) => `${i.path.join(".") || "(root)"} ${i.message}`)
         .join("; ")}`,
     });
+  } catch (err) {
+    if (isAbort(err) || err instanceof TaskServiceError) throw err;
+    throw new TaskServiceError({
+      kind: "protocol",
+      status: res.statusCode,
+      message: `Task service sent an unreadable answer to ${what}.`,
+      cause: err,
+    });
+  } finally {
+    read.budget?.give(charged.bytes);
   }
-  return parsed.data;
 }

@@ -26,8 +26,8 @@ export interface ReadFileOptions {
 export const sentSize = (size: number): number => Math.ceil(size / 3) * 4;
 
 /**
- * Gives a file's memory back now, not when the collector gets to it (several of tens of MB may
- * be alive otherwise); the buffer is empty afterwards. Only for what `readResultFile` returned.
+ * Gives a file's memory back now, not when the collector gets to it (several of tens of MB may be
+ * alive otherwise); the buffer is empty afterwards. Only for what `readResultFile` returned.
  */
 export function freeFileBytes(bytes: Buffer): void {
   const memory = bytes.buffer;
@@ -41,7 +41,6 @@ export function freeFileBytes(bytes: Buffer): void {
 const KEY_CHARS = 64;
 const FIELD_CHARS = 4096;
 
-/** Reads one file's bytes: undefined when the result has no content for it. */
 export async function readResultFile(
   http: ServiceHttp,
   ref: { readonly threadId: string; readonly projectId: string },
@@ -84,12 +83,11 @@ interface Entry {
   hasContent: boolean;
 }
 
-type Field = "file_id" | "encoding" | "content" | undefined;
+const FIELDS = ["file_id", "encoding", "content"] as const;
+type Field = (typeof FIELDS)[number] | undefined;
+const isField = (key: string): key is NonNullable<Field> => FIELDS.some((f) => f === key);
 
-interface Token {
-  readonly name: string;
-  readonly value?: unknown;
-}
+type Token = { readonly name: string; readonly value?: unknown };
 
 /**
  * The page's tokens, one at a time (no stream queues them, so a long string's pieces die
@@ -103,8 +101,7 @@ class PageWalk {
   inContent = false;
   readonly #fileId: string;
   readonly #maxBytes: number;
-  // Where the walk is: `depth` counts open containers; files' entries are at depth 3 (the
-  // page, its `files` array, the entry).
+  /** Open containers: files' entries are at depth 3 (the page, its `files` array, the entry). */
   #depth = 0;
   #key: string | undefined;
   #inFiles = false;
@@ -171,7 +168,6 @@ class PageWalk {
         this.#keyText = "";
         break;
       case "endKey": {
-        // A key is kept to KEY_CHARS: none the walk looks for is longer.
         const key = this.#keyText;
         this.#inKey = false;
         this.#key = key;
@@ -255,7 +251,7 @@ async function findFile(
         clean = endsClean(chunk);
       }
       // Leaving the loop closes the body: the rest of the page is not read.
-      if (walk.found) return finish(walk.found, walk.buffer, maxBytes, what);
+      if (walk.found) return finish(walk, maxBytes, what);
     }
     feed(decoder.decode());
     feed(none);
@@ -267,11 +263,10 @@ async function findFile(
       cause: err,
     });
   }
-  return walk.found ? finish(walk.found, walk.buffer, maxBytes, what) : undefined;
+  return finish(walk, maxBytes, what);
 }
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
+const [QUOTE, BACKSLASH] = [0x22, 0x5c];
 
 /** Where `chunk`'s plain bytes end: its first quote, backslash or byte not printable ASCII. */
 function plainUntil(chunk: Buffer): number {
@@ -288,9 +283,6 @@ function endsClean(chunk: Buffer): boolean {
   return last < 0x80 && chunk.lastIndexOf(BACKSLASH) < chunk.length - 6;
 }
 
-const isField = (key: string): key is "file_id" | "encoding" | "content" =>
-  key === "file_id" || key === "encoding" || key === "content";
-
 /** Writes a piece of content at `at`; -1 once it does not fit (then nothing more is written). */
 function write(buffer: Buffer, at: number, text: string): number {
   if (at < 0) return at;
@@ -300,24 +292,23 @@ function write(buffer: Buffer, at: number, text: string): number {
 }
 
 /** The matching entry's bytes: decoded from base64 where they were written. */
-function finish(
-  entry: Entry,
-  buffer: Buffer | undefined,
-  maxBytes: number,
-  what: string,
-): Buffer | undefined {
+function finish(walk: PageWalk, maxBytes: number, what: string): Buffer | undefined {
+  const { found: entry, buffer } = walk;
+  if (entry === undefined) return undefined;
   if (entry.written < 0) throw tooLarge(what, maxBytes);
   if (!entry.hasContent || entry.inline === false || buffer === undefined) return undefined;
-  if (entry.encoding === "base64")
-    return buffer.subarray(0, decodeBase64InPlace(buffer, entry.written));
-  return buffer.subarray(0, entry.written);
+  const written =
+    entry.encoding === "base64" ? decodeBase64InPlace(buffer, entry.written) : entry.written;
+  return buffer.subarray(0, written);
 }
 
-/** Base64 decoded a block at a time: whitespace, padding and other strays are skipped. */
 const BLOCK = 64 * 1024;
 const NOT_BASE64 = /[^A-Za-z0-9+/\-_]/g;
 
-/** Decodes `buffer[0, length)`'s base64 into itself (3 bytes out for 4 in never overtake); its length. */
+/**
+ * Decodes `buffer[0, length)`'s base64 into itself a block at a time (3 bytes out for 4 in never
+ * overtake), skipping whitespace, padding and other strays; the decoded length.
+ */
 export function decodeBase64InPlace(buffer: Buffer, length: number): number {
   let written = 0;
   let carry = "";

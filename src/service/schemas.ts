@@ -3,14 +3,11 @@ import { z } from "zod";
 import { owned } from "../util/text.ts";
 
 /** Field bounds: an id past its bound breaks the contract; a name, path or type is cut. */
-const ID_MAX = 256;
+const Id = z.string().min(1).max(256);
 /** A file's id is a path in its run's workspace (`<thread_id>:/workspace/<path>`): longer. */
-const FILE_ID_MAX = 4096;
+const FileId = z.string().min(1).max(4096);
 const NAME_MAX = 1024;
 const URL_MAX = 8192;
-
-/** An identifier of the service's (a project, a thread, a run, a message, a file). */
-const Id = z.string().min(1).max(ID_MAX);
 
 /** A string cut to `max` characters, never in an emoji, as a string of its own (not a slice). */
 const cut = (max: number) =>
@@ -32,14 +29,14 @@ const entries = <S extends z.ZodType>(entry: S) =>
       }),
     );
 
+/** `schema`'s value, or `empty` when the field is missing or null. */
+const orEmpty = <S extends z.ZodType>(schema: S, empty: NonNullable<z.output<S>>) =>
+  schema.nullish().transform((v): NonNullable<z.output<S>> => v ?? empty);
+
 /** The documented statuses, or any new one the service invents. */
 const RunStatus = z.string().min(1).max(64);
 
-/** A text that may be missing or null: "" then. */
-const text = z
-  .string()
-  .nullish()
-  .transform((v) => v ?? "");
+const text = orEmpty(z.string(), "");
 
 /** Statuses of a run that is not over yet (the documented one, and what deployments add). */
 const ACTIVE_STATUSES = new Set([
@@ -66,9 +63,7 @@ export const CreateTaskResponse = z.object({
 export type CreateTaskResponse = z.infer<typeof CreateTaskResponse>;
 
 export const CodeBlock = z.object({
-  language: cut(64)
-    .nullish()
-    .transform((v) => v ?? ""),
+  language: orEmpty(cut(64), ""),
   code: z.string(),
   file_path: cut(NAME_MAX).nullish(),
 });
@@ -76,7 +71,7 @@ export type CodeBlock = z.infer<typeof CodeBlock>;
 
 /** A file of a task result, never its content (read alone when delivered: result-file.ts). */
 export const ResultFile = z.object({
-  file_id: z.string().min(1).max(FILE_ID_MAX),
+  file_id: FileId,
   file_name: cut(NAME_MAX).pipe(z.string().min(1)),
   file_path: cut(NAME_MAX).nullish(),
   file_type: cut(255).nullish(),
@@ -106,21 +101,18 @@ export const TaskResult = z.object({
   project_id: Id.optional(),
   agent_run_id: Id.nullish(),
   status: RunStatus,
-  response: z
-    .object({
+  response: orEmpty(
+    z.object({
       role: z.string().optional(),
       content: text,
       message_id: Id.nullish(),
       created_at: z.string().nullish(),
-    })
-    .nullish()
-    .transform((v) => v ?? { content: "" }),
+    }),
+    { content: "" },
+  ),
   has_code: z.boolean().optional(),
   has_files: z.boolean().optional(),
-  code_blocks: z
-    .array(CodeBlock)
-    .nullish()
-    .transform((v) => v ?? []),
+  code_blocks: orEmpty(z.array(CodeBlock), []),
   files: entries(ResultFile),
   pagination: Pagination.nullish(),
   waited_seconds: z.number().nullish(),
@@ -162,11 +154,11 @@ export const StopResponse = z.object({
 });
 export type StopResponse = z.infer<typeof StopResponse>;
 
-export const ThreadFile = z.object({
-  file_id: z.string().min(1).max(FILE_ID_MAX),
-  file_name: cut(NAME_MAX).pipe(z.string().min(1)),
-  file_size: z.number().int().nonnegative().nullish(),
-  file_type: cut(255).nullish(),
+export const ThreadFile = ResultFile.pick({
+  file_id: true,
+  file_name: true,
+  file_size: true,
+  file_type: true,
 });
 export type ThreadFile = z.infer<typeof ThreadFile>;
 

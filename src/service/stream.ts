@@ -1,7 +1,6 @@
 /**
- * The realtime stream of Get Task Results as it really arrives: server-sent events
- * (eventsource-parser) in any of three JSON shapes, normalised to `StreamEvent`;
- * acknowledgements, comments, unknown events and malformed lines are dropped.
+ * The realtime stream of Get Task Results: server-sent events (eventsource-parser) in any of three
+ * JSON shapes, as `StreamEvent`s; acknowledgements, comments, unknown events and bad lines dropped.
  */
 import { createParser } from "eventsource-parser";
 import { owned } from "../util/text.ts";
@@ -9,12 +8,12 @@ import { jsonValues } from "./responses.ts";
 import { TaskServiceError } from "./errors.ts";
 
 export type StreamEvent =
-  /** A chunk of generated text, to be appended. `seq` when the service numbers chunks. */
+  /** `seq` when the service numbers chunks. */
   | { readonly type: "delta"; readonly text: string; readonly seq?: number }
   /** The whole text so far (agent-style `complete` repeats everything). */
   | { readonly type: "snapshot"; readonly text: string }
   | { readonly type: "status"; readonly status: string }
-  /** The stream says the run is over without naming a status (minimal shape's finish). */
+  /** The run is over, no status named (minimal shape's finish). */
   | { readonly type: "end"; readonly reason?: string }
   /** A tool the agent ran (its raw JSON arrived as content): progress, never text. */
   | { readonly type: "step"; readonly title: string };
@@ -50,10 +49,7 @@ const numeric = (v: unknown): number | undefined =>
 const TOOL_ARGS = ["args", "arguments", "input", "parameters"] as const;
 const TOOL_TARGETS = ["path", "file_path", "file", "filename", "url", "command", "query"] as const;
 
-/**
- * The step a chunk of content stands for when it is a tool call's raw JSON
- * (`{"tool":"str_replace","args":{"path":"/workspace/index.html",…}}`), or undefined.
- */
+/** The step a tool call's raw JSON content stands for (`{"tool":"str_replace","args":{"path":…}}`). */
 export function toolStep(text: string): string | undefined {
   const trimmed = text.trim();
   if (!trimmed.startsWith("{") || !trimmed.endsWith("}")) return undefined;
@@ -84,7 +80,7 @@ function contentEvent(text: string, seq: number | undefined): StreamEvent[] {
   return [{ type: "delta", text, ...(seq === undefined ? {} : { seq }) }];
 }
 
-/** Normalises one decoded JSON event. Returns nothing for events with no user-visible meaning. */
+/** One decoded JSON event; nothing for events with no user-visible meaning. */
 export function normalizeObject(obj: Json): StreamEvent[] {
   const type = typeof obj.type === "string" ? obj.type : undefined;
 
@@ -100,16 +96,8 @@ export function normalizeObject(obj: Json): StreamEvent[] {
   if (type === "assistant") {
     const metadata = objectField(obj.metadata) ?? {};
     if (metadata.is_acknowledgment === true || metadata.is_acknowledgement === true) return [];
-    const inner = objectField(obj.content);
-    const text =
-      inner !== undefined
-        ? typeof inner.content === "string"
-          ? inner.content
-          : undefined
-        : typeof obj.content === "string"
-          ? obj.content
-          : undefined;
-    if (text === undefined) return [];
+    const text = (objectField(obj.content) ?? obj).content;
+    if (typeof text !== "string") return [];
     if (metadata.stream_status === "complete") return [{ type: "snapshot", text }];
     return contentEvent(text, numeric(obj.sequence));
   }
@@ -130,7 +118,7 @@ export function normalizeObject(obj: Json): StreamEvent[] {
   return [];
 }
 
-/** Normalises the `data` of one SSE message; tolerant of several `data:` lines glued together. */
+/** The `data` of one SSE message; tolerant of several `data:` lines glued together. */
 export function normalizeData(data: string): StreamEvent[] {
   const trimmed = data.trim();
   if (trimmed === "" || trimmed === "[DONE]") return [];
@@ -145,20 +133,12 @@ export function normalizeData(data: string): StreamEvent[] {
 }
 
 /** The largest event the stream may carry (a chunk of text is a few hundred characters). */
-export const MAX_EVENT_CHARS = 1024 * 1024;
-
-/** An event past `MAX_EVENT_CHARS` is a dropped connection: followed anew. */
-function eventTooLarge(max: number): TaskServiceError {
-  return new TaskServiceError({
-    kind: "network",
-    message: `A result stream event grew past ${max.toLocaleString("en-US")} characters; the stream was dropped.`,
-  });
-}
+const MAX_EVENT_CHARS = 1024 * 1024;
 
 /**
- * Parses an SSE byte stream (split anywhere; CRLF, LF or CR) into normalised events; a last
- * event without its blank line still counts. eventsource-parser's `maxBufferSize` bounds the
- * event being read, comment lines included, so no event grows past `maxEventChars`.
+ * An SSE byte stream (split anywhere; CRLF, LF or CR) as normalised events; a last event without
+ * its blank line still counts. `maxBufferSize` bounds the event being read, comment lines
+ * included: one past `maxEventChars` is a dropped connection (followed anew).
  */
 export async function* parseSse(
   body: AsyncIterable<Uint8Array | string>,
@@ -179,7 +159,12 @@ export async function* parseSse(
   for await (const chunk of body) {
     parser.feed(typeof chunk === "string" ? chunk : decoder.decode(chunk, { stream: true }));
     if (pending.length > 0) yield* pending.splice(0);
-    if (overflow) throw eventTooLarge(maxEventChars);
+    if (overflow) {
+      throw new TaskServiceError({
+        kind: "network",
+        message: `A result stream event grew past ${maxEventChars.toLocaleString("en-US")} characters; the stream was dropped.`,
+      });
+    }
   }
   const tail = decoder.decode();
   if (tail !== "") parser.feed(tail);

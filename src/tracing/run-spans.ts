@@ -1,22 +1,13 @@
 /**
- * The span of a run's relay on one instance (`relay run`), to its final message or hand-over:
- * a child of the Slack request that started it, or, for a run taken over, in (and linked to)
- * the trace its record keeps. Its status: `completed`, `failed`, `stopped`, `error`,
- * `handed_over` or `forgotten`.
+ * The span of a run's relay on one instance (`relay run`), to its final message or hand-over: a
+ * child of the Slack request that started it, or, for a run taken over, in (and linked to) the
+ * trace its record keeps. Its status: `completed`, `failed`, `stopped`, `error`, `handed_over` or
+ * `forgotten`.
  */
 import { context, trace } from "@opentelemetry/api";
 import { ATTR, continuing, failed, SpanKind, startSpan, withTeam } from "./spans.ts";
 
-export interface RelaySpan {
-  /** Runs `fn` in the span: the run's service requests and Slack calls are its children. */
-  run<T>(fn: () => T): T;
-  /** The current span (a Stop pressed in Slack, in a trace of its own) links to this one. */
-  linkHere(): void;
-  /** How the run ended here (its final state, shown in Slack). */
-  ended(status: string): void;
-  /** Ends the span; `otherwise` is its status when the run did not end here. */
-  end(otherwise: string): void;
-}
+export type RelaySpan = ReturnType<typeof startRelaySpan>;
 
 export function startRelaySpan(run: {
   readonly teamId: string;
@@ -25,7 +16,7 @@ export function startRelaySpan(run: {
   /** How the relay began: "new", "resumed", "quarantined". */
   readonly start: string;
   readonly traceparent?: string | undefined;
-}): RelaySpan {
+}) {
   const { parent, links } =
     run.start === "new" ? { parent: context.active(), links: [] } : continuing(run.traceparent);
   const { span, context: within } = startSpan(
@@ -44,15 +35,19 @@ export function startRelaySpan(run: {
   );
   let status: string | undefined;
   return {
-    run: (fn) => context.with(within, () => withTeam(run.teamId, fn)),
-    linkHere() {
+    /** Runs `fn` in the span: the run's service requests and Slack calls are its children. */
+    run: <T>(fn: () => T): T => context.with(within, () => withTeam(run.teamId, fn)),
+    /** The current span (a Stop pressed in Slack, in a trace of its own) links to this one. */
+    linkHere(): void {
       const current = trace.getActiveSpan();
       if (current && current !== span) current.addLink({ context: span.spanContext() });
     },
-    ended(s) {
+    /** How the run ended here (its final state, shown in Slack). */
+    ended(s: string): void {
       status = s;
     },
-    end(otherwise) {
+    /** Ends the span; `otherwise` is its status when the run did not end here. */
+    end(otherwise: string): void {
       span.setAttribute(ATTR.runStatus, status ?? otherwise);
       // The service's run failed, or following it did.
       if (status === "failed" || status === "error") failed(span, undefined, status);

@@ -1,7 +1,6 @@
 /**
- * Starts OpenTelemetry's Node SDK when tracing is on: it reads the OTEL_* variables itself and
- * exports spans by OTLP; off, it is not even loaded. Traces only (metrics are Prometheus', logs
- * pino's, with trace ids); the SDK's warnings become log lines.
+ * Starts OpenTelemetry's Node SDK when tracing is on (off, it is not even loaded): it reads the
+ * OTEL_* variables itself. Traces only; the SDK's warnings become log lines.
  */
 import { context, diag, DiagLogLevel, propagation, trace } from "@opentelemetry/api";
 import type { Logger } from "pino";
@@ -10,7 +9,7 @@ import { traceWebApiCalls } from "./slack-web-api.ts";
 
 export interface Tracing {
   readonly enabled: boolean;
-  /** Exports every span ended so far (tests; shutdown does it too). */
+  /** Exports every span ended so far. */
   flush(): Promise<void>;
   /** Exports what is left and stops; the API is a no-op again afterwards. */
   shutdown(): Promise<void>;
@@ -22,7 +21,7 @@ const OFF: Tracing = {
   shutdown: () => Promise.resolve(),
 };
 
-/** Starts the SDK once per process (`main.ts`), before the app is built. */
+/** Once per process (`main.ts`), before the app is built. */
 export async function startTracing(config: TracingConfig, logger: Logger): Promise<Tracing> {
   if (!config.enabled) return OFF;
   const log = logger.child({ component: "opentelemetry" });
@@ -66,9 +65,7 @@ export async function startTracing(config: TracingConfig, logger: Logger): Promi
 }
 
 /** What the SDK adds to a message (an error, a response): its text only, never an object graph. */
-function detail(args: unknown[]): string[] | undefined {
-  if (args.length === 0) return undefined;
-  return args.map((a) =>
-    (a instanceof Error ? `${a.name}: ${a.message}` : String(a)).slice(0, 500),
-  );
-}
+const detail = (args: unknown[]): string[] | undefined =>
+  args.length === 0
+    ? undefined
+    : args.map((a) => (a instanceof Error ? `${a.name}: ${a.message}` : String(a)).slice(0, 500));

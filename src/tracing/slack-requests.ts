@@ -1,8 +1,7 @@
 /**
  * The span of each Slack request (`slack /task`, `slack event app_mention`…) around Bolt's
- * `processEvent`, the one door of both receivers: workspace, channel and what was asked, never
- * the text. In HTTP mode an HTTP server span (`POST /slack/events`, continuing a proxy's
- * `traceparent`) holds it until the request is acknowledged.
+ * `processEvent`, both receivers' one door: ids and kinds, never the text. In HTTP mode an HTTP
+ * server span (`POST /slack/events`, continuing a proxy's `traceparent`) holds it.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { context, propagation, trace } from "@opentelemetry/api";
@@ -38,19 +37,16 @@ export function traceSlackRequests(
     const kind = trace.getActiveSpan() ? SpanKind.INTERNAL : SpanKind.SERVER;
     return inSpan(name, { kind, attributes }, () => process(event));
   };
-  app.use(authorisedTeam());
+  app.use(authorisedTeam);
 }
 
 /** After Bolt's authorisation: the span says which workspace, and so does what runs under it. */
-function authorisedTeam(): Middleware<AnyMiddlewareArgs> {
-  return ({ context: bolt, next }) => {
-    const teamId = bolt.teamId;
-    if (teamId !== undefined) trace.getActiveSpan()?.setAttribute(ATTR.team, teamId);
-    return withTeam(teamId, next);
-  };
-}
+const authorisedTeam: Middleware<AnyMiddlewareArgs> = ({ context: bolt, next }) => {
+  if (bolt.teamId !== undefined) trace.getActiveSpan()?.setAttribute(ATTR.team, bolt.teamId);
+  return withTeam(bolt.teamId, next);
+};
 
-/** Wraps the HTTP receiver's listener: an HTTP server span for each POST to `path`. */
+/** An HTTP server span for each POST to `path`. */
 function traceHttpRequests(receiver: HTTPReceiver, path: string): void {
   const listener = receiver.requestListener;
   receiver.requestListener = (req: IncomingMessage, res: ServerResponse) => {

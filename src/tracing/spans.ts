@@ -1,8 +1,7 @@
 /**
  * The app's spans, through OpenTelemetry's API alone: without the SDK (sdk.ts) every call is a
- * no-op. A task's trace: its Slack request, service requests, Slack calls, then its relay (on
- * any instance: the run's record keeps its `traceparent`). Spans carry ids, methods, statuses
- * and addresses: never a prompt, an answer, a token or a key.
+ * no-op. Spans carry ids, methods, statuses and addresses: never a prompt, an answer, a token or
+ * a key.
  */
 import {
   type Attributes,
@@ -20,7 +19,13 @@ import {
   trace,
 } from "@opentelemetry/api";
 import { W3CTraceContextPropagator } from "@opentelemetry/core";
-import { ATTR_ERROR_TYPE } from "@opentelemetry/semantic-conventions";
+import {
+  ATTR_ERROR_TYPE,
+  ATTR_HTTP_REQUEST_METHOD,
+  ATTR_SERVER_ADDRESS,
+  ATTR_SERVER_PORT,
+  ATTR_URL_FULL,
+} from "@opentelemetry/semantic-conventions";
 
 export { SpanKind, type Span, type Attributes };
 
@@ -56,7 +61,17 @@ export function urlFull(url: string | URL): string {
   return parsed.href;
 }
 
-/** The workspace the current work is for, as the Slack request or the run set it. */
+/** OpenTelemetry's HTTP client attributes of a request to `url`. */
+export function httpClientAttributes(method: string, url: URL): Attributes {
+  const port = url.port === "" ? (url.protocol === "https:" ? 443 : 80) : Number(url.port);
+  return {
+    [ATTR_HTTP_REQUEST_METHOD]: method,
+    [ATTR_URL_FULL]: urlFull(url),
+    [ATTR_SERVER_ADDRESS]: url.hostname,
+    [ATTR_SERVER_PORT]: port,
+  };
+}
+
 export const currentTeam = (): string | undefined => {
   const team = context.active().getValue(TEAM);
   return typeof team === "string" ? team : undefined;
@@ -68,10 +83,7 @@ export function withTeam<T>(teamId: string | undefined, fn: () => T): T {
   return context.with(context.active().setValue(TEAM, teamId), fn);
 }
 
-/**
- * Runs `fn` in a child span, ended when `fn` settles; a failure sets `error.type` (its class or
- * code, never its message, which may quote what a person typed).
- */
+/** Runs `fn` in a child span, ended when `fn` settles; a failure sets `error.type` (below). */
 export function inSpan<T>(
   name: string,
   options: SpanOptions,
@@ -99,7 +111,7 @@ export function startSpan(
   return { span, context: trace.setSpan(parent, span) };
 }
 
-/** Marks a span as failed with `err`'s type (or `type`). */
+/** Marks a span as failed with `err`'s type (or `type`), never its message (it may quote a person). */
 export function failed(span: Span, err: unknown, type = errorType(err)): void {
   if (!span.isRecording()) return;
   span.setAttribute(ATTR_ERROR_TYPE, type);
@@ -108,17 +120,14 @@ export function failed(span: Span, err: unknown, type = errorType(err)): void {
 
 /** A Slack error's code (`channel_not_found`), an HTTP status, a service error's kind, its class. */
 function errorType(err: unknown): string {
-  const data = (err as { data?: { error?: unknown } } | null)?.data;
-  if (typeof data?.error === "string") return data.error;
-  // An HTTP refusal is its status, as OpenTelemetry's HTTP spans name it.
-  const status = (err as { status?: unknown } | null)?.status;
-  if (typeof status === "number") return String(status);
-  const kind = (err as { kind?: unknown } | null)?.kind;
-  if (typeof kind === "string") return kind;
+  const e = err as { data?: { error?: unknown }; status?: unknown; kind?: unknown } | null;
+  if (typeof e?.data?.error === "string") return e.data.error;
+  if (typeof e?.status === "number") return String(e.status);
+  if (typeof e?.kind === "string") return e.kind;
   return err instanceof Error ? err.name : "error";
 }
 
-/** Adds the current trace's headers (W3C `traceparent`, by default) to outgoing `headers`. */
+/** Adds the current trace's headers (W3C `traceparent` by default) to `headers`. */
 export function withTraceHeaders(
   headers: Record<string, string>,
   at: Context = context.active(),
@@ -131,10 +140,7 @@ export function withTraceHeaders(
 export const bindToCurrent = <F extends (...args: never[]) => unknown>(fn: F): F =>
   context.bind(context.active(), fn);
 
-/**
- * The current span's W3C `traceparent` (whatever propagators are chosen), kept with a run's
- * record so the instance that takes the run over continues its trace.
- */
+/** The current span's W3C `traceparent` (whatever the propagators), kept with a run's record. */
 export function currentTraceparent(): string | undefined {
   const span = trace.getActiveSpan();
   if (span === undefined || !isSpanContextValid(span.spanContext())) return undefined;
@@ -146,10 +152,7 @@ export function currentTraceparent(): string | undefined {
 const W3C = new W3CTraceContextPropagator();
 
 /** Where a run's relay span goes: in (and linked to) the trace `traceparent` names, else here. */
-export function continuing(traceparent: string | undefined): {
-  readonly parent: Context;
-  readonly links: Link[];
-} {
+export function continuing(traceparent: string | undefined): { parent: Context; links: Link[] } {
   if (traceparent === undefined) return { parent: context.active(), links: [] };
   const parent = W3C.extract(
     ROOT_CONTEXT,

@@ -28,7 +28,7 @@ describe("multipart bodies", () => {
 
   it("streams file bytes as they are, with the fields around them in few writes", async () => {
     const file = fileFromBytes("a.bin", new Uint8Array([0, 1, 2, 255]));
-    const body = encodeMultipart([["prompt", "p"]], [["files", file]]);
+    const body = encodeMultipart([["prompt", "p"]], [file]);
     expect(body.bytes).toBeUndefined();
     const chunks = await collect(body.body);
     // fields + file header, the file, then its CRLF and the closing boundary
@@ -41,7 +41,7 @@ describe("multipart bodies", () => {
     const injected =
       'text/plain\r\n\r\nhi\r\n------x\r\nContent-Disposition: form-data; name="prompt"\r\n\r\nrm -rf';
     const file = fileFromBytes("notes.txt", new TextEncoder().encode("hello"), injected);
-    const body = encodeMultipart([["prompt", "Summarise"]], [["files", file]]);
+    const body = encodeMultipart([["prompt", "Summarise"]], [file]);
     const bytes = Buffer.concat(await collect(body.body));
     const seen = await parse(body.contentType, bytes);
     expect(seen.fields).toEqual([["prompt", "Summarise"]]);
