@@ -15,6 +15,7 @@ import {
   describeFailure,
   type IncomingMessage,
   type NewTask,
+  type StepRequest,
   type StopPress,
   type TellUser,
   type ThreadReply,
@@ -23,9 +24,8 @@ import { stopRun, stopWhenStarted } from "./stop.ts";
 import { ThreadViews } from "./thread-views.ts";
 import { storedServiceAlerts } from "./access/usage-policy.ts";
 import type { CoordinatorDeps } from "./coordinator-deps.ts";
-import { runStep, type StepRequest } from "./workflow-step.ts";
 
-export type { IncomingMessage, TellUser } from "./requests.ts";
+export type { TellUser } from "./requests.ts";
 
 /** Dependencies the coordinator makes itself when not given. */
 type Defaulted = "limits" | "people" | "now" | "preferences" | "home" | "serviceAlerts";
@@ -37,12 +37,14 @@ export type CoordinatorOptions = Omit<CoordinatorDeps, Defaulted | "threads"> &
     readonly settingsAnyone?: boolean;
   };
 
+const NO_REQUESTER =
+  'This step needs a Requester: set it to the person whose task it is (for example "Person who used this workflow"). Their policies and usage limits apply to the task.';
+
 export class TaskCoordinator {
   readonly preferences: Preferences;
   readonly #deps: CoordinatorDeps;
   readonly #newTasks: NewTasks;
   readonly #followUps: FollowUps;
-  /** Requests being handled: shutdown waits for them. */
   readonly #inFlight = new Set<Promise<unknown>>();
   readonly threads: ThreadViews;
   readonly forgetting: Forgetting;
@@ -77,10 +79,7 @@ export class TaskCoordinator {
     return "refusal" in checked ? checked.refusal : undefined;
   }
 
-  /**
-   * Shutdown: resolves once the requests being handled are done, or after `timeoutMs`; whatever
-   * is left another instance finishes from its record.
-   */
+  /** Shutdown: waits for the requests being handled, at most `timeoutMs` (records keep the rest). */
   async settle(timeoutMs: number): Promise<void> {
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<void>((resolve) => {
@@ -133,11 +132,41 @@ export class TaskCoordinator {
     }
   }
 
-  /** A Workflow Builder step ("Run a task"), once Slack's event was acknowledged. */
+  /**
+   * A Workflow Builder step: a new task of its requester (whose policies and limits apply), in its
+   * channel or their DM. A refusal fails the step; else it ends with the run (runs/run.ts).
+   */
   runStep(request: StepRequest): Promise<void> {
-    const start = (task: NewTask, tell: TellUser) => this.#startTask(task, tell);
-    const fail = (reason: string) => this.failStep(request.teamId, request.step, reason);
-    return this.#tracked(runStep(this.#deps, request, start, fail));
+    return this.#tracked(this.#runStep(request));
+  }
+
+  async #runStep({ teamId, step, requester: userId, ...request }: StepRequest): Promise<void> {
+    const fail = (reason: string) => this.failStep(teamId, step, reason);
+    if (!userId) return fail(NO_REQUESTER);
+    const { directMessages, logger } = this.#deps;
+    const channelId =
+      request.channelId ??
+      (await directMessages?.(teamId, userId).catch((err: unknown) => {
+        logger.warn({ err, user: userId }, "could not open a direct message for a workflow step");
+        return undefined;
+      }));
+    if (channelId === undefined) {
+      return fail(
+        `I couldn't open a direct message with <@${userId}>. Choose a Channel for the step, or try again.`,
+      );
+    }
+    const task: NewTask = {
+      teamId,
+      channelId,
+      userId,
+      prompt: request.prompt,
+      // Slack sends an execution again when it was not acknowledged: it starts one task.
+      delivery: { kind: "event", id: `step:${step.executionId}` },
+      options: request.options,
+      surface: channelId.startsWith("D") ? "dm" : "channel",
+      step,
+    };
+    await this.#startTask(task, fail);
   }
 
   /** A Workflow Builder step that cannot start a task: it fails with the reason. */
@@ -146,10 +175,7 @@ export class TaskCoordinator {
     await this.#deps.workflowSteps?.end(teamId, step, failed);
   }
 
-  /**
-   * A person's message in a thread, told privately in the thread when refused or failed.
-   * Returns false when the thread is not a task thread (and the delivery was not claimed).
-   */
+  /** A message in a thread (refusals told privately); false, delivery unclaimed, if no task's. */
   handleReply(reply: ThreadReply): Promise<boolean> {
     return this.#tracked(this.#handleReply(reply));
   }
@@ -173,9 +199,8 @@ export class TaskCoordinator {
   }
 
   /**
-   * A message the bot heard: a reply in a task thread continues it; a mention or a DM
-   * elsewhere starts a task in a thread under it (or in the thread it was posted in).
-   * Slack delivers a mention twice (`app_mention` and `message`): it counts once.
+   * A message the bot heard: a reply in a task thread continues it; a mention or a DM elsewhere
+   * starts a task in a thread under it (or the thread it is in). A mention counts once (Delivery).
    */
   async handleMessage(msg: IncomingMessage): Promise<void> {
     const delivery: Delivery = { kind: "message", id: `${msg.channelId}:${msg.ts}` };
@@ -208,10 +233,7 @@ export class TaskCoordinator {
     );
   }
 
-  /**
-   * Slack's own Stop in the agent view (`agent_session_stopped`): stops the thread's running
-   * run exactly like the Stop button (same owner/admin rule, same message at the end).
-   */
+  /** Slack's own Stop in the agent view (`agent_session_stopped`): like the Stop button. */
   handleSessionStopped(stop: Omit<StopPress, "runId">, tell: TellUser): Promise<void> {
     return this.#orTell(stop.key.teamId, "stopping a session failed", tell, async () => {
       const record = await this.#deps.store.getThread(stop.key);

@@ -26,7 +26,6 @@ const NOT_STARTED =
 
 export class NewTasks {
   readonly #deps: CoordinatorDeps;
-  /** Whose replies wait in the thread, told when the task is not started. */
   readonly #followUps: Pick<FollowUps, "abandon">;
 
   constructor(deps: CoordinatorDeps, followUps: Pick<FollowUps, "abandon">) {
@@ -108,10 +107,9 @@ export class NewTasks {
   }
 
   /**
-   * Before the service is asked for a task that opens its thread in a public channel: the app is
-   * in it, or its workspace lets it join (`joinPublicChannels`). Otherwise this rejects, and the
-   * prompt's post (running meanwhile, in arrival order) fails and tells the person how to invite
-   * it. When Slack cannot say, the post will.
+   * A task opening its thread in a public channel asks the service only if the app is in it or may
+   * join it (`joinPublicChannels`); else this rejects, and the prompt's post (meanwhile) fails and
+   * tells how to invite it. When Slack cannot say, the post will.
    */
   async #inChannelOrMayJoin(task: NewTask): Promise<void> {
     const { store, logger, botMembership } = this.#deps;

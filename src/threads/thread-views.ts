@@ -17,18 +17,15 @@ import type { ThreadReply } from "./requests.ts";
 import { viewerRefusal } from "./access/checks.ts";
 import type { CoordinatorDeps } from "./coordinator-deps.ts";
 
-export type ViewResult<T> =
-  | { readonly ok: true; readonly items: readonly T[]; readonly paging: Paging }
-  | { readonly ok: false; readonly error: string };
-
 /** History, Files and "Get it" loads one person may ask for per minute (each is a service call). */
 export const VIEW_LOADS_PER_MIN = 30;
-/** How long a fetched task result (its files) answers further "Get it" clicks in its thread. */
+/**
+ * How long a fetched task result answers further "Get it" clicks in its thread, and how many are
+ * kept (their files' names and places, never their content).
+ */
 const RESULT_TTL_MS = 60_000;
-/** Results kept (their files' names and places, never their content). */
 const RESULTS_KEPT = 16;
 
-/** A task result's files, each with its place in the result. */
 type ResultFiles = readonly { readonly file: ResultFile; readonly position: number }[];
 
 /** The process's default budgets, when the coordinator is given none (tests). */
@@ -57,8 +54,8 @@ export class ThreadViews {
   }
 
   /**
-   * Why `userId` may not load a view of the thread or get one of its files now: too many this
-   * minute (counted first: it asks nobody), or the people and usage policies.
+   * Why `userId` may not load a view or get a file now: too many this minute (counted first: it
+   * asks nobody), or the people and usage policies.
    */
   async #refusal(key: SlackThreadKey, userId: string): Promise<string | undefined> {
     const wait = this.#throttle.take(`${key.teamId}:${userId}`);
@@ -68,7 +65,6 @@ export class ThreadViews {
     return viewerRefusal(this.#deps, { teamId: key.teamId, channelId: key.channelId, userId });
   }
 
-  /** The service's reference of a task thread, if the app ran a task there. */
   async #ref(key: SlackThreadKey): Promise<ThreadRef | undefined> {
     return (await this.#deps.store.getThread(key))?.service;
   }
@@ -91,8 +87,8 @@ export class ThreadViews {
   }
 
   /**
-   * Brings one of the thread's files into the thread (uploaded under its safe name, unless it
-   * is there already), or gives its download link. Returns what to tell the person who asked.
+   * Uploads one of the task's files into the thread under its safe name (unless there already), or
+   * gives its download link; returns what to tell the person who asked.
    */
   async fetchFile(key: SlackThreadKey, userId: string, fileId: string): Promise<string> {
     const refused = await this.#refusal(key, userId);
@@ -133,9 +129,8 @@ export class ThreadViews {
   }
 
   /**
-   * A file of the thread's task result and its place there: from the result fetched for an
-   * earlier click in the last minute when it has it, else from the service (kept for the next
-   * clicks). Results are read without their files' content, which is read alone when wanted.
+   * A file of the task's result and its place there: from a result fetched in the last minute,
+   * else from the service (without any file's content, read alone when wanted).
    */
   async #resultFile(key: SlackThreadKey, ref: ThreadRef, fileId: string) {
     const at = `${key.teamId}/${key.channelId}/${key.threadTs}`;
@@ -161,9 +156,8 @@ export class ThreadViews {
   }
 
   /**
-   * A follow-up from the Continue form: checked first (people, usage, rate: a refusal is the
-   * person's alone, nothing is posted), then posted in the thread (so everyone sees what was
-   * asked) and handled like a reply typed there.
+   * The Continue form: checked first (a refusal is the person's alone, nothing is posted), then
+   * posted in the thread (everyone sees what was asked) and handled like a reply typed there.
    */
   async continueTask(
     key: SlackThreadKey,
@@ -189,7 +183,10 @@ export class ThreadViews {
     page: number,
     pageSize: number,
     load: (ref: ThreadRef, pageSize: number) => Promise<{ items: readonly T[]; pagination: Pages }>,
-  ): Promise<ViewResult<T>> {
+  ): Promise<
+    | { readonly ok: true; readonly items: readonly T[]; readonly paging: Paging }
+    | { readonly ok: false; readonly error: string }
+  > {
     const refused = await this.#refusal(key, userId);
     if (refused !== undefined) return { ok: false, error: refused };
     const ref = await this.#ref(key);
@@ -211,6 +208,5 @@ export class ThreadViews {
 const describeError = (err: unknown): string =>
   err instanceof TaskServiceError && err.kind === "not_found" ? GONE : describeServiceError(err);
 
-/** The service's paging of a list, when it gives one. */
 type Pages =
   { has_next?: boolean | undefined; total_pages?: number | undefined } | null | undefined;
