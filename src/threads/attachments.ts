@@ -13,10 +13,7 @@ import { renderLeftOutFiles } from "../view/render.ts";
 import { FileUnavailableError, type OpenedFile, type SlackFileSource } from "./ports.ts";
 
 /** A file that does not go to the service, and why. */
-export interface LeftOut {
-  readonly name: string;
-  readonly reason: string;
-}
+type LeftOut = { readonly name: string; readonly reason: string };
 
 export interface Attachments {
   /** The files to send, each streamed from Slack when the request body is written. */

@@ -6,7 +6,7 @@ import { mergeOptions } from "./options.ts";
 import { askerRefusal } from "./access/checks.ts";
 import { NewTasks } from "./new-task.ts";
 import { runningThreads } from "./running.ts";
-import { type ChannelDirectory, Preferences } from "./preferences.ts";
+import { Preferences } from "./preferences.ts";
 import type { RunOutcome } from "../runs/relay.ts";
 import {
   checkTaskText,
@@ -28,14 +28,11 @@ import type { CoordinatorDeps } from "./coordinator-deps.ts";
 export type { TellUser } from "./requests.ts";
 
 /** Dependencies the coordinator makes itself when not given. */
-type Defaulted = "limits" | "people" | "now" | "preferences" | "home" | "serviceAlerts";
+type Defaulted = "limits" | "people" | "now" | "preferences" | "home";
 
-/** Its parts' dependencies (defaulted ones optional), and what `/task settings` asks of one. */
-export type CoordinatorOptions = Omit<CoordinatorDeps, Defaulted | "threads"> &
-  Partial<Pick<CoordinatorDeps, Defaulted>> & {
-    readonly directory?: ChannelDirectory;
-    readonly settingsAnyone?: boolean;
-  };
+/** Its parts' dependencies, defaulted ones optional. */
+export type CoordinatorOptions = Omit<CoordinatorDeps, Defaulted | "threads" | "serviceAlerts"> &
+  Partial<Pick<CoordinatorDeps, Defaulted>>;
 
 const NO_REQUESTER =
   'This step needs a Requester: set it to the person whose task it is (for example "Person who used this workflow"). Their policies and usage limits apply to the task.';
@@ -59,7 +56,7 @@ export class TaskCoordinator {
       now,
       preferences: this.preferences,
       home: options.home ?? { taskChanged: () => undefined },
-      serviceAlerts: options.serviceAlerts ?? storedServiceAlerts({ ...options, now }),
+      serviceAlerts: storedServiceAlerts({ ...options, now }),
       threads: runningThreads({ store: options.store, now }),
     };
     this.#followUps = new FollowUps(this.#deps);
@@ -142,6 +139,9 @@ export class TaskCoordinator {
 
   async #runStep({ teamId, step, requester: userId, ...request }: StepRequest): Promise<void> {
     const fail = (reason: string) => this.failStep(teamId, step, reason);
+    if (request.prompt.trim() === "") {
+      return fail("The step's Prompt is empty: set it to what the task should do.");
+    }
     if (!userId) return fail(NO_REQUESTER);
     const { directMessages, logger } = this.#deps;
     const channelId =

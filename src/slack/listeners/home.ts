@@ -32,8 +32,15 @@ const HomeOpened = z.object({
   event: z.object({ user: z.string().min(1), tab: z.string().optional() }),
 });
 
-function registerEraseMine(app: App, deps: ListenerDeps): void {
-  const TRY_AGAIN = "Your records could not be erased just now; please try again in a minute.";
+const TRY_AGAIN = "Your records could not be erased just now; please try again in a minute.";
+
+export function register(app: App, deps: ListenerDeps): void {
+  app.event("app_home_opened", async ({ body, context }) => {
+    const parsed = HomeOpened.safeParse(body);
+    // The Messages tab sends this event too: only the Home tab is ours to draw.
+    if (!parsed.success || (parsed.data.event.tab ?? "home") !== "home") return;
+    await deps.home.publish(authorisedTeam(context), parsed.data.event.user);
+  });
 
   app.action(HOME_ERASE_MINE, async ({ ack, body, client }) => {
     await ack();
@@ -56,9 +63,7 @@ function registerEraseMine(app: App, deps: ListenerDeps): void {
     await tellInDm(client, deps, userId, erased ? erasedMineText(erased) : TRY_AGAIN);
     await deps.home.publish(teamId, userId);
   });
-}
 
-function registerEraseWorkspace(app: App, deps: ListenerDeps): void {
   app.action(HOME_ERASE_WORKSPACE, async ({ ack, body, client, context }) => {
     await ack();
     const parsed = TriggerAction.safeParse(body);
@@ -94,16 +99,5 @@ function registerEraseWorkspace(app: App, deps: ListenerDeps): void {
     );
     await tellInDm(client, deps, userId, done);
     await deps.home.publish(teamId, userId);
-  });
-}
-
-export function register(app: App, deps: ListenerDeps): void {
-  registerEraseMine(app, deps);
-  registerEraseWorkspace(app, deps);
-  app.event("app_home_opened", async ({ body, context }) => {
-    const parsed = HomeOpened.safeParse(body);
-    // The Messages tab sends this event too: only the Home tab is ours to draw.
-    if (!parsed.success || (parsed.data.event.tab ?? "home") !== "home") return;
-    await deps.home.publish(authorisedTeam(context), parsed.data.event.user);
   });
 }

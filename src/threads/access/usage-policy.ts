@@ -104,25 +104,19 @@ async function quotaRefusal(deps: UsageDeps, policy: UsagePolicy, req: UsageRequ
   return `You have started ${tasks} in the last hour (follow-ups included), the most this workspace allows per person. You can start another in ${minutes} min.`;
 }
 
-/** Told when the service answers a create or follow-up: refusals of the account, successes. */
-export interface ServiceAlerts {
-  refused(teamId: string, err: unknown): void;
-  accepted(teamId: string): void;
-}
-
 /**
- * Keeps the service's last 402 or 429 for the workspace's admins (App Home), and clears it
- * when a task starts again. Never waits: the person's own answer does not depend on it.
+ * Told when the service answers a create or follow-up: keeps its last 402 or 429 for the
+ * workspace's admins (App Home), cleared when a task starts again. Never waits for the store.
  */
 export function storedServiceAlerts(deps: {
   readonly store: Pick<ThreadStore, "getRecord" | "putRecord" | "deleteRecord">;
   readonly logger: Logger;
   readonly now: () => number;
-}): ServiceAlerts {
+}) {
   const failed = (err: unknown) =>
     deps.logger.warn({ err }, "could not record the service's answer for the admins");
   return {
-    refused(teamId, err) {
+    refused(teamId: string, err: unknown): void {
       if (!(err instanceof TaskServiceError)) return;
       if (err.kind !== "credits" && err.kind !== "rate_limited") return;
       const at = deps.now();
@@ -131,7 +125,7 @@ export function storedServiceAlerts(deps: {
         err.kind === "credits" ? { status: 402, at } : { status: 429, at, ...reset };
       putServiceAlert(deps.store, teamId, alert).catch(failed);
     },
-    accepted(teamId) {
+    accepted(teamId: string): void {
       clearServiceAlert(deps.store, teamId).catch(failed);
     },
   };
