@@ -129,10 +129,7 @@ export class TaskCoordinator {
     }
   }
 
-  /**
-   * A Workflow Builder step: a new task of its requester (whose policies and limits apply), in its
-   * channel or their DM. A refusal fails the step; else it ends with the run (runs/run.ts).
-   */
+  /** A Workflow Builder step: its requester's task (their policies apply), in its channel or DM. */
   runStep(request: StepRequest): Promise<void> {
     return this.#tracked(this.#runStep(request));
   }

@@ -96,10 +96,7 @@ export class FollowUps {
     if (now && now.active.kind === "idle") await this.#drain(reply.key);
   }
 
-  /**
-   * Starts `item` if the thread is idle with nothing waiting, else queues it (unless full); decided
-   * in the store's update, so two instances agree.
-   */
+  /** Starts or queues `item` (unless full), decided in the store's update: two instances agree. */
   async #enqueue(key: SlackThreadKey, item: QueuedFollowUp): Promise<"start" | "queued" | "full"> {
     let outcome: "start" | "queued" | "full" = "queued";
     await this.#deps.store.updateThread(key, (rec) => {
@@ -172,10 +169,7 @@ export class FollowUps {
     await this.#start(key, item);
   }
 
-  /**
-   * Continues the conversation with `item` (the thread recorded as starting it): the service gets
-   * it at once, the run's message is posted meanwhile as the budget allows.
-   */
+  /** Continues with `item`: the service is asked at once, the run's message posted meanwhile. */
   async #start(key: SlackThreadKey, item: QueuedFollowUp): Promise<void> {
     const { store, logger } = this.#deps;
     const service = this.#deps.workspaces.service(key.teamId);

@@ -108,10 +108,7 @@ export class Preferences {
     return { options: mergeOptions(explicit, personal, channel), applied };
   }
 
-  /**
-   * Lists a new task in its owner's recent tasks, as running. Nothing a task does waits for it (a
-   * lock left by a crashed instance delays only this).
-   */
+  /** Lists a new task, running, in its owner's recent tasks; no task waits for it (a lock may). */
   taskStarted(
     teamId: string,
     userId: string,

@@ -19,10 +19,7 @@ import type { CoordinatorDeps } from "./coordinator-deps.ts";
 
 /** History, Files and "Get it" loads one person may ask for per minute (each is a service call). */
 export const VIEW_LOADS_PER_MIN = 30;
-/**
- * How long a fetched task result answers further "Get it" clicks in its thread, and how many are
- * kept (their files' names and places, never their content).
- */
+/** A fetched result answers "Get it" in its thread for a minute; 16 kept, never their content. */
 const RESULT_TTL_MS = 60_000;
 const RESULTS_KEPT = 16;
 
@@ -53,10 +50,7 @@ export class ThreadViews {
     this.#replies = replies;
   }
 
-  /**
-   * Why `userId` may not load a view or get a file now: too many this minute (counted first: it
-   * asks nobody), or the people and usage policies.
-   */
+  /** Too many loads this minute (counted first: asks nobody), or the people and usage policies. */
   async #refusal(key: SlackThreadKey, userId: string): Promise<string | undefined> {
     const wait = this.#throttle.take(`${key.teamId}:${userId}`);
     if (wait !== undefined) {
@@ -86,10 +80,7 @@ export class ThreadViews {
     });
   }
 
-  /**
-   * Uploads one of the task's files into the thread under its safe name (unless there already), or
-   * gives its download link; returns what to tell the person who asked.
-   */
+  /** A task file into the thread (unless there), or its link; what to tell the person. */
   async fetchFile(key: SlackThreadKey, userId: string, fileId: string): Promise<string> {
     const refused = await this.#refusal(key, userId);
     if (refused !== undefined) return refused;
@@ -128,10 +119,7 @@ export class ThreadViews {
     return `\`${name}\` is now in the thread.`;
   }
 
-  /**
-   * A file of the task's result and its place there: from a result fetched in the last minute,
-   * else from the service (without any file's content, read alone when wanted).
-   */
+  /** A result's file and its place: from a result fetched this last minute, else the service. */
   async #resultFile(key: SlackThreadKey, ref: ThreadRef, fileId: string) {
     const at = `${key.teamId}/${key.channelId}/${key.threadTs}`;
     const now = this.#deps.now();
@@ -155,10 +143,7 @@ export class ThreadViews {
     return files.find((f) => f.file.file_id === fileId);
   }
 
-  /**
-   * The Continue form: checked first (a refusal is the person's alone, nothing is posted), then
-   * posted in the thread (everyone sees what was asked) and handled like a reply typed there.
-   */
+  /** The Continue form: checked (a refusal is the person's alone), posted, handled as a reply. */
   async continueTask(
     key: SlackThreadKey,
     userId: string,

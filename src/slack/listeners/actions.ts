@@ -7,10 +7,7 @@ import { decodeFeedbackValue, FEEDBACK_ACTION_ID, feedbackThanks } from "../../v
 import { decodeStopValue, STOP_ACTION_ID } from "../../view/render.ts";
 import { authorisedTeam, ButtonPress, type ListenerDeps, tellThrough } from "./surface.ts";
 
-/**
- * A button's value and who pressed it, only if pressed in the channel the value names (or where
- * Slack names no channel): a value copied elsewhere does nothing.
- */
+/** A button's value and presser if pressed where its value says (or Slack names no channel). */
 function pressed<T>(
   body: unknown,
   decode: (value?: string) => T | undefined,

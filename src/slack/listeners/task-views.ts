@@ -103,14 +103,9 @@ export async function openTaskView(
   }
 }
 
+/** The buttons under an answer, and those inside History and Files (paging, "Get it"). */
 export function register(app: App, deps: ListenerDeps): void {
-  registerButtons(app, deps);
-  registerPaging(app, deps);
   registerContinue(app, deps);
-}
-
-/** History, Files and Continue… under a finished answer. */
-function registerButtons(app: App, deps: ListenerDeps): void {
   for (const kind of ["history", "files", "continue"] as const) {
     app.action(TASK_ACTION[kind], async ({ ack, body, client, respond, context }) => {
       await ack();
@@ -129,10 +124,7 @@ function registerButtons(app: App, deps: ListenerDeps): void {
       await openView(client, deps, trigger, renderContinueView(ref), "the Continue form");
     });
   }
-}
 
-/** Previous/Next and status messages inside History and Files, and "Get it" on a file. */
-function registerPaging(app: App, deps: ListenerDeps): void {
   for (const id of [new RegExp(`^${TASK_ACTION.page}_`), TASK_ACTION.statusMessages]) {
     app.action(id, async ({ ack, body, client, context }) => {
       await ack();

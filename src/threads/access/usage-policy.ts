@@ -67,10 +67,7 @@ function channelRefusal(policy: UsagePolicy, channelId: string): string | undefi
   return `Tasks can't be started ${here}: this workspace allows them only in ${list} (set by its admins).`;
 }
 
-/**
- * Members of the allowed groups only. When Slack cannot say who is in them, the request is
- * refused (fail closed): the admins chose to limit who spends the workspace's credits.
- */
+/** Members of the allowed groups only; when Slack cannot say who is, refused (fail closed). */
 async function groupRefusal(deps: UsageDeps, policy: UsagePolicy, req: UsageRequest) {
   if (policy.who.kind === "everyone") return undefined;
   const groups = policy.who.groupIds;
