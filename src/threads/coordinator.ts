@@ -1,4 +1,5 @@
 /** The listeners' one entry point: checks a request's prompt and delivery, hands it to its part. */
+import { once } from "node:events";
 import type { WorkflowStep } from "../store/types.ts";
 import { FollowUps } from "./follow-ups.ts";
 import { Forgetting } from "./forgetting.ts";
@@ -78,16 +79,11 @@ export class TaskCoordinator {
 
   /** Shutdown: waits for the requests being handled, at most `timeoutMs` (records keep the rest). */
   async settle(timeoutMs: number): Promise<void> {
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, timeoutMs);
-      timer.unref();
-    });
-    while (this.#inFlight.size > 0) {
-      const all = Promise.allSettled([...this.#inFlight]).then(() => "done" as const);
-      if ((await Promise.race([all, late.then(() => "late" as const)])) === "late") break;
+    const late = AbortSignal.timeout(timeoutMs); // its timer keeps no process alive
+    const lateness = once(late, "abort");
+    while (this.#inFlight.size > 0 && !late.aborted) {
+      await Promise.race([Promise.allSettled([...this.#inFlight]), lateness]);
     }
-    clearTimeout(timer);
   }
 
   /** Keeps `work` in the requests being handled until it ends. */

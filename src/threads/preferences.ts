@@ -21,10 +21,7 @@ export interface AppliedDefault {
   readonly from: "personal" | "channel";
 }
 
-export interface TaskDefaultsUsed {
-  readonly options: TaskOptions;
-  readonly applied: readonly AppliedDefault[];
-}
+export type TaskDefaultsUsed = Awaited<ReturnType<Preferences["forTask"]>>;
 
 const DEFAULT_KEYS: readonly (keyof TaskDefaults)[] = ["model", "agent", "effort", "thinking"];
 
@@ -84,12 +81,7 @@ export class Preferences {
   }
 
   /** A task's options (`explicit` over personal defaults over the channel's); which filled gaps. */
-  async forTask(
-    teamId: string,
-    userId: string,
-    channelId: string,
-    explicit: TaskOptions,
-  ): Promise<TaskDefaultsUsed> {
+  async forTask(teamId: string, userId: string, channelId: string, explicit: TaskOptions) {
     const [personal, channel] = await Promise.all([
       this.#o.store.getDefaults(teamId, { kind: "user", userId }),
       // A DM has no channel settings (`/task settings` is for channels).

@@ -15,10 +15,9 @@ import type { ThreadStore } from "./ports.ts";
 export type TellUser = (text: string) => Promise<void>;
 
 /**
- * One delivery of a request by Slack, so that a retry is handled once: a command (or shortcut)
- * retried carries the same trigger id, a redelivered event the same event id, and a person's
- * message (channel and ts) counts once though Slack delivers a mention of the bot both as
- * `app_mention` and as `message` (different event ids).
+ * One delivery of a request, handled once: a retried command carries the same trigger id, an event
+ * the same event id; a message (channel and ts) counts once though Slack delivers a mention of the
+ * bot both as `app_mention` and as `message` (different event ids).
  */
 export type Delivery = { readonly kind: "trigger" | "event" | "message"; readonly id: string };
 

@@ -12,6 +12,7 @@ import {
   type UsagePolicy,
 } from "../../store/usage-policy.ts";
 import type { ThreadStore } from "../ports.ts";
+import type { NewTask } from "../requests.ts";
 
 /** The members (user ids) of one of a workspace's user groups; throws when Slack cannot say. */
 export type GroupMembers = (teamId: string, groupId: string) => Promise<ReadonlySet<string>>;
@@ -24,11 +25,8 @@ export interface UsageDeps {
   readonly now: () => number;
 }
 
-export interface UsageRequest {
-  readonly teamId: string;
-  readonly channelId: string;
-  readonly userId: string;
-}
+/** Who asks, where. */
+export type UsageRequest = Pick<NewTask, "teamId" | "channelId" | "userId">;
 
 export const POLICY_UNREADABLE =
   "This workspace's usage policy could not be read, so no task can start right now. A workspace admin can save it again from my Home tab.";
