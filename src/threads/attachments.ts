@@ -12,7 +12,6 @@ import { formatBytes } from "../util/bytes.ts";
 import { renderLeftOutFiles } from "../view/render.ts";
 import { FileUnavailableError, type OpenedFile, type SlackFileSource } from "./ports.ts";
 
-/** A file that does not go to the service, and why. */
 type LeftOut = { readonly name: string; readonly reason: string };
 
 export interface Attachments {

@@ -2,7 +2,7 @@
 import { once } from "node:events";
 import type { WorkflowStep } from "../store/types.ts";
 import { FollowUps } from "./follow-ups.ts";
-import { Forgetting } from "./forgetting.ts";
+import { forgetting } from "./forgetting.ts";
 import { mergeOptions } from "./options.ts";
 import { askerRefusal } from "./access/checks.ts";
 import { NewTasks } from "./new-task.ts";
@@ -31,7 +31,6 @@ export type { TellUser } from "./requests.ts";
 /** Dependencies the coordinator makes itself when not given. */
 type Defaulted = "limits" | "people" | "now" | "preferences" | "home";
 
-/** Its parts' dependencies, defaulted ones optional. */
 export type CoordinatorOptions = Omit<CoordinatorDeps, Defaulted | "threads" | "serviceAlerts"> &
   Partial<Pick<CoordinatorDeps, Defaulted>>;
 
@@ -45,7 +44,7 @@ export class TaskCoordinator {
   readonly #followUps: FollowUps;
   readonly #inFlight = new Set<Promise<unknown>>();
   readonly threads: ThreadViews;
-  readonly forgetting: Forgetting;
+  readonly forgetting: ReturnType<typeof forgetting>;
 
   constructor(options: CoordinatorOptions) {
     const now = options.now ?? Date.now;
@@ -66,7 +65,7 @@ export class TaskCoordinator {
       reply: (reply) => this.handleReply(reply),
       check: (reply) => this.#followUps.check(reply),
     });
-    this.forgetting = new Forgetting(this.#deps);
+    this.forgetting = forgetting(this.#deps);
     // The end of every run reaches the thread it answered (its queue, its state).
     options.relay.onEnded((outcome) => this.onRunEnded(outcome));
   }
@@ -86,7 +85,6 @@ export class TaskCoordinator {
     }
   }
 
-  /** Keeps `work` in the requests being handled until it ends. */
   #tracked<T>(work: Promise<T>): Promise<T> {
     this.#inFlight.add(work);
     void work.finally(() => this.#inFlight.delete(work)).catch(() => undefined);
@@ -237,7 +235,6 @@ export class TaskCoordinator {
     });
   }
 
-  /** The Stop button (or any other way to stop a run). */
   handleStop(req: StopPress, tell: TellUser): Promise<void> {
     return this.#orTell(req.key.teamId, "stop failed", tell, () => stopRun(this.#deps, req, tell));
   }

@@ -111,7 +111,6 @@ export function claimDelivery(
   return store.claimOnce(teamId, `${prefix}:${delivery.id}`, ttlMs);
 }
 
-/** What to tell the person when handling their request failed. */
 export function describeFailure(err: unknown): string {
   return err instanceof StoreUnavailableError
     ? "The app is temporarily unavailable (its storage is not answering). Nothing was started; please try again in a minute."

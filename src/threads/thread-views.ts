@@ -32,7 +32,6 @@ const NOT_A_TASK = "This thread has no task the app knows of (it may have been s
 const GONE =
   "The task service no longer has this task (its project was deleted or expired), so there is nothing to show.";
 
-/** How a follow-up from the Continue form is checked (follow-ups.ts), then handled like a reply. */
 interface ReplyHandling {
   readonly reply: (reply: ThreadReply) => Promise<boolean>;
   readonly check: (reply: Omit<ThreadReply, "ts">) => Promise<string | undefined>;

@@ -158,7 +158,6 @@ export function register(app: App, deps: ListenerDeps): void {
   });
 }
 
-/** The Continue form's submission: a follow-up posted in the thread and sent. */
 function registerContinue(app: App, deps: ListenerDeps): void {
   app.view(CONTINUE_VIEW, async ({ ack, body, client, context }) => {
     const parsed = Submission.safeParse(body);
