@@ -182,9 +182,8 @@ export class TaskCoordinator {
     } catch (err) {
       logger.error({ err, teamId: reply.key.teamId }, "handling a thread reply failed");
       const text = `Your message could not be handled: ${describeFailure(err)}`;
-      await writer
-        .ephemeral(reply.key.channelId, reply.userId, text, reply.key.threadTs)
-        .catch(() => undefined);
+      const { channelId, threadTs } = reply.key;
+      await writer.ephemeral(channelId, reply.userId, text, threadTs).catch(() => undefined);
     }
     return true;
   }

@@ -247,19 +247,15 @@ export class FollowUps {
   }
 
   /** Whether a thread's run is relayed, recorded as unfinished, or (per the service) running. */
-  async #runGoesOn(record: ThreadRecord, runId: string): Promise<boolean> {
-    if (this.#deps.relay.isActive(runId) || (await this.#deps.store.getRun(runId))) return true;
-    if (!record.service) return false; // no task on the service: nothing can run
+  async #runGoesOn({ teamId, service: ref }: ThreadRecord, runId: string): Promise<boolean> {
+    const { relay, store, workspaces, logger } = this.#deps;
+    if (relay.isActive(runId) || (await store.getRun(runId))) return true;
+    if (!ref) return false; // no task on the service: nothing can run
     try {
-      const now = await this.#deps.workspaces
-        .service(record.teamId)
-        .getTaskResult(record.service, { timeout: 0 });
+      const now = await workspaces.service(teamId).getTaskResult(ref, { timeout: 0 });
       return now.status === "running" && (now.agent_run_id ?? runId) === runId;
     } catch (err) {
-      this.#deps.logger.warn(
-        { err, teamId: record.teamId },
-        "could not check a thread's leftover run",
-      );
+      logger.warn({ err, teamId }, "could not check a thread's leftover run");
       return true;
     }
   }

@@ -32,10 +32,8 @@ export const forgetting = (deps: CoordinatorDeps) => ({
     const people = await store.forgetChannel(teamId, channelId);
     await forgetFeedback(store, teamId, { channelId });
     for (const userId of people) home.taskChanged(teamId, userId);
-    logger.info(
-      { team: teamId, people: people.length },
-      "a channel was deleted in Slack: every record of it is forgotten",
-    );
+    const said = "a channel was deleted in Slack: every record of it is forgotten";
+    logger.info({ team: teamId, people: people.length }, said);
   },
 
   /** A person's records (App Home): threads, queue places, recents, defaults, votes; runs go on. */

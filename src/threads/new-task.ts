@@ -116,11 +116,9 @@ export class NewTasks {
     if (!botMembership || task.threadTs !== undefined || !task.channelId.startsWith("C")) return;
     const policy = await getUsagePolicy(store, task.teamId).catch(() => undefined);
     if (!policy || policy.joinPublicChannels) return;
-    const member = await botMembership(task.teamId, task.channelId).catch((err: unknown) => {
-      logger.warn(
-        { err, teamId: task.teamId, channel: task.channelId },
-        "could not ask Slack whether I am in a channel",
-      );
+    const { teamId, channelId: channel } = task;
+    const member = await botMembership(teamId, channel).catch((err: unknown) => {
+      logger.warn({ err, teamId, channel }, "could not ask Slack whether I am in a channel");
       return true;
     });
     if (!member) throw new Error("not in the channel, and may not join it");

@@ -71,13 +71,11 @@ export class Preferences {
       ?.channelCreator(teamId, channelId)
       .catch((err: unknown) => void logger.warn({ err }, "could not read the channel's creator"));
     if (creator === userId) return true;
-    return this.#o.workspaces
-      .writer(teamId)
-      .isAdmin(userId)
-      .catch((err: unknown) => {
-        logger.warn({ err }, "could not check whether the user is an admin");
-        return false;
-      });
+    const writer = this.#o.workspaces.writer(teamId);
+    return writer.isAdmin(userId).catch((err: unknown) => {
+      logger.warn({ err }, "could not check whether the user is an admin");
+      return false;
+    });
   }
 
   /** A task's options (`explicit` over personal defaults over the channel's); which filled gaps. */

@@ -72,9 +72,8 @@ export class ThreadViews {
 
   async files(key: SlackThreadKey, userId: string, page: number) {
     return this.#page(key, userId, page, FILES_PAGE_SIZE, async (ref, pageSize) => {
-      const res = await this.#deps.workspaces
-        .service(key.teamId)
-        .listFiles(ref, { page, pageSize });
+      const service = this.#deps.workspaces.service(key.teamId);
+      const res = await service.listFiles(ref, { page, pageSize });
       return { items: res.files, pagination: res.pagination };
     });
   }
@@ -127,9 +126,8 @@ export class ThreadViews {
       if (now - r.at >= RESULT_TTL_MS) this.#results.delete(old);
     let files = this.#results.get(at)?.files;
     if (files === undefined || !files.some((f) => f.file.file_id === fileId)) {
-      const result = await this.#deps.workspaces
-        .service(key.teamId)
-        .getTaskResult(ref, { timeout: 0, includeFileContent: false });
+      const service = this.#deps.workspaces.service(key.teamId);
+      const result = await service.getTaskResult(ref, { timeout: 0, includeFileContent: false });
       files = result.files.map((file, position) => ({ file, position }));
       this.#results.delete(at);
       this.#results.set(at, { at: now, files });
@@ -154,9 +152,8 @@ export class ThreadViews {
     if (refusal !== undefined) return refusal;
     const names = files.map((f) => f.name).filter((n) => n !== "");
     const payload = renderContinued(userId, text, names);
-    const ts = await this.#deps.workspaces
-      .writer(key.teamId)
-      .post(key.channelId, payload, key.threadTs);
+    const writer = this.#deps.workspaces.writer(key.teamId);
+    const ts = await writer.post(key.channelId, payload, key.threadTs);
     await this.#replies.reply({ key, userId, text, ts, files, checked: true });
     return undefined;
   }
