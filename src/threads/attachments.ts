@@ -1,7 +1,6 @@
 /**
- * Files people attach in Slack, on their way to the task service: the service's limits are applied
- * from Slack's metadata before any download, then each file is opened from Slack's file host; what
- * cannot go is named with its reason and the rest go.
+ * Attached files on their way to the service: its limits are applied to Slack's metadata before
+ * any download, then each file is opened from Slack's file host; what cannot go is named and why.
  */
 import { extname } from "node:path";
 import type { Logger } from "pino";

@@ -1,7 +1,6 @@
 /**
- * App Home: the tab is published when a person opens it; its forms erase a person's own records or
- * (for admins) the workspace's, say what they erased in a direct message and show the tab again.
- * Its New task and Edit defaults buttons are in modal.ts and settings.ts.
+ * App Home: the tab, published when a person opens it, and its erase forms (a person's records,
+ * or for admins the workspace's). Its New task and Edit defaults buttons: modal.ts, settings.ts.
  */
 import type { App } from "@slack/bolt";
 import { z } from "zod";

@@ -1,7 +1,6 @@
 /**
- * The defaults forms: a person's (App Home's Edit defaults) and a channel's (`/task settings`, for
- * its creator, workspace admins, or anyone with TASK_SETTINGS_ANYONE). Saving a channel's checks
- * again who submits, tells the channel's defaults privately and audits a change.
+ * The defaults forms: a person's (App Home) and a channel's (`/task settings`, for its creator,
+ * admins or anyone with TASK_SETTINGS_ANYONE), whose save checks who submits, is told and audited.
  */
 import type { App, SlackViewMiddlewareArgs } from "@slack/bolt";
 import type { TaskDefaults } from "../../store/types.ts";

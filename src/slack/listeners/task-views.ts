@@ -1,7 +1,6 @@
 /**
- * The buttons under a finished answer (History, Files, Continue…) and the views they open, their
- * paging, "Get it" on a file, the Continue form. A view opens at once with "Loading…" (a trigger
- * lasts 3 seconds), filled when the service answers.
+ * History, Files and Continue… under a finished answer, and the views they open. A view opens at
+ * once with "Loading…" (a trigger lasts 3 seconds), filled when the service answers.
  */
 import type { App } from "@slack/bolt";
 import { z } from "zod";
