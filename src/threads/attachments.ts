@@ -1,7 +1,6 @@
 /**
- * Files people attach in Slack, on their way to the task service: the service's limits are applied
- * from Slack's metadata before any download, then each file is opened from Slack's file host; what
- * cannot go is named with its reason and the rest go.
+ * Attached files on their way to the service: its limits are applied to Slack's metadata before
+ * any download, then each file is opened from Slack's file host; what cannot go is named and why.
  */
 import { extname } from "node:path";
 import type { Logger } from "pino";
@@ -12,11 +11,7 @@ import { formatBytes } from "../util/bytes.ts";
 import { renderLeftOutFiles } from "../view/render.ts";
 import { FileUnavailableError, type OpenedFile, type SlackFileSource } from "./ports.ts";
 
-/** A file that does not go to the service, and why. */
-export interface LeftOut {
-  readonly name: string;
-  readonly reason: string;
-}
+type LeftOut = { readonly name: string; readonly reason: string };
 
 export interface Attachments {
   /** The files to send, each streamed from Slack when the request body is written. */

@@ -20,7 +20,7 @@ import type { Preferences } from "./preferences.ts";
 import type { MemoryLimits } from "../runs/memory.ts";
 import type { Relay } from "../runs/relay.ts";
 import type { AuditTrail } from "../store/audit.ts";
-import type { GroupMembers, ServiceAlerts } from "./access/usage-policy.ts";
+import type { GroupMembers, storedServiceAlerts } from "./access/usage-policy.ts";
 
 export interface CoordinatorDeps {
   /** Each workspace's Slack writer and service client: a request uses its own workspace's. */
@@ -42,7 +42,7 @@ export interface CoordinatorDeps {
   readonly groupMembers?: GroupMembers | undefined;
   /** Asked before a new task in a channel asks the service. */
   readonly botMembership?: BotMembership | undefined;
-  readonly serviceAlerts: ServiceAlerts;
+  readonly serviceAlerts: ReturnType<typeof storedServiceAlerts>;
   readonly threadHistory?: ThreadHistory | undefined;
   readonly threadContext?: ThreadContextConfig | undefined;
   /** What the process may hold of the service's data (shared with the relay), for "Get it". */

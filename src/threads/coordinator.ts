@@ -1,12 +1,13 @@
 /** The listeners' one entry point: checks a request's prompt and delivery, hands it to its part. */
+import { once } from "node:events";
 import type { WorkflowStep } from "../store/types.ts";
 import { FollowUps } from "./follow-ups.ts";
-import { Forgetting } from "./forgetting.ts";
+import { forgetting } from "./forgetting.ts";
 import { mergeOptions } from "./options.ts";
 import { askerRefusal } from "./access/checks.ts";
 import { NewTasks } from "./new-task.ts";
 import { runningThreads } from "./running.ts";
-import { type ChannelDirectory, Preferences } from "./preferences.ts";
+import { Preferences } from "./preferences.ts";
 import type { RunOutcome } from "../runs/relay.ts";
 import {
   checkTaskText,
@@ -15,6 +16,7 @@ import {
   describeFailure,
   type IncomingMessage,
   type NewTask,
+  type StepRequest,
   type StopPress,
   type TellUser,
   type ThreadReply,
@@ -23,29 +25,26 @@ import { stopRun, stopWhenStarted } from "./stop.ts";
 import { ThreadViews } from "./thread-views.ts";
 import { storedServiceAlerts } from "./access/usage-policy.ts";
 import type { CoordinatorDeps } from "./coordinator-deps.ts";
-import { runStep, type StepRequest } from "./workflow-step.ts";
 
-export type { IncomingMessage, TellUser } from "./requests.ts";
+export type { TellUser } from "./requests.ts";
 
 /** Dependencies the coordinator makes itself when not given. */
-type Defaulted = "limits" | "people" | "now" | "preferences" | "home" | "serviceAlerts";
+type Defaulted = "limits" | "people" | "now" | "preferences" | "home";
 
-/** Its parts' dependencies (defaulted ones optional), and what `/task settings` asks of one. */
-export type CoordinatorOptions = Omit<CoordinatorDeps, Defaulted | "threads"> &
-  Partial<Pick<CoordinatorDeps, Defaulted>> & {
-    readonly directory?: ChannelDirectory;
-    readonly settingsAnyone?: boolean;
-  };
+export type CoordinatorOptions = Omit<CoordinatorDeps, Defaulted | "threads" | "serviceAlerts"> &
+  Partial<Pick<CoordinatorDeps, Defaulted>>;
+
+const NO_REQUESTER =
+  'This step needs a Requester: set it to the person whose task it is (for example "Person who used this workflow"). Their policies and usage limits apply to the task.';
 
 export class TaskCoordinator {
   readonly preferences: Preferences;
   readonly #deps: CoordinatorDeps;
   readonly #newTasks: NewTasks;
   readonly #followUps: FollowUps;
-  /** Requests being handled: shutdown waits for them. */
   readonly #inFlight = new Set<Promise<unknown>>();
   readonly threads: ThreadViews;
-  readonly forgetting: Forgetting;
+  readonly forgetting: ReturnType<typeof forgetting>;
 
   constructor(options: CoordinatorOptions) {
     const now = options.now ?? Date.now;
@@ -57,7 +56,7 @@ export class TaskCoordinator {
       now,
       preferences: this.preferences,
       home: options.home ?? { taskChanged: () => undefined },
-      serviceAlerts: options.serviceAlerts ?? storedServiceAlerts({ ...options, now }),
+      serviceAlerts: storedServiceAlerts({ ...options, now }),
       threads: runningThreads({ store: options.store, now }),
     };
     this.#followUps = new FollowUps(this.#deps);
@@ -66,7 +65,7 @@ export class TaskCoordinator {
       reply: (reply) => this.handleReply(reply),
       check: (reply) => this.#followUps.check(reply),
     });
-    this.forgetting = new Forgetting(this.#deps);
+    this.forgetting = forgetting(this.#deps);
     // The end of every run reaches the thread it answered (its queue, its state).
     options.relay.onEnded((outcome) => this.onRunEnded(outcome));
   }
@@ -77,24 +76,15 @@ export class TaskCoordinator {
     return "refusal" in checked ? checked.refusal : undefined;
   }
 
-  /**
-   * Shutdown: resolves once the requests being handled are done, or after `timeoutMs`; whatever
-   * is left another instance finishes from its record.
-   */
+  /** Shutdown: waits for the requests being handled, at most `timeoutMs` (records keep the rest). */
   async settle(timeoutMs: number): Promise<void> {
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, timeoutMs);
-      timer.unref();
-    });
-    while (this.#inFlight.size > 0) {
-      const all = Promise.allSettled([...this.#inFlight]).then(() => "done" as const);
-      if ((await Promise.race([all, late.then(() => "late" as const)])) === "late") break;
+    const late = AbortSignal.timeout(timeoutMs); // its timer keeps no process alive
+    const lateness = once(late, "abort");
+    while (this.#inFlight.size > 0 && !late.aborted) {
+      await Promise.race([Promise.allSettled([...this.#inFlight]), lateness]);
     }
-    clearTimeout(timer);
   }
 
-  /** Keeps `work` in the requests being handled until it ends. */
   #tracked<T>(work: Promise<T>): Promise<T> {
     this.#inFlight.add(work);
     void work.finally(() => this.#inFlight.delete(work)).catch(() => undefined);
@@ -133,11 +123,41 @@ export class TaskCoordinator {
     }
   }
 
-  /** A Workflow Builder step ("Run a task"), once Slack's event was acknowledged. */
+  /** A Workflow Builder step: its requester's task (their policies apply), in its channel or DM. */
   runStep(request: StepRequest): Promise<void> {
-    const start = (task: NewTask, tell: TellUser) => this.#startTask(task, tell);
-    const fail = (reason: string) => this.failStep(request.teamId, request.step, reason);
-    return this.#tracked(runStep(this.#deps, request, start, fail));
+    return this.#tracked(this.#runStep(request));
+  }
+
+  async #runStep({ teamId, step, requester: userId, ...request }: StepRequest): Promise<void> {
+    const fail = (reason: string) => this.failStep(teamId, step, reason);
+    if (request.prompt.trim() === "") {
+      return fail("The step's Prompt is empty: set it to what the task should do.");
+    }
+    if (!userId) return fail(NO_REQUESTER);
+    const { directMessages, logger } = this.#deps;
+    const channelId =
+      request.channelId ??
+      (await directMessages?.(teamId, userId).catch((err: unknown) => {
+        logger.warn({ err, user: userId }, "could not open a direct message for a workflow step");
+        return undefined;
+      }));
+    if (channelId === undefined) {
+      return fail(
+        `I couldn't open a direct message with <@${userId}>. Choose a Channel for the step, or try again.`,
+      );
+    }
+    const task: NewTask = {
+      teamId,
+      channelId,
+      userId,
+      prompt: request.prompt,
+      // Slack sends an execution again when it was not acknowledged: it starts one task.
+      delivery: { kind: "event", id: `step:${step.executionId}` },
+      options: request.options,
+      surface: channelId.startsWith("D") ? "dm" : "channel",
+      step,
+    };
+    await this.#startTask(task, fail);
   }
 
   /** A Workflow Builder step that cannot start a task: it fails with the reason. */
@@ -146,10 +166,7 @@ export class TaskCoordinator {
     await this.#deps.workflowSteps?.end(teamId, step, failed);
   }
 
-  /**
-   * A person's message in a thread, told privately in the thread when refused or failed.
-   * Returns false when the thread is not a task thread (and the delivery was not claimed).
-   */
+  /** A message in a thread (refusals told privately); false, delivery unclaimed, if no task's. */
   handleReply(reply: ThreadReply): Promise<boolean> {
     return this.#tracked(this.#handleReply(reply));
   }
@@ -165,17 +182,15 @@ export class TaskCoordinator {
     } catch (err) {
       logger.error({ err, teamId: reply.key.teamId }, "handling a thread reply failed");
       const text = `Your message could not be handled: ${describeFailure(err)}`;
-      await writer
-        .ephemeral(reply.key.channelId, reply.userId, text, reply.key.threadTs)
-        .catch(() => undefined);
+      const { channelId, threadTs } = reply.key;
+      await writer.ephemeral(channelId, reply.userId, text, threadTs).catch(() => undefined);
     }
     return true;
   }
 
   /**
-   * A message the bot heard: a reply in a task thread continues it; a mention or a DM
-   * elsewhere starts a task in a thread under it (or in the thread it was posted in).
-   * Slack delivers a mention twice (`app_mention` and `message`): it counts once.
+   * A message the bot heard: a reply in a task thread continues it; a mention or a DM elsewhere
+   * starts a task in a thread under it (or the thread it is in). A mention counts once (Delivery).
    */
   async handleMessage(msg: IncomingMessage): Promise<void> {
     const delivery: Delivery = { kind: "message", id: `${msg.channelId}:${msg.ts}` };
@@ -208,10 +223,7 @@ export class TaskCoordinator {
     );
   }
 
-  /**
-   * Slack's own Stop in the agent view (`agent_session_stopped`): stops the thread's running
-   * run exactly like the Stop button (same owner/admin rule, same message at the end).
-   */
+  /** Slack's own Stop in the agent view (`agent_session_stopped`): like the Stop button. */
   handleSessionStopped(stop: Omit<StopPress, "runId">, tell: TellUser): Promise<void> {
     return this.#orTell(stop.key.teamId, "stopping a session failed", tell, async () => {
       const record = await this.#deps.store.getThread(stop.key);
@@ -222,7 +234,6 @@ export class TaskCoordinator {
     });
   }
 
-  /** The Stop button (or any other way to stop a run). */
   handleStop(req: StopPress, tell: TellUser): Promise<void> {
     return this.#orTell(req.key.teamId, "stop failed", tell, () => stopRun(this.#deps, req, tell));
   }

@@ -1,7 +1,4 @@
-/**
- * Replies in a task thread: each continues the conversation with a new run, or waits in the
- * thread's queue (in order) while one is starting or running, and is sent when it ends.
- */
+/** Replies in a task thread: each starts a new run, or waits in the thread's queue while one runs. */
 import { validateTaskInput } from "../service/limits.ts";
 import {
   IDLE,
@@ -37,7 +34,6 @@ const QUEUED =
 
 const threadId = (key: SlackThreadKey) => `${key.teamId}/${key.channelId}/${key.threadTs}`;
 
-/** The activity of a thread starting the run that answers the reply `replyTs`. */
 const startingFor = (replyTs: string, since: number) =>
   ({ kind: "starting", since, replyTs }) as const;
 
@@ -50,10 +46,7 @@ export class FollowUps {
     this.#deps = deps;
   }
 
-  /**
-   * Why a reply to the task thread would be refused (what to tell the person), or undefined when
-   * it may go on: a rate slot is taken then. The Continue form asks before it posts.
-   */
+  /** Why a reply would be refused, or undefined (a rate slot is then taken): the Continue form's. */
   async check(reply: Omit<ThreadReply, "ts">): Promise<string | undefined> {
     const record = await this.#deps.store.getThread(reply.key);
     if (!record) return NOTHING_TO_CONTINUE;
@@ -64,7 +57,13 @@ export class FollowUps {
 
   async #refusal(record: ThreadRecord, reply: Omit<ThreadReply, "ts">, prompt: string) {
     const asker = { ...reply.key, userId: reply.userId };
-    return replyRefusal(record, prompt) ?? (await askerRefusal(this.#deps, asker));
+    try {
+      if (prompt !== "") validateTaskInput(prompt, []);
+    } catch (err) {
+      return describeServiceError(err);
+    }
+    if (!record.service && record.active.kind === "idle") return NOTHING_TO_CONTINUE;
+    return askerRefusal(this.#deps, asker);
   }
 
   /** A reply in the task thread `record`, told privately in the thread when refused. */
@@ -97,25 +96,18 @@ export class FollowUps {
     if (now && now.active.kind === "idle") await this.#drain(reply.key);
   }
 
-  /**
-   * Starts the reply `item` when the thread is idle with nothing waiting, else queues it
-   * (unless the queue is full). Decided in the store's update, so two instances agree.
-   */
+  /** Starts or queues `item` (unless full), decided in the store's update: two instances agree. */
   async #enqueue(key: SlackThreadKey, item: QueuedFollowUp): Promise<"start" | "queued" | "full"> {
-    const decided: { outcome: "start" | "queued" | "full" } = { outcome: "queued" };
+    let outcome: "start" | "queued" | "full" = "queued";
     await this.#deps.store.updateThread(key, (rec) => {
       if (rec.active.kind === "idle" && rec.queue.length === 0) {
-        decided.outcome = "start";
+        outcome = "start";
         return { ...rec, active: startingFor(item.ts, this.#deps.now()) };
       }
-      if (rec.queue.length >= MAX_QUEUED) {
-        decided.outcome = "full";
-        return undefined;
-      }
-      decided.outcome = "queued";
-      return { ...rec, queue: [...rec.queue, item] };
+      outcome = rec.queue.length >= MAX_QUEUED ? "full" : "queued";
+      return outcome === "full" ? undefined : { ...rec, queue: [...rec.queue, item] };
     });
-    return decided.outcome;
+    return outcome;
   }
 
   /** A run has shown its final state: the thread is free for the next queued reply. */
@@ -177,10 +169,7 @@ export class FollowUps {
     await this.#start(key, item);
   }
 
-  /**
-   * Continues the conversation with `item`, the thread being recorded as starting it. The
-   * service gets it at once; the run's message is posted meanwhile, as the budget allows.
-   */
+  /** Continues with `item`: the service is asked at once, the run's message posted meanwhile. */
   async #start(key: SlackThreadKey, item: QueuedFollowUp): Promise<void> {
     const { store, logger } = this.#deps;
     const service = this.#deps.workspaces.service(key.teamId);
@@ -240,9 +229,8 @@ export class FollowUps {
   }
 
   /**
-   * A thread the store says is busy but whose run nobody records as unfinished: the bot
-   * crashed before recording it, or while starting a follow-up. Ask the service, and free
-   * the thread when nothing runs. (A recorded run is relayed, or resumed, by some instance.)
+   * A thread the store says is busy but whose run nobody records as unfinished (the bot crashed
+   * before recording it, or while starting a follow-up): free it when the service says nothing runs.
    */
   async #reconcile(record: ThreadRecord): Promise<void> {
     const { active } = record;
@@ -259,19 +247,15 @@ export class FollowUps {
   }
 
   /** Whether a thread's run is relayed, recorded as unfinished, or (per the service) running. */
-  async #runGoesOn(record: ThreadRecord, runId: string): Promise<boolean> {
-    if (this.#deps.relay.isActive(runId) || (await this.#deps.store.getRun(runId))) return true;
-    if (!record.service) return false; // no task on the service: nothing can run
+  async #runGoesOn({ teamId, service: ref }: ThreadRecord, runId: string): Promise<boolean> {
+    const { relay, store, workspaces, logger } = this.#deps;
+    if (relay.isActive(runId) || (await store.getRun(runId))) return true;
+    if (!ref) return false; // no task on the service: nothing can run
     try {
-      const now = await this.#deps.workspaces
-        .service(record.teamId)
-        .getTaskResult(record.service, { timeout: 0 });
+      const now = await workspaces.service(teamId).getTaskResult(ref, { timeout: 0 });
       return now.status === "running" && (now.agent_run_id ?? runId) === runId;
     } catch (err) {
-      this.#deps.logger.warn(
-        { err, teamId: record.teamId },
-        "could not check a thread's leftover run",
-      );
+      logger.warn({ err, teamId }, "could not check a thread's leftover run");
       return true;
     }
   }
@@ -292,17 +276,6 @@ function openingOf(record: ThreadRecord, item: QueuedFollowUp, startedAt: number
     replyTs: item.ts,
     ...(remark ? { remark } : {}),
   };
-}
-
-/** Why a reply cannot continue the task, or undefined when it can. */
-function replyRefusal(record: ThreadRecord, text: string): string | undefined {
-  try {
-    if (text !== "") validateTaskInput(text, []);
-  } catch (err) {
-    return describeServiceError(err);
-  }
-  if (!record.service && record.active.kind === "idle") return NOTHING_TO_CONTINUE;
-  return undefined;
 }
 
 /** Whether two records show the same start or run (a leftover is freed only if still there). */

@@ -1,23 +1,11 @@
-/**
- * What the app forgets when Slack deletes a message or channel, or someone erases records. Runs
- * still going there are stopped at the service without a word to Slack, then the records go.
- */
+/** What the app forgets when Slack deletes a message or channel, or someone erases records. */
 import { forgetFeedback } from "../feedback/feedback.ts";
 import type { CoordinatorDeps } from "./coordinator-deps.ts";
 
-export class Forgetting {
-  readonly #deps: CoordinatorDeps;
-
-  constructor(deps: CoordinatorDeps) {
-    this.#deps = deps;
-  }
-
-  /**
-   * A message was deleted in Slack (`message_deleted`; `threadTs`: its thread, when Slack said):
-   * a task thread's root forgets the task; a reply waiting in a thread's queue is not sent.
-   */
+export const forgetting = (deps: CoordinatorDeps) => ({
+  /** A task thread's root deleted forgets its task (its run stopped quietly); a waiting reply goes. */
   async messageDeleted(teamId: string, channelId: string, deletedTs: string, threadTs?: string) {
-    const { store, relay, home, logger } = this.#deps;
+    const { store, relay, home, logger } = deps;
     const root = { teamId, channelId, threadTs: deletedTs };
     if (await store.getThread(root)) {
       await relay.stopQuietly(root, "its task message was deleted in Slack");
@@ -35,43 +23,35 @@ export class Forgetting {
       return dropped ? { ...thread, queue } : undefined;
     });
     if (dropped) logger.info({ team: teamId }, "a queued reply was deleted in Slack: not sent");
-  }
+  },
 
-  /** A channel was deleted in Slack: every record of it is forgotten, its runs stopped quietly. */
+  /** Every record of a deleted channel is forgotten, its runs stopped quietly. */
   async channelDeleted(teamId: string, channelId: string): Promise<void> {
-    const { store, relay, home, logger } = this.#deps;
+    const { store, relay, home, logger } = deps;
     await relay.stopQuietly({ teamId, channelId }, "its channel was deleted in Slack");
     const people = await store.forgetChannel(teamId, channelId);
     await forgetFeedback(store, teamId, { channelId });
     for (const userId of people) home.taskChanged(teamId, userId);
-    logger.info(
-      { team: teamId, people: people.length },
-      "a channel was deleted in Slack: every record of it is forgotten",
-    );
-  }
+    const said = "a channel was deleted in Slack: every record of it is forgotten";
+    logger.info({ team: teamId, people: people.length }, said);
+  },
 
-  /**
-   * A person erases their own records (App Home): their task threads, queued replies, recent
-   * tasks, personal defaults and votes. Their runs still going finish in Slack.
-   */
+  /** A person's records (App Home): threads, queue places, recents, defaults, votes; runs go on. */
   async erasePerson(teamId: string, userId: string) {
-    const { store, logger } = this.#deps;
+    const { store, logger } = deps;
     const forgotten = await store.forgetPerson(teamId, userId);
     const votes = await forgetFeedback(store, teamId, { voter: userId });
     logger.info({ team: teamId }, "a person erased their records");
     return { ...forgotten, votes };
-  }
+  },
 
-  /**
-   * An admin erases what the workspace's people left (App Home): its runs stop quietly, then
-   * every record of theirs goes; its settings and audit trail stay, the erase written to it.
-   */
+  /** What the workspace's people left (an admin, App Home): settings and audit trail stay. */
   async eraseWorkspace(teamId: string, adminId: string): Promise<void> {
-    const { store, relay, audit, logger } = this.#deps;
+    const { store, relay, audit, logger } = deps;
     await relay.stopQuietly({ teamId }, "an admin erased the workspace's records");
     await store.forgetPeople(teamId);
     await forgetFeedback(store, teamId, "all");
     await audit?.record({ what: "records.erased", who: adminId, workspace: teamId });
     logger.info({ team: teamId }, "an admin erased the workspace's records");
-  }
-}
+  },
+});

@@ -26,7 +26,6 @@ const NOT_STARTED =
 
 export class NewTasks {
   readonly #deps: CoordinatorDeps;
-  /** Whose replies wait in the thread, told when the task is not started. */
   readonly #followUps: Pick<FollowUps, "abandon">;
 
   constructor(deps: CoordinatorDeps, followUps: Pick<FollowUps, "abandon">) {
@@ -108,21 +107,18 @@ export class NewTasks {
   }
 
   /**
-   * Before the service is asked for a task that opens its thread in a public channel: the app is
-   * in it, or its workspace lets it join (`joinPublicChannels`). Otherwise this rejects, and the
-   * prompt's post (running meanwhile, in arrival order) fails and tells the person how to invite
-   * it. When Slack cannot say, the post will.
+   * A task opening its thread in a public channel asks the service only if the app is in it or may
+   * join it (`joinPublicChannels`); else this rejects, and the prompt's post (meanwhile) fails and
+   * tells how to invite it. When Slack cannot say, the post will.
    */
   async #inChannelOrMayJoin(task: NewTask): Promise<void> {
     const { store, logger, botMembership } = this.#deps;
     if (!botMembership || task.threadTs !== undefined || !task.channelId.startsWith("C")) return;
     const policy = await getUsagePolicy(store, task.teamId).catch(() => undefined);
     if (!policy || policy.joinPublicChannels) return;
-    const member = await botMembership(task.teamId, task.channelId).catch((err: unknown) => {
-      logger.warn(
-        { err, teamId: task.teamId, channel: task.channelId },
-        "could not ask Slack whether I am in a channel",
-      );
+    const { teamId, channelId: channel } = task;
+    const member = await botMembership(teamId, channel).catch((err: unknown) => {
+      logger.warn({ err, teamId, channel }, "could not ask Slack whether I am in a channel");
       return true;
     });
     if (!member) throw new Error("not in the channel, and may not join it");

@@ -128,7 +128,6 @@ export function mergeOptions(...layers: readonly (TaskOptions | undefined)[]): T
   return merged as TaskOptions;
 }
 
-/** The options written back as the bracket group that gives them. */
 export function formatOptions(options: TaskOptions): string {
   const parts = OPTION_KEYS.flatMap((key) => {
     const value = options[key];
@@ -138,7 +137,6 @@ export function formatOptions(options: TaskOptions): string {
   return parts.length === 0 ? "" : `[${parts.join(", ")}]`;
 }
 
-/** The service's create-call fields for the options given. */
 export function toCreateInput(options: TaskOptions): Partial<CreateTaskInput> {
   return {
     ...(options.model !== undefined ? { modelName: options.model } : {}),

@@ -1,7 +1,4 @@
-/**
- * What the threads need from the outside beyond the ports of runs (re-exported): attached files
- * from Slack's file host, App Home refreshes, a thread's history, whether the app is in a channel.
- */
+/** What the threads need from outside beyond the ports of runs (re-exported). */
 import type { SlackFileRef } from "../store/types.ts";
 
 export * from "../runs/ports.ts";
@@ -18,23 +15,19 @@ export interface HomeRefresher {
   taskChanged(teamId: string, userId: string): void;
 }
 
-/** A file's bytes as Slack's file host started to send them. */
+/** A file's bytes as Slack's file host started to send them, read once by the upload. */
 export interface OpenedFile {
   /** Exact size in bytes (the response's Content-Length, or Slack's metadata). */
   readonly size: number;
   readonly contentType?: string | undefined;
-  /** Read once, as the upload to the service sends them. */
   readonly body: AsyncIterable<Uint8Array>;
-  /** Drops the download (when the file is not sent after all). */
+  /** Drops the download (the file is not sent after all). */
   cancel(): void;
 }
 
-/**
- * Where attached files are read from: Slack's file host, with the workspace's bot token. Both
- * throw `FileUnavailableError` (its message is the reason shown to the person) when they cannot.
- */
+/** Slack's file host, with the workspace's bot token; throws `FileUnavailableError` when it cannot. */
 export interface SlackFileSource {
-  /** A file's name, size and download address from Slack, when an event gave only its id. */
+  /** A file's name, size and download address, when an event gave only its id. */
   describe(teamId: string, file: SlackFileRef): Promise<SlackFileRef>;
   open(teamId: string, file: SlackFileRef): Promise<OpenedFile>;
 }

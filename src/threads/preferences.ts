@@ -21,10 +21,7 @@ export interface AppliedDefault {
   readonly from: "personal" | "channel";
 }
 
-export interface TaskDefaultsUsed {
-  readonly options: TaskOptions;
-  readonly applied: readonly AppliedDefault[];
-}
+export type TaskDefaultsUsed = Awaited<ReturnType<Preferences["forTask"]>>;
 
 const DEFAULT_KEYS: readonly (keyof TaskDefaults)[] = ["model", "agent", "effort", "thinking"];
 
@@ -74,22 +71,15 @@ export class Preferences {
       ?.channelCreator(teamId, channelId)
       .catch((err: unknown) => void logger.warn({ err }, "could not read the channel's creator"));
     if (creator === userId) return true;
-    return this.#o.workspaces
-      .writer(teamId)
-      .isAdmin(userId)
-      .catch((err: unknown) => {
-        logger.warn({ err }, "could not check whether the user is an admin");
-        return false;
-      });
+    const writer = this.#o.workspaces.writer(teamId);
+    return writer.isAdmin(userId).catch((err: unknown) => {
+      logger.warn({ err }, "could not check whether the user is an admin");
+      return false;
+    });
   }
 
   /** A task's options (`explicit` over personal defaults over the channel's); which filled gaps. */
-  async forTask(
-    teamId: string,
-    userId: string,
-    channelId: string,
-    explicit: TaskOptions,
-  ): Promise<TaskDefaultsUsed> {
+  async forTask(teamId: string, userId: string, channelId: string, explicit: TaskOptions) {
     const [personal, channel] = await Promise.all([
       this.#o.store.getDefaults(teamId, { kind: "user", userId }),
       // A DM has no channel settings (`/task settings` is for channels).
@@ -108,10 +98,7 @@ export class Preferences {
     return { options: mergeOptions(explicit, personal, channel), applied };
   }
 
-  /**
-   * Lists a new task in its owner's recent tasks, as running. Nothing a task does waits for it (a
-   * lock left by a crashed instance delays only this).
-   */
+  /** Lists a new task, running, in its owner's recent tasks; no task waits for it (a lock may). */
   taskStarted(
     teamId: string,
     userId: string,

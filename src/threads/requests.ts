@@ -15,10 +15,9 @@ import type { ThreadStore } from "./ports.ts";
 export type TellUser = (text: string) => Promise<void>;
 
 /**
- * One delivery of a request by Slack, so that a retried one is handled once: a slash command
- * (or shortcut) retried carries the same trigger id, a redelivered event the same event id, and
- * a person's message (by channel and ts) counts once though Slack delivers a mention of the bot
- * both as `app_mention` and as `message` (different event ids).
+ * One delivery of a request, handled once: a retried command carries the same trigger id, an event
+ * the same event id; a message (channel and ts) counts once though Slack delivers a mention of the
+ * bot both as `app_mention` and as `message` (different event ids).
  */
 export type Delivery = { readonly kind: "trigger" | "event" | "message"; readonly id: string };
 
@@ -29,12 +28,9 @@ export interface NewTask {
   /** As the person typed it (Slack's escapes already decoded), inline options included. */
   readonly prompt: string;
   readonly delivery?: Delivery | undefined;
-  /**
-   * Where the answer goes when the request is itself a message (a mention, a DM): a thread under
-   * it (or the thread it was in). Without it the prompt is posted as the thread's root.
-   */
+  /** The thread a message (mention, DM) is answered in; none: the prompt is posted as its root. */
   readonly threadTs?: string | undefined;
-  readonly surface?: TaskSurface | undefined;
+  readonly surface?: "channel" | "dm" | undefined;
   /** Options chosen outside the prompt (the modal's fields); inline ones win. */
   readonly options?: TaskOptions | undefined;
   readonly files?: readonly SlackFileRef[] | undefined;
@@ -45,9 +41,6 @@ export interface NewTask {
   /** A Workflow Builder step asked for it: the step ends when its run ends (or is refused). */
   readonly step?: WorkflowStep | undefined;
 }
-
-/** Where a task was started: a channel (command, mention) or a direct message / agent view. */
-export type TaskSurface = "channel" | "dm";
 
 export interface ThreadReply {
   readonly key: SlackThreadKey;
@@ -60,26 +53,28 @@ export interface ThreadReply {
   readonly checked?: boolean;
 }
 
-/** A person's message the bot heard (a mention, a DM, a reply in a thread). */
-export interface IncomingMessage {
-  readonly teamId: string;
-  readonly channelId: string;
-  readonly userId: string;
-  /** The text as typed (Slack's escapes decoded, the bot's own mention removed). */
-  readonly text: string;
-  readonly ts: string;
-  readonly threadTs?: string | undefined;
-  readonly files: readonly SlackFileRef[];
-  /** Whether this message starts a task when it is not in a task thread (mentions, DMs). */
-  readonly startsTask: boolean;
-  readonly surface: TaskSurface;
-}
+/** A person's message the bot heard (a mention, a DM, a reply in a thread), its text as typed. */
+export type IncomingMessage = Pick<NewTask, "teamId" | "channelId" | "userId" | "threadTs"> &
+  Pick<ThreadReply, "text" | "ts" | "files"> & {
+    /** Whether it starts a task when it is not in a task thread (mentions, DMs). */
+    readonly startsTask: boolean;
+    readonly surface: "channel" | "dm";
+  };
 
 /** Stop pressed on a run in Slack (its button, or Slack's own in the agent view). */
-export interface StopPress {
-  readonly key: SlackThreadKey;
-  readonly userId: string;
-  readonly runId: string;
+export type StopPress = Pick<ThreadReply, "key" | "userId"> & { readonly runId: string };
+
+/** A Workflow Builder step's execution ("Run a task"), as its inputs said. */
+export interface StepRequest {
+  readonly teamId: string;
+  readonly step: WorkflowStep;
+  readonly prompt: string;
+  /** Where the task's thread goes; none: the requester's DM with the app. */
+  readonly channelId?: string | undefined;
+  /** Whose task it is (their policies, usage and defaults); none: the step fails, saying why. */
+  readonly requester?: string | undefined;
+  /** The options the step's inputs chose (inline ones in the prompt win). */
+  readonly options: TaskOptions;
 }
 
 /** A new task's inline options and prompt, or why it is refused (a bad option, a bad prompt). */
@@ -116,7 +111,6 @@ export function claimDelivery(
   return store.claimOnce(teamId, `${prefix}:${delivery.id}`, ttlMs);
 }
 
-/** What to tell the person when handling their request failed. */
 export function describeFailure(err: unknown): string {
   return err instanceof StoreUnavailableError
     ? "The app is temporarily unavailable (its storage is not answering). Nothing was started; please try again in a minute."

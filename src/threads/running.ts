@@ -3,10 +3,8 @@ import { activityOf } from "../runs/record.ts";
 import type { PersonStop } from "../store/types.ts";
 import type { RunningThreads, ThreadStore } from "./ports.ts";
 
-/**
- * A new task's thread gets its conversation (written whole if the instance that posted its prompt
- * died before recording it); a follow-up's thread is updated only while it still waits for the run.
- */
+// A new task's thread gets its conversation (written whole if the instance that posted its prompt
+// died before recording it); a follow-up's thread is updated only while it still waits for the run.
 export function runningThreads(deps: {
   readonly store: Pick<ThreadStore, "updateThread" | "putThread">;
   readonly now: () => number;

@@ -17,18 +17,12 @@ import type { ThreadReply } from "./requests.ts";
 import { viewerRefusal } from "./access/checks.ts";
 import type { CoordinatorDeps } from "./coordinator-deps.ts";
 
-export type ViewResult<T> =
-  | { readonly ok: true; readonly items: readonly T[]; readonly paging: Paging }
-  | { readonly ok: false; readonly error: string };
-
 /** History, Files and "Get it" loads one person may ask for per minute (each is a service call). */
 export const VIEW_LOADS_PER_MIN = 30;
-/** How long a fetched task result (its files) answers further "Get it" clicks in its thread. */
+/** A fetched result answers "Get it" in its thread for a minute; 16 kept, never their content. */
 const RESULT_TTL_MS = 60_000;
-/** Results kept (their files' names and places, never their content). */
 const RESULTS_KEPT = 16;
 
-/** A task result's files, each with its place in the result. */
 type ResultFiles = readonly { readonly file: ResultFile; readonly position: number }[];
 
 /** The process's default budgets, when the coordinator is given none (tests). */
@@ -38,7 +32,6 @@ const NOT_A_TASK = "This thread has no task the app knows of (it may have been s
 const GONE =
   "The task service no longer has this task (its project was deleted or expired), so there is nothing to show.";
 
-/** How a follow-up from the Continue form is checked (follow-ups.ts), then handled like a reply. */
 interface ReplyHandling {
   readonly reply: (reply: ThreadReply) => Promise<boolean>;
   readonly check: (reply: Omit<ThreadReply, "ts">) => Promise<string | undefined>;
@@ -56,10 +49,7 @@ export class ThreadViews {
     this.#replies = replies;
   }
 
-  /**
-   * Why `userId` may not load a view of the thread or get one of its files now: too many this
-   * minute (counted first: it asks nobody), or the people and usage policies.
-   */
+  /** Too many loads this minute (counted first: asks nobody), or the people and usage policies. */
   async #refusal(key: SlackThreadKey, userId: string): Promise<string | undefined> {
     const wait = this.#throttle.take(`${key.teamId}:${userId}`);
     if (wait !== undefined) {
@@ -68,7 +58,6 @@ export class ThreadViews {
     return viewerRefusal(this.#deps, { teamId: key.teamId, channelId: key.channelId, userId });
   }
 
-  /** The service's reference of a task thread, if the app ran a task there. */
   async #ref(key: SlackThreadKey): Promise<ThreadRef | undefined> {
     return (await this.#deps.store.getThread(key))?.service;
   }
@@ -83,17 +72,13 @@ export class ThreadViews {
 
   async files(key: SlackThreadKey, userId: string, page: number) {
     return this.#page(key, userId, page, FILES_PAGE_SIZE, async (ref, pageSize) => {
-      const res = await this.#deps.workspaces
-        .service(key.teamId)
-        .listFiles(ref, { page, pageSize });
+      const service = this.#deps.workspaces.service(key.teamId);
+      const res = await service.listFiles(ref, { page, pageSize });
       return { items: res.files, pagination: res.pagination };
     });
   }
 
-  /**
-   * Brings one of the thread's files into the thread (uploaded under its safe name, unless it
-   * is there already), or gives its download link. Returns what to tell the person who asked.
-   */
+  /** A task file into the thread (unless there), or its link; what to tell the person. */
   async fetchFile(key: SlackThreadKey, userId: string, fileId: string): Promise<string> {
     const refused = await this.#refusal(key, userId);
     if (refused !== undefined) return refused;
@@ -132,11 +117,7 @@ export class ThreadViews {
     return `\`${name}\` is now in the thread.`;
   }
 
-  /**
-   * A file of the thread's task result and its place there: from the result fetched for an
-   * earlier click in the last minute when it has it, else from the service (kept for the next
-   * clicks). Results are read without their files' content, which is read alone when wanted.
-   */
+  /** A result's file and its place: from a result fetched this last minute, else the service. */
   async #resultFile(key: SlackThreadKey, ref: ThreadRef, fileId: string) {
     const at = `${key.teamId}/${key.channelId}/${key.threadTs}`;
     const now = this.#deps.now();
@@ -145,9 +126,8 @@ export class ThreadViews {
       if (now - r.at >= RESULT_TTL_MS) this.#results.delete(old);
     let files = this.#results.get(at)?.files;
     if (files === undefined || !files.some((f) => f.file.file_id === fileId)) {
-      const result = await this.#deps.workspaces
-        .service(key.teamId)
-        .getTaskResult(ref, { timeout: 0, includeFileContent: false });
+      const service = this.#deps.workspaces.service(key.teamId);
+      const result = await service.getTaskResult(ref, { timeout: 0, includeFileContent: false });
       files = result.files.map((file, position) => ({ file, position }));
       this.#results.delete(at);
       this.#results.set(at, { at: now, files });
@@ -160,11 +140,7 @@ export class ThreadViews {
     return files.find((f) => f.file.file_id === fileId);
   }
 
-  /**
-   * A follow-up from the Continue form: checked first (people, usage, rate: a refusal is the
-   * person's alone, nothing is posted), then posted in the thread (so everyone sees what was
-   * asked) and handled like a reply typed there.
-   */
+  /** The Continue form: checked (a refusal is the person's alone), posted, handled as a reply. */
   async continueTask(
     key: SlackThreadKey,
     userId: string,
@@ -176,9 +152,8 @@ export class ThreadViews {
     if (refusal !== undefined) return refusal;
     const names = files.map((f) => f.name).filter((n) => n !== "");
     const payload = renderContinued(userId, text, names);
-    const ts = await this.#deps.workspaces
-      .writer(key.teamId)
-      .post(key.channelId, payload, key.threadTs);
+    const writer = this.#deps.workspaces.writer(key.teamId);
+    const ts = await writer.post(key.channelId, payload, key.threadTs);
     await this.#replies.reply({ key, userId, text, ts, files, checked: true });
     return undefined;
   }
@@ -189,7 +164,10 @@ export class ThreadViews {
     page: number,
     pageSize: number,
     load: (ref: ThreadRef, pageSize: number) => Promise<{ items: readonly T[]; pagination: Pages }>,
-  ): Promise<ViewResult<T>> {
+  ): Promise<
+    | { readonly ok: true; readonly items: readonly T[]; readonly paging: Paging }
+    | { readonly ok: false; readonly error: string }
+  > {
     const refused = await this.#refusal(key, userId);
     if (refused !== undefined) return { ok: false, error: refused };
     const ref = await this.#ref(key);
@@ -211,6 +189,5 @@ export class ThreadViews {
 const describeError = (err: unknown): string =>
   err instanceof TaskServiceError && err.kind === "not_found" ? GONE : describeServiceError(err);
 
-/** The service's paging of a list, when it gives one. */
 type Pages =
   { has_next?: boolean | undefined; total_pages?: number | undefined } | null | undefined;

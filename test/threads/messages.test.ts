@@ -4,7 +4,8 @@
  */
 import { pino } from "pino";
 import { beforeEach, describe, expect, it } from "vitest";
-import { type IncomingMessage, TaskCoordinator } from "../../src/threads/coordinator.ts";
+import { TaskCoordinator } from "../../src/threads/coordinator.ts";
+import type { IncomingMessage } from "../../src/threads/requests.ts";
 import { createMemoryStore } from "../support/fakes/memory-store.ts";
 import type { ThreadStore } from "../../src/store/types.ts";
 import { FakeFiles } from "../support/fakes/file-source.ts";

@@ -3,59 +3,55 @@
  * Acknowledged at once; the answer goes privately through the action's `response_url`.
  */
 import type { App } from "@slack/bolt";
-import type { z } from "zod";
 import { decodeFeedbackValue, FEEDBACK_ACTION_ID, feedbackThanks } from "../../view/feedback.ts";
 import { decodeStopValue, STOP_ACTION_ID } from "../../view/render.ts";
 import { authorisedTeam, ButtonPress, type ListenerDeps, tellThrough } from "./surface.ts";
 
-/** Whether a button was pressed in `channelId` (or where Slack names no channel). */
-function pressedIn(body: z.infer<typeof ButtonPress>, channelId: string): boolean {
-  const where = body.channel?.id ?? body.container?.channel_id;
-  return where === undefined || where === channelId;
+/** A button's value and presser if pressed where its value says (or Slack names no channel). */
+function pressed<T>(
+  body: unknown,
+  decode: (value?: string) => T | undefined,
+  at: (v: T) => string,
+) {
+  const parsed = ButtonPress.safeParse(body);
+  const value = parsed.success ? decode(parsed.data.actions[0]?.value) : undefined;
+  if (!parsed.success || value === undefined) return undefined;
+  const where = parsed.data.channel?.id ?? parsed.data.container?.channel_id;
+  const here = where === undefined || where === at(value);
+  return here ? { value, userId: parsed.data.user.id } : undefined;
 }
 
 export function register(app: App, deps: ListenerDeps): void {
-  const { coordinator } = deps;
   app.action(STOP_ACTION_ID, async ({ ack, body, respond, context }) => {
     await ack();
     const tell = tellThrough(respond);
-    const parsed = ButtonPress.safeParse(body);
-    const ref = parsed.success ? decodeStopValue(parsed.data.actions[0]?.value) : undefined;
-    // The button must be pressed where its run is: a value copied elsewhere stops nothing.
-    if (!parsed.success || !ref || !pressedIn(parsed.data, ref.channelId)) {
+    const stop = pressed(body, decodeStopValue, (ref) => ref.channelId);
+    if (!stop) {
       await tell("That Stop button is not valid any more.");
       return;
     }
-    const teamId = authorisedTeam(context);
-    await coordinator.handleStop(
-      {
-        key: { teamId, channelId: ref.channelId, threadTs: ref.threadTs },
-        userId: parsed.data.user.id,
-        runId: ref.runId,
-      },
-      tell,
-    );
+    const { channelId, threadTs, runId } = stop.value;
+    const key = { teamId: authorisedTeam(context), channelId, threadTs };
+    await deps.coordinator.handleStop({ key, userId: stop.userId, runId }, tell);
   });
 
   app.action(FEEDBACK_ACTION_ID, async ({ ack, body, respond, context }) => {
     await ack();
     const tell = tellThrough(respond);
-    const parsed = ButtonPress.safeParse(body);
-    const vote = parsed.success ? decodeFeedbackValue(parsed.data.actions[0]?.value) : undefined;
-    // Counted where its answer is: a value copied into another channel counts for nothing.
-    if (!parsed.success || !vote || !pressedIn(parsed.data, vote.ref.channelId)) {
+    const vote = pressed(body, decodeFeedbackValue, (v) => v.ref.channelId);
+    if (!vote) {
       await tell("Those feedback buttons are not valid any more.");
       return;
     }
     const teamId = authorisedTeam(context);
     let changed: boolean;
     try {
-      changed = await deps.feedback.record({ teamId, userId: parsed.data.user.id, ...vote });
+      changed = await deps.feedback.record({ teamId, userId: vote.userId, ...vote.value });
     } catch (err) {
       deps.logger.warn({ err }, "could not record feedback");
       await tell("Your feedback could not be recorded right now; please try again in a minute.");
       return;
     }
-    await tell(feedbackThanks(vote.kind, changed));
+    await tell(feedbackThanks(vote.value.kind, changed));
   });
 }

@@ -1,8 +1,6 @@
 /**
- * People's messages. A mention starts a task in a thread under it, or follows up in a task's
- * thread; a reply in a task thread continues the task; in a DM with the app (and Slack's agent
- * view, whose threads are DM threads) a message outside a task thread starts one. A deleted
- * message is forgotten with what it held: a task's root its task, a waiting reply its place.
+ * People's messages: a mention or a DM (Slack's agent view threads are DM threads) starts a task,
+ * a reply in a task's thread continues it. A deleted message is forgotten with what it held.
  */
 import type { App } from "@slack/bolt";
 import { z } from "zod";

@@ -1,6 +1,6 @@
 /**
- * The "New task" modal, opened by the global shortcut, the message shortcut (quoting the message)
- * and `/task` alone: its submission starts a task, or shows what to fix inside the modal.
+ * The "New task" modal, opened by the global shortcut, the message shortcut (quoting the message),
+ * App Home's button and `/task` alone: its submission starts a task, or shows what to fix in it.
  */
 import type { App } from "@slack/bolt";
 import { z } from "zod";
@@ -15,12 +15,13 @@ import {
   renderNewTaskModal,
 } from "../../view/modal.ts";
 import { channelMembership } from "../channel-directory.ts";
-import type { FormValues } from "./surface.ts";
+import { HOME_NEW_TASK } from "../../view/home.ts";
 import {
   authorisedTeam,
   type Client,
   fileRefs,
   formErrors,
+  type FormValues,
   fromSlack,
   type ListenerDeps,
   openView,
@@ -44,11 +45,13 @@ export function openNewTaskModal(
 }
 
 export function register(app: App, deps: ListenerDeps): void {
-  app.shortcut(NEW_TASK_SHORTCUT, async ({ ack, shortcut, client }) => {
-    await ack();
-    const parsed = Shortcut.safeParse(shortcut);
-    if (parsed.success) await openNewTaskModal(client, deps, parsed.data.trigger_id, {});
-  });
+  const openEmpty = async (args: { ack: () => Promise<void>; body: unknown; client: Client }) => {
+    await args.ack();
+    const parsed = TriggerAction.safeParse(args.body);
+    if (parsed.success) await openNewTaskModal(args.client, deps, parsed.data.trigger_id, {});
+  };
+  app.shortcut(NEW_TASK_SHORTCUT, openEmpty);
+  app.action(HOME_NEW_TASK, openEmpty);
 
   app.shortcut(ASK_SHORTCUT, async ({ ack, shortcut, client }) => {
     await ack();

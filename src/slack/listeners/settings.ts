@@ -1,20 +1,20 @@
 /**
- * The defaults form (a person's, from App Home, or a channel's). `/task settings` opens a
- * channel's for its managers (its creator, workspace admins, or anyone with TASK_SETTINGS_ANYONE);
- * saving checks again who submits, tells the channel's defaults privately and audits a change.
+ * The defaults forms: a person's (App Home) and a channel's (`/task settings`, for its creator,
+ * admins or anyone with TASK_SETTINGS_ANYONE), whose save checks who submits, is told and audited.
  */
 import type { App, SlackViewMiddlewareArgs } from "@slack/bolt";
 import type { TaskDefaults } from "../../store/types.ts";
 import type { TellUser } from "../../threads/coordinator.ts";
 import type { TaskOptions } from "../../threads/options.ts";
-import { asDefaults } from "../../threads/preferences.ts";
 import {
   CHANNEL_SETTINGS_VIEW,
   DEFAULTS_FIELD,
   NO_DEFAULT,
+  PERSONAL_DEFAULTS_VIEW,
   renderDefaultsModal,
   summarizeDefaults,
 } from "../../view/defaults.ts";
+import { HOME_EDIT_DEFAULTS } from "../../view/home.ts";
 import {
   authorisedTeam,
   type Client,
@@ -22,9 +22,10 @@ import {
   type ListenerDeps,
   openView,
   Submission,
+  TriggerAction,
 } from "./surface.ts";
 
-export function openDefaultsModal(
+function openDefaultsModal(
   client: Client,
   deps: ListenerDeps,
   trigger: string,
@@ -36,7 +37,7 @@ export function openDefaultsModal(
 }
 
 /** A defaults form's submission (a channel's id as metadata); undefined once errors are acked. */
-export async function submittedDefaults(
+async function submittedDefaults(
   body: unknown,
   ack: SlackViewMiddlewareArgs["ack"],
   scope: "user" | "channel",
@@ -64,15 +65,13 @@ export async function submittedDefaults(
     await ack(formErrors(errors));
     return undefined;
   }
-  const effort = picked(DEFAULTS_FIELD.effort);
-  const thinking = picked(DEFAULTS_FIELD.thinking);
-  const model = picked(DEFAULTS_FIELD.model);
-  const agent = picked(DEFAULTS_FIELD.agent);
+  const { model, agent, effort, thinking } = DEFAULTS_FIELD;
+  const [name, agentId, level, think] = [model, agent, effort, thinking].map(picked);
   const defaults: TaskOptions = {
-    ...(model !== undefined ? { model } : {}),
-    ...(agent !== undefined ? { agent } : {}),
-    ...(effort === "low" || effort === "medium" || effort === "high" ? { effort } : {}),
-    ...(thinking === "on" || thinking === "off" ? { thinking: thinking === "on" } : {}),
+    ...(name !== undefined ? { model: name } : {}),
+    ...(agentId !== undefined ? { agent: agentId } : {}),
+    ...(level === "low" || level === "medium" || level === "high" ? { effort: level } : {}),
+    ...(think === "on" || think === "off" ? { thinking: think === "on" } : {}),
   };
   return { userId: parsed.data.user.id, channelId: metadata, defaults };
 }
@@ -111,10 +110,38 @@ export async function openChannelSettings(
 }
 
 export function register(app: App, deps: ListenerDeps): void {
+  const { preferences } = deps.coordinator;
+  app.action(HOME_EDIT_DEFAULTS, async ({ ack, body, client, context }) => {
+    await ack();
+    const parsed = TriggerAction.safeParse(body);
+    if (!parsed.success) return;
+    const { user, trigger_id: trigger } = parsed.data;
+    const current = await preferences
+      .defaults(authorisedTeam(context), { kind: "user", userId: user.id })
+      .catch((err: unknown) => deps.logger.warn({ err }, "could not read the personal defaults"));
+    if (current) await openDefaultsModal(client, deps, trigger, { kind: "user" }, current);
+  });
+
+  app.view(PERSONAL_DEFAULTS_VIEW, async ({ ack, body, context }) => {
+    const read = await submittedDefaults(body, ack, "user");
+    if (!read) return;
+    const teamId = authorisedTeam(context);
+    const { userId } = read;
+    try {
+      await preferences.saveDefaults(teamId, { kind: "user", userId }, read.defaults);
+    } catch (err) {
+      deps.logger.warn({ err }, "could not save the personal defaults");
+      const error = "Your defaults could not be saved right now; please try again.";
+      await ack(formErrors({ model: error }));
+      return;
+    }
+    await ack();
+    await deps.home.publish(teamId, userId);
+  });
+
   app.view(CHANNEL_SETTINGS_VIEW, async ({ ack, body, client, context }) => {
     const read = await submittedDefaults(body, ack, "channel");
     if (!read) return;
-    const { preferences } = deps.coordinator;
     const { userId, channelId } = read;
     const teamId = authorisedTeam(context);
     const scope = { kind: "channel" as const, channelId };
@@ -139,7 +166,8 @@ export function register(app: App, deps: ListenerDeps): void {
     }
     await ack();
     const summary = summarizeDefaults(read.defaults);
-    if (!before || !sameDefaults(before, asDefaults(read.defaults))) {
+    const keys = ["model", "agent", "effort", "thinking"] as const;
+    if (!before || keys.some((key) => before[key] !== read.defaults[key])) {
       const by = { who: userId, workspace: teamId, channel: channelId };
       await deps.audit?.record({
         what: "channel_defaults.changed",
@@ -154,9 +182,4 @@ export function register(app: App, deps: ListenerDeps): void {
       .postEphemeral({ channel: channelId, user: userId, text })
       .catch((err: unknown) => deps.logger.debug({ err }, "could not confirm the settings"));
   });
-}
-
-function sameDefaults(a: TaskDefaults, b: TaskDefaults): boolean {
-  const keys = new Set([...Object.keys(a), ...Object.keys(b)]) as Set<keyof TaskDefaults>;
-  return [...keys].every((key) => a[key] === b[key]);
 }

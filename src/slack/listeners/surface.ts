@@ -15,7 +15,6 @@ import { SlackFile } from "../file-source.ts";
 import type { HomeTab } from "../home-tab.ts";
 import type { WorkspaceRemoval } from "../workspace-removal.ts";
 
-/** Listeners parse Slack's payload, acknowledge, and call the coordinator. */
 export interface ListenerDeps {
   readonly coordinator: TaskCoordinator;
   readonly logger: Logger;
@@ -78,14 +77,12 @@ export type FormValues = z.infer<typeof FormValues>;
 export const Person = z.object({ user: z.object({ id: z.string().min(1) }) });
 export const TriggerAction = Person.extend({ trigger_id: z.string().min(1) });
 
-/** A button pressed in a message or a view: where, and its value. */
 export const ButtonPress = Person.extend({
   channel: z.object({ id: z.string() }).nullish(),
   container: z.object({ channel_id: z.string().optional() }).nullish(),
   actions: z.array(z.object({ value: z.string().optional() })).min(1),
 });
 
-/** A view's submission: its inputs, and what the app kept in `private_metadata`. */
 export const Submission = Person.extend({
   view: z.object({
     id: z.string().min(1).optional(),
@@ -94,7 +91,6 @@ export const Submission = Person.extend({
   }),
 });
 
-/** A view submission's answer: what to fix, by block id. */
 export const formErrors = (errors: Record<string, string>) => ({
   response_action: "errors" as const,
   errors,

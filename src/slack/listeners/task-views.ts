@@ -1,7 +1,6 @@
 /**
- * The buttons under a finished answer (History, Files, Continue…) and the views they open, their
- * paging, "Get it" on a file, the Continue form. A view opens at once with "Loading…" (a trigger
- * lasts 3 seconds), filled when the service answers.
+ * History, Files and Continue… under a finished answer, and the views they open. A view opens at
+ * once with "Loading…" (a trigger lasts 3 seconds), filled when the service answers.
  */
 import type { App } from "@slack/bolt";
 import { z } from "zod";
@@ -103,14 +102,9 @@ export async function openTaskView(
   }
 }
 
+/** The buttons under an answer, and those inside History and Files (paging, "Get it"). */
 export function register(app: App, deps: ListenerDeps): void {
-  registerButtons(app, deps);
-  registerPaging(app, deps);
   registerContinue(app, deps);
-}
-
-/** History, Files and Continue… under a finished answer. */
-function registerButtons(app: App, deps: ListenerDeps): void {
   for (const kind of ["history", "files", "continue"] as const) {
     app.action(TASK_ACTION[kind], async ({ ack, body, client, respond, context }) => {
       await ack();
@@ -129,10 +123,7 @@ function registerButtons(app: App, deps: ListenerDeps): void {
       await openView(client, deps, trigger, renderContinueView(ref), "the Continue form");
     });
   }
-}
 
-/** Previous/Next and status messages inside History and Files, and "Get it" on a file. */
-function registerPaging(app: App, deps: ListenerDeps): void {
   for (const id of [new RegExp(`^${TASK_ACTION.page}_`), TASK_ACTION.statusMessages]) {
     app.action(id, async ({ ack, body, client, context }) => {
       await ack();
@@ -166,7 +157,6 @@ function registerPaging(app: App, deps: ListenerDeps): void {
   });
 }
 
-/** The Continue form's submission: a follow-up posted in the thread and sent. */
 function registerContinue(app: App, deps: ListenerDeps): void {
   app.view(CONTINUE_VIEW, async ({ ack, body, client, context }) => {
     const parsed = Submission.safeParse(body);

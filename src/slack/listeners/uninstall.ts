@@ -8,11 +8,17 @@ import { z } from "zod";
 import type { InstallKey } from "../workspace-removal.ts";
 import { authorisedTeam, type ListenerDeps } from "./surface.ts";
 
-const Envelope = z.object({
-  team_id: z.string().min(1).optional(),
-  enterprise_id: z.string().min(1).nullish(),
-  is_enterprise_install: z.boolean().optional(),
-});
+const Install = z
+  .object({
+    team_id: z.string().min(1).optional(),
+    enterprise_id: z.string().min(1).nullish(),
+    is_enterprise_install: z.boolean().optional(),
+  })
+  .transform((e): InstallKey => ({
+    teamId: e.team_id,
+    enterpriseId: e.enterprise_id ?? undefined,
+    isEnterpriseInstall: e.is_enterprise_install === true,
+  }));
 
 const TokensRevoked = z.object({
   tokens: z.object({
@@ -20,13 +26,6 @@ const TokensRevoked = z.object({
     bot: z.array(z.string()).nullish(),
   }),
 });
-
-function installOf(body: unknown): InstallKey | undefined {
-  const parsed = Envelope.safeParse(body);
-  if (!parsed.success) return undefined;
-  const { team_id: teamId, enterprise_id: enterpriseId, is_enterprise_install: org } = parsed.data;
-  return { teamId, enterpriseId: enterpriseId ?? undefined, isEnterpriseInstall: org === true };
-}
 
 const ChannelDeleted = z.object({ channel: z.string().min(1) });
 
@@ -42,12 +41,12 @@ export function register(app: App, { removal, coordinator }: ListenerDeps): void
   // An org-wide uninstall names only the organisation: its workspaces are noted as they speak,
   // once confirmed as its own (src/slack/gate/team.ts).
   app.event("app_uninstalled", async ({ body }) => {
-    const key = installOf(body);
+    const key = Install.safeParse(body).data;
     if (key) await removal.uninstalled(key);
   });
 
   app.event("tokens_revoked", async ({ body, event }) => {
-    const key = installOf(body);
+    const key = Install.safeParse(body).data;
     const revoked = TokensRevoked.safeParse(event);
     if (!key || !revoked.success) return;
     const { bot, oauth } = revoked.data.tokens;

@@ -57,11 +57,6 @@ export function register(app: App, deps: ListenerDeps): void {
       return;
     }
     const { prompt, channel, requester, model, effort } = inputs.data;
-    if (prompt.trim() === "") {
-      const empty = "The step's Prompt is empty: set it to what the task should do.";
-      await coordinator.failStep(teamId, step, empty);
-      return;
-    }
     await coordinator.runStep({
       teamId,
       step,

@@ -38,6 +38,7 @@ import {
   formErrors,
   type FormValues,
   type ListenerDeps,
+  privately,
   Submission,
   tellInDm,
   TriggerAction,
@@ -169,9 +170,8 @@ export async function offerWorkspaceSettings(
 ): Promise<void> {
   if (!(await isAdminOrNo(client, deps.logger, req))) return;
   await respond({
-    response_type: "ephemeral",
+    ...privately("Workspace settings (admins): the workspace's Task service key and usage policy."),
     replace_original: false,
-    text: "Workspace settings (admins): the workspace's Task service key and usage policy.",
     blocks: workspaceSettingsOffer() as never,
   }).catch((err: unknown) => deps.logger.debug({ err }, "could not offer the workspace settings"));
 }

@@ -45,10 +45,8 @@ const EXTERNAL_REFUSAL =
 async function personRefusal(deps: CheckDeps, { teamId, userId }: UsageRequest) {
   const policy = deps.people;
   if (policy.allowGuests && policy.allowExternal) return undefined;
-  const person = await deps.workspaces
-    .writer(teamId)
-    .person(userId)
-    .catch(() => undefined);
+  const writer = deps.workspaces.writer(teamId);
+  const person = await writer.person(userId).catch(() => undefined);
   if (!person) {
     deps.logger.warn({ user: userId }, "could not tell who sent a request; refused it");
     return PERSON_UNKNOWN;

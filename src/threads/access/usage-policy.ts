@@ -12,6 +12,7 @@ import {
   type UsagePolicy,
 } from "../../store/usage-policy.ts";
 import type { ThreadStore } from "../ports.ts";
+import type { NewTask } from "../requests.ts";
 
 /** The members (user ids) of one of a workspace's user groups; throws when Slack cannot say. */
 export type GroupMembers = (teamId: string, groupId: string) => Promise<ReadonlySet<string>>;
@@ -24,11 +25,8 @@ export interface UsageDeps {
   readonly now: () => number;
 }
 
-export interface UsageRequest {
-  readonly teamId: string;
-  readonly channelId: string;
-  readonly userId: string;
-}
+/** Who asks, where. */
+export type UsageRequest = Pick<NewTask, "teamId" | "channelId" | "userId">;
 
 export const POLICY_UNREADABLE =
   "This workspace's usage policy could not be read, so no task can start right now. A workspace admin can save it again from my Home tab.";
@@ -67,10 +65,7 @@ function channelRefusal(policy: UsagePolicy, channelId: string): string | undefi
   return `Tasks can't be started ${here}: this workspace allows them only in ${list} (set by its admins).`;
 }
 
-/**
- * Members of the allowed groups only. When Slack cannot say who is in them, the request is
- * refused (fail closed): the admins chose to limit who spends the workspace's credits.
- */
+/** Members of the allowed groups only; when Slack cannot say who is, refused (fail closed). */
 async function groupRefusal(deps: UsageDeps, policy: UsagePolicy, req: UsageRequest) {
   if (policy.who.kind === "everyone") return undefined;
   const groups = policy.who.groupIds;
@@ -104,25 +99,19 @@ async function quotaRefusal(deps: UsageDeps, policy: UsagePolicy, req: UsageRequ
   return `You have started ${tasks} in the last hour (follow-ups included), the most this workspace allows per person. You can start another in ${minutes} min.`;
 }
 
-/** Told when the service answers a create or follow-up: refusals of the account, successes. */
-export interface ServiceAlerts {
-  refused(teamId: string, err: unknown): void;
-  accepted(teamId: string): void;
-}
-
 /**
- * Keeps the service's last 402 or 429 for the workspace's admins (App Home), and clears it
- * when a task starts again. Never waits: the person's own answer does not depend on it.
+ * Told when the service answers a create or follow-up: keeps its last 402 or 429 for the
+ * workspace's admins (App Home), cleared when a task starts again. Never waits for the store.
  */
 export function storedServiceAlerts(deps: {
   readonly store: Pick<ThreadStore, "getRecord" | "putRecord" | "deleteRecord">;
   readonly logger: Logger;
   readonly now: () => number;
-}): ServiceAlerts {
+}) {
   const failed = (err: unknown) =>
     deps.logger.warn({ err }, "could not record the service's answer for the admins");
   return {
-    refused(teamId, err) {
+    refused(teamId: string, err: unknown): void {
       if (!(err instanceof TaskServiceError)) return;
       if (err.kind !== "credits" && err.kind !== "rate_limited") return;
       const at = deps.now();
@@ -131,7 +120,7 @@ export function storedServiceAlerts(deps: {
         err.kind === "credits" ? { status: 402, at } : { status: 429, at, ...reset };
       putServiceAlert(deps.store, teamId, alert).catch(failed);
     },
-    accepted(teamId) {
+    accepted(teamId: string): void {
       clearServiceAlert(deps.store, teamId).catch(failed);
     },
   };
