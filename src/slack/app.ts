@@ -1,7 +1,4 @@
-/**
- * The Bolt app: its receiver (Socket Mode or HTTP), the health routes, and the listeners of
- * every Slack surface (src/slack/listeners/), registered once the coordinator exists.
- */
+/** The Bolt app: its receiver (Socket Mode or HTTP), health routes and the surfaces' listeners. */
 import type { Server } from "node:http";
 import { WebClient } from "@slack/web-api";
 import { App, type CustomRoute, HTTPReceiver, SocketModeReceiver } from "@slack/bolt";
@@ -85,9 +82,8 @@ export type SlackApp = ReturnType<typeof createSlackApp>;
 
 /** The Bolt app, each workspace's bot token (`tokens`), and `listen` to wire the listeners. */
 export function createSlackApp(options: SlackAppOptions) {
-  const { config, logger, store, workspaceKeys } = options;
-  const slackFetch = options.outbound?.slackFetch;
-  const socketDispatcher = options.outbound?.socketDispatcher;
+  const { config, logger, store, workspaceKeys, tokenTeamId: tokenTeam } = options;
+  const { slackFetch, socketDispatcher } = options.outbound ?? {};
   let ready = false;
   // HTTP mode: Slack's requests come in. Socket Mode: the client's connection, once it exists.
   let slackConnected = (): boolean => true;
@@ -124,15 +120,23 @@ export function createSlackApp(options: SlackAppOptions) {
   function listen(coordinator: TaskCoordinator, home: HomeTab, parts: RemovalParts): void {
     const installations = oauth?.installationStore;
     const removal = new WorkspaceRemoval({ ...parts, store, installations, logger });
-    app.use(gateOf(config, { tokens, removal, logger, slackFetch }, options.tokenTeamId));
-    const { choices, suggestedPrompts } = config;
-    const deps = { coordinator, logger, choices, suggestedPrompts, home, workspaceKeys, removal };
-    const more = {
-      feedback: new FeedbackRecorder({ records: store, metrics: options.metrics ?? noMetrics }),
-      records: store,
-      audit: parts.audit,
-      workflowSteps: stepKeeper(config),
+    const onOrgWorkspace = async (teamId: string, enterpriseId: string) => {
+      await tokens.rememberOrganisation(teamId, enterpriseId);
+      void removal
+        .noteOrgWorkspace(enterpriseId, teamId)
+        .catch((err: unknown) => logger.warn({ err }, "could not note a workspace of an org"));
     };
+    const policy = teamPolicy(config.slack.oauth);
+    const membership = orgMembership(config, slackFetch, logger);
+    app.use(teamGate({ logger, policy, membership, tokenTeam, onOrgWorkspace }));
+    const feedback = new FeedbackRecorder({
+      records: store,
+      metrics: options.metrics ?? noMetrics,
+    });
+    const { choices, suggestedPrompts } = config;
+    const { audit } = parts;
+    const deps = { coordinator, logger, choices, suggestedPrompts, home, workspaceKeys, removal };
+    const more = { feedback, records: store, audit, workflowSteps: stepKeeper(config) };
     for (const surface of SURFACES) surface.register(app, { ...deps, ...more });
   }
 
@@ -144,9 +148,8 @@ export function createSlackApp(options: SlackAppOptions) {
     adminHost: (): string | undefined => admin?.host,
     /** Resolves with the HTTP port (HTTP mode, or Socket Mode's own server). */
     async start(): Promise<number | undefined> {
-      if (config.adminPort !== undefined) {
+      if (config.adminPort !== undefined)
         admin = await startAdminServer(customRoutes, config.adminPort, config.adminHost);
-      }
       const started = (await (config.listenHost === undefined
         ? app.start(config.port)
         : app.start({ port: config.port, host: config.listenHost }))) as unknown;
@@ -158,9 +161,7 @@ export function createSlackApp(options: SlackAppOptions) {
       ready = false;
       await app.stop();
     },
-    async closeAdmin() {
-      await admin?.close();
-    },
+    closeAdmin: async () => admin?.close(),
   };
 }
 
@@ -200,14 +201,11 @@ export function patientClient(
   });
 }
 
-/** SLACK_API_URL ending in a slash, as the WebClient takes it. */
-const apiUrlOf = (config: Config) => config.slack.apiUrl?.replace(/\/?$/, "/");
-
 export function baseClientOptions(
   config: Config,
   slackFetch: Outbound["slackFetch"] | undefined,
 ): { slackApiUrl?: string; fetch?: Outbound["slackFetch"] } {
-  const apiUrl = apiUrlOf(config);
+  const apiUrl = config.slack.apiUrl; // the WebClient adds its final slash
   return {
     ...(apiUrl ? { slackApiUrl: apiUrl } : {}),
     ...(slackFetch ? { fetch: slackFetch } : {}),
@@ -230,33 +228,21 @@ function watchErrors(app: App, logger: Logger): void {
   });
 }
 
-function gateOf(
+/** With OAuth. It asks before a payload is acknowledged: one try, 2 s at most (Slack waits 3 s). */
+function orgMembership(
   config: Config,
-  parts: {
-    readonly tokens: BotTokens;
-    readonly removal: WorkspaceRemoval;
-    readonly logger: Logger;
-    readonly slackFetch: Outbound["slackFetch"] | undefined;
-  },
-  tokenTeam: string | undefined,
+  slackFetch: Outbound["slackFetch"] | undefined,
+  logger: Logger,
 ) {
-  const { tokens, removal, logger, slackFetch } = parts;
-  const { oauth } = config.slack;
-  // Its calls come before the payload is acknowledged: one try, 2 s at most (Slack waits 3 s).
-  const quick = new WebClient(undefined, {
-    ...baseClientOptions(config, slackFetch),
-    retryConfig: { retries: 0 },
-    timeout: 2000,
-    logger: boltLogger(logger),
-  });
-  const membership = oauth ? new OrgMembership(quick) : undefined;
-  return teamGate({ logger, policy: teamPolicy(oauth), membership, tokenTeam, onOrgWorkspace });
-  async function onOrgWorkspace(teamId: string, enterpriseId: string) {
-    await tokens.rememberOrganisation(teamId, enterpriseId);
-    void removal
-      .noteOrgWorkspace(enterpriseId, teamId)
-      .catch((err: unknown) => logger.warn({ err }, "could not note a workspace of an org"));
-  }
+  if (!config.slack.oauth) return undefined;
+  return new OrgMembership(
+    new WebClient(undefined, {
+      ...baseClientOptions(config, slackFetch),
+      retryConfig: { retries: 0 },
+      timeout: 2000,
+      logger: boltLogger(logger),
+    }),
+  );
 }
 
 function workspaceTokens(
@@ -285,7 +271,7 @@ function createReceiver(
 ): SocketModeReceiver | HTTPReceiver {
   const { publicRoutes, slackLogger, socketDispatcher, oauth } = parts;
   if (config.slack.appToken !== undefined) {
-    const apiUrl = apiUrlOf(config);
+    const apiUrl = config.slack.apiUrl;
     return new SocketModeReceiver({
       ...oauth,
       appToken: config.slack.appToken,

@@ -82,18 +82,8 @@ export function socketModeConnection(client: SocketModeReceiver["client"]): () =
   return () => helloed && client.websocket?.readyState === WEBSOCKET_OPEN;
 }
 
-export interface AdminServer {
-  readonly port: number;
-  readonly host: string;
-  close(): Promise<void>;
-}
-
 /** The internal port (ADMIN_PORT, on ADMIN_HOST): the health routes alone, other paths 404. */
-export async function startAdminServer(
-  routes: readonly CustomRoute[],
-  port: number,
-  host: string,
-): Promise<AdminServer> {
+export async function startAdminServer(routes: readonly CustomRoute[], port: number, host: string) {
   const server = createServer((req, res) => {
     const path = new URL(req.url ?? "/", "http://admin").pathname;
     const route = routes.find(
@@ -116,3 +106,5 @@ export async function startAdminServer(
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }
+
+export type AdminServer = Awaited<ReturnType<typeof startAdminServer>>;

@@ -1,25 +1,24 @@
 /**
- * Every Slack payload acknowledged, and answered privately whatever it is. Bolt 5 acknowledges
- * events itself, but not a button, form, shortcut or command no listener matches: HTTP answers
- * 404 after 3 s, Socket Mode nothing, and the person sees an error (Bolt's App.processEvent,
- * HTTPResponseAck, SocketModeResponseAck).
+ * Every Slack payload acknowledged and answered privately. Bolt 5 acks events itself, not a button,
+ * form, shortcut or command no listener matches: HTTP answers 404 after 3 s, Socket Mode nothing,
+ * and the person sees an error (Bolt's App.processEvent, HTTPResponseAck, SocketModeResponseAck).
  */
 import type { AllMiddlewareArgs, AnyMiddlewareArgs, App, Middleware } from "@slack/bolt";
 import type { Logger } from "pino";
 import { z } from "zod";
 import { noticeModal } from "../../view/blocks.ts";
 
+const NAMED: Partial<Record<string, string>> = {
+  view_submission: "form",
+  view_closed: "form",
+  shortcut: "shortcut",
+  message_action: "shortcut",
+  command: "command",
+};
+
 /** What an older version's button, form or shortcut is answered with. */
 export function olderVersion(kind: string): string {
-  const what =
-    kind === "view_submission" || kind === "view_closed"
-      ? "form"
-      : kind === "shortcut" || kind === "message_action"
-        ? "shortcut"
-        : kind === "command"
-          ? "command"
-          : "button";
-  return `This ${what} belongs to an older version of Task Agent, so nothing happened. Start a new task with \`/task\`.`;
+  return `This ${NAMED[kind] ?? "button"} belongs to an older version of Task Agent, so nothing happened. Start a new task with \`/task\`.`;
 }
 
 /** The context key holding whether the payload was acknowledged (not one of Bolt's own). */
@@ -139,8 +138,8 @@ export function answerableOf(args: AnyMiddlewareArgs & AllMiddlewareArgs): Answe
 }
 
 /**
- * Acknowledges the payload and tells its sender `text` privately, the way Slack's interactivity
- * pages name for each kind; nothing for an event or a closed modal; options are answered empty.
+ * Acks the payload and tells its sender `text` privately, the way Slack's interactivity pages name
+ * for each kind; nothing for an event or a closed modal; options are answered empty.
  */
 export async function answerPrivately(
   payload: Answerable,

@@ -15,10 +15,7 @@ const listed = (ids: ReadonlySet<string>, teamId?: string, enterpriseId?: string
   (teamId !== undefined && ids.has(teamId)) ||
   (enterpriseId !== undefined && ids.has(enterpriseId));
 
-/**
- * With OAuth, which workspaces may install and use the app (TASK_ALLOWED_TEAMS) and which may
- * spend TASK_API_KEY while they have no key of their own (TASK_API_KEY_FOR). Pure.
- */
+/** Who may use the app (TASK_ALLOWED_TEAMS) and is lent TASK_API_KEY (TASK_API_KEY_FOR). */
 export function teamPolicy(oauth: SlackOAuthConfig | undefined) {
   return {
     allows: (teamId: string | undefined, enterpriseId: string | undefined): boolean =>
@@ -29,10 +26,6 @@ export function teamPolicy(oauth: SlackOAuthConfig | undefined) {
       listed(oauth.apiKeyFor, teamId, enterpriseId),
   };
 }
-
-/** What a person of a workspace the operator does not allow is told. */
-export const notAllowedText = (teamId: string | undefined): string =>
-  `Task Agent is not enabled for this workspace${teamId ? ` (${teamId})` : ""}. Ask the people who run Task Agent to add it to TASK_ALLOWED_TEAMS.`;
 
 /** Events Bolt delivers unauthorised (the tokens are gone); the uninstall listener reads them. */
 const UNAUTHORISED_EVENTS = new Set(["app_uninstalled", "tokens_revoked"]);
@@ -88,7 +81,8 @@ async function refusal(
     return { text: OTHER_TEAM, reason: "the payload names another workspace" };
   }
   if (!options.policy.allows(teamId, enterpriseId)) {
-    return { text: notAllowedText(teamId), reason: "not in TASK_ALLOWED_TEAMS" };
+    const text = `Task Agent is not enabled for this workspace (${teamId}). Ask the people who run Task Agent to add it to TASK_ALLOWED_TEAMS.`;
+    return { text, reason: "not in TASK_ALLOWED_TEAMS" };
   }
   if (!auth.isEnterpriseInstall || !options.membership) return undefined;
   if (!enterpriseId || !auth.botToken) return { text: NOT_MEMBER, reason: "no organisation" };
@@ -146,7 +140,7 @@ export class OrgMembership {
   readonly #now: () => number;
   readonly #listed = new Map<string, { teams: ReadonlySet<string>; at: number }>();
   /** One listing at a time per organisation (none kept: `#listed` is). */
-  readonly #lookups = remembered<ReadonlySet<string>>({ ttlMs: 0, max: 0, keep: () => false });
+  readonly #listing = remembered<ReadonlySet<string>>({ ttlMs: 0, max: 0, keep: () => false });
 
   constructor(client: Pick<WebClient, "auth">, now: () => number = Date.now) {
     this.#client = client;
@@ -159,15 +153,12 @@ export class OrgMembership {
     const age = known ? this.#now() - known.at : Number.POSITIVE_INFINITY;
     if (known?.teams.has(teamId) && age < MEMBER_TTL_MS) return true;
     if (known && !known.teams.has(teamId) && age < RECHECK_MS) return false;
-    return (await this.#list(enterpriseId, token)).has(teamId);
-  }
-
-  #list(enterpriseId: string, token: string): Promise<ReadonlySet<string>> {
-    return this.#lookups(enterpriseId, async () => {
+    const listed = await this.#listing(enterpriseId, async () => {
       const teams = await this.#fetch(token);
       this.#listed.set(enterpriseId, { teams, at: this.#now() });
       return teams;
     });
+    return listed.has(teamId);
   }
 
   async #fetch(token: string): Promise<ReadonlySet<string>> {

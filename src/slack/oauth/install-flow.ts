@@ -162,19 +162,26 @@ function refusedInstallPage(id: string | undefined): string {
   return `<!DOCTYPE html><html><head><meta charset="utf-8"><title>Not enabled</title></head><body><p>Task Agent is not enabled for this workspace${which}. Ask the people who run Task Agent to add it to TASK_ALLOWED_TEAMS, then install it again.</p></body></html>`;
 }
 
-/** The store's error behind a failed authorization, when it is one of `kind`. */
-function storeError<T extends Error>(
+/**
+ * What `pick` finds first in an error or what it wraps (`original`: the WebClient's and Bolt's;
+ * `cause`), 5 deep: undici wraps a proxy's refusal, Bolt a store's error twice.
+ */
+export function inCauses<T>(
   err: unknown,
-  kind: abstract new (...args: never[]) => T,
+  pick: (e: { message?: unknown; code?: unknown }) => T | undefined,
 ): T | undefined {
-  // Bolt wraps the store's error twice (@slack/oauth's, then Bolt's AuthorizationError).
   for (let e = err, depth = 0; e && depth < 5; depth++) {
-    if (e instanceof kind) return e;
+    const found = pick(e as { message?: unknown; code?: unknown });
+    if (found !== undefined) return found;
     const { original, cause } = e as { original?: unknown; cause?: unknown };
     e = original ?? cause;
   }
   return undefined;
 }
+
+/** The store's error behind a failed authorization (Bolt wraps it twice), when one of `kind`. */
+const storeError = <T extends Error>(err: unknown, kind: abstract new (...args: never[]) => T) =>
+  inCauses(err, (e) => (e instanceof kind ? e : undefined));
 
 const REPORT_AGAIN_MS = 3600_000;
 const REMEMBERED = 1000;
