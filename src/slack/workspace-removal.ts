@@ -6,14 +6,10 @@ import type { InstallationStore } from "@slack/bolt";
 import type { Logger } from "pino";
 import { z } from "zod";
 import { type AuditTrail, BY_SLACK } from "../store/audit.ts";
-import { InstallationNotFoundError } from "../store/installations.ts";
+import { type InstallationKey, InstallationNotFoundError } from "../store/installations.ts";
 import type { ThreadStore } from "../store/types.ts";
 
-export interface InstallKey {
-  readonly teamId: string | undefined;
-  readonly enterpriseId: string | undefined;
-  readonly isEnterpriseInstall: boolean;
-}
+export type InstallKey = InstallationKey;
 
 export interface WorkspaceRemovalDeps {
   /** Stops a workspace's runs without a word to Slack. */

@@ -69,6 +69,7 @@ export function answerUnrecognised(logger: Logger): Middleware<AnyMiddlewareArgs
   };
 }
 
+/** What the gate and the answers read of any payload (its kind, ids, sender, workspace). */
 const Payload = z.object({
   type: z.string().optional(),
   command: z.string().optional(),
@@ -76,12 +77,16 @@ const Payload = z.object({
   trigger_id: z.string().optional(),
   response_url: z.string().optional(),
   user_id: z.string().optional(),
-  user: z.object({ id: z.string().optional() }).nullish(),
+  team_id: z.string().nullish(),
+  authorizations: z.array(z.object({ team_id: z.string().nullish() }).nullish()).nullish(),
+  team: z.object({ id: z.string().nullish() }).nullish(),
+  user: z.object({ id: z.string().optional(), team_id: z.string().nullish() }).nullish(),
   view: z
     .object({
       id: z.string().optional(),
       type: z.string().optional(),
       callback_id: z.string().optional(),
+      app_installed_team_id: z.string().nullish(),
     })
     .nullish(),
   actions: z.array(z.object({ action_id: z.string().optional() })).optional(),
@@ -97,22 +102,15 @@ const KINDS = [
   "message_action",
 ] as const;
 
-/** `id`: the name the app knows it by (action, callback or command). */
-interface PayloadName {
-  readonly kind: "command" | "event" | "options" | "other" | (typeof KINDS)[number];
-  readonly id: string | undefined;
-  readonly userId: string | undefined;
-}
+export const readPayload = (body: unknown): Payload => Payload.safeParse(body).data ?? {};
 
-const parse = (body: unknown): Payload => Payload.safeParse(body).data ?? {};
-
-/** Names a payload for the log and for choosing how to answer (never its content). */
-export function namePayload(body: unknown): PayloadName {
-  const p = parse(body);
+/** A payload's kind and `id` (its action, callback or command) for the log and the answer. */
+export function namePayload(body: unknown) {
+  const p = readPayload(body);
   const userId = p.user?.id ?? p.user_id;
-  if (p.event) return { kind: "event", id: p.event.type, userId };
-  if (p.command !== undefined) return { kind: "command", id: p.command, userId };
-  if (p.type === "block_suggestion") return { kind: "options", id: p.callback_id, userId };
+  if (p.event) return { kind: "event" as const, id: p.event.type, userId };
+  if (p.command !== undefined) return { kind: "command" as const, id: p.command, userId };
+  if (p.type === "block_suggestion") return { kind: "options" as const, id: p.callback_id, userId };
   const kind = KINDS.find((k) => k === p.type) ?? "other";
   const id =
     kind === "block_actions"
@@ -147,7 +145,7 @@ export async function answerPrivately(
   logger: Logger,
 ): Promise<void> {
   const { ack, respond, client } = payload;
-  const p = parse(payload.body);
+  const p = readPayload(payload.body);
   const { kind } = namePayload(payload.body);
   if (!ack) return;
   if (kind === "command") return ack({ response_type: "ephemeral", text });
