@@ -33,7 +33,6 @@ export function isAdminOrNo(
   });
 }
 
-/** App Home's admin part for a person: undefined unless they administer the workspace. */
 export function adminHome(options: {
   readonly client: Pick<WebClient, "users">;
   readonly records: Pick<RecordStore, "getRecord">;

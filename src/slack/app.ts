@@ -13,7 +13,7 @@ import { sealingKeys } from "../util/secret-box.ts";
 import { traceSlackRequests } from "../tracing/slack-requests.ts";
 import { boltLogger } from "./bolt-logger.ts";
 import { answerUnrecognised, trackAcks } from "./gate/acks.ts";
-import { OrgMembership, teamGate, teamPolicy } from "./gate/team.ts";
+import { orgMembership, teamGate, teamPolicy } from "./gate/team.ts";
 import {
   type AdminServer,
   healthRoutes,
@@ -37,7 +37,7 @@ import * as workspaceSettings from "./listeners/workspace-settings.ts";
 import {
   type OAuthReceiverOptions,
   oauthReceiverOptions,
-  UninstalledWorkspaces,
+  uninstalledWorkspaces,
 } from "./oauth/install-flow.ts";
 import { WorkspaceRemoval, type WorkspaceRemovalDeps } from "./workspace-removal.ts";
 import { stepKeeper } from "./workflow-steps.ts";
@@ -45,7 +45,6 @@ import { type BotTokens, installedTokens, singleWorkspaceToken } from "./workspa
 
 export const SLACK_EVENTS_PATH = "/slack/events";
 
-/** Every Slack surface the app listens on (src/slack/listeners/), one module each. */
 const SURFACES: readonly Surface[] = [
   uninstall,
   command,
@@ -80,7 +79,6 @@ type RemovalParts = Pick<WorkspaceRemovalDeps, "runs" | "budgets" | "workspaces"
 
 export type SlackApp = ReturnType<typeof createSlackApp>;
 
-/** The Bolt app, each workspace's bot token (`tokens`), and `listen` to wire the listeners. */
 export function createSlackApp(options: SlackAppOptions) {
   const { config, logger, store, workspaceKeys, tokenTeamId: tokenTeam } = options;
   const { slackFetch, socketDispatcher } = options.outbound ?? {};
@@ -127,7 +125,7 @@ export function createSlackApp(options: SlackAppOptions) {
         .catch((err: unknown) => logger.warn({ err }, "could not note a workspace of an org"));
     };
     const policy = teamPolicy(config.slack.oauth);
-    const membership = orgMembership(config, slackFetch, logger);
+    const membership = quickOrgMembership(config, slackFetch, logger);
     app.use(teamGate({ logger, policy, membership, tokenTeam, onOrgWorkspace }));
     const feedback = new FeedbackRecorder({
       records: store,
@@ -221,7 +219,7 @@ function listeningPort(server: Server | undefined, otherwise: number | undefined
 function watchErrors(app: App, logger: Logger): void {
   trackAcks(app, logger);
   app.use(answerUnrecognised(logger));
-  const uninstalled = new UninstalledWorkspaces(logger);
+  const uninstalled = uninstalledWorkspaces(logger);
   app.error(async ({ error }: { readonly error: Error }) => {
     if (!uninstalled.handled(error))
       logger.error({ err: error }, "unhandled error in a Slack listener");
@@ -229,13 +227,13 @@ function watchErrors(app: App, logger: Logger): void {
 }
 
 /** With OAuth. It asks before a payload is acknowledged: one try, 2 s at most (Slack waits 3 s). */
-function orgMembership(
+function quickOrgMembership(
   config: Config,
   slackFetch: Outbound["slackFetch"] | undefined,
   logger: Logger,
 ) {
   if (!config.slack.oauth) return undefined;
-  return new OrgMembership(
+  return orgMembership(
     new WebClient(undefined, {
       ...baseClientOptions(config, slackFetch),
       retryConfig: { retries: 0 },
@@ -270,31 +268,27 @@ function createReceiver(
   },
 ): SocketModeReceiver | HTTPReceiver {
   const { publicRoutes, slackLogger, socketDispatcher, oauth } = parts;
+  const common = { ...oauth, customRoutes: publicRoutes, logger: slackLogger };
   if (config.slack.appToken !== undefined) {
     const apiUrl = config.slack.apiUrl;
     return new SocketModeReceiver({
-      ...oauth,
+      ...common,
       appToken: config.slack.appToken,
       // The WebSocket and apps.connections.open (wrapped by the client into its fetch).
       ...(socketDispatcher ? { dispatcher: socketDispatcher } : {}),
-      customRoutes: publicRoutes,
       installerOptions: {
         ...oauth?.installerOptions,
         port: config.port,
-        // The Socket Mode client opens its connection through the Web API too (with OAuth: the
-        // installer's clientOptions, spread above).
+        // Socket Mode connects through the Web API too (with OAuth: the clientOptions above).
         ...(oauth || !apiUrl ? {} : { clientOptions: { slackApiUrl: apiUrl } }),
       },
-      logger: slackLogger,
     });
   }
   return new HTTPReceiver({
-    ...oauth,
+    ...common,
     signingSecret: config.slack.signingSecret ?? "",
     endpoints: SLACK_EVENTS_PATH,
-    customRoutes: publicRoutes,
     bodyLimit: SLACK_BODY_LIMIT_BYTES,
     processBeforeResponse: false,
-    logger: slackLogger,
   });
 }

@@ -62,8 +62,7 @@ export function healthRoutes(options: {
   ];
 }
 
-/** The WHATWG WebSocket's OPEN readyState. */
-const WEBSOCKET_OPEN = 1;
+const WEBSOCKET_OPEN = 1; // the WHATWG WebSocket's readyState
 
 /**
  * Whether the Socket Mode connection is up: its WebSocket open and Slack's hello received (the

@@ -18,7 +18,6 @@ const START_AT_ONCE_MS = 250;
 /** Slack's answers when it ended a stream itself. */
 const STREAM_ENDED = new Set(["message_not_in_streaming_state", "stopped_by_user"]);
 
-/** A call of the workspace's, sent when its method's budget allows. */
 type Run = <T>(method: string, fn: () => Promise<T>, options?: ScheduleOptions) => Promise<T>;
 
 export function scheduledWriter(

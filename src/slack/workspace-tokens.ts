@@ -16,11 +16,9 @@ export interface BotTokens {
 }
 
 export class WorkspaceNotInstalledError extends Error {
-  readonly teamId: string;
   constructor(teamId: string) {
     super(`the app is not installed in workspace ${teamId}`);
     this.name = "WorkspaceNotInstalledError";
-    this.teamId = teamId;
   }
 }
 

@@ -8,17 +8,20 @@ import type { Logger } from "pino";
 import { z } from "zod";
 import { noticeModal } from "../../view/blocks.ts";
 
-const NAMED: Partial<Record<string, string>> = {
+/** Payload kinds by `type` (a command: by `command`), and what an older version's one is called. */
+const KINDS = {
+  block_actions: "button",
   view_submission: "form",
   view_closed: "form",
   shortcut: "shortcut",
   message_action: "shortcut",
   command: "command",
-};
+} as const;
+type Kind = keyof typeof KINDS;
 
 /** What an older version's button, form or shortcut is answered with. */
 export function olderVersion(kind: string): string {
-  return `This ${NAMED[kind] ?? "button"} belongs to an older version of Task Agent, so nothing happened. Start a new task with \`/task\`.`;
+  return `This ${(KINDS as Partial<Record<string, string>>)[kind] ?? "button"} belongs to an older version of Task Agent, so nothing happened. Start a new task with \`/task\`.`;
 }
 
 /** The context key holding whether the payload was acknowledged (not one of Bolt's own). */
@@ -94,14 +97,6 @@ const Payload = z.object({
 });
 type Payload = z.infer<typeof Payload>;
 
-const KINDS = [
-  "block_actions",
-  "view_submission",
-  "view_closed",
-  "shortcut",
-  "message_action",
-] as const;
-
 export const readPayload = (body: unknown): Payload => Payload.safeParse(body).data ?? {};
 
 /** A payload's kind and `id` (its action, callback or command) for the log and the answer. */
@@ -111,7 +106,7 @@ export function namePayload(body: unknown) {
   if (p.event) return { kind: "event" as const, id: p.event.type, userId };
   if (p.command !== undefined) return { kind: "command" as const, id: p.command, userId };
   if (p.type === "block_suggestion") return { kind: "options" as const, id: p.callback_id, userId };
-  const kind = KINDS.find((k) => k === p.type) ?? "other";
+  const kind = (Object.keys(KINDS) as Kind[]).find((k) => k === p.type) ?? "other";
   const id =
     kind === "block_actions"
       ? p.actions?.[0]?.action_id
@@ -129,7 +124,6 @@ interface Answerable {
   readonly client: Pick<AllMiddlewareArgs["client"], "views">;
 }
 
-/** Bolt's middleware arguments differ by payload kind: the parts an answer needs. */
 export function answerableOf(args: AnyMiddlewareArgs & AllMiddlewareArgs): Answerable {
   const loose = args as unknown as Partial<Pick<Answerable, "ack" | "respond">>;
   return { body: args.body, ack: loose.ack, respond: loose.respond, client: args.client };

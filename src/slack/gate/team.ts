@@ -40,8 +40,7 @@ export function declaredTeam(body: unknown): string | undefined {
 interface TeamGateOptions {
   readonly logger: Logger;
   readonly policy: ReturnType<typeof teamPolicy>;
-  /** Many workspaces. */
-  readonly membership: OrgMembership | undefined;
+  readonly membership: ReturnType<typeof orgMembership> | undefined;
   /** One workspace: its token's own (auth.test). */
   readonly tokenTeam: string | undefined;
   /** A workspace confirmed as one of an org-wide install's (its token is the organisation's). */
@@ -123,41 +122,30 @@ const MAX_PAGES = 100;
  * Whether a workspace belongs to an org-wide install's organisation (Enterprise Grid): its token's
  * `auth.teams.list` ("the workspaces your org-wide app has been approved for", Slack's method page).
  */
-export class OrgMembership {
-  readonly #client: Pick<WebClient, "auth">;
-  readonly #now: () => number;
-  readonly #listed = new Map<string, { teams: ReadonlySet<string>; at: number }>();
-  /** One listing at a time per organisation (none kept: `#listed` is). */
-  readonly #listing = remembered<ReadonlySet<string>>({ ttlMs: 0, max: 0, keep: () => false });
-
-  constructor(client: Pick<WebClient, "auth">, now: () => number = Date.now) {
-    this.#client = client;
-    this.#now = now;
-  }
-
-  /** Whether `teamId` is a workspace of `enterpriseId`; `token` is the organisation's. */
-  async isMember(enterpriseId: string, teamId: string, token: string): Promise<boolean> {
-    const known = this.#listed.get(enterpriseId);
-    const age = known ? this.#now() - known.at : Number.POSITIVE_INFINITY;
-    if (known?.teams.has(teamId) && age < MEMBER_TTL_MS) return true;
-    if (known && !known.teams.has(teamId) && age < RECHECK_MS) return false;
-    const listed = await this.#listing(enterpriseId, async () => {
-      const teams = await this.#fetch(token);
-      this.#listed.set(enterpriseId, { teams, at: this.#now() });
-      return teams;
-    });
-    return listed.has(teamId);
-  }
-
-  async #fetch(token: string): Promise<ReadonlySet<string>> {
+export function orgMembership(client: Pick<WebClient, "auth">, now: () => number = Date.now) {
+  const listed = new Map<string, { teams: ReadonlySet<string>; at: number }>();
+  // One listing at a time per organisation (none kept here: `listed` is).
+  const listing = remembered<ReadonlySet<string>>({ ttlMs: 0, max: 0, keep: () => false });
+  const list = async (enterpriseId: string, token: string) => {
     const teams = new Set<string>();
     let cursor: string | undefined;
     for (let page = 0; page < MAX_PAGES; page++) {
-      const res = await this.#client.auth.teams.list({ token, limit: PAGE, cursor });
+      const res = await client.auth.teams.list({ token, limit: PAGE, cursor });
       for (const team of res.teams ?? []) if (team.id) teams.add(team.id);
       cursor = res.response_metadata?.next_cursor || undefined;
       if (!cursor) break;
     }
+    listed.set(enterpriseId, { teams, at: now() });
     return teams;
-  }
+  };
+  return {
+    /** Whether `teamId` is a workspace of `enterpriseId`; `token` is the organisation's. */
+    async isMember(enterpriseId: string, teamId: string, token: string): Promise<boolean> {
+      const known = listed.get(enterpriseId);
+      const age = known ? now() - known.at : Number.POSITIVE_INFINITY;
+      if (known?.teams.has(teamId) && age < MEMBER_TTL_MS) return true;
+      if (known && !known.teams.has(teamId) && age < RECHECK_MS) return false;
+      return (await listing(enterpriseId, () => list(enterpriseId, token))).has(teamId);
+    },
+  };
 }

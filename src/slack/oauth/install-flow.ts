@@ -80,7 +80,6 @@ export function singleUseStateStore(
   };
 }
 
-/** What both receivers take to serve the OAuth flow. */
 export type OAuthReceiverOptions = ReturnType<typeof oauthReceiverOptions>;
 
 export function oauthReceiverOptions(
@@ -187,47 +186,38 @@ const REPORT_AGAIN_MS = 3600_000;
 const REMEMBERED = 1000;
 
 /** Events of a workspace without a usable installation are ignored, each logged hourly at most. */
-export class UninstalledWorkspaces {
-  readonly #logger: Logger;
-  readonly #now: () => number;
-  readonly #reported = new Map<string, number>();
-
-  constructor(logger: Logger, now: () => number = Date.now) {
-    this.#logger = logger;
-    this.#now = now;
-  }
-
-  /** Whether Bolt's `error` is an authorization that found no usable installation (logged). */
-  handled(error: unknown): boolean {
-    const missing = storeError(error, InstallationNotFoundError);
-    const unreadable = storeError(error, InstallationUnreadableError);
-    const key = missing?.key ?? unreadable?.key;
-    if (!key) return false;
-    if (!this.#due(`${missing ? "missing" : "unreadable"}:${nameOf(key)}`)) return true;
-    if (missing) {
-      this.#logger.warn(
-        whose(key),
-        `ignored an event from a workspace where the app is not installed (install it from ${OAUTH_INSTALL_PATH})`,
-      );
-    } else {
-      // The message says why and what to do, and names no secret: an error for the operator.
-      this.#logger.error(whose(key), `ignored an event: ${unreadable?.message}`);
-    }
-    return true;
-  }
-
+export function uninstalledWorkspaces(logger: Logger, now: () => number = Date.now) {
+  const reported = new Map<string, number>();
   /** Whether `name` was not reported within the hour (it is now). */
-  #due(name: string): boolean {
-    const now = this.#now();
-    const last = this.#reported.get(name);
-    if (last !== undefined && now - last < REPORT_AGAIN_MS) return false;
-    this.#reported.delete(name);
-    this.#reported.set(name, now);
+  const due = (name: string): boolean => {
+    const last = reported.get(name);
+    if (last !== undefined && now() - last < REPORT_AGAIN_MS) return false;
+    reported.delete(name);
+    reported.set(name, now());
     // Oldest first in a Map: forget the longest-reported beyond the cap.
-    if (this.#reported.size > REMEMBERED)
-      this.#reported.delete(this.#reported.keys().next().value ?? "");
+    if (reported.size > REMEMBERED) reported.delete(reported.keys().next().value ?? "");
     return true;
-  }
+  };
+  return {
+    /** Whether Bolt's `error` is an authorization that found no usable installation (logged). */
+    handled(error: unknown): boolean {
+      const missing = storeError(error, InstallationNotFoundError);
+      const unreadable = storeError(error, InstallationUnreadableError);
+      const key = missing?.key ?? unreadable?.key;
+      if (!key) return false;
+      if (!due(`${missing ? "missing" : "unreadable"}:${nameOf(key)}`)) return true;
+      if (missing) {
+        logger.warn(
+          whose(key),
+          `ignored an event from a workspace where the app is not installed (install it from ${OAUTH_INSTALL_PATH})`,
+        );
+      } else {
+        // The message says why and what to do, and names no secret: an error for the operator.
+        logger.error(whose(key), `ignored an event: ${unreadable?.message}`);
+      }
+      return true;
+    },
+  };
 }
 
 const whose = (key: InstallationKey) => ({
