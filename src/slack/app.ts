@@ -40,7 +40,7 @@ import {
   uninstalledWorkspaces,
 } from "./oauth/install-flow.ts";
 import { WorkspaceRemoval, type WorkspaceRemovalDeps } from "./workspace-removal.ts";
-import { stepKeeper } from "./workflow-steps.ts";
+import { stepKeeper, stepTokenKeys } from "./workflow-steps.ts";
 import { type BotTokens, installedTokens, singleWorkspaceToken } from "./workspace-tokens.ts";
 
 export const SLACK_EVENTS_PATH = "/slack/events";
@@ -96,7 +96,6 @@ export function createSlackApp(options: SlackAppOptions) {
   const publicRoutes = config.adminPort === undefined ? customRoutes : [];
   let admin: AdminServer | undefined;
   const slackLogger = boltLogger(logger);
-  const socketMode = config.slack.appToken !== undefined;
   const clientBase = baseClientOptions(config, slackFetch);
   // Many workspaces: Bolt serves the install flow and authorizes each event from the store.
   const oauth = config.slack.oauth
@@ -124,17 +123,15 @@ export function createSlackApp(options: SlackAppOptions) {
         .noteOrgWorkspace(enterpriseId, teamId)
         .catch((err: unknown) => logger.warn({ err }, "could not note a workspace of an org"));
     };
-    const policy = teamPolicy(config.slack.oauth);
-    const membership = quickOrgMembership(config, slackFetch, logger);
-    app.use(teamGate({ logger, policy, membership, tokenTeam, onOrgWorkspace }));
+    app.use(gateOf(config, slackFetch, logger, { tokenTeam, onOrgWorkspace }));
     const feedback = new FeedbackRecorder({
       records: store,
       metrics: options.metrics ?? noMetrics,
     });
     const { choices, suggestedPrompts } = config;
-    const { audit } = parts;
     const deps = { coordinator, logger, choices, suggestedPrompts, home, workspaceKeys, removal };
-    const more = { feedback, records: store, audit, workflowSteps: stepKeeper(config) };
+    const workflowSteps = stepKeeper(stepTokenKeys(config));
+    const more = { feedback, records: store, audit: parts.audit, workflowSteps };
     for (const surface of SURFACES) surface.register(app, { ...deps, ...more });
   }
 
@@ -152,7 +149,7 @@ export function createSlackApp(options: SlackAppOptions) {
         ? app.start(config.port)
         : app.start({ port: config.port, host: config.listenHost }))) as unknown;
       ready = true;
-      return listeningPort(started as Server | undefined, socketMode ? config.port : undefined);
+      return listeningPort(started as Server | undefined, config);
     },
     /** Stops taking Slack's requests; the internal port answers (readiness 503) until `closeAdmin`. */
     async stop() {
@@ -210,9 +207,11 @@ export function baseClientOptions(
   };
 }
 
-function listeningPort(server: Server | undefined, otherwise: number | undefined) {
+/** Socket Mode: its own server's, on PORT. */
+function listeningPort(server: Server | undefined, config: Config) {
   const address = server && typeof server.address === "function" ? server.address() : undefined;
-  return address && typeof address === "object" ? address.port : otherwise;
+  if (address && typeof address === "object") return address.port;
+  return config.slack.appToken !== undefined ? config.port : undefined;
 }
 
 /** First of all middleware: every payload answered; events of uninstalled workspaces logged. */
@@ -226,21 +225,23 @@ function watchErrors(app: App, logger: Logger): void {
   });
 }
 
-/** With OAuth. It asks before a payload is acknowledged: one try, 2 s at most (Slack waits 3 s). */
-function quickOrgMembership(
+function gateOf(
   config: Config,
   slackFetch: Outbound["slackFetch"] | undefined,
   logger: Logger,
+  more: Pick<Parameters<typeof teamGate>[0], "tokenTeam" | "onOrgWorkspace">,
 ) {
-  if (!config.slack.oauth) return undefined;
-  return orgMembership(
+  // With OAuth. It asks before a payload is acknowledged: one try, 2 s at most (Slack waits 3 s).
+  const quick =
+    config.slack.oauth &&
     new WebClient(undefined, {
       ...baseClientOptions(config, slackFetch),
       retryConfig: { retries: 0 },
       timeout: 2000,
       logger: boltLogger(logger),
-    }),
-  );
+    });
+  const membership = quick ? orgMembership(quick) : undefined;
+  return teamGate({ ...more, logger, policy: teamPolicy(config.slack.oauth), membership });
 }
 
 function workspaceTokens(

@@ -1,7 +1,4 @@
-/**
- * A SlackWriter whose every call goes through the workspace's SlackScheduler: edits coalesced per
- * message, the rest waiting for its method's budget, a 429 (the inner WebClient's) pausing it.
- */
+/** A SlackWriter whose calls wait for their method's budget; edits coalesce, a 429 pauses them. */
 import {
   BudgetWaitExceeded,
   type ScheduleOptions,

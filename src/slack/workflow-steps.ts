@@ -22,18 +22,12 @@ const binding = (executionId: string): string => `step:${executionId}#token`;
 export const stepTokenKeys = (config: Pick<Config, "encryptionKeys">): readonly SealingKey[] =>
   config.encryptionKeys.length > 0 ? sealingKeys(config.encryptionKeys) : [];
 
-export function keptToken(
-  executionId: string,
-  token: string,
-  keys: readonly SealingKey[],
-): WorkflowStep {
-  return { executionId, token: keys.length > 0 ? seal(token, keys, binding(executionId)) : token };
-}
-
-export function stepKeeper(config: Pick<Config, "encryptionKeys">) {
-  const keys = stepTokenKeys(config);
-  return { keep: (executionId: string, token: string) => keptToken(executionId, token, keys) };
-}
+export const stepKeeper = (keys: readonly SealingKey[]) => ({
+  keep: (executionId: string, token: string): WorkflowStep => ({
+    executionId,
+    token: keys.length > 0 ? seal(token, keys, binding(executionId)) : token,
+  }),
+});
 
 export const OUTPUTS_REFUSED =
   "The task completed, but Slack refused its outputs for this step; the answer is in its thread";

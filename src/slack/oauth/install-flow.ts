@@ -124,9 +124,8 @@ export function oauthReceiverOptions(
         async afterInstallation(installation, _options, _req, res) {
           const team = installation.team?.id;
           const enterprise = installation.enterprise?.id;
-          if (policy.allows(installation.isEnterpriseInstall ? undefined : team, enterprise)) {
+          if (policy.allows(installation.isEnterpriseInstall ? undefined : team, enterprise))
             return true;
-          }
           logger.warn({ team, enterprise }, "refused an install: not in TASK_ALLOWED_TEAMS");
           res.writeHead(403, { "content-type": "text/html; charset=utf-8" });
           res.end(refusedInstallPage(team ?? enterprise));
