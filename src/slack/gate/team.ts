@@ -101,11 +101,10 @@ export function teamGate(options: TeamGateOptions): Middleware<AnyMiddlewareArgs
       return answerPrivately(answerableOf(args), refused.text, logger);
     }
     // Only a workspace the organisation's token listed (checked above) is noted as its own.
-    if (options.membership && auth.isEnterpriseInstall && auth.enterpriseId && auth.teamId) {
+    if (options.membership && auth.isEnterpriseInstall && auth.enterpriseId && auth.teamId)
       await options
         .onOrgWorkspace(auth.teamId, auth.enterpriseId)
         .catch((err: unknown) => logger.warn({ err }, "could not note a workspace of an org"));
-    }
     await args.next();
   };
 }

@@ -1,7 +1,4 @@
-/**
- * Many workspaces: Bolt's OAuth install flow (`/slack/install`, `/slack/oauth_redirect`) with a
- * `state` that works once; and the report of events from workspaces without the app.
- */
+/** Bolt's OAuth install flow, its `state` single-use; events of workspaces without an install. */
 import { createHash } from "node:crypto";
 import {
   type CallbackOptions,
