@@ -1,7 +1,4 @@
-/**
- * Who administers a workspace (`users.info`: `is_admin` or `is_owner`), and App Home's admin
- * part for them: the service's last refusal of the workspace's account, and its audit trail.
- */
+/** Who administers a workspace, and App Home's part for them: the service's alert, the audits. */
 import type { WebClient } from "@slack/web-api";
 import type { Logger } from "pino";
 import type { AuditTrail } from "../store/audit.ts";
@@ -11,16 +8,13 @@ import { AUDIT_SHOWN } from "../view/home.ts";
 import type { AdminHome } from "../view/usage-policy.ts";
 import { remembered } from "./remembered.ts";
 
-/**
- * Whether `userId` is an active admin or owner of `teamId` (the workspace the client or `token`
- * speaks for): not a person of another workspace (Slack Connect) nor a deactivated account.
- */
+/** An active admin or owner of teamId: not deactivated nor of another workspace (Slack Connect). */
 export async function isWorkspaceAdmin(
   client: Pick<WebClient, "users">,
   userId: string,
-  where: { readonly teamId: string; readonly token?: string | undefined },
+  teamId: string,
+  token?: string,
 ): Promise<boolean> {
-  const { token, teamId } = where;
   const { user } = await client.users.info({ user: userId, token });
   if (!user || user.deleted === true) return false;
   if (user.team_id !== undefined && user.team_id !== teamId) return false;
@@ -33,13 +27,12 @@ export function isAdminOrNo(
   logger: Logger,
   req: { readonly teamId: string; readonly userId: string },
 ): Promise<boolean> {
-  return isWorkspaceAdmin(client, req.userId, { teamId: req.teamId }).catch((err: unknown) => {
+  return isWorkspaceAdmin(client, req.userId, req.teamId).catch((err: unknown) => {
     logger.warn({ err }, "could not ask Slack whether someone is a workspace admin");
     return false;
   });
 }
 
-/** App Home's admin part for a person: undefined unless they administer the workspace. */
 export function adminHome(options: {
   readonly client: Pick<WebClient, "users">;
   readonly records: Pick<RecordStore, "getRecord">;
@@ -53,7 +46,7 @@ export function adminHome(options: {
   const isAdmin = (teamId: string, userId: string) =>
     admins(`${teamId}:${userId}`, async () => {
       const token = await options.tokenFor?.(teamId);
-      return isWorkspaceAdmin(options.client, userId, { teamId, token });
+      return isWorkspaceAdmin(options.client, userId, teamId, token);
     });
   return async (teamId, userId) => {
     if (!(await isAdmin(teamId, userId))) return undefined;

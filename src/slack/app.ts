@@ -1,7 +1,4 @@
-/**
- * The Bolt app: its receiver (Socket Mode or HTTP), the health routes, and the listeners of
- * every Slack surface (src/slack/listeners/), registered once the coordinator exists.
- */
+/** The Bolt app: its receiver (Socket Mode or HTTP), health routes and the surfaces' listeners. */
 import type { Server } from "node:http";
 import { WebClient } from "@slack/web-api";
 import { App, type CustomRoute, HTTPReceiver, SocketModeReceiver } from "@slack/bolt";
@@ -16,7 +13,7 @@ import { sealingKeys } from "../util/secret-box.ts";
 import { traceSlackRequests } from "../tracing/slack-requests.ts";
 import { boltLogger } from "./bolt-logger.ts";
 import { answerUnrecognised, trackAcks } from "./gate/acks.ts";
-import { OrgMembership, teamGate, teamPolicy } from "./gate/team.ts";
+import { orgMembership, teamGate, teamPolicy } from "./gate/team.ts";
 import {
   type AdminServer,
   healthRoutes,
@@ -40,15 +37,14 @@ import * as workspaceSettings from "./listeners/workspace-settings.ts";
 import {
   type OAuthReceiverOptions,
   oauthReceiverOptions,
-  UninstalledWorkspaces,
+  uninstalledWorkspaces,
 } from "./oauth/install-flow.ts";
 import { WorkspaceRemoval, type WorkspaceRemovalDeps } from "./workspace-removal.ts";
-import { stepKeeper } from "./workflow-steps.ts";
+import { stepKeeper, stepTokenKeys } from "./workflow-steps.ts";
 import { type BotTokens, installedTokens, singleWorkspaceToken } from "./workspace-tokens.ts";
 
 export const SLACK_EVENTS_PATH = "/slack/events";
 
-/** Every Slack surface the app listens on (src/slack/listeners/), one module each. */
 const SURFACES: readonly Surface[] = [
   uninstall,
   command,
@@ -83,11 +79,9 @@ type RemovalParts = Pick<WorkspaceRemovalDeps, "runs" | "budgets" | "workspaces"
 
 export type SlackApp = ReturnType<typeof createSlackApp>;
 
-/** The Bolt app, each workspace's bot token (`tokens`), and `listen` to wire the listeners. */
 export function createSlackApp(options: SlackAppOptions) {
-  const { config, logger, store, workspaceKeys } = options;
-  const slackFetch = options.outbound?.slackFetch;
-  const socketDispatcher = options.outbound?.socketDispatcher;
+  const { config, logger, store, workspaceKeys, tokenTeamId: tokenTeam } = options;
+  const { slackFetch, socketDispatcher } = options.outbound ?? {};
   let ready = false;
   // HTTP mode: Slack's requests come in. Socket Mode: the client's connection, once it exists.
   let slackConnected = (): boolean => true;
@@ -102,7 +96,6 @@ export function createSlackApp(options: SlackAppOptions) {
   const publicRoutes = config.adminPort === undefined ? customRoutes : [];
   let admin: AdminServer | undefined;
   const slackLogger = boltLogger(logger);
-  const socketMode = config.slack.appToken !== undefined;
   const clientBase = baseClientOptions(config, slackFetch);
   // Many workspaces: Bolt serves the install flow and authorizes each event from the store.
   const oauth = config.slack.oauth
@@ -124,15 +117,21 @@ export function createSlackApp(options: SlackAppOptions) {
   function listen(coordinator: TaskCoordinator, home: HomeTab, parts: RemovalParts): void {
     const installations = oauth?.installationStore;
     const removal = new WorkspaceRemoval({ ...parts, store, installations, logger });
-    app.use(gateOf(config, { tokens, removal, logger, slackFetch }, options.tokenTeamId));
+    const onOrgWorkspace = async (teamId: string, enterpriseId: string) => {
+      await tokens.rememberOrganisation(teamId, enterpriseId);
+      void removal
+        .noteOrgWorkspace(enterpriseId, teamId)
+        .catch((err: unknown) => logger.warn({ err }, "could not note a workspace of an org"));
+    };
+    app.use(gateOf(config, slackFetch, logger, { tokenTeam, onOrgWorkspace }));
+    const feedback = new FeedbackRecorder({
+      records: store,
+      metrics: options.metrics ?? noMetrics,
+    });
     const { choices, suggestedPrompts } = config;
     const deps = { coordinator, logger, choices, suggestedPrompts, home, workspaceKeys, removal };
-    const more = {
-      feedback: new FeedbackRecorder({ records: store, metrics: options.metrics ?? noMetrics }),
-      records: store,
-      audit: parts.audit,
-      workflowSteps: stepKeeper(config),
-    };
+    const workflowSteps = stepKeeper(stepTokenKeys(config));
+    const more = { feedback, records: store, audit: parts.audit, workflowSteps };
     for (const surface of SURFACES) surface.register(app, { ...deps, ...more });
   }
 
@@ -144,23 +143,20 @@ export function createSlackApp(options: SlackAppOptions) {
     adminHost: (): string | undefined => admin?.host,
     /** Resolves with the HTTP port (HTTP mode, or Socket Mode's own server). */
     async start(): Promise<number | undefined> {
-      if (config.adminPort !== undefined) {
+      if (config.adminPort !== undefined)
         admin = await startAdminServer(customRoutes, config.adminPort, config.adminHost);
-      }
       const started = (await (config.listenHost === undefined
         ? app.start(config.port)
         : app.start({ port: config.port, host: config.listenHost }))) as unknown;
       ready = true;
-      return listeningPort(started as Server | undefined, socketMode ? config.port : undefined);
+      return listeningPort(started as Server | undefined, config);
     },
     /** Stops taking Slack's requests; the internal port answers (readiness 503) until `closeAdmin`. */
     async stop() {
       ready = false;
       await app.stop();
     },
-    async closeAdmin() {
-      await admin?.close();
-    },
+    closeAdmin: async () => admin?.close(),
   };
 }
 
@@ -200,30 +196,29 @@ export function patientClient(
   });
 }
 
-/** SLACK_API_URL ending in a slash, as the WebClient takes it. */
-const apiUrlOf = (config: Config) => config.slack.apiUrl?.replace(/\/?$/, "/");
-
 export function baseClientOptions(
   config: Config,
   slackFetch: Outbound["slackFetch"] | undefined,
 ): { slackApiUrl?: string; fetch?: Outbound["slackFetch"] } {
-  const apiUrl = apiUrlOf(config);
+  const apiUrl = config.slack.apiUrl; // the WebClient adds its final slash
   return {
     ...(apiUrl ? { slackApiUrl: apiUrl } : {}),
     ...(slackFetch ? { fetch: slackFetch } : {}),
   };
 }
 
-function listeningPort(server: Server | undefined, otherwise: number | undefined) {
+/** Socket Mode: its own server's, on PORT. */
+function listeningPort(server: Server | undefined, config: Config) {
   const address = server && typeof server.address === "function" ? server.address() : undefined;
-  return address && typeof address === "object" ? address.port : otherwise;
+  if (address && typeof address === "object") return address.port;
+  return config.slack.appToken !== undefined ? config.port : undefined;
 }
 
 /** First of all middleware: every payload answered; events of uninstalled workspaces logged. */
 function watchErrors(app: App, logger: Logger): void {
   trackAcks(app, logger);
   app.use(answerUnrecognised(logger));
-  const uninstalled = new UninstalledWorkspaces(logger);
+  const uninstalled = uninstalledWorkspaces(logger);
   app.error(async ({ error }: { readonly error: Error }) => {
     if (!uninstalled.handled(error))
       logger.error({ err: error }, "unhandled error in a Slack listener");
@@ -232,31 +227,21 @@ function watchErrors(app: App, logger: Logger): void {
 
 function gateOf(
   config: Config,
-  parts: {
-    readonly tokens: BotTokens;
-    readonly removal: WorkspaceRemoval;
-    readonly logger: Logger;
-    readonly slackFetch: Outbound["slackFetch"] | undefined;
-  },
-  tokenTeam: string | undefined,
+  slackFetch: Outbound["slackFetch"] | undefined,
+  logger: Logger,
+  more: Pick<Parameters<typeof teamGate>[0], "tokenTeam" | "onOrgWorkspace">,
 ) {
-  const { tokens, removal, logger, slackFetch } = parts;
-  const { oauth } = config.slack;
-  // Its calls come before the payload is acknowledged: one try, 2 s at most (Slack waits 3 s).
-  const quick = new WebClient(undefined, {
-    ...baseClientOptions(config, slackFetch),
-    retryConfig: { retries: 0 },
-    timeout: 2000,
-    logger: boltLogger(logger),
-  });
-  const membership = oauth ? new OrgMembership(quick) : undefined;
-  return teamGate({ logger, policy: teamPolicy(oauth), membership, tokenTeam, onOrgWorkspace });
-  async function onOrgWorkspace(teamId: string, enterpriseId: string) {
-    await tokens.rememberOrganisation(teamId, enterpriseId);
-    void removal
-      .noteOrgWorkspace(enterpriseId, teamId)
-      .catch((err: unknown) => logger.warn({ err }, "could not note a workspace of an org"));
-  }
+  // With OAuth. It asks before a payload is acknowledged: one try, 2 s at most (Slack waits 3 s).
+  const quick =
+    config.slack.oauth &&
+    new WebClient(undefined, {
+      ...baseClientOptions(config, slackFetch),
+      retryConfig: { retries: 0 },
+      timeout: 2000,
+      logger: boltLogger(logger),
+    });
+  const membership = quick ? orgMembership(quick) : undefined;
+  return teamGate({ ...more, logger, policy: teamPolicy(config.slack.oauth), membership });
 }
 
 function workspaceTokens(
@@ -284,31 +269,27 @@ function createReceiver(
   },
 ): SocketModeReceiver | HTTPReceiver {
   const { publicRoutes, slackLogger, socketDispatcher, oauth } = parts;
+  const common = { ...oauth, customRoutes: publicRoutes, logger: slackLogger };
   if (config.slack.appToken !== undefined) {
-    const apiUrl = apiUrlOf(config);
+    const apiUrl = config.slack.apiUrl;
     return new SocketModeReceiver({
-      ...oauth,
+      ...common,
       appToken: config.slack.appToken,
       // The WebSocket and apps.connections.open (wrapped by the client into its fetch).
       ...(socketDispatcher ? { dispatcher: socketDispatcher } : {}),
-      customRoutes: publicRoutes,
       installerOptions: {
         ...oauth?.installerOptions,
         port: config.port,
-        // The Socket Mode client opens its connection through the Web API too (with OAuth: the
-        // installer's clientOptions, spread above).
+        // Socket Mode connects through the Web API too (with OAuth: the clientOptions above).
         ...(oauth || !apiUrl ? {} : { clientOptions: { slackApiUrl: apiUrl } }),
       },
-      logger: slackLogger,
     });
   }
   return new HTTPReceiver({
-    ...oauth,
+    ...common,
     signingSecret: config.slack.signingSecret ?? "",
     endpoints: SLACK_EVENTS_PATH,
-    customRoutes: publicRoutes,
     bodyLimit: SLACK_BODY_LIMIT_BYTES,
     processBeforeResponse: false,
-    logger: slackLogger,
   });
 }

@@ -20,8 +20,7 @@ export function boltLogger(base: Logger): SlackLogger {
     error: (...msg: unknown[]) => logger.error(line(msg)),
     setLevel: (l: LogLevel) => {
       level = l;
-      // Bolt's INFO is chatty about connections; keep pino's level as the ceiling. (Bolt's levels
-      // are named as pino's.)
+      // Bolt's INFO is chatty about connections: pino's level (named alike) is the ceiling.
       if (base.isLevelEnabled(l)) logger.level = l;
     },
     getLevel: () => level,

@@ -1,7 +1,4 @@
-/**
- * What Slack says of a channel: its creator (who manages it in `/task settings`), whether the app
- * or a person is in it; a person's DM with the app (where a channel-less workflow step answers).
- */
+/** What Slack says of a channel (its creator, who is in it), and a person's DM with the app. */
 import type { WebClient } from "@slack/web-api";
 import type { ChannelDirectory } from "../threads/preferences.ts";
 import type { BotMembership, DirectMessages } from "../threads/ports.ts";

@@ -24,7 +24,6 @@ interface FileSourceOptions {
   readonly timeoutMs?: number | undefined;
 }
 
-/** Slack's file host, plus SLACK_API_URL's origin if set. */
 export function fileOrigins(apiUrl: string | undefined): ReadonlySet<string> {
   const origins = new Set([SLACK_FILE_HOST]);
   if (apiUrl) origins.add(new URL(apiUrl).origin);
@@ -83,17 +82,17 @@ export function slackFileSource(options: FileSourceOptions): SlackFileSource {
 }
 
 async function withDetails(client: FileSourceOptions["client"], token: string, file: SlackFileRef) {
-  let info: z.infer<typeof FileInfo>["file"];
-  try {
-    info = FileInfo.parse(await client.files.info({ token, file: file.id })).file;
-  } catch (err) {
-    const code = slackErrorCode(err);
-    throw new FileUnavailableError(
-      code === "missing_scope"
-        ? "the app may not read files (it needs the files:read scope: reinstall it)"
-        : `Slack would not describe it (${code ?? "files.info failed"})`,
-    );
-  }
+  const info = await client.files
+    .info({ token, file: file.id })
+    .then((res) => FileInfo.parse(res).file)
+    .catch((err: unknown) => {
+      const code = slackErrorCode(err);
+      throw new FileUnavailableError(
+        code === "missing_scope"
+          ? "the app may not read files (it needs the files:read scope: reinstall it)"
+          : `Slack would not describe it (${code ?? "files.info failed"})`,
+      );
+    });
   return {
     ...file,
     name: info.name || info.title || file.name || file.id,

@@ -62,8 +62,7 @@ export function healthRoutes(options: {
   ];
 }
 
-/** The WHATWG WebSocket's OPEN readyState. */
-const WEBSOCKET_OPEN = 1;
+const WEBSOCKET_OPEN = 1; // the WHATWG WebSocket's readyState
 
 /**
  * Whether the Socket Mode connection is up: its WebSocket open and Slack's hello received (the
@@ -82,18 +81,8 @@ export function socketModeConnection(client: SocketModeReceiver["client"]): () =
   return () => helloed && client.websocket?.readyState === WEBSOCKET_OPEN;
 }
 
-export interface AdminServer {
-  readonly port: number;
-  readonly host: string;
-  close(): Promise<void>;
-}
-
 /** The internal port (ADMIN_PORT, on ADMIN_HOST): the health routes alone, other paths 404. */
-export async function startAdminServer(
-  routes: readonly CustomRoute[],
-  port: number,
-  host: string,
-): Promise<AdminServer> {
+export async function startAdminServer(routes: readonly CustomRoute[], port: number, host: string) {
   const server = createServer((req, res) => {
     const path = new URL(req.url ?? "/", "http://admin").pathname;
     const route = routes.find(
@@ -116,3 +105,5 @@ export async function startAdminServer(
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }
+
+export type AdminServer = Awaited<ReturnType<typeof startAdminServer>>;

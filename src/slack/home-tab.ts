@@ -1,7 +1,4 @@
-/**
- * A person's App Home tab (`views.publish`): at once when they open it or change their defaults;
- * after their tasks change, at most once per interval (changes meanwhile coalesced into one).
- */
+/** A person's App Home tab (`views.publish`): at once when asked, else at most once an interval. */
 import type { WebClient } from "@slack/web-api";
 import type { Logger } from "pino";
 import type { HomeRefresher } from "../threads/ports.ts";

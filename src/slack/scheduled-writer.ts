@@ -1,7 +1,4 @@
-/**
- * A SlackWriter whose every call goes through the workspace's SlackScheduler: edits coalesced per
- * message, the rest waiting for its method's budget, a 429 (the inner WebClient's) pausing it.
- */
+/** A SlackWriter whose calls wait for their method's budget; edits coalesce, a 429 pauses them. */
 import {
   BudgetWaitExceeded,
   type ScheduleOptions,
@@ -18,7 +15,6 @@ const START_AT_ONCE_MS = 250;
 /** Slack's answers when it ended a stream itself. */
 const STREAM_ENDED = new Set(["message_not_in_streaming_state", "stopped_by_user"]);
 
-/** A call of the workspace's, sent when its method's budget allows. */
 type Run = <T>(method: string, fn: () => Promise<T>, options?: ScheduleOptions) => Promise<T>;
 
 export function scheduledWriter(

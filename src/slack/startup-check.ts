@@ -5,6 +5,7 @@ import type { Config } from "../config/config.ts";
 import { StartupError } from "../util/startup-error.ts";
 import { baseClientOptions } from "./app.ts";
 import { boltLogger } from "./bolt-logger.ts";
+import { inCauses } from "./oauth/install-flow.ts";
 
 /** `auth.test` with a quiet client (two quick retries): the token's workspace, or StartupError. */
 export async function verifySlack(
@@ -31,45 +32,27 @@ export async function verifySlack(
 
 function slackStartupProblem(err: unknown, apiUrl: string | undefined): string {
   const where = apiUrl ?? "https://slack.com/api/";
-  const e = err as { data?: { error?: unknown }; original?: unknown };
+  const e = err as { data?: { error?: unknown } };
   const platform = typeof e.data?.error === "string" ? e.data.error : undefined;
-  if (platform === "invalid_auth" || platform === "not_authed" || platform === "account_inactive") {
+  if (platform === "invalid_auth" || platform === "not_authed" || platform === "account_inactive")
     return `Slack refused the bot token (${platform}): check SLACK_BOT_TOKEN (Bot User OAuth Token, xoxb-…, from the app's OAuth & Permissions page; reinstall the app if it was revoked).`;
-  }
-  if (platform === "token_revoked" || platform === "token_expired") {
+  if (platform === "token_revoked" || platform === "token_expired")
     return `Slack says the bot token is no longer valid (${platform}): reinstall the app and set the new SLACK_BOT_TOKEN.`;
-  }
   if (platform !== undefined) return `Slack refused auth.test at start-up (${platform}).`;
-  const cause = e.original ?? err;
-  const proxyStatus = inCauses(cause, (c) => {
+  const proxyStatus = inCauses(err, (c) => {
     const status =
       typeof c.message === "string" ? /Proxy response \((\d{3})\)/.exec(c.message) : null;
     return status ? Number(status[1]) : undefined;
   });
-  if (proxyStatus !== undefined) {
+  if (proxyStatus !== undefined)
     return proxyStatus === 407
       ? `Cannot reach Slack at ${where}: the proxy asks for credentials (407): check the user and password in HTTPS_PROXY (or HTTP_PROXY).`
       : `Cannot reach Slack at ${where}: the proxy refused to connect to it (${proxyStatus}): check HTTPS_PROXY, HTTP_PROXY and NO_PROXY.`;
-  }
   // A system error code (ENOTFOUND, ECONNREFUSED…).
-  const code = inCauses(cause, (c) =>
+  const code = inCauses(err, (c) =>
     typeof c.code === "string" && /^E[A-Z_]+$/.test(c.code) ? c.code : undefined,
   );
-  if (code !== undefined) {
+  if (code !== undefined)
     return `Cannot reach Slack at ${where} (${code}): check DNS, the network, HTTPS_PROXY, or SLACK_API_URL.`;
-  }
   return `Cannot reach Slack at ${where}: ${err instanceof Error ? err.message : String(err)}.`;
-}
-
-/** What `pick` finds first in an error or its causes (5 deep: undici wraps a proxy's refusal). */
-function inCauses<T>(
-  err: unknown,
-  pick: (e: { message?: unknown; code?: unknown }) => T | undefined,
-): T | undefined {
-  for (let e = err, depth = 0; e && depth < 5; depth++) {
-    const found = pick(e as { message?: unknown; code?: unknown });
-    if (found !== undefined) return found;
-    e = (e as { cause?: unknown }).cause;
-  }
-  return undefined;
 }

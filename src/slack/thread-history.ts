@@ -46,14 +46,6 @@ const UserInfo = z.object({
   }),
 });
 
-interface HistoryOptions {
-  readonly client: Pick<WebClient, "conversations" | "users">;
-  readonly tokenFor: (teamId: string) => string | undefined | Promise<string | undefined>;
-  readonly scheduler: Pick<SlackScheduler, "schedule">;
-  readonly waitMs: number;
-  readonly now?: () => number;
-}
-
 /** Ids seen in the messages (authors and mentions), most recent first, up to MAX_AUTHORS. */
 function peopleIn(kept: readonly Reply[]): string[] {
   const ids = new Set<string>();
@@ -77,7 +69,13 @@ function asMessage(m: Reply, known: ReadonlyMap<string, string>): ThreadMessage 
   };
 }
 
-export function slackThreadHistory(options: HistoryOptions): ThreadHistory {
+export function slackThreadHistory(options: {
+  readonly client: Pick<WebClient, "conversations" | "users">;
+  readonly tokenFor: (teamId: string) => string | undefined | Promise<string | undefined>;
+  readonly scheduler: Pick<SlackScheduler, "schedule">;
+  readonly waitMs: number;
+  readonly now?: () => number;
+}): ThreadHistory {
   const { client, waitMs } = options;
   const call = async <T>(teamId: string, method: string, fn: (auth: object) => Promise<T>) => {
     const auth = { token: await options.tokenFor(teamId) };

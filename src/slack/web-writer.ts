@@ -132,9 +132,8 @@ function files(
             filename: f.filename,
             length: f.bytes.length,
           });
-          if (!target.upload_url || !target.file_id) {
+          if (!target.upload_url || !target.file_id)
             throw new Error("files.getUploadURLExternal returned no upload URL");
-          }
           await send(target.upload_url, f.bytes, withToken.token);
           uploaded.push({ id: target.file_id, title: f.title ?? f.filename });
         }
@@ -195,10 +194,8 @@ function streams(
 
     async appendStream(channelId, ts, markdown, steps) {
       const at = { ...(await auth()), channel: channelId, ts };
-      if (!steps || steps.length === 0) {
-        await client.chat.appendStream({ ...at, markdown_text: markdown });
-        return;
-      }
+      if (!steps?.length)
+        return void (await client.chat.appendStream({ ...at, markdown_text: markdown }));
       // Steps go as chunks, and then the text goes as a chunk too (one or the other per call).
       const text = markdown === "" ? [] : [{ type: "markdown_text" as const, text: markdown }];
       const updates = steps.map((s) => ({ type: "task_update" as const, ...s }));

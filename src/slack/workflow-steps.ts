@@ -22,18 +22,12 @@ const binding = (executionId: string): string => `step:${executionId}#token`;
 export const stepTokenKeys = (config: Pick<Config, "encryptionKeys">): readonly SealingKey[] =>
   config.encryptionKeys.length > 0 ? sealingKeys(config.encryptionKeys) : [];
 
-export function keptToken(
-  executionId: string,
-  token: string,
-  keys: readonly SealingKey[],
-): WorkflowStep {
-  return { executionId, token: keys.length > 0 ? seal(token, keys, binding(executionId)) : token };
-}
-
-export function stepKeeper(config: Pick<Config, "encryptionKeys">) {
-  const keys = stepTokenKeys(config);
-  return { keep: (executionId: string, token: string) => keptToken(executionId, token, keys) };
-}
+export const stepKeeper = (keys: readonly SealingKey[]) => ({
+  keep: (executionId: string, token: string): WorkflowStep => ({
+    executionId,
+    token: keys.length > 0 ? seal(token, keys, binding(executionId)) : token,
+  }),
+});
 
 export const OUTPUTS_REFUSED =
   "The task completed, but Slack refused its outputs for this step; the answer is in its thread";
@@ -69,22 +63,18 @@ export function slackWorkflowSteps(options: {
         const link =
           thread && threadLink(await options.teamUrl(teamId), thread.channelId, thread.threadTs);
         const ending = { ...result, link };
-        const function_execution_id = step.executionId;
-        if (result.state === "completed") {
-          const outputs = { ...stepOutputs(ending) };
+        const execution = { token, function_execution_id: step.executionId };
+        const fail = (error: string) => client.functions.completeError({ ...execution, error });
+        if (result.state !== "completed") await fail(stepError(ending));
+        else
           await client.functions
-            .completeSuccess({ token, function_execution_id, outputs })
+            .completeSuccess({ ...execution, outputs: { ...stepOutputs(ending) } })
             .catch(async (err: unknown) => {
               // Outputs Slack refuses would leave the step running: fail it, saying where.
               if (slackErrorCode(err) !== "invalid_arguments") throw err;
               log.warn("Slack refused a workflow step's outputs; failing the step instead");
-              const error = stepError({ ...ending, state: "error", reason: OUTPUTS_REFUSED });
-              await client.functions.completeError({ token, function_execution_id, error });
+              await fail(stepError({ ...ending, state: "error", reason: OUTPUTS_REFUSED }));
             });
-        } else {
-          const error = stepError(ending);
-          await client.functions.completeError({ token, function_execution_id, error });
-        }
         log.info({ state: result.state }, "workflow step ended");
       } catch (err) {
         const code = slackErrorCode(err);

@@ -1,19 +1,12 @@
-/**
- * Uninstalling the app (or revoking its bot token): the workspace's runs stop, its installation
- * and every record of it are forgotten; an org-wide install's, with each workspace of it seen.
- */
+/** Uninstalled (or its bot token revoked): a workspace's runs stop, and every record of it goes. */
 import type { InstallationStore } from "@slack/bolt";
 import type { Logger } from "pino";
 import { z } from "zod";
 import { type AuditTrail, BY_SLACK } from "../store/audit.ts";
-import { InstallationNotFoundError } from "../store/installations.ts";
+import { type InstallationKey, InstallationNotFoundError } from "../store/installations.ts";
 import type { ThreadStore } from "../store/types.ts";
 
-export interface InstallKey {
-  readonly teamId: string | undefined;
-  readonly enterpriseId: string | undefined;
-  readonly isEnterpriseInstall: boolean;
-}
+export type InstallKey = InstallationKey;
 
 export interface WorkspaceRemovalDeps {
   /** Stops a workspace's runs without a word to Slack. */
@@ -56,12 +49,11 @@ export class WorkspaceRemoval {
       return this.#forgetOrg(key.enterpriseId, key.teamId);
     if (!key.teamId) return;
     await this.#forgetTeam(key.teamId, key.enterpriseId);
-    if (!installations) {
+    if (!installations)
       logger.error(
         { team: key.teamId },
         "the app was uninstalled from its workspace (or its bot token revoked): SLACK_BOT_TOKEN is no longer valid; install the app again and set its new token",
       );
-    }
   }
 
   /** People's user tokens were revoked: they leave the installation, the bot stays. */

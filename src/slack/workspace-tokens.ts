@@ -1,7 +1,4 @@
-/**
- * Each workspace's bot token for calls outside a Slack request (a run's edits, a Home refresh):
- * the configured one, or its installation's. Tokens leave this module only into a Web API call.
- */
+/** Each workspace's bot token outside a Slack request: the configured one or its installation's. */
 import type { InstallProvider } from "@slack/oauth";
 import type { WebClient } from "@slack/web-api";
 import type { RecordStore } from "../store/types.ts";
@@ -16,11 +13,9 @@ export interface BotTokens {
 }
 
 export class WorkspaceNotInstalledError extends Error {
-  readonly teamId: string;
   constructor(teamId: string) {
     super(`the app is not installed in workspace ${teamId}`);
     this.name = "WorkspaceNotInstalledError";
-    this.teamId = teamId;
   }
 }
 

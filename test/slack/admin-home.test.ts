@@ -73,7 +73,7 @@ describe("who administers a workspace", () => {
     ({ users: { info: async () => ({ ok: true, user: { id: "U1", ...user } }) } }) as never;
 
   it("is an active admin or owner of that very workspace, as Stop checks", async () => {
-    const where = { teamId: "T1" };
+    const where = "T1";
     expect(await isWorkspaceAdmin(slackSays({ team_id: "T1", is_admin: true }), "U1", where)).toBe(
       true,
     );

@@ -9,7 +9,7 @@ import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { SlackOAuthConfig } from "../../src/config/workspaces.ts";
 import { answerPrivately, namePayload, olderVersion } from "../../src/slack/gate/acks.ts";
-import { declaredTeam, OrgMembership, teamPolicy } from "../../src/slack/gate/team.ts";
+import { declaredTeam, orgMembership, teamPolicy } from "../../src/slack/gate/team.ts";
 import { type LocalSlack, startLocalSlack } from "../../tools/local-slack/index.ts";
 import {
   blockActionPayload,
@@ -117,7 +117,7 @@ describe("an organisation's workspaces (auth.teams.list)", () => {
 
   it("says yes for a listed workspace and no for another, asking once for both", async () => {
     let now = 1_700_000_000_000;
-    const members = new OrgMembership(client, () => now);
+    const members = orgMembership(client, () => now);
     const before = asked();
     expect(await members.isMember("E0ORG", "T0ORG1", token)).toBe(true);
     expect(await members.isMember("E0ORG", "T0ORG2", token)).toBe(true);
@@ -136,12 +136,12 @@ describe("an organisation's workspaces (auth.teams.list)", () => {
     const res = await client.auth.teams.list({ token, limit: 2 });
     expect(res.teams).toHaveLength(2);
     expect(res.response_metadata?.next_cursor).toBeTruthy();
-    const members = new OrgMembership(client);
+    const members = orgMembership(client);
     expect(await members.isMember("E0ORG", "T0PAGE4", token)).toBe(true);
   });
 
   it("fails when Slack refuses, so the caller can refuse the payload", async () => {
-    const members = new OrgMembership(client);
+    const members = orgMembership(client);
     await expect(members.isMember("E0ORG", "T0ORG1", "xoxb-not-issued")).rejects.toThrow(
       /invalid_auth/,
     );

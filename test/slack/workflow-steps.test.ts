@@ -9,7 +9,7 @@ import { WebClient } from "@slack/web-api";
 import pino from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { keptToken, RUN_TASK, slackWorkflowSteps } from "../../src/slack/workflow-steps.ts";
+import { RUN_TASK, slackWorkflowSteps, stepKeeper } from "../../src/slack/workflow-steps.ts";
 import { createMemoryStore } from "../support/fakes/memory-store.ts";
 import { sealingKeys } from "../../src/util/secret-box.ts";
 import {
@@ -55,7 +55,7 @@ const ends = () => slack.calls.filter((c) => c.method.startsWith("functions.comp
 describe("ending a Run a task step", () => {
   it("ends it once, with its own token kept sealed, however often and wherever asked", async () => {
     const { id, token } = await slack.executeFunction({ callbackId: RUN_TASK }, undefined);
-    const step = keptToken(id, token, KEYS);
+    const step = stepKeeper(KEYS).keep(id, token);
     expect(step.token).not.toContain(token);
     const ender = steps();
     const result = { state: "completed", answer: "Done.", files: ["a.md"], thread } as const;
@@ -76,7 +76,7 @@ describe("ending a Run a task step", () => {
     const { id, token } = await slack.executeFunction({ callbackId: RUN_TASK }, undefined);
     const answer = "日本語のテキスト🎉".repeat(400); // far past 4,000 UTF-8 bytes
     const result = { state: "completed", answer, files: [], thread } as const;
-    await steps([]).end("T0001", keptToken(id, token, []), result);
+    await steps([]).end("T0001", stepKeeper([]).keep(id, token), result);
     // The double refuses a string output past 4,000 bytes: the end went through.
     expect(ends().map((c) => c.response.ok)).toEqual([true]);
     const cut = String(slack.execution(id)?.outputs?.answer);
@@ -95,7 +95,7 @@ describe("ending a Run a task step", () => {
       files: [],
       thread,
     } as const;
-    await steps().end("T0001", keptToken(id, token, KEYS), result);
+    await steps().end("T0001", stepKeeper(KEYS).keep(id, token), result);
     expect(slack.execution(id)).toMatchObject({
       status: "failed",
       error: `The task was stopped: it reached the maximum run time of 1h 00m (thread: ${slack.teamUrl}archives/C0GENERAL/p1700000000000100)`,
@@ -106,7 +106,7 @@ describe("ending a Run a task step", () => {
     const { id, token } = await slack.executeFunction({ callbackId: RUN_TASK }, undefined);
     const other = sealingKeys([Buffer.alloc(32, 9).toString("base64")]);
     const result = { state: "error", answer: "", reason: "no", files: [] } as const;
-    await steps().end("T0001", keptToken(id, token, other), result);
+    await steps().end("T0001", stepKeeper(other).keep(id, token), result);
     expect(ends()).toEqual([]);
     expect(slack.execution(id)?.status).toBe("running");
   });

@@ -1,25 +1,27 @@
 /**
- * Every Slack payload acknowledged, and answered privately whatever it is. Bolt 5 acknowledges
- * events itself, but not a button, form, shortcut or command no listener matches: HTTP answers
- * 404 after 3 s, Socket Mode nothing, and the person sees an error (Bolt's App.processEvent,
- * HTTPResponseAck, SocketModeResponseAck).
+ * Every Slack payload acknowledged and answered privately. Bolt 5 acks events itself, not a button,
+ * form, shortcut or command no listener matches: HTTP answers 404 after 3 s, Socket Mode nothing,
+ * and the person sees an error (Bolt's App.processEvent, HTTPResponseAck, SocketModeResponseAck).
  */
 import type { AllMiddlewareArgs, AnyMiddlewareArgs, App, Middleware } from "@slack/bolt";
 import type { Logger } from "pino";
 import { z } from "zod";
 import { noticeModal } from "../../view/blocks.ts";
 
+/** Payload kinds by `type` (a command: by `command`), and what an older version's one is called. */
+const KINDS = {
+  block_actions: "button",
+  view_submission: "form",
+  view_closed: "form",
+  shortcut: "shortcut",
+  message_action: "shortcut",
+  command: "command",
+} as const;
+type Kind = keyof typeof KINDS;
+
 /** What an older version's button, form or shortcut is answered with. */
 export function olderVersion(kind: string): string {
-  const what =
-    kind === "view_submission" || kind === "view_closed"
-      ? "form"
-      : kind === "shortcut" || kind === "message_action"
-        ? "shortcut"
-        : kind === "command"
-          ? "command"
-          : "button";
-  return `This ${what} belongs to an older version of Task Agent, so nothing happened. Start a new task with \`/task\`.`;
+  return `This ${(KINDS as Partial<Record<string, string>>)[kind] ?? "button"} belongs to an older version of Task Agent, so nothing happened. Start a new task with \`/task\`.`;
 }
 
 /** The context key holding whether the payload was acknowledged (not one of Bolt's own). */
@@ -70,6 +72,7 @@ export function answerUnrecognised(logger: Logger): Middleware<AnyMiddlewareArgs
   };
 }
 
+/** What the gate and the answers read of any payload (its kind, ids, sender, workspace). */
 const Payload = z.object({
   type: z.string().optional(),
   command: z.string().optional(),
@@ -77,12 +80,16 @@ const Payload = z.object({
   trigger_id: z.string().optional(),
   response_url: z.string().optional(),
   user_id: z.string().optional(),
-  user: z.object({ id: z.string().optional() }).nullish(),
+  team_id: z.string().nullish(),
+  authorizations: z.array(z.object({ team_id: z.string().nullish() }).nullish()).nullish(),
+  team: z.object({ id: z.string().nullish() }).nullish(),
+  user: z.object({ id: z.string().optional(), team_id: z.string().nullish() }).nullish(),
   view: z
     .object({
       id: z.string().optional(),
       type: z.string().optional(),
       callback_id: z.string().optional(),
+      app_installed_team_id: z.string().nullish(),
     })
     .nullish(),
   actions: z.array(z.object({ action_id: z.string().optional() })).optional(),
@@ -90,31 +97,16 @@ const Payload = z.object({
 });
 type Payload = z.infer<typeof Payload>;
 
-const KINDS = [
-  "block_actions",
-  "view_submission",
-  "view_closed",
-  "shortcut",
-  "message_action",
-] as const;
+export const readPayload = (body: unknown): Payload => Payload.safeParse(body).data ?? {};
 
-/** `id`: the name the app knows it by (action, callback or command). */
-interface PayloadName {
-  readonly kind: "command" | "event" | "options" | "other" | (typeof KINDS)[number];
-  readonly id: string | undefined;
-  readonly userId: string | undefined;
-}
-
-const parse = (body: unknown): Payload => Payload.safeParse(body).data ?? {};
-
-/** Names a payload for the log and for choosing how to answer (never its content). */
-export function namePayload(body: unknown): PayloadName {
-  const p = parse(body);
+/** A payload's kind and `id` (its action, callback or command) for the log and the answer. */
+export function namePayload(body: unknown) {
+  const p = readPayload(body);
   const userId = p.user?.id ?? p.user_id;
-  if (p.event) return { kind: "event", id: p.event.type, userId };
-  if (p.command !== undefined) return { kind: "command", id: p.command, userId };
-  if (p.type === "block_suggestion") return { kind: "options", id: p.callback_id, userId };
-  const kind = KINDS.find((k) => k === p.type) ?? "other";
+  if (p.event) return { kind: "event" as const, id: p.event.type, userId };
+  if (p.command !== undefined) return { kind: "command" as const, id: p.command, userId };
+  if (p.type === "block_suggestion") return { kind: "options" as const, id: p.callback_id, userId };
+  const kind = (Object.keys(KINDS) as Kind[]).find((k) => k === p.type) ?? "other";
   const id =
     kind === "block_actions"
       ? p.actions?.[0]?.action_id
@@ -132,15 +124,14 @@ interface Answerable {
   readonly client: Pick<AllMiddlewareArgs["client"], "views">;
 }
 
-/** Bolt's middleware arguments differ by payload kind: the parts an answer needs. */
 export function answerableOf(args: AnyMiddlewareArgs & AllMiddlewareArgs): Answerable {
   const loose = args as unknown as Partial<Pick<Answerable, "ack" | "respond">>;
   return { body: args.body, ack: loose.ack, respond: loose.respond, client: args.client };
 }
 
 /**
- * Acknowledges the payload and tells its sender `text` privately, the way Slack's interactivity
- * pages name for each kind; nothing for an event or a closed modal; options are answered empty.
+ * Acks the payload and tells its sender `text` privately, the way Slack's interactivity pages name
+ * for each kind; nothing for an event or a closed modal; options are answered empty.
  */
 export async function answerPrivately(
   payload: Answerable,
@@ -148,7 +139,7 @@ export async function answerPrivately(
   logger: Logger,
 ): Promise<void> {
   const { ack, respond, client } = payload;
-  const p = parse(payload.body);
+  const p = readPayload(payload.body);
   const { kind } = namePayload(payload.body);
   if (!ack) return;
   if (kind === "command") return ack({ response_type: "ephemeral", text });

@@ -6,19 +6,15 @@
 import type { AnyMiddlewareArgs, Context, Middleware } from "@slack/bolt";
 import type { WebClient } from "@slack/web-api";
 import type { Logger } from "pino";
-import { z } from "zod";
 import type { SlackOAuthConfig } from "../../config/workspaces.ts";
 import { remembered } from "../remembered.ts";
-import { answerableOf, answerPrivately, namePayload } from "./acks.ts";
+import { answerableOf, answerPrivately, namePayload, readPayload } from "./acks.ts";
 
 const listed = (ids: ReadonlySet<string>, teamId?: string, enterpriseId?: string): boolean =>
   (teamId !== undefined && ids.has(teamId)) ||
   (enterpriseId !== undefined && ids.has(enterpriseId));
 
-/**
- * With OAuth, which workspaces may install and use the app (TASK_ALLOWED_TEAMS) and which may
- * spend TASK_API_KEY while they have no key of their own (TASK_API_KEY_FOR). Pure.
- */
+/** Who may use the app (TASK_ALLOWED_TEAMS) and is lent TASK_API_KEY (TASK_API_KEY_FOR). */
 export function teamPolicy(oauth: SlackOAuthConfig | undefined) {
   return {
     allows: (teamId: string | undefined, enterpriseId: string | undefined): boolean =>
@@ -30,27 +26,12 @@ export function teamPolicy(oauth: SlackOAuthConfig | undefined) {
   };
 }
 
-/** What a person of a workspace the operator does not allow is told. */
-export const notAllowedText = (teamId: string | undefined): string =>
-  `Task Agent is not enabled for this workspace${teamId ? ` (${teamId})` : ""}. Ask the people who run Task Agent to add it to TASK_ALLOWED_TEAMS.`;
-
 /** Events Bolt delivers unauthorised (the tokens are gone); the uninstall listener reads them. */
 const UNAUTHORISED_EVENTS = new Set(["app_uninstalled", "tokens_revoked"]);
 
-const Declared = z.object({
-  team_id: z.string().nullish(),
-  authorizations: z.array(z.object({ team_id: z.string().nullish() }).nullish()).nullish(),
-  event: z.unknown().optional(),
-  command: z.string().optional(),
-  team: z.object({ id: z.string().nullish() }).nullish(),
-  user: z.object({ team_id: z.string().nullish() }).nullish(),
-  view: z.object({ app_installed_team_id: z.string().nullish() }).nullish(),
-});
-
 /** The workspace a payload names, read where Bolt reads it to authorise (App.buildSource). */
 export function declaredTeam(body: unknown): string | undefined {
-  const p = Declared.safeParse(body).data;
-  if (!p) return undefined;
+  const p = readPayload(body);
   if (p.event !== undefined) return p.authorizations?.[0]?.team_id || p.team_id || undefined;
   if (p.command !== undefined) return p.team_id || undefined;
   return p.view?.app_installed_team_id || p.team?.id || p.user?.team_id || undefined;
@@ -59,8 +40,7 @@ export function declaredTeam(body: unknown): string | undefined {
 interface TeamGateOptions {
   readonly logger: Logger;
   readonly policy: ReturnType<typeof teamPolicy>;
-  /** Many workspaces. */
-  readonly membership: OrgMembership | undefined;
+  readonly membership: ReturnType<typeof orgMembership> | undefined;
   /** One workspace: its token's own (auth.test). */
   readonly tokenTeam: string | undefined;
   /** A workspace confirmed as one of an org-wide install's (its token is the organisation's). */
@@ -88,7 +68,8 @@ async function refusal(
     return { text: OTHER_TEAM, reason: "the payload names another workspace" };
   }
   if (!options.policy.allows(teamId, enterpriseId)) {
-    return { text: notAllowedText(teamId), reason: "not in TASK_ALLOWED_TEAMS" };
+    const text = `Task Agent is not enabled for this workspace (${teamId}). Ask the people who run Task Agent to add it to TASK_ALLOWED_TEAMS.`;
+    return { text, reason: "not in TASK_ALLOWED_TEAMS" };
   }
   if (!auth.isEnterpriseInstall || !options.membership) return undefined;
   if (!enterpriseId || !auth.botToken) return { text: NOT_MEMBER, reason: "no organisation" };
@@ -120,11 +101,10 @@ export function teamGate(options: TeamGateOptions): Middleware<AnyMiddlewareArgs
       return answerPrivately(answerableOf(args), refused.text, logger);
     }
     // Only a workspace the organisation's token listed (checked above) is noted as its own.
-    if (options.membership && auth.isEnterpriseInstall && auth.enterpriseId && auth.teamId) {
+    if (options.membership && auth.isEnterpriseInstall && auth.enterpriseId && auth.teamId)
       await options
         .onOrgWorkspace(auth.teamId, auth.enterpriseId)
         .catch((err: unknown) => logger.warn({ err }, "could not note a workspace of an org"));
-    }
     await args.next();
   };
 }
@@ -141,44 +121,30 @@ const MAX_PAGES = 100;
  * Whether a workspace belongs to an org-wide install's organisation (Enterprise Grid): its token's
  * `auth.teams.list` ("the workspaces your org-wide app has been approved for", Slack's method page).
  */
-export class OrgMembership {
-  readonly #client: Pick<WebClient, "auth">;
-  readonly #now: () => number;
-  readonly #listed = new Map<string, { teams: ReadonlySet<string>; at: number }>();
-  /** One listing at a time per organisation (none kept: `#listed` is). */
-  readonly #lookups = remembered<ReadonlySet<string>>({ ttlMs: 0, max: 0, keep: () => false });
-
-  constructor(client: Pick<WebClient, "auth">, now: () => number = Date.now) {
-    this.#client = client;
-    this.#now = now;
-  }
-
-  /** Whether `teamId` is a workspace of `enterpriseId`; `token` is the organisation's. */
-  async isMember(enterpriseId: string, teamId: string, token: string): Promise<boolean> {
-    const known = this.#listed.get(enterpriseId);
-    const age = known ? this.#now() - known.at : Number.POSITIVE_INFINITY;
-    if (known?.teams.has(teamId) && age < MEMBER_TTL_MS) return true;
-    if (known && !known.teams.has(teamId) && age < RECHECK_MS) return false;
-    return (await this.#list(enterpriseId, token)).has(teamId);
-  }
-
-  #list(enterpriseId: string, token: string): Promise<ReadonlySet<string>> {
-    return this.#lookups(enterpriseId, async () => {
-      const teams = await this.#fetch(token);
-      this.#listed.set(enterpriseId, { teams, at: this.#now() });
-      return teams;
-    });
-  }
-
-  async #fetch(token: string): Promise<ReadonlySet<string>> {
+export function orgMembership(client: Pick<WebClient, "auth">, now: () => number = Date.now) {
+  const listed = new Map<string, { teams: ReadonlySet<string>; at: number }>();
+  // One listing at a time per organisation (none kept here: `listed` is).
+  const listing = remembered<ReadonlySet<string>>({ ttlMs: 0, max: 0, keep: () => false });
+  const list = async (enterpriseId: string, token: string) => {
     const teams = new Set<string>();
     let cursor: string | undefined;
     for (let page = 0; page < MAX_PAGES; page++) {
-      const res = await this.#client.auth.teams.list({ token, limit: PAGE, cursor });
+      const res = await client.auth.teams.list({ token, limit: PAGE, cursor });
       for (const team of res.teams ?? []) if (team.id) teams.add(team.id);
       cursor = res.response_metadata?.next_cursor || undefined;
       if (!cursor) break;
     }
+    listed.set(enterpriseId, { teams, at: now() });
     return teams;
-  }
+  };
+  return {
+    /** Whether `teamId` is a workspace of `enterpriseId`; `token` is the organisation's. */
+    async isMember(enterpriseId: string, teamId: string, token: string): Promise<boolean> {
+      const known = listed.get(enterpriseId);
+      const age = known ? now() - known.at : Number.POSITIVE_INFINITY;
+      if (known?.teams.has(teamId) && age < MEMBER_TTL_MS) return true;
+      if (known && !known.teams.has(teamId) && age < RECHECK_MS) return false;
+      return (await listing(enterpriseId, () => list(enterpriseId, token))).has(teamId);
+    },
+  };
 }

@@ -1,7 +1,4 @@
-/**
- * Many workspaces: Bolt's OAuth install flow (`/slack/install`, `/slack/oauth_redirect`) with a
- * `state` that works once; and the report of events from workspaces without the app.
- */
+/** Bolt's OAuth install flow, its `state` single-use; events of workspaces without an install. */
 import { createHash } from "node:crypto";
 import {
   type CallbackOptions,
@@ -80,7 +77,6 @@ export function singleUseStateStore(
   };
 }
 
-/** What both receivers take to serve the OAuth flow. */
 export type OAuthReceiverOptions = ReturnType<typeof oauthReceiverOptions>;
 
 export function oauthReceiverOptions(
@@ -125,9 +121,8 @@ export function oauthReceiverOptions(
         async afterInstallation(installation, _options, _req, res) {
           const team = installation.team?.id;
           const enterprise = installation.enterprise?.id;
-          if (policy.allows(installation.isEnterpriseInstall ? undefined : team, enterprise)) {
+          if (policy.allows(installation.isEnterpriseInstall ? undefined : team, enterprise))
             return true;
-          }
           logger.warn({ team, enterprise }, "refused an install: not in TASK_ALLOWED_TEAMS");
           res.writeHead(403, { "content-type": "text/html; charset=utf-8" });
           res.end(refusedInstallPage(team ?? enterprise));
@@ -162,65 +157,63 @@ function refusedInstallPage(id: string | undefined): string {
   return `<!DOCTYPE html><html><head><meta charset="utf-8"><title>Not enabled</title></head><body><p>Task Agent is not enabled for this workspace${which}. Ask the people who run Task Agent to add it to TASK_ALLOWED_TEAMS, then install it again.</p></body></html>`;
 }
 
-/** The store's error behind a failed authorization, when it is one of `kind`. */
-function storeError<T extends Error>(
+/**
+ * What `pick` finds first in an error or what it wraps (`original`: the WebClient's and Bolt's;
+ * `cause`), 5 deep: undici wraps a proxy's refusal, Bolt a store's error twice.
+ */
+export function inCauses<T>(
   err: unknown,
-  kind: abstract new (...args: never[]) => T,
+  pick: (e: { message?: unknown; code?: unknown }) => T | undefined,
 ): T | undefined {
-  // Bolt wraps the store's error twice (@slack/oauth's, then Bolt's AuthorizationError).
   for (let e = err, depth = 0; e && depth < 5; depth++) {
-    if (e instanceof kind) return e;
+    const found = pick(e as { message?: unknown; code?: unknown });
+    if (found !== undefined) return found;
     const { original, cause } = e as { original?: unknown; cause?: unknown };
     e = original ?? cause;
   }
   return undefined;
 }
 
+/** The store's error behind a failed authorization (Bolt wraps it twice), when one of `kind`. */
+const storeError = <T extends Error>(err: unknown, kind: abstract new (...args: never[]) => T) =>
+  inCauses(err, (e) => (e instanceof kind ? e : undefined));
+
 const REPORT_AGAIN_MS = 3600_000;
 const REMEMBERED = 1000;
 
 /** Events of a workspace without a usable installation are ignored, each logged hourly at most. */
-export class UninstalledWorkspaces {
-  readonly #logger: Logger;
-  readonly #now: () => number;
-  readonly #reported = new Map<string, number>();
-
-  constructor(logger: Logger, now: () => number = Date.now) {
-    this.#logger = logger;
-    this.#now = now;
-  }
-
-  /** Whether Bolt's `error` is an authorization that found no usable installation (logged). */
-  handled(error: unknown): boolean {
-    const missing = storeError(error, InstallationNotFoundError);
-    const unreadable = storeError(error, InstallationUnreadableError);
-    const key = missing?.key ?? unreadable?.key;
-    if (!key) return false;
-    if (!this.#due(`${missing ? "missing" : "unreadable"}:${nameOf(key)}`)) return true;
-    if (missing) {
-      this.#logger.warn(
-        whose(key),
-        `ignored an event from a workspace where the app is not installed (install it from ${OAUTH_INSTALL_PATH})`,
-      );
-    } else {
-      // The message says why and what to do, and names no secret: an error for the operator.
-      this.#logger.error(whose(key), `ignored an event: ${unreadable?.message}`);
-    }
-    return true;
-  }
-
+export function uninstalledWorkspaces(logger: Logger, now: () => number = Date.now) {
+  const reported = new Map<string, number>();
   /** Whether `name` was not reported within the hour (it is now). */
-  #due(name: string): boolean {
-    const now = this.#now();
-    const last = this.#reported.get(name);
-    if (last !== undefined && now - last < REPORT_AGAIN_MS) return false;
-    this.#reported.delete(name);
-    this.#reported.set(name, now);
+  const due = (name: string): boolean => {
+    const last = reported.get(name);
+    if (last !== undefined && now() - last < REPORT_AGAIN_MS) return false;
+    reported.delete(name);
+    reported.set(name, now());
     // Oldest first in a Map: forget the longest-reported beyond the cap.
-    if (this.#reported.size > REMEMBERED)
-      this.#reported.delete(this.#reported.keys().next().value ?? "");
+    if (reported.size > REMEMBERED) reported.delete(reported.keys().next().value ?? "");
     return true;
-  }
+  };
+  return {
+    /** Whether Bolt's `error` is an authorization that found no usable installation (logged). */
+    handled(error: unknown): boolean {
+      const missing = storeError(error, InstallationNotFoundError);
+      const unreadable = storeError(error, InstallationUnreadableError);
+      const key = missing?.key ?? unreadable?.key;
+      if (!key) return false;
+      if (!due(`${missing ? "missing" : "unreadable"}:${nameOf(key)}`)) return true;
+      if (missing) {
+        logger.warn(
+          whose(key),
+          `ignored an event from a workspace where the app is not installed (install it from ${OAUTH_INSTALL_PATH})`,
+        );
+      } else {
+        // The message says why and what to do, and names no secret: an error for the operator.
+        logger.error(whose(key), `ignored an event: ${unreadable?.message}`);
+      }
+      return true;
+    },
+  };
 }
 
 const whose = (key: InstallationKey) => ({

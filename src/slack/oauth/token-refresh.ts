@@ -1,10 +1,9 @@
 /**
- * Slack's token rotation: a bot token expires after `expires_in` (12 hours); `oauth.v2.access`
- * with `grant_type=refresh_token` answers a new pair, the used one then dead (Slack's token
- * rotation guide). @slack/oauth refreshes on every call within 2 hours of expiry, uncoordinated:
- * all but one lose with `invalid_refresh_token`. So the installation store Bolt reads refreshes
- * first, once per installation at a time (one flight per process, a lease across instances), and
- * hands Bolt no refresh token. Hand-written: @slack/oauth has no hook around its refresh.
+ * Slack's token rotation: a bot token expires after `expires_in` (12 h); `oauth.v2.access` with
+ * `grant_type=refresh_token` answers a new pair and kills the used one (Slack's token rotation
+ * guide). @slack/oauth refreshes on every call within 2 h of expiry, uncoordinated: all but one lose
+ * with `invalid_refresh_token`. So the store Bolt reads refreshes first, one flight per process and
+ * a lease across instances, and hands Bolt no refresh token (@slack/oauth has no refresh hook).
  */
 import { randomUUID } from "node:crypto";
 import { setTimeout as delay } from "node:timers/promises";

@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import { createLogger } from "../../../src/log.ts";
 import {
   singleUseStateStore,
-  UninstalledWorkspaces,
+  uninstalledWorkspaces,
 } from "../../../src/slack/oauth/install-flow.ts";
 import {
   InstallationNotFoundError,
@@ -80,7 +80,7 @@ describe("events from a workspace where the app is not installed", () => {
 
   it("are recognised through Bolt's wrapping of the store's error", () => {
     const { lines, logger } = capture();
-    const uninstalled = new UninstalledWorkspaces(logger);
+    const uninstalled = uninstalledWorkspaces(logger);
     expect(uninstalled.handled(missing("T0NOTHERE"))).toBe(true);
     expect(uninstalled.handled(new Error("Redis is not reachable"))).toBe(false);
     expect(lines.map((l) => l.team)).toEqual(["T0NOTHERE"]);
@@ -89,7 +89,7 @@ describe("events from a workspace where the app is not installed", () => {
   it("are logged once per workspace, and again only an hour later", () => {
     const { lines, logger } = capture();
     let now = 1_000_000;
-    const uninstalled = new UninstalledWorkspaces(logger, () => now);
+    const uninstalled = uninstalledWorkspaces(logger, () => now);
     uninstalled.handled(missing("T0NOTHERE"));
     now += 59 * 60_000;
     expect(uninstalled.handled(missing("T0NOTHERE"))).toBe(true);
@@ -113,7 +113,7 @@ describe("events from a workspace whose stored installation cannot be used", () 
     const unreadable = wrap(new InstallationUnreadableError(key, why));
     const { lines, logger } = capture();
     let now = 1_000_000;
-    const reports = new UninstalledWorkspaces(logger, () => now);
+    const reports = uninstalledWorkspaces(logger, () => now);
     expect(reports.handled(unreadable)).toBe(true);
     reports.handled(wrap(new InstallationNotFoundError(key))); // not installed is another report
     now += 30 * 60_000;
