@@ -268,9 +268,18 @@ async function openChecked(
     });
     try {
       const redis = config.redisUrl === undefined ? undefined : await import("./store/redis.ts");
-      // The scheduler connects a client of its own: bounded too.
+      // The Slack rate budget: in Redis beside the store (a client of its own, bounded too) when
+      // there is one, in memory otherwise.
       const scheduler = await withDeadline(
-        openScheduler(config, logger, metrics),
+        createSlackScheduler({
+          redisUrl: config.redisUrl,
+          redisPrefix: `${config.storeNamespace}:slack-rl:`,
+          safety: config.slack.rateSafety,
+          budgets: budgetsWith(config.slack.rateLimits),
+          minEditIntervalMs: config.slack.editIntervalMs,
+          metrics,
+          onError: (err) => logger.warn({ err }, "Slack scheduler"),
+        }),
         config.redisConnectTimeoutMs,
         () =>
           new StartupError(
@@ -294,23 +303,6 @@ async function openChecked(
   }
 }
 
-/** The Slack rate budget: in Redis beside the store when there is one, in memory otherwise. */
-function openScheduler(
-  config: Config,
-  logger: Logger,
-  metrics: PrometheusMetrics,
-): Promise<SlackScheduler> {
-  return createSlackScheduler({
-    redisUrl: config.redisUrl,
-    redisPrefix: `${config.storeNamespace}:slack-rl:`,
-    safety: config.slack.rateSafety,
-    budgets: budgetsWith(config.slack.rateLimits),
-    minEditIntervalMs: config.slack.editIntervalMs,
-    metrics,
-    onError: (err) => logger.warn({ err }, "Slack scheduler"),
-  });
-}
-
 function logRunning(config: Config, logger: Logger, facts: Record<string, unknown>): void {
   logger.info(
     {
@@ -328,13 +320,10 @@ const SETTLE_MS = 10_000;
 
 /** Stop taking work, hand every run over (latest text shown, lease released), then go. */
 async function closeApp(
-  parts: {
-    readonly slack: SlackApp;
+  parts: Pick<Running, "slack" | "relay" | "store"> & {
     readonly coordinator: TaskCoordinator;
     readonly resumer: Resumer;
-    readonly relay: Relay;
     readonly scheduler: SlackScheduler;
-    readonly store: ThreadStore;
     readonly outbound: Outbound;
     readonly home: HomeTab;
     readonly previews: { close(): Promise<void> } | undefined;

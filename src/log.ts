@@ -65,14 +65,13 @@ export interface LoggerOptions {
   level?: string;
   secrets?: readonly string[];
   destination?: DestinationStream;
-  name?: string;
 }
 
 export function createLogger(options: LoggerOptions = {}): Logger {
   const scrub = makeScrubber(options.secrets ?? []);
   return pino(
     {
-      name: options.name ?? "task-bot",
+      name: "task-bot",
       level: options.level ?? "info",
       redact: { paths: REDACT_PATHS, censor: "[REDACTED]" },
       hooks: { streamWrite: scrub },

@@ -49,7 +49,6 @@ const SERVICE_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 120, 600
 const RUN_BUCKETS = [5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200, 14_400];
 
 export interface PrometheusMetrics extends AppMetrics {
-  readonly registry: Registry;
   render(): Promise<string>;
   readonly contentType: string;
   /** Read at each scrape (0 until given). */
@@ -89,7 +88,6 @@ export function createPrometheusMetrics(
     registers,
   });
   return {
-    registry,
     contentType: registry.contentType,
     render: () => registry.metrics(),
     countActiveRuns(source) {

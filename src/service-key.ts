@@ -43,23 +43,19 @@ export function keySupplier(
   };
 }
 
-/** Whether a workspace may spend TASK_API_KEY: with many workspaces, if TASK_API_KEY_FOR says. */
-function appKeyLender(config: Config, store: ThreadStore): (teamId: string) => Promise<boolean> {
-  const policy = teamPolicy(config.slack.oauth);
-  return async (teamId) =>
-    config.service.apiKey !== undefined &&
-    policy.lendsAppKey(teamId, await rememberedOrganisation(store, teamId));
-}
-
 export function openServices(
   config: Config,
   metrics: PrometheusMetrics,
   outbound: Outbound,
   store: ThreadStore,
   logger: Logger,
-  readBudget?: ByteBudget,
+  readBudget: ByteBudget,
 ) {
-  const lends = appKeyLender(config, store);
+  const policy = teamPolicy(config.slack.oauth);
+  // Whether a workspace may spend TASK_API_KEY: with many workspaces, if TASK_API_KEY_FOR says.
+  const lends = async (teamId: string) =>
+    config.service.apiKey !== undefined &&
+    policy.lendsAppKey(teamId, await rememberedOrganisation(store, teamId));
   const options = {
     readBudget,
     baseUrl: config.service.baseUrl,

@@ -15,6 +15,7 @@ import type {
   Page,
   Route,
 } from "playwright-core";
+import type { PreviewConfig } from "../config/features.ts";
 import type { PagePreviews, SiteFile, UploadItem } from "../runs/ports.ts";
 import { ByteBudget } from "../util/byte-budget.ts";
 import { withDeadline } from "../util/deadline.ts";
@@ -69,21 +70,18 @@ const ARGS = [
   "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
 ];
 
-export interface ChromiumPreviewOptions {
+/** `memoryMb`: what one page's renderer may hold; V8's heap in it is capped at half of it. */
+export interface ChromiumPreviewOptions extends Pick<
+  PreviewConfig,
+  "memoryMb" | "maxPages" | "pageTimeoutMs" | "runTimeoutMs" | "concurrency" | "maxHeight"
+> {
   /** playwright-core's `chromium`, loaded when the first page is shown (it takes ~80 MB). */
   readonly chromium: () => Promise<Pick<BrowserType, "launch">>;
   readonly executablePath: string;
   /** Chromium's sandbox: off only as root, with PREVIEW_ALLOW_NO_SANDBOX. */
   readonly sandbox: boolean;
-  /** What one page's renderer may hold (MB); V8's heap in it is capped at half of it. */
-  readonly memoryMb: number;
   /** Default /proc; none: only the heap cap holds. */
   readonly processes?: ProcessTable | undefined;
-  readonly maxPages: number;
-  readonly pageTimeoutMs: number;
-  readonly runTimeoutMs: number;
-  readonly concurrency: number;
-  readonly maxHeight: number;
   readonly log: Logger;
 }
 

@@ -63,15 +63,10 @@ export function openPagePreviews(
             `page previews are on WITHOUT Chromium's sandbox (${found.path}): the app runs as root and PREVIEW_ALLOW_NO_SANDBOX is set; ${limits}`,
           ),
     previews: new ChromiumPreviews({
+      ...config,
       chromium: async () => (await import("playwright-core")).chromium,
       executablePath: found.path,
       sandbox,
-      maxPages: config.maxPages,
-      pageTimeoutMs: config.pageTimeoutMs,
-      runTimeoutMs: config.runTimeoutMs,
-      concurrency: config.concurrency,
-      maxHeight: config.maxHeight,
-      memoryMb: config.memoryMb,
       log,
     }),
   };

@@ -140,7 +140,7 @@ export class KeyvThreadStore implements ThreadStore {
   #rate = (teamId: string, name: string) => `${this.#ns}:rate:t:${teamId}:${name}`;
 
   /** OTHER_FORMAT when of another format. */
-  async #read(key: string): Promise<unknown> {
+  async getRecord(key: string): Promise<unknown> {
     const stored = await guard(() => this.#keyv.get<unknown>(key));
     return stored === undefined ? undefined : unstamp(stored);
   }
@@ -154,7 +154,7 @@ export class KeyvThreadStore implements ThreadStore {
   }
 
   async getThread(key: SlackThreadKey): Promise<ThreadRecord | undefined> {
-    const stored = await this.#read(threadKey(key));
+    const stored = await this.getRecord(threadKey(key));
     return stored === OTHER_FORMAT ? undefined : (stored as ThreadRecord | undefined);
   }
 
@@ -261,9 +261,8 @@ export class KeyvThreadStore implements ThreadStore {
     const value = JSON.stringify(request);
     await guard(async () => {
       await this.#p.putEntry(this.#stop(runId), value, this.#runTtlMs);
-      // The run may have ended (and its entries been deleted) since the caller looked: then
-      // this request would outlive it, so it goes too. Either this sees the run gone, or
-      // the run's deleteRun comes after the request and deletes it.
+      // The run may have ended since the caller looked: then the request goes too (either this
+      // sees the run gone, or the run's deleteRun comes after the request and deletes it).
       if ((await this.#p.getEntry(this.#run(runId))) === undefined) {
         await this.#p.deleteEntryIfSame(this.#stop(runId), value, []);
       }
@@ -301,7 +300,7 @@ export class KeyvThreadStore implements ThreadStore {
 
   /** Only those written within the retention. */
   async recentTasks(teamId: string, userId: string, limit: number): Promise<RecentTask[]> {
-    const list = await this.#read(recentKey(teamId, userId));
+    const list = await this.getRecord(recentKey(teamId, userId));
     const since = this.#now() - this.#retentionMs;
     const tasks = Array.isArray(list) ? (list as RecentTask[]) : [];
     return tasks.filter((task) => task.updatedAt > since).slice(0, limit);
@@ -346,7 +345,7 @@ export class KeyvThreadStore implements ThreadStore {
   }
 
   async getDefaults(teamId: string, scope: DefaultsScope): Promise<TaskDefaults | undefined> {
-    const stored = await this.#read(defaultsKey(teamId, scope));
+    const stored = await this.getRecord(defaultsKey(teamId, scope));
     return stored && typeof stored === "object" ? (stored as TaskDefaults) : undefined;
   }
 
@@ -355,10 +354,6 @@ export class KeyvThreadStore implements ThreadStore {
     const set = Object.fromEntries(Object.entries(defaults).filter(([, v]) => v !== undefined));
     if (Object.keys(set).length === 0) await guard(() => this.#keyv.delete(key));
     else await this.#write(key, set, undefined);
-  }
-
-  getRecord(key: string): Promise<unknown> {
-    return this.#read(key);
   }
 
   async putRecord(key: string, value: unknown, life: RecordLife = {}): Promise<void> {

@@ -4,6 +4,7 @@
  * `rate-limiter-flexible`: fixed windows, one key per call (a second limit's refusal leaves the
  * first spent), its SQLite limiter needs better-sqlite3.
  */
+import { parseJson } from "./record-format.ts";
 import type { RateDecision, RateLimit } from "./types.ts";
 
 export type RateCount = { readonly key: string; readonly limit: number };
@@ -13,13 +14,8 @@ export type RateRefusal = { readonly index: number; readonly retryAfterMs: numbe
 
 /** Oldest first (a missing or unreadable log holds none). */
 export function parseLog(raw: string | undefined): number[] {
-  if (raw === undefined) return [];
-  try {
-    const times: unknown = JSON.parse(raw);
-    return Array.isArray(times) ? times.filter((t): t is number => typeof t === "number") : [];
-  } catch {
-    return [];
-  }
+  const times = raw === undefined ? undefined : parseJson(raw);
+  return Array.isArray(times) ? times.filter((t): t is number => typeof t === "number") : [];
 }
 
 /**

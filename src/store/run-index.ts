@@ -1,6 +1,6 @@
 /** The index of unfinished runs: each entry a run record and when it lapses unless rewritten. */
 import { z } from "zod";
-import { stamp, unstamp } from "./record-format.ts";
+import { parseJson, stamp, unstamp } from "./record-format.ts";
 import { RunRecord, StopRequest } from "./types.ts";
 
 /** The lease an instance holds while it relays a run (the store deletes it with the run's team). */
@@ -30,12 +30,4 @@ export function decodeRunEntry(raw: string): RunEntry | undefined {
 export function decodeStopRequest(raw: string): StopRequest | undefined {
   const read = StopRequest.safeParse(parseJson(raw));
   return read.success ? read.data : undefined;
-}
-
-function parseJson(raw: string): unknown {
-  try {
-    return JSON.parse(raw);
-  } catch {
-    return undefined;
-  }
 }
