@@ -332,7 +332,6 @@ async function closeApp(
 ): Promise<void> {
   const { slack } = parts;
   await slack.stop().catch((err: unknown) => logger.warn({ err }, "stopping the receiver failed"));
-
   await parts.resumer.stop();
   // Tasks being created are shown first (then handed over with the other runs).
   await parts.coordinator.settle(SETTLE_MS);

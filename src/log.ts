@@ -91,7 +91,6 @@ export function stdoutDestination() {
  * Writes before each call returns (to `fd`, stdout by default), for the last line before exit:
  * pino.final is gone since pino 7, and `flush()` does not wait for a write under way.
  */
-
 export function createFinalLogger(options: Omit<LoggerOptions, "destination"> & { fd?: number }) {
   const { fd, ...rest } = options;
   return createLogger({ ...rest, destination: pino.destination({ fd: fd ?? 1, sync: true }) });

@@ -33,10 +33,8 @@ import {
 
 const VIEWPORT = { width: 1280, height: 800 } as const;
 
-/**
- * Run before a page's scripts: Playwright keeps a page's console messages (200 of them, whatever
- * their size) in this process, so its console says nothing.
- */
+// Run before a page's scripts: Playwright keeps a page's console messages (200 of them, whatever
+// their size) in this process, so its console says nothing.
 const SILENT_CONSOLE = `for (const k of Object.keys(console)) {
   if (typeof console[k] === "function") console[k] = () => undefined;
 }`;
@@ -303,7 +301,6 @@ export class ChromiumPreviews implements PagePreviews {
           browser.on("disconnected", () => {
             if (this.#browser !== launching) return;
             this.#browser = undefined;
-
             this.#o.log.info("page preview browser is gone; the next page starts a new one");
           });
           return browser;

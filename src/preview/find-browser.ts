@@ -20,7 +20,6 @@ function executable(path: string): boolean {
 }
 
 /** A CHROMIUM_PATH that is not an executable file is reported, not replaced by another browser. */
-
 export function findBrowser(
   setting: string | undefined,
   searchPath: readonly string[],

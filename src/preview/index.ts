@@ -15,7 +15,6 @@ export interface OpenPreviews {
 }
 
 /** Not as root, where Chromium refuses to start with its sandbox. */
-
 export function sandboxAllowed(uid: number | undefined): boolean {
   return uid !== 0;
 }

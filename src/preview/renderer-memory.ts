@@ -93,7 +93,6 @@ interface RendererMemoryCapOptions {
   readonly capMb: number;
   /** None without /proc (V8's heap limit still holds). */
   readonly table: ProcessTable | undefined;
-
   readonly log: Logger;
 }
 

@@ -53,7 +53,6 @@ export function fileFor(site: Site, page: SiteFile, url: string): SiteFile | und
   const parsed = URL.parse(url);
   if (parsed?.origin !== SITE_ORIGIN) return undefined;
   let path: string;
-
   try {
     path = sitePath(decodeURIComponent(parsed.pathname));
   } catch {

@@ -1,5 +1,4 @@
 /** Every admin action as a log line of a stable shape, and in a bounded list App Home shows. */
-
 import type { Logger } from "pino";
 import { z } from "zod";
 import type { RecordStore } from "./types.ts";

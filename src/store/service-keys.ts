@@ -68,7 +68,6 @@ export function createServiceKeyStore(
       const { box, lastFour: four, setBy, setAt } = parsed.data;
       try {
         const key = open(box, keys, recordKey(teamId));
-
         return { state: "set", key, lastFour: four, setBy, setAt };
       } catch (err) {
         if (!(err instanceof SecretBoxError)) throw err;

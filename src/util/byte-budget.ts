@@ -1,5 +1,4 @@
 /** A first-come-first-served semaphore: the service data's bytes held, or pages being shown. */
-
 export class ByteBudget {
   readonly limit: number;
   #used = 0;
@@ -20,7 +19,6 @@ export class ByteBudget {
   }
 
   /** Once they fit (after those waiting before); false when `waitMs` passes or `signal` aborts. */
-
   take(bytes: number, waitMs: number, signal?: AbortSignal): Promise<boolean> {
     if (bytes > this.limit || signal?.aborted) return Promise.resolve(false);
     if (this.#waiting.length === 0 && this.tryTake(bytes)) return Promise.resolve(true);

@@ -14,7 +14,6 @@ const LISTEN_FAILURES: Readonly<Record<string, string>> = {
 };
 
 /** A StartupError when one line can say it (naming the setting in `ports`); else unchanged. */
-
 export function asStartupError(
   err: unknown,
   ports: Readonly<Record<string, number | undefined>> = {},

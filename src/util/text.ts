@@ -4,7 +4,6 @@
  */
 
 /** A string of its own: its parent can go. */
-
 export const owned = (text: string): string => (text.length < 13 ? text : ` ${text}`.slice(1));
 
 /** A text grown piece by piece, flattened whenever its pieces would weigh a quarter of it. */
