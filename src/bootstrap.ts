@@ -44,9 +44,9 @@ export interface Running {
   readonly store: ThreadStore;
   readonly relay: Relay;
   readonly service: TaskService;
-  /** The HTTP port (HTTP receiver, or the health server in Socket Mode). */
+  /** The HTTP receiver's, or the health server's in Socket Mode. */
   readonly port: number | undefined;
-  /** Resolves once the task starts being handled have posted, or after `timeoutMs`. */
+  /** Resolves once the starts being handled have posted, or after `timeoutMs`. */
   settle(timeoutMs: number): Promise<void>;
   close(): Promise<void>;
 }
@@ -102,17 +102,15 @@ export async function startApp(config: Config, logger: Logger): Promise<Running>
   metrics.countQueuedSlackCalls(() => scheduler.queueDepth());
   figures.set("relay", () => relay.metrics());
   // The coordinator subscribes to the relay's run ends (threads above runs).
-  const { coordinator, home, audit } = openCoordinator(config, logger, {
+  const { coordinator, home, audit } = openCoordinator(config, logger, slack, {
     parts: { workspaces, store, relay, memory, workflowSteps },
-    client: slack.app.client,
-    tokens: slack.tokens,
     dispatcher: outbound.slackDispatcher,
     scheduler,
   });
   slack.listen(coordinator, home, { runs: relay, budgets: scheduler, workspaces, audit });
   const port = await slack.start();
   resumer.start();
-  logRunning(config, logger, port, instanceId, outbound.description);
+  logRunning(config, logger, { port, instance: instanceId, proxy: outbound.description });
   announce(); // after the start: a start-up failure is one line
   const close = (): Promise<void> =>
     closeApp(
@@ -135,9 +133,8 @@ function metricsJsonOf(instanceId: string, figures: ReadonlyMap<string, () => un
 }
 
 /**
- * The runs' side: Workflow Builder steps, which end with their task on whichever instance ends
- * it, once (a claim as long as a run can be resumed), with the execution's own token; the relay;
- * and the resumer, which takes over the runs nobody relays (a crash, a shutdown) every scan.
+ * Workflow Builder steps (ended once, by a claim as long as a run can be resumed), the relay, and
+ * the resumer, which takes over the runs nobody relays (a crash, a shutdown) every scan.
  */
 function openRuns(
   config: Config,
@@ -172,13 +169,12 @@ function openRuns(
     // A thread whose stream a proxy refused is polled for a while without asking again.
     follow: { pollTimeoutS: config.service.pollTimeoutS, refusals: new StreamRefusals() },
   });
-  const intervalMs = config.resumeScanIntervalMs;
   const resumer = new Resumer({
     store,
     relay,
     logger,
     leaseTtlMs: config.runLeaseTtlMs,
-    intervalMs,
+    intervalMs: config.resumeScanIntervalMs,
   });
   return { workflowSteps, relay, resumer };
 }
@@ -187,18 +183,16 @@ function openRuns(
 function openCoordinator(
   config: Config,
   logger: Logger,
+  { app: { client }, tokens }: SlackApp,
   wiring: {
     readonly parts: Pick<
       CoordinatorOptions,
       "workspaces" | "store" | "relay" | "memory" | "workflowSteps"
     >;
-    readonly client: SlackApp["app"]["client"];
-    readonly tokens: SlackApp["tokens"];
     readonly dispatcher: Outbound["slackDispatcher"];
     readonly scheduler: SlackScheduler;
   },
 ): { coordinator: TaskCoordinator; home: HomeTab; audit: AuditTrail } {
-  const { client, tokens } = wiring;
   const records = wiring.parts.store;
   const tokenFor = (team: string) => tokens.botToken(team);
   const audit = new AuditTrail({ records, logger, retentionMs: retentionMs(config) });
@@ -255,11 +249,9 @@ function openCoordinator(
 }
 
 /**
- * Slack first (one token: its workspace kept for the team gate; with OAuth, none): a refused
- * token or an unreachable Slack is one clear line before anything, Bolt included, is built.
- * Then the store and the Slack rate budget, once Redis (when configured) has answered: a URL
- * pointing nowhere fails start-up within REDIS_CONNECT_TIMEOUT_MS instead of hanging. What was
- * opened is closed again when a later step fails.
+ * Slack first (a refused token or an unreachable Slack is one line before Bolt is built; one
+ * token's workspace is kept for the team gate), then the store and the Slack rate budget, each
+ * within REDIS_CONNECT_TIMEOUT_MS. What was opened is closed again when a later step fails.
  */
 async function openChecked(
   config: Config,
@@ -276,9 +268,18 @@ async function openChecked(
     });
     try {
       const redis = config.redisUrl === undefined ? undefined : await import("./store/redis.ts");
-      // The scheduler connects a client of its own: bounded too.
+      // The Slack rate budget: in Redis beside the store (a client of its own, bounded too) when
+      // there is one, in memory otherwise.
       const scheduler = await withDeadline(
-        openScheduler(config, logger, metrics),
+        createSlackScheduler({
+          redisUrl: config.redisUrl,
+          redisPrefix: `${config.storeNamespace}:slack-rl:`,
+          safety: config.slack.rateSafety,
+          budgets: budgetsWith(config.slack.rateLimits),
+          minEditIntervalMs: config.slack.editIntervalMs,
+          metrics,
+          onError: (err) => logger.warn({ err }, "Slack scheduler"),
+        }),
         config.redisConnectTimeoutMs,
         () =>
           new StartupError(
@@ -302,38 +303,13 @@ async function openChecked(
   }
 }
 
-/** The Slack rate budget: in Redis beside the store when there is one, in memory otherwise. */
-function openScheduler(
-  config: Config,
-  logger: Logger,
-  metrics: PrometheusMetrics,
-): Promise<SlackScheduler> {
-  return createSlackScheduler({
-    redisUrl: config.redisUrl,
-    redisPrefix: `${config.storeNamespace}:slack-rl:`,
-    safety: config.slack.rateSafety,
-    budgets: budgetsWith(config.slack.rateLimits),
-    minEditIntervalMs: config.slack.editIntervalMs,
-    metrics,
-    onError: (err) => logger.warn({ err }, "Slack scheduler"),
-  });
-}
-
-function logRunning(
-  config: Config,
-  logger: Logger,
-  port: number | undefined,
-  instanceId: string,
-  proxy: string,
-): void {
+function logRunning(config: Config, logger: Logger, facts: Record<string, unknown>): void {
   logger.info(
     {
       mode: config.slack.appToken ? "socket" : "http",
       workspaces: config.slack.oauth ? "many (OAuth)" : "one",
-      port,
       store: config.redisUrl ? "redis" : "sqlite",
-      instance: instanceId,
-      proxy,
+      ...facts,
     },
     "Task bot is running",
   );
@@ -344,13 +320,10 @@ const SETTLE_MS = 10_000;
 
 /** Stop taking work, hand every run over (latest text shown, lease released), then go. */
 async function closeApp(
-  parts: {
-    readonly slack: SlackApp;
+  parts: Pick<Running, "slack" | "relay" | "store"> & {
     readonly coordinator: TaskCoordinator;
     readonly resumer: Resumer;
-    readonly relay: Relay;
     readonly scheduler: SlackScheduler;
-    readonly store: ThreadStore;
     readonly outbound: Outbound;
     readonly home: HomeTab;
     readonly previews: { close(): Promise<void> } | undefined;

@@ -1,8 +1,7 @@
 /**
- * The app's pino logger. Secrets are kept out twice: by path (`redact`) for the fields
- * where they usually travel, and by value (a last-chance scrubber over every serialized
- * line) for the secrets this process knows plus anything shaped like a Slack token. A line
- * written while a trace is under way carries its ids (`trace_id`, `span_id`: tracing/).
+ * The app's pino logger. Secrets are kept out by path (`redact`) and by value (a scrubber over
+ * every line: the secrets this process knows, anything shaped like a Slack token). A line
+ * written during a trace carries its ids (`trace_id`, `span_id`).
  */
 import { type DestinationStream, type Logger, pino } from "pino";
 import { traceFields } from "./tracing/spans.ts";
@@ -32,9 +31,8 @@ const REDACT_PATHS = [
 const TOKEN_SHAPES = /\b(?:xox[abposre]|xapp|xwfp)-[A-Za-z0-9-]{8,}/g;
 
 /**
- * A workflow step's execution token by where it travels, whatever its shape: the
- * `bot_access_token` of a `function_executed` event, as JSON or as JSON inside a string (Bolt's
- * Socket Mode receiver logs each message at debug).
+ * A workflow step's execution token, whatever its shape: `function_executed`'s `bot_access_token`,
+ * as JSON or JSON in a string (Bolt's Socket Mode receiver logs each message at debug).
  */
 const EXECUTION_TOKEN = /(bot_access_token\\?"\s*:\s*\\?")[^"\\]+/g;
 
@@ -67,14 +65,13 @@ export interface LoggerOptions {
   level?: string;
   secrets?: readonly string[];
   destination?: DestinationStream;
-  name?: string;
 }
 
 export function createLogger(options: LoggerOptions = {}): Logger {
   const scrub = makeScrubber(options.secrets ?? []);
   return pino(
     {
-      name: options.name ?? "task-bot",
+      name: "task-bot",
       level: options.level ?? "info",
       redact: { paths: REDACT_PATHS, censor: "[REDACTED]" },
       hooks: { streamWrite: scrub },
@@ -85,15 +82,14 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   );
 }
 
-/** The app's usual output: stdout, written asynchronously (logging never blocks the app). */
+/** Asynchronous: logging never blocks the app. */
 export function stdoutDestination() {
   return pino.destination({ fd: 1, sync: false });
 }
 
 /**
- * A logger that writes before each call returns (to `fd`, stdout by default), for the last line
- * before the process exits: pino.final is gone since pino 7, and `logger.flush()` does not wait
- * for a write under way, which `process.exit` cuts short.
+ * Writes before each call returns (to `fd`, stdout by default), for the last line before exit:
+ * pino.final is gone since pino 7, and `flush()` does not wait for a write under way.
  */
 export function createFinalLogger(options: Omit<LoggerOptions, "destination"> & { fd?: number }) {
   const { fd, ...rest } = options;

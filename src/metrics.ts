@@ -4,33 +4,27 @@
  */
 import packageJson from "../package.json" with { type: "json" };
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import type { ServiceResponseInfo } from "./service/client.ts";
 
 type SlackCallOutcome = "ok" | "rate_limited" | "error";
 
-/** What the app reports; `noMetrics` ignores everything (unit tests, tools). */
+/** What the app reports (each metric's help text says what it counts). */
 export interface AppMetrics {
   slackCall(method: string, outcome: SlackCallOutcome): void;
-  /** Time a Slack call waited for its rate budget before it was sent. */
   slackQueueWait(method: string, seconds: number): void;
   runStarted(how: "new" | "resumed"): void;
-  /** A run's final state shown, `seconds` after it was asked for (on any instance). */
+  /** `seconds` after the run was asked for (on any instance). */
   runEnded(state: string, seconds: number): void;
-  /** A run this instance let go for another to go on relaying (shutdown, a lost lease). */
   runHandedOver(): void;
-  /** A run not relayed again because instances kept dying relaying it (its id is in the log). */
   runQuarantined(): void;
-  /** From a chunk's arrival from the service to the Slack call that shows it. */
   chunkLag(seconds: number): void;
-  serviceResponse(info: {
-    readonly endpoint: string;
-    readonly status: number | "error";
-    readonly seconds: number;
-  }): void;
+  serviceResponse(info: ServiceResponseInfo): void;
   storeError(): void;
-  /** A click of the feedback buttons under an answer that changed a person's vote. */
+  /** A click of the feedback buttons that changed a person's vote. */
   feedback(kind: "positive" | "negative"): void;
 }
 
+/** Ignores everything (unit tests, tools). */
 export const noMetrics: AppMetrics = {
   slackCall: () => undefined,
   slackQueueWait: () => undefined,
@@ -51,14 +45,11 @@ const SERVICE_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 120, 600
 /** A run lasts from seconds to TASK_MAX_RUN_S (4 h by default). */
 const RUN_BUCKETS = [5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200, 14_400];
 
-/** The registry with every metric, and the interface the app reports through. */
 export interface PrometheusMetrics extends AppMetrics {
-  readonly registry: Registry;
   render(): Promise<string>;
   readonly contentType: string;
-  /** Where the number of runs relayed here now is read at each scrape (0 until given). */
+  /** Read at each scrape (0 until given). */
   countActiveRuns(source: () => number): void;
-  /** Where the Slack calls waiting for their budget, by method, are read at each scrape. */
   countQueuedSlackCalls(source: () => ReadonlyMap<string, number>): void;
 }
 
@@ -94,7 +85,6 @@ export function createPrometheusMetrics(
     registers,
   });
   return {
-    registry,
     contentType: registry.contentType,
     render: () => registry.metrics(),
     countActiveRuns(source) {
@@ -125,7 +115,6 @@ export function createPrometheusMetrics(
   };
 }
 
-/** Slack Web API calls: outcomes, rate limits, the calls waiting for budget and their wait. */
 function slackInstruments(registers: Registry[], queued: () => ReadonlyMap<string, number>) {
   new Gauge({
     name: `${PREFIX}slack_queue_depth`,
@@ -160,7 +149,6 @@ function slackInstruments(registers: Registry[], queued: () => ReadonlyMap<strin
   };
 }
 
-/** Agent runs relayed by this instance: started, ended, active now, and chunk lag. */
 function runInstruments(registers: Registry[], activeRuns: () => number) {
   const started = new Counter({
     name: `${PREFIX}runs_started_total`,
@@ -208,7 +196,6 @@ function runInstruments(registers: Registry[], activeRuns: () => number) {
   return { started, ended, duration, handedOver, lag, quarantined };
 }
 
-/** Requests to the task service, and errors of the store. */
 function serviceInstruments(registers: Registry[]) {
   return {
     requests: new Counter({

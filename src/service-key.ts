@@ -1,7 +1,6 @@
 /**
- * The task service as each workspace's account: its requests carry the workspace's own key
- * (set by an admin, sealed in the store), else the app's TASK_API_KEY, else none; asked for at
- * each request, so a key an admin changes applies to the next call.
+ * The task service as each workspace's account: the workspace's own key, else TASK_API_KEY when
+ * lent, asked for at each request (a key an admin changes applies to the next call).
  */
 import type { ByteBudget } from "./util/byte-budget.ts";
 import type { Logger } from "pino";
@@ -22,9 +21,8 @@ import type { ThreadStore } from "./store/types.ts";
 import type { Outbound } from "./util/proxy.ts";
 
 /**
- * The key supplier for one workspace (the service client's `apiKey`). A stored key that can no
- * longer be opened fails (its admin is asked to set it again) rather than charging the app's
- * account without saying so; `onUnreadable` hears why (never the value).
+ * The service client's `apiKey` for one workspace. A stored key that no longer opens fails (its
+ * admin must set it again) rather than silently charge the app's account; `onUnreadable` hears why.
  */
 export function keySupplier(
   keys: Pick<ServiceKeyStore, "get"> | undefined,
@@ -45,24 +43,19 @@ export function keySupplier(
   };
 }
 
-/** Whether a workspace may spend TASK_API_KEY: with many workspaces, if TASK_API_KEY_FOR says. */
-function appKeyLender(config: Config, store: ThreadStore): (teamId: string) => Promise<boolean> {
-  const policy = teamPolicy(config.slack.oauth);
-  return async (teamId) =>
-    config.service.apiKey !== undefined &&
-    policy.lendsAppKey(teamId, await rememberedOrganisation(store, teamId));
-}
-
-/** The app's client (TASK_API_KEY), each workspace's (its own key first), and their keys. */
 export function openServices(
   config: Config,
   metrics: PrometheusMetrics,
   outbound: Outbound,
   store: ThreadStore,
   logger: Logger,
-  readBudget?: ByteBudget,
+  readBudget: ByteBudget,
 ) {
-  const lends = appKeyLender(config, store);
+  const policy = teamPolicy(config.slack.oauth);
+  // Whether a workspace may spend TASK_API_KEY: with many workspaces, if TASK_API_KEY_FOR says.
+  const lends = async (teamId: string) =>
+    config.service.apiKey !== undefined &&
+    policy.lendsAppKey(teamId, await rememberedOrganisation(store, teamId));
   const options = {
     readBudget,
     baseUrl: config.service.baseUrl,
@@ -96,7 +89,6 @@ export function openServices(
             ),
         ),
       }),
-    // What Workspace settings need of the workspaces' keys, when they can be sealed.
     workspaceKeys: serviceKeys && { store: serviceKeys, checker: service, fallback: lends },
   };
 }

@@ -1,7 +1,6 @@
 /**
- * Each workspace's way out (the relay's `Workspaces` port): a Slack writer with the workspace's
- * own bot token and share of Slack's rate budget, joining a public channel only when its admins
- * let it; and the task service client for its account. Made on first use.
+ * The relay's `Workspaces` port, made on first use: a Slack writer with the workspace's bot token
+ * and rate budget, and its task service client.
  */
 import type { WebClient } from "@slack/web-api";
 import type { Dispatcher } from "undici";
@@ -14,7 +13,6 @@ import { webClientWriter } from "./slack/web-writer.ts";
 import type { BotTokens } from "./slack/workspace-tokens.ts";
 
 export interface WorkspaceWiring extends Workspaces {
-  /** Drops what is kept of a workspace (its writer's caches, its client). */
   forget(teamId: string): void;
 }
 
@@ -23,9 +21,9 @@ export function openWorkspaces(parts: {
   readonly tokens: Pick<BotTokens, "botToken" | "forget">;
   readonly scheduler: SlackScheduler;
   readonly serviceFor: (teamId: string) => TaskService;
-  /** How files' bytes reach Slack's upload URLs (the outbound proxy, when there is one). */
+  /** To Slack's upload URLs (the outbound proxy, when there is one). */
   readonly uploadDispatcher?: Dispatcher | undefined;
-  /** Where each workspace's usage policy is (whether the app may join public channels). */
+  /** Usage policies (whether the app may join public channels). */
   readonly records: Pick<RecordStore, "getRecord">;
 }): WorkspaceWiring {
   const mayJoin = (teamId: string): Promise<boolean> =>

@@ -1,9 +1,8 @@
 /**
- * PagePreviews on a headless Chromium driven by playwright-core. The pages are untrusted (the
- * agent wrote them): each opens in a fresh browser context with no network (the run's own
- * files are served from memory, every other request is aborted), no downloads, pop-ups,
- * dialogs or permissions, and a time limit. One browser serves the process, a few pages at a
- * time; it is launched on first use, relaunched after it died, closed when idle.
+ * PagePreviews on a headless Chromium (playwright-core). The pages are untrusted: each opens in a
+ * fresh context with no network (the run's files served from memory), no downloads, pop-ups,
+ * dialogs or permissions, and a time limit. One browser per process, launched on first use,
+ * relaunched after it died, closed when idle.
  */
 import { randomUUID } from "node:crypto";
 import { lookup } from "mime-types";
@@ -16,6 +15,7 @@ import type {
   Page,
   Route,
 } from "playwright-core";
+import type { PreviewConfig } from "../config/features.ts";
 import type { PagePreviews, SiteFile, UploadItem } from "../runs/ports.ts";
 import { ByteBudget } from "../util/byte-budget.ts";
 import { withDeadline } from "../util/deadline.ts";
@@ -33,7 +33,8 @@ import {
 
 const VIEWPORT = { width: 1280, height: 800 } as const;
 
-/** Run in every page before its own scripts: its console's methods do nothing. */
+// Run before a page's scripts: Playwright keeps a page's console messages (200 of them, whatever
+// their size) in this process, so its console says nothing.
 const SILENT_CONSOLE = `for (const k of Object.keys(console)) {
   if (typeof console[k] === "function") console[k] = () => undefined;
 }`;
@@ -67,32 +68,29 @@ const ARGS = [
   "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
 ];
 
-export interface ChromiumPreviewOptions {
+/** `memoryMb`: what one page's renderer may hold; V8's heap in it is capped at half of it. */
+export interface ChromiumPreviewOptions extends Pick<
+  PreviewConfig,
+  "memoryMb" | "maxPages" | "pageTimeoutMs" | "runTimeoutMs" | "concurrency" | "maxHeight"
+> {
   /** playwright-core's `chromium`, loaded when the first page is shown (it takes ~80 MB). */
   readonly chromium: () => Promise<Pick<BrowserType, "launch">>;
   readonly executablePath: string;
   /** Chromium's sandbox: off only as root, with PREVIEW_ALLOW_NO_SANDBOX. */
   readonly sandbox: boolean;
-  /** What one page's renderer may hold (MB); V8's heap in it is capped at half of it. */
-  readonly memoryMb: number;
-  /** Where the renderers' memory is read (default /proc; none: only the heap cap holds). */
+  /** Default /proc; none: only the heap cap holds. */
   readonly processes?: ProcessTable | undefined;
-  readonly maxPages: number;
-  readonly pageTimeoutMs: number;
-  readonly runTimeoutMs: number;
-  readonly concurrency: number;
-  readonly maxHeight: number;
   readonly log: Logger;
 }
 
 export class ChromiumPreviews implements PagePreviews {
   readonly #o: ChromiumPreviewOptions;
-  /** The pages being shown at once (one unit each). */
+  /** One unit per page being shown. */
   readonly #slots: ByteBudget;
   #browser: Promise<Browser> | undefined;
   #idle: NodeJS.Timeout | undefined;
   #closed = false;
-  /** Marks the browsers this previewer launches, for the memory cap to find their renderers. */
+  /** For the memory cap to find this previewer's renderers. */
   readonly #marker = `--task-agent-previews=${randomUUID()}`;
   readonly #memory: RendererMemoryCap;
   /** What the browser did (`refused`: requests for what is not one of the run's files). */
@@ -153,7 +151,7 @@ export class ChromiumPreviews implements PagePreviews {
     await this.#closeBrowser();
   }
 
-  /** One page in a context of its own, within `ms`; the context goes whatever happens. */
+  /** Within `ms`; the context goes whatever happens. */
   async #shoot(site: Site, page: SiteFile, ms: number): Promise<UploadItem[]> {
     const until = Date.now() + ms;
     const late = () => new Error(`the page took longer than ${ms} ms`);
@@ -180,7 +178,7 @@ export class ChromiumPreviews implements PagePreviews {
     }
   }
 
-  /** A fresh context; a browser found dead (not yet known to be) is replaced once. */
+  /** A browser found dead (not yet known to be) is replaced once. */
   async #newContext(): Promise<BrowserContext> {
     const options: BrowserContextOptions = {
       viewport: VIEWPORT,
@@ -207,8 +205,6 @@ export class ChromiumPreviews implements PagePreviews {
     ms: number,
   ): Promise<UploadItem[]> {
     const requests = { served: 0, refused: 0, bytes: 0 };
-    // Playwright keeps a page's console messages (200 of them, whatever their size) in this
-    // process: a page's console says nothing.
     await context.addInitScript(SILENT_CONSOLE);
     await context.route("**/*", (route) => this.#serve(route, site, page, requests));
     await context.routeWebSocket(
@@ -246,7 +242,6 @@ export class ChromiumPreviews implements PagePreviews {
     return items;
   }
 
-  /** The run's own files from memory; every other request is refused. */
   async #serve(
     route: Route,
     site: Site,
@@ -289,8 +284,7 @@ export class ChromiumPreviews implements PagePreviews {
           chromiumSandbox: this.#o.sandbox,
           args: [
             ...ARGS,
-            // V8's limit on the JavaScript heap of each page (old space, in MB): a script that
-            // keeps allocating crashes its renderer, and so fails its preview, at this size.
+            // V8's old-space limit per page (MB): a script that keeps allocating crashes there.
             `--js-flags=--max-old-space-size=${heapMb(this.#o.memoryMb)}`,
             this.#marker,
           ],
@@ -306,7 +300,6 @@ export class ChromiumPreviews implements PagePreviews {
           this.stats.launches += 1;
           browser.on("disconnected", () => {
             if (this.#browser !== launching) return;
-            // It died (or was closed for being idle): the next page launches a new one.
             this.#browser = undefined;
             this.#o.log.info("page preview browser is gone; the next page starts a new one");
           });

@@ -19,10 +19,7 @@ function executable(path: string): boolean {
   }
 }
 
-/**
- * The browser's path, or why there is none: a CHROMIUM_PATH that is not an executable file is
- * an error to report (not silently replaced by another browser).
- */
+/** A CHROMIUM_PATH that is not an executable file is reported, not replaced by another browser. */
 export function findBrowser(
   setting: string | undefined,
   searchPath: readonly string[],

@@ -1,7 +1,6 @@
 /**
- * Whether page previews are on (PAGE_PREVIEWS, a browser found, playwright-core installed,
- * Chromium's sandbox kept or PREVIEW_ALLOW_NO_SANDBOX), and the previewer if they are.
- * playwright-core is an optional dependency, loaded only when the first page is shown.
+ * Whether page previews are on (PAGE_PREVIEWS, a browser, playwright-core, the sandbox or
+ * PREVIEW_ALLOW_NO_SANDBOX), and the previewer; playwright-core is loaded at the first page.
  */
 import type { Logger } from "pino";
 import type { PreviewConfig } from "../config/features.ts";
@@ -11,11 +10,11 @@ import { findBrowser } from "./find-browser.ts";
 
 export interface OpenPreviews {
   readonly previews: (PagePreviews & { close(): Promise<void> }) | undefined;
-  /** Logs whether previews are on, and why not: once started (a failed start says only why). */
+  /** Whether previews are on, and why not: said once started (a failed start says only why). */
   readonly announce: () => void;
 }
 
-/** Whether Chromium's sandbox can be kept: not as root, where Chromium refuses to start with it. */
+/** Not as root, where Chromium refuses to start with its sandbox. */
 export function sandboxAllowed(uid: number | undefined): boolean {
   return uid !== 0;
 }
@@ -63,15 +62,10 @@ export function openPagePreviews(
             `page previews are on WITHOUT Chromium's sandbox (${found.path}): the app runs as root and PREVIEW_ALLOW_NO_SANDBOX is set; ${limits}`,
           ),
     previews: new ChromiumPreviews({
+      ...config,
       chromium: async () => (await import("playwright-core")).chromium,
       executablePath: found.path,
       sandbox,
-      maxPages: config.maxPages,
-      pageTimeoutMs: config.pageTimeoutMs,
-      runTimeoutMs: config.runTimeoutMs,
-      concurrency: config.concurrency,
-      maxHeight: config.maxHeight,
-      memoryMb: config.memoryMb,
       log,
     }),
   };

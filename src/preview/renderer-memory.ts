@@ -1,9 +1,7 @@
 /**
- * A cap on the memory one page's renderer holds (Linux). V8's heap limit does not bound what
- * lives outside V8's heap (ArrayBuffers, decoded images, the DOM), so while pages render the
- * renderers' resident memory is read from /proc four times a second and one past the cap is
- * killed: its page fails, the others go on (each page has a renderer of its own). Read from
- * /proc directly: the process-tree libraries spawn `ps` for each look.
+ * A cap on one page's renderer memory (Linux): V8's heap limit misses ArrayBuffers, decoded images
+ * and the DOM, so while pages render, a renderer past the cap in /proc (read four times a second;
+ * process-tree libraries spawn `ps` each look) is killed: its page fails, the others go on.
  */
 import { existsSync } from "node:fs";
 import { readdir, readFile } from "node:fs/promises";
@@ -11,7 +9,6 @@ import type { Logger } from "pino";
 
 type ProcessEntry = { readonly pid: number; readonly ppid: number };
 
-/** What is read from the system, and the one thing done to it. */
 export interface ProcessTable {
   list(): Promise<ProcessEntry[]>;
   /** Arguments joined by spaces (Chromium rewrites a fork's in place as one string). */
@@ -24,7 +21,7 @@ type OverCap = { readonly pid: number; readonly bytes: number };
 
 const MB = 1024 * 1024;
 
-/** The renderers past `capBytes` under `parent`'s children whose arguments include `marker`. */
+/** Renderers past `capBytes` under `parent`'s children whose arguments include `marker`. */
 export async function renderersOverCap(
   table: ProcessTable,
   parent: number,
@@ -94,7 +91,7 @@ interface RendererMemoryCapOptions {
   /** The argument that marks the browser this previewer launched. */
   readonly marker: string;
   readonly capMb: number;
-  /** undefined: no /proc here (V8's heap limit still holds). */
+  /** None without /proc (V8's heap limit still holds). */
   readonly table: ProcessTable | undefined;
   readonly log: Logger;
 }

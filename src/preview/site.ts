@@ -11,7 +11,7 @@ const HTML_EXT = /\.x?html?$/i;
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g;
 const TITLE_MAX = 100;
 
-/** The run's files by their normalised path (a later one of the same path wins). */
+/** By normalised path (a later one of the same path wins). */
 export interface Site {
   readonly files: ReadonlyMap<string, SiteFile>;
 }
@@ -48,18 +48,10 @@ export function pageUrl(page: SiteFile): string {
   return `${SITE_ORIGIN}${encodeURI(sitePath(page.path))}`;
 }
 
-/**
- * The run's file a page's request stands for: its exact path, else the same path under the
- * page's folder (`/style.css` next to `index.html`); else undefined (refused).
- */
+/** A request's file: its exact path, else under the page's folder (`/a.css` by `index.html`). */
 export function fileFor(site: Site, page: SiteFile, url: string): SiteFile | undefined {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    return undefined;
-  }
-  if (parsed.origin !== SITE_ORIGIN) return undefined;
+  const parsed = URL.parse(url);
+  if (parsed?.origin !== SITE_ORIGIN) return undefined;
   let path: string;
   try {
     path = sitePath(decodeURIComponent(parsed.pathname));

@@ -1,18 +1,12 @@
 /**
  * Re-encrypting every stored service key and Slack token with the first of ENCRYPTION_KEYS, so
- * older keys can be removed from the list; counts only. A value not sealed in the app's format
- * is counted as unreadable and left as it is (never used).
+ * older keys can be removed from the list; one that does not open is counted and left.
  */
 import type { Config } from "../config/config.ts";
 import { resealInstallations } from "../store/installations.ts";
 import { openConfiguredStore } from "../store/open.ts";
-import { type ResealReport, serviceKeyStoreFor } from "../store/service-keys.ts";
+import { serviceKeyStoreFor } from "../store/service-keys.ts";
 import { sealingKeys } from "../util/secret-box.ts";
-
-interface ResealReports {
-  readonly serviceKeys: ResealReport;
-  readonly installations: ResealReport;
-}
 
 export class NoEncryptionKeyError extends Error {
   constructor() {
@@ -21,8 +15,8 @@ export class NoEncryptionKeyError extends Error {
   }
 }
 
-/** Seals every stored secret with the first encryption key; the store is closed afterwards. */
-export async function resealStoredKeys(config: Config): Promise<ResealReports> {
+/** The store is closed afterwards. */
+export async function resealStoredKeys(config: Config) {
   const store = await openConfiguredStore(config);
   try {
     const keys = serviceKeyStoreFor(store, config.encryptionKeys);
@@ -37,8 +31,8 @@ export async function resealStoredKeys(config: Config): Promise<ResealReports> {
 
 const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
 
-/** The report in words (counts only, never a key). */
-export function describeReseal(reports: ResealReports): string[] {
+/** Counts only, never a key. */
+export function describeReseal(reports: Awaited<ReturnType<typeof resealStoredKeys>>): string[] {
   const { serviceKeys: report, installations } = reports;
   const lines = [
     `Re-encrypted ${plural(report.resealed, "workspace key", "workspace keys")} with the first encryption key; ${plural(report.current, "was", "were")} already.`,

@@ -1,13 +1,10 @@
-/**
- * The audit trail: every admin action as one structured log line of a stable shape, and kept per
- * workspace in a bounded list (each event for the data retention) that App Home shows admins.
- */
+/** Every admin action as a log line of a stable shape, and in a bounded list App Home shows. */
 import type { Logger } from "pino";
 import { z } from "zod";
 import type { RecordStore } from "./types.ts";
 
-/** What was done; the names are stable (operators filter the log on them). */
-export const AUDIT_ACTIONS = [
+/** Stable names (operators filter the log on them). */
+const AUDIT_ACTIONS = [
   "service_key.set",
   "service_key.removed",
   "usage_policy.changed",
@@ -28,7 +25,6 @@ const AuditEvent = z.object({
   /** Milliseconds since the epoch (ISO 8601 in the log line). */
   when: z.number(),
   workspace: z.string(),
-  /** The channel it concerned, when one did. */
   channel: z.string().optional(),
   /** The other person it concerned (whose run was stopped). */
   whom: z.string().optional(),
@@ -37,7 +33,7 @@ const AuditEvent = z.object({
 });
 export type AuditEvent = z.infer<typeof AuditEvent>;
 
-/** The most events kept per workspace (the log has every one). */
+/** Per workspace (the log has every one). */
 export const AUDIT_KEPT = 100;
 
 const auditKey = (teamId: string) => `t:${teamId}:audit`;
@@ -45,7 +41,7 @@ const auditKey = (teamId: string) => `t:${teamId}:audit`;
 export interface AuditTrailOptions {
   readonly records: Pick<RecordStore, "getRecord" | "updateRecord">;
   readonly logger: Logger;
-  /** How long an event is kept in the store (DATA_RETENTION_DAYS). */
+  /** DATA_RETENTION_DAYS. */
   readonly retentionMs: number;
   readonly now?: () => number;
 }
@@ -65,7 +61,7 @@ export class AuditTrail {
     this.#log = logger.child({}, { level });
   }
 
-  /** Writes the log line (the trail of record), then the list; a failing store is logged, not thrown. */
+  /** The log line (the trail of record), then the list; a failing store is logged, not thrown. */
   async record(event: Omit<AuditEvent, "when">): Promise<void> {
     const entry = AuditEvent.parse({ ...event, when: this.#now() });
     this.#log.info(

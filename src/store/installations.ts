@@ -1,9 +1,7 @@
 /**
- * Slack installations (Bolt's InstallationStore) on the project's store: one record per
- * workspace, or per organisation for an org-wide install on Enterprise Grid. Their secrets
- * (tokens, refresh tokens, a webhook's URL) are sealed at rest (util/secret-box.ts), each bound
- * to its record and field (`t:<team>:installation#bot.token`): a copy elsewhere, or plain text,
- * does not open. Nothing here logs a record or puts one in an error.
+ * Bolt's InstallationStore on the store: a record per workspace (or per organisation, org-wide on
+ * Enterprise Grid), its secrets sealed and bound to record and field (`…#bot.token`) so a copy
+ * elsewhere, or plain text, does not open. Nothing here logs a record or puts one in an error.
  */
 import type { Installation, InstallationQuery, InstallationStore } from "@slack/bolt";
 import { z } from "zod";
@@ -28,10 +26,8 @@ const SECRET_FIELDS = [
   ["incomingWebhook", "url"],
 ] as const;
 
-/** An installation as JSON: its parts by name. */
 type Fields = Readonly<Record<string, unknown>>;
 
-/** The record with `change` applied to each secret it holds (given the secret and its binding). */
 function eachSecret(
   record: Fields,
   at: string,
@@ -48,18 +44,15 @@ function eachSecret(
   return out;
 }
 
-/** The installation (as Bolt gives it) as stored at `at`: every secret sealed with the first key. */
 const sealInstallation = (installation: Fields, at: string, keys: readonly SealingKey[]) =>
   eachSecret(installation, at, (value, binding) => seal(value, keys, binding));
 
-/** Which installation a query or an installation names (no secret in it). */
 export interface InstallationKey {
   readonly teamId: string | undefined;
   readonly enterpriseId: string | undefined;
   readonly isEnterpriseInstall: boolean;
 }
 
-/** No installation for this workspace (or organisation): the app is not installed there. */
 export class InstallationNotFoundError extends Error {
   readonly key: InstallationKey;
   constructor(key: InstallationKey) {
@@ -69,10 +62,7 @@ export class InstallationNotFoundError extends Error {
   }
 }
 
-/**
- * The stored installation does not read, or a token in it does not open: never used; the
- * message says what to do and names no secret.
- */
+/** Never used; the message says what to do and names no secret. */
 export class InstallationUnreadableError extends Error {
   readonly key: InstallationKey;
   constructor(key: InstallationKey, why: string, options?: ErrorOptions) {
@@ -84,7 +74,7 @@ export class InstallationUnreadableError extends Error {
 
 const Named = z.looseObject({ id: z.string().min(1), name: z.string().optional() });
 
-/** What Bolt reads back from a stored installation; the rest of the record is kept as it is. */
+/** What Bolt reads back; the rest of the record is kept as it is. */
 const StoredInstallation = z.looseObject({
   team: Named.optional(),
   enterprise: Named.optional(),
@@ -129,7 +119,6 @@ const keyOfInstallation = (i: Installation): InstallationKey => ({
   isEnterpriseInstall: i.isEnterpriseInstall === true,
 });
 
-/** The installation at `at` with its tokens opened; throws (naming no secret) when it cannot be. */
 function opened(raw: unknown, at: string, key: InstallationKey, keys: readonly SealingKey[]) {
   const parsed = StoredInstallation.safeParse(raw);
   // zod's messages name fields, never values: no token reaches the error.
@@ -152,7 +141,6 @@ function opened(raw: unknown, at: string, key: InstallationKey, keys: readonly S
   }
 }
 
-/** Bolt's InstallationStore on the project's store, the tokens sealed with `keys` (the first seals). */
 export function createInstallationStore(
   records: RecordStore,
   keys: readonly SealingKey[],
@@ -203,7 +191,7 @@ export function createInstallationStore(
   };
 }
 
-/** Seals every stored installation's tokens with the first key; one that does not open is left. */
+/** One whose tokens do not open is left as it is. */
 export async function resealInstallations(
   records: RecordStore,
   keys: readonly SealingKey[],

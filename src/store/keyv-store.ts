@@ -1,7 +1,4 @@
-/**
- * The store on keyv, whatever the backend: records as keyv values, everything atomic (claims,
- * leases, locks, the run index) through the backend's primitives; keys are namespaced by team.
- */
+/** The store on keyv: records as keyv values; claims, leases, locks, runs by backend primitives. */
 import { randomUUID } from "node:crypto";
 import { setTimeout as delay } from "node:timers/promises";
 import type { Keyv } from "keyv";
@@ -38,7 +35,6 @@ const LOCK_TTL_MS = 10_000;
 /** Default key prefix; several bots (or test suites) may share one Redis with their own. */
 export const DEFAULT_NAMESPACE = "taskbot";
 
-/** A workspace's thread records (`…:<channel>:<ts>` each), and one channel's. */
 const threadsOf = (teamId: string, channelId = "") =>
   `t:${teamId}:thread:${channelId === "" ? "" : `${channelId}:`}`;
 const threadKey = (k: SlackThreadKey) => `${threadsOf(k.teamId, k.channelId)}${k.threadTs}`;
@@ -47,7 +43,6 @@ const recentKey = (teamId: string, userId: string) => `${recentsOf(teamId)}${use
 const defaultsKey = (teamId: string, scope: DefaultsScope) =>
   `t:${teamId}:defaults:${scope.kind === "user" ? `user:${scope.userId}` : `channel:${scope.channelId}`}`;
 
-/** The thread a thread record's key names (`t:<team>:thread:<channel>:<ts>`), if it is one. */
 function threadOfKey(teamId: string, key: string): SlackThreadKey | undefined {
   const [channelId, threadTs, ...more] = key.slice(threadsOf(teamId).length).split(":");
   if (!channelId || !threadTs || more.length > 0) return undefined;
@@ -58,7 +53,6 @@ type ThreadOf = { readonly channelId: string; readonly threadTs: string };
 const sameThread = (a: ThreadOf, b: ThreadOf) =>
   a.channelId === b.channelId && a.threadTs === b.threadTs;
 
-/** Whether a run's place is in `scope`: its workspace, and its channel and thread when named. */
 function placeIn(
   place: StartPlace,
   scope: { readonly channelId?: string; readonly threadTs?: string },
@@ -68,9 +62,8 @@ function placeIn(
 }
 
 /**
- * What each backend provides beyond keyv's get/set: the atomic operations. Claims, leases and
- * locks are keys (`…IfHolds`: only while the key holds `value`, its holder's); the run index
- * and Stop requests are entries (`entries` lists the live ones by prefix).
+ * A backend's atomic operations. Claims, leases and locks are keys (`…IfHolds`: only while it
+ * holds its holder's `value`); the run index and Stop requests are entries.
  */
 export interface Primitives {
   setIfAbsent(key: string, value: string, ttlMs: number): Promise<boolean>;
@@ -79,18 +72,17 @@ export interface Primitives {
   renewIfHolds(key: string, value: string, ttlMs: number): Promise<boolean>;
   deleteIfHolds(key: string, value: string): Promise<boolean>;
   putEntry(key: string, value: string, ttlMs: number): Promise<void>;
-  /** Rewrites `key`'s entry only while it exists (and is live); false when it does not. */
+  /** Only while it exists (and is live). */
   replaceEntry(key: string, value: string, ttlMs: number): Promise<boolean>;
   getEntry(key: string): Promise<string | undefined>;
   deleteEntry(key: string): Promise<void>;
   /** Deletes `key`, and the `also` keys with it, only while `key` still holds `value`. */
   deleteEntryIfSame(key: string, value: string, also: readonly string[]): Promise<boolean>;
   entries(prefix: string): Promise<Array<[string, string]>>;
-  /** Deletes keys (leases), whoever holds them. */
+  /** Whoever holds them. */
   deleteKeys(keys: readonly string[]): Promise<void>;
-  /** Deletes every key (claims, leases) that starts with `prefix`. */
   deletePrefix(prefix: string): Promise<void>;
-  /** Keyv records whose key (as given to keyv, without the namespace) starts with `prefix`. */
+  /** By keyv's key (without the namespace). */
   deleteRecords(prefix: string): Promise<void>;
   recordKeys(prefix: string): Promise<string[]>;
   ping(): Promise<boolean>;
@@ -120,7 +112,6 @@ export interface StoreOptions {
   readonly namespace?: string;
   readonly runTtlMs?: number;
   readonly retentionMs?: number;
-  /** The time of the run index's expiry and of list entries' retention. */
   readonly now?: () => number;
 }
 
@@ -146,16 +137,14 @@ export class KeyvThreadStore implements ThreadStore {
   #run = (runId: string) => `${this.#ns}:run:${runId}`;
   #stop = (runId: string) => `${this.#ns}:stopreq:${runId}`;
   #claim = (teamId: string, name: string) => `${this.#ns}:claim:t:${teamId}:${name}`;
-  /** A rate limit's log (rate-window.ts), under its workspace like its claims. */
   #rate = (teamId: string, name: string) => `${this.#ns}:rate:t:${teamId}:${name}`;
 
-  /** undefined when there is none, OTHER_FORMAT when of another format. */
-  async #read(key: string): Promise<unknown> {
+  /** OTHER_FORMAT when of another format. */
+  async getRecord(key: string): Promise<unknown> {
     const stored = await guard(() => this.#keyv.get<unknown>(key));
     return stored === undefined ? undefined : unstamp(stored);
   }
 
-  /** Kept for `ttlMs` (forever when undefined). */
   async #write(key: string, value: unknown, ttlMs: number | undefined): Promise<void> {
     await guard(async () => {
       if (!(await this.#keyv.set(key, stamp(value), ttlMs))) {
@@ -165,7 +154,7 @@ export class KeyvThreadStore implements ThreadStore {
   }
 
   async getThread(key: SlackThreadKey): Promise<ThreadRecord | undefined> {
-    const stored = await this.#read(threadKey(key));
+    const stored = await this.getRecord(threadKey(key));
     return stored === OTHER_FORMAT ? undefined : (stored as ThreadRecord | undefined);
   }
 
@@ -224,7 +213,6 @@ export class KeyvThreadStore implements ThreadStore {
   }
 
   async releaseClaim(teamId: string, name: string): Promise<void> {
-    // A claim holds "1" (see claimOnce): deleted like a lease its holder gives up.
     await guard(() => this.#p.deleteIfHolds(this.#claim(teamId, name), "1"));
   }
 
@@ -273,9 +261,8 @@ export class KeyvThreadStore implements ThreadStore {
     const value = JSON.stringify(request);
     await guard(async () => {
       await this.#p.putEntry(this.#stop(runId), value, this.#runTtlMs);
-      // The run may have ended (and its entries been deleted) since the caller looked: then
-      // this request would outlive it, so it goes too. Either this sees the run gone, or
-      // the run's deleteRun comes after the request and deletes it.
+      // The run may have ended since the caller looked: then the request goes too (either this
+      // sees the run gone, or the run's deleteRun comes after the request and deletes it).
       if ((await this.#p.getEntry(this.#run(runId))) === undefined) {
         await this.#p.deleteEntryIfSame(this.#stop(runId), value, []);
       }
@@ -299,10 +286,8 @@ export class KeyvThreadStore implements ThreadStore {
   }
 
   /**
-   * The record of a live index entry. An entry past its expiry (a run nobody wrote for a
-   * long time) is removed with its Stop request, unless it was rewritten meanwhile; an
-   * entry that does not read (damaged, or of another format: record-format.ts) is skipped and
-   * left as it is, so it cannot keep every other run from resuming.
+   * An expired entry goes with its Stop request (unless rewritten meanwhile); one that does not
+   * read (damaged, another format) is skipped and left, so it cannot keep other runs from resuming.
    */
   async #live(key: string, raw: string): Promise<RunRecord | undefined> {
     const entry = decodeRunEntry(raw);
@@ -315,7 +300,7 @@ export class KeyvThreadStore implements ThreadStore {
 
   /** Only those written within the retention. */
   async recentTasks(teamId: string, userId: string, limit: number): Promise<RecentTask[]> {
-    const list = await this.#read(recentKey(teamId, userId));
+    const list = await this.getRecord(recentKey(teamId, userId));
     const since = this.#now() - this.#retentionMs;
     const tasks = Array.isArray(list) ? (list as RecentTask[]) : [];
     return tasks.filter((task) => task.updatedAt > since).slice(0, limit);
@@ -342,7 +327,7 @@ export class KeyvThreadStore implements ThreadStore {
     });
   }
 
-  /** One person's list rewritten under a shared lock, bounded (empty: deleted); whether it changed. */
+  /** Under a shared lock, bounded (empty: deleted); whether it changed. */
   async #changeRecent(
     teamId: string,
     userId: string,
@@ -360,7 +345,7 @@ export class KeyvThreadStore implements ThreadStore {
   }
 
   async getDefaults(teamId: string, scope: DefaultsScope): Promise<TaskDefaults | undefined> {
-    const stored = await this.#read(defaultsKey(teamId, scope));
+    const stored = await this.getRecord(defaultsKey(teamId, scope));
     return stored && typeof stored === "object" ? (stored as TaskDefaults) : undefined;
   }
 
@@ -369,10 +354,6 @@ export class KeyvThreadStore implements ThreadStore {
     const set = Object.fromEntries(Object.entries(defaults).filter(([, v]) => v !== undefined));
     if (Object.keys(set).length === 0) await guard(() => this.#keyv.delete(key));
     else await this.#write(key, set, undefined);
-  }
-
-  getRecord(key: string): Promise<unknown> {
-    return this.#read(key);
   }
 
   async putRecord(key: string, value: unknown, life: RecordLife = {}): Promise<void> {
@@ -409,10 +390,8 @@ export class KeyvThreadStore implements ThreadStore {
   }
 
   /**
-   * Deletes the index entries of a workspace's runs in `scope`, their Stop requests and leases.
-   * Runs are keyed by run id (the index is listed by instances that know no team): they are
-   * found through the index, whose entries name their team. Runs first, then their leases, so
-   * an instance relaying one finds its lease gone only once its record is gone too.
+   * A workspace's runs in `scope`, found through the index (keyed by run id), with their Stop
+   * requests; then their leases, so a relay finds its lease gone only once its record is gone.
    */
   async #forgetRuns(
     teamId: string,
@@ -442,7 +421,7 @@ export class KeyvThreadStore implements ThreadStore {
     return record;
   }
 
-  /** Deletes a thread's record under its lock, so that no update under way writes it back. */
+  /** Under its lock, so that no update under way writes it back. */
   async #deleteThread(key: SlackThreadKey): Promise<void> {
     const k = threadKey(key);
     await this.#withLock(`lock:${k}`, () => guard(() => this.#keyv.delete(k)));

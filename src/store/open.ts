@@ -3,13 +3,10 @@ import type { Config } from "../config/config.ts";
 import { runIndexTtlMs } from "./run-index.ts";
 import type { ThreadStore } from "./types.ts";
 
-/** How long people's records and the audit trail are kept (DATA_RETENTION_DAYS). */
+/** People's records and the audit trail (DATA_RETENTION_DAYS). */
 export const retentionMs = (config: Config): number => config.retentionDays * 24 * 3600 * 1000;
 
-/**
- * Only the store in use is loaded. A Redis that does not answer fails within
- * REDIS_CONNECT_TIMEOUT_MS (a RedisUnreachableError) instead of hanging.
- */
+/** Only the store in use is loaded; a silent Redis fails within REDIS_CONNECT_TIMEOUT_MS. */
 export async function openConfiguredStore(
   config: Config,
   report: (err: unknown) => void = () => {},

@@ -1,33 +1,26 @@
 /**
- * Rate limits as one atomic operation per request on every backend: a sliding-window log. A
- * request passes when each of its limits let fewer than `limit` through in the last window, and
- * is then recorded in all, else in none: at most `limit` in ANY window (a fixed window lets
- * 2 × limit through around its edge). Not `rate-limiter-flexible`: fixed windows, one key per
- * call (a second limit's refusal leaves the first spent), its SQLite limiter needs better-sqlite3.
+ * Rate limits as one atomic sliding-window log per request: recorded in all its limits or none;
+ * at most `limit` in ANY window (a fixed window lets 2 × limit through around its edge). Not
+ * `rate-limiter-flexible`: fixed windows, one key per call (a second limit's refusal leaves the
+ * first spent), its SQLite limiter needs better-sqlite3.
  */
+import { parseJson } from "./record-format.ts";
 import type { RateDecision, RateLimit } from "./types.ts";
 
-/** One limit as a backend sees it: the key of its log, and how many requests a window holds. */
 export type RateCount = { readonly key: string; readonly limit: number };
 
-/** A backend's answer: undefined when the request was recorded, else which count refused it. */
+/** Undefined when the request was recorded. */
 export type RateRefusal = { readonly index: number; readonly retryAfterMs: number } | undefined;
 
-/** The times a log holds, oldest first (a missing or unreadable log holds none). */
+/** Oldest first (a missing or unreadable log holds none). */
 export function parseLog(raw: string | undefined): number[] {
-  if (raw === undefined) return [];
-  try {
-    const times: unknown = JSON.parse(raw);
-    return Array.isArray(times) ? times.filter((t): t is number => typeof t === "number") : [];
-  } catch {
-    return [];
-  }
+  const times = raw === undefined ? undefined : parseJson(raw);
+  return Array.isArray(times) ? times.filter((t): t is number => typeof t === "number") : [];
 }
 
 /**
- * The decision on logs read in one transaction: each without the times that left the window
- * and, when the request passes, with `now` added in order (another instance's clock may lag).
- * The refusal names the full limit that frees last, so a retry then finds room in all.
+ * On logs read in one transaction: `now` added in order (another instance's clock may lag); a
+ * refusal names the full limit that frees last, so a retry then finds room in all.
  */
 export function decideRate(
   counts: readonly RateCount[],
@@ -75,7 +68,7 @@ end
 return {0, 0}
 `;
 
-/** What the store's `consumeRate` checks before asking a backend (a bad call is a bug, not an outage). */
+/** A bad call is a bug, not an outage. */
 export function checkRateCall(limits: readonly RateLimit[], windowMs: number, now: number): void {
   if (limits.length === 0) throw new RangeError("consumeRate needs at least one limit");
   if (new Set(limits.map((l) => l.name)).size < limits.length) {

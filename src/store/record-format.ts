@@ -16,6 +16,15 @@ const Stamped = z.object({ v: z.literal(FORMAT_VERSION), value: z.unknown() });
 
 export const stamp = (value: unknown): StampedRecord => ({ v: FORMAT_VERSION, value });
 
+/** undefined when `raw` is not JSON. */
+export function parseJson(raw: string): unknown {
+  try {
+    return JSON.parse(raw);
+  } catch {
+    return undefined;
+  }
+}
+
 /** The value of a stored record of this release's format, or OTHER_FORMAT. */
 export function unstamp(stored: unknown): unknown {
   const read = Stamped.safeParse(stored);

@@ -16,23 +16,20 @@ import type { StampedRecord } from "./record-format.ts";
 import type { ThreadStore } from "./types.ts";
 import { StartupError } from "../util/startup-error.ts";
 
-// Compare-and-set scripts: a lease is only renewed or released by the instance that holds it.
+// Compare-and-set: a lease is only renewed or released by its holder; a run index entry (and
+// fields that go with it) removed only if nobody rewrote it, rewritten only while it is there.
 const RENEW_IF_HOLDS = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) else return 0 end`;
 const DELETE_IF_HOLDS = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) else return 0 end`;
-// The same for fields of the run index: an entry (and fields that go with it) is removed only
-// if nobody rewrote it since it was read.
 const HDEL_IF_SAME = `if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then return redis.call('HDEL', KEYS[1], ARGV[1], unpack(ARGV, 3)) else return 0 end`;
-
-// A run's entry rewritten only while it is still there (a forgotten workspace's run stays gone).
 const HSET_IF_EXISTS = `if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then return redis.call('HSET', KEYS[1], ARGV[1], ARGV[2]) + 1 else return 0 end`;
 
 /** Keys deleted per UNLINK while a workspace's keys are scanned (SCAN's COUNT hint too). */
 const DELETE_BATCH = 500;
 
-/** How long start-up waits for Redis by default (REDIS_CONNECT_TIMEOUT_MS). */
+/** REDIS_CONNECT_TIMEOUT_MS's default. */
 const DEFAULT_REDIS_CONNECT_TIMEOUT_MS = 10_000;
 
-/** Redis did not answer in time at start-up; the message never names the URL's credentials. */
+/** The message never names the URL's credentials. */
 export class RedisUnreachableError extends StartupError {
   override readonly name = "RedisUnreachableError";
 }
@@ -60,7 +57,7 @@ export async function openRedisStore(
   throw new RedisUnreachableError(redisUnreachable(url, timeoutMs, failure));
 }
 
-/** What start-up says when Redis did not answer: where (host and port only) and what to check. */
+/** Where (host and port only) and what to check. */
 export function redisUnreachable(url: string, timeoutMs: number, why: string): string {
   return `Cannot connect to Redis at ${redisHost(url)} within ${formatSeconds(timeoutMs)} (${why}): check REDIS_URL, that Redis runs and is reachable from here, and its password.`;
 }
@@ -91,13 +88,9 @@ function redisStore(
   return { store: new KeyvThreadStore(keyv, primitives, { ...options, namespace }), redis };
 }
 
-/** Host and port, without the URL's user name or password. */
 function redisHost(url: string): string {
-  try {
-    return new URL(url).host || "(no host)";
-  } catch {
-    return "(an unreadable REDIS_URL)";
-  }
+  const parsed = URL.parse(url);
+  return parsed ? parsed.host || "(no host)" : "(an unreadable REDIS_URL)";
 }
 
 const formatSeconds = (ms: number) => (ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`);
@@ -121,7 +114,7 @@ class ReadyClient {
   readonly #client: RedisClient;
   readonly #report: (err: unknown) => void;
   #opening: Promise<unknown> | undefined;
-  /** One wait for "ready" shared by every call made meanwhile (not one listener per call). */
+  /** One wait for "ready" shared by every call made meanwhile (not a listener each). */
   #waiting: Promise<void> | undefined;
 
   constructor(client: RedisClient, report: (err: unknown) => void) {
@@ -141,10 +134,7 @@ class ReadyClient {
     return client;
   }
 
-  /**
-   * Connects and waits until Redis answers, at most `timeoutMs`: undefined once it did, else
-   * why not in a few words (a system error code, Redis' error prefix, or silence).
-   */
+  /** Waits at most `timeoutMs` for Redis to answer: undefined once it did, else why not. */
   async open(timeoutMs: number): Promise<string | undefined> {
     const client = this.#client;
     let lastError: unknown;
@@ -206,7 +196,7 @@ function errorName(err: unknown): string {
   return prefix ?? "an error";
 }
 
-/** The store's atomic operations as Redis commands; the run index is the hash `runsHash`. */
+/** The run index is the hash `runsHash`: listing it is one command, not a key scan. */
 function redisPrimitives(
   redis: ReadyClient,
   runsHash: string,
@@ -230,7 +220,6 @@ function redisPrimitives(
   return {
     setIfAbsent: async (k, v, ttl) =>
       (await (await connected()).set(k, v, { NX: true, PX: ms(ttl) })) === "OK",
-    // rate-window.ts' script, one command.
     consumeRate: async (counts, windowMs, now) => {
       const reply = await (
         await connected()
@@ -255,7 +244,6 @@ function redisPrimitives(
     renewIfHolds: async (k, v, ttl) =>
       (await evaluate(RENEW_IF_HOLDS, [k], [v, `${ms(ttl)}`])) === 1,
     deleteIfHolds: async (k, v) => (await evaluate(DELETE_IF_HOLDS, [k], [v])) === 1,
-    // The run index is one hash, so listing it is one command, not a key scan.
     putEntry: async (k, v) => {
       await (await connected()).hSet(runsHash, k, v);
     },

@@ -1,6 +1,5 @@
 /**
- * Each workspace's own Task service API key, sealed at rest (util/secret-box.ts) in its record
- * `t:<team>:service-key` and bound to it (a copy in another record does not open), with its
+ * Each workspace's own Task service API key, sealed and bound to `t:<team>:service-key`, with its
  * last four characters, who set it and when. Nothing here logs a key or puts one in an error.
  */
 import { z } from "zod";
@@ -15,7 +14,6 @@ import {
 } from "../util/secret-box.ts";
 import type { RecordStore } from "./types.ts";
 
-/** What a workspace's key is: set (and readable), not set, or sealed with a key no longer listed. */
 export type ServiceKeyState =
   | {
       readonly state: "set";
@@ -23,21 +21,18 @@ export type ServiceKeyState =
       /** `…abcd`: all that may be shown of it. */
       readonly lastFour: string;
       readonly setBy: string;
-      /** Milliseconds since the epoch. */
-      readonly setAt: number;
+      readonly setAt: number; // ms since the epoch
     }
   | { readonly state: "none" }
   | {
-      /** Not a box this app opens, or not a key's record: never used, it must be set again. */
+      /** Never used: it must be set again. `why` is for the log (never the value). */
       readonly state: "unreadable";
-      /** Why, for the log (never the value). */
       readonly why: string;
       readonly lastFour: string | undefined;
       readonly setBy?: string | undefined;
       readonly setAt?: number | undefined;
     };
 
-/** What re-sealing every stored key with the first encryption key did; unreadable ones are left. */
 export interface ResealReport {
   readonly resealed: number;
   readonly current: number;
@@ -56,10 +51,7 @@ const StoredKey = z.object({
   setAt: z.number(),
 });
 
-/**
- * The keys on the store's records. `resealAll` scans the record keys rather than keep an index
- * of workspaces: one more record to keep in step, and a key it missed would stay on an old key.
- */
+/** `resealAll` scans the records, not an index of workspaces one more record would keep in step. */
 export function createServiceKeyStore(
   records: RecordStore,
   keys: readonly SealingKey[],
@@ -73,10 +65,9 @@ export function createServiceKeyStore(
       if (!parsed.success) {
         return { state: "unreadable", why: "not a key's record", lastFour: undefined };
       }
-      const stored = parsed.data;
-      const { lastFour: four, setBy, setAt } = stored;
+      const { box, lastFour: four, setBy, setAt } = parsed.data;
       try {
-        const key = open(stored.box, keys, recordKey(teamId));
+        const key = open(box, keys, recordKey(teamId));
         return { state: "set", key, lastFour: four, setBy, setAt };
       } catch (err) {
         if (!(err instanceof SecretBoxError)) throw err;
@@ -84,7 +75,7 @@ export function createServiceKeyStore(
       }
     },
 
-    /** Seals and stores the key; resolves with its last four characters (`…abcd`). */
+    /** Resolves with its last four characters (`…abcd`). */
     async set(teamId: string, key: string, by: string): Promise<string> {
       const four = lastFour(key);
       const at = recordKey(teamId);
@@ -101,7 +92,6 @@ export function createServiceKeyStore(
       await records.deleteRecord(recordKey(teamId));
     },
 
-    /** Seals every stored key with the first encryption key. */
     async resealAll(): Promise<ResealReport> {
       const found = (await records.recordKeys("t:")).filter((k) => k.endsWith(SUFFIX));
       return resealRecords(records, found, (raw, at) => {
@@ -114,10 +104,7 @@ export function createServiceKeyStore(
   };
 }
 
-/**
- * Each record at `found` with its secrets sealed again by `resealRecord` (which throws a
- * SecretBoxError when they do not open: counted unreadable, left as they are).
- */
+/** `resealRecord` throws a SecretBoxError when they do not open: counted unreadable, left. */
 export async function resealRecords(
   records: RecordStore,
   found: readonly string[],
@@ -148,7 +135,7 @@ export async function resealRecords(
   return counts;
 }
 
-/** The store sealing with these keys (base64, the first seals), or none when none is set. */
+/** None when no encryption key is set. */
 export function serviceKeyStoreFor(
   records: RecordStore,
   base64Keys: readonly string[],

@@ -31,10 +31,7 @@ export function createSqliteStore(
 
 export const defaultSqlitePath = (dataDir: string) => join(dataDir, "taskbot.sqlite");
 
-/**
- * The data directory (created 0700) and database files (0600) are the app's alone: sealed
- * secrets, everything people asked. An existing directory (a mounted volume) is left as it is.
- */
+/** Directory 0700, files 0600 (sealed secrets, what people asked); an existing directory stays. */
 function createPrivately(path: string): void {
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   closeSync(openSync(path, "a", 0o600));
@@ -51,11 +48,11 @@ function keepPrivate(path: string): void {
 export class SqliteKeyvAdapter extends EventEmitter implements KeyvStoreAdapter, Primitives {
   opts: { path: string; dialect: "sqlite" };
   namespace?: string | undefined;
-  /** keyv's records are `<namespace>:<key>` rows (the atomic entries use other prefixes). */
+  /** keyv's rows are `<namespace>:<key>` (the atomic entries use other prefixes). */
   readonly #records: string;
   readonly #sweep: NodeJS.Timeout;
   readonly #db: DatabaseSync;
-  /** Each statement prepared once: leases are renewed and released for every run, every few seconds. */
+  /** Prepared once: leases are renewed and released for every run, every few seconds. */
   readonly #statements = new Map<string, StatementSync>();
 
   constructor(path: string, namespace = DEFAULT_NAMESPACE) {
@@ -84,7 +81,7 @@ export class SqliteKeyvAdapter extends EventEmitter implements KeyvStoreAdapter,
     return prepared;
   }
 
-  /** Runs a write; whether it changed exactly one row. */
+  /** Whether a write changed exactly one row. */
   #one(sql: string, ...params: SQLInputValue[]): boolean {
     return Number(this.#sql(sql).run(...params).changes) === 1;
   }
@@ -119,7 +116,7 @@ export class SqliteKeyvAdapter extends EventEmitter implements KeyvStoreAdapter,
     return this.#one(insert, key, value, ttlMs > 0 ? now + ttlMs : null);
   }
 
-  /** One synchronous transaction; IMMEDIATE takes the write lock at once (another process waits). */
+  /** IMMEDIATE takes the write lock at once (another process waits). */
   async consumeRate(
     counts: readonly RateCount[],
     windowMs: number,
@@ -199,7 +196,6 @@ export class SqliteKeyvAdapter extends EventEmitter implements KeyvStoreAdapter,
     for (const k of keys) this.#sql(DELETE).run(k);
   }
 
-  /** `prefix` must not be empty. */
   async deletePrefix(prefix: string): Promise<void> {
     if (prefix === "") throw new Error("refusing to delete every key");
     // Keys compare as UTF-8 bytes: the prefix with its last character raised bounds them all (a

@@ -1,8 +1,4 @@
-/**
- * The store's records and its boundary: Slack threads and their service conversations, the
- * index of unfinished runs, the atomic primitives instances share, people's tasks and defaults.
- * The run index's records are zod schemas (an entry is checked as it is read, run-index.ts).
- */
+/** The store's records (threads, unfinished runs, people's tasks and defaults) and its boundary. */
 import { z } from "zod";
 
 /** The service's conversation a Slack thread maps to (the client's ThreadRef). */
@@ -16,7 +12,7 @@ export const SlackThreadKey = z.object({
 });
 export type SlackThreadKey = z.infer<typeof SlackThreadKey>;
 
-/** Where a start's messages go: its channel, and its thread once the prompt (its root) is posted. */
+/** A start's channel, and its thread once the prompt (its root) is posted. */
 const StartPlace = SlackThreadKey.extend({ threadTs: z.string().optional() });
 export type StartPlace = z.infer<typeof StartPlace>;
 
@@ -24,8 +20,7 @@ export type StartPlace = z.infer<typeof StartPlace>;
 export interface SlackFileRef {
   readonly id: string;
   readonly name: string;
-  /** Bytes, when Slack said. */
-  readonly size?: number | undefined;
+  readonly size?: number | undefined; // bytes
   readonly mimetype?: string | undefined;
   /** `url_private_download`: readable with the bot token from Slack's file host only. */
   readonly url?: string | undefined;
@@ -37,18 +32,15 @@ export interface SlackFileRef {
 export interface QueuedFollowUp {
   readonly userId: string;
   readonly text: string;
-  /** The Slack message that carried it. */
   readonly ts: string;
-  /** The files it carried, read from Slack when it is sent. */
   readonly files?: readonly SlackFileRef[];
-  /** Inline options the person gave that a continuation cannot apply (named in the run's remark). */
+  /** Inline options a continuation cannot apply (named in the run's remark). */
   readonly ignoredOptions?: readonly string[];
 }
 
 /**
- * Who asked a run to stop, stored once per run for every instance (and held by its fate while
- * it is relayed, runs/fate.ts): a person who pressed Stop, the app itself (saying why, e.g. its
- * maximum run time), or nobody because its records are forgotten (it ends without a word).
+ * Who asked a run to stop, stored once per run for every instance: a person, the app (saying
+ * why, e.g. its maximum run time), or nobody because its records are forgotten (ends silently).
  */
 export const StopRequest = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("person"), userId: z.string() }),
@@ -60,19 +52,16 @@ export type PersonStop = Extract<StopRequest, { kind: "person" }>;
 
 export const personStop = (userId: string): PersonStop => ({ kind: "person", userId });
 
-/** What a task thread is doing (the states are spelled out: a run id is only ever a run id). */
+/** What a task thread is doing. */
 export type ThreadActivity =
-  /** Nothing runs: a reply starts a run at once. */
   | { readonly kind: "idle" }
   /**
-   * A run being created, no id yet (left behind by an instance that dies now; cleared after a
-   * while). `replyTs`: the reply it answers (none for a task's first run); `messageTs`: the bot
-   * message that will show it, once posted.
+   * A run being created, no id yet (an instance that dies now leaves it; cleared after a while).
+   * `replyTs`: the reply it answers (none for a first run); `messageTs`: its message, once posted.
    */
   | {
       readonly kind: "starting";
-      /** When it began (ms since the epoch). */
-      readonly since: number;
+      readonly since: number; // ms since the epoch
       readonly replyTs?: string;
       readonly messageTs?: string;
       /** A Stop pressed meanwhile (Slack's own Stop): it is stopped once it runs. */
@@ -85,9 +74,9 @@ export const IDLE: ThreadActivity = { kind: "idle" };
 export interface ThreadRecord extends SlackThreadKey {
   /** Where the task started: a channel, or a direct message (where Slack's agent view lives). */
   readonly surface: "channel" | "dm";
-  /** The service's conversation; absent until the service created the task. */
+  /** Absent until the service created the task. */
   readonly service?: ServiceThreadRef;
-  /** Who started the task; only they (or an admin) may stop it. */
+  /** Only they (or an admin) may stop its runs. */
   readonly ownerUserId: string;
   readonly active: ThreadActivity;
   readonly lastRunId: string | undefined;
@@ -97,19 +86,14 @@ export interface ThreadRecord extends SlackThreadKey {
 }
 
 /**
- * A Workflow Builder step ("Run a task") waiting for its run: Slack's execution of it, and the
- * token Slack gave for it (`bot_access_token` of `function_executed`), which completes it. The
- * token is kept sealed when the app has an encryption key (slack/workflow-steps.ts).
+ * A Workflow Builder step ("Run a task") waiting for its run: its execution, and the token that
+ * completes it (`bot_access_token` of `function_executed`; sealed with an encryption key).
  */
 const WorkflowStep = z.object({ executionId: z.string(), token: z.string() });
 export type WorkflowStep = z.infer<typeof WorkflowStep>;
 
-/**
- * The Slack messages that open a run, posted while the service already works on it: enough
- * for another instance to post what is missing if the one posting them dies.
- */
+/** A run's opening messages, enough for another instance to post what is missing. */
 const RunOpening = z.object({
-  /** Who asked. */
   userId: z.string(),
   /** A task started by a command: its prompt, posted as the thread's parent. */
   prompt: z.object({ text: z.string(), fileNames: z.array(z.string()) }).optional(),
@@ -120,9 +104,7 @@ const RunOpening = z.object({
   title: z.string().optional(),
   /** When the request arrived (ms since the epoch): its messages keep that place in line. */
   since: z.number(),
-  /** A follow-up: the reply the run answers. */
   replyTs: z.string().optional(),
-  /** A Workflow Builder step asked for it: the step ends when the run ends. */
   step: WorkflowStep.optional(),
 });
 export type RunOpening = z.infer<typeof RunOpening>;
@@ -136,10 +118,7 @@ export type ServiceRunId = string & { readonly [serviceRunBrand]: true };
 /** A start being made (`reserved:<team>:<channel>:<uuid>`), before the service's run is shown. */
 export type ReservationId = string & { readonly [reservationBrand]: true };
 
-/** As the service named it (its answers are checked by zod already). */
 export const serviceRunId = (id: string): ServiceRunId => id as ServiceRunId;
-
-/** As this app made it (runs/relay.ts) or the store kept it. */
 export const reservationId = (id: string): ReservationId => id as ReservationId;
 
 /** What every unfinished run's record holds, whatever its state. */
@@ -147,41 +126,33 @@ const runRecordBase = {
   /** The bot messages showing the run, in order (long answers span several). */
   messageTs: z.array(z.string()).readonly(),
   startedAt: z.number(),
-  /** The remark shown under the answer (what of the request was not sent, and why). */
+  /** What of the request was not sent, and why (shown under the answer). */
   remark: z.string().optional(),
   /** Who asked (native streams are addressed to them). */
   owner: z.string().optional(),
   /**
-   * Instances that began relaying the run and never let it go: each takes one when it begins
-   * and gives it back when it hands the run over. What is left when an instance takes the run
-   * over are the ones that died relaying it: past a few, the run is quarantined instead of
-   * relayed (a run that kills its instances must not go round them all).
+   * Instances that began relaying the run and never handed it over: at a takeover, those that
+   * died relaying it. Past a few the run is quarantined (it must not go round killing them all).
    */
   openRelays: z.number().int().min(0).optional(),
-  /**
-   * Set once its relay began to end it (the final result, its files, their pictures: the
-   * heavy steps): an instance that died then most likely died of this run, so it is
-   * quarantined sooner.
-   */
+  /** Its relay began ending it (result, files, pictures): a death now quarantines it sooner. */
   finishing: z.boolean().optional(),
-  /** The Workflow Builder step that asked for the run: whoever ends the run ends the step. */
+  /** Whoever ends the run ends the step. */
   step: WorkflowStep.optional(),
   /** The W3C `traceparent` of the request that started the run: a takeover continues its trace. */
   traceparent: z.string().max(64).optional(),
 };
 
 /**
- * A task (or follow-up) being started: recorded before the service answered and before its
- * messages may exist, so another instance can finish the start if this one dies (relay.ts):
- * post what is missing and follow the service's run, or, when the service never answered,
- * end the message as interrupted. `messageTs` is empty until the opening's messages exist.
+ * A start recorded before the service answered and its messages exist, so another instance can
+ * finish it if this one dies (or end it as interrupted). `messageTs` is empty until then.
  */
 const ReservedRun = z.object({
   kind: z.literal("reserved"),
   runId: z.string().transform(reservationId),
   key: StartPlace,
   opening: RunOpening,
-  /** The service's run, once it answered, so that it is not lost. */
+  /** The service's run, once it answered. */
   created: z
     .object({ ref: ServiceThreadRef, runId: z.string().transform(serviceRunId) })
     .optional(),
@@ -197,14 +168,13 @@ const RelayedRun = z.object({
   ref: ServiceThreadRef,
   /** The text already shown, so a new owner neither repeats nor loses any. */
   shownText: z.string(),
-  /** Files: not yet uploaded, upload under way (may have partly happened), or uploaded. */
+  /** `started`: an upload under way, maybe partly done. */
   uploads: z.enum(["pending", "started", "done"]),
   /** A native-streaming run's "working…" message, removed once the answer is final. */
   controlTs: z.string().optional(),
   /**
-   * The first `messages` of `messageTs` are sealed: stream messages a rotated native stream
-   * left (stopped, never edited again), showing the answer's first `chars` characters. The
-   * others show the rest; a new owner edits only those.
+   * The first `messages` of `messageTs` a rotated native stream left (never edited again),
+   * showing the answer's first `chars` characters; a new owner edits only the others.
    */
   sealed: z
     .object({ messages: z.number().int().min(0), chars: z.number().int().min(0) })
@@ -213,14 +183,10 @@ const RelayedRun = z.object({
 });
 export type RelayedRun = z.infer<typeof RelayedRun>;
 
-/**
- * An unfinished run, by its state: being started (`reserved`), or shown (`relaying`). Made only
- * by runs/record.ts, from the run's life there; a thread's `running` activity points at one.
- */
+/** An unfinished run: being started, or shown. Made only by runs/record.ts. */
 export const RunRecord = z.discriminatedUnion("kind", [ReservedRun, RelayedRun]);
 export type RunRecord = z.infer<typeof RunRecord>;
 
-/** What a relayed run writes as it goes (the rest of its record does not change). */
 export type RelayedRunProgress = Partial<
   Pick<RelayedRun, "shownText" | "uploads" | "controlTs" | "sealed" | "openRelays" | "finishing">
 >;
@@ -242,7 +208,7 @@ export type RunState = "running" | "completed" | "failed" | "stopped" | "error";
 export interface RecentTask {
   readonly channelId: string;
   readonly threadTs: string;
-  /** The start of the prompt (a short excerpt, as typed). */
+  /** A short excerpt, as typed. */
   readonly prompt: string;
   readonly status: RunState;
   readonly startedAt: number;
@@ -262,10 +228,9 @@ export type DefaultsScope =
   | { readonly kind: "user"; readonly userId: string }
   | { readonly kind: "channel"; readonly channelId: string };
 
-/** At most this many recent tasks are kept per person (the oldest are dropped). */
+/** Per person; the oldest are dropped. */
 export const RECENT_TASKS_KEPT = 50;
 
-/** People's recent tasks and default options, per workspace. */
 export type PreferenceStore = Pick<
   ThreadStore,
   "putRecentTask" | "updateRecentTask" | "recentTasks" | "getDefaults" | "putDefaults"
@@ -281,10 +246,7 @@ export interface RecordStore {
   /** The record; `OTHER_FORMAT` (record-format.ts) when of another format. */
   getRecord(key: string): Promise<unknown>;
   putRecord(key: string, value: unknown, life?: RecordLife): Promise<void>;
-  /**
-   * Read-modify-write, atomic across instances (a short lock per key): `change` returns the new
-   * record, or undefined to leave it. Resolves with what the record holds afterwards.
-   */
+  /** Atomic across instances (a short lock per key); `change` answers undefined to leave it. */
   updateRecord(
     key: string,
     change: (current: unknown) => unknown,
@@ -295,7 +257,6 @@ export interface RecordStore {
   recordKeys(prefix: string): Promise<string[]>;
 }
 
-/** What erasing a person's records removed: their threads, replies queued in others', tasks. */
 export interface PersonForgotten {
   readonly threads: number;
   readonly queuedReplies: number;
@@ -313,13 +274,11 @@ export type RateDecision =
   | { readonly allowed: true }
   | {
       readonly allowed: false;
-      /** The limit that keeps the request out longest (its name). */
+      /** The limit that keeps the request out longest, and how long (≥ 1). */
       readonly refusedBy: string;
-      /** How long until that limit has room again (≥ 1). */
       readonly retryAfterMs: number;
     };
 
-/** The store boundary. */
 export interface ThreadStore extends RecordStore {
   getThread(key: SlackThreadKey): Promise<ThreadRecord | undefined>;
   putThread(record: ThreadRecord): Promise<void>;
@@ -332,10 +291,7 @@ export interface ThreadStore extends RecordStore {
   claimOnce(teamId: string, name: string, ttlMs: number): Promise<boolean>;
   /** Forgets a claim, so the next `claimOnce` of it wins again (e.g. a Stop that failed). */
   releaseClaim(teamId: string, name: string): Promise<void>;
-  /**
-   * Counts one request against each of a workspace's `limits` atomically, across instances: a
-   * sliding window (rate-window.ts); allowed and counted in all, or refused and counted in none.
-   */
+  /** One request counted in all `limits` atomically across instances, or in none. */
   consumeRate(
     teamId: string,
     limits: readonly RateLimit[],
@@ -347,10 +303,7 @@ export interface ThreadStore extends RecordStore {
   renewLease(name: string, owner: string, ttlMs: number): Promise<boolean>;
   releaseLease(name: string, owner: string): Promise<void>;
   putRun(record: RunRecord): Promise<void>;
-  /**
-   * Rewrites a run's record only while it is still recorded: false when it is gone (its
-   * workspace was forgotten), so a run relayed elsewhere never brings it back.
-   */
+  /** Only while still recorded: false when gone (forgotten), so a relay never brings it back. */
   updateRun(record: RunRecord): Promise<boolean>;
   getRun(runId: string): Promise<RunRecord | undefined>;
   deleteRun(runId: string): Promise<void>;
@@ -360,41 +313,33 @@ export interface ThreadStore extends RecordStore {
   /** Takes back `request` (the service refused the stop); another's stays. */
   withdrawStop(runId: string, request: StopRequest): Promise<void>;
   stopRequest(runId: string): Promise<StopRequest | undefined>;
-  /** Adds a task to its owner's recent tasks (replacing the same thread's), newest first. */
+  /** Replaces the same thread's; newest first. */
   putRecentTask(teamId: string, userId: string, task: RecentTask): Promise<void>;
-  /** Changes one of a person's recent tasks; nothing when it is not (or no longer) there. */
+  /** Nothing when it is not (or no longer) there. */
   updateRecentTask(
     teamId: string,
     userId: string,
     thread: { readonly channelId: string; readonly threadTs: string },
     change: (task: RecentTask) => RecentTask,
   ): Promise<void>;
-  /** A person's latest tasks, newest first. */
   recentTasks(teamId: string, userId: string, limit: number): Promise<RecentTask[]>;
   getDefaults(teamId: string, scope: DefaultsScope): Promise<TaskDefaults | undefined>;
-  /** Replaces the defaults; empty defaults are removed. */
+  /** Empty defaults are removed. */
   putDefaults(teamId: string, scope: DefaultsScope, defaults: TaskDefaults): Promise<void>;
   /**
-   * Deletes every record of a workspace (the app was uninstalled there): every `t:<team>:`
-   * record (threads, recent tasks, defaults, installation, keys…), its claims, rate counts and
-   * locks, and its runs with their Stop requests and leases. Other workspaces keep theirs.
+   * An uninstalled workspace: every `t:<team>:` record (threads, recent tasks, defaults,
+   * installation, keys…), its claims, rate counts, locks, and runs with their Stops and leases.
    */
   forgetTeam(teamId: string): Promise<void>;
-  /**
-   * Forgets one task thread (its root message was deleted in Slack): its record with its queued
-   * replies, its runs (with their Stop requests and leases) and its entry in its owner's recent
-   * tasks. The record it deleted, or undefined when there was none.
-   */
+  /** A thread whose root was deleted: its record, runs (with Stops, leases), recent-task entry. */
   forgetThread(key: SlackThreadKey): Promise<ThreadRecord | undefined>;
   /** Forgets a deleted channel: its threads, runs, defaults and recent tasks; whose tasks changed. */
   forgetChannel(teamId: string, channelId: string): Promise<string[]>;
   /** Erases a person's threads, replies queued in others', recent tasks and defaults; runs go on. */
   forgetPerson(teamId: string, userId: string): Promise<PersonForgotten>;
   /**
-   * Erases what a workspace's people left (an admin asked): every thread record, recent tasks,
-   * personal defaults, and its runs with their Stop requests and leases. Kept: the workspace's
-   * settings (installation, service key, usage policy, channel defaults), its audit trail and
-   * other records beside them, its claims and rate counts (which lapse by themselves).
+   * An admin's erase of what people left: threads, recent tasks, personal defaults, runs (with
+   * Stops, leases). Kept: settings, channel defaults, the audit trail, claims and rate counts.
    */
   forgetPeople(teamId: string): Promise<void>;
   ping(): Promise<boolean>;

@@ -2,25 +2,25 @@
 import { z } from "zod";
 import type { RecordStore } from "./types.ts";
 
-/** Slack ids as the policy keeps them: a user group (`S…`), a channel (`C…`, `G…`). */
+/** A user group (`S…`), a channel (`C…`, `G…`). */
 const GroupId = z.string().regex(/^S[A-Z0-9]{2,30}$/);
 const ChannelId = z.string().regex(/^[CG][A-Z0-9]{2,30}$/);
 
-/** The most tasks per person per hour a policy can set (0: no quota). */
+/** Tasks per person per hour (0: no quota). */
 export const QUOTA_MAX = 1000;
 
 export const UsagePolicy = z.object({
-  /** Who may start and continue tasks: everyone, or the members of these user groups. */
+  /** Who may start and continue tasks. */
   who: z.discriminatedUnion("kind", [
     z.object({ kind: z.literal("everyone") }),
     z.object({ kind: z.literal("groups"), groupIds: z.array(GroupId).min(1).max(100) }),
   ]),
-  /** Where: every channel (and direct messages), or only these channels. */
+  /** `all`: every channel and direct messages. */
   where: z.discriminatedUnion("kind", [
     z.object({ kind: z.literal("all") }),
     z.object({ kind: z.literal("channels"), channelIds: z.array(ChannelId).min(1).max(100) }),
   ]),
-  /** Tasks (follow-ups included) one person may start per hour; 0: no quota. */
+  /** Follow-ups included. */
   perUserPerHour: z.number().int().min(0).max(QUOTA_MAX),
   /**
    * Whether the app joins a public channel it is not in (`conversations.join`) instead of asking
@@ -30,7 +30,6 @@ export const UsagePolicy = z.object({
 });
 export type UsagePolicy = z.infer<typeof UsagePolicy>;
 
-/** A workspace without a policy: everyone, everywhere, no quota, only where the app is invited. */
 export const DEFAULT_USAGE_POLICY: UsagePolicy = {
   who: { kind: "everyone" },
   where: { kind: "all" },
@@ -38,7 +37,7 @@ export const DEFAULT_USAGE_POLICY: UsagePolicy = {
   joinPublicChannels: false,
 };
 
-/** The stored policy does not read as one (written by a newer version, or damaged). */
+/** Written by a newer version, or damaged. */
 export class UsagePolicyUnreadableError extends Error {
   constructor(teamId: string) {
     super(`the usage policy of workspace ${teamId} is unreadable`);
@@ -48,7 +47,6 @@ export class UsagePolicyUnreadableError extends Error {
 
 const policyKey = (teamId: string) => `t:${teamId}:usage-policy`;
 
-/** The workspace's policy, the default when none was saved; throws when it is unreadable. */
 export async function getUsagePolicy(
   records: Pick<RecordStore, "getRecord">,
   teamId: string,
@@ -60,7 +58,6 @@ export async function getUsagePolicy(
   return parsed.data;
 }
 
-/** Checked first: a bad policy is never stored. */
 export async function putUsagePolicy(
   records: Pick<RecordStore, "putRecord">,
   teamId: string,
@@ -69,11 +66,10 @@ export async function putUsagePolicy(
   await records.putRecord(policyKey(teamId), UsagePolicy.parse(policy));
 }
 
-/** The service's last refusal of the workspace's account, for its admins' App Home (402 or 429). */
+/** The service's last refusal of the workspace's account, for its admins' App Home. */
 export const ServiceAlert = z.object({
   status: z.union([z.literal(402), z.literal(429)]),
-  /** When the service said so (ms since the epoch). */
-  at: z.number(),
+  at: z.number(), // ms since the epoch
   /** A 429's reset time (ms since the epoch), from `Retry-After` or `X-RateLimit-Reset`. */
   resetAt: z.number().optional(),
 });
@@ -91,7 +87,7 @@ function alertIsStale(alert: ServiceAlert, now: number): boolean {
 
 const alertKey = (teamId: string) => `t:${teamId}:service-alert`;
 
-/** The workspace's alert, when still worth showing at `now`. */
+/** Only when still worth showing at `now`. */
 export async function getServiceAlert(
   records: Pick<RecordStore, "getRecord">,
   teamId: string,
@@ -110,7 +106,7 @@ export async function putServiceAlert(
   await records.putRecord(alertKey(teamId), ServiceAlert.parse(alert));
 }
 
-/** Clears the workspace's alert (a task started again); a write only when there is one. */
+/** A write only when there is one. */
 export async function clearServiceAlert(
   records: Pick<RecordStore, "getRecord" | "deleteRecord">,
   teamId: string,

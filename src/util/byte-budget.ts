@@ -1,7 +1,4 @@
-/**
- * A counting semaphore, first come first served: the bytes of the task service's data this
- * process holds (answers, files being brought into Slack), or the pages a browser shows at once.
- */
+/** A first-come-first-served semaphore: the service data's bytes held, or pages being shown. */
 export class ByteBudget {
   readonly limit: number;
   #used = 0;
@@ -21,10 +18,7 @@ export class ByteBudget {
     return true;
   }
 
-  /**
-   * Takes `bytes` once they fit (after those waiting before), or resolves false when `waitMs`
-   * passes or `signal` aborts first. More than the whole budget never fits.
-   */
+  /** Once they fit (after those waiting before); false when `waitMs` passes or `signal` aborts. */
   take(bytes: number, waitMs: number, signal?: AbortSignal): Promise<boolean> {
     if (bytes > this.limit || signal?.aborted) return Promise.resolve(false);
     if (this.#waiting.length === 0 && this.tryTake(bytes)) return Promise.resolve(true);

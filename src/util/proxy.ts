@@ -1,7 +1,4 @@
-/**
- * Outbound connections through a corporate proxy: undici dispatchers that follow the parsed
- * HTTP(S)_PROXY / NO_PROXY settings. Without a proxy every client keeps its own defaults.
- */
+/** Outbound connections through HTTP(S)_PROXY / NO_PROXY; without one, clients' own defaults. */
 import type { FetchFunction } from "@slack/web-api";
 import { type Agent, type Dispatcher, EnvHttpProxyAgent } from "undici";
 
@@ -15,16 +12,16 @@ export interface ProxyConfig {
 
 /** The transports the app's clients use; each undefined without a proxy. */
 export interface Outbound {
-  /** WebClient's `fetch` (every Web API call, and the uploads filesUploadV2 PUTs). */
+  /** WebClient's (every Web API call, and the uploads filesUploadV2 PUTs). */
   readonly slackFetch?: FetchFunction;
-  /** Downloads from Slack's file host (the files people attach), with the Web API's pool. */
+  /** Downloads from Slack's file host, with the Web API's pool. */
   readonly slackDispatcher?: Dispatcher;
-  /** The Socket Mode client's dispatcher: its WebSocket and `apps.connections.open`. */
+  /** Socket Mode's WebSocket and `apps.connections.open`. */
   readonly socketDispatcher?: Dispatcher;
   readonly serviceDispatcher?: Dispatcher;
-  /** …and its pool for create, continue and stop. */
+  /** The service's pool for create, continue and stop. */
   readonly serviceControlDispatcher?: Dispatcher;
-  /** Where requests go, for the start-up log (never credentials). */
+  /** For the start-up log (never credentials). */
   readonly description: string;
   close(): Promise<void>;
 }
@@ -58,7 +55,7 @@ export function createOutbound(
   };
 }
 
-/** This machine: always reached directly (a proxy elsewhere cannot reach its loopback). */
+/** Always reached directly (a proxy elsewhere cannot reach this machine's loopback). */
 const LOOPBACK_HOSTS = ["localhost", "127.0.0.1", "[::1]"] as const;
 
 /** NO_PROXY with the loopback names added (`*` stays `*`: nothing is proxied). */
@@ -69,9 +66,8 @@ export function noProxyWithLoopback(noProxy: string | undefined): string {
 }
 
 /**
- * A dispatcher that sends each request through the proxy its URL's scheme calls for, or
- * directly when NO_PROXY lists the host or it is loopback: a task service sidecar's plain
- * http:// is never sent to the proxy, which would see its traffic and its API key.
+ * Through the proxy the URL's scheme calls for, or direct when NO_PROXY lists the host or it is
+ * loopback: a sidecar's plain http:// never goes to a proxy that would see its API key.
  */
 export function proxyDispatcher(proxy: ProxyConfig, options: Agent.Options = {}): Dispatcher {
   // Empty strings rather than undefined: undici would otherwise read process.env itself.
@@ -83,7 +79,7 @@ export function proxyDispatcher(proxy: ProxyConfig, options: Agent.Options = {})
   });
 }
 
-/** The proxy settings in words, never with a user name or password. */
+/** Never with a user name or password. */
 export function describeProxy(proxy: ProxyConfig): string {
   const parts = [
     proxy.httpsProxy ? `https via ${withoutCredentials(proxy.httpsProxy)}` : undefined,
@@ -95,12 +91,8 @@ export function describeProxy(proxy: ProxyConfig): string {
   return parts.filter((p) => p !== undefined).join("; ") || "direct";
 }
 
-/** `scheme://host:port` of a URL: what may be shown of a proxy address. */
+/** `scheme://host:port`: what may be shown of a proxy address. */
 function withoutCredentials(url: string): string {
-  try {
-    const u = new URL(url);
-    return `${u.protocol}//${u.host}`;
-  } catch {
-    return "(unparsable URL)";
-  }
+  const u = URL.parse(url);
+  return u ? `${u.protocol}//${u.host}` : "(unparsable URL)";
 }

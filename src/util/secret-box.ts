@@ -1,11 +1,8 @@
 /**
- * Secrets at rest (a workspace's service API key, installations' Slack tokens): AES-256-GCM from
- * `node:crypto`, with key rotation: the first listed key encrypts, any listed key decrypts, and
- * a box names its key by a short fingerprint.
- *
- * Every box is bound to where it is kept (e.g. `t:T123:service-key`, authenticated as GCM's
- * additional data), so a box copied into another record does not open. A box starts with its
- * format's version (`v2`); any other format, or a plain value, is refused, never used.
+ * Secrets at rest: AES-256-GCM (`node:crypto`); the first listed key encrypts, any listed key
+ * decrypts (a box names its key by fingerprint). A box is bound to where it is kept (GCM's
+ * additional data), so a copy in another record does not open; another format, or a plain
+ * value, is refused.
  */
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from "node:crypto";
 
@@ -13,9 +10,8 @@ const VERSION = "v2";
 const KEY_BYTES = 32;
 const IV_BYTES = 12;
 
-/** An encryption key and its fingerprint (the first 8 hex digits of its SHA-256). */
 export interface SealingKey {
-  readonly id: string;
+  readonly id: string; // the first 8 hex digits of the key's SHA-256
   readonly key: Buffer;
 }
 
@@ -26,7 +22,7 @@ export class SecretBoxError extends Error {
 export const NOT_SEALED = "not sealed in this app's format";
 export const KEY_NOT_LISTED = "sealed with an encryption key that is no longer listed";
 
-/** Keys from base64 strings (32 bytes each), in order: the first one encrypts. */
+/** 32 bytes of base64 each; the first one encrypts. */
 export function sealingKeys(base64Keys: readonly string[]): SealingKey[] {
   if (base64Keys.length === 0) throw new SecretBoxError("no encryption key is set");
   return base64Keys.map((b64, i) => {
@@ -53,7 +49,7 @@ export function seal(plaintext: string, keys: readonly SealingKey[], binding: st
   return [VERSION, first.id, ...parts].join(".");
 }
 
-/** The sealed text; throws SecretBoxError (never holding the value) when the box does not open. */
+/** Throws a SecretBoxError (never holding the value) when the box does not open. */
 export function open(box: string, keys: readonly SealingKey[], binding: string): string {
   const [version, id, iv, tag, body, ...rest] = box.split(".");
   if (version !== VERSION || !id || !iv || !tag || body === undefined || rest.length > 0) {
@@ -77,7 +73,7 @@ export function open(box: string, keys: readonly SealingKey[], binding: string):
 const isCurrent = (box: string, keys: readonly SealingKey[]): boolean =>
   box.startsWith(`${VERSION}.${keys[0]?.id ?? "-"}.`);
 
-/** The box sealed again with the first key (unchanged when it already is); throws like `open`. */
+/** Unchanged when sealed with the first key already; throws like `open`. */
 export function reseal(box: string, keys: readonly SealingKey[], binding: string): string {
   if (isCurrent(box, keys)) {
     open(box, keys, binding); // one bound elsewhere is not passed on as current
@@ -86,5 +82,5 @@ export function reseal(box: string, keys: readonly SealingKey[], binding: string
   return seal(open(box, keys, binding), keys, binding);
 }
 
-/** What may be shown of a secret: its last 4 characters. */
+/** All that may be shown of a secret. */
 export const lastFour = (secret: string): string => `…${secret.slice(-4)}`;

@@ -13,10 +13,7 @@ const LISTEN_FAILURES: Readonly<Record<string, string>> = {
   EADDRNOTAVAIL: "is not an address of this machine",
 };
 
-/**
- * A failure at start-up as a StartupError when one line can say it (a server that cannot
- * listen names the setting in `ports` to change); anything else is returned unchanged.
- */
+/** A StartupError when one line can say it (naming the setting in `ports`); else unchanged. */
 export function asStartupError(
   err: unknown,
   ports: Readonly<Record<string, number | undefined>> = {},

@@ -1,10 +1,9 @@
 /**
- * Strings that hold no more memory than their characters. In V8 a slice of a long string
- * points into it (keeping all of it alive), and a string grown by `+=` is a tree of its pieces
- * (about 32 bytes each): a text grown one character at a time takes 32 times its length.
+ * Strings that hold no more memory than their characters: in V8 a slice keeps its whole parent
+ * alive, and a `+=` string is a tree of its pieces (about 32 bytes each).
  */
 
-/** A piece of a (maybe long) string as a string of its own: its parent can go. */
+/** A string of its own: its parent can go. */
 export const owned = (text: string): string => (text.length < 13 ? text : ` ${text}`.slice(1));
 
 /** A text grown piece by piece, flattened whenever its pieces would weigh a quarter of it. */

@@ -1,7 +1,6 @@
 /**
- * At most `limit` uses per key (a person) in each window of `windowMs`, in this process: what
- * keeps one person's clicks from turning into a stream of service requests. Fixed windows, so
- * a key costs one small entry; entries of past windows are dropped as the map grows.
+ * At most `limit` uses per key (a person) per window in this process, so clicks do not become a
+ * stream of service requests. Fixed windows: a small entry a key, past ones dropped as it grows.
  */
 export class PerKeyThrottle {
   readonly #limit: number;
