@@ -1,8 +1,4 @@
-/**
- * The registry of the runs this instance shows in Slack: starts each run (run.ts), reserves
- * starts so another instance can finish them, resumes runs others left, stops runs, and hands
- * every run over on shutdown.
- */
+/** The runs this instance shows in Slack: starts, reserves, resumes, stops and hands them over. */
 import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
 import type { ThreadRef } from "../service/client.ts";
@@ -59,8 +55,6 @@ import { type RelaySpan, startRelaySpan } from "../tracing/run-spans.ts";
 import { currentTraceparent, inTrace, linkToTrace } from "../tracing/spans.ts";
 import { LeaseKeeper } from "./lease-keeper.ts";
 
-export type { RelayMetrics } from "./relay-metrics.ts";
-export type { RunTarget, StartProgress } from "./record.ts";
 export type { RunOutcome } from "./outcome.ts";
 
 /** The runs to forget: a workspace's, or those of one of its channels, or of one thread. */
@@ -76,16 +70,15 @@ export interface RelayOptions {
   /** Told when an adopted start's run runs: the thread layer records it. */
   readonly threads: RunningThreads;
   readonly logger: Logger;
-  /** Edits when absent. */
   readonly streaming?: RunDeps["streaming"];
-  /** Who this instance is, as lease holder. */
+  /** This instance, as lease holder. */
   readonly instanceId: string;
-  /** How long a run's lease lasts without renewal (renewed every third of it). */
+  /** A run's lease without renewal (renewed every third of it). */
   readonly leaseTtlMs?: number;
   readonly follow?: RunDeps["follow"];
   readonly previews?: PagePreviews | undefined;
   readonly memory?: MemoryLimits;
-  /** How long to wait for a stopped run to report its end before giving up on it. */
+  /** How long a stopped run may take to report its end. */
   readonly stopGraceMs?: number;
   /** A run still going this long after it started is stopped at the service (default: none). */
   readonly maxRunMs?: number;
@@ -97,9 +90,8 @@ export interface RelayOptions {
 interface Relayed {
   readonly fate: RunFate;
   done: Promise<void>;
-  /** Only a Stop from this thread (and workspace) stops it. */
+  /** Only a Stop from this thread stops it. */
   readonly key: SlackThreadKey;
-  /** Its requests are in it, and a Stop pressed in Slack links to it. */
   readonly span: RelaySpan;
 }
 
@@ -107,7 +99,6 @@ interface Relayed {
 interface Reserved {
   readonly keeper: LeaseKeeper;
   record: ReservedRun;
-  /** The latest write of the record. */
   writing: Promise<void>;
 }
 
@@ -118,7 +109,6 @@ export class Relay {
   readonly #clock: Clock;
   readonly #counters: RelayCounters;
   readonly #memory: MemoryLimits;
-  /** Starts being made here, by reservation id. */
   readonly #reserved = new Map<string, Reserved>();
   readonly #endListeners: ((outcome: RunOutcome) => Promise<void>)[] = [];
 
@@ -135,7 +125,6 @@ export class Relay {
     this.#endListeners.push(listener);
   }
 
-  /** Counters since start, for `/metrics.json`. */
   metrics(): RelayMetrics {
     return this.#counters.snapshot();
   }
@@ -172,10 +161,7 @@ export class Relay {
     void this.#launch(record, "new", !recorded);
   }
 
-  /**
-   * Records a start before the service answered and its messages exist, so another instance
-   * can finish it (or end its message as interrupted) if this one dies. Returns its id.
-   */
+  /** Records a start before the service answered, so another instance can finish it. */
   async reserve(place: StartPlace, startedAt: number, opening: RunOpening): Promise<ReservationId> {
     const id = reservationId(`reserved:${place.teamId}:${place.channelId}:${randomUUID()}`);
     // With the request's trace, for the instance that may finish this start.
@@ -191,7 +177,6 @@ export class Relay {
     return id;
   }
 
-  /** Records what a reservation learnt: its thread, its message, the service's run. */
   progress(id: ReservationId, change: StartProgress): Promise<void> {
     const held = this.#reserved.get(id);
     if (!held) return Promise.resolve();
@@ -210,7 +195,6 @@ export class Relay {
     await this.#opts.store.releaseLease(runLease(id), this.instanceId);
   }
 
-  /** Takes (or keeps) a reservation's lease while this instance lives. */
   async #hold(record: ReservedRun): Promise<void> {
     const { store, instanceId, logger } = this.#opts;
     await store.acquireLease(runLease(record.runId), instanceId, this.#leaseTtl);
@@ -228,7 +212,7 @@ export class Relay {
     this.#reserved.set(record.runId, { keeper, record, writing: Promise.resolve() });
   }
 
-  /** Stops keeping a reservation: its lease is released, or a run relay takes it over. */
+  /** Stops keeping a reservation: its lease is released, or a run's relay takes it over. */
   async #letReservationGo(id: string, releaseLease = false): Promise<void> {
     this.#reserved.get(id)?.keeper.stop();
     this.#reserved.delete(id);
@@ -333,9 +317,7 @@ export class Relay {
       progress: (id, change) => this.progress(id, change),
       stop: (run, userId) => this.stop(run, userId),
       start: async ({ traceparent: _here, ...target }) => {
-        const record = relayedRecord(
-          traceparent === undefined ? target : { ...target, traceparent },
-        );
+        const record = relayedRecord({ ...target, ...(traceparent ? { traceparent } : {}) });
         // Its lease, unless relayed elsewhere; a record already there wins.
         const { store, instanceId } = this.#opts;
         if (!(await store.acquireLease(runLease(record.runId), instanceId, this.#leaseTtl))) return;
@@ -364,14 +346,8 @@ export class Relay {
     const existing = this.#runs.get(record.runId);
     if (existing) return existing.done;
     const { key, runId, traceparent } = record;
-    // The run's span here: what it asks the service and Slack from now on is in it.
     const span = startRelaySpan({ ...key, runId, start, traceparent });
-    const relayed: Relayed = {
-      fate: new RunFate(),
-      done: Promise.resolve(),
-      key: record.key,
-      span,
-    };
+    const relayed: Relayed = { fate: new RunFate(), done: Promise.resolve(), key, span };
     this.#runs.set(record.runId, relayed);
     const { workspaces, store, instanceId, streaming, follow, previews, workflowSteps } =
       this.#opts;
@@ -438,10 +414,7 @@ export class Relay {
     }
   }
 
-  /**
-   * Stops a run (rejects when the service refuses), recording the request for the instance that
-   * relays it. False when no unfinished run of `run.key`'s thread has that id.
-   */
+  /** Stops a run (rejects when the service refuses); false when `run.key`'s thread has no such run. */
   async stop(
     run: { readonly runId: string; readonly ref: ThreadRef; readonly key: SlackThreadKey },
     userId: string,
@@ -507,11 +480,9 @@ export class Relay {
   }
 
   /**
-   * The records of `scope` are being forgotten (a workspace uninstalled the app or erased its
-   * records, a channel or task message was deleted): its runs stop without a word to Slack. Those
-   * relayed here end at once; the others are stopped at the service, with a Stop request that
-   * tells their relay to say nothing. Their records go next; a relay that finds its record gone
-   * stops quietly too.
+   * The records of `scope` are being forgotten: its runs stop without a word to Slack, those
+   * relayed elsewhere by a Stop request that tells their relay to say nothing (as does a record
+   * found gone).
    */
   async stopQuietly(scope: RunScope, why: string): Promise<void> {
     const here = new Map([...this.#runs].filter(([, run]) => inScope(run.key, scope)));
@@ -544,7 +515,7 @@ export class Relay {
     );
   }
 
-  /** Resolves once no run is being relayed (follow-ups started meanwhile included). */
+  /** Resolves once no run is relayed (follow-ups started meanwhile included). */
   async idle(): Promise<void> {
     while (this.#runs.size > 0) {
       await Promise.allSettled([...this.#runs.values()].map((c) => c.done));
@@ -553,9 +524,7 @@ export class Relay {
 
   /** Shutdown: every run is handed over at once, its latest text shown and recorded. */
   async handover(): Promise<void> {
-    for (const relayed of this.#runs.values()) {
-      relayed.fate.handOver("handing over");
-    }
+    for (const relayed of this.#runs.values()) relayed.fate.handOver("handing over");
     await Promise.allSettled([...this.#runs.values()].map((c) => c.done));
   }
 }
@@ -565,7 +534,7 @@ function stopNotNeeded(err: unknown): boolean {
   return err instanceof TaskServiceError && err.kind === "not_found";
 }
 
-/** Whether `place` is within `scope` (a thread's key: the same thread). */
+/** Whether `place` is within `scope`. */
 function inScope(place: StartPlace, scope: RunScope): boolean {
   if (place.teamId !== scope.teamId) return false;
   if (scope.channelId !== undefined && place.channelId !== scope.channelId) return false;
