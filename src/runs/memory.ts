@@ -1,7 +1,6 @@
 /**
- * What a run may hold of the task service's data in memory, and every run together (`process`).
- * Past a run's own limit the run is stopped and says so; past the process's, the one asking is
- * refused and says so, and the others go on.
+ * What a run may hold of the task service's data in memory, and every run together (`process`):
+ * past either, the run asking is stopped or refused, and says so.
  */
 import { DEFAULT_MEMORY_MB, type ServiceConfig } from "../config/config.ts";
 import type { TextBudget } from "../service/follow.ts";
@@ -20,7 +19,7 @@ export interface MemoryLimits {
 
 const MiB = 1024 * 1024;
 
-/** The limits from the operator's settings (MiB), one process budget for every run. */
+/** The limits from the operator's settings (MiB). */
 export function memoryLimits(mb: ServiceConfig["memoryMb"] = DEFAULT_MEMORY_MB): MemoryLimits {
   return {
     answerBytes: mb.answer * MiB,
@@ -37,10 +36,7 @@ export function memoryLimits(mb: ServiceConfig["memoryMb"] = DEFAULT_MEMORY_MB):
  */
 const ANSWER_MEMORY_FACTOR = 4;
 
-/**
- * One run's answer as the process budget sees it: what it grows by is taken from the process
- * as it comes, and all of it is given back when the run ends here (`release`).
- */
+/** One run's answer as the process budget sees it: taken as it grows, given back by `release`. */
 export class AnswerMemory implements TextBudget {
   readonly maxBytes: number;
   readonly #process: ByteBudget;

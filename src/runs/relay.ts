@@ -231,41 +231,29 @@ export class Relay {
     if (!isShown(record) || (record.kind === "reserved" && needsAdopting(record))) {
       return this.#adopt(record);
     }
-    const { logger, store } = this.#opts;
+    const { runId, key } = record;
+    const log = this.#opts.logger.child({ runId, teamId: key.teamId });
     if (record.kind === "relaying") {
       // Each instance that began relaying it and did not hand it over died doing so; past the
       // limit it is not followed again (it could kill this one too).
       const died = record.openRelays ?? 0;
-      const limit = record.finishing ? MAX_RELAY_DEATHS : MAX_RELAY_DEATHS_FOLLOWING;
-      if (died >= limit) {
-        const { key, runId } = record;
-        logger.error(
-          { runId, teamId: key.teamId, channel: key.channelId, thread: key.threadTs, died },
+      if (died >= (record.finishing ? MAX_RELAY_DEATHS : MAX_RELAY_DEATHS_FOLLOWING)) {
+        log.error(
+          { channel: key.channelId, thread: key.threadTs, died },
           `run quarantined: ${died} instances died relaying it; it is not relayed again`,
         );
         this.#counters.quarantined();
         return this.#launch(record, "quarantined");
       }
       const counted = reopened(record);
-      const kept = await store.updateRun(counted).catch((err: unknown) => {
-        const { runId, key } = record;
-        logger.warn(
-          { err, runId, teamId: key.teamId },
-          "could not count a run's relay; relaying anyway",
-        );
+      const kept = await this.#opts.store.updateRun(counted).catch((err: unknown) => {
+        log.warn({ err }, "could not count a run's relay; relaying anyway");
         return true;
       });
-      if (!kept) return store.releaseLease(runLease(record.runId), this.instanceId);
+      if (!kept) return this.#opts.store.releaseLease(runLease(runId), this.instanceId);
       record = counted;
     }
-    logger.info(
-      {
-        runId: record.runId,
-        teamId: record.key.teamId,
-        shown: record.kind === "relaying" ? record.shownText.length : 0,
-      },
-      "resuming a run",
-    );
+    log.info({ shown: record.kind === "relaying" ? record.shownText.length : 0 }, "resuming a run");
     this.#counters.resumed();
     return this.#launch(record, "resumed");
   }
@@ -414,7 +402,7 @@ export class Relay {
     }
   }
 
-  /** Stops a run (rejects when the service refuses); false when `run.key`'s thread has no such run. */
+  /** Stops a run (rejects if the service refuses); false if `run.key`'s thread has no such run. */
   async stop(
     run: { readonly runId: string; readonly ref: ThreadRef; readonly key: SlackThreadKey },
     userId: string,

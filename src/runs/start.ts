@@ -11,10 +11,9 @@ import { showWorking } from "./agent-status.ts";
 import { relayedRecord, type RunTarget, type StartProgress } from "./record.ts";
 import { currentTraceparent } from "../tracing/spans.ts";
 
-/** The service's run, as its answer to a create or a continue names it. */
 type CreatedRun = NonNullable<StartProgress["created"]>;
 
-/** What a start needs of the relay (runs/relay.ts). */
+/** What a start needs of the relay. */
 export interface StartRelay {
   reserve(place: StartPlace, startedAt: number, opening: RunOpening): Promise<ReservationId>;
   progress(id: ReservationId, change: StartProgress): Promise<void>;
@@ -40,10 +39,9 @@ export type ReservedStartDeps = Omit<StartDeps, "relay"> & {
 /** What asks for a run, and its policy where starts differ. */
 export interface StartRequest {
   readonly place: OpeningPlace;
-  /** What the start posts, and who asked. */
   readonly plan: RunOpening;
   readonly startedAt: number;
-  /** Asks the service for the run (creates the task, or continues its conversation). */
+  /** Creates the task, or continues its conversation. */
   readonly ask: () => Promise<CreatedRun>;
   /** The remark shown under the answer, once the service was asked (default: the plan's). */
   readonly remark?: () => Promise<string | undefined>;
@@ -51,17 +49,17 @@ export interface StartRequest {
   readonly onThread?: (key: SlackThreadKey) => Promise<void>;
   /** The run's messages are posted, whatever the service answered. */
   readonly onShown?: (key: SlackThreadKey) => void;
-  /** The thread records the run as running, and the relay is about to follow it. */
+  /** The thread records the run as running; the relay follows it next. */
   readonly onRunning?: (key: SlackThreadKey) => void;
   /** Tells the person who asked, privately. */
   readonly tell: (text: string) => Promise<void>;
-  /** What they are told when the run's messages could not be posted, unless Slack said why. */
+  /** Told when the run's messages could not be posted, unless Slack said why. */
   readonly notShownAdvice?: string;
 }
 
 type Shown = { readonly key: SlackThreadKey; readonly messageTs: string };
 
-/** How a start ended: relayed, or why not (what the caller still has to do differs). */
+/** How a start ended: relayed, or why not. */
 export type StartResult =
   | (Shown & { readonly kind: "started"; readonly run: CreatedRun })
   /** Nothing shows the run: the person was told, and the service's run (if any) stopped. */
@@ -69,10 +67,9 @@ export type StartResult =
   /** The run's message exists but the service refused or failed: the caller shows why. */
   | (Shown & { readonly kind: "refused"; readonly error: unknown });
 
-/** Starts a run (see the module's comment); never leaves its reservation behind. */
+/** Starts a run; never leaves its reservation behind. */
 export async function startRun(given: StartDeps, req: StartRequest): Promise<StartResult> {
   const { teamId, channelId, threadTs } = req.place;
-  // Every line about this start says which workspace.
   const deps = { ...given, logger: given.logger.child({ teamId, channel: channelId }) };
   const { relay, logger } = deps;
   // Recorded first: should this instance die from now on, another one finishes the start.
@@ -154,7 +151,6 @@ export async function startReserved(
   return { kind: "started", key: at, messageTs, run };
 }
 
-/** The thread `threadTs` of the request's channel. */
 const key = (req: StartRequest, threadTs: string): SlackThreadKey => ({
   teamId: req.place.teamId,
   channelId: req.place.channelId,
@@ -201,7 +197,7 @@ function stopAsked(
   });
 }
 
-/** What exists already: the thread (a reply, a mention, a DM) and maybe the run's message. */
+/** What exists already: the thread (a reply, a mention, a DM), maybe the run's message. */
 interface OpeningPlace extends StartPlace {
   readonly messageTs?: string | undefined;
 }
