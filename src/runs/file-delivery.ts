@@ -95,7 +95,7 @@ function listedNote(file: ResultFile, reason: string): FileNote {
     name: safeFileName(file.file_name),
     size: file.file_size ?? undefined,
     attached: false,
-    reason: file.download_url ? "too large to attach here" : reason,
+    reason,
     ...(file.download_url ? { url: file.download_url } : {}),
   };
 }

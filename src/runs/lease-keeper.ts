@@ -1,7 +1,4 @@
-/**
- * The lease that makes one instance the owner of a run, renewed every third of its TTL; lost or
- * lapsed (the store unreachable), it tells the run to let go instead of finishing it twice.
- */
+/** The lease that makes one instance a run's owner; lost or lapsed, the run lets go. */
 import type { Logger } from "pino";
 import { runLease } from "../store/run-index.ts";
 import type { Clock, RunStore } from "./ports.ts";

@@ -337,25 +337,21 @@ export class Relay {
     const span = startRelaySpan({ ...key, runId, start, traceparent });
     const relayed: Relayed = { fate: new RunFate(), done: Promise.resolve(), key, span };
     this.#runs.set(record.runId, relayed);
-    const { workspaces, store, instanceId, streaming, follow, previews, workflowSteps } =
-      this.#opts;
+    const { workspaces, streaming, follow } = this.#opts;
     const deps: RunDeps = {
+      ...this.#opts, // its store, instanceId, previews and workflowSteps
       service: workspaces.service(key.teamId),
       writer: workspaces.writer(key.teamId),
-      store,
       clock: this.#clock,
       counters: this.#counters,
-      instanceId,
       leaseTtlMs: this.#leaseTtl,
       streaming: streaming ?? { mode: "edit" },
       follow: follow ?? {},
-      previews,
       memory: this.#memory,
       onEnded: (end) => {
         span.ended(end.state);
         return this.#ended(end);
       },
-      workflowSteps,
     };
     const run = span.run(
       () => new Run(deps, record, relayed.fate, start, this.#opts.logger, unrecorded),
@@ -378,14 +374,12 @@ export class Relay {
     const left = Math.max(0, record.startedAt + max - this.#clock.now());
     return this.#clock.setTimeout(() => {
       const reason = `it reached the maximum run time of ${formatDuration(max)}`;
-      this.#opts.logger.warn({ runId: record.runId }, "stopping a run at its maximum run time");
+      const log = this.#opts.logger.child({ runId: record.runId });
+      log.warn("stopping a run at its maximum run time");
       const relayed = this.#runs.get(record.runId);
       if (!relayed) return;
       void this.#stopHere(relayed, record.ref, { kind: "app", reason }).catch((err: unknown) =>
-        this.#opts.logger.warn(
-          { err, runId: record.runId },
-          "could not stop a run at its time limit",
-        ),
+        log.warn({ err }, "could not stop a run at its time limit"),
       );
     }, left);
   }

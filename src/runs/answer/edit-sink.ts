@@ -77,21 +77,16 @@ export class EditSink implements AnswerSink {
     const { log } = this.#opts;
     const payloads = answer.render(this.#sealedChars);
     await this.#leftStreamingStopped();
-    try {
-      await this.#showFinal(payloads);
-      return true;
-    } catch (err) {
+    const show = () => this.#showFinal(payloads).then(() => true);
+    return show().catch((err: unknown) => {
       log.error({ err, code: slackErrorCode(err) }, "final edit failed; posting the answer anew");
       this.#ts = [];
       this.#sent = [];
-      try {
-        await this.#showFinal(payloads);
-        return true;
-      } catch (e) {
+      return show().catch((e: unknown) => {
         log.error({ err: e }, "could not show the final answer");
         return false;
-      }
-    }
+      });
+    });
   }
 
   async removeControl(): Promise<void> {
