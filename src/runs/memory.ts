@@ -6,28 +6,23 @@ import { DEFAULT_MEMORY_MB, type ServiceConfig } from "../config/config.ts";
 import type { TextBudget } from "../service/follow.ts";
 import { ByteBudget } from "../util/byte-budget.ts";
 
-export interface MemoryLimits {
-  /** The most of one answer kept in memory, in UTF-8 bytes. */
-  readonly answerBytes: number;
-  /** The most of one run's files held at once, as the service sends them (base64 or text). */
-  readonly runFileBytes: number;
-  /** Everything this process holds of the service's data at once: every run's answer and files. */
-  readonly process: ByteBudget;
-  /** How long a file waits for room in the process's budget before it is listed instead. */
-  readonly fileWaitMs: number;
-}
-
 const MiB = 1024 * 1024;
 
 /** The limits from the operator's settings (MiB). */
-export function memoryLimits(mb: ServiceConfig["memoryMb"] = DEFAULT_MEMORY_MB): MemoryLimits {
+export function memoryLimits(mb: ServiceConfig["memoryMb"] = DEFAULT_MEMORY_MB) {
   return {
+    /** The most of one answer kept in memory, in UTF-8 bytes. */
     answerBytes: mb.answer * MiB,
+    /** The most of one run's files held at once, as the service sends them (base64 or text). */
     runFileBytes: mb.runFiles * MiB,
+    /** All this process holds of the service's data at once: every run's answer and files. */
     process: new ByteBudget(mb.process * MiB),
+    /** How long a file waits for room in the process's budget before it is listed instead. */
     fileWaitMs: 60_000,
   };
 }
+
+export type MemoryLimits = Readonly<ReturnType<typeof memoryLimits>>;
 
 /**
  * What a byte of an answer's text takes in memory, at most: two copies of it are kept (the

@@ -397,10 +397,7 @@ export class Relay {
   }
 
   /** Stops a run (rejects if the service refuses); false if `run.key`'s thread has no such run. */
-  async stop(
-    run: { readonly runId: string; readonly ref: ThreadRef; readonly key: SlackThreadKey },
-    userId: string,
-  ): Promise<boolean> {
+  async stop(run: Pick<RunTarget, "runId" | "ref" | "key">, userId: string): Promise<boolean> {
     const { store, workspaces, logger } = this.#opts;
     const { runId, ref } = run;
     const relayed = this.#runs.get(runId);

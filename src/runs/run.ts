@@ -26,12 +26,11 @@ import type {
   RunStore,
   SlackWriter,
   StepResult,
-  TaskDisplay,
   TaskService,
   WorkflowSteps,
 } from "./ports.ts";
 import type { RelayCounters } from "./relay-metrics.ts";
-import { openAnswerSink, type StreamingMode } from "./answer/index.ts";
+import { type AnswerSinkOptions, openAnswerSink } from "./answer/index.ts";
 import type { AnswerSink } from "./answer/sink.ts";
 import { appendCapped } from "./answer/cap.ts";
 import {
@@ -54,13 +53,8 @@ export interface RunDeps extends Pick<DeliveryContext, "previews" | "memory"> {
   readonly counters: RelayCounters;
   readonly instanceId: string;
   readonly leaseTtlMs: number;
-  readonly streaming: {
-    readonly mode: StreamingMode;
-    /** How long one native stream message is streamed into (default: four minutes). */
-    readonly rotateMs?: number | undefined;
-    /** How the agent's steps show (default: a plan). */
-    readonly display?: TaskDisplay | undefined;
-  };
+  /** How answers reach Slack, and how the agent's steps show (default: a plan). */
+  readonly streaming: Pick<AnswerSinkOptions, "mode" | "rotateMs" | "display">;
   readonly follow: Omit<FollowOptions, "signal" | "resumeText">;
   readonly onEnded: (end: RunEnd) => Promise<void>;
   readonly workflowSteps?: WorkflowSteps | undefined;

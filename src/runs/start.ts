@@ -4,7 +4,7 @@
  */
 import type { Logger } from "pino";
 import type { ReservationId, RunOpening, SlackThreadKey, StartPlace } from "../store/types.ts";
-import type { RunningThreads, SlackWriter, ThreadRef, Workspaces } from "./ports.ts";
+import type { RunningThreads, SlackWriter, Workspaces } from "./ports.ts";
 import { describeSlackPostError, slackErrorCode, stopFailed } from "../view/errors.ts";
 import { type MessagePayload, renderPrompt, renderRun } from "../view/render.ts";
 import { showWorking } from "./agent-status.ts";
@@ -19,10 +19,7 @@ export interface StartRelay {
   progress(id: ReservationId, change: StartProgress): Promise<void>;
   release(id: ReservationId): Promise<void>;
   start(target: RunTarget): Promise<void>;
-  stop(
-    run: { readonly runId: string; readonly ref: ThreadRef; readonly key: SlackThreadKey },
-    userId: string,
-  ): Promise<boolean>;
+  stop(run: Pick<RunTarget, "runId" | "ref" | "key">, userId: string): Promise<boolean>;
 }
 
 export interface StartDeps {
