@@ -18,11 +18,9 @@ import { formatDuration } from "../view/render.ts";
 import { runLease } from "../store/run-index.ts";
 import {
   type Clock,
-  type PagePreviews,
   type RunningThreads,
   systemClock,
   type ThreadStore,
-  type WorkflowSteps,
   type Workspaces,
 } from "./ports.ts";
 import { type MemoryLimits, memoryLimits } from "./memory.ts";
@@ -64,27 +62,23 @@ export interface RunScope {
   readonly threadTs?: string;
 }
 
-export interface RelayOptions {
+export interface RelayOptions extends Partial<
+  Pick<RunDeps, "streaming" | "follow" | "previews" | "memory" | "clock" | "workflowSteps">
+> {
   readonly workspaces: Workspaces;
   readonly store: ThreadStore;
   /** Told when an adopted start's run runs: the thread layer records it. */
   readonly threads: RunningThreads;
   readonly logger: Logger;
-  readonly streaming?: RunDeps["streaming"];
   /** This instance, as lease holder. */
   readonly instanceId: string;
   /** A run's lease without renewal (renewed every third of it). */
   readonly leaseTtlMs?: number;
-  readonly follow?: RunDeps["follow"];
-  readonly previews?: PagePreviews | undefined;
-  readonly memory?: MemoryLimits;
   /** How long a stopped run may take to report its end. */
   readonly stopGraceMs?: number;
   /** A run still going this long after it started is stopped at the service (default: none). */
   readonly maxRunMs?: number;
-  readonly clock?: Clock;
   readonly metrics?: AppMetrics;
-  readonly workflowSteps?: WorkflowSteps | undefined;
 }
 
 interface Relayed {
