@@ -194,10 +194,7 @@ export class NativeStream {
     return this.#streamTo(safe, this.#streamable.fence);
   }
 
-  /**
-   * Streams the answer up to `safe` (ending in code block `fence`) and the steps held: into the
-   * current message while it has room and is not due to rotate, then into new ones.
-   */
+  /** Streams up to `safe` (ending in `fence`) and the held steps, in new messages as due. */
   async #streamTo(safe: string, fence: FenceState | undefined): Promise<boolean> {
     let sent = false;
     // Rotation by time goes only where nothing is left open, and only while a start can go.
@@ -315,10 +312,7 @@ export interface NativeSinkOptions
   readonly reshow: () => void;
 }
 
-/**
- * The answer sink of a natively streamed run: the stream message replaces the "working…" one;
- * when the stream ends early the answer goes on by edits.
- */
+/** A streamed run's sink: a stream replaces the "working…" message; ended early, edits go on. */
 export class NativeSink implements AnswerSink {
   /** Where the answer goes once the stream is over. */
   readonly #edits: EditSink;
