@@ -1,7 +1,6 @@
 /**
  * The status line Slack's agent view shows under a DM thread while a run works, and the agent
- * session's status (processing while a run works, which gives people Slack's own Stop; active
- * between runs). Best effort: a status that cannot be set never stops the task.
+ * session's status. Best effort: a status that cannot be set never stops the task.
  */
 import type { Logger } from "pino";
 import type { SlackThreadKey } from "../store/types.ts";

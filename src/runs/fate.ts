@@ -55,7 +55,6 @@ export const TRANSITIONS: readonly (readonly [from: FateKind, by: Transition, to
   ["ending", "forget", "forgotten"],
 ];
 
-/** The state of kind `kind`, holding `stop` where that kind holds one. */
 function stateOf(kind: FateKind, stop: StopAsk | undefined): Fate {
   if (kind === "ending") return stop === undefined ? { kind } : { kind, stop };
   if (kind !== "stopping" && kind !== "stoppingHandingOver") return { kind };
@@ -124,7 +123,6 @@ export class RunFate {
     this.#onRefused?.();
   }
 
-  /** The stop request being sent to the service. */
   asking(request: Promise<unknown>): void {
     this.#stopAnswered = request.then(noop, noop);
   }

@@ -1,7 +1,6 @@
 /**
- * A finished run's files in Slack: each one's content read from the service within the budgets,
- * uploaded into the thread (once, even after a crash mid-upload), a batch at a time; the others
- * listed with the reason and a link.
+ * A finished run's files in Slack: each read from the service within the memory budgets and
+ * uploaded into the thread (once, even after a crash mid-upload); the others listed with why.
  */
 import { extension } from "mime-types";
 import type { Logger } from "pino";
@@ -31,10 +30,7 @@ const UPLOAD_BATCH = 10;
 // eslint-disable-next-line no-control-regex -- control characters are what is removed
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g;
 
-/**
- * A file name from the service made safe to show and upload: its last path segment, without
- * control characters, at most 200 characters (the extension kept), never empty.
- */
+/** A service file name made safe: its last path segment, no control characters, ≤ 200 chars. */
 export function safeFileName(raw: string): string {
   const base = (raw.split(/[/\\]/).at(-1) ?? "").replace(CONTROL, "").trim();
   const name = base === "" || base === "." || base === ".." ? "file" : base;
@@ -56,7 +52,7 @@ export function uploadName(file: ResultFile): string {
 }
 
 /** One file of the result, at `position` in its files: uploaded, or `note` says why not. */
-export interface PlannedFile {
+interface PlannedFile {
   readonly file: ResultFile;
   readonly position: number;
   readonly upload: boolean;
@@ -66,10 +62,7 @@ export interface PlannedFile {
 const tooLargeReason = (budget: number) =>
   `larger than ${formatBytes(budget)}, the most this app brings into Slack at once: get it from Files under the answer`;
 
-/**
- * What to upload (each file id once): a file with a download link, past the 20th or over
- * `budget` is listed.
- */
+/** Each file id once; one with a download link, past the 20th or over `budget` is listed. */
 export function planFiles(files: readonly ResultFile[], budget: number): PlannedFile[] {
   const planned: PlannedFile[] = [];
   const seen = new Set<string>();
@@ -102,18 +95,17 @@ function listedNote(file: ResultFile, reason: string): FileNote {
     name: safeFileName(file.file_name),
     size: file.file_size ?? undefined,
     attached: false,
-    reason: file.download_url ? "too large to attach here" : reason,
+    reason,
     ...(file.download_url ? { url: file.download_url } : {}),
   };
 }
 
 export interface DeliveryContext {
   readonly writer: SlackWriter;
-  /** The run's workspace's: where each file's content is read from. */
   readonly service: TaskService;
   readonly memory: MemoryLimits;
   readonly record: RelayedRun;
-  /** Whether this instance took the run over from another one. */
+  /** This instance took the run over from another one. */
   readonly resumed: boolean;
   /** Records the upload state, so a new owner knows whether uploads may have happened. */
   readonly persist: (change: RelayedRunProgress) => Promise<void>;
@@ -121,13 +113,12 @@ export interface DeliveryContext {
   readonly previews?: PagePreviews | undefined;
 }
 
-/** The name of the file that carries an answer too long for its messages. */
+/** The file that carries an answer too long for its messages. */
 const ANSWER_FILE = "answer.md";
 
 /**
- * Uploads a run's files into its thread, with, past `MAX_ANSWER_CHARS`, the whole answer as a
- * Markdown file. Returns what the answer says of each file, and the answer as its messages show
- * it: all of it, or its head and a line naming the file (or History, if it was not attached).
+ * Uploads a run's files into its thread, with the whole answer as a Markdown file past
+ * `MAX_ANSWER_CHARS`. Returns what the answer says of each file, and the answer as shown.
  */
 export async function deliverAnswer(
   ctx: DeliveryContext,
@@ -176,7 +167,7 @@ export async function deliverAnswer(
  */
 class Uploads {
   readonly #ctx: DeliveryContext;
-  /** Names already in the thread (a previous owner's uploads): not uploaded again. */
+  /** Names already in the thread (a previous owner's uploads). */
   #already = new Set<string>();
   #batch: { item: UploadItem; note?: PlannedFile; release?: () => void }[] = [];
   readonly #sent = new Set<PlannedFile>();
@@ -202,7 +193,6 @@ class Uploads {
     await persist({ uploads: "started" });
   }
 
-  /** Reads one of the run's files within the budgets and adds it to the batch. */
   async file(p: PlannedFile): Promise<void> {
     if (this.#already.has(p.note.name)) return;
     const { memory } = this.#ctx;
@@ -219,7 +209,7 @@ class Uploads {
     await this.#add({ filename: p.note.name, bytes: read.bytes }, read.release, p);
   }
 
-  /** A file of the app's own (the whole answer), already in memory. */
+  /** The app's own file (the whole answer), already in memory. */
   item(item: UploadItem): Promise<void> {
     return this.#already.has(item.filename) ? Promise.resolve() : this.#add(item);
   }
@@ -241,8 +231,8 @@ class Uploads {
   }
 
   /**
-   * Pictures of the run's web pages, held in the budgets until their files' message goes (a
-   * picture of a tall page of noise takes MBs); without room for them in time, there are none.
+   * Pictures of the run's web pages, held in the budgets until their message goes (a tall page
+   * of noise takes MBs); none without room for them in time.
    */
   async pictures(planned: readonly PlannedFile[]): Promise<UploadItem[]> {
     const { previews, memory, log } = this.#ctx;
@@ -308,18 +298,14 @@ function reservation(file: ResultFile, budget: number): number {
   return size === undefined ? budget : Math.min(budget, Math.max(1024, sentSize(size)));
 }
 
-/**
- * A file's content read within the budgets, or why it could not be. `release` gives the bytes'
- * memory and their share (`held`) of the process's budget back: the bytes are gone then.
- */
+/** A file's content read within the budgets (`release` gives its `held` share back), or why not. */
 type FileRead =
   | { readonly bytes: Buffer; readonly held: number; readonly release: () => void }
   | { readonly reason: string };
 
 /**
- * Reads one file of a run's result (at `position` in its files): its share of the process's
- * budget is taken first (waiting at most `fileWaitMs`), and the service's answer is never read
- * past `room` (what is left of the run's file budget for it).
+ * Reads one file of a run's result: its share of the process's budget is taken first (waiting
+ * at most `fileWaitMs`), and the service's answer is never read past `room`.
  */
 export async function readFile(
   from: Pick<DeliveryContext, "service" | "memory" | "log"> & { readonly ref: ThreadRef },
@@ -366,13 +352,12 @@ export async function readFile(
 const SITE_FILE_MAX = 16 * 1024 * 1024;
 
 /**
- * The run's files as its web pages may load them, each read when the browser first asks for it,
- * all within the run's file budget (a file that does not fit, or is over SITE_FILE_MAX, is served
- * empty). Once the pictures are taken everything read goes, a read under way as soon as it ends.
+ * The run's files as its web pages may load them, each read when first asked for, within the
+ * run's file budget (one that does not fit is served empty). All go once the pictures are taken.
  */
 class SiteReads {
   readonly files: SiteFile[];
-  /** Bytes of the run's budget the reads hold or have asked for. */
+  /** Bytes of the run's budget the reads hold or asked for. */
   #held = 0;
   #closed = false;
   readonly #releases: (() => void)[] = [];
@@ -408,7 +393,6 @@ class SiteReads {
       });
   }
 
-  /** The pictures are taken: the files read for them go, and any read that ends later. */
   release(): void {
     this.#closed = true;
     for (const release of this.#releases.splice(0)) release();

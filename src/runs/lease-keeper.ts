@@ -1,7 +1,4 @@
-/**
- * The lease that makes one instance the owner of a run, renewed every third of its TTL; lost or
- * lapsed (the store unreachable), it tells the run to let go instead of finishing it twice.
- */
+/** The lease that makes one instance a run's owner; lost or lapsed, the run lets go. */
 import type { Logger } from "pino";
 import { runLease } from "../store/run-index.ts";
 import type { Clock, RunStore } from "./ports.ts";
@@ -14,12 +11,9 @@ export interface LeaseKeeperOptions {
   readonly ttlMs: number;
   readonly clock: Clock;
   readonly log: Logger;
-  /** The run must stop here (handed over): why. */
+  /** The run must be handed over: why. */
   readonly onLost: (why: string) => void;
-  /**
-   * The lease and the run's record are both gone: its records were forgotten. Asked only while
-   * `recorded()` says the record was written (else the lease is taken again).
-   */
+  /** Lease and record both gone (its records were forgotten); asked only once `recorded()`. */
   readonly onGone?: () => void;
   readonly recorded?: () => boolean;
 }
@@ -58,7 +52,7 @@ export class LeaseKeeper {
     this.#opts.clock.clearTimeout(this.#timer);
   }
 
-  /** Stops renewing and gives the lease up at once (the run is over here, or handed over). */
+  /** Stops renewing and gives the lease up at once. */
   async release(): Promise<void> {
     this.stop();
     await this.#opts.store

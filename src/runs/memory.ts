@@ -1,34 +1,28 @@
 /**
- * What a run may hold of the task service's data in memory, and every run together (`process`).
- * Past a run's own limit the run is stopped and says so; past the process's, the one asking is
- * refused and says so, and the others go on.
+ * What a run may hold of the task service's data in memory, and every run together (`process`):
+ * past either, the run asking is stopped or refused, and says so.
  */
 import { DEFAULT_MEMORY_MB, type ServiceConfig } from "../config/config.ts";
 import type { TextBudget } from "../service/follow.ts";
 import { ByteBudget } from "../util/byte-budget.ts";
 
-export interface MemoryLimits {
-  /** The most of one answer kept in memory, in UTF-8 bytes. */
-  readonly answerBytes: number;
-  /** The most of one run's files held at once, as the service sends them (base64 or text). */
-  readonly runFileBytes: number;
-  /** Everything this process holds of the service's data at once: every run's answer and files. */
-  readonly process: ByteBudget;
-  /** How long a file waits for room in the process's budget before it is listed instead. */
-  readonly fileWaitMs: number;
-}
-
 const MiB = 1024 * 1024;
 
-/** The limits from the operator's settings (MiB), one process budget for every run. */
-export function memoryLimits(mb: ServiceConfig["memoryMb"] = DEFAULT_MEMORY_MB): MemoryLimits {
+/** The limits from the operator's settings (MiB). */
+export function memoryLimits(mb: ServiceConfig["memoryMb"] = DEFAULT_MEMORY_MB) {
   return {
+    /** The most of one answer kept in memory, in UTF-8 bytes. */
     answerBytes: mb.answer * MiB,
+    /** The most of one run's files held at once, as the service sends them (base64 or text). */
     runFileBytes: mb.runFiles * MiB,
+    /** All this process holds of the service's data at once: every run's answer and files. */
     process: new ByteBudget(mb.process * MiB),
+    /** How long a file waits for room in the process's budget before it is listed instead. */
     fileWaitMs: 60_000,
   };
 }
+
+export type MemoryLimits = Readonly<ReturnType<typeof memoryLimits>>;
 
 /**
  * What a byte of an answer's text takes in memory, at most: two copies of it are kept (the
@@ -37,10 +31,7 @@ export function memoryLimits(mb: ServiceConfig["memoryMb"] = DEFAULT_MEMORY_MB):
  */
 const ANSWER_MEMORY_FACTOR = 4;
 
-/**
- * One run's answer as the process budget sees it: what it grows by is taken from the process
- * as it comes, and all of it is given back when the run ends here (`release`).
- */
+/** One run's answer as the process budget sees it: taken as it grows, given back by `release`. */
 export class AnswerMemory implements TextBudget {
   readonly maxBytes: number;
   readonly #process: ByteBudget;

@@ -15,9 +15,8 @@ export const INTERRUPTED =
   "This was interrupted before the task service answered (the app restarted). Please try again: run `/task`, or send your message again.";
 
 /**
- * How many instances may die relaying one run before it is quarantined: fewer when they died
- * while it was ending (its heaviest steps), more while it was only followed (they may have died
- * of another run).
+ * How many instances may die relaying one run before it is quarantined: fewer while it was ending
+ * (its heaviest steps), more while it was only followed (they may have died of another run).
  */
 export const MAX_RELAY_DEATHS = 3;
 export const MAX_RELAY_DEATHS_FOLLOWING = 10;

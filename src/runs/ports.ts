@@ -1,7 +1,4 @@
-/**
- * What runs need from outside (Slack, the task service, the store, time), declared here and
- * satisfied structurally by src/slack/, src/service/ and src/store/.
- */
+/** What runs need from Slack, the service, the store and time, met structurally from outside. */
 import type { TaskService, ThreadRef } from "../service/client.ts";
 import type {
   PersonStop,
@@ -40,18 +37,18 @@ export interface UploadItem {
   readonly title?: string;
 }
 
-/** One file of a run as a generated web page may load it: its path in the run's workspace. */
+/** One file of a run as a generated web page may load it. */
 export interface SiteFile {
   /** e.g. `/workspace/output/index.html` (the file's name when the service gave no path). */
   readonly path: string;
-  /** Its bytes, read when first asked for (empty when they cannot be had within the budget). */
+  /** Read when first asked for (empty when over the budget). */
   read(): Promise<Buffer>;
   readonly type?: string | undefined;
 }
 
 /** Pictures of the web pages a run generated, loading only the run's own files. */
 export interface PagePreviews {
-  /** Images of the HTML files among `files` (at most a few per run); [] when none. Never rejects. */
+  /** Images of the HTML files among `files` (a few at most). Never rejects. */
   render(files: readonly SiteFile[]): Promise<UploadItem[]>;
 }
 
@@ -64,9 +61,8 @@ export interface SlackWriter {
     order?: { readonly since: number },
   ): Promise<string>;
   /**
-   * Edits a message; `final` marks a run's last edit (served first). While one edit waits for
-   * Slack's budget a newer one replaces it (the waiting one resolves unsent). A function payload
-   * is rendered when sent (undefined: nothing new, no call).
+   * Edits a message; `final` marks a run's last edit (served first). A newer edit replaces one
+   * waiting for the budget; a function payload is rendered when sent (undefined: no call).
    */
   update(
     channelId: string,
@@ -80,7 +76,6 @@ export interface SlackWriter {
   react(channelId: string, ts: string, name: string): Promise<void>;
   unreact(channelId: string, ts: string, name: string): Promise<void>;
   upload(channelId: string, threadTs: string, files: readonly UploadItem[]): Promise<void>;
-  /** `chat.startStream` in a thread; returns the message ts. */
   startStream(...start: StreamStart): Promise<string>;
   /** `chat.appendStream`, the agent's steps as task updates; `last`: the answer's end (not paced). */
   appendStream(
@@ -96,7 +91,7 @@ export interface SlackWriter {
   hurryStream?(channelId: string, ts: string): void;
   /** The workspace's native stream budget (absent: `auto` streaming edits). */
   readonly streams?: StreamBudget;
-  /** Names of the files shared in a thread since `sinceTs`: a resumed run uploads nothing twice. */
+  /** Names of the files shared in a thread since `sinceTs`. */
   sharedFileNames(channelId: string, threadTs: string, sinceTs?: string): Promise<Set<string>>;
   /** The agent view's status line under a thread ("" clears it; so does the app's next post). */
   setStatus(
@@ -127,12 +122,12 @@ export interface SlackWriter {
 
 /**
  * Slack's budget of native streams in a workspace: `chat.startStream` and `chat.stopStream` are
- * Tier 2 (about 20 a minute each), while `chat.appendStream` is Tier 4 and `chat.update` Tier 3.
+ * Tier 2 (about 20 a minute each), `chat.appendStream` Tier 4 and `chat.update` Tier 3.
  */
 export interface StreamBudget {
   /**
-   * Starts a stream if that shows the run fresher than edits, a start can go at once and the
-   * waiting stops go soon; else spends nothing (undefined). `tryNext`: a rotation's next message.
+   * Starts a stream if that shows the run fresher than edits, it can go at once and the waiting
+   * stops go soon; else spends nothing (undefined). `tryNext`: a rotation's next message.
    */
   tryStart(...start: StreamStart): Promise<string | undefined>;
   tryNext(...start: StreamStart): Promise<string | undefined>;
@@ -161,9 +156,9 @@ export interface StreamStep {
 
 /** What the app's policy needs to know of a person (from `users.info`). */
 export interface Person {
-  /** Their home workspace: another one for a Slack Connect person. */
+  /** Their home workspace (another one for a Slack Connect person). */
   readonly teamId: string | undefined;
-  /** A guest account (`is_restricted` or `is_ultra_restricted`). */
+  /** `is_restricted` or `is_ultra_restricted`. */
   readonly guest: boolean;
   readonly deleted: boolean;
 }

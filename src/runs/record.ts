@@ -1,7 +1,6 @@
 /**
  * A run's record in the store's index of unfinished runs: `reserved` for a start, `relaying` once
- * the service's run is shown (ARCHITECTURE.md, "The life of a run"). Every record and every
- * change of one is made here.
+ * the service's run is shown. Every record and every change of one is made here.
  */
 import type { ThreadRef } from "../service/client.ts";
 import {
@@ -25,7 +24,7 @@ export interface RunTarget {
   readonly key: SlackThreadKey;
   readonly ref: ThreadRef;
   readonly runId: string;
-  /** The bot message already posted in the thread for this run. */
+  /** The run's message already posted in the thread. */
   readonly messageTs: string;
   readonly startedAt: number;
   /** Shown under the answer (e.g. attachments that were not sent). */
@@ -33,11 +32,10 @@ export interface RunTarget {
   /** Who asked: native streams are addressed to them. */
   readonly owner?: string;
   readonly step?: WorkflowStep;
-  /** The trace of the request that asked (W3C `traceparent`), when tracing is on. */
+  /** The asking request's W3C `traceparent`, when tracing is on. */
   readonly traceparent?: string;
 }
 
-/** What a reservation learnt since it was made. */
 export interface StartProgress {
   readonly threadTs?: string;
   readonly messageTs?: string;
@@ -47,7 +45,6 @@ export interface StartProgress {
 /** A run as a relay shows it: a service run, or a start whose service never answered. */
 export type ShownRun = RelayedRun | (ReservedRun & { readonly key: SlackThreadKey });
 
-/** A start being made, before the service answered and before its messages may exist. */
 export function reservedRecord(
   runId: ReservationId,
   key: StartPlace,
@@ -67,7 +64,6 @@ export function reservedRecord(
   };
 }
 
-/** A reservation with what it learnt: its thread, its message, the service's run. */
 export function learnt(record: ReservedRun, change: StartProgress): ReservedRun {
   const { threadTs, messageTs, created } = change;
   return {
@@ -135,10 +131,9 @@ export const isShown = (record: RunRecord): record is ShownRun =>
 export const needsAdopting = (record: ReservedRun): boolean =>
   record.created !== undefined || record.messageTs.length === 0;
 
-/** The service's run behind a record, when the service has one. */
 export const serviceRef = (record: RunRecord): ThreadRef | undefined =>
   record.kind === "relaying" ? record.ref : record.created?.ref;
 
-/** The Workflow Builder step a run's record waits with: a start's (its opening's), or a run's. */
+/** The Workflow Builder step a run's record waits with. */
 export const stepOf = (record: RunRecord): WorkflowStep | undefined =>
   record.kind === "relaying" ? record.step : record.opening.step;

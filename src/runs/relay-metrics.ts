@@ -1,7 +1,4 @@
-/**
- * What the relay counts, kept as a JSON snapshot (`/metrics.json`, read by the benchmark) and
- * reported to the app's Prometheus metrics.
- */
+/** What the relay counts: a JSON snapshot (`/metrics.json`, the benchmark's) and Prometheus. */
 import type { AppMetrics } from "../metrics.ts";
 
 const emptyMetrics = () => ({

@@ -1,8 +1,4 @@
-/**
- * The registry of the runs this instance shows in Slack: starts each run (run.ts), reserves
- * starts so another instance can finish them, resumes runs others left, stops runs, and hands
- * every run over on shutdown.
- */
+/** The runs this instance shows in Slack: starts, reserves, resumes, stops and hands them over. */
 import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
 import type { ThreadRef } from "../service/client.ts";
@@ -22,11 +18,9 @@ import { formatDuration } from "../view/render.ts";
 import { runLease } from "../store/run-index.ts";
 import {
   type Clock,
-  type PagePreviews,
   type RunningThreads,
   systemClock,
   type ThreadStore,
-  type WorkflowSteps,
   type Workspaces,
 } from "./ports.ts";
 import { type MemoryLimits, memoryLimits } from "./memory.ts";
@@ -59,8 +53,6 @@ import { type RelaySpan, startRelaySpan } from "../tracing/run-spans.ts";
 import { currentTraceparent, inTrace, linkToTrace } from "../tracing/spans.ts";
 import { LeaseKeeper } from "./lease-keeper.ts";
 
-export type { RelayMetrics } from "./relay-metrics.ts";
-export type { RunTarget, StartProgress } from "./record.ts";
 export type { RunOutcome } from "./outcome.ts";
 
 /** The runs to forget: a workspace's, or those of one of its channels, or of one thread. */
@@ -70,36 +62,30 @@ export interface RunScope {
   readonly threadTs?: string;
 }
 
-export interface RelayOptions {
+export interface RelayOptions extends Partial<
+  Pick<RunDeps, "streaming" | "follow" | "previews" | "memory" | "clock" | "workflowSteps">
+> {
   readonly workspaces: Workspaces;
   readonly store: ThreadStore;
   /** Told when an adopted start's run runs: the thread layer records it. */
   readonly threads: RunningThreads;
   readonly logger: Logger;
-  /** Edits when absent. */
-  readonly streaming?: RunDeps["streaming"];
-  /** Who this instance is, as lease holder. */
+  /** This instance, as lease holder. */
   readonly instanceId: string;
-  /** How long a run's lease lasts without renewal (renewed every third of it). */
+  /** A run's lease without renewal (renewed every third of it). */
   readonly leaseTtlMs?: number;
-  readonly follow?: RunDeps["follow"];
-  readonly previews?: PagePreviews | undefined;
-  readonly memory?: MemoryLimits;
-  /** How long to wait for a stopped run to report its end before giving up on it. */
+  /** How long a stopped run may take to report its end. */
   readonly stopGraceMs?: number;
   /** A run still going this long after it started is stopped at the service (default: none). */
   readonly maxRunMs?: number;
-  readonly clock?: Clock;
   readonly metrics?: AppMetrics;
-  readonly workflowSteps?: WorkflowSteps | undefined;
 }
 
 interface Relayed {
   readonly fate: RunFate;
   done: Promise<void>;
-  /** Only a Stop from this thread (and workspace) stops it. */
+  /** Only a Stop from this thread stops it. */
   readonly key: SlackThreadKey;
-  /** Its requests are in it, and a Stop pressed in Slack links to it. */
   readonly span: RelaySpan;
 }
 
@@ -107,7 +93,6 @@ interface Relayed {
 interface Reserved {
   readonly keeper: LeaseKeeper;
   record: ReservedRun;
-  /** The latest write of the record. */
   writing: Promise<void>;
 }
 
@@ -118,7 +103,6 @@ export class Relay {
   readonly #clock: Clock;
   readonly #counters: RelayCounters;
   readonly #memory: MemoryLimits;
-  /** Starts being made here, by reservation id. */
   readonly #reserved = new Map<string, Reserved>();
   readonly #endListeners: ((outcome: RunOutcome) => Promise<void>)[] = [];
 
@@ -135,7 +119,6 @@ export class Relay {
     this.#endListeners.push(listener);
   }
 
-  /** Counters since start, for `/metrics.json`. */
   metrics(): RelayMetrics {
     return this.#counters.snapshot();
   }
@@ -172,10 +155,7 @@ export class Relay {
     void this.#launch(record, "new", !recorded);
   }
 
-  /**
-   * Records a start before the service answered and its messages exist, so another instance
-   * can finish it (or end its message as interrupted) if this one dies. Returns its id.
-   */
+  /** Records a start before the service answered, so another instance can finish it. */
   async reserve(place: StartPlace, startedAt: number, opening: RunOpening): Promise<ReservationId> {
     const id = reservationId(`reserved:${place.teamId}:${place.channelId}:${randomUUID()}`);
     // With the request's trace, for the instance that may finish this start.
@@ -191,7 +171,6 @@ export class Relay {
     return id;
   }
 
-  /** Records what a reservation learnt: its thread, its message, the service's run. */
   progress(id: ReservationId, change: StartProgress): Promise<void> {
     const held = this.#reserved.get(id);
     if (!held) return Promise.resolve();
@@ -210,7 +189,6 @@ export class Relay {
     await this.#opts.store.releaseLease(runLease(id), this.instanceId);
   }
 
-  /** Takes (or keeps) a reservation's lease while this instance lives. */
   async #hold(record: ReservedRun): Promise<void> {
     const { store, instanceId, logger } = this.#opts;
     await store.acquireLease(runLease(record.runId), instanceId, this.#leaseTtl);
@@ -228,7 +206,7 @@ export class Relay {
     this.#reserved.set(record.runId, { keeper, record, writing: Promise.resolve() });
   }
 
-  /** Stops keeping a reservation: its lease is released, or a run relay takes it over. */
+  /** Stops keeping a reservation: its lease is released, or a run's relay takes it over. */
   async #letReservationGo(id: string, releaseLease = false): Promise<void> {
     this.#reserved.get(id)?.keeper.stop();
     this.#reserved.delete(id);
@@ -247,41 +225,29 @@ export class Relay {
     if (!isShown(record) || (record.kind === "reserved" && needsAdopting(record))) {
       return this.#adopt(record);
     }
-    const { logger, store } = this.#opts;
+    const { runId, key } = record;
+    const log = this.#opts.logger.child({ runId, teamId: key.teamId });
     if (record.kind === "relaying") {
       // Each instance that began relaying it and did not hand it over died doing so; past the
       // limit it is not followed again (it could kill this one too).
       const died = record.openRelays ?? 0;
-      const limit = record.finishing ? MAX_RELAY_DEATHS : MAX_RELAY_DEATHS_FOLLOWING;
-      if (died >= limit) {
-        const { key, runId } = record;
-        logger.error(
-          { runId, teamId: key.teamId, channel: key.channelId, thread: key.threadTs, died },
+      if (died >= (record.finishing ? MAX_RELAY_DEATHS : MAX_RELAY_DEATHS_FOLLOWING)) {
+        log.error(
+          { channel: key.channelId, thread: key.threadTs, died },
           `run quarantined: ${died} instances died relaying it; it is not relayed again`,
         );
         this.#counters.quarantined();
         return this.#launch(record, "quarantined");
       }
       const counted = reopened(record);
-      const kept = await store.updateRun(counted).catch((err: unknown) => {
-        const { runId, key } = record;
-        logger.warn(
-          { err, runId, teamId: key.teamId },
-          "could not count a run's relay; relaying anyway",
-        );
+      const kept = await this.#opts.store.updateRun(counted).catch((err: unknown) => {
+        log.warn({ err }, "could not count a run's relay; relaying anyway");
         return true;
       });
-      if (!kept) return store.releaseLease(runLease(record.runId), this.instanceId);
+      if (!kept) return this.#opts.store.releaseLease(runLease(runId), this.instanceId);
       record = counted;
     }
-    logger.info(
-      {
-        runId: record.runId,
-        teamId: record.key.teamId,
-        shown: record.kind === "relaying" ? record.shownText.length : 0,
-      },
-      "resuming a run",
-    );
+    log.info({ shown: record.kind === "relaying" ? record.shownText.length : 0 }, "resuming a run");
     this.#counters.resumed();
     return this.#launch(record, "resumed");
   }
@@ -333,9 +299,7 @@ export class Relay {
       progress: (id, change) => this.progress(id, change),
       stop: (run, userId) => this.stop(run, userId),
       start: async ({ traceparent: _here, ...target }) => {
-        const record = relayedRecord(
-          traceparent === undefined ? target : { ...target, traceparent },
-        );
+        const record = relayedRecord({ ...target, ...(traceparent ? { traceparent } : {}) });
         // Its lease, unless relayed elsewhere; a record already there wins.
         const { store, instanceId } = this.#opts;
         if (!(await store.acquireLease(runLease(record.runId), instanceId, this.#leaseTtl))) return;
@@ -364,34 +328,24 @@ export class Relay {
     const existing = this.#runs.get(record.runId);
     if (existing) return existing.done;
     const { key, runId, traceparent } = record;
-    // The run's span here: what it asks the service and Slack from now on is in it.
     const span = startRelaySpan({ ...key, runId, start, traceparent });
-    const relayed: Relayed = {
-      fate: new RunFate(),
-      done: Promise.resolve(),
-      key: record.key,
-      span,
-    };
+    const relayed: Relayed = { fate: new RunFate(), done: Promise.resolve(), key, span };
     this.#runs.set(record.runId, relayed);
-    const { workspaces, store, instanceId, streaming, follow, previews, workflowSteps } =
-      this.#opts;
+    const { workspaces, streaming, follow } = this.#opts;
     const deps: RunDeps = {
+      ...this.#opts, // its store, instanceId, previews and workflowSteps
       service: workspaces.service(key.teamId),
       writer: workspaces.writer(key.teamId),
-      store,
       clock: this.#clock,
       counters: this.#counters,
-      instanceId,
       leaseTtlMs: this.#leaseTtl,
       streaming: streaming ?? { mode: "edit" },
       follow: follow ?? {},
-      previews,
       memory: this.#memory,
       onEnded: (end) => {
         span.ended(end.state);
         return this.#ended(end);
       },
-      workflowSteps,
     };
     const run = span.run(
       () => new Run(deps, record, relayed.fate, start, this.#opts.logger, unrecorded),
@@ -414,14 +368,12 @@ export class Relay {
     const left = Math.max(0, record.startedAt + max - this.#clock.now());
     return this.#clock.setTimeout(() => {
       const reason = `it reached the maximum run time of ${formatDuration(max)}`;
-      this.#opts.logger.warn({ runId: record.runId }, "stopping a run at its maximum run time");
+      const log = this.#opts.logger.child({ runId: record.runId });
+      log.warn("stopping a run at its maximum run time");
       const relayed = this.#runs.get(record.runId);
       if (!relayed) return;
       void this.#stopHere(relayed, record.ref, { kind: "app", reason }).catch((err: unknown) =>
-        this.#opts.logger.warn(
-          { err, runId: record.runId },
-          "could not stop a run at its time limit",
-        ),
+        log.warn({ err }, "could not stop a run at its time limit"),
       );
     }, left);
   }
@@ -438,14 +390,8 @@ export class Relay {
     }
   }
 
-  /**
-   * Stops a run (rejects when the service refuses), recording the request for the instance that
-   * relays it. False when no unfinished run of `run.key`'s thread has that id.
-   */
-  async stop(
-    run: { readonly runId: string; readonly ref: ThreadRef; readonly key: SlackThreadKey },
-    userId: string,
-  ): Promise<boolean> {
+  /** Stops a run (rejects if the service refuses); false if `run.key`'s thread has no such run. */
+  async stop(run: Pick<RunTarget, "runId" | "ref" | "key">, userId: string): Promise<boolean> {
     const { store, workspaces, logger } = this.#opts;
     const { runId, ref } = run;
     const relayed = this.#runs.get(runId);
@@ -507,11 +453,9 @@ export class Relay {
   }
 
   /**
-   * The records of `scope` are being forgotten (a workspace uninstalled the app or erased its
-   * records, a channel or task message was deleted): its runs stop without a word to Slack. Those
-   * relayed here end at once; the others are stopped at the service, with a Stop request that
-   * tells their relay to say nothing. Their records go next; a relay that finds its record gone
-   * stops quietly too.
+   * The records of `scope` are being forgotten: its runs stop without a word to Slack, those
+   * relayed elsewhere by a Stop request that tells their relay to say nothing (as does a record
+   * found gone).
    */
   async stopQuietly(scope: RunScope, why: string): Promise<void> {
     const here = new Map([...this.#runs].filter(([, run]) => inScope(run.key, scope)));
@@ -544,7 +488,7 @@ export class Relay {
     );
   }
 
-  /** Resolves once no run is being relayed (follow-ups started meanwhile included). */
+  /** Resolves once no run is relayed (follow-ups started meanwhile included). */
   async idle(): Promise<void> {
     while (this.#runs.size > 0) {
       await Promise.allSettled([...this.#runs.values()].map((c) => c.done));
@@ -553,9 +497,7 @@ export class Relay {
 
   /** Shutdown: every run is handed over at once, its latest text shown and recorded. */
   async handover(): Promise<void> {
-    for (const relayed of this.#runs.values()) {
-      relayed.fate.handOver("handing over");
-    }
+    for (const relayed of this.#runs.values()) relayed.fate.handOver("handing over");
     await Promise.allSettled([...this.#runs.values()].map((c) => c.done));
   }
 }
@@ -565,7 +507,7 @@ function stopNotNeeded(err: unknown): boolean {
   return err instanceof TaskServiceError && err.kind === "not_found";
 }
 
-/** Whether `place` is within `scope` (a thread's key: the same thread). */
+/** Whether `place` is within `scope`. */
 function inScope(place: StartPlace, scope: RunScope): boolean {
   if (place.teamId !== scope.teamId) return false;
   if (scope.channelId !== undefined && place.channelId !== scope.channelId) return false;

@@ -1,7 +1,4 @@
-/**
- * Finds unfinished runs that nobody relays (their owner died or handed them over) and takes
- * them over: whoever gets a run's lease first resumes it, so racing instances end with one owner.
- */
+/** Takes over unfinished runs nobody relays: whoever gets a run's lease first resumes it. */
 import type { Logger } from "pino";
 import type { ThreadStore } from "./ports.ts";
 import { runLease } from "../store/run-index.ts";
@@ -12,7 +9,6 @@ export interface ResumerOptions {
   readonly relay: Relay;
   readonly logger: Logger;
   readonly leaseTtlMs: number;
-  /** How often to look for runs nobody relays. */
   readonly intervalMs: number;
 }
 
@@ -34,7 +30,7 @@ export class Resumer {
     this.#timer.unref();
   }
 
-  /** One pass: takes over every unfinished run nobody holds the lease of (at most one at a time). */
+  /** One pass over the unfinished runs nobody holds the lease of (one pass at a time). */
   scan(): Promise<void> {
     this.#scanning ??= this.#scan().finally(() => {
       this.#scanning = undefined;

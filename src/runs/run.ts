@@ -26,12 +26,11 @@ import type {
   RunStore,
   SlackWriter,
   StepResult,
-  TaskDisplay,
   TaskService,
   WorkflowSteps,
 } from "./ports.ts";
 import type { RelayCounters } from "./relay-metrics.ts";
-import { openAnswerSink, type StreamingMode } from "./answer/index.ts";
+import { type AnswerSinkOptions, openAnswerSink } from "./answer/index.ts";
 import type { AnswerSink } from "./answer/sink.ts";
 import { appendCapped } from "./answer/cap.ts";
 import {
@@ -54,19 +53,14 @@ export interface RunDeps extends Pick<DeliveryContext, "previews" | "memory"> {
   readonly counters: RelayCounters;
   readonly instanceId: string;
   readonly leaseTtlMs: number;
-  readonly streaming: {
-    readonly mode: StreamingMode;
-    /** How long one native stream message is streamed into (default: four minutes). */
-    readonly rotateMs?: number | undefined;
-    /** How the agent's steps show (streams and edited messages alike; default: a plan). */
-    readonly display?: TaskDisplay | undefined;
-  };
+  /** How answers reach Slack, and how the agent's steps show (default: a plan). */
+  readonly streaming: Pick<AnswerSinkOptions, "mode" | "rotateMs" | "display">;
   readonly follow: Omit<FollowOptions, "signal" | "resumeText">;
   readonly onEnded: (end: RunEnd) => Promise<void>;
   readonly workflowSteps?: WorkflowSteps | undefined;
 }
 
-/** How long the stop of a run whose answer is too large is asked before the run ends anyway. */
+/** How long a too-large answer's stop is waited for before the run ends anyway. */
 const STOP_TOO_LARGE_MS = 10_000;
 
 /** How a relay of a run begins: a new run, one another instance left, or one that killed them. */
@@ -76,7 +70,6 @@ export type RunStart = "new" | "resumed" | "quarantined";
 export const STEP_FORGOTTEN =
   "its Slack message, its channel or the records of its task were deleted, so it was stopped";
 
-/** Why a run stops when its record is gone while it is relayed. */
 const RECORD_GONE =
   "the run's record is gone: its workspace, channel or thread was forgotten; stopping it quietly";
 
@@ -91,7 +84,7 @@ export class Run {
   readonly #sink: AnswerSink;
   readonly #lease: LeaseKeeper;
   readonly #stopValue: string;
-  /** Its record is still to be written anew (its first write failed: the store was down). */
+  /** Its first write failed (the store was down): the record is still to be written anew. */
   #unrecorded: boolean;
   #record: ShownRun;
   /** The answer as shown while it runs (at most MAX_ANSWER_CHARS), and all of it. */
@@ -101,13 +94,12 @@ export class Run {
   #held = "";
   /** When the oldest delta not yet shown arrived. */
   #unshownSince: number | undefined;
-  /** What the service last said the run is doing (a status event). */
   #serviceStatus: string | undefined;
-  /** The agent's steps so far (a tool it ran): their count and the latest few, latest last. */
+  /** The agent's steps so far: their count and the latest few, latest last. */
   #steps: { count: number; last: string; recent: string[] } | undefined;
   #edits = 0;
   #persisting: Promise<void> = Promise.resolve();
-  /** The answer's share of the process's memory, given back when the run ends here. */
+  /** The answer's share of the process's memory. */
   readonly #memory: AnswerMemory;
 
   constructor(
@@ -162,7 +154,7 @@ export class Run {
     });
   }
 
-  /** Relays the run to its end here (final state, or hand-over). Never rejects. */
+  /** Relays the run to its final state or hand-over. Never rejects. */
   async run(): Promise<void> {
     this.#lease.start();
     try {
@@ -184,7 +176,7 @@ export class Run {
   }
 
   async #follow(): Promise<{ final?: FinalRun; failure?: unknown }> {
-    // Its creator died before the service answered: nothing to follow, say so.
+    // Its creator died before the service answered: nothing to follow.
     const record = this.#record;
     if (record.kind === "reserved") return { failure: new EndedHere(INTERRUPTED) };
     // Instances died relaying it: it is not followed again, and says where its result is.
@@ -261,7 +253,6 @@ export class Run {
     void this.#showInterim();
   }
 
-  /** Queues the latest text; the writer sends it when its budget allows. */
   async #showInterim(): Promise<void> {
     const since = { at: undefined as number | undefined, text: "" };
     const take = () => {
@@ -310,7 +301,7 @@ export class Run {
     };
   }
 
-  /** A step or a status the service reported: shown in the status line (a sink may show steps too). */
+  /** A step or a status the service reported, for the status line (and the sink's steps). */
   #progress(u: { type: "step"; title: string } | { type: "status"; status: string }): void {
     if (this.#fate.stopping) return;
     if (u.type === "status") this.#serviceStatus = u.status;
@@ -336,7 +327,7 @@ export class Run {
     return this.#persisting;
   }
 
-  /** Rewrites the run's record while it exists (or anew if its first write failed); false if gone. */
+  /** Rewrites the run's record (anew if its first write failed); false if it is gone. */
   async #keep(record: ShownRun): Promise<boolean> {
     const { store } = this.#deps;
     if (!this.#unrecorded) return store.updateRun(record);
@@ -371,7 +362,7 @@ export class Run {
     });
   }
 
-  /** Shows the latest text (bounded: shutting down must not wait long), lets the run go. */
+  /** Shows the latest text (bounded: shutting down must not wait), lets the run go. */
   async #handOver(): Promise<void> {
     if (this.#unshownSince !== undefined) {
       await Promise.race([
@@ -393,8 +384,7 @@ export class Run {
     this.#fate.end();
     // Its heaviest steps begin: an instance that dies now likely died of this run.
     if (this.#start !== "quarantined") await this.#persist({ finishing: true });
-    // Stopped from another instance: the request is in the store, or its records are forgotten
-    // (the request says so, or the record of a run that was recorded is gone).
+    // Stopped from another instance: the request is in the store, or its record is gone.
     if (!this.#fate.stopping && final?.status === "stopped") {
       const { store } = this.#deps;
       const { runId } = this.#record;
@@ -434,8 +424,7 @@ export class Run {
     final: FinalRun | undefined,
     failure: unknown,
   ): Promise<{ state: RunState; reason?: string; files: FileNote[] }> {
-    // Stopped, unless the run finished on its own before the stop took: then it keeps its
-    // result and files.
+    // A run that finished on its own before the stop took keeps its result and files.
     const finishedAnyway =
       final !== undefined && (final.status === "completed" || final.status === "failed");
     if (this.#fate.stopping && !finishedAnyway) {
@@ -497,12 +486,11 @@ export class Run {
     const { store, onEnded, workflowSteps } = this.#deps;
     const { runId } = this.#record;
     await this.#sink.removeControl();
-    // Before the record goes: an instance dying now leaves the run to one that resumes it,
-    // shows its end again and ends the step (which a step ended already ignores).
+    // Before the record goes: an instance dying now leaves the run to one that ends it again
+    // (a step ended already ignores that).
     const step = stepOf(this.#record);
     if (step && workflowSteps) await workflowSteps.end(this.#record.key.teamId, step, result);
-    // Finished: nobody needs to resume it. Forgotten before the queue is drained, so that a
-    // follow-up's run is never mistaken for this one's continuation.
+    // Gone before the queue is drained: a follow-up's run is never taken for this one's sequel.
     await this.#persisting;
     await store
       .deleteRun(runId)

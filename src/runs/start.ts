@@ -4,25 +4,22 @@
  */
 import type { Logger } from "pino";
 import type { ReservationId, RunOpening, SlackThreadKey, StartPlace } from "../store/types.ts";
-import { type OpeningPlace, openRun, PromptNotPosted } from "./opening.ts";
-import type { RunningThreads, ThreadRef, Workspaces } from "./ports.ts";
-import { stopFailed } from "../view/errors.ts";
+import type { RunningThreads, SlackWriter, Workspaces } from "./ports.ts";
+import { describeSlackPostError, slackErrorCode, stopFailed } from "../view/errors.ts";
+import { type MessagePayload, renderPrompt, renderRun } from "../view/render.ts";
+import { showWorking } from "./agent-status.ts";
 import { relayedRecord, type RunTarget, type StartProgress } from "./record.ts";
 import { currentTraceparent } from "../tracing/spans.ts";
 
-/** The service's run, as its answer to a create or a continue names it. */
 type CreatedRun = NonNullable<StartProgress["created"]>;
 
-/** What a start needs of the relay (runs/relay.ts). */
+/** What a start needs of the relay. */
 export interface StartRelay {
   reserve(place: StartPlace, startedAt: number, opening: RunOpening): Promise<ReservationId>;
   progress(id: ReservationId, change: StartProgress): Promise<void>;
   release(id: ReservationId): Promise<void>;
   start(target: RunTarget): Promise<void>;
-  stop(
-    run: { readonly runId: string; readonly ref: ThreadRef; readonly key: SlackThreadKey },
-    userId: string,
-  ): Promise<boolean>;
+  stop(run: Pick<RunTarget, "runId" | "ref" | "key">, userId: string): Promise<boolean>;
 }
 
 export interface StartDeps {
@@ -39,10 +36,9 @@ export type ReservedStartDeps = Omit<StartDeps, "relay"> & {
 /** What asks for a run, and its policy where starts differ. */
 export interface StartRequest {
   readonly place: OpeningPlace;
-  /** What the start posts, and who asked. */
   readonly plan: RunOpening;
   readonly startedAt: number;
-  /** Asks the service for the run (creates the task, or continues its conversation). */
+  /** Creates the task, or continues its conversation. */
   readonly ask: () => Promise<CreatedRun>;
   /** The remark shown under the answer, once the service was asked (default: the plan's). */
   readonly remark?: () => Promise<string | undefined>;
@@ -50,17 +46,17 @@ export interface StartRequest {
   readonly onThread?: (key: SlackThreadKey) => Promise<void>;
   /** The run's messages are posted, whatever the service answered. */
   readonly onShown?: (key: SlackThreadKey) => void;
-  /** The thread records the run as running, and the relay is about to follow it. */
+  /** The thread records the run as running; the relay follows it next. */
   readonly onRunning?: (key: SlackThreadKey) => void;
   /** Tells the person who asked, privately. */
   readonly tell: (text: string) => Promise<void>;
-  /** What they are told when the run's messages could not be posted, unless Slack said why. */
+  /** Told when the run's messages could not be posted, unless Slack said why. */
   readonly notShownAdvice?: string;
 }
 
 type Shown = { readonly key: SlackThreadKey; readonly messageTs: string };
 
-/** How a start ended: relayed, or why not (what the caller still has to do differs). */
+/** How a start ended: relayed, or why not. */
 export type StartResult =
   | (Shown & { readonly kind: "started"; readonly run: CreatedRun })
   /** Nothing shows the run: the person was told, and the service's run (if any) stopped. */
@@ -68,10 +64,9 @@ export type StartResult =
   /** The run's message exists but the service refused or failed: the caller shows why. */
   | (Shown & { readonly kind: "refused"; readonly error: unknown });
 
-/** Starts a run (see the module's comment); never leaves its reservation behind. */
+/** Starts a run; never leaves its reservation behind. */
 export async function startRun(given: StartDeps, req: StartRequest): Promise<StartResult> {
   const { teamId, channelId, threadTs } = req.place;
-  // Every line about this start says which workspace.
   const deps = { ...given, logger: given.logger.child({ teamId, channel: channelId }) };
   const { relay, logger } = deps;
   // Recorded first: should this instance die from now on, another one finishes the start.
@@ -153,7 +148,6 @@ export async function startReserved(
   return { kind: "started", key: at, messageTs, run };
 }
 
-/** The thread `threadTs` of the request's channel. */
 const key = (req: StartRequest, threadTs: string): SlackThreadKey => ({
   teamId: req.place.teamId,
   channelId: req.place.channelId,
@@ -198,4 +192,90 @@ function stopAsked(
       .ephemeral(key.channelId, userId, stopFailed(err, run.runId), key.threadTs)
       .catch(() => undefined);
   });
+}
+
+/** What exists already: the thread (a reply, a mention, a DM), maybe the run's message. */
+interface OpeningPlace extends StartPlace {
+  readonly messageTs?: string | undefined;
+}
+
+/** The prompt could not be posted: nothing shows the task, and the person is told why. */
+class PromptNotPosted extends Error {
+  readonly advice: string;
+
+  constructor(code: string, advice: string, cause: unknown) {
+    super(`could not post the prompt: ${code || "error"}`, { cause });
+    this.name = "PromptNotPosted";
+    this.advice = advice;
+  }
+}
+
+/** The message a run shows until its first text arrives. */
+function workingMessage(remark?: string): MessagePayload {
+  const [first] = renderRun({
+    text: "",
+    state: "running",
+    elapsedMs: 0,
+    ...(remark ? { remark } : {}),
+  });
+  return first ?? { text: "Working…", blocks: [] };
+}
+
+/**
+ * Posts what `place` lacks of the run's messages (a new task's prompt, the thread's parent, and
+ * the "working…" one), telling `progress` after each post. Rejects with PromptNotPosted when the
+ * prompt cannot be posted, or with Slack's error when the working message cannot.
+ */
+async function openRun(
+  deps: Pick<StartDeps, "workspaces" | "logger">,
+  place: OpeningPlace,
+  plan: RunOpening,
+  progress: (opened: { threadTs: string; messageTs?: string }) => Promise<void>,
+): Promise<{ readonly threadTs: string; readonly messageTs: string }> {
+  const order = { since: plan.since };
+  const writer = deps.workspaces.writer(place.teamId);
+  let threadTs = place.threadTs;
+  if (threadTs === undefined) {
+    threadTs = await postPrompt(writer, deps.logger, place.channelId, plan);
+    await progress({ threadTs });
+  }
+  let messageTs = place.messageTs;
+  if (messageTs === undefined) {
+    messageTs = await writer.post(place.channelId, workingMessage(plan.remark), threadTs, order);
+    await progress({ threadTs, messageTs });
+    if (plan.surface === "dm") {
+      const key = { teamId: place.teamId, channelId: place.channelId, threadTs };
+      await showWorking(deps, key, plan.title);
+    }
+  }
+  return { threadTs, messageTs };
+}
+
+/**
+ * Posts the prompt; its ts is the thread's. Posting first matters: without `chat:write.public`
+ * (not in the manifest, on purpose) a post that succeeds proves the bot is a member and will
+ * hear replies. Only when it is not in a public channel does it join and post again.
+ */
+async function postPrompt(
+  writer: SlackWriter,
+  logger: Logger,
+  channelId: string,
+  plan: RunOpening,
+): Promise<string> {
+  const payload = renderPrompt(plan.userId, plan.prompt?.text ?? "", plan.prompt?.fileNames);
+  const order = { since: plan.since };
+  try {
+    return await writer.post(channelId, payload, undefined, order).catch(async (err: unknown) => {
+      if (slackErrorCode(err) !== "not_in_channel" || !channelId.startsWith("C")) throw err;
+      if (!(await writer.join(channelId))) throw err;
+      return writer.post(channelId, payload, undefined, order);
+    });
+  } catch (err) {
+    const code = slackErrorCode(err) ?? "";
+    logger.warn({ err, code, channel: channelId }, "cannot post the task in the channel");
+    const advice =
+      describeSlackPostError(code, channelId) ??
+      `I couldn't post in this channel (Slack said \`${code || "error"}\`). Please try again.`;
+    throw new PromptNotPosted(code, advice, err);
+  }
 }

@@ -7,7 +7,8 @@
  */
 import { pino } from "pino";
 import { beforeEach, describe, expect, it } from "vitest";
-import { Relay, type RunOutcome, type RunTarget } from "../../src/runs/relay.ts";
+import { Relay, type RunOutcome } from "../../src/runs/relay.ts";
+import type { RunTarget } from "../../src/runs/record.ts";
 import { Resumer } from "../../src/runs/resumer.ts";
 import { LeaseKeeper } from "../../src/runs/lease-keeper.ts";
 import type { TaskService } from "../../src/runs/ports.ts";

@@ -1,10 +1,7 @@
 /** The most of an answer a run shows (a few Slack messages' worth, many times over). */
 export const MAX_ANSWER_CHARS = 60_000;
 
-/**
- * What past `MAX_ANSWER_CHARS` becomes: the head, and a line saying where the rest is: the
- * file `attached` in the thread (the whole answer), or else the task service's History.
- */
+/** The head of an answer past `MAX_ANSWER_CHARS`, and where the rest is: `attached`, or History. */
 export function capAnswer(text: string, attached?: string): string {
   if (text.length <= MAX_ANSWER_CHARS) return text;
   const head = text.slice(0, MAX_ANSWER_CHARS).replace(/[\uD800-\uDBFF]$/, ""); // no half emoji
@@ -14,10 +11,7 @@ export function capAnswer(text: string, attached?: string): string {
     : `${head}\n\n_${longer}; all of it is in \`${attached}\`, attached below._`;
 }
 
-/**
- * The running answer with one more delta, never past `MAX_ANSWER_CHARS` (the rest is attached
- * at the end): rendering a running answer costs its length at every edit.
- */
+/** The running answer and a delta, never past `MAX_ANSWER_CHARS`: each edit renders all of it. */
 export function appendCapped(text: string, delta: string): string {
   const room = MAX_ANSWER_CHARS - text.length;
   if (room <= 0) return text;

@@ -1,9 +1,7 @@
 /**
- * The answer shown by editing the run's messages, in order: posts the parts that are new, edits
- * the one that grows, removes extras at the end; the final answer is posted anew if Slack no
- * longer lets them be edited. The writer decides when an edit goes out and asks for its payload
- * only then, so each sent edit is rendered once, with the latest text. Messages a rotated stream
- * sealed keep their part.
+ * The answer shown by editing the run's messages: posts new parts, edits the one that grows,
+ * removes extras at the end, posts anew what Slack no longer lets be edited. The writer asks for
+ * an edit's payload only when it goes out, so each is rendered once, with the latest text.
  */
 import type { Logger } from "pino";
 import { slackErrorCode } from "../../view/errors.ts";
@@ -18,7 +16,6 @@ export interface SinkOptions {
   readonly writer: SlackWriter;
   readonly channelId: string;
   readonly threadTs: string;
-  /** Where the answer already is (its "working…" message, or more after a resume). */
   readonly initial: AnswerPlace;
   readonly log: Logger;
   /** A stream message the run's previous owner may have left streaming: stopped before edits. */
@@ -29,19 +26,18 @@ export class EditSink implements AnswerSink {
   readonly #opts: SinkOptions;
   /** The messages after the sealed ones. */
   #ts: string[];
-  /** What each of them shows now (its payload as JSON): unchanged ones are not sent again. */
+  /** What each of them shows (its payload as JSON): unchanged ones are not sent again. */
   #sent: string[] = [];
-  /** Posts of new parts, one at a time and in order. */
   #posting: Promise<void> = Promise.resolve();
   /** The final write has begun: interim edits post nothing more. */
   #ending = false;
-  /** The interim edit queued and not rendered yet, if any: it will show the latest text anyway. */
+  /** The interim edit queued and not rendered yet: it will show the latest text anyway. */
   #queued: object | undefined;
   #controlTs: string | undefined;
   /** Sealed messages, and how many characters of the answer they show. */
   readonly #sealed: string[];
   #sealedChars: number;
-  /** The stop of a stream left streaming, if any: edits wait for it. */
+  /** The stop of a stream left streaming: edits wait for it. */
   #ready: Promise<void> | undefined;
 
   constructor(options: SinkOptions) {
@@ -81,21 +77,16 @@ export class EditSink implements AnswerSink {
     const { log } = this.#opts;
     const payloads = answer.render(this.#sealedChars);
     await this.#leftStreamingStopped();
-    try {
-      await this.#showFinal(payloads);
-      return true;
-    } catch (err) {
+    const show = () => this.#showFinal(payloads).then(() => true);
+    return show().catch((err: unknown) => {
       log.error({ err, code: slackErrorCode(err) }, "final edit failed; posting the answer anew");
       this.#ts = [];
       this.#sent = [];
-      try {
-        await this.#showFinal(payloads);
-        return true;
-      } catch (e) {
+      return show().catch((e: unknown) => {
         log.error({ err: e }, "could not show the final answer");
         return false;
-      }
-    }
+      });
+    });
   }
 
   async removeControl(): Promise<void> {
@@ -117,8 +108,7 @@ export class EditSink implements AnswerSink {
 
   /**
    * A stream message shows the answer from character `from` on: the run's first (the "working…"
-   * message is kept as the control message), or the next one of a rotated stream (the messages
-   * before it are sealed with what they show).
+   * message is kept as control), or a rotated stream's next (the ones before it are sealed).
    */
   streamedIn(streamTs: string, from: number): void {
     if (from === 0) {
@@ -136,11 +126,7 @@ export class EditSink implements AnswerSink {
     this.#sent = [];
   }
 
-  /**
-   * Queues the running answer's rendering (every part, `render` called when the edit is sent)
-   * for the last message. True when this call's text reached Slack; false when a queued one will
-   * show it (no second edit is queued while one waits), or nothing had changed.
-   */
+  /** Queues the running answer's rendering for the last message (see `AnswerSink.show`). */
   async #interim(render: () => MessagePayload[] | undefined): Promise<boolean> {
     const index = this.#ts.length - 1;
     const ts = this.#ts[index];
@@ -181,7 +167,6 @@ export class EditSink implements AnswerSink {
     return wrote;
   }
 
-  /** Updates what changed, posts new parts, removes extras. */
   async #showFinal(payloads: readonly MessagePayload[]): Promise<void> {
     const { writer, channelId, threadTs, log } = this.#opts;
     this.#ending = true;
@@ -215,7 +200,7 @@ export class EditSink implements AnswerSink {
     this.#sent[index] = JSON.stringify(payload);
   }
 
-  /** Posts the parts from `first` on that have no message yet, in order. */
+  /** Posts the parts from `first` on that have no message yet, one at a time, in order. */
   #postFrom(first: number, parts: readonly MessagePayload[]): Promise<void> {
     const { writer, channelId, threadTs } = this.#opts;
     this.#posting = this.#posting.then(async () => {

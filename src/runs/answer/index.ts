@@ -4,10 +4,7 @@ import { EditSink } from "./edit-sink.ts";
 import { NativeSink, type NativeSinkOptions } from "./native-stream.ts";
 import type { AnswerSink } from "./sink.ts";
 
-/**
- * How answers reach Slack: natively streamed while the stream budget allows, else edited
- * (`auto`); always edited (`edit`); always natively streamed (`native`).
- */
+/** `auto`: natively streamed while the stream budget allows, else edited. */
 export type StreamingMode = "auto" | "edit" | "native";
 
 /** Slack ends a native stream about five minutes after it started; Chat SDK rotates at four. */
@@ -15,23 +12,19 @@ export const DEFAULT_ROTATE_MS = 4 * 60_000;
 
 export interface AnswerSinkOptions extends Omit<NativeSinkOptions, "recipient" | "ifBudget"> {
   readonly mode: StreamingMode;
-  /** Who asked, in which workspace (a stream is addressed to them), if known. */
+  /** Who asked (a stream is addressed to them), if known. */
   readonly recipient: { readonly userId: string | undefined; readonly teamId: string };
-  /** The run was left by another instance: it continues in the messages that show it. */
+  /** Left by another instance: it continues in the messages that show it. */
   readonly resumed: boolean;
   readonly clock: Clock;
 }
 
-/**
- * A new run with a known asker streams natively in `native` mode, and in `auto` mode when its
- * writer knows the stream budget; every other run edits (a resumed one too, in its messages).
- */
+/** A new run with a known asker streams (in `auto` if its writer knows the budget); others edit. */
 export function openAnswerSink(options: AnswerSinkOptions): AnswerSink {
   const { mode, recipient, resumed, writer } = options;
   const { userId, teamId } = recipient;
   const streams = mode === "native" || (mode === "auto" && writer.streams !== undefined);
-  // A resumed run that streamed (a stream message replaced its working message) may find its
-  // last message still streaming: it is stopped before the first edit.
+  // A resumed run that streamed may find its last message still streaming: stopped before edits.
   const { messageTs, controlTs } = options.initial;
   const leftStreaming = resumed && controlTs !== undefined ? messageTs.at(-1) : undefined;
   if (!streams || resumed || userId === undefined)

@@ -1,10 +1,8 @@
 /**
  * Slack's native streaming for one run (`chat.startStream` / `appendStream` / `stopStream`): the
  * answer is appended in whole lines (tables and half-open formatting held back), one append at a
- * time. Past STREAM_MESSAGE_BYTES (stream-parts.ts), or once the stream is older than `rotateMs`
- * (Slack ends a stream about five minutes after it started), the answer goes on in a new stream
- * message; the one before is stopped when the budget allows. When Slack ends or refuses the
- * stream, or no stream can start, the run goes back to editing messages.
+ * time. Past STREAM_MESSAGE_BYTES, or older than `rotateMs`, it goes on in a new stream message.
+ * When Slack ends or refuses the stream, or none can start, the run goes back to editing.
  */
 import type { Logger } from "pino";
 import { type Clock, systemClock } from "../../util/clock.ts";
@@ -31,16 +29,14 @@ export interface NativeStreamOptions {
   readonly writer: SlackWriter;
   readonly channelId: string;
   readonly threadTs: string;
-  /** Streams outside DMs are addressed to a person. */
   readonly recipient: { readonly userId: string; readonly teamId: string };
   readonly log: Logger;
   /** A stream message exists: the answer from character `from` on lives there now. */
   readonly onStarted: (streamTs: string, from: number) => Promise<void>;
   /** Streaming ended (expired, stopped, refused, too long): the run edits messages again. */
   readonly onLeft: () => void;
-  /** Start a stream only if Slack's budget lets it start at once, else edit (default: wait). */
+  /** Start a stream only if Slack's budget lets it start at once (default: wait). */
   readonly ifBudget?: boolean;
-  /** How long one stream message is streamed into before the answer goes on in a new one. */
   readonly rotateMs?: number | undefined;
   readonly clock?: Clock;
   /** `task_display_mode`; Slack's default when absent. */
@@ -65,7 +61,6 @@ export class NativeStream {
   #streamed = "";
   /** Bytes sent into the current stream message, its steps' titles included. */
   #used = 0;
-  /** The code block open where the stream is. */
   #fence: FenceState | undefined;
   readonly #streamable = new StreamablePrefix();
   #appending: Promise<boolean> = Promise.resolve(false);
@@ -77,7 +72,7 @@ export class NativeStream {
   #lastTitle = "";
   /** The whole text as last seen, so a step alone appends no text of its own. */
   #streamedFull = "";
-  /** Stops under way of stream messages the answer went on from. */
+  /** Stops of the stream messages the answer went on from. */
   #stops: Promise<void> = Promise.resolve();
   #leaving: Promise<boolean> | undefined;
 
@@ -90,10 +85,7 @@ export class NativeStream {
     return this.#on;
   }
 
-  /**
-   * Sends what of `latest()` is new and safe to stream, after any append under way; appends
-   * coalesce while one waits for Slack's budget. True when this call sent something.
-   */
+  /** Sends what of `latest()` is new and safe to stream; appends waiting coalesce. True if sent. */
   append(latest: () => string): Promise<boolean> {
     if (this.#waiting.text) return Promise.resolve(false);
     this.#waiting.text = true;
@@ -122,9 +114,8 @@ export class NativeStream {
   }
 
   /**
-   * The run ended with `text`: what the stream lacks is appended at once (the answer shows whole
-   * without waiting for a stop), then the stream is stopped when the stop budget allows, with
-   * `end()` below the answer if the stream holds all of it. False when an edit must show it.
+   * The run ended with `text`: what the stream lacks is appended at once, then the stream stopped
+   * when the budget allows, with `end()` below if it holds all of it. False when an edit must.
    */
   async end(text: string, end: () => StreamEnd | undefined): Promise<boolean> {
     this.#ending = true;
@@ -155,7 +146,7 @@ export class NativeStream {
     return this.#appending;
   }
 
-  /** Ends the stream (once), if one started: the message can then be edited. */
+  /** Ends the stream (once): the message can then be edited. */
   leave(why: string, end?: StreamEnd): Promise<boolean> {
     this.#leaving ??= this.#leave(why, end);
     return this.#leaving;
@@ -203,11 +194,7 @@ export class NativeStream {
     return this.#streamTo(safe, this.#streamable.fence);
   }
 
-  /**
-   * Streams the answer up to `safe` (ending in code block `fence`, if any) and the steps held:
-   * into the current stream message while it has room and is not due to rotate, then into new
-   * ones. Steps wait for a stream with room for them. True when something was sent.
-   */
+  /** Streams up to `safe` (ending in `fence`) and the held steps, in new messages as due. */
   async #streamTo(safe: string, fence: FenceState | undefined): Promise<boolean> {
     let sent = false;
     // Rotation by time goes only where nothing is left open, and only while a start can go.
@@ -279,9 +266,8 @@ export class NativeStream {
   }
 
   /**
-   * Starts a stream message with `piece` (the open code block opened again): the run's first,
-   * in auto mode only if a start can go at once; or the next, by time or in auto mode only if a
-   * start can go at once, the one before stopped when the budget allows. False if none started.
+   * Starts a stream message with `piece` (the open code block opened again), in auto mode or by
+   * time only if a start can go at once; the one before is stopped when the budget allows.
    */
   async #open(safe: string, piece: Piece, byTime: boolean): Promise<boolean> {
     const { writer, channelId, threadTs, recipient, ifBudget, display } = this.#opts;
@@ -305,7 +291,6 @@ export class NativeStream {
     return true;
   }
 
-  /** A stream message started with `reopening` and `piece`: the answer goes on in it. */
   async #started(ts: string, safe: string, piece: Piece, reopening: string): Promise<void> {
     const from = this.#streamed.length;
     this.#streamTs = ts;
@@ -321,17 +306,13 @@ export interface NativeSinkOptions
   extends
     SinkOptions,
     Pick<NativeStreamOptions, "recipient" | "ifBudget" | "rotateMs" | "clock" | "display"> {
-  /** Where the answer is changed (a stream message took over, or a part was sealed): record it. */
+  /** A stream message took over, or a part was sealed: record where the answer is. */
   readonly onMoved: () => Promise<void>;
   /** The stream ended early and what it showed is not the rendered answer: show it again. */
   readonly reshow: () => void;
 }
 
-/**
- * The answer sink of a natively streamed run: the stream message replaces the "working…" one;
- * when the stream ends early the answer goes on by edits. The final answer is appended at once,
- * its status below it with the stream's stop (or by an edit, if the stream does not hold it).
- */
+/** A streamed run's sink: a stream replaces the "working…" message; ended early, edits go on. */
 export class NativeSink implements AnswerSink {
   /** Where the answer goes once the stream is over. */
   readonly #edits: EditSink;

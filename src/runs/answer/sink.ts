@@ -1,7 +1,4 @@
-/**
- * The answer sink: where a run's answer goes in Slack while it grows and when it ends. How the
- * text reaches Slack (edited messages, or Slack's native stream) is the sink's business.
- */
+/** Where a run's answer goes in Slack while it grows and when it ends (edits, native stream). */
 import type { RelayedRun } from "../../store/types.ts";
 import type { MessagePayload } from "../../view/render.ts";
 
@@ -22,8 +19,8 @@ export interface FinalAnswer {
 }
 
 /**
- * Where the answer is in Slack, as the run's record keeps it: its messages in order, the sealed
- * ones first (parts a rotated stream left), and the "working…" message a stream replaced.
+ * Where the answer is in Slack: its messages (sealed parts of a rotated stream first), and the
+ * "working…" message a stream replaced.
  */
 export type AnswerPlace = Pick<RelayedRun, "messageTs"> &
   Partial<Pick<RelayedRun, "controlTs" | "sealed">>;
@@ -31,11 +28,10 @@ export type AnswerPlace = Pick<RelayedRun, "messageTs"> &
 export interface AnswerSink {
   readonly place: AnswerPlace;
   /**
-   * Queues the latest answer; a newer call while one waits is carried by the waiting one. True
-   * when this call's read reached Slack, false when a waiting call will show it or nothing changed.
+   * Queues the latest answer (a waiting call carries newer ones). True when this call's read
+   * reached Slack, false when a waiting call will show it or nothing changed.
    */
   show(answer: RunningAnswer): Promise<boolean>;
-  /** One step of the agent's work (a tool it ran). */
   step(title: string): void;
   /** The run is handed to another instance: what shows it is left editable for that one. */
   leave(why: string): Promise<void>;

@@ -1,13 +1,10 @@
 /**
- * What one native stream message may hold, and where the answer goes on in the next one.
- *
- * Slack refuses a streamed message (`msg_too_long`, on chat.appendStream or chat.stopStream)
- * once its text passes roughly 10,600–11,300 UTF-8 bytes, its task updates included (measured
- * against Slack by other projects; not documented by Slack): Japanese or emoji text reaches that
- * at a third of the characters. So a stream message is counted in bytes, and the answer goes on
- * in the next one from a line end outside a code block; or, in a code block that does not fit,
- * from a line end of it, the block closed and opened again (same language), as `splitMarkdown`
- * splits edited messages. A line is never cut, so neither is a character.
+ * What one native stream message may hold, and where the answer goes on in the next one. Slack
+ * refuses a streamed message (`msg_too_long`, on chat.appendStream or chat.stopStream) past about
+ * 10,600–11,300 UTF-8 bytes, task updates included (measured by other projects; undocumented):
+ * Japanese or emoji text reaches that at a third of the characters. So messages are counted in
+ * bytes, and the answer goes on from a line end outside a code block, or in one that does not
+ * fit, the block closed and reopened (same language), as `splitMarkdown` does; no line is cut.
  */
 import { Buffer } from "node:buffer";
 import type { FenceState } from "../../view/markdown-scan.ts";

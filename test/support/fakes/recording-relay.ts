@@ -2,7 +2,8 @@
  * The relay as the threads see it (`CoordinatorDeps["relay"]`), for unit tests: it records the runs handed
  * to it, the reservations made and what they learnt, and the runs asked to stop.
  */
-import type { RunOutcome, RunScope, RunTarget, StartProgress } from "../../../src/runs/relay.ts";
+import type { RunOutcome, RunScope } from "../../../src/runs/relay.ts";
+import type { RunTarget, StartProgress } from "../../../src/runs/record.ts";
 import { type ReservationId, reservationId } from "../../../src/store/types.ts";
 import type { CoordinatorDeps } from "../../../src/threads/coordinator-deps.ts";
 
