@@ -29,6 +29,12 @@ export const button = (actionId: string, text: string, more?: Block): Block => (
   ...more,
 });
 
+export const actions = (blockId: string, elements: Block[]): Block => ({
+  type: "actions",
+  block_id: blockId,
+  elements,
+});
+
 /** An input block; every form here reads its element's value under the action id `value`. */
 export const input = (blockId: string, label: string, element: Block, more?: Block): Block => ({
   type: "input",
@@ -71,12 +77,21 @@ export function slackDate(ms: number, time = true): string {
   return `<!date^${Math.floor(ms / 1000)}^{date_short_pretty}${time ? " {time}" : ""}|${fallback}>`;
 }
 
+/** A modal that only shows something, closed with Close. */
+export const modal = (title: string, blocks: Block[], more?: Block): Block => ({
+  type: "modal",
+  title: plain(title),
+  close: plain("Close"),
+  ...more,
+  blocks,
+});
+
 /** A modal that only tells something: a form or shortcut of theirs that cannot be handled. */
-export function noticeModal(text: string): Block {
-  return {
-    type: "modal",
-    title: { type: "plain_text", text: "Task Agent" },
-    close: { type: "plain_text", text: "Close" },
-    blocks: [section(text)],
-  };
-}
+export const noticeModal = (text: string): Block => modal("Task Agent", [section(text)]);
+
+/** A menu's option; Slack shows at most 75 characters of its text. */
+export const option = (value: string, text = value) => ({
+  text: plain(truncate(text, 75)),
+  value,
+});
+export const options = (values: readonly string[]) => values.map((v) => option(v));

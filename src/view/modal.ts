@@ -1,7 +1,7 @@
 /** The "New task" modal, opened by `/task` with no text and by the shortcuts. */
 import { ALLOWED_EXTENSIONS, LIMITS } from "../service/limits.ts";
 import { truncate } from "./sanitize.ts";
-import { type Block, form, input, plain } from "./blocks.ts";
+import { type Block, form, input, option, options, plain } from "./blocks.ts";
 
 /** The modal's `callback_id`, and the ids of the shortcuts that open it. */
 export const NEW_TASK_VIEW = "new_task";
@@ -65,7 +65,7 @@ export function renderNewTaskModal(seed: {
       {
         type: "static_select",
         placeholder: plain("The service's default"),
-        options: ["low", "medium", "high"].map((e) => ({ text: plain(e), value: e })),
+        options: options(["low", "medium", "high"]),
       },
       { optional: true },
     ),
@@ -74,10 +74,7 @@ export function renderNewTaskModal(seed: {
       "Options",
       {
         type: "checkboxes",
-        options: [
-          { text: plain("Extended thinking"), value: "thinking" },
-          { text: plain("Context manager"), value: "context" },
-        ],
+        options: [option("thinking", "Extended thinking"), option("context", "Context manager")],
       },
       { optional: true },
     ),
@@ -121,7 +118,7 @@ function nameInput(id: string, label: string, names: readonly string[], hint: st
       ? {
           type: "static_select",
           placeholder: plain(hint),
-          options: names.map((n) => ({ text: plain(truncate(n, 75)), value: n })),
+          options: options(names),
         }
       : { type: "plain_text_input", max_length: 150, placeholder: plain(hint) };
   return input(id, label, element, { optional: true });

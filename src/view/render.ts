@@ -4,7 +4,7 @@ import type { KnownBlock, MessageMetadata } from "@slack/types";
 import { z } from "zod";
 import type { RunState } from "../store/types.ts";
 import { formatBytes } from "../util/bytes.ts";
-import { button, readValue } from "./blocks.ts";
+import { actions, button, readValue } from "./blocks.ts";
 import { feedbackBlock } from "./feedback.ts";
 import { repairPartial, splitMarkdown } from "./markdown.ts";
 import { mrkdwnExcerpt, notificationText } from "./mrkdwn.ts";
@@ -236,11 +236,7 @@ export function renderRun(view: RunView, limit = MESSAGE_MARKDOWN_LIMIT): Messag
   tail.push(...statusBlocks(view, status));
   if (view.state === "running" && view.stopValue) {
     const stop = button(STOP_ACTION_ID, "Stop", { style: "danger", value: view.stopValue });
-    tail.push({
-      type: "actions",
-      block_id: "task_controls",
-      elements: [stop],
-    } as unknown as KnownBlock);
+    tail.push(actions("task_controls", [stop]) as unknown as KnownBlock);
   }
   if (
     view.thread &&

@@ -7,13 +7,22 @@ import { formatBytes } from "../util/bytes.ts";
 import { MODAL_PROMPT_MAX } from "./modal.ts";
 import { mrkdwnExcerpt } from "./mrkdwn.ts";
 import { mrkdwnText, truncate } from "./sanitize.ts";
-import { type Block, button, context, form, input, plain, readValue, section } from "./blocks.ts";
+import {
+  actions,
+  type Block,
+  button,
+  context,
+  form,
+  input,
+  modal,
+  readValue,
+  section,
+} from "./blocks.ts";
 
 export const TASK_ACTION = {
   history: "task_history",
   files: "task_files",
   continue: "task_continue",
-  /** Paging inside the views, and fetching one file. */
   page: "task_view_page",
   statusMessages: "task_view_status",
   getFile: "task_file_get",
@@ -62,24 +71,15 @@ export function decodeViewState(value: string | undefined): ViewState | undefine
   return v && { channelId: v.c, threadTs: v.t, kind: v.k, page: v.p, status: v.s === true };
 }
 
-function modal(title: string, state: ViewState | undefined, blocks: Block[]): Block {
-  return {
-    type: "modal",
-    title: plain(title),
-    close: plain("Close"),
-    ...(state ? { private_metadata: encodeViewState(state) } : {}),
-    blocks: blocks.slice(0, 100),
-  };
-}
+const viewModal = (title: string, state: ViewState | undefined, blocks: Block[]): Block =>
+  modal(title, blocks.slice(0, 100), state && { private_metadata: encodeViewState(state) });
 
 /** Shown at once (a trigger lasts 3 seconds), then replaced by the answer of the service. */
-export function renderLoadingView(title: string): Block {
-  return modal(title, undefined, [section(":hourglass_flowing_sand: Loading…")]);
-}
+export const renderLoadingView = (title: string): Block =>
+  viewModal(title, undefined, [section(":hourglass_flowing_sand: Loading…")]);
 
-export function renderViewError(title: string, text: string): Block {
-  return modal(title, undefined, [section(`:warning: ${mrkdwnText(text)}`)]);
-}
+export const renderViewError = (title: string, text: string): Block =>
+  viewModal(title, undefined, [section(`:warning: ${mrkdwnText(text)}`)]);
 
 export interface Paging {
   readonly page: number;
@@ -96,11 +96,8 @@ function pager(state: ViewState, paging: Paging, extra: Block[] = []): Block[] {
   if (paging.page > 1) buttons.push(to(paging.page - 1, "Previous"));
   if (paging.hasNext) buttons.push(to(paging.page + 1, "Next"));
   const of = paging.totalPages ? ` of ${paging.totalPages}` : "";
-  const blocks: Block[] = [context(`Page ${paging.page}${of}`)];
-  if (buttons.length + extra.length > 0) {
-    blocks.push({ type: "actions", block_id: "paging", elements: [...buttons, ...extra] });
-  }
-  return blocks;
+  const all = [...buttons, ...extra];
+  return [context(`Page ${paging.page}${of}`), ...(all.length > 0 ? [actions("paging", all)] : [])];
 }
 
 const ROLE: Readonly<Record<string, string>> = {
@@ -138,7 +135,7 @@ export function renderHistoryView(
     state.status ? "Hide status messages" : "Show status messages",
     { value: encodeViewState({ ...state, page: 1, status: !state.status }) },
   );
-  return modal("Task history", state, [
+  return viewModal("Task history", state, [
     ...blocks,
     { type: "divider" },
     ...pager(state, paging, [toggle]),
@@ -166,7 +163,7 @@ export function renderFilesView(
       }),
     });
   }
-  return modal("Task files", state, [...blocks, { type: "divider" }, ...pager(state, paging)]);
+  return viewModal("Task files", state, [...blocks, { type: "divider" }, ...pager(state, paging)]);
 }
 
 /** The Continue form: a follow-up's prompt and files (the options of a new task do not apply). */
@@ -190,13 +187,9 @@ export const renderContinueView = (ref: TaskRef): Block =>
 /** The buttons under a finished answer (History, Files, Continue), for its thread. */
 export function taskButtons(ref: TaskRef): Block {
   const value = { value: encodeTaskRef(ref) };
-  return {
-    type: "actions",
-    block_id: "task_views",
-    elements: [
-      button(TASK_ACTION.history, "History", value),
-      button(TASK_ACTION.files, "Files", value),
-      button(TASK_ACTION.continue, "Continue…", value),
-    ],
-  };
+  return actions("task_views", [
+    button(TASK_ACTION.history, "History", value),
+    button(TASK_ACTION.files, "Files", value),
+    button(TASK_ACTION.continue, "Continue…", value),
+  ]);
 }

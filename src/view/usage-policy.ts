@@ -3,7 +3,7 @@
 import type { AuditEvent } from "../store/audit.ts";
 import { QUOTA_MAX, type ServiceAlert, type UsagePolicy } from "../store/usage-policy.ts";
 import { workspaceSettingsButton } from "./workspace-settings.ts";
-import { type Block, context, input, plain, section, slackDate } from "./blocks.ts";
+import { type Block, context, input, option, plain, section, slackDate } from "./blocks.ts";
 
 /** Block ids of the section; each input's element has the action id `value`. */
 export const USAGE_FIELD = {
@@ -22,7 +22,6 @@ export interface UserGroupOption {
   readonly name: string;
 }
 
-const option = (value: string, text: string) => ({ value, text: plain(text.slice(0, 75)) });
 /** Slack shows a select's limit: 100 options. */
 const OPTIONS_MAX = 100;
 
@@ -127,7 +126,7 @@ export function usagePolicyBlocks(
 }
 
 /** One input's state as Slack submits it (the fields the section's elements use). */
-export interface InputState {
+interface InputState {
   readonly value?: string | null | undefined;
   readonly selected_option?: { readonly value: string } | null | undefined;
   readonly selected_options?: readonly { readonly value: string }[] | null | undefined;
@@ -186,24 +185,17 @@ export function serviceAlertText(alert: ServiceAlert): string {
   return `:hourglass_flowing_sand: The Task service said the workspace is rate-limited (429) at ${slackDate(alert.at)}${reset}.`;
 }
 
-/** App Home's part for the workspace's admins and owners. */
+/** App Home's part for the workspace's admins and owners: the service's last refusal of the
+ * account, when still worth showing, and the audit trail, newest first. */
 export interface AdminHome {
-  /** The service's last refusal of the account, when still worth showing. */
   readonly alert?: ServiceAlert | undefined;
-  /** The workspace's latest admin actions, newest first (its audit trail). */
   readonly audit?: readonly AuditEvent[] | undefined;
 }
 
 /** App Home's blocks for an admin: the service's refusal, if any, and the settings button. */
-export function adminHomeBlocks(admin: AdminHome): Block[] {
-  return [
-    { type: "divider" },
-    { type: "header", text: plain("Workspace (admins)") },
-    ...(admin.alert ? [section(serviceAlertText(admin.alert), "service_alert")] : []),
-    {
-      type: "actions",
-      block_id: "home_admin",
-      elements: [workspaceSettingsButton()],
-    },
-  ];
-}
+export const adminHomeBlocks = (admin: AdminHome): Block[] => [
+  { type: "divider" },
+  { type: "header", text: plain("Workspace (admins)") },
+  ...(admin.alert ? [section(serviceAlertText(admin.alert), "service_alert")] : []),
+  { type: "actions", block_id: "home_admin", elements: [workspaceSettingsButton()] },
+];

@@ -1,12 +1,10 @@
 /** The "Workspace settings" modal for admins: the service key (only its last four shown), and more. */
-import { type Block, button, form, input, plain, section, slackDate } from "./blocks.ts";
+import { type Block, button, form, input, modal, plain, section, slackDate } from "./blocks.ts";
 
-/** Callback id of the modal, and the action id of the buttons that open it. */
 export const WORKSPACE_SETTINGS_VIEW = "workspace_settings";
 export const OPEN_WORKSPACE_SETTINGS = "open_workspace_settings";
 /** Block ids of the key's inputs; each input's element has the action id `value`. */
 export const SERVICE_KEY_FIELD = { key: "service_key", remove: "service_key_remove" } as const;
-/** The value of the "remove the key" checkbox. */
 export const REMOVE_KEY = "remove";
 
 /** What the modal says of the workspace's key (never the key itself). */
@@ -101,14 +99,10 @@ export function workspaceSettingsModal(parts: {
   ]);
 }
 
-export function notAllowedModal(): Block {
-  return {
-    type: "modal",
-    title: plain("Workspace settings"),
-    close: plain("Close"),
-    blocks: [section("Only workspace admins and owners can change the app's workspace settings.")],
-  };
-}
+export const notAllowedModal = (): Block =>
+  modal("Workspace settings", [
+    section("Only workspace admins and owners can change the app's workspace settings."),
+  ]);
 
 /** The button that opens the modal (App Home and `/task settings`, shown to admins). */
 export const workspaceSettingsButton = (): Block =>
