@@ -1,9 +1,6 @@
-/**
- * Feedback on answers: each click is recorded with its run (one vote per person and run, the
- * latest counts) and counted in Prometheus. Records (`t:<team>:feedback:<run id>`) are kept for
- * the data retention after the last vote, and forgotten with their workspace, thread, channel
- * or voter.
- */
+/** Feedback on answers: one vote per person and run (the latest counts), counted in Prometheus
+ * and kept for the data retention after the last vote, unless its workspace, thread, channel or
+ * voter is forgotten first. */
 import type { AppMetrics } from "../metrics.ts";
 import type { RecordStore } from "../store/types.ts";
 import { type Clock, systemClock } from "../util/clock.ts";
@@ -19,10 +16,7 @@ export interface FeedbackVote {
   readonly ref: FeedbackRef;
 }
 
-interface FeedbackRecord {
-  readonly runId: string;
-  readonly channelId: string;
-  readonly threadTs: string;
+interface FeedbackRecord extends FeedbackRef {
   readonly votes: ReadonlyArray<{ userId: string; kind: FeedbackKind; at: number }>;
 }
 

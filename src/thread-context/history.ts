@@ -11,7 +11,8 @@ export interface ThreadMessage {
 
 /** Reads a Slack thread back (conversations.replies, within its rate budget). */
 export interface ThreadHistory {
-  /** The newest `limit` messages before `beforeTs`, oldest first, and how many were left out. */
+  /** The newest `limit` messages before `beforeTs` (the message that starts the task), oldest
+   * first, and how many were left out. */
   read(
     teamId: string,
     thread: { readonly channelId: string; readonly threadTs: string; readonly beforeTs: string },

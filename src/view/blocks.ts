@@ -61,6 +61,13 @@ export const form = (
   blocks,
 });
 
+/** Every line of a text quoted (`> `), as Markdown and mrkdwn both read a quote. */
+export const quoteLines = (text: string): string =>
+  text
+    .split("\n")
+    .map((l) => `> ${l}`)
+    .join("\n");
+
 /** A button's value or a view's private_metadata as JSON that `schema` reads, or undefined. */
 export function readValue<T>(value: string | undefined, schema: z.ZodType<T>): T | undefined {
   try {

@@ -1,7 +1,7 @@
 /** The "New task" modal, opened by `/task` with no text and by the shortcuts. */
 import { ALLOWED_EXTENSIONS, LIMITS } from "../service/limits.ts";
 import { truncate } from "./sanitize.ts";
-import { type Block, form, input, option, options, plain } from "./blocks.ts";
+import { type Block, form, input, option, options, plain, quoteLines } from "./blocks.ts";
 
 /** The modal's `callback_id`, and the ids of the shortcuts that open it. */
 export const NEW_TASK_VIEW = "new_task";
@@ -102,13 +102,8 @@ export function renderNewTaskModal(seed: {
 
 /** The message shortcut's prompt: the message quoted, then a line for the question. */
 export function quotePrompt(text: string): string {
-  const quoted = text
-    .trim()
-    .split("\n")
-    .map((l) => `> ${l}`)
-    .join("\n");
   // truncate: a long message of emoji is not cut between the halves of one.
-  return `${truncate(quoted, MODAL_PROMPT_MAX - 2)}\n\n`;
+  return `${truncate(quoteLines(text.trim()), MODAL_PROMPT_MAX - 2)}\n\n`;
 }
 
 /** A menu of the configured names, or free text when none are configured. */

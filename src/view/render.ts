@@ -4,8 +4,8 @@ import type { KnownBlock, MessageMetadata } from "@slack/types";
 import { z } from "zod";
 import type { RunState } from "../store/types.ts";
 import { formatBytes } from "../util/bytes.ts";
-import { actions, button, readValue } from "./blocks.ts";
-import { feedbackBlock } from "./feedback.ts";
+import { actions, button, quoteLines, readValue } from "./blocks.ts";
+import { type FeedbackRef, feedbackBlock } from "./feedback.ts";
 import { repairPartial, splitMarkdown } from "./markdown.ts";
 import { mrkdwnExcerpt, notificationText } from "./mrkdwn.ts";
 import { mrkdwnText, neutralizeMentions, truncate } from "./sanitize.ts";
@@ -78,18 +78,12 @@ export interface RunView {
   };
 }
 
-export interface StopRef {
-  readonly channelId: string;
-  readonly threadTs: string;
-  readonly runId: string;
-}
-
-export const encodeStopValue = (ref: StopRef): string =>
+export const encodeStopValue = (ref: FeedbackRef): string =>
   JSON.stringify({ c: ref.channelId, t: ref.threadTs, r: ref.runId });
 
 const StopValue = z.object({ c: z.string(), t: z.string(), r: z.string() });
 
-export function decodeStopValue(value: string | undefined): StopRef | undefined {
+export function decodeStopValue(value: string | undefined): FeedbackRef | undefined {
   const v = readValue(value, StopValue);
   return v && { channelId: v.c, threadTs: v.t, runId: v.r };
 }
@@ -303,10 +297,7 @@ export function renderPrompt(
   }
   // Quoting adds two characters a line; keep a pathological prompt inside one markdown block.
   const quoted = truncate(
-    neutralizeMentions(revealLinkHosts(prompt))
-      .split("\n")
-      .map((l) => `> ${l}`)
-      .join("\n"),
+    quoteLines(neutralizeMentions(revealLinkHosts(prompt))),
     MESSAGE_MARKDOWN_LIMIT,
   );
   return {
