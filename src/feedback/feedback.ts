@@ -31,11 +31,9 @@ interface FeedbackRecorderOptions {
 
 export class FeedbackRecorder {
   readonly #o: FeedbackRecorderOptions;
-  readonly #clock: Clock;
 
   constructor(options: FeedbackRecorderOptions) {
     this.#o = options;
-    this.#clock = options.clock ?? systemClock;
   }
 
   /** Records a vote; false when the person had already given this one. A run's votes change in
@@ -47,7 +45,11 @@ export class FeedbackRecorder {
       added = !votes.some((v) => v.userId === vote.userId && v.kind === vote.kind);
       if (!added) return undefined;
       const others = votes.filter((v) => v.userId !== vote.userId);
-      const mine = { userId: vote.userId, kind: vote.kind, at: this.#clock.now() };
+      const mine = {
+        userId: vote.userId,
+        kind: vote.kind,
+        at: (this.#o.clock ?? systemClock).now(),
+      };
       const { runId, channelId, threadTs } = vote.ref;
       return { runId, channelId, threadTs, votes: [...others, mine].slice(-MAX_VOTES) };
     };

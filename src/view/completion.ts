@@ -1,7 +1,6 @@
-/** What a run hands on when it ends: the completion record its final message carries as Slack
- * message `metadata` (Slack's "Using message metadata" page: an `event_type` and a flat
- * `event_payload`; the shape is in docs/usage.md), and for a Workflow Builder step ("Run a task")
- * its outputs (`functions.completeSuccess`) or error (`functions.completeError`). */
+/** What a run hands on when it ends: its final message's `metadata` (Slack's "Using message
+ * metadata": an `event_type` and a flat `event_payload`; shape in docs/usage.md), and a Workflow
+ * step's outputs (`functions.completeSuccess`) or error (`functions.completeError`). */
 import type { MessageMetadata } from "@slack/types";
 import type { RunRecord, RunState } from "../store/types.ts";
 import type { RunView } from "./render.ts";

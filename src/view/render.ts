@@ -22,32 +22,30 @@ const MAX_FILE_LINES = 20;
 
 export const STOP_ACTION_ID = "task_stop";
 
-function blockChars(blocks: readonly KnownBlock[]): number {
-  let n = 0;
-  for (const b of blocks) {
-    if (b.type === "markdown") n += b.text.length;
-    else if (b.type === "section") n += b.text?.text.length ?? 0;
-    else if (b.type === "context") {
-      for (const e of b.elements)
-        n += "text" in e && typeof e.text === "string" ? e.text.length : 0;
-    } else n += 100;
-  }
-  return n;
+const blockChars = (blocks: readonly KnownBlock[]): number =>
+  blocks.reduce((n, b) => n + textOf(b), 0);
+
+function textOf(b: KnownBlock): number {
+  if (b.type === "markdown") return b.text.length;
+  if (b.type === "section") return b.text?.text.length ?? 0;
+  if (b.type !== "context") return 100;
+  return b.elements.reduce(
+    (n, e) => n + ("text" in e && typeof e.text === "string" ? e.text.length : 0),
+    0,
+  );
 }
 
 export interface MessagePayload {
   readonly text: string;
   readonly blocks: KnownBlock[];
-  /** The final message's completion record (view/completion.ts). */
-  readonly metadata?: MessageMetadata;
+  readonly metadata?: MessageMetadata; // the final message's completion record (completion.ts)
 }
 
 export interface FileNote {
   readonly name: string;
   readonly size: number | undefined;
-  /** Attached to the thread, or why not. */
   readonly attached: boolean;
-  readonly reason?: string;
+  readonly reason?: string; // why it is not attached
   readonly url?: string;
 }
 
@@ -67,8 +65,7 @@ export interface RunView {
   /** Once it ended: the task thread, for the History, Files and Continue buttons. */
   readonly thread?: TaskRef;
   readonly completion?: MessageMetadata;
-  /** The run's id at the service, for the feedback buttons. */
-  readonly runId?: string;
+  readonly runId?: string; // at the service, for the feedback buttons
   /** While running: the agent's steps, shown as a plan above the status or in its timeline. */
   readonly steps?: {
     readonly count: number;
@@ -196,13 +193,6 @@ const sectionBlock = (text: string): KnownBlock => ({
   text: { type: "mrkdwn", text },
 });
 
-/** The status line, and above it while running the agent's plan. */
-function statusBlocks(view: RunView, status: string): KnownBlock[] {
-  const plan = view.state === "running" && view.steps?.as === "plan" ? [planBlock(view.steps)] : [];
-  // Escaping can make a reason up to five times longer; a context text holds 3,000.
-  return [...plan, contextBlock(truncate(status, 3000))];
-}
-
 /** The answer of a run as one or more messages; the last one carries status and controls. */
 export function renderRun(view: RunView, limit = MESSAGE_MARKDOWN_LIMIT): MessagePayload[] {
   // Repair first: dropping an unpaired ` or ** could otherwise rebuild "<!channel>". The
@@ -227,7 +217,9 @@ export function renderRun(view: RunView, limit = MESSAGE_MARKDOWN_LIMIT): Messag
   if (view.remark) {
     tail.push(contextBlock(truncate(mrkdwnText(view.remark), 2000)));
   }
-  tail.push(...statusBlocks(view, status));
+  if (view.state === "running" && view.steps?.as === "plan") tail.push(planBlock(view.steps));
+  // Escaping can make a reason up to five times longer; a context text holds 3,000.
+  tail.push(contextBlock(truncate(status, 3000)));
   if (view.state === "running" && view.stopValue) {
     const stop = button(STOP_ACTION_ID, "Stop", { style: "danger", value: view.stopValue });
     tail.push(actions("task_controls", [stop]) as unknown as KnownBlock);
@@ -258,10 +250,9 @@ export function renderRun(view: RunView, limit = MESSAGE_MARKDOWN_LIMIT): Messag
       blocks: [...(placeholder ? [markdownBlock(placeholder)] : []), ...tail],
     });
   }
-  const end = payloads.length - 1;
-  const final = payloads[end];
+  const final = payloads.at(-1);
   if (view.completion && view.state !== "running" && final) {
-    payloads[end] = { ...final, metadata: view.completion };
+    payloads[payloads.length - 1] = { ...final, metadata: view.completion };
   }
   return payloads;
 }

@@ -1,6 +1,5 @@
-/** The views opened from the buttons under a finished answer: History and Files (paged), and the
- * Continue form, within Slack's limits (100 blocks, 3,000 characters per text and of
- * private_metadata). */
+/** The views of the buttons under a finished answer: History and Files (paged), and the Continue
+ * form, within Slack's limits (100 blocks, 3,000 characters per text and of private_metadata). */
 import { z } from "zod";
 import type { HistoryMessage, ThreadFile } from "../service/schemas.ts";
 import { formatBytes } from "../util/bytes.ts";

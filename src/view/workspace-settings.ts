@@ -8,19 +8,11 @@ export const SERVICE_KEY_FIELD = { key: "service_key", remove: "service_key_remo
 export const REMOVE_KEY = "remove";
 
 /** What the modal says of the workspace's key (never the key itself). */
-export type KeyStatus =
-  | {
-      readonly state: "set";
-      readonly lastFour: string;
-      readonly setBy: string;
-      readonly setAt: number;
-    }
-  | {
-      readonly state: "none";
-      /** Whether the app has a default key (TASK_API_KEY) that tasks use meanwhile. */
-      readonly fallback: boolean;
-    }
-  | { readonly state: "unreadable"; readonly lastFour: string | undefined };
+export type KeyStatus = Readonly<
+  | { state: "set"; lastFour: string; setBy: string; setAt: number }
+  | { state: "none"; fallback: boolean } // fallback: the app's default key (TASK_API_KEY) serves
+  | { state: "unreadable"; lastFour: string | undefined }
+>;
 
 export function describeKeyStatus(status: KeyStatus): string {
   switch (status.state) {
