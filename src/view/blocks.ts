@@ -44,7 +44,6 @@ export const input = (blockId: string, label: string, element: Block, more?: Blo
   element: { action_id: "value", ...element },
 });
 
-/** A form submitted with `submit` and closed with Cancel. */
 export const form = (
   callbackId: string,
   title: string,

@@ -36,7 +36,6 @@ export function ended(record: RunRecord, view: RunView): RunView {
 /** Slack's `string` type is "UTF-8 encoded string, up to 4000 bytes" (Slack's "Slack types"). */
 const STEP_OUTPUT_MAX_BYTES = 4000;
 
-/** How a step's task ended, as the step shows it. */
 export interface StepEnding {
   readonly state: RunState;
   readonly answer: string;

@@ -5,7 +5,6 @@ import type { ModalChoices } from "./modal.ts";
 import { truncate } from "./sanitize.ts";
 import { type Block, form, input, option, options, plain, section } from "./blocks.ts";
 
-/** Callback ids of the two defaults modals. */
 export const PERSONAL_DEFAULTS_VIEW = "task_defaults";
 export const CHANNEL_SETTINGS_VIEW = "channel_settings";
 /** Block ids of the defaults form; each input's element has the action id `value`. */

@@ -79,7 +79,6 @@ export function describeSlackPostError(code: string, channelId: string): string 
   return undefined;
 }
 
-/** The Slack platform error code of a WebClient error, if it is one. */
 export function slackErrorCode(err: unknown): string | undefined {
   const data = (err as { data?: { error?: unknown } } | null)?.data;
   return typeof data?.error === "string" ? data.error : undefined;

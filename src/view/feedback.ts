@@ -43,7 +43,6 @@ export function feedbackBlock(ref: FeedbackRef): KnownBlock {
   };
 }
 
-/** The private note that tells the person their click counted. */
 export function feedbackThanks(kind: FeedbackKind, changed: boolean): string {
   const what = kind === "positive" ? ":thumbsup: helpful" : ":thumbsdown: not helpful";
   return changed

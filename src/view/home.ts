@@ -100,7 +100,6 @@ export function renderHome(home: HomeView): Record<string, unknown> {
 
 const days = (n: number) => (n === 1 ? "1 day" : `${n} days`);
 
-/** What the app keeps of a person, for how long, and the button to erase it. */
 function yourRecords(retentionDays: number) {
   return [
     { type: "divider" },
@@ -129,7 +128,6 @@ export function auditLine(event: AuditEvent): string {
   return `${slackDate(event.when)} · ${who} ${DID[event.what](event)}${detail}`;
 }
 
-/** The admin part's records: the audit trail and the button to erase the workspace's records. */
 function adminRecords(admin: AdminHome, retentionDays: number) {
   const events = (admin.audit ?? []).slice(0, AUDIT_SHOWN);
   return [
@@ -143,7 +141,6 @@ function adminRecords(admin: AdminHome, retentionDays: number) {
   ];
 }
 
-/** What the task service and Slack keep whatever the app erases. */
 const KEPT_ELSEWHERE =
   "*Not erased:* the messages in Slack (delete them there: the app then forgets their task too), and the task service's own copy of each task (its prompts, answers and files), which the app cannot reach: ask the service's account holder, usually your workspace admins.";
 
@@ -172,7 +169,6 @@ export const eraseWorkspaceModal = (): Block =>
 
 const count = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
 
-/** What a person is told once their records are erased. */
 export function erasedMineText(erased: PersonForgotten & { readonly votes: number }): string {
   const parts = [
     count(erased.threads, "task record", "task records"),

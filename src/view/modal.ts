@@ -3,7 +3,6 @@ import { ALLOWED_EXTENSIONS, LIMITS } from "../service/limits.ts";
 import { truncate } from "./sanitize.ts";
 import { type Block, form, input, option, options, plain, quoteLines } from "./blocks.ts";
 
-/** The modal's `callback_id`, and the ids of the shortcuts that open it. */
 export const NEW_TASK_VIEW = "new_task";
 export const NEW_TASK_SHORTCUT = "new_task";
 export const ASK_SHORTCUT = "ask_task_agent";
@@ -106,7 +105,6 @@ export function quotePrompt(text: string): string {
   return `${truncate(quoteLines(text.trim()), MODAL_PROMPT_MAX - 2)}\n\n`;
 }
 
-/** A menu of the configured names, or free text when none are configured. */
 function nameInput(id: string, label: string, names: readonly string[], hint: string): Block {
   const element =
     names.length > 0

@@ -183,7 +183,6 @@ export const renderContinueView = (ref: TaskRef): Block =>
     { private_metadata: encodeTaskRef(ref) },
   );
 
-/** The buttons under a finished answer (History, Files, Continue), for its thread. */
 export function taskButtons(ref: TaskRef): Block {
   const value = { value: encodeTaskRef(ref) };
   return actions("task_views", [

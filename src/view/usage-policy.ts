@@ -15,7 +15,6 @@ export const USAGE_FIELD = {
   join: "usage_join",
 } as const;
 
-/** A user group the form offers (from `usergroups.list`). */
 export interface UserGroupOption {
   readonly id: string;
   readonly handle: string;
@@ -64,7 +63,6 @@ function groupsBlock(policy: UsagePolicy, groups: readonly UserGroupOption[]): B
   );
 }
 
-/** The form's section for `policy` (its own header first), with the workspace's user groups. */
 export function usagePolicyBlocks(
   policy: UsagePolicy,
   groups: readonly UserGroupOption[],
@@ -136,7 +134,6 @@ interface InputState {
 /** `view.state.values`: block id → action id → state. */
 export type ViewStateValues = Readonly<Record<string, Readonly<Record<string, InputState>>>>;
 
-/** The policy a submission sets, or what to fix by block id. */
 export function readUsagePolicy(
   values: ViewStateValues,
 ): { readonly policy: UsagePolicy } | { readonly errors: Record<string, string> } {
@@ -176,7 +173,6 @@ export function readUsagePolicy(
   };
 }
 
-/** What App Home tells the workspace's admins of the service's last refusal. */
 export function serviceAlertText(alert: ServiceAlert): string {
   if (alert.status === 402) {
     return `:warning: The Task service said the workspace is out of credits (402) at ${slackDate(alert.at)}. Tasks fail until credits are added to the workspace's service account.`;
@@ -192,7 +188,6 @@ export interface AdminHome {
   readonly audit?: readonly AuditEvent[] | undefined;
 }
 
-/** App Home's blocks for an admin: the service's refusal, if any, and the settings button. */
 export const adminHomeBlocks = (admin: AdminHome): Block[] => [
   { type: "divider" },
   { type: "header", text: plain("Workspace (admins)") },

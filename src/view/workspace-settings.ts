@@ -78,7 +78,6 @@ export function appKeySection(): Block[] {
   ];
 }
 
-/** The modal: the key's section, then further sections' blocks (after a divider). */
 export function workspaceSettingsModal(parts: {
   readonly keySection: readonly Block[];
   readonly extraSections?: readonly Block[];
@@ -100,7 +99,6 @@ export const notAllowedModal = (): Block =>
 export const workspaceSettingsButton = (): Block =>
   button(OPEN_WORKSPACE_SETTINGS, "Workspace settings");
 
-/** What `/task settings` adds for an admin: a private message with the button. */
 export function workspaceSettingsOffer(): Block[] {
   return [
     section(
