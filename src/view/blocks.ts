@@ -5,20 +5,21 @@ import { truncate } from "./sanitize.ts";
 export type Block = Record<string, unknown>;
 
 export const plain = (text: string) => ({ type: "plain_text", text, emoji: true });
-const mrkdwn = (text: string) => ({ type: "mrkdwn", text });
+const mrkdwn = (text: string) => ({ type: "mrkdwn" as const, text });
 
 /** Slack's limit on a section's text (Block Kit reference: section block, 3000 characters). */
 const SECTION_MAX = 3000;
 
-export const section = (text: string, blockId?: string): Block => ({
-  type: "section",
+/** A section (or context) block: a Block, and a KnownBlock of @slack/types for the messages. */
+export const section = (text: string, blockId?: string) => ({
+  type: "section" as const,
   ...(blockId === undefined ? {} : { block_id: blockId }),
   text: mrkdwn(truncate(text, SECTION_MAX)),
 });
 
 /** A context block; its text, like a section's, holds at most 3,000 characters. */
-export const context = (text: string): Block => ({
-  type: "context",
+export const context = (text: string) => ({
+  type: "context" as const,
   elements: [mrkdwn(truncate(text, SECTION_MAX))],
 });
 

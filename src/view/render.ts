@@ -4,11 +4,11 @@ import type { KnownBlock, MessageMetadata } from "@slack/types";
 import { z } from "zod";
 import type { RunState } from "../store/types.ts";
 import { formatBytes } from "../util/bytes.ts";
-import { actions, button, quoteLines, readValue } from "./blocks.ts";
+import { actions, button, context, quoteLines, readValue, section } from "./blocks.ts";
 import { type FeedbackRef, feedbackBlock } from "./feedback.ts";
 import { repairPartial, splitMarkdown } from "./markdown.ts";
 import { mrkdwnExcerpt, notificationText } from "./mrkdwn.ts";
-import { mrkdwnText, neutralizeMentions, truncate } from "./sanitize.ts";
+import { codeText, mrkdwnText, neutralizeMentions, truncate } from "./sanitize.ts";
 import { revealLinkHosts } from "./scan/link-hosts.ts";
 import { type TaskRef, taskButtons } from "./task-views.ts";
 
@@ -143,13 +143,10 @@ function runningWhat(view: RunView): string {
   return `${status[0]?.toUpperCase() ?? ""}${status.slice(1).replace(/_/g, " ")}…`;
 }
 
-const stepTitle = (title: string): string =>
-  `\`${mrkdwnText(truncate(title, 80)).replace(/`/g, "'")}\``;
-
 /** A timeline's steps in the status line: a count and the latest one. */
 function stepsText(steps: RunView["steps"]): string {
   if (steps === undefined || steps.as === "plan") return "";
-  return ` · step ${steps.count}: ${stepTitle(steps.last)}`;
+  return ` · step ${steps.count}: ${codeText(steps.last, 80)}`;
 }
 
 /** How many of a plan's latest steps an edited message lists. */
@@ -161,17 +158,17 @@ function planBlock(steps: NonNullable<RunView["steps"]>): KnownBlock {
   const earlier = steps.count - recent.length;
   const lines = recent.map(
     (title, i) =>
-      `${i === recent.length - 1 ? ":hourglass_flowing_sand:" : ":white_check_mark:"} ${stepTitle(title)}`,
+      `${i === recent.length - 1 ? ":hourglass_flowing_sand:" : ":white_check_mark:"} ${codeText(title, 80)}`,
   );
   const head = `*Plan* · ${steps.count} ${steps.count === 1 ? "step" : "steps"}`;
   const more = earlier > 0 ? [`…and ${earlier} earlier`] : [];
-  return contextBlock([head, ...more, ...lines].join("\n"));
+  return context([head, ...more, ...lines].join("\n"));
 }
 
 function fileLines(files: readonly FileNote[]): string {
   const lines = files.slice(0, MAX_FILE_LINES).map((f) => {
     const size = f.size === undefined ? "" : ` (${formatBytes(f.size)})`;
-    const name = `\`${mrkdwnText(truncate(f.name, 120)).replace(/`/g, "'")}\``;
+    const name = codeText(f.name, 120);
     if (f.attached) return `• ${name}${size}: attached below`;
     const link =
       f.url && /^https:\/\//.test(f.url)
@@ -184,14 +181,6 @@ function fileLines(files: readonly FileNote[]): string {
 }
 
 const markdownBlock = (text: string): KnownBlock => ({ type: "markdown", text });
-const contextBlock = (text: string): KnownBlock => ({
-  type: "context",
-  elements: [{ type: "mrkdwn", text }],
-});
-const sectionBlock = (text: string): KnownBlock => ({
-  type: "section",
-  text: { type: "mrkdwn", text },
-});
 
 /** The answer of a run as one or more messages; the last one carries status and controls. */
 export function renderRun(view: RunView, limit = MESSAGE_MARKDOWN_LIMIT): MessagePayload[] {
@@ -212,14 +201,13 @@ export function renderRun(view: RunView, limit = MESSAGE_MARKDOWN_LIMIT): Messag
   }));
   const tail: KnownBlock[] = [];
   if (view.files && view.files.length > 0) {
-    tail.push(sectionBlock(truncate(fileLines(view.files), 3000)));
+    tail.push(section(fileLines(view.files)));
   }
   if (view.remark) {
-    tail.push(contextBlock(truncate(mrkdwnText(view.remark), 2000)));
+    tail.push(context(truncate(mrkdwnText(view.remark), 2000)));
   }
   if (view.state === "running" && view.steps?.as === "plan") tail.push(planBlock(view.steps));
-  // Escaping can make a reason up to five times longer; a context text holds 3,000.
-  tail.push(contextBlock(truncate(status, 3000)));
+  tail.push(context(status)); // escaping can make a reason five times longer: context cuts it
   if (view.state === "running" && view.stopValue) {
     const stop = button(STOP_ACTION_ID, "Stop", { style: "danger", value: view.stopValue });
     tail.push(actions("task_controls", [stop]) as unknown as KnownBlock);
@@ -279,11 +267,11 @@ export function renderPrompt(
   const files =
     fileNames.length === 0
       ? []
-      : [contextBlock(`:paperclip: ${mrkdwnText(truncate(fileNames.join(", "), 2900))}`)];
+      : [context(`:paperclip: ${mrkdwnText(truncate(fileNames.join(", "), 2900))}`)];
   if (prompt === "") {
     return {
       text: `<@${userId}> sent the task agent ${fileNames.length} file(s)`,
-      blocks: [sectionBlock(`<@${userId}> sent the task agent:`), ...files],
+      blocks: [section(`<@${userId}> sent the task agent:`), ...files],
     };
   }
   // Quoting adds two characters a line; keep a pathological prompt inside one markdown block.
@@ -293,7 +281,7 @@ export function renderPrompt(
   );
   return {
     text: `<@${userId}> asked: ${notificationText(prompt, FALLBACK_CHARS)}`,
-    blocks: [sectionBlock(`<@${userId}> asked the task agent:`), markdownBlock(quoted), ...files],
+    blocks: [section(`<@${userId}> asked the task agent:`), markdownBlock(quoted), ...files],
   };
 }
 
@@ -310,7 +298,7 @@ export function renderContinued(
   ].join("\n");
   // A section holds 3,000 characters (escaping makes the text up to five times longer).
   const cut = truncate(shown, 3000);
-  return { text: cut, blocks: [sectionBlock(cut)] };
+  return { text: cut, blocks: [section(cut)] };
 }
 
 export const USAGE = [

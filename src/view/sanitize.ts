@@ -113,6 +113,10 @@ function escapeUnits(s: string): string {
 /** Escapes text for Slack mrkdwn (section and context blocks) and neutralises mentions. */
 export const mrkdwnText = (s: string): string => neutralizeMentions(escapeText(s));
 
+/** Untrusted text as inline code of at most `max` characters (a backtick in it would end it). */
+export const codeText = (s: string, max: number): string =>
+  `\`${mrkdwnText(truncate(s, max)).replace(/`/g, "'")}\``;
+
 /** Cuts a text to `n` characters with "…": never between the halves of an emoji (a lone surrogate
  * is not text: RFC 8259 §8.2), nor right after "@here" of a longer word. */
 export const truncate = (s: string, n: number): string =>

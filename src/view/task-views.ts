@@ -5,7 +5,7 @@ import type { HistoryMessage, ThreadFile } from "../service/schemas.ts";
 import { formatBytes } from "../util/bytes.ts";
 import { MODAL_PROMPT_MAX } from "./modal.ts";
 import { mrkdwnExcerpt } from "./mrkdwn.ts";
-import { mrkdwnText, truncate } from "./sanitize.ts";
+import { codeText, mrkdwnText, truncate } from "./sanitize.ts";
 import {
   actions,
   type Block,
@@ -152,7 +152,7 @@ export function renderFilesView(
   for (const f of files.slice(0, FILES_PAGE_SIZE)) {
     const size = typeof f.file_size === "number" ? ` · ${formatBytes(f.file_size)}` : "";
     blocks.push({
-      ...section(`\`${mrkdwnText(truncate(f.file_name, 150)).replace(/`/g, "'")}\`${size}`),
+      ...section(`${codeText(f.file_name, 150)}${size}`),
       accessory: button(TASK_ACTION.getFile, "Get it", {
         value: JSON.stringify({
           c: state.channelId,
