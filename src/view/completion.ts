@@ -57,14 +57,11 @@ function fitBytes(text: string, maxBytes: number, marker: string): string {
   return `${whole}${marker}`;
 }
 
-function answerMarker(link: string | undefined): string {
-  const where = link ? `its thread: ${link}` : "its thread in Slack";
-  return `\n\n[…] The answer was cut here: a workflow step passes on at most ${STEP_OUTPUT_MAX_BYTES.toLocaleString("en-US")} bytes. The whole answer is in ${where}`;
-}
-
 /** The outputs `run_task` declares in manifest.yml, of a completed task (empty ones left out). */
 export function stepOutputs(ending: StepEnding) {
-  const answer = fitBytes(ending.answer.trim(), STEP_OUTPUT_MAX_BYTES, answerMarker(ending.link));
+  const where = ending.link ? `its thread: ${ending.link}` : "its thread in Slack";
+  const cut = `\n\n[…] The answer was cut here: a workflow step passes on at most ${STEP_OUTPUT_MAX_BYTES.toLocaleString("en-US")} bytes. The whole answer is in ${where}`;
+  const answer = fitBytes(ending.answer.trim(), STEP_OUTPUT_MAX_BYTES, cut);
   const files = fitBytes(
     ending.files.join("\n"),
     STEP_OUTPUT_MAX_BYTES,

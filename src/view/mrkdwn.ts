@@ -614,17 +614,14 @@ function renderTable(rows: readonly string[][]): string[] {
       widths[i] = Math.min(MAX_COLUMN, Math.max(widths[i] ?? 1, width(row[i] ?? "")));
     }
   }
-  const line = (row: readonly string[]) => {
-    let text = "";
-    for (let i = 0; i < row.length; i++) {
-      const c = row[i] ?? "";
-      text +=
-        i === row.length - 1 ? c : `${c}${" ".repeat(Math.max(0, (widths[i] ?? 0) - width(c)))}  `;
-    }
-    return codeLine(text.trimEnd());
-  };
-  const out = [FENCE_OUT, line(rows[0] ?? []), widths.map((w) => "-".repeat(w)).join("  ")];
-  for (let r = 1; r < rows.length; r++) out.push(line(rows[r] ?? []));
-  out.push(FENCE_OUT);
-  return out;
+  const pad = (c: string, i: number) => c + " ".repeat(Math.max(0, (widths[i] ?? 0) - width(c)));
+  const line = (row: readonly string[]) =>
+    codeLine(
+      row
+        .map((c, i) => (i === row.length - 1 ? c : pad(c, i)))
+        .join("  ")
+        .trimEnd(),
+    );
+  const rule = widths.map((w) => "-".repeat(w)).join("  ");
+  return [FENCE_OUT, line(rows[0] ?? []), rule, ...rows.slice(1).map(line), FENCE_OUT];
 }

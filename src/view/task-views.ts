@@ -117,8 +117,8 @@ export function renderHistoryView(
   messages: readonly HistoryMessage[],
   paging: Paging,
 ): Block {
-  const blocks: Block[] = [];
-  if (messages.length === 0) blocks.push(section("_Nothing in this conversation yet._"));
+  const blocks: Block[] =
+    messages.length === 0 ? [section("_Nothing in this conversation yet._")] : [];
   for (const m of messages.slice(0, HISTORY_PAGE_SIZE)) {
     // Own keys only: a role of "constructor" or "__proto__" is no entry of this table.
     const known = Object.hasOwn(ROLE, m.role) ? ROLE[m.role] : undefined;
@@ -147,19 +147,14 @@ export function renderFilesView(
   files: readonly ThreadFile[],
   paging: Paging,
 ): Block {
-  const blocks: Block[] = [];
-  if (files.length === 0) blocks.push(section("_This task has no files._"));
+  const blocks: Block[] = files.length === 0 ? [section("_This task has no files._")] : [];
+  const thread = { c: state.channelId, t: state.threadTs };
   for (const f of files.slice(0, FILES_PAGE_SIZE)) {
     const size = typeof f.file_size === "number" ? ` · ${formatBytes(f.file_size)}` : "";
+    const value = JSON.stringify({ ...thread, f: truncate(f.file_id, 200) });
     blocks.push({
       ...section(`${codeText(f.file_name, 150)}${size}`),
-      accessory: button(TASK_ACTION.getFile, "Get it", {
-        value: JSON.stringify({
-          c: state.channelId,
-          t: state.threadTs,
-          f: truncate(f.file_id, 200),
-        }),
-      }),
+      accessory: button(TASK_ACTION.getFile, "Get it", { value }),
     });
   }
   return viewModal("Task files", state, [...blocks, { type: "divider" }, ...pager(state, paging)]);
