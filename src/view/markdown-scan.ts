@@ -67,8 +67,8 @@ const FENCE_RUN = /`{3}|~{3}/g;
 const LINE_BREAK = /[\n\r\u2028\u2029]/g;
 
 /** `/^ {0,3}(?:`{3}|~{3})/gm` from `from`: where the next line that may be a fence starts, or the
- * text's length. Searched for the marker, then back over its indent (searching for the line start
- * would try every space of a page of spaces). */
+ * text's length: the marker is searched, then its indent (a search for line starts tries every
+ * space of a page of spaces). */
 export function nextFenceLine(text: string, from: number): number {
   for (let at = from; ;) {
     FENCE_RUN.lastIndex = at;
@@ -149,8 +149,8 @@ export function nextMarker(text: string, from: number): number {
   return MARKER.exec(text)?.index ?? text.length;
 }
 
-/** Adds to `into` the backticks of one line, and its `**`, `~~` and `__` once its code spans are
- * taken out (`line.replace(/`[^`]*`/g, "")`). `first`: the first marker from `start`. */
+/** Adds to `into` a line's backticks, and its `**`, `~~` and `__` outside code spans
+ * (`line.replace(/`[^`]*`/g, "")`). `first`: the first marker from `start`. */
 export function countMarkers(
   text: string,
   start: number,
@@ -290,12 +290,11 @@ const BACKTICK_LINES = /(?:[^\s|*~_`][^*~_\n]{0,62}\n|`(?!``)[^*~_\n]{0,62}\n)+/
 const ANY_TICK_PAIRS = /(?:[^`]*`[^`]*`)*/y;
 const ONE_TICK = /[^`]*`/y;
 
-/** Native streaming's reading of the short lines of a paragraph from `start` (a page of
- * one-character lines of backticks took 7 ms a character at a time: V8 reads a concatenated string,
- * as a streamed answer is, several times slower). Adds to `counts` what `countMarkers` would, but
- * only the parity of backticks on lines without other markers; stops before a line that may be
- * blank, a table row, a fence or long, or at `end`. Returns where it stopped and the last line end
- * where backticks, `**` and `~~` were balanced (-1 if none). */
+/** Native streaming's reading of a paragraph's short lines from `start` (a page of one-backtick
+ * lines took 7 ms a character at a time: V8 reads a streamed, concatenated string slower). Adds to
+ * `counts` what `countMarkers` would (only the backticks' parity on lines without other markers);
+ * stops before a line that may be blank, a table row, a fence or long, or at `end`. Returns where
+ * it stopped and the last line end where backticks, `**` and `~~` were balanced (-1 if none). */
 export function readShortLines(
   text: string,
   start: number,

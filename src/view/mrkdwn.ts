@@ -73,8 +73,8 @@ function mrkdwnLines(markdown: string, need: number): string[] {
   return out;
 }
 
-/** What may start a code span, a link, an escape or emphasis (`<` only before an address:
- * the letter is looked for, so that V8 skips ahead). */
+/** What may start a code span, a link, an escape or emphasis (`<` only before an address: the
+ * letter is looked for, so that V8 skips ahead). */
 const NOT_PLAIN = /[`[\\*_~]|(?<=<)[hm]/i;
 
 /** A line that converts character by character (escaped), trimmed; else undefined. */

@@ -76,8 +76,8 @@ export const escapeShort = (s: string): string =>
     ? escapeUnits(s)
     : escapeText(s);
 
-/** Reused room for a short text escaped (five units at most for one): half the time and an
- * eighth of the garbage of replacements on a line of "<". */
+/** Reused room for a short text escaped (five units at most for one): half the time and an eighth
+ * of the garbage of replacements on a line of "<". */
 const ESCAPED = new Uint16Array(4096);
 /** Whether 4 of the first 32 characters are to escape (below that, replacements are faster). */
 function denseToEscape(s: string): boolean {
