@@ -3,8 +3,7 @@
 /** A message of a Slack thread, as the agent is shown it. */
 export interface ThreadMessage {
   readonly ts: string;
-  /** The author's display name (their user id when Slack would not say). */
-  readonly author: string;
+  readonly author: string; // a display name (the user id when Slack would not say)
   readonly text: string;
   readonly fileNames: readonly string[];
 }

@@ -7,7 +7,6 @@ import { type Block, form, input, option, options, plain, section } from "./bloc
 
 export const PERSONAL_DEFAULTS_VIEW = "task_defaults";
 export const CHANNEL_SETTINGS_VIEW = "channel_settings";
-/** Block ids of the defaults form; each input's element has the action id `value`. */
 export const DEFAULTS_FIELD = {
   model: "model",
   agent: "agent",

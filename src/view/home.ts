@@ -34,8 +34,7 @@ interface HomeView {
   readonly defaults: TaskDefaults;
   /** The workspace's URL (`https://acme.slack.com/`, from auth.test): thread links use it. */
   readonly teamUrl?: string | undefined;
-  /** Shown to the workspace's admins and owners only. */
-  readonly admin?: AdminHome | undefined;
+  readonly admin?: AdminHome | undefined; // shown to the workspace's admins and owners only
   readonly retentionDays?: number | undefined; // DATA_RETENTION_DAYS
 }
 

@@ -7,7 +7,6 @@ export const NEW_TASK_VIEW = "new_task";
 export const NEW_TASK_SHORTCUT = "new_task";
 export const ASK_SHORTCUT = "ask_task_agent";
 
-/** Block ids of the modal's inputs; each input's element has the action id `value`. */
 export const FIELD = {
   prompt: "prompt",
   channel: "channel",
@@ -28,10 +27,8 @@ export interface ModalChoices {
 }
 
 export function renderNewTaskModal(seed: {
-  /** The conversation the modal was opened from (its default channel). */
-  readonly channelId?: string | undefined;
-  /** Text to start the prompt with (a quoted message, for the message shortcut). */
-  readonly prompt?: string | undefined;
+  readonly channelId?: string | undefined; // where it was opened: its default channel
+  readonly prompt?: string | undefined; // its start (the message shortcut quotes its message)
   readonly choices: ModalChoices;
 }): Block {
   const blocks = [

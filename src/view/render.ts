@@ -55,15 +55,11 @@ export interface RunView {
   readonly elapsedMs: number;
   readonly stoppedBy?: string;
   readonly reason?: string;
-  /** While running: the Stop button's value. */
-  readonly stopValue?: string;
+  readonly stopValue?: string; // while running: the Stop button's value
   readonly files?: readonly FileNote[];
-  /** A short remark under the answer (e.g. attachments not sent). */
-  readonly remark?: string;
-  /** While running: what the service says the run is doing (e.g. "queued"). */
-  readonly serviceStatus?: string;
-  /** Once it ended: the task thread, for the History, Files and Continue buttons. */
-  readonly thread?: TaskRef;
+  readonly remark?: string; // a short one under the answer (e.g. attachments not sent)
+  readonly serviceStatus?: string; // while running: what the service says it does ("queued")
+  readonly thread?: TaskRef; // once it ended: for the History, Files and Continue buttons
   readonly completion?: MessageMetadata;
   readonly runId?: string; // at the service, for the feedback buttons
   /** While running: the agent's steps, shown as a plan above the status or in its timeline. */

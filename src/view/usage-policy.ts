@@ -5,7 +5,6 @@ import { QUOTA_MAX, type ServiceAlert, type UsagePolicy } from "../store/usage-p
 import { workspaceSettingsButton } from "./workspace-settings.ts";
 import { type Block, context, input, option, plain, section, slackDate } from "./blocks.ts";
 
-/** Block ids of the section; each input's element has the action id `value`. */
 export const USAGE_FIELD = {
   who: "usage_who",
   groups: "usage_groups",

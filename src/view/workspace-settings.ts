@@ -3,7 +3,6 @@ import { type Block, button, form, input, modal, plain, section, slackDate } fro
 
 export const WORKSPACE_SETTINGS_VIEW = "workspace_settings";
 export const OPEN_WORKSPACE_SETTINGS = "open_workspace_settings";
-/** Block ids of the key's inputs; each input's element has the action id `value`. */
 export const SERVICE_KEY_FIELD = { key: "service_key", remove: "service_key_remove" } as const;
 export const REMOVE_KEY = "remove";
 
