@@ -63,8 +63,7 @@ export function advanceFence(state: FenceState, text: string, start = 0, end = t
 }
 
 const FENCE_RUN = /`{3}|~{3}/g;
-/** What `^` follows in a multiline regular expression. */
-const LINE_BREAK = /[\n\r\u2028\u2029]/g;
+const LINE_BREAK = /[\n\r\u2028\u2029]/g; // what `^` follows in a multiline regular expression
 
 /** `/^ {0,3}(?:`{3}|~{3})/gm` from `from`: where the next line that may be a fence starts, or the
  * text's length: the marker is searched, then its indent (a search for line starts tries every
@@ -280,14 +279,12 @@ export class BlankLines {
   }
 }
 
-/** Lines this long or longer are left to `countMarkers` and its searches. */
-const SHORT_LINE = 64;
+const SHORT_LINE = 64; // lines this long or longer are left to `countMarkers` and its searches
 
 /** Short lines (63 characters at most) with no `*`, `~` or `_`, none of them blank, a table row or
  * a fence: one that starts with a backtick has no two more after it. */
 const BACKTICK_LINES = /(?:[^\s|*~_`][^*~_\n]{0,62}\n|`(?!``)[^*~_\n]{0,62}\n)+/y;
-/** Backticks in pairs, then one more. */
-const ANY_TICK_PAIRS = /(?:[^`]*`[^`]*`)*/y;
+const ANY_TICK_PAIRS = /(?:[^`]*`[^`]*`)*/y; // backticks in pairs, then one more
 const ONE_TICK = /[^`]*`/y;
 
 /** Native streaming's reading of a paragraph's short lines from `start` (a page of one-backtick

@@ -16,8 +16,7 @@ import { type TaskRef, taskButtons } from "./task-views.ts";
  * and has refused payloads of about 12–13k characters of block text in total. */
 export const MESSAGE_MARKDOWN_LIMIT = 10_000;
 const MESSAGE_TOTAL_LIMIT = 11_500;
-/** The `text` fallback is only for notifications. */
-const FALLBACK_CHARS = 300;
+const FALLBACK_CHARS = 300; // the `text` fallback is only for notifications
 const MAX_FILE_LINES = 20;
 
 export const STOP_ACTION_ID = "task_stop";

@@ -20,8 +20,7 @@ export interface UserGroupOption {
   readonly name: string;
 }
 
-/** Slack shows a select's limit: 100 options. */
-const OPTIONS_MAX = 100;
+const OPTIONS_MAX = 100; // Slack shows a select's limit: 100 options
 
 const choice = (blockId: string, label: string, options: Block[], second: boolean, more?: Block) =>
   input(

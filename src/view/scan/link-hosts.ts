@@ -147,8 +147,7 @@ const NESTED_LABEL = 64;
 const WEB_LINK = /\]\(<?h/i;
 
 const MARKS = /[[\]`]/g;
-/** How far the next mark is looked for a character at a time. */
-const NEAR = 8;
+const NEAR = 8; // how far the next mark is looked for a character at a time
 
 /** `[sso.corp](https://evil.example)` → `[sso.corp (evil.example)](https://evil.example)`, code
  * left as written. One pass; brackets pair on one stack. */
