@@ -15,9 +15,7 @@ export type FeedbackRef = TaskRef & { readonly runId: string };
 const Id = z.string().min(1).max(199);
 const FeedbackValue = z.object({ k: z.enum(["positive", "negative"]), r: Id, c: Id, t: Id });
 
-export function decodeFeedbackValue(
-  value: string | undefined,
-): { kind: FeedbackKind; ref: FeedbackRef } | undefined {
+export function decodeFeedbackValue(value: string | undefined) {
   const v = readValue(value, FeedbackValue);
   return v && { kind: v.k, ref: { runId: v.r, channelId: v.c, threadTs: v.t } };
 }
