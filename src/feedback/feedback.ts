@@ -1,9 +1,6 @@
-/**
- * Feedback on answers: each click is recorded with its run (one vote per person and run, the
- * latest counts) and counted in Prometheus. Records (`t:<team>:feedback:<run id>`) are kept for
- * the data retention after the last vote, and forgotten with their workspace, thread, channel
- * or voter.
- */
+/** Feedback on answers: one vote per person and run (the latest counts), counted in Prometheus
+ * and kept for the data retention after the last vote, unless its workspace, thread, channel or
+ * voter is forgotten first. */
 import type { AppMetrics } from "../metrics.ts";
 import type { RecordStore } from "../store/types.ts";
 import { type Clock, systemClock } from "../util/clock.ts";
@@ -19,10 +16,7 @@ export interface FeedbackVote {
   readonly ref: FeedbackRef;
 }
 
-interface FeedbackRecord {
-  readonly runId: string;
-  readonly channelId: string;
-  readonly threadTs: string;
+interface FeedbackRecord extends FeedbackRef {
   readonly votes: ReadonlyArray<{ userId: string; kind: FeedbackKind; at: number }>;
 }
 
@@ -37,11 +31,9 @@ interface FeedbackRecorderOptions {
 
 export class FeedbackRecorder {
   readonly #o: FeedbackRecorderOptions;
-  readonly #clock: Clock;
 
   constructor(options: FeedbackRecorderOptions) {
     this.#o = options;
-    this.#clock = options.clock ?? systemClock;
   }
 
   /** Records a vote; false when the person had already given this one. A run's votes change in
@@ -53,7 +45,11 @@ export class FeedbackRecorder {
       added = !votes.some((v) => v.userId === vote.userId && v.kind === vote.kind);
       if (!added) return undefined;
       const others = votes.filter((v) => v.userId !== vote.userId);
-      const mine = { userId: vote.userId, kind: vote.kind, at: this.#clock.now() };
+      const mine = {
+        userId: vote.userId,
+        kind: vote.kind,
+        at: (this.#o.clock ?? systemClock).now(),
+      };
       const { runId, channelId, threadTs } = vote.ref;
       return { runId, channelId, threadTs, votes: [...others, mine].slice(-MAX_VOTES) };
     };

@@ -19,7 +19,7 @@ export class ThreadUnreadable extends Error {
   override readonly name = "ThreadUnreadable";
 }
 
-export interface ThreadContextDeps {
+interface ThreadContextDeps {
   readonly threadHistory?: ThreadHistory | undefined;
   readonly threadContext?: ThreadContextConfig | undefined;
   readonly logger: Logger;
@@ -31,13 +31,7 @@ export interface WithThread {
   readonly remark?: string;
 }
 
-export interface ThreadAsk {
-  readonly teamId: string;
-  readonly channelId: string;
-  readonly threadTs: string;
-  /** The message that starts the task: only earlier ones are read. */
-  readonly beforeTs: string;
-}
+type ThreadAsk = Parameters<ThreadHistory["read"]>[1] & { readonly teamId: string };
 
 export async function withThreadContext(
   deps: ThreadContextDeps,

@@ -3,15 +3,15 @@
 /** A message of a Slack thread, as the agent is shown it. */
 export interface ThreadMessage {
   readonly ts: string;
-  /** The author's display name (their user id when Slack would not say). */
-  readonly author: string;
+  readonly author: string; // a display name (the user id when Slack would not say)
   readonly text: string;
   readonly fileNames: readonly string[];
 }
 
 /** Reads a Slack thread back (conversations.replies, within its rate budget). */
 export interface ThreadHistory {
-  /** The newest `limit` messages before `beforeTs`, oldest first, and how many were left out. */
+  /** The newest `limit` messages before `beforeTs` (the message that starts the task), oldest
+   * first, and how many were left out. */
   read(
     teamId: string,
     thread: { readonly channelId: string; readonly threadTs: string; readonly beforeTs: string },

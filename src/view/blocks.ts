@@ -5,20 +5,21 @@ import { truncate } from "./sanitize.ts";
 export type Block = Record<string, unknown>;
 
 export const plain = (text: string) => ({ type: "plain_text", text, emoji: true });
-const mrkdwn = (text: string) => ({ type: "mrkdwn", text });
+const mrkdwn = (text: string) => ({ type: "mrkdwn" as const, text });
 
 /** Slack's limit on a section's text (Block Kit reference: section block, 3000 characters). */
 const SECTION_MAX = 3000;
 
-export const section = (text: string, blockId?: string): Block => ({
-  type: "section",
+/** A section (or context) block: a Block, and a KnownBlock of @slack/types for the messages. */
+export const section = (text: string, blockId?: string) => ({
+  type: "section" as const,
   ...(blockId === undefined ? {} : { block_id: blockId }),
   text: mrkdwn(truncate(text, SECTION_MAX)),
 });
 
 /** A context block; its text, like a section's, holds at most 3,000 characters. */
-export const context = (text: string): Block => ({
-  type: "context",
+export const context = (text: string) => ({
+  type: "context" as const,
   elements: [mrkdwn(truncate(text, SECTION_MAX))],
 });
 
@@ -27,6 +28,12 @@ export const button = (actionId: string, text: string, more?: Block): Block => (
   action_id: actionId,
   text: plain(text),
   ...more,
+});
+
+export const actions = (blockId: string, elements: Block[]): Block => ({
+  type: "actions",
+  block_id: blockId,
+  elements,
 });
 
 /** An input block; every form here reads its element's value under the action id `value`. */
@@ -38,7 +45,6 @@ export const input = (blockId: string, label: string, element: Block, more?: Blo
   element: { action_id: "value", ...element },
 });
 
-/** A form submitted with `submit` and closed with Cancel. */
 export const form = (
   callbackId: string,
   title: string,
@@ -54,6 +60,13 @@ export const form = (
   ...more,
   blocks,
 });
+
+/** Every line of a text quoted (`> `), as Markdown and mrkdwn both read a quote. */
+export const quoteLines = (text: string): string =>
+  text
+    .split("\n")
+    .map((l) => `> ${l}`)
+    .join("\n");
 
 /** A button's value or a view's private_metadata as JSON that `schema` reads, or undefined. */
 export function readValue<T>(value: string | undefined, schema: z.ZodType<T>): T | undefined {
@@ -71,12 +84,21 @@ export function slackDate(ms: number, time = true): string {
   return `<!date^${Math.floor(ms / 1000)}^{date_short_pretty}${time ? " {time}" : ""}|${fallback}>`;
 }
 
+/** A modal that only shows something, closed with Close. */
+export const modal = (title: string, blocks: Block[], more?: Block): Block => ({
+  type: "modal",
+  title: plain(title),
+  close: plain("Close"),
+  ...more,
+  blocks,
+});
+
 /** A modal that only tells something: a form or shortcut of theirs that cannot be handled. */
-export function noticeModal(text: string): Block {
-  return {
-    type: "modal",
-    title: { type: "plain_text", text: "Task Agent" },
-    close: { type: "plain_text", text: "Close" },
-    blocks: [section(text)],
-  };
-}
+export const noticeModal = (text: string): Block => modal("Task Agent", [section(text)]);
+
+/** A menu's option; Slack shows at most 75 characters of its text. */
+export const option = (value: string, text = value) => ({
+  text: plain(truncate(text, 75)),
+  value,
+});
+export const options = (values: readonly string[]) => values.map((v) => option(v));

@@ -1,7 +1,6 @@
-/** What a run hands on when it ends: the completion record its final message carries as Slack
- * message `metadata` (Slack's "Using message metadata" page: an `event_type` and a flat
- * `event_payload`; the shape is in docs/usage.md), and for a Workflow Builder step ("Run a task")
- * its outputs (`functions.completeSuccess`) or error (`functions.completeError`). */
+/** What a run hands on when it ends: its final message's `metadata` (Slack's "Using message
+ * metadata": an `event_type` and a flat `event_payload`; shape in docs/usage.md), and a Workflow
+ * step's outputs (`functions.completeSuccess`) or error (`functions.completeError`). */
 import type { MessageMetadata } from "@slack/types";
 import type { RunRecord, RunState } from "../store/types.ts";
 import type { RunView } from "./render.ts";
@@ -37,7 +36,6 @@ export function ended(record: RunRecord, view: RunView): RunView {
 /** Slack's `string` type is "UTF-8 encoded string, up to 4000 bytes" (Slack's "Slack types"). */
 const STEP_OUTPUT_MAX_BYTES = 4000;
 
-/** How a step's task ended, as the step shows it. */
 export interface StepEnding {
   readonly state: RunState;
   readonly answer: string;
@@ -59,14 +57,11 @@ function fitBytes(text: string, maxBytes: number, marker: string): string {
   return `${whole}${marker}`;
 }
 
-function answerMarker(link: string | undefined): string {
-  const where = link ? `its thread: ${link}` : "its thread in Slack";
-  return `\n\n[…] The answer was cut here: a workflow step passes on at most ${STEP_OUTPUT_MAX_BYTES.toLocaleString("en-US")} bytes. The whole answer is in ${where}`;
-}
-
 /** The outputs `run_task` declares in manifest.yml, of a completed task (empty ones left out). */
 export function stepOutputs(ending: StepEnding) {
-  const answer = fitBytes(ending.answer.trim(), STEP_OUTPUT_MAX_BYTES, answerMarker(ending.link));
+  const where = ending.link ? `its thread: ${ending.link}` : "its thread in Slack";
+  const cut = `\n\n[…] The answer was cut here: a workflow step passes on at most ${STEP_OUTPUT_MAX_BYTES.toLocaleString("en-US")} bytes. The whole answer is in ${where}`;
+  const answer = fitBytes(ending.answer.trim(), STEP_OUTPUT_MAX_BYTES, cut);
   const files = fitBytes(
     ending.files.join("\n"),
     STEP_OUTPUT_MAX_BYTES,

@@ -3,12 +3,10 @@ import { TaskServiceError } from "../service/errors.ts";
 import type { TaskDefaults } from "../store/types.ts";
 import type { ModalChoices } from "./modal.ts";
 import { truncate } from "./sanitize.ts";
-import { type Block, form, input, plain } from "./blocks.ts";
+import { type Block, form, input, option, options, plain, section } from "./blocks.ts";
 
-/** Callback ids of the two defaults modals. */
 export const PERSONAL_DEFAULTS_VIEW = "task_defaults";
 export const CHANNEL_SETTINGS_VIEW = "channel_settings";
-/** Block ids of the defaults form; each input's element has the action id `value`. */
 export const DEFAULTS_FIELD = {
   model: "model",
   agent: "agent",
@@ -45,7 +43,7 @@ export function renderDefaultsModal(seed: {
   const { current, choices } = seed;
   const thinking = current.thinking === undefined ? undefined : current.thinking ? "on" : "off";
   const blocks = [
-    { type: "section", text: { type: "mrkdwn", text: intro } },
+    section(intro),
     nameInput(DEFAULTS_FIELD.model, "Model", choices.models, current.model),
     nameInput(DEFAULTS_FIELD.agent, "Agent", choices.agents, current.agent),
     menuInput(DEFAULTS_FIELD.effort, "Reasoning effort", ["low", "medium", "high"], current.effort),
@@ -60,11 +58,10 @@ export function renderDefaultsModal(seed: {
   );
 }
 
-const serviceDefault = { text: plain("The service's default"), value: NO_DEFAULT };
-const option = (v: string) => ({ text: plain(truncate(v, 75)), value: v });
-const select = (options: Block[], current: string | undefined) => ({
+const serviceDefault = option(NO_DEFAULT, "The service's default");
+const select = (offered: Block[], current: string | undefined) => ({
   type: "static_select",
-  options: [serviceDefault, ...options],
+  options: [serviceDefault, ...offered],
   initial_option: current === undefined ? serviceDefault : option(current),
 });
 
@@ -73,7 +70,7 @@ function nameInput(id: string, label: string, names: readonly string[], current?
   const listed = current === undefined || names.includes(current) ? names : [current, ...names];
   const element =
     names.length > 0
-      ? select(listed.slice(0, 99).map(option), current)
+      ? select(options(listed.slice(0, 99)), current)
       : {
           type: "plain_text_input",
           max_length: 150,
@@ -84,7 +81,7 @@ function nameInput(id: string, label: string, names: readonly string[], current?
 }
 
 const menuInput = (id: string, label: string, values: readonly string[], current?: string) =>
-  input(id, label, select(values.map(option), current), { optional: true });
+  input(id, label, select(options(values), current), { optional: true });
 
 /** A default a task used (the same shape as the relay's). */
 export interface UsedDefault {

@@ -15,8 +15,6 @@ function seconds(ms: number | undefined): string {
   return s < 90 ? `${s} second${s === 1 ? "" : "s"}` : `${Math.ceil(s / 60)} minutes`;
 }
 
-const DETAIL_CHARS = 500;
-
 /** What the person who pressed Stop reads when the service would not stop the run. */
 export function stopFailed(err: unknown, runId: string): string {
   return `Stopping the run failed: ${describeServiceError(err, runId)} The run goes on; press Stop to try again.`;
@@ -24,8 +22,9 @@ export function stopFailed(err: unknown, runId: string): string {
 
 /** A specific, actionable sentence for a service failure. Never contains secrets. */
 export function describeServiceError(err: unknown, runId?: string): string {
+  const run = runId ? ` (run \`${runId}\`)` : "";
   if (!(err instanceof TaskServiceError)) {
-    return `Something went wrong on our side${runId ? ` (run \`${runId}\`)` : ""}. Please try again; if it keeps happening, tell the person who runs this app.`;
+    return `Something went wrong on our side${run}. Please try again; if it keeps happening, tell the person who runs this app.`;
   }
   if (err instanceof ServiceKeyMissingError) {
     return `This workspace has no Task service API key yet. A workspace admin can set it ${KEY_SETTING}.`;
@@ -34,7 +33,7 @@ export function describeServiceError(err: unknown, runId?: string): string {
     return `This workspace's Task service API key can no longer be read (the app's encryption keys changed, or it is not stored in the app's sealed format). A workspace admin needs to set it again ${KEY_SETTING}.`;
   }
   // The service's words are its own: escaped like answers (no link, mention or markup of theirs).
-  const detail = err.detail ? ` (${mrkdwnText(truncate(err.detail, DETAIL_CHARS))})` : "";
+  const detail = err.detail ? ` (${mrkdwnText(truncate(err.detail, 500))})` : "";
   switch (err.kind) {
     case "input":
       return `${mrkdwnText(err.message)} Please shorten or adjust your request and try again.`;
@@ -57,9 +56,9 @@ export function describeServiceError(err: unknown, runId?: string): string {
     case "timeout":
       return `The task service could not be reached${runId ? ` while following \`${runId}\`` : ""}. Please try again in a moment.`;
     case "too_large":
-      return `The task service sent more than this app holds at once${runId ? ` (run \`${runId}\`)` : ""}: ${mrkdwnText(err.message)} What it sent before is kept; open History under the answer for the service's own copy.`;
+      return `The task service sent more than this app holds at once${run}: ${mrkdwnText(err.message)} What it sent before is kept; open History under the answer for the service's own copy.`;
     case "protocol":
-      return `The task service sent an answer this app does not understand${runId ? ` (run \`${runId}\`)` : ""}. Please try again; if it keeps happening, tell the person who runs this app.`;
+      return `The task service sent an answer this app does not understand${run}. Please try again; if it keeps happening, tell the person who runs this app.`;
   }
 }
 
@@ -80,7 +79,6 @@ export function describeSlackPostError(code: string, channelId: string): string 
   return undefined;
 }
 
-/** The Slack platform error code of a WebClient error, if it is one. */
 export function slackErrorCode(err: unknown): string | undefined {
   const data = (err as { data?: { error?: unknown } } | null)?.data;
   return typeof data?.error === "string" ? data.error : undefined;

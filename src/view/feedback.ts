@@ -1,31 +1,21 @@
-/** The feedback buttons under a finished answer (Slack's `context_actions` block with a
- * `feedback_buttons` element, as in Slack's Block Kit reference: a positive and a negative button,
- * each with a `text` and a `value`), and what the person is told once a click counted. Pure. */
+/** The feedback buttons under a finished answer (Slack's Block Kit reference: a `context_actions`
+ * block with a `feedback_buttons` element), and what the person is told once a click counted. */
 import type { KnownBlock } from "@slack/types";
 import { z } from "zod";
 import { readValue } from "./blocks.ts";
+import type { TaskRef } from "./task-views.ts";
 
 export const FEEDBACK_ACTION_ID = "task_feedback";
-export const FEEDBACK_BLOCK_ID = "task_feedback";
 
 export type FeedbackKind = "positive" | "negative";
 
-/** Which run's answer a click is about. */
-export interface FeedbackRef {
-  readonly runId: string;
-  readonly channelId: string;
-  readonly threadTs: string;
-}
-
-export const encodeFeedbackValue = (kind: FeedbackKind, ref: FeedbackRef): string =>
-  JSON.stringify({ k: kind, r: ref.runId, c: ref.channelId, t: ref.threadTs });
+/** Which run's answer a click (or a Stop) is about. */
+export type FeedbackRef = TaskRef & { readonly runId: string };
 
 const Id = z.string().min(1).max(199);
 const FeedbackValue = z.object({ k: z.enum(["positive", "negative"]), r: Id, c: Id, t: Id });
 
-export function decodeFeedbackValue(
-  value: string | undefined,
-): { kind: FeedbackKind; ref: FeedbackRef } | undefined {
+export function decodeFeedbackValue(value: string | undefined) {
   const v = readValue(value, FeedbackValue);
   return v && { kind: v.k, ref: { runId: v.r, channelId: v.c, threadTs: v.t } };
 }
@@ -35,11 +25,11 @@ export function feedbackBlock(ref: FeedbackRef): KnownBlock {
   const button = (kind: FeedbackKind, emoji: string, label: string) => ({
     text: { type: "plain_text" as const, text: emoji, emoji: true },
     accessibility_label: label,
-    value: encodeFeedbackValue(kind, ref),
+    value: JSON.stringify({ k: kind, r: ref.runId, c: ref.channelId, t: ref.threadTs }),
   });
   return {
     type: "context_actions",
-    block_id: FEEDBACK_BLOCK_ID,
+    block_id: "task_feedback",
     elements: [
       {
         type: "feedback_buttons",
@@ -51,7 +41,6 @@ export function feedbackBlock(ref: FeedbackRef): KnownBlock {
   };
 }
 
-/** The private note that tells the person their click counted. */
 export function feedbackThanks(kind: FeedbackKind, changed: boolean): string {
   const what = kind === "positive" ? ":thumbsup: helpful" : ":thumbsdown: not helpful";
   return changed

@@ -7,28 +7,35 @@ import { summarizeDefaults } from "./defaults.ts";
 import { mrkdwnLabel } from "./mrkdwn.ts";
 import { escapeText } from "./sanitize.ts";
 import { type AdminHome, adminHomeBlocks } from "./usage-policy.ts";
-import { type Block, button, context, form, input, plain, section, slackDate } from "./blocks.ts";
+import {
+  actions,
+  type Block,
+  button,
+  context,
+  form,
+  input,
+  plain,
+  section,
+  slackDate,
+} from "./blocks.ts";
 
 export const HOME_NEW_TASK = "home_new_task";
 export const HOME_EDIT_DEFAULTS = "home_edit_defaults";
 export const HOME_ERASE_MINE = "home_erase_mine";
 export const HOME_ERASE_WORKSPACE = "home_erase_workspace";
-/** Callback ids of the erase forms, and the block id of the workspace form's confirmation. */
 export const ERASE_MINE_VIEW = "erase_my_records";
 export const ERASE_WORKSPACE_VIEW = "erase_workspace_records";
 export const ERASE_WORKSPACE_CONFIRM = "erase_confirm";
 /** How many audit events App Home shows (the log has every one). */
 export const AUDIT_SHOWN = 15;
 
-export interface HomeView {
+interface HomeView {
   readonly tasks: readonly RecentTask[];
   readonly defaults: TaskDefaults;
   /** The workspace's URL (`https://acme.slack.com/`, from auth.test): thread links use it. */
   readonly teamUrl?: string | undefined;
-  /** Shown to the workspace's admins and owners only. */
-  readonly admin?: AdminHome | undefined;
-  /** DATA_RETENTION_DAYS */
-  readonly retentionDays?: number | undefined;
+  readonly admin?: AdminHome | undefined; // shown to the workspace's admins and owners only
+  readonly retentionDays?: number | undefined; // DATA_RETENTION_DAYS
 }
 
 const STATUS: Readonly<Record<RunState, string>> = {
@@ -72,14 +79,10 @@ export function renderHome(home: HomeView): Record<string, unknown> {
     type: "home",
     blocks: [
       { type: "header", text: plain("Task Agent") },
-      {
-        type: "actions",
-        block_id: "home_actions",
-        elements: [
-          button(HOME_NEW_TASK, "New task", { style: "primary" }),
-          button(HOME_EDIT_DEFAULTS, "Edit defaults"),
-        ],
-      },
+      actions("home_actions", [
+        button(HOME_NEW_TASK, "New task", { style: "primary" }),
+        button(HOME_EDIT_DEFAULTS, "Edit defaults"),
+      ]),
       section(
         summary
           ? `*Your defaults:* ${summary}`
@@ -96,18 +99,13 @@ export function renderHome(home: HomeView): Record<string, unknown> {
 
 const days = (n: number) => (n === 1 ? "1 day" : `${n} days`);
 
-/** What the app keeps of a person, for how long, and the button to erase it. */
 function yourRecords(retentionDays: number) {
   return [
     { type: "divider" },
     section(
       `*Your records.* I keep the threads of the tasks you start (with replies waiting in them), your recent tasks with the start of each prompt, and your votes on answers for ${days(retentionDays)} after they last changed, and your defaults until you change them.`,
     ),
-    {
-      type: "actions",
-      block_id: "home_records",
-      elements: [button(HOME_ERASE_MINE, "Erase my records…")],
-    },
+    actions("home_records", [button(HOME_ERASE_MINE, "Erase my records…")]),
   ];
 }
 
@@ -129,7 +127,6 @@ export function auditLine(event: AuditEvent): string {
   return `${slackDate(event.when)} · ${who} ${DID[event.what](event)}${detail}`;
 }
 
-/** The admin part's records: the audit trail and the button to erase the workspace's records. */
 function adminRecords(admin: AdminHome, retentionDays: number) {
   const events = (admin.audit ?? []).slice(0, AUDIT_SHOWN);
   return [
@@ -137,15 +134,12 @@ function adminRecords(admin: AdminHome, retentionDays: number) {
       `*Audit trail:* the latest admin actions of the last ${days(retentionDays)} (the app's log has each one).${events.length === 0 ? " None yet." : ""}`,
     ),
     ...events.map((e) => context(auditLine(e))),
-    {
-      type: "actions",
-      block_id: "home_admin_records",
-      elements: [button(HOME_ERASE_WORKSPACE, "Erase workspace records…", { style: "danger" })],
-    },
+    actions("home_admin_records", [
+      button(HOME_ERASE_WORKSPACE, "Erase workspace records…", { style: "danger" }),
+    ]),
   ];
 }
 
-/** What the task service and Slack keep whatever the app erases. */
 const KEPT_ELSEWHERE =
   "*Not erased:* the messages in Slack (delete them there: the app then forgets their task too), and the task service's own copy of each task (its prompts, answers and files), which the app cannot reach: ask the service's account holder, usually your workspace admins.";
 
@@ -174,7 +168,6 @@ export const eraseWorkspaceModal = (): Block =>
 
 const count = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
 
-/** What a person is told once their records are erased. */
 export function erasedMineText(erased: PersonForgotten & { readonly votes: number }): string {
   const parts = [
     count(erased.threads, "task record", "task records"),

@@ -63,12 +63,11 @@ export function advanceFence(state: FenceState, text: string, start = 0, end = t
 }
 
 const FENCE_RUN = /`{3}|~{3}/g;
-/** What `^` follows in a multiline regular expression. */
-const LINE_BREAK = /[\n\r\u2028\u2029]/g;
+const LINE_BREAK = /[\n\r\u2028\u2029]/g; // what `^` follows in a multiline regular expression
 
 /** `/^ {0,3}(?:`{3}|~{3})/gm` from `from`: where the next line that may be a fence starts, or the
- * text's length. Searched for the marker, then back over its indent (searching for the line start
- * would try every space of a page of spaces). */
+ * text's length: the marker is searched, then its indent (a search for line starts tries every
+ * space of a page of spaces). */
 export function nextFenceLine(text: string, from: number): number {
   for (let at = from; ;) {
     FENCE_RUN.lastIndex = at;
@@ -149,8 +148,8 @@ export function nextMarker(text: string, from: number): number {
   return MARKER.exec(text)?.index ?? text.length;
 }
 
-/** Adds to `into` the backticks of one line, and its `**`, `~~` and `__` once its code spans are
- * taken out (`line.replace(/`[^`]*`/g, "")`). `first`: the first marker from `start`. */
+/** Adds to `into` a line's backticks, and its `**`, `~~` and `__` outside code spans
+ * (`line.replace(/`[^`]*`/g, "")`). `first`: the first marker from `start`. */
 export function countMarkers(
   text: string,
   start: number,
@@ -280,22 +279,19 @@ export class BlankLines {
   }
 }
 
-/** Lines this long or longer are left to `countMarkers` and its searches. */
-const SHORT_LINE = 64;
+const SHORT_LINE = 64; // lines this long or longer are left to `countMarkers` and its searches
 
 /** Short lines (63 characters at most) with no `*`, `~` or `_`, none of them blank, a table row or
  * a fence: one that starts with a backtick has no two more after it. */
 const BACKTICK_LINES = /(?:[^\s|*~_`][^*~_\n]{0,62}\n|`(?!``)[^*~_\n]{0,62}\n)+/y;
-/** Backticks in pairs, then one more. */
-const ANY_TICK_PAIRS = /(?:[^`]*`[^`]*`)*/y;
+const ANY_TICK_PAIRS = /(?:[^`]*`[^`]*`)*/y; // backticks in pairs, then one more
 const ONE_TICK = /[^`]*`/y;
 
-/** Native streaming's reading of the short lines of a paragraph from `start` (a page of
- * one-character lines of backticks took 7 ms a character at a time: V8 reads a concatenated string,
- * as a streamed answer is, several times slower). Adds to `counts` what `countMarkers` would, but
- * only the parity of backticks on lines without other markers; stops before a line that may be
- * blank, a table row, a fence or long, or at `end`. Returns where it stopped and the last line end
- * where backticks, `**` and `~~` were balanced (-1 if none). */
+/** Native streaming's reading of a paragraph's short lines from `start` (a page of one-backtick
+ * lines took 7 ms a character at a time: V8 reads a streamed, concatenated string slower). Adds to
+ * `counts` what `countMarkers` would (only the backticks' parity on lines without other markers);
+ * stops before a line that may be blank, a table row, a fence or long, or at `end`. Returns where
+ * it stopped and the last line end where backticks, `**` and `~~` were balanced (-1 if none). */
 export function readShortLines(
   text: string,
   start: number,

@@ -186,12 +186,10 @@ function blankFrom(text: string, start: number): boolean {
 const minCut = (budget: number) => Math.floor(budget * 0.4);
 
 /** What each window of a text being split holds, from searches forward: windows only move forward,
- * so the text is searched once for each kind however many windows it has (a megabyte on one line
- * has a hundred, each otherwise searched from its end for a line end it lacks). */
+ * so the text is searched once per kind however many windows (a megabyte line has a hundred). */
 class Ahead {
   readonly #text: string;
-  /** The next "\n", fence run and blank line's start, from where each was last looked for
-   * (-1: none). */
+  /** The next "\n", fence run and blank line's start, from where each was last looked (-1: none). */
   readonly #next = [-2, -2, -2];
 
   constructor(text: string) {
@@ -222,9 +220,8 @@ const LINE_FEED = /\n/g;
 /** A line end and a blank or another line end: where any blank line follows one. */
 const BLANK_AFTER_BREAK = /\n\s/g;
 const SEARCHES = [LINE_FEED, /`{3}|~{3}/g, BLANK_AFTER_BREAK];
-/** A space, or a tab: searching for one character, V8 looks for one of its bytes, and a page of
- * zero-width spaces (U+200B) holds the byte 0x20 in every other unit; a class is searched a unit at
- * a time. */
+/** A space or a tab, as a class: V8 searches one character by one of its bytes, which a page of
+ * zero-width spaces (U+200B) holds in every other unit. */
 const BLANK_OR_TAB = /[ \t]/g;
 
 /** The last space of `window`, or -1 when none from `min`: looked for forwards from `min` first

@@ -1,14 +1,12 @@
 /** The "New task" modal, opened by `/task` with no text and by the shortcuts. */
 import { ALLOWED_EXTENSIONS, LIMITS } from "../service/limits.ts";
 import { truncate } from "./sanitize.ts";
-import { type Block, form, input, plain } from "./blocks.ts";
+import { type Block, form, input, option, options, plain, quoteLines } from "./blocks.ts";
 
-/** The modal's `callback_id`, and the ids of the shortcuts that open it. */
 export const NEW_TASK_VIEW = "new_task";
 export const NEW_TASK_SHORTCUT = "new_task";
 export const ASK_SHORTCUT = "ask_task_agent";
 
-/** Block ids of the modal's inputs; each input's element has the action id `value`. */
 export const FIELD = {
   prompt: "prompt",
   channel: "channel",
@@ -29,10 +27,8 @@ export interface ModalChoices {
 }
 
 export function renderNewTaskModal(seed: {
-  /** The conversation the modal was opened from (its default channel). */
-  readonly channelId?: string | undefined;
-  /** Text to start the prompt with (a quoted message, for the message shortcut). */
-  readonly prompt?: string | undefined;
+  readonly channelId?: string | undefined; // where it was opened: its default channel
+  readonly prompt?: string | undefined; // its start (the message shortcut quotes its message)
   readonly choices: ModalChoices;
 }): Block {
   const blocks = [
@@ -65,7 +61,7 @@ export function renderNewTaskModal(seed: {
       {
         type: "static_select",
         placeholder: plain("The service's default"),
-        options: ["low", "medium", "high"].map((e) => ({ text: plain(e), value: e })),
+        options: options(["low", "medium", "high"]),
       },
       { optional: true },
     ),
@@ -74,10 +70,7 @@ export function renderNewTaskModal(seed: {
       "Options",
       {
         type: "checkboxes",
-        options: [
-          { text: plain("Extended thinking"), value: "thinking" },
-          { text: plain("Context manager"), value: "context" },
-        ],
+        options: [option("thinking", "Extended thinking"), option("context", "Context manager")],
       },
       { optional: true },
     ),
@@ -105,23 +98,17 @@ export function renderNewTaskModal(seed: {
 
 /** The message shortcut's prompt: the message quoted, then a line for the question. */
 export function quotePrompt(text: string): string {
-  const quoted = text
-    .trim()
-    .split("\n")
-    .map((l) => `> ${l}`)
-    .join("\n");
   // truncate: a long message of emoji is not cut between the halves of one.
-  return `${truncate(quoted, MODAL_PROMPT_MAX - 2)}\n\n`;
+  return `${truncate(quoteLines(text.trim()), MODAL_PROMPT_MAX - 2)}\n\n`;
 }
 
-/** A menu of the configured names, or free text when none are configured. */
 function nameInput(id: string, label: string, names: readonly string[], hint: string): Block {
   const element =
     names.length > 0
       ? {
           type: "static_select",
           placeholder: plain(hint),
-          options: names.map((n) => ({ text: plain(truncate(n, 75)), value: n })),
+          options: options(names),
         }
       : { type: "plain_text_input", max_length: 150, placeholder: plain(hint) };
   return input(id, label, element, { optional: true });

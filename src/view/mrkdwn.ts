@@ -73,8 +73,8 @@ function mrkdwnLines(markdown: string, need: number): string[] {
   return out;
 }
 
-/** What may start a code span, a link, an escape or emphasis (`<` only before an address:
- * the letter is looked for, so that V8 skips ahead). */
+/** What may start a code span, a link, an escape or emphasis (`<` only before an address: the
+ * letter is looked for, so that V8 skips ahead). */
 const NOT_PLAIN = /[`[\\*_~]|(?<=<)[hm]/i;
 
 /** A line that converts character by character (escaped), trimmed; else undefined. */
@@ -614,17 +614,14 @@ function renderTable(rows: readonly string[][]): string[] {
       widths[i] = Math.min(MAX_COLUMN, Math.max(widths[i] ?? 1, width(row[i] ?? "")));
     }
   }
-  const line = (row: readonly string[]) => {
-    let text = "";
-    for (let i = 0; i < row.length; i++) {
-      const c = row[i] ?? "";
-      text +=
-        i === row.length - 1 ? c : `${c}${" ".repeat(Math.max(0, (widths[i] ?? 0) - width(c)))}  `;
-    }
-    return codeLine(text.trimEnd());
-  };
-  const out = [FENCE_OUT, line(rows[0] ?? []), widths.map((w) => "-".repeat(w)).join("  ")];
-  for (let r = 1; r < rows.length; r++) out.push(line(rows[r] ?? []));
-  out.push(FENCE_OUT);
-  return out;
+  const pad = (c: string, i: number) => c + " ".repeat(Math.max(0, (widths[i] ?? 0) - width(c)));
+  const line = (row: readonly string[]) =>
+    codeLine(
+      row
+        .map((c, i) => (i === row.length - 1 ? c : pad(c, i)))
+        .join("  ")
+        .trimEnd(),
+    );
+  const rule = widths.map((w) => "-".repeat(w)).join("  ");
+  return [FENCE_OUT, line(rows[0] ?? []), rule, ...rows.slice(1).map(line), FENCE_OUT];
 }

@@ -4,11 +4,11 @@ import type { KnownBlock, MessageMetadata } from "@slack/types";
 import { z } from "zod";
 import type { RunState } from "../store/types.ts";
 import { formatBytes } from "../util/bytes.ts";
-import { button, readValue } from "./blocks.ts";
-import { feedbackBlock } from "./feedback.ts";
+import { actions, button, context, quoteLines, readValue, section } from "./blocks.ts";
+import { type FeedbackRef, feedbackBlock } from "./feedback.ts";
 import { repairPartial, splitMarkdown } from "./markdown.ts";
 import { mrkdwnExcerpt, notificationText } from "./mrkdwn.ts";
-import { mrkdwnText, neutralizeMentions, truncate } from "./sanitize.ts";
+import { codeText, mrkdwnText, neutralizeMentions, truncate } from "./sanitize.ts";
 import { revealLinkHosts } from "./scan/link-hosts.ts";
 import { type TaskRef, taskButtons } from "./task-views.ts";
 
@@ -16,38 +16,35 @@ import { type TaskRef, taskButtons } from "./task-views.ts";
  * and has refused payloads of about 12–13k characters of block text in total. */
 export const MESSAGE_MARKDOWN_LIMIT = 10_000;
 const MESSAGE_TOTAL_LIMIT = 11_500;
-/** The `text` fallback is only for notifications. */
-const FALLBACK_CHARS = 300;
+const FALLBACK_CHARS = 300; // the `text` fallback is only for notifications
 const MAX_FILE_LINES = 20;
 
 export const STOP_ACTION_ID = "task_stop";
 
-function blockChars(blocks: readonly KnownBlock[]): number {
-  let n = 0;
-  for (const b of blocks) {
-    if (b.type === "markdown") n += b.text.length;
-    else if (b.type === "section") n += b.text?.text.length ?? 0;
-    else if (b.type === "context") {
-      for (const e of b.elements)
-        n += "text" in e && typeof e.text === "string" ? e.text.length : 0;
-    } else n += 100;
-  }
-  return n;
+const blockChars = (blocks: readonly KnownBlock[]): number =>
+  blocks.reduce((n, b) => n + textOf(b), 0);
+
+function textOf(b: KnownBlock): number {
+  if (b.type === "markdown") return b.text.length;
+  if (b.type === "section") return b.text?.text.length ?? 0;
+  if (b.type !== "context") return 100;
+  return b.elements.reduce(
+    (n, e) => n + ("text" in e && typeof e.text === "string" ? e.text.length : 0),
+    0,
+  );
 }
 
 export interface MessagePayload {
   readonly text: string;
   readonly blocks: KnownBlock[];
-  /** The final message's completion record (view/completion.ts). */
-  readonly metadata?: MessageMetadata;
+  readonly metadata?: MessageMetadata; // the final message's completion record (completion.ts)
 }
 
 export interface FileNote {
   readonly name: string;
   readonly size: number | undefined;
-  /** Attached to the thread, or why not. */
   readonly attached: boolean;
-  readonly reason?: string;
+  readonly reason?: string; // why it is not attached
   readonly url?: string;
 }
 
@@ -57,18 +54,13 @@ export interface RunView {
   readonly elapsedMs: number;
   readonly stoppedBy?: string;
   readonly reason?: string;
-  /** While running: the Stop button's value. */
-  readonly stopValue?: string;
+  readonly stopValue?: string; // while running: the Stop button's value
   readonly files?: readonly FileNote[];
-  /** A short remark under the answer (e.g. attachments not sent). */
-  readonly remark?: string;
-  /** While running: what the service says the run is doing (e.g. "queued"). */
-  readonly serviceStatus?: string;
-  /** Once it ended: the task thread, for the History, Files and Continue buttons. */
-  readonly thread?: TaskRef;
+  readonly remark?: string; // a short one under the answer (e.g. attachments not sent)
+  readonly serviceStatus?: string; // while running: what the service says it does ("queued")
+  readonly thread?: TaskRef; // once it ended: for the History, Files and Continue buttons
   readonly completion?: MessageMetadata;
-  /** The run's id at the service, for the feedback buttons. */
-  readonly runId?: string;
+  readonly runId?: string; // at the service, for the feedback buttons
   /** While running: the agent's steps, shown as a plan above the status or in its timeline. */
   readonly steps?: {
     readonly count: number;
@@ -78,18 +70,12 @@ export interface RunView {
   };
 }
 
-export interface StopRef {
-  readonly channelId: string;
-  readonly threadTs: string;
-  readonly runId: string;
-}
-
-export const encodeStopValue = (ref: StopRef): string =>
+export const encodeStopValue = (ref: FeedbackRef): string =>
   JSON.stringify({ c: ref.channelId, t: ref.threadTs, r: ref.runId });
 
 const StopValue = z.object({ c: z.string(), t: z.string(), r: z.string() });
 
-export function decodeStopValue(value: string | undefined): StopRef | undefined {
+export function decodeStopValue(value: string | undefined): FeedbackRef | undefined {
   const v = readValue(value, StopValue);
   return v && { channelId: v.c, threadTs: v.t, runId: v.r };
 }
@@ -152,13 +138,10 @@ function runningWhat(view: RunView): string {
   return `${status[0]?.toUpperCase() ?? ""}${status.slice(1).replace(/_/g, " ")}…`;
 }
 
-const stepTitle = (title: string): string =>
-  `\`${mrkdwnText(truncate(title, 80)).replace(/`/g, "'")}\``;
-
 /** A timeline's steps in the status line: a count and the latest one. */
 function stepsText(steps: RunView["steps"]): string {
   if (steps === undefined || steps.as === "plan") return "";
-  return ` · step ${steps.count}: ${stepTitle(steps.last)}`;
+  return ` · step ${steps.count}: ${codeText(steps.last, 80)}`;
 }
 
 /** How many of a plan's latest steps an edited message lists. */
@@ -170,17 +153,17 @@ function planBlock(steps: NonNullable<RunView["steps"]>): KnownBlock {
   const earlier = steps.count - recent.length;
   const lines = recent.map(
     (title, i) =>
-      `${i === recent.length - 1 ? ":hourglass_flowing_sand:" : ":white_check_mark:"} ${stepTitle(title)}`,
+      `${i === recent.length - 1 ? ":hourglass_flowing_sand:" : ":white_check_mark:"} ${codeText(title, 80)}`,
   );
   const head = `*Plan* · ${steps.count} ${steps.count === 1 ? "step" : "steps"}`;
   const more = earlier > 0 ? [`…and ${earlier} earlier`] : [];
-  return contextBlock([head, ...more, ...lines].join("\n"));
+  return context([head, ...more, ...lines].join("\n"));
 }
 
 function fileLines(files: readonly FileNote[]): string {
   const lines = files.slice(0, MAX_FILE_LINES).map((f) => {
     const size = f.size === undefined ? "" : ` (${formatBytes(f.size)})`;
-    const name = `\`${mrkdwnText(truncate(f.name, 120)).replace(/`/g, "'")}\``;
+    const name = codeText(f.name, 120);
     if (f.attached) return `• ${name}${size}: attached below`;
     const link =
       f.url && /^https:\/\//.test(f.url)
@@ -193,21 +176,6 @@ function fileLines(files: readonly FileNote[]): string {
 }
 
 const markdownBlock = (text: string): KnownBlock => ({ type: "markdown", text });
-const contextBlock = (text: string): KnownBlock => ({
-  type: "context",
-  elements: [{ type: "mrkdwn", text }],
-});
-const sectionBlock = (text: string): KnownBlock => ({
-  type: "section",
-  text: { type: "mrkdwn", text },
-});
-
-/** The status line, and above it while running the agent's plan. */
-function statusBlocks(view: RunView, status: string): KnownBlock[] {
-  const plan = view.state === "running" && view.steps?.as === "plan" ? [planBlock(view.steps)] : [];
-  // Escaping can make a reason up to five times longer; a context text holds 3,000.
-  return [...plan, contextBlock(truncate(status, 3000))];
-}
 
 /** The answer of a run as one or more messages; the last one carries status and controls. */
 export function renderRun(view: RunView, limit = MESSAGE_MARKDOWN_LIMIT): MessagePayload[] {
@@ -228,19 +196,16 @@ export function renderRun(view: RunView, limit = MESSAGE_MARKDOWN_LIMIT): Messag
   }));
   const tail: KnownBlock[] = [];
   if (view.files && view.files.length > 0) {
-    tail.push(sectionBlock(truncate(fileLines(view.files), 3000)));
+    tail.push(section(fileLines(view.files)));
   }
   if (view.remark) {
-    tail.push(contextBlock(truncate(mrkdwnText(view.remark), 2000)));
+    tail.push(context(truncate(mrkdwnText(view.remark), 2000)));
   }
-  tail.push(...statusBlocks(view, status));
+  if (view.state === "running" && view.steps?.as === "plan") tail.push(planBlock(view.steps));
+  tail.push(context(status)); // escaping can make a reason five times longer: context cuts it
   if (view.state === "running" && view.stopValue) {
     const stop = button(STOP_ACTION_ID, "Stop", { style: "danger", value: view.stopValue });
-    tail.push({
-      type: "actions",
-      block_id: "task_controls",
-      elements: [stop],
-    } as unknown as KnownBlock);
+    tail.push(actions("task_controls", [stop]) as unknown as KnownBlock);
   }
   if (
     view.thread &&
@@ -268,10 +233,9 @@ export function renderRun(view: RunView, limit = MESSAGE_MARKDOWN_LIMIT): Messag
       blocks: [...(placeholder ? [markdownBlock(placeholder)] : []), ...tail],
     });
   }
-  const end = payloads.length - 1;
-  const final = payloads[end];
+  const final = payloads.at(-1);
   if (view.completion && view.state !== "running" && final) {
-    payloads[end] = { ...final, metadata: view.completion };
+    payloads[payloads.length - 1] = { ...final, metadata: view.completion };
   }
   return payloads;
 }
@@ -298,24 +262,21 @@ export function renderPrompt(
   const files =
     fileNames.length === 0
       ? []
-      : [contextBlock(`:paperclip: ${mrkdwnText(truncate(fileNames.join(", "), 2900))}`)];
+      : [context(`:paperclip: ${mrkdwnText(truncate(fileNames.join(", "), 2900))}`)];
   if (prompt === "") {
     return {
       text: `<@${userId}> sent the task agent ${fileNames.length} file(s)`,
-      blocks: [sectionBlock(`<@${userId}> sent the task agent:`), ...files],
+      blocks: [section(`<@${userId}> sent the task agent:`), ...files],
     };
   }
   // Quoting adds two characters a line; keep a pathological prompt inside one markdown block.
   const quoted = truncate(
-    neutralizeMentions(revealLinkHosts(prompt))
-      .split("\n")
-      .map((l) => `> ${l}`)
-      .join("\n"),
+    quoteLines(neutralizeMentions(revealLinkHosts(prompt))),
     MESSAGE_MARKDOWN_LIMIT,
   );
   return {
     text: `<@${userId}> asked: ${notificationText(prompt, FALLBACK_CHARS)}`,
-    blocks: [sectionBlock(`<@${userId}> asked the task agent:`), markdownBlock(quoted), ...files],
+    blocks: [section(`<@${userId}> asked the task agent:`), markdownBlock(quoted), ...files],
   };
 }
 
@@ -332,7 +293,7 @@ export function renderContinued(
   ].join("\n");
   // A section holds 3,000 characters (escaping makes the text up to five times longer).
   const cut = truncate(shown, 3000);
-  return { text: cut, blocks: [sectionBlock(cut)] };
+  return { text: cut, blocks: [section(cut)] };
 }
 
 export const USAGE = [

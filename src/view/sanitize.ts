@@ -63,8 +63,7 @@ function breakOpeners(text: string): string {
   return Buffer.from(out.buffer, 0, o * 2).toString("ucs2");
 }
 
-/** One search first: most pieces of text have nothing to escape. */
-const TO_ESCAPE = /[&<>]/;
+const TO_ESCAPE = /[&<>]/; // one search first: most pieces of text have nothing to escape
 
 /** Escapes `&`, `<` and `>`, which Slack mrkdwn reads as entities and links. */
 export const escapeText = (s: string): string =>
@@ -76,8 +75,8 @@ export const escapeShort = (s: string): string =>
     ? escapeUnits(s)
     : escapeText(s);
 
-/** Reused room for a short text escaped (five units at most for one): half the time and an
- * eighth of the garbage of replacements on a line of "<". */
+/** Reused room for a short text escaped (five units at most for one): half the time and an eighth
+ * of the garbage of replacements on a line of "<". */
 const ESCAPED = new Uint16Array(4096);
 /** Whether 4 of the first 32 characters are to escape (below that, replacements are faster). */
 function denseToEscape(s: string): boolean {
@@ -112,6 +111,10 @@ function escapeUnits(s: string): string {
 
 /** Escapes text for Slack mrkdwn (section and context blocks) and neutralises mentions. */
 export const mrkdwnText = (s: string): string => neutralizeMentions(escapeText(s));
+
+/** Untrusted text as inline code of at most `max` characters (a backtick in it would end it). */
+export const codeText = (s: string, max: number): string =>
+  `\`${mrkdwnText(truncate(s, max)).replace(/`/g, "'")}\``;
 
 /** Cuts a text to `n` characters with "…": never between the halves of an emoji (a lone surrogate
  * is not text: RFC 8259 §8.2), nor right after "@here" of a longer word. */

@@ -1,19 +1,27 @@
-/** The views opened from the buttons under a finished answer: History and Files (paged), and the
- * Continue form, within Slack's limits (100 blocks, 3,000 characters per text and of
- * private_metadata). */
+/** The views of the buttons under a finished answer: History and Files (paged), and the Continue
+ * form, within Slack's limits (100 blocks, 3,000 characters per text and of private_metadata). */
 import { z } from "zod";
 import type { HistoryMessage, ThreadFile } from "../service/schemas.ts";
 import { formatBytes } from "../util/bytes.ts";
 import { MODAL_PROMPT_MAX } from "./modal.ts";
 import { mrkdwnExcerpt } from "./mrkdwn.ts";
-import { mrkdwnText, truncate } from "./sanitize.ts";
-import { type Block, button, context, form, input, plain, readValue, section } from "./blocks.ts";
+import { codeText, mrkdwnText, truncate } from "./sanitize.ts";
+import {
+  actions,
+  type Block,
+  button,
+  context,
+  form,
+  input,
+  modal,
+  readValue,
+  section,
+} from "./blocks.ts";
 
 export const TASK_ACTION = {
   history: "task_history",
   files: "task_files",
   continue: "task_continue",
-  /** Paging inside the views, and fetching one file. */
   page: "task_view_page",
   statusMessages: "task_view_status",
   getFile: "task_file_get",
@@ -62,24 +70,15 @@ export function decodeViewState(value: string | undefined): ViewState | undefine
   return v && { channelId: v.c, threadTs: v.t, kind: v.k, page: v.p, status: v.s === true };
 }
 
-function modal(title: string, state: ViewState | undefined, blocks: Block[]): Block {
-  return {
-    type: "modal",
-    title: plain(title),
-    close: plain("Close"),
-    ...(state ? { private_metadata: encodeViewState(state) } : {}),
-    blocks: blocks.slice(0, 100),
-  };
-}
+const viewModal = (title: string, state: ViewState | undefined, blocks: Block[]): Block =>
+  modal(title, blocks.slice(0, 100), state && { private_metadata: encodeViewState(state) });
 
 /** Shown at once (a trigger lasts 3 seconds), then replaced by the answer of the service. */
-export function renderLoadingView(title: string): Block {
-  return modal(title, undefined, [section(":hourglass_flowing_sand: Loading…")]);
-}
+export const renderLoadingView = (title: string): Block =>
+  viewModal(title, undefined, [section(":hourglass_flowing_sand: Loading…")]);
 
-export function renderViewError(title: string, text: string): Block {
-  return modal(title, undefined, [section(`:warning: ${mrkdwnText(text)}`)]);
-}
+export const renderViewError = (title: string, text: string): Block =>
+  viewModal(title, undefined, [section(`:warning: ${mrkdwnText(text)}`)]);
 
 export interface Paging {
   readonly page: number;
@@ -96,11 +95,8 @@ function pager(state: ViewState, paging: Paging, extra: Block[] = []): Block[] {
   if (paging.page > 1) buttons.push(to(paging.page - 1, "Previous"));
   if (paging.hasNext) buttons.push(to(paging.page + 1, "Next"));
   const of = paging.totalPages ? ` of ${paging.totalPages}` : "";
-  const blocks: Block[] = [context(`Page ${paging.page}${of}`)];
-  if (buttons.length + extra.length > 0) {
-    blocks.push({ type: "actions", block_id: "paging", elements: [...buttons, ...extra] });
-  }
-  return blocks;
+  const all = [...buttons, ...extra];
+  return [context(`Page ${paging.page}${of}`), ...(all.length > 0 ? [actions("paging", all)] : [])];
 }
 
 const ROLE: Readonly<Record<string, string>> = {
@@ -121,8 +117,8 @@ export function renderHistoryView(
   messages: readonly HistoryMessage[],
   paging: Paging,
 ): Block {
-  const blocks: Block[] = [];
-  if (messages.length === 0) blocks.push(section("_Nothing in this conversation yet._"));
+  const blocks: Block[] =
+    messages.length === 0 ? [section("_Nothing in this conversation yet._")] : [];
   for (const m of messages.slice(0, HISTORY_PAGE_SIZE)) {
     // Own keys only: a role of "constructor" or "__proto__" is no entry of this table.
     const known = Object.hasOwn(ROLE, m.role) ? ROLE[m.role] : undefined;
@@ -138,7 +134,7 @@ export function renderHistoryView(
     state.status ? "Hide status messages" : "Show status messages",
     { value: encodeViewState({ ...state, page: 1, status: !state.status }) },
   );
-  return modal("Task history", state, [
+  return viewModal("Task history", state, [
     ...blocks,
     { type: "divider" },
     ...pager(state, paging, [toggle]),
@@ -151,22 +147,17 @@ export function renderFilesView(
   files: readonly ThreadFile[],
   paging: Paging,
 ): Block {
-  const blocks: Block[] = [];
-  if (files.length === 0) blocks.push(section("_This task has no files._"));
+  const blocks: Block[] = files.length === 0 ? [section("_This task has no files._")] : [];
+  const thread = { c: state.channelId, t: state.threadTs };
   for (const f of files.slice(0, FILES_PAGE_SIZE)) {
     const size = typeof f.file_size === "number" ? ` · ${formatBytes(f.file_size)}` : "";
+    const value = JSON.stringify({ ...thread, f: truncate(f.file_id, 200) });
     blocks.push({
-      ...section(`\`${mrkdwnText(truncate(f.file_name, 150)).replace(/`/g, "'")}\`${size}`),
-      accessory: button(TASK_ACTION.getFile, "Get it", {
-        value: JSON.stringify({
-          c: state.channelId,
-          t: state.threadTs,
-          f: truncate(f.file_id, 200),
-        }),
-      }),
+      ...section(`${codeText(f.file_name, 150)}${size}`),
+      accessory: button(TASK_ACTION.getFile, "Get it", { value }),
     });
   }
-  return modal("Task files", state, [...blocks, { type: "divider" }, ...pager(state, paging)]);
+  return viewModal("Task files", state, [...blocks, { type: "divider" }, ...pager(state, paging)]);
 }
 
 /** The Continue form: a follow-up's prompt and files (the options of a new task do not apply). */
@@ -187,16 +178,11 @@ export const renderContinueView = (ref: TaskRef): Block =>
     { private_metadata: encodeTaskRef(ref) },
   );
 
-/** The buttons under a finished answer (History, Files, Continue), for its thread. */
 export function taskButtons(ref: TaskRef): Block {
   const value = { value: encodeTaskRef(ref) };
-  return {
-    type: "actions",
-    block_id: "task_views",
-    elements: [
-      button(TASK_ACTION.history, "History", value),
-      button(TASK_ACTION.files, "Files", value),
-      button(TASK_ACTION.continue, "Continue…", value),
-    ],
-  };
+  return actions("task_views", [
+    button(TASK_ACTION.history, "History", value),
+    button(TASK_ACTION.files, "Files", value),
+    button(TASK_ACTION.continue, "Continue…", value),
+  ]);
 }

@@ -3,9 +3,8 @@
 import type { AuditEvent } from "../store/audit.ts";
 import { QUOTA_MAX, type ServiceAlert, type UsagePolicy } from "../store/usage-policy.ts";
 import { workspaceSettingsButton } from "./workspace-settings.ts";
-import { type Block, context, input, plain, section, slackDate } from "./blocks.ts";
+import { type Block, context, input, option, plain, section, slackDate } from "./blocks.ts";
 
-/** Block ids of the section; each input's element has the action id `value`. */
 export const USAGE_FIELD = {
   who: "usage_who",
   groups: "usage_groups",
@@ -15,16 +14,13 @@ export const USAGE_FIELD = {
   join: "usage_join",
 } as const;
 
-/** A user group the form offers (from `usergroups.list`). */
 export interface UserGroupOption {
   readonly id: string;
   readonly handle: string;
   readonly name: string;
 }
 
-const option = (value: string, text: string) => ({ value, text: plain(text.slice(0, 75)) });
-/** Slack shows a select's limit: 100 options. */
-const OPTIONS_MAX = 100;
+const OPTIONS_MAX = 100; // Slack shows a select's limit: 100 options
 
 const choice = (blockId: string, label: string, options: Block[], second: boolean, more?: Block) =>
   input(
@@ -65,7 +61,6 @@ function groupsBlock(policy: UsagePolicy, groups: readonly UserGroupOption[]): B
   );
 }
 
-/** The form's section for `policy` (its own header first), with the workspace's user groups. */
 export function usagePolicyBlocks(
   policy: UsagePolicy,
   groups: readonly UserGroupOption[],
@@ -127,7 +122,7 @@ export function usagePolicyBlocks(
 }
 
 /** One input's state as Slack submits it (the fields the section's elements use). */
-export interface InputState {
+interface InputState {
   readonly value?: string | null | undefined;
   readonly selected_option?: { readonly value: string } | null | undefined;
   readonly selected_options?: readonly { readonly value: string }[] | null | undefined;
@@ -137,7 +132,6 @@ export interface InputState {
 /** `view.state.values`: block id → action id → state. */
 export type ViewStateValues = Readonly<Record<string, Readonly<Record<string, InputState>>>>;
 
-/** The policy a submission sets, or what to fix by block id. */
 export function readUsagePolicy(
   values: ViewStateValues,
 ): { readonly policy: UsagePolicy } | { readonly errors: Record<string, string> } {
@@ -177,7 +171,6 @@ export function readUsagePolicy(
   };
 }
 
-/** What App Home tells the workspace's admins of the service's last refusal. */
 export function serviceAlertText(alert: ServiceAlert): string {
   if (alert.status === 402) {
     return `:warning: The Task service said the workspace is out of credits (402) at ${slackDate(alert.at)}. Tasks fail until credits are added to the workspace's service account.`;
@@ -186,24 +179,16 @@ export function serviceAlertText(alert: ServiceAlert): string {
   return `:hourglass_flowing_sand: The Task service said the workspace is rate-limited (429) at ${slackDate(alert.at)}${reset}.`;
 }
 
-/** App Home's part for the workspace's admins and owners. */
+/** App Home's part for the workspace's admins and owners: the service's last refusal of the
+ * account, when still worth showing, and the audit trail, newest first. */
 export interface AdminHome {
-  /** The service's last refusal of the account, when still worth showing. */
   readonly alert?: ServiceAlert | undefined;
-  /** The workspace's latest admin actions, newest first (its audit trail). */
   readonly audit?: readonly AuditEvent[] | undefined;
 }
 
-/** App Home's blocks for an admin: the service's refusal, if any, and the settings button. */
-export function adminHomeBlocks(admin: AdminHome): Block[] {
-  return [
-    { type: "divider" },
-    { type: "header", text: plain("Workspace (admins)") },
-    ...(admin.alert ? [section(serviceAlertText(admin.alert), "service_alert")] : []),
-    {
-      type: "actions",
-      block_id: "home_admin",
-      elements: [workspaceSettingsButton()],
-    },
-  ];
-}
+export const adminHomeBlocks = (admin: AdminHome): Block[] => [
+  { type: "divider" },
+  { type: "header", text: plain("Workspace (admins)") },
+  ...(admin.alert ? [section(serviceAlertText(admin.alert), "service_alert")] : []),
+  { type: "actions", block_id: "home_admin", elements: [workspaceSettingsButton()] },
+];

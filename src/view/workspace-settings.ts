@@ -1,28 +1,17 @@
 /** The "Workspace settings" modal for admins: the service key (only its last four shown), and more. */
-import { type Block, button, form, input, plain, section, slackDate } from "./blocks.ts";
+import { type Block, button, form, input, modal, plain, section, slackDate } from "./blocks.ts";
 
-/** Callback id of the modal, and the action id of the buttons that open it. */
 export const WORKSPACE_SETTINGS_VIEW = "workspace_settings";
 export const OPEN_WORKSPACE_SETTINGS = "open_workspace_settings";
-/** Block ids of the key's inputs; each input's element has the action id `value`. */
 export const SERVICE_KEY_FIELD = { key: "service_key", remove: "service_key_remove" } as const;
-/** The value of the "remove the key" checkbox. */
 export const REMOVE_KEY = "remove";
 
 /** What the modal says of the workspace's key (never the key itself). */
-export type KeyStatus =
-  | {
-      readonly state: "set";
-      readonly lastFour: string;
-      readonly setBy: string;
-      readonly setAt: number;
-    }
-  | {
-      readonly state: "none";
-      /** Whether the app has a default key (TASK_API_KEY) that tasks use meanwhile. */
-      readonly fallback: boolean;
-    }
-  | { readonly state: "unreadable"; readonly lastFour: string | undefined };
+export type KeyStatus = Readonly<
+  | { state: "set"; lastFour: string; setBy: string; setAt: number }
+  | { state: "none"; fallback: boolean } // fallback: the app's default key (TASK_API_KEY) serves
+  | { state: "unreadable"; lastFour: string | undefined }
+>;
 
 export function describeKeyStatus(status: KeyStatus): string {
   switch (status.state) {
@@ -88,7 +77,6 @@ export function appKeySection(): Block[] {
   ];
 }
 
-/** The modal: the key's section, then further sections' blocks (after a divider). */
 export function workspaceSettingsModal(parts: {
   readonly keySection: readonly Block[];
   readonly extraSections?: readonly Block[];
@@ -101,20 +89,15 @@ export function workspaceSettingsModal(parts: {
   ]);
 }
 
-export function notAllowedModal(): Block {
-  return {
-    type: "modal",
-    title: plain("Workspace settings"),
-    close: plain("Close"),
-    blocks: [section("Only workspace admins and owners can change the app's workspace settings.")],
-  };
-}
+export const notAllowedModal = (): Block =>
+  modal("Workspace settings", [
+    section("Only workspace admins and owners can change the app's workspace settings."),
+  ]);
 
 /** The button that opens the modal (App Home and `/task settings`, shown to admins). */
 export const workspaceSettingsButton = (): Block =>
   button(OPEN_WORKSPACE_SETTINGS, "Workspace settings");
 
-/** What `/task settings` adds for an admin: a private message with the button. */
 export function workspaceSettingsOffer(): Block[] {
   return [
     section(

@@ -1,7 +1,6 @@
-/** Two helpers of the inline converter (mrkdwn.ts) that read a line a run at a time: its code
- * spans, and the text between its pieces of markup kept as slices of it (a line of 600 empty code
- * spans, what a notification may start with, converts in half the time of a map of run lengths and
- * a string built a span at a time). */
+/** Two helpers of mrkdwn.ts's inline converter that read a line a run at a time: its code spans,
+ * and its text between markup kept as slices (a line of 600 empty code spans converts in half the
+ * time of a map of run lengths and a string built a span at a time). */
 
 /** The text of a line between its pieces of markup: text that goes on where the last slice
  * ended extends it (a line of empty code spans is one slice, not hundreds). */
@@ -60,6 +59,5 @@ export function codeSpans(s: string): { runs?: Int32Array; closes?: Int32Array }
   return { runs, closes };
 }
 
-/** How far the next run of backticks is looked for a character at a time (a search costs
- * about as much as reading that many). */
+/** How far the next run of backticks is looked for a character at a time (a search costs as much). */
 const NEAR = 8;

@@ -1,19 +1,19 @@
 /** A link whose label looks like an address of another host (`[https://sso.corp](https://evil)`)
- * keeps its label, followed by the host it really goes to (docs/usage.md says why). A label is
- * read without its markers, escapes, character references and invisible characters; hosts are
- * compared as a URL parser reads them (`https://sso.corp@evil` goes to `evil`), in lower case, IDN
- * as punycode, without a leading `www.` or a final dot. */
+ * keeps its label, then the host it really goes to (docs/usage.md says why). Labels are read
+ * without markers, escapes, character references and invisible characters; hosts as a URL
+ * parser reads them (`https://sso.corp@evil` is `evil`), lower case, IDN as punycode, without
+ * `www.` or a final dot. */
 import { advanceFence, type FenceState, nextFenceLine } from "../markdown-scan.ts";
 import { codeSpans } from "./inline-scan.ts";
 
 /** What a label shows when its target's host cannot be read plainly. */
 export const UNVERIFIED = "unverified link";
 
-/** How much of a target is read for its host: a scheme, user info and a host fit in it. */
+/** How much of a target is read for its host (a scheme, user info and a host). */
 const TARGET_HEAD = 2048;
 
-/** The host `target` really goes to, to show after `label`, when the label looks like an address of
- * another host; undefined when it does not (or already says so: no tagging twice). */
+/** The host `target` goes to, when `label` looks like an address of another host and does not
+ * already say so. */
 export function misleadingHost(label: string, target: string): string | undefined {
   const claimed = claimedHost(label);
   if (claimed === undefined) return undefined;
@@ -45,7 +45,6 @@ const REORDERING = /[\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/;
 /** Dots as IDNA reads them (ideographic and full-width), and the one-dot leader that looks it. */
 const DOTS = /[\u2024\u3002\uFF0E\uFF61]/g;
 
-/** What plainLabel changes (most labels have none). */
 const NOT_PLAIN =
   /[&\\\u00AD\u061C\u200B-\u200F\u202A-\u202E\u2060-\u2064\u2066-\u2069\uFEFF\u2024\u3002\uFF0E\uFF61]/;
 
@@ -148,11 +147,9 @@ const NESTED_LABEL = 64;
 const WEB_LINK = /\]\(<?h/i;
 
 const MARKS = /[[\]`]/g;
-/** How far the next mark is looked for a character at a time. */
-const NEAR = 8;
+const NEAR = 8; // how far the next mark is looked for a character at a time
 
-/** Markdown with the real host shown inside every misleading link's label:
- * `[sso.corp](https://evil.example)` → `[sso.corp (evil.example)](https://evil.example)`. Code is
+/** `[sso.corp](https://evil.example)` → `[sso.corp (evil.example)](https://evil.example)`, code
  * left as written. One pass; brackets pair on one stack. */
 export function revealLinkHosts(markdown: string): string {
   if (!WEB_LINK.test(markdown)) return markdown;
