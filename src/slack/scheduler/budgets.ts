@@ -8,8 +8,7 @@ export interface Rate {
 }
 
 export interface MethodBudget extends Rate {
-  /** A second budget per key (chat.postMessage: per channel), taken together with the team's. */
-  readonly perKey?: Rate;
+  readonly perKey?: Rate; // a second budget per key (chat.postMessage: a channel), with the team's
 }
 
 /** Tier figures from Slack's rate-limits page and each method's reference page. */

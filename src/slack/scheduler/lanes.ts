@@ -8,8 +8,7 @@ export type EditResult = "sent" | "superseded";
 
 /** What the pick order compares: owed calls before paced ones, then waiting since, then arrival. */
 export interface Place {
-  /** An interim text (an edit, or an append with more to come): it spends only spare calls. */
-  paced: boolean;
+  paced: boolean; // an interim text (an edit, or an append with more to come): spare calls only
   rank: 0 | 1;
   since: number;
   seq: number;

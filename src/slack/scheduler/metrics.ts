@@ -7,8 +7,7 @@ const counters = () => ({
   calls: {} as ByMethod,
   rateLimited: {} as ByMethod,
   failed: {} as ByMethod,
-  /** Edits dropped because a newer text of the same message replaced them. */
-  superseded: 0,
+  superseded: 0, // edits dropped because a newer text of the same message replaced them
   /** From queueing (of a message's oldest unsent text, for edits) to the call. */
   queueWait: {} as Record<string, { count: number; sumMs: number; maxMs: number }>,
 });

@@ -37,18 +37,14 @@ import { type SchedulerMetrics, SchedulerStats } from "./metrics.ts";
 import { MemoryTokenBuckets, type TokenBuckets } from "./token-buckets.ts";
 
 export interface EditOptions {
-  /** The last edit of a run: goes before interim edits and is not held by the interval. */
-  readonly final?: boolean;
-  /** Edits of one run share the per-message interval (a run split over several messages). */
-  readonly runId?: string;
+  readonly final?: boolean; // a run's last edit: before interim ones, not held by the interval
+  readonly runId?: string; // edits of one run share the interval (a run over several messages)
 }
 
 export interface ScheduleOptions {
-  /** The per-key bucket to take from as well (chat.postMessage: the channel). */
-  readonly key?: string;
+  readonly key?: string; // take from this key's bucket too (chat.postMessage: the channel)
   readonly priority?: "high" | "normal";
-  /** Waiting since then (default: now); calls of one rank go oldest first. */
-  readonly since?: number;
+  readonly since?: number; // waiting since then (default: now); one rank goes oldest first
   /** Give up (BudgetWaitExceeded) when the call has not started within this long. */
   readonly maxWaitMs?: number;
   /** An interim text of `unit` (more to come): spends only spare calls. `last`: its owed final. */
@@ -58,14 +54,11 @@ export interface ScheduleOptions {
 export interface SchedulerOptions {
   readonly clock?: Clock;
   readonly buckets?: TokenBuckets; // memory by default
-  /** Share of every budget the scheduler may use in any minute. Default 0.9. */
-  readonly safety?: number;
+  readonly safety?: number; // share of every budget usable in any minute, default 0.9
   readonly budgets?: Readonly<Record<string, MethodBudget>>;
-  /** Minimum time between two interim edits of one message (or run). Default 1000 ms. */
-  readonly minEditIntervalMs?: number;
+  readonly minEditIntervalMs?: number; // between interim edits of a message (or run), default 1000
   readonly metrics?: AppMetrics;
-  /** Told about failures of the scheduler itself (e.g. the bucket store). */
-  readonly onError?: (err: unknown) => void;
+  readonly onError?: (err: unknown) => void; // failures of the scheduler itself (the bucket store)
 }
 
 const SHARED_JITTER_MS = 100;
@@ -79,8 +72,7 @@ export class SlackScheduler {
   readonly #budgets: Readonly<Record<string, MethodBudget>>;
   readonly #minInterval: number;
   readonly #onError: (err: unknown) => void;
-  /** By team, then method. */
-  readonly #lanes = new Map<string, Map<string, Lane>>();
+  readonly #lanes = new Map<string, Map<string, Lane>>(); // by team, then method
   readonly #allLanes = () => [...this.#lanes.values()].flatMap((lanes) => [...lanes.values()]);
   readonly #stats: SchedulerStats;
   #seq = 0;

@@ -24,10 +24,8 @@ export interface TokenBucketSpec {
 }
 
 export interface TakeAnswer {
-  /** 0 when the tokens were taken, otherwise ms until every bucket has one. */
-  readonly wait: number;
-  /** The first bucket's own wait (the scheduler puts the workspace's first). */
-  readonly firstWait: number;
+  readonly wait: number; // 0: the tokens were taken; else ms until every bucket has one
+  readonly firstWait: number; // the first bucket's own (the scheduler puts the workspace's first)
 }
 
 export interface TokenBuckets {
@@ -177,8 +175,7 @@ export interface ScriptClient {
 }
 
 export interface RedisBucketsOptions {
-  /** Prepended to every bucket key. Default "slack-rl:". */
-  readonly prefix?: string | undefined;
+  readonly prefix?: string | undefined; // before every bucket key, default "slack-rl:"
   /** Told once per outage; the buckets fall back to memory meanwhile. */
   readonly onError?: ((err: unknown) => void) | undefined;
 }
