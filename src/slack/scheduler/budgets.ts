@@ -8,14 +8,10 @@ export interface Rate {
 }
 
 export interface MethodBudget extends Rate {
-  /** A second budget per key (chat.postMessage: per channel), taken together with the team's. */
-  readonly perKey?: Rate;
+  readonly perKey?: Rate; // a second budget per key (chat.postMessage: a channel), with the team's
 }
 
-/**
- * Tier figures from Slack's rate-limits page and each method's reference page. A workspace's
- * budget is a sliding window of a minute (windows.ts); a channel's posts are a token bucket.
- */
+/** Tier figures from Slack's rate-limits page and each method's reference page. */
 export const DEFAULT_BUDGETS: Readonly<Record<string, MethodBudget>> = {
   // "1 message per second to a specific channel", and a workspace-wide limit of "several
   // hundred messages per minute" (chat.postMessage's reference page): the low end of that.
@@ -41,8 +37,6 @@ export const DEFAULT_BUDGETS: Readonly<Record<string, MethodBudget>> = {
   "chat.stopStream": { perMinute: 20, burst: 2 },
 };
 
-export const EDIT_METHOD = "chat.update";
-
 /** Seconds Slack asked to wait when `err` is a 429 (WebClient with rejectRateLimitedCalls). */
 export function rateLimitedRetryAfter(err: unknown): number | undefined {
   if (typeof err !== "object" || err === null) return undefined;
@@ -61,21 +55,7 @@ export function windowFor(key: string, method: string, budget: Rate, safety: num
   return { kind: "window", key, limit, windowMs: WINDOW_MS, burst, units: 0, ageMs: 0 };
 }
 
-/** Fails at start-up, not on the first call, when a budget cannot keep its margin. */
-export function checkBudgets(
-  budgets: Readonly<Record<string, MethodBudget>>,
-  safety: number,
-): void {
-  for (const [method, budget] of Object.entries(budgets)) {
-    windowFor("", method, budget, safety);
-    if (budget.perKey) bucketFor(method, budget.perKey, safety);
-  }
-}
-
-/**
- * A channel's token bucket for `method`, refilled so that burst + refill × 1 minute ≤ safety ×
- * perMinute: the margin holds for every sliding minute, bursts included.
- */
+/** A channel's token bucket: burst + refill × 1 minute ≤ safety × perMinute, in any minute. */
 export function bucketFor(method: string, r: Rate, safety: number): Omit<TokenBucketSpec, "key"> {
   const ratePerMs = (r.perMinute * safety - r.burst) / 60_000;
   if (!(r.burst >= 1 && ratePerMs > 0)) {

@@ -8,8 +8,7 @@ export type EditResult = "sent" | "superseded";
 
 /** What the pick order compares: owed calls before paced ones, then waiting since, then arrival. */
 export interface Place {
-  /** An interim text (an edit, or an append with more to come): it spends only spare calls. */
-  paced: boolean;
+  paced: boolean; // an interim text (an edit, or an append with more to come): spare calls only
   rank: 0 | 1;
   since: number;
   seq: number;
@@ -24,7 +23,7 @@ export interface Job extends Place, Indexed {
   retries: number;
 }
 
-/** A message's unsent text. A newer text takes over this object: same place in line, new callbacks. */
+/** A message's unsent text; a newer text takes over this object (its place, new callbacks). */
 export interface PendingEdit extends Place {
   send: () => Promise<void>;
   settle: (result: EditResult) => void;
@@ -35,19 +34,14 @@ export interface PendingEdit extends Place {
 export interface EditSlot extends Indexed {
   readonly kind: "edit";
   readonly messageKey: string;
-  /** Whose interval applies: the run, or the message itself. */
-  readonly unit: string;
+  readonly unit: string; // whose interval applies: the run, or the message itself
   pending: PendingEdit | undefined;
   /** One edit of a message at a time, so an older text can never land after a newer one. */
   inflight: boolean;
-  /** Set aside in its unit's hold (interim text, interval not over). */
-  parked: boolean;
+  parked: boolean; // set aside in its unit's hold (interim text, interval not over)
 }
 
-/**
- * Holds calls back until `until`: an empty per-key bucket (its jobs) or a unit's edit interval
- * (its interim edits). Parked out of the ready heaps, a pick never looks at them before then.
- */
+/** Parks calls out of the ready heaps until `until`: an empty key bucket's, or a unit's edits. */
 export interface Hold<T> extends Indexed {
   readonly name: string;
   until: number;
@@ -137,10 +131,7 @@ export function laneLoad(lane: Lane, now: number) {
 
 export type LaneLoad = ReturnType<typeof laneLoad>;
 
-/**
- * What a paced call asks of its window: the open units and their mean age, each at least
- * `minAgeMs` (the edit interval). Units not seen for a window are forgotten (ended, or quiet).
- */
+/** A paced call's units and their mean age (≥ `minAgeMs`); units unseen for a window go. */
 export function paceOf(lane: Lane, now: number, minAgeMs: number) {
   let ages = 0;
   for (const [unit, u] of lane.open) {
@@ -244,18 +235,14 @@ export function newLane(
     open: new Map<string, { readonly since: number; at: number }>(),
     /** Slots with a pending text, neither in flight nor parked, in pick order. */
     readyEdits: new Heap<EditSlot>(slotBefore),
-    /** Units edited less than the interval ago (`until` = last edit + interval); swept now and then. */
+    /** Units edited within the interval (`until` = last edit + interval); swept now and then. */
     units: new Map<string, Hold<EditSlot>>(),
-    /** Units with parked edits, by end of interval. */
-    heldUnits: new Heap<Hold<EditSlot>>(holdBefore),
+    heldUnits: new Heap<Hold<EditSlot>>(holdBefore), // units with parked edits, by interval end
     unitsSweepAt: UNITS_SWEEP_MIN,
     pausedUntil: 0,
-    /** The team's window is full until then: no call of the lane can go before. */
-    blockedUntil: 0,
-    /** No spare call for paced ones until then; owed calls may still go. */
-    pacedUntil: 0,
-    /** Set by `pick`: when the earliest hold ends. */
-    nextAt: Infinity,
+    blockedUntil: 0, // the team's window is full until then: no call of the lane goes before
+    pacedUntil: 0, // no spare call for paced ones until then; owed calls may still go
+    nextAt: Infinity, // set by `pick`: when the earliest hold ends
     timer: undefined as unknown,
     timerAt: 0,
     wake,
@@ -365,11 +352,10 @@ export function enqueueJob(
   job: Job,
   maxWaitMs: number | undefined,
   clock: Pick<Clock, "setTimeout">,
-  fail: (err: BudgetWaitExceeded) => void,
 ): void {
   lane.jobs.push(job);
   if (maxWaitMs === undefined) return;
   clock.setTimeout(() => {
-    if (lane.jobs.remove(job)) fail(new BudgetWaitExceeded(lane.method, maxWaitMs));
+    if (lane.jobs.remove(job)) job.fail(new BudgetWaitExceeded(lane.method, maxWaitMs));
   }, maxWaitMs);
 }

@@ -3,27 +3,21 @@ import type { AppMetrics } from "../../metrics.ts";
 
 type ByMethod = Record<string, number>;
 
-export interface SchedulerMetrics {
-  calls: ByMethod;
-  rateLimited: ByMethod;
-  failed: ByMethod;
-  /** Edits dropped because a newer text of the same message replaced them. */
-  superseded: number;
+const counters = () => ({
+  calls: {} as ByMethod,
+  rateLimited: {} as ByMethod,
+  failed: {} as ByMethod,
+  superseded: 0, // edits dropped because a newer text of the same message replaced them
   /** From queueing (of a message's oldest unsent text, for edits) to the call. */
-  queueWait: Record<string, { count: number; sumMs: number; maxMs: number }>;
-  /** Calls and edits waiting right now. */
-  queued: number;
-}
+  queueWait: {} as Record<string, { count: number; sumMs: number; maxMs: number }>,
+});
+
+/** `queued`: calls and edits waiting right now. */
+export type SchedulerMetrics = ReturnType<typeof counters> & { queued: number };
 
 /** The scheduler's counters (`/metrics.json`), also reported to the app's Prometheus metrics. */
 export class SchedulerStats {
-  readonly #m: Omit<SchedulerMetrics, "queued"> = {
-    calls: {},
-    rateLimited: {},
-    failed: {},
-    superseded: 0,
-    queueWait: {},
-  };
+  readonly #m = counters();
   readonly #sink: AppMetrics | undefined;
 
   constructor(sink?: AppMetrics) {

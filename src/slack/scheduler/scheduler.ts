@@ -1,8 +1,6 @@
 /**
  * The scheduler for Slack writes: one budget per workspace and Slack method (a lane), shared by
- * every run, so that runs streaming at once stay inside Slack's tiers together. Owed calls go as
- * soon as the window has room, interim texts are paced (windows.ts); edits of a message are
- * coalesced (only its latest text is sent); a 429 pauses that method for that team only.
+ * every run; owed calls first, interim texts paced (windows.ts), a message's edits coalesced.
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { type Clock, systemClock } from "../../util/clock.ts";
@@ -10,9 +8,7 @@ import { handled } from "../../util/handled.ts";
 import { bindToCurrent } from "../../tracing/spans.ts";
 import {
   bucketFor,
-  checkBudgets,
   DEFAULT_BUDGETS,
-  EDIT_METHOD,
   type MethodBudget,
   rateLimitedRetryAfter,
   windowFor,
@@ -41,40 +37,28 @@ import { type SchedulerMetrics, SchedulerStats } from "./metrics.ts";
 import { MemoryTokenBuckets, type TokenBuckets } from "./token-buckets.ts";
 
 export interface EditOptions {
-  /** The last edit of a run: goes before interim edits and is not held by the interval. */
-  readonly final?: boolean;
-  /** Edits of one run share the per-message interval (a run split over several messages). */
-  readonly runId?: string;
+  readonly final?: boolean; // a run's last edit: before interim ones, not held by the interval
+  readonly runId?: string; // edits of one run share the interval (a run over several messages)
 }
 
 export interface ScheduleOptions {
-  /** The per-key bucket to take from as well (chat.postMessage: the channel). */
-  readonly key?: string;
+  readonly key?: string; // take from this key's bucket too (chat.postMessage: the channel)
   readonly priority?: "high" | "normal";
-  /** Waiting since then (default: now); calls of one rank go oldest first. */
-  readonly since?: number;
+  readonly since?: number; // waiting since then (default: now); one rank goes oldest first
   /** Give up (BudgetWaitExceeded) when the call has not started within this long. */
   readonly maxWaitMs?: number;
-  /**
-   * An interim text of `unit` (a stream's append with more to come): it spends only the calls
-   * the owed ones will not need (windows.ts). `last`: the unit's final one, owed like any call.
-   */
+  /** An interim text of `unit` (more to come): spends only spare calls. `last`: its owed final. */
   readonly pace?: { readonly unit: string; readonly last?: boolean };
 }
 
 export interface SchedulerOptions {
   readonly clock?: Clock;
-  /** Memory by default; RedisTokenBuckets to share the budget between instances. */
-  readonly buckets?: TokenBuckets;
-  /** Share of every budget the scheduler may use in any minute. Default 0.9. */
-  readonly safety?: number;
-  /** Overrides of DEFAULT_BUDGETS, by method. */
+  readonly buckets?: TokenBuckets; // memory by default
+  readonly safety?: number; // share of every budget usable in any minute, default 0.9
   readonly budgets?: Readonly<Record<string, MethodBudget>>;
-  /** Minimum time between two interim edits of one message (or run). Default 1000 ms. */
-  readonly minEditIntervalMs?: number;
+  readonly minEditIntervalMs?: number; // between interim edits of a message (or run), default 1000
   readonly metrics?: AppMetrics;
-  /** Told about failures of the scheduler itself (e.g. the bucket store). */
-  readonly onError?: (err: unknown) => void;
+  readonly onError?: (err: unknown) => void; // failures of the scheduler itself (the bucket store)
 }
 
 const SHARED_JITTER_MS = 100;
@@ -88,8 +72,7 @@ export class SlackScheduler {
   readonly #budgets: Readonly<Record<string, MethodBudget>>;
   readonly #minInterval: number;
   readonly #onError: (err: unknown) => void;
-  /** By team, then method. */
-  readonly #lanes = new Map<string, Map<string, Lane>>();
+  readonly #lanes = new Map<string, Map<string, Lane>>(); // by team, then method
   readonly #allLanes = () => [...this.#lanes.values()].flatMap((lanes) => [...lanes.values()]);
   readonly #stats: SchedulerStats;
   #seq = 0;
@@ -106,13 +89,14 @@ export class SlackScheduler {
     this.#onError = options.onError ?? (() => {});
     this.#stats = new SchedulerStats(options.metrics);
     if (!(this.#safety > 0 && this.#safety <= 1)) throw new Error("safety must be in (0, 1]");
-    checkBudgets(this.#budgets, this.#safety);
+    // Fails at start-up, not on the first call, when a budget cannot keep its margin.
+    for (const [method, budget] of Object.entries(this.#budgets)) {
+      windowFor("", method, budget, this.#safety);
+      if (budget.perKey) bucketFor(method, budget.perKey, this.#safety);
+    }
   }
 
-  /**
-   * Queues an edit of a message ("C123:1700000000.000100"): "sent", or "superseded" by a newer
-   * text before it went; rejects when Slack refused it (other than 429).
-   */
+  /** Edits "C123:1700000000.000100": "sent", "superseded" by a newer text, or rejects (not 429). */
   scheduleEdit(
     teamId: string,
     messageKey: string,
@@ -120,7 +104,7 @@ export class SlackScheduler {
     options?: EditOptions,
   ): Promise<EditResult> {
     return this.#queue<EditResult>((settle, fail) => {
-      const lane = this.#lane(teamId, EDIT_METHOD);
+      const lane = this.#lane(teamId, "chat.update");
       // Sent later, it stays in the trace of whoever asked for it (its span is that run's).
       const call = bindToCurrent(send);
       const queued = queueEdit(lane, messageKey, { send: call, settle, fail }, options, () => ({
@@ -134,7 +118,7 @@ export class SlackScheduler {
 
   /** Drops a message's text still waiting (its run ended: the final edit replaces it). */
   cancelEdit(teamId: string, messageKey: string): boolean {
-    const lane = this.#lanes.get(teamId)?.get(EDIT_METHOD);
+    const lane = this.#lanes.get(teamId)?.get("chat.update");
     if (!lane || !dropEdit(lane, messageKey)) return false;
     this.#stats.superseded();
     return true;
@@ -148,7 +132,6 @@ export class SlackScheduler {
     options?: ScheduleOptions,
   ): Promise<T> {
     return this.#queue<T>((resolve, reject) => {
-      // An unknown method throws here, which rejects the promise.
       const lane = this.#lane(teamId, method);
       const paced = options?.pace !== undefined && options.pace.last !== true;
       if (options?.pace) track(lane, options.pace.unit, paced, this.#clock.now());
@@ -165,7 +148,7 @@ export class SlackScheduler {
         retries: 0,
         heapIndex: -1,
       };
-      enqueueJob(lane, job, options?.maxWaitMs, this.#clock, reject);
+      enqueueJob(lane, job, options?.maxWaitMs, this.#clock);
       this.#requestPump(lane);
     });
   }

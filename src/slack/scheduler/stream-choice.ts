@@ -1,34 +1,26 @@
 /**
- * Auto streaming's choice, per workspace: edit a run's message (`chat.update`, Tier 3: about 50
- * a minute) or stream it (`chat.appendStream`, Tier 4: about 100, after a Tier 2
- * `chat.startStream`). One run alone is freshest edited (about once a second; a stream waits for
- * whole lines); once edits are shared, a run goes where its share of calls is larger.
+ * Auto streaming's choice, per workspace: edit a run's message (`chat.update`, Tier 3) or stream
+ * it (`chat.appendStream`, Tier 4). One run alone is freshest edited; once edits are shared, a run
+ * goes where its share of calls is larger.
  */
 import { type Clock, systemClock } from "../../util/clock.ts";
 import type { LaneLoad } from "./lanes.ts";
-
-export interface Loads {
-  load(teamId: string, method: string): LaneLoad;
-}
+import type { SlackScheduler } from "./scheduler.ts";
 
 /** Slack ends a stream about five minutes after it started: no stop is due for it then. */
 const STREAM_LIFETIME_MS = 5 * 60_000;
 /** A run that chose to edit counts as editing this long (its first edit may not be queued yet). */
 const CHOSEN_MS = 2000;
-/**
- * An append carries only whole lines (a stream cannot take text back): a streamed answer shows
- * about half as fresh at the same rate of calls (lag p50 1.1 s streamed, 0.5 s edited: bench).
- */
+/** An append carries only whole lines: half as fresh per call (lag p50 1.1 s vs 0.5 s: bench). */
 const APPEND_WORTH = 0.5;
 export class StreamChoice {
-  readonly #loads: Loads;
+  readonly #loads: Pick<SlackScheduler, "load">;
   readonly #teamId: string;
   readonly #clock: Clock;
-  /** Streams open here, by ts: when each started. */
-  readonly #open = new Map<string, number>();
+  readonly #open = new Map<string, number>(); // stream ts → when it started
   #edits: number[] = []; // when runs here chose to edit
 
-  constructor(loads: Loads, teamId: string, clock: Clock = systemClock) {
+  constructor(loads: Pick<SlackScheduler, "load">, teamId: string, clock: Clock = systemClock) {
     this.#loads = loads;
     this.#teamId = teamId;
     this.#clock = clock;
@@ -49,10 +41,7 @@ export class StreamChoice {
     );
   }
 
-  /**
-   * Whether a stop would go at once (owed, it waits only while the window is full; other
-   * instances' stops are not known here). A stop that waits delays no text.
-   */
+  /** Whether a stop would go at once (others' stops unknown here); a waiting one delays no text. */
   stopsKeepUp(): boolean {
     return this.#loads.load(this.#teamId, "chat.stopStream").waiting === 0;
   }

@@ -24,20 +24,14 @@ export interface TokenBucketSpec {
 }
 
 export interface TakeAnswer {
-  /** 0 when the tokens were taken, otherwise ms until every bucket has one. */
-  readonly wait: number;
-  /** The first bucket's own wait (the scheduler puts the workspace's first). */
-  readonly firstWait: number;
+  readonly wait: number; // 0: the tokens were taken; else ms until every bucket has one
+  readonly firstWait: number; // the first bucket's own (the scheduler puts the workspace's first)
 }
 
 export interface TokenBuckets {
-  /**
-   * Takes one token from every bucket, or from none (a chat.postMessage refused by the workspace
-   * does not spend its channel's token). Other takers may still come first after a wait.
-   */
+  /** Takes a token from every bucket or none (a post the workspace refuses spends no channel's). */
   take(buckets: readonly BucketSpec[], now: number): Promise<TakeAnswer>;
-  /** Whether other instances take from the same buckets (then they race for each token). */
-  readonly shared: boolean;
+  readonly shared: boolean; // other instances take from them too (and race for each token)
   /** Deletes every bucket whose key starts with `prefix` (a workspace that uninstalled the app). */
   forget?(prefix: string): Promise<void>;
   close(): Promise<void>;
@@ -73,9 +67,12 @@ export class MemoryTokenBuckets implements TokenBuckets {
   }
 
   takeNow(buckets: readonly BucketSpec[], now: number): TakeAnswer {
-    const waits = buckets.map((b) =>
-      b.kind === "window" ? this.#windowWait(b, now) : refill(b, this.#state.get(b.key), now).wait,
-    );
+    const waits = buckets.map((b) => {
+      if (b.kind !== "window") return refill(b, this.#state.get(b.key), now).wait;
+      const { times } = this.#windowOf(b);
+      expire(b, times, now);
+      return windowWait(b, times, now);
+    });
     const wait = Math.max(0, ...waits);
     if (wait > 0) return { wait, firstWait: waits[0] ?? 0 };
     for (const b of buckets) {
@@ -95,12 +92,6 @@ export class MemoryTokenBuckets implements TokenBuckets {
     let w = this.#windows.get(spec.key);
     if (!w) this.#windows.set(spec.key, (w = { times: [], spec }));
     return w;
-  }
-
-  #windowWait(spec: WindowSpec, now: number): number {
-    const { times } = this.#windowOf(spec);
-    expire(spec, times, now);
-    return windowWait(spec, times, now);
   }
 
   async forget(prefix: string): Promise<void> {
@@ -177,7 +168,6 @@ export interface ScriptClient {
   evalSha(sha1: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
   eval(script: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
   on(event: "error", listener: (err: unknown) => void): unknown;
-  /** For `forget` (node-redis has both). */
   scanIterator?(options: { MATCH: string; COUNT: number }): AsyncIterable<string[]>;
   unlink?(keys: string[]): Promise<unknown>;
   readonly isOpen: boolean;
@@ -185,8 +175,7 @@ export interface ScriptClient {
 }
 
 export interface RedisBucketsOptions {
-  /** Prepended to every bucket key. Default "slack-rl:". */
-  readonly prefix?: string | undefined;
+  readonly prefix?: string | undefined; // before every bucket key, default "slack-rl:"
   /** Told once per outage; the buckets fall back to memory meanwhile. */
   readonly onError?: ((err: unknown) => void) | undefined;
 }

@@ -1,9 +1,7 @@
 /**
- * A workspace's budget for one Slack method as Slack counts it: at most `limit` calls in any
- * sliding window, at any pace within it. Owed calls (a final edit, a post, a stop) go as soon as
- * the window has room; paced calls (interim texts) spend only the spare calls, those the runs'
- * finals will not need (`reserveOf`), spread over `paceHorizon`. The reasoning: docs/benchmarks.md,
- * "How the budgets are spent (issue 33)".
+ * A workspace's budget for one Slack method: at most `limit` calls in any sliding window. Owed
+ * calls go once it has room; paced ones (interim texts) spend only the calls the finals will not
+ * need. The reasoning: docs/benchmarks.md, "How the budgets are spent (issue 33)".
  */
 
 export interface WindowSpec {
