@@ -169,9 +169,10 @@ function results(
       });
       // The server may hold a long poll for `timeout` seconds (300 when unset).
       const headersTimeoutMs = (query.timeout ?? 300) * 1000 + http.requestTimeoutMs;
-      return http.read("fetching the task result", "GET", target, TaskResult, {
+      return http.send("fetching the task result", "GET", target, TaskResult, {
         signal,
         headersTimeoutMs,
+        retried: true,
       });
     },
 
@@ -234,20 +235,21 @@ function threads(
         compact: query.compact,
       });
       const what = "reading the conversation history";
-      return http.read(what, "GET", target, HistoryResponse, { signal });
+      return http.send(what, "GET", target, HistoryResponse, { signal, retried: true });
     },
 
     async stopAgent(ref, { signal } = {}) {
       const target = http.threadUrl(ref, "/agent/stop");
       // Stopping twice has the same effect as stopping once, so it is safe to retry.
-      return http.read("stopping the task", "POST", target, StopResponse, { signal });
+      const what = "stopping the task";
+      return http.send(what, "POST", target, StopResponse, { signal, retried: true });
     },
 
     async listFiles(ref, query = {}, { signal } = {}) {
       checkPaging(query);
       const target = http.threadUrl(ref, "/files", { page: query.page, page_size: query.pageSize });
       const what = "listing the thread's files";
-      return http.read(what, "GET", target, FileListResponse, { signal });
+      return http.send(what, "GET", target, FileListResponse, { signal, retried: true });
     },
 
     /**

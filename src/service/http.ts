@@ -127,6 +127,8 @@ interface SendOptions {
   body?: MultipartBody;
   /** This key instead of the client's (checking a key before it is saved). */
   apiKey?: string;
+  /** Idempotent: retried on transient failures, honouring Retry-After. */
+  retried?: boolean;
 }
 
 type RequestOptions = { dispatcher: Dispatcher; method: "GET" | "POST" } & Omit<
@@ -218,6 +220,10 @@ export class ServiceHttp {
     schema: S,
     opts: SendOptions,
   ): Promise<z.infer<S>> {
+    if (opts.retried) {
+      const once = { ...opts, retried: false };
+      return this.retried(opts.signal, () => this.send(what, method, target, schema, once));
+    }
     return inSpan(...clientSpanOf(method, target), async (span) => {
       const headers = withTraceHeaders(await this.#headers(opts.apiKey));
       const { body } = opts;
@@ -234,17 +240,6 @@ export class ServiceHttp {
       });
       return parseAnswer(res, what, schema, this.answerRead);
     });
-  }
-
-  /** An idempotent `send`: retried on transient failures, honouring Retry-After. */
-  read<S extends z.ZodType>(
-    what: string,
-    method: "GET" | "POST",
-    target: URL,
-    schema: S,
-    opts: SendOptions,
-  ): Promise<z.infer<S>> {
-    return this.retried(opts.signal, () => this.send(what, method, target, schema, opts));
   }
 
   retried<T>(signal: AbortSignal | undefined, fn: () => Promise<T>): Promise<T> {
