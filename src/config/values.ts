@@ -110,18 +110,14 @@ function yesOrNo(v: string): boolean | undefined {
 /** true or false; unset is false. */
 export const flag = parsedOr(false, "must be true or false", (v) => yesOrNo(v.toLowerCase()));
 
+/** The non-empty items of a comma-separated list, trimmed. */
+export const commaList = (v: string): string[] => v.split(",").flatMap((s) => s.trim() || []);
+
 /** A comma-separated list of names (model or agent ids offered in the New task modal). */
 export const nameList = z
   .string()
   .optional()
-  .transform((v) => [
-    ...new Set(
-      (v ?? "")
-        .split(",")
-        .map((s) => s.trim())
-        .filter((s) => s !== ""),
-    ),
-  ])
+  .transform((v) => [...new Set(commaList(v ?? ""))])
   .pipe(
     z
       .array(z.string().max(150, "has a name longer than 150 characters"))

@@ -3,7 +3,7 @@
  * and the keys that seal each workspace's service key at rest (ENCRYPTION_KEY(S)).
  */
 import type { z } from "zod";
-import { optionalString } from "./values.ts";
+import { commaList, optionalString } from "./values.ts";
 import { sealingKeys, SecretBoxError } from "../util/secret-box.ts";
 
 /** Where Bolt serves the install page and Slack's redirect back (Bolt's default paths). */
@@ -18,12 +18,7 @@ const TEAM_ID = /^[TE][A-Z0-9]{2,}$/;
 
 /** A comma-separated list of workspace and organisation ids (and `*`), or undefined when unset. */
 const teamIds = optionalString
-  .transform((v) =>
-    v
-      ?.split(",")
-      .map((id) => id.trim())
-      .filter((id) => id !== ""),
-  )
+  .transform((v) => (v === undefined ? undefined : commaList(v)))
   .refine(
     (ids) =>
       ids === undefined || (ids.length > 0 && ids.every((id) => id === "*" || TEAM_ID.test(id))),
@@ -169,10 +164,7 @@ export function encryptionFrom(
     );
   }
   const name = v.ENCRYPTION_KEYS !== undefined ? "ENCRYPTION_KEYS" : "ENCRYPTION_KEY";
-  const listed = (v.ENCRYPTION_KEYS ?? v.ENCRYPTION_KEY ?? "")
-    .split(",")
-    .map((k) => k.trim())
-    .filter((k) => k !== "");
+  const listed = commaList(v.ENCRYPTION_KEYS ?? v.ENCRYPTION_KEY ?? "");
   if (listed.length === 0) {
     if (!oauth) return { keys: [], problems: [] };
     return refused(

@@ -132,11 +132,8 @@ function starts(http: ServiceHttp): Pick<TaskService, "createTask" | "continueCo
         files,
       );
       const target = http.url("/quick-action");
-      return http.send("creating the task", "POST", target, CreateTaskResponse, {
-        signal,
-        body,
-        headersTimeoutMs,
-      });
+      const opts = { signal, body, headersTimeoutMs };
+      return http.send("creating the task", "POST", target, CreateTaskResponse, opts);
     },
 
     async continueConversation(ref, input, { signal } = {}) {
@@ -144,11 +141,8 @@ function starts(http: ServiceHttp): Pick<TaskService, "createTask" | "continueCo
       validateTaskInput(input.prompt, files);
       const body = encodeMultipart([["prompt", input.prompt || undefined]], files);
       const target = http.threadUrl(ref, "/response");
-      return http.send("sending the follow-up", "POST", target, ContinueResponse, {
-        signal,
-        body,
-        headersTimeoutMs,
-      });
+      const opts = { signal, body, headersTimeoutMs };
+      return http.send("sending the follow-up", "POST", target, ContinueResponse, opts);
     },
   };
 }
@@ -169,11 +163,8 @@ function results(
       });
       // The server may hold a long poll for `timeout` seconds (300 when unset).
       const headersTimeoutMs = (query.timeout ?? 300) * 1000 + http.requestTimeoutMs;
-      return http.send("fetching the task result", "GET", target, TaskResult, {
-        signal,
-        headersTimeoutMs,
-        retried: true,
-      });
+      const opts = { signal, headersTimeoutMs, retried: true };
+      return http.send("fetching the task result", "GET", target, TaskResult, opts);
     },
 
     async *streamTaskResult(ref, { signal } = {}) {
@@ -264,10 +255,8 @@ function threads(
         compact: true,
       });
       try {
-        await http.send("checking the API key", "GET", target, HistoryResponse, {
-          signal,
-          apiKey: key,
-        });
+        const opts = { signal, apiKey: key };
+        await http.send("checking the API key", "GET", target, HistoryResponse, opts);
         return "valid";
       } catch (err) {
         if (!(err instanceof TaskServiceError)) throw err;

@@ -43,8 +43,6 @@ export interface HttpOptions {
   retries?: number;
   retryMinDelayMs?: number;
   retryMaxDelayMs?: number;
-  /** Waiting for an answer's headers (default 30 s; long polls add their timeout). */
-  requestTimeoutMs?: number;
   /** A stream with no bytes (not even a keep-alive) for this long is dropped. */
   streamIdleTimeoutMs?: number;
   /** Told about every request once its status is known (or it failed): for metrics. */
@@ -82,12 +80,7 @@ const API = "/api/v1/public";
 
 type Query = Record<string, string | number | boolean | undefined>;
 
-export function checkRange(
-  name: string,
-  value: number | undefined,
-  min: number,
-  max: number,
-): void {
+export function checkRange(name: string, value: number | undefined, min: number, max: number) {
   if (value === undefined) return;
   if (!Number.isInteger(value) || value < min || value > max) {
     throw new TaskServiceError({
@@ -140,7 +133,8 @@ const HEADERS = { "user-agent": "slack-task-bot/0.1", accept: "application/json"
 
 /** The plumbing of one service: URLs, requests, reads with retries, the result stream. */
 export class ServiceHttp {
-  readonly requestTimeoutMs: number;
+  /** Waiting for an answer's headers (long polls add their timeout). */
+  readonly requestTimeoutMs = 30_000;
   readonly streamIdleTimeoutMs: number;
   readonly maxAnswerBytes: number;
   readonly answerRead: AnswerRead;
@@ -154,7 +148,6 @@ export class ServiceHttp {
     this.#base = options.baseUrl.replace(/\/+$/, "");
     this.#dispatcher = options.dispatcher ?? new Agent(SERVICE_POOL);
     this.#control = options.controlDispatcher ?? new Agent(CONTROL_POOL);
-    this.requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
     this.streamIdleTimeoutMs = options.streamIdleTimeoutMs ?? 120_000;
     this.maxAnswerBytes = options.maxAnswerBytes ?? MAX_ANSWER_BYTES;
     this.answerRead = { maxBytes: this.maxAnswerBytes, budget: options.readBudget };
@@ -252,14 +245,9 @@ export class ServiceHttp {
       ...(signal ? { signal } : {}),
       shouldRetry: ({ error }) => error instanceof TaskServiceError && error.transient,
       onFailedAttempt: async ({ error, retriesLeft, retryDelay }) => {
-        if (
-          retriesLeft > 0 &&
-          error instanceof TaskServiceError &&
-          error.retryAfterMs !== undefined &&
-          error.retryAfterMs > retryDelay
-        ) {
-          const extra = Math.min(error.retryAfterMs - retryDelay, 120_000);
-          await delay(extra, undefined, signal ? { signal } : {});
+        const wait = error instanceof TaskServiceError ? (error.retryAfterMs ?? 0) : 0;
+        if (retriesLeft > 0 && wait > retryDelay) {
+          await delay(Math.min(wait - retryDelay, 120_000), undefined, signal ? { signal } : {});
         }
       },
     });
@@ -270,11 +258,7 @@ export class ServiceHttp {
     what: string,
     target: URL,
     signal: AbortSignal | undefined,
-    read: {
-      readonly accept: string;
-      readonly headersTimeoutMs: number;
-      readonly bodyTimeoutMs: number;
-    },
+    read: { accept: string; headersTimeoutMs: number; bodyTimeoutMs: number },
   ): Promise<Dispatcher.ResponseData> {
     const headers = await this.#headers();
     const { span, context } = startSpan(...clientSpanOf("GET", target));

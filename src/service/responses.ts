@@ -20,10 +20,7 @@ export function isAbort(err: unknown): boolean {
   );
 }
 
-function flattenDetail(detail: z.infer<typeof ErrorBody>["detail"]): {
-  text: string;
-  issues: ValidationIssue[];
-} {
+function flattenDetail(detail: z.infer<typeof ErrorBody>["detail"]) {
   if (typeof detail === "string") return { text: detail, issues: [] };
   if (Array.isArray(detail)) {
     const issues = detail.map((d) => ({
