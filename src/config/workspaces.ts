@@ -120,18 +120,12 @@ export function workspacesFrom(v: WorkspacesValues, apiUrl: string | undefined, 
 
 /** The allow-list and the workspaces that may spend the app's key: with many workspaces only. */
 function teamsFrom(v: WorkspacesValues, oauth: boolean, appKey: boolean) {
-  const problems: string[] = [];
   const { TASK_ALLOWED_TEAMS: allowed, TASK_API_KEY_FOR: keyFor } = v;
-  for (const [name, list] of [
-    ["TASK_ALLOWED_TEAMS", allowed],
-    ["TASK_API_KEY_FOR", keyFor],
-  ] as const) {
-    if (list !== undefined && !oauth) {
-      problems.push(
-        `${name} applies to many workspaces (OAuth) only: unset it with SLACK_BOT_TOKEN`,
-      );
-    }
-  }
+  const problems = (["TASK_ALLOWED_TEAMS", "TASK_API_KEY_FOR"] as const)
+    .filter((name) => v[name] !== undefined && !oauth)
+    .map(
+      (name) => `${name} applies to many workspaces (OAuth) only: unset it with SLACK_BOT_TOKEN`,
+    );
   if (keyFor !== undefined && oauth && !appKey) {
     problems.push(
       "TASK_API_KEY_FOR is set but TASK_API_KEY is not: set the key it lends, or unset TASK_API_KEY_FOR",
