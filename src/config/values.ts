@@ -125,11 +125,7 @@ export const nameList = z
   );
 
 /** A developer command's port setting (SIM_PORT…): the number, or the problem and exit 1. */
-export function portSettingOrExit(
-  name: string,
-  value: string | undefined,
-  fallback: number,
-): number {
+export function portSettingOrExit(name: string, value: string | undefined, fallback: number) {
   const parsed = intFrom(0, 65_535, fallback).safeParse(value);
   if (parsed.success) return parsed.data;
   process.stderr.write(`Invalid configuration: ${name} must be a whole number from 0 to 65535\n`);

@@ -147,10 +147,7 @@ export const wantsOAuth = (v: WorkspacesValues): boolean =>
 const KEY_HINT = "32 random bytes, base64: `openssl rand -base64 32`";
 
 /** The keys sealing workspaces' service keys (the first seals; required with OAuth), or the problems. */
-export function encryptionFrom(
-  v: WorkspacesValues,
-  oauth: boolean,
-): { readonly keys: readonly string[]; readonly problems: string[] } {
+export function encryptionFrom(v: WorkspacesValues, oauth: boolean) {
   const refused = (problem: string) => ({ keys: [], problems: [problem] });
   if (v.ENCRYPTION_KEY !== undefined && v.ENCRYPTION_KEYS !== undefined) {
     return refused(

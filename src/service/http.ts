@@ -166,22 +166,13 @@ export class ServiceHttp {
     return u;
   }
 
-  threadUrl(
-    ref: { readonly threadId: string; readonly projectId: string },
-    suffix: string,
-    query: Query = {},
-  ): URL {
+  threadUrl(ref: { threadId: string; projectId: string }, suffix: string, query: Query = {}) {
     const path = `/threads/${encodeURIComponent(ref.threadId)}${suffix}`;
     return this.url(path, { project_id: ref.projectId, ...query });
   }
 
   /** One request, reported, its status on `span` (from 400, an error); a refusal thrown. */
-  async #request(
-    what: string,
-    target: URL,
-    span: Span,
-    options: RequestOptions,
-  ): Promise<Dispatcher.ResponseData> {
+  async #request(what: string, target: URL, span: Span, options: RequestOptions) {
     const started = performance.now();
     const report = (status: number | "error") =>
       this.#options.onResponse?.({

@@ -41,10 +41,7 @@ function flattenDetail(detail: z.infer<typeof ErrorBody>["detail"]) {
 }
 
 /** A refusal (not 2xx) as a TaskServiceError: its `{detail}`, kind and Retry-After. */
-export async function failure(
-  res: Dispatcher.ResponseData,
-  what: string,
-): Promise<TaskServiceError> {
+export async function failure(res: Dispatcher.ResponseData, what: string) {
   // Its first 64 KiB at most: leaving the loop closes the body.
   const decoder = new TextDecoder("utf-8");
   let raw = "";

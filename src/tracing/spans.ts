@@ -85,11 +85,7 @@ export function withTeam<T>(teamId: string | undefined, fn: () => T): T {
 }
 
 /** Runs `fn` in a child span, ended when `fn` settles; a failure sets `error.type` (below). */
-export function inSpan<T>(
-  name: string,
-  options: SpanOptions,
-  fn: (span: Span) => Promise<T>,
-): Promise<T> {
+export function inSpan<T>(name: string, options: SpanOptions, fn: (span: Span) => Promise<T>) {
   return tracer.startActiveSpan(name, options, async (span) => {
     try {
       return await fn(span);
@@ -103,11 +99,7 @@ export function inSpan<T>(
 }
 
 /** A span begun now in `parent` (the current context by default), for the caller to end. */
-export function startSpan(
-  name: string,
-  options: SpanOptions,
-  parent: Context = context.active(),
-): { readonly span: Span; readonly context: Context } {
+export function startSpan(name: string, options: SpanOptions, parent = context.active()) {
   const span = tracer.startSpan(name, options, parent);
   return { span, context: trace.setSpan(parent, span) };
 }
@@ -129,10 +121,7 @@ function errorType(err: unknown): string {
 }
 
 /** Adds the current trace's headers (W3C `traceparent` by default) to `headers`. */
-export function withTraceHeaders(
-  headers: Record<string, string>,
-  at: Context = context.active(),
-): Record<string, string> {
+export function withTraceHeaders(headers: Record<string, string>, at = context.active()) {
   propagation.inject(at, headers);
   return headers;
 }
