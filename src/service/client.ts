@@ -103,9 +103,7 @@ export interface KeyChecker {
 
 export type TaskServiceClientOptions = HttpOptions;
 
-export function createTaskServiceClient(
-  options: TaskServiceClientOptions,
-): TaskService & KeyChecker {
+export function createTaskServiceClient(options: HttpOptions): TaskService & KeyChecker {
   const http = new ServiceHttp(options);
   return { ...starts(http), ...results(http), ...threads(http) };
 }
