@@ -125,10 +125,7 @@ const appShape = {
 };
 
 /** Every environment variable the app reads (deploy files are checked against this list). */
-export const SETTINGS: readonly string[] = [
-  ...Object.keys(appShape),
-  ...Object.keys(workspacesShape),
-];
+export const SETTINGS: readonly string[] = Object.keys({ ...appShape, ...workspacesShape });
 
 /** How long a SIGTERM'd instance may take to hand its runs over before it exits anyway. */
 export const SHUTDOWN_DEADLINE_MS = 15_000;

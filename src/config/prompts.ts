@@ -1,7 +1,6 @@
 /**
  * TASK_SUGGESTED_PROMPTS: what Slack's agent view offers when a person opens the app
- * (`assistant.threads.setSuggestedPrompts`: at most 4). A JSON array; unset: the defaults below;
- * `[]`: none.
+ * (`assistant.threads.setSuggestedPrompts`: at most 4). JSON array; unset: defaults; `[]`: none.
  */
 import { z } from "zod";
 import { jsonOf, parsedOr } from "./values.ts";

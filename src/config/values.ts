@@ -110,18 +110,14 @@ function yesOrNo(v: string): boolean | undefined {
 /** true or false; unset is false. */
 export const flag = parsedOr(false, "must be true or false", (v) => yesOrNo(v.toLowerCase()));
 
+/** The non-empty items of a comma-separated list, trimmed. */
+export const commaList = (v: string): string[] => v.split(",").flatMap((s) => s.trim() || []);
+
 /** A comma-separated list of names (model or agent ids offered in the New task modal). */
 export const nameList = z
   .string()
   .optional()
-  .transform((v) => [
-    ...new Set(
-      (v ?? "")
-        .split(",")
-        .map((s) => s.trim())
-        .filter((s) => s !== ""),
-    ),
-  ])
+  .transform((v) => [...new Set(commaList(v ?? ""))])
   .pipe(
     z
       .array(z.string().max(150, "has a name longer than 150 characters"))
@@ -129,11 +125,7 @@ export const nameList = z
   );
 
 /** A developer command's port setting (SIM_PORT…): the number, or the problem and exit 1. */
-export function portSettingOrExit(
-  name: string,
-  value: string | undefined,
-  fallback: number,
-): number {
+export function portSettingOrExit(name: string, value: string | undefined, fallback: number) {
   const parsed = intFrom(0, 65_535, fallback).safeParse(value);
   if (parsed.success) return parsed.data;
   process.stderr.write(`Invalid configuration: ${name} must be a whole number from 0 to 65535\n`);

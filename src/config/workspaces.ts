@@ -3,7 +3,7 @@
  * and the keys that seal each workspace's service key at rest (ENCRYPTION_KEY(S)).
  */
 import type { z } from "zod";
-import { optionalString } from "./values.ts";
+import { commaList, optionalString } from "./values.ts";
 import { sealingKeys, SecretBoxError } from "../util/secret-box.ts";
 
 /** Where Bolt serves the install page and Slack's redirect back (Bolt's default paths). */
@@ -18,12 +18,7 @@ const TEAM_ID = /^[TE][A-Z0-9]{2,}$/;
 
 /** A comma-separated list of workspace and organisation ids (and `*`), or undefined when unset. */
 const teamIds = optionalString
-  .transform((v) =>
-    v
-      ?.split(",")
-      .map((id) => id.trim())
-      .filter((id) => id !== ""),
-  )
+  .transform((v) => (v === undefined ? undefined : commaList(v)))
   .refine(
     (ids) =>
       ids === undefined || (ids.length > 0 && ids.every((id) => id === "*" || TEAM_ID.test(id))),
@@ -125,18 +120,12 @@ export function workspacesFrom(v: WorkspacesValues, apiUrl: string | undefined, 
 
 /** The allow-list and the workspaces that may spend the app's key: with many workspaces only. */
 function teamsFrom(v: WorkspacesValues, oauth: boolean, appKey: boolean) {
-  const problems: string[] = [];
   const { TASK_ALLOWED_TEAMS: allowed, TASK_API_KEY_FOR: keyFor } = v;
-  for (const [name, list] of [
-    ["TASK_ALLOWED_TEAMS", allowed],
-    ["TASK_API_KEY_FOR", keyFor],
-  ] as const) {
-    if (list !== undefined && !oauth) {
-      problems.push(
-        `${name} applies to many workspaces (OAuth) only: unset it with SLACK_BOT_TOKEN`,
-      );
-    }
-  }
+  const problems = (["TASK_ALLOWED_TEAMS", "TASK_API_KEY_FOR"] as const)
+    .filter((name) => v[name] !== undefined && !oauth)
+    .map(
+      (name) => `${name} applies to many workspaces (OAuth) only: unset it with SLACK_BOT_TOKEN`,
+    );
   if (keyFor !== undefined && oauth && !appKey) {
     problems.push(
       "TASK_API_KEY_FOR is set but TASK_API_KEY is not: set the key it lends, or unset TASK_API_KEY_FOR",
@@ -158,10 +147,7 @@ export const wantsOAuth = (v: WorkspacesValues): boolean =>
 const KEY_HINT = "32 random bytes, base64: `openssl rand -base64 32`";
 
 /** The keys sealing workspaces' service keys (the first seals; required with OAuth), or the problems. */
-export function encryptionFrom(
-  v: WorkspacesValues,
-  oauth: boolean,
-): { readonly keys: readonly string[]; readonly problems: string[] } {
+export function encryptionFrom(v: WorkspacesValues, oauth: boolean) {
   const refused = (problem: string) => ({ keys: [], problems: [problem] });
   if (v.ENCRYPTION_KEY !== undefined && v.ENCRYPTION_KEYS !== undefined) {
     return refused(
@@ -169,10 +155,7 @@ export function encryptionFrom(
     );
   }
   const name = v.ENCRYPTION_KEYS !== undefined ? "ENCRYPTION_KEYS" : "ENCRYPTION_KEY";
-  const listed = (v.ENCRYPTION_KEYS ?? v.ENCRYPTION_KEY ?? "")
-    .split(",")
-    .map((k) => k.trim())
-    .filter((k) => k !== "");
+  const listed = commaList(v.ENCRYPTION_KEYS ?? v.ENCRYPTION_KEY ?? "");
   if (listed.length === 0) {
     if (!oauth) return { keys: [], problems: [] };
     return refused(

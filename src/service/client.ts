@@ -103,9 +103,7 @@ export interface KeyChecker {
 
 export type TaskServiceClientOptions = HttpOptions;
 
-export function createTaskServiceClient(
-  options: TaskServiceClientOptions,
-): TaskService & KeyChecker {
+export function createTaskServiceClient(options: HttpOptions): TaskService & KeyChecker {
   const http = new ServiceHttp(options);
   return { ...starts(http), ...results(http), ...threads(http) };
 }
@@ -132,11 +130,8 @@ function starts(http: ServiceHttp): Pick<TaskService, "createTask" | "continueCo
         files,
       );
       const target = http.url("/quick-action");
-      return http.send("creating the task", "POST", target, CreateTaskResponse, {
-        signal,
-        body,
-        headersTimeoutMs,
-      });
+      const opts = { signal, body, headersTimeoutMs };
+      return http.send("creating the task", "POST", target, CreateTaskResponse, opts);
     },
 
     async continueConversation(ref, input, { signal } = {}) {
@@ -144,11 +139,8 @@ function starts(http: ServiceHttp): Pick<TaskService, "createTask" | "continueCo
       validateTaskInput(input.prompt, files);
       const body = encodeMultipart([["prompt", input.prompt || undefined]], files);
       const target = http.threadUrl(ref, "/response");
-      return http.send("sending the follow-up", "POST", target, ContinueResponse, {
-        signal,
-        body,
-        headersTimeoutMs,
-      });
+      const opts = { signal, body, headersTimeoutMs };
+      return http.send("sending the follow-up", "POST", target, ContinueResponse, opts);
     },
   };
 }
@@ -169,10 +161,8 @@ function results(
       });
       // The server may hold a long poll for `timeout` seconds (300 when unset).
       const headersTimeoutMs = (query.timeout ?? 300) * 1000 + http.requestTimeoutMs;
-      return http.read("fetching the task result", "GET", target, TaskResult, {
-        signal,
-        headersTimeoutMs,
-      });
+      const opts = { signal, headersTimeoutMs, retried: true };
+      return http.send("fetching the task result", "GET", target, TaskResult, opts);
     },
 
     async *streamTaskResult(ref, { signal } = {}) {
@@ -234,20 +224,21 @@ function threads(
         compact: query.compact,
       });
       const what = "reading the conversation history";
-      return http.read(what, "GET", target, HistoryResponse, { signal });
+      return http.send(what, "GET", target, HistoryResponse, { signal, retried: true });
     },
 
     async stopAgent(ref, { signal } = {}) {
       const target = http.threadUrl(ref, "/agent/stop");
       // Stopping twice has the same effect as stopping once, so it is safe to retry.
-      return http.read("stopping the task", "POST", target, StopResponse, { signal });
+      const what = "stopping the task";
+      return http.send(what, "POST", target, StopResponse, { signal, retried: true });
     },
 
     async listFiles(ref, query = {}, { signal } = {}) {
       checkPaging(query);
       const target = http.threadUrl(ref, "/files", { page: query.page, page_size: query.pageSize });
       const what = "listing the thread's files";
-      return http.read(what, "GET", target, FileListResponse, { signal });
+      return http.send(what, "GET", target, FileListResponse, { signal, retried: true });
     },
 
     /**
@@ -262,10 +253,8 @@ function threads(
         compact: true,
       });
       try {
-        await http.send("checking the API key", "GET", target, HistoryResponse, {
-          signal,
-          apiKey: key,
-        });
+        const opts = { signal, apiKey: key };
+        await http.send("checking the API key", "GET", target, HistoryResponse, opts);
         return "valid";
       } catch (err) {
         if (!(err instanceof TaskServiceError)) throw err;

@@ -57,13 +57,18 @@ export interface TextBudget {
   grow(bytes: number): boolean;
 }
 
-function textTooLarge(maxBytes: number): TaskServiceError {
-  return new TaskServiceError({
+/** Throws `too_large` when `bytes` pass the budget (`grow`: asks it for them, else compares). */
+function checkBudget(budget: TextBudget | undefined, bytes: number, grow = false): void {
+  if (!budget || (grow ? budget.grow(bytes) : bytes <= budget.maxBytes)) return;
+  throw new TaskServiceError({
     kind: "too_large",
     limit: "answer",
-    message: `The answer passed ${formatBytes(maxBytes)}, the most this app keeps of one answer.`,
+    message: `The answer passed ${formatBytes(budget.maxBytes)}, the most this app keeps of one answer.`,
   });
 }
+
+const transport = (mode: "stream" | "poll", reason: string) =>
+  ({ type: "transport", mode, reason }) as const;
 
 /**
  * Whether opening the stream was refused "not this way" (400, 404, 405, 406, 415, 422, 501, a 200
@@ -103,19 +108,12 @@ export async function* followRun(
     status: "running",
   };
   const refusedLately = options.refusals?.isRefused(ref.threadId) === true;
-  if (refusedLately) {
-    yield {
-      type: "transport",
-      mode: "poll",
-      reason: "the stream was refused lately on this thread",
-    };
-  }
+  if (refusedLately) yield transport("poll", "the stream was refused lately on this thread");
   if (refusedLately || (yield* streamRun(run)) === "poll") yield* pollRun(run);
 
   const final = await fetchFinal(run);
   // Nor may the final text (or the code blocks standing for an empty one) pass the budget.
-  const budget = options.textBudget;
-  if (budget && finalBytes(final) > budget.maxBytes) throw textTooLarge(budget.maxBytes);
+  checkBudget(options.textBudget, finalBytes(final));
   // Whatever the stream did not show (held back, or never streamed) comes from the result.
   yield* delta(run, run.text.snapshot(final.text));
   // A stream can end without naming a status (minimal shape's finish): report the final one.
@@ -137,8 +135,7 @@ interface Follower {
 /** Text to show, asked of the text budget first. */
 function* delta(run: Follower, text: string): Generator<RunUpdate> {
   if (text === "") return;
-  const budget = run.options.textBudget;
-  if (budget && !budget.grow(Buffer.byteLength(text, "utf8"))) throw textTooLarge(budget.maxBytes);
+  checkBudget(run.options.textBudget, Buffer.byteLength(text, "utf8"), true);
   yield { type: "delta", text };
 }
 
@@ -170,14 +167,10 @@ async function* streamRun(run: Follower): AsyncGenerator<RunUpdate, "done" | "po
     }
     failures++;
     if (failures > MAX_RECONNECTS) {
-      yield { type: "transport", mode: "poll", reason: `stream dropped ${failures} times` };
+      yield transport("poll", `stream dropped ${failures} times`);
       return "poll";
     }
-    yield {
-      type: "transport",
-      mode: "stream",
-      reason: `stream dropped; reconnecting (${failures})`,
-    };
+    yield transport("stream", `stream dropped; reconnecting (${failures})`);
     await delay(reconnectDelay(baseDelay, failures, random), undefined, run.call);
   }
 }
@@ -209,8 +202,7 @@ async function* readStream(
       if (ev.type === "delta") {
         yield* delta(run, text.delta(ev.text, ev.seq));
         // Nor may a connection's text the reconciler holds, not yet placed, pass the budget.
-        const budget = options.textBudget;
-        if (budget && text.connectionChars > budget.maxBytes) throw textTooLarge(budget.maxBytes);
+        checkBudget(options.textBudget, text.connectionChars);
         if (text.needsSnapshot) {
           // A reconnection skipped what was produced meanwhile: place it using the result so far.
           const now = await service.getTaskResult(ref, { timeout: 0 }, run.call);
@@ -231,11 +223,7 @@ async function* readStream(
     options.signal?.throwIfAborted();
     if (isRefusal(err) && received === 0) {
       options.refusals?.refused(ref.threadId);
-      yield {
-        type: "transport",
-        mode: "poll",
-        reason: `stream refused: ${(err as Error).message}`,
-      };
+      yield transport("poll", `stream refused: ${(err as Error).message}`);
       return "refused";
     }
     // A transient failure is a drop: the caller asks whether the run is still going.

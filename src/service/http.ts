@@ -43,8 +43,6 @@ export interface HttpOptions {
   retries?: number;
   retryMinDelayMs?: number;
   retryMaxDelayMs?: number;
-  /** Waiting for an answer's headers (default 30 s; long polls add their timeout). */
-  requestTimeoutMs?: number;
   /** A stream with no bytes (not even a keep-alive) for this long is dropped. */
   streamIdleTimeoutMs?: number;
   /** Told about every request once its status is known (or it failed): for metrics. */
@@ -82,12 +80,7 @@ const API = "/api/v1/public";
 
 type Query = Record<string, string | number | boolean | undefined>;
 
-export function checkRange(
-  name: string,
-  value: number | undefined,
-  min: number,
-  max: number,
-): void {
+export function checkRange(name: string, value: number | undefined, min: number, max: number) {
   if (value === undefined) return;
   if (!Number.isInteger(value) || value < min || value > max) {
     throw new TaskServiceError({
@@ -127,6 +120,8 @@ interface SendOptions {
   body?: MultipartBody;
   /** This key instead of the client's (checking a key before it is saved). */
   apiKey?: string;
+  /** Idempotent: retried on transient failures, honouring Retry-After. */
+  retried?: boolean;
 }
 
 type RequestOptions = { dispatcher: Dispatcher; method: "GET" | "POST" } & Omit<
@@ -138,7 +133,8 @@ const HEADERS = { "user-agent": "slack-task-bot/0.1", accept: "application/json"
 
 /** The plumbing of one service: URLs, requests, reads with retries, the result stream. */
 export class ServiceHttp {
-  readonly requestTimeoutMs: number;
+  /** Waiting for an answer's headers (long polls add their timeout). */
+  readonly requestTimeoutMs = 30_000;
   readonly streamIdleTimeoutMs: number;
   readonly maxAnswerBytes: number;
   readonly answerRead: AnswerRead;
@@ -152,7 +148,6 @@ export class ServiceHttp {
     this.#base = options.baseUrl.replace(/\/+$/, "");
     this.#dispatcher = options.dispatcher ?? new Agent(SERVICE_POOL);
     this.#control = options.controlDispatcher ?? new Agent(CONTROL_POOL);
-    this.requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
     this.streamIdleTimeoutMs = options.streamIdleTimeoutMs ?? 120_000;
     this.maxAnswerBytes = options.maxAnswerBytes ?? MAX_ANSWER_BYTES;
     this.answerRead = { maxBytes: this.maxAnswerBytes, budget: options.readBudget };
@@ -171,22 +166,13 @@ export class ServiceHttp {
     return u;
   }
 
-  threadUrl(
-    ref: { readonly threadId: string; readonly projectId: string },
-    suffix: string,
-    query: Query = {},
-  ): URL {
+  threadUrl(ref: { threadId: string; projectId: string }, suffix: string, query: Query = {}) {
     const path = `/threads/${encodeURIComponent(ref.threadId)}${suffix}`;
     return this.url(path, { project_id: ref.projectId, ...query });
   }
 
   /** One request, reported, its status on `span` (from 400, an error); a refusal thrown. */
-  async #request(
-    what: string,
-    target: URL,
-    span: Span,
-    options: RequestOptions,
-  ): Promise<Dispatcher.ResponseData> {
+  async #request(what: string, target: URL, span: Span, options: RequestOptions) {
     const started = performance.now();
     const report = (status: number | "error") =>
       this.#options.onResponse?.({
@@ -218,6 +204,10 @@ export class ServiceHttp {
     schema: S,
     opts: SendOptions,
   ): Promise<z.infer<S>> {
+    if (opts.retried) {
+      const once = { ...opts, retried: false };
+      return this.retried(opts.signal, () => this.send(what, method, target, schema, once));
+    }
     return inSpan(...clientSpanOf(method, target), async (span) => {
       const headers = withTraceHeaders(await this.#headers(opts.apiKey));
       const { body } = opts;
@@ -236,17 +226,6 @@ export class ServiceHttp {
     });
   }
 
-  /** An idempotent `send`: retried on transient failures, honouring Retry-After. */
-  read<S extends z.ZodType>(
-    what: string,
-    method: "GET" | "POST",
-    target: URL,
-    schema: S,
-    opts: SendOptions,
-  ): Promise<z.infer<S>> {
-    return this.retried(opts.signal, () => this.send(what, method, target, schema, opts));
-  }
-
   retried<T>(signal: AbortSignal | undefined, fn: () => Promise<T>): Promise<T> {
     return pRetry(fn, {
       retries: this.#options.retries ?? 4,
@@ -257,14 +236,9 @@ export class ServiceHttp {
       ...(signal ? { signal } : {}),
       shouldRetry: ({ error }) => error instanceof TaskServiceError && error.transient,
       onFailedAttempt: async ({ error, retriesLeft, retryDelay }) => {
-        if (
-          retriesLeft > 0 &&
-          error instanceof TaskServiceError &&
-          error.retryAfterMs !== undefined &&
-          error.retryAfterMs > retryDelay
-        ) {
-          const extra = Math.min(error.retryAfterMs - retryDelay, 120_000);
-          await delay(extra, undefined, signal ? { signal } : {});
+        const wait = error instanceof TaskServiceError ? (error.retryAfterMs ?? 0) : 0;
+        if (retriesLeft > 0 && wait > retryDelay) {
+          await delay(Math.min(wait - retryDelay, 120_000), undefined, signal ? { signal } : {});
         }
       },
     });
@@ -275,11 +249,7 @@ export class ServiceHttp {
     what: string,
     target: URL,
     signal: AbortSignal | undefined,
-    read: {
-      readonly accept: string;
-      readonly headersTimeoutMs: number;
-      readonly bodyTimeoutMs: number;
-    },
+    read: { accept: string; headersTimeoutMs: number; bodyTimeoutMs: number },
   ): Promise<Dispatcher.ResponseData> {
     const headers = await this.#headers();
     const { span, context } = startSpan(...clientSpanOf("GET", target));

@@ -37,14 +37,12 @@ export function validateTaskInput(prompt: string | undefined, files: readonly Si
   if (!hasPrompt && files.length === 0) {
     refuse("prompt_required", "A prompt is required when no files are attached.");
   }
-  if (prompt !== undefined && prompt !== "") {
-    const len = promptLength(prompt);
-    if (len > LIMITS.promptMaxChars) {
-      refuse(
-        "prompt_length",
-        `The prompt is ${len.toLocaleString("en-US")} characters long; the limit is ${LIMITS.promptMaxChars.toLocaleString("en-US")}.`,
-      );
-    }
+  const len = promptLength(prompt ?? "");
+  if (len > LIMITS.promptMaxChars) {
+    refuse(
+      "prompt_length",
+      `The prompt is ${len.toLocaleString("en-US")} characters long; the limit is ${LIMITS.promptMaxChars.toLocaleString("en-US")}.`,
+    );
   }
   if (files.length > LIMITS.maxFiles) {
     refuse(

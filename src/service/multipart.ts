@@ -1,7 +1,6 @@
 /**
  * A streaming multipart/form-data body, written here because FormData takes only Blobs (a Slack
- * download would be buffered whole): file bytes are read as undici sends them, the
- * Content-Length known up front.
+ * download would be buffered whole): file bytes read as undici sends them, Content-Length known.
  */
 import { randomBytes } from "node:crypto";
 import { lookup } from "mime-types";

@@ -6,18 +6,16 @@ export class StreamRefusals {
   readonly #until = new Map<string, number>();
   readonly #ttlMs: number;
   readonly #now: () => number;
-  readonly #max: number;
 
-  constructor(options: { ttlMs?: number; now?: () => number; maxThreads?: number } = {}) {
+  constructor(options: { ttlMs?: number; now?: () => number } = {}) {
     this.#ttlMs = options.ttlMs ?? 10 * 60_000;
     this.#now = options.now ?? Date.now;
-    this.#max = options.maxThreads ?? 10_000;
   }
 
   refused(threadId: string): void {
     this.#until.delete(threadId);
     this.#until.set(threadId, this.#now() + this.#ttlMs);
-    if (this.#until.size > this.#max) {
+    if (this.#until.size > MAX_THREADS) {
       const oldest = this.#until.keys().next().value;
       if (oldest !== undefined) this.#until.delete(oldest);
     }
@@ -31,3 +29,5 @@ export class StreamRefusals {
     return false;
   }
 }
+
+const MAX_THREADS = 10_000;

@@ -20,10 +20,7 @@ export function isAbort(err: unknown): boolean {
   );
 }
 
-function flattenDetail(detail: z.infer<typeof ErrorBody>["detail"]): {
-  text: string;
-  issues: ValidationIssue[];
-} {
+function flattenDetail(detail: z.infer<typeof ErrorBody>["detail"]) {
   if (typeof detail === "string") return { text: detail, issues: [] };
   if (Array.isArray(detail)) {
     const issues = detail.map((d) => ({
@@ -44,10 +41,7 @@ function flattenDetail(detail: z.infer<typeof ErrorBody>["detail"]): {
 }
 
 /** A refusal (not 2xx) as a TaskServiceError: its `{detail}`, kind and Retry-After. */
-export async function failure(
-  res: Dispatcher.ResponseData,
-  what: string,
-): Promise<TaskServiceError> {
+export async function failure(res: Dispatcher.ResponseData, what: string) {
   // Its first 64 KiB at most: leaving the loop closes the body.
   const decoder = new TextDecoder("utf-8");
   let raw = "";
@@ -81,12 +75,11 @@ export async function failure(
 /** The largest JSON answer read unless told (the app derives its own from TASK_ANSWER_MAX_MB). */
 export const MAX_ANSWER_BYTES = 32 * 1024 * 1024;
 
-/** An answer past the budget: nothing of it is kept. */
-export function tooLarge(what: string, max: number): TaskServiceError {
-  return new TaskServiceError({
-    kind: "too_large",
-    message: `Task service's answer to ${what} is larger than ${formatBytes(max)}; it was not read.`,
-  });
+/** An answer past a bound (its bytes, or what it passed): nothing of it is kept. */
+export function tooLarge(what: string, bound: number | string): TaskServiceError {
+  const why = typeof bound === "number" ? `is larger than ${formatBytes(bound)}` : bound;
+  const message = `Task service's answer to ${what} ${why}; it was not read.`;
+  return new TaskServiceError({ kind: "too_large", message });
 }
 
 /** How an answer is read: at most `maxBytes`; past FREE_BYTES charged to `budget` as it comes. */
@@ -125,10 +118,8 @@ async function readCapped(
     if (due > 0 && read.budget) {
       if (!read.budget.tryTake(due)) {
         // The process's budget has no room for this answer now: refused, the others go on.
-        throw new TaskServiceError({
-          kind: "too_large",
-          message: `Task service's answer to ${what} did not fit in what this app holds of the service's answers at once; it was not read.`,
-        });
+        const why = "did not fit in what this app holds of the service's answers at once";
+        throw tooLarge(what, why);
       }
       charged.bytes += due;
     }
@@ -175,10 +166,7 @@ export async function parseAnswer<S extends z.ZodType>(
   try {
     const text = await readCapped(res, read, what, charged);
     if (jsonValues(text) > MAX_JSON_VALUES) {
-      throw new TaskServiceError({
-        kind: "too_large",
-        message: `Task service's answer to ${what} holds more than ${MAX_JSON_VALUES.toLocaleString("en-US")} values; it was not read.`,
-      });
+      throw tooLarge(what, `holds more than ${MAX_JSON_VALUES.toLocaleString("en-US")} values`);
     }
     const parsed = schema.safeParse(JSON.parse(text));
     if (parsed.success) return parsed.data;

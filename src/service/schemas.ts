@@ -39,14 +39,7 @@ const RunStatus = z.string().min(1).max(64);
 const text = orEmpty(z.string(), "");
 
 /** Statuses of a run that is not over yet (the documented one, and what deployments add). */
-const ACTIVE_STATUSES = new Set([
-  "running",
-  "queued",
-  "pending",
-  "in_progress",
-  "starting",
-  "created",
-]);
+const ACTIVE_STATUSES = new Set("running queued pending in_progress starting created".split(" "));
 
 /** Whether a status ends a run. Unknown new statuses count as final only if not "active" words. */
 export const isFinalStatus = (s: string): boolean => !ACTIVE_STATUSES.has(s);

@@ -1,8 +1,7 @@
 /**
- * The span of a run's relay on one instance (`relay run`), to its final message or hand-over: a
- * child of the Slack request that started it, or, for a run taken over, in (and linked to) the
- * trace its record keeps. Its status: `completed`, `failed`, `stopped`, `error`, `handed_over` or
- * `forgotten`.
+ * A run's relay on one instance (`relay run`) to its final message or hand-over: a child of the
+ * Slack request that started it, or for a run taken over in (and linked to) its record's trace.
+ * Its status: `completed`, `failed`, `stopped`, `error`, `handed_over` or `forgotten`.
  */
 import { context, trace } from "@opentelemetry/api";
 import { ATTR, continuing, failed, SpanKind, startSpan, withTeam } from "./spans.ts";

@@ -15,11 +15,8 @@ export interface Tracing {
   shutdown(): Promise<void>;
 }
 
-const OFF: Tracing = {
-  enabled: false,
-  flush: () => Promise.resolve(),
-  shutdown: () => Promise.resolve(),
-};
+const done = () => Promise.resolve();
+const OFF: Tracing = { enabled: false, flush: done, shutdown: done };
 
 /** Once per process (`main.ts`), before the app is built. */
 export async function startTracing(config: TracingConfig, logger: Logger): Promise<Tracing> {

@@ -50,10 +50,7 @@ const authorisedTeam: Middleware<AnyMiddlewareArgs> = ({ context: bolt, next }) 
 function traceHttpRequests(receiver: HTTPReceiver, path: string): void {
   const listener = receiver.requestListener;
   receiver.requestListener = (req: IncomingMessage, res: ServerResponse) => {
-    if (req.method !== "POST" || (req.url ?? "").split("?")[0] !== path) {
-      listener(req, res);
-      return;
-    }
+    if (req.method !== "POST" || (req.url ?? "").split("?")[0] !== path) return listener(req, res);
     const parent = propagation.extract(context.active(), req.headers);
     const attributes: Attributes = {
       [ATTR_HTTP_REQUEST_METHOD]: "POST",

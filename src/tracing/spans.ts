@@ -1,13 +1,14 @@
 /**
- * The app's spans, through OpenTelemetry's API alone: without the SDK (sdk.ts) every call is a
- * no-op. Spans carry ids, methods, statuses and addresses: never a prompt, an answer, a token or
- * a key.
+ * The app's spans through OpenTelemetry's API alone (no-ops without the SDK of sdk.ts). They carry
+ * ids, methods, statuses and addresses: never a prompt, an answer, a token or a key.
  */
 import {
   type Attributes,
   type Context,
   context,
   createContextKey,
+  defaultTextMapGetter,
+  defaultTextMapSetter,
   isSpanContextValid,
   type Link,
   propagation,
@@ -84,11 +85,7 @@ export function withTeam<T>(teamId: string | undefined, fn: () => T): T {
 }
 
 /** Runs `fn` in a child span, ended when `fn` settles; a failure sets `error.type` (below). */
-export function inSpan<T>(
-  name: string,
-  options: SpanOptions,
-  fn: (span: Span) => Promise<T>,
-): Promise<T> {
+export function inSpan<T>(name: string, options: SpanOptions, fn: (span: Span) => Promise<T>) {
   return tracer.startActiveSpan(name, options, async (span) => {
     try {
       return await fn(span);
@@ -102,11 +99,7 @@ export function inSpan<T>(
 }
 
 /** A span begun now in `parent` (the current context by default), for the caller to end. */
-export function startSpan(
-  name: string,
-  options: SpanOptions,
-  parent: Context = context.active(),
-): { readonly span: Span; readonly context: Context } {
+export function startSpan(name: string, options: SpanOptions, parent = context.active()) {
   const span = tracer.startSpan(name, options, parent);
   return { span, context: trace.setSpan(parent, span) };
 }
@@ -128,10 +121,7 @@ function errorType(err: unknown): string {
 }
 
 /** Adds the current trace's headers (W3C `traceparent` by default) to `headers`. */
-export function withTraceHeaders(
-  headers: Record<string, string>,
-  at: Context = context.active(),
-): Record<string, string> {
+export function withTraceHeaders(headers: Record<string, string>, at = context.active()) {
   propagation.inject(at, headers);
   return headers;
 }
@@ -145,7 +135,7 @@ export function currentTraceparent(): string | undefined {
   const span = trace.getActiveSpan();
   if (span === undefined || !isSpanContextValid(span.spanContext())) return undefined;
   const carrier: Record<string, string> = {};
-  W3C.inject(context.active(), carrier, { set: (c, k, v) => void (c[k] = v) });
+  W3C.inject(context.active(), carrier, defaultTextMapSetter);
   return carrier.traceparent;
 }
 
@@ -154,15 +144,9 @@ const W3C = new W3CTraceContextPropagator();
 /** Where a run's relay span goes: in (and linked to) the trace `traceparent` names, else here. */
 export function continuing(traceparent: string | undefined): { parent: Context; links: Link[] } {
   if (traceparent === undefined) return { parent: context.active(), links: [] };
-  const parent = W3C.extract(
-    ROOT_CONTEXT,
-    { traceparent },
-    { get: (c, k) => c[k], keys: Object.keys },
-  );
+  const parent = W3C.extract(ROOT_CONTEXT, { traceparent }, defaultTextMapGetter);
   const stored = trace.getSpanContext(parent);
-  return stored
-    ? { parent, links: [{ context: stored }] }
-    : { parent: context.active(), links: [] };
+  return stored ? { parent, links: [{ context: stored }] } : continuing(undefined);
 }
 
 /** The current span (a Stop pressed in Slack, say) links to the trace `traceparent` names. */
