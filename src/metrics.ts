@@ -4,7 +4,6 @@
  */
 import packageJson from "../package.json" with { type: "json" };
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
-import type { ServiceResponseInfo } from "./service/client.ts";
 
 type SlackCallOutcome = "ok" | "rate_limited" | "error";
 
@@ -18,7 +17,7 @@ export interface AppMetrics {
   runHandedOver(): void;
   runQuarantined(): void;
   chunkLag(seconds: number): void;
-  serviceResponse(info: ServiceResponseInfo): void;
+  serviceResponse(info: { endpoint: string; status: number | "error"; seconds: number }): void;
   storeError(): void;
   /** A click of the feedback buttons that changed a person's vote. */
   feedback(kind: "positive" | "negative"): void;
