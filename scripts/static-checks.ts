@@ -1,5 +1,5 @@
 /**
- * `npm test`'s static checks: the type-check, the lint and the layer rules, as their own npm
+ * `npm test`'s static checks: the type-check, ESLint, Prettier and the layer rules, as their own npm
  * scripts, at the same time rather than one after another. Each one's output is held until it
  * ends, then printed whole under its name, so that nothing interleaves; the exit code is non-zero
  * when any of them failed, and the last line says which. Written here rather than taken from a
@@ -7,7 +7,7 @@
  */
 import { spawn } from "node:child_process";
 
-const CHECKS = ["typecheck", "lint", "lint:deps"];
+const CHECKS = ["typecheck", "lint:code", "lint:format", "lint:deps"];
 
 interface Outcome {
   readonly name: string;
