@@ -59,6 +59,8 @@ describe("the workspace a payload names", () => {
       "T0USR",
     );
     expect(declaredTeam({ ...action, team: null, user: { id: "U1" } })).toBeUndefined();
+    // A malformed field the gate does not read must not hide the workspace the payload names.
+    expect(declaredTeam({ ...action, trigger_id: 42, actions: [{ action_id: 7 }] })).toBe("T0ACT");
   });
 });
 

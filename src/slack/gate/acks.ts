@@ -72,7 +72,7 @@ export function answerUnrecognised(logger: Logger): Middleware<AnyMiddlewareArgs
   };
 }
 
-/** What the gate and the answers read of any payload (its kind, ids, sender, workspace). */
+/** What the answers read of any payload (its kind, ids, sender). */
 const Payload = z.object({
   type: z.string().optional(),
   command: z.string().optional(),
@@ -80,16 +80,12 @@ const Payload = z.object({
   trigger_id: z.string().optional(),
   response_url: z.string().optional(),
   user_id: z.string().optional(),
-  team_id: z.string().nullish(),
-  authorizations: z.array(z.object({ team_id: z.string().nullish() }).nullish()).nullish(),
-  team: z.object({ id: z.string().nullish() }).nullish(),
-  user: z.object({ id: z.string().optional(), team_id: z.string().nullish() }).nullish(),
+  user: z.object({ id: z.string().optional() }).nullish(),
   view: z
     .object({
       id: z.string().optional(),
       type: z.string().optional(),
       callback_id: z.string().optional(),
-      app_installed_team_id: z.string().nullish(),
     })
     .nullish(),
   actions: z.array(z.object({ action_id: z.string().optional() })).optional(),
@@ -97,7 +93,7 @@ const Payload = z.object({
 });
 type Payload = z.infer<typeof Payload>;
 
-export const readPayload = (body: unknown): Payload => Payload.safeParse(body).data ?? {};
+const readPayload = (body: unknown): Payload => Payload.safeParse(body).data ?? {};
 
 /** A payload's kind and `id` (its action, callback or command) for the log and the answer. */
 export function namePayload(body: unknown) {

@@ -6,9 +6,10 @@
 import type { AnyMiddlewareArgs, Context, Middleware } from "@slack/bolt";
 import type { WebClient } from "@slack/web-api";
 import type { Logger } from "pino";
+import { z } from "zod";
 import type { SlackOAuthConfig } from "../../config/workspaces.ts";
 import { remembered } from "../remembered.ts";
-import { answerableOf, answerPrivately, namePayload, readPayload } from "./acks.ts";
+import { answerableOf, answerPrivately, namePayload } from "./acks.ts";
 
 const listed = (ids: ReadonlySet<string>, teamId?: string, enterpriseId?: string): boolean =>
   (teamId !== undefined && ids.has(teamId)) ||
@@ -29,9 +30,21 @@ export function teamPolicy(oauth: SlackOAuthConfig | undefined) {
 /** Events Bolt delivers unauthorised (the tokens are gone); the uninstall listener reads them. */
 const UNAUTHORISED_EVENTS = new Set(["app_uninstalled", "tokens_revoked"]);
 
+// Its own schema: a field the answers read that is malformed must not hide the workspace named.
+const Declared = z.object({
+  team_id: z.string().nullish(),
+  authorizations: z.array(z.object({ team_id: z.string().nullish() }).nullish()).nullish(),
+  event: z.unknown().optional(),
+  command: z.string().optional(),
+  team: z.object({ id: z.string().nullish() }).nullish(),
+  user: z.object({ team_id: z.string().nullish() }).nullish(),
+  view: z.object({ app_installed_team_id: z.string().nullish() }).nullish(),
+});
+
 /** The workspace a payload names, read where Bolt reads it to authorise (App.buildSource). */
 export function declaredTeam(body: unknown): string | undefined {
-  const p = readPayload(body);
+  const p = Declared.safeParse(body).data;
+  if (!p) return undefined;
   if (p.event !== undefined) return p.authorizations?.[0]?.team_id || p.team_id || undefined;
   if (p.command !== undefined) return p.team_id || undefined;
   return p.view?.app_installed_team_id || p.team?.id || p.user?.team_id || undefined;
