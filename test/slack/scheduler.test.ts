@@ -203,8 +203,10 @@ describe("SlackScheduler budgets", () => {
     const c2 = post("C2");
     await advance(0);
     expect(await c2).toBe("C2");
-    // C1: its burst of 3 at once, C2 right away, then C1 at its channel rate (~0.85/s).
-    expect(posted.slice(0, 4).map((p) => p.channel)).toEqual(["C1", "C1", "C1", "C2"]);
+    // C1: its burst of 3 at once (one after another), C2 right away, then C1 at its channel
+    // rate (~0.85/s).
+    expect(posted.slice(0, 4).map((p) => p.at)).toEqual([T0, T0, T0, T0]);
+    expect(posted.slice(0, 4).map((p) => p.channel)).toEqual(["C1", "C2", "C1", "C1"]);
     await advance(MINUTE);
     await Promise.all(c1);
     const c1Times = posted.filter((p) => p.channel === "C1").map((p) => p.at);
@@ -213,6 +215,29 @@ describe("SlackScheduler budgets", () => {
         .slice(2)
         .every((g) => g >= 1000 && g <= 1200),
     ).toBe(true);
+  });
+
+  it("sends a channel's posts one at a time, in line (Slack orders them as they arrive); other channels' go on", async () => {
+    const { scheduler } = setup();
+    const started: string[] = [];
+    let answer = () => {};
+    const post = (name: string, channel: string, slow = false) =>
+      scheduler.schedule(
+        "T1",
+        "chat.postMessage",
+        async () => {
+          started.push(name);
+          if (slow) await new Promise<void>((resolve) => (answer = resolve));
+          return name;
+        },
+        { key: channel },
+      );
+    const [a, b, c] = [post("a", "C1", true), post("b", "C1"), post("c", "C2")];
+    expect(await c).toBe("c");
+    expect(started).toEqual(["a", "c"]);
+    answer();
+    expect(await Promise.all([a, b])).toEqual(["a", "b"]);
+    expect(started).toEqual(["a", "c", "b"]);
   });
 
   it("asks an empty workspace bucket once per refill, not once per queued channel", async () => {

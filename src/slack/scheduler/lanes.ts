@@ -163,9 +163,12 @@ export function waitingCalls(lane: Lane): number {
   return waiting;
 }
 
-/** Parks `job`, refused by its key's bucket, with the other calls of its key until `until`. */
-export function holdKey(lane: Lane, job: Job, key: string, until: number): void {
-  if (!lane.jobs.remove(job)) return;
+/**
+ * Holds `key`'s calls until `until` (Infinity: until held again), parking `job` (refused by the
+ * key's bucket) with them.
+ */
+export function holdKey(lane: Lane, key: string, until: number, job?: Job): void {
+  if (job && !lane.jobs.remove(job)) return;
   let hold = lane.keyHolds.get(key);
   if (hold) {
     hold.until = until;
@@ -175,7 +178,7 @@ export function holdKey(lane: Lane, job: Job, key: string, until: number): void 
     lane.keyHolds.set(key, hold);
     lane.heldKeys.push(hold);
   }
-  hold.parked.push(job);
+  if (job) hold.parked.push(job);
 }
 
 /** A pending edit just became final: the interval no longer holds it. */

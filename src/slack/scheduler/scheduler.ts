@@ -325,7 +325,7 @@ export class SlackScheduler {
           this.#arm(lane, lane.blockedUntil);
           return;
         }
-        holdKey(lane, best, key, now + wait + jitter);
+        holdKey(lane, key, now + wait + jitter, best);
         continue;
       }
       // A 429 may have arrived while the bucket answered; the token is lost, the call waits.
@@ -337,6 +337,9 @@ export class SlackScheduler {
 
   #dispatchJob(lane: Lane, job: Job): void {
     if (!lane.jobs.remove(job)) return;
+    // One call of a key (a channel) at a time: Slack orders a channel's messages as they arrive,
+    // and two requests on their way at once may arrive either way round.
+    if (job.key !== undefined) holdKey(lane, job.key, Infinity);
     this.#stats.started(lane.method, this.#clock.now() - job.since);
     this.#busy += 1;
     Promise.resolve()
@@ -353,6 +356,7 @@ export class SlackScheduler {
         }
       })
       .finally(() => {
+        if (job.key !== undefined) holdKey(lane, job.key, this.#clock.now());
         void this.#pump(lane);
         this.#done();
       });
