@@ -53,7 +53,7 @@ export interface PagePreviews {
 }
 
 export interface SlackWriter {
-  /** Posts a message and returns its ts, queued behind requests older than `order.since` (ms). */
+  /** Posts a message, returns its ts; queued when called, behind those older than `order.since`. */
   post(
     channelId: string,
     payload: MessagePayload,

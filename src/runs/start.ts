@@ -10,6 +10,7 @@ import { type MessagePayload, renderPrompt, renderRun } from "../view/render.ts"
 import { showWorking } from "./agent-status.ts";
 import { relayedRecord, type RunTarget, type StartProgress } from "./record.ts";
 import { currentTraceparent } from "../tracing/spans.ts";
+import type { Turn } from "../util/lines.ts";
 
 type CreatedRun = NonNullable<StartProgress["created"]>;
 
@@ -52,6 +53,8 @@ export interface StartRequest {
   readonly tell: (text: string) => Promise<void>;
   /** Told when the run's messages could not be posted, unless Slack said why. */
   readonly notShownAdvice?: string;
+  /** A new task's place in its channel's line: its prompt waits for it, then leaves it. */
+  readonly turn?: Turn;
 }
 
 type Shown = { readonly key: SlackThreadKey; readonly messageTs: string };
@@ -109,7 +112,7 @@ export async function startReserved(
   const opening = (
     req.place.threadTs === undefined ? Promise.resolve() : known(req.place.threadTs)
   ).then(() =>
-    openRun(deps, req.place, req.plan, async (p) => {
+    openRun(deps, req, async (p) => {
       await known(p.threadTs);
       await progress(p);
     }),
@@ -228,15 +231,14 @@ function workingMessage(remark?: string): MessagePayload {
  */
 async function openRun(
   deps: Pick<StartDeps, "workspaces" | "logger">,
-  place: OpeningPlace,
-  plan: RunOpening,
+  { place, plan, turn }: Pick<StartRequest, "place" | "plan" | "turn">,
   progress: (opened: { threadTs: string; messageTs?: string }) => Promise<void>,
 ): Promise<{ readonly threadTs: string; readonly messageTs: string }> {
   const order = { since: plan.since };
   const writer = deps.workspaces.writer(place.teamId);
   let threadTs = place.threadTs;
   if (threadTs === undefined) {
-    threadTs = await postPrompt(writer, deps.logger, place.channelId, plan);
+    threadTs = await postPrompt(writer, deps.logger, place.channelId, plan, turn);
     await progress({ threadTs });
   }
   let messageTs = place.messageTs;
@@ -261,11 +263,15 @@ async function postPrompt(
   logger: Logger,
   channelId: string,
   plan: RunOpening,
+  turn: Turn | undefined,
 ): Promise<string> {
   const payload = renderPrompt(plan.userId, plan.prompt?.text ?? "", plan.prompt?.fileNames);
   const order = { since: plan.since };
+  await turn?.ready;
+  const posting = writer.post(channelId, payload, undefined, order);
+  turn?.leave(); // queued (in `since` order): the next task's prompt may queue behind it
   try {
-    return await writer.post(channelId, payload, undefined, order).catch(async (err: unknown) => {
+    return await posting.catch(async (err: unknown) => {
       if (slackErrorCode(err) !== "not_in_channel" || !channelId.startsWith("C")) throw err;
       if (!(await writer.join(channelId))) throw err;
       return writer.post(channelId, payload, undefined, order);

@@ -25,6 +25,7 @@ import { stopRun, stopWhenStarted } from "./stop.ts";
 import { ThreadViews } from "./thread-views.ts";
 import { storedServiceAlerts } from "./access/usage-policy.ts";
 import type { CoordinatorDeps } from "./coordinator-deps.ts";
+import { lines } from "../util/lines.ts";
 
 export type { TellUser } from "./requests.ts";
 
@@ -33,6 +34,9 @@ type Defaulted = "limits" | "people" | "now" | "preferences" | "home";
 
 export type CoordinatorOptions = Omit<CoordinatorDeps, Defaulted | "threads" | "serviceAlerts"> &
   Partial<Pick<CoordinatorDeps, Defaulted>>;
+
+/** How long a new task's prompt waits for the prompts of the channel's earlier tasks. */
+const TURN_WAIT_MS = 3000;
 
 const NO_REQUESTER =
   'This step needs a Requester: set it to the person whose task it is (for example "Person who used this workflow"). Their policies and usage limits apply to the task.';
@@ -43,6 +47,7 @@ export class TaskCoordinator {
   readonly #newTasks: NewTasks;
   readonly #followUps: FollowUps;
   readonly #inFlight = new Set<Promise<unknown>>();
+  readonly #joinLine = lines(TURN_WAIT_MS);
   readonly threads: ThreadViews;
   readonly forgetting: ReturnType<typeof forgetting>;
 
@@ -97,11 +102,13 @@ export class TaskCoordinator {
   }
 
   async #startTask(request: NewTask, tell: TellUser): Promise<void> {
-    // First come, first served: the task keeps the place of its arrival, whatever the checks.
+    // First come, first served: the task keeps the place of its arrival, whatever its checks
+    // take (store round trips, files), and its prompt goes after the channel's earlier ones.
     const task = { ...request, receivedAt: request.receivedAt ?? this.#deps.now() };
-    const checked = checkTaskText(task.prompt, (task.files?.length ?? 0) > 0);
-    if ("refusal" in checked) return tell(checked.refusal);
     const { teamId, userId, channelId } = task;
+    const turn = task.threadTs === undefined ? this.#joinLine(`${teamId}:${channelId}`) : undefined;
+    const checked = checkTaskText(task.prompt, (task.files?.length ?? 0) > 0);
+    if ("refusal" in checked) return tell(checked.refusal).finally(() => turn?.leave());
     await this.#orTell(teamId, "starting a task failed", tell, async () => {
       if (!(await claimDelivery(this.#deps.store, teamId, task.delivery))) return;
       const limited = await askerRefusal(this.#deps, task);
@@ -109,8 +116,8 @@ export class TaskCoordinator {
       // Inline options win over a form's, which win over the person's and the channel's defaults.
       const explicit = mergeOptions(checked.options, task.options);
       const used = await this.preferences.forTask(teamId, userId, channelId, explicit);
-      await this.#newTasks.start({ ...task, prompt: checked.prompt }, used, tell);
-    });
+      await this.#newTasks.start({ ...task, prompt: checked.prompt }, used, tell, turn);
+    }).finally(() => turn?.leave());
   }
 
   /** Does `work`; a failure is logged (as `what`) and told to the person. */

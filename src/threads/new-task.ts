@@ -18,6 +18,7 @@ import type { NewTask, TellUser } from "./requests.ts";
 import type { FollowUps } from "./follow-ups.ts";
 import { type WithThread, withThreadContext } from "../thread-context/compose.ts";
 import { type CoordinatorDeps, showStartError } from "./coordinator-deps.ts";
+import type { Turn } from "../util/lines.ts";
 
 const NOT_POSTED =
   "I couldn't post the task's messages in this channel, so it was not started. Please try again.";
@@ -34,7 +35,7 @@ export class NewTasks {
   }
 
   /** Starts a task whose prompt was checked; failures to post are told to the user. */
-  async start(task: NewTask, used: TaskDefaultsUsed, tell: TellUser): Promise<void> {
+  async start(task: NewTask, used: TaskDefaultsUsed, tell: TellUser, turn?: Turn): Promise<void> {
     const attachments = await readAttachments(this.#deps, task.teamId, task.files ?? [], tell);
     if (task.prompt === "" && attachments.files.length === 0) {
       // Every file was left out (and named): there is nothing to send.
@@ -42,7 +43,7 @@ export class NewTasks {
       return;
     }
     try {
-      await this.#start(task, used, attachments, tell);
+      await this.#start(task, used, attachments, tell, turn);
     } finally {
       attachments.release();
     }
@@ -53,6 +54,7 @@ export class NewTasks {
     used: TaskDefaultsUsed,
     attachments: Attachments,
     tell: TellUser,
+    turn: Turn | undefined,
   ): Promise<void> {
     const startedAt = this.#deps.now();
     // The work starts at once (with the thread it was asked in, if any).
@@ -95,6 +97,7 @@ export class NewTasks {
         }),
       tell,
       notShownAdvice: NOT_POSTED,
+      ...(turn ? { turn } : {}),
     });
     if (result.kind === "not-shown") {
       if (result.thread) await this.#followUps.abandon(result.thread, NOT_STARTED);

@@ -3,7 +3,7 @@
  * checks every surface's requests get, and a thread's state across replies and runs.
  */
 import { pino } from "pino";
-import { beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it, vi } from "vitest";
 import { type TellUser, TaskCoordinator } from "../../src/threads/coordinator.ts";
 import { createMemoryStore } from "../support/fakes/memory-store.ts";
 import {
@@ -190,6 +190,51 @@ describe("the checks every surface's requests go through", () => {
     ]);
     expect(writer.messages).toEqual([]);
     expect(service.prompts).toEqual([]);
+  });
+});
+
+describe("a burst of new tasks in one channel", () => {
+  /** Claiming `trigger`'s delivery (the first store call of a task's checks) waits for `held`. */
+  function slowChecks(trigger: string, held: Promise<void>): void {
+    const claimOnce = store.claimOnce.bind(store);
+    store.claimOnce = async (teamId, name, ttlMs) => {
+      if (name.endsWith(trigger)) await held;
+      return claimOnce(teamId, name, ttlMs);
+    };
+  }
+  const prompts = () => writer.messages.filter((m) => m.threadTs === undefined).map((m) => m.text);
+
+  it("posts the prompts in the order the tasks came, though an earlier task's checks took longer", async () => {
+    let release = () => {};
+    slowChecks("Tr1", new Promise((resolve) => (release = resolve)));
+    const first = coordinator.startTask(task("First task", "Tr1"), tell);
+    const second = coordinator.startTask(task("Second task", "Tr2"), tell);
+    // The second task's work starts at once; its prompt waits for the first's.
+    await expect.poll(() => service.prompts).toEqual(["Second task"]);
+    release();
+    await Promise.all([first, second]);
+    expect(prompts()).toEqual([
+      expect.stringContaining("First task"),
+      expect.stringContaining("Second task"),
+    ]);
+    expect(relay.started).toHaveLength(2);
+  });
+
+  it("waits 3 s at most for an earlier task whose checks never end", async () => {
+    vi.useFakeTimers({ toFake: ["setTimeout"] });
+    try {
+      slowChecks("Tr1", new Promise(() => {}));
+      void coordinator.startTask(task("Stuck task", "Tr1"), tell);
+      const second = coordinator.startTask(task("Second task", "Tr2"), tell);
+      await vi.advanceTimersByTimeAsync(2999);
+      expect(service.prompts).toEqual(["Second task"]);
+      expect(prompts()).toEqual([]);
+      await vi.advanceTimersByTimeAsync(1);
+      await second;
+      expect(prompts()).toEqual([expect.stringContaining("Second task")]);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
 
