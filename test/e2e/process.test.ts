@@ -57,7 +57,7 @@ describe("npm start as a real process", () => {
       { timeoutMs: 15_000, description: "a completed answer" },
     );
     child.kill("SIGTERM");
-    const [code] = (await once(child, "exit")) as [number | null];
+    const [code] = (await once(child, "close")) as [number | null]; // its output read to the end
     expect(code).toBe(0);
     const all = output.join("");
     expect(all).toContain("Task bot is running");

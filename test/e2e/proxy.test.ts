@@ -36,7 +36,8 @@ class AppProcess {
     });
     this.child.stdout?.on("data", (d: Buffer) => this.output.push(d.toString()));
     this.child.stderr?.on("data", (d: Buffer) => this.output.push(d.toString()));
-    this.exited = once(this.child, "exit").then(([code]) => code as number | null);
+    // "close", not "exit": what it printed may still be in the pipes when it exits (Node's docs).
+    this.exited = once(this.child, "close").then(([code]) => code as number | null);
   }
 
   get text(): string {

@@ -14,6 +14,7 @@ export async function runNode(
   let out = "";
   child.stdout.on("data", (d: Buffer) => (out += d.toString()));
   child.stderr.on("data", (d: Buffer) => (out += d.toString()));
-  const [code] = (await once(child, "exit")) as [number | null];
+  // "close", not "exit": what it printed may still be in the pipes when it exits (Node's docs).
+  const [code] = (await once(child, "close")) as [number | null];
   return { code, out };
 }
