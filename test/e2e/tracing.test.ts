@@ -49,7 +49,11 @@ describe("a trace per task", () => {
       OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
       OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
       OTEL_SERVICE_NAME: "task-agent-e2e",
-      OTEL_BSP_SCHEDULE_DELAY: "100",
+      // Spans go only when a test flushes, and a flush waits for the receiver's answer: a batch
+      // the SDK's timer sent is not waited for (BatchSpanProcessorBase.forceFlush), so a test
+      // could read the receiver before that batch arrived.
+      OTEL_BSP_SCHEDULE_DELAY: "3600000",
+      OTEL_BSP_MAX_EXPORT_BATCH_SIZE: "2048",
     };
     // As in production: the SDK reads its settings from the environment; the app checks them.
     Object.assign(process.env, otel);
