@@ -107,12 +107,14 @@ export class TaskCoordinator {
     const task = { ...request, receivedAt: request.receivedAt ?? this.#deps.now() };
     const { teamId, userId, channelId } = task;
     const turn = task.threadTs === undefined ? this.#joinLine(`${teamId}:${channelId}`) : undefined;
+    // Refused or failed, it posts nothing: the next one need not wait for the telling.
+    const refuse: TellUser = (text) => (turn?.leave(), tell(text));
     const checked = checkTaskText(task.prompt, (task.files?.length ?? 0) > 0);
-    if ("refusal" in checked) return tell(checked.refusal).finally(() => turn?.leave());
-    await this.#orTell(teamId, "starting a task failed", tell, async () => {
+    if ("refusal" in checked) return refuse(checked.refusal);
+    await this.#orTell(teamId, "starting a task failed", refuse, async () => {
       if (!(await claimDelivery(this.#deps.store, teamId, task.delivery))) return;
       const limited = await askerRefusal(this.#deps, task);
-      if (limited !== undefined) return tell(limited);
+      if (limited !== undefined) return refuse(limited);
       // Inline options win over a form's, which win over the person's and the channel's defaults.
       const explicit = mergeOptions(checked.options, task.options);
       const used = await this.preferences.forTask(teamId, userId, channelId, explicit);

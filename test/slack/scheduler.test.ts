@@ -240,6 +240,29 @@ describe("SlackScheduler budgets", () => {
     expect(started).toEqual(["a", "c", "b"]);
   });
 
+  it("lets a channel's next post go 30 s after one that never answers", async () => {
+    const { clock, scheduler } = setup();
+    const started: number[] = [];
+    const post = (answers: boolean) =>
+      scheduler.schedule(
+        "T1",
+        "chat.postMessage",
+        () => {
+          started.push(clock.now() - T0);
+          return answers ? Promise.resolve() : new Promise<void>(() => {});
+        },
+        { key: "C1" },
+      );
+    void post(false);
+    const next = post(true);
+    const microtasks = () => new Promise<void>((resolve) => setImmediate(resolve));
+    await clock.advance(29_999, microtasks);
+    expect(started).toEqual([0]);
+    await clock.advance(1, microtasks);
+    await next;
+    expect(started).toEqual([0, 30_000]);
+  });
+
   it("asks an empty workspace bucket once per refill, not once per queued channel", async () => {
     const memory = new MemoryTokenBuckets();
     let questions = 0;

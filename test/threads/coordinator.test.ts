@@ -220,6 +220,19 @@ describe("a burst of new tasks in one channel", () => {
     expect(relay.started).toHaveLength(2);
   });
 
+  it("lets the next prompt go at once when a task is refused, however long telling takes", async () => {
+    vi.useFakeTimers({ toFake: ["setTimeout"] });
+    try {
+      void coordinator.startTask(task(""), () => new Promise(() => {}));
+      const second = coordinator.startTask(task("Second task", "Tr2"), tell);
+      await vi.advanceTimersByTimeAsync(0);
+      await second;
+      expect(prompts()).toEqual([expect.stringContaining("Second task")]);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it("waits 3 s at most for an earlier task whose checks never end", async () => {
     vi.useFakeTimers({ toFake: ["setTimeout"] });
     try {

@@ -62,6 +62,8 @@ export interface SchedulerOptions {
 }
 
 const SHARED_JITTER_MS = 100;
+/** How long a call of a key holds the key's next calls at most. */
+const KEY_CALL_HOLD_MS = 30_000;
 /** How many 429s in a row a call survives (as many as WebClient's own retries). */
 const MAX_429_RETRIES = 10;
 
@@ -338,8 +340,9 @@ export class SlackScheduler {
   #dispatchJob(lane: Lane, job: Job): void {
     if (!lane.jobs.remove(job)) return;
     // One call of a key (a channel) at a time: Slack orders a channel's messages as they arrive,
-    // and two requests on their way at once may arrive either way round.
-    if (job.key !== undefined) holdKey(lane, job.key, Infinity);
+    // and two requests on their way at once may arrive either way round. A call that hangs
+    // holds the others 30 s at most.
+    if (job.key !== undefined) holdKey(lane, job.key, this.#clock.now() + KEY_CALL_HOLD_MS);
     this.#stats.started(lane.method, this.#clock.now() - job.since);
     this.#busy += 1;
     Promise.resolve()
