@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { testRedisUrl } from "../support/needs.ts";
+import { until } from "../support/until.ts";
 import { Cluster } from "../support/cluster.ts";
 import {
   CHANNEL,
@@ -301,7 +302,7 @@ describe.skipIf(!redisUrl)("several instances on one Redis", () => {
         [...c.instances.keys()].flatMap((i) =>
           c.logs(i, "run quarantined: 3 instances died relaying it; it is not relayed again"),
         );
-      await c.slack.waitFor(() => said().length > 0, { description: "the quarantine logged" });
+      await until("the quarantine logged", () => said().length > 0);
       expect(said().map((l) => l.runId)).toEqual([id]);
     } finally {
       letGo();

@@ -67,7 +67,7 @@ describe("npm start with an OTLP collector configured", () => {
       { timeoutMs: 15_000, description: "a completed answer" },
     );
     child.kill("SIGTERM");
-    const [code] = (await once(child, "exit")) as [number | null];
+    const [code] = (await once(child, "close")) as [number | null]; // its output read to the end
     expect(code).toBe(0);
 
     const traceIds = new Set(sim.requests.map((r) => r.traceparent?.split("-")[1]));

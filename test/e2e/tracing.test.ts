@@ -53,7 +53,8 @@ describe("a trace per task", () => {
       // the SDK's timer sent is not waited for (BatchSpanProcessorBase.forceFlush), so a test
       // could read the receiver before that batch arrived.
       OTEL_BSP_SCHEDULE_DELAY: "3600000",
-      OTEL_BSP_MAX_EXPORT_BATCH_SIZE: "2048",
+      OTEL_BSP_MAX_QUEUE_SIZE: "100000",
+      OTEL_BSP_MAX_EXPORT_BATCH_SIZE: "100000",
     };
     // As in production: the SDK reads its settings from the environment; the app checks them.
     Object.assign(process.env, otel);

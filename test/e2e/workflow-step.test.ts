@@ -21,6 +21,7 @@ import {
   statusOf,
 } from "../support/harness.ts";
 import { storeBackends } from "../support/needs.ts";
+import { until } from "../support/until.ts";
 import { GUEST_REFUSAL } from "../../src/threads/access/checks.ts";
 import { STEP_FORGOTTEN } from "../../src/runs/run.ts";
 import { OUTPUTS_REFUSED } from "../../src/slack/workflow-steps.ts";
@@ -249,10 +250,9 @@ describe.each(storeBackends())(
         c.slack.off("call", killAtEnd);
       }
       await c.spawn("i3");
-      await c.slack.waitFor(() => c.logs("i3", "the workflow step was ended already").length > 0, {
-        timeoutMs: 30_000,
-        description: "i3 finding the step ended",
-      });
+      // A log line: no Slack call announces it, so it is polled for.
+      const ended = () => c.logs("i3", "the workflow step was ended already").length > 0;
+      await until("i3 finding the step ended", ended, 30_000);
       const [final] = await c.waitForFinal(threadTs, 1, 30_000);
       expect(statusOf(final ?? NO_MESSAGE)).toMatch(/Completed in/);
       const run = c.sim.runs().find((r) => r.promptText.startsWith("Nightly digest"));
