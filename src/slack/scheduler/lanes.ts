@@ -164,8 +164,8 @@ export function waitingCalls(lane: Lane): number {
 }
 
 /**
- * Holds `key`'s calls until `until` (Infinity: until held again), parking `job` (refused by the
- * key's bucket) with them.
+ * Holds `key`'s calls until `until` (a call of the key in flight, or its bucket empty), parking
+ * `job` (refused by the bucket) with them.
  */
 export function holdKey(lane: Lane, key: string, until: number, job?: Job): void {
   if (job && !lane.jobs.remove(job)) return;
